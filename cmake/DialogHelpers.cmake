@@ -1,0 +1,26 @@
+# dialog_add_app(NAME SOURCES... [LIBS ...]) — an executable linked to libdialog.
+function(dialog_add_app name)
+    cmake_parse_arguments(ARG "" "" "SOURCES;LIBS" ${ARGN})
+    add_executable(${name} ${ARG_SOURCES})
+    target_link_libraries(${name} PRIVATE dialog::dialog ${ARG_LIBS})
+    target_compile_options(${name} PRIVATE -Wall -Wextra)
+endfunction()
+
+# dialog_add_test(NAME SOURCES... [LIBS ...] [TIMEOUT s] [LABELS ...]) — a QtTest run by CTest.
+function(dialog_add_test name)
+    cmake_parse_arguments(ARG "" "TIMEOUT" "SOURCES;LIBS;LABELS" ${ARGN})
+    add_executable(${name} ${ARG_SOURCES})
+    target_link_libraries(${name} PRIVATE dialog::dialog Qt6::Test ${ARG_LIBS})
+    target_compile_definitions(${name} PRIVATE
+        DIALOG_BIN_DIR="${CMAKE_RUNTIME_OUTPUT_DIRECTORY}"
+        DIALOG_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
+    add_test(NAME ${name} COMMAND ${name})
+    if(NOT ARG_TIMEOUT)
+        set(ARG_TIMEOUT 120)
+    endif()
+    set_tests_properties(${name} PROPERTIES TIMEOUT ${ARG_TIMEOUT}
+        ENVIRONMENT "QT_QPA_PLATFORM=offscreen;DIALOG_CONTROL_SERVER=127.0.0.1:1")
+    if(ARG_LABELS)
+        set_tests_properties(${name} PROPERTIES LABELS "${ARG_LABELS}")
+    endif()
+endfunction()

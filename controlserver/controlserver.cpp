@@ -1,0 +1,372 @@
+#include "controlserver.h"
+
+#include "control_p.h"
+
+#include <QCoreApplication>
+#include <QDateTime>
+#include <QHostInfo>
+#include <QJsonDocument>
+#include <QLoggingCategory>
+#include <QRandomGenerator>
+#include <QTimer>
+
+Q_LOGGING_CATEGORY(lcServer, "dialog.controlserver", QtInfoMsg)
+
+namespace dialog::cs {
+
+using namespace wire_format;
+using net::Endpoint;
+
+ControlServer::ControlServer(const ServerOptions &options, QObject *parent) : QObject(parent), m_options(options)
+{
+    m_clock.start();
+    m_epochOffset = QDateTime::currentMSecsSinceEpoch();
+}
+
+ControlServer::~ControlServer()
+{
+    delete m_transport;
+}
+
+qint64 ControlServer::now() const { return m_clock.elapsed(); }
+
+quint16 ControlServer::port() const { return m_transport ? m_transport->serverPort() : 0; }
+
+bool ControlServer::start(QString *error)
+{
+    m_transport = new net::Transport(m_options.transport);
+    m_transport->setControlSink(this, [this](net::InboundBatch &b) { handleControl(b); });
+    m_transport->setDataSink(this, [this](net::InboundBatch &b) { handleData(b); });
+    if (!m_transport->listen(m_options.bind, m_options.port, error))
+        return false;
+    QString host = m_options.advertisedHost;
+    if (host.isEmpty())
+        host = (m_options.bind == QHostAddress::Any || m_options.bind == QHostAddress::AnyIPv4)
+                   ? QHostInfo::localHostName()
+                   : m_options.bind.toString();
+    m_self.name = QStringLiteral("DIALOG.ControlServer");
+    m_self.endpoint = Endpoint{host, m_transport->serverPort()};
+    m_self.pid = quint32(QCoreApplication::applicationPid());
+    m_self.incarnation = QRandomGenerator::system()->generate64() | 1;
+    m_transport->setIdentity(m_self);
+
+    connect(m_transport, &net::Transport::destinationFailed, this, [this](const Endpoint &e, const QString &why) {
+        // A process we cannot reach is dead (its receiving socket refuses): no need to wait for heartbeats.
+        const QString name = m_directory.processAt(e.host, e.port);
+        if (!name.isEmpty())
+            lose(name, QStringLiteral("unreachable (%1)").arg(why));
+    });
+    connect(m_transport, &net::Transport::protocolError, this, [](const QString &peer, const QString &why) {
+        qCWarning(lcServer).noquote() << "disconnected" << peer << "for a protocol violation:" << why;
+    });
+
+    m_directoryService = std::make_shared<ServiceState>();
+    m_directoryService->name = directoryService();
+    m_directoryService->key = directoryService().toUtf8();
+    m_directoryService->transport = m_transport;
+    m_directoryService->compressionThreshold = 64 * 1024;
+
+    m_heartbeatTimer = new QTimer(this);
+    m_heartbeatTimer->setInterval(qMax(10, m_options.heartbeatMs / 4));
+    connect(m_heartbeatTimer, &QTimer::timeout, this, &ControlServer::checkHeartbeats);
+    m_heartbeatTimer->start();
+    m_publishTimer = new QTimer(this);
+    m_publishTimer->setSingleShot(true);
+    m_publishTimer->setInterval(50); // coalesce bursts of directory changes
+    connect(m_publishTimer, &QTimer::timeout, this, &ControlServer::publishDirectory);
+    publishDirectory();
+    qCInfo(lcServer).noquote() << "Control Server listening on" << m_options.bind.toString() + QLatin1Char(':')
+                                      + QString::number(port());
+    return true;
+}
+
+void ControlServer::sendToEndpoint(const Endpoint &e, const QByteArray &frame)
+{
+    m_transport->send(m_transport->outbox(e), frame);
+}
+
+void ControlServer::sendTo(const QString &process, const QByteArray &frame)
+{
+    if (const ProcessRecord *p = m_directory.process(process))
+        sendToEndpoint(Endpoint{p->host, p->port}, frame);
+}
+
+void ControlServer::handleControl(net::InboundBatch &batch)
+{
+    for (const net::Inbound &in : std::as_const(batch))
+        handle(in);
+}
+
+void ControlServer::handleData(net::InboundBatch &batch)
+{
+    for (const net::Inbound &in : std::as_const(batch)) {
+        if (in.type != Type::CommandMessage)
+            continue;
+        if (!m_directory.connected(in.peer->name, in.peer->incarnation)) {
+            wire::ConnectionLost cl;
+            cl.set_reason("not connected: send CONNECT_TO_CONTROL_SERVER first");
+            sendToEndpoint(in.peer->endpoint, controlFrame(Type::ConnectionLost, cl));
+            continue;
+        }
+        const QString command = QString::fromUtf8(in.name);
+        const QStringList targets = m_directory.commandTargets(command);
+        quint8 flags = 0;
+        const QByteArray data = prepareData(in.data, 64 * 1024, flags);
+        const QByteArray frame = encodeCommandFrame(in.name, in.peer->name.toUtf8(), flags, data);
+        for (const QString &t : targets)
+            sendTo(t, frame);
+        if (targets.isEmpty())
+            qCDebug(lcServer) << "command" << command << "from" << in.peer->name << "has no registrant";
+    }
+}
+
+void ControlServer::handle(const net::Inbound &in)
+{
+    const QString peer = in.peer->name;
+    if (in.type == Type::ConnectToControlServer) {
+        onConnect(in);
+        return;
+    }
+    if (in.type == Type::SubscribeService || in.type == Type::UnsubscribeService) {
+        // Subscriptions to the Control Server's own services (the directory).
+        wire::Subscribe sub;
+        parseControl(in.data, sub);
+        if (qs(sub.name()) != directoryService())
+            return;
+        if (in.type == Type::SubscribeService)
+            m_directoryService->addSubscriber(
+                Subscriber{m_transport->outbox(in.peer->endpoint), peer, in.peer->incarnation});
+        else
+            m_directoryService->removeSubscribers(in.peer->endpoint);
+        return;
+    }
+    if (!m_directory.connected(peer, in.peer->incarnation)) {
+        // DIALOG paper: frames of processes that are not connected are ignored, and the sender
+        // is told so (it will probably want to connect).
+        qCDebug(lcServer).noquote() << "ignoring" << typeName(in.type) << "from unconnected" << peer
+                                    << in.peer->endpoint.toString();
+        if (in.type != Type::Disconnect) {
+            wire::ConnectionLost cl;
+            cl.set_reason("not connected: send CONNECT_TO_CONTROL_SERVER first");
+            sendToEndpoint(in.peer->endpoint, controlFrame(Type::ConnectionLost, cl));
+        }
+        return;
+    }
+    m_directory.heartbeat(peer, now());
+    wire::Names names;
+    switch (in.type) {
+    case Type::Heartbeat:
+        break;
+    case Type::RegisterService:
+        parseControl(in.data, names);
+        for (const QString &s : namesOf(names))
+            registerService(peer, s);
+        directoryChanged();
+        break;
+    case Type::UnregisterService:
+        parseControl(in.data, names);
+        for (const QString &s : namesOf(names)) {
+            if (!m_directory.unregisterService(peer, s))
+                continue;
+            wire::InfoService info;
+            info.set_name(ss(s));
+            info.set_available(false);
+            for (const QString &r : m_directory.requesters(s))
+                sendTo(r, controlFrame(Type::InfoService, info));
+        }
+        directoryChanged();
+        break;
+    case Type::RegisterCommand:
+        parseControl(in.data, names);
+        for (const QString &c : namesOf(names))
+            m_directory.registerCommand(peer, c);
+        directoryChanged();
+        break;
+    case Type::UnregisterCommand:
+        parseControl(in.data, names);
+        for (const QString &c : namesOf(names))
+            m_directory.unregisterCommand(peer, c);
+        directoryChanged();
+        break;
+    case Type::RequestService:
+        parseControl(in.data, names);
+        for (const QString &s : namesOf(names))
+            request(peer, s);
+        directoryChanged();
+        break;
+    case Type::CancelRequest:
+        parseControl(in.data, names);
+        for (const QString &s : namesOf(names))
+            m_directory.cancelRequest(peer, s);
+        directoryChanged();
+        break;
+    case Type::Disconnect:
+        lose(peer, QString());
+        break;
+    default:
+        qCDebug(lcServer) << "unexpected" << typeName(in.type) << "from" << peer;
+        break;
+    }
+}
+
+void ControlServer::onConnect(const net::Inbound &in)
+{
+    wire::Connect c;
+    parseControl(in.data, c);
+    ProcessRecord p;
+    p.name = qs(c.name());
+    p.host = qs(c.host());
+    p.port = quint16(c.port());
+    p.pid = c.pid();
+    p.incarnation = c.incarnation();
+    p.heartbeatMs = c.heartbeat_ms() > 0 ? int(c.heartbeat_ms()) : m_options.heartbeatMs;
+    p.connectedAtMs = m_epochOffset + now();
+    p.lastSeenMs = now();
+    const Endpoint reply{p.host, p.port};
+    if (p.name.isEmpty() || p.port == 0) {
+        wire::Refused r;
+        r.set_what("connect");
+        r.set_reason("CONNECT without a process name or port");
+        sendToEndpoint(in.peer->endpoint, controlFrame(Type::Refused, r));
+        return;
+    }
+    QString why;
+    const auto result = m_directory.connectProcess(p, &why);
+    if (result == Directory::ConnectResult::NameInUse) {
+        qCInfo(lcServer).noquote() << "refused connection of" << p.name << reply.toString() << "-" << why;
+        wire::Refused r;
+        r.set_what("connect");
+        r.set_name(c.name());
+        r.set_reason(ss(why));
+        sendToEndpoint(reply, controlFrame(Type::Refused, r));
+        return;
+    }
+    qCInfo(lcServer).noquote() << "process" << p.name << "connected from" << reply.toString() << "pid" << p.pid
+                               << (result == Directory::ConnectResult::Refreshed ? "(again)" : "");
+    wire::Connected ok;
+    ok.set_server(ss(m_self.name));
+    ok.set_heartbeat_ms(quint32(p.heartbeatMs));
+    ok.set_heartbeat_misses(quint32(m_options.heartbeatMisses));
+    sendToEndpoint(reply, controlFrame(Type::SuccessfullyConnected, ok));
+    for (const auto &s : c.services())
+        registerService(p.name, qs(s));
+    for (const auto &cmd : c.commands())
+        m_directory.registerCommand(p.name, qs(cmd));
+    for (const auto &r : c.requests())
+        request(p.name, qs(r));
+    directoryChanged();
+}
+
+void ControlServer::registerService(const QString &process, const QString &service)
+{
+    QString owner;
+    if (service == directoryService() || !m_directory.registerService(process, service, &owner)) {
+        if (service == directoryService())
+            owner = m_self.name;
+        const QString why = QStringLiteral("service '%1' is already provided by %2").arg(service, owner);
+        qCWarning(lcServer).noquote() << "refused service" << service << "of" << process << "-" << why;
+        wire::Refused r;
+        r.set_what("service");
+        r.set_name(ss(service));
+        r.set_reason(ss(why));
+        sendTo(process, controlFrame(Type::Refused, r));
+        return;
+    }
+    qCDebug(lcServer) << "service" << service << "provided by" << process;
+    // Requests queued for this service are answered now: start order never matters.
+    for (const QString &r : m_directory.requesters(service))
+        sendInfo(r, service);
+}
+
+void ControlServer::request(const QString &process, const QString &service)
+{
+    m_directory.request(process, service);
+    sendInfo(process, service);
+}
+
+void ControlServer::sendInfo(const QString &to, const QString &service)
+{
+    wire::InfoService info;
+    info.set_name(ss(service));
+    if (service == directoryService()) {
+        info.set_available(true);
+        info.set_provider(ss(m_self.name));
+        info.set_host(ss(m_self.endpoint.host));
+        info.set_port(m_self.endpoint.port);
+        info.set_incarnation(m_self.incarnation);
+    } else if (const ProcessRecord *p = m_directory.provider(service)) {
+        info.set_available(true);
+        info.set_provider(ss(p->name));
+        info.set_host(ss(p->host));
+        info.set_port(p->port);
+        info.set_incarnation(p->incarnation);
+    } else {
+        info.set_available(false);
+    }
+    sendTo(to, controlFrame(Type::InfoService, info));
+}
+
+void ControlServer::lose(const QString &name, const QString &reason)
+{
+    const ProcessRecord *cur = m_directory.process(name);
+    if (!cur)
+        return;
+    const QStringList subscribers = m_directory.subscribersOf(*cur);
+    const QStringList providers = m_directory.providersFor(*cur);
+    const ProcessRecord p = m_directory.removeProcess(name, reason.isEmpty() ? QString() : reason, m_epochOffset + now());
+    if (reason.isEmpty())
+        qCInfo(lcServer).noquote() << "process" << name << "disconnected";
+    else
+        qCWarning(lcServer).noquote() << "process" << name << QStringLiteral("%1:%2").arg(p.host).arg(p.port) << "pid"
+                                      << p.pid << "lost:" << reason;
+    m_directoryService->removeSubscribers(Endpoint{p.host, p.port}, p.incarnation);
+
+    wire::LostProcess lost;
+    lost.set_name(ss(p.name));
+    lost.set_host(ss(p.host));
+    lost.set_port(p.port);
+    lost.set_incarnation(p.incarnation);
+    for (const QString &s : p.services)
+        lost.add_services(ss(s));
+    const QByteArray lostSender = controlFrame(Type::LostSender, lost);
+    for (const QString &s : subscribers)
+        sendTo(s, lostSender);
+    const QByteArray lostReceiver = controlFrame(Type::LostReceiver, lost);
+    for (const QString &pr : providers)
+        sendTo(pr, lostReceiver);
+    directoryChanged();
+}
+
+void ControlServer::checkHeartbeats()
+{
+    for (const QString &name : m_directory.expired(now(), m_options.heartbeatMisses))
+        lose(name, QStringLiteral("no heartbeat for %1 intervals").arg(m_options.heartbeatMisses));
+}
+
+void ControlServer::directoryChanged()
+{
+    if (!m_publishTimer->isActive())
+        m_publishTimer->start();
+}
+
+void ControlServer::publishDirectory()
+{
+    const QByteArray json =
+        QJsonDocument(m_directory.toJson(m_epochOffset + now())).toJson(QJsonDocument::Compact);
+    quint8 flags = 0;
+    const QByteArray data = prepareData(json, m_directoryService->compressionThreshold, flags);
+    QList<Subscriber> subs;
+    quint64 seq;
+    {
+        QMutexLocker l(&m_directoryService->lock);
+        seq = ++m_directoryService->sequence;
+        m_directoryService->lastData = data;
+        m_directoryService->lastFlags = flags;
+        m_directoryService->hasValue = true;
+        subs = m_directoryService->subscribers;
+    }
+    for (const Subscriber &s : std::as_const(subs))
+        m_directoryService->sendTo(s, seq, flags, data, 0);
+}
+
+} // namespace dialog::cs

@@ -1,0 +1,68 @@
+// The DIALOG Control Server: keeps the directory, answers requests, forwards commands,
+// supervises heartbeats and tells processes about lost partners.
+#pragma once
+
+#include "directory.h"
+#include "servicestate_p.h"
+#include "transport_p.h"
+
+#include <QElapsedTimer>
+#include <QHostAddress>
+#include <QObject>
+
+class QTimer;
+
+namespace dialog::cs {
+
+struct ServerOptions
+{
+    QHostAddress bind{QHostAddress::LocalHost};
+    quint16 port = 3425;
+    QString advertisedHost;  ///< how processes reach us (default: the bind address, or the host name)
+    int heartbeatMs = 1000;  ///< expected heartbeat interval (processes may announce their own)
+    int heartbeatMisses = 3; ///< missed intervals before a process is declared lost
+    net::TransportOptions transport;
+};
+
+class ControlServer : public QObject
+{
+    Q_OBJECT
+public:
+    explicit ControlServer(const ServerOptions &options, QObject *parent = nullptr);
+    ~ControlServer() override;
+
+    bool start(QString *error);
+    quint16 port() const;
+    const Directory &directory() const { return m_directory; }
+
+    /// Name of the service carrying the directory as JSON.
+    static QString directoryService() { return QStringLiteral("DIALOG.Directory"); }
+
+private:
+    void handleControl(net::InboundBatch &batch);
+    void handleData(net::InboundBatch &batch);
+    void handle(const net::Inbound &in);
+    void onConnect(const net::Inbound &in);
+    void registerService(const QString &process, const QString &service);
+    void request(const QString &process, const QString &service);
+    void sendInfo(const QString &to, const QString &service);
+    void lose(const QString &name, const QString &reason);
+    void sendTo(const QString &process, const QByteArray &frame);
+    void sendToEndpoint(const net::Endpoint &e, const QByteArray &frame);
+    void checkHeartbeats();
+    void directoryChanged();
+    void publishDirectory();
+    qint64 now() const;
+
+    ServerOptions m_options;
+    net::Transport *m_transport = nullptr;
+    Directory m_directory;
+    net::PeerInfo m_self;
+    ServiceStatePtr m_directoryService;
+    QTimer *m_heartbeatTimer = nullptr;
+    QTimer *m_publishTimer = nullptr;
+    QElapsedTimer m_clock;
+    qint64 m_epochOffset = 0;
+};
+
+} // namespace dialog::cs

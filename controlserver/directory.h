@@ -1,0 +1,95 @@
+// The Control Server's directory: processes, services, commands and subscriptions.
+// Pure logic, no I/O: the server turns its results into frames.
+#pragma once
+
+#include <QDateTime>
+#include <QHash>
+#include <QJsonObject>
+#include <QList>
+#include <QSet>
+#include <QString>
+#include <QStringList>
+
+namespace dialog::cs {
+
+struct ProcessRecord
+{
+    QString name;
+    QString host;
+    quint16 port = 0;
+    quint32 pid = 0;
+    quint64 incarnation = 0;
+    int heartbeatMs = 1000;
+    qint64 connectedAtMs = 0;
+    qint64 lastSeenMs = 0;
+    QSet<QString> services;
+    QSet<QString> commands;
+    QSet<QString> requests;
+};
+
+struct LostRecord
+{
+    ProcessRecord process;
+    qint64 lostAtMs = 0;
+    QString reason;
+};
+
+class Directory
+{
+public:
+    enum class ConnectResult {
+        Accepted,  ///< a new process
+        Refreshed, ///< the same incarnation connected again (its old registrations were dropped)
+        NameInUse, ///< another live incarnation holds the name
+    };
+
+    /// Adds a process (without its services/commands/requests: register them one by one).
+    ConnectResult connectProcess(const ProcessRecord &p, QString *reason);
+    /// Removes a process; returns its record (empty name if unknown). Its services become
+    /// unavailable; requests of others for them stay queued.
+    ProcessRecord removeProcess(const QString &name, const QString &reason, qint64 nowMs);
+
+    const ProcessRecord *process(const QString &name) const;
+    /// The connected process named @p name with this incarnation, or null.
+    const ProcessRecord *connected(const QString &name, quint64 incarnation) const;
+    QString processAt(const QString &host, quint16 port) const;
+    QStringList processNames() const;
+
+    /// False (with the current owner in @p owner) if another process provides the service.
+    bool registerService(const QString &process, const QString &service, QString *owner);
+    bool unregisterService(const QString &process, const QString &service);
+    /// The process providing @p service, or null.
+    const ProcessRecord *provider(const QString &service) const;
+
+    void registerCommand(const QString &process, const QString &command);
+    void unregisterCommand(const QString &process, const QString &command);
+    /// Every process that registered @p command.
+    QStringList commandTargets(const QString &command) const;
+
+    void request(const QString &process, const QString &service);
+    void cancelRequest(const QString &process, const QString &service);
+    /// Every process waiting for or subscribed to @p service.
+    QStringList requesters(const QString &service) const;
+    /// Processes subscribed to any service of @p process (they get LOST_SENDER when it goes).
+    QStringList subscribersOf(const ProcessRecord &process) const;
+    /// Providers of the services @p process requested (they get LOST_RECEIVER when it goes).
+    QStringList providersFor(const ProcessRecord &process) const;
+
+    void heartbeat(const QString &process, qint64 nowMs);
+    /// Processes silent for more than misses × their heartbeat interval.
+    QStringList expired(qint64 nowMs, int misses) const;
+
+    /// The whole directory (processes, recently lost processes) as published to DIALOG.Directory.
+    QJsonObject toJson(qint64 nowMs) const;
+    int processCount() const { return int(m_processes.size()); }
+    int serviceCount() const { return int(m_providers.size()); }
+
+private:
+    QHash<QString, ProcessRecord> m_processes;
+    QHash<QString, QString> m_providers;            // service -> process
+    QHash<QString, QSet<QString>> m_commands;       // command -> processes
+    QHash<QString, QSet<QString>> m_requests;       // service -> processes
+    QList<LostRecord> m_lost;                       // most recent last, bounded
+};
+
+} // namespace dialog::cs

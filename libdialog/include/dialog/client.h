@@ -1,0 +1,106 @@
+#pragma once
+
+#include "dialog/clientoptions.h"
+#include "dialog/message.h"
+#include "dialog/service.h"
+#include "dialog/subscription.h"
+
+#include <QObject>
+#include <memory>
+
+namespace dialog {
+
+class ClientPrivate;
+
+/// All of DIALOG for one process: connection to the Control Server, services published and
+/// subscribed, commands registered and sent. Live in the thread that will receive the messages.
+///
+///     dialog::Client dialog(QStringLiteral("Readout1"));
+///     dialog.publish(QStringLiteral("Readout1/State"))->update("Running");
+///
+/// The connection starts when the event loop runs (or at start()); registration and subscriptions
+/// made before are sent then, and again after every reconnection.
+class Client : public QObject
+{
+    Q_OBJECT
+public:
+    enum class State {
+        Unconnected, ///< not (yet, or no longer) connected to a Control Server
+        Connecting,  ///< CONNECT sent, waiting for SUCCESSFULLY_CONNECTED
+        Connected,   ///< registered with the Control Server
+    };
+    Q_ENUM(State)
+    enum class Error {
+        NoError,
+        ListenFailed,     ///< the receiving socket could not be opened
+        InvalidAddress,   ///< a Control Server address does not parse
+        ServiceRefused,   ///< a service name is already provided by another process
+        ProtocolError,    ///< a peer sent malformed frames (its connection was closed)
+    };
+    Q_ENUM(Error)
+
+    /// Options from the environment and from this application's arguments.
+    explicit Client(const QString &name, QObject *parent = nullptr);
+    explicit Client(const ClientOptions &options, QObject *parent = nullptr);
+    ~Client() override;
+
+    /// Opens the receiving socket and connects; also done automatically when the event loop runs.
+    bool start();
+    QString name() const;
+    const ClientOptions &options() const;
+    /// Listening port (valid after start()).
+    quint16 port() const;
+    State state() const;
+    Error error() const;
+    QString errorString() const;
+
+    /// Declares a service (unique in the system). Returns the existing handle if already published here.
+    Service *publish(const QString &name);
+    Service *service(const QString &name) const;
+    void unpublish(const QString &name);
+
+    /// Subscribes to a service; messages arrive as Subscription::messageReceived in this thread.
+    Subscription *subscribe(const QString &name);
+    /// Same, delivering each message to @p callback (called in this thread while @p context lives).
+    template <typename Callback>
+    Subscription *subscribe(const QString &name, const QObject *context, Callback &&callback)
+    {
+        Subscription *s = subscribe(name);
+        connect(s, &Subscription::messageReceived, context, std::forward<Callback>(callback));
+        return s;
+    }
+    void unsubscribe(Subscription *subscription);
+
+    /// Accepts commands of this name (any number of processes may register the same name).
+    void registerCommand(const QString &name);
+    void unregisterCommand(const QString &name);
+    /// Sends a command to every registrant via the Control Server. False when not connected.
+    bool sendCommand(const QString &name, const QByteArray &data = QByteArray());
+
+    /// Waits (blocking, for command-line tools) until everything queued was written, up to @p timeoutMs.
+    bool flush(int timeoutMs = 5000);
+
+    struct Statistics
+    {
+        quint64 messagesOut = 0, bytesOut = 0, dropped = 0, reconnects = 0;
+        quint64 messagesIn = 0, bytesIn = 0, protocolErrors = 0;
+        qint64 queuedBytes = 0;
+        int outgoingConnections = 0, incomingConnections = 0;
+    };
+    Statistics statistics() const;
+
+Q_SIGNALS:
+    void stateChanged(dialog::Client::State state);
+    /// Emitted once per connection to a Control Server (also after reconnections).
+    void connected();
+    void errorOccurred(dialog::Client::Error error);
+    /// A registered command arrived.
+    void commandReceived(const dialog::Command &command);
+
+private:
+    friend class ClientPrivate;
+    friend class Subscription;
+    std::unique_ptr<ClientPrivate> const d;
+};
+
+} // namespace dialog

@@ -1,0 +1,52 @@
+#pragma once
+
+#include <QByteArray>
+#include <QObject>
+#include <memory>
+
+namespace dialog {
+
+class Client;
+struct ServiceState;
+
+/// A published service. update() is thread-safe and never waits on the network unless the
+/// flow control is Block. Owned by its Client.
+class Service : public QObject
+{
+    Q_OBJECT
+public:
+    /// What update() does when a subscriber's queue is full (the subscriber cannot keep up).
+    enum class FlowControl {
+        Drop,  ///< the update is not queued for that subscriber; counted in droppedCount()
+        Block, ///< update() waits for room up to blockTimeoutMs(), then drops and counts
+    };
+    Q_ENUM(FlowControl)
+
+    ~Service() override;
+
+    QString name() const;
+    /// Publishes new data to every subscriber (and keeps it for subscribers that come later).
+    /// Returns false if at least one subscriber's queue was full and the update was dropped for it.
+    bool update(const QByteArray &data);
+    quint64 sequence() const;
+    int subscriberCount() const;
+    /// Updates not delivered to a subscriber because its queue was full (summed over subscribers).
+    quint64 droppedCount() const;
+
+    FlowControl flowControl() const;
+    void setFlowControl(FlowControl mode, int blockTimeoutMs = 1000);
+
+Q_SIGNALS:
+    /// Emitted when the number of subscribers changes.
+    void subscriberCountChanged(int count);
+    /// Emitted (at most once per 100 ms) when updates were dropped for a slow subscriber.
+    void messagesDropped(quint64 totalDropped);
+
+private:
+    friend class Client;
+    friend class ClientPrivate;
+    Service(std::shared_ptr<ServiceState> state, Client *client);
+    std::shared_ptr<ServiceState> const d;
+};
+
+} // namespace dialog

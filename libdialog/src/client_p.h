@@ -1,0 +1,111 @@
+#pragma once
+
+#include "servicestate_p.h"
+#include "transport_p.h"
+
+#include "dialog/client.h"
+
+#include <QHash>
+#include <QLoggingCategory>
+#include <QSet>
+#include <QThread>
+
+class QTimer;
+
+Q_DECLARE_LOGGING_CATEGORY(lcClient)
+
+namespace dialog {
+
+/// The server thread of the DIALOG paper: talks to the Control Server (connect, heartbeats,
+/// registrations, INFO_SERVICE) and to providers/subscribers about subscriptions.
+/// Lives in its own thread; the Client talks to it with queued calls only.
+class ClientCore : public QObject
+{
+    Q_OBJECT
+public:
+    ClientCore(net::Transport *transport, const ClientOptions &options, const net::PeerInfo &self,
+               const QList<net::Endpoint> &controlServers);
+
+    // Called (queued) from the Client's thread.
+    void start();
+    void addService(const ServiceStatePtr &s);
+    void removeService(const QString &name);
+    void addRequest(const QString &name);
+    void removeRequest(const QString &name);
+    void addCommand(const QString &name);
+    void removeCommand(const QString &name);
+    void shutdown();
+
+    /// Current Control Server queue (thread-safe), null while not connected.
+    net::OutboxPtr controlOutbox() const;
+
+    void handleControl(net::InboundBatch &batch);
+
+Q_SIGNALS:
+    // Delivered to the Client's thread.
+    void stateChanged(int state);
+    void subscriptionChanged(const QString &service, int state, const QString &provider);
+    void refused(const QString &what, const QString &name, const QString &reason);
+
+private:
+    void handle(const net::Inbound &in);
+    void sendConnect();
+    void setState(Client::State s);
+    void onDestinationFailed(const net::Endpoint &dest, const QString &reason);
+    void forgetProviders(const QString &why);
+    void sendToControl(const QByteArray &frame);
+    void subscribeAt(const QString &service, const net::Endpoint &provider, const QString &providerName,
+                     quint64 incarnation);
+
+    struct ProviderRef
+    {
+        QString name;
+        net::Endpoint endpoint;
+        quint64 incarnation = 0;
+    };
+
+    net::Transport *m_transport;
+    ClientOptions m_options;
+    net::PeerInfo m_self;
+    QList<net::Endpoint> m_servers;
+    int m_serverIndex = 0;
+    Client::State m_state = Client::State::Unconnected;
+    mutable QMutex m_csLock;
+    net::OutboxPtr m_cs; // guarded by m_csLock
+    QTimer *m_heartbeat = nullptr;
+    QTimer *m_retry = nullptr;
+    quint64 m_heartbeatSeq = 0;
+    bool m_stopping = false;
+    bool m_dirty = false; // declarations made after the last CONNECT was built
+
+    QHash<QString, ServiceStatePtr> m_services;
+    QSet<QString> m_commands;
+    QHash<QString, int> m_requests;             // service -> number of Subscription objects
+    QHash<QString, ProviderRef> m_providers;    // requested service -> where it is
+};
+
+class ClientPrivate
+{
+public:
+    ClientPrivate(Client *q, const ClientOptions &o);
+
+    void deliver(net::InboundBatch &batch);
+    void onSubscriptionChanged(const QString &service, int state, const QString &provider);
+    void onRefused(const QString &what, const QString &name, const QString &reason);
+    void fail(Client::Error e, const QString &why);
+
+    Client *q;
+    ClientOptions options;
+    QList<net::Endpoint> servers;
+    std::unique_ptr<net::Transport> transport;
+    ClientCore *core = nullptr;
+    QThread coreThread;
+    bool started = false;
+    Client::State state = Client::State::Unconnected;
+    Client::Error error = Client::Error::NoError;
+    QString errorString;
+    QHash<QString, Service *> services;
+    QHash<QByteArray, QList<Subscription *>> subscriptions;
+};
+
+} // namespace dialog

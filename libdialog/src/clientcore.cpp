@@ -1,0 +1,333 @@
+#include "client_p.h"
+#include "control_p.h"
+
+#include <QTimer>
+
+Q_LOGGING_CATEGORY(lcClient, "dialog.client", QtInfoMsg)
+
+namespace dialog {
+
+using namespace wire_format;
+using net::Endpoint;
+
+ClientCore::ClientCore(net::Transport *transport, const ClientOptions &options, const net::PeerInfo &self,
+                       const QList<Endpoint> &controlServers)
+    : m_transport(transport), m_options(options), m_self(self), m_servers(controlServers)
+{
+}
+
+void ClientCore::start()
+{
+    m_heartbeat = new QTimer(this);
+    m_heartbeat->setInterval(qMax(10, m_options.heartbeatMs));
+    connect(m_heartbeat, &QTimer::timeout, this, [this] {
+        if (m_state != Client::State::Connected)
+            return;
+        wire::Heartbeat hb;
+        hb.set_incarnation(m_self.incarnation);
+        hb.set_sequence(++m_heartbeatSeq);
+        sendToControl(controlFrame(Type::Heartbeat, hb));
+    });
+    m_retry = new QTimer(this);
+    m_retry->setInterval(qMax(10, m_options.retryMs));
+    connect(m_retry, &QTimer::timeout, this, [this] {
+        if (m_state == Client::State::Connected)
+            return;
+        if (m_state == Client::State::Connecting && m_servers.size() > 1)
+            m_serverIndex = (m_serverIndex + 1) % m_servers.size(); // no answer: try the next one
+        sendConnect();
+    });
+    connect(m_transport, &net::Transport::destinationFailed, this, &ClientCore::onDestinationFailed);
+    m_retry->start();
+    sendConnect();
+}
+
+net::OutboxPtr ClientCore::controlOutbox() const
+{
+    QMutexLocker l(&m_csLock);
+    return m_state == Client::State::Connected ? m_cs : nullptr;
+}
+
+void ClientCore::setState(Client::State s)
+{
+    if (m_state == s)
+        return;
+    m_state = s;
+    if (s == Client::State::Connected)
+        m_heartbeat->start();
+    else
+        m_heartbeat->stop();
+    Q_EMIT stateChanged(int(s));
+}
+
+void ClientCore::sendToControl(const QByteArray &frame)
+{
+    net::OutboxPtr box;
+    {
+        QMutexLocker l(&m_csLock);
+        box = m_cs;
+    }
+    if (box)
+        m_transport->send(box, frame);
+}
+
+void ClientCore::sendConnect()
+{
+    if (m_stopping || m_servers.isEmpty())
+        return;
+    const Endpoint server = m_servers.at(m_serverIndex);
+    {
+        QMutexLocker l(&m_csLock);
+        m_cs = m_transport->outbox(server);
+    }
+    wire::Connect c;
+    c.set_name(ss(m_self.name));
+    c.set_host(ss(m_self.endpoint.host));
+    c.set_port(m_self.endpoint.port);
+    c.set_pid(m_self.pid);
+    c.set_incarnation(m_self.incarnation);
+    c.set_heartbeat_ms(quint32(m_options.heartbeatMs));
+    for (auto it = m_services.cbegin(); it != m_services.cend(); ++it)
+        c.add_services(ss(it.key()));
+    for (const QString &cmd : std::as_const(m_commands))
+        c.add_commands(ss(cmd));
+    for (auto it = m_requests.cbegin(); it != m_requests.cend(); ++it)
+        c.add_requests(ss(it.key()));
+    setState(Client::State::Connecting);
+    m_dirty = false;
+    qCDebug(lcClient) << m_self.name << "connecting to Control Server" << server.toString();
+    sendToControl(controlFrame(Type::ConnectToControlServer, c));
+}
+
+void ClientCore::forgetProviders(const QString &why)
+{
+    // Without a Control Server nothing we know about others can be trusted: drop it, as the
+    // DIALOG paper prescribes. Established provider->subscriber flows continue meanwhile.
+    for (auto it = m_providers.cbegin(); it != m_providers.cend(); ++it)
+        Q_EMIT subscriptionChanged(it.key(), int(Subscription::State::Waiting), QString());
+    m_providers.clear();
+    qCInfo(lcClient).noquote() << m_self.name << "lost the Control Server:" << why;
+}
+
+void ClientCore::onDestinationFailed(const Endpoint &dest, const QString &reason)
+{
+    if (m_stopping)
+        return;
+    bool isServer = false;
+    {
+        QMutexLocker l(&m_csLock);
+        isServer = m_cs && m_cs->endpoint == dest;
+    }
+    if (isServer) {
+        if (m_state != Client::State::Unconnected)
+            forgetProviders(reason);
+        setState(Client::State::Unconnected);
+        if (m_servers.size() > 1)
+            m_serverIndex = (m_serverIndex + 1) % m_servers.size();
+        return; // the retry timer reconnects
+    }
+    // A subscriber that cannot be reached is gone: stop sending to it.
+    for (const ServiceStatePtr &s : std::as_const(m_services)) {
+        if (s->removeSubscribers(dest) > 0 && s->handle) {
+            const int n = [&] {
+                QMutexLocker l(&s->lock);
+                return int(s->subscribers.size());
+            }();
+            QMetaObject::invokeMethod(s->handle, [h = s->handle, n] {
+                if (h)
+                    Q_EMIT h->subscriberCountChanged(n);
+            });
+        }
+    }
+}
+
+void ClientCore::addService(const ServiceStatePtr &s)
+{
+    m_services.insert(s->name, s);
+    m_dirty = m_dirty || m_state == Client::State::Connecting;
+    if (m_state == Client::State::Connected)
+        sendToControl(namesFrame(Type::RegisterService, {s->name}));
+}
+
+void ClientCore::removeService(const QString &name)
+{
+    if (m_services.remove(name) && m_state == Client::State::Connected)
+        sendToControl(namesFrame(Type::UnregisterService, {name}));
+}
+
+void ClientCore::addRequest(const QString &name)
+{
+    m_dirty = m_dirty || m_state == Client::State::Connecting;
+    if (m_requests[name]++ > 0) {
+        // Another Subscription for a service already requested: tell it where things stand.
+        auto it = m_providers.constFind(name);
+        if (it != m_providers.cend())
+            subscribeAt(name, it->endpoint, it->name, it->incarnation); // provider re-sends the current value
+        return;
+    }
+    if (m_state == Client::State::Connected)
+        sendToControl(namesFrame(Type::RequestService, {name}));
+}
+
+void ClientCore::removeRequest(const QString &name)
+{
+    auto it = m_requests.find(name);
+    if (it == m_requests.end() || --it.value() > 0)
+        return;
+    m_requests.erase(it);
+    const ProviderRef p = m_providers.take(name);
+    if (p.endpoint.isValid()) {
+        wire::Subscribe s;
+        s.set_name(ss(name));
+        m_transport->send(m_transport->outbox(p.endpoint), controlFrame(Type::UnsubscribeService, s));
+    }
+    if (m_state == Client::State::Connected)
+        sendToControl(namesFrame(Type::CancelRequest, {name}));
+}
+
+void ClientCore::addCommand(const QString &name)
+{
+    m_commands.insert(name);
+    m_dirty = m_dirty || m_state == Client::State::Connecting;
+    if (m_state == Client::State::Connected)
+        sendToControl(namesFrame(Type::RegisterCommand, {name}));
+}
+
+void ClientCore::removeCommand(const QString &name)
+{
+    if (m_commands.remove(name) && m_state == Client::State::Connected)
+        sendToControl(namesFrame(Type::UnregisterCommand, {name}));
+}
+
+void ClientCore::shutdown()
+{
+    m_stopping = true;
+    if (m_state == Client::State::Connected)
+        sendToControl(encodeFrame(Type::Disconnect, 0, {}));
+    if (m_heartbeat)
+        m_heartbeat->stop();
+    if (m_retry)
+        m_retry->stop();
+}
+
+void ClientCore::subscribeAt(const QString &service, const Endpoint &provider, const QString &providerName,
+                             quint64 incarnation)
+{
+    m_providers.insert(service, ProviderRef{providerName, provider, incarnation});
+    wire::Subscribe s;
+    s.set_name(ss(service));
+    m_transport->send(m_transport->outbox(provider), controlFrame(Type::SubscribeService, s));
+    Q_EMIT subscriptionChanged(service, int(Subscription::State::Connecting), providerName);
+}
+
+void ClientCore::handleControl(net::InboundBatch &batch)
+{
+    for (const net::Inbound &in : std::as_const(batch))
+        handle(in);
+}
+
+void ClientCore::handle(const net::Inbound &in)
+{
+    switch (in.type) {
+    case Type::SuccessfullyConnected: {
+        wire::Connected c;
+        parseControl(in.data, c);
+        qCInfo(lcClient).noquote() << m_self.name << "connected to Control Server"
+                                   << m_servers.at(m_serverIndex).toString();
+        setState(Client::State::Connected);
+        if (m_dirty) {
+            // Declared while our CONNECT was on its way: register them now (idempotent on the server).
+            m_dirty = false;
+            if (!m_services.isEmpty())
+                sendToControl(namesFrame(Type::RegisterService, QStringList(m_services.keyBegin(), m_services.keyEnd())));
+            if (!m_commands.isEmpty())
+                sendToControl(namesFrame(Type::RegisterCommand, QStringList(m_commands.cbegin(), m_commands.cend())));
+            if (!m_requests.isEmpty())
+                sendToControl(namesFrame(Type::RequestService, QStringList(m_requests.keyBegin(), m_requests.keyEnd())));
+        }
+        break;
+    }
+    case Type::InfoService: {
+        wire::InfoService info;
+        parseControl(in.data, info);
+        const QString name = qs(info.name());
+        if (!m_requests.contains(name))
+            break;
+        if (!info.available()) {
+            m_providers.remove(name);
+            Q_EMIT subscriptionChanged(name, int(Subscription::State::Waiting), QString());
+            break;
+        }
+        subscribeAt(name, Endpoint{qs(info.host()), quint16(info.port())}, qs(info.provider()), info.incarnation());
+        break;
+    }
+    case Type::SubscribeService:
+    case Type::UnsubscribeService: {
+        wire::Subscribe sub;
+        parseControl(in.data, sub);
+        const ServiceStatePtr s = m_services.value(qs(sub.name()));
+        if (!s) {
+            qCDebug(lcClient) << "subscription from" << in.peer->name << "to unknown service" << qs(sub.name());
+            break;
+        }
+        if (in.type == Type::SubscribeService)
+            s->addSubscriber(Subscriber{m_transport->outbox(in.peer->endpoint), in.peer->name, in.peer->incarnation});
+        else
+            s->removeSubscribers(in.peer->endpoint);
+        if (s->handle) {
+            const int n = [&] {
+                QMutexLocker l(&s->lock);
+                return int(s->subscribers.size());
+            }();
+            QMetaObject::invokeMethod(s->handle, [h = s->handle, n] {
+                if (h)
+                    Q_EMIT h->subscriberCountChanged(n);
+            });
+        }
+        break;
+    }
+    case Type::LostSender: {
+        wire::LostProcess lost;
+        parseControl(in.data, lost);
+        for (auto it = m_providers.begin(); it != m_providers.end();) {
+            if (it->name == qs(lost.name()) && (lost.incarnation() == 0 || it->incarnation == lost.incarnation())) {
+                Q_EMIT subscriptionChanged(it.key(), int(Subscription::State::Lost), it->name);
+                it = m_providers.erase(it);
+            } else {
+                ++it;
+            }
+        }
+        break;
+    }
+    case Type::LostReceiver: {
+        wire::LostProcess lost;
+        parseControl(in.data, lost);
+        const Endpoint ep{qs(lost.host()), quint16(lost.port())};
+        for (const ServiceStatePtr &s : std::as_const(m_services))
+            s->removeSubscribers(ep, lost.incarnation());
+        break;
+    }
+    case Type::ConnectionLost: {
+        wire::ConnectionLost cl;
+        parseControl(in.data, cl);
+        if (m_state != Client::State::Unconnected)
+            forgetProviders(qs(cl.reason()));
+        setState(Client::State::Unconnected);
+        sendConnect();
+        break;
+    }
+    case Type::Refused: {
+        wire::Refused r;
+        parseControl(in.data, r);
+        if (r.what() == "service")
+            m_services.remove(qs(r.name()));
+        Q_EMIT refused(qs(r.what()), qs(r.name()), qs(r.reason()));
+        break;
+    }
+    default:
+        qCDebug(lcClient) << "ignoring" << typeName(in.type) << "from" << in.peer->name;
+        break;
+    }
+}
+
+} // namespace dialog

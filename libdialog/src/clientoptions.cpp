@@ -1,0 +1,83 @@
+#include "dialog/clientoptions.h"
+
+#include <QCommandLineParser>
+
+namespace dialog {
+
+ClientOptions ClientOptions::fromEnvironment(const QString &name)
+{
+    ClientOptions o;
+    o.name = name;
+    const QString env = qEnvironmentVariable("DIALOG_CONTROL_SERVER").trimmed();
+    if (!env.isEmpty())
+        o.controlServers = env.split(QLatin1Char(','), Qt::SkipEmptyParts);
+    return o;
+}
+
+ClientOptions ClientOptions::fromArguments(const QStringList &arguments, const QString &name)
+{
+    ClientOptions o = fromEnvironment(name);
+    // A light scan so that Client(name) honours --control-server without a parser of its own.
+    for (qsizetype i = 1; i < arguments.size(); ++i) {
+        const QString &a = arguments.at(i);
+        auto value = [&](const QString &opt, QString &out) {
+            if (a == opt && i + 1 < arguments.size()) {
+                out = arguments.at(++i);
+                return true;
+            }
+            if (a.startsWith(opt + QLatin1Char('='))) {
+                out = a.mid(opt.size() + 1);
+                return true;
+            }
+            return false;
+        };
+        QString v;
+        if (value(QStringLiteral("--control-server"), v))
+            o.controlServers = v.split(QLatin1Char(','), Qt::SkipEmptyParts);
+        else if (value(QStringLiteral("--heartbeat-ms"), v))
+            o.heartbeatMs = qMax(10, v.toInt());
+    }
+    return o;
+}
+
+void ClientOptions::addParserOptions(QCommandLineParser &p)
+{
+    p.addOption({QStringLiteral("control-server"),
+                 QStringLiteral("Control Server address(es), host:port[,host:port] (default: $DIALOG_CONTROL_SERVER "
+                                "or 127.0.0.1:3425)."),
+                 QStringLiteral("addr")});
+    p.addOption({QStringLiteral("heartbeat-ms"), QStringLiteral("Heartbeat interval in ms (default 1000)."),
+                 QStringLiteral("ms")});
+    p.addOption({QStringLiteral("sender-threads"), QStringLiteral("Sender threads (default 2)."), QStringLiteral("n")});
+    p.addOption({QStringLiteral("reader-threads"), QStringLiteral("Reader threads (default 2)."), QStringLiteral("m")});
+    p.addOption({QStringLiteral("queue-bytes"),
+                 QStringLiteral("Bound of each per-destination queue in bytes (default 8388608)."),
+                 QStringLiteral("bytes")});
+    p.addOption({QStringLiteral("dialog-port"), QStringLiteral("Port to receive on (default: any free port)."),
+                 QStringLiteral("port")});
+}
+
+bool ClientOptions::applyParser(const QCommandLineParser &p, QString *error)
+{
+    auto number = [&](const char *opt, qint64 min, qint64 max, auto &target) {
+        const QString name = QLatin1String(opt);
+        if (!p.isSet(name))
+            return true;
+        bool ok = false;
+        const qint64 v = p.value(name).toLongLong(&ok);
+        if (!ok || v < min || v > max) {
+            if (error)
+                *error = QStringLiteral("invalid --%1 '%2' (expected %3..%4)").arg(name, p.value(name)).arg(min).arg(max);
+            return false;
+        }
+        target = std::remove_reference_t<decltype(target)>(v);
+        return true;
+    };
+    if (p.isSet(QStringLiteral("control-server")))
+        controlServers = p.value(QStringLiteral("control-server")).split(QLatin1Char(','), Qt::SkipEmptyParts);
+    return number("heartbeat-ms", 10, 3600000, heartbeatMs) && number("sender-threads", 1, 64, senderThreads)
+        && number("reader-threads", 1, 64, readerThreads)
+        && number("queue-bytes", 4096, qint64(1) << 40, maxQueueBytes) && number("dialog-port", 0, 65535, port);
+}
+
+} // namespace dialog

@@ -1,0 +1,170 @@
+#include "payload_p.h"
+
+#include <QtEndian>
+#include <zstd.h>
+
+namespace dialog::wire_format {
+
+namespace {
+
+void appendU16(QByteArray &out, quint16 v)
+{
+    char b[2];
+    qToLittleEndian(v, b);
+    out.append(b, 2);
+}
+
+void appendU64(QByteArray &out, quint64 v)
+{
+    char b[8];
+    qToLittleEndian(v, b);
+    out.append(b, 8);
+}
+
+// Reads a u16-prefixed string at @p pos; false if it does not fit.
+bool readName(const QByteArray &p, qint64 &pos, QByteArray &name)
+{
+    if (p.size() - pos < 2)
+        return false;
+    const quint16 len = qFromLittleEndian<quint16>(p.constData() + pos);
+    pos += 2;
+    if (len > MaxNameLength || p.size() - pos < len)
+        return false;
+    name = QByteArray(p.constData() + pos, len);
+    pos += len;
+    return true;
+}
+
+bool finishData(const Frame &f, qint64 pos, QByteArray &data, qint64 maxDataSize, QString *error)
+{
+    const qint64 rawSize = f.payload.size() - pos;
+    if (f.flags & Compressed)
+        return decompress(QByteArrayView(f.payload.constData() + pos, rawSize), data, maxDataSize, error);
+    if (rawSize > maxDataSize) {
+        if (error)
+            *error = QStringLiteral("message of %1 bytes exceeds the maximum of %2").arg(rawSize).arg(maxDataSize);
+        return false;
+    }
+    data = pos == 0 ? f.payload : QByteArray(f.payload.constData() + pos, rawSize);
+    return true;
+}
+
+} // namespace
+
+void appendServiceFrame(QByteArray &out, QByteArrayView name, quint64 seq, quint8 flags, QByteArrayView data)
+{
+    appendHeader(out, Type::ServiceMessage, flags, quint32(2 + name.size() + 8 + data.size()));
+    appendU16(out, quint16(name.size()));
+    out.append(name.data(), name.size());
+    appendU64(out, seq);
+    out.append(data.data(), data.size());
+}
+
+QByteArray serviceFramePrefix(QByteArrayView name, quint64 seq, quint8 flags, qint64 dataSize)
+{
+    QByteArray out;
+    out.reserve(HeaderSize + 2 + name.size() + 8);
+    appendHeader(out, Type::ServiceMessage, flags, quint32(2 + name.size() + 8 + dataSize));
+    appendU16(out, quint16(name.size()));
+    out.append(name.data(), name.size());
+    appendU64(out, seq);
+    return out;
+}
+
+QByteArray encodeCommandFrame(QByteArrayView name, QByteArrayView origin, quint8 flags, QByteArrayView data)
+{
+    QByteArray out;
+    out.reserve(HeaderSize + 4 + name.size() + origin.size() + data.size());
+    appendHeader(out, Type::CommandMessage, flags, quint32(4 + name.size() + origin.size() + data.size()));
+    appendU16(out, quint16(name.size()));
+    out.append(name.data(), name.size());
+    appendU16(out, quint16(origin.size()));
+    out.append(origin.data(), origin.size());
+    out.append(data.data(), data.size());
+    return out;
+}
+
+bool decodeService(const Frame &f, ServicePayload &out, qint64 maxDataSize, QString *error)
+{
+    qint64 pos = 0;
+    if (!readName(f.payload, pos, out.name) || f.payload.size() - pos < 8) {
+        if (error)
+            *error = QStringLiteral("truncated SERVICE_MESSAGE payload");
+        return false;
+    }
+    out.sequence = qFromLittleEndian<quint64>(f.payload.constData() + pos);
+    pos += 8;
+    return finishData(f, pos, out.data, maxDataSize, error);
+}
+
+bool decodeCommand(const Frame &f, CommandPayload &out, qint64 maxDataSize, QString *error)
+{
+    qint64 pos = 0;
+    if (!readName(f.payload, pos, out.name) || !readName(f.payload, pos, out.origin)) {
+        if (error)
+            *error = QStringLiteral("truncated COMMAND_MESSAGE payload");
+        return false;
+    }
+    return finishData(f, pos, out.data, maxDataSize, error);
+}
+
+bool compress(QByteArrayView in, QByteArray &out)
+{
+    // Probe a sample first: incompressible data (already compressed, random) is sent as it is
+    // rather than spending CPU on a full pass that would not pay off.
+    constexpr qint64 Sample = 16 * 1024;
+    if (in.size() > 4 * Sample) {
+        QByteArray probe(int(ZSTD_compressBound(Sample)), Qt::Uninitialized);
+        const size_t n = ZSTD_compress(probe.data(), size_t(probe.size()), in.data(), Sample, 1);
+        if (ZSTD_isError(n) || n > Sample * 9 / 10)
+            return false;
+    }
+    out.resize(qsizetype(ZSTD_compressBound(size_t(in.size()))));
+    const size_t n = ZSTD_compress(out.data(), size_t(out.size()), in.data(), size_t(in.size()), 1);
+    if (ZSTD_isError(n) || qint64(n) >= in.size() * 9 / 10)
+        return false;
+    out.truncate(qsizetype(n));
+    return true;
+}
+
+bool decompress(QByteArrayView in, QByteArray &out, qint64 maxSize, QString *error)
+{
+    const unsigned long long size = ZSTD_getFrameContentSize(in.data(), size_t(in.size()));
+    if (size == ZSTD_CONTENTSIZE_ERROR || size == ZSTD_CONTENTSIZE_UNKNOWN) {
+        if (error)
+            *error = QStringLiteral("corrupt zstd data (no valid frame header)");
+        return false;
+    }
+    if (size > quint64(maxSize)) {
+        if (error)
+            *error = QStringLiteral("compressed message expands to %1 bytes, over the maximum of %2")
+                         .arg(size)
+                         .arg(maxSize);
+        return false;
+    }
+    out.resize(qsizetype(size));
+    const size_t n = ZSTD_decompress(out.data(), size_t(size), in.data(), size_t(in.size()));
+    if (ZSTD_isError(n) || n != size) {
+        if (error)
+            *error = QStringLiteral("corrupt zstd data: %1")
+                         .arg(QLatin1String(ZSTD_isError(n) ? ZSTD_getErrorName(n) : "size mismatch"));
+        out.clear();
+        return false;
+    }
+    return true;
+}
+
+QByteArray prepareData(const QByteArray &data, int threshold, quint8 &flags)
+{
+    flags = 0;
+    if (threshold > 0 && data.size() >= threshold) {
+        QByteArray packed;
+        if (compress(data, packed)) {
+            flags |= Compressed;
+            return packed;
+        }
+    }
+    return data;
+}
+
+} // namespace dialog::wire_format

@@ -1,0 +1,45 @@
+#include "servicestate_p.h"
+
+namespace dialog {
+
+using namespace wire_format;
+
+bool ServiceState::sendTo(const Subscriber &s, quint64 seq, quint8 flags, const QByteArray &data, int blockMs)
+{
+    constexpr qsizetype InlineLimit = 16 * 1024;
+    if (data.size() <= InlineLimit) {
+        const qint64 size = HeaderSize + 2 + key.size() + 8 + data.size();
+        return transport->sendSmall(
+                   s.box, size,
+                   [&](QByteArray &out) { appendServiceFrame(out, key, seq, flags, data); }, blockMs)
+            == net::Transport::SendResult::Queued;
+    }
+    // Large data: header and name in a small buffer, the data itself shared, never copied.
+    return transport->send(s.box, {serviceFramePrefix(key, seq, flags, data.size()), data}, blockMs)
+        == net::Transport::SendResult::Queued;
+}
+
+void ServiceState::addSubscriber(const Subscriber &s)
+{
+    QMutexLocker l(&lock);
+    for (qsizetype i = 0; i < subscribers.size(); ++i) {
+        if (subscribers.at(i).box == s.box) {
+            subscribers.removeAt(i);
+            break;
+        }
+    }
+    subscribers.append(s);
+    if (hasValue && !sendTo(s, sequence, lastFlags, lastData, 0))
+        dropped.fetch_add(1, std::memory_order_relaxed);
+}
+
+int ServiceState::removeSubscribers(const net::Endpoint &endpoint, quint64 incarnation)
+{
+    QMutexLocker l(&lock);
+    const auto n = subscribers.removeIf([&](const Subscriber &s) {
+        return s.box->endpoint == endpoint && (incarnation == 0 || s.incarnation == incarnation);
+    });
+    return int(n);
+}
+
+} // namespace dialog

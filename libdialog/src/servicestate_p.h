@@ -1,0 +1,52 @@
+// Provider-side state of one published service, shared by the publishing thread (update) and
+// the server thread (subscribers come and go).
+#pragma once
+
+#include "transport_p.h"
+
+#include "dialog/service.h"
+
+#include <QMutex>
+#include <QPointer>
+#include <atomic>
+
+namespace dialog {
+
+struct Subscriber
+{
+    net::OutboxPtr box;
+    QString name;
+    quint64 incarnation = 0;
+};
+
+struct ServiceState
+{
+    QString name;
+    QByteArray key; // UTF-8 name, as on the wire
+    net::Transport *transport = nullptr;
+    int compressionThreshold = 0;
+
+    QMutex updateLock; // serializes update(): sequence order == queue order
+    mutable QMutex lock; // protects the members below; never held while waiting for room
+    QList<Subscriber> subscribers;
+    QByteArray lastData;  // prepared (possibly compressed)
+    quint8 lastFlags = 0;
+    quint64 sequence = 0;
+    bool hasValue = false;
+
+    std::atomic<int> flowControl{int(Service::FlowControl::Drop)};
+    std::atomic<int> blockTimeoutMs{1000};
+    std::atomic<quint64> dropped{0};
+    std::atomic<qint64> lastDropSignalMs{0};
+    QPointer<Service> handle;
+
+    /// Queues one update for one subscriber. Called with no lock or with `lock` held (blockMs 0).
+    bool sendTo(const Subscriber &s, quint64 seq, quint8 flags, const QByteArray &data, int blockMs);
+    /// Adds (or replaces, same endpoint) a subscriber and sends it the current value.
+    void addSubscriber(const Subscriber &s);
+    /// Removes subscribers at @p endpoint (with @p incarnation if non-zero). Returns how many.
+    int removeSubscribers(const net::Endpoint &endpoint, quint64 incarnation = 0);
+};
+using ServiceStatePtr = std::shared_ptr<ServiceState>;
+
+} // namespace dialog

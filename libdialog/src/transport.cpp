@@ -1,0 +1,270 @@
+#include "transport_p.h"
+
+#include "control_p.h"
+#include "transport_workers_p.h"
+
+#include <QCoreApplication>
+#include <QThread>
+
+Q_LOGGING_CATEGORY(lcSender, "dialog.net.sender", QtInfoMsg)
+Q_LOGGING_CATEGORY(lcReceiver, "dialog.net.receiver", QtInfoMsg)
+
+namespace dialog::net {
+
+bool Endpoint::parse(const QString &text, Endpoint &out)
+{
+    const int colon = text.lastIndexOf(QLatin1Char(':'));
+    if (colon <= 0)
+        return false;
+    bool ok = false;
+    const uint port = text.mid(colon + 1).toUInt(&ok);
+    if (!ok || port == 0 || port > 65535)
+        return false;
+    out.host = text.left(colon);
+    out.port = quint16(port);
+    return true;
+}
+
+namespace {
+QThread *startThread(const QString &name, QObject *worker)
+{
+    auto *t = new QThread;
+    t->setObjectName(name);
+    worker->moveToThread(t);
+    QObject::connect(t, &QThread::finished, worker, &QObject::deleteLater);
+    t->start();
+    return t;
+}
+} // namespace
+
+Transport::Transport(const TransportOptions &options, QObject *parent) : QObject(parent), m_options(options)
+{
+    qRegisterMetaType<dialog::net::Endpoint>();
+    m_options.senderThreads = qMax(1, m_options.senderThreads);
+    m_options.readerThreads = qMax(1, m_options.readerThreads);
+    for (int i = 0; i < m_options.senderThreads; ++i) {
+        auto *w = new SenderWorker(this);
+        m_senders.append(w);
+        m_threads.append(startThread(QStringLiteral("dialog-sender-%1").arg(i), w));
+    }
+    for (int i = 0; i < m_options.readerThreads; ++i) {
+        auto *w = new ReaderWorker(this);
+        m_readers.append(w);
+        m_threads.append(startThread(QStringLiteral("dialog-reader-%1").arg(i), w));
+    }
+}
+
+Transport::~Transport()
+{
+    // Listener and readers first (no more inbound frames), then the senders.
+    if (m_listenerThread) {
+        m_listenerThread->quit();
+        m_listenerThread->wait();
+        delete m_listenerThread;
+    }
+    for (QThread *t : std::as_const(m_threads)) {
+        t->quit();
+        t->wait();
+        delete t;
+    }
+    // Deliveries posted but not run must not reach a destroyed transport.
+    if (m_control.context)
+        QCoreApplication::removePostedEvents(m_control.context, QEvent::MetaCall);
+    if (m_data.context)
+        QCoreApplication::removePostedEvents(m_data.context, QEvent::MetaCall);
+}
+
+bool Transport::listen(const QHostAddress &address, quint16 port, QString *error)
+{
+    Q_ASSERT(!m_listener);
+    m_listener = new Listener(this);
+    m_listenerThread = startThread(QStringLiteral("dialog-receiver"), m_listener);
+    bool ok = false;
+    QString why;
+    QMetaObject::invokeMethod(
+        m_listener,
+        [&] {
+            ok = m_listener->listen(address, port);
+            if (ok)
+                m_port = m_listener->serverPort();
+            else
+                why = m_listener->errorString();
+        },
+        Qt::BlockingQueuedConnection);
+    if (!ok && error)
+        *error = QStringLiteral("cannot listen on %1:%2: %3").arg(address.toString()).arg(port).arg(why);
+    return ok;
+}
+
+void Transport::setIdentity(const PeerInfo &self)
+{
+    QMutexLocker l(&m_identityLock);
+    m_identity = self;
+}
+
+PeerInfo Transport::identity() const
+{
+    QMutexLocker l(&m_identityLock);
+    return m_identity;
+}
+
+void Transport::setControlSink(QObject *context, Sink sink)
+{
+    m_control.context = context;
+    m_control.sink = std::move(sink);
+}
+
+void Transport::setDataSink(QObject *context, Sink sink)
+{
+    m_data.context = context;
+    m_data.sink = std::move(sink);
+}
+
+OutboxPtr Transport::outbox(const Endpoint &destination)
+{
+    QMutexLocker l(&m_outboxLock);
+    OutboxPtr &box = m_outboxes[destination];
+    if (!box)
+        box = std::make_shared<Outbox>(destination, m_nextSender.fetch_add(1) % m_senders.size());
+    return box;
+}
+
+void Transport::wake(const OutboxPtr &box)
+{
+    SenderWorker *w = m_senders.at(box->worker);
+    QMetaObject::invokeMethod(w, [w, box] { w->flush(box); }, Qt::QueuedConnection);
+}
+
+bool Transport::waitForRoom(Outbox &box, qint64 size, int blockMs)
+{
+    const qint64 max = m_options.maxQueueBytes;
+    if (box.m_queued == 0 || box.m_queued + size <= max)
+        return true;
+    if (blockMs > 0) {
+        QDeadlineTimer deadline(blockMs);
+        while (box.m_queued > 0 && box.m_queued + size > max)
+            if (!box.m_room.wait(&box.m_lock, deadline))
+                break;
+    }
+    if (box.m_queued > 0 && box.m_queued + size > max) {
+        box.framesDropped.fetch_add(1, std::memory_order_relaxed);
+        return false;
+    }
+    return true;
+}
+
+QByteArray &Transport::smallChunk(Outbox &box, qint64 size)
+{
+    // Small frames are packed into one chunk so the sender writes many frames per write().
+    constexpr qsizetype ChunkTarget = 256 * 1024;
+    if (box.m_chunks.isEmpty() || box.m_chunks.last().size() + size > ChunkTarget
+        || box.m_chunks.last().capacity() < ChunkTarget) {
+        QByteArray chunk;
+        chunk.reserve(ChunkTarget);
+        box.m_chunks.append(std::move(chunk));
+    }
+    return box.m_chunks.last();
+}
+
+bool Transport::commit(Outbox &box, qint64 size)
+{
+    box.m_queued += size;
+    const bool post = !box.m_wakePosted;
+    box.m_wakePosted = true;
+    return post;
+}
+
+Transport::SendResult Transport::send(const OutboxPtr &box, std::initializer_list<QByteArray> frames, int blockMs)
+{
+    qint64 size = 0;
+    for (const QByteArray &f : frames)
+        size += f.size();
+    bool post = false;
+    {
+        QMutexLocker l(&box->m_lock);
+        if (!waitForRoom(*box, size, blockMs))
+            return SendResult::Full;
+        for (const QByteArray &f : frames)
+            box->m_chunks.append(f);
+        post = commit(*box, size);
+    }
+    box->framesSent.fetch_add(1, std::memory_order_relaxed);
+    if (post)
+        wake(box);
+    return SendResult::Queued;
+}
+
+void Transport::acceptDescriptor(qintptr fd)
+{
+    ReaderWorker *r = m_readers.at(m_nextReader.fetch_add(1) % m_readers.size());
+    QMetaObject::invokeMethod(r, [r, fd] { r->addDescriptor(fd); }, Qt::QueuedConnection);
+}
+
+void Transport::deliver(DeliveryQueue &q, InboundBatch &items, qint64 bytes)
+{
+    if (items.isEmpty())
+        return;
+    m_pendingDelivery.fetch_add(bytes);
+    bool post = false;
+    {
+        QMutexLocker l(&q.lock);
+        if (q.items.isEmpty())
+            q.items.swap(items);
+        else
+            q.items.append(std::move(items));
+        post = !q.posted;
+        q.posted = true;
+    }
+    items.clear();
+    if (post && q.context)
+        QMetaObject::invokeMethod(q.context, [this, &q] { drain(q); }, Qt::QueuedConnection);
+}
+
+void Transport::drain(DeliveryQueue &q)
+{
+    InboundBatch batch;
+    {
+        QMutexLocker l(&q.lock);
+        batch.swap(q.items);
+        q.posted = false;
+    }
+    qint64 bytes = 0;
+    for (const Inbound &in : std::as_const(batch))
+        bytes += in.data.size() + 64;
+    const bool wasBlocked = deliveryBlocked();
+    if (q.sink)
+        q.sink(batch);
+    m_pendingDelivery.fetch_sub(bytes);
+    if (wasBlocked && !deliveryBlocked()) {
+        for (ReaderWorker *r : std::as_const(m_readers))
+            QMetaObject::invokeMethod(r, [r] { r->resume(); }, Qt::QueuedConnection);
+    }
+}
+
+Transport::Stats Transport::stats() const
+{
+    Stats s;
+    {
+        QMutexLocker l(&m_outboxLock);
+        for (const OutboxPtr &b : m_outboxes) {
+            s.framesOut += b->framesSent.load();
+            s.bytesOut += b->bytesSent.load();
+            s.framesDropped += b->framesDropped.load();
+            s.reconnects += b->reconnects.load();
+            s.queuedBytes += b->queuedBytes();
+        }
+    }
+    s.framesIn = m_framesIn.load();
+    s.bytesIn = m_bytesIn.load();
+    s.protocolErrors = m_protocolErrors.load();
+    s.incomingConnections = m_incoming.load();
+    s.outgoingConnections = m_outgoing.load();
+    return s;
+}
+
+void Listener::incomingConnection(qintptr fd)
+{
+    m_transport->acceptDescriptor(fd);
+}
+
+} // namespace dialog::net

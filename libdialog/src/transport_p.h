@@ -1,0 +1,226 @@
+// The DIALOG transport (DIALOG paper, Fig. 2): n sender threads owning one outgoing socket per
+// destination, a receiver thread accepting connections, m reader threads parsing frames.
+// Frames are handed to two sinks (control, data) in the sinks' own threads, in batches.
+#pragma once
+
+#include "frame_p.h"
+#include "payload_p.h"
+
+#include <QHostAddress>
+#include <QList>
+#include <QLoggingCategory>
+#include <QMutex>
+#include <QObject>
+#include <QPointer>
+#include <QWaitCondition>
+#include <atomic>
+#include <functional>
+#include <memory>
+
+Q_DECLARE_LOGGING_CATEGORY(lcSender)
+Q_DECLARE_LOGGING_CATEGORY(lcReceiver)
+
+class QThread;
+
+namespace dialog::net {
+
+struct Endpoint
+{
+    QString host;
+    quint16 port = 0;
+    QString toString() const { return host + QLatin1Char(':') + QString::number(port); }
+    bool isValid() const { return !host.isEmpty() && port != 0; }
+    bool operator==(const Endpoint &o) const { return port == o.port && host == o.host; }
+    bool operator!=(const Endpoint &o) const { return !(*this == o); }
+    /// Parses "host:port"; false on a malformed address.
+    static bool parse(const QString &text, Endpoint &out);
+};
+inline size_t qHash(const Endpoint &e, size_t seed = 0) { return ::qHash(e.host, seed) ^ e.port; }
+
+/// Who is at the other end of an inbound connection (from its HELLO).
+struct PeerInfo
+{
+    QString name;
+    Endpoint endpoint; // where it listens
+    quint32 pid = 0;
+    quint64 incarnation = 0;
+};
+using PeerPtr = std::shared_ptr<const PeerInfo>;
+
+/// One decoded inbound frame. For data frames name/origin/sequence/data are decoded (and
+/// decompressed); for control frames data holds the protobuf payload.
+struct Inbound
+{
+    wire_format::Type type = wire_format::Type::Hello;
+    PeerPtr peer;
+    QByteArray name;
+    QByteArray origin;
+    quint64 sequence = 0;
+    QByteArray data;
+};
+using InboundBatch = QList<Inbound>;
+
+struct TransportOptions
+{
+    int senderThreads = 2;
+    int readerThreads = 2;
+    qint64 maxQueueBytes = 8 * 1024 * 1024;          ///< per destination
+    qint64 maxMessageSize = wire_format::DefaultMaxMessageSize;
+    qint64 maxPendingDelivery = 64 * 1024 * 1024;    ///< decoded bytes waiting for a sink
+    int idleTimeoutMs = 60000;
+    int connectTimeoutMs = 5000;
+};
+
+/// Queue of frames to one destination. Thread-safe; owned jointly by the transport and users.
+class Outbox
+{
+public:
+    const Endpoint endpoint;
+    const int worker;
+
+    Outbox(const Endpoint &e, int w) : endpoint(e), worker(w) {}
+
+    std::atomic<quint64> framesSent{0};
+    std::atomic<quint64> bytesSent{0};
+    std::atomic<quint64> framesDropped{0};
+    std::atomic<quint64> reconnects{0};
+    qint64 queuedBytes() const
+    {
+        QMutexLocker l(&m_lock);
+        return m_queued;
+    }
+
+private:
+    friend class Transport;
+    friend class SenderWorker;
+    mutable QMutex m_lock;
+    QWaitCondition m_room;
+    QList<QByteArray> m_chunks; // frames waiting for the sender thread
+    qint64 m_queued = 0;        // bytes in m_chunks + bytes handed to the socket but not yet written
+    bool m_wakePosted = false;
+    quint64 m_generation = 0;   // bumped when the connection fails: stale accounting is ignored
+};
+using OutboxPtr = std::shared_ptr<Outbox>;
+
+class SenderWorker;
+class ReaderWorker;
+class Listener;
+
+class Transport : public QObject
+{
+    Q_OBJECT
+public:
+    using Sink = std::function<void(InboundBatch &)>;
+    enum class SendResult { Queued, Full };
+
+    explicit Transport(const TransportOptions &options, QObject *parent = nullptr);
+    ~Transport() override;
+
+    const TransportOptions &options() const { return m_options; }
+
+    /// Listens on @p address:@p port (0 = any free port). Blocking; call once before traffic.
+    bool listen(const QHostAddress &address, quint16 port, QString *error);
+    quint16 serverPort() const { return m_port; }
+
+    /// The HELLO sent first on every outgoing connection.
+    void setIdentity(const PeerInfo &self);
+    PeerInfo identity() const;
+
+    /// Sinks are called in @p context's thread with batches of frames. Set before listen().
+    void setControlSink(QObject *context, Sink sink);
+    void setDataSink(QObject *context, Sink sink);
+
+    /// The outgoing queue for a destination (created on first use). Thread-safe.
+    OutboxPtr outbox(const Endpoint &destination);
+    /// Queues frames for a destination. Thread-safe, never blocks unless @p blockMs > 0: then waits
+    /// up to that long for room. A single message larger than the bound is accepted into an empty queue.
+    SendResult send(const OutboxPtr &box, std::initializer_list<QByteArray> frames, int blockMs = 0);
+    SendResult send(const OutboxPtr &box, const QByteArray &frame, int blockMs = 0)
+    {
+        return send(box, {frame}, blockMs);
+    }
+    /// Appends a small frame to the queue's current chunk (no allocation on the hot path).
+    /// @p write(QByteArray &) appends exactly @p size encoded bytes.
+    template <typename Writer>
+    SendResult sendSmall(const OutboxPtr &box, qint64 size, Writer &&write, int blockMs = 0)
+    {
+        bool post = false;
+        {
+            QMutexLocker l(&box->m_lock);
+            if (!waitForRoom(*box, size, blockMs))
+                return SendResult::Full;
+            write(smallChunk(*box, size));
+            post = commit(*box, size);
+        }
+        box->framesSent.fetch_add(1, std::memory_order_relaxed);
+        if (post)
+            wake(box);
+        return SendResult::Queued;
+    }
+
+    /// Communication figures summed over all destinations and connections.
+    struct Stats
+    {
+        quint64 framesOut = 0, bytesOut = 0, framesDropped = 0, reconnects = 0;
+        quint64 framesIn = 0, bytesIn = 0, protocolErrors = 0;
+        qint64 queuedBytes = 0;
+        int outgoingConnections = 0, incomingConnections = 0;
+    };
+    Stats stats() const;
+
+Q_SIGNALS:
+    /// Emitted (from a sender thread) when a destination cannot be reached or its connection broke;
+    /// everything queued for it was dropped and counted.
+    void destinationFailed(const dialog::net::Endpoint &destination, const QString &reason);
+    /// Emitted (from a reader thread) when an inbound connection was closed for a protocol error.
+    void protocolError(const QString &peer, const QString &reason);
+
+private:
+    friend class SenderWorker;
+    friend class ReaderWorker;
+    friend class Listener;
+
+    struct DeliveryQueue
+    {
+        QMutex lock;
+        InboundBatch items;
+        bool posted = false;
+        QPointer<QObject> context; // a deleted context takes its posted deliveries with it
+        Sink sink;
+    };
+    void deliver(DeliveryQueue &q, InboundBatch &items, qint64 bytes);
+    void drain(DeliveryQueue &q);
+    bool deliveryBlocked() const { return m_pendingDelivery.load() > m_options.maxPendingDelivery; }
+    void acceptDescriptor(qintptr fd);
+    void wake(const OutboxPtr &box);
+    // Called with box.m_lock held.
+    bool waitForRoom(Outbox &box, qint64 size, int blockMs);
+    QByteArray &smallChunk(Outbox &box, qint64 size);
+    bool commit(Outbox &box, qint64 size);
+
+    TransportOptions m_options;
+    quint16 m_port = 0;
+    QList<QThread *> m_threads;
+    QList<SenderWorker *> m_senders;
+    QList<ReaderWorker *> m_readers;
+    Listener *m_listener = nullptr;
+    QThread *m_listenerThread = nullptr;
+    std::atomic<int> m_nextReader{0};
+    std::atomic<int> m_nextSender{0};
+
+    mutable QMutex m_outboxLock;
+    QHash<Endpoint, OutboxPtr> m_outboxes;
+    mutable QMutex m_identityLock;
+    PeerInfo m_identity;
+
+    DeliveryQueue m_control;
+    DeliveryQueue m_data;
+    std::atomic<qint64> m_pendingDelivery{0};
+
+    std::atomic<quint64> m_framesIn{0}, m_bytesIn{0}, m_protocolErrors{0};
+    std::atomic<int> m_incoming{0}, m_outgoing{0};
+};
+
+} // namespace dialog::net
+
+Q_DECLARE_METATYPE(dialog::net::Endpoint)

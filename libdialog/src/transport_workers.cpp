@@ -1,0 +1,361 @@
+#include "transport_workers_p.h"
+
+#include "control_p.h"
+
+#include <QTcpSocket>
+#include <QTimer>
+
+namespace dialog::net {
+
+using namespace wire_format;
+
+// ---------------------------------------------------------------- SenderWorker
+
+SenderWorker::SenderWorker(Transport *transport) : m_transport(transport), m_timer(new QTimer(this))
+{
+    m_clock.start();
+    // One periodic timer for idle and connect time-outs instead of one timer per socket.
+    const int idle = m_transport->options().idleTimeoutMs;
+    m_timer->setInterval(qBound(20, qMin(idle, m_transport->options().connectTimeoutMs) / 4, 1000));
+    connect(m_timer, &QTimer::timeout, this, &SenderWorker::checkTimeouts);
+    QMetaObject::invokeMethod(m_timer, qOverload<>(&QTimer::start), Qt::QueuedConnection);
+}
+
+SenderWorker::~SenderWorker()
+{
+    // abort() emits signals synchronously: detach our handlers before touching the sockets.
+    const auto conns = std::exchange(m_conns, {});
+    for (Connection *c : conns) {
+        c->socket->disconnect(this);
+        c->socket->abort();
+        delete c->socket;
+        delete c;
+    }
+}
+
+SenderWorker::Connection *SenderWorker::open(const OutboxPtr &box)
+{
+    auto *c = new Connection;
+    c->box = box;
+    c->socket = new QTcpSocket(this);
+    c->lastActivity = m_clock.elapsed();
+    Outbox *key = box.get();
+    {
+        QMutexLocker l(&box->m_lock);
+        c->generation = box->m_generation;
+    }
+    QTcpSocket *s = c->socket;
+    connect(s, &QTcpSocket::connected, this, [this, key] {
+        if (Connection *c = m_conns.value(key)) {
+            c->connected = true;
+            c->socket->setSocketOption(QAbstractSocket::LowDelayOption, 1);
+        }
+    });
+    connect(s, &QTcpSocket::bytesWritten, this, [this, key](qint64 n) {
+        Connection *c = m_conns.value(key);
+        if (!c)
+            return;
+        c->lastActivity = m_clock.elapsed();
+        Outbox *b = c->box.get();
+        b->bytesSent.fetch_add(quint64(n), std::memory_order_relaxed);
+        QMutexLocker l(&b->m_lock);
+        if (c->generation == b->m_generation) {
+            b->m_queued = qMax<qint64>(0, b->m_queued - n);
+            if (b->m_queued < m_transport->options().maxQueueBytes)
+                b->m_room.wakeAll();
+        }
+    });
+    connect(s, &QTcpSocket::errorOccurred, this, [this, key, s](QAbstractSocket::SocketError) {
+        fail(key, s->errorString());
+    });
+    m_conns.insert(key, c);
+    m_transport->m_outgoing.fetch_add(1);
+    box->reconnects.fetch_add(1, std::memory_order_relaxed);
+    s->connectToHost(box->endpoint.host, box->endpoint.port);
+
+    const PeerInfo me = m_transport->identity();
+    wire::Hello hello;
+    hello.set_name(ss(me.name));
+    hello.set_host(ss(me.endpoint.host));
+    hello.set_port(me.endpoint.port);
+    hello.set_pid(me.pid);
+    hello.set_incarnation(me.incarnation);
+    const QByteArray frame = controlFrame(Type::Hello, hello);
+    {
+        QMutexLocker l(&box->m_lock);
+        box->m_queued += frame.size();
+    }
+    s->write(frame);
+    qCDebug(lcSender) << "connecting to" << box->endpoint.toString();
+    return c;
+}
+
+void SenderWorker::flush(const OutboxPtr &box)
+{
+    QList<QByteArray> chunks;
+    {
+        QMutexLocker l(&box->m_lock);
+        chunks.swap(box->m_chunks);
+        box->m_wakePosted = false;
+    }
+    if (chunks.isEmpty())
+        return;
+    Connection *c = m_conns.value(box.get());
+    if (!c)
+        c = open(box);
+    for (const QByteArray &chunk : std::as_const(chunks))
+        c->socket->write(chunk);
+    c->lastActivity = m_clock.elapsed();
+}
+
+void SenderWorker::fail(Outbox *key, const QString &reason)
+{
+    Connection *c = m_conns.take(key);
+    if (!c)
+        return;
+    m_transport->m_outgoing.fetch_sub(1);
+    const Endpoint dest = c->box->endpoint;
+    qint64 lost = 0;
+    {
+        QMutexLocker l(&key->m_lock);
+        lost = key->m_queued;
+        key->m_queued = 0;
+        key->m_chunks.clear();
+        key->m_generation++;
+        key->m_room.wakeAll();
+    }
+    if (lost > 0)
+        key->framesDropped.fetch_add(1, std::memory_order_relaxed);
+    if (lost > 0)
+        qCInfo(lcSender).noquote() << "connection to" << dest.toString() << "failed:" << reason
+                                   << QStringLiteral("(%1 queued bytes discarded)").arg(lost);
+    else
+        qCDebug(lcSender).noquote() << "connection to" << dest.toString() << "closed:" << reason;
+    c->socket->disconnect(this);
+    c->socket->abort();
+    c->socket->deleteLater();
+    delete c;
+    Q_EMIT m_transport->destinationFailed(dest, reason);
+}
+
+void SenderWorker::close(Outbox *key)
+{
+    Connection *c = m_conns.take(key);
+    if (!c)
+        return;
+    m_transport->m_outgoing.fetch_sub(1);
+    qCDebug(lcSender) << "closing idle connection to" << c->box->endpoint.toString();
+    c->socket->disconnect(this);
+    c->socket->disconnectFromHost();
+    connect(c->socket, &QTcpSocket::disconnected, c->socket, &QObject::deleteLater);
+    if (c->socket->state() == QAbstractSocket::UnconnectedState)
+        c->socket->deleteLater();
+    delete c;
+}
+
+void SenderWorker::checkTimeouts()
+{
+    const qint64 now = m_clock.elapsed();
+    const auto &o = m_transport->options();
+    QList<Outbox *> idle, stuck;
+    for (auto it = m_conns.cbegin(); it != m_conns.cend(); ++it) {
+        Connection *c = it.value();
+        if (!c->connected) {
+            if (now - c->lastActivity > o.connectTimeoutMs)
+                stuck.append(it.key());
+            continue;
+        }
+        if (o.idleTimeoutMs > 0 && now - c->lastActivity > o.idleTimeoutMs && c->socket->bytesToWrite() == 0) {
+            QMutexLocker l(&it.key()->m_lock);
+            if (it.key()->m_chunks.isEmpty() && !it.key()->m_wakePosted)
+                idle.append(it.key());
+        }
+    }
+    for (Outbox *k : std::as_const(stuck))
+        fail(k, QStringLiteral("connection timed out"));
+    for (Outbox *k : std::as_const(idle)) {
+        // Queued accounting restarts with the next connection.
+        {
+            QMutexLocker l(&k->m_lock);
+            k->m_queued = 0;
+            k->m_generation++;
+        }
+        close(k);
+    }
+}
+
+// ---------------------------------------------------------------- ReaderWorker
+
+struct ReaderWorker::Connection
+{
+    QTcpSocket *socket = nullptr;
+    FrameDecoder decoder;
+    PeerPtr peer;
+    QString label;
+    explicit Connection(qint64 maxPayload) : decoder(maxPayload) {}
+};
+
+ReaderWorker::ReaderWorker(Transport *transport) : m_transport(transport)
+{
+    m_readBuffer.resize(256 * 1024);
+}
+
+ReaderWorker::~ReaderWorker()
+{
+    // abort() emits signals synchronously: detach our handlers before touching the sockets.
+    const auto conns = std::exchange(m_conns, {});
+    for (Connection *c : conns) {
+        c->socket->disconnect(this);
+        c->socket->abort();
+        delete c->socket;
+        delete c;
+    }
+}
+
+void ReaderWorker::addDescriptor(qintptr fd)
+{
+    auto *s = new QTcpSocket(this);
+    if (!s->setSocketDescriptor(fd)) {
+        qCWarning(lcReceiver) << "cannot adopt accepted socket:" << s->errorString();
+        delete s;
+        return;
+    }
+    // Bounded socket buffer: when the sinks fall behind we stop reading and TCP pushes back.
+    s->setReadBufferSize(4 * 1024 * 1024);
+    auto *c = new Connection(m_transport->options().maxMessageSize + NameOverhead);
+    c->socket = s;
+    c->label = s->peerAddress().toString() + QLatin1Char(':') + QString::number(s->peerPort());
+    m_conns.insert(s, c);
+    m_transport->m_incoming.fetch_add(1);
+    connect(s, &QTcpSocket::readyRead, this, [this, s] {
+        if (Connection *c = m_conns.value(s))
+            readFrom(c);
+    });
+    connect(s, &QTcpSocket::disconnected, this, [this, s] {
+        if (Connection *c = m_conns.value(s)) {
+            readFrom(c);
+            if (m_conns.contains(s))
+                drop(c);
+        }
+    });
+    if (s->bytesAvailable() > 0)
+        readFrom(c);
+}
+
+void ReaderWorker::resume()
+{
+    if (!m_paused)
+        return;
+    m_paused = false;
+    const QList<Connection *> all = m_conns.values();
+    for (Connection *c : all)
+        if (m_conns.contains(c->socket) && c->socket->bytesAvailable() > 0)
+            readFrom(c);
+}
+
+void ReaderWorker::drop(Connection *c)
+{
+    m_conns.remove(c->socket);
+    m_transport->m_incoming.fetch_sub(1);
+    c->socket->disconnect(this);
+    c->socket->deleteLater();
+    delete c;
+}
+
+void ReaderWorker::closeWithError(Connection *c, const QString &reason)
+{
+    const QString who = c->peer ? QStringLiteral("%1 (%2)").arg(c->peer->name, c->label) : c->label;
+    qCWarning(lcReceiver).noquote() << "closing connection from" << who << "-" << reason;
+    m_transport->m_protocolErrors.fetch_add(1);
+    Q_EMIT m_transport->protocolError(who, reason);
+    c->socket->abort();
+    drop(c);
+}
+
+void ReaderWorker::readFrom(Connection *c)
+{
+    if (m_transport->deliveryBlocked()) {
+        m_paused = true;
+        return;
+    }
+    const qint64 maxData = m_transport->options().maxMessageSize;
+    QList<Frame> frames;
+    InboundBatch control, data;
+    qint64 controlBytes = 0, dataBytes = 0;
+    QString error;
+    bool ok = true;
+    while (ok && c->socket->bytesAvailable() > 0) {
+        const qint64 n = c->socket->read(m_readBuffer.data(), m_readBuffer.size());
+        if (n <= 0)
+            break;
+        m_transport->m_bytesIn.fetch_add(quint64(n), std::memory_order_relaxed);
+        ok = c->decoder.feed(QByteArray::fromRawData(m_readBuffer.constData(), n), frames);
+        if (!ok)
+            error = c->decoder.errorString();
+        for (Frame &f : frames) {
+            if (!c->peer) {
+                wire::Hello h;
+                if (f.type != Type::Hello || !parseControl(f.payload, h)) {
+                    error = QStringLiteral("first frame is %1, not a valid HELLO").arg(QLatin1String(typeName(f.type)));
+                    ok = false;
+                    break;
+                }
+                auto p = std::make_shared<PeerInfo>();
+                p->name = qs(h.name());
+                p->endpoint = Endpoint{qs(h.host()), quint16(h.port())};
+                p->pid = h.pid();
+                p->incarnation = h.incarnation();
+                c->peer = std::move(p);
+                continue;
+            }
+            Inbound in;
+            in.type = f.type;
+            in.peer = c->peer;
+            if (f.type == Type::ServiceMessage) {
+                ServicePayload sp;
+                if (!decodeService(f, sp, maxData, &error)) {
+                    ok = false;
+                    break;
+                }
+                in.name = std::move(sp.name);
+                in.sequence = sp.sequence;
+                in.data = std::move(sp.data);
+            } else if (f.type == Type::CommandMessage) {
+                CommandPayload cp;
+                if (!decodeCommand(f, cp, maxData, &error)) {
+                    ok = false;
+                    break;
+                }
+                in.name = std::move(cp.name);
+                in.origin = std::move(cp.origin);
+                in.data = std::move(cp.data);
+            } else if (f.type == Type::Hello || !validControlPayload(f.type, f.payload)) {
+                error = QStringLiteral("malformed %1 payload").arg(QLatin1String(typeName(f.type)));
+                ok = false;
+                break;
+            } else {
+                in.data = std::move(f.payload);
+            }
+            m_transport->m_framesIn.fetch_add(1, std::memory_order_relaxed);
+            if (isDataType(in.type)) {
+                dataBytes += in.data.size() + 64;
+                data.append(std::move(in));
+            } else {
+                controlBytes += in.data.size() + 64;
+                control.append(std::move(in));
+            }
+        }
+        frames.clear();
+        if (m_transport->deliveryBlocked()) {
+            m_paused = true;
+            break;
+        }
+    }
+    // Frames decoded before an error are still delivered: they were valid.
+    m_transport->deliver(m_transport->m_control, control, controlBytes);
+    m_transport->deliver(m_transport->m_data, data, dataBytes);
+    if (!ok)
+        closeWithError(c, error);
+}
+
+} // namespace dialog::net

@@ -1,0 +1,83 @@
+// Thread-confined workers of the transport. Each lives in its own QThread and owns its sockets.
+#pragma once
+
+#include "transport_p.h"
+
+#include <QElapsedTimer>
+#include <QHash>
+#include <QTcpServer>
+
+class QTcpSocket;
+class QTimer;
+
+namespace dialog::net {
+
+/// Owns the outgoing sockets of the destinations assigned to it.
+class SenderWorker : public QObject
+{
+    Q_OBJECT
+public:
+    explicit SenderWorker(Transport *transport);
+    ~SenderWorker() override;
+    /// Writes everything queued in @p box. Runs in the worker's thread.
+    void flush(const OutboxPtr &box);
+    int connectionCount() const { return int(m_conns.size()); }
+
+private:
+    struct Connection
+    {
+        QTcpSocket *socket = nullptr;
+        OutboxPtr box;
+        quint64 generation = 0;
+        qint64 lastActivity = 0;
+        bool connected = false;
+    };
+    Connection *open(const OutboxPtr &box);
+    void fail(Outbox *key, const QString &reason);
+    void close(Outbox *key);
+    void checkTimeouts();
+
+    Transport *m_transport;
+    QHash<Outbox *, Connection *> m_conns;
+    QTimer *m_timer;
+    QElapsedTimer m_clock;
+};
+
+/// Reads the inbound sockets handed to it, decodes frames and passes them to the sinks.
+class ReaderWorker : public QObject
+{
+    Q_OBJECT
+public:
+    explicit ReaderWorker(Transport *transport);
+    ~ReaderWorker() override;
+    void addDescriptor(qintptr fd);
+    /// Continues reading after the sinks caught up.
+    void resume();
+    int connectionCount() const { return int(m_conns.size()); }
+
+private:
+    struct Connection;
+    void readFrom(Connection *c);
+    void closeWithError(Connection *c, const QString &reason);
+    void drop(Connection *c);
+
+    Transport *m_transport;
+    QHash<QTcpSocket *, Connection *> m_conns;
+    QByteArray m_readBuffer;
+    bool m_paused = false;
+};
+
+class Listener : public QTcpServer
+{
+    Q_OBJECT
+public:
+    explicit Listener(Transport *t) : m_transport(t) {}
+
+protected:
+    void incomingConnection(qintptr fd) override;
+
+private:
+    Transport *m_transport;
+};
+
+} // namespace dialog::net

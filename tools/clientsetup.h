@@ -1,0 +1,27 @@
+#pragma once
+
+#include "commands.h"
+
+#include "dialog/client.h"
+
+#include <QCoreApplication>
+#include <memory>
+
+namespace dialog::tool {
+
+/// A Client named "dialog-VERB-PID" configured from the environment and the parsed options.
+inline std::unique_ptr<Client> makeClient(const QCommandLineParser &p, const QString &verb, QString *error)
+{
+    ClientOptions o = ClientOptions::fromEnvironment(
+        QStringLiteral("dialog-%1-%2").arg(verb).arg(QCoreApplication::applicationPid()));
+    if (!o.applyParser(p, error))
+        return nullptr;
+    auto c = std::make_unique<Client>(o);
+    if (!c->start()) {
+        *error = c->errorString();
+        return nullptr;
+    }
+    return c;
+}
+
+} // namespace dialog::tool

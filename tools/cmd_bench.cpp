@@ -1,0 +1,251 @@
+#include "childprocesses.h"
+#include "clientsetup.h"
+
+#include <QElapsedTimer>
+#include <QEventLoop>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QTimer>
+#include <QtEndian>
+#include <algorithm>
+#include <cstdio>
+
+namespace dialog::tool {
+
+namespace {
+
+/// Runs the event loop until @p done returns true or @p timeoutMs passes.
+template <typename Pred>
+bool runUntil(Pred done, int timeoutMs)
+{
+    QElapsedTimer t;
+    t.start();
+    while (!done()) {
+        if (t.elapsed() > timeoutMs)
+            return false;
+        QCoreApplication::processEvents(QEventLoop::AllEvents, 10);
+        if (!done())
+            QThread::usleep(500);
+    }
+    return true;
+}
+
+void runFor(int ms)
+{
+    QEventLoop loop;
+    QTimer::singleShot(ms, &loop, &QEventLoop::quit);
+    loop.exec();
+}
+
+struct Environment
+{
+    ChildProcesses children;
+    quint16 port = 0;
+    QString address;
+
+    bool startControlServer(QString *error)
+    {
+        port = ChildProcesses::freePort();
+        address = QStringLiteral("127.0.0.1:%1").arg(port);
+        children.start(ChildProcesses::binary(QStringLiteral("dialog-controlserver")),
+                       {QStringLiteral("--port"), QString::number(port)});
+        if (!ChildProcesses::waitForPort(port, 5000)) {
+            *error = QStringLiteral("the Control Server did not start on port %1").arg(port);
+            return false;
+        }
+        return true;
+    }
+};
+
+int fanin(const QStringList &args)
+{
+    const QString verb = QStringLiteral("bench fanin");
+    QCommandLineParser p;
+    p.setApplicationDescription(QStringLiteral(
+        "The DIALOG paper's test: N publisher processes each update one service as fast as flow control "
+        "allows; this process subscribes to all and counts what arrives. Starts its own Control Server."));
+    p.addOption({QStringLiteral("senders"), QStringLiteral("Publisher processes (default 25)."), QStringLiteral("n")});
+    p.addOption({QStringLiteral("size"), QStringLiteral("Message size in bytes (default 1024)."), QStringLiteral("bytes")});
+    p.addOption({QStringLiteral("seconds"), QStringLiteral("Measurement time (default 3)."), QStringLiteral("s")});
+    p.addOption({QStringLiteral("json"), QStringLiteral("Print one JSON line.")});
+    if (!parse(p, args, verb))
+        return 1;
+    qint64 senders = 25, size = 1024, seconds = 3;
+    if (!intOption(p, verb, QStringLiteral("senders"), 1, 500, senders)
+        || !intOption(p, verb, QStringLiteral("size"), 1, 64 * 1024 * 1024, size)
+        || !intOption(p, verb, QStringLiteral("seconds"), 1, 3600, seconds))
+        return 1;
+    QString error;
+    Environment env;
+    if (!env.startControlServer(&error))
+        return fail(verb, error);
+
+    ClientOptions o = ClientOptions::fromEnvironment(QStringLiteral("bench-subscriber"));
+    if (!o.applyParser(p, &error))
+        return fail(verb, error);
+    o.controlServers = {env.address};
+    Client client(o);
+    if (!client.start())
+        return fail(verb, client.errorString());
+    QList<Subscription *> subs;
+    for (int i = 0; i < senders; ++i) {
+        const QString service = QStringLiteral("bench.fanin.%1").arg(i);
+        subs.append(client.subscribe(service));
+        env.children.start(ChildProcesses::binary(QStringLiteral("dialog")),
+                           {QStringLiteral("publish"), service, QStringLiteral("--name"),
+                            QStringLiteral("bench.publisher.%1").arg(i), QStringLiteral("--control-server"),
+                            env.address, QStringLiteral("--rate"), QStringLiteral("0"), QStringLiteral("--size"),
+                            QString::number(size), QStringLiteral("--random"), QStringLiteral("--flow"),
+                            QStringLiteral("block"), QStringLiteral("--wait-subscribers"), QStringLiteral("1")});
+    }
+    const auto allActive = [&] {
+        return std::all_of(subs.cbegin(), subs.cend(),
+                           [](Subscription *s) { return s->state() == Subscription::State::Active; });
+    };
+    if (!runUntil(allActive, 30000))
+        return fail(verb, QStringLiteral("not every publisher delivered within 30 s"));
+    runFor(500); // warm-up
+    const auto totals = [&] {
+        quint64 received = 0, lost = 0;
+        for (Subscription *s : std::as_const(subs)) {
+            received += s->receivedCount();
+            lost += s->lostCount();
+        }
+        return std::make_pair(received, lost);
+    };
+    const auto before = totals();
+    QElapsedTimer t;
+    t.start();
+    runFor(int(seconds * 1000));
+    const auto after = totals();
+    const double elapsed = t.nsecsElapsed() / 1e9;
+    env.children.stopAll();
+
+    const double msgs = double(after.first - before.first) / elapsed;
+    const double mbs = msgs * double(size) / 1e6;
+    const quint64 lost = after.second - before.second;
+    if (p.isSet(QStringLiteral("json"))) {
+        const QJsonObject j{{QStringLiteral("test"), QStringLiteral("fanin")},
+                            {QStringLiteral("senders"), senders},
+                            {QStringLiteral("size"), size},
+                            {QStringLiteral("seconds"), seconds},
+                            {QStringLiteral("messages_per_s"), qRound64(msgs)},
+                            {QStringLiteral("mb_per_s"), qRound64(mbs * 10) / 10.0},
+                            {QStringLiteral("lost"), qint64(lost)}};
+        std::printf("%s\n", QJsonDocument(j).toJson(QJsonDocument::Compact).constData());
+    } else {
+        std::printf("fanin: %lld senders -> 1 subscriber, %lld B messages, %.2f s\n", senders, size, elapsed);
+        std::printf("  %.0f messages/s, %.1f MB/s, %llu lost\n", msgs, mbs, static_cast<unsigned long long>(lost));
+    }
+    return 0;
+}
+
+int rtt(const QStringList &args)
+{
+    const QString verb = QStringLiteral("bench rtt");
+    QCommandLineParser p;
+    p.setApplicationDescription(QStringLiteral(
+        "Command -> provider -> service update -> back, between this process and an echo process, through "
+        "the Control Server. Starts its own Control Server."));
+    p.addOption({QStringLiteral("size"), QStringLiteral("Payload size in bytes (default 64)."), QStringLiteral("bytes")});
+    p.addOption({QStringLiteral("count"), QStringLiteral("Round trips to measure (default 10000)."), QStringLiteral("n")});
+    p.addOption({QStringLiteral("json"), QStringLiteral("Print one JSON line.")});
+    if (!parse(p, args, verb))
+        return 1;
+    qint64 size = 64, count = 10000;
+    if (!intOption(p, verb, QStringLiteral("size"), 8, 64 * 1024 * 1024, size)
+        || !intOption(p, verb, QStringLiteral("count"), 1, 10000000, count))
+        return 1;
+    QString error;
+    Environment env;
+    if (!env.startControlServer(&error))
+        return fail(verb, error);
+    env.children.start(ChildProcesses::binary(QStringLiteral("dialog")),
+                       {QStringLiteral("echo"), QStringLiteral("--name"), QStringLiteral("bench.echo"),
+                        QStringLiteral("--control-server"), env.address, QStringLiteral("--command"),
+                        QStringLiteral("bench.ping"), QStringLiteral("--service"), QStringLiteral("bench.pong"),
+                        QStringLiteral("--quiet")});
+    ClientOptions o = ClientOptions::fromEnvironment(QStringLiteral("bench-rtt"));
+    if (!o.applyParser(p, &error))
+        return fail(verb, error);
+    o.controlServers = {env.address};
+    Client client(o);
+    if (!client.start())
+        return fail(verb, client.errorString());
+    Subscription *pong = client.subscribe(QStringLiteral("bench.pong"));
+
+    QByteArray payload(size, 'x');
+    quint64 expected = 0;
+    bool got = false;
+    QObject::connect(pong, &Subscription::messageReceived, &client, [&](const Message &m) {
+        if (m.data().size() >= 8 && qFromLittleEndian<quint64>(m.data().constData()) == expected)
+            got = true;
+    });
+    auto ping = [&](quint64 n) {
+        qToLittleEndian<quint64>(n, payload.data());
+        expected = n;
+        got = false;
+        return client.sendCommand(QStringLiteral("bench.ping"), payload);
+    };
+    // Warm-up: until the echo answers (its command registration may still be on its way).
+    quint64 n = 1;
+    const bool up = runUntil(
+        [&] {
+            if (!got && client.state() == Client::State::Connected)
+                ping(n++);
+            runFor(20);
+            return got;
+        },
+        15000);
+    if (!up)
+        return fail(verb, QStringLiteral("the echo process did not answer within 15 s"));
+    QList<qint64> samples;
+    samples.reserve(count);
+    QElapsedTimer t;
+    for (qint64 i = 0; i < count; ++i) {
+        t.start();
+        if (!ping(++n))
+            return fail(verb, QStringLiteral("command could not be sent"));
+        if (!runUntil([&] { return got; }, 5000))
+            return fail(verb, QStringLiteral("round trip %1 timed out").arg(i));
+        samples.append(t.nsecsElapsed());
+    }
+    env.children.stopAll();
+    std::sort(samples.begin(), samples.end());
+    const auto pct = [&](double q) { return samples.at(qMin(samples.size() - 1, qsizetype(q * samples.size()))) / 1000.0; };
+    if (p.isSet(QStringLiteral("json"))) {
+        const QJsonObject j{{QStringLiteral("test"), QStringLiteral("rtt")},
+                            {QStringLiteral("size"), size},
+                            {QStringLiteral("count"), count},
+                            {QStringLiteral("p50_us"), qRound64(pct(0.50) * 10) / 10.0},
+                            {QStringLiteral("p99_us"), qRound64(pct(0.99) * 10) / 10.0}};
+        std::printf("%s\n", QJsonDocument(j).toJson(QJsonDocument::Compact).constData());
+    } else {
+        std::printf("rtt: %lld round trips of %lld B: p50 %.1f us, p99 %.1f us, max %.1f us\n", count, size,
+                    pct(0.5), pct(0.99), samples.last() / 1000.0);
+    }
+    return 0;
+}
+
+} // namespace
+
+int bench(const QStringList &args)
+{
+    if (args.size() < 2 || args.at(1).startsWith(QLatin1Char('-'))) {
+        if (args.size() >= 2 && (args.at(1) == QLatin1String("--help") || args.at(1) == QLatin1String("-h"))) {
+            std::puts("usage: dialog bench fanin|rtt [options]   (dialog bench fanin --help)");
+            return 0;
+        }
+        return fail(QStringLiteral("bench"), QStringLiteral("expected a test: fanin or rtt"));
+    }
+    QStringList rest = args;
+    const QString test = rest.takeAt(1);
+    rest[0] = QStringLiteral("dialog bench ") + test;
+    if (test == QLatin1String("fanin"))
+        return fanin(rest);
+    if (test == QLatin1String("rtt"))
+        return rtt(rest);
+    return fail(QStringLiteral("bench"), QStringLiteral("unknown test '%1' (fanin or rtt)").arg(test));
+}
+
+} // namespace dialog::tool

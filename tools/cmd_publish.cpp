@@ -1,0 +1,174 @@
+#include "clientsetup.h"
+
+#include <QElapsedTimer>
+#include <QRandomGenerator>
+#include <QTimer>
+#include <algorithm>
+#include <cstdio>
+
+namespace dialog::tool {
+
+int publish(const QStringList &args)
+{
+    const QString verb = QStringLiteral("publish");
+    QCommandLineParser p;
+    p.setApplicationDescription(QStringLiteral("A test publisher: updates a service at a given rate."));
+    p.addPositionalArgument(QStringLiteral("service"), QStringLiteral("Service name."));
+    p.addOption({QStringLiteral("name"), QStringLiteral("Process name (default dialog-publish-PID)."),
+                 QStringLiteral("name")});
+    p.addOption({QStringLiteral("rate"), QStringLiteral("Updates per second, 0 = as fast as flow control allows "
+                                                        "(default 1)."),
+                 QStringLiteral("hz")});
+    p.addOption({QStringLiteral("size"), QStringLiteral("Data size in bytes (default: a short text with the "
+                                                        "update number)."),
+                 QStringLiteral("bytes")});
+    p.addOption({QStringLiteral("data"), QStringLiteral("Publish this text."), QStringLiteral("text")});
+    p.addOption({QStringLiteral("count"), QStringLiteral("Exit after N updates."), QStringLiteral("n")});
+    p.addOption({QStringLiteral("random"), QStringLiteral("Random (incompressible) data of --size bytes.")});
+    p.addOption({QStringLiteral("flow"), QStringLiteral("Flow control towards a slow subscriber: drop (default) or "
+                                                        "block."),
+                 QStringLiteral("mode"), QStringLiteral("drop")});
+    p.addOption({QStringLiteral("wait-subscribers"), QStringLiteral("Start publishing once N subscribers are there."),
+                 QStringLiteral("n")});
+    p.addOption({QStringLiteral("compress-threshold"),
+                 QStringLiteral("Compress data of at least this many bytes (0 = never; default 65536)."),
+                 QStringLiteral("bytes")});
+    if (!parse(p, args, verb))
+        return 1;
+    if (p.positionalArguments().size() != 1)
+        return fail(verb, QStringLiteral("expected exactly one service name (see --help)"));
+    qint64 rate = 1, size = -1, count = 0, waitSubs = 0, threshold = 64 * 1024;
+    if (!intOption(p, verb, QStringLiteral("rate"), 0, 10000000, rate)
+        || !intOption(p, verb, QStringLiteral("size"), 0, 64 * 1024 * 1024, size)
+        || !intOption(p, verb, QStringLiteral("count"), 1, qint64(1) << 62, count)
+        || !intOption(p, verb, QStringLiteral("wait-subscribers"), 0, 100000, waitSubs)
+        || !intOption(p, verb, QStringLiteral("compress-threshold"), 0, 1 << 30, threshold))
+        return 1;
+    const QString flow = p.value(QStringLiteral("flow"));
+    if (flow != QLatin1String("drop") && flow != QLatin1String("block"))
+        return fail(verb, QStringLiteral("invalid --flow '%1' (drop or block)").arg(flow));
+
+    ClientOptions o = ClientOptions::fromEnvironment(
+        p.isSet(QStringLiteral("name")) ? p.value(QStringLiteral("name"))
+                                         : QStringLiteral("dialog-publish-%1").arg(QCoreApplication::applicationPid()));
+    QString error;
+    if (!o.applyParser(p, &error))
+        return fail(verb, error);
+    o.compressionThreshold = int(threshold);
+    Client client(o);
+    const QString name = p.positionalArguments().first();
+    Service *service = client.publish(name);
+    service->setFlowControl(flow == QLatin1String("block") ? Service::FlowControl::Block : Service::FlowControl::Drop,
+                            1000);
+    if (!client.start())
+        return fail(verb, client.errorString());
+
+    QByteArray fixed;
+    if (p.isSet(QStringLiteral("data")))
+        fixed = p.value(QStringLiteral("data")).toUtf8();
+    else if (size >= 0) {
+        fixed.resize(size);
+        if (p.isSet(QStringLiteral("random")))
+            QRandomGenerator::global()->fillRange(reinterpret_cast<quint32 *>(fixed.data()), int(size / 4));
+        else
+            for (qint64 i = 0; i < size; ++i)
+                fixed[i] = char('a' + i % 26);
+    }
+    qint64 sent = 0;
+    auto next = [&]() -> QByteArray {
+        if (!fixed.isNull())
+            return fixed;
+        return QStringLiteral("%1 #%2").arg(name).arg(sent + 1).toUtf8();
+    };
+    auto done = [&] { return count > 0 && sent >= count; };
+
+    QTimer pump;
+    QElapsedTimer clock;
+    if (rate == 0) {
+        // As fast as flow control allows: bursts between event-loop turns.
+        pump.setInterval(0);
+        QObject::connect(&pump, &QTimer::timeout, &client, [&] {
+            if (service->subscriberCount() < waitSubs)
+                return;
+            clock.start();
+            while (!done() && clock.elapsed() < 20) {
+                for (int i = 0; i < 64 && !done(); ++i) {
+                    service->update(next());
+                    ++sent;
+                }
+            }
+            if (done()) {
+                client.flush(5000);
+                QCoreApplication::quit();
+            }
+        });
+    } else {
+        const qint64 intervalMs = qMax<qint64>(1, 1000 / rate);
+        const qint64 perTick = qMax<qint64>(1, rate * intervalMs / 1000);
+        pump.setInterval(int(intervalMs));
+        pump.setTimerType(Qt::PreciseTimer);
+        QObject::connect(&pump, &QTimer::timeout, &client, [&] {
+            if (service->subscriberCount() < waitSubs)
+                return;
+            for (qint64 i = 0; i < perTick && !done(); ++i) {
+                service->update(next());
+                ++sent;
+            }
+            if (done()) {
+                client.flush(5000);
+                QCoreApplication::quit();
+            }
+        });
+    }
+    pump.start();
+    const int rc = QCoreApplication::exec();
+    if (service->droppedCount() > 0)
+        std::fprintf(stderr, "dialog publish: %llu update(s) dropped for slow subscribers\n",
+                     static_cast<unsigned long long>(service->droppedCount()));
+    return rc;
+}
+
+int echo(const QStringList &args)
+{
+    const QString verb = QStringLiteral("echo");
+    QCommandLineParser p;
+    p.setApplicationDescription(QStringLiteral("Registers a command, prints every command received and, with "
+                                               "--service, publishes its data on that service."));
+    p.addOption({QStringLiteral("name"), QStringLiteral("Process name (default dialog-echo-PID)."), QStringLiteral("name")});
+    p.addOption({QStringLiteral("command"), QStringLiteral("Command to register (repeatable)."), QStringLiteral("name")});
+    p.addOption({QStringLiteral("service"), QStringLiteral("Service to update with each command's data."),
+                 QStringLiteral("name")});
+    p.addOption({QStringLiteral("quiet"), QStringLiteral("Do not print received commands.")});
+    if (!parse(p, args, verb))
+        return 1;
+    if (!p.isSet(QStringLiteral("command")))
+        return fail(verb, QStringLiteral("--command is required"));
+    ClientOptions o = ClientOptions::fromEnvironment(
+        p.isSet(QStringLiteral("name")) ? p.value(QStringLiteral("name"))
+                                         : QStringLiteral("dialog-echo-%1").arg(QCoreApplication::applicationPid()));
+    QString error;
+    if (!o.applyParser(p, &error))
+        return fail(verb, error);
+    Client client(o);
+    Service *service = p.isSet(QStringLiteral("service")) ? client.publish(p.value(QStringLiteral("service"))) : nullptr;
+    for (const QString &c : p.values(QStringLiteral("command")))
+        client.registerCommand(c);
+    const bool quiet = p.isSet(QStringLiteral("quiet"));
+    QObject::connect(&client, &Client::commandReceived, &client, [&](const Command &c) {
+        if (service)
+            service->update(c.data());
+        if (!quiet) {
+            const QByteArray d = c.data();
+            const bool text = QString::fromUtf8(d).toUtf8() == d
+                              && std::all_of(d.cbegin(), d.cend(), [](char ch) { return uchar(ch) >= 0x20; });
+            std::printf("%s from %s: %s\n", qPrintable(c.name()), qPrintable(c.origin()),
+                        text ? d.constData() : ("hex:" + d.toHex()).constData());
+            std::fflush(stdout);
+        }
+    });
+    if (!client.start())
+        return fail(verb, client.errorString());
+    return QCoreApplication::exec();
+}
+
+} // namespace dialog::tool

@@ -1,0 +1,24 @@
+// The verbs of the `dialog` tool. Each parses its own arguments and returns the exit code.
+#pragma once
+
+#include <QCommandLineParser>
+#include <QStringList>
+
+namespace dialog::tool {
+
+int ls(const QStringList &args);
+int get(const QStringList &args);
+int send(const QStringList &args);
+int publish(const QStringList &args);
+int echo(const QStringList &args);
+int bench(const QStringList &args);
+
+/// Prints "dialog VERB: why" on stderr and returns 1.
+int fail(const QString &verb, const QString &why);
+/// Parses @p args with the common DIALOG options added; exits on --help. False on bad values.
+bool parse(QCommandLineParser &parser, const QStringList &args, const QString &verb);
+/// Reads an integer option; false (with a message printed) if it is not in [min, max].
+bool intOption(const QCommandLineParser &p, const QString &verb, const QString &name, qint64 min, qint64 max,
+               qint64 &out);
+
+} // namespace dialog::tool

@@ -1,0 +1,54 @@
+// dialog: the command-line tool of the DIALOG toolkit.
+#include "commands.h"
+
+#include "dialog/application.h"
+
+#include <QCoreApplication>
+#include <QLoggingCategory>
+#include <cstdio>
+
+namespace {
+const char *usage = "usage: dialog <verb> [options]\n"
+                    "\n"
+                    "verbs:\n"
+                    "  ls         list processes, their services, commands and subscriptions\n"
+                    "  get        subscribe to a service and print its updates\n"
+                    "  send       send a command\n"
+                    "  publish    publish a test service\n"
+                    "  echo       answer a command by updating a service (used by bench rtt)\n"
+                    "  bench      benchmarks: fanin, rtt\n"
+                    "\n"
+                    "Every verb accepts --help and --control-server host:port (or $DIALOG_CONTROL_SERVER).\n";
+}
+
+int main(int argc, char *argv[])
+{
+    QCoreApplication app(argc, argv);
+    QCoreApplication::setApplicationName(QStringLiteral("dialog"));
+    dialog::quitOnTerminationSignals();
+    // Connection chatter is for daemons' logs; the tool reports problems itself.
+    QLoggingCategory::setFilterRules(QStringLiteral("dialog.client.info=false\ndialog.net.*.info=false"));
+    QStringList args = app.arguments();
+    if (args.size() < 2 || args.at(1) == QLatin1String("--help") || args.at(1) == QLatin1String("-h")) {
+        std::fputs(usage, args.size() < 2 ? stderr : stdout);
+        return args.size() < 2 ? 1 : 0;
+    }
+    const QString verb = args.at(1);
+    args.removeAt(1);
+    args[0] = QStringLiteral("dialog ") + verb;
+    using namespace dialog::tool;
+    if (verb == QLatin1String("ls"))
+        return ls(args);
+    if (verb == QLatin1String("get"))
+        return get(args);
+    if (verb == QLatin1String("send"))
+        return send(args);
+    if (verb == QLatin1String("publish"))
+        return publish(args);
+    if (verb == QLatin1String("echo"))
+        return echo(args);
+    if (verb == QLatin1String("bench"))
+        return bench(args);
+    std::fprintf(stderr, "dialog: unknown verb '%s'\n\n%s", qPrintable(verb), usage);
+    return 1;
+}
