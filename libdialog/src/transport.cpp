@@ -231,11 +231,11 @@ void Transport::drain(DeliveryQueue &q)
     qint64 bytes = 0;
     for (const Inbound &in : std::as_const(batch))
         bytes += in.data.size() + 64;
-    const bool wasBlocked = deliveryBlocked();
     if (q.sink)
         q.sink(batch);
     m_pendingDelivery.fetch_sub(bytes);
-    if (wasBlocked && !deliveryBlocked()) {
+    // Readers set the flag before re-checking deliveryBlocked(), so a pause is never missed here.
+    if (!deliveryBlocked() && m_readersPaused.exchange(false)) {
         for (ReaderWorker *r : std::as_const(m_readers))
             QMetaObject::invokeMethod(r, [r] { r->resume(); }, Qt::QueuedConnection);
     }

@@ -216,6 +216,7 @@ private:
     DeliveryQueue m_control;
     DeliveryQueue m_data;
     std::atomic<qint64> m_pendingDelivery{0};
+    std::atomic<bool> m_readersPaused{false};
 
     std::atomic<quint64> m_framesIn{0}, m_bytesIn{0}, m_protocolErrors{0};
     std::atomic<int> m_incoming{0}, m_outgoing{0};

@@ -242,6 +242,17 @@ void ReaderWorker::addDescriptor(qintptr fd)
         readFrom(c);
 }
 
+bool ReaderWorker::shouldPause()
+{
+    if (!m_transport->deliveryBlocked())
+        return false;
+    m_transport->m_readersPaused.store(true);
+    if (!m_transport->deliveryBlocked())
+        return false; // drained meanwhile; the flag only costs a spurious resume
+    m_paused = true;
+    return true;
+}
+
 void ReaderWorker::resume()
 {
     if (!m_paused)
@@ -274,10 +285,8 @@ void ReaderWorker::closeWithError(Connection *c, const QString &reason)
 
 void ReaderWorker::readFrom(Connection *c)
 {
-    if (m_transport->deliveryBlocked()) {
-        m_paused = true;
+    if (shouldPause())
         return;
-    }
     const qint64 maxData = m_transport->options().maxMessageSize;
     QList<Frame> frames;
     InboundBatch control, data;
@@ -346,10 +355,8 @@ void ReaderWorker::readFrom(Connection *c)
             }
         }
         frames.clear();
-        if (m_transport->deliveryBlocked()) {
-            m_paused = true;
+        if (shouldPause())
             break;
-        }
     }
     // Frames decoded before an error are still delivered: they were valid.
     m_transport->deliver(m_transport->m_control, control, controlBytes);

@@ -58,6 +58,8 @@ public:
 private:
     struct Connection;
     void readFrom(Connection *c);
+    /// True when the sinks are too far behind: stop reading, TCP pushes back on the senders.
+    bool shouldPause();
     void closeWithError(Connection *c, const QString &reason);
     void drop(Connection *c);
 
