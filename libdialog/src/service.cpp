@@ -36,6 +36,7 @@ bool Service::update(const QByteArray &data)
         if (!d->sendTo(s, seq, flags, prepared, blockMs)) {
             all = false;
             d->dropped.fetch_add(1, std::memory_order_relaxed);
+            d->markBehind(s);
         }
     }
     if (!all) {

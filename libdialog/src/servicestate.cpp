@@ -29,8 +29,39 @@ void ServiceState::addSubscriber(const Subscriber &s)
         }
     }
     subscribers.append(s);
-    if (hasValue && !sendTo(s, sequence, lastFlags, lastData, 0))
+    if (hasValue && !sendTo(s, sequence, lastFlags, lastData, 0)) {
         dropped.fetch_add(1, std::memory_order_relaxed);
+        l.unlock();
+        markBehind(s);
+    }
+}
+
+void ServiceState::markBehind(const Subscriber &s)
+{
+    {
+        QMutexLocker l(&lock);
+        if (behind.contains(s.box.get()))
+            return;
+        behind.insert(s.box.get());
+    }
+    std::weak_ptr<ServiceState> weak = weak_from_this();
+    net::OutboxPtr box = s.box;
+    transport->whenRoom(box, [weak, box] {
+        const auto self = weak.lock();
+        if (!self)
+            return;
+        QMutexLocker l(&self->lock);
+        self->behind.remove(box.get());
+        for (const Subscriber &sub : std::as_const(self->subscribers)) {
+            if (sub.box != box)
+                continue;
+            if (self->hasValue && !self->sendTo(sub, self->sequence, self->lastFlags, self->lastData, 0)) {
+                l.unlock();
+                self->markBehind(sub); // still full: try again at the next drain
+            }
+            return;
+        }
+    });
 }
 
 int ServiceState::removeSubscribers(const net::Endpoint &endpoint, quint64 incarnation)

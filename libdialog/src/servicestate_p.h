@@ -8,6 +8,7 @@
 
 #include <QMutex>
 #include <QPointer>
+#include <QSet>
 #include <atomic>
 
 namespace dialog {
@@ -19,7 +20,7 @@ struct Subscriber
     quint64 incarnation = 0;
 };
 
-struct ServiceState
+struct ServiceState : std::enable_shared_from_this<ServiceState>
 {
     QString name;
     QByteArray key; // UTF-8 name, as on the wire
@@ -39,11 +40,15 @@ struct ServiceState
     std::atomic<quint64> dropped{0};
     std::atomic<qint64> lastDropSignalMs{0};
     QPointer<Service> handle;
+    QSet<const net::Outbox *> behind; // subscribers waiting for a catch-up (guarded by lock)
 
     /// Queues one update for one subscriber. Called with no lock or with `lock` held (blockMs 0).
     bool sendTo(const Subscriber &s, quint64 seq, quint8 flags, const QByteArray &data, int blockMs);
     /// Adds (or replaces, same endpoint) a subscriber and sends it the current value.
     void addSubscriber(const Subscriber &s);
+    /// Records that an update was dropped for @p s: once its queue drains, the latest value is sent
+    /// to it, so a subscriber that fell behind always ends up with the current value.
+    void markBehind(const Subscriber &s);
     /// Removes subscribers at @p endpoint (with @p incarnation if non-zero). Returns how many.
     int removeSubscribers(const net::Endpoint &endpoint, quint64 incarnation = 0);
 };

@@ -194,6 +194,18 @@ Transport::SendResult Transport::send(const OutboxPtr &box, std::initializer_lis
     return SendResult::Queued;
 }
 
+void Transport::whenRoom(const OutboxPtr &box, std::function<void()> fn)
+{
+    {
+        QMutexLocker l(&box->m_lock);
+        if (box->m_queued > m_options.maxQueueBytes / 2) {
+            box->m_onRoom.push_back(std::move(fn));
+            return;
+        }
+    }
+    fn();
+}
+
 void Transport::acceptDescriptor(qintptr fd)
 {
     ReaderWorker *r = m_readers.at(m_nextReader.fetch_add(1) % m_readers.size());

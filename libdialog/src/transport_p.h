@@ -15,6 +15,7 @@
 #include <QWaitCondition>
 #include <atomic>
 #include <functional>
+#include <vector>
 #include <memory>
 
 Q_DECLARE_LOGGING_CATEGORY(lcSender)
@@ -99,6 +100,7 @@ private:
     qint64 m_queued = 0;        // bytes in m_chunks + bytes handed to the socket but not yet written
     bool m_wakePosted = false;
     quint64 m_generation = 0;   // bumped when the connection fails: stale accounting is ignored
+    std::vector<std::function<void()>> m_onRoom; // run (in the sender thread) once the queue is half empty
 };
 using OutboxPtr = std::shared_ptr<Outbox>;
 
@@ -157,6 +159,10 @@ public:
             wake(box);
         return SendResult::Queued;
     }
+
+    /// Runs @p fn once the queue of @p box has drained to half its bound (at once if it already has).
+    /// Called from the sender thread; dropped if the connection fails.
+    void whenRoom(const OutboxPtr &box, std::function<void()> fn);
 
     /// Communication figures summed over all destinations and connections.
     struct Stats

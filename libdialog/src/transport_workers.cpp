@@ -58,12 +58,19 @@ SenderWorker::Connection *SenderWorker::open(const OutboxPtr &box)
         c->lastActivity = m_clock.elapsed();
         Outbox *b = c->box.get();
         b->bytesSent.fetch_add(quint64(n), std::memory_order_relaxed);
-        QMutexLocker l(&b->m_lock);
-        if (c->generation == b->m_generation) {
-            b->m_queued = qMax<qint64>(0, b->m_queued - n);
-            if (b->m_queued < m_transport->options().maxQueueBytes)
-                b->m_room.wakeAll();
+        std::vector<std::function<void()>> ready;
+        {
+            QMutexLocker l(&b->m_lock);
+            if (c->generation == b->m_generation) {
+                b->m_queued = qMax<qint64>(0, b->m_queued - n);
+                if (b->m_queued < m_transport->options().maxQueueBytes)
+                    b->m_room.wakeAll();
+                if (!b->m_onRoom.empty() && b->m_queued <= m_transport->options().maxQueueBytes / 2)
+                    ready.swap(b->m_onRoom);
+            }
         }
+        for (const auto &fn : ready) // outside the lock: they queue frames on this outbox
+            fn();
     });
     connect(s, &QTcpSocket::errorOccurred, this, [this, key, s](QAbstractSocket::SocketError) {
         fail(key, s->errorString());
@@ -121,6 +128,7 @@ void SenderWorker::fail(Outbox *key, const QString &reason)
         lost = key->m_queued;
         key->m_queued = 0;
         key->m_chunks.clear();
+        key->m_onRoom.clear();
         key->m_generation++;
         key->m_room.wakeAll();
     }
@@ -268,7 +276,9 @@ void ReaderWorker::drop(Connection *c)
 {
     m_conns.remove(c->socket);
     m_transport->m_incoming.fetch_sub(1);
+    // Detach first: abort() emits disconnected() synchronously.
     c->socket->disconnect(this);
+    c->socket->abort();
     c->socket->deleteLater();
     delete c;
 }
@@ -279,7 +289,6 @@ void ReaderWorker::closeWithError(Connection *c, const QString &reason)
     qCWarning(lcReceiver).noquote() << "closing connection from" << who << "-" << reason;
     m_transport->m_protocolErrors.fetch_add(1);
     Q_EMIT m_transport->protocolError(who, reason);
-    c->socket->abort();
     drop(c);
 }
 

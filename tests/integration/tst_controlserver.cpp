@@ -1,0 +1,360 @@
+// Integration tests of the Control Server, libdialog and the dialog tool: real binaries on loopback.
+#include "processfixture.h"
+
+#include "control_p.h"
+#include "transport_p.h"
+
+#include "dialog/client.h"
+
+#include <QRandomGenerator>
+#include <QSignalSpy>
+#include <QTcpSocket>
+#include <QtTest>
+#include <csignal>
+
+using namespace dialog;
+using namespace dialog::test;
+
+class tst_ControlServer : public QObject
+{
+    Q_OBJECT
+
+private Q_SLOTS:
+    void init();
+    void cleanup();
+
+    void helpAndBadArguments();
+    void subscribeBeforeProviderExists();
+    void commandToThreeRegistrants();
+    void duplicateServiceRefusedAndProcessExits();
+    void duplicateServiceReportedWhenExitDisabled();
+    void largeMessage16MiBArrivesIntact();
+    void compressedMessageIsSmallerOnTheWire();
+    void notConnectedSenderIgnoredAndTold();
+    void lsJsonShowsWhatExists();
+    void malformedFramesCloseOnlyThatConnection();
+    void slowSubscriberKeepsMemoryBoundedAndDropsAreCounted();
+    void idleSocketReopensWithoutLosingTheMessage();
+    void getTimesOutWithReason();
+
+private:
+    std::unique_ptr<ProcessFixture> m_fx;
+};
+
+void tst_ControlServer::init()
+{
+    m_fx = std::make_unique<ProcessFixture>();
+    QVERIFY(m_fx->startControlServer());
+}
+
+void tst_ControlServer::cleanup()
+{
+    m_fx.reset(); // reaps every child
+}
+
+void tst_ControlServer::helpAndBadArguments()
+{
+    QByteArray out, err;
+    QCOMPARE(m_fx->run(QStringLiteral("dialog-controlserver"), {QStringLiteral("--help")}, &out), 0);
+    QVERIFY(out.contains("--port"));
+    QCOMPARE(m_fx->run(QStringLiteral("dialog-controlserver"), {QStringLiteral("--port"), QStringLiteral("nope")},
+                       nullptr, &err),
+             1);
+    QVERIFY2(err.startsWith("dialog-controlserver: invalid --port"), err.constData());
+    // The port is taken by the fixture's server: a clear error, not a hang.
+    QCOMPARE(m_fx->run(QStringLiteral("dialog-controlserver"), {QStringLiteral("--port"), QString::number(m_fx->port())},
+                       nullptr, &err),
+             1);
+    QVERIFY2(err.contains("cannot listen"), err.constData());
+    QCOMPARE(m_fx->run(QStringLiteral("dialog"), {QStringLiteral("frobnicate")}, nullptr, &err), 1);
+    QVERIFY(err.contains("unknown verb"));
+}
+
+void tst_ControlServer::subscribeBeforeProviderExists()
+{
+    QProcess *get = m_fx->start(QStringLiteral("dialog"), {QStringLiteral("get"), QStringLiteral("Late.Service"),
+                                                           QStringLiteral("--count"), QStringLiteral("1"),
+                                                           QStringLiteral("--json"), QStringLiteral("--timeout-ms"),
+                                                           QStringLiteral("20000")});
+    // The request is queued by the Control Server before anyone provides the service.
+    QTRY_VERIFY_WITH_TIMEOUT(m_fx->directory().value(QStringLiteral("processes")).toArray().size() == 1, 10000);
+    m_fx->start(QStringLiteral("dialog"), {QStringLiteral("publish"), QStringLiteral("Late.Service"),
+                                           QStringLiteral("--data"), QStringLiteral("hello"), QStringLiteral("--name"),
+                                           QStringLiteral("LateProvider")});
+    QVERIFY(get->waitForFinished(20000));
+    QCOMPARE(get->exitCode(), 0);
+    const QJsonObject msg = QJsonDocument::fromJson(get->readAllStandardOutput()).object();
+    QCOMPARE(msg.value(QStringLiteral("service")).toString(), QStringLiteral("Late.Service"));
+    QCOMPARE(msg.value(QStringLiteral("data")).toString(), QStringLiteral("hello"));
+}
+
+void tst_ControlServer::commandToThreeRegistrants()
+{
+    QList<QProcess *> echoes;
+    for (int i = 0; i < 3; ++i)
+        echoes.append(m_fx->start(QStringLiteral("dialog"),
+                                  {QStringLiteral("echo"), QStringLiteral("--command"), QStringLiteral("Run.Start"),
+                                   QStringLiteral("--name"), QStringLiteral("Echo%1").arg(i)}));
+    // A bystander that must not receive it.
+    QProcess *other = m_fx->start(QStringLiteral("dialog"), {QStringLiteral("echo"), QStringLiteral("--command"),
+                                                             QStringLiteral("Run.Stop"), QStringLiteral("--name"),
+                                                             QStringLiteral("Bystander")});
+    QTRY_VERIFY_WITH_TIMEOUT(m_fx->processEntry(QStringLiteral("Echo2")).value(QStringLiteral("commands")).toArray().size() == 1
+                                 && m_fx->processEntry(QStringLiteral("Echo0")).value(QStringLiteral("commands")).toArray().size() == 1
+                                 && m_fx->processEntry(QStringLiteral("Echo1")).value(QStringLiteral("commands")).toArray().size() == 1,
+                             10000);
+    QByteArray err;
+    QCOMPARE(m_fx->run(QStringLiteral("dialog"), {QStringLiteral("send"), QStringLiteral("Run.Start"), QStringLiteral("run 42")},
+                       nullptr, &err),
+             0);
+    for (QProcess *e : echoes) {
+        QTRY_VERIFY_WITH_TIMEOUT(e->bytesAvailable() > 0, 5000);
+        const QByteArray line = e->readAllStandardOutput();
+        QVERIFY2(line.startsWith("Run.Start from dialog-send-") && line.trimmed().endsWith(": run 42"), line.constData());
+    }
+    QTest::qWait(300);
+    QCOMPARE(other->bytesAvailable(), 0);
+}
+
+void tst_ControlServer::duplicateServiceRefusedAndProcessExits()
+{
+    m_fx->start(QStringLiteral("dialog"), {QStringLiteral("publish"), QStringLiteral("Unique.Service"),
+                                           QStringLiteral("--name"), QStringLiteral("FirstOwner")});
+    QTRY_VERIFY_WITH_TIMEOUT(
+        m_fx->processEntry(QStringLiteral("FirstOwner")).value(QStringLiteral("services")).toArray().size() == 1, 10000);
+    QByteArray err;
+    const int rc = m_fx->run(QStringLiteral("dialog"), {QStringLiteral("publish"), QStringLiteral("Unique.Service"),
+                                                        QStringLiteral("--name"), QStringLiteral("Intruder")},
+                             nullptr, &err, 10000);
+    QVERIFY2(rc != 0 && rc != -1, qPrintable(QStringLiteral("rc %1").arg(rc)));
+    QVERIFY2(err.contains("Unique.Service") && err.contains("already provided by FirstOwner"), err.constData());
+    const QJsonObject owner = m_fx->processEntry(QStringLiteral("FirstOwner"));
+    QCOMPARE(owner.value(QStringLiteral("services")).toArray().first().toString(), QStringLiteral("Unique.Service"));
+}
+
+void tst_ControlServer::duplicateServiceReportedWhenExitDisabled()
+{
+    Client first(m_fx->clientOptions(QStringLiteral("First")));
+    first.publish(QStringLiteral("Shared.Name"))->update("a");
+    QVERIFY(first.start());
+    QTRY_COMPARE_WITH_TIMEOUT(first.state(), Client::State::Connected, 5000);
+    Client second(m_fx->clientOptions(QStringLiteral("Second")));
+    QSignalSpy errors(&second, &Client::errorOccurred);
+    second.publish(QStringLiteral("Shared.Name"));
+    QVERIFY(second.start());
+    QTRY_COMPARE_WITH_TIMEOUT(errors.size(), 1, 5000);
+    QCOMPARE(errors.first().first().value<Client::Error>(), Client::Error::ServiceRefused);
+    QVERIFY(second.errorString().contains(QStringLiteral("already provided by First")));
+}
+
+namespace {
+QByteArray randomBytes(qsizetype n)
+{
+    QByteArray b(n, Qt::Uninitialized);
+    QRandomGenerator gen(42);
+    gen.fillRange(reinterpret_cast<quint32 *>(b.data()), int(n / 4));
+    return b;
+}
+} // namespace
+
+void tst_ControlServer::largeMessage16MiBArrivesIntact()
+{
+    const QByteArray big = randomBytes(16 * 1024 * 1024);
+    Client provider(m_fx->clientOptions(QStringLiteral("BigProvider")));
+    Service *svc = provider.publish(QStringLiteral("Big.Data"));
+    QVERIFY(provider.start());
+    Client subscriber(m_fx->clientOptions(QStringLiteral("BigSubscriber")));
+    QVERIFY(subscriber.start());
+    Subscription *sub = subscriber.subscribe(QStringLiteral("Big.Data"));
+    QSignalSpy spy(sub, &Subscription::messageReceived);
+    QTRY_COMPARE_WITH_TIMEOUT(svc->subscriberCount(), 1, 10000);
+    QVERIFY(svc->update(big));
+    // The 16 MiB message fills the 8 MiB queue: this update is dropped for now (Drop policy)...
+    QVERIFY(!svc->update(QByteArray("small after big")));
+    QCOMPARE(svc->droppedCount(), 1u);
+    // ...and still arrives: once the queue drains, the subscriber is sent the latest value.
+    QTRY_COMPARE_WITH_TIMEOUT(spy.size(), 2, 20000);
+    const Message m = spy.at(0).first().value<Message>();
+    QCOMPARE(m.data().size(), big.size());
+    QVERIFY(m.data() == big);
+    QCOMPARE(spy.at(1).first().value<Message>().data(), QByteArray("small after big"));
+    QCOMPARE(sub->lostCount(), 0u);
+}
+
+void tst_ControlServer::compressedMessageIsSmallerOnTheWire()
+{
+    QByteArray text;
+    while (text.size() < 4 * 1024 * 1024)
+        text += "event 1234 spill 7 run 42 status OK; ";
+    Client provider(m_fx->clientOptions(QStringLiteral("ZProvider")));
+    Service *svc = provider.publish(QStringLiteral("Z.Data"));
+    QVERIFY(provider.start());
+    Client subscriber(m_fx->clientOptions(QStringLiteral("ZSubscriber")));
+    QVERIFY(subscriber.start());
+    Subscription *sub = subscriber.subscribe(QStringLiteral("Z.Data"));
+    QSignalSpy spy(sub, &Subscription::messageReceived);
+    QTRY_COMPARE_WITH_TIMEOUT(svc->subscriberCount(), 1, 10000);
+    const quint64 before = subscriber.statistics().bytesIn;
+    QVERIFY(svc->update(text));
+    QTRY_COMPARE_WITH_TIMEOUT(spy.size(), 1, 10000);
+    QVERIFY(spy.first().first().value<Message>().data() == text);
+    const quint64 onWire = subscriber.statistics().bytesIn - before;
+    QVERIFY2(onWire < quint64(text.size()) / 10, qPrintable(QStringLiteral("%1 bytes on the wire").arg(onWire)));
+}
+
+void tst_ControlServer::notConnectedSenderIgnoredAndTold()
+{
+    // A process speaking the protocol without CONNECT: raw transport, internal API.
+    net::Transport raw(net::TransportOptions{});
+    QObject sinkContext;
+    QList<wire_format::Type> received;
+    raw.setControlSink(&sinkContext, [&](net::InboundBatch &b) {
+        for (const net::Inbound &in : b)
+            received.append(in.type);
+    });
+    QString error;
+    QVERIFY2(raw.listen(QHostAddress::LocalHost, 0, &error), qPrintable(error));
+    net::PeerInfo self;
+    self.name = QStringLiteral("Intruder");
+    self.endpoint = net::Endpoint{QStringLiteral("127.0.0.1"), raw.serverPort()};
+    self.incarnation = 7;
+    raw.setIdentity(self);
+    const auto cs = raw.outbox(net::Endpoint{QStringLiteral("127.0.0.1"), m_fx->port()});
+    raw.send(cs, wire_format::namesFrame(wire_format::Type::RegisterService, {QStringLiteral("Stolen.Service")}));
+    QTRY_VERIFY_WITH_TIMEOUT(received.contains(wire_format::Type::ConnectionLost), 5000);
+    const QJsonArray procs = m_fx->directory().value(QStringLiteral("processes")).toArray();
+    for (const QJsonValue &v : procs) {
+        QVERIFY(v.toObject().value(QStringLiteral("name")).toString() != QLatin1String("Intruder"));
+        QVERIFY(!v.toObject().value(QStringLiteral("services")).toArray().contains(QStringLiteral("Stolen.Service")));
+    }
+}
+
+void tst_ControlServer::lsJsonShowsWhatExists()
+{
+    m_fx->start(QStringLiteral("dialog"), {QStringLiteral("publish"), QStringLiteral("Ls.A"), QStringLiteral("--name"),
+                                           QStringLiteral("ProcA")});
+    m_fx->start(QStringLiteral("dialog"), {QStringLiteral("echo"), QStringLiteral("--command"), QStringLiteral("Ls.C"),
+                                           QStringLiteral("--name"), QStringLiteral("ProcB")});
+    Client c(m_fx->clientOptions(QStringLiteral("ProcC")));
+    c.subscribe(QStringLiteral("Ls.A"));
+    QVERIFY(c.start());
+    QJsonObject a, b, cc;
+    QTRY_VERIFY_WITH_TIMEOUT((a = m_fx->processEntry(QStringLiteral("ProcA")), b = m_fx->processEntry(QStringLiteral("ProcB")),
+                              cc = m_fx->processEntry(QStringLiteral("ProcC")),
+                              !a.isEmpty() && !b.isEmpty() && !cc.isEmpty()
+                                  && !cc.value(QStringLiteral("subscriptions")).toArray().isEmpty()
+                                  && !b.value(QStringLiteral("commands")).toArray().isEmpty()),
+                             10000);
+    QCOMPARE(a.value(QStringLiteral("services")).toArray(), QJsonArray{QStringLiteral("Ls.A")});
+    QCOMPARE(b.value(QStringLiteral("commands")).toArray(), QJsonArray{QStringLiteral("Ls.C")});
+    QCOMPARE(cc.value(QStringLiteral("subscriptions")).toArray(), QJsonArray{QStringLiteral("Ls.A")});
+    QCOMPARE(cc.value(QStringLiteral("pid")).toInteger(), QCoreApplication::applicationPid());
+    QCOMPARE(cc.value(QStringLiteral("host")).toString(), QStringLiteral("127.0.0.1"));
+    QCOMPARE(cc.value(QStringLiteral("port")).toInt(), int(c.port()));
+    // The human table shows the same.
+    QByteArray out;
+    QCOMPARE(m_fx->run(QStringLiteral("dialog"), {QStringLiteral("ls")}, &out), 0);
+    QVERIFY2(out.contains("ProcA") && out.contains("provides   Ls.A") && out.contains("command    Ls.C"), out.constData());
+}
+
+void tst_ControlServer::malformedFramesCloseOnlyThatConnection()
+{
+    const QList<QByteArray> garbage{
+        QByteArray("GET / HTTP/1.0\r\n\r\n"),
+        // HELLO header with an absurd length (2 GiB).
+        QByteArray::fromHex("a1d1" "01" "01" "00" "000000" "00000080"),
+        // Unknown protocol version.
+        QByteArray::fromHex("a1d1" "09" "01" "00" "000000" "00000000"),
+    };
+    for (const QByteArray &g : garbage) {
+        QTcpSocket s;
+        s.connectToHost(QHostAddress::LocalHost, m_fx->port());
+        QVERIFY(s.waitForConnected(3000));
+        s.write(g);
+        QVERIFY(s.waitForDisconnected(5000)); // the server closed it
+    }
+    // A client process receiving garbage on its own port reports it and keeps working.
+    Client c(m_fx->clientOptions(QStringLiteral("Victim")));
+    Service *svc = c.publish(QStringLiteral("Victim.State"));
+    QVERIFY(c.start());
+    QSignalSpy errors(&c, &Client::errorOccurred);
+    {
+        QTcpSocket s;
+        s.connectToHost(QHostAddress::LocalHost, c.port());
+        QVERIFY(s.waitForConnected(3000));
+        s.write(QByteArray(64, '\xee'));
+        QVERIFY(s.waitForDisconnected(5000));
+    }
+    QTRY_COMPARE_WITH_TIMEOUT(errors.size(), 1, 5000);
+    QCOMPARE(errors.first().first().value<Client::Error>(), Client::Error::ProtocolError);
+    svc->update("still alive");
+    QByteArray out;
+    QCOMPARE(m_fx->run(QStringLiteral("dialog"), {QStringLiteral("get"), QStringLiteral("Victim.State"), QStringLiteral("--count"),
+                                                  QStringLiteral("1"), QStringLiteral("--timeout-ms"), QStringLiteral("10000")},
+                       &out),
+             0);
+    QVERIFY2(out.contains("still alive"), out.constData());
+}
+
+void tst_ControlServer::slowSubscriberKeepsMemoryBoundedAndDropsAreCounted()
+{
+    ClientOptions o = m_fx->clientOptions(QStringLiteral("FastProvider"));
+    o.maxQueueBytes = 1024 * 1024;
+    Client provider(o);
+    Service *svc = provider.publish(QStringLiteral("Fast.Data"));
+    QVERIFY(provider.start());
+    QSignalSpy dropped(svc, &Service::messagesDropped);
+    QProcess *slow = m_fx->start(QStringLiteral("dialog"), {QStringLiteral("get"), QStringLiteral("Fast.Data")});
+    QTRY_COMPARE_WITH_TIMEOUT(svc->subscriberCount(), 1, 10000);
+    ::kill(pid_t(slow->processId()), SIGSTOP); // a subscriber that stops reading
+    const QByteArray chunk = randomBytes(64 * 1024);
+    qint64 maxQueued = 0;
+    for (int i = 0; i < 4000; ++i) { // 250 MiB offered
+        svc->update(chunk);
+        if (i % 100 == 0) {
+            QCoreApplication::processEvents();
+            maxQueued = qMax(maxQueued, provider.statistics().queuedBytes);
+        }
+    }
+    QVERIFY2(svc->droppedCount() > 0, "a stopped subscriber must cause counted drops");
+    QVERIFY2(maxQueued <= o.maxQueueBytes + 2 * chunk.size(), qPrintable(QString::number(maxQueued)));
+    QTRY_VERIFY_WITH_TIMEOUT(!dropped.isEmpty(), 2000);
+    ::kill(pid_t(slow->processId()), SIGCONT);
+}
+
+void tst_ControlServer::idleSocketReopensWithoutLosingTheMessage()
+{
+    ClientOptions o = m_fx->clientOptions(QStringLiteral("IdleProvider"));
+    o.idleTimeoutMs = 200;
+    Client provider(o);
+    Service *svc = provider.publish(QStringLiteral("Idle.Data"));
+    QVERIFY(provider.start());
+    Client subscriber(m_fx->clientOptions(QStringLiteral("IdleSubscriber")));
+    QVERIFY(subscriber.start());
+    Subscription *sub = subscriber.subscribe(QStringLiteral("Idle.Data"));
+    QSignalSpy spy(sub, &Subscription::messageReceived);
+    QTRY_COMPARE_WITH_TIMEOUT(svc->subscriberCount(), 1, 10000);
+    svc->update("one");
+    QTRY_COMPARE_WITH_TIMEOUT(spy.size(), 1, 5000);
+    const quint64 opened = provider.statistics().reconnects;
+    QTest::qWait(800); // the socket to the subscriber idles out
+    svc->update("two");
+    QTRY_COMPARE_WITH_TIMEOUT(spy.size(), 2, 5000);
+    QCOMPARE(spy.at(1).first().value<Message>().data(), QByteArray("two"));
+    QVERIFY2(provider.statistics().reconnects > opened, "the idle socket should have been closed and reopened");
+    QCOMPARE(sub->lostCount(), 0u);
+}
+
+void tst_ControlServer::getTimesOutWithReason()
+{
+    QByteArray err;
+    QCOMPARE(m_fx->run(QStringLiteral("dialog"), {QStringLiteral("get"), QStringLiteral("Nobody.Provides"),
+                                                  QStringLiteral("--count"), QStringLiteral("1"),
+                                                  QStringLiteral("--timeout-ms"), QStringLiteral("700")},
+                       nullptr, &err),
+             1);
+    QVERIFY2(err.contains("0 of 1 update(s) of 'Nobody.Provides'") && err.contains("waiting"), err.constData());
+}
+
+QTEST_GUILESS_MAIN(tst_ControlServer)
+#include "tst_controlserver.moc"
