@@ -9,11 +9,16 @@
 
 namespace dialog::tool {
 
+inline QString processName(const QCommandLineParser &p, const QString &verb)
+{
+    return p.isSet(QStringLiteral("name")) ? p.value(QStringLiteral("name"))
+                                            : QStringLiteral("dialog-%1-%2").arg(verb).arg(QCoreApplication::applicationPid());
+}
+
 /// A Client named "dialog-VERB-PID" configured from the environment and the parsed options.
 inline std::unique_ptr<Client> makeClient(const QCommandLineParser &p, const QString &verb, QString *error)
 {
-    ClientOptions o = ClientOptions::fromEnvironment(
-        QStringLiteral("dialog-%1-%2").arg(verb).arg(QCoreApplication::applicationPid()));
+    ClientOptions o = ClientOptions::fromEnvironment(processName(p, verb));
     if (!o.applyParser(p, error))
         return nullptr;
     auto c = std::make_unique<Client>(o);

@@ -14,8 +14,6 @@ int publish(const QStringList &args)
     QCommandLineParser p;
     p.setApplicationDescription(QStringLiteral("A test publisher: updates a service at a given rate."));
     p.addPositionalArgument(QStringLiteral("service"), QStringLiteral("Service name."));
-    p.addOption({QStringLiteral("name"), QStringLiteral("Process name (default dialog-publish-PID)."),
-                 QStringLiteral("name")});
     p.addOption({QStringLiteral("rate"), QStringLiteral("Updates per second, 0 = as fast as flow control allows "
                                                         "(default 1)."),
                  QStringLiteral("hz")});
@@ -48,9 +46,7 @@ int publish(const QStringList &args)
     if (flow != QLatin1String("drop") && flow != QLatin1String("block"))
         return fail(verb, QStringLiteral("invalid --flow '%1' (drop or block)").arg(flow));
 
-    ClientOptions o = ClientOptions::fromEnvironment(
-        p.isSet(QStringLiteral("name")) ? p.value(QStringLiteral("name"))
-                                         : QStringLiteral("dialog-publish-%1").arg(QCoreApplication::applicationPid()));
+    ClientOptions o = ClientOptions::fromEnvironment(processName(p, verb));
     QString error;
     if (!o.applyParser(p, &error))
         return fail(verb, error);
@@ -134,7 +130,6 @@ int echo(const QStringList &args)
     QCommandLineParser p;
     p.setApplicationDescription(QStringLiteral("Registers a command, prints every command received and, with "
                                                "--service, publishes its data on that service."));
-    p.addOption({QStringLiteral("name"), QStringLiteral("Process name (default dialog-echo-PID)."), QStringLiteral("name")});
     p.addOption({QStringLiteral("command"), QStringLiteral("Command to register (repeatable)."), QStringLiteral("name")});
     p.addOption({QStringLiteral("service"), QStringLiteral("Service to update with each command's data."),
                  QStringLiteral("name")});
@@ -143,9 +138,7 @@ int echo(const QStringList &args)
         return 1;
     if (!p.isSet(QStringLiteral("command")))
         return fail(verb, QStringLiteral("--command is required"));
-    ClientOptions o = ClientOptions::fromEnvironment(
-        p.isSet(QStringLiteral("name")) ? p.value(QStringLiteral("name"))
-                                         : QStringLiteral("dialog-echo-%1").arg(QCoreApplication::applicationPid()));
+    ClientOptions o = ClientOptions::fromEnvironment(processName(p, verb));
     QString error;
     if (!o.applyParser(p, &error))
         return fail(verb, error);

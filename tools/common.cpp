@@ -15,6 +15,7 @@ int fail(const QString &verb, const QString &why)
 bool parse(QCommandLineParser &p, const QStringList &args, const QString &verb)
 {
     p.addHelpOption();
+    p.addOption({QStringLiteral("name"), QStringLiteral("Process name (default dialog-VERB-PID)."), QStringLiteral("name")});
     ClientOptions::addParserOptions(p);
     if (!p.parse(args)) {
         fail(verb, p.errorText());
