@@ -128,10 +128,13 @@ bool Directory::registerService(const QString &process, const QString &service, 
 
 bool Directory::unregisterService(const QString &process, const QString &service)
 {
-    if (m_providers.value(service) != process)
+    const auto owner = m_providers.constFind(service);
+    if (owner == m_providers.cend() || owner.value() != process)
         return false;
-    m_providers.remove(service);
-    m_processes[process].services.remove(service);
+    m_providers.erase(owner);
+    auto p = m_processes.find(process);
+    if (p != m_processes.end())
+        p->services.remove(service);
     return true;
 }
 

@@ -5,6 +5,7 @@
 #include <QEventLoop>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QMetaEnum>
 #include <QTimer>
 #include <QtEndian>
 #include <algorithm>
@@ -84,26 +85,32 @@ int fanin(const QStringList &args)
     if (!o.applyParser(p, &error))
         return fail(verb, error);
     o.controlServers = {env.address};
-    Client client(o);
-    if (!client.start())
-        return fail(verb, client.errorString());
+    auto client = std::make_unique<Client>(o);
+    if (!client->start())
+        return fail(verb, client->errorString());
     QList<Subscription *> subs;
     for (int i = 0; i < senders; ++i) {
         const QString service = QStringLiteral("bench.fanin.%1").arg(i);
-        subs.append(client.subscribe(service));
+        subs.append(client->subscribe(service));
         env.children.start(ChildProcesses::binary(QStringLiteral("dialog")),
                            {QStringLiteral("publish"), service, QStringLiteral("--name"),
                             QStringLiteral("bench.publisher.%1").arg(i), QStringLiteral("--control-server"),
                             env.address, QStringLiteral("--rate"), QStringLiteral("0"), QStringLiteral("--size"),
                             QString::number(size), QStringLiteral("--random"), QStringLiteral("--flow"),
-                            QStringLiteral("block"), QStringLiteral("--wait-subscribers"), QStringLiteral("1")});
+                            QStringLiteral("block"), QStringLiteral("--block-ms"), QStringLiteral("600000"),
+                            QStringLiteral("--wait-subscribers"), QStringLiteral("1")});
     }
     const auto allActive = [&] {
         return std::all_of(subs.cbegin(), subs.cend(),
                            [](Subscription *s) { return s->state() == Subscription::State::Active; });
     };
-    if (!runUntil(allActive, 30000))
-        return fail(verb, QStringLiteral("not every publisher delivered within 30 s"));
+    if (!runUntil(allActive, 30000)) {
+        QStringList late;
+        for (Subscription *s : std::as_const(subs))
+            if (s->state() != Subscription::State::Active)
+                late << QStringLiteral("%1 (%2)").arg(s->service(), QString::fromLatin1(QMetaEnum::fromType<Subscription::State>().valueToKey(int(s->state()))));
+        return fail(verb, QStringLiteral("not every publisher delivered within 30 s: %1").arg(late.join(QStringLiteral(", "))));
+    }
     runFor(500); // warm-up
     const auto totals = [&] {
         quint64 received = 0, lost = 0;
@@ -119,6 +126,8 @@ int fanin(const QStringList &args)
     runFor(int(seconds * 1000));
     const auto after = totals();
     const double elapsed = t.nsecsElapsed() / 1e9;
+    // Close the subscriber first: its connections break, which releases publishers blocked in update().
+    client.reset();
     env.children.stopAll();
 
     const double msgs = double(after.first - before.first) / elapsed;
@@ -199,17 +208,37 @@ int rtt(const QStringList &args)
         15000);
     if (!up)
         return fail(verb, QStringLiteral("the echo process did not answer within 15 s"));
+    // Event-driven: each pong sends the next ping from the slot, no polling.
     QList<qint64> samples;
     samples.reserve(count);
     QElapsedTimer t;
-    for (qint64 i = 0; i < count; ++i) {
-        t.start();
-        if (!ping(++n))
-            return fail(verb, QStringLiteral("command could not be sent"));
-        if (!runUntil([&] { return got; }, 5000))
-            return fail(verb, QStringLiteral("round trip %1 timed out").arg(i));
+    QEventLoop loop;
+    bool failed = false;
+    QTimer watchdog;
+    watchdog.setSingleShot(true);
+    watchdog.setInterval(5000);
+    QObject::connect(&watchdog, &QTimer::timeout, &loop, [&] {
+        failed = true;
+        loop.quit();
+    });
+    QObject::connect(pong, &Subscription::messageReceived, &loop, [&](const Message &m) {
+        if (m.data().size() < 8 || qFromLittleEndian<quint64>(m.data().constData()) != expected)
+            return;
         samples.append(t.nsecsElapsed());
-    }
+        if (samples.size() >= count) {
+            loop.quit();
+            return;
+        }
+        t.start();
+        ping(++n);
+        watchdog.start();
+    });
+    t.start();
+    ping(++n);
+    watchdog.start();
+    loop.exec();
+    if (failed)
+        return fail(verb, QStringLiteral("round trip %1 timed out").arg(samples.size()));
     env.children.stopAll();
     std::sort(samples.begin(), samples.end());
     const auto pct = [&](double q) { return samples.at(qMin(samples.size() - 1, qsizetype(q * samples.size()))) / 1000.0; };

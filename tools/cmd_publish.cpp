@@ -26,6 +26,9 @@ int publish(const QStringList &args)
     p.addOption({QStringLiteral("flow"), QStringLiteral("Flow control towards a slow subscriber: drop (default) or "
                                                         "block."),
                  QStringLiteral("mode"), QStringLiteral("drop")});
+    p.addOption({QStringLiteral("block-ms"), QStringLiteral("With --flow block: longest wait for room before an update "
+                                                            "is dropped (default 1000)."),
+                 QStringLiteral("ms")});
     p.addOption({QStringLiteral("wait-subscribers"), QStringLiteral("Start publishing once N subscribers are there."),
                  QStringLiteral("n")});
     p.addOption({QStringLiteral("compress-threshold"),
@@ -35,11 +38,12 @@ int publish(const QStringList &args)
         return 1;
     if (p.positionalArguments().size() != 1)
         return fail(verb, QStringLiteral("expected exactly one service name (see --help)"));
-    qint64 rate = 1, size = -1, count = 0, waitSubs = 0, threshold = 64 * 1024;
+    qint64 rate = 1, size = -1, count = 0, waitSubs = 0, threshold = 64 * 1024, blockMs = 1000;
     if (!intOption(p, verb, QStringLiteral("rate"), 0, 10000000, rate)
         || !intOption(p, verb, QStringLiteral("size"), 0, 64 * 1024 * 1024, size)
         || !intOption(p, verb, QStringLiteral("count"), 1, qint64(1) << 62, count)
         || !intOption(p, verb, QStringLiteral("wait-subscribers"), 0, 100000, waitSubs)
+        || !intOption(p, verb, QStringLiteral("block-ms"), 1, 3600000, blockMs)
         || !intOption(p, verb, QStringLiteral("compress-threshold"), 0, 1 << 30, threshold))
         return 1;
     const QString flow = p.value(QStringLiteral("flow"));
@@ -55,7 +59,7 @@ int publish(const QStringList &args)
     const QString name = p.positionalArguments().first();
     Service *service = client.publish(name);
     service->setFlowControl(flow == QLatin1String("block") ? Service::FlowControl::Block : Service::FlowControl::Drop,
-                            1000);
+                            int(blockMs));
     if (!client.start())
         return fail(verb, client.errorString());
 
@@ -116,7 +120,13 @@ int publish(const QStringList &args)
             }
         });
     }
-    pump.start();
+    // Wait for subscribers without spinning: the pump starts when enough of them are there.
+    auto startWhenReady = [&] {
+        if (!pump.isActive() && service->subscriberCount() >= waitSubs)
+            pump.start();
+    };
+    QObject::connect(service, &Service::subscriberCountChanged, &client, startWhenReady);
+    startWhenReady();
     const int rc = QCoreApplication::exec();
     if (service->droppedCount() > 0)
         std::fprintf(stderr, "dialog publish: %llu update(s) dropped for slow subscribers\n",

@@ -32,7 +32,7 @@ void ClientPrivate::deliver(net::InboundBatch &batch)
             if (it == subscriptions.cend())
                 continue; // unsubscribed meanwhile
             const Message m(it.key(), in.data, in.sequence);
-            const quint64 incarnation = in.peer ? in.peer->incarnation : 0;
+            const quint64 incarnation = in.incarnation;
             // Copy: a slot may unsubscribe while we iterate.
             const QList<Subscription *> subs = it.value();
             for (Subscription *s : subs)

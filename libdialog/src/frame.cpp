@@ -91,6 +91,22 @@ bool FrameDecoder::parseHeader(const char *p, Frame &f, quint32 &len)
     return true;
 }
 
+void FrameDecoder::keepTail(const char *base, qint64 pos, qint64 size, bool fromBuffer)
+{
+    if (pos >= size) {
+        m_buffer.clear();
+        return;
+    }
+    if (fromBuffer)
+        m_buffer.remove(0, pos);
+    else
+        m_buffer = QByteArray(base + pos, size - pos); // deep copy: the input may be a raw view
+    // Reserve the whole frame once its length is known, so large frames grow without reallocations.
+    const qint64 remaining = pendingFrameRemaining();
+    if (remaining > 0)
+        m_buffer.reserve(m_buffer.size() + remaining);
+}
+
 qint64 FrameDecoder::pendingFrameRemaining() const
 {
     if (m_buffer.size() < HeaderSize)

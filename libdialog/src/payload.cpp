@@ -49,7 +49,52 @@ bool finishData(const Frame &f, qint64 pos, QByteArray &data, qint64 maxDataSize
     return true;
 }
 
+bool readNameView(QByteArrayView p, qint64 &pos, QByteArrayView &name)
+{
+    if (p.size() - pos < 2)
+        return false;
+    const quint16 len = qFromLittleEndian<quint16>(p.data() + pos);
+    pos += 2;
+    if (len > MaxNameLength || p.size() - pos < len)
+        return false;
+    name = p.sliced(pos, len);
+    pos += len;
+    return true;
+}
+
 } // namespace
+
+bool splitService(QByteArrayView payload, QByteArrayView &name, quint64 &sequence, QByteArrayView &data)
+{
+    qint64 pos = 0;
+    if (!readNameView(payload, pos, name) || payload.size() - pos < 8)
+        return false;
+    sequence = qFromLittleEndian<quint64>(payload.data() + pos);
+    data = payload.sliced(pos + 8);
+    return true;
+}
+
+bool splitCommand(QByteArrayView payload, QByteArrayView &name, QByteArrayView &origin, QByteArrayView &data)
+{
+    qint64 pos = 0;
+    if (!readNameView(payload, pos, name) || !readNameView(payload, pos, origin))
+        return false;
+    data = payload.sliced(pos);
+    return true;
+}
+
+bool extractData(QByteArrayView data, quint8 flags, QByteArray &out, qint64 maxDataSize, QString *error)
+{
+    if (flags & Compressed)
+        return decompress(data, out, maxDataSize, error);
+    if (data.size() > maxDataSize) {
+        if (error)
+            *error = QStringLiteral("message of %1 bytes exceeds the maximum of %2").arg(data.size()).arg(maxDataSize);
+        return false;
+    }
+    out = data.toByteArray();
+    return true;
+}
 
 void appendServiceFrame(QByteArray &out, QByteArrayView name, quint64 seq, quint8 flags, QByteArrayView data)
 {
@@ -108,6 +153,26 @@ bool decodeCommand(const Frame &f, CommandPayload &out, qint64 maxDataSize, QStr
     return finishData(f, pos, out.data, maxDataSize, error);
 }
 
+namespace {
+// One compression context per thread, with the content checksum on: corrupted data is detected
+// by ZSTD_decompress instead of being delivered wrong.
+ZSTD_CCtx *compressionContext()
+{
+    struct Holder
+    {
+        ZSTD_CCtx *ctx = ZSTD_createCCtx();
+        Holder()
+        {
+            ZSTD_CCtx_setParameter(ctx, ZSTD_c_compressionLevel, 1);
+            ZSTD_CCtx_setParameter(ctx, ZSTD_c_checksumFlag, 1);
+        }
+        ~Holder() { ZSTD_freeCCtx(ctx); }
+    };
+    thread_local Holder holder;
+    return holder.ctx;
+}
+} // namespace
+
 bool compress(QByteArrayView in, QByteArray &out)
 {
     // Probe a sample first: incompressible data (already compressed, random) is sent as it is
@@ -120,7 +185,7 @@ bool compress(QByteArrayView in, QByteArray &out)
             return false;
     }
     out.resize(qsizetype(ZSTD_compressBound(size_t(in.size()))));
-    const size_t n = ZSTD_compress(out.data(), size_t(out.size()), in.data(), size_t(in.size()), 1);
+    const size_t n = ZSTD_compress2(compressionContext(), out.data(), size_t(out.size()), in.data(), size_t(in.size()));
     if (ZSTD_isError(n) || qint64(n) >= in.size() * 9 / 10)
         return false;
     out.truncate(qsizetype(n));

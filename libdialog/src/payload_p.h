@@ -33,6 +33,12 @@ void appendServiceFrame(QByteArray &out, QByteArrayView name, quint64 seq, quint
 QByteArray serviceFramePrefix(QByteArrayView name, quint64 seq, quint8 flags, qint64 dataSize);
 QByteArray encodeCommandFrame(QByteArrayView name, QByteArrayView origin, quint8 flags, QByteArrayView data);
 
+/// Splits a SERVICE_MESSAGE payload without copying. False if it is truncated.
+bool splitService(QByteArrayView payload, QByteArrayView &name, quint64 &sequence, QByteArrayView &data);
+bool splitCommand(QByteArrayView payload, QByteArrayView &name, QByteArrayView &origin, QByteArrayView &data);
+/// Copies (or, with the Compressed flag, decompresses) data out of a frame. False with @p error on failure.
+bool extractData(QByteArrayView data, quint8 flags, QByteArray &out, qint64 maxDataSize, QString *error);
+
 /// Decoders: return false and set @p error when the payload is malformed or cannot be decompressed.
 bool decodeService(const Frame &f, ServicePayload &out, qint64 maxDataSize, QString *error);
 bool decodeCommand(const Frame &f, CommandPayload &out, qint64 maxDataSize, QString *error);

@@ -242,7 +242,7 @@ void Transport::drain(DeliveryQueue &q)
     }
     qint64 bytes = 0;
     for (const Inbound &in : std::as_const(batch))
-        bytes += in.data.size() + 64;
+        bytes += in.data.size() + InboundOverhead;
     if (q.sink)
         q.sink(batch);
     m_pendingDelivery.fetch_sub(bytes);

@@ -49,17 +49,21 @@ struct PeerInfo
 using PeerPtr = std::shared_ptr<const PeerInfo>;
 
 /// One decoded inbound frame. For data frames name/origin/sequence/data are decoded (and
-/// decompressed); for control frames data holds the protobuf payload.
+/// decompressed); for control frames data holds the protobuf payload. peer is set for every type
+/// but SERVICE_MESSAGE (the hot path carries only the sender's incarnation).
 struct Inbound
 {
     wire_format::Type type = wire_format::Type::Hello;
     PeerPtr peer;
+    quint64 incarnation = 0;
     QByteArray name;
     QByteArray origin;
     quint64 sequence = 0;
     QByteArray data;
 };
 using InboundBatch = QList<Inbound>;
+/// What one queued Inbound costs beyond its data, for the bound on undelivered messages.
+constexpr qint64 InboundOverhead = 192;
 
 struct TransportOptions
 {
@@ -67,7 +71,7 @@ struct TransportOptions
     int readerThreads = 2;
     qint64 maxQueueBytes = 8 * 1024 * 1024;          ///< per destination
     qint64 maxMessageSize = wire_format::DefaultMaxMessageSize;
-    qint64 maxPendingDelivery = 64 * 1024 * 1024;    ///< decoded bytes waiting for a sink
+    qint64 maxPendingDelivery = 32 * 1024 * 1024;    ///< decoded bytes waiting for a sink
     int idleTimeoutMs = 60000;
     int connectTimeoutMs = 5000;
 };

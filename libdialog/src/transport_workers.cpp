@@ -200,6 +200,8 @@ struct ReaderWorker::Connection
     FrameDecoder decoder;
     PeerPtr peer;
     QString label;
+    QList<QByteArray> names;
+    QByteArray intern(QByteArrayView name);
     explicit Connection(qint64 maxPayload) : decoder(maxPayload) {}
 };
 
@@ -266,10 +268,16 @@ void ReaderWorker::resume()
     if (!m_paused)
         return;
     m_paused = false;
+    // Start at a different connection each time: otherwise the first ones refill the budget on
+    // every resume and the others starve.
     const QList<Connection *> all = m_conns.values();
-    for (Connection *c : all)
+    const qsizetype n = all.size();
+    const qsizetype start = n ? qsizetype(m_resumeCount++ % quint64(n)) : 0;
+    for (qsizetype i = 0; i < n; ++i) {
+        Connection *c = all.at((start + i) % n);
         if (m_conns.contains(c->socket) && c->socket->bytesAvailable() > 0)
             readFrom(c);
+    }
 }
 
 void ReaderWorker::drop(Connection *c)
@@ -292,81 +300,97 @@ void ReaderWorker::closeWithError(Connection *c, const QString &reason)
     drop(c);
 }
 
+QByteArray ReaderWorker::Connection::intern(QByteArrayView name)
+{
+    // Messages of one connection mostly carry the same few names: reuse them, no allocation.
+    for (const QByteArray &n : std::as_const(names))
+        if (QByteArrayView(n) == name)
+            return n;
+    if (names.size() >= 32)
+        names.removeFirst();
+    names.append(name.toByteArray());
+    return names.last();
+}
+
 void ReaderWorker::readFrom(Connection *c)
 {
     if (shouldPause())
         return;
     const qint64 maxData = m_transport->options().maxMessageSize;
-    QList<Frame> frames;
     InboundBatch control, data;
     qint64 controlBytes = 0, dataBytes = 0;
+    quint64 frames = 0;
     QString error;
     bool ok = true;
+    const auto onFrame = [&](Type type, quint8 flags, QByteArrayView payload) {
+        if (!c->peer) {
+            wire::Hello h;
+            if (type != Type::Hello || !h.ParseFromArray(payload.data(), int(payload.size()))) {
+                error = QStringLiteral("first frame is %1, not a valid HELLO").arg(QLatin1String(typeName(type)));
+                return false;
+            }
+            auto p = std::make_shared<PeerInfo>();
+            p->name = qs(h.name());
+            p->endpoint = Endpoint{qs(h.host()), quint16(h.port())};
+            p->pid = h.pid();
+            p->incarnation = h.incarnation();
+            c->peer = std::move(p);
+            return true;
+        }
+        ++frames;
+        Inbound in;
+        in.type = type;
+        in.incarnation = c->peer->incarnation;
+        if (type == Type::ServiceMessage) {
+            // The hot path: no peer pointer (no shared refcount across threads), name interned.
+            QByteArrayView name, body;
+            if (!splitService(payload, name, in.sequence, body)) {
+                error = QStringLiteral("truncated SERVICE_MESSAGE payload");
+                return false;
+            }
+            if (!extractData(body, flags, in.data, maxData, &error))
+                return false;
+            in.name = c->intern(name);
+            dataBytes += in.data.size() + InboundOverhead;
+            data.append(std::move(in));
+            return true;
+        }
+        in.peer = c->peer;
+        if (type == Type::CommandMessage) {
+            QByteArrayView name, origin, body;
+            if (!splitCommand(payload, name, origin, body)) {
+                error = QStringLiteral("truncated COMMAND_MESSAGE payload");
+                return false;
+            }
+            if (!extractData(body, flags, in.data, maxData, &error))
+                return false;
+            in.name = name.toByteArray();
+            in.origin = origin.toByteArray();
+            dataBytes += in.data.size() + InboundOverhead;
+            data.append(std::move(in));
+            return true;
+        }
+        in.data = payload.toByteArray();
+        if (type == Type::Hello || !validControlPayload(type, in.data)) {
+            error = QStringLiteral("malformed %1 payload").arg(QLatin1String(typeName(type)));
+            return false;
+        }
+        controlBytes += in.data.size() + InboundOverhead;
+        control.append(std::move(in));
+        return true;
+    };
     while (ok && c->socket->bytesAvailable() > 0) {
         const qint64 n = c->socket->read(m_readBuffer.data(), m_readBuffer.size());
         if (n <= 0)
             break;
         m_transport->m_bytesIn.fetch_add(quint64(n), std::memory_order_relaxed);
-        ok = c->decoder.feed(QByteArray::fromRawData(m_readBuffer.constData(), n), frames);
-        if (!ok)
+        ok = c->decoder.feedView(QByteArrayView(m_readBuffer.constData(), n), onFrame);
+        if (!ok && error.isEmpty())
             error = c->decoder.errorString();
-        for (Frame &f : frames) {
-            if (!c->peer) {
-                wire::Hello h;
-                if (f.type != Type::Hello || !parseControl(f.payload, h)) {
-                    error = QStringLiteral("first frame is %1, not a valid HELLO").arg(QLatin1String(typeName(f.type)));
-                    ok = false;
-                    break;
-                }
-                auto p = std::make_shared<PeerInfo>();
-                p->name = qs(h.name());
-                p->endpoint = Endpoint{qs(h.host()), quint16(h.port())};
-                p->pid = h.pid();
-                p->incarnation = h.incarnation();
-                c->peer = std::move(p);
-                continue;
-            }
-            Inbound in;
-            in.type = f.type;
-            in.peer = c->peer;
-            if (f.type == Type::ServiceMessage) {
-                ServicePayload sp;
-                if (!decodeService(f, sp, maxData, &error)) {
-                    ok = false;
-                    break;
-                }
-                in.name = std::move(sp.name);
-                in.sequence = sp.sequence;
-                in.data = std::move(sp.data);
-            } else if (f.type == Type::CommandMessage) {
-                CommandPayload cp;
-                if (!decodeCommand(f, cp, maxData, &error)) {
-                    ok = false;
-                    break;
-                }
-                in.name = std::move(cp.name);
-                in.origin = std::move(cp.origin);
-                in.data = std::move(cp.data);
-            } else if (f.type == Type::Hello || !validControlPayload(f.type, f.payload)) {
-                error = QStringLiteral("malformed %1 payload").arg(QLatin1String(typeName(f.type)));
-                ok = false;
-                break;
-            } else {
-                in.data = std::move(f.payload);
-            }
-            m_transport->m_framesIn.fetch_add(1, std::memory_order_relaxed);
-            if (isDataType(in.type)) {
-                dataBytes += in.data.size() + 64;
-                data.append(std::move(in));
-            } else {
-                controlBytes += in.data.size() + 64;
-                control.append(std::move(in));
-            }
-        }
-        frames.clear();
         if (shouldPause())
             break;
     }
+    m_transport->m_framesIn.fetch_add(frames, std::memory_order_relaxed);
     // Frames decoded before an error are still delivered: they were valid.
     m_transport->deliver(m_transport->m_control, control, controlBytes);
     m_transport->deliver(m_transport->m_data, data, dataBytes);

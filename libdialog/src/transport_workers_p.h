@@ -67,6 +67,7 @@ private:
     QHash<QTcpSocket *, Connection *> m_conns;
     QByteArray m_readBuffer;
     bool m_paused = false;
+    quint64 m_resumeCount = 0;
 };
 
 class Listener : public QTcpServer
