@@ -34,6 +34,54 @@ quint16 ControlServer::port() const { return m_transport ? m_transport->serverPo
 
 bool ControlServer::start(QString *error)
 {
+    if (m_options.standbyOf.isEmpty())
+        return activate(error);
+    net::Endpoint primary;
+    if (!net::Endpoint::parse(m_options.standbyOf, primary)) {
+        *error = QStringLiteral("invalid --standby-of '%1' (expected host:port)").arg(m_options.standbyOf);
+        return false;
+    }
+    watchPrimary();
+    return true;
+}
+
+void ControlServer::watchPrimary()
+{
+    // The standby is an ordinary DIALOG process of the primary: the primary answers its heartbeats,
+    // so a dead or hung primary shows up as a lost connection.
+    ClientOptions o;
+    o.name = QStringLiteral("DIALOG.Standby.%1").arg(m_options.port);
+    o.controlServers = {m_options.standbyOf};
+    o.heartbeatMs = m_options.heartbeatMs;
+    o.exitOnRefusal = false;
+    m_primaryWatch = std::make_unique<Client>(o);
+    qCInfo(lcServer).noquote() << "standby of" << m_options.standbyOf << "- will serve on port" << m_options.port
+                               << "when it is gone";
+    auto *deadline = new QTimer(this);
+    deadline->setSingleShot(true);
+    deadline->setInterval(m_options.heartbeatMisses * m_options.heartbeatMs);
+    connect(deadline, &QTimer::timeout, this, [this, deadline] {
+        qCWarning(lcServer).noquote() << "primary Control Server" << m_options.standbyOf << "is gone: taking over";
+        m_primaryWatch.reset();
+        deadline->deleteLater();
+        QString why;
+        if (!activate(&why)) {
+            qCCritical(lcServer).noquote() << "cannot take over:" << why;
+            QCoreApplication::exit(1);
+        }
+    });
+    connect(m_primaryWatch.get(), &Client::stateChanged, deadline, [deadline](Client::State st) {
+        if (st == Client::State::Connected)
+            deadline->stop();
+        else if (!deadline->isActive())
+            deadline->start();
+    });
+    deadline->start(); // also covers a primary that is not there at all
+    m_primaryWatch->start();
+}
+
+bool ControlServer::activate(QString *error)
+{
     m_transport = new net::Transport(m_options.transport);
     m_transport->setControlSink(this, [this](net::InboundBatch &b) { handleControl(b); });
     m_transport->setDataSink(this, [this](net::InboundBatch &b) { handleData(b); });
@@ -56,8 +104,20 @@ bool ControlServer::start(QString *error)
         if (!name.isEmpty())
             lose(name, QStringLiteral("unreachable (%1)").arg(why));
     });
-    connect(m_transport, &net::Transport::protocolError, this, [](const QString &peer, const QString &why) {
-        qCWarning(lcServer).noquote() << "disconnected" << peer << "for a protocol violation:" << why;
+    connect(m_transport, &net::Transport::protocolError, this,
+            [this](const QString &peer, const QString &why, const QString &name, quint64 incarnation) {
+                qCWarning(lcServer).noquote() << "disconnected" << peer << "for a protocol violation:" << why;
+                // A registered process that misbehaves is dropped from the system; the others are told.
+                if (!name.isEmpty() && m_directory.connected(name, incarnation))
+                    lose(name, QStringLiteral("disconnected for a protocol violation: %1").arg(why));
+            });
+    connect(m_transport, &net::Transport::peerClosed, this, [this](const QString &name, quint64 incarnation) {
+        // A process closed its connection without DISCONNECT: crashed, or idle. Probe it; a dead one
+        // refuses the connection and is declared lost at once instead of after the heartbeat time-out.
+        if (const ProcessRecord *p = m_directory.connected(name, incarnation)) {
+            wire::Heartbeat probe;
+            sendToEndpoint(Endpoint{p->host, p->port}, controlFrame(Type::Heartbeat, probe));
+        }
     });
 
     m_directoryService = std::make_shared<ServiceState>();
@@ -156,6 +216,9 @@ void ControlServer::handle(const net::Inbound &in)
     wire::Names names;
     switch (in.type) {
     case Type::Heartbeat:
+        // Answered, so that processes can tell a hung Control Server and fail over.
+        sendToEndpoint(in.peer->endpoint, in.data.isEmpty() ? encodeFrame(Type::Heartbeat, 0, {})
+                                                            : encodeFrame(Type::Heartbeat, 0, in.data));
         break;
     case Type::RegisterService:
         parseControl(in.data, names);
@@ -239,6 +302,9 @@ void ControlServer::onConnect(const net::Inbound &in)
         r.set_name(c.name());
         r.set_reason(ss(why));
         sendToEndpoint(reply, controlFrame(Type::Refused, r));
+        // A replacement is knocking: if the holder of the name is dead, the probe finds out now.
+        if (const ProcessRecord *old = m_directory.process(p.name))
+            sendToEndpoint(Endpoint{old->host, old->port}, controlFrame(Type::Heartbeat, wire::Heartbeat()));
         return;
     }
     qCInfo(lcServer).noquote() << "process" << p.name << "connected from" << reply.toString() << "pid" << p.pid

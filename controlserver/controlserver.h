@@ -3,6 +3,7 @@
 #pragma once
 
 #include "directory.h"
+#include "dialog/client.h"
 #include "servicestate_p.h"
 #include "transport_p.h"
 
@@ -21,6 +22,7 @@ struct ServerOptions
     QString advertisedHost;  ///< how processes reach us (default: the bind address, or the host name)
     int heartbeatMs = 1000;  ///< expected heartbeat interval (processes may announce their own)
     int heartbeatMisses = 3; ///< missed intervals before a process is declared lost
+    QString standbyOf;       ///< "host:port" of the primary: wait as a spare until it is gone
     net::TransportOptions transport;
 };
 
@@ -31,7 +33,9 @@ public:
     explicit ControlServer(const ServerOptions &options, QObject *parent = nullptr);
     ~ControlServer() override;
 
+    /// Listens (or, as a standby, starts watching the primary). False with @p error on failure.
     bool start(QString *error);
+    bool isActive() const { return m_transport != nullptr; }
     quint16 port() const;
     const Directory &directory() const { return m_directory; }
 
@@ -39,6 +43,8 @@ public:
     static QString directoryService() { return QStringLiteral("DIALOG.Directory"); }
 
 private:
+    bool activate(QString *error);
+    void watchPrimary();
     void handleControl(net::InboundBatch &batch);
     void handleData(net::InboundBatch &batch);
     void handle(const net::Inbound &in);
@@ -63,6 +69,7 @@ private:
     QTimer *m_publishTimer = nullptr;
     QElapsedTimer m_clock;
     qint64 m_epochOffset = 0;
+    std::unique_ptr<Client> m_primaryWatch; // standby only: a DIALOG client of the primary
 };
 
 } // namespace dialog::cs

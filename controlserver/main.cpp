@@ -28,6 +28,10 @@ int main(int argc, char *argv[])
     p.addOption({QStringLiteral("heartbeat-misses"),
                  QStringLiteral("Missed intervals before a process is declared lost (default 3)."),
                  QStringLiteral("n"), QStringLiteral("3")});
+    p.addOption({QStringLiteral("standby-of"),
+                 QStringLiteral("Run as a spare of the primary at host:port: take over (listen on --port) when it "
+                                "stops answering."),
+                 QStringLiteral("host:port")});
     p.process(app);
 
     auto fail = [](const QString &why) {
@@ -52,6 +56,7 @@ int main(int argc, char *argv[])
     if (!ok || o.heartbeatMisses < 1)
         return fail(QStringLiteral("invalid --heartbeat-misses '%1'").arg(p.value(QStringLiteral("heartbeat-misses"))));
 
+    o.standbyOf = p.value(QStringLiteral("standby-of"));
     dialog::quitOnTerminationSignals();
     dialog::cs::ControlServer server(o);
     QString why;

@@ -137,7 +137,7 @@ bool Client::start()
     to.idleTimeoutMs = d->options.idleTimeoutMs;
     d->transport = std::make_unique<net::Transport>(to);
     d->transport->setDataSink(this, [this](net::InboundBatch &b) { d->deliver(b); });
-    connect(d->transport.get(), &net::Transport::protocolError, this, [this](const QString &peer, const QString &why) {
+    connect(d->transport.get(), &net::Transport::protocolError, this, [this](const QString &peer, const QString &why, const QString &, quint64) {
         d->fail(Error::ProtocolError, QStringLiteral("closed connection from %1: %2").arg(peer, why));
     });
 

@@ -5,6 +5,7 @@
 
 #include "dialog/client.h"
 
+#include <QElapsedTimer>
 #include <QHash>
 #include <QLoggingCategory>
 #include <QSet>
@@ -53,6 +54,7 @@ private:
     void setState(Client::State s);
     void onDestinationFailed(const net::Endpoint &dest, const QString &reason);
     void forgetProviders(const QString &why);
+    void serverLost(const QString &why);
     void sendToControl(const QByteArray &frame);
     void subscribeAt(const QString &service, const net::Endpoint &provider, const QString &providerName,
                      quint64 incarnation);
@@ -76,7 +78,10 @@ private:
     QTimer *m_retry = nullptr;
     quint64 m_heartbeatSeq = 0;
     bool m_stopping = false;
-    bool m_dirty = false; // declarations made after the last CONNECT was built
+    bool m_dirty = false;
+    QElapsedTimer m_clock;
+    qint64 m_lastHeardMs = 0;  // last frame from the Control Server
+    int m_serverMisses = 3; // declarations made after the last CONNECT was built
 
     QHash<QString, ServiceStatePtr> m_services;
     QSet<QString> m_commands;

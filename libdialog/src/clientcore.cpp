@@ -23,13 +23,20 @@ void ClientCore::start()
     connect(m_heartbeat, &QTimer::timeout, this, [this] {
         if (m_state != Client::State::Connected)
             return;
+        // The Control Server answers every heartbeat: silence means it is dead or hung.
+        if (m_clock.elapsed() - m_lastHeardMs > qint64(m_serverMisses) * m_options.heartbeatMs) {
+            serverLost(QStringLiteral("no answer from the Control Server for %1 heartbeat intervals").arg(m_serverMisses));
+            sendConnect();
+            return;
+        }
         wire::Heartbeat hb;
         hb.set_incarnation(m_self.incarnation);
         hb.set_sequence(++m_heartbeatSeq);
         sendToControl(controlFrame(Type::Heartbeat, hb));
     });
     m_retry = new QTimer(this);
-    m_retry->setInterval(qMax(10, m_options.retryMs));
+    m_retry->setInterval(qMax(10, m_options.retryMs > 0 ? m_options.retryMs : m_options.heartbeatMs));
+    m_clock.start();
     connect(m_retry, &QTimer::timeout, this, [this] {
         if (m_state == Client::State::Connected)
             return;
@@ -109,6 +116,15 @@ void ClientCore::forgetProviders(const QString &why)
     qCInfo(lcClient).noquote() << m_self.name << "lost the Control Server:" << why;
 }
 
+void ClientCore::serverLost(const QString &why)
+{
+    if (m_state != Client::State::Unconnected)
+        forgetProviders(why);
+    setState(Client::State::Unconnected);
+    if (m_servers.size() > 1)
+        m_serverIndex = (m_serverIndex + 1) % m_servers.size(); // fail over to the next one
+}
+
 void ClientCore::onDestinationFailed(const Endpoint &dest, const QString &reason)
 {
     if (m_stopping)
@@ -119,11 +135,7 @@ void ClientCore::onDestinationFailed(const Endpoint &dest, const QString &reason
         isServer = m_cs && m_cs->endpoint == dest;
     }
     if (isServer) {
-        if (m_state != Client::State::Unconnected)
-            forgetProviders(reason);
-        setState(Client::State::Unconnected);
-        if (m_servers.size() > 1)
-            m_serverIndex = (m_serverIndex + 1) % m_servers.size();
+        serverLost(reason);
         return; // the retry timer reconnects
     }
     // A subscriber that cannot be reached is gone: stop sending to it.
@@ -228,10 +240,17 @@ void ClientCore::handleControl(net::InboundBatch &batch)
 
 void ClientCore::handle(const net::Inbound &in)
 {
+    if (in.peer && in.peer->name == QLatin1String("DIALOG.ControlServer"))
+        m_lastHeardMs = m_clock.elapsed();
     switch (in.type) {
+    case Type::Heartbeat:
+        break; // the Control Server's answer: liveness only
+
     case Type::SuccessfullyConnected: {
         wire::Connected c;
         parseControl(in.data, c);
+        m_serverMisses = c.heartbeat_misses() > 0 ? int(c.heartbeat_misses()) : 3;
+        m_lastHeardMs = m_clock.elapsed();
         qCInfo(lcClient).noquote() << m_self.name << "connected to Control Server"
                                    << m_servers.at(m_serverIndex).toString();
         setState(Client::State::Connected);

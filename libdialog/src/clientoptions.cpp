@@ -36,6 +36,8 @@ ClientOptions ClientOptions::fromArguments(const QStringList &arguments, const Q
             o.controlServers = v.split(QLatin1Char(','), Qt::SkipEmptyParts);
         else if (value(QStringLiteral("--heartbeat-ms"), v))
             o.heartbeatMs = qMax(10, v.toInt());
+        else if (value(QStringLiteral("--retry-ms"), v))
+            o.retryMs = qMax(10, v.toInt());
     }
     return o;
 }
@@ -47,6 +49,9 @@ void ClientOptions::addParserOptions(QCommandLineParser &p)
                                 "or 127.0.0.1:3425)."),
                  QStringLiteral("addr")});
     p.addOption({QStringLiteral("heartbeat-ms"), QStringLiteral("Heartbeat interval in ms (default 1000)."),
+                 QStringLiteral("ms")});
+    p.addOption({QStringLiteral("retry-ms"),
+                 QStringLiteral("Control Server reconnection interval in ms (default: the heartbeat interval)."),
                  QStringLiteral("ms")});
     p.addOption({QStringLiteral("sender-threads"), QStringLiteral("Sender threads (default 2)."), QStringLiteral("n")});
     p.addOption({QStringLiteral("reader-threads"), QStringLiteral("Reader threads (default 2)."), QStringLiteral("m")});
@@ -75,7 +80,7 @@ bool ClientOptions::applyParser(const QCommandLineParser &p, QString *error)
     };
     if (p.isSet(QStringLiteral("control-server")))
         controlServers = p.value(QStringLiteral("control-server")).split(QLatin1Char(','), Qt::SkipEmptyParts);
-    return number("heartbeat-ms", 10, 3600000, heartbeatMs) && number("sender-threads", 1, 64, senderThreads)
+    return number("heartbeat-ms", 10, 3600000, heartbeatMs) && number("retry-ms", 10, 3600000, retryMs) && number("sender-threads", 1, 64, senderThreads)
         && number("reader-threads", 1, 64, readerThreads)
         && number("queue-bytes", 4096, qint64(1) << 40, maxQueueBytes) && number("dialog-port", 0, 65535, port);
 }

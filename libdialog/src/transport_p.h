@@ -183,7 +183,10 @@ Q_SIGNALS:
     /// everything queued for it was dropped and counted.
     void destinationFailed(const dialog::net::Endpoint &destination, const QString &reason);
     /// Emitted (from a reader thread) when an inbound connection was closed for a protocol error.
-    void protocolError(const QString &peer, const QString &reason);
+    /// @p name / @p incarnation identify the sender if it had sent its HELLO (else empty / 0).
+    void protocolError(const QString &peer, const QString &reason, const QString &name, quint64 incarnation);
+    /// Emitted (from a reader thread) when an identified peer closed its connection to us.
+    void peerClosed(const QString &name, quint64 incarnation);
 
 private:
     friend class SenderWorker;

@@ -244,8 +244,11 @@ void ReaderWorker::addDescriptor(qintptr fd)
     connect(s, &QTcpSocket::disconnected, this, [this, s] {
         if (Connection *c = m_conns.value(s)) {
             readFrom(c);
-            if (m_conns.contains(s))
+            if (m_conns.contains(s)) {
+                if (c->peer)
+                    Q_EMIT m_transport->peerClosed(c->peer->name, c->peer->incarnation);
                 drop(c);
+            }
         }
     });
     if (s->bytesAvailable() > 0)
@@ -296,7 +299,8 @@ void ReaderWorker::closeWithError(Connection *c, const QString &reason)
     const QString who = c->peer ? QStringLiteral("%1 (%2)").arg(c->peer->name, c->label) : c->label;
     qCWarning(lcReceiver).noquote() << "closing connection from" << who << "-" << reason;
     m_transport->m_protocolErrors.fetch_add(1);
-    Q_EMIT m_transport->protocolError(who, reason);
+    Q_EMIT m_transport->protocolError(who, reason, c->peer ? c->peer->name : QString(),
+                                      c->peer ? c->peer->incarnation : 0);
     drop(c);
 }
 

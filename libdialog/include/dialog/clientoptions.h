@@ -22,14 +22,14 @@ struct ClientOptions
     int compressionThreshold = 64 * 1024;     ///< data at least this large is zstd-compressed if it pays (0 = never)
     int idleTimeoutMs = 60000;          ///< outgoing sockets close after this much silence
     int heartbeatMs = 1000;             ///< heartbeat interval towards the Control Server
-    int retryMs = 1000;                 ///< Control Server reconnection interval
+    int retryMs = 0;                    ///< Control Server reconnection interval (0: the heartbeat interval)
     bool exitOnRefusal = true;          ///< exit(1) with the reason on stderr when a service name is refused
 
     /// Defaults plus DIALOG_CONTROL_SERVER.
     static ClientOptions fromEnvironment(const QString &name = QString());
-    /// fromEnvironment() plus --control-server / --heartbeat-ms / --dialog-port / … found in @p arguments.
+    /// fromEnvironment() plus --control-server / --heartbeat-ms / --retry-ms / … found in @p arguments.
     static ClientOptions fromArguments(const QStringList &arguments, const QString &name = QString());
-    /// Adds the common options (--control-server, --heartbeat-ms, --sender-threads, --reader-threads,
+    /// Adds the common options (--control-server, --heartbeat-ms, --retry-ms, --sender-threads, --reader-threads,
     /// --queue-bytes, --dialog-port) to a parser.
     static void addParserOptions(QCommandLineParser &parser);
     /// Applies the options added by addParserOptions(); false with @p error on a bad value.
