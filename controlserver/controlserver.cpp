@@ -127,7 +127,8 @@ bool ControlServer::activate(QString *error)
     m_directoryService->compressionThreshold = 64 * 1024;
 
     m_heartbeatTimer = new QTimer(this);
-    m_heartbeatTimer->setInterval(qMax(10, m_options.heartbeatMs / 4));
+    // Processes announce their own intervals; a fine check keeps detection close to misses × interval.
+    m_heartbeatTimer->setInterval(20);
     connect(m_heartbeatTimer, &QTimer::timeout, this, &ControlServer::checkHeartbeats);
     m_heartbeatTimer->start();
     m_publishTimer = new QTimer(this);

@@ -64,6 +64,29 @@ public:
         return false;
     }
 
+    /// Starts a Control Server on @p port (e.g. the same port again after a crash) and waits for it.
+    QProcess *startControlServerOn(quint16 port, const QStringList &extra = {}, bool wait = true)
+    {
+        QProcess *p = start(QStringLiteral("dialog-controlserver"), QStringList{QStringLiteral("--port"), QString::number(port)} + extra);
+        if (wait && !waitForPort(port, 5000))
+            return nullptr;
+        return p;
+    }
+
+    static bool waitForPort(quint16 port, int timeoutMs)
+    {
+        QElapsedTimer t;
+        t.start();
+        while (t.elapsed() < timeoutMs) {
+            QTcpSocket s;
+            s.connectToHost(QHostAddress::LocalHost, port);
+            if (s.waitForConnected(200))
+                return true;
+            QTest::qWait(10);
+        }
+        return false;
+    }
+
     QString controlServer() const { return m_controlServer; }
     quint16 port() const { return m_port; }
     QProcess *controlServerProcess() const { return m_cs; }
