@@ -85,6 +85,7 @@ bool ControlServer::activate(QString *error)
     m_transport = new net::Transport(m_options.transport);
     m_transport->setControlSink(this, [this](net::InboundBatch &b) { handleControl(b); });
     m_transport->setDataSink(this, [this](net::InboundBatch &b) { handleData(b); });
+    m_transport->setDirectRoute([this](const net::Inbound &in) { return routeCommand(in); });
     if (!m_transport->listen(m_options.bind, m_options.port, error))
         return false;
     QString host = m_options.advertisedHost;
@@ -410,8 +411,45 @@ void ControlServer::checkHeartbeats()
         lose(name, QStringLiteral("no heartbeat for %1 intervals").arg(m_options.heartbeatMisses));
 }
 
+bool ControlServer::routeCommand(const net::Inbound &in)
+{
+    // Forward in the reader thread: a command does not wait for the main thread.
+    if (in.type != Type::CommandMessage)
+        return false;
+    QList<net::OutboxPtr> targets;
+    {
+        QReadLocker l(&m_routesLock);
+        if (!m_connectedPeers.contains(qMakePair(in.peer->name, in.peer->incarnation)))
+            return false; // the main thread tells it it is not connected
+        targets = m_commandRoutes.value(in.name);
+    }
+    quint8 flags = 0;
+    const QByteArray data = prepareData(in.data, 64 * 1024, flags);
+    const QByteArray frame = encodeCommandFrame(in.name, in.peer->name.toUtf8(), flags, data);
+    for (const net::OutboxPtr &t : std::as_const(targets))
+        m_transport->send(t, frame);
+    return true;
+}
+
+void ControlServer::rebuildRoutes()
+{
+    QHash<QByteArray, QList<net::OutboxPtr>> routes;
+    QSet<QPair<QString, quint64>> peers;
+    for (const QString &name : m_directory.processNames()) {
+        const ProcessRecord *p = m_directory.process(name);
+        peers.insert(qMakePair(p->name, p->incarnation));
+        const net::OutboxPtr box = m_transport->outbox(Endpoint{p->host, p->port});
+        for (const QString &c : p->commands)
+            routes[c.toUtf8()].append(box);
+    }
+    QWriteLocker l(&m_routesLock);
+    m_commandRoutes.swap(routes);
+    m_connectedPeers.swap(peers);
+}
+
 void ControlServer::directoryChanged()
 {
+    rebuildRoutes();
     if (!m_publishTimer->isActive())
         m_publishTimer->start();
 }

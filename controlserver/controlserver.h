@@ -10,6 +10,8 @@
 #include <QElapsedTimer>
 #include <QHostAddress>
 #include <QObject>
+#include <QReadWriteLock>
+#include <QSet>
 
 class QTimer;
 
@@ -56,6 +58,8 @@ private:
     void sendTo(const QString &process, const QByteArray &frame);
     void sendToEndpoint(const net::Endpoint &e, const QByteArray &frame);
     void checkHeartbeats();
+    bool routeCommand(const net::Inbound &in); // reader threads
+    void rebuildRoutes();
     void directoryChanged();
     void publishDirectory();
     qint64 now() const;
@@ -69,7 +73,11 @@ private:
     QTimer *m_publishTimer = nullptr;
     QElapsedTimer m_clock;
     qint64 m_epochOffset = 0;
-    std::unique_ptr<Client> m_primaryWatch; // standby only: a DIALOG client of the primary
+    std::unique_ptr<Client> m_primaryWatch;
+    // Command routing for the reader threads, rebuilt by the main thread on every directory change.
+    mutable QReadWriteLock m_routesLock;
+    QHash<QByteArray, QList<net::OutboxPtr>> m_commandRoutes;
+    QSet<QPair<QString, quint64>> m_connectedPeers; // standby only: a DIALOG client of the primary
 };
 
 } // namespace dialog::cs

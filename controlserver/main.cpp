@@ -9,6 +9,7 @@
 
 int main(int argc, char *argv[])
 {
+    dialog::preferLowLatencyEventDispatcher();
     QCoreApplication app(argc, argv);
     QCoreApplication::setApplicationName(QStringLiteral("dialog-controlserver"));
     QCommandLineParser p;

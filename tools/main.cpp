@@ -23,6 +23,7 @@ const char *usage = "usage: dialog <verb> [options]\n"
 
 int main(int argc, char *argv[])
 {
+    dialog::preferLowLatencyEventDispatcher();
     QCoreApplication app(argc, argv);
     QCoreApplication::setApplicationName(QStringLiteral("dialog"));
     dialog::quitOnTerminationSignals();

@@ -18,6 +18,12 @@ void onSignal(int)
 }
 } // namespace
 
+void preferLowLatencyEventDispatcher()
+{
+    if (!qEnvironmentVariableIsSet("QT_NO_GLIB"))
+        qputenv("QT_NO_GLIB", "1");
+}
+
 void quitOnTerminationSignals()
 {
     std::signal(SIGPIPE, SIG_IGN);

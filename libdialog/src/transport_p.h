@@ -136,6 +136,12 @@ public:
     void setControlSink(QObject *context, Sink sink);
     void setDataSink(QObject *context, Sink sink);
 
+    /// Optional: called in the reader thread for each data frame before it is queued for the data
+    /// sink; returns true if it consumed the frame (a router that must not wait for another thread).
+    /// Must be thread-safe. Set before listen().
+    using DirectRoute = std::function<bool(const Inbound &)>;
+    void setDirectRoute(DirectRoute route) { m_directRoute = std::move(route); }
+
     /// The outgoing queue for a destination (created on first use). Thread-safe.
     OutboxPtr outbox(const Endpoint &destination);
     /// Queues frames for a destination. Thread-safe, never blocks unless @p blockMs > 0: then waits
@@ -226,6 +232,7 @@ private:
     mutable QMutex m_identityLock;
     PeerInfo m_identity;
 
+    DirectRoute m_directRoute;
     DeliveryQueue m_control;
     DeliveryQueue m_data;
     std::atomic<qint64> m_pendingDelivery{0};

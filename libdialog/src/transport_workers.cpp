@@ -370,6 +370,8 @@ void ReaderWorker::readFrom(Connection *c)
                 return false;
             in.name = name.toByteArray();
             in.origin = origin.toByteArray();
+            if (m_transport->m_directRoute && m_transport->m_directRoute(in))
+                return true;
             dataBytes += in.data.size() + InboundOverhead;
             data.append(std::move(in));
             return true;

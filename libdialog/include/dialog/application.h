@@ -7,4 +7,9 @@ namespace dialog {
 /// the application object exists.
 void quitOnTerminationSignals();
 
+/// Selects Qt's own UNIX event dispatcher instead of the glib one for every thread created from now
+/// on (lower wake-up latency between DIALOG's threads). Call first in main(), before the application
+/// object; GUI applications that need glib integration simply do not call it.
+void preferLowLatencyEventDispatcher();
+
 } // namespace dialog
