@@ -117,49 +117,10 @@ qint64 FrameDecoder::pendingFrameRemaining() const
 
 bool FrameDecoder::feed(const QByteArray &data, QList<Frame> &out)
 {
-    if (m_error != Error::None)
-        return false;
-    // Fast path: nothing buffered, parse straight out of the caller's chunk.
-    const QByteArray *src = &data;
-    if (!m_buffer.isEmpty()) {
-        m_buffer.append(data);
-        src = &m_buffer;
-    }
-    const char *base = src->constData();
-    const qint64 size = src->size();
-    qint64 pos = 0;
-    while (size - pos >= HeaderSize) {
-        Frame f;
-        quint32 len = 0;
-        if (!parseHeader(base + pos, f, len))
-            return false;
-        if (size - pos - HeaderSize < qint64(len))
-            break;
-        if (pos == 0 && len == size - HeaderSize && src == &m_buffer) {
-            // The whole buffer is one frame (typical for big messages): hand it over without a copy.
-            m_buffer.remove(0, HeaderSize);
-            f.payload = std::move(m_buffer);
-            out.append(std::move(f));
-            m_buffer = QByteArray();
-            return true;
-        }
-        f.payload = QByteArray(base + pos + HeaderSize, len);
-        out.append(std::move(f));
-        pos += HeaderSize + len;
-    }
-    if (pos < size) {
-        if (src == &m_buffer)
-            m_buffer.remove(0, pos);
-        else
-            m_buffer = QByteArray(base + pos, size - pos); // deep copy: data may be a raw view
-        // Reserve the whole frame once we know its length, so large frames grow without reallocations.
-        const qint64 remaining = pendingFrameRemaining();
-        if (remaining > 0)
-            m_buffer.reserve(m_buffer.size() + remaining);
-    } else if (src == &m_buffer) {
-        m_buffer.clear();
-    }
-    return true;
+    return feedView(data, [&out](Type type, quint8 flags, QByteArrayView payload) {
+        out.append(Frame{type, flags, payload.toByteArray()});
+        return true;
+    });
 }
 
 } // namespace dialog::wire_format

@@ -21,34 +21,6 @@ void appendU64(QByteArray &out, quint64 v)
     out.append(b, 8);
 }
 
-// Reads a u16-prefixed string at @p pos; false if it does not fit.
-bool readName(const QByteArray &p, qint64 &pos, QByteArray &name)
-{
-    if (p.size() - pos < 2)
-        return false;
-    const quint16 len = qFromLittleEndian<quint16>(p.constData() + pos);
-    pos += 2;
-    if (len > MaxNameLength || p.size() - pos < len)
-        return false;
-    name = QByteArray(p.constData() + pos, len);
-    pos += len;
-    return true;
-}
-
-bool finishData(const Frame &f, qint64 pos, QByteArray &data, qint64 maxDataSize, QString *error)
-{
-    const qint64 rawSize = f.payload.size() - pos;
-    if (f.flags & Compressed)
-        return decompress(QByteArrayView(f.payload.constData() + pos, rawSize), data, maxDataSize, error);
-    if (rawSize > maxDataSize) {
-        if (error)
-            *error = QStringLiteral("message of %1 bytes exceeds the maximum of %2").arg(rawSize).arg(maxDataSize);
-        return false;
-    }
-    data = pos == 0 ? f.payload : QByteArray(f.payload.constData() + pos, rawSize);
-    return true;
-}
-
 bool readNameView(QByteArrayView p, qint64 &pos, QByteArrayView &name)
 {
     if (p.size() - pos < 2)
@@ -131,26 +103,27 @@ QByteArray encodeCommandFrame(QByteArrayView name, QByteArrayView origin, quint8
 
 bool decodeService(const Frame &f, ServicePayload &out, qint64 maxDataSize, QString *error)
 {
-    qint64 pos = 0;
-    if (!readName(f.payload, pos, out.name) || f.payload.size() - pos < 8) {
+    QByteArrayView name, data;
+    if (!splitService(f.payload, name, out.sequence, data)) {
         if (error)
             *error = QStringLiteral("truncated SERVICE_MESSAGE payload");
         return false;
     }
-    out.sequence = qFromLittleEndian<quint64>(f.payload.constData() + pos);
-    pos += 8;
-    return finishData(f, pos, out.data, maxDataSize, error);
+    out.name = name.toByteArray();
+    return extractData(data, f.flags, out.data, maxDataSize, error);
 }
 
 bool decodeCommand(const Frame &f, CommandPayload &out, qint64 maxDataSize, QString *error)
 {
-    qint64 pos = 0;
-    if (!readName(f.payload, pos, out.name) || !readName(f.payload, pos, out.origin)) {
+    QByteArrayView name, origin, data;
+    if (!splitCommand(f.payload, name, origin, data)) {
         if (error)
             *error = QStringLiteral("truncated COMMAND_MESSAGE payload");
         return false;
     }
-    return finishData(f, pos, out.data, maxDataSize, error);
+    out.name = name.toByteArray();
+    out.origin = origin.toByteArray();
+    return extractData(data, f.flags, out.data, maxDataSize, error);
 }
 
 namespace {
