@@ -17,7 +17,8 @@ namespace dialog::cs {
 using namespace wire_format;
 using net::Endpoint;
 
-ControlServer::ControlServer(const ServerOptions &options, QObject *parent) : QObject(parent), m_options(options)
+ControlServer::ControlServer(const ServerOptions &options, QObject *parent)
+    : QObject(parent), m_options(options)
 {
     m_clock.start();
     m_epochOffset = QDateTime::currentMSecsSinceEpoch();
@@ -28,9 +29,15 @@ ControlServer::~ControlServer()
     delete m_transport;
 }
 
-qint64 ControlServer::now() const { return m_clock.elapsed(); }
+qint64 ControlServer::now() const
+{
+    return m_clock.elapsed();
+}
 
-quint16 ControlServer::port() const { return m_transport ? m_transport->serverPort() : 0; }
+quint16 ControlServer::port() const
+{
+    return m_transport ? m_transport->serverPort() : 0;
+}
 
 bool ControlServer::start(QString *error)
 {
@@ -55,13 +62,14 @@ void ControlServer::watchPrimary()
     o.heartbeatMs = m_options.heartbeatMs;
     o.exitOnRefusal = false;
     m_primaryWatch = std::make_unique<Client>(o);
-    qCInfo(lcServer).noquote() << "standby of" << m_options.standbyOf << "- will serve on port" << m_options.port
-                               << "when it is gone";
+    qCInfo(lcServer).noquote() << "standby of" << m_options.standbyOf << "- will serve on port"
+                               << m_options.port << "when it is gone";
     auto *deadline = new QTimer(this);
     deadline->setSingleShot(true);
     deadline->setInterval(m_options.heartbeatMisses * m_options.heartbeatMs);
     connect(deadline, &QTimer::timeout, this, [this, deadline] {
-        qCWarning(lcServer).noquote() << "primary Control Server" << m_options.standbyOf << "is gone: taking over";
+        qCWarning(lcServer).noquote()
+            << "primary Control Server" << m_options.standbyOf << "is gone: taking over";
         m_primaryWatch.reset();
         deadline->deleteLater();
         QString why;
@@ -99,12 +107,14 @@ bool ControlServer::activate(QString *error)
     m_self.incarnation = QRandomGenerator::system()->generate64() | 1;
     m_transport->setIdentity(m_self);
 
-    connect(m_transport, &net::Transport::destinationFailed, this, [this](const Endpoint &e, const QString &why) {
-        // A process we cannot reach is dead (its receiving socket refuses): no need to wait for heartbeats.
-        const QString name = m_directory.processAt(e.host, e.port);
-        if (!name.isEmpty())
-            lose(name, QStringLiteral("unreachable (%1)").arg(why));
-    });
+    connect(m_transport, &net::Transport::destinationFailed, this,
+            [this](const Endpoint &e, const QString &why) {
+                // A process we cannot reach is dead (its receiving socket refuses): no need to wait for
+                // heartbeats.
+                const QString name = m_directory.processAt(e.host, e.port);
+                if (!name.isEmpty())
+                    lose(name, QStringLiteral("unreachable (%1)").arg(why));
+            });
     connect(m_transport, &net::Transport::protocolError, this,
             [this](const QString &peer, const QString &why, const QString &name, quint64 incarnation) {
                 qCWarning(lcServer).noquote() << "disconnected" << peer << "for a protocol violation:" << why;
@@ -137,8 +147,8 @@ bool ControlServer::activate(QString *error)
     m_publishTimer->setInterval(50); // coalesce bursts of directory changes
     connect(m_publishTimer, &QTimer::timeout, this, &ControlServer::publishDirectory);
     publishDirectory();
-    qCInfo(lcServer).noquote() << "Control Server listening on" << m_options.bind.toString() + QLatin1Char(':')
-                                      + QString::number(port());
+    qCInfo(lcServer).noquote() << "Control Server listening on"
+                               << m_options.bind.toString() + QLatin1Char(':') + QString::number(port());
     return true;
 }
 
@@ -309,8 +319,8 @@ void ControlServer::onConnect(const net::Inbound &in)
             sendToEndpoint(Endpoint{old->host, old->port}, controlFrame(Type::Heartbeat, wire::Heartbeat()));
         return;
     }
-    qCInfo(lcServer).noquote() << "process" << p.name << "connected from" << reply.toString() << "pid" << p.pid
-                               << (result == Directory::ConnectResult::Refreshed ? "(again)" : "");
+    qCInfo(lcServer).noquote() << "process" << p.name << "connected from" << reply.toString() << "pid"
+                               << p.pid << (result == Directory::ConnectResult::Refreshed ? "(again)" : "");
     wire::Connected ok;
     ok.set_server(ss(m_self.name));
     ok.set_heartbeat_ms(quint32(p.heartbeatMs));
@@ -381,12 +391,13 @@ void ControlServer::lose(const QString &name, const QString &reason)
         return;
     const QStringList subscribers = m_directory.subscribersOf(*cur);
     const QStringList providers = m_directory.providersFor(*cur);
-    const ProcessRecord p = m_directory.removeProcess(name, reason.isEmpty() ? QString() : reason, m_epochOffset + now());
+    const ProcessRecord p =
+        m_directory.removeProcess(name, reason.isEmpty() ? QString() : reason, m_epochOffset + now());
     if (reason.isEmpty())
         qCInfo(lcServer).noquote() << "process" << name << "disconnected";
     else
-        qCWarning(lcServer).noquote() << "process" << name << QStringLiteral("%1:%2").arg(p.host).arg(p.port) << "pid"
-                                      << p.pid << "lost:" << reason;
+        qCWarning(lcServer).noquote() << "process" << name << QStringLiteral("%1:%2").arg(p.host).arg(p.port)
+                                      << "pid" << p.pid << "lost:" << reason;
     m_directoryService->removeSubscribers(Endpoint{p.host, p.port}, p.incarnation);
 
     wire::LostProcess lost;

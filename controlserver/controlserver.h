@@ -2,8 +2,8 @@
 // supervises heartbeats and tells processes about lost partners.
 #pragma once
 
-#include "directory.h"
 #include "dialog/client.h"
+#include "directory.h"
 #include "servicestate_p.h"
 #include "transport_p.h"
 

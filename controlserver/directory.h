@@ -37,7 +37,8 @@ struct LostRecord
 class Directory
 {
 public:
-    enum class ConnectResult {
+    enum class ConnectResult
+    {
         Accepted,  ///< a new process
         Refreshed, ///< the same incarnation connected again (its old registrations were dropped)
         NameInUse, ///< another live incarnation holds the name
@@ -86,10 +87,10 @@ public:
 
 private:
     QHash<QString, ProcessRecord> m_processes;
-    QHash<QString, QString> m_providers;            // service -> process
-    QHash<QString, QSet<QString>> m_commands;       // command -> processes
-    QHash<QString, QSet<QString>> m_requests;       // service -> processes
-    QList<LostRecord> m_lost;                       // most recent last, bounded
+    QHash<QString, QString> m_providers;      // service -> process
+    QHash<QString, QSet<QString>> m_commands; // command -> processes
+    QHash<QString, QSet<QString>> m_requests; // service -> processes
+    QList<LostRecord> m_lost;                 // most recent last, bounded
 };
 
 } // namespace dialog::cs

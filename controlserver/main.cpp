@@ -1,9 +1,9 @@
 // dialog-controlserver: the directory of a DIALOG system.
 #include "controlserver.h"
 
+#include "dialog/application.h"
 #include <QCommandLineParser>
 #include <QCoreApplication>
-#include "dialog/application.h"
 
 #include <cstdio>
 
@@ -17,22 +17,24 @@ int main(int argc, char *argv[])
         "The DIALOG Control Server: directory of processes, services, commands and subscriptions; "
         "heartbeat supervision and recovery notifications."));
     p.addHelpOption();
-    p.addOption({QStringLiteral("port"), QStringLiteral("TCP port to listen on (default 3425)."), QStringLiteral("port"),
-                 QStringLiteral("3425")});
+    p.addOption({QStringLiteral("port"), QStringLiteral("TCP port to listen on (default 3425)."),
+                 QStringLiteral("port"), QStringLiteral("3425")});
     p.addOption({QStringLiteral("bind"), QStringLiteral("Address to listen on (default 127.0.0.1)."),
                  QStringLiteral("addr"), QStringLiteral("127.0.0.1")});
     p.addOption({QStringLiteral("advertise"), QStringLiteral("Host name processes use to reach this server."),
                  QStringLiteral("host")});
-    p.addOption({QStringLiteral("heartbeat-ms"),
-                 QStringLiteral("Default heartbeat interval in ms (processes announce their own; default 1000)."),
-                 QStringLiteral("ms"), QStringLiteral("1000")});
+    p.addOption(
+        {QStringLiteral("heartbeat-ms"),
+         QStringLiteral("Default heartbeat interval in ms (processes announce their own; default 1000)."),
+         QStringLiteral("ms"), QStringLiteral("1000")});
     p.addOption({QStringLiteral("heartbeat-misses"),
                  QStringLiteral("Missed intervals before a process is declared lost (default 3)."),
                  QStringLiteral("n"), QStringLiteral("3")});
-    p.addOption({QStringLiteral("standby-of"),
-                 QStringLiteral("Run as a spare of the primary at host:port: take over (listen on --port) when it "
-                                "stops answering."),
-                 QStringLiteral("host:port")});
+    p.addOption(
+        {QStringLiteral("standby-of"),
+         QStringLiteral("Run as a spare of the primary at host:port: take over (listen on --port) when it "
+                        "stops answering."),
+         QStringLiteral("host:port")});
     p.process(app);
 
     auto fail = [](const QString &why) {
@@ -40,7 +42,8 @@ int main(int argc, char *argv[])
         return 1;
     };
     if (!p.positionalArguments().isEmpty())
-        return fail(QStringLiteral("unexpected argument '%1' (see --help)").arg(p.positionalArguments().first()));
+        return fail(
+            QStringLiteral("unexpected argument '%1' (see --help)").arg(p.positionalArguments().first()));
     dialog::cs::ServerOptions o;
     bool ok = false;
     const uint port = p.value(QStringLiteral("port")).toUInt(&ok);
@@ -52,10 +55,12 @@ int main(int argc, char *argv[])
     o.advertisedHost = p.value(QStringLiteral("advertise"));
     o.heartbeatMs = p.value(QStringLiteral("heartbeat-ms")).toInt(&ok);
     if (!ok || o.heartbeatMs < 10)
-        return fail(QStringLiteral("invalid --heartbeat-ms '%1'").arg(p.value(QStringLiteral("heartbeat-ms"))));
+        return fail(
+            QStringLiteral("invalid --heartbeat-ms '%1'").arg(p.value(QStringLiteral("heartbeat-ms"))));
     o.heartbeatMisses = p.value(QStringLiteral("heartbeat-misses")).toInt(&ok);
     if (!ok || o.heartbeatMisses < 1)
-        return fail(QStringLiteral("invalid --heartbeat-misses '%1'").arg(p.value(QStringLiteral("heartbeat-misses"))));
+        return fail(QStringLiteral("invalid --heartbeat-misses '%1'")
+                        .arg(p.value(QStringLiteral("heartbeat-misses"))));
 
     o.standbyOf = p.value(QStringLiteral("standby-of"));
     dialog::quitOnTerminationSignals();

@@ -11,8 +11,9 @@ namespace dialog::tool {
 
 inline QString processName(const QCommandLineParser &p, const QString &verb)
 {
-    return p.isSet(QStringLiteral("name")) ? p.value(QStringLiteral("name"))
-                                            : QStringLiteral("dialog-%1-%2").arg(verb).arg(QCoreApplication::applicationPid());
+    return p.isSet(QStringLiteral("name"))
+               ? p.value(QStringLiteral("name"))
+               : QStringLiteral("dialog-%1-%2").arg(verb).arg(QCoreApplication::applicationPid());
 }
 
 /// A Client named "dialog-VERB-PID" configured from the environment and the parsed options.

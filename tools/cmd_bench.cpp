@@ -16,8 +16,7 @@ namespace dialog::tool {
 namespace {
 
 /// Runs the event loop until @p done returns true or @p timeoutMs passes.
-template <typename Pred>
-bool runUntil(Pred done, int timeoutMs)
+template <typename Pred> bool runUntil(Pred done, int timeoutMs)
 {
     QElapsedTimer t;
     t.start();
@@ -65,16 +64,19 @@ int fanin(const QStringList &args)
     p.setApplicationDescription(QStringLiteral(
         "The DIALOG paper's test: N publisher processes each update one service as fast as flow control "
         "allows; this process subscribes to all and counts what arrives. Starts its own Control Server."));
-    p.addOption({QStringLiteral("senders"), QStringLiteral("Publisher processes (default 25)."), QStringLiteral("n")});
-    p.addOption({QStringLiteral("size"), QStringLiteral("Message size in bytes (default 1024)."), QStringLiteral("bytes")});
-    p.addOption({QStringLiteral("seconds"), QStringLiteral("Measurement time (default 3)."), QStringLiteral("s")});
+    p.addOption({QStringLiteral("senders"), QStringLiteral("Publisher processes (default 25)."),
+                 QStringLiteral("n")});
+    p.addOption({QStringLiteral("size"), QStringLiteral("Message size in bytes (default 1024)."),
+                 QStringLiteral("bytes")});
+    p.addOption(
+        {QStringLiteral("seconds"), QStringLiteral("Measurement time (default 3)."), QStringLiteral("s")});
     p.addOption({QStringLiteral("json"), QStringLiteral("Print one JSON line.")});
     if (!parse(p, args, verb))
         return 1;
     qint64 senders = 25, size = 1024, seconds = 3;
-    if (!intOption(p, verb, QStringLiteral("senders"), 1, 500, senders)
-        || !intOption(p, verb, QStringLiteral("size"), 1, 64 * 1024 * 1024, size)
-        || !intOption(p, verb, QStringLiteral("seconds"), 1, 3600, seconds))
+    if (!intOption(p, verb, QStringLiteral("senders"), 1, 500, senders) ||
+        !intOption(p, verb, QStringLiteral("size"), 1, 64 * 1024 * 1024, size) ||
+        !intOption(p, verb, QStringLiteral("seconds"), 1, 3600, seconds))
         return 1;
     QString error;
     Environment env;
@@ -95,10 +97,11 @@ int fanin(const QStringList &args)
         env.children.start(ChildProcesses::binary(QStringLiteral("dialog")),
                            {QStringLiteral("publish"), service, QStringLiteral("--name"),
                             QStringLiteral("bench.publisher.%1").arg(i), QStringLiteral("--control-server"),
-                            env.address, QStringLiteral("--rate"), QStringLiteral("0"), QStringLiteral("--size"),
-                            QString::number(size), QStringLiteral("--random"), QStringLiteral("--flow"),
-                            QStringLiteral("block"), QStringLiteral("--block-ms"), QStringLiteral("600000"),
-                            QStringLiteral("--wait-subscribers"), QStringLiteral("1")});
+                            env.address, QStringLiteral("--rate"), QStringLiteral("0"),
+                            QStringLiteral("--size"), QString::number(size), QStringLiteral("--random"),
+                            QStringLiteral("--flow"), QStringLiteral("block"), QStringLiteral("--block-ms"),
+                            QStringLiteral("600000"), QStringLiteral("--wait-subscribers"),
+                            QStringLiteral("1")});
     }
     const auto allActive = [&] {
         return std::all_of(subs.cbegin(), subs.cend(),
@@ -108,8 +111,11 @@ int fanin(const QStringList &args)
         QStringList late;
         for (Subscription *s : std::as_const(subs))
             if (s->state() != Subscription::State::Active)
-                late << QStringLiteral("%1 (%2)").arg(s->service(), QString::fromLatin1(QMetaEnum::fromType<Subscription::State>().valueToKey(int(s->state()))));
-        return fail(verb, QStringLiteral("not every publisher delivered within 30 s: %1").arg(late.join(QStringLiteral(", "))));
+                late << QStringLiteral("%1 (%2)").arg(
+                    s->service(), QString::fromLatin1(QMetaEnum::fromType<Subscription::State>().valueToKey(
+                                      int(s->state()))));
+        return fail(verb, QStringLiteral("not every publisher delivered within 30 s: %1")
+                              .arg(late.join(QStringLiteral(", "))));
     }
     runFor(500); // warm-up
     const auto totals = [&] {
@@ -144,7 +150,8 @@ int fanin(const QStringList &args)
         std::printf("%s\n", QJsonDocument(j).toJson(QJsonDocument::Compact).constData());
     } else {
         std::printf("fanin: %lld senders -> 1 subscriber, %lld B messages, %.2f s\n", senders, size, elapsed);
-        std::printf("  %.0f messages/s, %.1f MB/s, %llu lost\n", msgs, mbs, static_cast<unsigned long long>(lost));
+        std::printf("  %.0f messages/s, %.1f MB/s, %llu lost\n", msgs, mbs,
+                    static_cast<unsigned long long>(lost));
     }
     return 0;
 }
@@ -156,14 +163,16 @@ int rtt(const QStringList &args)
     p.setApplicationDescription(QStringLiteral(
         "Command -> provider -> service update -> back, between this process and an echo process, through "
         "the Control Server. Starts its own Control Server."));
-    p.addOption({QStringLiteral("size"), QStringLiteral("Payload size in bytes (default 64)."), QStringLiteral("bytes")});
-    p.addOption({QStringLiteral("count"), QStringLiteral("Round trips to measure (default 10000)."), QStringLiteral("n")});
+    p.addOption({QStringLiteral("size"), QStringLiteral("Payload size in bytes (default 64)."),
+                 QStringLiteral("bytes")});
+    p.addOption({QStringLiteral("count"), QStringLiteral("Round trips to measure (default 10000)."),
+                 QStringLiteral("n")});
     p.addOption({QStringLiteral("json"), QStringLiteral("Print one JSON line.")});
     if (!parse(p, args, verb))
         return 1;
     qint64 size = 64, count = 10000;
-    if (!intOption(p, verb, QStringLiteral("size"), 8, 64 * 1024 * 1024, size)
-        || !intOption(p, verb, QStringLiteral("count"), 1, 10000000, count))
+    if (!intOption(p, verb, QStringLiteral("size"), 8, 64 * 1024 * 1024, size) ||
+        !intOption(p, verb, QStringLiteral("count"), 1, 10000000, count))
         return 1;
     QString error;
     Environment env;
@@ -172,8 +181,8 @@ int rtt(const QStringList &args)
     env.children.start(ChildProcesses::binary(QStringLiteral("dialog")),
                        {QStringLiteral("echo"), QStringLiteral("--name"), QStringLiteral("bench.echo"),
                         QStringLiteral("--control-server"), env.address, QStringLiteral("--command"),
-                        QStringLiteral("bench.ping"), QStringLiteral("--service"), QStringLiteral("bench.pong"),
-                        QStringLiteral("--quiet")});
+                        QStringLiteral("bench.ping"), QStringLiteral("--service"),
+                        QStringLiteral("bench.pong"), QStringLiteral("--quiet")});
     ClientOptions o = ClientOptions::fromEnvironment(QStringLiteral("bench-rtt"));
     if (!o.applyParser(p, &error))
         return fail(verb, error);
@@ -241,7 +250,9 @@ int rtt(const QStringList &args)
         return fail(verb, QStringLiteral("round trip %1 timed out").arg(samples.size()));
     env.children.stopAll();
     std::sort(samples.begin(), samples.end());
-    const auto pct = [&](double q) { return samples.at(qMin(samples.size() - 1, qsizetype(q * samples.size()))) / 1000.0; };
+    const auto pct = [&](double q) {
+        return samples.at(qMin(samples.size() - 1, qsizetype(q * samples.size()))) / 1000.0;
+    };
     if (p.isSet(QStringLiteral("json"))) {
         const QJsonObject j{{QStringLiteral("test"), QStringLiteral("rtt")},
                             {QStringLiteral("size"), size},
@@ -261,7 +272,8 @@ int rtt(const QStringList &args)
 int bench(const QStringList &args)
 {
     if (args.size() < 2 || args.at(1).startsWith(QLatin1Char('-'))) {
-        if (args.size() >= 2 && (args.at(1) == QLatin1String("--help") || args.at(1) == QLatin1String("-h"))) {
+        if (args.size() >= 2 &&
+            (args.at(1) == QLatin1String("--help") || args.at(1) == QLatin1String("-h"))) {
             std::puts("usage: dialog bench fanin|rtt [options]   (dialog bench fanin --help)");
             return 0;
         }

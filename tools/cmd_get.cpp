@@ -1,9 +1,9 @@
 #include "clientsetup.h"
 
 #include <QDateTime>
-#include <QMetaEnum>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QMetaEnum>
 #include <QTextStream>
 #include <QTimer>
 
@@ -27,9 +27,11 @@ int get(const QStringList &args)
     QCommandLineParser p;
     p.setApplicationDescription(QStringLiteral("Subscribes to a service and prints its updates."));
     p.addPositionalArgument(QStringLiteral("service"), QStringLiteral("Service name."));
-    p.addOption({QStringLiteral("count"), QStringLiteral("Exit after N updates (default: run until interrupted)."),
+    p.addOption({QStringLiteral("count"),
+                 QStringLiteral("Exit after N updates (default: run until interrupted)."),
                  QStringLiteral("n")});
-    p.addOption({QStringLiteral("timeout-ms"), QStringLiteral("Fail if the updates did not arrive within this time."),
+    p.addOption({QStringLiteral("timeout-ms"),
+                 QStringLiteral("Fail if the updates did not arrive within this time."),
                  QStringLiteral("ms")});
     p.addOption({QStringLiteral("json"), QStringLiteral("One JSON object per update.")});
     if (!parse(p, args, verb))
@@ -37,8 +39,8 @@ int get(const QStringList &args)
     if (p.positionalArguments().size() != 1)
         return fail(verb, QStringLiteral("expected exactly one service name (see --help)"));
     qint64 count = 0, timeout = 0;
-    if (!intOption(p, verb, QStringLiteral("count"), 1, qint64(1) << 62, count)
-        || !intOption(p, verb, QStringLiteral("timeout-ms"), 1, 86400000, timeout))
+    if (!intOption(p, verb, QStringLiteral("count"), 1, qint64(1) << 62, count) ||
+        !intOption(p, verb, QStringLiteral("timeout-ms"), 1, 86400000, timeout))
         return 1;
     const QString service = p.positionalArguments().first();
     QString error;
@@ -54,12 +56,13 @@ int get(const QStringList &args)
         const bool text = isText(d);
         QByteArray line;
         if (json) {
-            QJsonObject o{{QStringLiteral("service"), service},
-                          {QStringLiteral("sequence"), qint64(m.sequence())},
-                          {QStringLiteral("size"), d.size()},
-                          {QStringLiteral("time_ms"), QDateTime::currentMSecsSinceEpoch()},
-                          {QStringLiteral("encoding"), text ? QStringLiteral("utf8") : QStringLiteral("base64")},
-                          {QStringLiteral("data"), text ? QString::fromUtf8(d) : QString::fromLatin1(d.toBase64())}};
+            QJsonObject o{
+                {QStringLiteral("service"), service},
+                {QStringLiteral("sequence"), qint64(m.sequence())},
+                {QStringLiteral("size"), d.size()},
+                {QStringLiteral("time_ms"), QDateTime::currentMSecsSinceEpoch()},
+                {QStringLiteral("encoding"), text ? QStringLiteral("utf8") : QStringLiteral("base64")},
+                {QStringLiteral("data"), text ? QString::fromUtf8(d) : QString::fromLatin1(d.toBase64())}};
             line = QJsonDocument(o).toJson(QJsonDocument::Compact);
         } else {
             line = QStringLiteral("%1 %2 #%3 (%4 bytes): ")
@@ -79,14 +82,15 @@ int get(const QStringList &args)
     });
     if (timeout > 0)
         QTimer::singleShot(int(timeout), client.get(), [&] {
-            rc = fail(verb, QStringLiteral("%1 of %2 update(s) of '%3' received within %4 ms (subscription %5)")
-                                .arg(received)
-                                .arg(count > 0 ? QString::number(count) : QStringLiteral("the"))
-                                .arg(service)
-                                .arg(timeout)
-                                .arg(QString::fromLatin1(QMetaEnum::fromType<Subscription::State>().valueToKey(
-                                    int(sub->state())))
-                                         .toLower()));
+            rc = fail(verb,
+                      QStringLiteral("%1 of %2 update(s) of '%3' received within %4 ms (subscription %5)")
+                          .arg(received)
+                          .arg(count > 0 ? QString::number(count) : QStringLiteral("the"))
+                          .arg(service)
+                          .arg(timeout)
+                          .arg(QString::fromLatin1(
+                                   QMetaEnum::fromType<Subscription::State>().valueToKey(int(sub->state())))
+                                   .toLower()));
             QCoreApplication::quit();
         });
     QCoreApplication::exec();

@@ -32,8 +32,8 @@ void printTable(const QJsonObject &dir, const QString &self)
         const QJsonArray sub = p.value(QStringLiteral("subscriptions")).toArray();
         out << QStringLiteral("%1 %2 %3 %4 %5 %6\n")
                    .arg(p.value(QStringLiteral("name")).toString(), -24)
-                   .arg(p.value(QStringLiteral("host")).toString() + QLatin1Char(':')
-                            + QString::number(p.value(QStringLiteral("port")).toInt()),
+                   .arg(p.value(QStringLiteral("host")).toString() + QLatin1Char(':') +
+                            QString::number(p.value(QStringLiteral("port")).toInt()),
                         -22)
                    .arg(p.value(QStringLiteral("pid")).toInteger(), -8)
                    .arg(svc.size(), -9)
@@ -51,8 +51,8 @@ void printTable(const QJsonObject &dir, const QString &self)
         const QJsonObject p = v.toObject();
         out << QStringLiteral("%1 %2 lost: %3\n")
                    .arg(p.value(QStringLiteral("name")).toString(), -24)
-                   .arg(p.value(QStringLiteral("host")).toString() + QLatin1Char(':')
-                            + QString::number(p.value(QStringLiteral("port")).toInt()),
+                   .arg(p.value(QStringLiteral("host")).toString() + QLatin1Char(':') +
+                            QString::number(p.value(QStringLiteral("port")).toInt()),
                         -22)
                    .arg(p.value(QStringLiteral("reason")).toString());
     }

@@ -14,23 +14,27 @@ int publish(const QStringList &args)
     QCommandLineParser p;
     p.setApplicationDescription(QStringLiteral("A test publisher: updates a service at a given rate."));
     p.addPositionalArgument(QStringLiteral("service"), QStringLiteral("Service name."));
-    p.addOption({QStringLiteral("rate"), QStringLiteral("Updates per second, 0 = as fast as flow control allows "
-                                                        "(default 1)."),
+    p.addOption({QStringLiteral("rate"),
+                 QStringLiteral("Updates per second, 0 = as fast as flow control allows "
+                                "(default 1)."),
                  QStringLiteral("hz")});
-    p.addOption({QStringLiteral("size"), QStringLiteral("Data size in bytes (default: a short text with the "
-                                                        "update number)."),
+    p.addOption({QStringLiteral("size"),
+                 QStringLiteral("Data size in bytes (default: a short text with the "
+                                "update number)."),
                  QStringLiteral("bytes")});
     p.addOption({QStringLiteral("data"), QStringLiteral("Publish this text."), QStringLiteral("text")});
     p.addOption({QStringLiteral("count"), QStringLiteral("Exit after N updates."), QStringLiteral("n")});
     p.addOption({QStringLiteral("random"), QStringLiteral("Random (incompressible) data of --size bytes.")});
-    p.addOption({QStringLiteral("flow"), QStringLiteral("Flow control towards a slow subscriber: drop (default) or "
-                                                        "block."),
+    p.addOption({QStringLiteral("flow"),
+                 QStringLiteral("Flow control towards a slow subscriber: drop (default) or "
+                                "block."),
                  QStringLiteral("mode"), QStringLiteral("drop")});
-    p.addOption({QStringLiteral("block-ms"), QStringLiteral("With --flow block: longest wait for room before an update "
-                                                            "is dropped (default 1000)."),
+    p.addOption({QStringLiteral("block-ms"),
+                 QStringLiteral("With --flow block: longest wait for room before an update "
+                                "is dropped (default 1000)."),
                  QStringLiteral("ms")});
-    p.addOption({QStringLiteral("wait-subscribers"), QStringLiteral("Start publishing once N subscribers are there."),
-                 QStringLiteral("n")});
+    p.addOption({QStringLiteral("wait-subscribers"),
+                 QStringLiteral("Start publishing once N subscribers are there."), QStringLiteral("n")});
     p.addOption({QStringLiteral("compress-threshold"),
                  QStringLiteral("Compress data of at least this many bytes (0 = never; default 65536)."),
                  QStringLiteral("bytes")});
@@ -39,12 +43,12 @@ int publish(const QStringList &args)
     if (p.positionalArguments().size() != 1)
         return fail(verb, QStringLiteral("expected exactly one service name (see --help)"));
     qint64 rate = 1, size = -1, count = 0, waitSubs = 0, threshold = 64 * 1024, blockMs = 1000;
-    if (!intOption(p, verb, QStringLiteral("rate"), 0, 10000000, rate)
-        || !intOption(p, verb, QStringLiteral("size"), 0, 64 * 1024 * 1024, size)
-        || !intOption(p, verb, QStringLiteral("count"), 1, qint64(1) << 62, count)
-        || !intOption(p, verb, QStringLiteral("wait-subscribers"), 0, 100000, waitSubs)
-        || !intOption(p, verb, QStringLiteral("block-ms"), 1, 3600000, blockMs)
-        || !intOption(p, verb, QStringLiteral("compress-threshold"), 0, 1 << 30, threshold))
+    if (!intOption(p, verb, QStringLiteral("rate"), 0, 10000000, rate) ||
+        !intOption(p, verb, QStringLiteral("size"), 0, 64 * 1024 * 1024, size) ||
+        !intOption(p, verb, QStringLiteral("count"), 1, qint64(1) << 62, count) ||
+        !intOption(p, verb, QStringLiteral("wait-subscribers"), 0, 100000, waitSubs) ||
+        !intOption(p, verb, QStringLiteral("block-ms"), 1, 3600000, blockMs) ||
+        !intOption(p, verb, QStringLiteral("compress-threshold"), 0, 1 << 30, threshold))
         return 1;
     const QString flow = p.value(QStringLiteral("flow"));
     if (flow != QLatin1String("drop") && flow != QLatin1String("block"))
@@ -58,7 +62,8 @@ int publish(const QStringList &args)
     Client client(o);
     const QString name = p.positionalArguments().first();
     Service *service = client.publish(name);
-    service->setFlowControl(flow == QLatin1String("block") ? Service::FlowControl::Block : Service::FlowControl::Drop,
+    service->setFlowControl(flow == QLatin1String("block") ? Service::FlowControl::Block
+                                                           : Service::FlowControl::Drop,
                             int(blockMs));
     if (!client.start())
         return fail(verb, client.errorString());
@@ -140,7 +145,8 @@ int echo(const QStringList &args)
     QCommandLineParser p;
     p.setApplicationDescription(QStringLiteral("Registers a command, prints every command received and, with "
                                                "--service, publishes its data on that service."));
-    p.addOption({QStringLiteral("command"), QStringLiteral("Command to register (repeatable)."), QStringLiteral("name")});
+    p.addOption({QStringLiteral("command"), QStringLiteral("Command to register (repeatable)."),
+                 QStringLiteral("name")});
     p.addOption({QStringLiteral("service"), QStringLiteral("Service to update with each command's data."),
                  QStringLiteral("name")});
     p.addOption({QStringLiteral("quiet"), QStringLiteral("Do not print received commands.")});
@@ -153,7 +159,8 @@ int echo(const QStringList &args)
     if (!o.applyParser(p, &error))
         return fail(verb, error);
     Client client(o);
-    Service *service = p.isSet(QStringLiteral("service")) ? client.publish(p.value(QStringLiteral("service"))) : nullptr;
+    Service *service =
+        p.isSet(QStringLiteral("service")) ? client.publish(p.value(QStringLiteral("service"))) : nullptr;
     for (const QString &c : p.values(QStringLiteral("command")))
         client.registerCommand(c);
     const bool quiet = p.isSet(QStringLiteral("quiet"));
@@ -162,8 +169,8 @@ int echo(const QStringList &args)
             service->update(c.data());
         if (!quiet) {
             const QByteArray d = c.data();
-            const bool text = QString::fromUtf8(d).toUtf8() == d
-                              && std::all_of(d.cbegin(), d.cend(), [](char ch) { return uchar(ch) >= 0x20; });
+            const bool text = QString::fromUtf8(d).toUtf8() == d &&
+                              std::all_of(d.cbegin(), d.cend(), [](char ch) { return uchar(ch) >= 0x20; });
             std::printf("%s from %s: %s\n", qPrintable(c.name()), qPrintable(c.origin()),
                         text ? d.constData() : ("hex:" + d.toHex()).constData());
             std::fflush(stdout);

@@ -10,10 +10,11 @@ int send(const QStringList &args)
     QCommandLineParser p;
     p.setApplicationDescription(QStringLiteral("Sends a command to every process that registered it."));
     p.addPositionalArgument(QStringLiteral("command"), QStringLiteral("Command name."));
-    p.addPositionalArgument(QStringLiteral("data"), QStringLiteral("Command data (text), optional."), QStringLiteral("[data]"));
+    p.addPositionalArgument(QStringLiteral("data"), QStringLiteral("Command data (text), optional."),
+                            QStringLiteral("[data]"));
     p.addOption({QStringLiteral("hex"), QStringLiteral("The data is hexadecimal (e.g. 'de ad be ef').")});
-    p.addOption({QStringLiteral("timeout-ms"), QStringLiteral("Give up connecting after this long (default 5000)."),
-                 QStringLiteral("ms")});
+    p.addOption({QStringLiteral("timeout-ms"),
+                 QStringLiteral("Give up connecting after this long (default 5000)."), QStringLiteral("ms")});
     if (!parse(p, args, verb))
         return 1;
     const QStringList pos = p.positionalArguments();

@@ -15,7 +15,8 @@ int fail(const QString &verb, const QString &why)
 bool parse(QCommandLineParser &p, const QStringList &args, const QString &verb)
 {
     p.addHelpOption();
-    p.addOption({QStringLiteral("name"), QStringLiteral("Process name (default dialog-VERB-PID)."), QStringLiteral("name")});
+    p.addOption({QStringLiteral("name"), QStringLiteral("Process name (default dialog-VERB-PID)."),
+                 QStringLiteral("name")});
     ClientOptions::addParserOptions(p);
     if (!p.parse(args)) {
         fail(verb, p.errorText());
@@ -36,7 +37,9 @@ bool intOption(const QCommandLineParser &p, const QString &verb, const QString &
     bool ok = false;
     const qint64 v = p.value(name).toLongLong(&ok);
     if (!ok || v < min || v > max) {
-        fail(verb, QStringLiteral("invalid --%1 '%2' (expected %3..%4)").arg(name, p.value(name)).arg(min).arg(max));
+        fail(
+            verb,
+            QStringLiteral("invalid --%1 '%2' (expected %3..%4)").arg(name, p.value(name)).arg(min).arg(max));
         return false;
     }
     out = v;

@@ -77,8 +77,8 @@ Client::Client(const ClientOptions &options, QObject *parent)
     qRegisterMetaType<dialog::Message>();
     qRegisterMetaType<dialog::Command>();
     if (d->options.name.isEmpty())
-        d->options.name = QCoreApplication::applicationName() + QLatin1Char('-')
-                          + QString::number(QCoreApplication::applicationPid());
+        d->options.name = QCoreApplication::applicationName() + QLatin1Char('-') +
+                          QString::number(QCoreApplication::applicationPid());
     QTimer::singleShot(0, this, [this] { start(); });
 }
 
@@ -109,7 +109,8 @@ bool Client::start()
     for (const QString &s : std::as_const(d->options.controlServers)) {
         Endpoint e;
         if (!Endpoint::parse(s.trimmed(), e)) {
-            d->fail(Error::InvalidAddress, QStringLiteral("invalid Control Server address '%1' (expected host:port)").arg(s));
+            d->fail(Error::InvalidAddress,
+                    QStringLiteral("invalid Control Server address '%1' (expected host:port)").arg(s));
             return false;
         }
         d->servers.append(e);
@@ -137,9 +138,10 @@ bool Client::start()
     to.idleTimeoutMs = d->options.idleTimeoutMs;
     d->transport = std::make_unique<net::Transport>(to);
     d->transport->setDataSink(this, [this](net::InboundBatch &b) { d->deliver(b); });
-    connect(d->transport.get(), &net::Transport::protocolError, this, [this](const QString &peer, const QString &why, const QString &, quint64) {
-        d->fail(Error::ProtocolError, QStringLiteral("closed connection from %1: %2").arg(peer, why));
-    });
+    connect(d->transport.get(), &net::Transport::protocolError, this,
+            [this](const QString &peer, const QString &why, const QString &, quint64) {
+                d->fail(Error::ProtocolError, QStringLiteral("closed connection from %1: %2").arg(peer, why));
+            });
 
     net::PeerInfo self;
     self.name = d->options.name;
@@ -185,12 +187,30 @@ bool Client::start()
     return true;
 }
 
-QString Client::name() const { return d->options.name; }
-const ClientOptions &Client::options() const { return d->options; }
-quint16 Client::port() const { return d->transport ? d->transport->serverPort() : 0; }
-Client::State Client::state() const { return d->state; }
-Client::Error Client::error() const { return d->error; }
-QString Client::errorString() const { return d->errorString; }
+QString Client::name() const
+{
+    return d->options.name;
+}
+const ClientOptions &Client::options() const
+{
+    return d->options;
+}
+quint16 Client::port() const
+{
+    return d->transport ? d->transport->serverPort() : 0;
+}
+Client::State Client::state() const
+{
+    return d->state;
+}
+Client::Error Client::error() const
+{
+    return d->error;
+}
+QString Client::errorString() const
+{
+    return d->errorString;
+}
 
 Service *Client::publish(const QString &name)
 {
@@ -210,7 +230,10 @@ Service *Client::publish(const QString &name)
     return s;
 }
 
-Service *Client::service(const QString &name) const { return d->services.value(name); }
+Service *Client::service(const QString &name) const
+{
+    return d->services.value(name);
+}
 
 void Client::unpublish(const QString &name)
 {
@@ -273,9 +296,9 @@ bool Client::sendCommand(const QString &name, const QByteArray &data)
         return false;
     quint8 flags = 0;
     const QByteArray prepared = wire_format::prepareData(data, d->options.compressionThreshold, flags);
-    return d->transport->send(cs, wire_format::encodeCommandFrame(name.toUtf8(), d->options.name.toUtf8(), flags,
-                                                                  prepared))
-        == net::Transport::SendResult::Queued;
+    return d->transport->send(cs, wire_format::encodeCommandFrame(name.toUtf8(), d->options.name.toUtf8(),
+                                                                  flags, prepared)) ==
+           net::Transport::SendResult::Queued;
 }
 
 bool Client::flush(int timeoutMs)

@@ -80,13 +80,13 @@ private:
     bool m_stopping = false;
     bool m_dirty = false;
     QElapsedTimer m_clock;
-    qint64 m_lastHeardMs = 0;  // last frame from the Control Server
-    int m_serverMisses = 3; // declarations made after the last CONNECT was built
+    qint64 m_lastHeardMs = 0; // last frame from the Control Server
+    int m_serverMisses = 3;   // declarations made after the last CONNECT was built
 
     QHash<QString, ServiceStatePtr> m_services;
     QSet<QString> m_commands;
-    QHash<QString, int> m_requests;             // service -> number of Subscription objects
-    QHash<QString, ProviderRef> m_providers;    // requested service -> where it is
+    QHash<QString, int> m_requests;          // service -> number of Subscription objects
+    QHash<QString, ProviderRef> m_providers; // requested service -> where it is
 };
 
 class ClientPrivate

@@ -25,7 +25,8 @@ void ClientCore::start()
             return;
         // The Control Server answers every heartbeat: silence means it is dead or hung.
         if (m_clock.elapsed() - m_lastHeardMs > qint64(m_serverMisses) * m_options.heartbeatMs) {
-            serverLost(QStringLiteral("no answer from the Control Server for %1 heartbeat intervals").arg(m_serverMisses));
+            serverLost(QStringLiteral("no answer from the Control Server for %1 heartbeat intervals")
+                           .arg(m_serverMisses));
             sendConnect();
             return;
         }
@@ -258,11 +259,14 @@ void ClientCore::handle(const net::Inbound &in)
             // Declared while our CONNECT was on its way: register them now (idempotent on the server).
             m_dirty = false;
             if (!m_services.isEmpty())
-                sendToControl(namesFrame(Type::RegisterService, QStringList(m_services.keyBegin(), m_services.keyEnd())));
+                sendToControl(namesFrame(Type::RegisterService,
+                                         QStringList(m_services.keyBegin(), m_services.keyEnd())));
             if (!m_commands.isEmpty())
-                sendToControl(namesFrame(Type::RegisterCommand, QStringList(m_commands.cbegin(), m_commands.cend())));
+                sendToControl(
+                    namesFrame(Type::RegisterCommand, QStringList(m_commands.cbegin(), m_commands.cend())));
             if (!m_requests.isEmpty())
-                sendToControl(namesFrame(Type::RequestService, QStringList(m_requests.keyBegin(), m_requests.keyEnd())));
+                sendToControl(namesFrame(Type::RequestService,
+                                         QStringList(m_requests.keyBegin(), m_requests.keyEnd())));
         }
         break;
     }
@@ -277,7 +281,8 @@ void ClientCore::handle(const net::Inbound &in)
             Q_EMIT subscriptionChanged(name, int(Subscription::State::Waiting), QString());
             break;
         }
-        subscribeAt(name, Endpoint{qs(info.host()), quint16(info.port())}, qs(info.provider()), info.incarnation());
+        subscribeAt(name, Endpoint{qs(info.host()), quint16(info.port())}, qs(info.provider()),
+                    info.incarnation());
         break;
     }
     case Type::SubscribeService:
@@ -286,11 +291,13 @@ void ClientCore::handle(const net::Inbound &in)
         parseControl(in.data, sub);
         const ServiceStatePtr s = m_services.value(qs(sub.name()));
         if (!s) {
-            qCDebug(lcClient) << "subscription from" << in.peer->name << "to unknown service" << qs(sub.name());
+            qCDebug(lcClient) << "subscription from" << in.peer->name << "to unknown service"
+                              << qs(sub.name());
             break;
         }
         if (in.type == Type::SubscribeService)
-            s->addSubscriber(Subscriber{m_transport->outbox(in.peer->endpoint), in.peer->name, in.peer->incarnation});
+            s->addSubscriber(
+                Subscriber{m_transport->outbox(in.peer->endpoint), in.peer->name, in.peer->incarnation});
         else
             s->removeSubscribers(in.peer->endpoint);
         if (s->handle) {
@@ -309,7 +316,8 @@ void ClientCore::handle(const net::Inbound &in)
         wire::LostProcess lost;
         parseControl(in.data, lost);
         for (auto it = m_providers.begin(); it != m_providers.end();) {
-            if (it->name == qs(lost.name()) && (lost.incarnation() == 0 || it->incarnation == lost.incarnation())) {
+            if (it->name == qs(lost.name()) &&
+                (lost.incarnation() == 0 || it->incarnation == lost.incarnation())) {
                 Q_EMIT subscriptionChanged(it.key(), int(Subscription::State::Lost), it->name);
                 it = m_providers.erase(it);
             } else {

@@ -44,22 +44,26 @@ ClientOptions ClientOptions::fromArguments(const QStringList &arguments, const Q
 
 void ClientOptions::addParserOptions(QCommandLineParser &p)
 {
-    p.addOption({QStringLiteral("control-server"),
-                 QStringLiteral("Control Server address(es), host:port[,host:port] (default: $DIALOG_CONTROL_SERVER "
-                                "or 127.0.0.1:3425)."),
-                 QStringLiteral("addr")});
+    p.addOption(
+        {QStringLiteral("control-server"),
+         QStringLiteral("Control Server address(es), host:port[,host:port] (default: $DIALOG_CONTROL_SERVER "
+                        "or 127.0.0.1:3425)."),
+         QStringLiteral("addr")});
     p.addOption({QStringLiteral("heartbeat-ms"), QStringLiteral("Heartbeat interval in ms (default 1000)."),
                  QStringLiteral("ms")});
-    p.addOption({QStringLiteral("retry-ms"),
-                 QStringLiteral("Control Server reconnection interval in ms (default: the heartbeat interval)."),
-                 QStringLiteral("ms")});
-    p.addOption({QStringLiteral("sender-threads"), QStringLiteral("Sender threads (default 2)."), QStringLiteral("n")});
-    p.addOption({QStringLiteral("reader-threads"), QStringLiteral("Reader threads (default 2)."), QStringLiteral("m")});
+    p.addOption(
+        {QStringLiteral("retry-ms"),
+         QStringLiteral("Control Server reconnection interval in ms (default: the heartbeat interval)."),
+         QStringLiteral("ms")});
+    p.addOption({QStringLiteral("sender-threads"), QStringLiteral("Sender threads (default 2)."),
+                 QStringLiteral("n")});
+    p.addOption({QStringLiteral("reader-threads"), QStringLiteral("Reader threads (default 2)."),
+                 QStringLiteral("m")});
     p.addOption({QStringLiteral("queue-bytes"),
                  QStringLiteral("Bound of each per-destination queue in bytes (default 8388608)."),
                  QStringLiteral("bytes")});
-    p.addOption({QStringLiteral("dialog-port"), QStringLiteral("Port to receive on (default: any free port)."),
-                 QStringLiteral("port")});
+    p.addOption({QStringLiteral("dialog-port"),
+                 QStringLiteral("Port to receive on (default: any free port)."), QStringLiteral("port")});
 }
 
 bool ClientOptions::applyParser(const QCommandLineParser &p, QString *error)
@@ -72,17 +76,22 @@ bool ClientOptions::applyParser(const QCommandLineParser &p, QString *error)
         const qint64 v = p.value(name).toLongLong(&ok);
         if (!ok || v < min || v > max) {
             if (error)
-                *error = QStringLiteral("invalid --%1 '%2' (expected %3..%4)").arg(name, p.value(name)).arg(min).arg(max);
+                *error = QStringLiteral("invalid --%1 '%2' (expected %3..%4)")
+                             .arg(name, p.value(name))
+                             .arg(min)
+                             .arg(max);
             return false;
         }
         target = std::remove_reference_t<decltype(target)>(v);
         return true;
     };
     if (p.isSet(QStringLiteral("control-server")))
-        controlServers = p.value(QStringLiteral("control-server")).split(QLatin1Char(','), Qt::SkipEmptyParts);
-    return number("heartbeat-ms", 10, 3600000, heartbeatMs) && number("retry-ms", 10, 3600000, retryMs) && number("sender-threads", 1, 64, senderThreads)
-        && number("reader-threads", 1, 64, readerThreads)
-        && number("queue-bytes", 4096, qint64(1) << 40, maxQueueBytes) && number("dialog-port", 0, 65535, port);
+        controlServers =
+            p.value(QStringLiteral("control-server")).split(QLatin1Char(','), Qt::SkipEmptyParts);
+    return number("heartbeat-ms", 10, 3600000, heartbeatMs) && number("retry-ms", 10, 3600000, retryMs) &&
+           number("sender-threads", 1, 64, senderThreads) && number("reader-threads", 1, 64, readerThreads) &&
+           number("queue-bytes", 4096, qint64(1) << 40, maxQueueBytes) &&
+           number("dialog-port", 0, 65535, port);
 }
 
 } // namespace dialog

@@ -13,8 +13,7 @@ namespace dialog::wire_format {
 /// Parses @p payload as the protobuf message that belongs to @p type. False when it does not parse.
 bool validControlPayload(Type type, const QByteArray &payload);
 
-template <typename Message>
-QByteArray controlFrame(Type type, const Message &msg)
+template <typename Message> QByteArray controlFrame(Type type, const Message &msg)
 {
     const size_t size = msg.ByteSizeLong();
     QByteArray out;
@@ -25,14 +24,19 @@ QByteArray controlFrame(Type type, const Message &msg)
     return out;
 }
 
-template <typename Message>
-bool parseControl(const QByteArray &payload, Message &msg)
+template <typename Message> bool parseControl(const QByteArray &payload, Message &msg)
 {
     return msg.ParseFromArray(payload.constData(), int(payload.size()));
 }
 
-inline QString qs(const std::string &s) { return QString::fromStdString(s); }
-inline std::string ss(const QString &s) { return s.toStdString(); }
+inline QString qs(const std::string &s)
+{
+    return QString::fromStdString(s);
+}
+inline std::string ss(const QString &s)
+{
+    return s.toStdString();
+}
 QByteArray namesFrame(Type type, const QStringList &names);
 QStringList namesOf(const wire::Names &n);
 

@@ -8,26 +8,46 @@ namespace dialog::wire_format {
 const char *typeName(Type t)
 {
     switch (t) {
-    case Type::Hello: return "HELLO";
-    case Type::ConnectToControlServer: return "CONNECT_TO_CONTROL_SERVER";
-    case Type::SuccessfullyConnected: return "SUCCESSFULLY_CONNECTED";
-    case Type::Heartbeat: return "HEARTBEAT";
-    case Type::RegisterService: return "REGISTER_SERVICE";
-    case Type::UnregisterService: return "UNREGISTER_SERVICE";
-    case Type::RequestService: return "REQUEST_SERVICE";
-    case Type::CancelRequest: return "CANCEL_REQUEST";
-    case Type::InfoService: return "INFO_SERVICE";
-    case Type::SubscribeService: return "SUBSCRIBE_SERVICE";
-    case Type::UnsubscribeService: return "UNSUBSCRIBE_SERVICE";
-    case Type::ServiceMessage: return "SERVICE_MESSAGE";
-    case Type::RegisterCommand: return "REGISTER_COMMAND";
-    case Type::UnregisterCommand: return "UNREGISTER_COMMAND";
-    case Type::CommandMessage: return "COMMAND_MESSAGE";
-    case Type::ConnectionLost: return "CONNECTION_LOST";
-    case Type::LostSender: return "LOST_SENDER";
-    case Type::LostReceiver: return "LOST_RECEIVER";
-    case Type::Refused: return "REFUSED";
-    case Type::Disconnect: return "DISCONNECT";
+    case Type::Hello:
+        return "HELLO";
+    case Type::ConnectToControlServer:
+        return "CONNECT_TO_CONTROL_SERVER";
+    case Type::SuccessfullyConnected:
+        return "SUCCESSFULLY_CONNECTED";
+    case Type::Heartbeat:
+        return "HEARTBEAT";
+    case Type::RegisterService:
+        return "REGISTER_SERVICE";
+    case Type::UnregisterService:
+        return "UNREGISTER_SERVICE";
+    case Type::RequestService:
+        return "REQUEST_SERVICE";
+    case Type::CancelRequest:
+        return "CANCEL_REQUEST";
+    case Type::InfoService:
+        return "INFO_SERVICE";
+    case Type::SubscribeService:
+        return "SUBSCRIBE_SERVICE";
+    case Type::UnsubscribeService:
+        return "UNSUBSCRIBE_SERVICE";
+    case Type::ServiceMessage:
+        return "SERVICE_MESSAGE";
+    case Type::RegisterCommand:
+        return "REGISTER_COMMAND";
+    case Type::UnregisterCommand:
+        return "UNREGISTER_COMMAND";
+    case Type::CommandMessage:
+        return "COMMAND_MESSAGE";
+    case Type::ConnectionLost:
+        return "CONNECTION_LOST";
+    case Type::LostSender:
+        return "LOST_SENDER";
+    case Type::LostReceiver:
+        return "LOST_RECEIVER";
+    case Type::Refused:
+        return "REFUSED";
+    case Type::Disconnect:
+        return "DISCONNECT";
     }
     return "UNKNOWN";
 }
@@ -81,7 +101,8 @@ bool FrameDecoder::parseHeader(const char *p, Frame &f, quint32 &len)
         return fail(Error::UnknownType, QStringLiteral("unknown message type %1").arg(type));
     const quint8 flags = quint8(p[4]);
     if ((flags & ~KnownFlags) || p[5] || p[6] || p[7])
-        return fail(Error::BadFlags, QStringLiteral("unknown flags 0x%1").arg(flags, 2, 16, QLatin1Char('0')));
+        return fail(Error::BadFlags,
+                    QStringLiteral("unknown flags 0x%1").arg(flags, 2, 16, QLatin1Char('0')));
     len = qFromLittleEndian<quint32>(p + 8);
     if (qint64(len) > m_maxPayload)
         return fail(Error::TooLarge,

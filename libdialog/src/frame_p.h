@@ -24,7 +24,8 @@ constexpr int HeaderSize = 12;
 constexpr qint64 DefaultMaxMessageSize = 64 * 1024 * 1024;
 constexpr qint64 NameOverhead = 4096;
 
-enum class Type : quint8 {
+enum class Type : quint8
+{
     Hello = 1,
     ConnectToControlServer = 2,
     SuccessfullyConnected = 3,
@@ -49,9 +50,13 @@ enum class Type : quint8 {
 constexpr quint8 MaxType = 20;
 
 const char *typeName(Type t);
-inline bool isDataType(Type t) { return t == Type::ServiceMessage || t == Type::CommandMessage; }
+inline bool isDataType(Type t)
+{
+    return t == Type::ServiceMessage || t == Type::CommandMessage;
+}
 
-enum Flag : quint8 {
+enum Flag : quint8
+{
     Compressed = 0x01, ///< the data part of a service/command payload is a zstd frame
 };
 constexpr quint8 KnownFlags = Compressed;
@@ -73,16 +78,25 @@ QByteArray encodeFrame(Type type, quint8 flags, QByteArrayView payload);
 class FrameDecoder
 {
 public:
-    enum class Error { None, BadMagic, BadVersion, UnknownType, BadFlags, TooLarge, Rejected };
+    enum class Error
+    {
+        None,
+        BadMagic,
+        BadVersion,
+        UnknownType,
+        BadFlags,
+        TooLarge,
+        Rejected
+    };
 
-    explicit FrameDecoder(qint64 maxPayload = DefaultMaxMessageSize + NameOverhead)
-        : m_maxPayload(maxPayload) {}
+    explicit FrameDecoder(qint64 maxPayload = DefaultMaxMessageSize + NameOverhead) : m_maxPayload(maxPayload)
+    {
+    }
 
     /// Zero-copy variant: calls @p onFrame(Type, quint8 flags, QByteArrayView payload) for every complete
     /// frame; the view is valid only during the call. @p onFrame returns false to stop (the decoder
     /// then fails with Error::Rejected). Returns false on a format error.
-    template <typename F>
-    bool feedView(QByteArrayView data, F &&onFrame);
+    template <typename F> bool feedView(QByteArrayView data, F &&onFrame);
 
     /// Parses @p data (appended to what is buffered); complete frames are appended to @p out.
     /// Returns false on a format error (see error()/errorString()); frames decoded before it stay in out.
@@ -106,8 +120,7 @@ private:
     QString m_errorString;
 };
 
-template <typename F>
-bool FrameDecoder::feedView(QByteArrayView data, F &&onFrame)
+template <typename F> bool FrameDecoder::feedView(QByteArrayView data, F &&onFrame)
 {
     if (m_error != Error::None)
         return false;

@@ -61,7 +61,9 @@ bool extractData(QByteArrayView data, quint8 flags, QByteArray &out, qint64 maxD
         return decompress(data, out, maxDataSize, error);
     if (data.size() > maxDataSize) {
         if (error)
-            *error = QStringLiteral("message of %1 bytes exceeds the maximum of %2").arg(data.size()).arg(maxDataSize);
+            *error = QStringLiteral("message of %1 bytes exceeds the maximum of %2")
+                         .arg(data.size())
+                         .arg(maxDataSize);
         return false;
     }
     out = data.toByteArray();
@@ -158,7 +160,8 @@ bool compress(QByteArrayView in, QByteArray &out)
             return false;
     }
     out.resize(qsizetype(ZSTD_compressBound(size_t(in.size()))));
-    const size_t n = ZSTD_compress2(compressionContext(), out.data(), size_t(out.size()), in.data(), size_t(in.size()));
+    const size_t n =
+        ZSTD_compress2(compressionContext(), out.data(), size_t(out.size()), in.data(), size_t(in.size()));
     if (ZSTD_isError(n) || qint64(n) >= in.size() * 9 / 10)
         return false;
     out.truncate(qsizetype(n));

@@ -5,11 +5,16 @@
 
 namespace dialog {
 
-Service::Service(std::shared_ptr<ServiceState> state, Client *client) : QObject(client), d(std::move(state)) {}
+Service::Service(std::shared_ptr<ServiceState> state, Client *client) : QObject(client), d(std::move(state))
+{
+}
 
 Service::~Service() = default;
 
-QString Service::name() const { return d->name; }
+QString Service::name() const
+{
+    return d->name;
+}
 
 bool Service::update(const QByteArray &data)
 {
@@ -61,9 +66,15 @@ int Service::subscriberCount() const
     return int(d->subscribers.size());
 }
 
-quint64 Service::droppedCount() const { return d->dropped.load(); }
+quint64 Service::droppedCount() const
+{
+    return d->dropped.load();
+}
 
-Service::FlowControl Service::flowControl() const { return FlowControl(d->flowControl.load()); }
+Service::FlowControl Service::flowControl() const
+{
+    return FlowControl(d->flowControl.load());
+}
 
 void Service::setFlowControl(FlowControl mode, int blockTimeoutMs)
 {

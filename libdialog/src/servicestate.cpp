@@ -10,13 +10,12 @@ bool ServiceState::sendTo(const Subscriber &s, quint64 seq, quint8 flags, const 
     if (data.size() <= InlineLimit) {
         const qint64 size = HeaderSize + 2 + key.size() + 8 + data.size();
         return transport->sendSmall(
-                   s.box, size,
-                   [&](QByteArray &out) { appendServiceFrame(out, key, seq, flags, data); }, blockMs)
-            == net::Transport::SendResult::Queued;
+                   s.box, size, [&](QByteArray &out) { appendServiceFrame(out, key, seq, flags, data); },
+                   blockMs) == net::Transport::SendResult::Queued;
     }
     // Large data: header and name in a small buffer, the data itself shared, never copied.
-    return transport->send(s.box, {serviceFramePrefix(key, seq, flags, data.size()), data}, blockMs)
-        == net::Transport::SendResult::Queued;
+    return transport->send(s.box, {serviceFramePrefix(key, seq, flags, data.size()), data}, blockMs) ==
+           net::Transport::SendResult::Queued;
 }
 
 void ServiceState::addSubscriber(const Subscriber &s)

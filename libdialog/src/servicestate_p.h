@@ -27,10 +27,10 @@ struct ServiceState : std::enable_shared_from_this<ServiceState>
     net::Transport *transport = nullptr;
     int compressionThreshold = 0;
 
-    QMutex updateLock; // serializes update(): sequence order == queue order
+    QMutex updateLock;   // serializes update(): sequence order == queue order
     mutable QMutex lock; // protects the members below; never held while waiting for room
     QList<Subscriber> subscribers;
-    QByteArray lastData;  // prepared (possibly compressed)
+    QByteArray lastData; // prepared (possibly compressed)
     quint8 lastFlags = 0;
     quint64 sequence = 0;
     bool hasValue = false;

@@ -132,7 +132,8 @@ OutboxPtr Transport::outbox(const Endpoint &destination)
 void Transport::wake(const OutboxPtr &box)
 {
     SenderWorker *w = m_senders.at(box->worker);
-    QMetaObject::invokeMethod(w, [w, box] { w->flush(box); }, Qt::QueuedConnection);
+    QMetaObject::invokeMethod(
+        w, [w, box] { w->flush(box); }, Qt::QueuedConnection);
 }
 
 bool Transport::waitForRoom(Outbox &box, qint64 size, int blockMs)
@@ -157,8 +158,8 @@ QByteArray &Transport::smallChunk(Outbox &box, qint64 size)
 {
     // Small frames are packed into one chunk so the sender writes many frames per write().
     constexpr qsizetype ChunkTarget = 256 * 1024;
-    if (box.m_chunks.isEmpty() || box.m_chunks.last().size() + size > ChunkTarget
-        || box.m_chunks.last().capacity() < ChunkTarget) {
+    if (box.m_chunks.isEmpty() || box.m_chunks.last().size() + size > ChunkTarget ||
+        box.m_chunks.last().capacity() < ChunkTarget) {
         QByteArray chunk;
         chunk.reserve(ChunkTarget);
         box.m_chunks.append(std::move(chunk));
@@ -174,7 +175,8 @@ bool Transport::commit(Outbox &box, qint64 size)
     return post;
 }
 
-Transport::SendResult Transport::send(const OutboxPtr &box, std::initializer_list<QByteArray> frames, int blockMs)
+Transport::SendResult Transport::send(const OutboxPtr &box, std::initializer_list<QByteArray> frames,
+                                      int blockMs)
 {
     qint64 size = 0;
     for (const QByteArray &f : frames)
@@ -209,7 +211,8 @@ void Transport::whenRoom(const OutboxPtr &box, std::function<void()> fn)
 void Transport::acceptDescriptor(qintptr fd)
 {
     ReaderWorker *r = m_readers.at(m_nextReader.fetch_add(1) % m_readers.size());
-    QMetaObject::invokeMethod(r, [r, fd] { r->addDescriptor(fd); }, Qt::QueuedConnection);
+    QMetaObject::invokeMethod(
+        r, [r, fd] { r->addDescriptor(fd); }, Qt::QueuedConnection);
 }
 
 void Transport::deliver(DeliveryQueue &q, InboundBatch &items, qint64 bytes)
@@ -229,7 +232,8 @@ void Transport::deliver(DeliveryQueue &q, InboundBatch &items, qint64 bytes)
     }
     items.clear();
     if (post && q.context)
-        QMetaObject::invokeMethod(q.context, [this, &q] { drain(q); }, Qt::QueuedConnection);
+        QMetaObject::invokeMethod(
+            q.context, [this, &q] { drain(q); }, Qt::QueuedConnection);
 }
 
 void Transport::drain(DeliveryQueue &q)
@@ -249,7 +253,8 @@ void Transport::drain(DeliveryQueue &q)
     // Readers set the flag before re-checking deliveryBlocked(), so a pause is never missed here.
     if (!deliveryBlocked() && m_readersPaused.exchange(false)) {
         for (ReaderWorker *r : std::as_const(m_readers))
-            QMetaObject::invokeMethod(r, [r] { r->resume(); }, Qt::QueuedConnection);
+            QMetaObject::invokeMethod(
+                r, [r] { r->resume(); }, Qt::QueuedConnection);
     }
 }
 

@@ -15,8 +15,8 @@
 #include <QWaitCondition>
 #include <atomic>
 #include <functional>
-#include <vector>
 #include <memory>
+#include <vector>
 
 Q_DECLARE_LOGGING_CATEGORY(lcSender)
 Q_DECLARE_LOGGING_CATEGORY(lcReceiver)
@@ -36,7 +36,10 @@ struct Endpoint
     /// Parses "host:port"; false on a malformed address.
     static bool parse(const QString &text, Endpoint &out);
 };
-inline size_t qHash(const Endpoint &e, size_t seed = 0) { return ::qHash(e.host, seed) ^ e.port; }
+inline size_t qHash(const Endpoint &e, size_t seed = 0)
+{
+    return ::qHash(e.host, seed) ^ e.port;
+}
 
 /// Who is at the other end of an inbound connection (from its HELLO).
 struct PeerInfo
@@ -69,9 +72,9 @@ struct TransportOptions
 {
     int senderThreads = 2;
     int readerThreads = 2;
-    qint64 maxQueueBytes = 8 * 1024 * 1024;          ///< per destination
+    qint64 maxQueueBytes = 8 * 1024 * 1024; ///< per destination
     qint64 maxMessageSize = wire_format::DefaultMaxMessageSize;
-    qint64 maxPendingDelivery = 32 * 1024 * 1024;    ///< decoded bytes waiting for a sink
+    qint64 maxPendingDelivery = 32 * 1024 * 1024; ///< decoded bytes waiting for a sink
     int idleTimeoutMs = 60000;
     int connectTimeoutMs = 5000;
 };
@@ -103,7 +106,7 @@ private:
     QList<QByteArray> m_chunks; // frames waiting for the sender thread
     qint64 m_queued = 0;        // bytes in m_chunks + bytes handed to the socket but not yet written
     bool m_wakePosted = false;
-    quint64 m_generation = 0;   // bumped when the connection fails: stale accounting is ignored
+    quint64 m_generation = 0; // bumped when the connection fails: stale accounting is ignored
     std::vector<std::function<void()>> m_onRoom; // run (in the sender thread) once the queue is half empty
 };
 using OutboxPtr = std::shared_ptr<Outbox>;
@@ -117,7 +120,11 @@ class Transport : public QObject
     Q_OBJECT
 public:
     using Sink = std::function<void(InboundBatch &)>;
-    enum class SendResult { Queued, Full };
+    enum class SendResult
+    {
+        Queued,
+        Full
+    };
 
     explicit Transport(const TransportOptions &options, QObject *parent = nullptr);
     ~Transport() override;

@@ -72,9 +72,8 @@ SenderWorker::Connection *SenderWorker::open(const OutboxPtr &box)
         for (const auto &fn : ready) // outside the lock: they queue frames on this outbox
             fn();
     });
-    connect(s, &QTcpSocket::errorOccurred, this, [this, key, s](QAbstractSocket::SocketError) {
-        fail(key, s->errorString());
-    });
+    connect(s, &QTcpSocket::errorOccurred, this,
+            [this, key, s](QAbstractSocket::SocketError) { fail(key, s->errorString()); });
     m_conns.insert(key, c);
     m_transport->m_outgoing.fetch_add(1);
     box->reconnects.fetch_add(1, std::memory_order_relaxed);
@@ -173,7 +172,8 @@ void SenderWorker::checkTimeouts()
                 stuck.append(it.key());
             continue;
         }
-        if (o.idleTimeoutMs > 0 && now - c->lastActivity > o.idleTimeoutMs && c->socket->bytesToWrite() == 0) {
+        if (o.idleTimeoutMs > 0 && now - c->lastActivity > o.idleTimeoutMs &&
+            c->socket->bytesToWrite() == 0) {
             QMutexLocker l(&it.key()->m_lock);
             if (it.key()->m_chunks.isEmpty() && !it.key()->m_wakePosted)
                 idle.append(it.key());
@@ -330,7 +330,8 @@ void ReaderWorker::readFrom(Connection *c)
         if (!c->peer) {
             wire::Hello h;
             if (type != Type::Hello || !h.ParseFromArray(payload.data(), int(payload.size()))) {
-                error = QStringLiteral("first frame is %1, not a valid HELLO").arg(QLatin1String(typeName(type)));
+                error =
+                    QStringLiteral("first frame is %1, not a valid HELLO").arg(QLatin1String(typeName(type)));
                 return false;
             }
             auto p = std::make_shared<PeerInfo>();

@@ -18,7 +18,10 @@
 
 namespace dialog::test {
 
-inline QString bin(const QString &name) { return QStringLiteral(DIALOG_BIN_DIR "/") + name; }
+inline QString bin(const QString &name)
+{
+    return QStringLiteral(DIALOG_BIN_DIR "/") + name;
+}
 
 inline quint16 freePort()
 {
@@ -51,7 +54,8 @@ public:
     {
         m_port = freePort();
         m_controlServer = QStringLiteral("127.0.0.1:%1").arg(m_port);
-        m_cs = start(QStringLiteral("dialog-controlserver"), QStringList{QStringLiteral("--port"), QString::number(m_port)} + extra);
+        m_cs = start(QStringLiteral("dialog-controlserver"),
+                     QStringList{QStringLiteral("--port"), QString::number(m_port)} + extra);
         QElapsedTimer t;
         t.start();
         while (t.elapsed() < 5000) {
@@ -67,7 +71,8 @@ public:
     /// Starts a Control Server on @p port (e.g. the same port again after a crash) and waits for it.
     QProcess *startControlServerOn(quint16 port, const QStringList &extra = {}, bool wait = true)
     {
-        QProcess *p = start(QStringLiteral("dialog-controlserver"), QStringList{QStringLiteral("--port"), QString::number(port)} + extra);
+        QProcess *p = start(QStringLiteral("dialog-controlserver"),
+                            QStringList{QStringLiteral("--port"), QString::number(port)} + extra);
         if (wait && !waitForPort(port, 5000))
             return nullptr;
         return p;
@@ -92,8 +97,8 @@ public:
     QProcess *controlServerProcess() const { return m_cs; }
 
     /// Runs a short-lived command to completion (bounded); returns its exit code, -1 on time-out.
-    int run(const QString &program, const QStringList &args, QByteArray *out = nullptr, QByteArray *err = nullptr,
-            int timeoutMs = 15000)
+    int run(const QString &program, const QStringList &args, QByteArray *out = nullptr,
+            QByteArray *err = nullptr, int timeoutMs = 15000)
     {
         QProcess *p = start(program, args);
         // Keep the event loop turning: in-process clients of the test must stay responsive.

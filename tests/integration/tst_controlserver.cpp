@@ -57,13 +57,13 @@ void tst_ControlServer::helpAndBadArguments()
     QByteArray out, err;
     QCOMPARE(m_fx->run(QStringLiteral("dialog-controlserver"), {QStringLiteral("--help")}, &out), 0);
     QVERIFY(out.contains("--port"));
-    QCOMPARE(m_fx->run(QStringLiteral("dialog-controlserver"), {QStringLiteral("--port"), QStringLiteral("nope")},
-                       nullptr, &err),
+    QCOMPARE(m_fx->run(QStringLiteral("dialog-controlserver"),
+                       {QStringLiteral("--port"), QStringLiteral("nope")}, nullptr, &err),
              1);
     QVERIFY2(err.startsWith("dialog-controlserver: invalid --port"), err.constData());
     // The port is taken by the fixture's server: a clear error, not a hang.
-    QCOMPARE(m_fx->run(QStringLiteral("dialog-controlserver"), {QStringLiteral("--port"), QString::number(m_fx->port())},
-                       nullptr, &err),
+    QCOMPARE(m_fx->run(QStringLiteral("dialog-controlserver"),
+                       {QStringLiteral("--port"), QString::number(m_fx->port())}, nullptr, &err),
              1);
     QVERIFY2(err.contains("cannot listen"), err.constData());
     QCOMPARE(m_fx->run(QStringLiteral("dialog"), {QStringLiteral("frobnicate")}, nullptr, &err), 1);
@@ -72,15 +72,16 @@ void tst_ControlServer::helpAndBadArguments()
 
 void tst_ControlServer::subscribeBeforeProviderExists()
 {
-    QProcess *get = m_fx->start(QStringLiteral("dialog"), {QStringLiteral("get"), QStringLiteral("Late.Service"),
-                                                           QStringLiteral("--count"), QStringLiteral("1"),
-                                                           QStringLiteral("--json"), QStringLiteral("--timeout-ms"),
-                                                           QStringLiteral("20000")});
+    QProcess *get = m_fx->start(QStringLiteral("dialog"),
+                                {QStringLiteral("get"), QStringLiteral("Late.Service"),
+                                 QStringLiteral("--count"), QStringLiteral("1"), QStringLiteral("--json"),
+                                 QStringLiteral("--timeout-ms"), QStringLiteral("20000")});
     // The request is queued by the Control Server before anyone provides the service.
-    QTRY_VERIFY_WITH_TIMEOUT(m_fx->directory().value(QStringLiteral("processes")).toArray().size() == 1, 10000);
-    m_fx->start(QStringLiteral("dialog"), {QStringLiteral("publish"), QStringLiteral("Late.Service"),
-                                           QStringLiteral("--data"), QStringLiteral("hello"), QStringLiteral("--name"),
-                                           QStringLiteral("LateProvider")});
+    QTRY_VERIFY_WITH_TIMEOUT(m_fx->directory().value(QStringLiteral("processes")).toArray().size() == 1,
+                             10000);
+    m_fx->start(QStringLiteral("dialog"),
+                {QStringLiteral("publish"), QStringLiteral("Late.Service"), QStringLiteral("--data"),
+                 QStringLiteral("hello"), QStringLiteral("--name"), QStringLiteral("LateProvider")});
     QVERIFY(get->waitForFinished(20000));
     QCOMPARE(get->exitCode(), 0);
     const QJsonObject msg = QJsonDocument::fromJson(get->readAllStandardOutput()).object();
@@ -92,25 +93,32 @@ void tst_ControlServer::commandToThreeRegistrants()
 {
     QList<QProcess *> echoes;
     for (int i = 0; i < 3; ++i)
-        echoes.append(m_fx->start(QStringLiteral("dialog"),
-                                  {QStringLiteral("echo"), QStringLiteral("--command"), QStringLiteral("Run.Start"),
-                                   QStringLiteral("--name"), QStringLiteral("Echo%1").arg(i)}));
+        echoes.append(
+            m_fx->start(QStringLiteral("dialog"),
+                        {QStringLiteral("echo"), QStringLiteral("--command"), QStringLiteral("Run.Start"),
+                         QStringLiteral("--name"), QStringLiteral("Echo%1").arg(i)}));
     // A bystander that must not receive it.
-    QProcess *other = m_fx->start(QStringLiteral("dialog"), {QStringLiteral("echo"), QStringLiteral("--command"),
-                                                             QStringLiteral("Run.Stop"), QStringLiteral("--name"),
-                                                             QStringLiteral("Bystander")});
-    QTRY_VERIFY_WITH_TIMEOUT(m_fx->processEntry(QStringLiteral("Echo2")).value(QStringLiteral("commands")).toArray().size() == 1
-                                 && m_fx->processEntry(QStringLiteral("Echo0")).value(QStringLiteral("commands")).toArray().size() == 1
-                                 && m_fx->processEntry(QStringLiteral("Echo1")).value(QStringLiteral("commands")).toArray().size() == 1,
-                             10000);
+    QProcess *other =
+        m_fx->start(QStringLiteral("dialog"),
+                    {QStringLiteral("echo"), QStringLiteral("--command"), QStringLiteral("Run.Stop"),
+                     QStringLiteral("--name"), QStringLiteral("Bystander")});
+    QTRY_VERIFY_WITH_TIMEOUT(
+        m_fx->processEntry(QStringLiteral("Echo2")).value(QStringLiteral("commands")).toArray().size() == 1 &&
+            m_fx->processEntry(QStringLiteral("Echo0")).value(QStringLiteral("commands")).toArray().size() ==
+                1 &&
+            m_fx->processEntry(QStringLiteral("Echo1")).value(QStringLiteral("commands")).toArray().size() ==
+                1,
+        10000);
     QByteArray err;
-    QCOMPARE(m_fx->run(QStringLiteral("dialog"), {QStringLiteral("send"), QStringLiteral("Run.Start"), QStringLiteral("run 42")},
+    QCOMPARE(m_fx->run(QStringLiteral("dialog"),
+                       {QStringLiteral("send"), QStringLiteral("Run.Start"), QStringLiteral("run 42")},
                        nullptr, &err),
              0);
     for (QProcess *e : echoes) {
         QTRY_VERIFY_WITH_TIMEOUT(e->bytesAvailable() > 0, 5000);
         const QByteArray line = e->readAllStandardOutput();
-        QVERIFY2(line.startsWith("Run.Start from dialog-send-") && line.trimmed().endsWith(": run 42"), line.constData());
+        QVERIFY2(line.startsWith("Run.Start from dialog-send-") && line.trimmed().endsWith(": run 42"),
+                 line.constData());
     }
     QTest::qWait(300);
     QCOMPARE(other->bytesAvailable(), 0);
@@ -121,15 +129,20 @@ void tst_ControlServer::duplicateServiceRefusedAndProcessExits()
     m_fx->start(QStringLiteral("dialog"), {QStringLiteral("publish"), QStringLiteral("Unique.Service"),
                                            QStringLiteral("--name"), QStringLiteral("FirstOwner")});
     QTRY_VERIFY_WITH_TIMEOUT(
-        m_fx->processEntry(QStringLiteral("FirstOwner")).value(QStringLiteral("services")).toArray().size() == 1, 10000);
+        m_fx->processEntry(QStringLiteral("FirstOwner")).value(QStringLiteral("services")).toArray().size() ==
+            1,
+        10000);
     QByteArray err;
-    const int rc = m_fx->run(QStringLiteral("dialog"), {QStringLiteral("publish"), QStringLiteral("Unique.Service"),
-                                                        QStringLiteral("--name"), QStringLiteral("Intruder")},
+    const int rc = m_fx->run(QStringLiteral("dialog"),
+                             {QStringLiteral("publish"), QStringLiteral("Unique.Service"),
+                              QStringLiteral("--name"), QStringLiteral("Intruder")},
                              nullptr, &err, 10000);
     QVERIFY2(rc != 0 && rc != -1, qPrintable(QStringLiteral("rc %1").arg(rc)));
-    QVERIFY2(err.contains("Unique.Service") && err.contains("already provided by FirstOwner"), err.constData());
+    QVERIFY2(err.contains("Unique.Service") && err.contains("already provided by FirstOwner"),
+             err.constData());
     const QJsonObject owner = m_fx->processEntry(QStringLiteral("FirstOwner"));
-    QCOMPARE(owner.value(QStringLiteral("services")).toArray().first().toString(), QStringLiteral("Unique.Service"));
+    QCOMPARE(owner.value(QStringLiteral("services")).toArray().first().toString(),
+             QStringLiteral("Unique.Service"));
 }
 
 void tst_ControlServer::duplicateServiceReportedWhenExitDisabled()
@@ -199,7 +212,8 @@ void tst_ControlServer::compressedMessageIsSmallerOnTheWire()
     QTRY_COMPARE_WITH_TIMEOUT(spy.size(), 1, 10000);
     QVERIFY(spy.first().first().value<Message>().data() == text);
     const quint64 onWire = subscriber.statistics().bytesIn - before;
-    QVERIFY2(onWire < quint64(text.size()) / 10, qPrintable(QStringLiteral("%1 bytes on the wire").arg(onWire)));
+    QVERIFY2(onWire < quint64(text.size()) / 10,
+             qPrintable(QStringLiteral("%1 bytes on the wire").arg(onWire)));
 }
 
 void tst_ControlServer::notConnectedSenderIgnoredAndTold()
@@ -220,30 +234,36 @@ void tst_ControlServer::notConnectedSenderIgnoredAndTold()
     self.incarnation = 7;
     raw.setIdentity(self);
     const auto cs = raw.outbox(net::Endpoint{QStringLiteral("127.0.0.1"), m_fx->port()});
-    raw.send(cs, wire_format::namesFrame(wire_format::Type::RegisterService, {QStringLiteral("Stolen.Service")}));
+    raw.send(cs,
+             wire_format::namesFrame(wire_format::Type::RegisterService, {QStringLiteral("Stolen.Service")}));
     QTRY_VERIFY_WITH_TIMEOUT(received.contains(wire_format::Type::ConnectionLost), 5000);
     const QJsonArray procs = m_fx->directory().value(QStringLiteral("processes")).toArray();
     for (const QJsonValue &v : procs) {
         QVERIFY(v.toObject().value(QStringLiteral("name")).toString() != QLatin1String("Intruder"));
-        QVERIFY(!v.toObject().value(QStringLiteral("services")).toArray().contains(QStringLiteral("Stolen.Service")));
+        QVERIFY(!v.toObject()
+                     .value(QStringLiteral("services"))
+                     .toArray()
+                     .contains(QStringLiteral("Stolen.Service")));
     }
 }
 
 void tst_ControlServer::lsJsonShowsWhatExists()
 {
-    m_fx->start(QStringLiteral("dialog"), {QStringLiteral("publish"), QStringLiteral("Ls.A"), QStringLiteral("--name"),
-                                           QStringLiteral("ProcA")});
-    m_fx->start(QStringLiteral("dialog"), {QStringLiteral("echo"), QStringLiteral("--command"), QStringLiteral("Ls.C"),
-                                           QStringLiteral("--name"), QStringLiteral("ProcB")});
+    m_fx->start(QStringLiteral("dialog"), {QStringLiteral("publish"), QStringLiteral("Ls.A"),
+                                           QStringLiteral("--name"), QStringLiteral("ProcA")});
+    m_fx->start(QStringLiteral("dialog"),
+                {QStringLiteral("echo"), QStringLiteral("--command"), QStringLiteral("Ls.C"),
+                 QStringLiteral("--name"), QStringLiteral("ProcB")});
     Client c(m_fx->clientOptions(QStringLiteral("ProcC")));
     c.subscribe(QStringLiteral("Ls.A"));
     QVERIFY(c.start());
     QJsonObject a, b, cc;
-    QTRY_VERIFY_WITH_TIMEOUT((a = m_fx->processEntry(QStringLiteral("ProcA")), b = m_fx->processEntry(QStringLiteral("ProcB")),
+    QTRY_VERIFY_WITH_TIMEOUT((a = m_fx->processEntry(QStringLiteral("ProcA")),
+                              b = m_fx->processEntry(QStringLiteral("ProcB")),
                               cc = m_fx->processEntry(QStringLiteral("ProcC")),
-                              !a.isEmpty() && !b.isEmpty() && !cc.isEmpty()
-                                  && !cc.value(QStringLiteral("subscriptions")).toArray().isEmpty()
-                                  && !b.value(QStringLiteral("commands")).toArray().isEmpty()),
+                              !a.isEmpty() && !b.isEmpty() && !cc.isEmpty() &&
+                                  !cc.value(QStringLiteral("subscriptions")).toArray().isEmpty() &&
+                                  !b.value(QStringLiteral("commands")).toArray().isEmpty()),
                              10000);
     QCOMPARE(a.value(QStringLiteral("services")).toArray(), QJsonArray{QStringLiteral("Ls.A")});
     QCOMPARE(b.value(QStringLiteral("commands")).toArray(), QJsonArray{QStringLiteral("Ls.C")});
@@ -254,7 +274,8 @@ void tst_ControlServer::lsJsonShowsWhatExists()
     // The human table shows the same.
     QByteArray out;
     QCOMPARE(m_fx->run(QStringLiteral("dialog"), {QStringLiteral("ls")}, &out), 0);
-    QVERIFY2(out.contains("ProcA") && out.contains("provides   Ls.A") && out.contains("command    Ls.C"), out.constData());
+    QVERIFY2(out.contains("ProcA") && out.contains("provides   Ls.A") && out.contains("command    Ls.C"),
+             out.constData());
 }
 
 void tst_ControlServer::malformedFramesCloseOnlyThatConnection()
@@ -262,9 +283,19 @@ void tst_ControlServer::malformedFramesCloseOnlyThatConnection()
     const QList<QByteArray> garbage{
         QByteArray("GET / HTTP/1.0\r\n\r\n"),
         // HELLO header with an absurd length (2 GiB).
-        QByteArray::fromHex("a1d1" "01" "01" "00" "000000" "00000080"),
+        QByteArray::fromHex("a1d1"
+                            "01"
+                            "01"
+                            "00"
+                            "000000"
+                            "00000080"),
         // Unknown protocol version.
-        QByteArray::fromHex("a1d1" "09" "01" "00" "000000" "00000000"),
+        QByteArray::fromHex("a1d1"
+                            "09"
+                            "01"
+                            "00"
+                            "000000"
+                            "00000000"),
     };
     for (const QByteArray &g : garbage) {
         QTcpSocket s;
@@ -289,8 +320,9 @@ void tst_ControlServer::malformedFramesCloseOnlyThatConnection()
     QCOMPARE(errors.first().first().value<Client::Error>(), Client::Error::ProtocolError);
     svc->update("still alive");
     QByteArray out;
-    QCOMPARE(m_fx->run(QStringLiteral("dialog"), {QStringLiteral("get"), QStringLiteral("Victim.State"), QStringLiteral("--count"),
-                                                  QStringLiteral("1"), QStringLiteral("--timeout-ms"), QStringLiteral("10000")},
+    QCOMPARE(m_fx->run(QStringLiteral("dialog"),
+                       {QStringLiteral("get"), QStringLiteral("Victim.State"), QStringLiteral("--count"),
+                        QStringLiteral("1"), QStringLiteral("--timeout-ms"), QStringLiteral("10000")},
                        &out),
              0);
     QVERIFY2(out.contains("still alive"), out.constData());
@@ -304,7 +336,8 @@ void tst_ControlServer::slowSubscriberKeepsMemoryBoundedAndDropsAreCounted()
     Service *svc = provider.publish(QStringLiteral("Fast.Data"));
     QVERIFY(provider.start());
     QSignalSpy dropped(svc, &Service::messagesDropped);
-    QProcess *slow = m_fx->start(QStringLiteral("dialog"), {QStringLiteral("get"), QStringLiteral("Fast.Data")});
+    QProcess *slow =
+        m_fx->start(QStringLiteral("dialog"), {QStringLiteral("get"), QStringLiteral("Fast.Data")});
     QTRY_COMPARE_WITH_TIMEOUT(svc->subscriberCount(), 1, 10000);
     ::kill(pid_t(slow->processId()), SIGSTOP); // a subscriber that stops reading
     const QByteArray chunk = randomBytes(64 * 1024);
@@ -341,19 +374,21 @@ void tst_ControlServer::idleSocketReopensWithoutLosingTheMessage()
     svc->update("two");
     QTRY_COMPARE_WITH_TIMEOUT(spy.size(), 2, 5000);
     QCOMPARE(spy.at(1).first().value<Message>().data(), QByteArray("two"));
-    QVERIFY2(provider.statistics().reconnects > opened, "the idle socket should have been closed and reopened");
+    QVERIFY2(provider.statistics().reconnects > opened,
+             "the idle socket should have been closed and reopened");
     QCOMPARE(sub->lostCount(), 0u);
 }
 
 void tst_ControlServer::getTimesOutWithReason()
 {
     QByteArray err;
-    QCOMPARE(m_fx->run(QStringLiteral("dialog"), {QStringLiteral("get"), QStringLiteral("Nobody.Provides"),
-                                                  QStringLiteral("--count"), QStringLiteral("1"),
-                                                  QStringLiteral("--timeout-ms"), QStringLiteral("700")},
+    QCOMPARE(m_fx->run(QStringLiteral("dialog"),
+                       {QStringLiteral("get"), QStringLiteral("Nobody.Provides"), QStringLiteral("--count"),
+                        QStringLiteral("1"), QStringLiteral("--timeout-ms"), QStringLiteral("700")},
                        nullptr, &err),
              1);
-    QVERIFY2(err.contains("0 of 1 update(s) of 'Nobody.Provides'") && err.contains("waiting"), err.constData());
+    QVERIFY2(err.contains("0 of 1 update(s) of 'Nobody.Provides'") && err.contains("waiting"),
+             err.constData());
 }
 
 QTEST_GUILESS_MAIN(tst_ControlServer)

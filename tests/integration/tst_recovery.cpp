@@ -21,7 +21,10 @@ void report(const char *what, qint64 ms)
     qInfo("RECOVERY %s: %lld ms", what, static_cast<long long>(ms));
 }
 
-void signalProcess(QProcess *p, int sig) { ::kill(pid_t(p->processId()), sig); }
+void signalProcess(QProcess *p, int sig)
+{
+    ::kill(pid_t(p->processId()), sig);
+}
 } // namespace
 
 class tst_Recovery : public QObject
@@ -54,8 +57,8 @@ private:
         return m_fx->start(QStringLiteral("dialog"),
                            QStringList{QStringLiteral("publish"), service, QStringLiteral("--name"), name,
                                        QStringLiteral("--rate"), QStringLiteral("50"),
-                                       QStringLiteral("--heartbeat-ms"), HeartbeatArg}
-                               + extra);
+                                       QStringLiteral("--heartbeat-ms"), HeartbeatArg} +
+                               extra);
     }
     std::unique_ptr<ProcessFixture> m_fx;
 };
@@ -66,7 +69,10 @@ void tst_Recovery::init()
     QVERIFY(m_fx->startControlServer());
 }
 
-void tst_Recovery::cleanup() { m_fx.reset(); }
+void tst_Recovery::cleanup()
+{
+    m_fx.reset();
+}
 
 void tst_Recovery::hungProviderDetectedByHeartbeats()
 {
@@ -85,7 +91,11 @@ void tst_Recovery::hungProviderDetectedByHeartbeats()
     const QJsonArray lost = m_fx->directory().value(QStringLiteral("lost")).toArray();
     QVERIFY(!lost.isEmpty());
     QCOMPARE(lost.last().toObject().value(QStringLiteral("name")).toString(), QStringLiteral("HungProvider"));
-    QVERIFY(lost.last().toObject().value(QStringLiteral("reason")).toString().contains(QStringLiteral("heartbeat")));
+    QVERIFY(lost.last()
+                .toObject()
+                .value(QStringLiteral("reason"))
+                .toString()
+                .contains(QStringLiteral("heartbeat")));
     // When it wakes up it is told it is not connected, connects again and serves again.
     signalProcess(provider, SIGCONT);
     QTRY_COMPARE_WITH_TIMEOUT(sub->state(), Subscription::State::Active, 10000);
@@ -116,9 +126,10 @@ void tst_Recovery::lostSubscriberNoLongerReceives()
     Client provider(fast(QStringLiteral("LoneProvider")));
     Service *svc = provider.publish(QStringLiteral("Lone.Data"));
     QVERIFY(provider.start());
-    QProcess *sub = m_fx->start(QStringLiteral("dialog"), {QStringLiteral("get"), QStringLiteral("Lone.Data"),
-                                                           QStringLiteral("--name"), QStringLiteral("DoomedSubscriber"),
-                                                           QStringLiteral("--heartbeat-ms"), HeartbeatArg});
+    QProcess *sub =
+        m_fx->start(QStringLiteral("dialog"),
+                    {QStringLiteral("get"), QStringLiteral("Lone.Data"), QStringLiteral("--name"),
+                     QStringLiteral("DoomedSubscriber"), QStringLiteral("--heartbeat-ms"), HeartbeatArg});
     QTRY_COMPARE_WITH_TIMEOUT(svc->subscriberCount(), 1, 10000);
     signalProcess(sub, SIGSTOP); // hung: only the heartbeats can tell (LOST_RECEIVER)
     QElapsedTimer t;
@@ -135,7 +146,8 @@ void tst_Recovery::replacementWithSameNameTakesOver()
     QVERIFY(c.start());
     Subscription *sub = c.subscribe(QStringLiteral("Moving.Rate"));
     QTRY_COMPARE_WITH_TIMEOUT(sub->state(), Subscription::State::Active, 10000);
-    const quint16 oldPort = quint16(m_fx->processEntry(QStringLiteral("Mover")).value(QStringLiteral("port")).toInt());
+    const quint16 oldPort =
+        quint16(m_fx->processEntry(QStringLiteral("Mover")).value(QStringLiteral("port")).toInt());
     signalProcess(old, SIGKILL);
     old->waitForFinished(3000);
 
@@ -188,21 +200,23 @@ void tst_Recovery::controlServerRestartKeepsDataFlowingAndRecovers()
     QElapsedTimer t;
     QVERIFY(m_fx->startControlServerOn(m_fx->port()));
     t.start();
-    QTRY_VERIFY_WITH_TIMEOUT(provider.state() == Client::State::Connected
-                                 && subscriber.state() == Client::State::Connected,
-                             5000);
+    QTRY_VERIFY_WITH_TIMEOUT(
+        provider.state() == Client::State::Connected && subscriber.state() == Client::State::Connected, 5000);
     report("Control Server back -> both processes registered again", t.elapsed());
     const QJsonObject p = m_fx->processEntry(QStringLiteral("SteadyProvider"));
     QCOMPARE(p.value(QStringLiteral("services")).toArray(), QJsonArray{QStringLiteral("Steady.Data")});
-    QCOMPARE(m_fx->processEntry(QStringLiteral("SteadySubscriber")).value(QStringLiteral("subscriptions")).toArray(),
+    QCOMPARE(m_fx->processEntry(QStringLiteral("SteadySubscriber"))
+                 .value(QStringLiteral("subscriptions"))
+                 .toArray(),
              QJsonArray{QStringLiteral("Steady.Data")});
     svc->update("after");
     QTRY_COMPARE_WITH_TIMEOUT(sub->lastMessage().data(), QByteArray("after"), 5000);
     QCOMPARE(sub->lostCount(), 0u);
     // And new subscribers find the service through the new Control Server.
     QByteArray out;
-    QCOMPARE(m_fx->run(QStringLiteral("dialog"), {QStringLiteral("get"), QStringLiteral("Steady.Data"), QStringLiteral("--count"),
-                                                  QStringLiteral("1"), QStringLiteral("--timeout-ms"), QStringLiteral("5000")},
+    QCOMPARE(m_fx->run(QStringLiteral("dialog"),
+                       {QStringLiteral("get"), QStringLiteral("Steady.Data"), QStringLiteral("--count"),
+                        QStringLiteral("1"), QStringLiteral("--timeout-ms"), QStringLiteral("5000")},
                        &out),
              0);
     QVERIFY(out.contains("after"));
@@ -214,7 +228,8 @@ void tst_Recovery::controlServerRestartWith25Processes()
     QStringList services;
     for (int i = 0; i < N; ++i) {
         services << QStringLiteral("Farm.%1").arg(i);
-        startPublisher(services.last(), QStringLiteral("FarmNode%1").arg(i), {QStringLiteral("--rate"), QStringLiteral("5")});
+        startPublisher(services.last(), QStringLiteral("FarmNode%1").arg(i),
+                       {QStringLiteral("--rate"), QStringLiteral("5")});
     }
     Client c(fast(QStringLiteral("FarmMonitor")));
     QVERIFY(c.start());
@@ -222,7 +237,8 @@ void tst_Recovery::controlServerRestartWith25Processes()
     for (const QString &s : services)
         subs << c.subscribe(s);
     const auto allActive = [&] {
-        return std::all_of(subs.cbegin(), subs.cend(), [](Subscription *s) { return s->state() == Subscription::State::Active; });
+        return std::all_of(subs.cbegin(), subs.cend(),
+                           [](Subscription *s) { return s->state() == Subscription::State::Active; });
     };
     QTRY_VERIFY_WITH_TIMEOUT(allActive(), 20000);
     // The Control Server's view, read live through its DIALOG.Directory service.
@@ -230,7 +246,8 @@ void tst_Recovery::controlServerRestartWith25Processes()
     Subscription *dir = c.subscribe(QStringLiteral("DIALOG.Directory"));
     connect(dir, &Subscription::messageReceived, this, [&](const Message &m) {
         int n = 0;
-        for (const QJsonValue &v : QJsonDocument::fromJson(m.data()).object().value(QStringLiteral("processes")).toArray())
+        for (const QJsonValue &v :
+             QJsonDocument::fromJson(m.data()).object().value(QStringLiteral("processes")).toArray())
             n += int(v.toObject().value(QStringLiteral("services")).toArray().size());
         registered = n;
     });
@@ -245,7 +262,8 @@ void tst_Recovery::controlServerRestartWith25Processes()
     QVERIFY(m_fx->startControlServerOn(m_fx->port()));
     t.start();
     QTRY_COMPARE_WITH_TIMEOUT(registered, N, 10000);
-    report("Control Server back -> all 25 services registered and re-requested (heartbeat 200 ms)", t.elapsed());
+    report("Control Server back -> all 25 services registered and re-requested (heartbeat 200 ms)",
+           t.elapsed());
     const QList<quint64> counts = [&] {
         QList<quint64> l;
         for (Subscription *s : std::as_const(subs))
@@ -266,9 +284,10 @@ void tst_Recovery::controlServerRestartWith25Processes()
 void tst_Recovery::standbyTakesOverFromKilledPrimary()
 {
     const quint16 standbyPort = freePort();
-    QProcess *standby = m_fx->startControlServerOn(
-        standbyPort, {QStringLiteral("--standby-of"), m_fx->controlServer(), QStringLiteral("--heartbeat-ms"), HeartbeatArg},
-        false);
+    QProcess *standby = m_fx->startControlServerOn(standbyPort,
+                                                   {QStringLiteral("--standby-of"), m_fx->controlServer(),
+                                                    QStringLiteral("--heartbeat-ms"), HeartbeatArg},
+                                                   false);
     QVERIFY(standby);
     const QString both = m_fx->controlServer() + QStringLiteral(",127.0.0.1:%1").arg(standbyPort);
     ClientOptions po = fast(QStringLiteral("FailoverProvider"));
@@ -283,7 +302,8 @@ void tst_Recovery::standbyTakesOverFromKilledPrimary()
     Subscription *sub = subscriber.subscribe(QStringLiteral("Failover.Data"));
     QTRY_COMPARE_WITH_TIMEOUT(svc->subscriberCount(), 1, 10000);
     // The standby watches the primary as a DIALOG process of its own.
-    QTRY_VERIFY_WITH_TIMEOUT(!m_fx->processEntry(QStringLiteral("DIALOG.Standby.%1").arg(standbyPort)).isEmpty(), 5000);
+    QTRY_VERIFY_WITH_TIMEOUT(
+        !m_fx->processEntry(QStringLiteral("DIALOG.Standby.%1").arg(standbyPort)).isEmpty(), 5000);
 
     QProcess *primary = m_fx->controlServerProcess();
     signalProcess(primary, SIGKILL);
@@ -292,22 +312,23 @@ void tst_Recovery::standbyTakesOverFromKilledPrimary()
     QVERIFY(ProcessFixture::waitForPort(standbyPort, 5000));
     report("primary killed -> standby listening", t.elapsed());
     QSignalSpy connected(&provider, &Client::connected);
-    QTRY_VERIFY_WITH_TIMEOUT(provider.state() == Client::State::Connected
-                                 && subscriber.state() == Client::State::Connected,
-                             5000);
+    QTRY_VERIFY_WITH_TIMEOUT(
+        provider.state() == Client::State::Connected && subscriber.state() == Client::State::Connected, 5000);
     report("primary killed -> processes connected to the standby", t.elapsed());
     QByteArray out;
-    QCOMPARE(m_fx->run(QStringLiteral("dialog"), {QStringLiteral("ls"), QStringLiteral("--json"), QStringLiteral("--control-server"),
-                                                  QStringLiteral("127.0.0.1:%1").arg(standbyPort)},
+    QCOMPARE(m_fx->run(QStringLiteral("dialog"),
+                       {QStringLiteral("ls"), QStringLiteral("--json"), QStringLiteral("--control-server"),
+                        QStringLiteral("127.0.0.1:%1").arg(standbyPort)},
                        &out),
              0);
     QVERIFY2(out.contains("\"FailoverProvider\"") && out.contains("\"FailoverSubscriber\""), out.constData());
     svc->update("via standby era");
     QTRY_COMPARE_WITH_TIMEOUT(sub->lastMessage().data(), QByteArray("via standby era"), 5000);
     // A new process given both addresses finds the service.
-    QCOMPARE(m_fx->run(QStringLiteral("dialog"), {QStringLiteral("get"), QStringLiteral("Failover.Data"), QStringLiteral("--count"),
-                                                  QStringLiteral("1"), QStringLiteral("--timeout-ms"), QStringLiteral("8000"),
-                                                  QStringLiteral("--control-server"), both},
+    QCOMPARE(m_fx->run(QStringLiteral("dialog"),
+                       {QStringLiteral("get"), QStringLiteral("Failover.Data"), QStringLiteral("--count"),
+                        QStringLiteral("1"), QStringLiteral("--timeout-ms"), QStringLiteral("8000"),
+                        QStringLiteral("--control-server"), both},
                        &out),
              0);
     QVERIFY(out.contains("via standby era"));
@@ -316,9 +337,10 @@ void tst_Recovery::standbyTakesOverFromKilledPrimary()
 void tst_Recovery::hungControlServerIsLeftForStandby()
 {
     const quint16 standbyPort = freePort();
-    QVERIFY(m_fx->startControlServerOn(
-        standbyPort, {QStringLiteral("--standby-of"), m_fx->controlServer(), QStringLiteral("--heartbeat-ms"), HeartbeatArg},
-        false));
+    QVERIFY(m_fx->startControlServerOn(standbyPort,
+                                       {QStringLiteral("--standby-of"), m_fx->controlServer(),
+                                        QStringLiteral("--heartbeat-ms"), HeartbeatArg},
+                                       false));
     ClientOptions o = fast(QStringLiteral("PatientProcess"));
     o.controlServers = {m_fx->controlServer(), QStringLiteral("127.0.0.1:%1").arg(standbyPort)};
     Client c(o);
@@ -333,9 +355,10 @@ void tst_Recovery::hungControlServerIsLeftForStandby()
     QTRY_COMPARE_WITH_TIMEOUT(c.state(), Client::State::Connected, 5000);
     report("primary hung (SIGSTOP) -> process connected to the standby", t.elapsed());
     QByteArray out;
-    QCOMPARE(m_fx->run(QStringLiteral("dialog"), {QStringLiteral("get"), QStringLiteral("Patient.State"), QStringLiteral("--count"),
-                                                  QStringLiteral("1"), QStringLiteral("--timeout-ms"), QStringLiteral("5000"),
-                                                  QStringLiteral("--control-server"), QStringLiteral("127.0.0.1:%1").arg(standbyPort)},
+    QCOMPARE(m_fx->run(QStringLiteral("dialog"),
+                       {QStringLiteral("get"), QStringLiteral("Patient.State"), QStringLiteral("--count"),
+                        QStringLiteral("1"), QStringLiteral("--timeout-ms"), QStringLiteral("5000"),
+                        QStringLiteral("--control-server"), QStringLiteral("127.0.0.1:%1").arg(standbyPort)},
                        &out),
              0);
     QVERIFY(out.contains("ok"));
@@ -364,8 +387,8 @@ void tst_Recovery::misbehavingProcessIsDisconnected()
     connect.set_port(replies.serverPort());
     connect.set_incarnation(42);
     connect.set_heartbeat_ms(Heartbeat);
-    s.write(wire_format::controlFrame(wire_format::Type::Hello, hello)
-            + wire_format::controlFrame(wire_format::Type::ConnectToControlServer, connect));
+    s.write(wire_format::controlFrame(wire_format::Type::Hello, hello) +
+            wire_format::controlFrame(wire_format::Type::ConnectToControlServer, connect));
     QTRY_VERIFY_WITH_TIMEOUT(!m_fx->processEntry(QStringLiteral("Flooder")).isEmpty(), 5000);
     s.write(QByteArray(4096, '\x5a'));
     QVERIFY(s.waitForDisconnected(5000));
@@ -373,7 +396,11 @@ void tst_Recovery::misbehavingProcessIsDisconnected()
     const QJsonArray lost = m_fx->directory().value(QStringLiteral("lost")).toArray();
     QVERIFY(!lost.isEmpty());
     QCOMPARE(lost.last().toObject().value(QStringLiteral("name")).toString(), QStringLiteral("Flooder"));
-    QVERIFY(lost.last().toObject().value(QStringLiteral("reason")).toString().contains(QStringLiteral("protocol violation")));
+    QVERIFY(lost.last()
+                .toObject()
+                .value(QStringLiteral("reason"))
+                .toString()
+                .contains(QStringLiteral("protocol violation")));
     QCOMPARE(bystander.state(), Client::State::Connected);
     QVERIFY(!m_fx->processEntry(QStringLiteral("Bystander")).isEmpty());
 }

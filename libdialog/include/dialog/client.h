@@ -24,18 +24,20 @@ class Client : public QObject
 {
     Q_OBJECT
 public:
-    enum class State {
+    enum class State
+    {
         Unconnected, ///< not (yet, or no longer) connected to a Control Server
         Connecting,  ///< CONNECT sent, waiting for SUCCESSFULLY_CONNECTED
         Connected,   ///< registered with the Control Server
     };
     Q_ENUM(State)
-    enum class Error {
+    enum class Error
+    {
         NoError,
-        ListenFailed,     ///< the receiving socket could not be opened
-        InvalidAddress,   ///< a Control Server address does not parse
-        ServiceRefused,   ///< a service name is already provided by another process
-        ProtocolError,    ///< a peer sent malformed frames (its connection was closed)
+        ListenFailed,   ///< the receiving socket could not be opened
+        InvalidAddress, ///< a Control Server address does not parse
+        ServiceRefused, ///< a service name is already provided by another process
+        ProtocolError,  ///< a peer sent malformed frames (its connection was closed)
     };
     Q_ENUM(Error)
 

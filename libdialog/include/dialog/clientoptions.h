@@ -11,25 +11,27 @@ namespace dialog {
 /// (DIALOG_CONTROL_SERVER=host:port[,host:port…]); command-line options override them.
 struct ClientOptions
 {
-    QString name;                       ///< process name, unique in the DIALOG system
+    QString name; ///< process name, unique in the DIALOG system
     QStringList controlServers{QStringLiteral("127.0.0.1:3425")}; ///< tried in order, then round
-    QString host;                       ///< address advertised to others; empty: derived from the Control Server address
-    quint16 port = 0;                   ///< listening port, 0 = any free port
-    int senderThreads = 2;              ///< n in the DIALOG paper
-    int readerThreads = 2;              ///< m in the DIALOG paper
+    QString host;          ///< address advertised to others; empty: derived from the Control Server address
+    quint16 port = 0;      ///< listening port, 0 = any free port
+    int senderThreads = 2; ///< n in the DIALOG paper
+    int readerThreads = 2; ///< m in the DIALOG paper
     qint64 maxQueueBytes = 8 * 1024 * 1024;   ///< bound of each per-destination queue
     qint64 maxMessageSize = 64 * 1024 * 1024; ///< largest message accepted from the network
-    int compressionThreshold = 64 * 1024;     ///< data at least this large is zstd-compressed if it pays (0 = never)
-    int idleTimeoutMs = 60000;          ///< outgoing sockets close after this much silence
-    int heartbeatMs = 1000;             ///< heartbeat interval towards the Control Server
-    int retryMs = 0;                    ///< Control Server reconnection interval (0: the heartbeat interval)
-    bool exitOnRefusal = true;          ///< exit(1) with the reason on stderr when a service name is refused
+    int compressionThreshold =
+        64 * 1024;             ///< data at least this large is zstd-compressed if it pays (0 = never)
+    int idleTimeoutMs = 60000; ///< outgoing sockets close after this much silence
+    int heartbeatMs = 1000;    ///< heartbeat interval towards the Control Server
+    int retryMs = 0;           ///< Control Server reconnection interval (0: the heartbeat interval)
+    bool exitOnRefusal = true; ///< exit(1) with the reason on stderr when a service name is refused
 
     /// Defaults plus DIALOG_CONTROL_SERVER.
     static ClientOptions fromEnvironment(const QString &name = QString());
     /// fromEnvironment() plus --control-server / --heartbeat-ms / --retry-ms / … found in @p arguments.
     static ClientOptions fromArguments(const QStringList &arguments, const QString &name = QString());
-    /// Adds the common options (--control-server, --heartbeat-ms, --retry-ms, --sender-threads, --reader-threads,
+    /// Adds the common options (--control-server, --heartbeat-ms, --retry-ms, --sender-threads,
+    /// --reader-threads,
     /// --queue-bytes, --dialog-port) to a parser.
     static void addParserOptions(QCommandLineParser &parser);
     /// Applies the options added by addParserOptions(); false with @p error on a bad value.

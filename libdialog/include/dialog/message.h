@@ -12,7 +12,9 @@ class Message
 public:
     Message() = default;
     Message(const QByteArray &service, const QByteArray &data, quint64 sequence)
-        : m_service(service), m_data(data), m_sequence(sequence) {}
+        : m_service(service), m_data(data), m_sequence(sequence)
+    {
+    }
 
     QString service() const { return QString::fromUtf8(m_service); }
     QByteArray serviceName() const { return m_service; }
@@ -32,7 +34,9 @@ class Command
 public:
     Command() = default;
     Command(const QByteArray &name, const QByteArray &data, const QByteArray &origin)
-        : m_name(name), m_data(data), m_origin(origin) {}
+        : m_name(name), m_data(data), m_origin(origin)
+    {
+    }
     QString name() const { return QString::fromUtf8(m_name); }
     QByteArray data() const { return m_data; }
     /// Name of the process that sent the command.

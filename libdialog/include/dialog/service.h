@@ -16,7 +16,8 @@ class Service : public QObject
     Q_OBJECT
 public:
     /// What update() does when a subscriber's queue is full (the subscriber cannot keep up).
-    enum class FlowControl {
+    enum class FlowControl
+    {
         Drop,  ///< the update is not queued for that subscriber (counted in droppedCount()); once its
                ///< queue drains it is sent the latest value, so it always ends up current
         Block, ///< update() waits for room up to blockTimeoutMs(), then drops and counts

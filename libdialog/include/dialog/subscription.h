@@ -14,7 +14,8 @@ class Subscription : public QObject
 {
     Q_OBJECT
 public:
-    enum class State {
+    enum class State
+    {
         Waiting,    ///< no process provides the service (yet); the request is queued by the Control Server
         Connecting, ///< the provider is known, the subscription was sent to it
         Active,     ///< messages are flowing
