@@ -338,10 +338,13 @@ void ControlServer::onConnect(const net::Inbound &in)
 void ControlServer::registerService(const QString &process, const QString &service)
 {
     QString owner;
-    if (service == directoryService() || !m_directory.registerService(process, service, &owner)) {
+    const qsizetype length = service.toUtf8().size();
+    const bool validName = length > 0 && length <= MaxNameLength;
+    if (!validName || service == directoryService() || !m_directory.registerService(process, service, &owner)) {
         if (service == directoryService())
             owner = m_self.name;
-        const QString why = QStringLiteral("service '%1' is already provided by %2").arg(service, owner);
+        const QString why = validName ? QStringLiteral("service '%1' is already provided by %2").arg(service, owner)
+                                      : QStringLiteral("invalid service name (empty or over %1 bytes)").arg(MaxNameLength);
         qCWarning(lcServer).noquote() << "refused service" << service << "of" << process << "-" << why;
         wire::Refused r;
         r.set_what("service");

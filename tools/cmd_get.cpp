@@ -51,6 +51,8 @@ int get(const QStringList &args)
     qint64 received = 0;
     int rc = 0;
     Subscription *sub = client->subscribe(service);
+    if (!sub)
+        return fail(verb, client->errorString());
     QObject::connect(sub, &Subscription::messageReceived, client.get(), [&](const Message &m) {
         const QByteArray d = m.data();
         const bool text = isText(d);

@@ -62,6 +62,8 @@ int publish(const QStringList &args)
     Client client(o);
     const QString name = p.positionalArguments().first();
     Service *service = client.publish(name);
+    if (!service)
+        return fail(verb, client.errorString());
     service->setFlowControl(flow == QLatin1String("block") ? Service::FlowControl::Block
                                                            : Service::FlowControl::Drop,
                             int(blockMs));
@@ -161,6 +163,8 @@ int echo(const QStringList &args)
     Client client(o);
     Service *service =
         p.isSet(QStringLiteral("service")) ? client.publish(p.value(QStringLiteral("service"))) : nullptr;
+    if (p.isSet(QStringLiteral("service")) && !service)
+        return fail(verb, client.errorString());
     for (const QString &c : p.values(QStringLiteral("command")))
         client.registerCommand(c);
     const bool quiet = p.isSet(QStringLiteral("quiet"));

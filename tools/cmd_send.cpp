@@ -37,7 +37,8 @@ int send(const QStringList &args)
     int rc = 1;
     QObject::connect(client.get(), &Client::connected, client.get(), [&] {
         if (!client->sendCommand(pos.first(), data))
-            rc = fail(verb, QStringLiteral("could not queue the command"));
+            rc = fail(verb, client->errorString().isEmpty() ? QStringLiteral("could not queue the command")
+                                                            : client->errorString());
         else if (!client->flush(int(timeout)))
             rc = fail(verb, QStringLiteral("the command could not be written to the Control Server"));
         else

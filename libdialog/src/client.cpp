@@ -212,14 +212,27 @@ QString Client::errorString() const
     return d->errorString;
 }
 
+bool Client::isValidName(const QString &name)
+{
+    const qsizetype n = name.toUtf8().size();
+    return n > 0 && n <= wire_format::MaxNameLength;
+}
+
 Service *Client::publish(const QString &name)
 {
+    if (!isValidName(name)) {
+        d->fail(Error::InvalidName, QStringLiteral("invalid service name '%1' (empty or over %2 bytes)")
+                                        .arg(name.left(64))
+                                        .arg(wire_format::MaxNameLength));
+        return nullptr;
+    }
     if (Service *s = d->services.value(name))
         return s;
     auto st = std::make_shared<ServiceState>();
     st->name = name;
     st->key = name.toUtf8();
     st->compressionThreshold = d->options.compressionThreshold;
+    st->maxMessageSize = d->options.maxMessageSize;
     auto *s = new Service(st, this);
     st->handle = s;
     d->services.insert(name, s);
@@ -247,6 +260,12 @@ void Client::unpublish(const QString &name)
 
 Subscription *Client::subscribe(const QString &name)
 {
+    if (!isValidName(name)) {
+        d->fail(Error::InvalidName, QStringLiteral("invalid service name '%1' (empty or over %2 bytes)")
+                                        .arg(name.left(64))
+                                        .arg(wire_format::MaxNameLength));
+        return nullptr;
+    }
     auto *s = new Subscription(name, this);
     d->subscriptions[name.toUtf8()].append(s);
     const auto post = [this, name] {
@@ -269,6 +288,12 @@ void Client::unsubscribe(Subscription *subscription)
 
 void Client::registerCommand(const QString &name)
 {
+    if (!isValidName(name)) {
+        d->fail(Error::InvalidName, QStringLiteral("invalid command name '%1' (empty or over %2 bytes)")
+                                        .arg(name.left(64))
+                                        .arg(wire_format::MaxNameLength));
+        return;
+    }
     const auto post = [this, name] {
         QMetaObject::invokeMethod(d->core, [core = d->core, name] { core->addCommand(name); });
     };
@@ -289,6 +314,17 @@ void Client::unregisterCommand(const QString &name)
 
 bool Client::sendCommand(const QString &name, const QByteArray &data)
 {
+    if (!isValidName(name)) {
+        d->fail(Error::InvalidName, QStringLiteral("invalid command name '%1'").arg(name.left(64)));
+        return false;
+    }
+    if (data.size() > d->options.maxMessageSize) {
+        d->fail(Error::MessageTooLarge, QStringLiteral("command '%1' of %2 bytes exceeds the maximum of %3")
+                                            .arg(name)
+                                            .arg(data.size())
+                                            .arg(d->options.maxMessageSize));
+        return false;
+    }
     if (!d->core)
         return false;
     const net::OutboxPtr cs = d->core->controlOutbox();

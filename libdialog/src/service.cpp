@@ -18,6 +18,12 @@ QString Service::name() const
 
 bool Service::update(const QByteArray &data)
 {
+    if (data.size() > d->maxMessageSize) {
+        // Receivers would reject the frame and close the connection: refuse it here, loudly.
+        qCWarning(lcClient).noquote() << "service" << d->name << ": update of" << data.size()
+                                      << "bytes refused, over the maximum message size of" << d->maxMessageSize;
+        return false;
+    }
     quint8 flags = 0;
     const QByteArray prepared = wire_format::prepareData(data, d->compressionThreshold, flags);
     QMutexLocker serial(&d->updateLock);

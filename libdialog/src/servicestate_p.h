@@ -26,6 +26,7 @@ struct ServiceState : std::enable_shared_from_this<ServiceState>
     QByteArray key; // UTF-8 name, as on the wire
     net::Transport *transport = nullptr;
     int compressionThreshold = 0;
+    qint64 maxMessageSize = wire_format::DefaultMaxMessageSize;
 
     QMutex updateLock;   // serializes update(): sequence order == queue order
     mutable QMutex lock; // protects the members below; never held while waiting for room

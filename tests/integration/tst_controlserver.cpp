@@ -36,6 +36,7 @@ private Q_SLOTS:
     void slowSubscriberKeepsMemoryBoundedAndDropsAreCounted();
     void idleSocketReopensWithoutLosingTheMessage();
     void getTimesOutWithReason();
+    void invalidNamesAndOversizeMessagesRefusedAtTheSender();
 
 private:
     std::unique_ptr<ProcessFixture> m_fx;
@@ -389,6 +390,40 @@ void tst_ControlServer::getTimesOutWithReason()
              1);
     QVERIFY2(err.contains("0 of 1 update(s) of 'Nobody.Provides'") && err.contains("waiting"),
              err.constData());
+}
+
+void tst_ControlServer::invalidNamesAndOversizeMessagesRefusedAtTheSender()
+{
+    ClientOptions o = m_fx->clientOptions(QStringLiteral("Careful"));
+    o.maxMessageSize = 1024 * 1024;
+    Client c(o);
+    QSignalSpy errors(&c, &Client::errorOccurred);
+    QCOMPARE(c.publish(QString()), nullptr);
+    QCOMPARE(c.publish(QString(1025, QLatin1Char('x'))), nullptr);
+    QCOMPARE(c.subscribe(QString()), nullptr);
+    c.registerCommand(QString());
+    QCOMPARE(errors.size(), 4);
+    for (const auto &e : std::as_const(errors))
+        QCOMPARE(e.first().value<Client::Error>(), Client::Error::InvalidName);
+    QVERIFY(Client::isValidName(QString(1024, QLatin1Char('x'))));
+
+    Service *svc = c.publish(QStringLiteral("Careful.Data"));
+    QVERIFY(svc);
+    QVERIFY(c.start());
+    Client sub(m_fx->clientOptions(QStringLiteral("CarefulReader")));
+    QVERIFY(sub.start());
+    Subscription *s = sub.subscribe(QStringLiteral("Careful.Data"));
+    QSignalSpy received(s, &Subscription::messageReceived);
+    QSignalSpy readerErrors(&sub, &Client::errorOccurred);
+    QTRY_COMPARE_WITH_TIMEOUT(svc->subscriberCount(), 1, 10000);
+    QVERIFY(!svc->update(QByteArray(2 * 1024 * 1024, 'x'))); // refused here, never sent
+    QVERIFY(svc->update("fits"));
+    QTRY_COMPARE_WITH_TIMEOUT(received.size(), 1, 5000);
+    QCOMPARE(received.first().first().value<Message>().data(), QByteArray("fits"));
+    QCOMPARE(readerErrors.size(), 0); // no connection was closed for a protocol error
+    QTRY_COMPARE_WITH_TIMEOUT(c.state(), Client::State::Connected, 5000);
+    QVERIFY(!c.sendCommand(QStringLiteral("Careful.Cmd"), QByteArray(2 * 1024 * 1024, 'y')));
+    QCOMPARE(c.error(), Client::Error::MessageTooLarge);
 }
 
 QTEST_GUILESS_MAIN(tst_ControlServer)

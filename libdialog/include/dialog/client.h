@@ -38,6 +38,8 @@ public:
         InvalidAddress, ///< a Control Server address does not parse
         ServiceRefused, ///< a service name is already provided by another process
         ProtocolError,  ///< a peer sent malformed frames (its connection was closed)
+        InvalidName,    ///< a service or command name is empty or longer than 1024 bytes (UTF-8)
+        MessageTooLarge, ///< data larger than ClientOptions::maxMessageSize was refused
     };
     Q_ENUM(Error)
 
@@ -56,31 +58,39 @@ public:
     Error error() const;
     QString errorString() const;
 
-    /// Declares a service (unique in the system). Returns the existing handle if already published here.
+    /// Declares a service (unique in the system). Returns the existing handle if already published here,
+    /// nullptr (and errorOccurred(InvalidName)) for an empty name or one over 1024 bytes.
     Service *publish(const QString &name);
     Service *service(const QString &name) const;
     void unpublish(const QString &name);
 
     /// Subscribes to a service; messages arrive as Subscription::messageReceived in this thread.
+    /// nullptr (and errorOccurred(InvalidName)) for an invalid name.
     Subscription *subscribe(const QString &name);
     /// Same, delivering each message to @p callback (called in this thread while @p context lives).
     template <typename Callback>
     Subscription *subscribe(const QString &name, const QObject *context, Callback &&callback)
     {
         Subscription *s = subscribe(name);
-        connect(s, &Subscription::messageReceived, context, std::forward<Callback>(callback));
+        if (s)
+            connect(s, &Subscription::messageReceived, context, std::forward<Callback>(callback));
         return s;
     }
     void unsubscribe(Subscription *subscription);
 
     /// Accepts commands of this name (any number of processes may register the same name).
+    /// An invalid name is refused with errorOccurred(InvalidName).
     void registerCommand(const QString &name);
     void unregisterCommand(const QString &name);
-    /// Sends a command to every registrant via the Control Server. False when not connected.
+    /// Sends a command to every registrant via the Control Server. False when not connected, for an
+    /// invalid name or for data over the maximum message size.
     bool sendCommand(const QString &name, const QByteArray &data = QByteArray());
 
     /// Waits (blocking, for command-line tools) until everything queued was written, up to @p timeoutMs.
     bool flush(int timeoutMs = 5000);
+
+    /// True for a name DIALOG accepts: not empty, at most 1024 bytes in UTF-8.
+    static bool isValidName(const QString &name);
 
     struct Statistics
     {

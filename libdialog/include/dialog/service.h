@@ -28,7 +28,8 @@ public:
 
     QString name() const;
     /// Publishes new data to every subscriber (and keeps it for subscribers that come later).
-    /// Returns false if at least one subscriber's queue was full and the update was dropped for it.
+    /// Returns false if at least one subscriber's queue was full and the update was dropped for it,
+    /// or if @p data is larger than the maximum message size (then nothing is sent or kept).
     bool update(const QByteArray &data);
     quint64 sequence() const;
     int subscriberCount() const;
