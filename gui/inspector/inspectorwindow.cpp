@@ -1,0 +1,338 @@
+#include "inspectorwindow.h"
+
+#include <QCheckBox>
+#include <QFormLayout>
+#include <QGridLayout>
+#include <QGroupBox>
+#include <QHeaderView>
+#include <QJsonDocument>
+#include <QLabel>
+#include <QLineEdit>
+#include <QPushButton>
+#include <QSplitter>
+#include <QStatusBar>
+#include <QTableView>
+#include <QTimer>
+#include <QTreeWidget>
+#include <QVBoxLayout>
+
+namespace dialog::inspector {
+
+namespace {
+enum ItemKind { ServiceItem = 1, SubscriptionItem, CommandItem };
+}
+
+InspectorWindow::InspectorWindow(const ClientOptions &options, QWidget *parent)
+    : QMainWindow(parent), m_client(std::make_unique<Client>(options)), m_model(new ProcessModel(this)),
+      m_filter(new ProcessFilter(this)), m_listen(new ListenModel(this))
+{
+    setWindowTitle(QStringLiteral("DIALOG Communication GUI — %1").arg(options.controlServers.join(QLatin1Char(','))));
+    m_filter->setSourceModel(m_model);
+
+    auto *central = new QWidget;
+    auto *layout = new QVBoxLayout(central);
+    layout->addWidget(buildFilterBar());
+    auto *vertical = new QSplitter(Qt::Vertical);
+    m_view = new QTableView;
+    m_view->setObjectName(QStringLiteral("processes"));
+    m_view->setModel(m_filter);
+    m_view->setSelectionBehavior(QAbstractItemView::SelectRows);
+    m_view->setSelectionMode(QAbstractItemView::SingleSelection);
+    m_view->setSortingEnabled(true);
+    m_view->sortByColumn(ProcessModel::Name, Qt::AscendingOrder);
+    m_view->horizontalHeader()->setStretchLastSection(true);
+    m_view->verticalHeader()->setDefaultSectionSize(22);
+    m_view->setAlternatingRowColors(true);
+    vertical->addWidget(m_view);
+    auto *bottom = new QSplitter(Qt::Horizontal);
+    bottom->addWidget(buildDetails());
+    bottom->addWidget(buildListen());
+    bottom->setStretchFactor(1, 2);
+    vertical->addWidget(bottom);
+    vertical->setStretchFactor(0, 3);
+    vertical->setStretchFactor(1, 2);
+    layout->addWidget(vertical);
+    setCentralWidget(central);
+    m_status = new QLabel;
+    statusBar()->addWidget(m_status, 1);
+
+    connect(m_view->selectionModel(), &QItemSelectionModel::currentRowChanged, this, [this](const QModelIndex &cur) {
+        m_selected = cur.isValid() ? m_filter->index(cur.row(), ProcessModel::Name).data().toString() : QString();
+        showDetails();
+    });
+
+    // The directory arrives as a service; bursts are applied at most ten times a second.
+    m_refresh = new QTimer(this);
+    m_refresh->setInterval(100);
+    m_refresh->setSingleShot(true);
+    connect(m_refresh, &QTimer::timeout, this, &InspectorWindow::refresh);
+    m_client->subscribe(QStringLiteral("DIALOG.Directory"), this,
+                        [this](const Message &m) { onDirectory(m.data()); });
+    connect(m_client.get(), &Client::stateChanged, this, &InspectorWindow::updateStatus);
+    connect(m_client.get(), &Client::commandReceived, this, [this](const Command &c) {
+        if (c.name() == m_listeningCommand)
+            m_listen->add(Heard{QDateTime::currentDateTime(), c.name(), QStringLiteral("from ") + c.origin(), c.data()});
+    });
+    connect(m_listen, &ListenModel::flushed, this, [this] {
+        m_rateLabel->setText(QStringLiteral("%1 msg/s, %2 in all").arg(m_listen->rate(), 0, 'f', 1).arg(m_listen->total()));
+    });
+    auto *statusTimer = new QTimer(this);
+    connect(statusTimer, &QTimer::timeout, this, &InspectorWindow::updateStatus);
+    statusTimer->start(1000);
+    m_client->start();
+    updateStatus();
+    resize(1100, 700);
+}
+
+InspectorWindow::~InspectorWindow() = default;
+
+QWidget *InspectorWindow::buildFilterBar()
+{
+    auto *box = new QGroupBox(QStringLiteral("Filter"));
+    auto *grid = new QGridLayout(box);
+    const QList<QPair<QString, QString>> fields{
+        {QStringLiteral("Name of process:"), QStringLiteral("filterName")},
+        {QStringLiteral("Address:"), QStringLiteral("filterAddress")},
+        {QStringLiteral("Provided service:"), QStringLiteral("filterProvided")},
+        {QStringLiteral("Command:"), QStringLiteral("filterCommand")},
+        {QStringLiteral("PID:"), QStringLiteral("filterPid")},
+        {QStringLiteral("Port:"), QStringLiteral("filterPort")},
+        {QStringLiteral("Subscribed service:"), QStringLiteral("filterSubscribed")},
+        {QStringLiteral("Any text:"), QStringLiteral("filterText")},
+    };
+    for (int i = 0; i < fields.size(); ++i) {
+        auto *edit = new QLineEdit;
+        edit->setObjectName(fields.at(i).second);
+        edit->setClearButtonEnabled(true);
+        connect(edit, &QLineEdit::returnPressed, this, &InspectorWindow::search);
+        grid->addWidget(new QLabel(fields.at(i).first), i / 4, (i % 4) * 2);
+        grid->addWidget(edit, i / 4, (i % 4) * 2 + 1);
+        m_fields << edit;
+    }
+    m_freeText = m_fields.last();
+    auto *searchButton = new QPushButton(QStringLiteral("Search"));
+    searchButton->setObjectName(QStringLiteral("search"));
+    auto *resetButton = new QPushButton(QStringLiteral("Reset"));
+    resetButton->setObjectName(QStringLiteral("reset"));
+    connect(searchButton, &QPushButton::clicked, this, &InspectorWindow::search);
+    connect(resetButton, &QPushButton::clicked, this, &InspectorWindow::reset);
+    grid->addWidget(searchButton, 0, 8);
+    grid->addWidget(resetButton, 1, 8);
+    return box;
+}
+
+QWidget *InspectorWindow::buildDetails()
+{
+    auto *box = new QGroupBox(QStringLiteral("Selected process"));
+    auto *l = new QVBoxLayout(box);
+    m_details = new QTreeWidget;
+    m_details->setObjectName(QStringLiteral("details"));
+    m_details->setHeaderHidden(true);
+    l->addWidget(m_details);
+    auto *listen = new QPushButton(QStringLiteral("Listen to selected"));
+    listen->setObjectName(QStringLiteral("listen"));
+    l->addWidget(listen);
+    connect(listen, &QPushButton::clicked, this, [this] {
+        const QTreeWidgetItem *item = m_details->currentItem();
+        if (!item || !item->parent())
+            return;
+        if (item->type() == CommandItem)
+            listenToCommand(item->text(0));
+        else
+            listenToService(item->text(0));
+    });
+    connect(m_details, &QTreeWidget::itemDoubleClicked, listen, &QPushButton::click);
+    connect(m_details, &QTreeWidget::currentItemChanged, this, [this](QTreeWidgetItem *item) {
+        if (item && item->type() == CommandItem)
+            m_commandName->setText(item->text(0));
+    });
+    return box;
+}
+
+QWidget *InspectorWindow::buildListen()
+{
+    auto *box = new QGroupBox(QStringLiteral("Listen and send"));
+    auto *l = new QVBoxLayout(box);
+    auto *top = new QHBoxLayout;
+    m_listenLabel = new QLabel(QStringLiteral("Not listening. Select a service or command and press Listen."));
+    m_rateLabel = new QLabel;
+    auto *stop = new QPushButton(QStringLiteral("Stop"));
+    connect(stop, &QPushButton::clicked, this, &InspectorWindow::stopListening);
+    top->addWidget(m_listenLabel, 1);
+    top->addWidget(m_rateLabel);
+    top->addWidget(stop);
+    l->addLayout(top);
+    auto *table = new QTableView;
+    table->setObjectName(QStringLiteral("messages"));
+    table->setModel(m_listen);
+    table->horizontalHeader()->setStretchLastSection(true);
+    // Fixed initial widths: resizing to contents at every flush would cost too much at high rates.
+    const int widths[] = {95, 190, 140, 60};
+    for (int c = 0; c < 4; ++c)
+        table->setColumnWidth(c, widths[c]);
+    table->verticalHeader()->hide();
+    table->verticalHeader()->setDefaultSectionSize(20);
+    l->addWidget(table);
+    connect(m_listen, &QAbstractItemModel::rowsInserted, table, &QTableView::scrollToBottom);
+    auto *send = new QHBoxLayout;
+    m_commandName = new QLineEdit;
+    m_commandName->setObjectName(QStringLiteral("commandName"));
+    m_commandName->setPlaceholderText(QStringLiteral("command"));
+    m_commandPayload = new QLineEdit;
+    m_commandPayload->setObjectName(QStringLiteral("commandPayload"));
+    m_commandPayload->setPlaceholderText(QStringLiteral("data (text, or hex bytes like 'de ad be ef')"));
+    m_hex = new QCheckBox(QStringLiteral("hex"));
+    auto *sendButton = new QPushButton(QStringLiteral("Send command"));
+    sendButton->setObjectName(QStringLiteral("send"));
+    connect(sendButton, &QPushButton::clicked, this,
+            [this] { sendCommand(m_commandName->text(), m_commandPayload->text(), m_hex->isChecked()); });
+    send->addWidget(m_commandName, 1);
+    send->addWidget(m_commandPayload, 2);
+    send->addWidget(m_hex);
+    send->addWidget(sendButton);
+    l->addLayout(send);
+    return box;
+}
+
+void InspectorWindow::onDirectory(const QByteArray &json)
+{
+    m_pendingDirectory = json;
+    if (!m_refresh->isActive())
+        m_refresh->start();
+}
+
+void InspectorWindow::refresh()
+{
+    if (m_pendingDirectory.isEmpty())
+        return;
+    const QString keep = m_selected;
+    m_model->setDirectory(QJsonDocument::fromJson(m_pendingDirectory).object());
+    m_pendingDirectory.clear();
+    if (!keep.isEmpty())
+        selectProcess(keep);
+    m_view->resizeColumnsToContents();
+    updateStatus();
+}
+
+void InspectorWindow::selectProcess(const QString &name)
+{
+    const int row = m_model->rowOf(name);
+    if (row < 0)
+        return;
+    const QModelIndex idx = m_filter->mapFromSource(m_model->index(row, 0));
+    if (idx.isValid())
+        m_view->selectionModel()->setCurrentIndex(idx, QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
+    m_selected = name;
+    showDetails();
+}
+
+void InspectorWindow::showDetails()
+{
+    m_details->clear();
+    const int row = m_model->rowOf(m_selected);
+    if (row < 0)
+        return;
+    const ProcessRow &r = m_model->row(row);
+    const auto group = [&](const QString &title, const QStringList &items, int kind) {
+        auto *g = new QTreeWidgetItem(m_details, QStringList{QStringLiteral("%1 (%2)").arg(title).arg(items.size())});
+        for (const QString &s : items)
+            new QTreeWidgetItem(g, QStringList{s}, kind);
+        g->setExpanded(true);
+    };
+    group(QStringLiteral("Provided services"), r.services, ServiceItem);
+    group(QStringLiteral("Subscribed services"), r.subscriptions, SubscriptionItem);
+    group(QStringLiteral("Commands"), r.commands, CommandItem);
+    if (r.lost)
+        new QTreeWidgetItem(m_details, QStringList{QStringLiteral("LOST: %1").arg(r.lostReason)});
+}
+
+void InspectorWindow::listenToService(const QString &service)
+{
+    stopListening();
+    m_listening = m_client->subscribe(service, this, [this, service](const Message &m) {
+        m_listen->add(Heard{QDateTime::currentDateTime(), service, QStringLiteral("#%1").arg(m.sequence()), m.data()});
+    });
+    m_listenLabel->setText(QStringLiteral("Listening to service <b>%1</b>").arg(service.toHtmlEscaped()));
+}
+
+void InspectorWindow::listenToCommand(const QString &command)
+{
+    stopListening();
+    // To hear a command the inspector registers it too: the Control Server forwards it to every registrant.
+    m_listeningCommand = command;
+    m_client->registerCommand(command);
+    m_listenLabel->setText(QStringLiteral("Listening to command <b>%1</b> (registered by this inspector)")
+                               .arg(command.toHtmlEscaped()));
+}
+
+void InspectorWindow::stopListening()
+{
+    if (m_listening)
+        m_client->unsubscribe(m_listening);
+    if (!m_listeningCommand.isEmpty())
+        m_client->unregisterCommand(m_listeningCommand);
+    m_listeningCommand.clear();
+    m_listen->clear();
+    m_listenLabel->setText(QStringLiteral("Not listening."));
+}
+
+bool InspectorWindow::sendCommand(const QString &command, const QString &payload, bool hex)
+{
+    QByteArray data = payload.toUtf8();
+    if (hex) {
+        const QByteArray clean = payload.toLatin1().replace(' ', "");
+        if (clean.size() % 2 || QByteArray::fromHex(clean).toHex() != clean.toLower()) {
+            statusBar()->showMessage(QStringLiteral("The data is not hexadecimal."), 5000);
+            return false;
+        }
+        data = QByteArray::fromHex(clean);
+    }
+    if (!m_client->sendCommand(command, data)) {
+        statusBar()->showMessage(QStringLiteral("Command not sent: %1")
+                                     .arg(m_client->errorString().isEmpty() ? QStringLiteral("not connected")
+                                                                            : m_client->errorString()),
+                                 5000);
+        return false;
+    }
+    statusBar()->showMessage(QStringLiteral("Sent %1 (%2 bytes)").arg(command).arg(data.size()), 3000);
+    return true;
+}
+
+void InspectorWindow::search()
+{
+    ProcessCriteria c;
+    QString *targets[] = {&c.name, &c.address, &c.provided, &c.command, &c.pid, &c.port, &c.subscribed, &c.text};
+    for (int i = 0; i < m_fields.size(); ++i)
+        *targets[i] = m_fields.at(i)->text();
+    m_filter->setCriteria(c);
+    updateStatus();
+}
+
+void InspectorWindow::reset()
+{
+    for (QLineEdit *e : std::as_const(m_fields))
+        e->clear();
+    m_filter->setCriteria({});
+    updateStatus();
+}
+
+void InspectorWindow::updateStatus()
+{
+    int lost = 0;
+    for (int i = 0; i < m_model->rowCount(); ++i)
+        lost += m_model->row(i).lost ? 1 : 0;
+    const Client::Statistics s = m_client->statistics();
+    static const char *states[] = {"not connected", "connecting", "connected"};
+    m_status->setText(QStringLiteral("Control Server: %1 — %2 processes (%3 lost), %4 shown — this inspector: "
+                                     "%5 msgs in, %6 out, %7 dropped, %8 reconnects")
+                          .arg(QLatin1String(states[int(m_client->state())]))
+                          .arg(m_model->rowCount() - lost)
+                          .arg(lost)
+                          .arg(m_filter->rowCount())
+                          .arg(s.messagesIn)
+                          .arg(s.messagesOut)
+                          .arg(s.dropped)
+                          .arg(s.reconnects));
+}
+
+} // namespace dialog::inspector

@@ -1,0 +1,78 @@
+// dialog-inspector: the DIALOG communication GUI (DIALOG paper, Fig. 8). Shows every process known
+// to the Control Server, live; filters; listens to services and commands; sends commands.
+#pragma once
+
+#include "listenmodel.h"
+#include "processfilter.h"
+#include "processmodel.h"
+
+#include "dialog/client.h"
+
+#include <QMainWindow>
+#include <QPointer>
+
+class QCheckBox;
+class QLabel;
+class QLineEdit;
+class QTableView;
+class QTreeWidget;
+class QTreeWidgetItem;
+
+namespace dialog::inspector {
+
+class InspectorWindow : public QMainWindow
+{
+    Q_OBJECT
+public:
+    explicit InspectorWindow(const ClientOptions &options, QWidget *parent = nullptr);
+    ~InspectorWindow() override;
+
+    Client *client() const { return m_client.get(); }
+    ProcessModel *processModel() const { return m_model; }
+    ProcessFilter *processFilter() const { return m_filter; }
+    ListenModel *listenModel() const { return m_listen; }
+    QTableView *processView() const { return m_view; }
+
+    /// Starts listening to a service (subscription) or a command (registration).
+    void listenToService(const QString &service);
+    void listenToCommand(const QString &command);
+    void stopListening();
+    /// Sends a command; @p payload is text, or hexadecimal if @p hex. False with a status message on error.
+    bool sendCommand(const QString &command, const QString &payload, bool hex);
+    /// Applies the filter fields (the Search button) / clears them (Reset).
+    void search();
+    void reset();
+    /// Applies the last directory snapshot now (normally at most ten times a second).
+    void refresh();
+    void selectProcess(const QString &name);
+
+private:
+    QWidget *buildFilterBar();
+    QWidget *buildDetails();
+    QWidget *buildListen();
+    void onDirectory(const QByteArray &json);
+    void showDetails();
+    void updateStatus();
+
+    std::unique_ptr<Client> m_client;
+    ProcessModel *m_model;
+    ProcessFilter *m_filter;
+    ListenModel *m_listen;
+    QTableView *m_view = nullptr;
+    QTreeWidget *m_details = nullptr;
+    QLabel *m_listenLabel = nullptr;
+    QLabel *m_rateLabel = nullptr;
+    QLabel *m_status = nullptr;
+    QLineEdit *m_commandName = nullptr;
+    QLineEdit *m_commandPayload = nullptr;
+    QCheckBox *m_hex = nullptr;
+    QList<QLineEdit *> m_fields;
+    QLineEdit *m_freeText = nullptr;
+    QByteArray m_pendingDirectory;
+    QTimer *m_refresh = nullptr;
+    QPointer<Subscription> m_listening;
+    QString m_listeningCommand;
+    QString m_selected;
+};
+
+} // namespace dialog::inspector
