@@ -4,6 +4,7 @@
 #include <QCoreApplication>
 #include <QDeadlineTimer>
 #include <QHostInfo>
+#include <QMetaMethod>
 #include <QRandomGenerator>
 #include <QTimer>
 
@@ -39,15 +40,97 @@ void ClientPrivate::deliver(net::InboundBatch &batch)
                 s->deliver(m, incarnation);
         } else if (in.type == wire_format::Type::CommandMessage) {
             Q_EMIT q->commandReceived(Command(in.name, in.data, in.origin));
+        } else if (in.type == wire_format::Type::Request) {
+            handleRequest(in);
+        } else if (in.type == wire_format::Type::Reply) {
+            static const Reply::Status fromWire[] = {Reply::Status::Ok, Reply::Status::Failed, Reply::Status::NotAccepted};
+            const Reply::Status st = in.status < 3 ? fromWire[in.status] : Reply::Status::Failed;
+            finishRequest(in.sequence,
+                          Reply(in.sequence, st, st == Reply::Status::Ok ? in.data : QByteArray(),
+                                st == Reply::Status::Ok ? QString() : QString::fromUtf8(in.data)));
         }
     }
 }
 
-void ClientPrivate::onSubscriptionChanged(const QString &service, int state, const QString &provider)
+void ClientPrivate::onSubscriptionChanged(const QString &service, int state, const QString &provider,
+                                          const QString &host, quint16 port)
 {
+    if (port != 0)
+        providers.insert(service, net::Endpoint{host, port});
+    else
+        providers.remove(service);
     const QList<Subscription *> subs = subscriptions.value(service.toUtf8());
     for (Subscription *s : subs)
         s->setState(Subscription::State(state), provider);
+    if (port != 0) {
+        sendPending(service);
+    } else if (Subscription::State(state) == Subscription::State::Lost) {
+        // Requests already sent to the lost provider will never be answered.
+        QList<quint64> lost;
+        for (auto it = pending.cbegin(); it != pending.cend(); ++it)
+            if (it->service == service && it->sent)
+                lost << it.key();
+        for (quint64 id : std::as_const(lost))
+            finishRequest(id, Reply(id, Reply::Status::ProviderLost, {},
+                                    QStringLiteral("provider %1 of '%2' was lost").arg(provider, service)));
+    }
+}
+
+void ClientPrivate::handleRequest(const net::Inbound &in)
+{
+    Request r;
+    r.m_service = QString::fromUtf8(in.name);
+    r.m_data = in.data;
+    r.m_id = in.sequence;
+    r.m_origin = in.peer ? in.peer->name : QString();
+    r.m_host = in.peer ? in.peer->endpoint.host : QString();
+    r.m_port = in.peer ? in.peer->endpoint.port : 0;
+    if (!services.contains(r.m_service)) {
+        sendReply(r, 2, QStringLiteral("%1 does not provide '%2'").arg(options.name, r.m_service).toUtf8());
+        return;
+    }
+    if (!q->isSignalConnected(QMetaMethod::fromSignal(&Client::requestReceived))) {
+        sendReply(r, 2, QStringLiteral("%1 takes no requests for '%2'").arg(options.name, r.m_service).toUtf8());
+        return;
+    }
+    Q_EMIT q->requestReceived(r);
+}
+
+bool ClientPrivate::sendReply(const Request &r, quint8 status, const QByteArray &data)
+{
+    if (!transport || r.m_port == 0)
+        return false;
+    quint8 flags = 0;
+    const QByteArray prepared = wire_format::prepareData(data, options.compressionThreshold, flags);
+    return transport->send(transport->outbox(net::Endpoint{r.m_host, r.m_port}),
+                           wire_format::encodeReplyFrame(r.m_id, status, flags, prepared))
+        == net::Transport::SendResult::Queued;
+}
+
+void ClientPrivate::sendPending(const QString &service)
+{
+    const auto where = providers.constFind(service);
+    if (where == providers.cend() || !transport)
+        return;
+    const net::OutboxPtr box = transport->outbox(where.value());
+    for (auto it = pending.begin(); it != pending.end(); ++it) {
+        if (it->service != service || it->sent)
+            continue;
+        it->sent = true;
+        transport->send(box, it->frame);
+    }
+}
+
+void ClientPrivate::finishRequest(quint64 id, const Reply &reply)
+{
+    auto it = pending.find(id);
+    if (it == pending.end())
+        return; // answered already, or timed out
+    const PendingRequest p = it.value();
+    pending.erase(it);
+    if (p.hasContext && !p.context)
+        return;
+    p.callback(reply);
 }
 
 void ClientPrivate::onRefused(const QString &what, const QString &name, const QString &reason)
@@ -76,6 +159,8 @@ Client::Client(const ClientOptions &options, QObject *parent)
 {
     qRegisterMetaType<dialog::Message>();
     qRegisterMetaType<dialog::Command>();
+    qRegisterMetaType<dialog::Request>();
+    qRegisterMetaType<dialog::Reply>();
     if (d->options.name.isEmpty())
         d->options.name = QCoreApplication::applicationName() + QLatin1Char('-') +
                           QString::number(QCoreApplication::applicationPid());
@@ -172,7 +257,9 @@ bool Client::start()
             Q_EMIT connected();
     });
     connect(d->core, &ClientCore::subscriptionChanged, this,
-            [this](const QString &svc, int st, const QString &p) { d->onSubscriptionChanged(svc, st, p); });
+            [this](const QString &svc, int st, const QString &p, const QString &host, quint16 port) {
+                d->onSubscriptionChanged(svc, st, p, host, port);
+            });
     connect(d->core, &ClientCore::refused, this,
             [this](const QString &w, const QString &n, const QString &r) { d->onRefused(w, n, r); });
     d->coreThread.start();
@@ -335,6 +422,60 @@ bool Client::sendCommand(const QString &name, const QByteArray &data)
     return d->transport->send(cs, wire_format::encodeCommandFrame(name.toUtf8(), d->options.name.toUtf8(),
                                                                   flags, prepared)) ==
            net::Transport::SendResult::Queued;
+}
+
+quint64 Client::request(const QString &service, const QByteArray &data, int timeoutMs, const QObject *context,
+                        std::function<void(const Reply &)> callback)
+{
+    const quint64 id = d->nextRequestId++;
+    ClientPrivate::PendingRequest p;
+    p.service = service;
+    p.context = context;
+    p.hasContext = context != nullptr;
+    p.callback = std::move(callback);
+    QString invalid;
+    if (!isValidName(service))
+        invalid = QStringLiteral("invalid service name '%1'").arg(service.left(64));
+    else if (data.size() > d->options.maxMessageSize)
+        invalid = QStringLiteral("request of %1 bytes exceeds the maximum of %2").arg(data.size()).arg(d->options.maxMessageSize);
+    else if (!d->core)
+        invalid = QStringLiteral("the client is not started");
+    if (!invalid.isEmpty()) {
+        d->pending.insert(id, p);
+        QTimer::singleShot(0, this, [this, id, invalid] {
+            d->finishRequest(id, Reply(id, Reply::Status::InvalidRequest, {}, invalid));
+        });
+        return id;
+    }
+    quint8 flags = 0;
+    const QByteArray prepared = wire_format::prepareData(data, d->options.compressionThreshold, flags);
+    p.frame = wire_format::encodeRequestFrame(service.toUtf8(), id, flags, prepared);
+    d->pending.insert(id, p);
+    // The provider is found like a subscriber finds it; a hidden subscription keeps it located.
+    if (!d->subscriptions.contains(service.toUtf8()) && !d->locators.contains(service))
+        d->locators.insert(service, subscribe(service));
+    d->sendPending(service);
+    QTimer::singleShot(qMax(1, timeoutMs), this, [this, id, timeoutMs] {
+        d->finishRequest(id, Reply(id, Reply::Status::Timeout, {}, QStringLiteral("no reply within %1 ms").arg(timeoutMs)));
+    });
+    return id;
+}
+
+bool Client::reply(const Request &request, const QByteArray &data)
+{
+    if (data.size() > d->options.maxMessageSize) {
+        d->fail(Error::MessageTooLarge, QStringLiteral("reply of %1 bytes exceeds the maximum of %2")
+                                            .arg(data.size())
+                                            .arg(d->options.maxMessageSize));
+        d->sendReply(request, 1, QByteArrayLiteral("reply too large"));
+        return false;
+    }
+    return d->sendReply(request, 0, data);
+}
+
+bool Client::replyError(const Request &request, const QString &error)
+{
+    return d->sendReply(request, 1, error.toUtf8());
 }
 
 bool Client::flush(int timeoutMs)

@@ -7,6 +7,7 @@
 
 #include <QElapsedTimer>
 #include <QHash>
+#include <QPointer>
 #include <QLoggingCategory>
 #include <QSet>
 #include <QThread>
@@ -45,7 +46,8 @@ public:
 Q_SIGNALS:
     // Delivered to the Client's thread.
     void stateChanged(int state);
-    void subscriptionChanged(const QString &service, int state, const QString &provider);
+    void subscriptionChanged(const QString &service, int state, const QString &provider, const QString &host,
+                             quint16 port);
     void refused(const QString &what, const QString &name, const QString &reason);
 
 private:
@@ -95,7 +97,22 @@ public:
     ClientPrivate(Client *q, const ClientOptions &o);
 
     void deliver(net::InboundBatch &batch);
-    void onSubscriptionChanged(const QString &service, int state, const QString &provider);
+    void onSubscriptionChanged(const QString &service, int state, const QString &provider, const QString &host,
+                               quint16 port);
+    // Requests (user thread)
+    struct PendingRequest
+    {
+        QString service;
+        QByteArray frame;
+        QPointer<const QObject> context;
+        bool hasContext = false;
+        std::function<void(const Reply &)> callback;
+        bool sent = false;
+    };
+    void handleRequest(const net::Inbound &in);
+    void sendPending(const QString &service);
+    void finishRequest(quint64 id, const Reply &reply);
+    bool sendReply(const Request &r, quint8 status, const QByteArray &data);
     void onRefused(const QString &what, const QString &name, const QString &reason);
     void fail(Client::Error e, const QString &why);
 
@@ -111,6 +128,10 @@ public:
     QString errorString;
     QHash<QString, Service *> services;
     QHash<QByteArray, QList<Subscription *>> subscriptions;
+    QHash<QString, net::Endpoint> providers;      // where each subscribed service is, as far as we know
+    QHash<QString, Subscription *> locators;      // hidden subscriptions that locate request targets
+    QHash<quint64, PendingRequest> pending;
+    quint64 nextRequestId = 1;
 };
 
 } // namespace dialog

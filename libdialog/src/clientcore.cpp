@@ -112,7 +112,7 @@ void ClientCore::forgetProviders(const QString &why)
     // Without a Control Server nothing we know about others can be trusted: drop it, as the
     // DIALOG paper prescribes. Established provider->subscriber flows continue meanwhile.
     for (auto it = m_providers.cbegin(); it != m_providers.cend(); ++it)
-        Q_EMIT subscriptionChanged(it.key(), int(Subscription::State::Waiting), QString());
+        Q_EMIT subscriptionChanged(it.key(), int(Subscription::State::Waiting), QString(), QString(), 0);
     m_providers.clear();
     qCInfo(lcClient).noquote() << m_self.name << "lost the Control Server:" << why;
 }
@@ -230,7 +230,8 @@ void ClientCore::subscribeAt(const QString &service, const Endpoint &provider, c
     wire::Subscribe s;
     s.set_name(ss(service));
     m_transport->send(m_transport->outbox(provider), controlFrame(Type::SubscribeService, s));
-    Q_EMIT subscriptionChanged(service, int(Subscription::State::Connecting), providerName);
+    Q_EMIT subscriptionChanged(service, int(Subscription::State::Connecting), providerName, provider.host,
+                               provider.port);
 }
 
 void ClientCore::handleControl(net::InboundBatch &batch)
@@ -278,7 +279,7 @@ void ClientCore::handle(const net::Inbound &in)
             break;
         if (!info.available()) {
             m_providers.remove(name);
-            Q_EMIT subscriptionChanged(name, int(Subscription::State::Waiting), QString());
+            Q_EMIT subscriptionChanged(name, int(Subscription::State::Waiting), QString(), QString(), 0);
             break;
         }
         subscribeAt(name, Endpoint{qs(info.host()), quint16(info.port())}, qs(info.provider()),
@@ -318,7 +319,7 @@ void ClientCore::handle(const net::Inbound &in)
         for (auto it = m_providers.begin(); it != m_providers.end();) {
             if (it->name == qs(lost.name()) &&
                 (lost.incarnation() == 0 || it->incarnation == lost.incarnation())) {
-                Q_EMIT subscriptionChanged(it.key(), int(Subscription::State::Lost), it->name);
+                Q_EMIT subscriptionChanged(it.key(), int(Subscription::State::Lost), it->name, QString(), 0);
                 it = m_providers.erase(it);
             } else {
                 ++it;

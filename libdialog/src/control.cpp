@@ -37,6 +37,8 @@ bool validControlPayload(Type type, const QByteArray &payload)
         return payload.isEmpty();
     case Type::ServiceMessage:
     case Type::CommandMessage:
+    case Type::Request:
+    case Type::Reply:
         return true;
     }
     return false;

@@ -48,6 +48,10 @@ const char *typeName(Type t)
         return "REFUSED";
     case Type::Disconnect:
         return "DISCONNECT";
+    case Type::Request:
+        return "REQUEST";
+    case Type::Reply:
+        return "REPLY";
     }
     return "UNKNOWN";
 }

@@ -46,8 +46,10 @@ enum class Type : quint8
     LostReceiver = 18,
     Refused = 19,
     Disconnect = 20,
+    Request = 21, ///< to the provider of a service, answered by a Reply
+    Reply = 22,
 };
-constexpr quint8 MaxType = 20;
+constexpr quint8 MaxType = 22;
 
 const char *typeName(Type t);
 inline bool isDataType(Type t)

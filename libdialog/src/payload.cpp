@@ -55,6 +55,39 @@ bool splitCommand(QByteArrayView payload, QByteArrayView &name, QByteArrayView &
     return true;
 }
 
+QByteArray encodeRequestFrame(QByteArrayView service, quint64 id, quint8 flags, QByteArrayView data)
+{
+    QByteArray out;
+    out.reserve(HeaderSize + 10 + service.size() + data.size());
+    appendHeader(out, Type::Request, flags, quint32(2 + service.size() + 8 + data.size()));
+    appendU16(out, quint16(service.size()));
+    out.append(service.data(), service.size());
+    appendU64(out, id);
+    out.append(data.data(), data.size());
+    return out;
+}
+
+QByteArray encodeReplyFrame(quint64 id, quint8 status, quint8 flags, QByteArrayView data)
+{
+    QByteArray out;
+    out.reserve(HeaderSize + 9 + data.size());
+    appendHeader(out, Type::Reply, flags, quint32(9 + data.size()));
+    appendU64(out, id);
+    out.append(char(status));
+    out.append(data.data(), data.size());
+    return out;
+}
+
+bool splitReply(QByteArrayView payload, quint64 &id, quint8 &status, QByteArrayView &data)
+{
+    if (payload.size() < 9)
+        return false;
+    id = qFromLittleEndian<quint64>(payload.data());
+    status = quint8(payload.at(8));
+    data = payload.sliced(9);
+    return true;
+}
+
 bool extractData(QByteArrayView data, quint8 flags, QByteArray &out, qint64 maxDataSize, QString *error)
 {
     if (flags & Compressed)

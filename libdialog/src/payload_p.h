@@ -1,6 +1,8 @@
 // Service and command payloads (the hot path, so not protobuf) and zstd compression of their data.
 //   SERVICE_MESSAGE: u16 nameLen | name | u64 sequence | data
 //   COMMAND_MESSAGE: u16 nameLen | name | u16 originLen | origin | data
+//   REQUEST:         u16 nameLen | name | u64 id | data         (same layout as SERVICE_MESSAGE)
+//   REPLY:           u64 id | u8 status | data
 // With the Compressed flag, data is one zstd frame whose content size is in its header.
 #pragma once
 
@@ -38,6 +40,10 @@ bool splitService(QByteArrayView payload, QByteArrayView &name, quint64 &sequenc
 bool splitCommand(QByteArrayView payload, QByteArrayView &name, QByteArrayView &origin, QByteArrayView &data);
 /// Copies (or, with the Compressed flag, decompresses) data out of a frame. False with @p error on failure.
 bool extractData(QByteArrayView data, quint8 flags, QByteArray &out, qint64 maxDataSize, QString *error);
+
+QByteArray encodeRequestFrame(QByteArrayView service, quint64 id, quint8 flags, QByteArrayView data);
+QByteArray encodeReplyFrame(quint64 id, quint8 status, quint8 flags, QByteArrayView data);
+bool splitReply(QByteArrayView payload, quint64 &id, quint8 &status, QByteArrayView &data);
 
 /// Decoders: return false and set @p error when the payload is malformed or cannot be decompressed.
 bool decodeService(const Frame &f, ServicePayload &out, qint64 maxDataSize, QString *error);

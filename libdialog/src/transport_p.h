@@ -59,6 +59,7 @@ struct Inbound
     wire_format::Type type = wire_format::Type::Hello;
     PeerPtr peer;
     quint64 incarnation = 0;
+    quint8 status = 0; ///< REPLY only
     QByteArray name;
     QByteArray origin;
     quint64 sequence = 0;

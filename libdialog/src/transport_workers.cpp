@@ -361,6 +361,21 @@ void ReaderWorker::readFrom(Connection *c)
             return true;
         }
         in.peer = c->peer;
+        if (type == Type::Request || type == Type::Reply) {
+            QByteArrayView name, body;
+            const bool split = type == Type::Request ? splitService(payload, name, in.sequence, body)
+                                                     : splitReply(payload, in.sequence, in.status, body);
+            if (!split) {
+                error = QStringLiteral("truncated %1 payload").arg(QLatin1String(typeName(type)));
+                return false;
+            }
+            if (!extractData(body, flags, in.data, maxData, &error))
+                return false;
+            in.name = name.toByteArray();
+            dataBytes += in.data.size() + InboundOverhead;
+            data.append(std::move(in));
+            return true;
+        }
         if (type == Type::CommandMessage) {
             QByteArrayView name, origin, body;
             if (!splitCommand(payload, name, origin, body)) {

@@ -2,10 +2,12 @@
 
 #include "dialog/clientoptions.h"
 #include "dialog/message.h"
+#include "dialog/request.h"
 #include "dialog/service.h"
 #include "dialog/subscription.h"
 
 #include <QObject>
+#include <functional>
 #include <memory>
 
 namespace dialog {
@@ -86,6 +88,16 @@ public:
     /// invalid name or for data over the maximum message size.
     bool sendCommand(const QString &name, const QByteArray &data = QByteArray());
 
+    /// Sends @p data to the process providing @p service (found as a subscription finds it, so the
+    /// provider may start later) and calls @p callback (in this thread, while @p context lives) with
+    /// the Reply exactly once: the answer, or Timeout after @p timeoutMs, or ProviderLost.
+    /// Returns the request id.
+    quint64 request(const QString &service, const QByteArray &data, int timeoutMs, const QObject *context,
+                    std::function<void(const dialog::Reply &)> callback);
+    /// Answers a request received through requestReceived(). False if it could not be queued.
+    bool reply(const Request &request, const QByteArray &data);
+    bool replyError(const Request &request, const QString &error);
+
     /// Waits (blocking, for command-line tools) until everything queued was written, up to @p timeoutMs.
     bool flush(int timeoutMs = 5000);
 
@@ -108,6 +120,9 @@ Q_SIGNALS:
     void errorOccurred(dialog::Client::Error error);
     /// A registered command arrived.
     void commandReceived(const dialog::Command &command);
+    /// A request arrived for a service this process publishes. Connect to this signal to accept
+    /// requests; without a connection, requesters get Reply::Status::NotAccepted.
+    void requestReceived(const dialog::Request &request);
 
 private:
     friend class ClientPrivate;

@@ -4,5 +4,6 @@
 #include "dialog/client.h"
 #include "dialog/clientoptions.h"
 #include "dialog/message.h"
+#include "dialog/request.h"
 #include "dialog/service.h"
 #include "dialog/subscription.h"

@@ -1,0 +1,186 @@
+// Request/reply between processes: addressed to the provider of a service, answered once.
+#include "processfixture.h"
+
+#include "dialog/client.h"
+
+#include <QSignalSpy>
+#include <QtTest>
+#include <csignal>
+
+using namespace dialog;
+using namespace dialog::test;
+
+class tst_Request : public QObject
+{
+    Q_OBJECT
+
+private Q_SLOTS:
+    void init();
+    void cleanup();
+    void requestAnsweredByProvider();
+    void requestWaitsForAProviderThatStartsLater();
+    void errorRepliesAndNotAccepted();
+    void unansweredRequestTimesOut();
+    void lostProviderFailsPendingRequests();
+    void invalidRequestsRefusedAtOnce();
+    void callbackSkippedWhenContextIsGone();
+
+private:
+    std::unique_ptr<ProcessFixture> m_fx;
+};
+
+namespace {
+struct Collector
+{
+    QList<Reply> replies;
+    std::function<void(const Reply &)> fn() { return [this](const Reply &r) { replies << r; }; }
+};
+
+/// A provider of @p service that upper-cases requests ("fail:..." gives an error reply; "ignore" no reply).
+void serveUpperCase(Client &c)
+{
+    QObject::connect(&c, &Client::requestReceived, &c, [&c](const Request &r) {
+        if (r.data().startsWith("fail:"))
+            c.replyError(r, QString::fromUtf8(r.data().mid(5)));
+        else if (r.data() != "ignore")
+            c.reply(r, r.data().toUpper() + " for " + r.origin().toUtf8());
+    });
+}
+} // namespace
+
+void tst_Request::init()
+{
+    m_fx = std::make_unique<ProcessFixture>();
+    QVERIFY(m_fx->startControlServer());
+}
+
+void tst_Request::cleanup() { m_fx.reset(); }
+
+void tst_Request::requestAnsweredByProvider()
+{
+    Client server(m_fx->clientOptions(QStringLiteral("Upper")));
+    server.publish(QStringLiteral("Upper.Service"));
+    serveUpperCase(server);
+    QVERIFY(server.start());
+    Client client(m_fx->clientOptions(QStringLiteral("Asker")));
+    QVERIFY(client.start());
+    Collector got;
+    const quint64 a = client.request(QStringLiteral("Upper.Service"), "abc", 5000, this, got.fn());
+    const quint64 b = client.request(QStringLiteral("Upper.Service"), QByteArray(200000, 'z'), 5000, this, got.fn());
+    QVERIFY(a != b);
+    QTRY_COMPARE_WITH_TIMEOUT(got.replies.size(), 2, 10000);
+    QTest::qWait(100);
+    QCOMPARE(got.replies.size(), 2); // exactly once each
+    for (const Reply &r : std::as_const(got.replies)) {
+        QVERIFY2(r.isOk(), qPrintable(r.errorString()));
+        if (r.id() == a)
+            QCOMPARE(r.data(), QByteArray("ABC for Asker"));
+        else
+            QCOMPARE(r.data(), QByteArray(200000, 'Z') + " for Asker");
+    }
+}
+
+void tst_Request::requestWaitsForAProviderThatStartsLater()
+{
+    Client client(m_fx->clientOptions(QStringLiteral("EarlyAsker")));
+    QVERIFY(client.start());
+    Collector got;
+    client.request(QStringLiteral("Late.Upper"), "late", 10000, this, got.fn());
+    QTest::qWait(300);
+    QVERIFY(got.replies.isEmpty());
+    Client server(m_fx->clientOptions(QStringLiteral("LateUpper")));
+    server.publish(QStringLiteral("Late.Upper"));
+    serveUpperCase(server);
+    QVERIFY(server.start());
+    QTRY_COMPARE_WITH_TIMEOUT(got.replies.size(), 1, 10000);
+    QCOMPARE(got.replies.first().data(), QByteArray("LATE for EarlyAsker"));
+}
+
+void tst_Request::errorRepliesAndNotAccepted()
+{
+    Client server(m_fx->clientOptions(QStringLiteral("Picky")));
+    server.publish(QStringLiteral("Picky.Service"));
+    serveUpperCase(server);
+    QVERIFY(server.start());
+    Client mute(m_fx->clientOptions(QStringLiteral("Mute")));
+    mute.publish(QStringLiteral("Mute.Service")); // publishes, but takes no requests
+    QVERIFY(mute.start());
+    Client client(m_fx->clientOptions(QStringLiteral("Asker2")));
+    QVERIFY(client.start());
+    Collector failed, refused;
+    client.request(QStringLiteral("Picky.Service"), "fail:no such object", 5000, this, failed.fn());
+    client.request(QStringLiteral("Mute.Service"), "hello", 5000, this, refused.fn());
+    QTRY_COMPARE_WITH_TIMEOUT(failed.replies.size(), 1, 10000);
+    QCOMPARE(failed.replies.first().status(), Reply::Status::Failed);
+    QCOMPARE(failed.replies.first().errorString(), QStringLiteral("no such object"));
+    QTRY_COMPARE_WITH_TIMEOUT(refused.replies.size(), 1, 10000);
+    QCOMPARE(refused.replies.first().status(), Reply::Status::NotAccepted);
+    QVERIFY(refused.replies.first().errorString().contains(QStringLiteral("takes no requests")));
+}
+
+void tst_Request::unansweredRequestTimesOut()
+{
+    Client server(m_fx->clientOptions(QStringLiteral("Slowpoke")));
+    server.publish(QStringLiteral("Slow.Service"));
+    serveUpperCase(server);
+    QVERIFY(server.start());
+    Client client(m_fx->clientOptions(QStringLiteral("Impatient")));
+    QVERIFY(client.start());
+    Collector got;
+    QElapsedTimer t;
+    t.start();
+    client.request(QStringLiteral("Slow.Service"), "ignore", 400, this, got.fn());
+    QTRY_COMPARE_WITH_TIMEOUT(got.replies.size(), 1, 5000);
+    QCOMPARE(got.replies.first().status(), Reply::Status::Timeout);
+    QVERIFY(t.elapsed() >= 390);
+}
+
+void tst_Request::lostProviderFailsPendingRequests()
+{
+    QProcess *provider = m_fx->start(QStringLiteral("dialog"),
+                                     {QStringLiteral("publish"), QStringLiteral("Doomed.Service"), QStringLiteral("--name"),
+                                      QStringLiteral("Doomed"), QStringLiteral("--heartbeat-ms"), QStringLiteral("200")});
+    ClientOptions o = m_fx->clientOptions(QStringLiteral("Waiter"));
+    o.heartbeatMs = 200;
+    Client client(o);
+    QVERIFY(client.start());
+    Subscription *where = client.subscribe(QStringLiteral("Doomed.Service"));
+    QTRY_COMPARE_WITH_TIMEOUT(where->state(), Subscription::State::Active, 10000);
+    ::kill(pid_t(provider->processId()), SIGSTOP); // it will never answer
+    Collector got;
+    client.request(QStringLiteral("Doomed.Service"), "anyone?", 20000, this, got.fn());
+    QTRY_COMPARE_WITH_TIMEOUT(got.replies.size(), 1, 5000);
+    QCOMPARE(got.replies.first().status(), Reply::Status::ProviderLost);
+    ::kill(pid_t(provider->processId()), SIGKILL);
+}
+
+void tst_Request::invalidRequestsRefusedAtOnce()
+{
+    ClientOptions o = m_fx->clientOptions(QStringLiteral("Sloppy"));
+    o.maxMessageSize = 1024;
+    Client client(o);
+    Collector got;
+    client.request(QStringLiteral("X"), "not started", 1000, this, got.fn());
+    QVERIFY(client.start());
+    client.request(QString(), "no name", 1000, this, got.fn());
+    client.request(QStringLiteral("X"), QByteArray(2048, 'x'), 1000, this, got.fn());
+    QTRY_COMPARE_WITH_TIMEOUT(got.replies.size(), 3, 1000);
+    for (const Reply &r : std::as_const(got.replies))
+        QCOMPARE(r.status(), Reply::Status::InvalidRequest);
+}
+
+void tst_Request::callbackSkippedWhenContextIsGone()
+{
+    Client client(m_fx->clientOptions(QStringLiteral("Forgetful")));
+    QVERIFY(client.start());
+    bool called = false;
+    {
+        QObject context;
+        client.request(QStringLiteral("Nobody.Home"), "x", 200, &context, [&](const Reply &) { called = true; });
+    }
+    QTest::qWait(400);
+    QVERIFY(!called);
+}
+
+QTEST_GUILESS_MAIN(tst_Request)
+#include "tst_request.moc"
