@@ -54,7 +54,7 @@ constexpr quint8 MaxType = 22;
 const char *typeName(Type t);
 inline bool isDataType(Type t)
 {
-    return t == Type::ServiceMessage || t == Type::CommandMessage;
+    return t == Type::ServiceMessage || t == Type::CommandMessage || t == Type::Request || t == Type::Reply;
 }
 
 enum Flag : quint8

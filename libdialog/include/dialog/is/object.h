@@ -1,0 +1,157 @@
+#pragma once
+
+#include "dialog/is/time.h"
+#include "dialog/is/typeinfo.h"
+
+#include <QList>
+#include <QSharedDataPointer>
+#include <QString>
+#include <QVariant>
+#include <type_traits>
+#include <variant>
+
+namespace dialog::is {
+
+class ObjectData;
+class TypeRegistry;
+class Value;
+
+/// An IS information value: a type name and one Value per attribute of the type's resolved
+/// attribute list (base attributes first). Implicitly shared. Objects are created with create()
+/// (every attribute at its default: 0, false, empty, epoch, nested objects at their defaults) or
+/// by decode(); an Object() is invalid and has no attributes.
+///
+/// Access never crashes: an unknown attribute, an index out of range or a value of the wrong
+/// type makes get() return a default-constructed T with *ok = false, and set() return false with
+/// a reason in *error. Types must match exactly (set<quint32> for a u32 attribute; a nested
+/// object must be of exactly the attribute's type). setVariant() converts when no value is lost.
+class Object
+{
+public:
+    Object();
+    Object(const Object &other);
+    Object(Object &&other) noexcept;
+    Object &operator=(const Object &other);
+    Object &operator=(Object &&other) noexcept;
+    ~Object();
+
+    /// A new object of @p typeName with default values; invalid (and @p error set) if unknown.
+    static Object create(const TypeRegistry &registry, const QString &typeName, QString *error = nullptr);
+
+    bool isValid() const;
+    QString typeName() const;
+    /// The resolved attribute list (base attributes first).
+    QList<AttributeInfo> attributes() const;
+    int attributeCount() const;
+    /// -1 if there is no such attribute.
+    int indexOf(const QString &attributeName) const;
+
+    /// nullptr when @p index is out of range.
+    const Value *valueAt(int index) const;
+    const Value *value(const QString &attributeName) const { return valueAt(indexOf(attributeName)); }
+    bool setValue(int index, const Value &value, QString *error = nullptr);
+    bool setValue(const QString &attributeName, const Value &value, QString *error = nullptr);
+
+    template <typename T> T get(int index, bool *ok = nullptr) const;
+    template <typename T> T get(const QString &attributeName, bool *ok = nullptr) const
+    {
+        return get<T>(indexOf(attributeName), ok);
+    }
+    template <typename T> bool set(int index, T value, QString *error = nullptr);
+    template <typename T> bool set(const QString &attributeName, T value, QString *error = nullptr);
+
+    /// Generic access for tools that do not know the type at compile time: scalars as their C++
+    /// type (quint32, Time, QString, Object...), vectors as QVariantList. Invalid QVariant on error.
+    QVariant variant(int index) const;
+    QVariant variant(const QString &attributeName) const { return variant(indexOf(attributeName)); }
+    /// Converts @p value to the attribute's type; fails if it does not fit (range, non-number...).
+    bool setVariant(int index, const QVariant &value, QString *error = nullptr);
+    bool setVariant(const QString &attributeName, const QVariant &value, QString *error = nullptr);
+
+    /// This object read as its base type @p baseName (the IS inheritance rule): the first N
+    /// values, where N is the base's attribute count, under the base's name. Invalid with
+    /// @p error set if the type is not @p baseName nor derived from it.
+    Object asBase(const TypeRegistry &registry, const QString &baseName, QString *error = nullptr) const;
+
+    friend bool operator==(const Object &a, const Object &b);
+    friend bool operator!=(const Object &a, const Object &b) { return !(a == b); }
+
+private:
+    friend class ObjectBuilder;
+    QString noAttributeError(const QString &attributeName) const;
+    QSharedDataPointer<ObjectData> d;
+};
+
+/// One attribute value: empty, or a scalar / vector of one of the IS types. Cheap to copy.
+class Value
+{
+public:
+    // Alternative index = 1 + BasicType for scalars, 1 + BasicTypeCount + BasicType for vectors.
+    using Storage =
+        std::variant<std::monostate, bool, qint8, quint8, qint16, quint16, qint32, quint32, qint64, quint64,
+                     float, double, QString, Time, Object, QList<bool>, QList<qint8>, QList<quint8>,
+                     QList<qint16>, QList<quint16>, QList<qint32>, QList<quint32>, QList<qint64>,
+                     QList<quint64>, QList<float>, QList<double>, QList<QString>, QList<Time>, QList<Object>>;
+
+    template <typename T>
+    static constexpr bool isStorable =
+        !std::is_same_v<T, std::monostate> && std::is_constructible_v<Storage, std::in_place_type_t<T>, T>;
+
+    Value() = default;
+    template <typename T, std::enable_if_t<isStorable<std::decay_t<T>>, int> = 0>
+    Value(T &&v) : m_data(std::in_place_type<std::decay_t<T>>, std::forward<T>(v))
+    {
+    }
+    Value(const char *utf8) : m_data(QString::fromUtf8(utf8)) {}
+
+    /// The empty value of a default-constructed Value (never held by a valid Object).
+    bool isNull() const { return m_data.index() == 0; }
+    /// Element type for vectors. Meaningless when isNull().
+    BasicType type() const { return BasicType((m_data.index() - 1) % BasicTypeCount); }
+    bool isVector() const { return m_data.index() > BasicTypeCount; }
+    /// Type name of the nested object (or of the vector's first element, else empty).
+    QString nestedTypeName() const;
+
+    template <typename T> const T *getIf() const { return std::get_if<T>(&m_data); }
+    const Storage &storage() const { return m_data; }
+    Storage &storage() { return m_data; }
+
+    /// See Object::variant().
+    QVariant toVariant() const;
+
+    friend bool operator==(const Value &a, const Value &b) { return a.m_data == b.m_data; }
+    friend bool operator!=(const Value &a, const Value &b) { return !(a == b); }
+
+private:
+    Storage m_data;
+};
+
+template <typename T> T Object::get(int index, bool *ok) const
+{
+    const Value *v = valueAt(index);
+    const T *p = v ? v->getIf<T>() : nullptr;
+    if (ok)
+        *ok = p != nullptr;
+    return p ? *p : T{};
+}
+
+template <typename T> bool Object::set(int index, T value, QString *error)
+{
+    static_assert(Value::isStorable<T> || std::is_same_v<T, const char *>, "not an IS value type");
+    return setValue(index, Value(std::move(value)), error);
+}
+
+template <typename T> bool Object::set(const QString &attributeName, T value, QString *error)
+{
+    const int index = indexOf(attributeName);
+    if (index < 0) {
+        if (error)
+            *error = noAttributeError(attributeName);
+        return false;
+    }
+    return set<T>(index, std::move(value), error);
+}
+
+} // namespace dialog::is
+
+Q_DECLARE_METATYPE(dialog::is::Object)

@@ -1,0 +1,101 @@
+#pragma once
+
+#include <QList>
+#include <QString>
+#include <optional>
+
+namespace dialog::is {
+
+/// The type of an IS attribute value (or of each element, for a vector attribute). The numeric
+/// values are part of the binary encoding (see codec.h): never renumber them.
+enum class BasicType : quint8
+{
+    Bool = 0,
+    S8,
+    U8,
+    S16,
+    U16,
+    S32,
+    U32,
+    S64,
+    U64,
+    Float,
+    Double,
+    String,
+    Time,   ///< UTC timestamp, microsecond resolution (dialog::is::Time)
+    Object, ///< another IS type, named by AttributeInfo::typeName()
+};
+constexpr int BasicTypeCount = 14;
+
+/// The XML spelling of a primitive type ("bool", "u32", "time", ...); empty for Object.
+QString basicTypeName(BasicType type);
+/// The primitive type spelled @p name in XML; std::nullopt if it is not a primitive type name.
+std::optional<BasicType> basicTypeFromName(QStringView name);
+
+/// One attribute of an IS type: name, description and value type (a primitive, a vector of
+/// primitives, another IS type or a vector of another IS type). A plain value class.
+class AttributeInfo
+{
+public:
+    AttributeInfo() = default;
+    /// A primitive attribute (or vector of primitives). @p type must not be BasicType::Object.
+    AttributeInfo(const QString &name, BasicType type, const QString &description = {}, bool vector = false);
+    /// An attribute holding an object (or vector of objects) of the IS type @p typeName.
+    static AttributeInfo nested(const QString &name, const QString &typeName, const QString &description = {},
+                                bool vector = false);
+
+    QString name() const { return m_name; }
+    QString description() const { return m_description; }
+    BasicType type() const { return m_type; }
+    bool isVector() const { return m_vector; }
+    /// For BasicType::Object the nested IS type's name, otherwise the primitive's XML name.
+    QString typeName() const;
+
+    friend bool operator==(const AttributeInfo &a, const AttributeInfo &b);
+    friend bool operator!=(const AttributeInfo &a, const AttributeInfo &b) { return !(a == b); }
+
+private:
+    QString m_name;
+    QString m_description;
+    QString m_nestedType;
+    BasicType m_type = BasicType::Bool;
+    bool m_vector = false;
+};
+
+/// An IS type: name, description, optional base type and its own ordered attributes.
+/// A plain value class. allAttributes() is complete (base attributes first, then the type's own)
+/// for a TypeInfo obtained from a TypeRegistry; for one built by hand it is attributes() when the
+/// type has no base, and empty otherwise.
+class TypeInfo
+{
+public:
+    TypeInfo() = default;
+    explicit TypeInfo(const QString &name, const QString &description = {}, const QString &baseName = {});
+
+    /// False for the TypeInfo returned for an unknown type name.
+    bool isValid() const { return !m_name.isEmpty(); }
+    QString name() const { return m_name; }
+    QString description() const { return m_description; }
+    /// Empty when the type has no base.
+    QString baseName() const { return m_base; }
+    /// The type's own attributes, in declaration order (without the inherited ones).
+    QList<AttributeInfo> attributes() const { return m_attributes; }
+    /// Inherited attributes (outermost base first), then the type's own.
+    QList<AttributeInfo> allAttributes() const;
+
+    void setDescription(const QString &description) { m_description = description; }
+    void setBaseName(const QString &baseName) { m_base = baseName; }
+    void addAttribute(const AttributeInfo &attribute) { m_attributes.append(attribute); }
+    void setAttributes(const QList<AttributeInfo> &attributes) { m_attributes = attributes; }
+
+private:
+    friend class TypeRegistryPrivate;
+    QString m_name;
+    QString m_description;
+    QString m_base;
+    QList<AttributeInfo> m_attributes;
+    QList<AttributeInfo> m_all;
+    bool m_resolved = false;
+};
+
+} // namespace dialog::is

@@ -1,0 +1,59 @@
+#pragma once
+
+#include "dialog/is/typeinfo.h"
+
+#include <QByteArrayView>
+#include <QStringList>
+#include <memory>
+
+namespace dialog::is {
+
+class TypeRegistryPrivate;
+
+/// The set of known IS types. Always holds the built-in types Histogram1D and Histogram2D.
+///
+/// Types are only ever added, never changed or removed, so a TypeInfo or Object obtained earlier
+/// stays consistent with the registry.
+///
+/// Every load or declaration is all-or-nothing: it is validated as a whole (unknown attribute or
+/// base types, duplicate types or attributes, inheritance and nesting cycles) and on any error the
+/// registry is unchanged and @p error says why, as "file.xml:12: message" for XML input.
+///
+/// Thread safety: all const functions may be called concurrently from any thread (they take a
+/// read lock and return copies); loads and declarations take the write lock and may run
+/// concurrently with readers. Files are read and parsed before the lock is taken.
+class TypeRegistry
+{
+public:
+    TypeRegistry();
+    ~TypeRegistry();
+    TypeRegistry(const TypeRegistry &) = delete;
+    TypeRegistry &operator=(const TypeRegistry &) = delete;
+
+    /// Loads the types of one XML file. Errors are reported against the file's name.
+    bool loadFile(const QString &path, QString *error = nullptr);
+    /// Loads every `*.xml` file of @p path, in file-name order, as one batch (a type may refer to
+    /// a type of another file of the directory).
+    bool loadDirectory(const QString &path, QString *error = nullptr);
+    /// Loads types from XML text; @p sourceName is used in error messages.
+    bool loadXml(QByteArrayView xml, const QString &sourceName, QString *error = nullptr);
+    /// Declares one type at run time, with the same validation as XML.
+    bool declareType(const TypeInfo &type, QString *error = nullptr);
+    /// Declares several types at once (they may refer to each other).
+    bool declareTypes(const QList<TypeInfo> &types, QString *error = nullptr);
+
+    bool contains(const QString &name) const;
+    /// The type with allAttributes() resolved; an invalid TypeInfo for an unknown name.
+    TypeInfo type(const QString &name) const;
+    /// All type names, sorted.
+    QStringList typeNames() const;
+    /// True if @p type is @p base or (transitively) derives from it. False if either is unknown.
+    bool isSameOrDerived(const QString &type, const QString &base) const;
+    /// Every type that derives from @p base directly or indirectly (not @p base itself), sorted.
+    QStringList subtypesOf(const QString &base) const;
+
+private:
+    std::unique_ptr<TypeRegistryPrivate> const d;
+};
+
+} // namespace dialog::is

@@ -1,0 +1,239 @@
+// Binary encoding of IS objects; the layout is documented in dialog/is/codec.h.
+#include "dialog/is/codec.h"
+
+#include "dialog/is/typeregistry.h"
+#include "object_p.h"
+
+#include <QtEndian>
+#include <cstring>
+
+namespace dialog::is {
+
+namespace {
+
+constexpr quint8 VectorFlag = 0x80;
+
+quint8 tagOf(const AttributeInfo &a)
+{
+    return quint8(quint8(a.type()) | (a.isVector() ? VectorFlag : 0));
+}
+
+class Writer
+{
+public:
+    explicit Writer(QByteArray &out) : m_out(out) {}
+
+    template <typename T> std::enable_if_t<std::is_arithmetic_v<T>> put(T v)
+    {
+        if constexpr (std::is_same_v<T, bool>) {
+            m_out.append(char(v ? 1 : 0));
+        } else if constexpr (std::is_floating_point_v<T>) {
+            using Bits = std::conditional_t<sizeof(T) == 4, quint32, quint64>;
+            Bits bits;
+            std::memcpy(&bits, &v, sizeof bits);
+            put(bits);
+        } else {
+            char b[sizeof(T)];
+            qToLittleEndian(v, b);
+            m_out.append(b, sizeof(T));
+        }
+    }
+    void put(const QString &s)
+    {
+        const QByteArray utf8 = s.toUtf8();
+        put(quint32(utf8.size()));
+        m_out.append(utf8);
+    }
+    void put(Time t) { put(t.microsecondsSinceEpoch()); }
+    void put(const Object &o) { putObject(o); }
+    template <typename T> void put(const QList<T> &list)
+    {
+        put(quint32(list.size()));
+        for (const T &e : list)
+            put(e);
+    }
+    void put(std::monostate) {} // never held by a valid object
+
+    void putObject(const Object &o)
+    {
+        const QByteArray name = o.typeName().toUtf8();
+        put(quint16(name.size()));
+        m_out.append(name);
+        const QList<AttributeInfo> attrs = o.attributes();
+        put(quint16(attrs.size()));
+        for (int i = 0; i < attrs.size(); ++i) {
+            put(tagOf(attrs.at(i)));
+            std::visit([this](const auto &x) { put(x); }, o.valueAt(i)->storage());
+        }
+    }
+
+private:
+    QByteArray &m_out;
+};
+
+// Smallest encoded size of one vector element, to bound a vector's length by the input left.
+template <typename T> constexpr qsizetype minEncodedSize()
+{
+    if constexpr (std::is_arithmetic_v<T>)
+        return sizeof(T);
+    else if constexpr (std::is_same_v<T, Time>)
+        return 8;
+    else
+        return 4; // string: u32 length; object: u16 name length + u16 attribute count
+}
+
+class Reader
+{
+public:
+    Reader(QByteArrayView data, const TypeRegistry &registry) : m_data(data), m_registry(registry) {}
+
+    bool fail(const QString &message)
+    {
+        m_error = QStringLiteral("%1 at offset %2").arg(message).arg(m_pos);
+        return false;
+    }
+    bool need(qsizetype n) { return m_data.size() - m_pos >= n || fail(QStringLiteral("truncated input")); }
+    qsizetype left() const { return m_data.size() - m_pos; }
+    qsizetype pos() const { return m_pos; }
+    QString error() const { return m_error; }
+
+    template <typename T>
+    std::enable_if_t<std::is_arithmetic_v<T>, bool> read(T &v, const AttributeInfo & = {}, int = 0)
+    {
+        if (!need(sizeof(T)))
+            return false;
+        const char *p = m_data.data() + m_pos;
+        if constexpr (std::is_same_v<T, bool>) {
+            if (quint8(*p) > 1)
+                return fail(QStringLiteral("invalid bool %1").arg(quint8(*p)));
+            v = *p == 1;
+        } else if constexpr (std::is_floating_point_v<T>) {
+            using Bits = std::conditional_t<sizeof(T) == 4, quint32, quint64>;
+            const Bits bits = qFromLittleEndian<Bits>(p);
+            std::memcpy(&v, &bits, sizeof v);
+        } else {
+            v = qFromLittleEndian<T>(p);
+        }
+        m_pos += sizeof(T);
+        return true;
+    }
+    bool read(QString &s, const AttributeInfo & = {}, int = 0)
+    {
+        quint32 len = 0;
+        if (!read(len) || !need(len))
+            return false;
+        s = QString::fromUtf8(m_data.data() + m_pos, qsizetype(len));
+        m_pos += len;
+        return true;
+    }
+    bool read(Time &t, const AttributeInfo & = {}, int = 0)
+    {
+        qint64 us = 0;
+        if (!read(us))
+            return false;
+        t = Time(us);
+        return true;
+    }
+    bool read(Object &o, const AttributeInfo &a, int depth) { return readObject(o, a.typeName(), depth + 1); }
+    template <typename T> bool read(QList<T> &list, const AttributeInfo &a, int depth)
+    {
+        quint32 count = 0;
+        if (!read(count))
+            return false;
+        if (qsizetype(count) > left() / minEncodedSize<T>())
+            return fail(QStringLiteral("vector length %1 exceeds the input").arg(count));
+        list.reserve(count);
+        for (quint32 i = 0; i < count; ++i) {
+            T e{};
+            if (!read(e, a, depth))
+                return false;
+            list.append(std::move(e));
+        }
+        return true;
+    }
+    bool read(std::monostate &, const AttributeInfo &, int) { return fail(QStringLiteral("empty value")); }
+
+    // @p expectedType is empty for the top-level object.
+    bool readObject(Object &out, const QString &expectedType, int depth)
+    {
+        if (depth > MaxNestingDepth)
+            return fail(QStringLiteral("objects nested deeper than %1").arg(MaxNestingDepth));
+        quint16 nameLen = 0;
+        if (!read(nameLen) || !need(nameLen))
+            return false;
+        const QString name = QString::fromUtf8(m_data.data() + m_pos, nameLen);
+        m_pos += nameLen;
+        if (!expectedType.isEmpty() && name != expectedType)
+            return fail(
+                QStringLiteral("nested object of type '%1' where '%2' is expected").arg(name, expectedType));
+        const TypeInfo type = m_registry.type(name);
+        if (!type.isValid())
+            return fail(QStringLiteral("unknown type '%1'").arg(name));
+        const QList<AttributeInfo> attrs = type.allAttributes();
+        quint16 count = 0;
+        if (!read(count))
+            return false;
+        if (count != attrs.size())
+            return fail(QStringLiteral("type '%1' has %2 attributes, the input %3")
+                            .arg(name)
+                            .arg(attrs.size())
+                            .arg(count));
+        QList<Value> values;
+        values.reserve(count);
+        for (const AttributeInfo &a : attrs) {
+            quint8 tag = 0;
+            if (!read(tag))
+                return false;
+            if (tag != tagOf(a))
+                return fail(QStringLiteral("tag 0x%1 for attribute '%2' of type '%3' (%4)")
+                                .arg(tag, 2, 16, QLatin1Char('0'))
+                                .arg(a.name(), name, describe(a)));
+            Value v;
+            v.storage() = defaultStorage(storageIndex(a));
+            if (!std::visit([&](auto &x) { return read(x, a, depth); }, v.storage()))
+                return false;
+            values.append(std::move(v));
+        }
+        out = ObjectBuilder::make(name, attrs, values);
+        return true;
+    }
+
+private:
+    QByteArrayView m_data;
+    const TypeRegistry &m_registry;
+    qsizetype m_pos = 0;
+    QString m_error;
+};
+
+} // namespace
+
+QByteArray encode(const Object &object)
+{
+    QByteArray out;
+    Writer w(out);
+    w.put(EncodingVersion);
+    w.putObject(object);
+    return out;
+}
+
+bool decode(QByteArrayView data, const TypeRegistry &registry, Object &out, QString *error)
+{
+    Reader r(data, registry);
+    quint8 version = 0;
+    Object result;
+    bool ok = r.read(version);
+    if (ok && version != EncodingVersion)
+        ok = r.fail(QStringLiteral("unsupported encoding version %1").arg(version));
+    ok = ok && r.readObject(result, QString(), 0);
+    if (ok && r.left() > 0)
+        ok = r.fail(QStringLiteral("%1 trailing bytes").arg(r.left()));
+    if (!ok) {
+        if (error)
+            *error = r.error();
+        return false;
+    }
+    out = result;
+    return true;
+}
+
+} // namespace dialog::is

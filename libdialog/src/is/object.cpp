@@ -1,0 +1,198 @@
+#include "object_p.h"
+
+#include "dialog/is/typeregistry.h"
+
+namespace dialog::is {
+
+namespace {
+
+template <std::size_t... I> Value::Storage makeStorage(std::size_t index, std::index_sequence<I...>)
+{
+    Value::Storage s;
+    (void)((index == I ? (s.template emplace<I>(), true) : false) || ...);
+    return s;
+}
+
+QString describeValue(const Value &v)
+{
+    if (v.isNull())
+        return QStringLiteral("empty");
+    const QString element =
+        v.type() == BasicType::Object ? QStringLiteral("object") : basicTypeName(v.type());
+    return v.isVector() ? QStringLiteral("vector of ") + element : element;
+}
+
+// Nested objects must be valid and of exactly the attribute's type.
+bool checkNested(const AttributeInfo &attribute, const Value &value, QString *bad)
+{
+    const auto ok = [&](const Object &o) {
+        if (o.typeName() == attribute.typeName())
+            return true;
+        *bad = o.isValid() ? o.typeName() : QStringLiteral("an invalid object");
+        return false;
+    };
+    if (const Object *o = value.getIf<Object>())
+        return ok(*o);
+    if (const QList<Object> *list = value.getIf<QList<Object>>()) {
+        for (const Object &o : *list) {
+            if (!ok(o))
+                return false;
+        }
+    }
+    return true;
+}
+
+} // namespace
+
+Value::Storage defaultStorage(std::size_t index)
+{
+    return makeStorage(index, std::make_index_sequence<std::variant_size_v<Value::Storage>>());
+}
+
+QString describe(const AttributeInfo &attribute)
+{
+    return attribute.isVector() ? QStringLiteral("vector of ") + attribute.typeName() : attribute.typeName();
+}
+
+Object::Object() : d(new ObjectData) {}
+Object::Object(const Object &other) = default;
+Object::Object(Object &&other) noexcept = default;
+Object &Object::operator=(const Object &other) = default;
+Object &Object::operator=(Object &&other) noexcept = default;
+Object::~Object() = default;
+
+Object Object::create(const TypeRegistry &registry, const QString &typeName, QString *error)
+{
+    const TypeInfo type = registry.type(typeName);
+    if (!type.isValid()) {
+        if (error)
+            *error = QStringLiteral("unknown type '%1'").arg(typeName);
+        return Object();
+    }
+    const QList<AttributeInfo> attributes = type.allAttributes();
+    QList<Value> values;
+    values.reserve(attributes.size());
+    for (const AttributeInfo &a : attributes) {
+        Value v;
+        v.storage() = defaultStorage(storageIndex(a));
+        // Nested types cannot contain themselves (checked on declaration), so this terminates.
+        if (a.type() == BasicType::Object && !a.isVector())
+            v = Value(create(registry, a.typeName(), error));
+        values.append(v);
+    }
+    return ObjectBuilder::make(typeName, attributes, values);
+}
+
+bool Object::isValid() const
+{
+    return !d->typeName.isEmpty();
+}
+
+QString Object::typeName() const
+{
+    return d->typeName;
+}
+
+QList<AttributeInfo> Object::attributes() const
+{
+    return d->attributes;
+}
+
+int Object::attributeCount() const
+{
+    return int(d->attributes.size());
+}
+
+int Object::indexOf(const QString &attributeName) const
+{
+    for (int i = 0; i < d->attributes.size(); ++i) {
+        if (d->attributes.at(i).name() == attributeName)
+            return i;
+    }
+    return -1;
+}
+
+const Value *Object::valueAt(int index) const
+{
+    return index >= 0 && index < d->values.size() ? &d->values.at(index) : nullptr;
+}
+
+QString Object::noAttributeError(const QString &attributeName) const
+{
+    return QStringLiteral("no attribute '%1' in type '%2'").arg(attributeName, d->typeName);
+}
+
+bool Object::setValue(int index, const Value &value, QString *error)
+{
+    if (index < 0 || index >= d->values.size()) {
+        if (error)
+            *error = QStringLiteral("attribute index %1 out of range for type '%2' (%3 attributes)")
+                         .arg(index)
+                         .arg(d->typeName)
+                         .arg(d->values.size());
+        return false;
+    }
+    const AttributeInfo &a = d->attributes.at(index);
+    if (value.storage().index() != storageIndex(a)) {
+        if (error)
+            *error = QStringLiteral("attribute '%1' of type '%2' is %3, not %4")
+                         .arg(a.name(), d->typeName, describe(a), describeValue(value));
+        return false;
+    }
+    QString bad;
+    if (a.type() == BasicType::Object && !checkNested(a, value, &bad)) {
+        if (error)
+            *error = QStringLiteral("attribute '%1' of type '%2' holds %3 objects, not %4")
+                         .arg(a.name(), d->typeName, a.typeName(), bad);
+        return false;
+    }
+    d->values[index] = value;
+    return true;
+}
+
+bool Object::setValue(const QString &attributeName, const Value &value, QString *error)
+{
+    const int index = indexOf(attributeName);
+    if (index < 0) {
+        if (error)
+            *error = noAttributeError(attributeName);
+        return false;
+    }
+    return setValue(index, value, error);
+}
+
+QVariant Object::variant(int index) const
+{
+    const Value *v = valueAt(index);
+    return v ? v->toVariant() : QVariant();
+}
+
+bool Object::setVariant(const QString &attributeName, const QVariant &value, QString *error)
+{
+    const int index = indexOf(attributeName);
+    if (index < 0) {
+        if (error)
+            *error = noAttributeError(attributeName);
+        return false;
+    }
+    return setVariant(index, value, error);
+}
+
+Object Object::asBase(const TypeRegistry &registry, const QString &baseName, QString *error) const
+{
+    if (!registry.isSameOrDerived(d->typeName, baseName)) {
+        if (error)
+            *error = QStringLiteral("type '%1' is not '%2' nor derived from it").arg(d->typeName, baseName);
+        return Object();
+    }
+    const QList<AttributeInfo> attributes = registry.type(baseName).allAttributes();
+    // Base attributes come first in a derived type, so the base's view is a prefix.
+    return ObjectBuilder::make(baseName, attributes, d->values.mid(0, attributes.size()));
+}
+
+bool operator==(const Object &a, const Object &b)
+{
+    return a.d == b.d || (a.d->typeName == b.d->typeName && a.d->values == b.d->values);
+}
+
+} // namespace dialog::is

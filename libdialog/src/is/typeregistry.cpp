@@ -1,0 +1,161 @@
+#include "dialog/is/typeregistry.h"
+
+#include "typeregistry_p.h"
+
+#include <QDir>
+#include <QFile>
+#include <QFileInfo>
+
+namespace dialog::is {
+
+namespace {
+
+QList<TypeDecl> builtinTypes()
+{
+    const auto d = [](const char *name, BasicType type, const char *description, bool vector = false) {
+        return AttributeInfo(QString::fromLatin1(name), type, QString::fromLatin1(description), vector);
+    };
+    TypeInfo h1(QStringLiteral("Histogram1D"),
+                QStringLiteral("One-dimensional histogram with fixed-width bins"));
+    h1.setAttributes(
+        {d("title", BasicType::String, "Title"), d("xLow", BasicType::Double, "Lower edge of the first bin"),
+         d("xHigh", BasicType::Double, "Upper edge of the last bin"),
+         d("bins", BasicType::U32, "Number of bins"), d("contents", BasicType::Double, "Bin contents", true),
+         d("entries", BasicType::U64, "Number of entries")});
+    TypeInfo h2(QStringLiteral("Histogram2D"),
+                QStringLiteral("Two-dimensional histogram with fixed-width bins"));
+    h2.setAttributes(
+        {d("title", BasicType::String, "Title"), d("xLow", BasicType::Double, "Lower x edge"),
+         d("xHigh", BasicType::Double, "Upper x edge"), d("xBins", BasicType::U32, "Number of x bins"),
+         d("yLow", BasicType::Double, "Lower y edge"), d("yHigh", BasicType::Double, "Upper y edge"),
+         d("yBins", BasicType::U32, "Number of y bins"),
+         d("contents", BasicType::Double, "Bin contents, row-major (x varies fastest)", true),
+         d("entries", BasicType::U64, "Number of entries")});
+    return {TypeDecl{h1, {}, 0, {}}, TypeDecl{h2, {}, 0, {}}};
+}
+
+bool readFile(const QString &path, QList<TypeDecl> &decls, QString *error)
+{
+    QFile file(path);
+    if (!file.open(QIODevice::ReadOnly)) {
+        if (error)
+            *error = QStringLiteral("%1: cannot read: %2").arg(path, file.errorString());
+        return false;
+    }
+    return parseTypesXml(file.readAll(), QFileInfo(path).fileName(), decls, error);
+}
+
+} // namespace
+
+TypeRegistry::TypeRegistry() : d(new TypeRegistryPrivate)
+{
+    QString error;
+    const bool ok = TypeRegistryPrivate::merge(d->types, builtinTypes(), &error);
+    Q_ASSERT_X(ok, "TypeRegistry", qPrintable(error));
+    Q_UNUSED(ok);
+}
+
+TypeRegistry::~TypeRegistry() = default;
+
+bool TypeRegistry::loadFile(const QString &path, QString *error)
+{
+    QList<TypeDecl> decls;
+    if (!readFile(path, decls, error))
+        return false;
+    QWriteLocker locker(&d->lock);
+    return d->mergeLocked(decls, error);
+}
+
+bool TypeRegistry::loadDirectory(const QString &path, QString *error)
+{
+    const QDir dir(path);
+    if (!dir.exists()) {
+        if (error)
+            *error = QStringLiteral("%1: no such directory").arg(path);
+        return false;
+    }
+    QList<TypeDecl> decls;
+    const QStringList files = dir.entryList({QStringLiteral("*.xml")}, QDir::Files, QDir::Name);
+    for (const QString &file : files) {
+        if (!readFile(dir.filePath(file), decls, error))
+            return false;
+    }
+    QWriteLocker locker(&d->lock);
+    return d->mergeLocked(decls, error);
+}
+
+bool TypeRegistry::loadXml(QByteArrayView xml, const QString &sourceName, QString *error)
+{
+    QList<TypeDecl> decls;
+    if (!parseTypesXml(xml, sourceName, decls, error))
+        return false;
+    QWriteLocker locker(&d->lock);
+    return d->mergeLocked(decls, error);
+}
+
+bool TypeRegistry::declareType(const TypeInfo &type, QString *error)
+{
+    return declareTypes({type}, error);
+}
+
+bool TypeRegistry::declareTypes(const QList<TypeInfo> &types, QString *error)
+{
+    QList<TypeDecl> decls;
+    for (const TypeInfo &t : types)
+        decls.append(TypeDecl{t, {}, 0, {}});
+    QWriteLocker locker(&d->lock);
+    return d->mergeLocked(decls, error);
+}
+
+bool TypeRegistry::contains(const QString &name) const
+{
+    QReadLocker locker(&d->lock);
+    return d->types.contains(name);
+}
+
+TypeInfo TypeRegistry::type(const QString &name) const
+{
+    QReadLocker locker(&d->lock);
+    return d->types.value(name);
+}
+
+QStringList TypeRegistry::typeNames() const
+{
+    QReadLocker locker(&d->lock);
+    QStringList names = d->types.keys();
+    locker.unlock();
+    names.sort();
+    return names;
+}
+
+bool TypeRegistry::isSameOrDerived(const QString &type, const QString &base) const
+{
+    QReadLocker locker(&d->lock);
+    if (!d->types.contains(base))
+        return false;
+    // Cycles are rejected on declaration, so every chain ends.
+    for (QString t = type; !t.isEmpty(); t = d->types.value(t).baseName()) {
+        if (t == base)
+            return true;
+    }
+    return false;
+}
+
+QStringList TypeRegistry::subtypesOf(const QString &base) const
+{
+    QReadLocker locker(&d->lock);
+    QStringList out;
+    for (auto it = d->types.cbegin(); it != d->types.cend(); ++it) {
+        for (QString t = it->baseName(); !t.isEmpty(); t = d->types.value(t).baseName()) {
+            if (t == base) {
+                out.append(it.key());
+                break;
+            }
+        }
+    }
+    locker.unlock();
+    out.sort();
+    return out;
+}
+
+} // namespace dialog::is

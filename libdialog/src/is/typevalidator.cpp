@@ -1,0 +1,185 @@
+// Validation of a batch of IS type declarations (TypeRegistryPrivate::merge).
+#include "typeregistry_p.h"
+
+#include <QRegularExpression>
+#include <QSet>
+
+namespace dialog::is {
+
+namespace {
+
+bool isValidName(const QString &name)
+{
+    static const QRegularExpression re(QStringLiteral("^[A-Za-z_][A-Za-z0-9_]*$"));
+    return re.match(name).hasMatch();
+}
+
+QString where(const TypeDecl &decl, int attributeIndex = -1)
+{
+    if (decl.source.isEmpty())
+        return {};
+    const int line = attributeIndex >= 0 && attributeIndex < decl.attributeLines.size()
+                         ? decl.attributeLines.at(attributeIndex)
+                         : decl.line;
+    return QStringLiteral("%1:%2: ").arg(decl.source).arg(line);
+}
+
+bool fail(QString *error, const QString &message)
+{
+    if (error)
+        *error = message;
+    return false;
+}
+
+// Checks names, duplicates and references of each declaration on its own.
+bool checkDeclarations(QHash<QString, TypeInfo> &result, const QList<TypeDecl> &decls, QString *error)
+{
+    for (const TypeDecl &decl : decls) {
+        const QString name = decl.info.name();
+        if (name.isEmpty())
+            return fail(error, where(decl) + QStringLiteral("missing type name"));
+        if (!isValidName(name) || basicTypeFromName(name))
+            return fail(error, where(decl) + QStringLiteral("invalid type name '%1'").arg(name));
+        if (result.contains(name))
+            return fail(error, where(decl) + QStringLiteral("duplicate type '%1'").arg(name));
+        const QList<AttributeInfo> attrs = decl.info.attributes();
+        QSet<QString> seen;
+        for (int i = 0; i < attrs.size(); ++i) {
+            const QString a = attrs.at(i).name();
+            if (!isValidName(a))
+                return fail(error,
+                            where(decl, i) +
+                                QStringLiteral("invalid attribute name '%1' in type '%2'").arg(a, name));
+            if (seen.contains(a))
+                return fail(error, where(decl, i) +
+                                       QStringLiteral("duplicate attribute '%1' in type '%2'").arg(a, name));
+            seen.insert(a);
+        }
+        result.insert(name, decl.info);
+    }
+    for (const TypeDecl &decl : decls) {
+        const QString name = decl.info.name();
+        const QString base = decl.info.baseName();
+        if (!base.isEmpty() && !result.contains(base))
+            return fail(error,
+                        where(decl) + QStringLiteral("unknown base type '%1' of type '%2'").arg(base, name));
+        const QList<AttributeInfo> attrs = decl.info.attributes();
+        for (int i = 0; i < attrs.size(); ++i) {
+            const AttributeInfo &a = attrs.at(i);
+            if (a.type() == BasicType::Object && !result.contains(a.typeName()))
+                return fail(
+                    error,
+                    where(decl, i) +
+                        QStringLiteral("unknown attribute type '%1' in type '%2'").arg(a.typeName(), name));
+        }
+    }
+    return true;
+}
+
+bool checkInheritanceCycles(const QHash<QString, TypeInfo> &result, const QList<TypeDecl> &decls,
+                            QString *error)
+{
+    for (const TypeDecl &decl : decls) {
+        QStringList chain{decl.info.name()};
+        QString base = decl.info.baseName();
+        while (!base.isEmpty()) {
+            if (chain.contains(base)) {
+                chain.append(base);
+                return fail(
+                    error,
+                    where(decl) +
+                        QStringLiteral("inheritance cycle: %1").arg(chain.join(QLatin1String(" -> "))));
+            }
+            chain.append(base);
+            base = result.value(base).baseName();
+        }
+    }
+    return true;
+}
+
+// Depth-first search over non-vector nested attributes; @p path is the current chain.
+bool findNestingCycle(const QHash<QString, TypeInfo> &result, const QString &type, QStringList &path,
+                      QSet<QString> &done)
+{
+    if (done.contains(type))
+        return false;
+    if (path.contains(type)) {
+        path.append(type);
+        return true;
+    }
+    path.append(type);
+    for (const AttributeInfo &a : result.value(type).allAttributes()) {
+        if (a.type() == BasicType::Object && !a.isVector() &&
+            findNestingCycle(result, a.typeName(), path, done))
+            return true;
+    }
+    path.removeLast();
+    done.insert(type);
+    return false;
+}
+
+} // namespace
+
+void TypeRegistryPrivate::setResolved(TypeInfo &type, const QList<AttributeInfo> &all)
+{
+    type.m_all = all;
+    type.m_resolved = true;
+}
+
+bool TypeRegistryPrivate::merge(QHash<QString, TypeInfo> &types, const QList<TypeDecl> &decls, QString *error)
+{
+    QHash<QString, TypeInfo> result = types;
+    if (!checkDeclarations(result, decls, error) || !checkInheritanceCycles(result, decls, error))
+        return false;
+
+    // Resolve attribute lists, bases first; no cycles remain, so the chain walk ends.
+    QHash<QString, const TypeDecl *> declOf;
+    for (const TypeDecl &decl : decls)
+        declOf.insert(decl.info.name(), &decl);
+    for (const TypeDecl &decl : decls) {
+        QStringList chain;
+        for (QString t = decl.info.name(); !t.isEmpty() && declOf.contains(t); t = result.value(t).baseName())
+            chain.prepend(t);
+        for (const QString &t : std::as_const(chain)) {
+            TypeInfo &info = result[t];
+            if (info.m_resolved)
+                continue;
+            const TypeDecl &d = *declOf.value(t);
+            QList<AttributeInfo> all =
+                info.m_base.isEmpty() ? QList<AttributeInfo>() : result[info.m_base].m_all;
+            for (int i = 0; i < info.m_attributes.size(); ++i) {
+                const QString a = info.m_attributes.at(i).name();
+                for (const AttributeInfo &inherited : std::as_const(all)) {
+                    if (inherited.name() == a)
+                        return fail(error,
+                                    where(d, i) +
+                                        QStringLiteral("duplicate attribute '%1' in type '%2' (already in "
+                                                       "base type '%3')")
+                                            .arg(a, t, info.m_base));
+                }
+            }
+            all += info.m_attributes;
+            setResolved(info, all);
+        }
+    }
+
+    QSet<QString> done;
+    for (const TypeDecl &decl : decls) {
+        QStringList path;
+        if (findNestingCycle(result, decl.info.name(), path, done)) {
+            path = path.mid(path.indexOf(path.last())); // drop the way into the cycle
+            return fail(error,
+                        where(decl) +
+                            QStringLiteral("nested type cycle: %1").arg(path.join(QLatin1String(" -> "))));
+        }
+    }
+    types = result;
+    return true;
+}
+
+bool TypeRegistryPrivate::mergeLocked(const QList<TypeDecl> &decls, QString *error)
+{
+    return merge(types, decls, error);
+}
+
+} // namespace dialog::is
