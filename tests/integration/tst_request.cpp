@@ -33,7 +33,10 @@ namespace {
 struct Collector
 {
     QList<Reply> replies;
-    std::function<void(const Reply &)> fn() { return [this](const Reply &r) { replies << r; }; }
+    std::function<void(const Reply &)> fn()
+    {
+        return [this](const Reply &r) { replies << r; };
+    }
 };
 
 /// A provider of @p service that upper-cases requests ("fail:..." gives an error reply; "ignore" no reply).
@@ -54,7 +57,10 @@ void tst_Request::init()
     QVERIFY(m_fx->startControlServer());
 }
 
-void tst_Request::cleanup() { m_fx.reset(); }
+void tst_Request::cleanup()
+{
+    m_fx.reset();
+}
 
 void tst_Request::requestAnsweredByProvider()
 {
@@ -66,7 +72,8 @@ void tst_Request::requestAnsweredByProvider()
     QVERIFY(client.start());
     Collector got;
     const quint64 a = client.request(QStringLiteral("Upper.Service"), "abc", 5000, this, got.fn());
-    const quint64 b = client.request(QStringLiteral("Upper.Service"), QByteArray(200000, 'z'), 5000, this, got.fn());
+    const quint64 b =
+        client.request(QStringLiteral("Upper.Service"), QByteArray(200000, 'z'), 5000, this, got.fn());
     QVERIFY(a != b);
     QTRY_COMPARE_WITH_TIMEOUT(got.replies.size(), 2, 10000);
     QTest::qWait(100);
@@ -137,9 +144,10 @@ void tst_Request::unansweredRequestTimesOut()
 
 void tst_Request::lostProviderFailsPendingRequests()
 {
-    QProcess *provider = m_fx->start(QStringLiteral("dialog"),
-                                     {QStringLiteral("publish"), QStringLiteral("Doomed.Service"), QStringLiteral("--name"),
-                                      QStringLiteral("Doomed"), QStringLiteral("--heartbeat-ms"), QStringLiteral("200")});
+    QProcess *provider =
+        m_fx->start(QStringLiteral("dialog"),
+                    {QStringLiteral("publish"), QStringLiteral("Doomed.Service"), QStringLiteral("--name"),
+                     QStringLiteral("Doomed"), QStringLiteral("--heartbeat-ms"), QStringLiteral("200")});
     ClientOptions o = m_fx->clientOptions(QStringLiteral("Waiter"));
     o.heartbeatMs = 200;
     Client client(o);
@@ -176,7 +184,8 @@ void tst_Request::callbackSkippedWhenContextIsGone()
     bool called = false;
     {
         QObject context;
-        client.request(QStringLiteral("Nobody.Home"), "x", 200, &context, [&](const Reply &) { called = true; });
+        client.request(QStringLiteral("Nobody.Home"), "x", 200, &context,
+                       [&](const Reply &) { called = true; });
     }
     QTest::qWait(400);
     QVERIFY(!called);

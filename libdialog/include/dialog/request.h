@@ -35,17 +35,20 @@ private:
 class Reply
 {
 public:
-    enum class Status {
-        Ok,           ///< the provider answered with data()
-        Failed,       ///< the provider answered with an error (errorString())
-        NotAccepted,  ///< the provider does not take requests for this service
-        Timeout,      ///< no answer within the time-out
-        ProviderLost, ///< the provider was lost while the request was pending
+    enum class Status
+    {
+        Ok,             ///< the provider answered with data()
+        Failed,         ///< the provider answered with an error (errorString())
+        NotAccepted,    ///< the provider does not take requests for this service
+        Timeout,        ///< no answer within the time-out
+        ProviderLost,   ///< the provider was lost while the request was pending
         InvalidRequest, ///< bad service name, data too large, or the client is not started
     };
     Reply() = default;
     Reply(quint64 id, Status status, const QByteArray &data, const QString &error)
-        : m_id(id), m_status(status), m_data(data), m_error(error) {}
+        : m_id(id), m_status(status), m_data(data), m_error(error)
+    {
+    }
     quint64 id() const { return m_id; }
     Status status() const { return m_status; }
     bool isOk() const { return m_status == Status::Ok; }

@@ -1,0 +1,64 @@
+#pragma once
+
+#include <QJsonObject>
+#include <QString>
+#include <memory>
+
+namespace dialog::is {
+
+class TypeRegistry;
+struct CriteriaPrivate;
+
+/// Selects IS objects for iteration and subscription (the ATLAS IS paper, section 2.3): a POSIX
+/// extended regular expression on the object name, combined with `and` / `or` with a type
+/// selector. The expression must match the whole object name (the part after "Server.").
+/// An absent part (empty expression, TypeSelector::Any) does not constrain; the default
+/// Criteria matches every object. Immutable and cheap to copy; matches() is thread-safe.
+class Criteria
+{
+public:
+    enum class TypeSelector
+    {
+        Any,             ///< no type condition
+        Exactly,         ///< objects of the type
+        WithSubtypes,    ///< objects of the type and of all its subtypes
+        Not,             ///< objects of any type but this one
+        NotWithSubtypes, ///< objects of any type but this one and its subtypes
+    };
+    enum class Logic
+    {
+        And,
+        Or
+    };
+
+    Criteria();
+    Criteria(const QString &regex, const QString &type = QString(), TypeSelector selector = TypeSelector::Any,
+             Logic logic = Logic::And);
+    ~Criteria();
+    Criteria(const Criteria &);
+    Criteria &operator=(const Criteria &);
+
+    /// False when the regular expression does not compile; errorString() says why.
+    bool isValid() const;
+    QString errorString() const;
+
+    QString regex() const;
+    QString type() const;
+    TypeSelector selector() const;
+    Logic logic() const;
+
+    /// Whether an object named @p objectName (without the server prefix) of type @p typeName matches.
+    /// An invalid Criteria matches nothing.
+    bool matches(const QString &objectName, const QString &typeName, const TypeRegistry &registry) const;
+
+    /// {"regex": …, "type": …, "selector": "any|exactly|subtypes|not|not-subtypes", "logic": "and|or"}
+    QJsonObject toJson() const;
+    static Criteria fromJson(const QJsonObject &json, QString *error = nullptr);
+    /// Parses a selector name as used in JSON and on command lines; false if unknown.
+    static bool parseSelector(const QString &text, TypeSelector &out);
+
+private:
+    std::shared_ptr<const CriteriaPrivate> d;
+};
+
+} // namespace dialog::is

@@ -1,0 +1,154 @@
+// IS criteria: POSIX regular expression on names, and/or type selectors, JSON form.
+#include "dialog/is/criteria.h"
+#include "dialog/is/typeregistry.h"
+
+#include <QtTest>
+
+using namespace dialog::is;
+using Sel = Criteria::TypeSelector;
+using Logic = Criteria::Logic;
+
+class tst_IsCriteria : public QObject
+{
+    Q_OBJECT
+
+private Q_SLOTS:
+    void initTestCase();
+    void matches_data();
+    void matches();
+    void invalidRegexMatchesNothing();
+    void jsonRoundTrip();
+    void badJsonRejected_data();
+    void badJsonRejected();
+
+private:
+    TypeRegistry m_types;
+};
+
+void tst_IsCriteria::initTestCase()
+{
+    QString error;
+    QVERIFY2(m_types.loadDirectory(QStringLiteral(DIALOG_SOURCE_DIR "/resources/is-types"), &error),
+             qPrintable(error));
+    QVERIFY(m_types.isSameOrDerived(QStringLiteral("ReadoutStats"), QStringLiteral("ProcessStats")));
+}
+
+void tst_IsCriteria::matches_data()
+{
+    QTest::addColumn<QString>("regex");
+    QTest::addColumn<QString>("type");
+    QTest::addColumn<Sel>("selector");
+    QTest::addColumn<Logic>("logic");
+    QTest::addColumn<QString>("name");
+    QTest::addColumn<QString>("objectType");
+    QTest::addColumn<bool>("expected");
+
+    const QString R = QStringLiteral("ReadoutStats"), P = QStringLiteral("ProcessStats"),
+                  I = QStringLiteral("RunInfo");
+    QTest::newRow("default-matches-all")
+        << QString() << QString() << Sel::Any << Logic::And << "x" << I << true;
+    QTest::newRow("regex-whole-name")
+        << "Readout[0-9]+" << QString() << Sel::Any << Logic::And << "Readout12" << R << true;
+    QTest::newRow("regex-is-anchored")
+        << "Readout" << QString() << Sel::Any << Logic::And << "Readout12" << R << false;
+    QTest::newRow("regex-alternation")
+        << "Run(Info|Params)" << QString() << Sel::Any << Logic::And << "RunParams" << I << true;
+    QTest::newRow("regex-posix-class")
+        << "[[:alpha:]]+" << QString() << Sel::Any << Logic::And << "abc1" << I << false;
+    QTest::newRow("exactly-same") << QString() << P << Sel::Exactly << Logic::And << "a" << P << true;
+    QTest::newRow("exactly-derived-excluded")
+        << QString() << P << Sel::Exactly << Logic::And << "a" << R << false;
+    QTest::newRow("subtypes-derived")
+        << QString() << P << Sel::WithSubtypes << Logic::And << "a" << R << true;
+    QTest::newRow("subtypes-same") << QString() << P << Sel::WithSubtypes << Logic::And << "a" << P << true;
+    QTest::newRow("subtypes-other") << QString() << P << Sel::WithSubtypes << Logic::And << "a" << I << false;
+    QTest::newRow("not-other") << QString() << P << Sel::Not << Logic::And << "a" << I << true;
+    QTest::newRow("not-derived-included") << QString() << P << Sel::Not << Logic::And << "a" << R << true;
+    QTest::newRow("not-same") << QString() << P << Sel::Not << Logic::And << "a" << P << false;
+    QTest::newRow("not-subtypes-derived")
+        << QString() << P << Sel::NotWithSubtypes << Logic::And << "a" << R << false;
+    QTest::newRow("not-subtypes-other")
+        << QString() << P << Sel::NotWithSubtypes << Logic::And << "a" << I << true;
+    QTest::newRow("and-both") << "Readout.*" << P << Sel::WithSubtypes << Logic::And << "Readout3" << R
+                              << true;
+    QTest::newRow("and-name-only") << "Readout.*" << P << Sel::WithSubtypes << Logic::And << "Readout3" << I
+                                   << false;
+    QTest::newRow("and-type-only") << "Readout.*" << P << Sel::WithSubtypes << Logic::And << "Other" << R
+                                   << false;
+    QTest::newRow("or-name-only") << "Readout.*" << P << Sel::WithSubtypes << Logic::Or << "Readout3" << I
+                                  << true;
+    QTest::newRow("or-type-only") << "Readout.*" << P << Sel::WithSubtypes << Logic::Or << "Other" << R
+                                  << true;
+    QTest::newRow("or-neither") << "Readout.*" << P << Sel::WithSubtypes << Logic::Or << "Other" << I
+                                << false;
+    QTest::newRow("or-type-absent-uses-name")
+        << "Readout.*" << QString() << Sel::Any << Logic::Or << "Other" << R << false;
+}
+
+void tst_IsCriteria::matches()
+{
+    QFETCH(QString, regex);
+    QFETCH(QString, type);
+    QFETCH(Sel, selector);
+    QFETCH(Logic, logic);
+    QFETCH(QString, name);
+    QFETCH(QString, objectType);
+    QFETCH(bool, expected);
+    const Criteria c(regex, type, selector, logic);
+    QVERIFY2(c.isValid(), qPrintable(c.errorString()));
+    QCOMPARE(c.matches(name, objectType, m_types), expected);
+}
+
+void tst_IsCriteria::invalidRegexMatchesNothing()
+{
+    const Criteria c(QStringLiteral("Readout[0-9"));
+    QVERIFY(!c.isValid());
+    QVERIFY(c.errorString().startsWith(QStringLiteral("invalid regular expression 'Readout[0-9'")));
+    QVERIFY(!c.matches(QStringLiteral("Readout1"), QStringLiteral("RunInfo"), m_types));
+}
+
+void tst_IsCriteria::jsonRoundTrip()
+{
+    const Criteria c(QStringLiteral("Readout.*"), QStringLiteral("ProcessStats"), Sel::NotWithSubtypes,
+                     Logic::Or);
+    const QJsonObject j = c.toJson();
+    QCOMPARE(j.value(QStringLiteral("selector")).toString(), QStringLiteral("not-subtypes"));
+    QCOMPARE(j.value(QStringLiteral("logic")).toString(), QStringLiteral("or"));
+    QString error;
+    const Criteria back = Criteria::fromJson(j, &error);
+    QVERIFY2(back.isValid(), qPrintable(error));
+    QCOMPARE(back.regex(), c.regex());
+    QCOMPARE(back.type(), c.type());
+    QCOMPARE(back.selector(), c.selector());
+    QCOMPARE(back.logic(), c.logic());
+    // Copies share the compiled expression and stay usable after the original is gone.
+    Criteria copy = back;
+    {
+        Criteria temp = copy;
+    }
+    QVERIFY(copy.matches(QStringLiteral("Other"), QStringLiteral("RunInfo"), m_types));
+}
+
+void tst_IsCriteria::badJsonRejected_data()
+{
+    QTest::addColumn<QJsonObject>("json");
+    QTest::addColumn<QString>("error");
+    QTest::newRow("selector") << QJsonObject{{"type", "X"}, {"selector", "sometimes"}}
+                              << "unknown type selector 'sometimes'";
+    QTest::newRow("logic") << QJsonObject{{"logic", "xor"}} << "unknown logic 'xor'";
+    QTest::newRow("regex") << QJsonObject{{"regex", "(("}} << "invalid regular expression '(('";
+}
+
+void tst_IsCriteria::badJsonRejected()
+{
+    QFETCH(QJsonObject, json);
+    QFETCH(QString, error);
+    QString got;
+    const Criteria c = Criteria::fromJson(json, &got);
+    QVERIFY(!c.isValid());
+    QVERIFY2(got.startsWith(error), qPrintable(got));
+    QVERIFY(!c.matches(QStringLiteral("a"), QStringLiteral("RunInfo"), m_types));
+}
+
+QTEST_GUILESS_MAIN(tst_IsCriteria)
+#include "tst_iscriteria.moc"
