@@ -27,17 +27,31 @@ void ClientPrivate::fail(Client::Error e, const QString &why)
 
 void ClientPrivate::deliver(net::InboundBatch &batch)
 {
+    // Names are interned per connection by the reader: consecutive messages of one service share
+    // their bytes, so the last lookup is reused (no hashing per message). The generation tells
+    // when a slot subscribed or unsubscribed meanwhile.
+    const char *lastName = nullptr;
+    quint64 generation = 0;
+    QByteArray key;
+    QList<Subscription *> subs;
     for (net::Inbound &in : batch) {
         if (in.type == wire_format::Type::ServiceMessage) {
-            auto it = subscriptions.constFind(in.name);
-            if (it == subscriptions.cend())
-                continue; // unsubscribed meanwhile
-            const Message m(it.key(), in.data, in.sequence);
-            const quint64 incarnation = in.incarnation;
-            // Copy: a slot may unsubscribe while we iterate.
-            const QList<Subscription *> subs = it.value();
-            for (Subscription *s : subs)
-                s->deliver(m, incarnation);
+            if (in.name.constData() != lastName || generation != subscriptionGeneration) {
+                auto it = subscriptions.constFind(in.name);
+                lastName = in.name.constData();
+                generation = subscriptionGeneration;
+                key = it == subscriptions.cend() ? QByteArray() : it.key();
+                subs = it == subscriptions.cend() ? QList<Subscription *>() : it.value();
+            }
+            if (subs.isEmpty())
+                continue; // not (or no longer) subscribed
+            const Message m(key, in.data, in.sequence);
+            for (Subscription *s : std::as_const(subs)) {
+                if (generation != subscriptionGeneration
+                    && !subscriptions.value(key).contains(s))
+                    continue; // deleted by a slot during this delivery
+                s->deliver(m, in.incarnation);
+            }
         } else if (in.type == wire_format::Type::CommandMessage) {
             Q_EMIT q->commandReceived(Command(in.name, in.data, in.origin));
         } else if (in.type == wire_format::Type::Request) {
@@ -355,6 +369,7 @@ Subscription *Client::subscribe(const QString &name)
     }
     auto *s = new Subscription(name, this);
     d->subscriptions[name.toUtf8()].append(s);
+    ++d->subscriptionGeneration;
     const auto post = [this, name] {
         QMetaObject::invokeMethod(d->core, [core = d->core, name] { core->addRequest(name); });
     };

@@ -128,6 +128,7 @@ public:
     QString errorString;
     QHash<QString, Service *> services;
     QHash<QByteArray, QList<Subscription *>> subscriptions;
+    quint64 subscriptionGeneration = 0; // bumped whenever `subscriptions` changes
     QHash<QString, net::Endpoint> providers;      // where each subscribed service is, as far as we know
     QHash<QString, Subscription *> locators;      // hidden subscriptions that locate request targets
     QHash<quint64, PendingRequest> pending;

@@ -99,6 +99,7 @@ Subscription::~Subscription()
 {
     ClientPrivate *d = m_client->d.get();
     const QByteArray key = m_service.toUtf8();
+    ++d->subscriptionGeneration;
     auto it = d->subscriptions.find(key);
     if (it != d->subscriptions.end()) {
         it->removeAll(this);
