@@ -95,6 +95,13 @@ demo() {
     "$bin/dialog" send Run.Start "run 1"
     sleep 0.3
     say "the Master received: $(cat "$logs/master.log")"
+    if [ -n "${DISPLAY:-}${WAYLAND_DISPLAY:-}" ]; then
+        say "opening the DIALOG inspector"
+        "$bin/dialog-inspector" >"$logs/inspector.log" 2>&1 &
+        DEMO_PIDS+=($!)
+    else
+        say "no display: run $bin/dialog-inspector where there is one to see the processes"
+    fi
     say "try: DIALOG_CONTROL_SERVER=$DIALOG_CONTROL_SERVER $bin/dialog get Readout2.EventRate"
     if [ -n "${DIALOG_DEMO_SECONDS:-}" ]; then
         sleep "$DIALOG_DEMO_SECONDS"
