@@ -1,0 +1,148 @@
+#pragma once
+
+#include "dialog/is/criteria.h"
+#include "dialog/is/object.h"
+#include "dialog/is/time.h"
+
+#include <QList>
+#include <QString>
+#include <functional>
+#include <memory>
+
+namespace dialog::is {
+
+class RepositoryPrivate;
+class TypeRegistry;
+
+/// Name, type and bookkeeping of one stored object, as returned by Repository::list().
+struct ObjectInfo
+{
+    QString name; ///< object name, without the "Server." prefix
+    QString typeName;
+    Time time;               ///< last update (creation for a never-updated object)
+    quint64 updateCount = 0; ///< 0 when created, +1 on every update
+};
+
+/// One stored object with its bookkeeping, as returned by Repository::objects() and accepted by
+/// Repository::replaceAll() (checkpoints, mirrors).
+struct StoredObject
+{
+    QString name; ///< object name, without the "Server." prefix
+    Object object;
+    Time time;
+    quint64 updateCount = 0;
+};
+
+/// A change applied to a Repository, as passed to its listeners.
+struct Change
+{
+    enum class Kind
+    {
+        Created,
+        Updated,
+        Removed
+    };
+    Kind kind = Kind::Created;
+    QString name; ///< object name, without the "Server." prefix
+    QString typeName;
+    Time time;     ///< time of the change (the object's new last-update time)
+    Object object; ///< the new value; invalid for Removed
+    /// Increases by one with every change of the repository (assigned under its write lock), so
+    /// listeners called from several writer threads can restore the order of the changes.
+    quint64 sequence = 0;
+};
+
+/// The information objects of one IS server, held in memory (the ATLAS IS repository).
+///
+/// Objects are named `ServerName.ObjectName`. Every function taking a name accepts the full name
+/// or the bare object name. A name holding a '.' is always a full name: its part before the first
+/// '.' must be this server's name (so an object name containing dots, "a.b", must be written
+/// "Server.a.b"). Only objects of types known to the registry are stored.
+///
+/// Operations never throw: they return a Result and, on failure, a reason in @p error (set to an
+/// empty string on success).
+///
+/// Thread safety: every function may be called from any thread. Reads (get, list, objects, size)
+/// take a read lock and run concurrently; writes take the write lock. Objects are implicitly
+/// shared, so returned objects are cheap copies, unaffected by later changes.
+///
+/// Listeners are called after the change is applied, in the thread that made the change, with
+/// no repository lock held: they may call back into the repository (read or write). Changes made
+/// concurrently by several threads may reach a listener out of order; Change::sequence gives the
+/// order in which they were applied.
+class Repository
+{
+public:
+    enum class Result
+    {
+        Ok,
+        InvalidName,   ///< empty name, or the name of another server
+        InvalidObject, ///< an invalid Object, or one not matching the registry's type definition
+        UnknownType,   ///< the object's type (or the expected type of get()) is not in the registry
+        AlreadyExists, ///< insert() of an existing name
+        NotFound,      ///< update(), remove() or get() of a missing name
+        TypeMismatch,  ///< update of an object of another type; get() as an unrelated type
+    };
+
+    /// Counts of successful operations since construction; upsert() counts as insert or update.
+    struct Statistics
+    {
+        quint64 inserts = 0;
+        quint64 updates = 0;
+        quint64 removes = 0;
+        quint64 gets = 0;
+        quint64 failures = 0; ///< operations that returned anything but Result::Ok
+        qsizetype objects = 0;
+    };
+
+    using Listener = std::function<void(const Change &)>;
+
+    /// @p registry must outlive the repository.
+    Repository(const QString &serverName, const TypeRegistry &registry);
+    ~Repository();
+    Repository(const Repository &) = delete;
+    Repository &operator=(const Repository &) = delete;
+
+    QString serverName() const;
+    const TypeRegistry &registry() const;
+
+    /// The object name for @p name (with or without the server prefix); empty and @p error set
+    /// if @p name is not a valid name of this server.
+    QString objectName(const QString &name, QString *error = nullptr) const;
+
+    /// Creates the object; AlreadyExists if there is one of that name.
+    Result insert(const QString &name, const Object &object, QString *error = nullptr);
+    /// Replaces the value of an existing object of the same type.
+    Result update(const QString &name, const Object &object, QString *error = nullptr);
+    /// insert() if missing, else update().
+    Result upsert(const QString &name, const Object &object, QString *error = nullptr);
+    Result remove(const QString &name, QString *error = nullptr);
+
+    /// Reads an object into @p out (untouched on failure). With @p expectedType set, the stored
+    /// type must be it or derive from it and the object is returned read as that type.
+    Result get(const QString &name, Object *out, const QString &expectedType = {}, QString *error = nullptr,
+               ObjectInfo *info = nullptr) const;
+
+    /// The matching objects, sorted by name. An invalid Criteria matches nothing.
+    QList<ObjectInfo> list(const Criteria &criteria = Criteria()) const;
+    QList<StoredObject> objects(const Criteria &criteria = Criteria()) const;
+    qsizetype size() const;
+    Statistics statistics() const;
+
+    /// Replaces the whole content by @p objects (checkpoint load), keeping their times and update
+    /// counts. All-or-nothing: every name and object is validated first (objects as by insert();
+    /// names are object names, taken as they are: not empty, no duplicates); on failure the repository is
+    /// unchanged. Listeners are not called and the insert/update counters are not changed (a failure counts
+    /// in Statistics::failures).
+    Result replaceAll(const QList<StoredObject> &objects, QString *error = nullptr);
+
+    /// Registers @p listener; returns its id (> 0) for removeListener().
+    int addListener(Listener listener);
+    /// A call that had already started in another thread may still complete after this returns.
+    void removeListener(int id);
+
+private:
+    std::unique_ptr<RepositoryPrivate> const d;
+};
+
+} // namespace dialog::is

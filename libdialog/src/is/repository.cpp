@@ -1,0 +1,355 @@
+// The in-memory object repository of an IS server.
+#include "dialog/is/repository.h"
+
+#include "dialog/is/typeregistry.h"
+
+#include <QMap>
+#include <QMutex>
+#include <QReadWriteLock>
+#include <atomic>
+#include <map>
+#include <vector>
+
+namespace dialog::is {
+
+using Result = Repository::Result;
+
+namespace {
+struct Entry
+{
+    Object object;
+    Time time;
+    quint64 updateCount = 0;
+};
+
+enum class WriteMode
+{
+    Insert,
+    Update,
+    Upsert
+};
+} // namespace
+
+class RepositoryPrivate
+{
+public:
+    RepositoryPrivate(const QString &server, const TypeRegistry &types) : serverName(server), registry(types)
+    {
+    }
+
+    Result fail(Result result, QString *error, const QString &message) const
+    {
+        ++failures;
+        if (error)
+            *error = message;
+        return result;
+    }
+    Result ok(QString *error) const
+    {
+        if (error)
+            error->clear();
+        return Result::Ok;
+    }
+    QString fullName(const QString &objectName) const { return serverName + QLatin1Char('.') + objectName; }
+
+    bool checkName(const QString &name, QString *objectName, QString *error) const;
+    Result checkObject(const Object &object, QString *error) const;
+    Result write(WriteMode mode, const QString &name, const Object &object, QString *error);
+    // Called with no lock held.
+    void notify(const Change &change) const;
+
+    const QString serverName;
+    const TypeRegistry &registry;
+
+    mutable QReadWriteLock lock;
+    QMap<QString, Entry> objects; // guarded by lock
+    quint64 sequence = 0;         // guarded by lock (write)
+
+    mutable QMutex listenerLock;
+    std::map<int, std::shared_ptr<const Repository::Listener>> listeners; // guarded by listenerLock
+    int nextListenerId = 1;                                               // guarded by listenerLock
+
+    std::atomic<quint64> inserts{0}, updates{0}, removes{0};
+    mutable std::atomic<quint64> gets{0}, failures{0};
+};
+
+bool RepositoryPrivate::checkName(const QString &name, QString *objectName, QString *error) const
+{
+    QString result = name;
+    const qsizetype dot = name.indexOf(QLatin1Char('.'));
+    if (dot >= 0) {
+        const QString server = name.left(dot);
+        if (server != serverName) {
+            if (error)
+                *error = QStringLiteral("object name '%1' belongs to server '%2', not '%3'")
+                             .arg(name, server, serverName);
+            return false;
+        }
+        result = name.mid(dot + 1);
+    }
+    if (result.isEmpty()) {
+        if (error)
+            *error = name.isEmpty() ? QStringLiteral("empty object name")
+                                    : QStringLiteral("empty object name in '%1'").arg(name);
+        return false;
+    }
+    *objectName = result;
+    return true;
+}
+
+Result RepositoryPrivate::checkObject(const Object &object, QString *error) const
+{
+    if (!object.isValid())
+        return fail(Result::InvalidObject, error, QStringLiteral("invalid object (no type)"));
+    const TypeInfo type = registry.type(object.typeName());
+    if (!type.isValid())
+        return fail(Result::UnknownType, error,
+                    QStringLiteral("unknown type '%1' in server '%2'").arg(object.typeName(), serverName));
+    // An object made with another registry may carry a different definition under the same name.
+    if (type.allAttributes() != object.attributes())
+        return fail(Result::InvalidObject, error,
+                    QStringLiteral("object of type '%1' does not match the registry's definition of the type")
+                        .arg(object.typeName()));
+    return Result::Ok;
+}
+
+Result RepositoryPrivate::write(WriteMode mode, const QString &name, const Object &object, QString *error)
+{
+    QString objectName;
+    if (!checkName(name, &objectName, error))
+        return fail(Result::InvalidName, error, error ? *error : QString());
+    const Result checked = checkObject(object, error);
+    if (checked != Result::Ok)
+        return checked;
+
+    Change change;
+    {
+        QWriteLocker locker(&lock);
+        auto it = objects.find(objectName);
+        const Time now = Time::currentTime();
+        if (it == objects.end()) {
+            if (mode == WriteMode::Update)
+                return fail(Result::NotFound, error,
+                            QStringLiteral("object '%1' does not exist").arg(fullName(objectName)));
+            objects.insert(objectName, Entry{object, now, 0});
+            change.kind = Change::Kind::Created;
+            ++inserts;
+        } else {
+            if (mode == WriteMode::Insert)
+                return fail(Result::AlreadyExists, error,
+                            QStringLiteral("object '%1' already exists").arg(fullName(objectName)));
+            if (it->object.typeName() != object.typeName())
+                return fail(Result::TypeMismatch, error,
+                            QStringLiteral("object '%1' is of type '%2', not '%3'")
+                                .arg(fullName(objectName), it->object.typeName(), object.typeName()));
+            it->object = object;
+            it->time = now;
+            ++it->updateCount;
+            change.kind = Change::Kind::Updated;
+            ++updates;
+        }
+        change.sequence = ++sequence;
+        change.time = now;
+    }
+    change.name = objectName;
+    change.typeName = object.typeName();
+    change.object = object;
+    notify(change);
+    return ok(error);
+}
+
+void RepositoryPrivate::notify(const Change &change) const
+{
+    std::vector<std::shared_ptr<const Repository::Listener>> targets;
+    {
+        QMutexLocker locker(&listenerLock);
+        targets.reserve(listeners.size());
+        for (const auto &[id, listener] : listeners)
+            targets.push_back(listener);
+    }
+    for (const auto &listener : targets)
+        (*listener)(change);
+}
+
+Repository::Repository(const QString &serverName, const TypeRegistry &registry)
+    : d(std::make_unique<RepositoryPrivate>(serverName, registry))
+{
+}
+
+Repository::~Repository() = default;
+
+QString Repository::serverName() const
+{
+    return d->serverName;
+}
+
+const TypeRegistry &Repository::registry() const
+{
+    return d->registry;
+}
+
+QString Repository::objectName(const QString &name, QString *error) const
+{
+    QString result;
+    if (!d->checkName(name, &result, error))
+        return QString();
+    return result;
+}
+
+Result Repository::insert(const QString &name, const Object &object, QString *error)
+{
+    return d->write(WriteMode::Insert, name, object, error);
+}
+
+Result Repository::update(const QString &name, const Object &object, QString *error)
+{
+    return d->write(WriteMode::Update, name, object, error);
+}
+
+Result Repository::upsert(const QString &name, const Object &object, QString *error)
+{
+    return d->write(WriteMode::Upsert, name, object, error);
+}
+
+Result Repository::remove(const QString &name, QString *error)
+{
+    QString objectName;
+    if (!d->checkName(name, &objectName, error))
+        return d->fail(Result::InvalidName, error, error ? *error : QString());
+    Change change;
+    {
+        QWriteLocker locker(&d->lock);
+        auto it = d->objects.find(objectName);
+        if (it == d->objects.end())
+            return d->fail(Result::NotFound, error,
+                           QStringLiteral("object '%1' does not exist").arg(d->fullName(objectName)));
+        change.typeName = it->object.typeName();
+        d->objects.erase(it);
+        change.sequence = ++d->sequence;
+        ++d->removes;
+    }
+    change.kind = Change::Kind::Removed;
+    change.name = objectName;
+    change.time = Time::currentTime();
+    d->notify(change);
+    return d->ok(error);
+}
+
+Result Repository::get(const QString &name, Object *out, const QString &expectedType, QString *error,
+                       ObjectInfo *info) const
+{
+    QString objectName;
+    if (!d->checkName(name, &objectName, error))
+        return d->fail(Result::InvalidName, error, error ? *error : QString());
+    if (!expectedType.isEmpty() && !d->registry.contains(expectedType))
+        return d->fail(Result::UnknownType, error, QStringLiteral("unknown type '%1'").arg(expectedType));
+    Entry entry;
+    {
+        QReadLocker locker(&d->lock);
+        const auto it = d->objects.constFind(objectName);
+        if (it == d->objects.cend())
+            return d->fail(Result::NotFound, error,
+                           QStringLiteral("object '%1' does not exist").arg(d->fullName(objectName)));
+        entry = *it;
+    }
+    // Outside the lock: asBase() copies values and consults the registry.
+    Object result = entry.object;
+    if (!expectedType.isEmpty() && expectedType != entry.object.typeName()) {
+        QString reason;
+        result = entry.object.asBase(d->registry, expectedType, &reason);
+        if (!result.isValid())
+            return d->fail(Result::TypeMismatch, error,
+                           QStringLiteral("object '%1': %2").arg(d->fullName(objectName), reason));
+    }
+    ++d->gets;
+    if (out)
+        *out = result;
+    if (info)
+        *info = ObjectInfo{objectName, entry.object.typeName(), entry.time, entry.updateCount};
+    return d->ok(error);
+}
+
+QList<ObjectInfo> Repository::list(const Criteria &criteria) const
+{
+    QList<ObjectInfo> result;
+    QReadLocker locker(&d->lock);
+    for (auto it = d->objects.cbegin(); it != d->objects.cend(); ++it) {
+        const QString type = it->object.typeName();
+        if (criteria.matches(it.key(), type, d->registry))
+            result.append(ObjectInfo{it.key(), type, it->time, it->updateCount});
+    }
+    return result;
+}
+
+QList<StoredObject> Repository::objects(const Criteria &criteria) const
+{
+    QList<StoredObject> result;
+    QReadLocker locker(&d->lock);
+    for (auto it = d->objects.cbegin(); it != d->objects.cend(); ++it) {
+        if (criteria.matches(it.key(), it->object.typeName(), d->registry))
+            result.append(StoredObject{it.key(), it->object, it->time, it->updateCount});
+    }
+    return result;
+}
+
+qsizetype Repository::size() const
+{
+    QReadLocker locker(&d->lock);
+    return d->objects.size();
+}
+
+Repository::Statistics Repository::statistics() const
+{
+    Statistics s;
+    s.inserts = d->inserts;
+    s.updates = d->updates;
+    s.removes = d->removes;
+    s.gets = d->gets;
+    s.failures = d->failures;
+    s.objects = size();
+    return s;
+}
+
+Result Repository::replaceAll(const QList<StoredObject> &objects, QString *error)
+{
+    QMap<QString, Entry> fresh;
+    for (const StoredObject &o : objects) {
+        // StoredObject::name is an object name: it is not parsed for a server prefix.
+        const QString &objectName = o.name;
+        QString reason;
+        if (objectName.isEmpty())
+            return d->fail(Result::InvalidName, error, QStringLiteral("empty object name"));
+        const Result checked = d->checkObject(o.object, &reason);
+        if (checked != Result::Ok) {
+            if (error)
+                *error = QStringLiteral("object '%1': %2").arg(d->fullName(objectName), reason);
+            return checked;
+        }
+        if (fresh.contains(objectName))
+            return d->fail(Result::AlreadyExists, error,
+                           QStringLiteral("object '%1' appears twice").arg(d->fullName(objectName)));
+        fresh.insert(objectName, Entry{o.object, o.time, o.updateCount});
+    }
+    {
+        QWriteLocker locker(&d->lock);
+        d->objects.swap(fresh);
+    }
+    // The old content is destroyed here, outside the lock.
+    return d->ok(error);
+}
+
+int Repository::addListener(Listener listener)
+{
+    QMutexLocker locker(&d->listenerLock);
+    const int id = d->nextListenerId++;
+    d->listeners.emplace(id, std::make_shared<const Listener>(std::move(listener)));
+    return id;
+}
+
+void Repository::removeListener(int id)
+{
+    QMutexLocker locker(&d->listenerLock);
+    d->listeners.erase(id);
+}
+
+} // namespace dialog::is
