@@ -13,7 +13,7 @@ inline QString processName(const QCommandLineParser &p, const QString &verb)
 {
     return p.isSet(QStringLiteral("name"))
                ? p.value(QStringLiteral("name"))
-               : QStringLiteral("dialog-%1-%2").arg(verb).arg(QCoreApplication::applicationPid());
+               : QStringLiteral("dialog-%1-%2").arg(QString(verb).replace(QLatin1Char(' '), QLatin1Char('-'))).arg(QCoreApplication::applicationPid());
 }
 
 /// A Client named "dialog-VERB-PID" configured from the environment and the parsed options.

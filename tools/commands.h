@@ -12,6 +12,7 @@ int send(const QStringList &args);
 int publish(const QStringList &args);
 int echo(const QStringList &args);
 int bench(const QStringList &args);
+int is(const QStringList &args);
 
 /// Prints "dialog VERB: why" on stderr and returns 1.
 int fail(const QString &verb, const QString &why);

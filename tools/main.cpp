@@ -16,7 +16,8 @@ const char *usage = "usage: dialog <verb> [options]\n"
                     "  send       send a command\n"
                     "  publish    publish a test service\n"
                     "  echo       answer a command by updating a service (used by bench rtt)\n"
-                    "  bench      benchmarks: fanin, rtt\n"
+                    "  bench      benchmarks: fanin, rtt, is-fanout, is-latency\n"
+                    "  is         the Information Service: ls, get, put, rm, watch, types, stats\n"
                     "\n"
                     "Every verb accepts --help and --control-server host:port (or $DIALOG_CONTROL_SERVER).\n";
 }
@@ -48,6 +49,8 @@ int main(int argc, char *argv[])
         return publish(args);
     if (verb == QLatin1String("echo"))
         return echo(args);
+    if (verb == QLatin1String("is"))
+        return is(args);
     if (verb == QLatin1String("bench"))
         return bench(args);
     std::fprintf(stderr, "dialog: unknown verb '%s'\n\n%s", qPrintable(verb), usage);

@@ -242,6 +242,10 @@ bool Client::start()
                 d->fail(Error::ProtocolError, QStringLiteral("closed connection from %1: %2").arg(peer, why));
             });
 
+    connect(
+        d->transport.get(), &net::Transport::destinationFailed, this,
+        [this](const net::Endpoint &dest, const QString &) { d->onDestinationFailed(dest); }, Qt::DirectConnection);
+
     net::PeerInfo self;
     self.name = d->options.name;
     self.pid = quint32(QCoreApplication::applicationPid());

@@ -91,6 +91,17 @@ private:
     QHash<QString, ProviderRef> m_providers; // requested service -> where it is
 };
 
+struct StreamState
+{
+    net::Transport *transport = nullptr;
+    net::OutboxPtr box;
+    QByteArray key; // channel name, UTF-8
+    QString channel, peer;
+    QMutex lock; // sequence order == queue order
+    quint64 sequence = 0;
+    std::atomic<bool> broken{false};
+};
+
 class ClientPrivate
 {
 public:
@@ -115,6 +126,7 @@ public:
     bool sendReply(const Request &r, quint8 status, const QByteArray &data);
     void onRefused(const QString &what, const QString &name, const QString &reason);
     void fail(Client::Error e, const QString &why);
+    void onDestinationFailed(const net::Endpoint &destination);
 
     Client *q;
     ClientOptions options;
@@ -133,6 +145,8 @@ public:
     QHash<QString, Subscription *> locators;      // hidden subscriptions that locate request targets
     QHash<quint64, PendingRequest> pending;
     quint64 nextRequestId = 1;
+    QMutex streamsLock; // streams are used from any thread; failures arrive from sender threads
+    std::vector<std::weak_ptr<StreamState>> streams;
 };
 
 } // namespace dialog

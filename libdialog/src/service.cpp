@@ -106,7 +106,7 @@ Subscription::~Subscription()
         if (it->isEmpty())
             d->subscriptions.erase(it);
     }
-    if (d->core) {
+    if (d->core && !m_attached) {
         const QString name = m_service;
         QMetaObject::invokeMethod(d->core, [core = d->core, name] { core->removeRequest(name); });
     }

@@ -4,6 +4,7 @@
 #include "dialog/message.h"
 #include "dialog/request.h"
 #include "dialog/service.h"
+#include "dialog/stream.h"
 #include "dialog/subscription.h"
 
 #include <QObject>
@@ -94,9 +95,20 @@ public:
     /// Returns the request id.
     quint64 request(const QString &service, const QByteArray &data, int timeoutMs, const QObject *context,
                     std::function<void(const dialog::Reply &)> callback);
+    /// The process known to provide @p service (one this process subscribed to or sent requests
+    /// to), empty if none is known (yet).
+    QString providerOf(const QString &service) const;
     /// Answers a request received through requestReceived(). False if it could not be queued.
     bool reply(const Request &request, const QByteArray &data);
     bool replyError(const Request &request, const QString &error);
+
+    /// Opens a Stream to the process that sent @p from, which receives its messages through
+    /// attach(@p channel). nullptr for an invalid channel name or a request without origin.
+    StreamPtr openStream(const Request &from, const QString &channel);
+    /// Receives the messages other processes send to this one on @p channel through a Stream
+    /// (no Control Server registration: the channel name is private to the two processes; pick
+    /// one that is unique, e.g. with the process name in it). nullptr for an invalid name.
+    Subscription *attach(const QString &channel);
 
     /// Waits (blocking, for command-line tools) until everything queued was written, up to @p timeoutMs.
     bool flush(int timeoutMs = 5000);

@@ -56,6 +56,7 @@ private:
     quint64 m_lastSequence = 0;
     quint64 m_received = 0;
     quint64 m_lost = 0;
+    bool m_attached = false; // a channel of a Stream (Client::attach): no Control Server request
 };
 
 } // namespace dialog

@@ -3,6 +3,8 @@
 #include "dialog/is/typeinfo.h"
 
 #include <QByteArrayView>
+#include <QJsonArray>
+#include <QJsonObject>
 #include <QStringList>
 #include <memory>
 
@@ -55,5 +57,16 @@ public:
 private:
     std::unique_ptr<TypeRegistryPrivate> const d;
 };
+
+/// JSON form of a type: {"name", "description", "base", "attributes": [{"name", "description",
+/// "type" (primitive XML name or IS type name), "vector": bool}]} (own attributes only).
+QJsonObject typeToJson(const TypeInfo &type);
+/// Every type of @p registry (built-in ones included), sorted by name.
+QJsonArray typesToJson(const TypeRegistry &registry);
+/// Reads typeToJson() objects; false with @p error on malformed input.
+bool typesFromJson(const QJsonArray &json, QList<TypeInfo> *out, QString *error = nullptr);
+/// Declares the types of @p types that @p registry does not have yet; a known name must have the same
+/// definition (else false, registry unchanged).
+bool mergeTypes(TypeRegistry &registry, const QList<TypeInfo> &types, QString *error = nullptr);
 
 } // namespace dialog::is

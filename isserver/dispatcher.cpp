@@ -1,0 +1,366 @@
+#include "dispatcher.h"
+
+#include "dialog/is/codec.h"
+#include "is/protocol_p.h"
+
+namespace dialog::isd {
+
+using is::protocol::appendRecord;
+
+Dispatcher::Dispatcher(const is::Repository &repository, const DispatcherOptions &options)
+    : m_repository(repository), m_options(options)
+{
+    m_options.workers = qMax(1, m_options.workers);
+    for (int i = 0; i < m_options.workers; ++i) {
+        auto w = std::make_shared<Worker>();
+        Worker *raw = w.get();
+        w->thread = std::thread([this, raw] { run(*raw); });
+        m_workers.push_back(std::move(w));
+    }
+}
+
+Dispatcher::~Dispatcher()
+{
+    for (const auto &w : m_workers)
+        post(*w, Job{Job::Stop, {}, {}});
+    for (const auto &w : m_workers)
+        w->thread.join();
+}
+
+void Dispatcher::publish(const is::Change &c)
+{
+    Note n;
+    n.name = c.name;
+    n.type = c.typeName;
+    const QByteArray name = c.name.toUtf8();
+    const QByteArray type = c.typeName.toUtf8();
+    const quint8 kind = c.kind == is::Change::Kind::Created   ? is::protocol::Created
+                        : c.kind == is::Change::Kind::Updated ? is::protocol::Updated
+                                                              : is::protocol::Removed;
+    const qint64 t = c.time.microsecondsSinceEpoch();
+    appendRecord(n.bare, kind, name, type, t, {});
+    if (c.kind == is::Change::Kind::Removed)
+        n.full = n.bare;
+    else
+        appendRecord(n.full, kind, name, type, t, is::encode(c.object));
+    m_batch.push_back(std::move(n));
+    if (m_batch.size() >= 1024)
+        flush();
+}
+
+void Dispatcher::flush()
+{
+    if (m_batch.empty())
+        return;
+    if (m_subscriberCount.load() == 0) {
+        m_batch.clear();
+        return;
+    }
+    auto batch = std::make_shared<const std::vector<Note>>(std::move(m_batch));
+    m_batch = {};
+    for (const auto &w : m_workers)
+        if (w->count.load(std::memory_order_relaxed) > 0)
+            post(*w, Job{Job::Notes, batch, {}});
+}
+
+void Dispatcher::addSubscriber(const SubscriberPtr &s)
+{
+    s->priority.store(m_options.workers);
+    QMutexLocker l(&m_subsLock);
+    auto old = m_subs.constFind(s->key);
+    if (old != m_subs.cend()) {
+        old->first->removed = true;
+        post(*m_workers[old->second], Job{Job::Remove, {}, old->first});
+        m_subs.erase(old);
+        m_subscriberCount.fetch_sub(1);
+    }
+    // The least loaded worker.
+    int best = 0;
+    for (int i = 1; i < int(m_workers.size()); ++i)
+        if (m_workers[i]->count.load() < m_workers[best]->count.load())
+            best = i;
+    m_workers[best]->count.fetch_add(1);
+    m_subs.insert(s->key, {s, best});
+    m_subscriberCount.fetch_add(1);
+    post(*m_workers[best], Job{Job::Add, {}, s});
+}
+
+bool Dispatcher::removeSubscriber(const QString &key)
+{
+    QMutexLocker l(&m_subsLock);
+    auto it = m_subs.find(key);
+    if (it == m_subs.end())
+        return false;
+    post(*m_workers[it->second], Job{Job::Remove, {}, it->first});
+    m_subs.erase(it);
+    m_subscriberCount.fetch_sub(1);
+    return true;
+}
+
+std::vector<SubscriberPtr> Dispatcher::subscribers() const
+{
+    std::vector<SubscriberPtr> out;
+    QMutexLocker l(&m_subsLock);
+    for (const auto &p : m_subs)
+        out.push_back(p.first);
+    return out;
+}
+
+void Dispatcher::post(Worker &w, Job job)
+{
+    QMutexLocker l(&w.lock);
+    const bool wasEmpty = w.jobs.empty();
+    w.jobs.push_back(std::move(job));
+    if (wasEmpty)
+        w.wake.wakeOne();
+}
+
+void Dispatcher::run(Worker &w)
+{
+    std::vector<Job> jobs;
+    for (;;) {
+        {
+            QMutexLocker l(&w.lock);
+            while (w.jobs.empty())
+                w.wake.wait(&w.lock);
+            jobs.swap(w.jobs);
+        }
+        for (Job &j : jobs) {
+            switch (j.kind) {
+            case Job::Stop:
+                return;
+            case Job::Notes:
+                process(w, *j.notes);
+                break;
+            case Job::Add:
+                w.subs.push_back(j.subscriber);
+                w.cache.clear();
+                break;
+            case Job::Remove:
+                removeFrom(w, j.subscriber.get());
+                break;
+            case Job::Room:
+                if (!j.subscriber->removed) {
+                    j.subscriber->waitingRoom = false;
+                    drain(w, *j.subscriber);
+                }
+                break;
+            }
+        }
+        jobs.clear();
+        // Subscribers whose process is gone.
+        std::vector<SubscriberPtr> broken;
+        for (const SubscriberPtr &s : w.subs)
+            if (s->stream->isBroken())
+                broken.push_back(s);
+        for (const SubscriberPtr &s : broken) {
+            {
+                QMutexLocker l(&m_subsLock);
+                const auto it = m_subs.constFind(s->key);
+                if (it != m_subs.cend() && it->first == s) {
+                    m_subs.erase(it);
+                    m_subscriberCount.fetch_sub(1);
+                }
+            }
+            removeFrom(w, s.get());
+        }
+    }
+}
+
+void Dispatcher::removeFrom(Worker &w, Subscriber *s)
+{
+    s->removed = true;
+    for (auto it = w.subs.begin(); it != w.subs.end(); ++it) {
+        if (it->get() == s) {
+            w.subs.erase(it);
+            w.count.fetch_sub(1);
+            break;
+        }
+    }
+    w.cache.clear();
+}
+
+const std::vector<Subscriber *> &Dispatcher::match(Worker &w, const Note &n)
+{
+    auto it = w.cache.find(n.name);
+    if (it != w.cache.end() && it->type == n.type)
+        return it->subs;
+    Worker::Match m;
+    m.type = n.type;
+    for (const auto &s : w.subs)
+        if (!s->removed && s->criteria.matches(n.name, n.type, m_repository.registry()))
+            m.subs.push_back(s.get());
+    if (w.cache.size() > 200000)
+        w.cache.clear(); // bound the cache (many short-lived object names)
+    return w.cache.insert(n.name, std::move(m))->subs;
+}
+
+void Dispatcher::process(Worker &w, const std::vector<Note> &notes)
+{
+    for (const Note &n : notes) {
+        for (Subscriber *s : match(w, n)) {
+            const QByteArray &rec = s->withValues ? n.full : n.bare;
+            if (s->priority.load(std::memory_order_relaxed) == 0) {
+                // Slow: straight to its own queue (or dropped), no transport work.
+                if (s->backlogRecords >= m_options.queueRecords || s->backlogBytes + rec.size() > m_options.queueBytes) {
+                    s->dropped.fetch_add(1, std::memory_order_relaxed);
+                    m_drops.fetch_add(1, std::memory_order_relaxed);
+                    ++s->unreported;
+                    s->stale.insert(n.name);
+                } else {
+                    toBacklog(*s, rec, 1);
+                }
+                continue;
+            }
+            s->pending.append(rec);
+            ++s->pendingRecords;
+            if (!s->dirty) {
+                s->dirty = true;
+                w.dirty.push_back(s);
+            }
+            if (s->pending.size() >= m_options.maxMessage)
+                flushSubscriber(w, *s);
+        }
+    }
+    for (Subscriber *s : w.dirty) {
+        s->dirty = false;
+        if (!s->removed)
+            flushSubscriber(w, *s);
+    }
+    w.dirty.clear();
+}
+
+void Dispatcher::toBacklog(Subscriber &s, const QByteArray &records, int count)
+{
+    if (!s.backlog.empty() && s.backlog.back().data.size() + records.size() <= m_options.maxMessage) {
+        s.backlog.back().data.append(records);
+        s.backlog.back().records += count;
+    } else {
+        s.backlog.push_back({records, count});
+    }
+    s.backlogRecords += count;
+    s.backlogBytes += records.size();
+}
+
+void Dispatcher::flushSubscriber(Worker &w, Subscriber &s)
+{
+    if (s.pendingRecords == 0)
+        return;
+    const QByteArray data = std::exchange(s.pending, QByteArray());
+    const int count = std::exchange(s.pendingRecords, 0);
+    if (s.backlog.empty() && s.priority.load(std::memory_order_relaxed) > 0) {
+        switch (s.stream->send(data)) {
+        case Stream::Result::Queued: {
+            s.delivered.fetch_add(quint64(count), std::memory_order_relaxed);
+            m_deliveries.fetch_add(quint64(count), std::memory_order_relaxed);
+            const int p = s.priority.load(std::memory_order_relaxed);
+            if (p < m_options.workers)
+                s.priority.store(p + 1, std::memory_order_relaxed);
+            if (s.pending.capacity() == 0)
+                s.pending.reserve(qMin<qint64>(data.size() + 256, m_options.maxMessage));
+            return;
+        }
+        case Stream::Result::Broken:
+            return; // removed after this round of jobs
+        case Stream::Result::Full:
+            // Slow: lower its priority; at zero, its notifications bypass the transport.
+            s.priority.store(qMax(0, s.priority.load(std::memory_order_relaxed) - 1), std::memory_order_relaxed);
+            break;
+        }
+    }
+    // Keep the order: behind what is already queued, within the bound of the subscriber's queue.
+    if (s.backlogRecords + count <= m_options.queueRecords && s.backlogBytes + data.size() <= m_options.queueBytes) {
+        toBacklog(s, data, count);
+    } else {
+        qsizetype pos = 0;
+        is::protocol::RecordView r;
+        while (is::protocol::nextRecord(data, pos, r, nullptr)) {
+            const qsizetype start = r.nameOffset - 3;
+            const qsizetype len = pos - start;
+            if (s.backlogRecords < m_options.queueRecords && s.backlogBytes + len <= m_options.queueBytes) {
+                toBacklog(s, data.mid(start, len), 1);
+            } else {
+                s.dropped.fetch_add(1, std::memory_order_relaxed);
+                m_drops.fetch_add(1, std::memory_order_relaxed);
+                ++s.unreported;
+                s.stale.insert(QString::fromUtf8(data.constData() + r.nameOffset, r.nameLength));
+            }
+        }
+    }
+    waitForRoom(w, s);
+}
+
+void Dispatcher::waitForRoom(Worker &w, Subscriber &s)
+{
+    if (s.waitingRoom)
+        return;
+    s.waitingRoom = true;
+    std::weak_ptr<Worker> weakWorker;
+    for (const auto &sp : m_workers)
+        if (sp.get() == &w)
+            weakWorker = sp;
+    SubscriberPtr self;
+    for (const auto &sp : w.subs)
+        if (sp.get() == &s)
+            self = sp;
+    if (!self)
+        return;
+    std::weak_ptr<Subscriber> weakSub = self;
+    s.stream->whenRoom([this, weakWorker, weakSub] {
+        const auto worker = weakWorker.lock();
+        const auto sub = weakSub.lock();
+        if (worker && sub)
+            post(*worker, Job{Job::Room, {}, sub});
+    });
+}
+
+void Dispatcher::drain(Worker &w, Subscriber &s)
+{
+    while (!s.backlog.empty()) {
+        Subscriber::Chunk &c = s.backlog.front();
+        const Stream::Result r = s.stream->send(c.data);
+        if (r == Stream::Result::Broken)
+            return;
+        if (r == Stream::Result::Full) {
+            waitForRoom(w, s);
+            return;
+        }
+        s.delivered.fetch_add(quint64(c.records), std::memory_order_relaxed);
+        m_deliveries.fetch_add(quint64(c.records), std::memory_order_relaxed);
+        s.backlogRecords -= c.records;
+        s.backlogBytes -= c.data.size();
+        s.backlog.pop_front();
+    }
+    // Caught up: the newest value of every object whose notifications were dropped, and the count.
+    if (!s.stale.isEmpty() || s.unreported > 0) {
+        QByteArray out;
+        int count = 0;
+        for (const QString &name : std::as_const(s.stale)) {
+            is::Object obj;
+            is::ObjectInfo info;
+            const QByteArray n = name.toUtf8();
+            if (m_repository.get(name, &obj, {}, nullptr, &info) == is::Repository::Result::Ok) {
+                if (!s.criteria.matches(name, info.typeName, m_repository.registry()))
+                    continue;
+                appendRecord(out, is::protocol::Updated, n, info.typeName.toUtf8(), info.time.microsecondsSinceEpoch(),
+                             s.withValues ? is::encode(obj) : QByteArray());
+            } else {
+                appendRecord(out, is::protocol::Removed, n, {}, is::Time::currentTime().microsecondsSinceEpoch(), {});
+            }
+            ++count;
+        }
+        appendRecord(out, is::protocol::Dropped, {}, {}, qint64(s.unreported), {});
+        if (s.stream->send(out) != Stream::Result::Queued) {
+            waitForRoom(w, s);
+            return;
+        }
+        s.delivered.fetch_add(quint64(count), std::memory_order_relaxed);
+        m_deliveries.fetch_add(quint64(count), std::memory_order_relaxed);
+        s.stale.clear();
+        s.unreported = 0;
+    }
+    if (s.priority.load(std::memory_order_relaxed) == 0)
+        s.priority.store(1, std::memory_order_relaxed);
+}
+
+} // namespace dialog::isd

@@ -1,0 +1,143 @@
+// Delivery of IS notifications to subscribers (the ATLAS IS paper, section 2.5).
+#pragma once
+
+#include "dialog/is/criteria.h"
+#include "dialog/is/repository.h"
+#include "dialog/stream.h"
+
+#include <QByteArray>
+#include <QHash>
+#include <QMutex>
+#include <QString>
+#include <QWaitCondition>
+#include <atomic>
+#include <deque>
+#include <memory>
+#include <thread>
+#include <vector>
+
+namespace dialog::isd {
+
+/// One change, encoded once for every subscriber: the record with and without the value.
+struct Note
+{
+    QString name; // object name (criteria match on it)
+    QString type;
+    QByteArray full;
+    QByteArray bare;
+};
+using NoteBatch = std::shared_ptr<const std::vector<Note>>;
+
+/// A subscription: its criteria, its stream and its delivery state. The delivery state belongs to
+/// the subscriber's worker thread; counters are atomics read by the statistics.
+struct Subscriber
+{
+    QString key; // origin + channel
+    QString origin, channel;
+    StreamPtr stream;
+    is::Criteria criteria;
+    bool withValues = true;
+
+    std::atomic<quint64> delivered{0}, dropped{0};
+    std::atomic<int> priority{0};
+
+    // Worker-thread state.
+    struct Chunk
+    {
+        QByteArray data;
+        int records = 0;
+    };
+    QByteArray pending; // records waiting for the end of the current batch
+    int pendingRecords = 0;
+    std::deque<Chunk> backlog; // the subscriber's own queue (used when it is slow)
+    qint64 backlogRecords = 0, backlogBytes = 0;
+    QSet<QString> stale;      // objects with dropped notifications: their newest value is re-sent
+    quint64 unreported = 0;   // drops not yet told to the subscriber
+    bool waitingRoom = false; // a whenRoom() callback is registered
+    bool dirty = false;
+    bool removed = false;
+};
+using SubscriberPtr = std::shared_ptr<Subscriber>;
+
+struct DispatcherOptions
+{
+    int workers = 2;              ///< delivery threads; also the maximum priority of a subscriber
+    int queueRecords = 10000;     ///< bound of a slow subscriber's own queue, in notifications
+    qint64 queueBytes = 4 << 20;  ///< and in bytes
+    qint64 maxMessage = 256 << 10; ///< a stream message is sent once this many bytes are batched
+};
+
+class Dispatcher
+{
+public:
+    Dispatcher(const is::Repository &repository, const DispatcherOptions &options);
+    ~Dispatcher();
+
+    /// Encodes a change and queues it for delivery (call from one thread, in change order).
+    void publish(const is::Change &change);
+    /// Hands the changes published so far to the workers.
+    void flush();
+    bool hasPending() const { return !m_batch.empty(); }
+
+    /// Adds (or replaces, same key) a subscriber.
+    void addSubscriber(const SubscriberPtr &s);
+    bool removeSubscriber(const QString &key);
+    /// Subscribers whose stream broke (the process is gone) are removed by the workers.
+    std::vector<SubscriberPtr> subscribers() const;
+
+    quint64 deliveries() const { return m_deliveries.load(std::memory_order_relaxed); }
+    quint64 drops() const { return m_drops.load(std::memory_order_relaxed); }
+    const DispatcherOptions &options() const { return m_options; }
+
+private:
+    struct Job
+    {
+        enum Kind
+        {
+            Notes,
+            Add,
+            Remove,
+            Room,
+            Stop
+        } kind;
+        NoteBatch notes;
+        SubscriberPtr subscriber;
+    };
+    struct Worker
+    {
+        QMutex lock;
+        QWaitCondition wake;
+        std::vector<Job> jobs;
+        std::thread thread;
+        // Owned by the thread:
+        std::vector<SubscriberPtr> subs;
+        struct Match
+        {
+            QString type;
+            std::vector<Subscriber *> subs;
+        };
+        QHash<QString, Match> cache;
+        std::vector<Subscriber *> dirty;
+        std::atomic<int> count{0};
+    };
+    void post(Worker &w, Job job);
+    void run(Worker &w);
+    void process(Worker &w, const std::vector<Note> &notes);
+    const std::vector<Subscriber *> &match(Worker &w, const Note &n);
+    void flushSubscriber(Worker &w, Subscriber &s);
+    void toBacklog(Subscriber &s, const QByteArray &records, int count);
+    void drain(Worker &w, Subscriber &s);
+    void waitForRoom(Worker &w, Subscriber &s);
+    void removeFrom(Worker &w, Subscriber *s);
+
+    const is::Repository &m_repository;
+    DispatcherOptions m_options;
+    std::vector<std::shared_ptr<Worker>> m_workers;
+    std::vector<Note> m_batch;
+    mutable QMutex m_subsLock;
+    QHash<QString, std::pair<SubscriberPtr, int>> m_subs; // key -> subscriber, worker
+    std::atomic<quint64> m_deliveries{0}, m_drops{0};
+    std::atomic<int> m_subscriberCount{0};
+};
+
+} // namespace dialog::isd

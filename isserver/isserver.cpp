@@ -1,0 +1,393 @@
+#include "isserver.h"
+
+#include "dialog/is/checkpoint.h"
+#include "dialog/is/codec.h"
+#include "is/protocol_p.h"
+
+#include <QCoreApplication>
+#include <QDir>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QTimer>
+#include <cstdio>
+
+namespace dialog::isd {
+
+using namespace is::protocol;
+using is::Status;
+
+namespace {
+const QString StatisticsType = QStringLiteral("ISServerStatistics");
+const QString StatisticsObject = QStringLiteral("Statistics");
+
+is::TypeInfo statisticsType()
+{
+    using is::AttributeInfo;
+    using is::BasicType;
+    is::TypeInfo t(StatisticsType, QStringLiteral("Figures of an IS server, updated every second"));
+    t.setAttributes({
+        AttributeInfo(QStringLiteral("objects"), BasicType::U64, QStringLiteral("Objects held")),
+        AttributeInfo(QStringLiteral("changes"), BasicType::U64, QStringLiteral("Creations, updates and removals since start")),
+        AttributeInfo(QStringLiteral("changesPerSecond"), BasicType::Double, QStringLiteral("Changes per second (last interval)")),
+        AttributeInfo(QStringLiteral("deliveries"), BasicType::U64, QStringLiteral("Notifications delivered to subscribers since start")),
+        AttributeInfo(QStringLiteral("deliveriesPerSecond"), BasicType::Double, QStringLiteral("Deliveries per second (last interval)")),
+        AttributeInfo(QStringLiteral("subscribers"), BasicType::U32, QStringLiteral("Active subscriptions")),
+        AttributeInfo(QStringLiteral("slowSubscribers"), BasicType::U32, QStringLiteral("Subscriptions at priority 0 (served from their own queue)")),
+        AttributeInfo(QStringLiteral("dropped"), BasicType::U64, QStringLiteral("Notifications dropped for slow subscribers since start")),
+        AttributeInfo(QStringLiteral("requests"), BasicType::U64, QStringLiteral("Requests served since start")),
+        AttributeInfo(QStringLiteral("lastCheckpoint"), BasicType::Time, QStringLiteral("Time of the last checkpoint written")),
+        AttributeInfo(QStringLiteral("checkpointErrors"), BasicType::U64, QStringLiteral("Checkpoints that could not be written")),
+        AttributeInfo(QStringLiteral("subscriberNames"), BasicType::String, QStringLiteral("Subscribing process and channel"), true),
+        AttributeInfo(QStringLiteral("subscriberPriorities"), BasicType::U32, QStringLiteral("Current priority of each subscriber"), true),
+        AttributeInfo(QStringLiteral("subscriberDelivered"), BasicType::U64, QStringLiteral("Notifications delivered to each subscriber"), true),
+        AttributeInfo(QStringLiteral("subscriberDropped"), BasicType::U64, QStringLiteral("Notifications dropped for each subscriber"), true),
+    });
+    return t;
+}
+} // namespace
+
+IsServer::IsServer(const ServerOptions &options, QObject *parent) : QObject(parent), m_options(options)
+{
+    m_pool.setMaxThreadCount(qMax(1, options.threads));
+    m_clock.start();
+}
+
+IsServer::~IsServer()
+{
+    // The client first: its sender threads may still call back into the dispatcher.
+    m_client.reset();
+    m_pool.waitForDone();
+    m_dispatcher.reset();
+}
+
+bool IsServer::start(QString *error)
+{
+    if (!Client::isValidName(is::protocol::serviceName(m_options.name)) || m_options.name.contains(QLatin1Char('.'))) {
+        *error = QStringLiteral("invalid server name '%1' (not empty, no '.')").arg(m_options.name);
+        return false;
+    }
+    if (!m_options.typesDir.isEmpty() && !m_types.loadDirectory(m_options.typesDir, error))
+        return false;
+    if (!m_types.contains(StatisticsType) && !m_types.declareType(statisticsType(), error))
+        return false;
+    m_repository = std::make_unique<is::Repository>(m_options.name, m_types);
+
+    if (!m_options.dataDir.isEmpty()) {
+        if (!QDir().mkpath(m_options.dataDir)) {
+            *error = QStringLiteral("cannot create the data directory %1").arg(m_options.dataDir);
+            return false;
+        }
+        is::Checkpoint::LoadOptions lo;
+        lo.fallbackToPrevious = true;
+        lo.renameCorrupt = true;
+        is::Checkpoint::LoadResult lr;
+        QString why;
+        if (!is::Checkpoint::load(*m_repository, m_options.dataDir, lo, &lr, &why)) {
+            *error = QStringLiteral("cannot load the checkpoint: %1 (no checkpoint is deleted; move the "
+                                    "file away to start empty)")
+                         .arg(why);
+            return false;
+        }
+        if (lr.status == is::Checkpoint::LoadStatus::LoadedFromPrevious)
+            std::fprintf(stderr, "dialog-isserver %s: the latest checkpoint is unusable (%s)%s; loaded %lld objects from %s\n",
+                         qPrintable(m_options.name), qPrintable(lr.latestError),
+                         lr.corruptRenamed.isEmpty() ? "" : qPrintable(QStringLiteral(", kept as ") + lr.corruptRenamed),
+                         qlonglong(lr.objects), qPrintable(lr.file));
+        else if (lr.status == is::Checkpoint::LoadStatus::Loaded)
+            std::fprintf(stderr, "dialog-isserver %s: loaded %lld objects from %s\n", qPrintable(m_options.name),
+                         qlonglong(lr.objects), qPrintable(lr.file));
+        std::fflush(stderr);
+    }
+
+    DispatcherOptions dopt;
+    dopt.workers = m_options.threads;
+    dopt.queueRecords = m_options.queueRecords;
+    m_dispatcher = std::make_unique<Dispatcher>(*m_repository, dopt);
+    m_repository->addListener([this](const is::Change &c) {
+        m_dispatcher->publish(c);
+        scheduleFlush();
+    });
+
+    m_client = std::make_unique<Client>(m_options.client);
+    connect(m_client.get(), &Client::requestReceived, this, &IsServer::onRequest);
+    if (!m_client->start()) {
+        *error = m_client->errorString();
+        return false;
+    }
+    Service *announce = m_client->publish(is::protocol::serviceName(m_options.name));
+    announce->update(QJsonDocument(QJsonObject{{QStringLiteral("server"), m_options.name},
+                                               {QStringLiteral("started"),
+                                                QString::number(is::Time::currentTime().microsecondsSinceEpoch())},
+                                               {QStringLiteral("pid"), QCoreApplication::applicationPid()}})
+                         .toJson(QJsonDocument::Compact));
+
+    m_statsTimer = new QTimer(this);
+    connect(m_statsTimer, &QTimer::timeout, this, &IsServer::publishStatistics);
+    m_statsTimer->start(1000);
+    publishStatistics();
+    if (!m_options.dataDir.isEmpty() && m_options.checkpointS > 0) {
+        m_checkpointTimer = new QTimer(this);
+        connect(m_checkpointTimer, &QTimer::timeout, this, &IsServer::checkpoint);
+        m_checkpointTimer->start(m_options.checkpointS * 1000);
+    }
+    return true;
+}
+
+void IsServer::scheduleFlush()
+{
+    if (m_flushScheduled)
+        return;
+    m_flushScheduled = true;
+    // After the requests of the current batch: one hand-over to the workers for all of them.
+    QMetaObject::invokeMethod(
+        this,
+        [this] {
+            m_flushScheduled = false;
+            m_dispatcher->flush();
+        },
+        Qt::QueuedConnection);
+}
+
+void IsServer::reply(const Request &request, const QByteArray &data)
+{
+    m_client->reply(request, data);
+}
+
+void IsServer::replyStatus(const Request &request, Status::Code code, const QString &error)
+{
+    isproto::Reply r;
+    r.set_code(quint32(code));
+    if (!error.isEmpty())
+        r.set_error(error.toStdString());
+    reply(request, serialize(r));
+}
+
+void IsServer::onRequest(const Request &request)
+{
+    ++m_requests;
+    isproto::Request r;
+    const QByteArray data = request.data();
+    if (!r.ParseFromArray(data.constData(), int(data.size()))) {
+        replyStatus(request, Status::Code::BadRequest, QStringLiteral("malformed IS request"));
+        return;
+    }
+    switch (r.op()) {
+    case isproto::Request::INSERT:
+    case isproto::Request::UPDATE:
+    case isproto::Request::UPSERT:
+    case isproto::Request::REMOVE:
+        write(request, r.op(), QString::fromStdString(r.name()), QByteArray::fromStdString(r.value()));
+        return;
+    case isproto::Request::GET:
+    case isproto::Request::LIST:
+    case isproto::Request::TYPES:
+        read(request, data);
+        return;
+    case isproto::Request::DECLARE_TYPES: {
+        const QJsonDocument doc = QJsonDocument::fromJson(QByteArray::fromStdString(r.types_json()));
+        QList<is::TypeInfo> types;
+        QString error;
+        if (!doc.isArray() || !is::typesFromJson(doc.array(), &types, &error)) {
+            replyStatus(request, Status::Code::BadRequest,
+                        error.isEmpty() ? QStringLiteral("types are not a JSON array") : error);
+            return;
+        }
+        if (!is::mergeTypes(m_types, types, &error)) {
+            replyStatus(request, Status::Code::TypeMismatch, error);
+            return;
+        }
+        replyStatus(request, Status::Code::Ok);
+        return;
+    }
+    case isproto::Request::SUBSCRIBE:
+        subscribe(request, QString::fromStdString(r.channel()), fromProto(r.criteria()), r.with_values());
+        return;
+    case isproto::Request::UNSUBSCRIBE:
+        m_dispatcher->removeSubscriber(request.origin() + QLatin1Char('/') + QString::fromStdString(r.channel()));
+        replyStatus(request, Status::Code::Ok);
+        return;
+    default:
+        replyStatus(request, Status::Code::BadRequest, QStringLiteral("unknown IS operation %1").arg(int(r.op())));
+        return;
+    }
+}
+
+void IsServer::write(const Request &request, int op, const QString &name, const QByteArray &value)
+{
+    QString error;
+    is::Repository::Result res;
+    if (op == isproto::Request::REMOVE) {
+        res = m_repository->remove(name, &error);
+    } else {
+        is::Object obj;
+        if (!is::decode(value, m_types, obj, &error)) {
+            // Tell an unknown type from a malformed value.
+            replyStatus(request, error.contains(QLatin1String("unknown type")) ? Status::Code::UnknownType
+                                                                               : Status::Code::InvalidObject,
+                        error);
+            return;
+        }
+        if (name.endsWith(QLatin1Char('.') + StatisticsObject) || name == StatisticsObject) {
+            replyStatus(request, Status::Code::InvalidName,
+                        QStringLiteral("%1.%2 is written by the server only").arg(m_options.name, StatisticsObject));
+            return;
+        }
+        res = op == isproto::Request::INSERT   ? m_repository->insert(name, obj, &error)
+              : op == isproto::Request::UPDATE ? m_repository->update(name, obj, &error)
+                                               : m_repository->upsert(name, obj, &error);
+    }
+    replyStatus(request, codeFor(res), error);
+}
+
+void IsServer::read(const Request &request, const QByteArray &data)
+{
+    // Reads run on the worker pool; the repository and the registry are thread-safe, and so is
+    // replying (it only queues a frame).
+    m_pool.start([this, request, data] {
+        isproto::Request r;
+        r.ParseFromArray(data.constData(), int(data.size()));
+        isproto::Reply out;
+        const auto fill = [](isproto::Entry *e, const QString &name, const QString &type, is::Time t, quint64 n,
+                             const is::Object *obj) {
+            e->set_name(name.toStdString());
+            e->set_type(type.toStdString());
+            e->set_time_us(t.microsecondsSinceEpoch());
+            e->set_update_count(n);
+            if (obj) {
+                const QByteArray v = is::encode(*obj);
+                e->set_value(v.constData(), size_t(v.size()));
+            }
+        };
+        if (r.op() == isproto::Request::GET) {
+            is::Object obj;
+            is::ObjectInfo info;
+            QString error;
+            const auto res = m_repository->get(QString::fromStdString(r.name()), &obj, QString::fromStdString(r.type()),
+                                               &error, &info);
+            out.set_code(quint32(codeFor(res)));
+            out.set_error(error.toStdString());
+            if (res == is::Repository::Result::Ok)
+                fill(out.add_entries(), info.name, info.typeName, info.time, info.updateCount, &obj);
+        } else if (r.op() == isproto::Request::LIST) {
+            const is::Criteria c = fromProto(r.criteria());
+            if (!c.isValid()) {
+                out.set_code(quint32(Status::Code::BadRequest));
+                out.set_error(c.errorString().toStdString());
+            } else if (r.with_values()) {
+                for (const is::StoredObject &o : m_repository->objects(c))
+                    fill(out.add_entries(), o.name, o.object.typeName(), o.time, o.updateCount, &o.object);
+            } else {
+                for (const is::ObjectInfo &o : m_repository->list(c))
+                    fill(out.add_entries(), o.name, o.typeName, o.time, o.updateCount, nullptr);
+            }
+        } else {
+            out.set_types_json(QJsonDocument(is::typesToJson(m_types)).toJson(QJsonDocument::Compact).toStdString());
+        }
+        QByteArray bytes = serialize(out);
+        if (bytes.size() > m_client->options().maxMessageSize) {
+            isproto::Reply tooBig;
+            tooBig.set_code(quint32(Status::Code::BadRequest));
+            tooBig.set_error(QStringLiteral("the answer (%1 bytes) exceeds the maximum message size; narrow the criteria")
+                                 .arg(bytes.size())
+                                 .toStdString());
+            bytes = serialize(tooBig);
+        }
+        m_client->reply(request, bytes);
+    });
+}
+
+void IsServer::subscribe(const Request &request, const QString &channel, const is::Criteria &criteria,
+                         bool withValues)
+{
+    if (!criteria.isValid()) {
+        replyStatus(request, Status::Code::BadRequest, criteria.errorString());
+        return;
+    }
+    StreamPtr stream = m_client->openStream(request, channel);
+    if (!stream) {
+        replyStatus(request, Status::Code::BadRequest, QStringLiteral("invalid subscription channel '%1'").arg(channel));
+        return;
+    }
+    auto s = std::make_shared<Subscriber>();
+    s->origin = request.origin();
+    s->channel = channel;
+    s->key = request.origin() + QLatin1Char('/') + channel;
+    s->stream = stream;
+    s->criteria = criteria;
+    s->withValues = withValues;
+    // Changes already handed to the workers before this point are not for this subscriber.
+    m_dispatcher->flush();
+    m_dispatcher->addSubscriber(s);
+    replyStatus(request, Status::Code::Ok);
+}
+
+void IsServer::publishStatistics()
+{
+    const qint64 nowMs = m_clock.elapsed();
+    const is::Repository::Statistics rs = m_repository->statistics();
+    // The server's own statistics updates are not counted as changes.
+    const quint64 changes = rs.inserts + rs.updates + rs.removes - m_statsPublished;
+    const quint64 deliveries = m_dispatcher->deliveries();
+    const double dt = qMax<qint64>(1, nowMs - m_lastStatsMs) / 1000.0;
+    is::Object o = is::Object::create(m_types, StatisticsType);
+    o.set<quint64>(QStringLiteral("objects"), quint64(rs.objects));
+    o.set<quint64>(QStringLiteral("changes"), changes);
+    o.set<double>(QStringLiteral("changesPerSecond"), m_lastStatsMs ? (changes - m_lastChanges) / dt : 0.0);
+    o.set<quint64>(QStringLiteral("deliveries"), deliveries);
+    o.set<double>(QStringLiteral("deliveriesPerSecond"), m_lastStatsMs ? (deliveries - m_lastDeliveries) / dt : 0.0);
+    o.set<quint64>(QStringLiteral("dropped"), m_dispatcher->drops());
+    o.set<quint64>(QStringLiteral("requests"), m_requests);
+    o.set<is::Time>(QStringLiteral("lastCheckpoint"), is::Time(m_lastCheckpointUs.load()));
+    o.set<quint64>(QStringLiteral("checkpointErrors"), m_checkpointErrors.load());
+    QList<QString> names;
+    QList<quint32> prios;
+    QList<quint64> delivered, dropped;
+    quint32 slow = 0;
+    for (const SubscriberPtr &s : m_dispatcher->subscribers()) {
+        names << s->key;
+        const int p = s->priority.load();
+        prios << quint32(p);
+        slow += p == 0;
+        delivered << s->delivered.load();
+        dropped << s->dropped.load();
+    }
+    o.set<quint32>(QStringLiteral("subscribers"), quint32(names.size()));
+    o.set<quint32>(QStringLiteral("slowSubscribers"), slow);
+    o.set(QStringLiteral("subscriberNames"), names);
+    o.set(QStringLiteral("subscriberPriorities"), prios);
+    o.set(QStringLiteral("subscriberDelivered"), delivered);
+    o.set(QStringLiteral("subscriberDropped"), dropped);
+    if (m_repository->upsert(StatisticsObject, o) == is::Repository::Result::Ok)
+        ++m_statsPublished;
+    m_lastStatsMs = nowMs;
+    m_lastChanges = changes;
+    m_lastDeliveries = deliveries;
+}
+
+void IsServer::checkpoint()
+{
+    if (m_saving.exchange(true))
+        return; // the previous one is still being written
+    m_pool.start([this] {
+        QString error;
+        if (is::Checkpoint::save(*m_repository, m_options.dataDir, &error)) {
+            m_lastCheckpointUs.store(is::Time::currentTime().microsecondsSinceEpoch());
+        } else {
+            m_checkpointErrors.fetch_add(1);
+            std::fprintf(stderr, "dialog-isserver %s: checkpoint failed: %s (the previous one is kept)\n",
+                         qPrintable(m_options.name), qPrintable(error));
+            std::fflush(stderr);
+        }
+        m_saving.store(false);
+    });
+}
+
+bool IsServer::saveNow(QString *error)
+{
+    m_pool.waitForDone();
+    if (m_options.dataDir.isEmpty() || !m_repository)
+        return true;
+    return is::Checkpoint::save(*m_repository, m_options.dataDir, error);
+}
+
+} // namespace dialog::isd

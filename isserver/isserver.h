@@ -1,0 +1,74 @@
+// dialog-isserver: one IS server (ATLAS Information Service) as a DIALOG process.
+#pragma once
+
+#include "dispatcher.h"
+
+#include "dialog/client.h"
+#include "dialog/is/dictionary.h"
+#include "dialog/is/repository.h"
+#include "dialog/is/typeregistry.h"
+
+#include <QElapsedTimer>
+#include <QObject>
+#include <QThreadPool>
+#include <atomic>
+#include <memory>
+
+class QTimer;
+
+namespace dialog::isd {
+
+struct ServerOptions
+{
+    QString name;
+    int threads = 2;
+    QString dataDir;  ///< empty: no persistence
+    QString typesDir; ///< empty: only the built-in types (and those declared at run time)
+    int checkpointS = 10;
+    int queueRecords = 10000;
+    ClientOptions client;
+};
+
+class IsServer : public QObject
+{
+    Q_OBJECT
+public:
+    explicit IsServer(const ServerOptions &options, QObject *parent = nullptr);
+    ~IsServer() override;
+
+    /// Loads types and the last checkpoint, then joins the DIALOG system. False with a reason.
+    bool start(QString *error);
+    /// Final checkpoint (on SIGTERM/SIGINT). False with a reason if it could not be written.
+    bool saveNow(QString *error);
+
+private:
+    void onRequest(const Request &request);
+    void reply(const Request &request, const QByteArray &data);
+    void replyStatus(const Request &request, is::Status::Code code, const QString &error = {});
+    void write(const Request &request, int op, const QString &name, const QByteArray &value);
+    void read(const Request &request, const QByteArray &data);
+    void subscribe(const Request &request, const QString &channel, const is::Criteria &criteria, bool withValues);
+    void scheduleFlush();
+    void publishStatistics();
+    void checkpoint();
+
+    ServerOptions m_options;
+    is::TypeRegistry m_types;
+    std::unique_ptr<is::Repository> m_repository;
+    std::unique_ptr<Dispatcher> m_dispatcher;
+    std::unique_ptr<Client> m_client;
+    QThreadPool m_pool; // reads (get, list, types) and checkpoints
+    bool m_flushScheduled = false;
+    QTimer *m_statsTimer = nullptr;
+    QTimer *m_checkpointTimer = nullptr;
+    std::atomic<bool> m_saving{false};
+    std::atomic<quint64> m_checkpointErrors{0};
+    std::atomic<qint64> m_lastCheckpointUs{0};
+    QElapsedTimer m_clock;
+    qint64 m_lastStatsMs = 0;
+    quint64 m_lastChanges = 0, m_lastDeliveries = 0;
+    quint64 m_requests = 0;
+    quint64 m_statsPublished = 0;
+};
+
+} // namespace dialog::isd

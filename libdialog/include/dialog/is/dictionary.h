@@ -1,0 +1,152 @@
+#pragma once
+
+#include "dialog/is/criteria.h"
+#include "dialog/is/object.h"
+#include "dialog/is/time.h"
+#include "dialog/is/typeregistry.h"
+
+#include <QObject>
+#include <QStringList>
+#include <functional>
+#include <memory>
+
+namespace dialog {
+class Client;
+}
+
+namespace dialog::is {
+
+class DictionaryPrivate;
+
+/// Outcome of an IS operation.
+class Status
+{
+public:
+    enum class Code
+    {
+        Ok,
+        NotFound,      ///< no such object
+        AlreadyExists, ///< insert of an existing object
+        TypeMismatch,  ///< update with another type; get as an unrelated type
+        UnknownType,   ///< a type the server (or this process) does not know
+        InvalidName,   ///< not "Server.Object", or a name of another server
+        InvalidObject, ///< a value that does not match its type
+        ReadOnly,      ///< the server is a mirror
+        UnknownServer, ///< no IS server of that name answered
+        Timeout,       ///< no answer in time
+        BadRequest,    ///< malformed request, bad regular expression, …
+        ServerError,   ///< anything else the server reported
+    };
+    Status() = default;
+    Status(Code code, const QString &message = {}) : m_code(code), m_message(message) {}
+    bool isOk() const { return m_code == Code::Ok; }
+    Code code() const { return m_code; }
+    QString message() const { return m_message; }
+    /// "ok" or "not found: …".
+    QString toString() const;
+    static QString codeName(Code code);
+
+private:
+    Code m_code = Code::Ok;
+    QString m_message;
+};
+
+/// An object as read from a server.
+struct Entry
+{
+    QString name;     ///< full name, "Server.Object"
+    QString typeName; ///< the stored type (the object may have been read as a base type)
+    Time time;        ///< last update
+    quint64 updateCount = 0;
+    Object object; ///< invalid when listed without values
+};
+
+/// The IS dictionary (ATLAS IS API): insert, update, remove, get and list objects of any IS server.
+/// Every call is asynchronous; the callback runs once, in this object's thread. The *Sync forms wait
+/// (running a local event loop) and are meant for command-line tools and tests.
+///
+/// Values travel in the binary IS encoding; the types needed to decode them are fetched from the
+/// server on first use and kept in types(), so code that does not know a type at compile time
+/// can still read every attribute (Object::variant, attributes()).
+class Dictionary : public QObject
+{
+    Q_OBJECT
+public:
+    enum class UpdateMode
+    {
+        CreateIfMissing, ///< insert the object if it does not exist
+        MustExist,       ///< fail with NotFound if it does not exist
+    };
+    using Done = std::function<void(const Status &)>;
+    using GetDone = std::function<void(const Status &, const Entry &)>;
+    using ListDone = std::function<void(const Status &, const QList<Entry> &)>;
+
+    /// @p client must outlive the dictionary.
+    explicit Dictionary(Client *client, QObject *parent = nullptr);
+    ~Dictionary() override;
+
+    Client *client() const;
+    /// Types known to this process: fetched from servers, loaded from XML, declared.
+    TypeRegistry &types();
+    /// Time-out of each request (default 5000 ms).
+    void setTimeout(int ms);
+    int timeout() const;
+
+    void insert(const QString &name, const Object &object, Done done = {});
+    void update(const QString &name, const Object &object, UpdateMode mode = UpdateMode::CreateIfMissing,
+                Done done = {});
+    void remove(const QString &name, Done done = {});
+    /// With @p asType set, the object must be of that type or derived from it and is read as it.
+    void get(const QString &name, GetDone done, const QString &asType = {});
+    /// Objects of @p server matching @p criteria, sorted by name (values only if @p withValues).
+    void list(const QString &server, const Criteria &criteria, ListDone done, bool withValues = true);
+    /// Merges the server's types into types().
+    void fetchTypes(const QString &server, Done done);
+    /// Declares types on a server at run time (and in types()).
+    void declareTypes(const QString &server, const QList<TypeInfo> &types, Done done = {});
+    /// The server's statistics object ("<server>.Statistics").
+    void statistics(const QString &server, GetDone done);
+    /// Names of the IS servers registered with the Control Server.
+    void servers(std::function<void(const Status &, const QStringList &)> done);
+
+    Status insertSync(const QString &name, const Object &object);
+    Status updateSync(const QString &name, const Object &object, UpdateMode mode = UpdateMode::CreateIfMissing);
+    Status removeSync(const QString &name);
+    Status getSync(const QString &name, Entry *out, const QString &asType = {});
+    Status listSync(const QString &server, const Criteria &criteria, QList<Entry> *out, bool withValues = true);
+    Status fetchTypesSync(const QString &server);
+    Status declareTypesSync(const QString &server, const QList<TypeInfo> &types);
+    Status serversSync(QStringList *out);
+
+    /// Splits "Server.Object" (false if there is no '.' or either part is empty).
+    static bool splitName(const QString &name, QString *server, QString *object);
+
+private:
+    std::unique_ptr<DictionaryPrivate> const d;
+};
+
+/// Iteration over the objects of a server matching criteria (fetched at construction, blocking).
+///
+///     dialog::is::Iterator it(dictionary, "DAQ", dialog::is::Criteria("Readout.*"));
+///     while (it.next())
+///         qInfo() << it.entry().name << it.entry().object.variant("events");
+class Iterator
+{
+public:
+    Iterator(Dictionary &dictionary, const QString &server, const Criteria &criteria = Criteria(),
+             bool withValues = true);
+    Status status() const { return m_status; }
+    qsizetype size() const { return m_entries.size(); }
+    bool next();
+    const Entry &entry() const { return m_entries.at(m_index); }
+
+private:
+    Status m_status;
+    QList<Entry> m_entries;
+    qsizetype m_index = -1;
+};
+
+} // namespace dialog::is
+
+Q_DECLARE_METATYPE(dialog::is::Status)
+Q_DECLARE_METATYPE(dialog::is::Entry)

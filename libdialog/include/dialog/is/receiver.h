@@ -1,0 +1,93 @@
+#pragma once
+
+#include "dialog/is/criteria.h"
+#include "dialog/is/dictionary.h"
+
+#include <QObject>
+#include <functional>
+#include <memory>
+
+namespace dialog::is {
+
+class ReceiverPrivate;
+
+/// One change of an IS object, as received by a subscriber. Cheap to copy (it shares the received
+/// batch); name(), typeName() and object() decode on demand.
+class Event
+{
+public:
+    enum class Kind : quint8
+    {
+        Created = 0,
+        Updated = 1,
+        Removed = 2,
+    };
+    Event() = default;
+    Kind kind() const { return m_kind; }
+    /// Full name "Server.Object".
+    QString name() const;
+    /// The object name without the server prefix, UTF-8, valid while the Event lives.
+    QByteArrayView objectNameUtf8() const;
+    QString server() const { return m_server; }
+    QString typeName() const;
+    Time time() const { return Time(m_timeUs); }
+    /// False for removals and for subscriptions made without values.
+    bool hasValue() const { return m_valueLength > 0; }
+    /// The value decoded with the receiver's types (invalid without value, or if it does not decode).
+    Object object(QString *error = nullptr) const;
+    /// The encoded value (dialog::is::encode()).
+    QByteArrayView encodedValue() const;
+    /// Id of the subscription (Receiver::subscribe) that delivered the event.
+    int subscription() const { return m_subscription; }
+
+private:
+    friend class ReceiverPrivate;
+    QByteArray m_batch;
+    QString m_server;
+    const TypeRegistry *m_types = nullptr;
+    qint64 m_timeUs = 0;
+    qint32 m_nameOffset = 0, m_typeOffset = 0, m_valueOffset = 0;
+    quint16 m_nameLength = 0, m_typeLength = 0;
+    qint32 m_valueLength = 0;
+    int m_subscription = 0;
+    Kind m_kind = Kind::Created;
+};
+
+/// Subscriptions to IS servers (ATLAS IS receiver): tells of every creation, update and removal
+/// of the objects matching criteria, with the value or only the name. Subscriptions survive
+/// restarts of the server and of the Control Server (they are made again when the server is back).
+/// Events arrive in this object's thread, in the order the server applied the changes.
+class Receiver : public QObject
+{
+    Q_OBJECT
+public:
+    /// @p dictionary (for types and requests) must outlive the receiver.
+    explicit Receiver(Dictionary *dictionary, QObject *parent = nullptr);
+    ~Receiver() override;
+
+    /// Subscribes to the objects of @p server matching @p criteria. Returns the subscription id
+    /// (> 0). The subscription becomes active asynchronously (subscriptionChanged).
+    int subscribe(const QString &server, const Criteria &criteria, bool withValues = true);
+    void unsubscribe(int id);
+    bool isActive(int id) const;
+    /// Called for every event, before changed() is emitted (cheaper than a signal at high rates).
+    void setCallback(std::function<void(const Event &)> callback);
+    /// Events delivered so far, all subscriptions together.
+    quint64 receivedCount() const;
+    /// Events the server dropped for these subscriptions because they were not read fast enough
+    /// (as the server reported them; the newest value of each object is sent again afterwards).
+    quint64 droppedCount() const;
+
+Q_SIGNALS:
+    void changed(const dialog::is::Event &event);
+    /// @p active false with @p error when the server refused or was lost (it is retried).
+    void subscriptionChanged(int id, bool active, const QString &error);
+
+private:
+    friend class ReceiverPrivate;
+    std::unique_ptr<ReceiverPrivate> const d;
+};
+
+} // namespace dialog::is
+
+Q_DECLARE_METATYPE(dialog::is::Event)

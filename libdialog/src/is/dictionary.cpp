@@ -1,0 +1,456 @@
+#include "dialog/is/dictionary.h"
+
+#include "dialog/client.h"
+#include "dialog/is/codec.h"
+#include "protocol_p.h"
+
+#include <QEventLoop>
+#include <QJsonDocument>
+#include <QPointer>
+#include <QSet>
+#include <QTimer>
+
+namespace dialog::is {
+
+using namespace protocol;
+
+QString Status::codeName(Code code)
+{
+    switch (code) {
+    case Code::Ok:
+        return QStringLiteral("ok");
+    case Code::NotFound:
+        return QStringLiteral("not found");
+    case Code::AlreadyExists:
+        return QStringLiteral("already exists");
+    case Code::TypeMismatch:
+        return QStringLiteral("type mismatch");
+    case Code::UnknownType:
+        return QStringLiteral("unknown type");
+    case Code::InvalidName:
+        return QStringLiteral("invalid name");
+    case Code::InvalidObject:
+        return QStringLiteral("invalid object");
+    case Code::ReadOnly:
+        return QStringLiteral("read-only");
+    case Code::UnknownServer:
+        return QStringLiteral("unknown server");
+    case Code::Timeout:
+        return QStringLiteral("time-out");
+    case Code::BadRequest:
+        return QStringLiteral("bad request");
+    case Code::ServerError:
+        return QStringLiteral("server error");
+    }
+    return QStringLiteral("error");
+}
+
+QString Status::toString() const
+{
+    if (m_message.isEmpty())
+        return codeName(m_code);
+    return codeName(m_code) + QStringLiteral(": ") + m_message;
+}
+
+class DictionaryPrivate
+{
+public:
+    Client *client = nullptr;
+    TypeRegistry types;
+    int timeoutMs = 5000;
+    QSet<QString> typesFetched; // servers whose types are in `types`
+
+    using ReplyFn = std::function<void(const Status &, const isproto::Reply &)>;
+    void call(Dictionary *q, const QString &server, const isproto::Request &request, ReplyFn done);
+    void withTypes(Dictionary *q, const QString &server, std::function<void(const Status &)> then);
+    Entry entryFrom(const QString &server, const isproto::Entry &e, Status *status);
+};
+
+void DictionaryPrivate::call(Dictionary *q, const QString &server, const isproto::Request &request, ReplyFn done)
+{
+    if (server.isEmpty() || !Client::isValidName(serviceName(server))) {
+        done(Status(Status::Code::InvalidName, QStringLiteral("invalid IS server name '%1'").arg(server)),
+             isproto::Reply());
+        return;
+    }
+    const QString service = serviceName(server);
+    client->request(service, serialize(request), timeoutMs, q, [this, server, service, done](const Reply &r) {
+        isproto::Reply reply;
+        switch (r.status()) {
+        case Reply::Status::Ok: {
+            const QByteArray data = r.data();
+            if (!reply.ParseFromArray(data.constData(), int(data.size()))) {
+                done(Status(Status::Code::ServerError,
+                            QStringLiteral("IS server %1 sent a malformed reply").arg(server)),
+                     reply);
+                return;
+            }
+            done(statusFromReply(reply), reply);
+            return;
+        }
+        case Reply::Status::Timeout:
+            if (client->providerOf(service).isEmpty())
+                done(Status(Status::Code::UnknownServer, QStringLiteral("no IS server '%1' is running").arg(server)),
+                     reply);
+            else
+                done(Status(Status::Code::Timeout,
+                            QStringLiteral("IS server %1 did not answer within %2 ms").arg(server).arg(timeoutMs)),
+                     reply);
+            return;
+        case Reply::Status::NotAccepted:
+            done(Status(Status::Code::UnknownServer, r.errorString()), reply);
+            return;
+        case Reply::Status::ProviderLost:
+            done(Status(Status::Code::UnknownServer, r.errorString()), reply);
+            return;
+        case Reply::Status::InvalidRequest:
+            done(Status(Status::Code::BadRequest, r.errorString()), reply);
+            return;
+        case Reply::Status::Failed:
+            done(Status(Status::Code::ServerError, r.errorString()), reply);
+            return;
+        }
+    });
+}
+
+void DictionaryPrivate::withTypes(Dictionary *q, const QString &server, std::function<void(const Status &)> then)
+{
+    if (typesFetched.contains(server)) {
+        then(Status());
+        return;
+    }
+    q->fetchTypes(server, std::move(then));
+}
+
+Entry DictionaryPrivate::entryFrom(const QString &server, const isproto::Entry &e, Status *status)
+{
+    Entry out;
+    out.name = server + QLatin1Char('.') + QString::fromStdString(e.name());
+    out.typeName = QString::fromStdString(e.type());
+    out.time = Time(e.time_us());
+    out.updateCount = e.update_count();
+    if (!e.value().empty()) {
+        QString error;
+        if (!decode(QByteArrayView(e.value().data(), qsizetype(e.value().size())), types, out.object, &error)
+            && status)
+            *status = Status(Status::Code::ServerError,
+                             QStringLiteral("cannot decode %1: %2").arg(out.name, error));
+    }
+    return out;
+}
+
+Dictionary::Dictionary(Client *client, QObject *parent) : QObject(parent), d(std::make_unique<DictionaryPrivate>())
+{
+    qRegisterMetaType<dialog::is::Status>();
+    qRegisterMetaType<dialog::is::Entry>();
+    d->client = client;
+}
+
+Dictionary::~Dictionary() = default;
+
+Client *Dictionary::client() const
+{
+    return d->client;
+}
+TypeRegistry &Dictionary::types()
+{
+    return d->types;
+}
+void Dictionary::setTimeout(int ms)
+{
+    d->timeoutMs = ms;
+}
+int Dictionary::timeout() const
+{
+    return d->timeoutMs;
+}
+
+bool Dictionary::splitName(const QString &name, QString *server, QString *object)
+{
+    const qsizetype dot = name.indexOf(QLatin1Char('.'));
+    if (dot <= 0 || dot == name.size() - 1)
+        return false;
+    if (server)
+        *server = name.left(dot);
+    if (object)
+        *object = name.mid(dot + 1);
+    return true;
+}
+
+namespace {
+Status badName(const QString &name)
+{
+    return Status(Status::Code::InvalidName,
+                  QStringLiteral("'%1' is not an IS object name (expected Server.Object)").arg(name));
+}
+} // namespace
+
+static void write(Dictionary *q, DictionaryPrivate *d, isproto::Request::Op op, const QString &name,
+                  const Object &object, Dictionary::Done done)
+{
+    if (!done)
+        done = [](const Status &) {};
+    QString server, obj;
+    if (!Dictionary::splitName(name, &server, &obj)) {
+        done(badName(name));
+        return;
+    }
+    isproto::Request r;
+    r.set_op(op);
+    r.set_name(obj.toStdString());
+    if (op != isproto::Request::REMOVE) {
+        if (!object.isValid()) {
+            done(Status(Status::Code::InvalidObject, QStringLiteral("invalid object for %1").arg(name)));
+            return;
+        }
+        const QByteArray v = encode(object);
+        r.set_value(v.constData(), size_t(v.size()));
+    }
+    d->call(q, server, r, [done](const Status &s, const isproto::Reply &) { done(s); });
+}
+
+void Dictionary::insert(const QString &name, const Object &object, Done done)
+{
+    write(this, d.get(), isproto::Request::INSERT, name, object, std::move(done));
+}
+
+void Dictionary::update(const QString &name, const Object &object, UpdateMode mode, Done done)
+{
+    write(this, d.get(), mode == UpdateMode::MustExist ? isproto::Request::UPDATE : isproto::Request::UPSERT, name,
+          object, std::move(done));
+}
+
+void Dictionary::remove(const QString &name, Done done)
+{
+    write(this, d.get(), isproto::Request::REMOVE, name, Object(), std::move(done));
+}
+
+void Dictionary::get(const QString &name, GetDone done, const QString &asType)
+{
+    QString server, obj;
+    if (!splitName(name, &server, &obj)) {
+        done(badName(name), Entry());
+        return;
+    }
+    d->withTypes(this, server, [this, server, obj, asType, done](const Status &ts) {
+        if (!ts.isOk()) {
+            done(ts, Entry());
+            return;
+        }
+        isproto::Request r;
+        r.set_op(isproto::Request::GET);
+        r.set_name(obj.toStdString());
+        r.set_type(asType.toStdString());
+        d->call(this, server, r, [this, server, done](const Status &s, const isproto::Reply &reply) {
+            if (!s.isOk() || reply.entries_size() != 1) {
+                done(s.isOk() ? Status(Status::Code::ServerError, QStringLiteral("empty reply")) : s, Entry());
+                return;
+            }
+            Status st;
+            const Entry e = d->entryFrom(server, reply.entries(0), &st);
+            done(st, e);
+        });
+    });
+}
+
+void Dictionary::list(const QString &server, const Criteria &criteria, ListDone done, bool withValues)
+{
+    if (!criteria.isValid()) {
+        done(Status(Status::Code::BadRequest, criteria.errorString()), {});
+        return;
+    }
+    d->withTypes(this, server, [this, server, criteria, withValues, done](const Status &ts) {
+        if (!ts.isOk()) {
+            done(ts, {});
+            return;
+        }
+        isproto::Request r;
+        r.set_op(isproto::Request::LIST);
+        r.set_with_values(withValues);
+        toProto(criteria, r.mutable_criteria());
+        d->call(this, server, r, [this, server, done](const Status &s, const isproto::Reply &reply) {
+            QList<Entry> out;
+            Status st = s;
+            if (s.isOk()) {
+                out.reserve(reply.entries_size());
+                for (const isproto::Entry &e : reply.entries())
+                    out.append(d->entryFrom(server, e, &st));
+            }
+            done(st, out);
+        });
+    });
+}
+
+void Dictionary::fetchTypes(const QString &server, Done done)
+{
+    isproto::Request r;
+    r.set_op(isproto::Request::TYPES);
+    d->call(this, server, r, [this, server, done](const Status &s, const isproto::Reply &reply) {
+        if (!s.isOk()) {
+            done(s);
+            return;
+        }
+        QJsonParseError pe;
+        const QJsonDocument doc = QJsonDocument::fromJson(
+            QByteArray::fromStdString(reply.types_json()), &pe);
+        QList<TypeInfo> types;
+        QString error;
+        if (!doc.isArray() || !typesFromJson(doc.array(), &types, &error) || !mergeTypes(d->types, types, &error)) {
+            done(Status(Status::Code::ServerError,
+                        QStringLiteral("types of IS server %1: %2").arg(server, error.isEmpty() ? pe.errorString() : error)));
+            return;
+        }
+        d->typesFetched.insert(server);
+        done(Status());
+    });
+}
+
+void Dictionary::declareTypes(const QString &server, const QList<TypeInfo> &types, Done done)
+{
+    if (!done)
+        done = [](const Status &) {};
+    isproto::Request r;
+    r.set_op(isproto::Request::DECLARE_TYPES);
+    QJsonArray arr;
+    for (const TypeInfo &t : types)
+        arr.append(typeToJson(t));
+    r.set_types_json(QJsonDocument(arr).toJson(QJsonDocument::Compact).toStdString());
+    d->call(this, server, r, [this, types, done](const Status &s, const isproto::Reply &) {
+        if (s.isOk()) {
+            QString error;
+            if (!mergeTypes(d->types, types, &error)) {
+                done(Status(Status::Code::TypeMismatch, error));
+                return;
+            }
+        }
+        done(s);
+    });
+}
+
+void Dictionary::statistics(const QString &server, GetDone done)
+{
+    get(server + QStringLiteral(".Statistics"), std::move(done));
+}
+
+void Dictionary::servers(std::function<void(const Status &, const QStringList &)> done)
+{
+    Subscription *sub = d->client->subscribe(QStringLiteral("DIALOG.Directory"));
+    if (!sub) {
+        done(Status(Status::Code::ServerError, QStringLiteral("cannot read the DIALOG directory")), {});
+        return;
+    }
+    auto *timer = new QTimer(sub);
+    timer->setSingleShot(true);
+    auto finished = std::make_shared<bool>(false);
+    const auto finish = [this, sub, done, finished](const Status &s, const QStringList &names) {
+        if (*finished)
+            return;
+        *finished = true;
+        QMetaObject::invokeMethod(this, [this, sub] { d->client->unsubscribe(sub); }, Qt::QueuedConnection);
+        done(s, names);
+    };
+    connect(timer, &QTimer::timeout, this, [finish, this] {
+        finish(Status(Status::Code::Timeout,
+                      QStringLiteral("no directory from the Control Server within %1 ms").arg(d->timeoutMs)),
+               {});
+    });
+    connect(sub, &Subscription::messageReceived, this, [finish](const Message &m) {
+        const QJsonObject dir = QJsonDocument::fromJson(m.data()).object();
+        QStringList names;
+        for (const QJsonValue &p : dir.value(QLatin1String("processes")).toArray())
+            for (const QJsonValue &s : p.toObject().value(QLatin1String("services")).toArray())
+                if (s.toString().startsWith(servicePrefix()))
+                    names << s.toString().mid(servicePrefix().size());
+        names.sort();
+        finish(Status(), names);
+    });
+    timer->start(d->timeoutMs);
+}
+
+// Blocking forms: run a local event loop until the callback ran.
+template <typename Start> static Status runSync(Start &&start)
+{
+    QEventLoop loop;
+    Status result;
+    bool done = false;
+    start([&](const Status &s) {
+        result = s;
+        done = true;
+        loop.quit();
+    });
+    if (!done)
+        loop.exec();
+    return result;
+}
+
+Status Dictionary::insertSync(const QString &name, const Object &object)
+{
+    return runSync([&](Done fin) { insert(name, object, fin); });
+}
+Status Dictionary::updateSync(const QString &name, const Object &object, UpdateMode mode)
+{
+    return runSync([&](Done fin) { update(name, object, mode, fin); });
+}
+Status Dictionary::removeSync(const QString &name)
+{
+    return runSync([&](Done fin) { remove(name, fin); });
+}
+Status Dictionary::getSync(const QString &name, Entry *out, const QString &asType)
+{
+    return runSync([&](Done fin) {
+        get(
+            name,
+            [out, fin](const Status &s, const Entry &e) {
+                if (out)
+                    *out = e;
+                fin(s);
+            },
+            asType);
+    });
+}
+Status Dictionary::listSync(const QString &server, const Criteria &criteria, QList<Entry> *out, bool withValues)
+{
+    return runSync([&](Done fin) {
+        list(
+            server, criteria,
+            [out, fin](const Status &s, const QList<Entry> &l) {
+                if (out)
+                    *out = l;
+                fin(s);
+            },
+            withValues);
+    });
+}
+Status Dictionary::fetchTypesSync(const QString &server)
+{
+    return runSync([&](Done fin) { fetchTypes(server, fin); });
+}
+Status Dictionary::declareTypesSync(const QString &server, const QList<TypeInfo> &types)
+{
+    return runSync([&](Done fin) { declareTypes(server, types, fin); });
+}
+Status Dictionary::serversSync(QStringList *out)
+{
+    return runSync([&](Done fin) {
+        servers([out, fin](const Status &s, const QStringList &l) {
+            if (out)
+                *out = l;
+            fin(s);
+        });
+    });
+}
+
+Iterator::Iterator(Dictionary &dictionary, const QString &server, const Criteria &criteria, bool withValues)
+{
+    m_status = dictionary.listSync(server, criteria, &m_entries, withValues);
+}
+
+bool Iterator::next()
+{
+    if (m_index + 1 >= m_entries.size())
+        return false;
+    ++m_index;
+    return true;
+}
+
+} // namespace dialog::is

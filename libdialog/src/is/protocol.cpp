@@ -1,0 +1,127 @@
+#include "protocol_p.h"
+
+#include <QtEndian>
+#include <cstring>
+
+namespace dialog::is::protocol {
+
+namespace {
+template <typename T> void put(QByteArray &out, T v)
+{
+    const T le = qToLittleEndian(v);
+    out.append(reinterpret_cast<const char *>(&le), sizeof le);
+}
+template <typename T> T get(const char *p)
+{
+    T v;
+    std::memcpy(&v, p, sizeof v);
+    return qFromLittleEndian(v);
+}
+} // namespace
+
+void appendRecord(QByteArray &out, quint8 kind, QByteArrayView name, QByteArrayView type, qint64 timeUs,
+                  QByteArrayView value)
+{
+    out.reserve(out.size() + RecordOverhead + name.size() + type.size() + value.size());
+    out.append(char(kind));
+    put<quint16>(out, quint16(name.size()));
+    out.append(name.data(), name.size());
+    put<quint16>(out, quint16(type.size()));
+    out.append(type.data(), type.size());
+    put<qint64>(out, timeUs);
+    put<quint32>(out, quint32(value.size()));
+    out.append(value.data(), value.size());
+}
+
+bool nextRecord(QByteArrayView batch, qsizetype &pos, RecordView &out, QString *error)
+{
+    const qsizetype size = batch.size();
+    if (pos >= size)
+        return false;
+    const char *p = batch.data();
+    const auto bad = [&](const char *why) {
+        if (error)
+            *error = QStringLiteral("malformed IS notification at byte %1: %2").arg(pos).arg(QLatin1String(why));
+        pos = size;
+        return false;
+    };
+    qsizetype i = pos;
+    if (size - i < 3)
+        return bad("truncated header");
+    out.kind = quint8(p[i]);
+    out.nameLength = get<quint16>(p + i + 1);
+    i += 3;
+    if (size - i < out.nameLength + 2)
+        return bad("truncated name");
+    out.nameOffset = qint32(i);
+    i += out.nameLength;
+    out.typeLength = get<quint16>(p + i);
+    i += 2;
+    if (size - i < out.typeLength + 12)
+        return bad("truncated type");
+    out.typeOffset = qint32(i);
+    i += out.typeLength;
+    out.timeUs = get<qint64>(p + i);
+    const quint32 vlen = get<quint32>(p + i + 8);
+    i += 12;
+    if (quint64(size - i) < vlen)
+        return bad("truncated value");
+    out.valueOffset = qint32(i);
+    out.valueLength = qint32(vlen);
+    pos = i + vlen;
+    return true;
+}
+
+Status::Code codeFor(Repository::Result r)
+{
+    switch (r) {
+    case Repository::Result::Ok:
+        return Status::Code::Ok;
+    case Repository::Result::InvalidName:
+        return Status::Code::InvalidName;
+    case Repository::Result::InvalidObject:
+        return Status::Code::InvalidObject;
+    case Repository::Result::UnknownType:
+        return Status::Code::UnknownType;
+    case Repository::Result::AlreadyExists:
+        return Status::Code::AlreadyExists;
+    case Repository::Result::NotFound:
+        return Status::Code::NotFound;
+    case Repository::Result::TypeMismatch:
+        return Status::Code::TypeMismatch;
+    }
+    return Status::Code::ServerError;
+}
+
+Status statusFromReply(const isproto::Reply &reply)
+{
+    const quint32 c = reply.code();
+    const auto code = c <= quint32(Status::Code::ServerError) ? Status::Code(c) : Status::Code::ServerError;
+    return Status(code, QString::fromStdString(reply.error()));
+}
+
+void toProto(const Criteria &c, isproto::Criteria *out)
+{
+    out->set_regex(c.regex().toStdString());
+    out->set_type(c.type().toStdString());
+    out->set_selector(quint32(c.selector()));
+    out->set_logic(quint32(c.logic()));
+}
+
+Criteria fromProto(const isproto::Criteria &c)
+{
+    const auto sel = c.selector() <= quint32(Criteria::TypeSelector::NotWithSubtypes)
+                         ? Criteria::TypeSelector(c.selector())
+                         : Criteria::TypeSelector::Any;
+    return Criteria(QString::fromStdString(c.regex()), QString::fromStdString(c.type()), sel,
+                    c.logic() == 1 ? Criteria::Logic::Or : Criteria::Logic::And);
+}
+
+QByteArray serialize(const google::protobuf::MessageLite &message)
+{
+    QByteArray out(qsizetype(message.ByteSizeLong()), Qt::Uninitialized);
+    message.SerializeToArray(out.data(), int(out.size()));
+    return out;
+}
+
+} // namespace dialog::is::protocol

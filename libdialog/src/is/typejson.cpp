@@ -1,0 +1,84 @@
+#include "dialog/is/typeregistry.h"
+
+namespace dialog::is {
+
+QJsonObject typeToJson(const TypeInfo &type)
+{
+    QJsonArray attrs;
+    for (const AttributeInfo &a : type.attributes())
+        attrs.append(QJsonObject{{QStringLiteral("name"), a.name()},
+                                 {QStringLiteral("description"), a.description()},
+                                 {QStringLiteral("type"), a.typeName()},
+                                 {QStringLiteral("vector"), a.isVector()}});
+    return QJsonObject{{QStringLiteral("name"), type.name()},
+                       {QStringLiteral("description"), type.description()},
+                       {QStringLiteral("base"), type.baseName()},
+                       {QStringLiteral("attributes"), attrs}};
+}
+
+QJsonArray typesToJson(const TypeRegistry &registry)
+{
+    QJsonArray out;
+    for (const QString &name : registry.typeNames())
+        out.append(typeToJson(registry.type(name)));
+    return out;
+}
+
+bool typesFromJson(const QJsonArray &json, QList<TypeInfo> *out, QString *error)
+{
+    const auto fail = [error](const QString &why) {
+        if (error)
+            *error = why;
+        return false;
+    };
+    QList<TypeInfo> types;
+    for (qsizetype i = 0; i < json.size(); ++i) {
+        if (!json.at(i).isObject())
+            return fail(QStringLiteral("type %1: not a JSON object").arg(i));
+        const QJsonObject t = json.at(i).toObject();
+        const QString name = t.value(QLatin1String("name")).toString();
+        if (name.isEmpty())
+            return fail(QStringLiteral("type %1: no name").arg(i));
+        TypeInfo info(name, t.value(QLatin1String("description")).toString(),
+                      t.value(QLatin1String("base")).toString());
+        const QJsonValue attrs = t.value(QLatin1String("attributes"));
+        if (!attrs.isArray() && !attrs.isUndefined())
+            return fail(QStringLiteral("type %1: 'attributes' is not an array").arg(name));
+        for (const QJsonValue &av : attrs.toArray()) {
+            const QJsonObject a = av.toObject();
+            const QString an = a.value(QLatin1String("name")).toString();
+            const QString at = a.value(QLatin1String("type")).toString();
+            if (an.isEmpty() || at.isEmpty())
+                return fail(QStringLiteral("type %1: an attribute without name or type").arg(name));
+            const QString ad = a.value(QLatin1String("description")).toString();
+            const bool vec = a.value(QLatin1String("vector")).toBool();
+            if (const auto basic = basicTypeFromName(at))
+                info.addAttribute(AttributeInfo(an, *basic, ad, vec));
+            else
+                info.addAttribute(AttributeInfo::nested(an, at, ad, vec));
+        }
+        types.append(info);
+    }
+    *out = types;
+    return true;
+}
+
+bool mergeTypes(TypeRegistry &registry, const QList<TypeInfo> &types, QString *error)
+{
+    QList<TypeInfo> missing;
+    for (const TypeInfo &t : types) {
+        if (!registry.contains(t.name())) {
+            missing.append(t);
+            continue;
+        }
+        const TypeInfo known = registry.type(t.name());
+        if (known.baseName() != t.baseName() || known.attributes() != t.attributes()) {
+            if (error)
+                *error = QStringLiteral("type %1 is already known with another definition").arg(t.name());
+            return false;
+        }
+    }
+    return missing.isEmpty() || registry.declareTypes(missing, error);
+}
+
+} // namespace dialog::is

@@ -1,0 +1,104 @@
+#include "client_p.h"
+
+#include <algorithm>
+
+namespace dialog {
+
+Stream::Stream(std::shared_ptr<StreamState> state) : d(std::move(state)) {}
+Stream::~Stream() = default;
+
+QString Stream::channel() const
+{
+    return d->channel;
+}
+QString Stream::peer() const
+{
+    return d->peer;
+}
+bool Stream::isBroken() const
+{
+    return d->broken.load(std::memory_order_relaxed);
+}
+qint64 Stream::queuedBytes() const
+{
+    return d->box->queuedBytes();
+}
+quint64 Stream::sentCount() const
+{
+    QMutexLocker l(&d->lock);
+    return d->sequence;
+}
+
+Stream::Result Stream::send(const QByteArray &data)
+{
+    if (isBroken())
+        return Result::Broken;
+    QMutexLocker l(&d->lock);
+    const quint64 seq = d->sequence + 1;
+    const QByteArray prefix = wire_format::serviceFramePrefix(d->key, seq, 0, data.size());
+    if (d->transport->send(d->box, {prefix, data}) != net::Transport::SendResult::Queued)
+        return Result::Full;
+    d->sequence = seq;
+    return Result::Queued;
+}
+
+void Stream::whenRoom(std::function<void()> fn)
+{
+    if (isBroken())
+        return;
+    d->transport->whenRoom(d->box, std::move(fn));
+}
+
+StreamPtr Client::openStream(const Request &from, const QString &channel)
+{
+    if (!d->transport || from.m_port == 0 || !isValidName(channel))
+        return nullptr;
+    auto st = std::make_shared<StreamState>();
+    st->transport = d->transport.get();
+    st->box = d->transport->outbox(net::Endpoint{from.m_host, from.m_port});
+    st->key = channel.toUtf8();
+    st->channel = channel;
+    st->peer = from.m_origin;
+    QMutexLocker l(&d->streamsLock);
+    // Forget the streams nobody holds any more.
+    d->streams.erase(std::remove_if(d->streams.begin(), d->streams.end(),
+                                    [](const std::weak_ptr<StreamState> &w) { return w.expired(); }),
+                     d->streams.end());
+    d->streams.push_back(st);
+    return StreamPtr(new Stream(st));
+}
+
+Subscription *Client::attach(const QString &channel)
+{
+    if (!isValidName(channel)) {
+        d->fail(Error::InvalidName, QStringLiteral("invalid channel name '%1' (empty or over %2 bytes)")
+                                        .arg(channel.left(64))
+                                        .arg(wire_format::MaxNameLength));
+        return nullptr;
+    }
+    auto *s = new Subscription(channel, this);
+    s->m_attached = true;
+    d->subscriptions[channel.toUtf8()].append(s);
+    ++d->subscriptionGeneration;
+    return s;
+}
+
+QString Client::providerOf(const QString &service) const
+{
+    for (Subscription *s : d->subscriptions.value(service.toUtf8()))
+        if (!s->provider().isEmpty() && s->state() != Subscription::State::Lost)
+            return s->provider();
+    if (Subscription *s = d->locators.value(service); s && s->state() != Subscription::State::Lost)
+        return s->provider();
+    return QString();
+}
+
+void ClientPrivate::onDestinationFailed(const net::Endpoint &destination)
+{
+    QMutexLocker l(&streamsLock);
+    for (const auto &w : streams)
+        if (const auto st = w.lock(); st && st->box->endpoint == destination)
+            st->broken.store(true);
+}
+
+} // namespace dialog
