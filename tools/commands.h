@@ -13,6 +13,11 @@ int publish(const QStringList &args);
 int echo(const QStringList &args);
 int bench(const QStringList &args);
 int is(const QStringList &args);
+/// Starts / stops the processes of a partition (cmd_up.cpp).
+int up(const QStringList &args);
+int down(const QStringList &args);
+/// The IS benchmarks (is-fanout, is-latency) and their child processes (is-sender, is-subscriber).
+int benchIs(const QString &test, const QStringList &args);
 
 /// Prints "dialog VERB: why" on stderr and returns 1.
 int fail(const QString &verb, const QString &why);

@@ -18,6 +18,8 @@ const char *usage = "usage: dialog <verb> [options]\n"
                     "  echo       answer a command by updating a service (used by bench rtt)\n"
                     "  bench      benchmarks: fanin, rtt, is-fanout, is-latency\n"
                     "  is         the Information Service: ls, get, put, rm, watch, types, stats\n"
+                    "  up         start the processes of a partition (PARTITION.json)\n"
+                    "  down       stop the processes of a partition\n"
                     "\n"
                     "Every verb accepts --help and --control-server host:port (or $DIALOG_CONTROL_SERVER).\n";
 }
@@ -51,6 +53,10 @@ int main(int argc, char *argv[])
         return echo(args);
     if (verb == QLatin1String("is"))
         return is(args);
+    if (verb == QLatin1String("up"))
+        return up(args);
+    if (verb == QLatin1String("down"))
+        return down(args);
     if (verb == QLatin1String("bench"))
         return bench(args);
     std::fprintf(stderr, "dialog: unknown verb '%s'\n\n%s", qPrintable(verb), usage);

@@ -1,0 +1,96 @@
+// A run-control process on DIALOG: its state machine, state/log/status services, transition
+// requests and commands, and its state in IS. The master and every slave kind derive from it.
+#pragma once
+
+#include "ispublisher.h"
+#include "protocol.h"
+#include "statemachine.h"
+
+#include "dialog/client.h"
+
+#include <QElapsedTimer>
+#include <QJsonObject>
+#include <QObject>
+#include <QSet>
+#include <functional>
+#include <memory>
+
+namespace dialog::rc {
+
+/// Settings shared by every run-control process.
+struct ControllableOptions
+{
+    ClientOptions client;
+    QString kind;                                          ///< "master", "control", "readout"
+    QString isTypesDir;                                    ///< IS type XML files
+    QString runParamsServer = QStringLiteral("RunParams"); ///< IS server of the RunCtrl.<P> objects
+    bool publishToIs = true;
+    QSet<Transition> failOn; ///< misbehaviour for tests: these transitions fail
+    QSet<Transition> hangOn; ///< misbehaviour for tests: these transitions never complete
+};
+
+class Controllable : public QObject
+{
+    Q_OBJECT
+public:
+    /// Called once with the outcome of perform(); calls after a reset abandoned it are ignored.
+    using Done = std::function<void(bool ok, const QString &error)>;
+
+    explicit Controllable(const ControllableOptions &options, QObject *parent = nullptr);
+    ~Controllable() override;
+
+    Client *client() const { return m_client.get(); }
+    QString name() const { return m_client->name(); }
+    const StateMachine &machine() const { return m_machine; }
+    const ControllableOptions &options() const { return m_options; }
+    IsPublisher *isPublisher() const { return m_is.get(); }
+
+    /// Publishes a log record on RunCtrl.<P>.Log (and to the local log).
+    void log(Severity severity, const QString &text);
+    /// Runs @p t as if requested (used by tests and the master's own logic). False with @p reason
+    /// if refused.
+    bool requestTransition(Transition t, const QJsonObject &params, Done done = {},
+                           QString *reason = nullptr);
+    /// Publishes the state again (also done after every change).
+    void publishState();
+
+Q_SIGNALS:
+    /// Emitted after every change of state, busy flag or error.
+    void stateChanged(dialog::rc::State state, bool busy);
+
+protected:
+    /// Does the work of @p t (the machine is busy with it). Call @p done exactly once, possibly later.
+    virtual void perform(Transition t, const QJsonObject &params, Done done) = 0;
+    /// Extra fields of the state JSON.
+    virtual QJsonObject stateExtras() const { return {}; }
+    /// Called after a transition completed (ok) or failed, and after a reset abandoned one.
+    virtual void transitionEnded(Transition, bool) {}
+    /// Enters Error by itself (a problem found outside a transition), logged as an error.
+    void enterError(const QString &why);
+    /// Leaves Error for @p s (master recovery).
+    bool restoreState(State s);
+    Service *statusService() const { return m_status; }
+
+private:
+    void onRequest(const Request &request);
+    void onCommand(const Command &command);
+    void publishIsState();
+    QJsonObject stateJson() const;
+
+    ControllableOptions m_options;
+    std::unique_ptr<Client> m_client;
+    std::unique_ptr<IsPublisher> m_is;
+    StateMachine m_machine;
+    Service *m_state = nullptr;
+    Service *m_log = nullptr;
+    Service *m_status = nullptr;
+    quint64 m_generation = 0; // bumped by every begin(): stale completions are ignored
+    QElapsedTimer m_transitionTimer;
+    qint64 m_lastDurationMs = 0;
+    qint64 m_lastTransitionEndMs = 0;
+};
+
+/// Parses "--fail-on"/"--hang-on" values ("configure,start").
+bool parseTransitionList(const QString &text, QSet<Transition> *out, QString *error);
+
+} // namespace dialog::rc

@@ -1,0 +1,81 @@
+#include "ispublisher.h"
+
+#include "dialog/client.h"
+#include "dialog/is/dictionary.h"
+
+#include <QDir>
+
+namespace dialog::rc {
+
+IsPublisher::IsPublisher(Client *client, const QString &typesDir, Warn warn, QObject *parent)
+    : QObject(parent), m_dictionary(std::make_unique<is::Dictionary>(client, this)), m_warn(std::move(warn))
+{
+    m_dictionary->setTimeout(3000);
+    QString error;
+    if (!typesDir.isEmpty() && QDir(typesDir).exists())
+        m_typesLoaded = m_dictionary->types().loadDirectory(typesDir, &error);
+    if (!m_typesLoaded && m_warn)
+        m_warn(QStringLiteral("IS types not loaded from '%1'%2; fetching them from the IS servers")
+                   .arg(typesDir,
+                        error.isEmpty() ? QString() : QStringLiteral(" (") + error + QLatin1Char(')')));
+}
+
+IsPublisher::~IsPublisher() = default;
+
+void IsPublisher::publish(const QString &name, const QString &type, Fill fill)
+{
+    Slot &slot = m_slots[name];
+    if (slot.inFlight) {
+        slot.next = std::make_shared<std::pair<QString, Fill>>(type, std::move(fill));
+        return;
+    }
+    send(name, type, fill);
+}
+
+void IsPublisher::send(const QString &name, const QString &type, const Fill &fill)
+{
+    m_slots[name].inFlight = true;
+    QString server, object;
+    is::Dictionary::splitName(name, &server, &object);
+    if (!m_dictionary->types().contains(type) && !m_fetchedServers.value(server)) {
+        // Types unknown locally: ask the server once, then build the object.
+        m_dictionary->fetchTypes(server, [this, name, type, fill, server](const is::Status &s) {
+            if (s.isOk())
+                m_fetchedServers.insert(server, true);
+            sendBuilt(name, type, fill);
+        });
+        return;
+    }
+    sendBuilt(name, type, fill);
+}
+
+void IsPublisher::sendBuilt(const QString &name, const QString &type, const Fill &fill)
+{
+    auto done = [this, name](const is::Status &s) {
+        Slot &slot = m_slots[name];
+        slot.inFlight = false;
+        if (s.isOk()) {
+            ++m_ok;
+            slot.failed = false;
+        } else if (!slot.failed) {
+            slot.failed = true;
+            if (m_warn)
+                m_warn(QStringLiteral("IS: cannot publish %1: %2").arg(name, s.toString()));
+        }
+        if (slot.next) {
+            const auto next = std::move(slot.next);
+            slot.next.reset();
+            send(name, next->first, next->second);
+        }
+    };
+    QString error;
+    is::Object obj = is::Object::create(m_dictionary->types(), type, &error);
+    if (!obj.isValid()) {
+        done(is::Status(is::Status::Code::UnknownType, error));
+        return;
+    }
+    fill(obj);
+    m_dictionary->update(name, obj, is::Dictionary::UpdateMode::CreateIfMissing, done);
+}
+
+} // namespace dialog::rc

@@ -1,0 +1,440 @@
+#include "master.h"
+
+#include "dialog/is/object.h"
+#include "dialog/is/time.h"
+
+#include <QDir>
+#include <QFile>
+#include <QFileInfo>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QSaveFile>
+
+namespace dialog::rc {
+
+Master::Master(const ControllableOptions &options, const Partition &partition, const QString &runNumberFile,
+               QObject *parent)
+    : Controllable(options, parent), m_partition(partition), m_runNumberFile(runNumberFile)
+{
+    QString error;
+    if (!readRunNumber(m_runNumberFile, &m_runNumber, &error))
+        log(Severity::Warning, error);
+    for (const ProcessSpec &s : partition.slaves) {
+        SlaveView v;
+        v.name = s.name;
+        v.kind = s.kind;
+        m_slaves.insert(s.name, v);
+        m_order << s.name;
+        Subscription *sub = client()->subscribe(stateService(s.name));
+        const QString name = s.name;
+        connect(sub, &Subscription::messageReceived, this,
+                [this, name](const Message &m) { onSlaveMessage(name, m.data()); });
+        connect(sub, &Subscription::stateChanged, this,
+                [this, name](Subscription::State st) { onSlaveSubscription(name, st); });
+    }
+    m_runInfoTimer.setInterval(1000);
+    connect(&m_runInfoTimer, &QTimer::timeout, this, [this] {
+        publishRunInfo();
+        publishState(); // the run's active time moves
+    });
+    log(Severity::Info, QStringLiteral("partition %1: %2 slaves, last run number %3")
+                            .arg(partition.name)
+                            .arg(partition.slaves.size())
+                            .arg(m_runNumber));
+    publishState();
+}
+
+QList<Master::SlaveView> Master::slaves() const
+{
+    QList<SlaveView> out;
+    for (const QString &n : m_order)
+        out << m_slaves.value(n);
+    return out;
+}
+
+bool Master::readRunNumber(const QString &file, quint32 *out, QString *error)
+{
+    *out = 0;
+    QFile f(file);
+    if (!f.exists())
+        return true;
+    if (!f.open(QIODevice::ReadOnly)) {
+        *error = QStringLiteral("cannot read the run number from %1: %2").arg(file, f.errorString());
+        return false;
+    }
+    bool ok = false;
+    const uint n = f.readAll().trimmed().toUInt(&ok);
+    if (!ok) {
+        *error = QStringLiteral("%1 does not hold a run number; starting from 0").arg(file);
+        return false;
+    }
+    *out = n;
+    return true;
+}
+
+bool Master::writeRunNumber(quint32 n, QString *error)
+{
+    QDir().mkpath(QFileInfo(m_runNumberFile).absolutePath());
+    QSaveFile f(m_runNumberFile);
+    if (!f.open(QIODevice::WriteOnly) || f.write(QByteArray::number(n) + '\n') < 0 || !f.commit()) {
+        *error = QStringLiteral("cannot save the run number to %1: %2").arg(m_runNumberFile, f.errorString());
+        return false;
+    }
+    return true;
+}
+
+qint64 Master::activeMs() const
+{
+    return m_activeMsBefore + (m_runningSince.isValid() ? m_runningSince.elapsed() : 0);
+}
+
+void Master::onSlaveSubscription(const QString &name, Subscription::State s)
+{
+    SlaveView &v = m_slaves[name];
+    if (s != Subscription::State::Lost)
+        return;
+    v.lost = true;
+    v.seen = false;
+    v.busy = false;
+    v.recovering = false;
+    const State ms = machine().state();
+    if (ms == State::Configured || ms == State::Running || ms == State::Paused || machine().busy()) {
+        if (!m_recoverTarget && ms != State::Error)
+            m_recoverTarget = ms;
+        slaveFailed(name, QStringLiteral("%1 lost").arg(name));
+    } else {
+        log(Severity::Warning, QStringLiteral("%1 lost").arg(name));
+        publishState();
+    }
+}
+
+void Master::slaveFailed(const QString &name, const QString &why)
+{
+    if (!m_culprits.contains(name))
+        m_culprits << name;
+    if (machine().busy())
+        return; // the pending fan-out reports it (ProviderLost / error reply)
+    if (machine().state() != State::Error)
+        enterError(why);
+    else {
+        log(Severity::Error, why);
+        publishState();
+    }
+}
+
+void Master::onSlaveMessage(const QString &name, const QByteArray &data)
+{
+    const QJsonObject o = QJsonDocument::fromJson(data).object();
+    const auto st = stateFromName(o.value(QStringLiteral("state")).toString());
+    if (!st)
+        return;
+    SlaveView &v = m_slaves[name];
+    const bool fresh = !v.seen;
+    v.seen = true;
+    v.lost = false;
+    v.state = *st;
+    v.busy = o.value(QStringLiteral("busy")).toBool();
+    v.transition = o.value(QStringLiteral("transition")).toString();
+    v.error = o.value(QStringLiteral("error")).toString();
+    v.pid = o.value(QStringLiteral("pid")).toInteger();
+    if (fresh)
+        log(Severity::Info,
+            QStringLiteral("%1 is there (%2, pid %3)").arg(name, stateName(v.state)).arg(v.pid));
+    checkConsistency();
+    recoverStep();
+    publishState();
+}
+
+void Master::checkConsistency()
+{
+    if (machine().busy())
+        return;
+    const State ms = machine().state();
+    if (ms != State::Configured && ms != State::Running && ms != State::Paused)
+        return;
+    for (const QString &n : std::as_const(m_order)) {
+        const SlaveView &v = m_slaves[n];
+        if (!v.seen || v.busy || v.state == ms)
+            continue;
+        // A slave that restarted (Initial) is recovered; one in Error waits for the operator's reset.
+        if (v.state == State::Initial)
+            m_recoverTarget = ms;
+        slaveFailed(
+            n, v.state == State::Error
+                   ? QStringLiteral("%1 in Error: %2").arg(n, v.error)
+                   : QStringLiteral("%1 is %2, the run is %3").arg(n, stateName(v.state), stateName(ms)));
+    }
+}
+
+void Master::recoverStep()
+{
+    if (!m_recoverTarget || machine().state() != State::Error || machine().busy())
+        return;
+    const State target = *m_recoverTarget;
+    bool allThere = true;
+    for (const QString &n : std::as_const(m_order)) {
+        SlaveView &v = m_slaves[n];
+        if (!v.seen || v.lost) {
+            allThere = false;
+            continue;
+        }
+        if (v.state == target && !v.busy)
+            continue;
+        allThere = false;
+        if (v.busy || v.recovering || v.state == State::Error)
+            continue;
+        const QList<Transition> route = path(v.state, target);
+        if (route.isEmpty())
+            continue;
+        // One step at a time; the slave's next state message triggers the next step.
+        const Transition t = route.first();
+        v.recovering = true;
+        log(Severity::Info, QStringLiteral("recovering %1: %2 (%3 -> %4)")
+                                .arg(n, transitionName(t), stateName(v.state), stateName(target)));
+        QJsonObject req = slaveParams(t);
+        req.insert(QStringLiteral("transition"), transitionName(t));
+        const quint64 epoch = m_epoch;
+        client()->request(
+            stateService(n), QJsonDocument(req).toJson(QJsonDocument::Compact),
+            m_partition.transitionTimeoutMs, this, [this, n, t, epoch](const Reply &r) {
+                if (epoch != m_epoch)
+                    return;
+                SlaveView &sv = m_slaves[n];
+                sv.recovering = false;
+                if (!r.isOk()) {
+                    log(Severity::Error, QStringLiteral("recovery of %1 failed in %2: %3")
+                                             .arg(n, transitionName(t), r.errorString()));
+                    return;
+                }
+                const auto st = stateFromName(
+                    QJsonDocument::fromJson(r.data()).object().value(QStringLiteral("state")).toString());
+                if (st)
+                    sv.state = *st;
+                sv.busy = false;
+                recoverStep();
+                publishState();
+            });
+    }
+    if (!allThere)
+        return;
+    m_recoverTarget.reset();
+    m_culprits.clear();
+    restoreState(target);
+    if (target == State::Running && !m_runningSince.isValid())
+        m_runningSince.start();
+    log(Severity::Info, QStringLiteral("recovered: every slave is %1 again").arg(stateName(target)));
+}
+
+QJsonObject Master::slaveParams(Transition t) const
+{
+    QJsonObject p;
+    if (t == Transition::Start || t == Transition::Resume || m_runNumber > 0)
+        p.insert(QStringLiteral("run_number"), qint64(m_runNumber));
+    p.insert(QStringLiteral("run_type"), m_runType);
+    return p;
+}
+
+struct Master::Pending
+{
+    int outstanding = 0;
+    QStringList failures;
+};
+
+void Master::perform(Transition t, const QJsonObject &params, Done done)
+{
+    QStringList readout, control;
+    QStringList absent;
+    for (const QString &n : std::as_const(m_order)) {
+        const SlaveView &v = m_slaves[n];
+        if (!v.seen || v.lost) {
+            absent << n;
+            continue;
+        }
+        (v.kind == QLatin1String("readout") ? readout : control) << n;
+    }
+    if (t == Transition::Reset) {
+        ++m_epoch; // abandon fan-outs and recoveries in progress
+        m_recoverTarget.reset();
+        m_culprits.clear();
+        for (SlaveView &v : m_slaves)
+            v.recovering = false;
+        if (!absent.isEmpty())
+            log(Severity::Warning,
+                QStringLiteral("reset: not running, skipped: %1").arg(absent.join(QStringLiteral(", "))));
+    } else if (!absent.isEmpty()) {
+        m_culprits = absent;
+        done(false, QStringLiteral("not running: %1").arg(absent.join(QStringLiteral(", "))));
+        return;
+    }
+    if (t == Transition::Start) {
+        QString error;
+        if (!writeRunNumber(m_runNumber + 1, &error)) {
+            done(false, error);
+            return;
+        }
+        ++m_runNumber;
+        m_runType = params.value(QStringLiteral("run_type")).toString(QStringLiteral("Physics"));
+    }
+    QList<QStringList> phases;
+    switch (t) {
+    case Transition::Start:
+    case Transition::Resume:
+        phases = {readout, control}; // the readout must be ready before the front-ends send triggers
+        break;
+    case Transition::Stop:
+    case Transition::Pause:
+        phases = {control, readout}; // triggers off first, then the readout drains
+        break;
+    default:
+        phases = {readout + control};
+        break;
+    }
+    m_culprits.clear();
+    runPhases(t, phases, params, done, m_epoch);
+}
+
+void Master::runPhases(Transition t, QList<QStringList> phases, const QJsonObject &params, Done done,
+                       quint64 epoch)
+{
+    while (!phases.isEmpty() && phases.first().isEmpty())
+        phases.removeFirst();
+    if (phases.isEmpty()) {
+        done(true, {});
+        return;
+    }
+    const QStringList group = phases.takeFirst();
+    auto pending = std::make_shared<Pending>();
+    pending->outstanding = int(group.size());
+    QJsonObject req = slaveParams(t);
+    req.insert(QStringLiteral("transition"), transitionName(t));
+    const QByteArray data = QJsonDocument(req).toJson(QJsonDocument::Compact);
+    const int timeout = m_partition.transitionTimeoutMs;
+    for (const QString &n : group) {
+        client()->request(stateService(n), data, timeout, this,
+                          [this, n, t, pending, phases, params, done, epoch, timeout](const Reply &r) {
+                              if (epoch != m_epoch)
+                                  return;
+                              if (!r.isOk()) {
+                                  QString why;
+                                  switch (r.status()) {
+                                  case Reply::Status::Timeout:
+                                      why = QStringLiteral("no answer within %1 ms").arg(timeout);
+                                      break;
+                                  case Reply::Status::ProviderLost:
+                                      why = QStringLiteral("lost during %1").arg(transitionName(t));
+                                      break;
+                                  default:
+                                      why = r.errorString();
+                                  }
+                                  pending->failures << QStringLiteral("%1: %2").arg(n, why);
+                                  if (!m_culprits.contains(n))
+                                      m_culprits << n;
+                              } else {
+                                  const QJsonObject o = QJsonDocument::fromJson(r.data()).object();
+                                  if (const auto st =
+                                          stateFromName(o.value(QStringLiteral("state")).toString())) {
+                                      m_slaves[n].state = *st;
+                                      m_slaves[n].busy = false;
+                                  }
+                              }
+                              if (--pending->outstanding > 0)
+                                  return;
+                              if (!pending->failures.isEmpty()) {
+                                  done(false, pending->failures.join(QStringLiteral("; ")));
+                                  return;
+                              }
+                              runPhases(t, phases, params, done, epoch);
+                          });
+    }
+}
+
+void Master::transitionEnded(Transition t, bool ok)
+{
+    if (ok) {
+        switch (t) {
+        case Transition::Start:
+            m_runStartMs = nowMs();
+            m_runStopMs = 0;
+            m_activeMsBefore = 0;
+            m_runningSince.start();
+            m_runInfoTimer.start();
+            log(Severity::Info, QStringLiteral("run %1 started").arg(m_runNumber));
+            break;
+        case Transition::Resume:
+            m_runningSince.start();
+            break;
+        case Transition::Pause:
+            m_activeMsBefore = activeMs();
+            m_runningSince.invalidate();
+            break;
+        case Transition::Stop:
+            m_activeMsBefore = activeMs();
+            m_runningSince.invalidate();
+            m_runStopMs = nowMs();
+            m_runInfoTimer.stop();
+            log(Severity::Info, QStringLiteral("run %1 stopped after %2 s of data taking")
+                                    .arg(m_runNumber)
+                                    .arg(double(m_activeMsBefore) / 1000.0, 0, 'f', 1));
+            break;
+        default:
+            break;
+        }
+    } else if (m_runningSince.isValid()) {
+        // The run goes on in Error (slaves may still take data) until stop or reset.
+    }
+    if (t == Transition::Reset) {
+        m_activeMsBefore = activeMs();
+        m_runningSince.invalidate();
+        m_runInfoTimer.stop();
+    }
+    publishRunInfo();
+}
+
+QJsonObject Master::stateExtras() const
+{
+    QJsonArray slaves;
+    for (const QString &n : m_order) {
+        const SlaveView &v = m_slaves.value(n);
+        slaves.append(QJsonObject{{QStringLiteral("name"), v.name},
+                                  {QStringLiteral("kind"), v.kind},
+                                  {QStringLiteral("present"), v.seen && !v.lost},
+                                  {QStringLiteral("lost"), v.lost},
+                                  {QStringLiteral("state"), v.seen ? stateName(v.state) : QString()},
+                                  {QStringLiteral("busy"), v.busy},
+                                  {QStringLiteral("transition"), v.transition},
+                                  {QStringLiteral("error"), v.error},
+                                  {QStringLiteral("pid"), v.pid}});
+    }
+    QJsonArray culprits;
+    for (const QString &c : m_culprits)
+        culprits.append(c);
+    return {{QStringLiteral("partition"), m_partition.name},
+            {QStringLiteral("slaves"), slaves},
+            {QStringLiteral("culprits"), culprits},
+            {QStringLiteral("recovering_to"), m_recoverTarget ? stateName(*m_recoverTarget) : QString()},
+            {QStringLiteral("run_number"), qint64(m_runNumber)},
+            {QStringLiteral("run_type"), m_runType},
+            {QStringLiteral("run_start_ms"), m_runStartMs},
+            {QStringLiteral("run_stop_ms"), m_runStopMs},
+            {QStringLiteral("run_active_ms"), activeMs()}};
+}
+
+void Master::publishRunInfo()
+{
+    if (!isPublisher() || m_partition.runParamsServer.isEmpty())
+        return;
+    const quint32 run = m_runNumber;
+    const QString type = m_runType, state = stateName(machine().state());
+    const qint64 start = m_runStartMs, active = activeMs();
+    isPublisher()->publish(m_partition.runParamsServer + QStringLiteral(".RunInfo"),
+                           QStringLiteral("RunInfo"), [=](is::Object &o) {
+                               o.set<quint32>(QStringLiteral("runNumber"), run);
+                               o.set<QString>(QStringLiteral("runType"), type);
+                               if (start > 0)
+                                   o.set<is::Time>(QStringLiteral("startTime"), is::Time(start * 1000));
+                               o.set<quint32>(QStringLiteral("activeTime"), quint32(active / 1000));
+                               o.set<QString>(QStringLiteral("state"), state);
+                           });
+}
+
+} // namespace dialog::rc

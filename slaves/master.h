@@ -1,0 +1,79 @@
+// dialog-master: drives the slaves of a partition through the run-control state machine.
+#pragma once
+
+#include "controllable.h"
+#include "partition.h"
+
+#include <QElapsedTimer>
+#include <QHash>
+#include <QTimer>
+
+namespace dialog::rc {
+
+/// Translates run-control transitions into requests to its slaves (phased: readout before control
+/// on start/resume, control before readout on stop/pause), waits for them with the partition's
+/// time-out and publishes the aggregated state: the state every slave agrees on, or Error naming
+/// the culprits. Owns the run number (persisted, +1 on every start) and RunParams.RunInfo. A lost
+/// slave puts the run in Error; a replacement that appears is brought to the state of the run, and
+/// the master leaves Error when every slave is back there.
+class Master : public Controllable
+{
+    Q_OBJECT
+public:
+    struct SlaveView
+    {
+        QString name, kind;
+        bool seen = false; ///< a state message arrived from the current incarnation
+        bool lost = false;
+        State state = State::Initial;
+        bool busy = false;
+        QString transition, error;
+        qint64 pid = 0;
+        bool recovering = false;
+    };
+
+    Master(const ControllableOptions &options, const Partition &partition, const QString &runNumberFile,
+           QObject *parent = nullptr);
+
+    const Partition &partition() const { return m_partition; }
+    QList<SlaveView> slaves() const;
+    QStringList culprits() const { return m_culprits; }
+    quint32 runNumber() const { return m_runNumber; }
+    QString runNumberFile() const { return m_runNumberFile; }
+    /// The run number in the file (0 if absent), false with @p error if it cannot be read.
+    static bool readRunNumber(const QString &file, quint32 *out, QString *error);
+
+protected:
+    void perform(Transition t, const QJsonObject &params, Done done) override;
+    QJsonObject stateExtras() const override;
+    void transitionEnded(Transition t, bool ok) override;
+
+private:
+    struct Pending; // one fan-out of a transition to a group of slaves
+    void onSlaveMessage(const QString &name, const QByteArray &data);
+    void onSlaveSubscription(const QString &name, Subscription::State s);
+    void runPhases(Transition t, QList<QStringList> phases, const QJsonObject &params, Done done,
+                   quint64 epoch);
+    void checkConsistency();
+    void recoverStep();
+    void slaveFailed(const QString &name, const QString &why);
+    void publishRunInfo();
+    QJsonObject slaveParams(Transition t) const;
+    bool writeRunNumber(quint32 n, QString *error);
+    qint64 activeMs() const;
+
+    Partition m_partition;
+    QString m_runNumberFile;
+    QList<QString> m_order;
+    QHash<QString, SlaveView> m_slaves;
+    QStringList m_culprits;
+    std::optional<State> m_recoverTarget; ///< set while waiting for lost slaves to come back
+    quint64 m_epoch = 0;                  ///< bumped on reset: late replies of abandoned fan-outs are ignored
+    quint32 m_runNumber = 0;
+    QString m_runType = QStringLiteral("Physics");
+    qint64 m_runStartMs = 0, m_runStopMs = 0, m_activeMsBefore = 0;
+    QElapsedTimer m_runningSince;
+    QTimer m_runInfoTimer;
+};
+
+} // namespace dialog::rc

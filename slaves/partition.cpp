@@ -1,0 +1,374 @@
+#include "partition.h"
+
+#include <QDir>
+#include <QFile>
+#include <QFileInfo>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QSet>
+
+namespace dialog::rc {
+
+namespace {
+
+class Reader
+{
+public:
+    explicit Reader(const QString &file) : m_file(QFileInfo(file).fileName()) {}
+
+    bool failed() const { return !m_error.isEmpty(); }
+    QString error() const { return m_error; }
+
+    void fail(const QString &field, const QString &why)
+    {
+        if (m_error.isEmpty())
+            m_error = QStringLiteral("%1: %2: %3").arg(m_file, field, why);
+    }
+
+    /// Fails on keys not in @p allowed (a typo must not be silently ignored).
+    void checkKeys(const QJsonObject &o, const QString &field, const QStringList &allowed)
+    {
+        for (auto it = o.begin(); it != o.end(); ++it)
+            if (!allowed.contains(it.key()))
+                fail(field.isEmpty() ? it.key() : field + QLatin1Char('.') + it.key(),
+                     QStringLiteral("unknown field (known: %1)").arg(allowed.join(QStringLiteral(", "))));
+    }
+
+    QString string(const QJsonObject &o, const QString &field, const QString &key, bool required,
+                   const QString &def = {})
+    {
+        const QJsonValue v = o.value(key);
+        if (v.isUndefined()) {
+            if (required)
+                fail(path(field, key), QStringLiteral("missing (a string is required)"));
+            return def;
+        }
+        if (!v.isString() || v.toString().trimmed().isEmpty()) {
+            fail(path(field, key), QStringLiteral("expected a non-empty string"));
+            return def;
+        }
+        return v.toString().trimmed();
+    }
+
+    qint64 integer(const QJsonObject &o, const QString &field, const QString &key, qint64 min, qint64 max,
+                   qint64 def)
+    {
+        const QJsonValue v = o.value(key);
+        if (v.isUndefined())
+            return def;
+        const double d = v.toDouble(-1e300);
+        if (!v.isDouble() || d != double(qint64(d)) || d < double(min) || d > double(max)) {
+            fail(path(field, key), QStringLiteral("expected an integer in %1..%2").arg(min).arg(max));
+            return def;
+        }
+        return qint64(d);
+    }
+
+    bool boolean(const QJsonObject &o, const QString &field, const QString &key, bool def)
+    {
+        const QJsonValue v = o.value(key);
+        if (v.isUndefined())
+            return def;
+        if (!v.isBool())
+            fail(path(field, key), QStringLiteral("expected true or false"));
+        return v.toBool(def);
+    }
+
+    QStringList strings(const QJsonObject &o, const QString &field, const QString &key)
+    {
+        const QJsonValue v = o.value(key);
+        if (v.isUndefined())
+            return {};
+        QStringList out;
+        if (!v.isArray()) {
+            fail(path(field, key), QStringLiteral("expected an array of strings"));
+            return out;
+        }
+        const QJsonArray a = v.toArray();
+        for (int i = 0; i < a.size(); ++i) {
+            if (!a.at(i).isString())
+                fail(QStringLiteral("%1[%2]").arg(path(field, key)).arg(i),
+                     QStringLiteral("expected a string"));
+            out << a.at(i).toString();
+        }
+        return out;
+    }
+
+    QJsonObject object(const QJsonObject &o, const QString &field, const QString &key, bool required)
+    {
+        const QJsonValue v = o.value(key);
+        if (v.isUndefined()) {
+            if (required)
+                fail(path(field, key), QStringLiteral("missing (an object is required)"));
+            return {};
+        }
+        if (!v.isObject())
+            fail(path(field, key), QStringLiteral("expected an object"));
+        return v.toObject();
+    }
+
+    static QString path(const QString &field, const QString &key)
+    {
+        return field.isEmpty() ? key : field + QLatin1Char('.') + key;
+    }
+
+private:
+    QString m_file;
+    QString m_error;
+};
+
+bool validName(const QString &name)
+{
+    if (name.isEmpty() || name.size() > 200)
+        return false;
+    for (QChar c : name)
+        if (!(c.isLetterOrNumber() || c == QLatin1Char('_') || c == QLatin1Char('-')))
+            return false;
+    return true;
+}
+
+QString resolve(const QString &base, const QString &p)
+{
+    if (p.isEmpty())
+        return p;
+    return QDir::cleanPath(QDir(base).absoluteFilePath(p));
+}
+
+ProcessSpec readProcess(Reader &r, const QJsonObject &o, const QString &field, ProcessSpec::Role role,
+                        const QStringList &keys)
+{
+    r.checkKeys(o, field, keys);
+    ProcessSpec s;
+    s.role = role;
+    s.name = r.string(o, field, QStringLiteral("name"), true);
+    if (!r.failed() && !validName(s.name))
+        r.fail(field + QStringLiteral(".name"),
+               QStringLiteral("'%1' is not a valid process name (letters, digits, '_' and '-')").arg(s.name));
+    s.host = r.string(o, field, QStringLiteral("host"), false, QStringLiteral("localhost"));
+    s.args = r.strings(o, field, QStringLiteral("args"));
+    return s;
+}
+
+} // namespace
+
+QString ProcessSpec::program() const
+{
+    switch (role) {
+    case Role::ControlServer:
+        return QStringLiteral("dialog-controlserver");
+    case Role::IsServer:
+        return QStringLiteral("dialog-isserver");
+    case Role::Master:
+        return QStringLiteral("dialog-master");
+    case Role::Slave:
+        return QStringLiteral("dialog-slave");
+    }
+    return {};
+}
+
+bool ProcessSpec::isLocal() const
+{
+    return host == QLatin1String("localhost") || host == QLatin1String("127.0.0.1") ||
+           host == QLatin1String("::1");
+}
+
+QStringList ProcessSpec::arguments(const Partition &p) const
+{
+    QStringList a;
+    switch (role) {
+    case Role::ControlServer:
+        a << QStringLiteral("--port") << QString::number(p.controlServerPort);
+        if (p.heartbeatMs > 0)
+            a << QStringLiteral("--heartbeat-ms") << QString::number(p.heartbeatMs);
+        break;
+    case Role::IsServer:
+        a << QStringLiteral("--name") << name << QStringLiteral("--types") << p.isTypesDir;
+        break;
+    case Role::Master:
+        a << QStringLiteral("--config") << p.file;
+        break;
+    case Role::Slave:
+        a << QStringLiteral("--kind") << kind << QStringLiteral("--name") << name
+          << QStringLiteral("--run-params-server") << p.runParamsServer << QStringLiteral("--daq-server")
+          << p.daqServer << QStringLiteral("--is-types") << p.isTypesDir;
+        break;
+    }
+    if (role != Role::ControlServer && p.heartbeatMs > 0)
+        a << QStringLiteral("--heartbeat-ms") << QString::number(p.heartbeatMs);
+    return a + args;
+}
+
+QString Partition::controlServerAddress() const
+{
+    const QString host =
+        (controlServerHost == QLatin1String("localhost")) ? QStringLiteral("127.0.0.1") : controlServerHost;
+    return QStringLiteral("%1:%2").arg(host).arg(controlServerPort);
+}
+
+QList<ProcessSpec> Partition::processes() const
+{
+    QList<ProcessSpec> out;
+    if (startControlServer) {
+        ProcessSpec cs;
+        cs.role = ProcessSpec::Role::ControlServer;
+        cs.name = QStringLiteral("ControlServer");
+        cs.host = controlServerHost;
+        cs.args = controlServerArgs;
+        out << cs;
+    }
+    out << isServers << master << slaves;
+    return out;
+}
+
+const ProcessSpec *Partition::slave(const QString &name) const
+{
+    for (const ProcessSpec &s : slaves)
+        if (s.name == name)
+            return &s;
+    return nullptr;
+}
+
+bool Partition::load(const QString &path, Partition *out, QString *error)
+{
+    QFile f(path);
+    if (!f.open(QIODevice::ReadOnly)) {
+        *error = QStringLiteral("cannot read partition file %1: %2").arg(path, f.errorString());
+        return false;
+    }
+    return parse(f.readAll(), path, out, error);
+}
+
+bool Partition::parse(const QByteArray &json, const QString &path, Partition *out, QString *error)
+{
+    Reader r(path);
+    QJsonParseError pe;
+    const QJsonDocument doc = QJsonDocument::fromJson(json, &pe);
+    if (pe.error != QJsonParseError::NoError) {
+        // Report the line, which an editor shows, rather than a byte offset.
+        const int line = int(json.left(pe.offset).count('\n')) + 1;
+        *error = QStringLiteral("%1: line %2: invalid JSON: %3")
+                     .arg(QFileInfo(path).fileName())
+                     .arg(line)
+                     .arg(pe.errorString());
+        return false;
+    }
+    if (!doc.isObject()) {
+        *error = QStringLiteral("%1: the partition must be a JSON object").arg(QFileInfo(path).fileName());
+        return false;
+    }
+    const QJsonObject root = doc.object();
+    const QString base = QFileInfo(path).absolutePath();
+    Partition p;
+    p.file = QFileInfo(path).absoluteFilePath();
+    r.checkKeys(root, {},
+                {QStringLiteral("name"), QStringLiteral("description"), QStringLiteral("control_server"),
+                 QStringLiteral("ssh_command"), QStringLiteral("bin_dir"), QStringLiteral("is_types_dir"),
+                 QStringLiteral("heartbeat_ms"), QStringLiteral("is_servers"), QStringLiteral("master"),
+                 QStringLiteral("slaves")});
+    p.name = r.string(root, {}, QStringLiteral("name"), true);
+    if (!r.failed() && !validName(p.name))
+        r.fail(QStringLiteral("name"), QStringLiteral("'%1' is not a valid partition name").arg(p.name));
+
+    const QJsonObject cs = r.object(root, {}, QStringLiteral("control_server"), true);
+    r.checkKeys(
+        cs, QStringLiteral("control_server"),
+        {QStringLiteral("host"), QStringLiteral("port"), QStringLiteral("start"), QStringLiteral("args")});
+    p.controlServerHost = r.string(cs, QStringLiteral("control_server"), QStringLiteral("host"), false,
+                                   QStringLiteral("localhost"));
+    p.controlServerPort =
+        quint16(r.integer(cs, QStringLiteral("control_server"), QStringLiteral("port"), 1, 65535, 3425));
+    p.startControlServer = r.boolean(cs, QStringLiteral("control_server"), QStringLiteral("start"), true);
+    p.controlServerArgs = r.strings(cs, QStringLiteral("control_server"), QStringLiteral("args"));
+
+    if (root.contains(QStringLiteral("ssh_command"))) {
+        p.sshCommand = r.strings(root, {}, QStringLiteral("ssh_command"));
+        if (!r.failed() && p.sshCommand.isEmpty())
+            r.fail(QStringLiteral("ssh_command"), QStringLiteral("must name a program"));
+        if (!r.failed())
+            p.sshCommand[0] =
+                p.sshCommand[0].contains(QLatin1Char('/')) ? resolve(base, p.sshCommand[0]) : p.sshCommand[0];
+    }
+    p.binDir = resolve(base, r.string(root, {}, QStringLiteral("bin_dir"), false));
+    p.isTypesDir = resolve(
+        base, r.string(root, {}, QStringLiteral("is_types_dir"), false, QStringLiteral("../is-types")));
+    p.heartbeatMs = int(r.integer(root, {}, QStringLiteral("heartbeat_ms"), 0, 60000, 0));
+
+    const QJsonValue isv = root.value(QStringLiteral("is_servers"));
+    if (!isv.isUndefined() && !isv.isArray())
+        r.fail(QStringLiteral("is_servers"), QStringLiteral("expected an array"));
+    const QJsonArray isa = isv.toArray();
+    for (int i = 0; i < isa.size(); ++i) {
+        const QString field = QStringLiteral("is_servers[%1]").arg(i);
+        if (!isa.at(i).isObject()) {
+            r.fail(field, QStringLiteral("expected an object"));
+            break;
+        }
+        ProcessSpec s = readProcess(r, isa.at(i).toObject(), field, ProcessSpec::Role::IsServer,
+                                    {QStringLiteral("name"), QStringLiteral("host"), QStringLiteral("args")});
+        p.isServers << s;
+    }
+
+    const QJsonObject m = r.object(root, {}, QStringLiteral("master"), true);
+    p.master = readProcess(r, m, QStringLiteral("master"), ProcessSpec::Role::Master,
+                           {QStringLiteral("name"), QStringLiteral("host"), QStringLiteral("args"),
+                            QStringLiteral("transition_timeout_ms"), QStringLiteral("run_number_file"),
+                            QStringLiteral("run_params_server"), QStringLiteral("daq_server")});
+    p.transitionTimeoutMs = int(
+        r.integer(m, QStringLiteral("master"), QStringLiteral("transition_timeout_ms"), 100, 3600000, 10000));
+    p.runNumberFile =
+        resolve(base, r.string(m, QStringLiteral("master"), QStringLiteral("run_number_file"), false));
+    p.runParamsServer =
+        r.string(m, QStringLiteral("master"), QStringLiteral("run_params_server"), false, p.runParamsServer);
+    p.daqServer = r.string(m, QStringLiteral("master"), QStringLiteral("daq_server"), false, p.daqServer);
+
+    const QJsonValue sv = root.value(QStringLiteral("slaves"));
+    if (!sv.isArray())
+        r.fail(QStringLiteral("slaves"), sv.isUndefined() ? QStringLiteral("missing (an array is required)")
+                                                          : QStringLiteral("expected an array"));
+    const QJsonArray sa = sv.toArray();
+    if (!r.failed() && sa.isEmpty())
+        r.fail(QStringLiteral("slaves"), QStringLiteral("a partition needs at least one slave"));
+    for (int i = 0; i < sa.size() && !r.failed(); ++i) {
+        const QString field = QStringLiteral("slaves[%1]").arg(i);
+        if (!sa.at(i).isObject()) {
+            r.fail(field, QStringLiteral("expected an object"));
+            break;
+        }
+        const QJsonObject o = sa.at(i).toObject();
+        ProcessSpec s = readProcess(
+            r, o, field, ProcessSpec::Role::Slave,
+            {QStringLiteral("name"), QStringLiteral("kind"), QStringLiteral("host"), QStringLiteral("args")});
+        s.kind = r.string(o, field, QStringLiteral("kind"), true);
+        if (!r.failed() && s.kind != QLatin1String("control") && s.kind != QLatin1String("readout"))
+            r.fail(field + QStringLiteral(".kind"),
+                   QStringLiteral("'%1': expected \"control\" or \"readout\"").arg(s.kind));
+        p.slaves << s;
+    }
+
+    // Names are DIALOG process names: they must be unique in the partition.
+    QSet<QString> seen;
+    const QList<ProcessSpec> all = QList<ProcessSpec>{p.master} + p.slaves;
+    for (const ProcessSpec &s : all) {
+        if (r.failed())
+            break;
+        if (seen.contains(s.name))
+            r.fail(QStringLiteral("name"), QStringLiteral("'%1' is used twice").arg(s.name));
+        seen.insert(s.name);
+    }
+    QSet<QString> isNames;
+    for (const ProcessSpec &s : std::as_const(p.isServers)) {
+        if (!r.failed() && isNames.contains(s.name))
+            r.fail(QStringLiteral("is_servers"),
+                   QStringLiteral("IS server '%1' is listed twice").arg(s.name));
+        isNames.insert(s.name);
+    }
+    if (r.failed()) {
+        *error = r.error();
+        return false;
+    }
+    *out = p;
+    return true;
+}
+
+} // namespace dialog::rc

@@ -1,0 +1,65 @@
+// A partition: the processes of one DAQ system and where they run (resources/partitions/*.json).
+#pragma once
+
+#include <QList>
+#include <QString>
+#include <QStringList>
+
+namespace dialog::rc {
+
+/// One process of a partition, as the launcher starts it.
+struct ProcessSpec
+{
+    enum class Role
+    {
+        ControlServer,
+        IsServer,
+        Master,
+        Slave,
+    };
+    Role role = Role::Slave;
+    QString name;     ///< DIALOG process name (IS server: the server name)
+    QString kind;     ///< slaves: "control" or "readout"
+    QString host;     ///< "localhost" (started locally) or a host reached over ssh
+    QStringList args; ///< extra arguments
+    QString program() const;
+    /// The full argument list of the program (without the program itself).
+    QStringList arguments(const struct Partition &partition) const;
+    bool isLocal() const;
+};
+
+/// A validated partition configuration.
+struct Partition
+{
+    QString name;
+    QString file;              ///< absolute path of the file it was read from
+    QString controlServerHost; ///< where the Control Server runs
+    quint16 controlServerPort = 3425;
+    QStringList controlServerArgs;
+    bool startControlServer = true;
+    QStringList sshCommand{QStringLiteral("ssh"), QStringLiteral("-o"), QStringLiteral("BatchMode=yes")};
+    QString binDir;     ///< where the programs are on every host (empty: next to the dialog tool)
+    QString isTypesDir; ///< absolute; handed to the IS servers
+    QString runParamsServer = QStringLiteral("RunParams"); ///< IS server of run parameters and states
+    QString daqServer = QStringLiteral("DAQ");             ///< IS server of readout statistics
+    QString runNumberFile;                                 ///< absolute, empty: the master's default location
+    int transitionTimeoutMs = 10000;
+    int heartbeatMs = 0; ///< 0: every process' default
+    ProcessSpec master;
+    QList<ProcessSpec> isServers;
+    QList<ProcessSpec> slaves;
+
+    /// "host:port" processes use to reach the Control Server.
+    QString controlServerAddress() const;
+    /// Every process in start order: Control Server (if started), IS servers, master, slaves.
+    QList<ProcessSpec> processes() const;
+    const ProcessSpec *slave(const QString &name) const;
+
+    /// Reads and validates @p path. On failure returns false with a one-line reason naming the file
+    /// and the offending field (e.g. "demo.json: slaves[2].kind: expected \"control\" or \"readout\"").
+    static bool load(const QString &path, Partition *out, QString *error);
+    /// Same for JSON text (@p path only names it in messages and anchors relative paths).
+    static bool parse(const QByteArray &json, const QString &path, Partition *out, QString *error);
+};
+
+} // namespace dialog::rc

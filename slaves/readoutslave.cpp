@@ -1,0 +1,150 @@
+#include "readoutslave.h"
+
+#include "dialog/is/object.h"
+#include "dialog/is/time.h"
+
+#include <QCoreApplication>
+#include <QJsonArray>
+#include <QJsonDocument>
+
+namespace dialog::rc {
+
+ReadoutSlave::ReadoutSlave(const ControllableOptions &options, const ReadoutConfig &config,
+                           const QString &daqServer, QObject *parent)
+    : Controllable(options, parent), m_config(config), m_daqServer(daqServer)
+{
+    m_status.setInterval(1000);
+    connect(&m_status, &QTimer::timeout, this, &ReadoutSlave::publishStatus);
+    m_status.start();
+    m_sinceLast.start();
+    publishStatus();
+}
+
+ReadoutSlave::~ReadoutSlave()
+{
+    stopEngine();
+}
+
+void ReadoutSlave::stopEngine()
+{
+    if (m_engine && m_engine->isRunning())
+        m_engine->stop();
+}
+
+void ReadoutSlave::perform(Transition t, const QJsonObject &params, Done done)
+{
+    switch (t) {
+    case Transition::Configure:
+        m_engine = std::make_unique<ReadoutEngine>(m_config, name());
+        log(Severity::Info,
+            QStringLiteral(
+                "readout configured: %1 threads, blocks of %2 events of ~%3 B, spill %4 s / off %5 s")
+                .arg(m_config.threads)
+                .arg(m_config.blockEvents)
+                .arg(m_config.eventSize)
+                .arg(m_config.spillS)
+                .arg(m_config.offS));
+        break;
+    case Transition::Start: {
+        m_runNumber = quint32(params.value(QStringLiteral("run_number")).toInteger());
+        QString error;
+        if (!m_engine->start(m_runNumber, &error))
+            return done(false, error);
+        m_runStartMs = nowMs();
+        m_lastEvents = m_lastBytes = m_lastErrors = 0;
+        m_peakRateHz = 0;
+        m_sinceLast.restart();
+        break;
+    }
+    case Transition::Pause:
+        m_engine->setPaused(true);
+        break;
+    case Transition::Resume:
+        m_engine->setPaused(false);
+        break;
+    case Transition::Stop: {
+        stopEngine();
+        const ReadoutEngine::Stats s = m_engine->stats();
+        log(Severity::Info,
+            QStringLiteral("run %1 stopped: %2 events, %3 MB, %4 errors%5")
+                .arg(m_runNumber)
+                .arg(s.events)
+                .arg(double(s.bytes) / 1e6, 0, 'f', 1)
+                .arg(s.errors)
+                .arg(s.outputFile.isEmpty() ? QString() : QStringLiteral(", written to ") + s.outputFile));
+        break;
+    }
+    case Transition::Unconfigure:
+    case Transition::Reset:
+        stopEngine();
+        m_engine.reset();
+        break;
+    }
+    done(true, {});
+    publishStatus();
+}
+
+QJsonObject ReadoutSlave::stateExtras() const
+{
+    return {{QStringLiteral("run_number"), qint64(m_runNumber)}};
+}
+
+void ReadoutSlave::publishStatus()
+{
+    const ReadoutEngine::Stats s = m_engine ? m_engine->stats() : ReadoutEngine::Stats();
+    const double dt = qMax<qint64>(1, m_sinceLast.restart()) / 1000.0;
+    if (s.events >= m_lastEvents) {
+        m_rateHz = double(s.events - m_lastEvents) / dt;
+        m_mbPerS = double(s.bytes - m_lastBytes) / dt / 1e6;
+    }
+    m_peakRateHz = qMax(m_peakRateHz, m_rateHz);
+    if (s.errors > m_lastErrors && !s.recentErrors.isEmpty())
+        log(Severity::Warning, QStringLiteral("%1 new consistency errors, last: %2")
+                                   .arg(s.errors - m_lastErrors)
+                                   .arg(s.recentErrors.last()));
+    m_lastEvents = s.events;
+    m_lastBytes = s.bytes;
+    m_lastErrors = s.errors;
+    QJsonArray errors;
+    for (const QString &e : s.recentErrors)
+        errors.append(e);
+    const QJsonObject o{{QStringLiteral("process"), name()},
+                        {QStringLiteral("kind"), QStringLiteral("readout")},
+                        {QStringLiteral("run_number"), qint64(m_runNumber)},
+                        {QStringLiteral("running"), s.running},
+                        {QStringLiteral("paused"), s.paused},
+                        {QStringLiteral("in_spill"), s.inSpill},
+                        {QStringLiteral("events"), qint64(s.events)},
+                        {QStringLiteral("bytes"), qint64(s.bytes)},
+                        {QStringLiteral("rate_hz"), qRound64(m_rateHz)},
+                        {QStringLiteral("peak_rate_hz"), qRound64(m_peakRateHz)},
+                        {QStringLiteral("mb_per_s"), qRound(m_mbPerS * 10) / 10.0},
+                        {QStringLiteral("errors"), qint64(s.errors)},
+                        {QStringLiteral("recent_errors"), errors},
+                        {QStringLiteral("input_queue"), s.inputDepth},
+                        {QStringLiteral("output_queue"), s.outputDepth},
+                        {QStringLiteral("queue_capacity"), s.queueCapacity},
+                        {QStringLiteral("source_waits"), qint64(s.sourceWaits)},
+                        {QStringLiteral("written_bytes"), qint64(s.written)},
+                        {QStringLiteral("threads"), m_config.threads},
+                        {QStringLiteral("time_ms"), nowMs()}};
+    statusService()->update(QJsonDocument(o).toJson(QJsonDocument::Compact));
+    if (!isPublisher() || m_daqServer.isEmpty())
+        return;
+    const double rate = m_rateHz;
+    isPublisher()->publish(QStringLiteral("%1.%2").arg(m_daqServer, name()), QStringLiteral("ReadoutStats"),
+                           [s, rate](is::Object &obj) {
+                               obj.set<QString>(QStringLiteral("host"), QStringLiteral("localhost"));
+                               obj.set<qint64>(QStringLiteral("pid"), QCoreApplication::applicationPid());
+                               obj.set<is::Time>(QStringLiteral("updateTime"), is::Time::currentTime());
+                               obj.set<quint64>(QStringLiteral("events"), s.events);
+                               obj.set<quint64>(QStringLiteral("bytes"), s.bytes);
+                               obj.set<double>(QStringLiteral("rate"), rate);
+                               obj.set<QList<quint32>>(QStringLiteral("queueDepths"),
+                                                       {quint32(s.inputDepth), quint32(s.outputDepth)});
+                               obj.set<quint32>(QStringLiteral("errors"), quint32(s.errors));
+                               obj.set<QList<QString>>(QStringLiteral("errorMessages"), s.recentErrors);
+                           });
+}
+
+} // namespace dialog::rc

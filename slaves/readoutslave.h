@@ -1,0 +1,45 @@
+// dialog-slave --kind readout: a simulated multi-threaded readout.
+#pragma once
+
+#include "controllable.h"
+#include "readoutengine.h"
+
+#include <QElapsedTimer>
+#include <QTimer>
+#include <memory>
+
+namespace dialog::rc {
+
+/// Configure creates the readout chain, start runs it for the run number the master gives, pause
+/// and resume hold the source, stop drains every queued block. Statistics (events, bytes, rates,
+/// queue depths, errors) go to RunCtrl.<P>.Status and to IS (DAQ.<P>, ReadoutStats) every second.
+class ReadoutSlave : public Controllable
+{
+    Q_OBJECT
+public:
+    ReadoutSlave(const ControllableOptions &options, const ReadoutConfig &config, const QString &daqServer,
+                 QObject *parent = nullptr);
+    ~ReadoutSlave() override;
+
+    ReadoutEngine *engine() const { return m_engine.get(); }
+
+protected:
+    void perform(Transition t, const QJsonObject &params, Done done) override;
+    QJsonObject stateExtras() const override;
+
+private:
+    void publishStatus();
+    void stopEngine();
+
+    ReadoutConfig m_config;
+    QString m_daqServer;
+    std::unique_ptr<ReadoutEngine> m_engine;
+    quint32 m_runNumber = 0;
+    QTimer m_status;
+    QElapsedTimer m_sinceLast;
+    quint64 m_lastEvents = 0, m_lastBytes = 0, m_lastErrors = 0;
+    double m_rateHz = 0, m_mbPerS = 0, m_peakRateHz = 0;
+    qint64 m_runStartMs = 0;
+};
+
+} // namespace dialog::rc

@@ -1,0 +1,324 @@
+// dialog up / dialog down: start and stop the processes of a partition.
+#include "clientsetup.h"
+#include "launcher.h"
+
+#include <QDir>
+#include <QElapsedTimer>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QTcpSocket>
+#include <QThread>
+#include <csignal>
+#include <cstdio>
+
+namespace dialog::tool {
+
+namespace {
+
+struct Common
+{
+    rc::Partition partition;
+    QString runDir, binDir;
+};
+
+/// Parses PARTITION.json, --run-dir and --bin-dir; false after printing the reason.
+bool common(QCommandLineParser &p, const QStringList &args, const QString &verb, Common *c)
+{
+    p.addPositionalArgument(QStringLiteral("partition"), QStringLiteral("Partition file (JSON)."));
+    p.addOption(
+        {QStringLiteral("run-dir"),
+         QStringLiteral(
+             "Where logs, IS data and the process record go (default $TMPDIR/dialog-<partition>-<uid>)."),
+         QStringLiteral("dir")});
+    p.addOption(
+        {QStringLiteral("bin-dir"),
+         QStringLiteral("Where the programs are (default: the partition's bin_dir, else next to this tool)."),
+         QStringLiteral("dir")});
+    p.addOption({QStringLiteral("timeout-ms"),
+                 QStringLiteral("How long to wait (default up 20000, down 5000)."), QStringLiteral("ms")});
+    p.addOption({QStringLiteral("json"), QStringLiteral("Print the process table as JSON.")});
+    p.addOption({QStringLiteral("port"), QStringLiteral("Control Server port instead of the partition's."),
+                 QStringLiteral("port")});
+    if (!parse(p, args, verb))
+        return false;
+    if (p.positionalArguments().size() != 1) {
+        fail(verb, QStringLiteral("expected one partition file (see --help)"));
+        return false;
+    }
+    QString error;
+    if (!rc::Partition::load(p.positionalArguments().first(), &c->partition, &error)) {
+        fail(verb, error);
+        return false;
+    }
+    if (p.isSet(QStringLiteral("port"))) {
+        qint64 port = 0;
+        if (!intOption(p, verb, QStringLiteral("port"), 1, 65535, port))
+            return false;
+        c->partition.controlServerPort = quint16(port);
+    }
+    c->runDir = p.isSet(QStringLiteral("run-dir")) ? QDir(p.value(QStringLiteral("run-dir"))).absolutePath()
+                                                   : Launcher::defaultRunDir(c->partition);
+    c->binDir = p.isSet(QStringLiteral("bin-dir")) ? QDir(p.value(QStringLiteral("bin-dir"))).absolutePath()
+                : !c->partition.binDir.isEmpty()   ? c->partition.binDir
+                                                   : QCoreApplication::applicationDirPath();
+    return true;
+}
+
+void printTable(const QList<Launched> &procs, bool json)
+{
+    if (json) {
+        QJsonArray a;
+        for (const Launched &l : procs)
+            a.append(l.toJson());
+        std::fputs(QJsonDocument(QJsonObject{{QStringLiteral("processes"), a}})
+                       .toJson(QJsonDocument::Compact)
+                       .constData(),
+                   stdout);
+        std::fputs("\n", stdout);
+        return;
+    }
+    std::printf("%-16s %-14s %-12s %-8s %s\n", "NAME", "ROLE", "HOST", "PID", "STATUS");
+    for (const Launched &l : procs) {
+        const QString role =
+            l.spec.role == rc::ProcessSpec::Role::Slave      ? QStringLiteral("slave/") + l.spec.kind
+            : l.spec.role == rc::ProcessSpec::Role::Master   ? QStringLiteral("master")
+            : l.spec.role == rc::ProcessSpec::Role::IsServer ? QStringLiteral("IS server")
+                                                             : QStringLiteral("Control Server");
+        std::printf("%-16s %-14s %-12s %-8lld %s\n", qPrintable(l.spec.name), qPrintable(role),
+                    qPrintable(l.spec.host), l.pid, qPrintable(l.status));
+    }
+    std::fflush(stdout);
+}
+
+bool waitForTcp(const QString &address, int timeoutMs)
+{
+    const QString host = address.section(QLatin1Char(':'), 0, 0);
+    const quint16 port = quint16(address.section(QLatin1Char(':'), 1, 1).toUInt());
+    QElapsedTimer t;
+    t.start();
+    while (t.elapsed() < timeoutMs) {
+        QTcpSocket s;
+        s.connectToHost(host, port);
+        if (s.waitForConnected(200))
+            return true;
+        QThread::msleep(50);
+    }
+    return false;
+}
+
+} // namespace
+
+int up(const QStringList &args)
+{
+    const QString verb = QStringLiteral("up");
+    QCommandLineParser p;
+    p.setApplicationDescription(QStringLiteral(
+        "Starts every process of a partition on its host (locally for localhost, else over the partition's "
+        "ssh_command), records their pids in the run directory, waits until each has registered with the "
+        "Control Server and prints a table. Exit status 1 if one did not come up."));
+    Common c;
+    if (!common(p, args, verb, &c))
+        return 1;
+    qint64 timeout = 20000;
+    if (!intOption(p, verb, QStringLiteral("timeout-ms"), 100, 3600000, timeout))
+        return 1;
+    Launcher launcher(c.partition, c.runDir, c.binDir);
+    QString error;
+    QList<Launched> previous;
+    if (!launcher.readRecord(&previous, &error))
+        return fail(verb, error);
+    int stillAlive = 0;
+    for (const Launched &l : previous)
+        stillAlive += launcher.alive(l) ? 1 : 0;
+    if (stillAlive > 0)
+        return fail(verb,
+                    QStringLiteral(
+                        "partition %1 is already up (%2 processes alive, see %3); run 'dialog down %4' first")
+                        .arg(c.partition.name)
+                        .arg(stillAlive)
+                        .arg(launcher.recordFile(), c.partition.file));
+    // Every local program must exist before anything is started: no half-started partition.
+    for (const rc::ProcessSpec &s : c.partition.processes())
+        if (s.isLocal() && !QFileInfo(launcher.programPath(s)).isExecutable())
+            return fail(verb, QStringLiteral("%1 not found in %2 (needed by %3 '%4'; is it built?)")
+                                  .arg(s.program(), c.binDir,
+                                       s.role == rc::ProcessSpec::Role::IsServer ? QStringLiteral("IS server")
+                                                                                 : QStringLiteral("process"),
+                                       s.name));
+    if (c.partition.startControlServer && waitForTcp(c.partition.controlServerAddress(), 300))
+        return fail(verb,
+                    QStringLiteral("something already listens on %1 (the partition's Control Server address)")
+                        .arg(c.partition.controlServerAddress()));
+
+    QList<Launched> procs;
+    int rc = 0;
+    auto record = [&] {
+        QString e;
+        if (!launcher.writeRecord(procs, &e))
+            fail(verb, e);
+    };
+    for (const rc::ProcessSpec &s : c.partition.processes()) {
+        Launched l;
+        if (!launcher.start(s, &l, &error)) {
+            l.spec = s;
+            l.status = QStringLiteral("not started: ") + error;
+            procs << l;
+            rc = 1;
+            continue;
+        }
+        l.status = QStringLiteral("started");
+        procs << l;
+        record();
+        if (s.role == rc::ProcessSpec::Role::ControlServer) {
+            if (!waitForTcp(c.partition.controlServerAddress(), int(qMin<qint64>(timeout, 10000)))) {
+                procs.last().status =
+                    QStringLiteral("not listening on ") + c.partition.controlServerAddress();
+                record();
+                printTable(procs, p.isSet(QStringLiteral("json")));
+                const QString tail = launcher.logTail(procs.last());
+                return fail(verb, QStringLiteral("the Control Server did not start%1")
+                                      .arg(tail.isEmpty() ? QString() : QStringLiteral(":\n") + tail));
+            }
+            procs.last().status = QStringLiteral("listening on ") + c.partition.controlServerAddress();
+        }
+    }
+    record();
+
+    // Wait until every DIALOG process appears in the Control Server's directory.
+    ClientOptions o = ClientOptions::fromEnvironment(
+        QStringLiteral("dialog-up-%1").arg(QCoreApplication::applicationPid()));
+    o.controlServers = {c.partition.controlServerAddress()};
+    if (!o.applyParser(p, &error))
+        return fail(verb, error);
+    o.controlServers = {c.partition.controlServerAddress()};
+    Client client(o);
+    if (!client.start())
+        return fail(verb, client.errorString());
+    QSet<QString> registered;
+    client.subscribe(QStringLiteral("DIALOG.Directory"), &client, [&](const Message &m) {
+        const QJsonArray a =
+            QJsonDocument::fromJson(m.data()).object().value(QStringLiteral("processes")).toArray();
+        registered.clear();
+        for (const QJsonValue &v : a)
+            registered.insert(v.toObject().value(QStringLiteral("name")).toString());
+    });
+    QElapsedTimer t;
+    t.start();
+    auto pendingCount = [&] {
+        int pending = 0;
+        for (Launched &l : procs) {
+            if (l.dialogName().isEmpty() || l.status.startsWith(QLatin1String("not started")))
+                continue;
+            if (registered.contains(l.dialogName()))
+                l.status = QStringLiteral("registered");
+            else if (l.spec.isLocal() && !launcher.alive(l))
+                l.status = QStringLiteral("exited");
+            else
+                ++pending;
+        }
+        return pending;
+    };
+    while (pendingCount() > 0 && t.elapsed() < timeout) {
+        QCoreApplication::processEvents(QEventLoop::AllEvents, 50);
+        QThread::msleep(20);
+    }
+    for (Launched &l : procs) {
+        if (l.status == QLatin1String("started") && !l.dialogName().isEmpty()) {
+            l.status = QStringLiteral("not registered within %1 ms").arg(timeout);
+            rc = 1;
+        } else if (l.status == QLatin1String("exited")) {
+            rc = 1;
+            const QString tail = launcher.logTail(l, 1);
+            if (!tail.isEmpty())
+                l.status += QStringLiteral(": ") + tail;
+        } else if (l.status.startsWith(QLatin1String("not "))) {
+            rc = 1;
+        }
+    }
+    record();
+    printTable(procs, p.isSet(QStringLiteral("json")));
+    if (rc == 0 && !p.isSet(QStringLiteral("json")))
+        std::printf("partition %s is up: Control Server %s, logs in %s/logs\n", qPrintable(c.partition.name),
+                    qPrintable(c.partition.controlServerAddress()), qPrintable(c.runDir));
+    else if (rc != 0)
+        std::fprintf(
+            stderr,
+            "dialog up: some processes did not come up (logs in %s/logs); 'dialog down %s' stops the rest\n",
+            qPrintable(c.runDir), qPrintable(c.partition.file));
+    return rc;
+}
+
+int down(const QStringList &args)
+{
+    const QString verb = QStringLiteral("down");
+    QCommandLineParser p;
+    p.setApplicationDescription(QStringLiteral(
+        "Stops the processes 'dialog up' started for a partition: SIGTERM, then SIGKILL after --timeout-ms; "
+        "the Control Server last."));
+    Common c;
+    if (!common(p, args, verb, &c))
+        return 1;
+    qint64 timeout = 5000;
+    if (!intOption(p, verb, QStringLiteral("timeout-ms"), 0, 3600000, timeout))
+        return 1;
+    Launcher launcher(c.partition, c.runDir, c.binDir);
+    QList<Launched> procs;
+    QString error;
+    if (!launcher.readRecord(&procs, &error))
+        return fail(verb, error);
+    if (procs.isEmpty()) {
+        std::printf("partition %s: nothing recorded in %s (not up?)\n", qPrintable(c.partition.name),
+                    qPrintable(launcher.recordFile()));
+        return 0;
+    }
+    int rc = 0;
+    // Slaves, master and IS servers first (in reverse start order), the Control Server last, so that
+    // everybody can still tell it goodbye.
+    auto stopGroup = [&](bool controlServer) {
+        QList<Launched *> group;
+        for (auto it = procs.rbegin(); it != procs.rend(); ++it) {
+            if ((it->spec.role == rc::ProcessSpec::Role::ControlServer) != controlServer)
+                continue;
+            if (!launcher.alive(*it)) {
+                it->status = QStringLiteral("not running");
+                continue;
+            }
+            if (!launcher.signal(*it, SIGTERM, &error)) {
+                it->status = error;
+                rc = 1;
+                continue;
+            }
+            group << &*it;
+        }
+        QElapsedTimer t;
+        t.start();
+        while (t.elapsed() < timeout) {
+            bool any = false;
+            for (Launched *l : group)
+                any = any || launcher.alive(*l);
+            if (!any)
+                break;
+            QThread::msleep(50);
+        }
+        for (Launched *l : group) {
+            if (!launcher.alive(*l)) {
+                l->status = QStringLiteral("stopped");
+                continue;
+            }
+            launcher.signal(*l, SIGKILL, &error);
+            QThread::msleep(100);
+            l->status = launcher.alive(*l) ? QStringLiteral("still alive after SIGKILL")
+                                           : QStringLiteral("killed (no exit within %1 ms)").arg(timeout);
+            if (launcher.alive(*l))
+                rc = 1;
+        }
+    };
+    stopGroup(false);
+    stopGroup(true);
+    printTable(procs, p.isSet(QStringLiteral("json")));
+    if (rc == 0)
+        launcher.removeRecord();
+    return rc;
+}
+
+} // namespace dialog::tool

@@ -1,0 +1,293 @@
+#include "launcher.h"
+
+#include <QDir>
+#include <QFile>
+#include <QFileInfo>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QProcess>
+#include <QSaveFile>
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+#include <sys/types.h>
+#include <unistd.h>
+
+namespace dialog::tool {
+
+using rc::ProcessSpec;
+
+namespace {
+
+QString roleName(ProcessSpec::Role r)
+{
+    switch (r) {
+    case ProcessSpec::Role::ControlServer:
+        return QStringLiteral("controlserver");
+    case ProcessSpec::Role::IsServer:
+        return QStringLiteral("isserver");
+    case ProcessSpec::Role::Master:
+        return QStringLiteral("master");
+    case ProcessSpec::Role::Slave:
+        return QStringLiteral("slave");
+    }
+    return {};
+}
+
+ProcessSpec::Role roleFromName(const QString &n)
+{
+    if (n == QLatin1String("controlserver"))
+        return ProcessSpec::Role::ControlServer;
+    if (n == QLatin1String("isserver"))
+        return ProcessSpec::Role::IsServer;
+    if (n == QLatin1String("master"))
+        return ProcessSpec::Role::Master;
+    return ProcessSpec::Role::Slave;
+}
+
+} // namespace
+
+QString shellQuote(const QString &s)
+{
+    QString q = s;
+    q.replace(QLatin1Char('\''), QStringLiteral("'\\''"));
+    return QLatin1Char('\'') + q + QLatin1Char('\'');
+}
+
+QString Launched::dialogName() const
+{
+    switch (spec.role) {
+    case ProcessSpec::Role::ControlServer:
+        return {};
+    case ProcessSpec::Role::IsServer:
+        return QStringLiteral("IS.Server.") + spec.name; // as dialog-isserver registers
+    default:
+        return spec.name;
+    }
+}
+
+QJsonObject Launched::toJson() const
+{
+    return {{QStringLiteral("name"), spec.name},
+            {QStringLiteral("role"), roleName(spec.role)},
+            {QStringLiteral("kind"), spec.kind},
+            {QStringLiteral("host"), spec.host},
+            {QStringLiteral("program"), spec.program()},
+            {QStringLiteral("pid"), pid},
+            {QStringLiteral("log"), log},
+            {QStringLiteral("status"), status}};
+}
+
+Launched Launched::fromJson(const QJsonObject &o)
+{
+    Launched l;
+    l.spec.name = o.value(QStringLiteral("name")).toString();
+    l.spec.role = roleFromName(o.value(QStringLiteral("role")).toString());
+    l.spec.kind = o.value(QStringLiteral("kind")).toString();
+    l.spec.host = o.value(QStringLiteral("host")).toString();
+    l.pid = o.value(QStringLiteral("pid")).toInteger();
+    l.log = o.value(QStringLiteral("log")).toString();
+    l.status = o.value(QStringLiteral("status")).toString();
+    return l;
+}
+
+Launcher::Launcher(const rc::Partition &partition, const QString &runDir, const QString &binDir)
+    : m_partition(partition), m_runDir(runDir), m_binDir(binDir)
+{
+}
+
+QString Launcher::defaultRunDir(const rc::Partition &p)
+{
+    return QDir::temp().filePath(QStringLiteral("dialog-%1-%2").arg(p.name).arg(::getuid()));
+}
+
+QString Launcher::recordFile() const
+{
+    return QDir(m_runDir).filePath(QStringLiteral("processes.json"));
+}
+
+bool Launcher::readRecord(QList<Launched> *out, QString *error) const
+{
+    QFile f(recordFile());
+    if (!f.exists())
+        return true;
+    if (!f.open(QIODevice::ReadOnly)) {
+        *error = QStringLiteral("cannot read %1: %2").arg(f.fileName(), f.errorString());
+        return false;
+    }
+    const QJsonDocument doc = QJsonDocument::fromJson(f.readAll());
+    if (!doc.isObject()) {
+        *error = QStringLiteral("%1 is not a process record").arg(f.fileName());
+        return false;
+    }
+    for (const QJsonValue &v : doc.object().value(QStringLiteral("processes")).toArray())
+        out->append(Launched::fromJson(v.toObject()));
+    return true;
+}
+
+bool Launcher::writeRecord(const QList<Launched> &procs, QString *error) const
+{
+    QJsonArray a;
+    for (const Launched &l : procs)
+        a.append(l.toJson());
+    QDir().mkpath(m_runDir);
+    QSaveFile f(recordFile());
+    const QJsonObject o{{QStringLiteral("partition"), m_partition.name},
+                        {QStringLiteral("file"), m_partition.file},
+                        {QStringLiteral("processes"), a}};
+    if (!f.open(QIODevice::WriteOnly) || f.write(QJsonDocument(o).toJson()) < 0 || !f.commit()) {
+        *error = QStringLiteral("cannot write %1: %2").arg(f.fileName(), f.errorString());
+        return false;
+    }
+    return true;
+}
+
+void Launcher::removeRecord() const
+{
+    QFile::remove(recordFile());
+}
+
+QString Launcher::programPath(const ProcessSpec &spec) const
+{
+    return QDir(m_binDir).filePath(spec.program());
+}
+
+bool Launcher::ssh(const QString &host, const QString &command, QByteArray *out, QString *error) const
+{
+    QProcess p;
+    QStringList args = m_partition.sshCommand.mid(1);
+    args << host << command;
+    p.start(m_partition.sshCommand.first(), args);
+    if (!p.waitForStarted(5000)) {
+        *error = QStringLiteral("cannot run %1: %2").arg(m_partition.sshCommand.first(), p.errorString());
+        return false;
+    }
+    if (!p.waitForFinished(15000)) {
+        p.kill();
+        p.waitForFinished(2000);
+        *error = QStringLiteral("%1 %2: no answer within 15 s").arg(m_partition.sshCommand.first(), host);
+        return false;
+    }
+    if (p.exitStatus() != QProcess::NormalExit || p.exitCode() != 0) {
+        *error = QStringLiteral("%1 %2 failed (exit %3): %4")
+                     .arg(m_partition.sshCommand.first(), host)
+                     .arg(p.exitCode())
+                     .arg(QString::fromLocal8Bit(p.readAllStandardError()).trimmed());
+        return false;
+    }
+    *out = p.readAllStandardOutput();
+    return true;
+}
+
+bool Launcher::start(const ProcessSpec &spec, Launched *out, QString *error) const
+{
+    out->spec = spec;
+    const QString logDir = QDir(m_runDir).filePath(QStringLiteral("logs"));
+    out->log = QDir(logDir).filePath(spec.name + QStringLiteral(".log"));
+    QStringList args = spec.arguments(m_partition);
+    if (spec.role == ProcessSpec::Role::IsServer)
+        args << QStringLiteral("--data-dir") << QDir(m_runDir).filePath(QStringLiteral("is"));
+    const QString program = programPath(spec);
+    if (spec.isLocal()) {
+        if (!QFileInfo(program).isExecutable()) {
+            *error = QStringLiteral("%1 not found in %2 (needed by %3; is it built?)")
+                         .arg(spec.program(), m_binDir, spec.name);
+            return false;
+        }
+        QDir().mkpath(logDir);
+        if (spec.role == ProcessSpec::Role::IsServer)
+            QDir().mkpath(QDir(m_runDir).filePath(QStringLiteral("is")));
+        QProcess p;
+        p.setProgram(program);
+        p.setArguments(args);
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.insert(QStringLiteral("DIALOG_CONTROL_SERVER"), m_partition.controlServerAddress());
+        p.setProcessEnvironment(env);
+        p.setStandardInputFile(QProcess::nullDevice());
+        p.setStandardOutputFile(out->log, QIODevice::Truncate);
+        p.setStandardErrorFile(out->log, QIODevice::Append);
+        p.setWorkingDirectory(m_runDir);
+        if (!p.startDetached(&out->pid)) {
+            *error = QStringLiteral("cannot start %1: %2").arg(program, p.errorString());
+            return false;
+        }
+        return true;
+    }
+    // Remote: the same paths on the other host; nohup so it outlives the ssh session.
+    QStringList quoted;
+    for (const QString &a : args)
+        quoted << shellQuote(a);
+    const QString cmd =
+        QStringLiteral("mkdir -p %1 %2 && test -x %3 || { echo '%4 not found on this host' >&2; exit 3; }; "
+                       "cd %5 && DIALOG_CONTROL_SERVER=%6 nohup %3 %7 >%8 2>&1 </dev/null & echo $!")
+            .arg(shellQuote(logDir), shellQuote(QDir(m_runDir).filePath(QStringLiteral("is"))),
+                 shellQuote(program), program, shellQuote(m_runDir),
+                 shellQuote(m_partition.controlServerAddress()), quoted.join(QLatin1Char(' ')),
+                 shellQuote(out->log));
+    QByteArray reply;
+    if (!ssh(spec.host, cmd, &reply, error))
+        return false;
+    bool ok = false;
+    out->pid = reply.trimmed().split('\n').last().toLongLong(&ok);
+    if (!ok || out->pid <= 0) {
+        *error = QStringLiteral("no process id from %1 for %2: '%3'")
+                     .arg(spec.host, spec.name, QString::fromLocal8Bit(reply));
+        return false;
+    }
+    return true;
+}
+
+bool Launcher::alive(const Launched &l) const
+{
+    if (l.pid <= 0)
+        return false;
+    if (l.spec.isLocal()) {
+        QFile stat(QStringLiteral("/proc/%1/stat").arg(l.pid));
+        if (!stat.open(QIODevice::ReadOnly))
+            return false;
+        const QByteArray s = stat.readAll();
+        const int close = s.lastIndexOf(')');
+        if (close < 0 || close + 2 >= s.size() || s.at(close + 2) == 'Z' || s.at(close + 2) == 'X')
+            return false;
+        // Guard against a recycled pid: it must still be our program.
+        QFile cmd(QStringLiteral("/proc/%1/cmdline").arg(l.pid));
+        return cmd.open(QIODevice::ReadOnly) && cmd.readAll().contains(l.spec.program().toUtf8());
+    }
+    QByteArray out;
+    QString error;
+    return ssh(l.spec.host, QStringLiteral("kill -0 %1 2>/dev/null && echo alive || echo gone").arg(l.pid),
+               &out, &error) &&
+           out.trimmed() == "alive";
+}
+
+bool Launcher::signal(const Launched &l, int sig, QString *error) const
+{
+    if (l.spec.isLocal()) {
+        if (!alive(l))
+            return true;
+        if (::kill(pid_t(l.pid), sig) != 0) {
+            *error = QStringLiteral("kill %1: %2").arg(l.pid).arg(QString::fromLocal8Bit(strerror(errno)));
+            return false;
+        }
+        return true;
+    }
+    QByteArray out;
+    return ssh(l.spec.host,
+               QStringLiteral("kill -%1 %2 2>/dev/null; true")
+                   .arg(sig == SIGKILL ? QStringLiteral("KILL") : QStringLiteral("TERM"))
+                   .arg(l.pid),
+               &out, error);
+}
+
+QString Launcher::logTail(const Launched &l, int lines) const
+{
+    if (!l.spec.isLocal())
+        return {};
+    QFile f(l.log);
+    if (!f.open(QIODevice::ReadOnly))
+        return {};
+    QList<QByteArray> all = f.readAll().trimmed().split('\n');
+    return QString::fromLocal8Bit(all.mid(qMax<qsizetype>(0, all.size() - lines)).join('\n'));
+}
+
+} // namespace dialog::tool

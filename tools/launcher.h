@@ -1,0 +1,58 @@
+// The partition launcher behind `dialog up` and `dialog down`: starts the processes of a partition
+// on their hosts (locally, or over ssh), records them, and stops them.
+#pragma once
+
+#include "partition.h"
+
+#include <QJsonObject>
+#include <QList>
+#include <QString>
+
+namespace dialog::tool {
+
+/// One process the launcher started.
+struct Launched
+{
+    rc::ProcessSpec spec;
+    qint64 pid = 0;
+    QString log;                ///< its stdout and stderr, on its host
+    QString status;             ///< for the report: registered, exited, not registered, stopped, killed...
+    QString dialogName() const; ///< the name it registers with the Control Server ("" for the server)
+    QJsonObject toJson() const;
+    static Launched fromJson(const QJsonObject &o);
+};
+
+class Launcher
+{
+public:
+    Launcher(const rc::Partition &partition, const QString &runDir, const QString &binDir);
+
+    /// Default run directory of a partition: $TMPDIR/dialog-<partition>-<uid>.
+    static QString defaultRunDir(const rc::Partition &p);
+    QString recordFile() const;
+    bool readRecord(QList<Launched> *out, QString *error) const;
+    bool writeRecord(const QList<Launched> &procs, QString *error) const;
+    void removeRecord() const;
+
+    /// The path of @p spec's program on its host.
+    QString programPath(const rc::ProcessSpec &spec) const;
+    /// Starts @p spec (detached, output to its log); false with @p error.
+    bool start(const rc::ProcessSpec &spec, Launched *out, QString *error) const;
+    /// Whether the process is alive (zombies count as dead).
+    bool alive(const Launched &l) const;
+    /// Sends @p signal (SIGTERM / SIGKILL) to the process on its host.
+    bool signal(const Launched &l, int signal, QString *error) const;
+    /// The last lines of a local process' log.
+    QString logTail(const Launched &l, int lines = 5) const;
+
+private:
+    /// Runs a shell command on @p host over the ssh command; its stdout, or false with @p error.
+    bool ssh(const QString &host, const QString &command, QByteArray *out, QString *error) const;
+
+    rc::Partition m_partition;
+    QString m_runDir, m_binDir;
+};
+
+QString shellQuote(const QString &s);
+
+} // namespace dialog::tool
