@@ -212,7 +212,10 @@ void Dispatcher::process(Worker &w, const std::vector<Note> &notes)
                 }
                 continue;
             }
-            s->pending.append(rec);
+            if (s->pendingRecords == 0)
+                s->pending = rec; // shared, not copied: a lone notification goes out as encoded
+            else
+                s->pending.append(rec);
             ++s->pendingRecords;
             if (!s->dirty) {
                 s->dirty = true;
@@ -256,8 +259,6 @@ void Dispatcher::flushSubscriber(Worker &w, Subscriber &s)
             const int p = s.priority.load(std::memory_order_relaxed);
             if (p < m_options.workers)
                 s.priority.store(p + 1, std::memory_order_relaxed);
-            if (s.pending.capacity() == 0)
-                s.pending.reserve(qMin<qint64>(data.size() + 256, m_options.maxMessage));
             return;
         }
         case Stream::Result::Broken:

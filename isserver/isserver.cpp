@@ -216,6 +216,11 @@ void IsServer::write(const Request &request, int op, const QString &name, const 
 {
     QString error;
     is::Repository::Result res;
+    if (name == StatisticsObject || name == m_options.name + QLatin1Char('.') + StatisticsObject) {
+        replyStatus(request, Status::Code::InvalidName,
+                    QStringLiteral("%1.%2 is written by the server only").arg(m_options.name, StatisticsObject));
+        return;
+    }
     if (op == isproto::Request::REMOVE) {
         res = m_repository->remove(name, &error);
     } else {
@@ -225,11 +230,6 @@ void IsServer::write(const Request &request, int op, const QString &name, const 
             replyStatus(request, error.contains(QLatin1String("unknown type")) ? Status::Code::UnknownType
                                                                                : Status::Code::InvalidObject,
                         error);
-            return;
-        }
-        if (name.endsWith(QLatin1Char('.') + StatisticsObject) || name == StatisticsObject) {
-            replyStatus(request, Status::Code::InvalidName,
-                        QStringLiteral("%1.%2 is written by the server only").arg(m_options.name, StatisticsObject));
             return;
         }
         res = op == isproto::Request::INSERT   ? m_repository->insert(name, obj, &error)

@@ -1,5 +1,4 @@
-#include "childprocesses.h"
-#include "clientsetup.h"
+#include "benchsupport.h"
 
 #include <QElapsedTimer>
 #include <QEventLoop>
@@ -14,48 +13,6 @@
 namespace dialog::tool {
 
 namespace {
-
-/// Runs the event loop until @p done returns true or @p timeoutMs passes.
-template <typename Pred> bool runUntil(Pred done, int timeoutMs)
-{
-    QElapsedTimer t;
-    t.start();
-    while (!done()) {
-        if (t.elapsed() > timeoutMs)
-            return false;
-        QCoreApplication::processEvents(QEventLoop::AllEvents, 10);
-        if (!done())
-            QThread::usleep(500);
-    }
-    return true;
-}
-
-void runFor(int ms)
-{
-    QEventLoop loop;
-    QTimer::singleShot(ms, &loop, &QEventLoop::quit);
-    loop.exec();
-}
-
-struct Environment
-{
-    ChildProcesses children;
-    quint16 port = 0;
-    QString address;
-
-    bool startControlServer(QString *error)
-    {
-        port = ChildProcesses::freePort();
-        address = QStringLiteral("127.0.0.1:%1").arg(port);
-        children.start(ChildProcesses::binary(QStringLiteral("dialog-controlserver")),
-                       {QStringLiteral("--port"), QString::number(port)});
-        if (!ChildProcesses::waitForPort(port, 5000)) {
-            *error = QStringLiteral("the Control Server did not start on port %1").arg(port);
-            return false;
-        }
-        return true;
-    }
-};
 
 int fanin(const QStringList &args)
 {
@@ -274,10 +231,10 @@ int bench(const QStringList &args)
     if (args.size() < 2 || args.at(1).startsWith(QLatin1Char('-'))) {
         if (args.size() >= 2 &&
             (args.at(1) == QLatin1String("--help") || args.at(1) == QLatin1String("-h"))) {
-            std::puts("usage: dialog bench fanin|rtt [options]   (dialog bench fanin --help)");
+            std::puts("usage: dialog bench fanin|rtt|is-fanout|is-latency [options]   (dialog bench fanin --help)");
             return 0;
         }
-        return fail(QStringLiteral("bench"), QStringLiteral("expected a test: fanin or rtt"));
+        return fail(QStringLiteral("bench"), QStringLiteral("expected a test: fanin, rtt, is-fanout or is-latency"));
     }
     QStringList rest = args;
     const QString test = rest.takeAt(1);
@@ -286,7 +243,10 @@ int bench(const QStringList &args)
         return fanin(rest);
     if (test == QLatin1String("rtt"))
         return rtt(rest);
-    return fail(QStringLiteral("bench"), QStringLiteral("unknown test '%1' (fanin or rtt)").arg(test));
+    if (test.startsWith(QLatin1String("is-")))
+        return benchIs(test, rest);
+    return fail(QStringLiteral("bench"),
+                QStringLiteral("unknown test '%1' (fanin, rtt, is-fanout or is-latency)").arg(test));
 }
 
 } // namespace dialog::tool

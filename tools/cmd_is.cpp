@@ -140,6 +140,13 @@ bool checkServer(Session &s, const QString &server, QString *error)
         return false;
     }
     if (!servers.contains(server)) {
+        // The directory is published with a short delay: a server that just started may answer already.
+        const int timeout = s.dict->timeout();
+        s.dict->setTimeout(qMin(timeout, 1000));
+        const bool answers = s.dict->fetchTypesSync(server).isOk();
+        s.dict->setTimeout(timeout);
+        if (answers)
+            return true;
         *error = QStringLiteral("unknown server: no IS server '%1' is running (servers: %2)")
                      .arg(server, servers.isEmpty() ? QStringLiteral("none") : servers.join(QLatin1String(", ")));
         return false;

@@ -233,6 +233,8 @@ bool Client::start()
     to.senderThreads = d->options.senderThreads;
     to.readerThreads = d->options.readerThreads;
     to.maxQueueBytes = d->options.maxQueueBytes;
+    to.maxPendingDelivery = d->options.maxPendingBytes;
+    to.receiveBufferBytes = d->options.receiveBufferBytes;
     to.maxMessageSize = d->options.maxMessageSize;
     to.idleTimeoutMs = d->options.idleTimeoutMs;
     d->transport = std::make_unique<net::Transport>(to);

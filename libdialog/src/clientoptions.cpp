@@ -62,6 +62,12 @@ void ClientOptions::addParserOptions(QCommandLineParser &p)
     p.addOption({QStringLiteral("queue-bytes"),
                  QStringLiteral("Bound of each per-destination queue in bytes (default 8388608)."),
                  QStringLiteral("bytes")});
+    p.addOption({QStringLiteral("pending-bytes"),
+                 QStringLiteral("Received bytes waiting for delivery before reading pauses (default 33554432)."),
+                 QStringLiteral("bytes")});
+    p.addOption({QStringLiteral("receive-buffer-bytes"),
+                 QStringLiteral("Socket receive buffer of inbound connections (default: the system's)."),
+                 QStringLiteral("bytes")});
     p.addOption({QStringLiteral("dialog-port"),
                  QStringLiteral("Port to receive on (default: any free port)."), QStringLiteral("port")});
 }
@@ -91,6 +97,8 @@ bool ClientOptions::applyParser(const QCommandLineParser &p, QString *error)
     return number("heartbeat-ms", 10, 3600000, heartbeatMs) && number("retry-ms", 10, 3600000, retryMs) &&
            number("sender-threads", 1, 64, senderThreads) && number("reader-threads", 1, 64, readerThreads) &&
            number("queue-bytes", 4096, qint64(1) << 40, maxQueueBytes) &&
+           number("pending-bytes", 4096, qint64(1) << 40, maxPendingBytes) &&
+           number("receive-buffer-bytes", 4096, qint64(1) << 30, receiveBufferBytes) &&
            number("dialog-port", 0, 65535, port);
 }
 

@@ -78,6 +78,7 @@ struct TransportOptions
     qint64 maxPendingDelivery = 32 * 1024 * 1024; ///< decoded bytes waiting for a sink
     int idleTimeoutMs = 60000;
     int connectTimeoutMs = 5000;
+    qint64 receiveBufferBytes = 0; ///< kernel and Qt buffer of each inbound socket (0: system default)
 };
 
 /// Queue of frames to one destination. Thread-safe; owned jointly by the transport and users.

@@ -231,7 +231,10 @@ void ReaderWorker::addDescriptor(qintptr fd)
         return;
     }
     // Bounded socket buffer: when the sinks fall behind we stop reading and TCP pushes back.
-    s->setReadBufferSize(4 * 1024 * 1024);
+    const qint64 rcv = m_transport->options().receiveBufferBytes;
+    s->setReadBufferSize(rcv > 0 ? qMin<qint64>(rcv, 4 * 1024 * 1024) : 4 * 1024 * 1024);
+    if (rcv > 0)
+        s->setSocketOption(QAbstractSocket::ReceiveBufferSizeSocketOption, int(qMin<qint64>(rcv, INT_MAX)));
     auto *c = new Connection(m_transport->options().maxMessageSize + NameOverhead);
     c->socket = s;
     c->label = s->peerAddress().toString() + QLatin1Char(':') + QString::number(s->peerPort());

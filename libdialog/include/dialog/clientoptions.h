@@ -18,6 +18,8 @@ struct ClientOptions
     int senderThreads = 2; ///< n in the DIALOG paper
     int readerThreads = 2; ///< m in the DIALOG paper
     qint64 maxQueueBytes = 8 * 1024 * 1024;   ///< bound of each per-destination queue
+    qint64 maxPendingBytes = 32 * 1024 * 1024; ///< received data not yet delivered before reading pauses
+    qint64 receiveBufferBytes = 0; ///< socket receive buffer of inbound connections (0: the system's)
     qint64 maxMessageSize = 64 * 1024 * 1024; ///< largest message accepted from the network
     int compressionThreshold =
         64 * 1024;             ///< data at least this large is zstd-compressed if it pays (0 = never)

@@ -197,7 +197,7 @@ static void write(Dictionary *q, DictionaryPrivate *d, isproto::Request::Op op, 
     }
     isproto::Request r;
     r.set_op(op);
-    r.set_name(obj.toStdString());
+    r.set_name(name.toStdString()); // the full name: an object name may contain dots
     if (op != isproto::Request::REMOVE) {
         if (!object.isValid()) {
             done(Status(Status::Code::InvalidObject, QStringLiteral("invalid object for %1").arg(name)));
@@ -239,7 +239,7 @@ void Dictionary::get(const QString &name, GetDone done, const QString &asType)
         }
         isproto::Request r;
         r.set_op(isproto::Request::GET);
-        r.set_name(obj.toStdString());
+        r.set_name(QString(server + QLatin1Char('.') + obj).toStdString());
         r.set_type(asType.toStdString());
         d->call(this, server, r, [this, server, done](const Status &s, const isproto::Reply &reply) {
             if (!s.isOk() || reply.entries_size() != 1) {

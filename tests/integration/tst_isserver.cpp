@@ -1,0 +1,581 @@
+// The IS server through the IS API and the `dialog is` tool: operations, criteria, subscriptions,
+// slow subscribers, persistence, errors. Real binaries on loopback.
+#include "processfixture.h"
+
+#include "dialog/client.h"
+#include "dialog/is/dictionary.h"
+#include "dialog/is/receiver.h"
+
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QTemporaryDir>
+#include <QtTest>
+#include <csignal>
+
+using namespace dialog;
+using namespace dialog::test;
+
+class tst_IsServer : public QObject
+{
+    Q_OBJECT
+
+private Q_SLOTS:
+    void init();
+    void cleanup();
+    void dictionaryOperations();
+    void inheritanceReads();
+    void listWithCriteria_data();
+    void listWithCriteria();
+    void subscriptionNotifications();
+    void namesOnlyAndCriteriaFilter();
+    void subscriptionSurvivesServerRestart();
+    void slowSubscriberDoesNotSlowOthers();
+    void persistenceAcrossRestartAndKill();
+    void corruptDataFile();
+    void malformedRequestsAnswered();
+    void toolCommandsAndErrors();
+
+private:
+    QProcess *startServer(const QString &name, const QStringList &extra = {});
+    bool waitForServer(const QString &name, int timeoutMs = 10000);
+    std::unique_ptr<ProcessFixture> m_fx;
+    std::unique_ptr<Client> m_client;
+    std::unique_ptr<is::Dictionary> m_dict;
+};
+
+namespace {
+const QString Types = QStringLiteral(DIALOG_SOURCE_DIR "/resources/is-types");
+
+qint64 rssKb(qint64 pid)
+{
+    QFile f(QStringLiteral("/proc/%1/status").arg(pid));
+    if (!f.open(QIODevice::ReadOnly))
+        return -1;
+    for (const QByteArray &line : f.readAll().split('\n'))
+        if (line.startsWith("VmRSS:"))
+            return line.mid(6).trimmed().split(' ').first().toLongLong();
+    return -1;
+}
+} // namespace
+
+void tst_IsServer::init()
+{
+    m_fx = std::make_unique<ProcessFixture>();
+    QVERIFY(m_fx->startControlServer());
+    m_client = std::make_unique<Client>(m_fx->clientOptions(QStringLiteral("is-test")));
+    QVERIFY(m_client->start());
+    m_dict = std::make_unique<is::Dictionary>(m_client.get());
+    QVERIFY(m_dict->types().loadDirectory(Types));
+}
+
+void tst_IsServer::cleanup()
+{
+    m_dict.reset();
+    m_client.reset();
+    m_fx.reset();
+}
+
+QProcess *tst_IsServer::startServer(const QString &name, const QStringList &extra)
+{
+    QProcess *p = m_fx->start(QStringLiteral("dialog-isserver"),
+                              QStringList{QStringLiteral("--name"), name, QStringLiteral("--types"), Types,
+                                          QStringLiteral("--threads"), QStringLiteral("2")} +
+                                  extra);
+    p->setProcessChannelMode(QProcess::SeparateChannels);
+    return p;
+}
+
+bool tst_IsServer::waitForServer(const QString &name, int timeoutMs)
+{
+    QElapsedTimer t;
+    t.start();
+    while (t.elapsed() < timeoutMs) {
+        is::Entry e;
+        if (m_dict->getSync(name + QStringLiteral(".Statistics"), &e).isOk())
+            return true;
+        QTest::qWait(50);
+    }
+    return false;
+}
+
+void tst_IsServer::dictionaryOperations()
+{
+    startServer(QStringLiteral("RunParams"));
+    QVERIFY(waitForServer(QStringLiteral("RunParams")));
+    is::Object run = is::Object::create(m_dict->types(), QStringLiteral("RunInfo"));
+    QVERIFY(run.set<quint32>(QStringLiteral("runNumber"), 7));
+    QVERIFY(run.set(QStringLiteral("state"), QStringLiteral("Running")));
+
+    QCOMPARE(m_dict->insertSync(QStringLiteral("RunParams.RunInfo"), run).code(), is::Status::Code::Ok);
+    QCOMPARE(m_dict->insertSync(QStringLiteral("RunParams.RunInfo"), run).code(), is::Status::Code::AlreadyExists);
+    is::Entry e;
+    QVERIFY(m_dict->getSync(QStringLiteral("RunParams.RunInfo"), &e).isOk());
+    QCOMPARE(e.name, QStringLiteral("RunParams.RunInfo"));
+    QCOMPARE(e.typeName, QStringLiteral("RunInfo"));
+    QCOMPARE(e.object.get<quint32>(QStringLiteral("runNumber")), 7u);
+    QCOMPARE(e.object.get<QString>(QStringLiteral("state")), QStringLiteral("Running"));
+
+    run.set<quint32>(QStringLiteral("runNumber"), 8);
+    QVERIFY(m_dict->updateSync(QStringLiteral("RunParams.RunInfo"), run, is::Dictionary::UpdateMode::MustExist).isOk());
+    QCOMPARE(m_dict->updateSync(QStringLiteral("RunParams.Missing"), run, is::Dictionary::UpdateMode::MustExist).code(),
+             is::Status::Code::NotFound);
+    QVERIFY(m_dict->updateSync(QStringLiteral("RunParams.Created"), run).isOk()); // created if missing
+    QVERIFY(m_dict->getSync(QStringLiteral("RunParams.RunInfo"), &e).isOk());
+    QCOMPARE(e.object.get<quint32>(QStringLiteral("runNumber")), 8u);
+    QCOMPARE(e.updateCount, quint64(1));
+
+    // Another type under an existing name, a type the server does not know, bad names.
+    is::Object state = is::Object::create(m_dict->types(), QStringLiteral("RunCtrlState"));
+    QVERIFY(state.isValid());
+    QCOMPARE(m_dict->updateSync(QStringLiteral("RunParams.RunInfo"), state).code(), is::Status::Code::TypeMismatch);
+    is::TypeInfo local(QStringLiteral("OnlyHere"));
+    local.addAttribute(is::AttributeInfo(QStringLiteral("x"), is::BasicType::U8));
+    QVERIFY(m_dict->types().declareType(local));
+    const is::Status unknown =
+        m_dict->insertSync(QStringLiteral("RunParams.X"), is::Object::create(m_dict->types(), QStringLiteral("OnlyHere")));
+    QCOMPARE(unknown.code(), is::Status::Code::UnknownType);
+    QVERIFY2(unknown.message().contains(QLatin1String("OnlyHere")), qPrintable(unknown.toString()));
+    QCOMPARE(m_dict->getSync(QStringLiteral("NoDot"), &e).code(), is::Status::Code::InvalidName);
+
+    // Declared at run time, then usable.
+    QVERIFY(m_dict->declareTypesSync(QStringLiteral("RunParams"), {local}).isOk());
+    QVERIFY(m_dict->insertSync(QStringLiteral("RunParams.X"), is::Object::create(m_dict->types(), QStringLiteral("OnlyHere")))
+                .isOk());
+
+    QVERIFY(m_dict->removeSync(QStringLiteral("RunParams.RunInfo")).isOk());
+    QCOMPARE(m_dict->removeSync(QStringLiteral("RunParams.RunInfo")).code(), is::Status::Code::NotFound);
+    QCOMPARE(m_dict->getSync(QStringLiteral("RunParams.RunInfo"), &e).code(), is::Status::Code::NotFound);
+    // The statistics object belongs to the server.
+    QCOMPARE(m_dict->removeSync(QStringLiteral("RunParams.Statistics")).code(), is::Status::Code::InvalidName);
+}
+
+void tst_IsServer::inheritanceReads()
+{
+    startServer(QStringLiteral("DAQ"));
+    QVERIFY(waitForServer(QStringLiteral("DAQ")));
+    is::Object r = is::Object::create(m_dict->types(), QStringLiteral("ReadoutStats"));
+    QVERIFY(r.isValid());
+    QVERIFY(r.setVariant(QStringLiteral("events"), 1234));
+    QVERIFY(m_dict->insertSync(QStringLiteral("DAQ.Readout1"), r).isOk());
+    is::Entry e;
+    QVERIFY(m_dict->getSync(QStringLiteral("DAQ.Readout1"), &e, QStringLiteral("ProcessStats")).isOk());
+    QCOMPARE(e.object.typeName(), QStringLiteral("ProcessStats"));
+    QCOMPARE(e.typeName, QStringLiteral("ReadoutStats"));
+    QCOMPARE(e.object.attributeCount(), m_dict->types().type(QStringLiteral("ProcessStats")).allAttributes().size());
+    QCOMPARE(m_dict->getSync(QStringLiteral("DAQ.Readout1"), &e, QStringLiteral("RunInfo")).code(),
+             is::Status::Code::TypeMismatch);
+    QCOMPARE(m_dict->getSync(QStringLiteral("DAQ.Readout1"), &e, QStringLiteral("NoSuchType")).code(),
+             is::Status::Code::UnknownType);
+}
+
+void tst_IsServer::listWithCriteria_data()
+{
+    QTest::addColumn<QString>("regex");
+    QTest::addColumn<QString>("type");
+    QTest::addColumn<int>("selector");
+    QTest::addColumn<bool>("orLogic");
+    QTest::addColumn<QStringList>("expected");
+    using S = is::Criteria::TypeSelector;
+    QTest::newRow("all") << QString() << QString() << int(S::Any) << false
+                         << QStringList{"P1", "R1", "R2", "Run", "Statistics"};
+    QTest::newRow("regex") << "R[0-9]+" << QString() << int(S::Any) << false << QStringList{"R1", "R2"};
+    QTest::newRow("exactly") << QString() << "ProcessStats" << int(S::Exactly) << false << QStringList{"P1"};
+    QTest::newRow("subtypes") << QString() << "ProcessStats" << int(S::WithSubtypes) << false
+                              << QStringList{"P1", "R1", "R2"};
+    QTest::newRow("not") << QString() << "ProcessStats" << int(S::Not) << false
+                         << QStringList{"R1", "R2", "Run", "Statistics"};
+    QTest::newRow("not-subtypes") << QString() << "ProcessStats" << int(S::NotWithSubtypes) << false
+                                  << QStringList{"Run", "Statistics"};
+    QTest::newRow("regex-and-type") << "R.*" << "ReadoutStats" << int(S::Exactly) << false << QStringList{"R1", "R2"};
+    QTest::newRow("regex-or-type") << "Run" << "ProcessStats" << int(S::Exactly) << true << QStringList{"P1", "Run"};
+}
+
+void tst_IsServer::listWithCriteria()
+{
+    QFETCH(QString, regex);
+    QFETCH(QString, type);
+    QFETCH(int, selector);
+    QFETCH(bool, orLogic);
+    QFETCH(QStringList, expected);
+    startServer(QStringLiteral("DAQ"));
+    QVERIFY(waitForServer(QStringLiteral("DAQ")));
+    QVERIFY(m_dict->insertSync(QStringLiteral("DAQ.P1"), is::Object::create(m_dict->types(), QStringLiteral("ProcessStats"))).isOk());
+    QVERIFY(m_dict->insertSync(QStringLiteral("DAQ.R1"), is::Object::create(m_dict->types(), QStringLiteral("ReadoutStats"))).isOk());
+    QVERIFY(m_dict->insertSync(QStringLiteral("DAQ.R2"), is::Object::create(m_dict->types(), QStringLiteral("ReadoutStats"))).isOk());
+    QVERIFY(m_dict->insertSync(QStringLiteral("DAQ.Run"), is::Object::create(m_dict->types(), QStringLiteral("RunInfo"))).isOk());
+    QList<is::Entry> entries;
+    const is::Criteria c(regex, type, is::Criteria::TypeSelector(selector),
+                         orLogic ? is::Criteria::Logic::Or : is::Criteria::Logic::And);
+    QVERIFY(m_dict->listSync(QStringLiteral("DAQ"), c, &entries).isOk());
+    QStringList names;
+    for (const is::Entry &e : std::as_const(entries)) {
+        names << e.name.mid(4);
+        QVERIFY(e.object.isValid());
+    }
+    QCOMPARE(names, expected);
+    // The same through the Iterator, without values.
+    is::Iterator it(*m_dict, QStringLiteral("DAQ"), c, false);
+    QVERIFY(it.status().isOk());
+    QCOMPARE(it.size(), expected.size());
+    while (it.next())
+        QVERIFY(!it.entry().object.isValid());
+    QCOMPARE(m_dict->listSync(QStringLiteral("DAQ"), is::Criteria(QStringLiteral("(")), &entries).code(),
+             is::Status::Code::BadRequest);
+}
+
+void tst_IsServer::subscriptionNotifications()
+{
+    startServer(QStringLiteral("DAQ"));
+    QVERIFY(waitForServer(QStringLiteral("DAQ")));
+    is::Receiver receiver(m_dict.get());
+    struct Seen
+    {
+        is::Event::Kind kind;
+        QString name;
+        quint32 run;
+        bool hasValue;
+    };
+    QList<Seen> seen;
+    receiver.setCallback([&](const is::Event &e) {
+        if (e.name() == QLatin1String("DAQ.Statistics"))
+            return;
+        const is::Object o = e.object();
+        seen.append({e.kind(), e.name(), o.get<quint32>(QStringLiteral("runNumber")), e.hasValue()});
+    });
+    QSignalSpy changed(&receiver, &is::Receiver::changed);
+    const int id = receiver.subscribe(QStringLiteral("DAQ"), is::Criteria());
+    QTRY_VERIFY_WITH_TIMEOUT(receiver.isActive(id), 10000);
+    is::Object run = is::Object::create(m_dict->types(), QStringLiteral("RunInfo"));
+    run.set<quint32>(QStringLiteral("runNumber"), 1);
+    QVERIFY(m_dict->insertSync(QStringLiteral("DAQ.Run"), run).isOk());
+    run.set<quint32>(QStringLiteral("runNumber"), 2);
+    QVERIFY(m_dict->updateSync(QStringLiteral("DAQ.Run"), run).isOk());
+    QVERIFY(m_dict->removeSync(QStringLiteral("DAQ.Run")).isOk());
+    QTRY_COMPARE_WITH_TIMEOUT(seen.size(), 3, 10000);
+    QCOMPARE(seen[0].kind, is::Event::Kind::Created);
+    QCOMPARE(seen[0].run, 1u);
+    QCOMPARE(seen[1].kind, is::Event::Kind::Updated);
+    QCOMPARE(seen[1].run, 2u);
+    QCOMPARE(seen[2].kind, is::Event::Kind::Removed);
+    QVERIFY(!seen[2].hasValue);
+    QCOMPARE(seen[0].name, QStringLiteral("DAQ.Run"));
+    QVERIFY(changed.size() >= 3); // the signal too
+    // After unsubscribing nothing more arrives.
+    receiver.unsubscribe(id);
+    QVERIFY(m_dict->insertSync(QStringLiteral("DAQ.Run"), run).isOk());
+    QTest::qWait(300);
+    QCOMPARE(seen.size(), 3);
+}
+
+void tst_IsServer::namesOnlyAndCriteriaFilter()
+{
+    startServer(QStringLiteral("DAQ"));
+    QVERIFY(waitForServer(QStringLiteral("DAQ")));
+    is::Receiver receiver(m_dict.get());
+    QStringList withValue, namesOnly;
+    receiver.setCallback([&](const is::Event &e) {
+        (e.subscription() == 1 ? withValue : namesOnly) << e.name() + (e.hasValue() ? QStringLiteral("+v") : QString());
+    });
+    QCOMPARE(receiver.subscribe(QStringLiteral("DAQ"),
+                                is::Criteria(QStringLiteral("Readout.*"), QStringLiteral("ProcessStats"),
+                                             is::Criteria::TypeSelector::WithSubtypes)),
+             1);
+    QCOMPARE(receiver.subscribe(QStringLiteral("DAQ"), is::Criteria(QStringLiteral("Run")), false), 2);
+    QTRY_VERIFY_WITH_TIMEOUT(receiver.isActive(1) && receiver.isActive(2), 10000);
+    QVERIFY(m_dict->insertSync(QStringLiteral("DAQ.Readout1"), is::Object::create(m_dict->types(), QStringLiteral("ReadoutStats"))).isOk());
+    QVERIFY(m_dict->insertSync(QStringLiteral("DAQ.ReadoutX"), is::Object::create(m_dict->types(), QStringLiteral("RunInfo"))).isOk());
+    QVERIFY(m_dict->insertSync(QStringLiteral("DAQ.Run"), is::Object::create(m_dict->types(), QStringLiteral("RunInfo"))).isOk());
+    QTRY_COMPARE_WITH_TIMEOUT(namesOnly, QStringList{QStringLiteral("DAQ.Run")}, 10000);
+    QCOMPARE(withValue, QStringList{QStringLiteral("DAQ.Readout1+v")});
+}
+
+void tst_IsServer::subscriptionSurvivesServerRestart()
+{
+    QProcess *server = startServer(QStringLiteral("DAQ"));
+    QVERIFY(waitForServer(QStringLiteral("DAQ")));
+    is::Receiver receiver(m_dict.get());
+    QStringList names;
+    receiver.setCallback([&](const is::Event &e) {
+        if (!e.name().endsWith(QLatin1String(".Statistics")))
+            names << e.name();
+    });
+    const int id = receiver.subscribe(QStringLiteral("DAQ"), is::Criteria());
+    QTRY_VERIFY_WITH_TIMEOUT(receiver.isActive(id), 10000);
+    ::kill(server->processId(), SIGKILL);
+    server->waitForFinished(5000);
+    QTRY_VERIFY_WITH_TIMEOUT(!receiver.isActive(id), 15000);
+    startServer(QStringLiteral("DAQ"));
+    QVERIFY(waitForServer(QStringLiteral("DAQ")));
+    QTRY_VERIFY_WITH_TIMEOUT(receiver.isActive(id), 15000);
+    QVERIFY(m_dict->insertSync(QStringLiteral("DAQ.After"), is::Object::create(m_dict->types(), QStringLiteral("RunInfo"))).isOk());
+    QTRY_COMPARE_WITH_TIMEOUT(names, QStringList{QStringLiteral("DAQ.After")}, 10000);
+}
+
+void tst_IsServer::slowSubscriberDoesNotSlowOthers()
+{
+    // 19 fast subscriptions (in one process) and one slow one (its own process, 5 times slower than
+    // the update rate, with a small receive buffer so that the server sees it fall behind).
+    QProcess *server = startServer(QStringLiteral("Bench"), {QStringLiteral("--subscriber-queue"), QStringLiteral("200"),
+                                                             QStringLiteral("--queue-bytes"), QStringLiteral("1048576")});
+    QVERIFY(waitForServer(QStringLiteral("Bench")));
+    const auto subscriberArgs = [&](int index, int subscriptions, const QStringList &extra) {
+        return QStringList{QStringLiteral("bench"), QStringLiteral("is-subscriber"), QStringLiteral("--index"),
+                           QString::number(index), QStringLiteral("--subscriptions"), QString::number(subscriptions)} +
+               extra;
+    };
+    m_fx->start(QStringLiteral("dialog"), subscriberArgs(0, 19, {QStringLiteral("--name"), QStringLiteral("is-fast")}));
+    // 500 updates/s of 8 KB objects; the slow one handles 100/s.
+    m_fx->start(QStringLiteral("dialog"), subscriberArgs(1, 1,
+                                                         {QStringLiteral("--name"), QStringLiteral("is-slow"),
+                                                          QStringLiteral("--delay-us"), QStringLiteral("10000"),
+                                                          QStringLiteral("--pending-bytes"), QStringLiteral("65536"),
+                                                          QStringLiteral("--receive-buffer-bytes"), QStringLiteral("65536")}));
+    QHash<int, QJsonObject> reports;
+    for (int i = 0; i < 2; ++i) {
+        Subscription *s = m_client->subscribe(QStringLiteral("bench.is.sub.%1").arg(i));
+        connect(s, &Subscription::messageReceived, this,
+                [&reports, i](const Message &m) { reports[i] = QJsonDocument::fromJson(m.data()).object(); });
+    }
+    QTRY_VERIFY_WITH_TIMEOUT(reports.value(0).value(QLatin1String("active")).toInt() == 19 &&
+                                 reports.value(1).value(QLatin1String("active")).toInt() == 1,
+                             20000);
+    const qint64 rssBefore = rssKb(server->processId());
+
+    // Updates from this process at a fixed rate: 500/s for 6 s, 10 objects in turn.
+    is::TypeInfo blob(QStringLiteral("Blob"));
+    blob.addAttribute(is::AttributeInfo(QStringLiteral("seq"), is::BasicType::U32));
+    blob.addAttribute(is::AttributeInfo(QStringLiteral("data"), is::BasicType::U8, {}, true));
+    QVERIFY(m_dict->declareTypesSync(QStringLiteral("Bench"), {blob}).isOk());
+    is::Object o = is::Object::create(m_dict->types(), QStringLiteral("Blob"));
+    o.set(QStringLiteral("data"), QList<quint8>(8192, 7));
+    const int total = 3000;
+    int sent = 0, acked = 0;
+    QElapsedTimer clock;
+    clock.start();
+    QTimer timer;
+    timer.setTimerType(Qt::PreciseTimer);
+    connect(&timer, &QTimer::timeout, this, [&] {
+        const int due = qMin<qint64>(total, clock.elapsed() / 2);
+        while (sent < due) {
+            o.set<quint32>(QStringLiteral("seq"), quint32(sent));
+            m_dict->update(QStringLiteral("Bench.bench.%1").arg(sent % 10), o, is::Dictionary::UpdateMode::CreateIfMissing,
+                           [&acked](const is::Status &s) { acked += s.isOk(); });
+            ++sent;
+        }
+        if (sent >= total)
+            timer.stop();
+    });
+    timer.start(5);
+    QTRY_VERIFY_WITH_TIMEOUT(acked == total, 30000);
+    const double sendSeconds = clock.elapsed() / 1000.0;
+    // The fast ones got every update, at the sender's pace (within a second of the last update).
+    QTRY_VERIFY_WITH_TIMEOUT(reports.value(0).value(QLatin1String("count")).toInteger() >= qint64(total) * 19, 5000);
+    QVERIFY2(sendSeconds < 8.0, qPrintable(QString::number(sendSeconds)));
+    QCOMPARE(reports.value(0).value(QLatin1String("dropped")).toInteger(), 0);
+    // The slow one: connected, behind, drops counted by the server and told to the subscriber.
+    is::Entry stats;
+    QTRY_VERIFY_WITH_TIMEOUT(m_dict->getSync(QStringLiteral("Bench.Statistics"), &stats).isOk() &&
+                                 stats.object.get<quint64>(QStringLiteral("dropped")) > 0,
+                             10000);
+    QCOMPARE(stats.object.get<quint32>(QStringLiteral("subscribers")), 20u);
+    const auto names = stats.object.get<QList<QString>>(QStringLiteral("subscriberNames"));
+    const auto drops = stats.object.get<QList<quint64>>(QStringLiteral("subscriberDropped"));
+    quint64 slowDrops = 0, fastDrops = 0;
+    for (qsizetype i = 0; i < names.size(); ++i)
+        (names[i].startsWith(QLatin1String("is-slow/")) ? slowDrops
+                                                                                                                : fastDrops) +=
+            drops.value(i);
+    QVERIFY2(slowDrops > 0, qPrintable(names.join(QLatin1Char(','))));
+    QCOMPARE(fastDrops, quint64(0));
+    const qint64 rssAfter = rssKb(server->processId());
+    QVERIFY2(rssAfter - rssBefore < 10 * 1024, qPrintable(QStringLiteral("%1 -> %2 kB").arg(rssBefore).arg(rssAfter)));
+    // It catches up: the newest value of each object, and the drop count.
+    QTRY_VERIFY_WITH_TIMEOUT(reports.value(1).value(QLatin1String("dropped")).toInteger() > 0, 30000);
+    QVERIFY(reports.value(1).value(QLatin1String("count")).toInteger() < qint64(total));
+}
+
+void tst_IsServer::persistenceAcrossRestartAndKill()
+{
+    QTemporaryDir dir;
+    const QStringList args{QStringLiteral("--data-dir"), dir.path(), QStringLiteral("--checkpoint-s"), QStringLiteral("1")};
+    QProcess *server = startServer(QStringLiteral("RunParams"), args);
+    QVERIFY(waitForServer(QStringLiteral("RunParams")));
+    is::Object run = is::Object::create(m_dict->types(), QStringLiteral("RunInfo"));
+    run.set<quint32>(QStringLiteral("runNumber"), 41);
+    QVERIFY(m_dict->insertSync(QStringLiteral("RunParams.RunInfo"), run).isOk());
+    // Clean stop: saved at exit.
+    server->terminate();
+    QVERIFY(server->waitForFinished(10000));
+    QCOMPARE(server->exitCode(), 0);
+    QVERIFY(QFile::exists(dir.filePath(QStringLiteral("RunParams.is"))));
+
+    server = startServer(QStringLiteral("RunParams"), args);
+    QVERIFY(waitForServer(QStringLiteral("RunParams")));
+    is::Entry e;
+    QVERIFY(m_dict->getSync(QStringLiteral("RunParams.RunInfo"), &e).isOk());
+    QCOMPARE(e.object.get<quint32>(QStringLiteral("runNumber")), 41u);
+
+    // SIGKILL: what was written more than one checkpoint interval before survives.
+    run.set<quint32>(QStringLiteral("runNumber"), 42);
+    QVERIFY(m_dict->updateSync(QStringLiteral("RunParams.RunInfo"), run).isOk());
+    QTest::qWait(2500);
+    ::kill(server->processId(), SIGKILL);
+    QVERIFY(server->waitForFinished(5000));
+    startServer(QStringLiteral("RunParams"), args);
+    QTRY_VERIFY_WITH_TIMEOUT(m_dict->getSync(QStringLiteral("RunParams.RunInfo"), &e).isOk(), 15000);
+    QCOMPARE(e.object.get<quint32>(QStringLiteral("runNumber")), 42u);
+}
+
+void tst_IsServer::corruptDataFile()
+{
+    QTemporaryDir dir;
+    const QStringList args{QStringLiteral("--data-dir"), dir.path()};
+    // A good checkpoint, then a second one, so that .previous exists.
+    QProcess *server = startServer(QStringLiteral("RunParams"), args);
+    QVERIFY(waitForServer(QStringLiteral("RunParams")));
+    QVERIFY(m_dict->insertSync(QStringLiteral("RunParams.Good"), is::Object::create(m_dict->types(), QStringLiteral("RunInfo"))).isOk());
+    server->terminate();
+    QVERIFY(server->waitForFinished(10000));
+    server = startServer(QStringLiteral("RunParams"), args);
+    QVERIFY(waitForServer(QStringLiteral("RunParams")));
+    server->terminate();
+    QVERIFY(server->waitForFinished(10000));
+    const QString file = dir.filePath(QStringLiteral("RunParams.is"));
+    QVERIFY(QFile::exists(file + QStringLiteral(".previous")));
+
+    // Truncate the latest: the previous one is loaded, the corrupt one kept aside, and it is said.
+    QFile f(file);
+    QVERIFY(f.open(QIODevice::ReadWrite));
+    QVERIFY(f.resize(f.size() / 2));
+    f.close();
+    server = startServer(QStringLiteral("RunParams"), args);
+    QVERIFY(waitForServer(QStringLiteral("RunParams")));
+    is::Entry e;
+    QVERIFY(m_dict->getSync(QStringLiteral("RunParams.Good"), &e).isOk());
+    server->terminate();
+    QVERIFY(server->waitForFinished(10000));
+    const QString err = QString::fromUtf8(server->readAllStandardError());
+    QVERIFY2(err.contains(QLatin1String("unusable")) && err.contains(QLatin1String(".previous")), qPrintable(err));
+    QVERIFY(!QDir(dir.path()).entryList({QStringLiteral("RunParams.is.corrupt-*")}).isEmpty());
+
+    // Both unusable: the server refuses to start, says why, and deletes nothing.
+    for (const QString &path : {file, file + QStringLiteral(".previous")}) {
+        QFile g(path);
+        QVERIFY(g.open(QIODevice::WriteOnly | QIODevice::Truncate));
+        g.write("not a checkpoint at all");
+    }
+    server = startServer(QStringLiteral("RunParams"), args);
+    QVERIFY(server->waitForFinished(10000));
+    QCOMPARE(server->exitCode(), 1);
+    const QString err2 = QString::fromUtf8(server->readAllStandardError());
+    QVERIFY2(err2.contains(QLatin1String("RunParams.is")), qPrintable(err2));
+    QVERIFY(QFile::exists(file + QStringLiteral(".previous")));
+}
+
+void tst_IsServer::malformedRequestsAnswered()
+{
+    startServer(QStringLiteral("DAQ"));
+    QVERIFY(waitForServer(QStringLiteral("DAQ")));
+    bool done = false;
+    Reply reply;
+    m_client->request(QStringLiteral("IS.DAQ"), QByteArray("\xff\xff\xff garbage", 12), 5000, this,
+                      [&](const Reply &r) {
+                          reply = r;
+                          done = true;
+                      });
+    QTRY_VERIFY_WITH_TIMEOUT(done, 10000);
+    QVERIFY(reply.isOk());
+    QVERIFY2(reply.data().contains("malformed"), reply.data().constData());
+    // A value that does not decode.
+    is::Entry e;
+    QVERIFY(m_dict->getSync(QStringLiteral("DAQ.Statistics"), &e).isOk()); // still serving
+}
+
+void tst_IsServer::toolCommandsAndErrors()
+{
+    startServer(QStringLiteral("DAQ"));
+    QVERIFY(waitForServer(QStringLiteral("DAQ")));
+    QByteArray out, err;
+    const int putRc = m_fx->run(QStringLiteral("dialog"),
+                                {QStringLiteral("is"), QStringLiteral("put"), QStringLiteral("DAQ.Run"),
+                                 QStringLiteral("--type"), QStringLiteral("RunInfo"), QStringLiteral("runNumber=12"),
+                                 QStringLiteral("state=Running")},
+                                &out, &err);
+    QVERIFY2(putRc == 0, (err + QJsonDocument(m_fx->directory()).toJson()).constData());
+    QCOMPARE(m_fx->run(QStringLiteral("dialog"),
+                       {QStringLiteral("is"), QStringLiteral("get"), QStringLiteral("DAQ.Run"), QStringLiteral("--json")},
+                       &out, &err),
+             0);
+    const QJsonObject j = QJsonDocument::fromJson(out).object();
+    QCOMPARE(j.value(QLatin1String("type")).toString(), QStringLiteral("RunInfo"));
+    QCOMPARE(j.value(QLatin1String("value")).toObject().value(QLatin1String("runNumber")).toInt(), 12);
+    QCOMPARE(j.value(QLatin1String("value")).toObject().value(QLatin1String("state")).toString(), QStringLiteral("Running"));
+    // Partial update keeps the other attributes.
+    QCOMPARE(m_fx->run(QStringLiteral("dialog"),
+                       {QStringLiteral("is"), QStringLiteral("put"), QStringLiteral("DAQ.Run"), QStringLiteral("--type"),
+                        QStringLiteral("RunInfo"), QStringLiteral("runNumber=13")}),
+             0);
+    QCOMPARE(m_fx->run(QStringLiteral("dialog"), {QStringLiteral("is"), QStringLiteral("ls"), QStringLiteral("DAQ"),
+                                                  QStringLiteral("--type"), QStringLiteral("RunInfo"), QStringLiteral("--json")},
+                       &out),
+             0);
+    QVERIFY2(out.contains("\"DAQ.Run\"") && !out.contains("Statistics"), out.constData());
+    QCOMPARE(m_fx->run(QStringLiteral("dialog"), {QStringLiteral("is"), QStringLiteral("get"), QStringLiteral("DAQ.Run")}, &out),
+             0);
+    QVERIFY2(out.contains("runNumber") && out.contains("13") && out.contains("Running"), out.constData());
+    QCOMPARE(m_fx->run(QStringLiteral("dialog"), {QStringLiteral("is"), QStringLiteral("types"), QStringLiteral("--json"),
+                                                  QStringLiteral("--server"), QStringLiteral("DAQ")},
+                       &out),
+             0);
+    QVERIFY(out.contains("\"ReadoutStats\"") && out.contains("\"Histogram1D\""));
+    QCOMPARE(m_fx->run(QStringLiteral("dialog"), {QStringLiteral("is"), QStringLiteral("stats"), QStringLiteral("DAQ"),
+                                                  QStringLiteral("--json")},
+                       &out),
+             0);
+    QVERIFY(QJsonDocument::fromJson(out).object().contains(QLatin1String("deliveriesPerSecond")));
+
+    // Errors: one line on stderr, non-zero exit.
+    const auto fails = [&](const QStringList &args, const char *expected) {
+        QByteArray o, e;
+        const int rc = m_fx->run(QStringLiteral("dialog"), QStringList{QStringLiteral("is")} + args, &o, &e);
+        if (rc == 0 || !e.contains(expected)) {
+            qWarning() << args << rc << e;
+            return false;
+        }
+        return true;
+    };
+    QVERIFY(fails({QStringLiteral("get"), QStringLiteral("Nope.Run")}, "unknown server"));
+    QVERIFY(fails({QStringLiteral("get"), QStringLiteral("DAQ.Nope")}, "not found"));
+    QVERIFY(fails({QStringLiteral("get"), QStringLiteral("DAQ")}, "Server.Object"));
+    QVERIFY(fails({QStringLiteral("put"), QStringLiteral("DAQ.X"), QStringLiteral("--type"), QStringLiteral("NoType")},
+                  "unknown type"));
+    QVERIFY(fails({QStringLiteral("put"), QStringLiteral("DAQ.Run"), QStringLiteral("--type"), QStringLiteral("RunInfo"),
+                   QStringLiteral("runNumber=abc")},
+                  "cannot convert"));
+    QVERIFY(fails({QStringLiteral("put"), QStringLiteral("DAQ.Run"), QStringLiteral("--type"), QStringLiteral("RunInfo"),
+                   QStringLiteral("nosuch=1")},
+                  "no attribute"));
+    QVERIFY(fails({QStringLiteral("ls"), QStringLiteral("DAQ"), QStringLiteral("--regex"), QStringLiteral("(")}, "regex"));
+    QVERIFY(fails({QStringLiteral("rm"), QStringLiteral("DAQ.Nope")}, "not found"));
+    QVERIFY(fails({QStringLiteral("stats"), QStringLiteral("Nope")}, "unknown server"));
+    QVERIFY(fails({QStringLiteral("watch"), QStringLiteral("Nope")}, "unknown server"));
+    QVERIFY(fails({QStringLiteral("frobnicate")}, "unknown command"));
+
+    // watch: prints the events as JSON lines.
+    QProcess *watch = m_fx->start(QStringLiteral("dialog"), {QStringLiteral("is"), QStringLiteral("watch"),
+                                                             QStringLiteral("DAQ.W.*"), QStringLiteral("--json"),
+                                                             QStringLiteral("--count"), QStringLiteral("2")});
+    QTest::qWait(1000);
+    QCOMPARE(m_fx->run(QStringLiteral("dialog"), {QStringLiteral("is"), QStringLiteral("put"), QStringLiteral("DAQ.W1"),
+                                                  QStringLiteral("--type"), QStringLiteral("RunInfo")}),
+             0);
+    QCOMPARE(m_fx->run(QStringLiteral("dialog"), {QStringLiteral("is"), QStringLiteral("rm"), QStringLiteral("DAQ.W1")}), 0);
+    QTRY_VERIFY_WITH_TIMEOUT(watch->state() == QProcess::NotRunning, 10000);
+    const QList<QByteArray> lines = watch->readAllStandardOutput().trimmed().split('\n');
+    QCOMPARE(lines.size(), 2);
+    QCOMPARE(QJsonDocument::fromJson(lines[0]).object().value(QLatin1String("event")).toString(), QStringLiteral("created"));
+    QCOMPARE(QJsonDocument::fromJson(lines[1]).object().value(QLatin1String("event")).toString(), QStringLiteral("removed"));
+}
+
+QTEST_GUILESS_MAIN(tst_IsServer)
+#include "tst_isserver.moc"

@@ -1,0 +1,392 @@
+// IS benchmarks (the ATLAS IS paper's tests): fan-out of updates to many subscribers, and the
+// latency from an update to its delivery. The orchestrator starts a Control Server, an IS server,
+// subscriber processes (is-subscriber) and sender processes (is-sender), and collects what the
+// subscribers report through DIALOG services.
+#include "benchsupport.h"
+
+#include "dialog/is/dictionary.h"
+#include "dialog/is/receiver.h"
+
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+
+namespace dialog::tool {
+
+namespace {
+
+const QString BenchServer = QStringLiteral("Bench");
+const QString SampleType = QStringLiteral("BenchSample");
+
+qint64 steadyNs()
+{
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+}
+
+is::TypeInfo sampleType()
+{
+    is::TypeInfo t(SampleType, QStringLiteral("Benchmark payload"));
+    t.setAttributes({is::AttributeInfo(QStringLiteral("sent"), is::BasicType::S64,
+                                       QStringLiteral("Sender's steady clock at the update (ns)")),
+                     is::AttributeInfo(QStringLiteral("data"), is::BasicType::U8, QStringLiteral("Payload"), true)});
+    return t;
+}
+
+/// Child: updates its objects as fast as replies allow (--rate 0) or at a fixed rate.
+int isSender(const QStringList &args)
+{
+    const QString verb = QStringLiteral("bench is-sender");
+    QCommandLineParser p;
+    p.setApplicationDescription(QStringLiteral("Internal: the update side of the IS benchmarks."));
+    p.addOption({QStringLiteral("index"), QStringLiteral("Sender number."), QStringLiteral("n"), QStringLiteral("0")});
+    p.addOption({QStringLiteral("size"), QStringLiteral("Payload bytes."), QStringLiteral("b"), QStringLiteral("9")});
+    p.addOption({QStringLiteral("rate"), QStringLiteral("Updates/s (0: as fast as possible)."), QStringLiteral("hz"),
+                 QStringLiteral("0")});
+    p.addOption({QStringLiteral("objects"), QStringLiteral("Objects updated in turn."), QStringLiteral("n"),
+                 QStringLiteral("10")});
+    p.addOption({QStringLiteral("window"), QStringLiteral("Updates in flight (rate 0)."), QStringLiteral("n"),
+                 QStringLiteral("64")});
+    if (!parse(p, args, verb))
+        return 1;
+    qint64 index = 0, size = 9, rate = 0, objects = 10, window = 64;
+    if (!intOption(p, verb, QStringLiteral("index"), 0, 100000, index) ||
+        !intOption(p, verb, QStringLiteral("size"), 0, 16 << 20, size) ||
+        !intOption(p, verb, QStringLiteral("rate"), 0, 1000000, rate) ||
+        !intOption(p, verb, QStringLiteral("objects"), 1, 100000, objects) ||
+        !intOption(p, verb, QStringLiteral("window"), 1, 100000, window))
+        return 1;
+    QString error;
+    auto client = makeClient(p, QStringLiteral("bench-is-sender"), &error);
+    if (!client)
+        return fail(verb, error);
+    is::Dictionary dict(client.get());
+    dict.setTimeout(30000);
+    const is::Status ds = dict.declareTypesSync(BenchServer, {sampleType()});
+    if (!ds.isOk())
+        return fail(verb, ds.toString());
+    is::Object obj = is::Object::create(dict.types(), SampleType, &error);
+    obj.set(QStringLiteral("data"), QList<quint8>(size, quint8('x')));
+    QStringList names;
+    for (int k = 0; k < objects; ++k)
+        names << QStringLiteral("%1.bench.%2.%3").arg(BenchServer).arg(index).arg(k);
+    qint64 next = 0, inFlight = 0;
+    int failures = 0;
+    std::function<void()> sendOne = [&] {
+        obj.set<qint64>(QStringLiteral("sent"), steadyNs());
+        ++inFlight;
+        dict.update(names.at(next++ % objects), obj, is::Dictionary::UpdateMode::CreateIfMissing,
+                    [&](const is::Status &s) {
+                        --inFlight;
+                        if (!s.isOk() && ++failures == 1)
+                            std::fprintf(stderr, "dialog %s: %s\n", qPrintable(verb), qPrintable(s.toString()));
+                        if (rate == 0)
+                            while (inFlight < window)
+                                sendOne();
+                    });
+    };
+    QTimer timer;
+    if (rate > 0) {
+        timer.setTimerType(Qt::PreciseTimer);
+        QObject::connect(&timer, &QTimer::timeout, &timer, [&] { sendOne(); });
+        timer.start(int(qMax<qint64>(1, 1000 / rate)));
+    } else {
+        while (inFlight < window)
+            sendOne();
+    }
+    return QCoreApplication::exec();
+}
+
+/// Child: K subscriptions to every bench object; reports counts (and latencies) every 100 ms as
+/// the service bench.is.sub.<index>.
+int isSubscriber(const QStringList &args)
+{
+    const QString verb = QStringLiteral("bench is-subscriber");
+    QCommandLineParser p;
+    p.setApplicationDescription(QStringLiteral("Internal: the subscriber side of the IS benchmarks."));
+    p.addOption({QStringLiteral("index"), QStringLiteral("Subscriber process number."), QStringLiteral("n"),
+                 QStringLiteral("0")});
+    p.addOption({QStringLiteral("subscriptions"), QStringLiteral("Subscriptions in this process."),
+                 QStringLiteral("n"), QStringLiteral("25")});
+    p.addOption({QStringLiteral("latency"), QStringLiteral("Decode each value and report latencies.")});
+    p.addOption({QStringLiteral("delay-us"), QStringLiteral("Work this long per event (a slow subscriber)."),
+                 QStringLiteral("us"), QStringLiteral("0")});
+    if (!parse(p, args, verb))
+        return 1;
+    qint64 index = 0, subscriptions = 25, delayUs = 0;
+    if (!intOption(p, verb, QStringLiteral("index"), 0, 100000, index) ||
+        !intOption(p, verb, QStringLiteral("delay-us"), 0, 10000000, delayUs) ||
+        !intOption(p, verb, QStringLiteral("subscriptions"), 1, 10000, subscriptions))
+        return 1;
+    QString error;
+    auto client = makeClient(p, QStringLiteral("bench-is-subscriber"), &error);
+    if (!client)
+        return fail(verb, error);
+    is::Dictionary dict(client.get());
+    dict.setTimeout(30000);
+    is::Receiver receiver(&dict);
+    const bool latency = p.isSet(QStringLiteral("latency"));
+    quint64 count = 0;
+    QList<qint64> samples;
+    receiver.setCallback([&](const is::Event &e) {
+        ++count;
+        if (delayUs > 0)
+            QThread::usleep(quint64(delayUs));
+        if (latency && e.hasValue()) {
+            const qint64 sent = e.object().get<qint64>(0);
+            samples.append((steadyNs() - sent) / 1000);
+        }
+    });
+    const is::Criteria criteria(QStringLiteral("bench\\..*"));
+    for (int i = 0; i < subscriptions; ++i)
+        receiver.subscribe(BenchServer, criteria, true);
+    Service *report = client->publish(QStringLiteral("bench.is.sub.%1").arg(index));
+    QTimer timer;
+    QObject::connect(&timer, &QTimer::timeout, &timer, [&] {
+        int active = 0;
+        for (int i = 1; i <= subscriptions; ++i)
+            active += receiver.isActive(i);
+        QJsonArray lat;
+        for (qint64 s : std::as_const(samples))
+            lat.append(s);
+        samples.clear();
+        report->update(QJsonDocument(QJsonObject{{QStringLiteral("active"), active},
+                                                 {QStringLiteral("count"), qint64(count)},
+                                                 {QStringLiteral("dropped"), qint64(receiver.droppedCount())},
+                                                 {QStringLiteral("lat"), lat}})
+                           .toJson(QJsonDocument::Compact));
+    });
+    timer.start(100);
+    return QCoreApplication::exec();
+}
+
+struct Totals
+{
+    qint64 active = 0, count = 0, dropped = 0;
+};
+
+/// The orchestrator's view of the subscriber processes.
+struct Subscribers
+{
+    QList<Subscription *> subs;
+    QHash<int, QJsonObject> last;
+    QList<qint64> latencies;
+    bool collect = false;
+
+    Totals totals() const
+    {
+        Totals t;
+        for (const QJsonObject &o : last) {
+            t.active += o.value(QLatin1String("active")).toInteger();
+            t.count += o.value(QLatin1String("count")).toInteger();
+            t.dropped += o.value(QLatin1String("dropped")).toInteger();
+        }
+        return t;
+    }
+};
+
+bool startSystem(Environment &env, Client &client, Subscribers &subs, qint64 processes, qint64 total, bool latency,
+                 QString *error, int isThreads)
+{
+    QStringList isArgs{QStringLiteral("--name"), BenchServer, QStringLiteral("--control-server"), env.address};
+    if (isThreads > 0)
+        isArgs << QStringLiteral("--threads") << QString::number(isThreads);
+    env.children.start(ChildProcesses::binary(QStringLiteral("dialog-isserver")), isArgs);
+    for (int i = 0; i < processes; ++i) {
+        const qint64 n = total / processes + (i < total % processes ? 1 : 0);
+        QStringList a{QStringLiteral("is-subscriber"), QStringLiteral("--index"), QString::number(i),
+                      QStringLiteral("--subscriptions"), QString::number(n), QStringLiteral("--control-server"),
+                      env.address, QStringLiteral("--name"), QStringLiteral("bench.is.subscriber.%1").arg(i)};
+        if (latency)
+            a << QStringLiteral("--latency");
+        env.children.start(ChildProcesses::binary(QStringLiteral("dialog")), QStringList{QStringLiteral("bench")} + a);
+        Subscription *s = client.subscribe(QStringLiteral("bench.is.sub.%1").arg(i));
+        QObject::connect(s, &Subscription::messageReceived, &client, [&subs, i](const Message &m) {
+            const QJsonObject o = QJsonDocument::fromJson(m.data()).object();
+            subs.last.insert(i, o);
+            if (subs.collect)
+                for (const QJsonValue &v : o.value(QLatin1String("lat")).toArray())
+                    subs.latencies.append(v.toInteger());
+        });
+        subs.subs << s;
+    }
+    if (!runUntil([&] { return subs.totals().active == total; }, 30000)) {
+        *error = QStringLiteral("only %1 of %2 subscriptions became active within 30 s")
+                     .arg(subs.totals().active)
+                     .arg(total);
+        return false;
+    }
+    return true;
+}
+
+void startSenders(Environment &env, qint64 senders, qint64 size, qint64 rate, qint64 objects)
+{
+    for (int i = 0; i < senders; ++i)
+        env.children.start(ChildProcesses::binary(QStringLiteral("dialog")),
+                           {QStringLiteral("bench"), QStringLiteral("is-sender"), QStringLiteral("--index"),
+                            QString::number(i), QStringLiteral("--size"), QString::number(size),
+                            QStringLiteral("--rate"), QString::number(rate), QStringLiteral("--objects"),
+                            QString::number(objects), QStringLiteral("--control-server"), env.address,
+                            QStringLiteral("--name"), QStringLiteral("bench.is.sender.%1").arg(i)});
+}
+
+void addCommon(QCommandLineParser &p)
+{
+    p.addOption({QStringLiteral("subscribers"), QStringLiteral("Subscriptions in total (default 100)."),
+                 QStringLiteral("n")});
+    p.addOption({QStringLiteral("processes"), QStringLiteral("Subscriber processes (default 4)."),
+                 QStringLiteral("n")});
+    p.addOption({QStringLiteral("size"), QStringLiteral("Payload bytes per update."), QStringLiteral("bytes")});
+    p.addOption({QStringLiteral("seconds"), QStringLiteral("Measurement time (default 5)."), QStringLiteral("s")});
+    p.addOption({QStringLiteral("is-threads"), QStringLiteral("Worker threads of the IS server (default: cores)."),
+                 QStringLiteral("n")});
+    p.addOption({QStringLiteral("json"), QStringLiteral("Print one JSON line.")});
+}
+
+int isFanout(const QStringList &args)
+{
+    const QString verb = QStringLiteral("bench is-fanout");
+    QCommandLineParser p;
+    p.setApplicationDescription(QStringLiteral(
+        "The IS paper's test: senders update objects of one IS server as fast as it answers; every "
+        "subscriber receives every update. Reports deliveries/s summed over all subscribers."));
+    p.addOption({QStringLiteral("senders"), QStringLiteral("Sender processes (default 3)."), QStringLiteral("n")});
+    addCommon(p);
+    if (!parse(p, args, verb))
+        return 1;
+    qint64 senders = 3, subscribers = 100, processes = 4, size = 9, seconds = 5, isThreads = 0;
+    if (!intOption(p, verb, QStringLiteral("senders"), 1, 100, senders) ||
+        !intOption(p, verb, QStringLiteral("subscribers"), 1, 10000, subscribers) ||
+        !intOption(p, verb, QStringLiteral("processes"), 1, 100, processes) ||
+        !intOption(p, verb, QStringLiteral("size"), 0, 16 << 20, size) ||
+        !intOption(p, verb, QStringLiteral("seconds"), 1, 3600, seconds) ||
+        !intOption(p, verb, QStringLiteral("is-threads"), 1, 256, isThreads))
+        return 1;
+    processes = qMin(processes, subscribers);
+    QString error;
+    Environment env;
+    if (!env.startControlServer(&error))
+        return fail(verb, error);
+    ClientOptions o = ClientOptions::fromEnvironment(QStringLiteral("bench-is-fanout"));
+    o.controlServers = {env.address};
+    Client client(o);
+    if (!client.start())
+        return fail(verb, client.errorString());
+    Subscribers subs;
+    if (!startSystem(env, client, subs, processes, subscribers, false, &error, int(isThreads)))
+        return fail(verb, error);
+    startSenders(env, senders, size, 0, 10);
+    if (!runUntil([&] { return subs.totals().count > 0; }, 30000))
+        return fail(verb, QStringLiteral("no update was delivered within 30 s"));
+    runFor(1000); // warm-up
+    const Totals before = subs.totals();
+    QElapsedTimer t;
+    t.start();
+    runFor(int(seconds * 1000));
+    const Totals after = subs.totals();
+    const double elapsed = t.nsecsElapsed() / 1e9;
+    env.children.stopAll();
+    const double rate = double(after.count - before.count) / elapsed;
+    const qint64 dropped = after.dropped - before.dropped;
+    if (p.isSet(QStringLiteral("json"))) {
+        const QJsonObject j{{QStringLiteral("test"), QStringLiteral("is-fanout")},
+                            {QStringLiteral("senders"), senders},
+                            {QStringLiteral("subscribers"), subscribers},
+                            {QStringLiteral("processes"), processes},
+                            {QStringLiteral("size"), size},
+                            {QStringLiteral("seconds"), seconds},
+                            {QStringLiteral("deliveries_per_s"), qRound64(rate)},
+                            {QStringLiteral("updates_per_s"), qRound64(rate / double(subscribers))},
+                            {QStringLiteral("dropped"), dropped}};
+        std::printf("%s\n", QJsonDocument(j).toJson(QJsonDocument::Compact).constData());
+    } else {
+        std::printf("is-fanout: %lld senders -> IS server -> %lld subscribers in %lld processes, %lld B\n", senders,
+                    subscribers, processes, size);
+        std::printf("  %.0f deliveries/s (%.0f updates/s), %lld dropped\n", rate, rate / double(subscribers),
+                    dropped);
+    }
+    return 0;
+}
+
+int isLatency(const QStringList &args)
+{
+    const QString verb = QStringLiteral("bench is-latency");
+    QCommandLineParser p;
+    p.setApplicationDescription(QStringLiteral(
+        "One sender updates an object at --rate; every subscriber measures the time from the update "
+        "call to its delivery. Reports p50/p99 over all deliveries."));
+    p.addOption({QStringLiteral("rate"), QStringLiteral("Updates per second (default 100)."), QStringLiteral("hz")});
+    addCommon(p);
+    if (!parse(p, args, verb))
+        return 1;
+    qint64 rate = 100, subscribers = 100, processes = 4, size = 8, seconds = 5, isThreads = 0;
+    if (!intOption(p, verb, QStringLiteral("rate"), 1, 1000, rate) ||
+        !intOption(p, verb, QStringLiteral("subscribers"), 1, 10000, subscribers) ||
+        !intOption(p, verb, QStringLiteral("processes"), 1, 100, processes) ||
+        !intOption(p, verb, QStringLiteral("size"), 0, 16 << 20, size) ||
+        !intOption(p, verb, QStringLiteral("seconds"), 1, 3600, seconds) ||
+        !intOption(p, verb, QStringLiteral("is-threads"), 1, 256, isThreads))
+        return 1;
+    processes = qMin(processes, subscribers);
+    QString error;
+    Environment env;
+    if (!env.startControlServer(&error))
+        return fail(verb, error);
+    ClientOptions o = ClientOptions::fromEnvironment(QStringLiteral("bench-is-latency"));
+    o.controlServers = {env.address};
+    Client client(o);
+    if (!client.start())
+        return fail(verb, client.errorString());
+    Subscribers subs;
+    if (!startSystem(env, client, subs, processes, subscribers, true, &error, int(isThreads)))
+        return fail(verb, error);
+    startSenders(env, 1, size, rate, 1);
+    if (!runUntil([&] { return subs.totals().count > 0; }, 30000))
+        return fail(verb, QStringLiteral("no update was delivered within 30 s"));
+    runFor(1000); // warm-up
+    subs.collect = true;
+    runFor(int(seconds * 1000));
+    subs.collect = false;
+    env.children.stopAll();
+    QList<qint64> &s = subs.latencies;
+    if (s.isEmpty())
+        return fail(verb, QStringLiteral("no latency sample"));
+    std::sort(s.begin(), s.end());
+    const auto pct = [&](double q) { return s.at(qMin(s.size() - 1, qsizetype(q * s.size()))); };
+    if (p.isSet(QStringLiteral("json"))) {
+        const QJsonObject j{{QStringLiteral("test"), QStringLiteral("is-latency")},
+                            {QStringLiteral("subscribers"), subscribers},
+                            {QStringLiteral("rate"), rate},
+                            {QStringLiteral("size"), size},
+                            {QStringLiteral("samples"), s.size()},
+                            {QStringLiteral("p50_us"), pct(0.5)},
+                            {QStringLiteral("p99_us"), pct(0.99)},
+                            {QStringLiteral("max_us"), s.last()}};
+        std::printf("%s\n", QJsonDocument(j).toJson(QJsonDocument::Compact).constData());
+    } else {
+        std::printf("is-latency: 1 sender at %lld Hz -> %lld subscribers, %lld B: p50 %lld us, p99 %lld us, max %lld "
+                    "us (%lld samples)\n",
+                    rate, subscribers, size, pct(0.5), pct(0.99), s.last(), qint64(s.size()));
+    }
+    return 0;
+}
+
+} // namespace
+
+int benchIs(const QString &test, const QStringList &args)
+{
+    if (test == QLatin1String("is-fanout"))
+        return isFanout(args);
+    if (test == QLatin1String("is-latency"))
+        return isLatency(args);
+    if (test == QLatin1String("is-sender"))
+        return isSender(args);
+    if (test == QLatin1String("is-subscriber"))
+        return isSubscriber(args);
+    return fail(QStringLiteral("bench"), QStringLiteral("unknown test '%1'").arg(test));
+}
+
+} // namespace dialog::tool
