@@ -6,8 +6,10 @@
 
 #include <QCoreApplication>
 #include <QDir>
+#include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QSaveFile>
 #include <QTimer>
 #include <cstdio>
 
@@ -71,6 +73,25 @@ bool IsServer::start(QString *error)
     if (!m_types.contains(StatisticsType) && !m_types.declareType(statisticsType(), error))
         return false;
     m_repository = std::make_unique<is::Repository>(m_options.name, m_types);
+
+    // Types declared at run time are kept next to the checkpoint (its objects need them).
+    if (!m_options.dataDir.isEmpty()) {
+        QFile f(typesFile());
+        if (f.exists()) {
+            QList<is::TypeInfo> declared;
+            QString why;
+            QJsonParseError pe;
+            const QJsonDocument doc = f.open(QIODevice::ReadOnly) ? QJsonDocument::fromJson(f.readAll(), &pe)
+                                                                  : QJsonDocument();
+            if (!doc.isArray() || !is::typesFromJson(doc.array(), &declared, &why) ||
+                !is::mergeTypes(m_types, declared, &why)) {
+                *error = QStringLiteral("cannot load the declared types %1: %2")
+                             .arg(f.fileName(), why.isEmpty() ? pe.errorString() : why);
+                return false;
+            }
+            m_declared = declared;
+        }
+    }
 
     if (!m_options.dataDir.isEmpty()) {
         if (!QDir().mkpath(m_options.dataDir)) {
@@ -192,9 +213,20 @@ void IsServer::onRequest(const Request &request)
                         error.isEmpty() ? QStringLiteral("types are not a JSON array") : error);
             return;
         }
+        QList<is::TypeInfo> fresh;
+        for (const is::TypeInfo &t : std::as_const(types))
+            if (!m_types.contains(t.name()))
+                fresh << t;
         if (!is::mergeTypes(m_types, types, &error)) {
             replyStatus(request, Status::Code::TypeMismatch, error);
             return;
+        }
+        if (!fresh.isEmpty()) {
+            m_declared += fresh;
+            if (!saveDeclaredTypes(&error)) {
+                replyStatus(request, Status::Code::ServerError, error);
+                return;
+            }
         }
         replyStatus(request, Status::Code::Ok);
         return;
@@ -380,6 +412,26 @@ void IsServer::checkpoint()
         }
         m_saving.store(false);
     });
+}
+
+QString IsServer::typesFile() const
+{
+    return QDir(m_options.dataDir).filePath(m_options.name + QStringLiteral(".types.json"));
+}
+
+bool IsServer::saveDeclaredTypes(QString *error)
+{
+    if (m_options.dataDir.isEmpty())
+        return true;
+    QJsonArray arr;
+    for (const is::TypeInfo &t : std::as_const(m_declared))
+        arr.append(is::typeToJson(t));
+    QSaveFile f(typesFile());
+    if (!f.open(QIODevice::WriteOnly) || f.write(QJsonDocument(arr).toJson()) < 0 || !f.commit()) {
+        *error = QStringLiteral("cannot save the declared types to %1: %2").arg(f.fileName(), f.errorString());
+        return false;
+    }
+    return true;
 }
 
 bool IsServer::saveNow(QString *error)

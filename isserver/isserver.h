@@ -51,9 +51,12 @@ private:
     void scheduleFlush();
     void publishStatistics();
     void checkpoint();
+    QString typesFile() const;
+    bool saveDeclaredTypes(QString *error);
 
     ServerOptions m_options;
     is::TypeRegistry m_types;
+    QList<is::TypeInfo> m_declared; // declared at run time, saved with the checkpoint
     std::unique_ptr<is::Repository> m_repository;
     std::unique_ptr<Dispatcher> m_dispatcher;
     std::unique_ptr<Client> m_client;

@@ -7,7 +7,10 @@
 #include "dialog/is/dictionary.h"
 #include "dialog/is/receiver.h"
 
+#include <QFile>
+#include <QFileInfo>
 #include <QJsonArray>
+#include <QTemporaryDir>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <algorithm>
@@ -374,6 +377,116 @@ int isLatency(const QStringList &args)
     return 0;
 }
 
+qint64 rssKb(qint64 pid)
+{
+    QFile f(QStringLiteral("/proc/%1/status").arg(pid));
+    if (!f.open(QIODevice::ReadOnly))
+        return -1;
+    for (const QByteArray &line : f.readAll().split('\n'))
+        if (line.startsWith("VmRSS:"))
+            return line.mid(6).trimmed().split(' ').first().toLongLong();
+    return -1;
+}
+
+/// An IS server holding N objects of 10 attributes: its memory, and the time of a restart with reload.
+int isLoad(const QStringList &args)
+{
+    const QString verb = QStringLiteral("bench is-load");
+    QCommandLineParser p;
+    p.setApplicationDescription(QStringLiteral(
+        "Fills an IS server with --objects objects of 10 attributes, reports its resident memory, stops it "
+        "(final checkpoint) and reports how long a restart takes until every object is served again."));
+    p.addOption({QStringLiteral("objects"), QStringLiteral("Objects (default 100000)."), QStringLiteral("n")});
+    p.addOption({QStringLiteral("json"), QStringLiteral("Print one JSON line.")});
+    if (!parse(p, args, verb))
+        return 1;
+    qint64 objects = 100000;
+    if (!intOption(p, verb, QStringLiteral("objects"), 1, 10000000, objects))
+        return 1;
+    QString error;
+    Environment env;
+    if (!env.startControlServer(&error))
+        return fail(verb, error);
+    QTemporaryDir dir;
+    const QStringList isArgs{QStringLiteral("--name"), BenchServer, QStringLiteral("--control-server"), env.address,
+                             QStringLiteral("--data-dir"), dir.path(), QStringLiteral("--checkpoint-s"),
+                             QStringLiteral("0")};
+    QProcess *server = env.children.start(ChildProcesses::binary(QStringLiteral("dialog-isserver")), isArgs);
+    ClientOptions o = ClientOptions::fromEnvironment(QStringLiteral("bench-is-load"));
+    o.controlServers = {env.address};
+    Client client(o);
+    if (!client.start())
+        return fail(verb, client.errorString());
+    is::Dictionary dict(&client);
+    dict.setTimeout(30000);
+    is::TypeInfo t(QStringLiteral("Bench10"), QStringLiteral("Ten attributes"));
+    using is::AttributeInfo;
+    using is::BasicType;
+    t.setAttributes({AttributeInfo(QStringLiteral("a"), BasicType::U32), AttributeInfo(QStringLiteral("b"), BasicType::U64),
+                     AttributeInfo(QStringLiteral("c"), BasicType::Double), AttributeInfo(QStringLiteral("d"), BasicType::Float),
+                     AttributeInfo(QStringLiteral("e"), BasicType::String), AttributeInfo(QStringLiteral("f"), BasicType::Time),
+                     AttributeInfo(QStringLiteral("g"), BasicType::Bool), AttributeInfo(QStringLiteral("h"), BasicType::S32),
+                     AttributeInfo(QStringLiteral("i"), BasicType::S64), AttributeInfo(QStringLiteral("j"), BasicType::U16)});
+    const is::Status ds = dict.declareTypesSync(BenchServer, {t});
+    if (!ds.isOk())
+        return fail(verb, ds.toString());
+    is::Object obj = is::Object::create(dict.types(), QStringLiteral("Bench10"));
+    obj.set(QStringLiteral("e"), QStringLiteral("readout-crate-07"));
+    const qint64 rssEmpty = rssKb(server->processId());
+    qint64 next = 0, done = 0, failures = 0;
+    std::function<void()> one = [&] {
+        obj.set<quint32>(QStringLiteral("a"), quint32(next));
+        obj.set<double>(QStringLiteral("c"), double(next) * 0.5);
+        dict.update(QStringLiteral("%1.obj%2").arg(BenchServer).arg(next++), obj,
+                    is::Dictionary::UpdateMode::CreateIfMissing, [&](const is::Status &s) {
+                        ++done;
+                        failures += !s.isOk();
+                        if (next < objects)
+                            one();
+                    });
+    };
+    for (int i = 0; i < 256 && next < objects; ++i)
+        one();
+    if (!runUntil([&] { return done == objects; }, 600000))
+        return fail(verb, QStringLiteral("filling timed out"));
+    if (failures)
+        return fail(verb, QStringLiteral("%1 inserts failed").arg(failures));
+    runFor(1500); // a statistics round
+    const qint64 rssFull = rssKb(server->processId());
+    server->terminate();
+    if (!server->waitForFinished(60000) || server->exitCode() != 0)
+        return fail(verb, QStringLiteral("the server did not save and exit cleanly"));
+    const qint64 fileBytes = QFileInfo(dir.filePath(BenchServer + QStringLiteral(".is"))).size();
+    QElapsedTimer clock;
+    clock.start();
+    server = env.children.start(ChildProcesses::binary(QStringLiteral("dialog-isserver")), isArgs);
+    is::Entry stats;
+    if (!runUntil(
+            [&] {
+                stats = is::Entry();
+                return dict.getSync(BenchServer + QStringLiteral(".Statistics"), &stats).isOk() &&
+                       stats.object.get<quint64>(QStringLiteral("objects")) >= quint64(objects);
+            },
+            60000))
+        return fail(verb, QStringLiteral("the restarted server did not serve the objects within 60 s"));
+    const double restartS = clock.nsecsElapsed() / 1e9;
+    env.children.stopAll();
+    if (p.isSet(QStringLiteral("json"))) {
+        const QJsonObject j{{QStringLiteral("test"), QStringLiteral("is-load")},
+                            {QStringLiteral("objects"), objects},
+                            {QStringLiteral("rss_mb"), qRound64(rssFull / 102.4) / 10.0},
+                            {QStringLiteral("rss_empty_mb"), qRound64(rssEmpty / 102.4) / 10.0},
+                            {QStringLiteral("checkpoint_mb"), qRound64(fileBytes / 104857.6) / 10.0},
+                            {QStringLiteral("restart_s"), qRound64(restartS * 100) / 100.0}};
+        std::printf("%s\n", QJsonDocument(j).toJson(QJsonDocument::Compact).constData());
+    } else {
+        std::printf("is-load: %lld objects of 10 attributes: server RSS %.1f MB (empty %.1f MB), checkpoint %.1f MB, "
+                    "restart with reload %.2f s\n",
+                    objects, rssFull / 1024.0, rssEmpty / 1024.0, fileBytes / 1048576.0, restartS);
+    }
+    return 0;
+}
+
 } // namespace
 
 int benchIs(const QString &test, const QStringList &args)
@@ -382,6 +495,8 @@ int benchIs(const QString &test, const QStringList &args)
         return isFanout(args);
     if (test == QLatin1String("is-latency"))
         return isLatency(args);
+    if (test == QLatin1String("is-load"))
+        return isLoad(args);
     if (test == QLatin1String("is-sender"))
         return isSender(args);
     if (test == QLatin1String("is-subscriber"))

@@ -403,6 +403,13 @@ void tst_IsServer::persistenceAcrossRestartAndKill()
     is::Object run = is::Object::create(m_dict->types(), QStringLiteral("RunInfo"));
     run.set<quint32>(QStringLiteral("runNumber"), 41);
     QVERIFY(m_dict->insertSync(QStringLiteral("RunParams.RunInfo"), run).isOk());
+    // A type declared at run time is kept with the checkpoint.
+    is::TypeInfo declared(QStringLiteral("Declared"));
+    declared.addAttribute(is::AttributeInfo(QStringLiteral("v"), is::BasicType::S32));
+    QVERIFY(m_dict->declareTypesSync(QStringLiteral("RunParams"), {declared}).isOk());
+    is::Object d = is::Object::create(m_dict->types(), QStringLiteral("Declared"));
+    d.set<qint32>(QStringLiteral("v"), -5);
+    QVERIFY(m_dict->insertSync(QStringLiteral("RunParams.D"), d).isOk());
     // Clean stop: saved at exit.
     server->terminate();
     QVERIFY(server->waitForFinished(10000));
@@ -414,6 +421,8 @@ void tst_IsServer::persistenceAcrossRestartAndKill()
     is::Entry e;
     QVERIFY(m_dict->getSync(QStringLiteral("RunParams.RunInfo"), &e).isOk());
     QCOMPARE(e.object.get<quint32>(QStringLiteral("runNumber")), 41u);
+    QVERIFY(m_dict->getSync(QStringLiteral("RunParams.D"), &e).isOk());
+    QCOMPARE(e.object.get<qint32>(QStringLiteral("v")), -5);
 
     // SIGKILL: what was written more than one checkpoint interval before survives.
     run.set<quint32>(QStringLiteral("runNumber"), 42);
