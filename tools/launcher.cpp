@@ -255,7 +255,12 @@ bool Launcher::alive(const Launched &l) const
     }
     QByteArray out;
     QString error;
-    return ssh(l.spec.host, QStringLiteral("kill -0 %1 2>/dev/null && echo alive || echo gone").arg(l.pid),
+    // A zombie (exited, not yet reaped by its parent) counts as gone.
+    return ssh(l.spec.host,
+               QStringLiteral(
+                   "kill -0 %1 2>/dev/null || { echo gone; exit 0; }; "
+                   "case \"$(ps -o stat= -p %1 2>/dev/null)\" in Z*) echo gone ;; *) echo alive ;; esac")
+                   .arg(l.pid),
                &out, &error) &&
            out.trimmed() == "alive";
 }

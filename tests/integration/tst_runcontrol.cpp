@@ -1,0 +1,502 @@
+// Run control with the real binaries on loopback: master and slaves through full run cycles,
+// failures (crash, failing configure, hang), recovery, and the launcher (dialog up/down) over a
+// fake ssh.
+#include "processfixture.h"
+
+#include <QJsonArray>
+#include <QTemporaryDir>
+#include <QtTest>
+#include <csignal>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+
+using namespace dialog;
+using namespace dialog::test;
+
+namespace {
+const QStringList kHeartbeat{QStringLiteral("--heartbeat-ms"), QStringLiteral("200")};
+}
+
+class tst_RunControl : public QObject
+{
+    Q_OBJECT
+
+private Q_SLOTS:
+    void initTestCase();
+    void init();
+    void cleanup();
+
+    void helpAndBadArguments();
+    void fullRunCycleWithThreeSlaves();
+    void illegalTransitionRefusedWithReason();
+    void commandDrivesTheMasterToo();
+    void slaveCrashMidRunPutsErrorThenRecoversWhenRestarted();
+    void slaveFailingConfigureIsNamedAndResetRecovers();
+    void hangingSlaveTimesOut();
+    void readoutCountsCorruptEventsAndWritesOutput();
+    void launcherUpAndDownOverSsh();
+    void launcherReportsBadPartitionAndMissingBinary();
+
+private:
+    /// Writes a partition with @p slaves (JSON objects) for the fixture's Control Server.
+    QString writePartition(const QJsonArray &slaves, int timeoutMs = 5000, bool startControlServer = false,
+                           const QJsonObject &extra = {});
+    QProcess *startSlave(const QString &kind, const QString &name, const QStringList &extra = {});
+    QProcess *startMaster(const QString &partition);
+    /// Sends a transition request to the master and waits for the reply.
+    Reply transition(const QString &t, int timeoutMs = 20000);
+    QJsonObject masterState() const;
+    QString slaveState(const QString &name) const;
+    bool allSlavesPresent() const;
+
+    std::unique_ptr<ProcessFixture> m_fx;
+    std::unique_ptr<QTemporaryDir> m_dir;
+    std::unique_ptr<Client> m_client;
+    Subscription *m_master = nullptr;
+};
+
+void tst_RunControl::initTestCase()
+{
+    // Processes `dialog up` starts are detached: become their reaper so none is left a zombie.
+    ::prctl(PR_SET_CHILD_SUBREAPER, 1);
+}
+
+void tst_RunControl::init()
+{
+    m_fx = std::make_unique<ProcessFixture>();
+    m_dir = std::make_unique<QTemporaryDir>();
+    QVERIFY(m_fx->startControlServer(kHeartbeat));
+    ClientOptions o = m_fx->clientOptions(QStringLiteral("rc-test"));
+    o.heartbeatMs = 200;
+    m_client = std::make_unique<Client>(o);
+    QVERIFY(m_client->start());
+    m_master = m_client->subscribe(QStringLiteral("RunCtrl.Master.State"));
+}
+
+void tst_RunControl::cleanup()
+{
+    m_client.reset();
+    m_fx.reset();
+    m_dir.reset();
+}
+
+QString tst_RunControl::writePartition(const QJsonArray &slaves, int timeoutMs, bool startControlServer,
+                                       const QJsonObject &extra)
+{
+    QJsonObject p{
+        {QStringLiteral("name"), QStringLiteral("test")},
+        {QStringLiteral("control_server"), QJsonObject{{QStringLiteral("host"), QStringLiteral("localhost")},
+                                                       {QStringLiteral("port"), m_fx->port()},
+                                                       {QStringLiteral("start"), startControlServer}}},
+        {QStringLiteral("heartbeat_ms"), 200},
+        {QStringLiteral("master"),
+         QJsonObject{{QStringLiteral("name"), QStringLiteral("Master")},
+                     {QStringLiteral("transition_timeout_ms"), timeoutMs},
+                     {QStringLiteral("run_number_file"), m_dir->filePath(QStringLiteral("runnumber"))}}},
+        {QStringLiteral("slaves"), slaves}};
+    for (auto it = extra.begin(); it != extra.end(); ++it)
+        p.insert(it.key(), it.value());
+    const QString path = m_dir->filePath(QStringLiteral("test.json"));
+    QFile f(path);
+    f.open(QIODevice::WriteOnly | QIODevice::Truncate);
+    f.write(QJsonDocument(p).toJson());
+    return path;
+}
+
+QProcess *tst_RunControl::startSlave(const QString &kind, const QString &name, const QStringList &extra)
+{
+    QProcess *p = m_fx->start(QStringLiteral("dialog-slave"),
+                              QStringList{QStringLiteral("--kind"), kind, QStringLiteral("--name"), name,
+                                          QStringLiteral("--no-is")} +
+                                  kHeartbeat + extra);
+    p->setProcessChannelMode(QProcess::ForwardedErrorChannel);
+    return p;
+}
+
+QProcess *tst_RunControl::startMaster(const QString &partition)
+{
+    return m_fx->start(QStringLiteral("dialog-master"),
+                       QStringList{QStringLiteral("--config"), partition, QStringLiteral("--no-is")});
+}
+
+Reply tst_RunControl::transition(const QString &t, int timeoutMs)
+{
+    Reply out;
+    bool done = false;
+    m_client->request(QStringLiteral("RunCtrl.Master.State"), t.toUtf8(), timeoutMs, this,
+                      [&](const Reply &r) {
+                          out = r;
+                          done = true;
+                      });
+    // The request times out by itself: the callback always comes.
+    QElapsedTimer clock;
+    clock.start();
+    while (!done && clock.elapsed() < timeoutMs + 2000)
+        QTest::qWait(5);
+    return out;
+}
+
+QJsonObject tst_RunControl::masterState() const
+{
+    return QJsonDocument::fromJson(m_master->lastMessage().data()).object();
+}
+
+QString tst_RunControl::slaveState(const QString &name) const
+{
+    for (const QJsonValue &v : masterState().value(QStringLiteral("slaves")).toArray())
+        if (v.toObject().value(QStringLiteral("name")).toString() == name)
+            return v.toObject().value(QStringLiteral("present")).toBool()
+                       ? v.toObject().value(QStringLiteral("state")).toString()
+                       : QStringLiteral("absent");
+    return {};
+}
+
+bool tst_RunControl::allSlavesPresent() const
+{
+    const QJsonArray a = masterState().value(QStringLiteral("slaves")).toArray();
+    for (const QJsonValue &v : a)
+        if (!v.toObject().value(QStringLiteral("present")).toBool())
+            return false;
+    return !a.isEmpty();
+}
+
+static QJsonObject slave(const QString &name, const QString &kind)
+{
+    return {{QStringLiteral("name"), name}, {QStringLiteral("kind"), kind}};
+}
+
+static const QJsonArray threeSlaves{slave(QStringLiteral("FE1"), QStringLiteral("control")),
+                                    slave(QStringLiteral("FE2"), QStringLiteral("control")),
+                                    slave(QStringLiteral("RO1"), QStringLiteral("readout"))};
+
+void tst_RunControl::helpAndBadArguments()
+{
+    QByteArray out, err;
+    QCOMPARE(m_fx->run(QStringLiteral("dialog-slave"), {QStringLiteral("--help")}, &out), 0);
+    QVERIFY(out.contains("--fail-on") && out.contains("--spill-s"));
+    QCOMPARE(m_fx->run(QStringLiteral("dialog-slave"),
+                       {QStringLiteral("--kind"), QStringLiteral("trigger"), QStringLiteral("--name"),
+                        QStringLiteral("X")},
+                       nullptr, &err),
+             1);
+    QVERIFY2(err.startsWith("dialog-slave: invalid --kind 'trigger'"), err.constData());
+    QCOMPARE(m_fx->run(QStringLiteral("dialog-slave"),
+                       {QStringLiteral("--kind"), QStringLiteral("readout"), QStringLiteral("--name"),
+                        QStringLiteral("X"), QStringLiteral("--fail-on"), QStringLiteral("launch")},
+                       nullptr, &err),
+             1);
+    QVERIFY2(err.contains("--fail-on: unknown transition 'launch'"), err.constData());
+    QCOMPARE(m_fx->run(QStringLiteral("dialog-slave"),
+                       {QStringLiteral("--kind"), QStringLiteral("control"), QStringLiteral("--name"),
+                        QStringLiteral("X"), QStringLiteral("--threads"), QStringLiteral("4")},
+                       nullptr, &err),
+             1);
+    QVERIFY2(err.contains("--threads applies to --kind readout only"), err.constData());
+    QCOMPARE(m_fx->run(QStringLiteral("dialog-master"), {}, nullptr, &err), 1);
+    QVERIFY2(err.contains("--config PARTITION.json is required"), err.constData());
+    QFile bad(m_dir->filePath(QStringLiteral("bad.json")));
+    QVERIFY(bad.open(QIODevice::WriteOnly));
+    bad.write(R"({"name":"b","control_server":{},"master":{"name":"M"},"slaves":[{"name":"A","kind":"x"}]})");
+    bad.close();
+    QCOMPARE(m_fx->run(QStringLiteral("dialog-master"), {QStringLiteral("--config"), bad.fileName()}, nullptr,
+                       &err),
+             1);
+    QVERIFY2(err.contains("bad.json: slaves[0].kind: 'x': expected \"control\" or \"readout\""),
+             err.constData());
+}
+
+void tst_RunControl::fullRunCycleWithThreeSlaves()
+{
+    startMaster(writePartition(threeSlaves));
+    startSlave(QStringLiteral("control"), QStringLiteral("FE1"));
+    startSlave(QStringLiteral("control"), QStringLiteral("FE2"));
+    startSlave(
+        QStringLiteral("readout"), QStringLiteral("RO1"),
+        {QStringLiteral("--threads"), QStringLiteral("2"), QStringLiteral("--off-s"), QStringLiteral("0")});
+    QTRY_VERIFY_WITH_TIMEOUT(allSlavesPresent(), 10000);
+    QCOMPARE(masterState().value(QStringLiteral("state")).toString(), QStringLiteral("Initial"));
+
+    const QList<QPair<QString, QString>> cycle{{"configure", "Configured"}, {"start", "Running"},
+                                               {"pause", "Paused"},         {"resume", "Running"},
+                                               {"stop", "Configured"},      {"unconfigure", "Initial"}};
+    Subscription *ro = m_client->subscribe(QStringLiteral("RunCtrl.RO1.Status"));
+    for (const auto &[t, expected] : cycle) {
+        const Reply r = transition(t);
+        QVERIFY2(r.isOk(), qPrintable(t + QStringLiteral(": ") + r.errorString()));
+        QCOMPARE(QJsonDocument::fromJson(r.data()).object().value(QStringLiteral("state")).toString(),
+                 expected);
+        QTRY_COMPARE_WITH_TIMEOUT(masterState().value(QStringLiteral("state")).toString(), expected, 5000);
+        for (const QString &s : {QStringLiteral("FE1"), QStringLiteral("FE2"), QStringLiteral("RO1")})
+            QTRY_COMPARE_WITH_TIMEOUT(slaveState(s), expected, 5000);
+        if (t == QLatin1String("start")) {
+            QCOMPARE(masterState().value(QStringLiteral("run_number")).toInt(), 1);
+            // Events flow while running.
+            QTRY_VERIFY_WITH_TIMEOUT(QJsonDocument::fromJson(ro->lastMessage().data())
+                                             .object()
+                                             .value(QStringLiteral("events"))
+                                             .toInteger() > 0,
+                                     5000);
+        }
+    }
+    const QJsonObject st = QJsonDocument::fromJson(ro->lastMessage().data()).object();
+    QCOMPARE(st.value(QStringLiteral("errors")).toInt(), 0);
+    // The run number is persisted and incremented on the next start.
+    QFile f(m_dir->filePath(QStringLiteral("runnumber")));
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    QCOMPARE(f.readAll().trimmed(), QByteArray("1"));
+    QVERIFY(transition(QStringLiteral("configure")).isOk());
+    QVERIFY(transition(QStringLiteral("start")).isOk());
+    QCOMPARE(masterState().value(QStringLiteral("run_number")).toInt(), 2);
+    QVERIFY(transition(QStringLiteral("stop")).isOk());
+}
+
+void tst_RunControl::illegalTransitionRefusedWithReason()
+{
+    startMaster(writePartition(QJsonArray{slave(QStringLiteral("FE1"), QStringLiteral("control"))}));
+    startSlave(QStringLiteral("control"), QStringLiteral("FE1"));
+    QTRY_VERIFY_WITH_TIMEOUT(allSlavesPresent(), 10000);
+    Reply r = transition(QStringLiteral("start"));
+    QCOMPARE(r.status(), Reply::Status::Failed);
+    QVERIFY2(r.errorString().contains(
+                 QLatin1String("illegal transition 'start' in state Initial (legal: configure, reset)")),
+             qPrintable(r.errorString()));
+    r = transition(QStringLiteral("launch"));
+    QVERIFY2(r.errorString().contains(QLatin1String("unknown transition 'launch'")),
+             qPrintable(r.errorString()));
+    QCOMPARE(masterState().value(QStringLiteral("state")).toString(), QStringLiteral("Initial"));
+    QCOMPARE(slaveState(QStringLiteral("FE1")), QStringLiteral("Initial"));
+}
+
+void tst_RunControl::commandDrivesTheMasterToo()
+{
+    startMaster(writePartition(QJsonArray{slave(QStringLiteral("FE1"), QStringLiteral("control"))}));
+    startSlave(QStringLiteral("control"), QStringLiteral("FE1"));
+    QTRY_VERIFY_WITH_TIMEOUT(allSlavesPresent(), 10000);
+    QByteArray err;
+    QCOMPARE(m_fx->run(QStringLiteral("dialog"),
+                       {QStringLiteral("send"), QStringLiteral("RunCtrl.Master.Command"),
+                        QStringLiteral("configure")},
+                       nullptr, &err),
+             0);
+    QTRY_COMPARE_WITH_TIMEOUT(masterState().value(QStringLiteral("state")).toString(),
+                              QStringLiteral("Configured"), 10000);
+    QCOMPARE(slaveState(QStringLiteral("FE1")), QStringLiteral("Configured"));
+}
+
+void tst_RunControl::slaveCrashMidRunPutsErrorThenRecoversWhenRestarted()
+{
+    startMaster(writePartition(threeSlaves));
+    startSlave(QStringLiteral("control"), QStringLiteral("FE1"));
+    QProcess *fe2 = startSlave(QStringLiteral("control"), QStringLiteral("FE2"));
+    startSlave(QStringLiteral("readout"), QStringLiteral("RO1"),
+               {QStringLiteral("--threads"), QStringLiteral("2")});
+    QTRY_VERIFY_WITH_TIMEOUT(allSlavesPresent(), 10000);
+    QVERIFY(transition(QStringLiteral("configure")).isOk());
+    QVERIFY(transition(QStringLiteral("start")).isOk());
+
+    ::kill(pid_t(fe2->processId()), SIGKILL); // a crash mid-run
+    QTRY_COMPARE_WITH_TIMEOUT(masterState().value(QStringLiteral("state")).toString(),
+                              QStringLiteral("Error"), 10000);
+    QCOMPARE(masterState().value(QStringLiteral("culprits")).toArray(), QJsonArray{QStringLiteral("FE2")});
+    QVERIFY(masterState().value(QStringLiteral("error")).toString().contains(QLatin1String("FE2 lost")));
+    QCOMPARE(masterState().value(QStringLiteral("recovering_to")).toString(), QStringLiteral("Running"));
+    // While in Error only reset is legal.
+    QVERIFY(!transition(QStringLiteral("stop")).isOk());
+
+    // The replacement is brought to Running and the master leaves Error by itself.
+    startSlave(QStringLiteral("control"), QStringLiteral("FE2"));
+    QTRY_COMPARE_WITH_TIMEOUT(masterState().value(QStringLiteral("state")).toString(),
+                              QStringLiteral("Running"), 15000);
+    QCOMPARE(slaveState(QStringLiteral("FE2")), QStringLiteral("Running"));
+    QVERIFY(masterState().value(QStringLiteral("culprits")).toArray().isEmpty());
+    QCOMPARE(masterState().value(QStringLiteral("run_number")).toInt(), 1);
+    QVERIFY(transition(QStringLiteral("stop")).isOk());
+}
+
+void tst_RunControl::slaveFailingConfigureIsNamedAndResetRecovers()
+{
+    startMaster(writePartition(threeSlaves));
+    startSlave(QStringLiteral("control"), QStringLiteral("FE1"));
+    startSlave(QStringLiteral("control"), QStringLiteral("FE2"),
+               {QStringLiteral("--fail-on"), QStringLiteral("configure")});
+    startSlave(QStringLiteral("readout"), QStringLiteral("RO1"),
+               {QStringLiteral("--threads"), QStringLiteral("2")});
+    QTRY_VERIFY_WITH_TIMEOUT(allSlavesPresent(), 10000);
+    const Reply r = transition(QStringLiteral("configure"));
+    QCOMPARE(r.status(), Reply::Status::Failed);
+    QVERIFY2(r.errorString().contains(QLatin1String("FE2: configure failed: failing as requested")),
+             qPrintable(r.errorString()));
+    QVERIFY(!r.errorString().contains(QLatin1String("FE1")));
+    QTRY_COMPARE_WITH_TIMEOUT(masterState().value(QStringLiteral("state")).toString(),
+                              QStringLiteral("Error"), 5000);
+    QCOMPARE(masterState().value(QStringLiteral("culprits")).toArray(), QJsonArray{QStringLiteral("FE2")});
+    QTRY_COMPARE_WITH_TIMEOUT(slaveState(QStringLiteral("FE2")), QStringLiteral("Error"), 5000);
+    QVERIFY(transition(QStringLiteral("reset")).isOk());
+    QTRY_COMPARE_WITH_TIMEOUT(masterState().value(QStringLiteral("state")).toString(),
+                              QStringLiteral("Initial"), 5000);
+    for (const QString &s : {QStringLiteral("FE1"), QStringLiteral("FE2"), QStringLiteral("RO1")})
+        QTRY_COMPARE_WITH_TIMEOUT(slaveState(s), QStringLiteral("Initial"), 5000);
+}
+
+void tst_RunControl::hangingSlaveTimesOut()
+{
+    startMaster(writePartition(QJsonArray{slave(QStringLiteral("FE1"), QStringLiteral("control")),
+                                          slave(QStringLiteral("RO1"), QStringLiteral("readout"))},
+                               1500));
+    startSlave(QStringLiteral("control"), QStringLiteral("FE1"));
+    startSlave(QStringLiteral("readout"), QStringLiteral("RO1"),
+               {QStringLiteral("--threads"), QStringLiteral("2"), QStringLiteral("--hang-on"),
+                QStringLiteral("start")});
+    QTRY_VERIFY_WITH_TIMEOUT(allSlavesPresent(), 10000);
+    QVERIFY(transition(QStringLiteral("configure")).isOk());
+    const Reply r = transition(QStringLiteral("start"));
+    QVERIFY2(r.errorString().contains(QLatin1String("RO1: no answer within 1500 ms")),
+             qPrintable(r.errorString()));
+    QTRY_COMPARE_WITH_TIMEOUT(masterState().value(QStringLiteral("state")).toString(),
+                              QStringLiteral("Error"), 5000);
+    // The readout hangs, so the control slave (second phase) was never started.
+    QCOMPARE(slaveState(QStringLiteral("FE1")), QStringLiteral("Configured"));
+    QVERIFY(transition(QStringLiteral("reset")).isOk()); // reset abandons the hung transition
+    QTRY_COMPARE_WITH_TIMEOUT(slaveState(QStringLiteral("RO1")), QStringLiteral("Initial"), 5000);
+}
+
+void tst_RunControl::readoutCountsCorruptEventsAndWritesOutput()
+{
+    startMaster(writePartition(QJsonArray{slave(QStringLiteral("RO1"), QStringLiteral("readout"))}));
+    const QString out = m_dir->filePath(QStringLiteral("data"));
+    startSlave(QStringLiteral("readout"), QStringLiteral("RO1"),
+               {QStringLiteral("--threads"), QStringLiteral("3"), QStringLiteral("--rate"),
+                QStringLiteral("20000"), QStringLiteral("--corrupt-every"), QStringLiteral("1000"),
+                QStringLiteral("--output-dir"), out, QStringLiteral("--event-size"), QStringLiteral("256")});
+    QTRY_VERIFY_WITH_TIMEOUT(allSlavesPresent(), 10000);
+    Subscription *ro = m_client->subscribe(QStringLiteral("RunCtrl.RO1.Status"));
+    QVERIFY(transition(QStringLiteral("configure")).isOk());
+    QVERIFY(transition(QStringLiteral("start")).isOk());
+    auto status = [&] { return QJsonDocument::fromJson(ro->lastMessage().data()).object(); };
+    QTRY_VERIFY_WITH_TIMEOUT(status().value(QStringLiteral("events")).toInteger() > 20000, 10000);
+    QVERIFY(transition(QStringLiteral("stop")).isOk());
+    QTRY_VERIFY_WITH_TIMEOUT(!status().value(QStringLiteral("running")).toBool(), 5000);
+    const QJsonObject s = status();
+    const qint64 events = s.value(QStringLiteral("events")).toInteger();
+    // Exactly one corrupt event in every 1000, each detected by a processing thread.
+    QCOMPARE(s.value(QStringLiteral("errors")).toInteger(), events / 1000);
+    QVERIFY(s.value(QStringLiteral("recent_errors"))
+                .toArray()
+                .first()
+                .toString()
+                .contains(QLatin1String("checksum mismatch")));
+    // Every byte read out was written: nothing is lost between the stages.
+    QFile f(QDir(out).filePath(QStringLiteral("run000001_RO1.raw")));
+    QVERIFY2(f.exists(), qPrintable(f.fileName()));
+    QCOMPARE(f.size(), s.value(QStringLiteral("bytes")).toInteger());
+    QCOMPARE(s.value(QStringLiteral("written_bytes")).toInteger(), f.size());
+}
+
+void tst_RunControl::launcherUpAndDownOverSsh()
+{
+    // The launcher starts its own Control Server: stop the fixture's and reuse its port.
+    m_client.reset();
+    m_fx->stopAll();
+    const QString sshLog = m_dir->filePath(QStringLiteral("ssh.log"));
+    qputenv("FAKESSH_LOG", sshLog.toUtf8());
+    const QJsonArray slaves{
+        QJsonObject{{QStringLiteral("name"), QStringLiteral("FE1")},
+                    {QStringLiteral("kind"), QStringLiteral("control")}},
+        QJsonObject{{QStringLiteral("name"), QStringLiteral("RO1")},
+                    {QStringLiteral("kind"), QStringLiteral("readout")},
+                    {QStringLiteral("host"), QStringLiteral("daq-pc2")},
+                    {QStringLiteral("args"), QJsonArray{QStringLiteral("--threads"), QStringLiteral("2"),
+                                                        QStringLiteral("--no-is")}}}};
+    const QString partition =
+        writePartition(slaves, 5000, true,
+                       {{QStringLiteral("ssh_command"),
+                         QJsonArray{QStringLiteral(DIALOG_SOURCE_DIR "/tests/integration/fakessh.sh"),
+                                    QStringLiteral("-o"), QStringLiteral("BatchMode=yes")}},
+                        {QStringLiteral("bin_dir"), QStringLiteral(DIALOG_BIN_DIR)}});
+    const QString runDir = m_dir->filePath(QStringLiteral("run"));
+    QByteArray out, err;
+    const int rc = m_fx->run(
+        QStringLiteral("dialog"),
+        {QStringLiteral("up"), partition, QStringLiteral("--run-dir"), runDir, QStringLiteral("--json")},
+        &out, &err, 30000);
+    const QJsonArray procs =
+        QJsonDocument::fromJson(out).object().value(QStringLiteral("processes")).toArray();
+    QList<qint64> pids;
+    for (const QJsonValue &v : procs)
+        pids << v.toObject().value(QStringLiteral("pid")).toInteger();
+    auto reap = [&] {
+        for (qint64 pid : pids)
+            ::waitpid(pid_t(pid), nullptr, WNOHANG);
+    };
+    QVERIFY2(rc == 0, err.constData());
+    QCOMPARE(procs.size(), 4); // Control Server, master, FE1, RO1 (no IS servers in this partition)
+    for (const QJsonValue &v : procs) {
+        const QJsonObject o = v.toObject();
+        QVERIFY(o.value(QStringLiteral("pid")).toInteger() > 0);
+        if (o.value(QStringLiteral("role")).toString() != QLatin1String("controlserver"))
+            QCOMPARE(o.value(QStringLiteral("status")).toString(), QStringLiteral("registered"));
+    }
+    // RO1 went over "ssh" to its host, the others were started locally.
+    QFile log(sshLog);
+    QVERIFY(log.open(QIODevice::ReadOnly));
+    const QByteArray sshCalls = log.readAll();
+    QVERIFY2(sshCalls.startsWith("daq-pc2: "), sshCalls.constData());
+    QVERIFY2(sshCalls.contains("'--name' 'RO1'") && !sshCalls.contains("'FE1'"), sshCalls.constData());
+
+    // A second 'up' is refused while the partition runs.
+    QCOMPARE(m_fx->run(QStringLiteral("dialog"),
+                       {QStringLiteral("up"), partition, QStringLiteral("--run-dir"), runDir}, nullptr, &err,
+                       30000),
+             1);
+    QVERIFY2(err.contains("is already up"), err.constData());
+
+    QVERIFY2(m_fx->run(QStringLiteral("dialog"),
+                       {QStringLiteral("down"), partition, QStringLiteral("--run-dir"), runDir,
+                        QStringLiteral("--json")},
+                       &out, &err, 30000) == 0,
+             (out + err).constData());
+    for (const QJsonValue &v :
+         QJsonDocument::fromJson(out).object().value(QStringLiteral("processes")).toArray())
+        QCOMPARE(v.toObject().value(QStringLiteral("status")).toString(), QStringLiteral("stopped"));
+    QTRY_VERIFY_WITH_TIMEOUT(
+        [&] {
+            reap();
+            for (qint64 pid : pids)
+                if (::kill(pid_t(pid), 0) == 0)
+                    return false;
+            return true;
+        }(),
+        5000);
+    QVERIFY(!QFile::exists(runDir + QStringLiteral("/processes.json")));
+    qunsetenv("FAKESSH_LOG");
+}
+
+void tst_RunControl::launcherReportsBadPartitionAndMissingBinary()
+{
+    QByteArray err;
+    QFile bad(m_dir->filePath(QStringLiteral("bad.json")));
+    QVERIFY(bad.open(QIODevice::WriteOnly));
+    bad.write("{\"name\": \"x\",\n \"control_server\": {\"port\": \"3425\"}}");
+    bad.close();
+    QCOMPARE(m_fx->run(QStringLiteral("dialog"), {QStringLiteral("up"), bad.fileName()}, nullptr, &err), 1);
+    QVERIFY2(err.startsWith("dialog up: bad.json: control_server.port: expected an integer in 1..65535"),
+             err.constData());
+
+    const QString partition =
+        writePartition(threeSlaves, 5000, true,
+                       {{QStringLiteral("is_servers"),
+                         QJsonArray{QJsonObject{{QStringLiteral("name"), QStringLiteral("DAQ")}}}}});
+    const QString emptyBin = m_dir->filePath(QStringLiteral("nobin"));
+    QDir().mkpath(emptyBin);
+    QCOMPARE(m_fx->run(QStringLiteral("dialog"),
+                       {QStringLiteral("up"), partition, QStringLiteral("--bin-dir"), emptyBin,
+                        QStringLiteral("--run-dir"), m_dir->filePath(QStringLiteral("run"))},
+                       nullptr, &err),
+             1);
+    QVERIFY2(err.contains("dialog-controlserver not found in " + emptyBin.toUtf8()), err.constData());
+    // Nothing was started.
+    QVERIFY(!QFile::exists(m_dir->filePath(QStringLiteral("run/processes.json"))));
+}
+
+QTEST_GUILESS_MAIN(tst_RunControl)
+#include "tst_runcontrol.moc"

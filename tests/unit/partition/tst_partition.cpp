@@ -1,0 +1,128 @@
+// Partition files: the demo validates; every malformed input is refused naming the field.
+#include "partition.h"
+
+#include <QtTest>
+
+using namespace dialog::rc;
+
+class tst_Partition : public QObject
+{
+    Q_OBJECT
+
+private Q_SLOTS:
+    void demoPartitionIsValid();
+    void minimalPartitionGetsDefaults();
+    void malformed_data();
+    void malformed();
+    void processArguments();
+};
+
+void tst_Partition::demoPartitionIsValid()
+{
+    Partition p;
+    QString error;
+    QVERIFY2(Partition::load(QStringLiteral(DIALOG_SOURCE_DIR "/resources/partitions/demo.json"), &p, &error),
+             qPrintable(error));
+    QCOMPARE(p.name, QStringLiteral("demo"));
+    QCOMPARE(p.controlServerAddress(), QStringLiteral("127.0.0.1:3425"));
+    QCOMPARE(p.isServers.size(), 2);
+    QCOMPARE(p.isServers.at(0).name, QStringLiteral("RunParams"));
+    QCOMPARE(p.isServers.at(1).name, QStringLiteral("DAQ"));
+    QCOMPARE(p.master.name, QStringLiteral("Master"));
+    int control = 0, readout = 0;
+    for (const ProcessSpec &s : p.slaves)
+        (s.kind == QLatin1String("control") ? control : readout)++;
+    QCOMPARE(control, 4);
+    QCOMPARE(readout, 2);
+    QCOMPARE(p.isTypesDir, QDir::cleanPath(QStringLiteral(DIALOG_SOURCE_DIR "/resources/is-types")));
+    QCOMPARE(p.processes().size(), 1 + 2 + 1 + 6);
+    QCOMPARE(p.processes().first().role, ProcessSpec::Role::ControlServer);
+}
+
+void tst_Partition::minimalPartitionGetsDefaults()
+{
+    Partition p;
+    QString error;
+    QVERIFY2(Partition::parse(R"({"name":"t","control_server":{"port":4000},"master":{"name":"M"},
+                                  "slaves":[{"name":"S1","kind":"readout"}]})",
+                              QStringLiteral("/tmp/x/t.json"), &p, &error),
+             qPrintable(error));
+    QCOMPARE(p.controlServerHost, QStringLiteral("localhost"));
+    QVERIFY(p.startControlServer);
+    QCOMPARE(p.transitionTimeoutMs, 10000);
+    QCOMPARE(p.slaves.first().host, QStringLiteral("localhost"));
+    QVERIFY(p.slaves.first().isLocal());
+    QCOMPARE(p.file, QStringLiteral("/tmp/x/t.json"));
+    QCOMPARE(p.isTypesDir, QStringLiteral("/tmp/is-types"));
+    QCOMPARE(p.sshCommand.first(), QStringLiteral("ssh"));
+}
+
+void tst_Partition::malformed_data()
+{
+    QTest::addColumn<QByteArray>("json");
+    QTest::addColumn<QString>("message");
+    const QByteArray base = R"("name":"t","control_server":{},"master":{"name":"M"})";
+    QTest::newRow("not-json") << QByteArray("{\n\"name\": ,}") << "p.json: line 2: invalid JSON";
+    QTest::newRow("array") << QByteArray("[]") << "p.json: the partition must be a JSON object";
+    QTest::newRow("no-name") << QByteArray(R"({"control_server":{},"master":{"name":"M"},"slaves":[]})")
+                             << "p.json: name: missing";
+    QTest::newRow("no-slaves") << "{" + base + "}"
+                               << "p.json: slaves: missing (an array is required)";
+    QTest::newRow("empty-slaves") << "{" + base + R"(,"slaves":[]})"
+                                  << "p.json: slaves: a partition needs at least one slave";
+    QTest::newRow("bad-kind")
+        << "{" + base + R"(,"slaves":[{"name":"A","kind":"control"},{"name":"B","kind":"trigger"}]})"
+        << "p.json: slaves[1].kind: 'trigger': expected \"control\" or \"readout\"";
+    QTest::newRow("missing-kind") << "{" + base + R"(,"slaves":[{"name":"A"}]})"
+                                  << "p.json: slaves[0].kind: missing";
+    QTest::newRow("typo-field") << "{" + base + R"(,"slaves":[{"name":"A","kind":"control","agrs":[]}]})"
+                                << "p.json: slaves[0].agrs: unknown field";
+    QTest::newRow("bad-port")
+        << QByteArray(
+               R"({"name":"t","control_server":{"port":70000},"master":{"name":"M"},"slaves":[{"name":"A","kind":"control"}]})")
+        << "p.json: control_server.port: expected an integer in 1..65535";
+    QTest::newRow("args-not-strings")
+        << "{" + base + R"(,"slaves":[{"name":"A","kind":"control","args":[1]}]})"
+        << "p.json: slaves[0].args[0]: expected a string";
+    QTest::newRow("duplicate") << "{" + base + R"(,"slaves":[{"name":"M","kind":"control"}]})"
+                               << "p.json: name: 'M' is used twice";
+    QTest::newRow("bad-name") << "{" + base + R"(,"slaves":[{"name":"A B","kind":"control"}]})"
+                              << "p.json: slaves[0].name: 'A B' is not a valid process name";
+    QTest::newRow("no-master")
+        << QByteArray(R"({"name":"t","control_server":{},"slaves":[{"name":"A","kind":"control"}]})")
+        << "p.json: master: missing (an object is required)";
+    QTest::newRow("timeout")
+        << QByteArray(
+               R"({"name":"t","control_server":{},"master":{"name":"M","transition_timeout_ms":"x"},"slaves":[{"name":"A","kind":"control"}]})")
+        << "p.json: master.transition_timeout_ms: expected an integer";
+}
+
+void tst_Partition::malformed()
+{
+    QFETCH(QByteArray, json);
+    QFETCH(QString, message);
+    Partition p;
+    QString error;
+    QVERIFY(!Partition::parse(json, QStringLiteral("/somewhere/p.json"), &p, &error));
+    QVERIFY2(error.startsWith(message), qPrintable(error));
+}
+
+void tst_Partition::processArguments()
+{
+    Partition p;
+    QString error;
+    QVERIFY(Partition::parse(
+        R"({"name":"t","control_server":{"port":4000},"heartbeat_ms":200,"master":{"name":"M"},
+                               "slaves":[{"name":"S1","kind":"readout","args":["--threads","2"]}]})",
+        QStringLiteral("/p/t.json"), &p, &error));
+    const ProcessSpec s = p.slaves.first();
+    QCOMPARE(s.program(), QStringLiteral("dialog-slave"));
+    const QStringList a = s.arguments(p);
+    QCOMPARE(a.mid(0, 4), (QStringList{"--kind", "readout", "--name", "S1"}));
+    QVERIFY(a.contains(QStringLiteral("--heartbeat-ms")));
+    QCOMPARE(a.mid(a.size() - 2), (QStringList{"--threads", "2"}));
+    QCOMPARE(p.master.arguments(p).mid(0, 2), (QStringList{"--config", "/p/t.json"}));
+}
+
+QTEST_GUILESS_MAIN(tst_Partition)
+#include "tst_partition.moc"
