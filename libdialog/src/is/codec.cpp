@@ -49,8 +49,13 @@ public:
     template <typename T> void put(const QList<T> &list)
     {
         put(quint32(list.size()));
-        for (const T &e : list)
-            put(e);
+        if constexpr (std::is_arithmetic_v<T> && !std::is_same_v<T, bool> && Q_BYTE_ORDER == Q_LITTLE_ENDIAN) {
+            // Numbers are stored little-endian: the list's memory is the encoding.
+            m_out.append(reinterpret_cast<const char *>(list.constData()), list.size() * qsizetype(sizeof(T)));
+        } else {
+            for (const T &e : list)
+                put(e);
+        }
     }
     void put(std::monostate) {} // never held by a valid object
 
@@ -142,6 +147,15 @@ public:
             return false;
         if (qsizetype(count) > left() / minEncodedSize<T>())
             return fail(QStringLiteral("vector length %1 exceeds the input").arg(count));
+        if constexpr (std::is_arithmetic_v<T> && !std::is_same_v<T, bool> && Q_BYTE_ORDER == Q_LITTLE_ENDIAN) {
+            const qsizetype bytes = qsizetype(count) * qsizetype(sizeof(T));
+            if (!need(bytes))
+                return false;
+            list.resize(count);
+            std::memcpy(list.data(), m_data.data() + m_pos, size_t(bytes));
+            m_pos += bytes;
+            return true;
+        }
         list.reserve(count);
         for (quint32 i = 0; i < count; ++i) {
             T e{};
