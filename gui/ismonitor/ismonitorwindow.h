@@ -1,0 +1,121 @@
+// dialog-ismonitor: the IS browser. IS servers → objects of the selected server (live, filtered by
+// regex and type) → the selected object's attributes with their meta-information, histograms drawn.
+#pragma once
+
+#include "attributemodel.h"
+#include "histogramview.h"
+#include "objectmodel.h"
+
+#include "dialog/client.h"
+#include "dialog/is/dictionary.h"
+#include "dialog/is/receiver.h"
+
+#include <QMainWindow>
+#include <QPointer>
+
+class QCheckBox;
+class QComboBox;
+class QLabel;
+class QLineEdit;
+class QListWidget;
+class QSortFilterProxyModel;
+class QTableView;
+class QTreeView;
+
+namespace dialog::ismonitor {
+
+class IsMonitorWindow : public QMainWindow
+{
+    Q_OBJECT
+public:
+    explicit IsMonitorWindow(const ClientOptions &options, QWidget *parent = nullptr);
+    ~IsMonitorWindow() override;
+
+    Client *client() const { return m_client.get(); }
+    is::Dictionary *dictionary() const { return m_dictionary; }
+    QStringList servers() const { return m_servers; }
+    QString server() const { return m_server; }
+    ObjectModel *objectModel() const { return m_objects; }
+    QSortFilterProxyModel *objectProxy() const { return m_proxy; }
+    QTableView *objectView() const { return m_objectView; }
+    AttributeModel *attributeModel() const { return m_attributes; }
+    QTreeView *attributeView() const { return m_attributeView; }
+    HistogramView *histogramView() const { return m_histogram; }
+    /// Full name of the selected object, empty if none.
+    QString selectedObject() const { return m_selected; }
+    /// True once the objects of the selected server were listed (after each (re)subscription).
+    bool isLoaded() const { return m_loaded; }
+
+    /// Shows the objects of @p server (subscribes to it; the previous subscription goes).
+    void selectServer(const QString &server);
+    /// Sets the filter fields and applies them (a new subscription with these criteria).
+    void setFilter(const QString &regex, const QString &type = {}, bool withSubtypes = true);
+    void applyFilter();
+    /// Selects @p object (name without server prefix) in the table and shows its value.
+    void selectObject(const QString &object);
+    /// Removes the selected object from its server after asking (unless @p confirm is false).
+    void removeSelected(bool confirm = true);
+    void copyName();
+    void copyValue();
+    /// Starts dialog-omd showing the selected object (or the selected numeric attribute).
+    void openInOmd();
+    /// The dialog-omd command line for @p object (and @p attribute, may be empty).
+    QStringList omdArguments(const QString &object, const QString &attribute) const;
+    /// Applies queued changes now (normally at most ten times a second).
+    void refresh();
+
+Q_SIGNALS:
+    /// Emitted after a removal requested here was answered.
+    void removeFinished(const QString &name, bool ok, const QString &message);
+
+private:
+    QWidget *buildServers();
+    QWidget *buildObjects();
+    QWidget *buildValue();
+    void onDirectory();
+    void subscribeObjects();
+    void list();
+    void onEvent(const is::Event &e);
+    void showObject(const QString &name);
+    void showValue(const is::Object &o, is::Time time);
+    void showHistogramFor(const QModelIndex &attribute);
+    void updateTypes();
+    void scheduleRefresh();
+    void updateStatus();
+    void setStatus(const QString &message);
+
+    std::unique_ptr<Client> m_client;
+    is::Dictionary *m_dictionary;
+    is::Receiver *m_receiver;
+    ObjectModel *m_objects;
+    QSortFilterProxyModel *m_proxy;
+    AttributeModel *m_attributes;
+    QListWidget *m_serverList = nullptr;
+    QTableView *m_objectView = nullptr;
+    QTreeView *m_attributeView = nullptr;
+    HistogramView *m_histogram = nullptr;
+    QLineEdit *m_regex = nullptr;
+    QComboBox *m_type = nullptr;
+    QCheckBox *m_subtypes = nullptr;
+    QLabel *m_objectTitle = nullptr;
+    QLabel *m_status = nullptr;
+    QLabel *m_counts = nullptr;
+    QTimer *m_refresh = nullptr;
+    QTimer *m_serversTimer = nullptr;
+
+    QStringList m_servers;
+    QString m_server;
+    QString m_selected;      ///< full name
+    QString m_histogramPath; ///< attribute path of the histogram shown ("" = the first one)
+    int m_objectsSub = 0;    ///< subscription to the server's objects (names only)
+    int m_valueSub = 0;      ///< subscription to the selected object (with values)
+    int m_generation = 0;    ///< bumped at every (re)subscription; stale listings are ignored
+    bool m_loaded = false;
+    bool m_listing = false;
+    is::Object m_pendingValue;
+    is::Time m_valueTime;
+    bool m_valuePending = false;
+    quint64 m_events = 0, m_eventsAtLastStatus = 0;
+};
+
+} // namespace dialog::ismonitor

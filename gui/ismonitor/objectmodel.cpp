@@ -1,0 +1,173 @@
+#include "objectmodel.h"
+
+#include <QSet>
+
+namespace dialog::ismonitor {
+
+namespace {
+// Above this many rows inserted or removed in one flush a reset is cheaper than row signals.
+constexpr int ResetThreshold = 200;
+} // namespace
+
+void ObjectModel::clear()
+{
+    beginResetModel();
+    m_rows.clear();
+    m_index.clear();
+    m_pending.clear();
+    endResetModel();
+}
+
+void ObjectModel::add(const is::Event &event)
+{
+    Pending &p = m_pending[QString::fromUtf8(event.objectNameUtf8())];
+    p.kind = event.kind();
+    p.time = event.time();
+    if (event.kind() != is::Event::Kind::Removed)
+        p.type = event.typeName();
+    ++p.count;
+}
+
+void ObjectModel::addEntries(const QList<is::Entry> &entries)
+{
+    // The listing is authoritative; events still queued are applied over it by the next flush().
+    beginResetModel();
+    m_rows.clear();
+    m_index.clear();
+    m_rows.reserve(entries.size());
+    for (const is::Entry &e : entries) {
+        QString object;
+        is::Dictionary::splitName(e.name, nullptr, &object);
+        m_index.insert(object, int(m_rows.size()));
+        m_rows.append(ObjectRow{object, e.typeName, e.time, e.updateCount});
+    }
+    endResetModel();
+}
+
+void ObjectModel::reindexFrom(int row)
+{
+    for (int i = row; i < m_rows.size(); ++i)
+        m_index[m_rows.at(i).name] = i;
+}
+
+bool ObjectModel::flush()
+{
+    if (m_pending.isEmpty())
+        return false;
+    const QHash<QString, Pending> pending = std::exchange(m_pending, {});
+    QList<int> removals;
+    QList<ObjectRow> inserts;
+    int firstChanged = INT_MAX, lastChanged = -1;
+    for (auto it = pending.cbegin(); it != pending.cend(); ++it) {
+        const int r = m_index.value(it.key(), -1);
+        if (it->kind == is::Event::Kind::Removed) {
+            if (r >= 0)
+                removals << r;
+            continue;
+        }
+        if (r < 0) {
+            inserts << ObjectRow{it.key(), it->type, it->time, it->count};
+            continue;
+        }
+        ObjectRow &row = m_rows[r];
+        if (it->time < row.time)
+            continue; // older than what a listing already showed
+        row.type = it->type;
+        row.time = it->time;
+        row.updates += it->count;
+        firstChanged = std::min(firstChanged, r);
+        lastChanged = std::max(lastChanged, r);
+    }
+    QStringList removedNames;
+    if (removals.size() + inserts.size() > ResetThreshold) {
+        beginResetModel();
+        std::sort(removals.begin(), removals.end(), std::greater<int>());
+        for (int r : std::as_const(removals)) {
+            removedNames << m_rows.at(r).name;
+            m_rows.removeAt(r);
+        }
+        m_rows.append(inserts);
+        m_index.clear();
+        reindexFrom(0);
+        endResetModel();
+    } else {
+        if (lastChanged >= 0)
+            Q_EMIT dataChanged(index(firstChanged, 0), index(lastChanged, ColumnCount - 1));
+        std::sort(removals.begin(), removals.end(), std::greater<int>());
+        for (int r : std::as_const(removals)) {
+            beginRemoveRows({}, r, r);
+            removedNames << m_rows.at(r).name;
+            m_index.remove(m_rows.at(r).name);
+            m_rows.removeAt(r);
+            endRemoveRows();
+        }
+        if (!removals.isEmpty())
+            reindexFrom(removals.last());
+        if (!inserts.isEmpty()) {
+            const int first = int(m_rows.size());
+            beginInsertRows({}, first, first + int(inserts.size()) - 1);
+            m_rows.append(inserts);
+            reindexFrom(first);
+            endInsertRows();
+        }
+    }
+    for (const QString &n : std::as_const(removedNames))
+        Q_EMIT removed(n);
+    return true;
+}
+
+int ObjectModel::rowCount(const QModelIndex &parent) const
+{
+    return parent.isValid() ? 0 : int(m_rows.size());
+}
+
+int ObjectModel::columnCount(const QModelIndex &parent) const
+{
+    return parent.isValid() ? 0 : ColumnCount;
+}
+
+QVariant ObjectModel::data(const QModelIndex &index, int role) const
+{
+    if (!index.isValid() || index.row() >= m_rows.size())
+        return {};
+    const ObjectRow &r = m_rows.at(index.row());
+    if (role == Qt::DisplayRole) {
+        switch (index.column()) {
+        case Name:
+            return r.name;
+        case Type:
+            return r.type;
+        case Updated:
+            return r.time.toDateTime().toLocalTime().toString(QStringLiteral("HH:mm:ss.zzz"));
+        case Updates:
+            return r.updates;
+        }
+    }
+    if (role == SortRole) {
+        switch (index.column()) {
+        case Name:
+            return r.name;
+        case Type:
+            return r.type;
+        case Updated:
+            return r.time.microsecondsSinceEpoch();
+        case Updates:
+            return r.updates;
+        }
+    }
+    if (role == Qt::ToolTipRole && index.column() == Updated)
+        return r.time.toDateTime().toLocalTime().toString(QStringLiteral("yyyy-MM-dd HH:mm:ss.zzz t"));
+    if (role == Qt::TextAlignmentRole && index.column() == Updates)
+        return int(Qt::AlignRight | Qt::AlignVCenter);
+    return {};
+}
+
+QVariant ObjectModel::headerData(int section, Qt::Orientation o, int role) const
+{
+    if (o != Qt::Horizontal || role != Qt::DisplayRole)
+        return QAbstractTableModel::headerData(section, o, role);
+    static const char *names[] = {"Object", "Type", "Last update", "Updates"};
+    return QString::fromLatin1(names[section]);
+}
+
+} // namespace dialog::ismonitor
