@@ -93,7 +93,9 @@ void ReadoutSlave::publishStatus()
 {
     const ReadoutEngine::Stats s = m_engine ? m_engine->stats() : ReadoutEngine::Stats();
     const double dt = qMax<qint64>(1, m_sinceLast.restart()) / 1000.0;
-    if (s.events >= m_lastEvents) {
+    if (!s.running) {
+        m_rateHz = m_mbPerS = 0;
+    } else if (s.events >= m_lastEvents) {
         m_rateHz = double(s.events - m_lastEvents) / dt;
         m_mbPerS = double(s.bytes - m_lastBytes) / dt / 1e6;
     }

@@ -1,0 +1,37 @@
+// dialog-runcontrol: the run-control GUI.
+#include "runcontrolwindow.h"
+
+#include "dialog/application.h"
+
+#include <QApplication>
+#include <QCommandLineParser>
+#include <cstdio>
+
+int main(int argc, char *argv[])
+{
+    QApplication app(argc, argv);
+    QApplication::setApplicationName(QStringLiteral("dialog-runcontrol"));
+    QCommandLineParser p;
+    p.setApplicationDescription(QStringLiteral(
+        "The run-control GUI: the master's state, run number and duration, the slaves and their rates, "
+        "the processes' messages, and buttons for the legal transitions. Control mode is exclusive in the "
+        "whole system (a second GUI falls back to monitoring); --monitor never takes control."));
+    p.addHelpOption();
+    dialog::ClientOptions::addParserOptions(p);
+    p.addOption({QStringLiteral("master"), QStringLiteral("Name of the master (default Master)."),
+                 QStringLiteral("name"), QStringLiteral("Master")});
+    p.addOption({QStringLiteral("monitor"), QStringLiteral("Monitoring mode only (read-only).")});
+    p.process(app);
+    dialog::ClientOptions o = dialog::ClientOptions::fromEnvironment(
+        QStringLiteral("RunControl.GUI.%1").arg(QCoreApplication::applicationPid()));
+    QString error;
+    if (!o.applyParser(p, &error)) {
+        std::fprintf(stderr, "dialog-runcontrol: %s\n", qPrintable(error));
+        return 1;
+    }
+    dialog::quitOnTerminationSignals();
+    dialog::runcontrol::RunControlWindow w(o, p.value(QStringLiteral("master")),
+                                           !p.isSet(QStringLiteral("monitor")));
+    w.show();
+    return app.exec();
+}

@@ -1,0 +1,527 @@
+#include "runcontrolwindow.h"
+
+#include "protocol.h"
+
+#include <QComboBox>
+#include <QDateTime>
+#include <QFrame>
+#include <QGridLayout>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QLabel>
+#include <QLineEdit>
+#include <QMessageBox>
+#include <QPushButton>
+#include <QSplitter>
+#include <QStatusBar>
+#include <QTableWidget>
+#include <QTimer>
+#include <QVBoxLayout>
+
+namespace dialog::runcontrol {
+
+using namespace dialog::rc;
+
+namespace {
+
+enum SlaveColumn
+{
+    ColProcess,
+    ColKind,
+    ColState,
+    ColRate,
+    ColMBps,
+    ColEvents,
+    ColDetails,
+    SlaveColumns
+};
+enum MessageColumn
+{
+    ColTime,
+    ColFrom,
+    ColSeverity,
+    ColText,
+    MessageColumns
+};
+constexpr int kMaxMessages = 5000;
+
+QString formatDuration(qint64 ms)
+{
+    const qint64 s = ms / 1000;
+    return QStringLiteral("%1:%2:%3")
+        .arg(s / 3600, 2, 10, QLatin1Char('0'))
+        .arg((s / 60) % 60, 2, 10, QLatin1Char('0'))
+        .arg(s % 60, 2, 10, QLatin1Char('0'));
+}
+
+QString formatCount(qint64 n)
+{
+    return QLocale(QLocale::English).toString(n);
+}
+
+QTableWidgetItem *item(const QString &text)
+{
+    auto *i = new QTableWidgetItem(text);
+    i->setFlags(Qt::ItemIsEnabled | Qt::ItemIsSelectable);
+    return i;
+}
+
+} // namespace
+
+QColor stateColor(const QString &state, bool busy)
+{
+    if (busy)
+        return QColor(0xff, 0xd5, 0x80); // amber: a transition is in progress
+    if (state == QLatin1String("Running"))
+        return QColor(0x81, 0xc7, 0x84);
+    if (state == QLatin1String("Paused"))
+        return QColor(0xff, 0xf1, 0x76);
+    if (state == QLatin1String("Configured"))
+        return QColor(0x90, 0xca, 0xf9);
+    if (state == QLatin1String("Error"))
+        return QColor(0xef, 0x53, 0x50);
+    if (state == QLatin1String("Initial"))
+        return QColor(0xe0, 0xe0, 0xe0);
+    return QColor(0xbd, 0xbd, 0xbd); // absent / unknown
+}
+
+RunControlWindow::RunControlWindow(const ClientOptions &options, const QString &master, bool wantControl,
+                                   QWidget *parent)
+    : QMainWindow(parent), m_master(master), m_wantControl(wantControl)
+{
+    ClientOptions o = options;
+    o.exitOnRefusal = false; // a refused control lock means monitoring mode, not exit
+    m_client = std::make_unique<Client>(o);
+    m_confirm = [this](const QString &question) {
+        return QMessageBox::question(this, QStringLiteral("Run control"), question,
+                                     QMessageBox::Yes | QMessageBox::No, QMessageBox::No) == QMessageBox::Yes;
+    };
+    setWindowTitle(QStringLiteral("DIALOG run control — %1").arg(master));
+
+    auto *central = new QWidget;
+    auto *layout = new QVBoxLayout(central);
+    layout->addWidget(buildHeader());
+    layout->addWidget(buildButtons());
+    auto *split = new QSplitter(Qt::Vertical);
+    m_slaves = new QTableWidget(0, SlaveColumns);
+    m_slaves->setHorizontalHeaderLabels({QStringLiteral("Process"), QStringLiteral("Kind"),
+                                         QStringLiteral("State"), QStringLiteral("Events/s"),
+                                         QStringLiteral("MB/s"), QStringLiteral("Events"),
+                                         QStringLiteral("Details")});
+    m_slaves->horizontalHeader()->setSectionResizeMode(ColDetails, QHeaderView::Stretch);
+    m_slaves->verticalHeader()->hide();
+    m_slaves->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    m_slaves->setSelectionBehavior(QAbstractItemView::SelectRows);
+    split->addWidget(m_slaves);
+    split->addWidget(buildMessages());
+    split->setStretchFactor(0, 3);
+    split->setStretchFactor(1, 2);
+    layout->addWidget(split, 1);
+    setCentralWidget(central);
+    resize(980, 720);
+
+    m_client->subscribe(stateService(master), this, [this](const Message &m) { onMasterState(m.data()); });
+    m_client->subscribe(logService(master), this, [this](const Message &m) { onLog(m.data()); });
+    connect(m_client.get(), &Client::errorOccurred, this, [this](Client::Error e) {
+        if (e == Client::Error::ServiceRefused && m_client->service(controlLockService())) {
+            m_client->unpublish(controlLockService());
+            setMode(Mode::Monitoring, QStringLiteral("another run-control GUI is in control"));
+        }
+    });
+    connect(m_client.get(), &Client::stateChanged, this, [this](Client::State s) {
+        statusBar()->showMessage(s == Client::State::Connected
+                                     ? QStringLiteral("connected to the Control Server")
+                                     : QStringLiteral("not connected to the Control Server"));
+        updateButtons();
+    });
+    // Control is ours once the Control Server lists us as the provider of the lock service.
+    m_client->subscribe(QStringLiteral("DIALOG.Directory"), this, [this](const Message &m) {
+        if (!m_client->service(controlLockService()) || m_mode == Mode::Control)
+            return;
+        const QJsonArray procs =
+            QJsonDocument::fromJson(m.data()).object().value(QStringLiteral("processes")).toArray();
+        for (const QJsonValue &v : procs) {
+            const QJsonObject p = v.toObject();
+            if (p.value(QStringLiteral("name")).toString() == m_client->name() &&
+                p.value(QStringLiteral("services")).toArray().contains(controlLockService()))
+                setMode(Mode::Control, QString());
+        }
+    });
+    auto *tick = new QTimer(this);
+    connect(tick, &QTimer::timeout, this, &RunControlWindow::updateDuration);
+    tick->start(1000);
+    setMode(Mode::Monitoring,
+            wantControl ? QStringLiteral("acquiring control…") : QStringLiteral("read-only"));
+    if (wantControl)
+        takeControl();
+    m_client->start();
+    updateButtons();
+}
+
+RunControlWindow::~RunControlWindow() = default;
+
+QWidget *RunControlWindow::buildHeader()
+{
+    auto *frame = new QFrame;
+    frame->setFrameShape(QFrame::StyledPanel);
+    auto *h = new QHBoxLayout(frame);
+    m_stateLabel = new QLabel(QStringLiteral("—"));
+    QFont big = m_stateLabel->font();
+    big.setPointSize(26);
+    big.setBold(true);
+    m_stateLabel->setFont(big);
+    m_stateLabel->setAlignment(Qt::AlignCenter);
+    m_stateLabel->setMinimumSize(300, 90);
+    m_stateLabel->setAutoFillBackground(true);
+    m_stateLabel->setFrameShape(QFrame::Box);
+    h->addWidget(m_stateLabel);
+
+    auto *grid = new QGridLayout;
+    QFont mid = font();
+    mid.setPointSize(mid.pointSize() + 3);
+    auto addRow = [&](int row, const QString &title, QLabel *&value) {
+        auto *t = new QLabel(title);
+        value = new QLabel(QStringLiteral("—"));
+        value->setFont(mid);
+        value->setTextInteractionFlags(Qt::TextSelectableByMouse);
+        grid->addWidget(t, row, 0);
+        grid->addWidget(value, row, 1);
+    };
+    addRow(0, QStringLiteral("Run number"), m_runLabel);
+    addRow(1, QStringLiteral("Run duration"), m_durationLabel);
+    addRow(2, QStringLiteral("Event rate"), m_rateLabel);
+    addRow(3, QStringLiteral("Mode"), m_modeLabel);
+    m_takeControl = new QPushButton(QStringLiteral("Take control"));
+    m_takeControl->setToolTip(
+        QStringLiteral("Only one run-control GUI may be in control in the whole system"));
+    connect(m_takeControl, &QPushButton::clicked, this, &RunControlWindow::takeControl);
+    grid->addWidget(m_takeControl, 3, 2);
+    grid->setColumnStretch(1, 1);
+    auto *right = new QVBoxLayout;
+    right->addLayout(grid);
+    m_detailLabel = new QLabel;
+    m_detailLabel->setWordWrap(true);
+    m_detailLabel->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    right->addWidget(m_detailLabel);
+    h->addLayout(right, 1);
+    return frame;
+}
+
+QWidget *RunControlWindow::buildButtons()
+{
+    auto *w = new QWidget;
+    auto *h = new QHBoxLayout(w);
+    h->setContentsMargins(0, 0, 0, 0);
+    const QList<QPair<Transition, QString>> buttons{{Transition::Configure, QStringLiteral("Configure")},
+                                                    {Transition::Start, QStringLiteral("Start run")},
+                                                    {Transition::Pause, QStringLiteral("Pause")},
+                                                    {Transition::Resume, QStringLiteral("Resume")},
+                                                    {Transition::Stop, QStringLiteral("Stop run")},
+                                                    {Transition::Unconfigure, QStringLiteral("Unconfigure")},
+                                                    {Transition::Reset, QStringLiteral("Reset")}};
+    for (const auto &[t, label] : buttons) {
+        auto *b = new QPushButton(label);
+        b->setMinimumHeight(42);
+        QFont f = b->font();
+        f.setPointSize(f.pointSize() + 2);
+        b->setFont(f);
+        b->setObjectName(transitionName(t));
+        const Transition tr = t;
+        connect(b, &QPushButton::clicked, this, [this, tr] { requestTransition(tr); });
+        h->addWidget(b);
+        m_buttons.insert(int(t), b);
+    }
+    return w;
+}
+
+QWidget *RunControlWindow::buildMessages()
+{
+    auto *w = new QWidget;
+    auto *v = new QVBoxLayout(w);
+    v->setContentsMargins(0, 0, 0, 0);
+    auto *bar = new QHBoxLayout;
+    bar->addWidget(new QLabel(QStringLiteral("Messages")));
+    m_severity = new QComboBox;
+    m_severity->addItems({QStringLiteral("All severities"), QStringLiteral("Warnings and errors"),
+                          QStringLiteral("Errors only")});
+    m_filter = new QLineEdit;
+    m_filter->setPlaceholderText(QStringLiteral("Filter by process or text"));
+    m_filter->setClearButtonEnabled(true);
+    bar->addWidget(m_severity);
+    bar->addWidget(m_filter, 1);
+    v->addLayout(bar);
+    m_messages = new QTableWidget(0, MessageColumns);
+    m_messages->setHorizontalHeaderLabels({QStringLiteral("Time"), QStringLiteral("Process"),
+                                           QStringLiteral("Severity"), QStringLiteral("Message")});
+    m_messages->horizontalHeader()->setSectionResizeMode(ColText, QHeaderView::Stretch);
+    m_messages->verticalHeader()->hide();
+    m_messages->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    m_messages->setSelectionBehavior(QAbstractItemView::SelectRows);
+    v->addWidget(m_messages);
+    connect(m_filter, &QLineEdit::textChanged, this, &RunControlWindow::applyFilter);
+    connect(m_severity, &QComboBox::currentIndexChanged, this, &RunControlWindow::applyFilter);
+    return w;
+}
+
+void RunControlWindow::takeControl()
+{
+    m_wantControl = true;
+    if (!m_client->service(controlLockService()))
+        m_client->publish(controlLockService())->update(m_client->name().toUtf8());
+    setMode(Mode::Monitoring, QStringLiteral("acquiring control…"));
+}
+
+void RunControlWindow::setMode(Mode m, const QString &why)
+{
+    const bool changed = m != m_mode;
+    m_mode = m;
+    m_modeLabel->setText(m == Mode::Control ? QStringLiteral("CONTROL")
+                                            : QStringLiteral("Monitoring (%1)").arg(why));
+    m_takeControl->setVisible(m == Mode::Monitoring && why != QLatin1String("acquiring control…"));
+    if (!why.isEmpty() && m == Mode::Monitoring && why != QLatin1String("acquiring control…"))
+        statusBar()->showMessage(QStringLiteral("monitoring mode: %1").arg(why));
+    updateButtons();
+    if (changed)
+        Q_EMIT modeChanged(m);
+}
+
+bool RunControlWindow::requestTransition(Transition t)
+{
+    if (m_mode != Mode::Control || m_pending)
+        return false;
+    if (t == Transition::Stop &&
+        !m_confirm(
+            QStringLiteral("Stop run %1?").arg(m_state.value(QStringLiteral("run_number")).toInteger())))
+        return false;
+    if (t == Transition::Reset &&
+        m_state.value(QStringLiteral("state")).toString() == QLatin1String("Running") &&
+        !m_confirm(QStringLiteral("Reset aborts run %1 without a clean stop. Reset?")
+                       .arg(m_state.value(QStringLiteral("run_number")).toInteger())))
+        return false;
+    m_pending = true;
+    updateButtons();
+    statusBar()->showMessage(QStringLiteral("%1…").arg(transitionActivity(t)));
+    const QJsonObject req{{QStringLiteral("transition"), transitionName(t)}};
+    // The master answers when every slave is done (or failed); allow for its phases and time-outs.
+    m_client->request(
+        stateService(m_master), QJsonDocument(req).toJson(QJsonDocument::Compact), 120000, this,
+        [this, t](const Reply &r) {
+            m_pending = false;
+            if (r.isOk()) {
+                statusBar()->showMessage(QStringLiteral("%1 done").arg(transitionName(t)), 5000);
+            } else {
+                const QString why = r.errorString().isEmpty()
+                                        ? QStringLiteral("no answer from %1").arg(m_master)
+                                        : r.errorString();
+                statusBar()->showMessage(QStringLiteral("%1 failed: %2").arg(transitionName(t), why));
+                addMessage(nowMs(), m_client->name(), QStringLiteral("error"),
+                           QStringLiteral("%1 failed: %2").arg(transitionName(t), why));
+            }
+            updateButtons();
+        });
+    return true;
+}
+
+void RunControlWindow::onMasterState(const QByteArray &data)
+{
+    m_state = QJsonDocument::fromJson(data).object();
+    const QString state = m_state.value(QStringLiteral("state")).toString();
+    const bool busy = m_state.value(QStringLiteral("busy")).toBool();
+    const auto pending = transitionFromName(m_state.value(QStringLiteral("transition")).toString());
+    m_stateLabel->setText(busy && pending ? transitionActivity(*pending) + QStringLiteral("…")
+                                          : state.toUpper());
+    QPalette pal = m_stateLabel->palette();
+    pal.setColor(QPalette::Window, stateColor(state, busy));
+    pal.setColor(QPalette::WindowText, state == QLatin1String("Error") && !busy ? Qt::white : Qt::black);
+    m_stateLabel->setPalette(pal);
+    const qint64 run = m_state.value(QStringLiteral("run_number")).toInteger();
+    m_runLabel->setText(run > 0 ? QString::number(run) + QStringLiteral("  (") +
+                                      m_state.value(QStringLiteral("run_type")).toString() + QLatin1Char(')')
+                                : QStringLiteral("—"));
+    QString detail = QStringLiteral("Partition <b>%1</b>, master %2")
+                         .arg(m_state.value(QStringLiteral("partition")).toString().toHtmlEscaped(),
+                              m_master.toHtmlEscaped());
+    const QString error = m_state.value(QStringLiteral("error")).toString();
+    if (!error.isEmpty())
+        detail +=
+            QStringLiteral("<br><span style='color:#c62828'><b>%1</b></span>").arg(error.toHtmlEscaped());
+    const QString recovering = m_state.value(QStringLiteral("recovering_to")).toString();
+    if (!recovering.isEmpty())
+        detail += QStringLiteral("<br>waiting for the slaves to come back, then back to %1").arg(recovering);
+    m_detailLabel->setText(detail);
+
+    const QJsonArray slaves = m_state.value(QStringLiteral("slaves")).toArray();
+    const QJsonArray culprits = m_state.value(QStringLiteral("culprits")).toArray();
+    for (const QJsonValue &v : slaves) {
+        const QJsonObject s = v.toObject();
+        const QString name = s.value(QStringLiteral("name")).toString();
+        ensureSlaveRow(name, s.value(QStringLiteral("kind")).toString());
+        const int row = m_rows.value(name);
+        const bool present = s.value(QStringLiteral("present")).toBool();
+        const bool sbusy = s.value(QStringLiteral("busy")).toBool();
+        QString st = present ? s.value(QStringLiteral("state")).toString()
+                             : (s.value(QStringLiteral("lost")).toBool() ? QStringLiteral("LOST")
+                                                                         : QStringLiteral("absent"));
+        if (sbusy)
+            if (const auto t = transitionFromName(s.value(QStringLiteral("transition")).toString()))
+                st = transitionActivity(*t) + QStringLiteral("…");
+        QTableWidgetItem *it = m_slaves->item(row, ColState);
+        it->setText(st);
+        const QColor c =
+            present ? stateColor(s.value(QStringLiteral("state")).toString(), sbusy)
+                    : (s.value(QStringLiteral("lost")).toBool() ? stateColor(QStringLiteral("Error"), false)
+                                                                : stateColor(QString(), false));
+        it->setBackground(c);
+        QFont f = it->font();
+        f.setBold(culprits.contains(name));
+        it->setFont(f);
+        QString tip = s.value(QStringLiteral("error")).toString();
+        if (culprits.contains(name))
+            tip = QStringLiteral("culprit of the run's error. ") + tip;
+        it->setToolTip(tip);
+    }
+    updateButtons();
+    updateDuration();
+}
+
+void RunControlWindow::ensureSlaveRow(const QString &name, const QString &kind)
+{
+    if (m_rows.contains(name))
+        return;
+    const int row = m_slaves->rowCount();
+    m_slaves->insertRow(row);
+    m_rows.insert(name, row);
+    m_slaves->setItem(row, ColProcess, item(name));
+    m_slaves->setItem(row, ColKind, item(kind));
+    for (int c = ColState; c < SlaveColumns; ++c)
+        m_slaves->setItem(row, c, item(QString()));
+    for (int c : {ColRate, ColMBps, ColEvents})
+        m_slaves->item(row, c)->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
+    m_client->subscribe(statusService(name), this,
+                        [this, name](const Message &m) { onStatus(name, m.data()); });
+    m_client->subscribe(logService(name), this, [this](const Message &m) { onLog(m.data()); });
+}
+
+void RunControlWindow::onStatus(const QString &process, const QByteArray &data)
+{
+    const QJsonObject s = QJsonDocument::fromJson(data).object();
+    m_status.insert(process, s);
+    const int row = m_rows.value(process, -1);
+    if (row < 0)
+        return;
+    if (s.value(QStringLiteral("kind")).toString() == QLatin1String("readout")) {
+        m_slaves->item(row, ColRate)->setText(formatCount(s.value(QStringLiteral("rate_hz")).toInteger()));
+        m_slaves->item(row, ColMBps)
+            ->setText(QString::number(s.value(QStringLiteral("mb_per_s")).toDouble(), 'f', 1));
+        m_slaves->item(row, ColEvents)->setText(formatCount(s.value(QStringLiteral("events")).toInteger()));
+        m_slaves->item(row, ColDetails)
+            ->setText(QStringLiteral("%1 · queue %2/%3 · %4 threads · %5 errors")
+                          .arg(s.value(QStringLiteral("running")).toBool()
+                                   ? (s.value(QStringLiteral("in_spill")).toBool()
+                                          ? QStringLiteral("spill")
+                                          : QStringLiteral("between spills"))
+                                   : QStringLiteral("idle"))
+                          .arg(s.value(QStringLiteral("input_queue")).toInt())
+                          .arg(s.value(QStringLiteral("queue_capacity")).toInt())
+                          .arg(s.value(QStringLiteral("threads")).toInt())
+                          .arg(s.value(QStringLiteral("errors")).toInteger()));
+    } else {
+        for (int c : {ColRate, ColMBps, ColEvents})
+            m_slaves->item(row, c)->setText(QStringLiteral("—"));
+        m_slaves->item(row, ColDetails)
+            ->setText(QStringLiteral("%1 regs %2 · trigger %3 · %4 upsets · %5 °C")
+                          .arg(s.value(QStringLiteral("registers")).toInt())
+                          .arg(s.value(QStringLiteral("configured")).toBool() ? QStringLiteral("loaded")
+                                                                              : QStringLiteral("not loaded"))
+                          .arg(s.value(QStringLiteral("trigger_enabled")).toBool() ? QStringLiteral("on")
+                                                                                   : QStringLiteral("off"))
+                          .arg(s.value(QStringLiteral("upsets")).toInteger())
+                          .arg(s.value(QStringLiteral("temperature_c")).toDouble(), 0, 'f', 1));
+    }
+    qint64 rate = 0;
+    double mbps = 0;
+    for (const QJsonObject &o : std::as_const(m_status)) {
+        rate += o.value(QStringLiteral("rate_hz")).toInteger();
+        mbps += o.value(QStringLiteral("mb_per_s")).toDouble();
+    }
+    m_rateLabel->setText(
+        QStringLiteral("%1 events/s  (%2 MB/s)").arg(formatCount(rate)).arg(mbps, 0, 'f', 1));
+}
+
+void RunControlWindow::onLog(const QByteArray &data)
+{
+    const QJsonObject o = QJsonDocument::fromJson(data).object();
+    if (o.isEmpty())
+        return;
+    addMessage(o.value(QStringLiteral("time_ms")).toInteger(), o.value(QStringLiteral("process")).toString(),
+               o.value(QStringLiteral("severity")).toString(), o.value(QStringLiteral("text")).toString());
+}
+
+void RunControlWindow::addMessage(qint64 timeMs, const QString &process, const QString &severity,
+                                  const QString &text)
+{
+    if (m_messages->rowCount() >= kMaxMessages)
+        m_messages->removeRow(0);
+    const int row = m_messages->rowCount();
+    m_messages->insertRow(row);
+    m_messages->setItem(
+        row, ColTime, item(QDateTime::fromMSecsSinceEpoch(timeMs).toString(QStringLiteral("HH:mm:ss.zzz"))));
+    m_messages->setItem(row, ColFrom, item(process));
+    auto *sev = item(severity);
+    if (severity == QLatin1String("error"))
+        sev->setBackground(stateColor(QStringLiteral("Error"), false));
+    else if (severity == QLatin1String("warning"))
+        sev->setBackground(stateColor(QStringLiteral("Paused"), false));
+    m_messages->setItem(row, ColSeverity, sev);
+    m_messages->setItem(row, ColText, item(text));
+    applyFilter();
+    if (!m_messages->isRowHidden(row))
+        m_messages->scrollToBottom();
+}
+
+void RunControlWindow::applyFilter()
+{
+    const QString needle = m_filter->text().trimmed();
+    const int level = m_severity->currentIndex(); // 0 all, 1 warnings+errors, 2 errors
+    for (int r = 0; r < m_messages->rowCount(); ++r) {
+        const QString sev = m_messages->item(r, ColSeverity)->text();
+        bool show = level == 0 || (level == 1 && sev != QLatin1String("info")) ||
+                    (level == 2 && sev == QLatin1String("error"));
+        if (show && !needle.isEmpty())
+            show = m_messages->item(r, ColFrom)->text().contains(needle, Qt::CaseInsensitive) ||
+                   m_messages->item(r, ColText)->text().contains(needle, Qt::CaseInsensitive);
+        m_messages->setRowHidden(r, !show);
+    }
+}
+
+void RunControlWindow::updateButtons()
+{
+    const auto state = stateFromName(m_state.value(QStringLiteral("state")).toString());
+    const bool busy = m_state.value(QStringLiteral("busy")).toBool();
+    const bool usable = m_mode == Mode::Control && !m_pending && state && !busy &&
+                        m_client->state() == Client::State::Connected;
+    const QList<Transition> legal = state ? legalTransitions(*state) : QList<Transition>{};
+    for (auto it = m_buttons.begin(); it != m_buttons.end(); ++it) {
+        const Transition t = Transition(it.key());
+        const bool ok = usable && legal.contains(t) && !(t == Transition::Reset && *state == State::Initial);
+        it.value()->setEnabled(ok);
+        it.value()->setToolTip(m_mode != Mode::Control ? QStringLiteral("monitoring mode: read-only")
+                               : !state                ? QStringLiteral("no state from %1 yet").arg(m_master)
+                               : ok                    ? QString()
+                                    : QStringLiteral("not possible in state %1").arg(stateName(*state)));
+    }
+}
+
+void RunControlWindow::updateDuration()
+{
+    qint64 active = m_state.value(QStringLiteral("run_active_ms")).toInteger();
+    if (m_state.value(QStringLiteral("state")).toString() == QLatin1String("Running"))
+        active += qMax<qint64>(0, nowMs() - m_state.value(QStringLiteral("time_ms")).toInteger());
+    m_durationLabel->setText(m_state.value(QStringLiteral("run_number")).toInteger() > 0
+                                 ? formatDuration(active)
+                                 : QStringLiteral("—"));
+}
+
+} // namespace dialog::runcontrol

@@ -1,0 +1,94 @@
+// dialog-runcontrol: the run-control GUI. Drives the master (control mode, one in the whole
+// system) or watches it (monitoring mode, any number).
+#pragma once
+
+#include "statemachine.h"
+
+#include "dialog/client.h"
+
+#include <QHash>
+#include <QJsonObject>
+#include <QMainWindow>
+#include <functional>
+
+class QComboBox;
+class QLabel;
+class QLineEdit;
+class QPushButton;
+class QTableWidget;
+
+namespace dialog::runcontrol {
+
+class RunControlWindow : public QMainWindow
+{
+    Q_OBJECT
+public:
+    enum class Mode
+    {
+        Control,    ///< holds RunControl.Control; the transition buttons work
+        Monitoring, ///< read-only
+    };
+    Q_ENUM(Mode)
+
+    /// @p wantControl: try to take control (refused if another GUI has it: then monitoring).
+    RunControlWindow(const ClientOptions &options, const QString &master, bool wantControl,
+                     QWidget *parent = nullptr);
+    ~RunControlWindow() override;
+
+    Client *client() const { return m_client.get(); }
+    Mode mode() const { return m_mode; }
+    QPushButton *button(rc::Transition t) const { return m_buttons.value(int(t)); }
+    QLabel *stateLabel() const { return m_stateLabel; }
+    QLabel *runLabel() const { return m_runLabel; }
+    QTableWidget *slaveTable() const { return m_slaves; }
+    QTableWidget *messageTable() const { return m_messages; }
+    QLineEdit *messageFilter() const { return m_filter; }
+    QComboBox *severityFilter() const { return m_severity; }
+    /// The master's last state as published.
+    QJsonObject masterState() const { return m_state; }
+    /// Asked before a run is stopped; the default shows a dialog. Tests replace it.
+    void setConfirmation(std::function<bool(const QString &)> confirm) { m_confirm = std::move(confirm); }
+    /// Sends @p t to the master (what the buttons do). False if not in control mode.
+    bool requestTransition(rc::Transition t);
+    /// Tries to take control again (monitoring mode).
+    void takeControl();
+
+Q_SIGNALS:
+    void modeChanged(dialog::runcontrol::RunControlWindow::Mode mode);
+
+private:
+    QWidget *buildHeader();
+    QWidget *buildButtons();
+    QWidget *buildMessages();
+    void setMode(Mode m, const QString &why);
+    void onMasterState(const QByteArray &data);
+    void onStatus(const QString &process, const QByteArray &data);
+    void onLog(const QByteArray &data);
+    void addMessage(qint64 timeMs, const QString &process, const QString &severity, const QString &text);
+    void ensureSlaveRow(const QString &name, const QString &kind);
+    void updateButtons();
+    void updateDuration();
+    void applyFilter();
+
+    std::unique_ptr<Client> m_client;
+    QString m_master;
+    Mode m_mode = Mode::Monitoring;
+    bool m_wantControl = false;
+    bool m_pending = false; // a request of ours is outstanding
+    QJsonObject m_state;
+    QHash<QString, int> m_rows;
+    QHash<int, QPushButton *> m_buttons;
+    QLabel *m_stateLabel = nullptr, *m_runLabel = nullptr, *m_durationLabel = nullptr, *m_modeLabel = nullptr,
+           *m_detailLabel = nullptr, *m_rateLabel = nullptr;
+    QPushButton *m_takeControl = nullptr;
+    QTableWidget *m_slaves = nullptr, *m_messages = nullptr;
+    QLineEdit *m_filter = nullptr;
+    QComboBox *m_severity = nullptr;
+    QHash<QString, QJsonObject> m_status;
+    std::function<bool(const QString &)> m_confirm;
+};
+
+/// Background colour of a state (shared by the big label and the table).
+QColor stateColor(const QString &state, bool busy);
+
+} // namespace dialog::runcontrol
