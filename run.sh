@@ -48,66 +48,50 @@ run_tests() {
     QT_QPA_PLATFORM=offscreen ctest --output-on-failure --timeout 600 "$@"
 }
 
-DEMO_PIDS=()
+DEMO_UP=0
+GUI_PID=
 stop_demo() {
-    [ ${#DEMO_PIDS[@]} -eq 0 ] && return 0
-    say "stopping the demo"
-    kill -TERM "${DEMO_PIDS[@]}" 2>/dev/null || true
-    for _ in $(seq 30); do
-        kill -0 "${DEMO_PIDS[@]}" 2>/dev/null || break
-        sleep 0.1
-    done
-    kill -KILL "${DEMO_PIDS[@]}" 2>/dev/null || true
-    DEMO_PIDS=()
+    [ -n "$GUI_PID" ] && kill -TERM "$GUI_PID" 2>/dev/null || true
+    [ $DEMO_UP = 0 ] && return 0
+    say "stopping the demo partition"
+    "$BUILD/bin/dialog" down "$ROOT/resources/partitions/demo.json" --run-dir "$BUILD/demo" || true
+    DEMO_UP=0
 }
 
 demo() {
     build
-    local bin=$BUILD/bin port=${DIALOG_DEMO_PORT:-3425} logs=$BUILD/demo
+    local bin=$BUILD/bin port=${DIALOG_DEMO_PORT:-3425} run=$BUILD/demo
+    local partition=$ROOT/resources/partitions/demo.json
     export DIALOG_CONTROL_SERVER=127.0.0.1:$port
     trap stop_demo EXIT
     trap 'exit 0' INT TERM
-    mkdir -p "$logs"
-    say "starting the Control Server on $DIALOG_CONTROL_SERVER (logs in $logs)"
-    "$bin/dialog-controlserver" --port "$port" >"$logs/controlserver.log" 2>&1 &
-    DEMO_PIDS+=($!)
-    local up=0
-    for _ in $(seq 50); do
-        if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then up=1; break; fi
-        sleep 0.1
-    done
-    if [ $up = 0 ]; then
-        echo "run.sh: the Control Server did not start:" >&2
-        cat "$logs/controlserver.log" >&2
+    say "starting the demo partition $partition (Control Server $DIALOG_CONTROL_SERVER, logs in $run/logs)"
+    DEMO_UP=1
+    if ! "$bin/dialog" up "$partition" --port "$port" --run-dir "$run"; then
+        echo "run.sh: the demo partition did not come up (see above and $run/logs)" >&2
         exit 1
     fi
-    for i in 1 2 3; do
-        "$bin/dialog" publish "Readout$i.EventRate" --name "Readout$i" --rate 2 >"$logs/readout$i.log" 2>&1 &
-        DEMO_PIDS+=($!)
-    done
-    "$bin/dialog" echo --name Master --command Run.Start --command Run.Stop >"$logs/master.log" 2>&1 &
-    DEMO_PIDS+=($!)
-    "$bin/dialog" get Readout1.EventRate --name Monitor >"$logs/monitor.log" 2>&1 &
-    DEMO_PIDS+=($!)
-    sleep 1
-    say "dialog ls"
-    "$bin/dialog" ls
-    "$bin/dialog" send Run.Start "run 1"
-    sleep 0.3
-    say "the Master received: $(cat "$logs/master.log")"
     if [ -n "${DISPLAY:-}${WAYLAND_DISPLAY:-}" ]; then
-        say "opening the DIALOG inspector"
-        "$bin/dialog-inspector" >"$logs/inspector.log" 2>&1 &
-        DEMO_PIDS+=($!)
+        say "opening the run-control GUI (dialog-runcontrol): Configure, then Start run"
+        "$bin/dialog-runcontrol" >"$run/logs/runcontrol-gui.log" 2>&1 &
+        GUI_PID=$!
     else
-        say "no display: run $bin/dialog-inspector where there is one to see the processes"
+        say "no display: drive the run from the command line (or run $bin/dialog-runcontrol where there is one)"
     fi
-    say "try: DIALOG_CONTROL_SERVER=$DIALOG_CONTROL_SERVER $bin/dialog get Readout2.EventRate"
+    cat <<EOT
+  export DIALOG_CONTROL_SERVER=$DIALOG_CONTROL_SERVER
+  $bin/dialog send RunCtrl.Master.Command configure      # then: start, pause, resume, stop, unconfigure, reset
+  $bin/dialog get RunCtrl.Master.State --count 1         # the run's state, run number and every slave
+  $bin/dialog get RunCtrl.RO1.Status                     # readout statistics, every second
+  $bin/dialog is ls DAQ                                  # statistics in IS;  dialog is get RunParams.RunInfo
+  $bin/dialog ls                                         # every process of the partition
+EOT
     if [ -n "${DIALOG_DEMO_SECONDS:-}" ]; then
         sleep "$DIALOG_DEMO_SECONDS"
     else
-        say "demo running; press Ctrl-C to stop"
-        while kill -0 "${DEMO_PIDS[0]}" 2>/dev/null; do sleep 1; done
+        say "demo running; press Ctrl-C to stop it (dialog down)"
+        while "$bin/dialog" ls --timeout-ms 3000 >/dev/null 2>&1; do sleep 2; done
+        echo "run.sh: the Control Server is gone; stopping" >&2
     fi
 }
 
