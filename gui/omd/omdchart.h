@@ -1,0 +1,107 @@
+// The charts of an OMD window: a time-series chart and a bar chart, both Qt Charts views that
+// are fed values by the window and repaint only in refresh() (the window calls it at most ten
+// times a second).
+#pragma once
+
+#include "layout.h"
+
+#include <QChartView>
+#include <QHash>
+#include <QMap>
+
+class QBarCategoryAxis;
+class QBarSeries;
+class QBarSet;
+class QDateTimeAxis;
+class QLineSeries;
+class QValueAxis;
+
+namespace dialog::omd {
+
+class OmdChart : public QChartView
+{
+    Q_OBJECT
+public:
+    explicit OmdChart(const ChartSpec &spec, QWidget *parent = nullptr);
+    virtual ChartSpec spec() const { return m_spec; }
+    /// Repaints with the values received since the last call (no-op while paused).
+    virtual void refresh() = 0;
+    virtual bool exportCsv(const QString &path, QString *error) const = 0;
+    bool exportPng(const QString &path) const;
+    void setPaused(bool paused);
+    bool isPaused() const { return m_paused; }
+    void setAutoscale(bool on);
+    void setStatusText(const QString &text);
+
+Q_SIGNALS:
+    void exportPngRequested();
+    void exportCsvRequested();
+    void removeRequested();
+
+protected:
+    void contextMenuEvent(QContextMenuEvent *event) override;
+    /// y range of @p lo..@p hi with a margin (autoscale).
+    static QPair<double, double> padded(double lo, double hi);
+
+    ChartSpec m_spec;
+    QValueAxis *m_y;
+    bool m_paused = false;
+    bool m_autoscale = true;
+    bool m_dirty = true;
+};
+
+/// Numeric attributes of IS objects against time. The time axis shows the last windowSeconds()
+/// and slides with the clock; points older than an hour are dropped.
+class TimeSeriesChart : public OmdChart
+{
+    Q_OBJECT
+public:
+    explicit TimeSeriesChart(const ChartSpec &spec, QWidget *parent = nullptr);
+    /// Adds a series to the chart (and to spec()); returns its index.
+    int addSeries(const SeriesSpec &series);
+    int seriesCount() const { return int(m_data.size()); }
+    void addPoint(int series, qint64 timeMs, double value);
+    /// Points held for @p series (all of the last hour, not only the visible ones).
+    const QList<QPointF> &points(int series) const { return m_data.at(series); }
+    /// Points currently drawn for @p series.
+    int drawnCount(int series) const;
+    QLineSeries *lineSeries(int series) const { return m_lines.at(series); }
+    void setWindowSeconds(int seconds);
+    int windowSeconds() const { return m_windowS; }
+    void refresh() override;
+    bool exportCsv(const QString &path, QString *error) const override;
+    /// The tooltip text for the point of @p series nearest to @p at (x in ms since the epoch).
+    QString tooltipAt(int series, const QPointF &at) const;
+
+private:
+    QDateTimeAxis *m_x;
+    QList<QLineSeries *> m_lines;
+    QList<QList<QPointF>> m_data;
+    int m_windowS = 600;
+};
+
+/// One attribute across a set of homogeneous objects (selected by regex/type), one bar each,
+/// kept sorted by object name.
+class BarChart : public OmdChart
+{
+    Q_OBJECT
+public:
+    explicit BarChart(const ChartSpec &spec, QWidget *parent = nullptr);
+    void setValue(const QString &object, double value);
+    void removeObject(const QString &object);
+    void clearValues();
+    QMap<QString, double> values() const { return m_values; }
+    /// The bars drawn: category names and values, in order.
+    QStringList categories() const;
+    QList<double> barValues() const;
+    void refresh() override;
+    bool exportCsv(const QString &path, QString *error) const override;
+
+private:
+    QBarCategoryAxis *m_x;
+    QBarSeries *m_series;
+    QBarSet *m_set;
+    QMap<QString, double> m_values;
+};
+
+} // namespace dialog::omd

@@ -1,0 +1,540 @@
+#include "omdwindow.h"
+
+#include <QAction>
+#include <QCheckBox>
+#include <QComboBox>
+#include <QDialog>
+#include <QDialogButtonBox>
+#include <QFileDialog>
+#include <QFormLayout>
+#include <QGridLayout>
+#include <QLabel>
+#include <QLineEdit>
+#include <QMessageBox>
+#include <QScrollArea>
+#include <QSet>
+#include <QStatusBar>
+#include <QTimer>
+#include <QToolBar>
+
+namespace dialog::omd {
+
+namespace {
+/// @p text as a POSIX extended regular expression matching exactly it.
+QString posixEscape(const QString &text)
+{
+    static const QString special = QStringLiteral(".[]()*+?{}|^$\\");
+    QString out;
+    for (QChar c : text) {
+        if (special.contains(c))
+            out += QLatin1Char('\\');
+        out += c;
+    }
+    return out;
+}
+
+bool isNumericType(is::BasicType t)
+{
+    return t != is::BasicType::String && t != is::BasicType::Time && t != is::BasicType::Object;
+}
+} // namespace
+
+OmdWindow::OmdWindow(const ClientOptions &options, QWidget *parent)
+    : QMainWindow(parent), m_client(std::make_unique<Client>(options)),
+      m_dictionary(new is::Dictionary(m_client.get(), this)), m_receiver(new is::Receiver(m_dictionary, this))
+{
+    setWindowTitle(QStringLiteral("Operational Monitoring Display — %1")
+                       .arg(options.controlServers.join(QLatin1Char(','))));
+    buildToolBar();
+    auto *scroll = new QScrollArea;
+    scroll->setWidgetResizable(true);
+    m_grid = new QWidget;
+    m_gridLayout = new QGridLayout(m_grid);
+    m_gridLayout->setContentsMargins(4, 4, 4, 4);
+    m_hint = new QLabel(QStringLiteral("No charts. Add a time series or a bar chart, or open a layout."));
+    m_hint->setAlignment(Qt::AlignCenter);
+    m_gridLayout->addWidget(m_hint, 0, 0);
+    scroll->setWidget(m_grid);
+    setCentralWidget(scroll);
+    m_status = new QLabel;
+    statusBar()->addWidget(m_status, 1);
+
+    m_receiver->setCallback([this](const is::Event &e) { onEvent(e); });
+    connect(m_receiver, &is::Receiver::subscriptionChanged, this,
+            [this](int id, bool active, const QString &error) {
+                if (BarChart *bar = m_bars.value(id)) {
+                    bar->setStatusText(active ? QString() : error);
+                    if (active)
+                        listBar(id); // now that no change can be missed (also after a server restart)
+                }
+                if (!active)
+                    statusBar()->showMessage(error, 5000);
+            });
+    // Values are drawn five times a second, whatever their rate; the time axis slides meanwhile.
+    m_refresh = new QTimer(this);
+    connect(m_refresh, &QTimer::timeout, this, &OmdWindow::refresh);
+    m_refresh->start(200);
+    auto *statusTimer = new QTimer(this);
+    connect(statusTimer, &QTimer::timeout, this, &OmdWindow::updateStatus);
+    statusTimer->start(1000);
+    m_client->start();
+    resize(1200, 760);
+}
+
+OmdWindow::~OmdWindow()
+{
+    delete m_receiver;
+    delete m_dictionary;
+}
+
+void OmdWindow::buildToolBar()
+{
+    QToolBar *bar = addToolBar(QStringLiteral("OMD"));
+    bar->setMovable(false);
+    bar->addWidget(new QLabel(QStringLiteral(" Time window: ")));
+    m_window = new QComboBox;
+    m_window->setObjectName(QStringLiteral("window"));
+    m_window->addItem(QStringLiteral("last 1 min"), 60);
+    m_window->addItem(QStringLiteral("last 10 min"), 600);
+    m_window->addItem(QStringLiteral("last 1 h"), 3600);
+    m_window->setCurrentIndex(1);
+    connect(m_window, &QComboBox::activated, this,
+            [this](int i) { setWindowSeconds(m_window->itemData(i).toInt()); });
+    bar->addWidget(m_window);
+    bar->addSeparator();
+    m_pause = bar->addAction(QStringLiteral("Pause"));
+    m_pause->setObjectName(QStringLiteral("pause"));
+    m_pause->setCheckable(true);
+    connect(m_pause, &QAction::toggled, this, &OmdWindow::setPaused);
+    m_autoscale = bar->addAction(QStringLiteral("Autoscale"));
+    m_autoscale->setObjectName(QStringLiteral("autoscale"));
+    m_autoscale->setCheckable(true);
+    m_autoscale->setChecked(true);
+    connect(m_autoscale, &QAction::toggled, this, &OmdWindow::setAutoscale);
+    bar->addSeparator();
+    bar->addAction(QStringLiteral("Add time series…"), this, &OmdWindow::addSeriesDialog);
+    bar->addAction(QStringLiteral("Add bar chart…"), this, &OmdWindow::addBarDialog);
+    bar->addSeparator();
+    bar->addAction(QStringLiteral("Open layout…"), this, [this] {
+        const QString path = QFileDialog::getOpenFileName(this, QStringLiteral("Open OMD layout"), {},
+                                                          QStringLiteral("OMD layouts (*.json)"));
+        QString error;
+        if (!path.isEmpty() && !loadLayout(path, &error))
+            QMessageBox::warning(this, QStringLiteral("Open layout"), error);
+    });
+    bar->addAction(QStringLiteral("Save layout…"), this, [this] {
+        const QString path = QFileDialog::getSaveFileName(this, QStringLiteral("Save OMD layout"), {},
+                                                          QStringLiteral("OMD layouts (*.json)"));
+        QString error;
+        if (!path.isEmpty() && !saveLayout(path, &error))
+            QMessageBox::warning(this, QStringLiteral("Save layout"), error);
+    });
+}
+
+bool OmdWindow::loadLayout(const QString &path, QString *error)
+{
+    Layout l;
+    if (!Layout::load(path, &l, error))
+        return false;
+    applyLayout(l);
+    return true;
+}
+
+bool OmdWindow::saveLayout(const QString &path, QString *error) const
+{
+    return currentLayout().save(path, error);
+}
+
+void OmdWindow::applyLayout(const Layout &layout)
+{
+    while (!m_charts.isEmpty())
+        removeChart(int(m_charts.size()) - 1);
+    m_title = layout.title;
+    m_columns = layout.columns;
+    setWindowSeconds(layout.windowSeconds);
+    m_autoscale->setChecked(layout.autoscale);
+    for (const ChartSpec &c : layout.charts)
+        addChart(c);
+    if (!m_title.isEmpty())
+        setWindowTitle(QStringLiteral("%1 — Operational Monitoring Display").arg(m_title));
+}
+
+Layout OmdWindow::currentLayout() const
+{
+    Layout l;
+    l.title = m_title;
+    l.windowSeconds = m_windowS;
+    l.columns = m_columns;
+    l.autoscale = m_autoscale->isChecked();
+    for (const OmdChart *c : m_charts)
+        l.charts << c->spec();
+    return l;
+}
+
+int OmdWindow::addChart(const ChartSpec &spec)
+{
+    OmdChart *chart;
+    if (spec.kind == ChartSpec::Kind::TimeSeries) {
+        ChartSpec empty = spec;
+        empty.series.clear();
+        auto *ts = new TimeSeriesChart(empty);
+        ts->setWindowSeconds(m_windowS);
+        chart = ts;
+    } else {
+        chart = new BarChart(spec);
+    }
+    chart->setAutoscale(m_autoscale->isChecked());
+    chart->setPaused(m_paused);
+    m_charts << chart;
+    connect(chart, &OmdChart::exportPngRequested, this, [this, chart] { exportChart(chart, false); });
+    connect(chart, &OmdChart::exportCsvRequested, this, [this, chart] { exportChart(chart, true); });
+    connect(chart, &OmdChart::removeRequested, this, [this, chart] {
+        const int i = int(m_charts.indexOf(chart));
+        if (i >= 0)
+            removeChart(i);
+    });
+    const int index = int(m_charts.size()) - 1;
+    if (spec.kind == ChartSpec::Kind::TimeSeries) {
+        for (const SeriesSpec &s : spec.series)
+            addSeries(index, s);
+    } else {
+        startBar(static_cast<BarChart *>(chart));
+    }
+    relayout();
+    return index;
+}
+
+void OmdWindow::addSeries(int chart, const SeriesSpec &series)
+{
+    TimeSeriesChart *ts = timeSeries(chart);
+    if (!ts)
+        return;
+    feedSeries(ts, ts->addSeries(series), series);
+}
+
+void OmdWindow::feedSeries(TimeSeriesChart *chart, int series, const SeriesSpec &spec)
+{
+    QString server, object;
+    if (!is::Dictionary::splitName(spec.object, &server, &object))
+        return;
+    // One subscription per object, whatever the number of series plotting its attributes.
+    int id = m_feedOf.value(spec.object);
+    if (!id) {
+        id = m_receiver->subscribe(server, is::Criteria(posixEscape(object)), true);
+        m_feedOf.insert(spec.object, id);
+        m_feeds.insert(id, Feed{spec.object, {}});
+    }
+    m_feeds[id].targets << Target{chart, series, spec.attribute};
+    // The current value, so a rarely updated object shows at once.
+    QPointer<TimeSeriesChart> guard(chart);
+    m_dictionary->get(spec.object, [guard, series, spec](const is::Status &s, const is::Entry &e) {
+        double v;
+        if (guard && s.isOk() && numericValue(e.object, spec.attribute, &v))
+            guard->addPoint(series, e.time.microsecondsSinceEpoch() / 1000, v);
+    });
+}
+
+void OmdWindow::startBar(BarChart *chart)
+{
+    const ChartSpec spec = chart->spec();
+    const is::Criteria c(spec.regex, spec.type,
+                         spec.type.isEmpty() ? is::Criteria::TypeSelector::Any
+                                             : (spec.subtypes ? is::Criteria::TypeSelector::WithSubtypes
+                                                              : is::Criteria::TypeSelector::Exactly));
+    if (!c.isValid()) {
+        chart->setStatusText(c.errorString());
+        return;
+    }
+    m_bars.insert(m_receiver->subscribe(spec.server, c, true), chart);
+}
+
+void OmdWindow::listBar(int id)
+{
+    QPointer<BarChart> chart = m_bars.value(id);
+    if (!chart)
+        return;
+    const ChartSpec spec = chart->spec();
+    const is::Criteria c(spec.regex, spec.type,
+                         spec.type.isEmpty() ? is::Criteria::TypeSelector::Any
+                                             : (spec.subtypes ? is::Criteria::TypeSelector::WithSubtypes
+                                                              : is::Criteria::TypeSelector::Exactly));
+    // Events that arrive meanwhile are newer than the listing: they win.
+    auto seen = std::make_shared<QSet<QString>>();
+    m_barSeen[id] = seen;
+    m_dictionary->list(spec.server, c,
+                       [this, chart, spec, id, seen](const is::Status &s, const QList<is::Entry> &entries) {
+                           if (!chart || m_barSeen.value(id) != seen)
+                               return;
+                           m_barSeen.remove(id);
+                           if (!s.isOk()) {
+                               chart->setStatusText(s.toString());
+                               return;
+                           }
+                           QSet<QString> listed;
+                           for (const is::Entry &e : entries) {
+                               double v;
+                               QString object;
+                               is::Dictionary::splitName(e.name, nullptr, &object);
+                               listed.insert(object);
+                               if (!seen->contains(object) && numericValue(e.object, spec.attribute, &v))
+                                   chart->setValue(object, v);
+                           }
+                           // Objects removed while the subscription was down (a server restart).
+                           for (const QString &object : chart->values().keys())
+                               if (!listed.contains(object) && !seen->contains(object))
+                                   chart->removeObject(object);
+                       });
+}
+
+void OmdWindow::removeChart(int index)
+{
+    OmdChart *chart = m_charts.takeAt(index);
+    for (auto it = m_bars.begin(); it != m_bars.end();) {
+        if (it.value() == chart) {
+            m_receiver->unsubscribe(it.key());
+            m_barSeen.remove(it.key());
+            it = m_bars.erase(it);
+        } else {
+            ++it;
+        }
+    }
+    for (auto it = m_feeds.begin(); it != m_feeds.end();) {
+        it->targets.removeIf([chart](const Target &t) { return !t.chart || t.chart == chart; });
+        if (it->targets.isEmpty()) {
+            m_receiver->unsubscribe(it.key());
+            m_feedOf.remove(it->object);
+            it = m_feeds.erase(it);
+        } else {
+            ++it;
+        }
+    }
+    delete chart;
+    relayout();
+}
+
+void OmdWindow::addObject(const QString &object, const QString &attribute)
+{
+    QString server, name;
+    if (!is::Dictionary::splitName(object, &server, &name)) {
+        statusBar()->showMessage(QStringLiteral("'%1' is not Server.Object").arg(object), 5000);
+        return;
+    }
+    ChartSpec spec;
+    spec.title = attribute.isEmpty() ? object : QStringLiteral("%1 %2").arg(object, attribute);
+    const int index = addChart(spec);
+    if (!attribute.isEmpty()) {
+        addSeries(index, SeriesSpec{object, attribute, {}});
+        return;
+    }
+    QPointer<OmdChart> chart = m_charts.at(index);
+    m_dictionary->get(object, [this, chart, object](const is::Status &s, const is::Entry &e) {
+        if (!chart)
+            return;
+        if (!s.isOk()) {
+            chart->setStatusText(s.toString());
+            return;
+        }
+        const int i = int(m_charts.indexOf(chart.data()));
+        for (const QString &a : numericAttributes(e.object))
+            addSeries(i, SeriesSpec{object, a, a});
+    });
+}
+
+void OmdWindow::onEvent(const is::Event &e)
+{
+    ++m_events;
+    if (BarChart *bar = m_bars.value(e.subscription())) {
+        const QString object = QString::fromUtf8(e.objectNameUtf8());
+        if (const auto seen = m_barSeen.value(e.subscription()))
+            seen->insert(object); // a listing is on its way: this event is newer
+        double v;
+        if (e.kind() == is::Event::Kind::Removed)
+            bar->removeObject(object);
+        else if (numericValue(e.object(), bar->spec().attribute, &v))
+            bar->setValue(object, v);
+        return;
+    }
+    const auto it = m_feeds.constFind(e.subscription());
+    if (it == m_feeds.cend() || e.kind() == is::Event::Kind::Removed)
+        return;
+    const is::Object o = e.object();
+    const qint64 ms = e.time().microsecondsSinceEpoch() / 1000;
+    for (const Target &t : it->targets) {
+        double v;
+        if (t.chart && numericValue(o, t.attribute, &v))
+            t.chart->addPoint(t.series, ms, v);
+    }
+}
+
+bool OmdWindow::numericValue(const is::Object &object, const QString &path, double *out)
+{
+    is::Object cur = object;
+    const QStringList parts = path.split(QLatin1Char('.'));
+    for (int i = 0; i < parts.size() - 1; ++i) {
+        const is::Object *next =
+            cur.isValid() && cur.value(parts.at(i)) ? cur.value(parts.at(i))->getIf<is::Object>() : nullptr;
+        if (!next)
+            return false;
+        cur = *next;
+    }
+    const int index = cur.indexOf(parts.last());
+    if (index < 0 || cur.attributes().at(index).isVector() ||
+        !isNumericType(cur.attributes().at(index).type()))
+        return false;
+    const QVariant v = cur.variant(index);
+    bool ok = false;
+    *out = v.metaType() == QMetaType::fromType<bool>() ? (v.toBool() ? 1 : 0) : v.toDouble(&ok);
+    return ok || v.metaType() == QMetaType::fromType<bool>();
+}
+
+QStringList OmdWindow::numericAttributes(const is::Object &object)
+{
+    QStringList out;
+    for (const is::AttributeInfo &a : object.attributes())
+        if (!a.isVector() && isNumericType(a.type()) && a.type() != is::BasicType::Bool)
+            out << a.name();
+    return out;
+}
+
+void OmdWindow::relayout()
+{
+    for (OmdChart *c : std::as_const(m_charts))
+        m_gridLayout->removeWidget(c);
+    m_hint->setVisible(m_charts.isEmpty());
+    for (int i = 0; i < m_charts.size(); ++i)
+        m_gridLayout->addWidget(m_charts.at(i), i / m_columns + 1, i % m_columns);
+}
+
+void OmdWindow::setWindowSeconds(int seconds)
+{
+    m_windowS = seconds;
+    m_window->setCurrentIndex(std::max(0, m_window->findData(seconds)));
+    for (OmdChart *c : std::as_const(m_charts))
+        if (auto *ts = qobject_cast<TimeSeriesChart *>(c))
+            ts->setWindowSeconds(seconds);
+    refresh();
+}
+
+void OmdWindow::setPaused(bool paused)
+{
+    m_paused = paused;
+    m_pause->setChecked(paused);
+    m_pause->setText(paused ? QStringLiteral("Resume") : QStringLiteral("Pause"));
+    for (OmdChart *c : std::as_const(m_charts))
+        c->setPaused(paused);
+}
+
+void OmdWindow::setAutoscale(bool on)
+{
+    m_autoscale->setChecked(on);
+    for (OmdChart *c : std::as_const(m_charts))
+        c->setAutoscale(on);
+    refresh();
+}
+
+void OmdWindow::refresh()
+{
+    for (OmdChart *c : std::as_const(m_charts))
+        c->refresh();
+}
+
+void OmdWindow::exportChart(OmdChart *chart, bool csv)
+{
+    const QString path = QFileDialog::getSaveFileName(
+        this, csv ? QStringLiteral("Export data as CSV") : QStringLiteral("Export chart as PNG"), {},
+        csv ? QStringLiteral("CSV (*.csv)") : QStringLiteral("PNG images (*.png)"));
+    if (path.isEmpty())
+        return;
+    QString error;
+    const bool ok = csv ? chart->exportCsv(path, &error) : chart->exportPng(path);
+    statusBar()->showMessage(ok ? QStringLiteral("saved %1").arg(path)
+                                : QStringLiteral("could not save %1 %2").arg(path, error),
+                             5000);
+}
+
+void OmdWindow::addSeriesDialog()
+{
+    QDialog d(this);
+    d.setWindowTitle(QStringLiteral("Add time series"));
+    auto *form = new QFormLayout(&d);
+    auto *object = new QLineEdit;
+    object->setPlaceholderText(QStringLiteral("Server.Object, e.g. DAQ.RO1"));
+    auto *attribute = new QLineEdit;
+    attribute->setPlaceholderText(QStringLiteral("numeric attribute, e.g. rate (empty: all of them)"));
+    auto *label = new QLineEdit;
+    auto *target = new QComboBox;
+    target->addItem(QStringLiteral("a new chart"), -1);
+    for (int i = 0; i < m_charts.size(); ++i)
+        if (timeSeries(i))
+            target->addItem(m_charts.at(i)->spec().title, i);
+    form->addRow(QStringLiteral("Object:"), object);
+    form->addRow(QStringLiteral("Attribute:"), attribute);
+    form->addRow(QStringLiteral("Label:"), label);
+    form->addRow(QStringLiteral("Into:"), target);
+    auto *buttons = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel);
+    connect(buttons, &QDialogButtonBox::accepted, &d, &QDialog::accept);
+    connect(buttons, &QDialogButtonBox::rejected, &d, &QDialog::reject);
+    form->addRow(buttons);
+    if (d.exec() != QDialog::Accepted || object->text().isEmpty())
+        return;
+    const int chart = target->currentData().toInt();
+    if (chart < 0 || attribute->text().isEmpty())
+        addObject(object->text().trimmed(), attribute->text().trimmed());
+    else
+        addSeries(chart,
+                  SeriesSpec{object->text().trimmed(), attribute->text().trimmed(), label->text().trimmed()});
+}
+
+void OmdWindow::addBarDialog()
+{
+    QDialog d(this);
+    d.setWindowTitle(QStringLiteral("Add bar chart"));
+    auto *form = new QFormLayout(&d);
+    auto *title = new QLineEdit;
+    auto *server = new QLineEdit;
+    server->setPlaceholderText(QStringLiteral("IS server, e.g. DAQ"));
+    auto *regex = new QLineEdit;
+    regex->setPlaceholderText(QStringLiteral("objects: regular expression on the whole name, e.g. RO.*"));
+    auto *type = new QLineEdit;
+    type->setPlaceholderText(QStringLiteral("IS type, e.g. ReadoutStats (empty: any)"));
+    auto *subtypes = new QCheckBox(QStringLiteral("and its subtypes"));
+    subtypes->setChecked(true);
+    auto *attribute = new QLineEdit;
+    attribute->setPlaceholderText(QStringLiteral("numeric attribute, e.g. rate"));
+    form->addRow(QStringLiteral("Title:"), title);
+    form->addRow(QStringLiteral("Server:"), server);
+    form->addRow(QStringLiteral("Objects:"), regex);
+    form->addRow(QStringLiteral("Type:"), type);
+    form->addRow(QString(), subtypes);
+    form->addRow(QStringLiteral("Attribute:"), attribute);
+    auto *buttons = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel);
+    connect(buttons, &QDialogButtonBox::accepted, &d, &QDialog::accept);
+    connect(buttons, &QDialogButtonBox::rejected, &d, &QDialog::reject);
+    form->addRow(buttons);
+    if (d.exec() != QDialog::Accepted || server->text().isEmpty() || attribute->text().isEmpty())
+        return;
+    ChartSpec c;
+    c.kind = ChartSpec::Kind::Bar;
+    c.server = server->text().trimmed();
+    c.regex = regex->text().trimmed();
+    c.type = type->text().trimmed();
+    c.subtypes = subtypes->isChecked();
+    c.attribute = attribute->text().trimmed();
+    c.title = title->text().isEmpty() ? QStringLiteral("%1 of %2.%3").arg(c.attribute, c.server, c.regex)
+                                      : title->text();
+    addChart(c);
+}
+
+void OmdWindow::updateStatus()
+{
+    m_status->setText(QStringLiteral("%1 charts · %2 updates/s · %3%4")
+                          .arg(m_charts.size())
+                          .arg(m_events - m_eventsAtLastStatus)
+                          .arg(m_client->state() == Client::State::Connected
+                                   ? QStringLiteral("connected")
+                                   : QStringLiteral("not connected"),
+                               m_paused ? QStringLiteral(" · PAUSED") : QString()));
+    m_eventsAtLastStatus = m_events;
+}
+
+} // namespace dialog::omd

@@ -1,0 +1,115 @@
+// dialog-omd: the operational monitoring display (IS paper, Fig. 4). Time-series charts of numeric
+// IS attributes and bar charts of one attribute across objects, fed by IS subscriptions; layouts
+// saved to and loaded from JSON.
+#pragma once
+
+#include "layout.h"
+#include "omdchart.h"
+
+#include "dialog/client.h"
+#include "dialog/is/dictionary.h"
+#include "dialog/is/receiver.h"
+
+#include <QMainWindow>
+#include <QPointer>
+#include <QSet>
+#include <memory>
+
+class QAction;
+class QComboBox;
+class QGridLayout;
+class QLabel;
+
+namespace dialog::omd {
+
+class OmdWindow : public QMainWindow
+{
+    Q_OBJECT
+public:
+    explicit OmdWindow(const ClientOptions &options, QWidget *parent = nullptr);
+    ~OmdWindow() override;
+
+    Client *client() const { return m_client.get(); }
+    is::Dictionary *dictionary() const { return m_dictionary; }
+
+    bool loadLayout(const QString &path, QString *error);
+    bool saveLayout(const QString &path, QString *error) const;
+    /// Replaces every chart with those of @p layout.
+    void applyLayout(const Layout &layout);
+    /// The charts shown now, as a layout.
+    Layout currentLayout() const;
+
+    int chartCount() const { return int(m_charts.size()); }
+    OmdChart *chart(int i) const { return m_charts.at(i); }
+    TimeSeriesChart *timeSeries(int i) const { return qobject_cast<TimeSeriesChart *>(m_charts.at(i)); }
+    BarChart *barChart(int i) const { return qobject_cast<BarChart *>(m_charts.at(i)); }
+    /// Adds a chart; returns its index.
+    int addChart(const ChartSpec &spec);
+    /// Adds a series to the time-series chart @p chart.
+    void addSeries(int chart, const SeriesSpec &series);
+    void removeChart(int chart);
+    /// A new chart plotting @p attribute of @p object ("Server.Object"), or every numeric attribute
+    /// of it when @p attribute is empty (read from the object's type; asynchronous).
+    void addObject(const QString &object, const QString &attribute = {});
+
+    void setWindowSeconds(int seconds);
+    int windowSeconds() const { return m_windowS; }
+    void setPaused(bool paused);
+    bool isPaused() const { return m_paused; }
+    void setAutoscale(bool on);
+    /// Repaints every chart now (normally five times a second).
+    void refresh();
+
+    /// The value of the numeric attribute at @p path ("a" or "nested.a") of @p object.
+    static bool numericValue(const is::Object &object, const QString &path, double *out);
+    /// The numeric scalar attributes of @p object, in order.
+    static QStringList numericAttributes(const is::Object &object);
+
+private:
+    struct Target
+    {
+        QPointer<TimeSeriesChart> chart;
+        int series = 0;
+        QString attribute;
+    };
+    struct Feed
+    {
+        QString object; ///< full name
+        QList<Target> targets;
+    };
+    void buildToolBar();
+    void relayout();
+    void feedSeries(TimeSeriesChart *chart, int series, const SeriesSpec &spec);
+    void startBar(BarChart *chart);
+    void listBar(int id);
+    void onEvent(const is::Event &e);
+    void exportChart(OmdChart *chart, bool csv);
+    void addSeriesDialog();
+    void addBarDialog();
+    void updateStatus();
+
+    std::unique_ptr<Client> m_client;
+    is::Dictionary *m_dictionary;
+    is::Receiver *m_receiver;
+    QList<OmdChart *> m_charts;
+    QHash<QString, int> m_feedOf; ///< object → subscription
+    QHash<int, Feed> m_feeds;
+    QHash<int, QPointer<BarChart>> m_bars; ///< subscription → bar chart
+    /// Objects changed while a bar chart's listing is on its way (subscription → names).
+    QHash<int, std::shared_ptr<QSet<QString>>> m_barSeen;
+    QWidget *m_grid = nullptr;
+    QGridLayout *m_gridLayout = nullptr;
+    QLabel *m_hint = nullptr;
+    QLabel *m_status = nullptr;
+    QComboBox *m_window = nullptr;
+    QAction *m_pause = nullptr;
+    QAction *m_autoscale = nullptr;
+    QTimer *m_refresh = nullptr;
+    QString m_title;
+    int m_windowS = 600;
+    int m_columns = 2;
+    bool m_paused = false;
+    quint64 m_events = 0, m_eventsAtLastStatus = 0;
+};
+
+} // namespace dialog::omd
