@@ -35,6 +35,7 @@ private Q_SLOTS:
     void removeAsksForConfirmation();
     void copiesNameAndValue();
     void omdCommandLine();
+    void drawsTwoDimensionalHistograms();
     void manyObjects();
     void screenshot();
 
@@ -315,6 +316,29 @@ void tst_IsMonitor::omdCommandLine()
     QCOMPARE(m_window->omdArguments(QStringLiteral("DAQ.RO1"), {}).mid(0, 3),
              (QStringList{QStringLiteral("--object"), QStringLiteral("DAQ.RO1"),
                           QStringLiteral("--control-server")}));
+}
+
+void tst_IsMonitor::drawsTwoDimensionalHistograms()
+{
+    is::Object h = is::Object::create(m_dict->types(), QStringLiteral("Histogram2D"));
+    h.set(QStringLiteral("title"), QStringLiteral("Hit map"));
+    h.set(QStringLiteral("xLow"), 0.0);
+    h.set(QStringLiteral("xHigh"), 8.0);
+    h.set(QStringLiteral("xBins"), quint32(8));
+    h.set(QStringLiteral("yLow"), 0.0);
+    h.set(QStringLiteral("yHigh"), 4.0);
+    h.set(QStringLiteral("yBins"), quint32(4));
+    QList<double> c(32, 0.0);
+    for (int i = 0; i < 20; ++i)
+        c[i] = i + 1; // 20 non-empty cells
+    h.set(QStringLiteral("contents"), c);
+    put(QStringLiteral("DAQ.HitMap"), h);
+    m_window->selectObject(QStringLiteral("HitMap"));
+    QTRY_VERIFY_WITH_TIMEOUT(m_window->histogramView()->isVisible(), 5000);
+    QCOMPARE(m_window->histogramView()->pointCount(), 20);
+    QVERIFY(m_window->histogramView()->chart()->title().contains(QStringLiteral("Hit map")));
+    QVERIFY(m_dict->removeSync(QStringLiteral("DAQ.HitMap")).isOk());
+    QTRY_COMPARE_WITH_TIMEOUT(m_window->objectModel()->rowOf(QStringLiteral("HitMap")), -1, 5000);
 }
 
 void tst_IsMonitor::manyObjects()
