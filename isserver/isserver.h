@@ -26,6 +26,15 @@ struct ServerOptions
     QString typesDir; ///< empty: only the built-in types (and those declared at run time)
     int checkpointS = 10;
     int queueRecords = 10000;
+    // Web IS (webserver.h): off unless httpPort > 0.
+    quint16 httpPort = 0;
+    QString httpBind = QStringLiteral("127.0.0.1");
+    int httpMaxRequests = 16;  ///< concurrent HTTP requests; more get 503
+    int httpMaxWebSockets = 64; ///< concurrent WebSocket clients; more are closed with a reason
+    QString webRoot;            ///< directory of the web page (resources/web); empty: the built-in default
+    // Mirror (mirror.h): a read-only copy of the server mirrorOf, restricted to mirrorCriteria.
+    QString mirrorOf;
+    QString mirrorCriteria; ///< object-name regex; empty: every object
     ClientOptions client;
 };
 
@@ -40,6 +49,11 @@ public:
     bool start(QString *error);
     /// Final checkpoint (on SIGTERM/SIGINT). False with a reason if it could not be written.
     bool saveNow(QString *error);
+
+    const ServerOptions &options() const { return m_options; }
+    is::Repository &repository() { return *m_repository; }
+    const is::TypeRegistry &types() const { return m_types; }
+    Client &client() { return *m_client; }
 
 private:
     void onRequest(const Request &request);

@@ -34,6 +34,27 @@ int main(int argc, char *argv[])
     p.addOption({QStringLiteral("subscriber-queue"),
                  QStringLiteral("Bound of a slow subscriber's own queue, in notifications (default 10000)."),
                  QStringLiteral("n"), QStringLiteral("10000")});
+    p.addOption({QStringLiteral("http-port"),
+                 QStringLiteral("Serve the web IS (HTTP, WebSocket, web page) on this TCP port (default: off)."),
+                 QStringLiteral("port")});
+    p.addOption({QStringLiteral("http-bind"),
+                 QStringLiteral("Address the web IS listens on (default 127.0.0.1)."), QStringLiteral("addr"),
+                 QStringLiteral("127.0.0.1")});
+    p.addOption({QStringLiteral("http-max-requests"),
+                 QStringLiteral("Concurrent HTTP requests served; more are answered 503 (default 16)."),
+                 QStringLiteral("n"), QStringLiteral("16")});
+    p.addOption({QStringLiteral("http-max-websockets"),
+                 QStringLiteral("Concurrent WebSocket clients; more are closed with a reason (default 64)."),
+                 QStringLiteral("n"), QStringLiteral("64")});
+    p.addOption({QStringLiteral("web-root"),
+                 QStringLiteral("Directory of the web page files (default: resources/web of the installation)."),
+                 QStringLiteral("dir")});
+    p.addOption({QStringLiteral("mirror-of"),
+                 QStringLiteral("Run as a read-only mirror of the IS server <server>: its content, then every change."),
+                 QStringLiteral("server")});
+    p.addOption({QStringLiteral("mirror-criteria"),
+                 QStringLiteral("With --mirror-of: mirror only the objects whose name matches this regex."),
+                 QStringLiteral("regex")});
     dialog::ClientOptions::addParserOptions(p);
     p.process(app);
 
@@ -58,6 +79,26 @@ int main(int argc, char *argv[])
     o.queueRecords = p.value(QStringLiteral("subscriber-queue")).toInt(&ok);
     if (!ok || o.queueRecords < 1)
         return fail(QStringLiteral("invalid --subscriber-queue '%1'").arg(p.value(QStringLiteral("subscriber-queue"))));
+    if (p.isSet(QStringLiteral("http-port"))) {
+        const int port = p.value(QStringLiteral("http-port")).toInt(&ok);
+        if (!ok || port < 1 || port > 65535)
+            return fail(QStringLiteral("invalid --http-port '%1' (1..65535)").arg(p.value(QStringLiteral("http-port"))));
+        o.httpPort = quint16(port);
+    }
+    o.httpBind = p.value(QStringLiteral("http-bind"));
+    o.httpMaxRequests = p.value(QStringLiteral("http-max-requests")).toInt(&ok);
+    if (!ok || o.httpMaxRequests < 1)
+        return fail(QStringLiteral("invalid --http-max-requests '%1'").arg(p.value(QStringLiteral("http-max-requests"))));
+    o.httpMaxWebSockets = p.value(QStringLiteral("http-max-websockets")).toInt(&ok);
+    if (!ok || o.httpMaxWebSockets < 1)
+        return fail(QStringLiteral("invalid --http-max-websockets '%1'").arg(p.value(QStringLiteral("http-max-websockets"))));
+    o.webRoot = p.value(QStringLiteral("web-root"));
+    o.mirrorOf = p.value(QStringLiteral("mirror-of"));
+    o.mirrorCriteria = p.value(QStringLiteral("mirror-criteria"));
+    if (!o.mirrorCriteria.isEmpty() && o.mirrorOf.isEmpty())
+        return fail(QStringLiteral("--mirror-criteria needs --mirror-of"));
+    if (!o.mirrorOf.isEmpty() && o.mirrorOf == o.name)
+        return fail(QStringLiteral("--mirror-of names this server itself"));
     o.dataDir = p.value(QStringLiteral("data-dir"));
     o.typesDir = p.value(QStringLiteral("types"));
     o.client = dialog::ClientOptions::fromEnvironment(QStringLiteral("IS.Server.") + o.name);
