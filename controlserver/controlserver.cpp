@@ -131,11 +131,12 @@ bool ControlServer::activate(QString *error)
         }
     });
 
-    m_directoryService = std::make_shared<ServiceState>();
-    m_directoryService->name = directoryService();
-    m_directoryService->key = directoryService().toUtf8();
-    m_directoryService->transport = m_transport;
-    m_directoryService->compressionThreshold = 64 * 1024;
+    m_directoryService = makeService(directoryService());
+    m_statisticsService = makeService(statisticsService());
+    m_statisticsTimer = new QTimer(this);
+    m_statisticsTimer->setSingleShot(true);
+    m_statisticsTimer->setInterval(statisticsIntervalMs()); // one snapshot for many heartbeats
+    connect(m_statisticsTimer, &QTimer::timeout, this, &ControlServer::publishStatistics);
 
     m_heartbeatTimer = new QTimer(this);
     // Processes announce their own intervals; a fine check keeps detection close to misses × interval.
@@ -147,6 +148,7 @@ bool ControlServer::activate(QString *error)
     m_publishTimer->setInterval(50); // coalesce bursts of directory changes
     connect(m_publishTimer, &QTimer::timeout, this, &ControlServer::publishDirectory);
     publishDirectory();
+    publishStatistics();
     qCInfo(lcServer).noquote() << "Control Server listening on"
                                << m_options.bind.toString() + QLatin1Char(':') + QString::number(port());
     return true;
@@ -200,16 +202,16 @@ void ControlServer::handle(const net::Inbound &in)
         return;
     }
     if (in.type == Type::SubscribeService || in.type == Type::UnsubscribeService) {
-        // Subscriptions to the Control Server's own services (the directory).
+        // Subscriptions to the Control Server's own services (the directory, the statistics).
         wire::Subscribe sub;
         parseControl(in.data, sub);
-        if (qs(sub.name()) != directoryService())
+        const ServiceStatePtr service = ownService(qs(sub.name()));
+        if (!service)
             return;
         if (in.type == Type::SubscribeService)
-            m_directoryService->addSubscriber(
-                Subscriber{m_transport->outbox(in.peer->endpoint), peer, in.peer->incarnation});
+            service->addSubscriber(Subscriber{m_transport->outbox(in.peer->endpoint), peer, in.peer->incarnation});
         else
-            m_directoryService->removeSubscribers(in.peer->endpoint);
+            service->removeSubscribers(in.peer->endpoint);
         return;
     }
     if (!m_directory.connected(peer, in.peer->incarnation)) {
@@ -228,9 +230,7 @@ void ControlServer::handle(const net::Inbound &in)
     wire::Names names;
     switch (in.type) {
     case Type::Heartbeat:
-        // Answered, so that processes can tell a hung Control Server and fail over.
-        sendToEndpoint(in.peer->endpoint, in.data.isEmpty() ? encodeFrame(Type::Heartbeat, 0, {})
-                                                            : encodeFrame(Type::Heartbeat, 0, in.data));
+        onHeartbeat(in);
         break;
     case Type::RegisterService:
         parseControl(in.data, names);
@@ -340,8 +340,9 @@ void ControlServer::registerService(const QString &process, const QString &servi
     QString owner;
     const qsizetype length = service.toUtf8().size();
     const bool validName = length > 0 && length <= MaxNameLength;
-    if (!validName || service == directoryService() || !m_directory.registerService(process, service, &owner)) {
-        if (service == directoryService())
+    const bool own = ownService(service) != nullptr;
+    if (!validName || own || !m_directory.registerService(process, service, &owner)) {
+        if (own)
             owner = m_self.name;
         const QString why = validName ? QStringLiteral("service '%1' is already provided by %2").arg(service, owner)
                                       : QStringLiteral("invalid service name (empty or over %1 bytes)").arg(MaxNameLength);
@@ -369,7 +370,7 @@ void ControlServer::sendInfo(const QString &to, const QString &service)
 {
     wire::InfoService info;
     info.set_name(ss(service));
-    if (service == directoryService()) {
+    if (ownService(service)) {
         info.set_available(true);
         info.set_provider(ss(m_self.name));
         info.set_host(ss(m_self.endpoint.host));
@@ -402,6 +403,9 @@ void ControlServer::lose(const QString &name, const QString &reason)
         qCWarning(lcServer).noquote() << "process" << name << QStringLiteral("%1:%2").arg(p.host).arg(p.port)
                                       << "pid" << p.pid << "lost:" << reason;
     m_directoryService->removeSubscribers(Endpoint{p.host, p.port}, p.incarnation);
+    m_statisticsService->removeSubscribers(Endpoint{p.host, p.port}, p.incarnation);
+    if (p.statistics.atMs != 0 && !m_statisticsTimer->isActive())
+        m_statisticsTimer->start(); // its figures leave the snapshot
 
     wire::LostProcess lost;
     lost.set_name(ss(p.name));
@@ -468,24 +472,80 @@ void ControlServer::directoryChanged()
         m_publishTimer->start();
 }
 
+ServiceStatePtr ControlServer::makeService(const QString &name)
+{
+    auto s = std::make_shared<ServiceState>();
+    s->name = name;
+    s->key = name.toUtf8();
+    s->transport = m_transport;
+    s->compressionThreshold = 64 * 1024;
+    return s;
+}
+
+ServiceStatePtr ControlServer::ownService(const QString &name) const
+{
+    if (name == directoryService())
+        return m_directoryService;
+    if (name == statisticsService())
+        return m_statisticsService;
+    return nullptr;
+}
+
+void ControlServer::onHeartbeat(const net::Inbound &in)
+{
+    wire::Heartbeat hb;
+    parseControl(in.data, hb);
+    if (hb.has_statistics()) {
+        const wire::Statistics &w = hb.statistics();
+        ProcessStatistics s;
+        s.messagesOut = w.messages_out();
+        s.bytesOut = w.bytes_out();
+        s.messagesIn = w.messages_in();
+        s.bytesIn = w.bytes_in();
+        s.dropped = w.dropped();
+        s.reconnects = w.reconnects();
+        s.protocolErrors = w.protocol_errors();
+        s.queuedBytes = w.queued_bytes();
+        s.outgoingConnections = w.outgoing_connections();
+        s.incomingConnections = w.incoming_connections();
+        s.atMs = m_epochOffset + now();
+        m_directory.setStatistics(in.peer->name, s);
+        if (!m_statisticsTimer->isActive())
+            m_statisticsTimer->start();
+        hb.clear_statistics(); // the answer carries liveness only
+    }
+    // Answered, so that processes can tell a hung Control Server and fail over.
+    sendToEndpoint(in.peer->endpoint, controlFrame(Type::Heartbeat, hb));
+}
+
 void ControlServer::publishDirectory()
 {
-    const QByteArray json =
-        QJsonDocument(m_directory.toJson(m_epochOffset + now())).toJson(QJsonDocument::Compact);
+    publish(m_directoryService,
+            QJsonDocument(m_directory.toJson(m_epochOffset + now())).toJson(QJsonDocument::Compact));
+}
+
+void ControlServer::publishStatistics()
+{
+    publish(m_statisticsService,
+            QJsonDocument(m_directory.statisticsJson(m_epochOffset + now())).toJson(QJsonDocument::Compact));
+}
+
+void ControlServer::publish(const ServiceStatePtr &service, const QByteArray &json)
+{
     quint8 flags = 0;
-    const QByteArray data = prepareData(json, m_directoryService->compressionThreshold, flags);
+    const QByteArray data = prepareData(json, service->compressionThreshold, flags);
     QList<Subscriber> subs;
     quint64 seq;
     {
-        QMutexLocker l(&m_directoryService->lock);
-        seq = ++m_directoryService->sequence;
-        m_directoryService->lastData = data;
-        m_directoryService->lastFlags = flags;
-        m_directoryService->hasValue = true;
-        subs = m_directoryService->subscribers;
+        QMutexLocker l(&service->lock);
+        seq = ++service->sequence;
+        service->lastData = data;
+        service->lastFlags = flags;
+        service->hasValue = true;
+        subs = service->subscribers;
     }
     for (const Subscriber &s : std::as_const(subs))
-        m_directoryService->sendTo(s, seq, flags, data, 0);
+        service->sendTo(s, seq, flags, data, 0);
 }
 
 } // namespace dialog::cs

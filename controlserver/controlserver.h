@@ -43,6 +43,10 @@ public:
 
     /// Name of the service carrying the directory as JSON.
     static QString directoryService() { return QStringLiteral("DIALOG.Directory"); }
+    /// Name of the service carrying every process's communication figures as JSON, published at most
+    /// once per statisticsIntervalMs() while they change (they arrive with the heartbeats).
+    static QString statisticsService() { return QStringLiteral("DIALOG.Statistics"); }
+    static constexpr int statisticsIntervalMs() { return 1000; }
 
 private:
     bool activate(QString *error);
@@ -62,6 +66,11 @@ private:
     void rebuildRoutes();
     void directoryChanged();
     void publishDirectory();
+    void publishStatistics();
+    void publish(const ServiceStatePtr &service, const QByteArray &json);
+    void onHeartbeat(const net::Inbound &in);
+    ServiceStatePtr ownService(const QString &name) const;
+    ServiceStatePtr makeService(const QString &name);
     qint64 now() const;
 
     ServerOptions m_options;
@@ -69,6 +78,8 @@ private:
     Directory m_directory;
     net::PeerInfo m_self;
     ServiceStatePtr m_directoryService;
+    ServiceStatePtr m_statisticsService;
+    QTimer *m_statisticsTimer = nullptr;
     QTimer *m_heartbeatTimer = nullptr;
     QTimer *m_publishTimer = nullptr;
     QElapsedTimer m_clock;

@@ -230,6 +230,38 @@ void Directory::heartbeat(const QString &process, qint64 nowMs)
         p->lastSeenMs = nowMs;
 }
 
+void Directory::setStatistics(const QString &process, const ProcessStatistics &s)
+{
+    auto p = m_processes.find(process);
+    if (p != m_processes.end())
+        p->statistics = s;
+}
+
+QJsonObject Directory::statisticsJson(qint64 nowMs) const
+{
+    QJsonArray procs;
+    for (const QString &n : processNames()) {
+        const ProcessRecord &p = *m_processes.constFind(n);
+        const ProcessStatistics &s = p.statistics;
+        if (s.atMs == 0)
+            continue;
+        // JSON numbers are doubles: exact up to 2^53, far beyond any counter here.
+        procs.append(QJsonObject{{QStringLiteral("name"), p.name},
+                                 {QStringLiteral("at_ms"), s.atMs},
+                                 {QStringLiteral("messages_out"), double(s.messagesOut)},
+                                 {QStringLiteral("bytes_out"), double(s.bytesOut)},
+                                 {QStringLiteral("messages_in"), double(s.messagesIn)},
+                                 {QStringLiteral("bytes_in"), double(s.bytesIn)},
+                                 {QStringLiteral("dropped"), double(s.dropped)},
+                                 {QStringLiteral("reconnects"), double(s.reconnects)},
+                                 {QStringLiteral("protocol_errors"), double(s.protocolErrors)},
+                                 {QStringLiteral("queued_bytes"), double(s.queuedBytes)},
+                                 {QStringLiteral("outgoing_connections"), qint64(s.outgoingConnections)},
+                                 {QStringLiteral("incoming_connections"), qint64(s.incomingConnections)}});
+    }
+    return QJsonObject{{QStringLiteral("time_ms"), nowMs}, {QStringLiteral("processes"), procs}};
+}
+
 QStringList Directory::expired(qint64 nowMs, int misses) const
 {
     QStringList l;

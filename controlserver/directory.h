@@ -12,6 +12,16 @@
 
 namespace dialog::cs {
 
+/// Communication figures a process reports with its heartbeats (dialog::Client::Statistics).
+struct ProcessStatistics
+{
+    quint64 messagesOut = 0, bytesOut = 0, messagesIn = 0, bytesIn = 0;
+    quint64 dropped = 0, reconnects = 0, protocolErrors = 0;
+    qint64 queuedBytes = 0;
+    quint32 outgoingConnections = 0, incomingConnections = 0;
+    qint64 atMs = 0; ///< when they arrived (ms since the epoch); 0: none reported yet
+};
+
 struct ProcessRecord
 {
     QString name;
@@ -25,6 +35,7 @@ struct ProcessRecord
     QSet<QString> services;
     QSet<QString> commands;
     QSet<QString> requests;
+    ProcessStatistics statistics;
 };
 
 struct LostRecord
@@ -77,6 +88,12 @@ public:
     QStringList providersFor(const ProcessRecord &process) const;
 
     void heartbeat(const QString &process, qint64 nowMs);
+    /// Records the figures @p process reported (ignored for an unknown process).
+    void setStatistics(const QString &process, const ProcessStatistics &s);
+    /// The latest figures of every connected process that reported some, as published to
+    /// DIALOG.Statistics: {"time_ms", "processes": [{"name", "at_ms", "messages_out", ...}]}.
+    QJsonObject statisticsJson(qint64 nowMs) const;
+
     /// Processes silent for more than misses × their heartbeat interval.
     QStringList expired(qint64 nowMs, int misses) const;
 

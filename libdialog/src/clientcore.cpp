@@ -33,6 +33,20 @@ void ClientCore::start()
         wire::Heartbeat hb;
         hb.set_incarnation(m_self.incarnation);
         hb.set_sequence(++m_heartbeatSeq);
+        // The figures ride on the heartbeat: other processes see them through the Control Server
+        // (DIALOG.Statistics) at no cost to the message path.
+        const net::Transport::Stats t = m_transport->stats();
+        wire::Statistics *st = hb.mutable_statistics();
+        st->set_messages_out(t.framesOut);
+        st->set_bytes_out(t.bytesOut);
+        st->set_messages_in(t.framesIn);
+        st->set_bytes_in(t.bytesIn);
+        st->set_dropped(t.framesDropped);
+        st->set_reconnects(t.reconnects);
+        st->set_protocol_errors(t.protocolErrors);
+        st->set_queued_bytes(t.queuedBytes);
+        st->set_outgoing_connections(quint32(qMax(0, t.outgoingConnections)));
+        st->set_incoming_connections(quint32(qMax(0, t.incomingConnections)));
         sendToControl(controlFrame(Type::Heartbeat, hb));
     });
     m_retry = new QTimer(this);

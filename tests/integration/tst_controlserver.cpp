@@ -37,6 +37,8 @@ private Q_SLOTS:
     void idleSocketReopensWithoutLosingTheMessage();
     void getTimesOutWithReason();
     void invalidNamesAndOversizeMessagesRefusedAtTheSender();
+    void statisticsTravelWithHeartbeats();
+    void heartbeatWithoutStatisticsStillAccepted();
 
 private:
     std::unique_ptr<ProcessFixture> m_fx;
@@ -424,6 +426,120 @@ void tst_ControlServer::invalidNamesAndOversizeMessagesRefusedAtTheSender()
     QTRY_COMPARE_WITH_TIMEOUT(c.state(), Client::State::Connected, 5000);
     QVERIFY(!c.sendCommand(QStringLiteral("Careful.Cmd"), QByteArray(2 * 1024 * 1024, 'y')));
     QCOMPARE(c.error(), Client::Error::MessageTooLarge);
+}
+
+namespace {
+/// The process entry named @p name in a DIALOG.Statistics snapshot (empty if absent).
+QJsonObject statisticsOf(const QByteArray &json, const QString &name)
+{
+    const QJsonArray procs = QJsonDocument::fromJson(json).object().value(QStringLiteral("processes")).toArray();
+    for (const QJsonValue &v : procs)
+        if (v.toObject().value(QStringLiteral("name")).toString() == name)
+            return v.toObject();
+    return {};
+}
+} // namespace
+
+void tst_ControlServer::statisticsTravelWithHeartbeats()
+{
+    // A publisher's communication figures reach another process through the Control Server.
+    ClientOptions po = m_fx->clientOptions(QStringLiteral("Counted"));
+    po.heartbeatMs = 100;
+    auto pub = std::make_unique<Client>(po);
+    Service *svc = pub->publish(QStringLiteral("Counted.Data"));
+    QVERIFY(pub->start());
+    ClientOptions wo = m_fx->clientOptions(QStringLiteral("Watcher"));
+    wo.heartbeatMs = 100;
+    Client watcher(wo);
+    int received = 0;
+    watcher.subscribe(QStringLiteral("Counted.Data"), &watcher, [&](const Message &) { ++received; });
+    QByteArray latest;
+    int snapshots = 0;
+    watcher.subscribe(QStringLiteral("DIALOG.Statistics"), &watcher, [&](const Message &m) {
+        latest = m.data();
+        ++snapshots;
+    });
+    QVERIFY(watcher.start());
+    // The subscriber is known once the first update reaches it.
+    QTRY_VERIFY_WITH_TIMEOUT((svc->update(QByteArray(100, 'x')), received > 0), 10000);
+    constexpr int N = 200;
+    const int before = received;
+    for (int i = 0; i < N; ++i)
+        svc->update(QByteArray(100, 'y'));
+    QTRY_VERIFY_WITH_TIMEOUT(received >= before + N, 10000);
+    const quint64 sentOut = pub->statistics().messagesOut;
+    QVERIFY(sentOut >= N);
+    // Figures taken after the N messages were written arrive within a heartbeat and a publication.
+    QTRY_VERIFY_WITH_TIMEOUT(statisticsOf(latest, QStringLiteral("Counted")).value(QStringLiteral("messages_out")).toDouble()
+                                 >= double(sentOut),
+                             5000);
+    const QJsonObject c = statisticsOf(latest, QStringLiteral("Counted"));
+    QVERIFY(c.value(QStringLiteral("bytes_out")).toDouble() >= N * 100.0);
+    QVERIFY(c.value(QStringLiteral("messages_in")).toDouble() > 0); // the Control Server's answers
+    QCOMPARE(c.value(QStringLiteral("dropped")).toDouble(), 0.0);
+    QVERIFY(c.value(QStringLiteral("outgoing_connections")).toInt() >= 2); // Control Server, Watcher
+    QVERIFY(c.value(QStringLiteral("at_ms")).toInteger() > 0);
+    QVERIFY(!statisticsOf(latest, QStringLiteral("Watcher")).isEmpty());
+    // Published at most once per interval however many heartbeats arrive (two processes at 10/s).
+    const int first = snapshots;
+    QTest::qWait(2100);
+    QVERIFY2(snapshots - first <= 3, qPrintable(QString::number(snapshots - first)));
+    QVERIFY(snapshots - first >= 1);
+    // A process that leaves leaves the snapshot.
+    pub.reset();
+    QTRY_VERIFY_WITH_TIMEOUT(statisticsOf(latest, QStringLiteral("Counted")).isEmpty(), 5000);
+}
+
+void tst_ControlServer::heartbeatWithoutStatisticsStillAccepted()
+{
+    // A process of an older release sends bare heartbeats: it stays connected and is simply absent
+    // from DIALOG.Statistics.
+    net::Transport raw(net::TransportOptions{});
+    QObject sinkContext;
+    QList<wire_format::Type> received;
+    raw.setControlSink(&sinkContext, [&](net::InboundBatch &b) {
+        for (const net::Inbound &in : b)
+            received.append(in.type);
+    });
+    QString error;
+    QVERIFY2(raw.listen(QHostAddress::LocalHost, 0, &error), qPrintable(error));
+    net::PeerInfo self;
+    self.name = QStringLiteral("OldRelease");
+    self.endpoint = net::Endpoint{QStringLiteral("127.0.0.1"), raw.serverPort()};
+    self.incarnation = 11;
+    raw.setIdentity(self);
+    const auto cs = raw.outbox(net::Endpoint{QStringLiteral("127.0.0.1"), m_fx->port()});
+    wire::Connect c;
+    c.set_name("OldRelease");
+    c.set_host("127.0.0.1");
+    c.set_port(raw.serverPort());
+    c.set_pid(1);
+    c.set_incarnation(11);
+    c.set_heartbeat_ms(200);
+    raw.send(cs, wire_format::controlFrame(wire_format::Type::ConnectToControlServer, c));
+    QTRY_VERIFY_WITH_TIMEOUT(received.contains(wire_format::Type::SuccessfullyConnected), 5000);
+
+    ClientOptions wo = m_fx->clientOptions(QStringLiteral("Watcher"));
+    wo.heartbeatMs = 100;
+    Client watcher(wo);
+    QByteArray latest;
+    watcher.subscribe(QStringLiteral("DIALOG.Statistics"), &watcher, [&](const Message &m) { latest = m.data(); });
+    QVERIFY(watcher.start());
+    QElapsedTimer t;
+    t.start();
+    int answers = 0;
+    while (t.elapsed() < 1500) { // several heartbeat intervals: it would be lost after three
+        wire::Heartbeat hb;
+        hb.set_incarnation(11);
+        hb.set_sequence(quint64(t.elapsed()));
+        raw.send(cs, wire_format::controlFrame(wire_format::Type::Heartbeat, hb));
+        QTest::qWait(100);
+        answers = int(received.count(wire_format::Type::Heartbeat));
+    }
+    QVERIFY(answers >= 5);
+    QVERIFY(!m_fx->processEntry(QStringLiteral("OldRelease")).isEmpty());
+    QTRY_VERIFY_WITH_TIMEOUT(!statisticsOf(latest, QStringLiteral("Watcher")).isEmpty(), 5000);
+    QVERIFY(statisticsOf(latest, QStringLiteral("OldRelease")).isEmpty());
 }
 
 QTEST_GUILESS_MAIN(tst_ControlServer)
