@@ -1,6 +1,7 @@
 #include "inspectorwindow.h"
 
 #include <QCheckBox>
+#include <QDateTime>
 #include <QFormLayout>
 #include <QGridLayout>
 #include <QGroupBox>
@@ -38,6 +39,7 @@ InspectorWindow::InspectorWindow(const ClientOptions &options, QWidget *parent)
     m_view->setModel(m_filter);
     m_view->setSelectionBehavior(QAbstractItemView::SelectRows);
     m_view->setSelectionMode(QAbstractItemView::SingleSelection);
+    m_filter->setSortRole(ProcessModel::SortRole); // figures sort as numbers
     m_view->setSortingEnabled(true);
     m_view->sortByColumn(ProcessModel::Name, Qt::AscendingOrder);
     m_view->horizontalHeader()->setStretchLastSection(true);
@@ -68,6 +70,10 @@ InspectorWindow::InspectorWindow(const ClientOptions &options, QWidget *parent)
     connect(m_refresh, &QTimer::timeout, this, &InspectorWindow::refresh);
     m_client->subscribe(QStringLiteral("DIALOG.Directory"), this,
                         [this](const Message &m) { onDirectory(m.data()); });
+    // Every process's communication figures, sent with its heartbeats and republished by the
+    // Control Server at most once a second.
+    m_client->subscribe(QStringLiteral("DIALOG.Statistics"), this,
+                        [this](const Message &m) { onStatistics(m.data()); });
     connect(m_client.get(), &Client::stateChanged, this, &InspectorWindow::updateStatus);
     connect(m_client.get(), &Client::commandReceived, this, [this](const Command &c) {
         if (c.name() == m_listeningCommand)
@@ -197,21 +203,43 @@ QWidget *InspectorWindow::buildListen()
 void InspectorWindow::onDirectory(const QByteArray &json)
 {
     m_pendingDirectory = json;
+    scheduleRefresh();
+}
+
+void InspectorWindow::onStatistics(const QByteArray &json)
+{
+    m_pendingStatistics = json;
+    scheduleRefresh();
+}
+
+void InspectorWindow::scheduleRefresh()
+{
     if (!m_refresh->isActive())
         m_refresh->start();
 }
 
 void InspectorWindow::refresh()
 {
-    if (m_pendingDirectory.isEmpty())
-        return;
-    const QString keep = m_selected;
-    m_model->setDirectory(QJsonDocument::fromJson(m_pendingDirectory).object());
-    m_pendingDirectory.clear();
-    if (!keep.isEmpty())
-        selectProcess(keep);
-    m_view->resizeColumnsToContents();
-    updateStatus();
+    // Only the latest snapshots count: a burst of updates costs one model change.
+    if (!m_pendingDirectory.isEmpty()) {
+        const QString keep = m_selected;
+        m_model->setDirectory(QJsonDocument::fromJson(std::exchange(m_pendingDirectory, {})).object());
+        if (!keep.isEmpty())
+            selectProcess(keep);
+        m_view->resizeColumnsToContents();
+        updateStatus();
+    }
+    if (!m_pendingStatistics.isEmpty()) {
+        m_model->setStatistics(QJsonDocument::fromJson(std::exchange(m_pendingStatistics, {})).object());
+        // Figures grow: widen their columns when needed, never narrow them (no jitter every second).
+        for (int c = ProcessModel::FirstFigureColumn; c <= ProcessModel::LastFigureColumn; ++c) {
+            const int before = m_view->columnWidth(c);
+            m_view->resizeColumnToContents(c);
+            if (m_view->columnWidth(c) < before)
+                m_view->setColumnWidth(c, before);
+        }
+        showFigures();
+    }
 }
 
 void InspectorWindow::selectProcess(const QString &name)
@@ -228,11 +256,25 @@ void InspectorWindow::selectProcess(const QString &name)
 
 void InspectorWindow::showDetails()
 {
-    m_details->clear();
     const int row = m_model->rowOf(m_selected);
+    if (row >= 0 && m_shownValid) {
+        // Directory snapshots arrive whenever anything changes anywhere: keep the tree (and the
+        // user's place in it) unless this process changed.
+        const ProcessRow &r = m_model->row(row);
+        if (r.name == m_shown.name && r.pid == m_shown.pid && r.lost == m_shown.lost && r.services == m_shown.services
+            && r.subscriptions == m_shown.subscriptions && r.commands == m_shown.commands) {
+            showFigures();
+            return;
+        }
+    }
+    m_details->clear();
+    m_figuresItem = nullptr;
+    m_shownValid = false;
     if (row < 0)
         return;
     const ProcessRow &r = m_model->row(row);
+    m_shown = r;
+    m_shownValid = true;
     const auto group = [&](const QString &title, const QStringList &items, int kind) {
         auto *g = new QTreeWidgetItem(m_details, QStringList{QStringLiteral("%1 (%2)").arg(title).arg(items.size())});
         for (const QString &s : items)
@@ -244,6 +286,46 @@ void InspectorWindow::showDetails()
     group(QStringLiteral("Commands"), r.commands, CommandItem);
     if (r.lost)
         new QTreeWidgetItem(m_details, QStringList{QStringLiteral("LOST: %1").arg(r.lostReason)});
+    m_figuresItem = new QTreeWidgetItem(m_details, QStringList{QStringLiteral("Communication")});
+    m_figuresItem->setExpanded(true);
+    showFigures();
+}
+
+void InspectorWindow::showFigures()
+{
+    if (!m_figuresItem || !m_shownValid)
+        return;
+    const ProcessFigures *f = m_shown.lost ? nullptr : m_model->figures(m_shown.name);
+    QStringList lines;
+    if (!f) {
+        lines << (m_shown.lost ? QStringLiteral("(process lost)")
+                               : QStringLiteral("(no figures reported yet, or a process of an older release)"));
+    } else {
+        const auto rate = [](double v, bool bytes) {
+            return v < 0 ? QStringLiteral("…") : bytes ? ProcessModel::formatBytes(v) + QStringLiteral("/s")
+                                                       : ProcessModel::formatRate(v) + QStringLiteral(" msg/s");
+        };
+        lines << QStringLiteral("out: %1 messages, %2 — %3, %4")
+                     .arg(qint64(f->messagesOut)).arg(ProcessModel::formatBytes(f->bytesOut))
+                     .arg(rate(f->messagesOutPerSecond, false), rate(f->bytesOutPerSecond, true))
+              << QStringLiteral("in: %1 messages, %2 — %3, %4")
+                     .arg(qint64(f->messagesIn)).arg(ProcessModel::formatBytes(f->bytesIn))
+                     .arg(rate(f->messagesInPerSecond, false), rate(f->bytesInPerSecond, true))
+              << QStringLiteral("queued to destinations: %1").arg(ProcessModel::formatBytes(f->queuedBytes))
+              << QStringLiteral("dropped: %1, reconnects: %2, protocol errors: %3")
+                     .arg(qint64(f->dropped)).arg(qint64(f->reconnects)).arg(qint64(f->protocolErrors))
+              << QStringLiteral("connections: %1 out, %2 in").arg(f->outgoingConnections).arg(f->incomingConnections)
+              << QStringLiteral("reported at %1")
+                     .arg(QDateTime::fromMSecsSinceEpoch(f->atMs).toString(QStringLiteral("HH:mm:ss")));
+    }
+    while (m_figuresItem->childCount() > lines.size())
+        delete m_figuresItem->takeChild(m_figuresItem->childCount() - 1);
+    for (int i = 0; i < lines.size(); ++i) {
+        if (i < m_figuresItem->childCount())
+            m_figuresItem->child(i)->setText(0, lines.at(i));
+        else
+            new QTreeWidgetItem(m_figuresItem, QStringList{lines.at(i)});
+    }
 }
 
 void InspectorWindow::listenToService(const QString &service)

@@ -32,6 +32,7 @@ public:
     ProcessFilter *processFilter() const { return m_filter; }
     ListenModel *listenModel() const { return m_listen; }
     QTableView *processView() const { return m_view; }
+    QTreeWidget *detailsView() const { return m_details; }
 
     /// Starts listening to a service (subscription) or a command (registration).
     void listenToService(const QString &service);
@@ -42,7 +43,7 @@ public:
     /// Applies the filter fields (the Search button) / clears them (Reset).
     void search();
     void reset();
-    /// Applies the last directory snapshot now (normally at most ten times a second).
+    /// Applies the last directory and statistics snapshots now (normally at most ten times a second).
     void refresh();
     void selectProcess(const QString &name);
 
@@ -51,7 +52,10 @@ private:
     QWidget *buildDetails();
     QWidget *buildListen();
     void onDirectory(const QByteArray &json);
+    void onStatistics(const QByteArray &json);
+    void scheduleRefresh();
     void showDetails();
+    void showFigures();
     void updateStatus();
 
     std::unique_ptr<Client> m_client;
@@ -69,6 +73,10 @@ private:
     QList<QLineEdit *> m_fields;
     QLineEdit *m_freeText = nullptr;
     QByteArray m_pendingDirectory;
+    QByteArray m_pendingStatistics;
+    QTreeWidgetItem *m_figuresItem = nullptr; ///< "Communication" group of the details, updated in place
+    ProcessRow m_shown;                       ///< what the details show (rebuilt only when it changes)
+    bool m_shownValid = false;
     QTimer *m_refresh = nullptr;
     QPointer<Subscription> m_listening;
     QString m_listeningCommand;

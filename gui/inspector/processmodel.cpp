@@ -68,6 +68,114 @@ void ProcessModel::setDirectory(const QJsonObject &directory)
     endResetModel();
 }
 
+void ProcessModel::setStatistics(const QJsonObject &statistics)
+{
+    QHash<QString, ProcessFigures> next;
+    for (const QJsonValue &v : statistics.value(QStringLiteral("processes")).toArray()) {
+        const QJsonObject o = v.toObject();
+        const auto num = [&](const char *key) { return o.value(QLatin1String(key)).toDouble(); };
+        ProcessFigures f;
+        f.messagesOut = num("messages_out");
+        f.bytesOut = num("bytes_out");
+        f.messagesIn = num("messages_in");
+        f.bytesIn = num("bytes_in");
+        f.dropped = num("dropped");
+        f.reconnects = num("reconnects");
+        f.protocolErrors = num("protocol_errors");
+        f.queuedBytes = num("queued_bytes");
+        f.outgoingConnections = o.value(QStringLiteral("outgoing_connections")).toInt();
+        f.incomingConnections = o.value(QStringLiteral("incoming_connections")).toInt();
+        f.atMs = o.value(QStringLiteral("at_ms")).toInteger();
+        const QString name = o.value(QStringLiteral("name")).toString();
+        const auto before = m_figures.constFind(name);
+        if (before != m_figures.cend() && f.atMs > before->atMs && f.messagesOut >= before->messagesOut
+            && f.messagesIn >= before->messagesIn) {
+            const double seconds = double(f.atMs - before->atMs) / 1000.0;
+            f.messagesOutPerSecond = (f.messagesOut - before->messagesOut) / seconds;
+            f.bytesOutPerSecond = (f.bytesOut - before->bytesOut) / seconds;
+            f.messagesInPerSecond = (f.messagesIn - before->messagesIn) / seconds;
+            f.bytesInPerSecond = (f.bytesIn - before->bytesIn) / seconds;
+        } else if (before != m_figures.cend() && f.atMs == before->atMs) {
+            f = *before; // no new heartbeat from it since: keep its rates
+        }
+        next.insert(name, f);
+    }
+    m_figures.swap(next);
+    if (!m_rows.isEmpty())
+        Q_EMIT dataChanged(index(0, FirstFigureColumn), index(int(m_rows.size()) - 1, LastFigureColumn));
+}
+
+const ProcessFigures *ProcessModel::figures(const QString &name) const
+{
+    const auto it = m_figures.constFind(name);
+    return it == m_figures.cend() ? nullptr : &*it;
+}
+
+QString ProcessModel::formatBytes(double bytes)
+{
+    static const char *units[] = {"B", "kB", "MB", "GB", "TB"};
+    int u = 0;
+    while (bytes >= 1000 && u < 4) {
+        bytes /= 1000;
+        ++u;
+    }
+    return u == 0 ? QStringLiteral("%1 B").arg(qint64(bytes))
+                  : QStringLiteral("%1 %2").arg(bytes, 0, 'f', bytes < 10 ? 2 : 1).arg(QLatin1String(units[u]));
+}
+
+QString ProcessModel::formatRate(double perSecond)
+{
+    if (perSecond < 0)
+        return QStringLiteral("…");
+    return QString::number(perSecond, 'f', perSecond < 100 ? 1 : 0);
+}
+
+QVariant ProcessModel::figureData(const ProcessFigures *f, int column, int role) const
+{
+    if (!f)
+        return role == Qt::DisplayRole ? QVariant(QStringLiteral("—")) : (role == SortRole ? QVariant(-1.0) : QVariant());
+    if (role == SortRole) {
+        switch (column) {
+        case OutRate: return f->messagesOutPerSecond;
+        case Out: return f->messagesOut;
+        case InRate: return f->messagesInPerSecond;
+        case In: return f->messagesIn;
+        case Queued: return f->queuedBytes;
+        case Dropped: return f->dropped;
+        case Reconnects: return f->reconnects;
+        }
+    }
+    if (role == Qt::DisplayRole) {
+        switch (column) {
+        case OutRate: return formatRate(f->messagesOutPerSecond);
+        case Out: return QStringLiteral("%1 / %2").arg(qint64(f->messagesOut)).arg(formatBytes(f->bytesOut));
+        case InRate: return formatRate(f->messagesInPerSecond);
+        case In: return QStringLiteral("%1 / %2").arg(qint64(f->messagesIn)).arg(formatBytes(f->bytesIn));
+        case Queued: return formatBytes(f->queuedBytes);
+        case Dropped: return qint64(f->dropped);
+        case Reconnects: return qint64(f->reconnects);
+        }
+    }
+    if (role == Qt::ToolTipRole) {
+        return QStringLiteral("out: %1 messages, %2 bytes (%3 msg/s, %4/s)\n"
+                              "in: %5 messages, %6 bytes (%7 msg/s, %8/s)\n"
+                              "queued: %9 bytes; dropped: %10; reconnects: %11; protocol errors: %12\n"
+                              "connections: %13 out, %14 in; reported %15")
+            .arg(qint64(f->messagesOut)).arg(qint64(f->bytesOut)).arg(formatRate(f->messagesOutPerSecond))
+            .arg(f->bytesOutPerSecond < 0 ? QStringLiteral("…") : formatBytes(f->bytesOutPerSecond))
+            .arg(qint64(f->messagesIn)).arg(qint64(f->bytesIn)).arg(formatRate(f->messagesInPerSecond))
+            .arg(f->bytesInPerSecond < 0 ? QStringLiteral("…") : formatBytes(f->bytesInPerSecond))
+            .arg(qint64(f->queuedBytes)).arg(qint64(f->dropped)).arg(qint64(f->reconnects))
+            .arg(qint64(f->protocolErrors)).arg(f->outgoingConnections).arg(f->incomingConnections)
+            .arg(QDateTime::fromMSecsSinceEpoch(f->atMs).toString(QStringLiteral("HH:mm:ss")));
+    }
+    if (role == Qt::TextAlignmentRole)
+        return int(Qt::AlignRight | Qt::AlignVCenter);
+    if (role == Qt::ForegroundRole && ((column == Dropped && f->dropped > 0) || (column == Reconnects && f->reconnects > 0)))
+        return QBrush(QColor(0xb0, 0x50, 0x00));
+    return {};
+}
+
 int ProcessModel::rowOf(const QString &name) const
 {
     for (int i = 0; i < m_rows.size(); ++i)
@@ -85,6 +193,12 @@ QVariant ProcessModel::data(const QModelIndex &index, int role) const
     if (!index.isValid() || index.row() >= m_rows.size())
         return {};
     const ProcessRow &r = m_rows.at(index.row());
+    // A lost process's last figures are history: its row shows dashes, in the lost style below.
+    const bool lostStyle = r.lost && (role == Qt::ForegroundRole || role == Qt::FontRole);
+    if (index.column() >= FirstFigureColumn && index.column() <= LastFigureColumn && !lostStyle)
+        return figureData(r.lost ? nullptr : figures(r.name), index.column(), role);
+    if (role == SortRole)
+        return data(index, Qt::DisplayRole);
     if (role == ListRole) {
         switch (index.column()) {
         case Provided: return r.services;
@@ -130,7 +244,9 @@ QVariant ProcessModel::headerData(int section, Qt::Orientation o, int role) cons
     if (o != Qt::Horizontal || role != Qt::DisplayRole)
         return QAbstractTableModel::headerData(section, o, role);
     static const char *names[] = {"Name of process", "Address", "Port", "PID", "Provided services",
-                                  "Subscribed services", "Commands", "State"};
+                                  "Subscribed services", "Commands", "Out msg/s", "Out msgs / bytes", "In msg/s",
+                                  "In msgs / bytes", "Queued", "Dropped", "Reconn.", "State"};
+    static_assert(sizeof(names) / sizeof(*names) == ColumnCount);
     return QString::fromLatin1(names[section]);
 }
 

@@ -1,10 +1,12 @@
 // The DIALOG inspector against real daemons on loopback, offscreen.
 #include "inspectorwindow.h"
+#include "guiprobe.h"
 #include "processfixture.h"
 
 #include <QLineEdit>
 #include <QPushButton>
 #include <QTableView>
+#include <QTreeWidget>
 #include <QtTest>
 #include <csignal>
 
@@ -25,6 +27,8 @@ private Q_SLOTS:
     void sendingACommandReachesTheRegistrant();
     void listeningToACommandShowsIt();
     void killedProcessIsMarkedLost();
+    void communicationFiguresReachTheInspector();
+    void staysResponsiveWith1000Services();
     void screenshot();
 
 private:
@@ -159,6 +163,113 @@ void tst_Inspector::killedProcessIsMarkedLost()
     QCOMPARE(model->index(row, ProcessModel::State).data().toString(), QStringLiteral("LOST"));
     QVERIFY(!model->row(row).lostReason.isEmpty());
     QVERIFY(!model->row(model->rowOf(QStringLiteral("Readout1"))).lost);
+}
+
+void tst_Inspector::communicationFiguresReachTheInspector()
+{
+    // A process publishing 100 messages of 100 bytes a second to the inspector: the figures it
+    // reports with its heartbeats reach the inspector through the Control Server.
+    m_fx->start(QStringLiteral("dialog"),
+                {QStringLiteral("publish"), QStringLiteral("Figures.Data"), QStringLiteral("--name"),
+                 QStringLiteral("Figures"), QStringLiteral("--rate"), QStringLiteral("100"), QStringLiteral("--size"),
+                 QStringLiteral("100"), QStringLiteral("--heartbeat-ms"), QStringLiteral("200")});
+    m_window->listenToService(QStringLiteral("Figures.Data"));
+    auto *listen = m_window->listenModel();
+    QTRY_VERIFY_WITH_TIMEOUT(listen->total() >= 200, 10000);
+    const qint64 heard = listen->total();
+    auto *model = m_window->processModel();
+    // Figures counted after the inspector heard them arrive within a heartbeat and a publication.
+    QTRY_VERIFY_WITH_TIMEOUT(model->figures(QStringLiteral("Figures"))
+                                 && model->figures(QStringLiteral("Figures"))->messagesOut >= double(heard),
+                             5000);
+    const ProcessFigures f = *model->figures(QStringLiteral("Figures"));
+    QVERIFY2(f.bytesOut >= heard * 100.0, qPrintable(QString::number(f.bytesOut)));
+    QCOMPARE(f.dropped, 0.0);
+    QVERIFY(f.messagesIn > 0);
+    // A rate needs two snapshots; 100 updates and 5 heartbeats a second.
+    QTRY_VERIFY_WITH_TIMEOUT(model->figures(QStringLiteral("Figures"))->messagesOutPerSecond > 0, 5000);
+    const double rate = model->figures(QStringLiteral("Figures"))->messagesOutPerSecond;
+    QVERIFY2(rate > 50 && rate < 200, qPrintable(QString::number(rate)));
+    // The table shows them, the side panel too.
+    m_window->refresh();
+    const int row = model->rowOf(QStringLiteral("Figures"));
+    const QString out = model->index(row, ProcessModel::Out).data().toString();
+    QVERIFY2(out.contains(QStringLiteral(" kB")) || out.contains(QStringLiteral(" MB")), qPrintable(out));
+    QVERIFY(model->index(row, ProcessModel::OutRate).data().toString().toDouble() > 0);
+    QCOMPARE(model->index(row, ProcessModel::Dropped).data().toLongLong(), 0);
+    m_window->selectProcess(QStringLiteral("Figures"));
+    QTreeWidget *details = m_window->detailsView();
+    const QList<QTreeWidgetItem *> comm = details->findItems(QStringLiteral("Communication"), Qt::MatchExactly);
+    QCOMPARE(comm.size(), 1);
+    QVERIFY(comm.first()->childCount() >= 5);
+    QVERIFY2(comm.first()->child(0)->text(0).startsWith(QStringLiteral("out: ")), qPrintable(comm.first()->child(0)->text(0)));
+    // Live: the side panel follows the next snapshots without being rebuilt.
+    const QString before = comm.first()->child(0)->text(0);
+    QTRY_VERIFY_WITH_TIMEOUT(comm.first()->child(0)->text(0) != before, 5000);
+    QCOMPARE(details->findItems(QStringLiteral("Communication"), Qt::MatchExactly).first(), comm.first());
+    // A process that does not exist has no figures; a lost one shows dashes.
+    QVERIFY(!model->figures(QStringLiteral("NoSuchProcess")));
+    const int lost = model->rowOf(QStringLiteral("Readout2"));
+    QCOMPARE(model->index(lost, ProcessModel::Out).data().toString(), QStringLiteral("—"));
+    m_window->stopListening();
+}
+
+void tst_Inspector::staysResponsiveWith1000Services()
+{
+    // 50 processes (in one helper) register 1,000 services in batches, then update them, 2,000
+    // updates a second, and one more service (Load.Hot) 2,000 times a second; the inspector shows the
+    // whole directory and the figures of all, and listens to Load.Hot. Its event loop must never
+    // stall and its views repaint at most ~10 times a second.
+    GuiProbe probe, listenProbe;
+    probe.watchPaints(m_window->processView()->viewport());
+    probe.watchModel(m_window->processModel());
+    auto *messages = m_window->findChild<QTableView *>(QStringLiteral("messages"));
+    QVERIFY(messages);
+    listenProbe.watchPaints(messages->viewport());
+    probe.start();
+    QProcess *load = m_fx->start(QStringLiteral("guiload"),
+                                 {QStringLiteral("services"), QStringLiteral("50"), QStringLiteral("1000"),
+                                  QStringLiteral("2000")});
+    auto *model = m_window->processModel();
+    const auto services = [model] {
+        int n = 0;
+        for (int r = 0; r < model->rowCount(); ++r)
+            if (model->row(r).name.startsWith(QLatin1String("Load.P")) && !model->row(r).lost)
+                n += int(model->row(r).services.size());
+        return n;
+    };
+    QTRY_COMPARE_WITH_TIMEOUT(services(), 1001, 20000); // and Load.Hot
+    QVERIFY(load->state() == QProcess::Running);
+    m_window->selectProcess(QStringLiteral("Load.P07"));
+    m_window->listenToService(QStringLiteral("Load.Hot"));
+    int flushes = 0;
+    QMetaObject::Connection counting =
+        connect(m_window->listenModel(), &ListenModel::flushed, this, [&flushes] { ++flushes; });
+    listenProbe.start();
+    // Figures of all 50 arrive, and the table keeps updating for a few seconds.
+    QTRY_VERIFY_WITH_TIMEOUT(model->figures(QStringLiteral("Load.P49")) && model->figures(QStringLiteral("Load.P00")), 5000);
+    QTest::qWait(3000);
+    listenProbe.stop();
+    probe.stop();
+    disconnect(counting);
+    const qint64 heard = m_window->listenModel()->total();
+    qInfo("1,000 services: longest GUI stall %lld ms; process table %.1f repaints/s, %.1f model changes/s over "
+          "%.1f s; listening to %.0f msg/s: %.1f repaints/s of the messages (%d repaints, %d flushes)",
+          probe.maxStallMs(), probe.paintsPerSecond(), probe.modelChangesPerSecond(), probe.seconds(),
+          heard / listenProbe.seconds(), listenProbe.paintsPerSecond(), listenProbe.paints(), flushes);
+    QVERIFY2(heard > 1000 * listenProbe.seconds(), qPrintable(QString::number(heard))); // really under load
+    // At most one repaint per flush (a few more for the first layout), flushes ten times a second.
+    QVERIFY2(listenProbe.paints() <= flushes + 5, qPrintable(QString::number(listenProbe.paints())));
+    QVERIFY2(flushes <= listenProbe.seconds() * 10 + 2, qPrintable(QString::number(flushes)));
+    QVERIFY(listenProbe.paints() > 0);
+    QVERIFY2(probe.maxStallMs() < 250, qPrintable(QString::number(probe.maxStallMs())));
+    QVERIFY2(probe.paintsPerSecond() <= 12, qPrintable(QString::number(probe.paintsPerSecond())));
+    // One reset per directory snapshot plus one dataChanged per statistics snapshot, at most ten a second.
+    QVERIFY2(probe.modelChangesPerSecond() <= 12, qPrintable(QString::number(probe.modelChangesPerSecond())));
+    QVERIFY(probe.paints() > 0);
+    m_window->stopListening();
+    load->terminate();
+    QVERIFY(load->waitForFinished(5000));
 }
 
 void tst_Inspector::screenshot()
