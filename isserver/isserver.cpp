@@ -1,4 +1,5 @@
 #include "isserver.h"
+#include "webserver.h"
 
 #include "dialog/is/checkpoint.h"
 #include "dialog/is/codec.h"
@@ -56,6 +57,7 @@ IsServer::IsServer(const ServerOptions &options, QObject *parent) : QObject(pare
 
 IsServer::~IsServer()
 {
+    m_web.reset(); // its dictionary and WebSocket clients use the client and the repository
     // The client first: its sender threads may still call back into the dispatcher.
     m_client.reset();
     m_pool.waitForDone();
@@ -150,6 +152,13 @@ bool IsServer::start(QString *error)
         m_checkpointTimer = new QTimer(this);
         connect(m_checkpointTimer, &QTimer::timeout, this, &IsServer::checkpoint);
         m_checkpointTimer->start(m_options.checkpointS * 1000);
+    }
+    if (m_options.httpPort > 0) {
+        m_web = std::make_unique<WebServer>(*this);
+        if (!m_web->listen(error)) {
+            m_web.reset();
+            return false;
+        }
     }
     return true;
 }

@@ -38,6 +38,8 @@ struct ServerOptions
     ClientOptions client;
 };
 
+class WebServer;
+
 class IsServer : public QObject
 {
     Q_OBJECT
@@ -86,6 +88,7 @@ private:
     quint64 m_lastChanges = 0, m_lastDeliveries = 0;
     quint64 m_requests = 0;
     quint64 m_statsPublished = 0;
+    std::unique_ptr<WebServer> m_web; // with --http-port
 };
 
 } // namespace dialog::isd

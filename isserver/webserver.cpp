@@ -1,0 +1,430 @@
+#include "webserver.h"
+
+#include "isserver.h"
+#include "websockethub.h"
+
+#include "dialog/is/dictionary.h"
+
+#include <QFile>
+#include <QFileInfo>
+#include <QHttpServerRequest>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QLoggingCategory>
+#include <QRegularExpression>
+#include <QTcpServer>
+#include <QTcpSocket>
+#include <QUrlQuery>
+#include <QWebSocket>
+
+Q_LOGGING_CATEGORY(lcWeb, "dialog.is.web")
+
+namespace dialog::isd {
+
+namespace {
+
+constexpr int MaxUrlBytes = 8192;
+constexpr int RemoteTimeoutMs = 5000;
+
+QByteArray reasonPhrase(int status)
+{
+    switch (status) {
+    case 200: return "OK";
+    case 400: return "Bad Request";
+    case 404: return "Not Found";
+    case 405: return "Method Not Allowed";
+    case 414: return "URI Too Long";
+    case 500: return "Internal Server Error";
+    case 502: return "Bad Gateway";
+    case 503: return "Service Unavailable";
+    case 504: return "Gateway Timeout";
+    default: return "Status";
+    }
+}
+
+/// HTTP status for an IS API status from another server.
+int httpStatus(const is::Status &s)
+{
+    using C = is::Status::Code;
+    switch (s.code()) {
+    case C::Ok: return 200;
+    case C::NotFound:
+    case C::UnknownServer:
+    case C::UnknownType: return 404;
+    case C::InvalidName:
+    case C::TypeMismatch:
+    case C::BadRequest: return 400;
+    case C::Timeout: return 504;
+    default: return 502;
+    }
+}
+
+QByteArray contentTypeOf(const QString &file)
+{
+    const QString suffix = QFileInfo(file).suffix().toLower();
+    if (suffix == QLatin1String("html"))
+        return "text/html; charset=utf-8";
+    if (suffix == QLatin1String("js"))
+        return "text/javascript; charset=utf-8";
+    if (suffix == QLatin1String("css"))
+        return "text/css; charset=utf-8";
+    if (suffix == QLatin1String("png"))
+        return "image/png";
+    if (suffix == QLatin1String("svg"))
+        return "image/svg+xml";
+    if (suffix == QLatin1String("json"))
+        return "application/json";
+    return "application/octet-stream";
+}
+
+QByteArray header(const QHttpServerRequest &request, const char *name)
+{
+    const auto headers = request.headers();
+    for (const auto &h : headers)
+        if (h.first.compare(name, Qt::CaseInsensitive) == 0)
+            return h.second;
+    return {};
+}
+
+} // namespace
+
+WebServer::WebServer(IsServer &server, QObject *parent) : QAbstractHttpServer(parent), m_server(server)
+{
+    m_dictionary = std::make_unique<is::Dictionary>(&server.client());
+    m_dictionary->setTimeout(RemoteTimeoutMs);
+    m_hub = std::make_unique<WebSocketHub>(server.repository(), m_dictionary.get(),
+                                           server.options().httpMaxWebSockets);
+    connect(this, &QAbstractHttpServer::newWebSocketConnection, this, &WebServer::onNewWebSocket);
+}
+
+WebServer::~WebServer()
+{
+    m_hub.reset(); // its remote receivers use the dictionary
+}
+
+bool WebServer::listen(QString *error)
+{
+    const ServerOptions &o = m_server.options();
+    QHostAddress address;
+    if (!address.setAddress(o.httpBind)) {
+        *error = QStringLiteral("cannot listen on %1:%2: not an IP address").arg(o.httpBind).arg(o.httpPort);
+        return false;
+    }
+    auto tcp = std::make_unique<QTcpServer>();
+    if (!tcp->listen(address, o.httpPort)) {
+        *error = QStringLiteral("cannot listen on %1:%2: %3").arg(o.httpBind).arg(o.httpPort).arg(tcp->errorString());
+        return false;
+    }
+    m_tcp = tcp.release();
+    bind(m_tcp); // parents m_tcp to this
+    qCInfo(lcWeb) << "web IS on" << QStringLiteral("http://%1:%2/").arg(o.httpBind).arg(m_tcp->serverPort());
+    return true;
+}
+
+quint16 WebServer::port() const
+{
+    return m_tcp ? m_tcp->serverPort() : 0;
+}
+
+void WebServer::onNewWebSocket()
+{
+    while (hasPendingWebSocketConnections()) {
+        std::unique_ptr<QWebSocket> socket = nextPendingWebSocketConnection();
+        if (socket)
+            m_hub->accept(socket.release());
+    }
+}
+
+WebServer::Answer WebServer::error(int status, const QString &message)
+{
+    Answer a;
+    a.status = status;
+    a.body = QByteArray::number(status) + ' ' + reasonPhrase(status) + ": " + message.toUtf8() + '\n';
+    return a;
+}
+
+WebServer::Answer WebServer::ok(const Target &t, const QByteArray &xml, const QJsonObject &json)
+{
+    Answer a;
+    if (t.json) {
+        a.contentType = "application/json";
+        a.body = QJsonDocument(json).toJson(QJsonDocument::Indented);
+    } else {
+        a.contentType = "application/xml; charset=utf-8";
+        a.body = xml;
+    }
+    return a;
+}
+
+void WebServer::finish(const Target &t, const Answer &a)
+{
+    --m_inProgress;
+    QTcpSocket *s = t.socket.data();
+    if (!s || s->state() != QAbstractSocket::ConnectedState)
+        return; // the client left before its answer was ready
+    QByteArray out;
+    out.reserve(a.body.size() + 256);
+    out += "HTTP/1.1 " + QByteArray::number(a.status) + ' ' + reasonPhrase(a.status) + "\r\n";
+    out += "Content-Type: " + a.contentType + "\r\n";
+    out += "Content-Length: " + QByteArray::number(a.body.size()) + "\r\n";
+    out += "Cache-Control: no-cache\r\n";
+    for (const auto &h : a.headers)
+        out += h.first + ": " + h.second + "\r\n";
+    if (t.close)
+        out += "Connection: close\r\n";
+    out += "\r\n";
+    if (!t.head)
+        out += a.body;
+    s->write(out);
+    if (t.close)
+        s->disconnectFromHost();
+}
+
+void WebServer::missingHandler(const QHttpServerRequest &, QTcpSocket *socket)
+{
+    // Not reached: handleRequest() answers every request.
+    ++m_inProgress;
+    finish(Target{socket}, error(404, QStringLiteral("no such resource")));
+}
+
+bool WebServer::handleRequest(const QHttpServerRequest &request, QTcpSocket *socket)
+{
+    Target t;
+    t.socket = socket;
+    t.close = header(request, "connection").compare("close", Qt::CaseInsensitive) == 0;
+    ++m_inProgress;
+    const auto method = request.method();
+    t.head = method == QHttpServerRequest::Method::Head;
+    if (method != QHttpServerRequest::Method::Get && !t.head) {
+        Answer a = error(405, QStringLiteral("the web IS is read-only (GET and HEAD only)"));
+        a.headers.append(qMakePair(QByteArray("Allow"), QByteArray("GET, HEAD")));
+        finish(t, a);
+        return true;
+    }
+    if (m_inProgress > m_server.options().httpMaxRequests) {
+        finish(t, error(503, QStringLiteral("%1 requests in progress (limit %2), try again later")
+                                 .arg(m_inProgress - 1)
+                                 .arg(m_server.options().httpMaxRequests)));
+        return true;
+    }
+    const QUrl url = request.url();
+    if (url.toEncoded().size() > MaxUrlBytes) {
+        finish(t, error(414, QStringLiteral("the URL is longer than %1 bytes").arg(MaxUrlBytes)));
+        return true;
+    }
+    const QUrlQuery query(url);
+    const QString format = query.queryItemValue(QStringLiteral("format"), QUrl::FullyDecoded);
+    if (!format.isEmpty() && format != QLatin1String("json") && format != QLatin1String("xml")) {
+        finish(t, error(400, QStringLiteral("unknown format '%1' (xml or json)").arg(format.left(100))));
+        return true;
+    }
+    t.json = format == QLatin1String("json") ||
+             (format.isEmpty() && header(request, "accept").contains("application/json"));
+    const QString path = url.path(QUrl::FullyDecoded);
+    route(t, request, path.split(QLatin1Char('/')).mid(1));
+    return true;
+}
+
+void WebServer::route(const Target &t, const QHttpServerRequest &request, const QStringList &seg)
+{
+    const QUrlQuery query(request.url());
+    if (seg.isEmpty() || seg.first() != QLatin1String("is")) {
+        // The web page: "/" and single file names.
+        if (seg.size() == 1)
+            return serveFile(t, seg.first().isEmpty() ? QStringLiteral("index.html") : seg.first());
+        return finish(t, error(404, QStringLiteral("no such resource (the IS is under /is)")));
+    }
+    if (seg.size() == 1 || (seg.size() == 2 && seg.at(1).isEmpty()))
+        return serveServers(t);
+    const QString server = seg.at(1);
+    if (server == QLatin1String("types")) {
+        if (seg.size() == 2 || (seg.size() == 3 && seg.at(2).isEmpty()))
+            return serveTypes(t, {});
+        if (seg.size() == 3)
+            return serveTypes(t, seg.at(2));
+        return finish(t, error(404, QStringLiteral("no such resource (/is/types or /is/types/<Type>)")));
+    }
+    if (server == QLatin1String("ws") && seg.size() == 2)
+        return finish(t, error(400, QStringLiteral("/is/ws is a WebSocket endpoint: connect with a WebSocket client")));
+    if (server.isEmpty() || server.contains(QLatin1Char('.')))
+        return finish(t, error(400, QStringLiteral("invalid server name '%1'").arg(server.left(100))));
+    if (seg.size() == 2 || (seg.size() == 3 && seg.at(2).isEmpty()))
+        return serveList(t, server, query);
+    // The object name is everything after the server (it may hold '/').
+    return serveObject(t, server, seg.mid(2).join(QLatin1Char('/')), query);
+}
+
+void WebServer::serveServers(const Target &t)
+{
+    // The local server at once; the others through the Control Server and their statistics.
+    struct State
+    {
+        QList<web::ServerInfo> servers;
+        int waiting = 0;
+        Target target;
+    };
+    auto st = std::make_shared<State>();
+    st->target = t;
+    const QString local = m_server.options().name;
+    st->servers.append(web::ServerInfo{local, qint64(m_server.repository().size()), true, {}});
+    auto done = [this, st] {
+        std::sort(st->servers.begin(), st->servers.end(),
+                  [](const web::ServerInfo &a, const web::ServerInfo &b) { return a.name < b.name; });
+        finish(st->target, ok(st->target, web::serversXml(st->servers), web::serversJson(st->servers)));
+    };
+    m_dictionary->servers([this, st, local, done](const is::Status &s, const QStringList &names) {
+        if (!s.isOk()) {
+            st->servers.first().error = QStringLiteral("the other servers are unknown: %1").arg(s.toString());
+            return done();
+        }
+        for (const QString &name : names) {
+            if (name == local)
+                continue;
+            const int index = int(st->servers.size());
+            st->servers.append(web::ServerInfo{name, -1, false, {}});
+            ++st->waiting;
+            m_dictionary->statistics(name, [st, index, done](const is::Status &s, const is::Entry &e) {
+                web::ServerInfo &info = st->servers[index];
+                bool ok = false;
+                const quint64 n = s.isOk() ? e.object.get<quint64>(QStringLiteral("objects"), &ok) : 0;
+                if (ok)
+                    info.objects = qint64(n);
+                else
+                    info.error = s.isOk() ? QStringLiteral("no object count in its statistics") : s.toString();
+                if (--st->waiting == 0)
+                    done();
+            });
+        }
+        if (st->waiting == 0)
+            done();
+    });
+}
+
+bool WebServer::criteriaFromQuery(const QUrlQuery &query, is::Criteria *out, QString *why, int *status) const
+{
+    const QString regex = query.queryItemValue(QStringLiteral("regex"), QUrl::FullyDecoded);
+    const QString type = query.queryItemValue(QStringLiteral("type"), QUrl::FullyDecoded);
+    const QString sub = query.queryItemValue(QStringLiteral("subtypes"), QUrl::FullyDecoded).toLower();
+    if (!sub.isEmpty() && sub != QLatin1String("0") && sub != QLatin1String("1") && sub != QLatin1String("true") &&
+        sub != QLatin1String("false")) {
+        *status = 400;
+        *why = QStringLiteral("subtypes must be 1 or 0");
+        return false;
+    }
+    const bool subtypes = sub == QLatin1String("1") || sub == QLatin1String("true");
+    if (subtypes && type.isEmpty()) {
+        *status = 400;
+        *why = QStringLiteral("subtypes=1 needs type=");
+        return false;
+    }
+    *out = is::Criteria(regex, type,
+                        type.isEmpty() ? is::Criteria::TypeSelector::Any
+                        : subtypes     ? is::Criteria::TypeSelector::WithSubtypes
+                                       : is::Criteria::TypeSelector::Exactly);
+    if (!out->isValid()) {
+        *status = 400;
+        *why = QStringLiteral("bad regular expression: %1").arg(out->errorString());
+        return false;
+    }
+    return true;
+}
+
+void WebServer::serveList(const Target &t, const QString &server, const QUrlQuery &query)
+{
+    is::Criteria criteria;
+    QString why;
+    int status = 400;
+    if (!criteriaFromQuery(query, &criteria, &why, &status))
+        return finish(t, error(status, why));
+    if (server == m_server.options().name) {
+        if (!criteria.type().isEmpty() && !m_server.types().contains(criteria.type()))
+            return finish(t, error(404, QStringLiteral("unknown type '%1'").arg(criteria.type().left(100))));
+        const QList<is::ObjectInfo> list = m_server.repository().list(criteria);
+        return finish(t, ok(t, web::listXml(server, list), web::listJson(server, list)));
+    }
+    m_dictionary->list(
+        server, criteria,
+        [this, t, server](const is::Status &s, const QList<is::Entry> &entries) {
+            if (!s.isOk())
+                return finish(t, error(httpStatus(s), s.toString()));
+            QList<is::ObjectInfo> list;
+            list.reserve(entries.size());
+            for (const is::Entry &e : entries) {
+                QString srv, obj;
+                is::Dictionary::splitName(e.name, &srv, &obj);
+                list.append(is::ObjectInfo{obj, e.typeName, e.time, e.updateCount});
+            }
+            finish(t, ok(t, web::listXml(server, list), web::listJson(server, list)));
+        },
+        false);
+}
+
+void WebServer::serveObject(const Target &t, const QString &server, const QString &name, const QUrlQuery &query)
+{
+    QString srv, obj;
+    if (!is::Dictionary::splitName(name, &srv, &obj) || srv != server)
+        return finish(t, error(400, QStringLiteral("the object must be named '%1.<Object>' (got '%2')")
+                                        .arg(server, name.left(200))));
+    const QString as = query.queryItemValue(QStringLiteral("as"), QUrl::FullyDecoded);
+    if (server == m_server.options().name) {
+        is::Object value;
+        is::ObjectInfo info;
+        QString why;
+        switch (m_server.repository().get(obj, &value, as, &why, &info)) {
+        case is::Repository::Result::Ok:
+            break;
+        case is::Repository::Result::NotFound:
+            return finish(t, error(404, QStringLiteral("no object %1").arg(name.left(200))));
+        case is::Repository::Result::UnknownType:
+            return finish(t, error(404, QStringLiteral("unknown type '%1'").arg(as.left(100))));
+        default:
+            return finish(t, error(400, why));
+        }
+        const web::ObjectValue v{name, info.typeName, info.time, info.updateCount, value};
+        return finish(t, ok(t, web::objectXml(v), web::objectJson(v)));
+    }
+    m_dictionary->get(
+        name,
+        [this, t](const is::Status &s, const is::Entry &e) {
+            if (!s.isOk())
+                return finish(t, error(httpStatus(s), s.toString()));
+            const web::ObjectValue v{e.name, e.typeName, e.time, e.updateCount, e.object};
+            finish(t, ok(t, web::objectXml(v), web::objectJson(v)));
+        },
+        as);
+}
+
+void WebServer::serveTypes(const Target &t, const QString &type)
+{
+    const is::TypeRegistry &types = m_server.types();
+    if (!type.isEmpty()) {
+        const is::TypeInfo info = types.type(type);
+        if (!info.isValid())
+            return finish(t, error(404, QStringLiteral("unknown type '%1'").arg(type.left(100))));
+        return finish(t, ok(t, web::typeXml(info), web::typeJson(info, types.subtypesOf(type))));
+    }
+    QList<is::TypeInfo> all;
+    QJsonArray array;
+    for (const QString &name : types.typeNames()) {
+        all.append(types.type(name));
+        array.append(web::typeJson(all.last(), types.subtypesOf(name)));
+    }
+    finish(t, ok(t, web::typesXml(all), QJsonObject{{QStringLiteral("types"), array}}));
+}
+
+void WebServer::serveFile(const Target &t, const QString &file)
+{
+    static const QRegularExpression safe(QStringLiteral("^[A-Za-z0-9_-][A-Za-z0-9_.-]{0,100}$"));
+    if (!safe.match(file).hasMatch())
+        return finish(t, error(404, QStringLiteral("no such file")));
+    const QString root = m_server.options().webRoot.isEmpty() ? QStringLiteral(":/web") : m_server.options().webRoot;
+    QFile f(root + QLatin1Char('/') + file);
+    if (!f.open(QIODevice::ReadOnly))
+        return finish(t, error(404, QStringLiteral("no such file: %1").arg(file)));
+    Answer a;
+    a.contentType = contentTypeOf(file);
+    a.body = f.readAll();
+    finish(t, a);
+}
+
+} // namespace dialog::isd

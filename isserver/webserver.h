@@ -1,0 +1,97 @@
+// Web IS (the ATLAS IS paper, section 4): dialog-isserver's read-only HTTP and WebSocket interface
+// and its web page.
+#pragma once
+
+#include "webformat.h"
+
+#include <QAbstractHttpServer>
+#include <QPointer>
+#include <QString>
+#include <memory>
+
+class QTcpServer;
+class QTcpSocket;
+
+namespace dialog::is {
+class Dictionary;
+class Criteria;
+}
+
+namespace dialog::isd {
+
+class IsServer;
+class WebSocketHub;
+
+/// Serves, read-only, on one TCP port:
+///   GET /is                             the IS servers of the DIALOG system and their object counts
+///   GET /is/<Server>[?regex=&type=&subtypes=1]   the matching objects (name, type, time)
+///   GET /is/<Server>/<Server.Object>[?as=Base]   the object's value
+///   GET /is/types, /is/types/<Type>     the types this server knows
+///   GET /is/ws (WebSocket upgrade)      live values, see WebSocketHub
+///   GET /, /<file>                      the web page (built in, or from ServerOptions::webRoot)
+/// in XML (default) or JSON (`Accept: application/json` or `?format=json`). Objects of other servers
+/// are read through the IS API (dialog::is::Dictionary), asynchronously: the server's main thread
+/// never waits for the network.
+///
+/// At most ServerOptions::httpMaxRequests requests are in progress at once (a request is in
+/// progress from its arrival until its answer is written); more are answered 503 at once.
+///
+/// Answers are written by this class rather than through QHttpServerResponder because an answer
+/// may come long after the request (another server's reply), and in Qt 6.4 a responder may not
+/// outlive its request; the connection is watched with a QPointer and a closed one is skipped.
+class WebServer : public QAbstractHttpServer
+{
+    Q_OBJECT
+public:
+    /// @p server must outlive this object and be started.
+    explicit WebServer(IsServer &server, QObject *parent = nullptr);
+    ~WebServer() override;
+
+    /// Listens on ServerOptions::httpBind:httpPort. False with "cannot listen on ADDR:PORT: reason".
+    bool listen(QString *error);
+    quint16 port() const;
+    int requestsInProgress() const { return m_inProgress; }
+
+protected:
+    bool handleRequest(const QHttpServerRequest &request, QTcpSocket *socket) override;
+    void missingHandler(const QHttpServerRequest &request, QTcpSocket *socket) override;
+
+private:
+    struct Answer
+    {
+        int status = 200;
+        QByteArray contentType = "text/plain; charset=utf-8";
+        QByteArray body;
+        QList<QPair<QByteArray, QByteArray>> headers;
+    };
+    /// Where and how an answer goes: taken at the request, used once when the answer is ready.
+    struct Target
+    {
+        QPointer<QTcpSocket> socket;
+        bool head = false;
+        bool close = false;
+        bool json = false;
+    };
+
+    static Answer error(int status, const QString &message);
+    static Answer ok(const Target &t, const QByteArray &xml, const QJsonObject &json);
+    /// Writes @p answer and ends the request (in progress count).
+    void finish(const Target &target, const Answer &answer);
+
+    void route(const Target &target, const QHttpServerRequest &request, const QStringList &segments);
+    void serveServers(const Target &target);
+    void serveList(const Target &target, const QString &server, const QUrlQuery &query);
+    void serveObject(const Target &target, const QString &server, const QString &name, const QUrlQuery &query);
+    void serveTypes(const Target &target, const QString &type);
+    void serveFile(const Target &target, const QString &file);
+    bool criteriaFromQuery(const QUrlQuery &query, is::Criteria *out, QString *error, int *status) const;
+    void onNewWebSocket();
+
+    IsServer &m_server;
+    std::unique_ptr<is::Dictionary> m_dictionary;
+    std::unique_ptr<WebSocketHub> m_hub;
+    QTcpServer *m_tcp = nullptr;
+    int m_inProgress = 0;
+};
+
+} // namespace dialog::isd

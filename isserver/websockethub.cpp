@@ -1,0 +1,297 @@
+#include "websockethub.h"
+
+#include "dialog/is/codec.h"
+#include "dialog/is/dictionary.h"
+#include "dialog/is/receiver.h"
+#include "dialog/is/typeregistry.h"
+
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QLoggingCategory>
+#include <QPointer>
+#include <QThread>
+#include <QWebSocket>
+
+Q_LOGGING_CATEGORY(lcWebSocket, "dialog.is.web.ws")
+
+namespace dialog::isd {
+
+namespace {
+constexpr qint64 MaxIncomingMessage = 64 * 1024;
+const QString SyncedKey = QStringLiteral("\x01synced"); // not a valid object name: never coalesced with one
+
+QByteArray compact(const QJsonObject &o)
+{
+    return QJsonDocument(o).toJson(QJsonDocument::Compact);
+}
+
+const char *kindName(is::Change::Kind k)
+{
+    switch (k) {
+    case is::Change::Kind::Created: return "created";
+    case is::Change::Kind::Updated: return "updated";
+    case is::Change::Kind::Removed: return "removed";
+    }
+    return "updated";
+}
+
+QByteArray eventMessage(const char *event, const QString &fullName, const QString &type, is::Time time,
+                        const is::Object &value)
+{
+    QJsonObject o{{QStringLiteral("event"), QLatin1String(event)},
+                  {QStringLiteral("name"), fullName},
+                  {QStringLiteral("type"), type},
+                  {QStringLiteral("time"), time.toString()}};
+    if (value.isValid())
+        o.insert(QStringLiteral("value"), is::toJson(value));
+    return compact(o);
+}
+} // namespace
+
+struct WebSocketHub::Client
+{
+    QWebSocket *socket = nullptr;
+    bool subscribed = false;
+    bool remote = false;
+    QString server;
+    is::Criteria criteria;
+    std::unique_ptr<is::Receiver> receiver;
+    QStringList order;                 // keys of pending, oldest first
+    QHash<QString, QByteArray> pending; // key (object name) -> newest message not yet sent
+    quint64 coalesced = 0;
+};
+
+WebSocketHub::WebSocketHub(is::Repository &repository, is::Dictionary *dictionary, int maxClients, QObject *parent)
+    : QObject(parent), m_repository(repository), m_dictionary(dictionary), m_maxClients(maxClients)
+{
+    m_listener = m_repository.addListener([this](const is::Change &c) {
+        if (QThread::currentThread() == thread())
+            onChange(c);
+        else
+            QMetaObject::invokeMethod(this, [this, c] { onChange(c); }, Qt::QueuedConnection);
+    });
+}
+
+WebSocketHub::~WebSocketHub()
+{
+    m_repository.removeListener(m_listener);
+    const auto sockets = m_clients.keys();
+    for (QWebSocket *s : sockets) {
+        s->disconnect(this);
+        s->close(QWebSocketProtocol::CloseCodeGoingAway, QStringLiteral("the IS server is stopping"));
+        delete s;
+    }
+}
+
+void WebSocketHub::accept(QWebSocket *socket)
+{
+    const QString path = socket->requestUrl().path();
+    if (path != QLatin1String("/is/ws")) {
+        qCInfo(lcWebSocket) << "WebSocket refused from" << socket->peerAddress().toString() << "path" << path;
+        socket->close(QWebSocketProtocol::CloseCodePolicyViolated,
+                      QStringLiteral("no WebSocket endpoint at %1 (use /is/ws)").arg(path.left(100)));
+        connect(socket, &QWebSocket::disconnected, socket, &QObject::deleteLater);
+        return;
+    }
+    if (m_clients.size() >= m_maxClients) {
+        qCInfo(lcWebSocket) << "WebSocket refused from" << socket->peerAddress().toString() << ": limit"
+                            << m_maxClients << "reached";
+        // 1013: "try again later" (RFC 6455 registry)
+        socket->close(QWebSocketProtocol::CloseCode(1013),
+                      QStringLiteral("too many WebSocket clients (limit %1), try again later").arg(m_maxClients));
+        connect(socket, &QWebSocket::disconnected, socket, &QObject::deleteLater);
+        return;
+    }
+    auto c = std::make_shared<Client>();
+    c->socket = socket;
+    socket->setParent(this);
+    socket->setMaxAllowedIncomingMessageSize(MaxIncomingMessage);
+    m_clients.insert(socket, c);
+    connect(socket, &QWebSocket::textMessageReceived, this, [this, socket](const QString &text) {
+        if (auto c = m_clients.value(socket))
+            onMessage(*c, text);
+    });
+    connect(socket, &QWebSocket::binaryMessageReceived, this, [this, socket](const QByteArray &) {
+        if (auto c = m_clients.value(socket))
+            sendError(*c, QStringLiteral("binary messages are not understood; send JSON criteria as text"));
+    });
+    connect(socket, &QWebSocket::bytesWritten, this, [this, socket](qint64) {
+        if (auto c = m_clients.value(socket))
+            flush(*c);
+    });
+    connect(socket, &QWebSocket::disconnected, this, [this, socket] { drop(socket); });
+}
+
+void WebSocketHub::drop(QWebSocket *socket)
+{
+    if (m_clients.remove(socket))
+        socket->deleteLater();
+}
+
+void WebSocketHub::onMessage(Client &c, const QString &text)
+{
+    QJsonParseError pe;
+    const QJsonDocument doc = QJsonDocument::fromJson(text.toUtf8(), &pe);
+    if (!doc.isObject()) {
+        sendError(c, pe.error != QJsonParseError::NoError
+                         ? QStringLiteral("bad JSON at offset %1: %2").arg(pe.offset).arg(pe.errorString())
+                         : QStringLiteral("expected a JSON object {\"server\", \"regex\", \"type\", \"subtypes\"}"));
+        return;
+    }
+    const QJsonObject o = doc.object();
+    for (auto it = o.begin(); it != o.end(); ++it) {
+        static const QStringList known{QStringLiteral("server"), QStringLiteral("regex"), QStringLiteral("type"),
+                                       QStringLiteral("subtypes")};
+        if (!known.contains(it.key())) {
+            sendError(c, QStringLiteral("unknown field '%1' (expected server, regex, type, subtypes)").arg(it.key().left(100)));
+            return;
+        }
+    }
+    const QJsonValue server = o.value(QLatin1String("server")), regex = o.value(QLatin1String("regex")),
+                     type = o.value(QLatin1String("type")), subtypes = o.value(QLatin1String("subtypes"));
+    if ((!server.isUndefined() && !server.isString()) || (!regex.isUndefined() && !regex.isString()) ||
+        (!type.isUndefined() && !type.isString()) ||
+        (!subtypes.isUndefined() && !subtypes.isBool() && !subtypes.isDouble())) {
+        sendError(c, QStringLiteral("server, regex and type must be strings, subtypes a boolean"));
+        return;
+    }
+    const QString serverName = server.toString(m_repository.serverName());
+    if (serverName.isEmpty() || serverName.contains(QLatin1Char('.'))) {
+        sendError(c, QStringLiteral("invalid server name '%1'").arg(serverName.left(100)));
+        return;
+    }
+    const QString typeName = type.toString();
+    const bool withSubtypes = subtypes.isBool() ? subtypes.toBool() : subtypes.toDouble() != 0;
+    const is::Criteria criteria(regex.toString(), typeName,
+                                typeName.isEmpty() ? is::Criteria::TypeSelector::Any
+                                : withSubtypes     ? is::Criteria::TypeSelector::WithSubtypes
+                                                   : is::Criteria::TypeSelector::Exactly);
+    if (!criteria.isValid()) {
+        sendError(c, QStringLiteral("bad regular expression: %1").arg(criteria.errorString()));
+        return;
+    }
+    const bool remote = serverName != m_repository.serverName();
+    if (!remote && !typeName.isEmpty() && !m_repository.registry().contains(typeName)) {
+        sendError(c, QStringLiteral("unknown type '%1'").arg(typeName.left(100)));
+        return;
+    }
+    // A new subscription replaces the previous one and whatever it had not sent yet.
+    c.receiver.reset();
+    c.order.clear();
+    c.pending.clear();
+    c.subscribed = true;
+    c.remote = remote;
+    c.server = serverName;
+    c.criteria = criteria;
+    if (remote)
+        subscribeRemote(c);
+    else
+        subscribeLocal(c);
+}
+
+void WebSocketHub::subscribeLocal(Client &c)
+{
+    const QList<is::StoredObject> objects = m_repository.objects(c.criteria);
+    QJsonObject criteria = c.criteria.toJson();
+    sendControl(c, compact(QJsonObject{{QStringLiteral("event"), QStringLiteral("subscribed")},
+                                       {QStringLiteral("server"), c.server},
+                                       {QStringLiteral("criteria"), criteria},
+                                       {QStringLiteral("objects"), qint64(objects.size())}}));
+    const QString prefix = c.server + QLatin1Char('.');
+    for (const is::StoredObject &o : objects)
+        enqueue(c, o.name, eventMessage("value", prefix + o.name, o.object.typeName(), o.time, o.object));
+    enqueue(c, SyncedKey, compact(QJsonObject{{QStringLiteral("event"), QStringLiteral("synced")}}));
+}
+
+void WebSocketHub::subscribeRemote(Client &c)
+{
+    c.receiver = std::make_unique<is::Receiver>(m_dictionary);
+    QPointer<QWebSocket> socket(c.socket);
+    c.receiver->setCallback([this, socket](const is::Event &e) {
+        if (socket)
+            onRemoteEvent(socket, e);
+    });
+    connect(c.receiver.get(), &is::Receiver::subscriptionChanged, this,
+            [this, socket](int, bool active, const QString &error) {
+                auto c = m_clients.value(socket);
+                if (!c)
+                    return;
+                if (!active && !error.isEmpty())
+                    sendError(*c, QStringLiteral("subscription to %1: %2").arg(c->server, error));
+            });
+    c.receiver->subscribeWithSnapshot(c.server, c.criteria, true);
+    sendControl(c, compact(QJsonObject{{QStringLiteral("event"), QStringLiteral("subscribed")},
+                                       {QStringLiteral("server"), c.server},
+                                       {QStringLiteral("criteria"), c.criteria.toJson()}}));
+}
+
+void WebSocketHub::onRemoteEvent(QWebSocket *socket, const is::Event &e)
+{
+    auto c = m_clients.value(socket);
+    if (!c || !c->remote)
+        return;
+    switch (e.kind()) {
+    case is::Event::Kind::SnapshotBegin:
+        return;
+    case is::Event::Kind::SnapshotEnd:
+        enqueue(*c, SyncedKey, compact(QJsonObject{{QStringLiteral("event"), QStringLiteral("synced")}}));
+        return;
+    default:
+        break;
+    }
+    QString why;
+    const is::Object value = e.kind() == is::Event::Kind::Removed ? is::Object() : e.object(&why);
+    const char *kind = e.kind() == is::Event::Kind::Created   ? "created"
+                       : e.kind() == is::Event::Kind::Removed ? "removed"
+                                                              : "updated";
+    const QString name = e.name();
+    enqueue(*c, name, eventMessage(kind, name, e.typeName(), e.time(), value));
+}
+
+void WebSocketHub::onChange(const is::Change &change)
+{
+    QByteArray message; // built once, for the first interested client
+    const QString fullName = m_repository.serverName() + QLatin1Char('.') + change.name;
+    for (const auto &c : std::as_const(m_clients)) {
+        if (!c->subscribed || c->remote || !c->criteria.matches(change.name, change.typeName, m_repository.registry()))
+            continue;
+        if (message.isEmpty())
+            message = eventMessage(kindName(change.kind), fullName, change.typeName, change.time, change.object);
+        enqueue(*c, change.name, message);
+    }
+}
+
+void WebSocketHub::enqueue(Client &c, const QString &key, const QByteArray &message)
+{
+    if (c.pending.isEmpty() && c.socket->bytesToWrite() < highWater()) {
+        c.socket->sendTextMessage(QString::fromUtf8(message));
+        return;
+    }
+    auto it = c.pending.find(key);
+    if (it != c.pending.end()) {
+        *it = message; // the client only needs the newest state of the object
+        ++c.coalesced;
+        return;
+    }
+    c.order.append(key);
+    c.pending.insert(key, message);
+}
+
+void WebSocketHub::flush(Client &c)
+{
+    while (!c.order.isEmpty() && c.socket->bytesToWrite() < highWater())
+        c.socket->sendTextMessage(QString::fromUtf8(c.pending.take(c.order.takeFirst())));
+}
+
+void WebSocketHub::sendControl(Client &c, const QByteArray &message)
+{
+    c.socket->sendTextMessage(QString::fromUtf8(message));
+}
+
+void WebSocketHub::sendError(Client &c, const QString &error)
+{
+    sendControl(c, compact(QJsonObject{{QStringLiteral("event"), QStringLiteral("error")},
+                                       {QStringLiteral("error"), error}}));
+}
+
+} // namespace dialog::isd

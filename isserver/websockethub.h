@@ -1,0 +1,69 @@
+// Web IS: the WebSocket clients of dialog-isserver's web server (ws://HOST:PORT/is/ws).
+#pragma once
+
+#include "dialog/is/criteria.h"
+#include "dialog/is/repository.h"
+
+#include <QByteArray>
+#include <QHash>
+#include <QObject>
+#include <QStringList>
+#include <memory>
+
+class QWebSocket;
+
+namespace dialog::is {
+class Dictionary;
+class Event;
+class Receiver;
+} // namespace dialog::is
+
+namespace dialog::isd {
+
+/// The live side of the web IS. A client sends criteria as JSON
+/// ({"server": S, "regex": R, "type": T, "subtypes": bool}); it is answered {"event": "subscribed", …},
+/// then one {"event": "value", …} per matching object, {"event": "synced"}, then every
+/// {"event": "created|updated|removed", …} as it happens. A new criteria message replaces the
+/// subscription. Objects of the local server come from its repository; those of other servers
+/// through a dialog::is::Receiver.
+///
+/// A slow client never makes the server queue without bound: while a client's socket holds more
+/// than highWater() bytes not yet written, its notifications are coalesced per object (the newest
+/// one of each object is kept), so what it waits for is at most one message per matching object.
+/// At most maxClients() clients are served; more are closed with code 1013 (try again later) and a reason.
+class WebSocketHub : public QObject
+{
+    Q_OBJECT
+public:
+    /// @p repository and @p dictionary must outlive the hub. Lives in the repository writers' thread.
+    WebSocketHub(is::Repository &repository, is::Dictionary *dictionary, int maxClients, QObject *parent = nullptr);
+    ~WebSocketHub() override;
+
+    /// Takes ownership of @p socket (already connected, any path): serves it if its path is
+    /// /is/ws and there is room, else closes it with a reason.
+    void accept(QWebSocket *socket);
+    int clientCount() const { return int(m_clients.size()); }
+    int maxClients() const { return m_maxClients; }
+    static constexpr qint64 highWater() { return 1 << 20; }
+
+private:
+    struct Client;
+    void onMessage(Client &c, const QString &text);
+    void subscribeLocal(Client &c);
+    void subscribeRemote(Client &c);
+    void onChange(const is::Change &change);
+    void onRemoteEvent(QWebSocket *socket, const is::Event &event);
+    void enqueue(Client &c, const QString &key, const QByteArray &message);
+    void flush(Client &c);
+    void sendControl(Client &c, const QByteArray &message);
+    void sendError(Client &c, const QString &error);
+    void drop(QWebSocket *socket);
+
+    is::Repository &m_repository;
+    is::Dictionary *m_dictionary;
+    int m_maxClients;
+    int m_listener = 0;
+    QHash<QWebSocket *, std::shared_ptr<Client>> m_clients;
+};
+
+} // namespace dialog::isd
