@@ -135,6 +135,8 @@ void Dispatcher::run(Worker &w)
             case Job::Add:
                 w.subs.push_back(j.subscriber);
                 w.cache.clear();
+                if (j.subscriber->snapshot)
+                    sendSnapshot(w, *j.subscriber);
                 break;
             case Job::Remove:
                 removeFrom(w, j.subscriber.get());
@@ -231,6 +233,33 @@ void Dispatcher::process(Worker &w, const std::vector<Note> &notes)
             flushSubscriber(w, *s);
     }
     w.dirty.clear();
+}
+
+void Dispatcher::sendSnapshot(Worker &w, Subscriber &s)
+{
+    // The snapshot goes to the subscriber's own queue whole, beyond its bound: it is the content of
+    // the repository, bounded by it, and a receiver needs all of it to hold an exact copy. Changes
+    // queue behind it (and are dropped and re-sent newest-only if the subscriber is slow).
+    const QList<is::StoredObject> objects = std::exchange(s.snapshotObjects, {});
+    QByteArray chunk;
+    int records = 0;
+    appendRecord(chunk, is::protocol::SnapshotBegin, {}, {}, is::Time::currentTime().microsecondsSinceEpoch(), {});
+    ++records;
+    for (const is::StoredObject &o : objects) {
+        appendRecord(chunk, is::protocol::Created, o.name.toUtf8(), o.object.typeName().toUtf8(),
+                     o.time.microsecondsSinceEpoch(), s.withValues ? is::encode(o.object) : QByteArray());
+        ++records;
+        if (chunk.size() >= m_options.maxMessage) {
+            s.backlog.push_back({std::exchange(chunk, QByteArray()), std::exchange(records, 0)});
+            s.backlogRecords += s.backlog.back().records;
+            s.backlogBytes += s.backlog.back().data.size();
+        }
+    }
+    appendRecord(chunk, is::protocol::SnapshotEnd, {}, {}, is::Time::currentTime().microsecondsSinceEpoch(), {});
+    s.backlog.push_back({chunk, records + 1});
+    s.backlogRecords += records + 1;
+    s.backlogBytes += chunk.size();
+    drain(w, s);
 }
 
 void Dispatcher::toBacklog(Subscriber &s, const QByteArray &records, int count)

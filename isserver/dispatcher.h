@@ -37,6 +37,10 @@ struct Subscriber
     StreamPtr stream;
     is::Criteria criteria;
     bool withValues = true;
+    /// Subscribed with a snapshot: these objects (the matching content when the subscription was
+    /// made) are sent first, framed by SnapshotBegin/End records, before any change.
+    bool snapshot = false;
+    QList<is::StoredObject> snapshotObjects;
 
     std::atomic<quint64> delivered{0}, dropped{0};
     std::atomic<int> priority{0};
@@ -129,6 +133,7 @@ private:
     void drain(Worker &w, Subscriber &s);
     void waitForRoom(Worker &w, Subscriber &s);
     void removeFrom(Worker &w, Subscriber *s);
+    void sendSnapshot(Worker &w, Subscriber &s);
 
     const is::Repository &m_repository;
     DispatcherOptions m_options;

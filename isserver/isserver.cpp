@@ -58,6 +58,7 @@ IsServer::IsServer(const ServerOptions &options, QObject *parent) : QObject(pare
 IsServer::~IsServer()
 {
     m_web.reset(); // its dictionary and WebSocket clients use the client and the repository
+    m_mirror.reset(); // it unsubscribes through the client
     // The client first: its sender threads may still call back into the dispatcher.
     m_client.reset();
     m_pool.waitForDone();
@@ -75,6 +76,19 @@ bool IsServer::start(QString *error)
     if (!m_types.contains(StatisticsType) && !m_types.declareType(statisticsType(), error))
         return false;
     m_repository = std::make_unique<is::Repository>(m_options.name, m_types);
+    is::Criteria mirrorCriteria;
+    if (!m_options.mirrorCriteria.isEmpty()) {
+        mirrorCriteria = is::Criteria(m_options.mirrorCriteria);
+        if (!mirrorCriteria.isValid()) {
+            *error = QStringLiteral("invalid --mirror-criteria '%1': %2")
+                         .arg(m_options.mirrorCriteria, mirrorCriteria.errorString());
+            return false;
+        }
+    }
+    if (!m_options.mirrorOf.isEmpty() && !Client::isValidName(is::protocol::serviceName(m_options.mirrorOf))) {
+        *error = QStringLiteral("invalid --mirror-of server name '%1'").arg(m_options.mirrorOf);
+        return false;
+    }
 
     // Types declared at run time are kept next to the checkpoint (its objects need them).
     if (!m_options.dataDir.isEmpty()) {
@@ -138,11 +152,23 @@ bool IsServer::start(QString *error)
         return false;
     }
     Service *announce = m_client->publish(is::protocol::serviceName(m_options.name));
-    announce->update(QJsonDocument(QJsonObject{{QStringLiteral("server"), m_options.name},
-                                               {QStringLiteral("started"),
-                                                QString::number(is::Time::currentTime().microsecondsSinceEpoch())},
-                                               {QStringLiteral("pid"), QCoreApplication::applicationPid()}})
-                         .toJson(QJsonDocument::Compact));
+    QJsonObject announcement{{QStringLiteral("server"), m_options.name},
+                             {QStringLiteral("started"), QString::number(is::Time::currentTime().microsecondsSinceEpoch())},
+                             {QStringLiteral("pid"), QCoreApplication::applicationPid()}};
+    if (!m_options.mirrorOf.isEmpty())
+        announcement.insert(QStringLiteral("mirrorOf"), m_options.mirrorOf);
+    announce->update(QJsonDocument(announcement).toJson(QJsonDocument::Compact));
+
+    if (!m_options.mirrorOf.isEmpty()) {
+        m_mirror = std::make_unique<Mirror>(*m_repository, m_types, *m_client, m_options.mirrorOf, mirrorCriteria);
+        connect(m_mirror.get(), &Mirror::typesAdded, this, [this](const QList<is::TypeInfo> &types) {
+            m_declared += types; // a checkpoint of the copy needs them to be read back
+            QString why;
+            if (!saveDeclaredTypes(&why))
+                std::fprintf(stderr, "dialog-isserver %s: %s\n", qPrintable(m_options.name), qPrintable(why));
+        });
+        m_mirror->start();
+    }
 
     m_statsTimer = new QTimer(this);
     connect(m_statsTimer, &QTimer::timeout, this, &IsServer::publishStatistics);
@@ -206,6 +232,8 @@ void IsServer::onRequest(const Request &request)
     case isproto::Request::UPDATE:
     case isproto::Request::UPSERT:
     case isproto::Request::REMOVE:
+        if (refuseIfMirror(request))
+            return;
         write(request, r.op(), QString::fromStdString(r.name()), QByteArray::fromStdString(r.value()));
         return;
     case isproto::Request::GET:
@@ -214,6 +242,8 @@ void IsServer::onRequest(const Request &request)
         read(request, data);
         return;
     case isproto::Request::DECLARE_TYPES: {
+        if (refuseIfMirror(request))
+            return;
         const QJsonDocument doc = QJsonDocument::fromJson(QByteArray::fromStdString(r.types_json()));
         QList<is::TypeInfo> types;
         QString error;
@@ -241,7 +271,8 @@ void IsServer::onRequest(const Request &request)
         return;
     }
     case isproto::Request::SUBSCRIBE:
-        subscribe(request, QString::fromStdString(r.channel()), fromProto(r.criteria()), r.with_values());
+        subscribe(request, QString::fromStdString(r.channel()), fromProto(r.criteria()), r.with_values(),
+                  r.snapshot());
         return;
     case isproto::Request::UNSUBSCRIBE:
         m_dispatcher->removeSubscriber(request.origin() + QLatin1Char('/') + QString::fromStdString(r.channel()));
@@ -251,6 +282,16 @@ void IsServer::onRequest(const Request &request)
         replyStatus(request, Status::Code::BadRequest, QStringLiteral("unknown IS operation %1").arg(int(r.op())));
         return;
     }
+}
+
+bool IsServer::refuseIfMirror(const Request &request)
+{
+    if (!m_mirror)
+        return false;
+    replyStatus(request, Status::Code::ReadOnly,
+                QStringLiteral("IS server %1 is a read-only mirror of %2; write to %2")
+                    .arg(m_options.name, m_options.mirrorOf));
+    return true;
 }
 
 void IsServer::write(const Request &request, int op, const QString &name, const QByteArray &value)
@@ -338,7 +379,7 @@ void IsServer::read(const Request &request, const QByteArray &data)
 }
 
 void IsServer::subscribe(const Request &request, const QString &channel, const is::Criteria &criteria,
-                         bool withValues)
+                         bool withValues, bool snapshot)
 {
     if (!criteria.isValid()) {
         replyStatus(request, Status::Code::BadRequest, criteria.errorString());
@@ -356,6 +397,11 @@ void IsServer::subscribe(const Request &request, const QString &channel, const i
     s->stream = stream;
     s->criteria = criteria;
     s->withValues = withValues;
+    // Taken here, in the thread applying the writes, so the snapshot and the changes that follow it
+    // fit exactly.
+    s->snapshot = snapshot;
+    if (snapshot)
+        s->snapshotObjects = m_repository->objects(criteria);
     // Changes already handed to the workers before this point are not for this subscriber.
     m_dispatcher->flush();
     m_dispatcher->addSubscriber(s);

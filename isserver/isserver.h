@@ -2,6 +2,7 @@
 #pragma once
 
 #include "dispatcher.h"
+#include "mirror.h"
 
 #include "dialog/client.h"
 #include "dialog/is/dictionary.h"
@@ -63,7 +64,9 @@ private:
     void replyStatus(const Request &request, is::Status::Code code, const QString &error = {});
     void write(const Request &request, int op, const QString &name, const QByteArray &value);
     void read(const Request &request, const QByteArray &data);
-    void subscribe(const Request &request, const QString &channel, const is::Criteria &criteria, bool withValues);
+    void subscribe(const Request &request, const QString &channel, const is::Criteria &criteria, bool withValues,
+                   bool snapshot);
+    bool refuseIfMirror(const Request &request);
     void scheduleFlush();
     void publishStatistics();
     void checkpoint();
@@ -76,6 +79,7 @@ private:
     std::unique_ptr<is::Repository> m_repository;
     std::unique_ptr<Dispatcher> m_dispatcher;
     std::unique_ptr<Client> m_client;
+    std::unique_ptr<Mirror> m_mirror; // with --mirror-of
     QThreadPool m_pool; // reads (get, list, types) and checkpoints
     bool m_flushScheduled = false;
     QTimer *m_statsTimer = nullptr;

@@ -117,6 +117,8 @@ int isSubscriber(const QStringList &args)
     p.addOption({QStringLiteral("latency"), QStringLiteral("Decode each value and report latencies.")});
     p.addOption({QStringLiteral("delay-us"), QStringLiteral("Work this long per event (a slow subscriber)."),
                  QStringLiteral("us"), QStringLiteral("0")});
+    p.addOption({QStringLiteral("server"), QStringLiteral("IS server to subscribe to (default Bench)."),
+                 QStringLiteral("name"), BenchServer});
     if (!parse(p, args, verb))
         return 1;
     qint64 index = 0, subscriptions = 25, delayUs = 0;
@@ -145,7 +147,7 @@ int isSubscriber(const QStringList &args)
     });
     const is::Criteria criteria(QStringLiteral("bench\\..*"));
     for (int i = 0; i < subscriptions; ++i)
-        receiver.subscribe(BenchServer, criteria, true);
+        receiver.subscribe(p.value(QStringLiteral("server")), criteria, true);
     Service *report = client->publish(QStringLiteral("bench.is.sub.%1").arg(index));
     QTimer timer;
     QObject::connect(&timer, &QTimer::timeout, &timer, [&] {
@@ -191,18 +193,27 @@ struct Subscribers
     }
 };
 
+/// The IS server Bench, @p processes subscriber processes with @p total subscriptions in all; with
+/// @p viaMirror they subscribe to BenchMirror, a mirror of Bench.
 bool startSystem(Environment &env, Client &client, Subscribers &subs, qint64 processes, qint64 total, bool latency,
-                 QString *error, int isThreads)
+                 QString *error, int isThreads, bool viaMirror = false)
 {
     QStringList isArgs{QStringLiteral("--name"), BenchServer, QStringLiteral("--control-server"), env.address};
     if (isThreads > 0)
         isArgs << QStringLiteral("--threads") << QString::number(isThreads);
     env.children.start(ChildProcesses::binary(QStringLiteral("dialog-isserver")), isArgs);
+    const QString server = viaMirror ? BenchServer + QStringLiteral("Mirror") : BenchServer;
+    if (viaMirror)
+        env.children.start(ChildProcesses::binary(QStringLiteral("dialog-isserver")),
+                           QStringList{QStringLiteral("--name"), server, QStringLiteral("--mirror-of"), BenchServer,
+                                       QStringLiteral("--control-server"), env.address} +
+                               isArgs.mid(4));
     for (int i = 0; i < processes; ++i) {
         const qint64 n = total / processes + (i < total % processes ? 1 : 0);
         QStringList a{QStringLiteral("is-subscriber"), QStringLiteral("--index"), QString::number(i),
                       QStringLiteral("--subscriptions"), QString::number(n), QStringLiteral("--control-server"),
-                      env.address, QStringLiteral("--name"), QStringLiteral("bench.is.subscriber.%1").arg(i)};
+                      env.address, QStringLiteral("--name"), QStringLiteral("bench.is.subscriber.%1").arg(i),
+                      QStringLiteral("--server"), server};
         if (latency)
             a << QStringLiteral("--latency");
         env.children.start(ChildProcesses::binary(QStringLiteral("dialog")), QStringList{QStringLiteral("bench")} + a);
@@ -322,6 +333,8 @@ int isLatency(const QStringList &args)
         "One sender updates an object at --rate; every subscriber measures the time from the update "
         "call to its delivery. Reports p50/p99 over all deliveries."));
     p.addOption({QStringLiteral("rate"), QStringLiteral("Updates per second (default 100)."), QStringLiteral("hz")});
+    p.addOption({QStringLiteral("via-mirror"),
+                 QStringLiteral("Subscribers subscribe to a mirror (--mirror-of) of the updated server.")});
     addCommon(p);
     if (!parse(p, args, verb))
         return 1;
@@ -344,7 +357,8 @@ int isLatency(const QStringList &args)
     if (!client.start())
         return fail(verb, client.errorString());
     Subscribers subs;
-    if (!startSystem(env, client, subs, processes, subscribers, true, &error, int(isThreads)))
+    const bool viaMirror = p.isSet(QStringLiteral("via-mirror"));
+    if (!startSystem(env, client, subs, processes, subscribers, true, &error, int(isThreads), viaMirror))
         return fail(verb, error);
     startSenders(env, 1, size, rate, 1);
     if (!runUntil([&] { return subs.totals().count > 0; }, 30000))
@@ -364,15 +378,17 @@ int isLatency(const QStringList &args)
                             {QStringLiteral("subscribers"), subscribers},
                             {QStringLiteral("rate"), rate},
                             {QStringLiteral("size"), size},
+                            {QStringLiteral("via_mirror"), viaMirror},
                             {QStringLiteral("samples"), s.size()},
                             {QStringLiteral("p50_us"), pct(0.5)},
                             {QStringLiteral("p99_us"), pct(0.99)},
                             {QStringLiteral("max_us"), s.last()}};
         std::printf("%s\n", QJsonDocument(j).toJson(QJsonDocument::Compact).constData());
     } else {
-        std::printf("is-latency: 1 sender at %lld Hz -> %lld subscribers, %lld B: p50 %lld us, p99 %lld us, max %lld "
+        std::printf("is-latency: 1 sender at %lld Hz -> %lld subscribers%s, %lld B: p50 %lld us, p99 %lld us, max %lld "
                     "us (%lld samples)\n",
-                    rate, subscribers, size, pct(0.5), pct(0.99), s.last(), qint64(s.size()));
+                    rate, subscribers, viaMirror ? " of a mirror" : "", size, pct(0.5), pct(0.99), s.last(),
+                    qint64(s.size()));
     }
     return 0;
 }

@@ -31,6 +31,10 @@ enum RecordKind : quint8
     Removed = 2,
     /// The server dropped this many notifications for the subscription (count in the time field).
     Dropped = 0x80,
+    /// Frame the current content sent first to a subscription made with a snapshot (its records
+    /// are Created records); the receiver drops what it holds and was not in the snapshot.
+    SnapshotBegin = 0x81,
+    SnapshotEnd = 0x82,
 };
 
 /// record := u8 kind | u16 nameLen | object name (UTF-8, no server prefix) | u16 typeLen | type name

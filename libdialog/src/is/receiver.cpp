@@ -55,6 +55,7 @@ public:
         QString server;
         Criteria criteria;
         bool withValues = true;
+        bool snapshot = false;
         QString channel;
         QPointer<Subscription> attached;
         bool active = false;
@@ -73,6 +74,7 @@ public:
     quint64 received = 0, dropped = 0;
     int nextId = 1;
 
+    int add(const QString &server, const Criteria &criteria, bool withValues, bool snapshot);
     void watch(const QString &server);
     void sendSubscribe(int id);
     void setActive(int id, bool active, const QString &error);
@@ -144,6 +146,7 @@ void ReceiverPrivate::sendSubscribe(int id)
         r.set_op(isproto::Request::SUBSCRIBE);
         r.set_channel(s.channel.toStdString());
         r.set_with_values(s.withValues);
+        r.set_snapshot(s.snapshot);
         toProto(s.criteria, r.mutable_criteria());
         dictionary->client()->request(
             serviceName(server), serialize(r), dictionary->timeout(), q, [this, id](const Reply &reply) {
@@ -184,9 +187,12 @@ void ReceiverPrivate::onMessage(int id, const Message &m)
             dropped += quint64(r.timeUs);
             continue;
         }
-        if (r.kind > Removed)
+        if (r.kind == SnapshotBegin || r.kind == SnapshotEnd)
+            e.m_kind = r.kind == SnapshotBegin ? Event::Kind::SnapshotBegin : Event::Kind::SnapshotEnd;
+        else if (r.kind <= Removed)
+            e.m_kind = Event::Kind(r.kind);
+        else
             continue;
-        e.m_kind = Event::Kind(r.kind);
         e.m_timeUs = r.timeUs;
         e.m_nameOffset = r.nameOffset;
         e.m_nameLength = r.nameLength;
@@ -231,25 +237,36 @@ Receiver::~Receiver()
 
 int Receiver::subscribe(const QString &server, const Criteria &criteria, bool withValues)
 {
-    const int id = d->nextId++;
-    ReceiverPrivate::Sub s;
+    return d->add(server, criteria, withValues, false);
+}
+
+int Receiver::subscribeWithSnapshot(const QString &server, const Criteria &criteria, bool withValues)
+{
+    return d->add(server, criteria, withValues, true);
+}
+
+int ReceiverPrivate::add(const QString &server, const Criteria &criteria, bool withValues, bool snapshot)
+{
+    const int id = nextId++;
+    Sub s;
     s.server = server;
     s.criteria = criteria;
     s.withValues = withValues;
-    Client *client = d->dictionary->client();
+    s.snapshot = snapshot;
+    Client *client = dictionary->client();
     s.channel = QStringLiteral("IS.sub/%1/%2").arg(client->name()).arg(nextChannel.fetch_add(1));
     s.attached = client->attach(s.channel);
-    d->subs.insert(id, s);
+    subs.insert(id, s);
     if (!s.attached || !criteria.isValid()) {
         const QString why = criteria.isValid() ? QStringLiteral("invalid subscription") : criteria.errorString();
-        QMetaObject::invokeMethod(this, [this, id, why] { d->setActive(id, false, why); }, Qt::QueuedConnection);
+        QMetaObject::invokeMethod(q, [this, id, why] { setActive(id, false, why); }, Qt::QueuedConnection);
         return id;
     }
-    connect(s.attached, &Subscription::messageReceived, this, [this, id](const Message &m) { d->onMessage(id, m); });
-    d->watch(server);
+    QObject::connect(s.attached, &Subscription::messageReceived, q, [this, id](const Message &m) { onMessage(id, m); });
+    watch(server);
     // If the server is already announced, subscribe now; otherwise its announcement will.
-    if (!d->servers.value(server).started.isEmpty())
-        d->sendSubscribe(id);
+    if (!servers.value(server).started.isEmpty())
+        sendSubscribe(id);
     return id;
 }
 

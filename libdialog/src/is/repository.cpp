@@ -54,7 +54,11 @@ public:
 
     bool checkName(const QString &name, QString *objectName, QString *error) const;
     Result checkObject(const Object &object, QString *error) const;
-    Result write(WriteMode mode, const QString &name, const Object &object, QString *error);
+    /// @p at: the time of the change (a mirrored change), or Time() for now. With @p replaceType an
+    /// existing object of another type is replaced (mirrors) instead of refused.
+    Result write(WriteMode mode, const QString &name, const Object &object, QString *error, Time at = Time(),
+                 bool replaceType = false);
+    Result remove(const QString &name, Time at, QString *error);
     // Called with no lock held.
     void notify(const Change &change) const;
 
@@ -113,7 +117,8 @@ Result RepositoryPrivate::checkObject(const Object &object, QString *error) cons
     return Result::Ok;
 }
 
-Result RepositoryPrivate::write(WriteMode mode, const QString &name, const Object &object, QString *error)
+Result RepositoryPrivate::write(WriteMode mode, const QString &name, const Object &object, QString *error, Time at,
+                               bool replaceType)
 {
     QString objectName;
     if (!checkName(name, &objectName, error))
@@ -126,7 +131,7 @@ Result RepositoryPrivate::write(WriteMode mode, const QString &name, const Objec
     {
         QWriteLocker locker(&lock);
         auto it = objects.find(objectName);
-        const Time now = Time::currentTime();
+        const Time now = at == Time() ? Time::currentTime() : at;
         if (it == objects.end()) {
             if (mode == WriteMode::Update)
                 return fail(Result::NotFound, error,
@@ -138,7 +143,7 @@ Result RepositoryPrivate::write(WriteMode mode, const QString &name, const Objec
             if (mode == WriteMode::Insert)
                 return fail(Result::AlreadyExists, error,
                             QStringLiteral("object '%1' already exists").arg(fullName(objectName)));
-            if (it->object.typeName() != object.typeName())
+            if (it->object.typeName() != object.typeName() && !replaceType)
                 return fail(Result::TypeMismatch, error,
                             QStringLiteral("object '%1' is of type '%2', not '%3'")
                                 .arg(fullName(objectName), it->object.typeName(), object.typeName()));
@@ -211,28 +216,39 @@ Result Repository::upsert(const QString &name, const Object &object, QString *er
     return d->write(WriteMode::Upsert, name, object, error);
 }
 
-Result Repository::remove(const QString &name, QString *error)
+Result RepositoryPrivate::remove(const QString &name, Time at, QString *error)
 {
     QString objectName;
-    if (!d->checkName(name, &objectName, error))
-        return d->fail(Result::InvalidName, error, error ? *error : QString());
+    if (!checkName(name, &objectName, error))
+        return fail(Result::InvalidName, error, error ? *error : QString());
     Change change;
     {
-        QWriteLocker locker(&d->lock);
-        auto it = d->objects.find(objectName);
-        if (it == d->objects.end())
-            return d->fail(Result::NotFound, error,
-                           QStringLiteral("object '%1' does not exist").arg(d->fullName(objectName)));
+        QWriteLocker locker(&lock);
+        auto it = objects.find(objectName);
+        if (it == objects.end())
+            return fail(Result::NotFound, error, QStringLiteral("object '%1' does not exist").arg(fullName(objectName)));
         change.typeName = it->object.typeName();
-        d->objects.erase(it);
-        change.sequence = ++d->sequence;
-        ++d->removes;
+        objects.erase(it);
+        change.sequence = ++sequence;
+        ++removes;
     }
     change.kind = Change::Kind::Removed;
     change.name = objectName;
-    change.time = Time::currentTime();
-    d->notify(change);
-    return d->ok(error);
+    change.time = at == Time() ? Time::currentTime() : at;
+    notify(change);
+    return ok(error);
+}
+
+Result Repository::mirror(const Change &change, QString *error)
+{
+    if (change.kind == Change::Kind::Removed)
+        return d->remove(change.name, change.time, error);
+    return d->write(WriteMode::Upsert, change.name, change.object, error, change.time, true);
+}
+
+Result Repository::remove(const QString &name, QString *error)
+{
+    return d->remove(name, Time(), error);
 }
 
 Result Repository::get(const QString &name, Object *out, const QString &expectedType, QString *error,

@@ -21,6 +21,12 @@ public:
         Created = 0,
         Updated = 1,
         Removed = 2,
+        /// Only for subscriptions made with subscribeWithSnapshot(): the server's matching objects
+        /// follow (as Created events), up to SnapshotEnd; what the receiver holds and was not among
+        /// them no longer exists. Sent when the subscription is made and again whenever it is made
+        /// again (the server restarted). No name, type or value.
+        SnapshotBegin = 3,
+        SnapshotEnd = 4,
     };
     Event() = default;
     Kind kind() const { return m_kind; }
@@ -68,6 +74,10 @@ public:
     /// Subscribes to the objects of @p server matching @p criteria. Returns the subscription id
     /// (> 0). The subscription becomes active asynchronously (subscriptionChanged).
     int subscribe(const QString &server, const Criteria &criteria, bool withValues = true);
+    /// As subscribe(), but every time the subscription is made (first, and after a restart of the
+    /// server) the server first sends its matching objects, framed by SnapshotBegin and SnapshotEnd
+    /// events, then every change: enough to hold an exact copy (IS mirrors).
+    int subscribeWithSnapshot(const QString &server, const Criteria &criteria, bool withValues = true);
     void unsubscribe(int id);
     bool isActive(int id) const;
     /// Called for every event, before changed() is emitted (cheaper than a signal at high rates).

@@ -136,6 +136,13 @@ public:
     /// in Statistics::failures).
     Result replaceAll(const QList<StoredObject> &objects, QString *error = nullptr);
 
+    /// Applies a change made in another repository (an IS mirror copying its master), keeping the
+    /// change's time: Created and Updated store change.object under change.name (inserting it, or
+    /// replacing the current object even if it is of another type), Removed removes it (NotFound if
+    /// there is none). Validated as by upsert(); listeners are called as for any change. Update counts
+    /// are this repository's own.
+    Result mirror(const Change &change, QString *error = nullptr);
+
     /// Registers @p listener; returns its id (> 0) for removeListener().
     int addListener(Listener listener);
     /// A call that had already started in another thread may still complete after this returns.

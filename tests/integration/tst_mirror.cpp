@@ -1,0 +1,406 @@
+// IS streaming: dialog-isserver --mirror-of. Content equality after bursts, read-only mirrors,
+// criteria, resynchronisation after restarts of the mirror and of the master, chains, and a stopped
+// mirror costing the master nothing. Real binaries on loopback.
+#include "processfixture.h"
+
+#include "dialog/client.h"
+#include "dialog/is/codec.h"
+#include "dialog/is/dictionary.h"
+#include "dialog/is/receiver.h"
+
+#include <QtTest>
+#include <csignal>
+
+using namespace dialog;
+using namespace dialog::test;
+
+namespace {
+const QString Types = QStringLiteral(DIALOG_SOURCE_DIR "/resources/is-types");
+
+struct Copy
+{
+    QString type;
+    qint64 timeUs = 0;
+    QByteArray value;
+    bool operator==(const Copy &o) const { return type == o.type && timeUs == o.timeUs && value == o.value; }
+};
+using Content = QMap<QString, Copy>; // object name without the server -> type, time, encoded value
+} // namespace
+
+class tst_Mirror : public QObject
+{
+    Q_OBJECT
+
+private Q_SLOTS:
+    void init();
+    void cleanup();
+    void copiesContentThenEveryChange();
+    void mirrorIsReadOnly();
+    void criteriaRestrictTheCopy();
+    void mirrorRestartResynchronises();
+    void masterRestartResynchronises();
+    void chainOfMirrors();
+    void stoppedMirrorCostsTheMasterNothing();
+
+private:
+    QProcess *startServer(const QString &name, const QStringList &extra = {});
+    bool waitForServer(const QString &name, int timeoutMs = 10000);
+    Content content(const QString &server);
+    bool waitForEqual(const QString &master, const QString &mirror, int timeoutMs, const QString &regex = {});
+    is::Object readout(quint64 events, int size = 4);
+    /// @p n asynchronous updates (at most 256 in flight) spread over @p objects objects; elapsed ms.
+    qint64 burst(const QString &server, int n, int objects, int offset = 0, int size = 4);
+
+    std::unique_ptr<ProcessFixture> m_fx;
+    std::unique_ptr<Client> m_client;
+    std::unique_ptr<is::Dictionary> m_dict;
+};
+
+void tst_Mirror::init()
+{
+    m_fx = std::make_unique<ProcessFixture>();
+    QVERIFY(m_fx->startControlServer());
+    m_client = std::make_unique<Client>(m_fx->clientOptions(QStringLiteral("mirror-test")));
+    QVERIFY(m_client->start());
+    m_dict = std::make_unique<is::Dictionary>(m_client.get());
+    QVERIFY(m_dict->types().loadDirectory(Types));
+}
+
+void tst_Mirror::cleanup()
+{
+    m_dict.reset();
+    m_client.reset();
+    m_fx.reset();
+}
+
+QProcess *tst_Mirror::startServer(const QString &name, const QStringList &extra)
+{
+    QProcess *p = m_fx->start(QStringLiteral("dialog-isserver"),
+                              QStringList{QStringLiteral("--name"), name, QStringLiteral("--threads"),
+                                          QStringLiteral("2")} +
+                                  extra);
+    p->setProcessChannelMode(QProcess::SeparateChannels);
+    return p;
+}
+
+bool tst_Mirror::waitForServer(const QString &name, int timeoutMs)
+{
+    QElapsedTimer t;
+    t.start();
+    while (t.elapsed() < timeoutMs) {
+        is::Entry e;
+        if (m_dict->getSync(name + QStringLiteral(".Statistics"), &e).isOk())
+            return true;
+        QTest::qWait(50);
+    }
+    return false;
+}
+
+Content tst_Mirror::content(const QString &server)
+{
+    QList<is::Entry> entries;
+    Content out;
+    if (!m_dict->listSync(server, is::Criteria(), &entries, true).isOk())
+        return out;
+    for (const is::Entry &e : std::as_const(entries)) {
+        const QString name = e.name.mid(server.size() + 1);
+        if (name == QLatin1String("Statistics"))
+            continue; // every server has its own
+        out.insert(name, Copy{e.typeName, e.time.microsecondsSinceEpoch(), is::encode(e.object)});
+    }
+    return out;
+}
+
+bool tst_Mirror::waitForEqual(const QString &master, const QString &mirror, int timeoutMs, const QString &regex)
+{
+    QElapsedTimer t;
+    t.start();
+    Content a, b;
+    do {
+        a = content(master);
+        if (!regex.isEmpty()) {
+            const QRegularExpression re(QRegularExpression::anchoredPattern(regex)); // as IS criteria
+            for (auto it = a.begin(); it != a.end();)
+                it = re.match(it.key()).hasMatch() ? std::next(it) : a.erase(it);
+        }
+        b = content(mirror);
+        if (a == b)
+            return true;
+        QTest::qWait(100);
+    } while (t.elapsed() < timeoutMs);
+    qWarning("%s: %lld objects, %s: %lld objects", qPrintable(master), qlonglong(a.size()), qPrintable(mirror),
+             qlonglong(b.size()));
+    int shown = 0;
+    for (auto it = a.cbegin(); it != a.cend() && shown < 5; ++it)
+        if (!(b.value(it.key()) == it.value()) && ++shown)
+            qWarning("  differs: %s", qPrintable(it.key()));
+    return false;
+}
+
+is::Object tst_Mirror::readout(quint64 events, int size)
+{
+    is::Object o = is::Object::create(m_dict->types(), QStringLiteral("ReadoutStats"));
+    o.set<quint64>(QStringLiteral("events"), events);
+    o.set<double>(QStringLiteral("rate"), events * 0.5);
+    o.set(QStringLiteral("host"), QStringLiteral("node-%1").arg(events % 7));
+    QList<quint32> depths;
+    for (int i = 0; i < size; ++i)
+        depths << quint32(events + i);
+    o.set(QStringLiteral("queueDepths"), depths);
+    return o;
+}
+
+qint64 tst_Mirror::burst(const QString &server, int n, int objects, int offset, int size)
+{
+    QElapsedTimer t;
+    t.start();
+    int sent = 0, done = 0, failed = 0;
+    while (done < n && t.elapsed() < 60000) {
+        while (sent < n && sent - done < 256) {
+            const int i = sent++;
+            m_dict->update(QStringLiteral("%1.RO%2").arg(server).arg((i + offset) % objects),
+                           readout(quint64(i + offset), size), is::Dictionary::UpdateMode::CreateIfMissing,
+                           [&done, &failed](const is::Status &st) {
+                               ++done;
+                               failed += !st.isOk();
+                           });
+        }
+        QCoreApplication::processEvents(QEventLoop::AllEvents, 5);
+    }
+    if (done < n || failed)
+        qWarning("burst: %d of %d done, %d failed", done, n, failed);
+    return done == n && !failed ? t.elapsed() : -1;
+}
+
+void tst_Mirror::copiesContentThenEveryChange()
+{
+    startServer(QStringLiteral("RunParams"), {QStringLiteral("--types"), Types});
+    QVERIFY(waitForServer(QStringLiteral("RunParams")));
+    // Content before the mirror exists: objects of two types, one with a dotted name.
+    is::Object run = is::Object::create(m_dict->types(), QStringLiteral("RunInfo"));
+    run.set<quint32>(QStringLiteral("runNumber"), 42);
+    QVERIFY(m_dict->insertSync(QStringLiteral("RunParams.RunInfo"), run).isOk());
+    QVERIFY(m_dict->insertSync(QStringLiteral("RunParams.RO.crate1"), readout(1)).isOk());
+    QVERIFY(burst(QStringLiteral("RunParams"), 200, 50) >= 0);
+
+    QProcess *mirror = startServer(QStringLiteral("Mirror"), {QStringLiteral("--mirror-of"), QStringLiteral("RunParams")});
+    QVERIFY(waitForServer(QStringLiteral("Mirror")));
+    QVERIFY(waitForEqual(QStringLiteral("RunParams"), QStringLiteral("Mirror"), 10000));
+
+    // A subscriber of the mirror sees the master's changes.
+    is::Receiver receiver(m_dict.get());
+    QHash<QString, quint64> seen;
+    int removed = 0;
+    receiver.setCallback([&](const is::Event &e) {
+        if (e.kind() == is::Event::Kind::Removed)
+            ++removed;
+        else if (e.typeName() == QLatin1String("ReadoutStats"))
+            seen[e.name()] = e.object().get<quint64>(QStringLiteral("events"));
+    });
+    const int sub = receiver.subscribe(QStringLiteral("Mirror"), is::Criteria(QStringLiteral("RO.*")));
+    QTRY_VERIFY_WITH_TIMEOUT(receiver.isActive(sub), 10000);
+
+    // 10,000 updates over 500 objects (creations among them), then removals.
+    QVERIFY(burst(QStringLiteral("RunParams"), 10000, 500, 1000) >= 0);
+    for (int i = 0; i < 20; ++i)
+        QVERIFY(m_dict->removeSync(QStringLiteral("RunParams.RO%1").arg(i)).isOk());
+    QVERIFY(waitForEqual(QStringLiteral("RunParams"), QStringLiteral("Mirror"), 20000));
+    QCOMPARE(content(QStringLiteral("Mirror")).size(), 500 - 20 + 2);
+    QTRY_COMPARE_WITH_TIMEOUT(removed, 20, 10000);
+    // The last update of RO499 was event 1000 + 9999 (the 10,000th of the burst).
+    QTRY_COMPARE_WITH_TIMEOUT(seen.value(QStringLiteral("Mirror.RO499")), quint64(10999), 10000);
+
+    // Nested and vector values came through intact, with the master's time.
+    is::Entry a, b;
+    QVERIFY(m_dict->getSync(QStringLiteral("RunParams.RO.crate1"), &a).isOk());
+    QVERIFY(m_dict->getSync(QStringLiteral("Mirror.RO.crate1"), &b).isOk());
+    QCOMPARE(b.object.get<QList<quint32>>(QStringLiteral("queueDepths")), a.object.get<QList<quint32>>(QStringLiteral("queueDepths")));
+    QCOMPARE(b.time, a.time);
+    QCOMPARE(mirror->state(), QProcess::Running);
+    QVERIFY(mirror->readAllStandardError().contains("synchronised with RunParams"));
+}
+
+void tst_Mirror::mirrorIsReadOnly()
+{
+    startServer(QStringLiteral("RunParams"), {QStringLiteral("--types"), Types});
+    QVERIFY(waitForServer(QStringLiteral("RunParams")));
+    startServer(QStringLiteral("Mirror"), {QStringLiteral("--mirror-of"), QStringLiteral("RunParams")});
+    QVERIFY(waitForServer(QStringLiteral("Mirror")));
+    QVERIFY(m_dict->insertSync(QStringLiteral("RunParams.RO1"), readout(1)).isOk());
+    QTRY_VERIFY_WITH_TIMEOUT(!content(QStringLiteral("Mirror")).isEmpty(), 10000);
+
+    const is::Status ins = m_dict->insertSync(QStringLiteral("Mirror.RO2"), readout(2));
+    QCOMPARE(ins.code(), is::Status::Code::ReadOnly);
+    QVERIFY2(ins.message().contains(QLatin1String("mirror of RunParams")), qPrintable(ins.message()));
+    QCOMPARE(m_dict->updateSync(QStringLiteral("Mirror.RO1"), readout(3)).code(), is::Status::Code::ReadOnly);
+    QCOMPARE(m_dict->removeSync(QStringLiteral("Mirror.RO1")).code(), is::Status::Code::ReadOnly);
+    is::TypeInfo t(QStringLiteral("Extra"), QStringLiteral("a type"));
+    t.setAttributes({is::AttributeInfo(QStringLiteral("x"), is::BasicType::U32, QStringLiteral("x"))});
+    QCOMPARE(m_dict->declareTypesSync(QStringLiteral("Mirror"), {t}).code(), is::Status::Code::ReadOnly);
+    // Reads work, and the copy is unchanged.
+    is::Entry e;
+    QVERIFY(m_dict->getSync(QStringLiteral("Mirror.RO1"), &e).isOk());
+    QCOMPARE(e.object.get<quint64>(QStringLiteral("events")), quint64(1));
+    QCOMPARE(content(QStringLiteral("Mirror")).size(), 1);
+
+    // The tool says so too.
+    QByteArray out, err;
+    QCOMPARE(m_fx->run(QStringLiteral("dialog"), {QStringLiteral("is"), QStringLiteral("rm"), QStringLiteral("Mirror.RO1")},
+                       &out, &err),
+             1);
+    QVERIFY2(err.contains("read-only mirror"), err.constData());
+
+    // A bad criteria or self-mirroring refuses to start, with a reason.
+    QCOMPARE(m_fx->run(QStringLiteral("dialog-isserver"),
+                       {QStringLiteral("--name"), QStringLiteral("M2"), QStringLiteral("--mirror-of"),
+                        QStringLiteral("RunParams"), QStringLiteral("--mirror-criteria"), QStringLiteral("(")},
+                       &out, &err),
+             1);
+    QVERIFY2(err.contains("invalid --mirror-criteria"), err.constData());
+    QCOMPARE(m_fx->run(QStringLiteral("dialog-isserver"),
+                       {QStringLiteral("--name"), QStringLiteral("M2"), QStringLiteral("--mirror-of"), QStringLiteral("M2")},
+                       &out, &err),
+             1);
+    QVERIFY2(err.contains("names this server itself"), err.constData());
+}
+
+void tst_Mirror::criteriaRestrictTheCopy()
+{
+    startServer(QStringLiteral("RunParams"), {QStringLiteral("--types"), Types});
+    QVERIFY(waitForServer(QStringLiteral("RunParams")));
+    QVERIFY(burst(QStringLiteral("RunParams"), 100, 20) >= 0);
+    is::Object run = is::Object::create(m_dict->types(), QStringLiteral("RunInfo"));
+    QVERIFY(m_dict->insertSync(QStringLiteral("RunParams.RunInfo"), run).isOk());
+    startServer(QStringLiteral("Mirror"), {QStringLiteral("--mirror-of"), QStringLiteral("RunParams"),
+                                           QStringLiteral("--mirror-criteria"), QStringLiteral("RO1.*")});
+    QVERIFY(waitForServer(QStringLiteral("Mirror")));
+    QVERIFY(waitForEqual(QStringLiteral("RunParams"), QStringLiteral("Mirror"), 10000, QStringLiteral("RO1.*")));
+    QVERIFY(burst(QStringLiteral("RunParams"), 300, 20, 7) >= 0);
+    QVERIFY(waitForEqual(QStringLiteral("RunParams"), QStringLiteral("Mirror"), 10000, QStringLiteral("RO1.*")));
+    const Content c = content(QStringLiteral("Mirror"));
+    QCOMPARE(c.size(), 11); // RO1, RO10..RO19
+    QVERIFY(!c.contains(QStringLiteral("RunInfo")));
+}
+
+void tst_Mirror::mirrorRestartResynchronises()
+{
+    startServer(QStringLiteral("RunParams"), {QStringLiteral("--types"), Types});
+    QVERIFY(waitForServer(QStringLiteral("RunParams")));
+    QVERIFY(burst(QStringLiteral("RunParams"), 500, 100) >= 0);
+    QTemporaryDir dir;
+    const QStringList mirrorArgs{QStringLiteral("--mirror-of"), QStringLiteral("RunParams"), QStringLiteral("--data-dir"),
+                                 dir.path(), QStringLiteral("--checkpoint-s"), QStringLiteral("1")};
+    QProcess *mirror = startServer(QStringLiteral("Mirror"), mirrorArgs);
+    QVERIFY(waitForServer(QStringLiteral("Mirror")));
+    QVERIFY(waitForEqual(QStringLiteral("RunParams"), QStringLiteral("Mirror"), 10000));
+    QTest::qWait(1500); // a checkpoint of the copy
+    ::kill(mirror->processId(), SIGKILL);
+    QVERIFY(mirror->waitForFinished(5000));
+
+    // While the mirror is away: updates, removals, creations.
+    QVERIFY(burst(QStringLiteral("RunParams"), 1000, 150, 3) >= 0);
+    for (int i = 0; i < 30; ++i)
+        QVERIFY(m_dict->removeSync(QStringLiteral("RunParams.RO%1").arg(i)).isOk());
+
+    mirror = startServer(QStringLiteral("Mirror"), mirrorArgs);
+    QVERIFY(waitForServer(QStringLiteral("Mirror")));
+    QVERIFY(waitForEqual(QStringLiteral("RunParams"), QStringLiteral("Mirror"), 10000));
+    QCOMPARE(content(QStringLiteral("Mirror")).size(), 120);
+    QByteArray err;
+    QTRY_VERIFY_WITH_TIMEOUT((err += mirror->readAllStandardError()).contains("30 removed that the master no longer has"), 5000);
+    QVERIFY2(err.contains("loaded 101 objects"), err.constData()); // its checkpoint: the copy and its statistics
+}
+
+void tst_Mirror::masterRestartResynchronises()
+{
+    QProcess *master = startServer(QStringLiteral("RunParams"), {QStringLiteral("--types"), Types});
+    QVERIFY(waitForServer(QStringLiteral("RunParams")));
+    QVERIFY(burst(QStringLiteral("RunParams"), 300, 60) >= 0);
+    startServer(QStringLiteral("Mirror"), {QStringLiteral("--mirror-of"), QStringLiteral("RunParams")});
+    QVERIFY(waitForServer(QStringLiteral("Mirror")));
+    QVERIFY(waitForEqual(QStringLiteral("RunParams"), QStringLiteral("Mirror"), 10000));
+    QCOMPARE(content(QStringLiteral("Mirror")).size(), 60);
+
+    // The master dies and comes back empty (no persistence): the copy follows.
+    ::kill(master->processId(), SIGKILL);
+    QVERIFY(master->waitForFinished(5000));
+    startServer(QStringLiteral("RunParams"), {QStringLiteral("--types"), Types});
+    QVERIFY(waitForServer(QStringLiteral("RunParams")));
+    QVERIFY(burst(QStringLiteral("RunParams"), 50, 10, 500) >= 0);
+    QVERIFY(waitForEqual(QStringLiteral("RunParams"), QStringLiteral("Mirror"), 15000));
+    QCOMPARE(content(QStringLiteral("Mirror")).size(), 10);
+}
+
+void tst_Mirror::chainOfMirrors()
+{
+    startServer(QStringLiteral("RunParams"), {QStringLiteral("--types"), Types});
+    QVERIFY(waitForServer(QStringLiteral("RunParams")));
+    QVERIFY(burst(QStringLiteral("RunParams"), 200, 40) >= 0);
+    startServer(QStringLiteral("M1"), {QStringLiteral("--mirror-of"), QStringLiteral("RunParams")});
+    startServer(QStringLiteral("M2"), {QStringLiteral("--mirror-of"), QStringLiteral("M1")});
+    QVERIFY(waitForServer(QStringLiteral("M1")));
+    QVERIFY(waitForServer(QStringLiteral("M2")));
+    QVERIFY(waitForEqual(QStringLiteral("RunParams"), QStringLiteral("M2"), 10000));
+    QVERIFY(burst(QStringLiteral("RunParams"), 2000, 80, 11) >= 0);
+    QVERIFY(m_dict->removeSync(QStringLiteral("RunParams.RO5")).isOk());
+    QVERIFY(waitForEqual(QStringLiteral("RunParams"), QStringLiteral("M2"), 15000));
+    QCOMPARE(content(QStringLiteral("M2")).size(), 79);
+    // The end of the chain is read-only as well.
+    QCOMPARE(m_dict->insertSync(QStringLiteral("M2.X"), readout(1)).code(), is::Status::Code::ReadOnly);
+}
+
+void tst_Mirror::stoppedMirrorCostsTheMasterNothing()
+{
+    startServer(QStringLiteral("RunParams"), {QStringLiteral("--types"), Types, QStringLiteral("--subscriber-queue"),
+                                              QStringLiteral("1000")});
+    QVERIFY(waitForServer(QStringLiteral("RunParams")));
+    // 5,000 updates of ~2 KB: more than the connection's queue (4 MB) and the mirror's own queue
+    // (1,000 notifications) hold, so the stopped mirror's notifications are dropped.
+    const int n = 5000, size = 512;
+    QVERIFY(burst(QStringLiteral("RunParams"), n, 1000, 0, size) >= 0); // warm-up, creates the objects
+
+    // Rounds alternate between no mirror and a stopped mirror (the machine is shared with other
+    // work, so load drifts); the best of five of each is compared.
+    qint64 bestStopped = std::numeric_limits<qint64>::max(), bestWithout = bestStopped;
+    int offset = n;
+    for (int round = 0; round < 5; ++round) {
+        const qint64 without = burst(QStringLiteral("RunParams"), n, 1000, offset += n, size);
+        QVERIFY(without > 0);
+        bestWithout = qMin(bestWithout, without);
+
+        QProcess *mirror = startServer(QStringLiteral("Mirror"), {QStringLiteral("--mirror-of"), QStringLiteral("RunParams")});
+        QVERIFY(waitForServer(QStringLiteral("Mirror")));
+        QVERIFY(waitForEqual(QStringLiteral("RunParams"), QStringLiteral("Mirror"), 10000));
+        ::kill(mirror->processId(), SIGSTOP);
+        const qint64 stopped = burst(QStringLiteral("RunParams"), n, 1000, offset += n, size);
+        QVERIFY(stopped > 0);
+        bestStopped = qMin(bestStopped, stopped);
+        if (round == 0) {
+            is::Entry st;
+            QTRY_VERIFY_WITH_TIMEOUT(m_dict->getSync(QStringLiteral("RunParams.Statistics"), &st).isOk() &&
+                                         st.object.get<quint64>(QStringLiteral("dropped")) > 0,
+                                     5000);
+        }
+        ::kill(mirror->processId(), SIGCONT);
+        if (round == 0) // once running again it catches up: its content equals the master's
+            QVERIFY(waitForEqual(QStringLiteral("RunParams"), QStringLiteral("Mirror"), 20000));
+        ::kill(mirror->processId(), SIGKILL);
+        QVERIFY(mirror->waitForFinished(5000));
+        // The master drops the dead mirror's subscription before the next round.
+        QTRY_VERIFY_WITH_TIMEOUT(
+            [&] {
+                is::Entry st;
+                return m_dict->getSync(QStringLiteral("RunParams.Statistics"), &st).isOk() &&
+                       st.object.get<quint32>(QStringLiteral("subscribers")) == 0;
+            }(),
+            10000);
+    }
+    const double ratio = double(bestWithout) / double(bestStopped); // throughput stopped / without
+    qInfo("master throughput: %.0f updates/s with no mirror, %.0f with a stopped mirror (%.2f)",
+          n * 1000.0 / bestWithout, n * 1000.0 / bestStopped, ratio);
+    QVERIFY2(ratio >= 0.9, qPrintable(QStringLiteral("a stopped mirror cost the master %1 % of its throughput")
+                                          .arg((1 - ratio) * 100, 0, 'f', 1)));
+}
+
+QTEST_GUILESS_MAIN(tst_Mirror)
+#include "tst_mirror.moc"
