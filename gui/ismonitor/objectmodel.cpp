@@ -5,7 +5,7 @@
 namespace dialog::ismonitor {
 
 namespace {
-// Above this many rows inserted or removed in one flush a reset is cheaper than row signals.
+// Above this many rows removed in one flush a reset is cheaper than one signal per row.
 constexpr int ResetThreshold = 200;
 } // namespace
 
@@ -55,9 +55,8 @@ bool ObjectModel::flush()
     if (m_pending.isEmpty())
         return false;
     const QHash<QString, Pending> pending = std::exchange(m_pending, {});
-    QList<int> removals;
+    QList<int> removals, changed;
     QList<ObjectRow> inserts;
-    int firstChanged = INT_MAX, lastChanged = -1;
     for (auto it = pending.cbegin(); it != pending.cend(); ++it) {
         const int r = m_index.value(it.key(), -1);
         if (it->kind == is::Event::Kind::Removed) {
@@ -75,13 +74,12 @@ bool ObjectModel::flush()
         row.type = it->type;
         row.time = it->time;
         row.updates += it->count;
-        firstChanged = std::min(firstChanged, r);
-        lastChanged = std::max(lastChanged, r);
+        changed << r;
     }
     QStringList removedNames;
-    if (removals.size() + inserts.size() > ResetThreshold) {
+    std::sort(removals.begin(), removals.end(), std::greater<int>());
+    if (removals.size() > ResetThreshold) {
         beginResetModel();
-        std::sort(removals.begin(), removals.end(), std::greater<int>());
         for (int r : std::as_const(removals)) {
             removedNames << m_rows.at(r).name;
             m_rows.removeAt(r);
@@ -91,9 +89,18 @@ bool ObjectModel::flush()
         reindexFrom(0);
         endResetModel();
     } else {
-        if (lastChanged >= 0)
-            Q_EMIT dataChanged(index(firstChanged, 0), index(lastChanged, ColumnCount - 1));
-        std::sort(removals.begin(), removals.end(), std::greater<int>());
+        // Only the rows and columns that changed (the name never does): a view sorted by name
+        // then has nothing to re-sort, and one spanning range would make a sorting proxy look at
+        // every row in between. Measured with 10,000 objects: a reset costs 40-170 ms of GUI
+        // thread, these signals a few ms.
+        std::sort(changed.begin(), changed.end());
+        for (qsizetype i = 0; i < changed.size();) {
+            qsizetype j = i;
+            while (j + 1 < changed.size() && changed.at(j + 1) == changed.at(j) + 1)
+                ++j;
+            Q_EMIT dataChanged(index(changed.at(i), Type), index(changed.at(j), ColumnCount - 1));
+            i = j + 1;
+        }
         for (int r : std::as_const(removals)) {
             beginRemoveRows({}, r, r);
             removedNames << m_rows.at(r).name;
@@ -103,6 +110,8 @@ bool ObjectModel::flush()
         }
         if (!removals.isEmpty())
             reindexFrom(removals.last());
+        // New objects are appended as one block, however many: a sorting proxy merges them into
+        // its order far faster than it re-sorts everything after a reset.
         if (!inserts.isEmpty()) {
             const int first = int(m_rows.size());
             beginInsertRows({}, first, first + int(inserts.size()) - 1);

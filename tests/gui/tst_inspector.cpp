@@ -226,10 +226,10 @@ void tst_Inspector::staysResponsiveWith1000Services()
     auto *messages = m_window->findChild<QTableView *>(QStringLiteral("messages"));
     QVERIFY(messages);
     listenProbe.watchPaints(messages->viewport());
-    probe.start();
     QProcess *load = m_fx->start(QStringLiteral("guiload"),
                                  {QStringLiteral("services"), QStringLiteral("50"), QStringLiteral("1000"),
                                   QStringLiteral("2000")});
+    probe.start(); // after the fork: starting a child is the test's work, not the GUI's
     auto *model = m_window->processModel();
     const auto services = [model] {
         int n = 0;

@@ -1,5 +1,6 @@
 // The IS monitor against a real Control Server and IS server on loopback, offscreen.
 #include "ismonitorwindow.h"
+#include "guiprobe.h"
 #include "processfixture.h"
 
 #include "dialog/is/dictionary.h"
@@ -37,6 +38,7 @@ private Q_SLOTS:
     void omdCommandLine();
     void drawsTwoDimensionalHistograms();
     void manyObjects();
+    void staysResponsiveWith10000Objects();
     void screenshot();
 
 private:
@@ -358,6 +360,40 @@ void tst_IsMonitor::manyObjects()
     QCOMPARE(failed, 0);
     QTRY_COMPARE_WITH_TIMEOUT(m_window->objectModel()->rowCount(), N + 1, 10000); // and Statistics
     QCOMPARE(shownRowOf(QStringLiteral("Node00000")), 0);
+    m_window->selectServer(QStringLiteral("DAQ"));
+    QTRY_VERIFY_WITH_TIMEOUT(m_window->isLoaded(), 5000);
+}
+
+void tst_IsMonitor::staysResponsiveWith10000Objects()
+{
+    // Another process creates 10,000 objects in a burst, then updates them 2,000 times a second; the
+    // monitor lists them live and shows one. Its event loop must never stall, and the object table
+    // repaints at most ~10 times a second.
+    m_window->selectServer(QStringLiteral("RunParams"));
+    QTRY_VERIFY_WITH_TIMEOUT(m_window->isLoaded(), 10000);
+    const int before = m_window->objectModel()->rowCount();
+    GuiProbe probe;
+    probe.watchPaints(m_window->objectView()->viewport());
+    probe.watchModel(m_window->objectModel());
+    QProcess *load = m_fx->start(QStringLiteral("guiload"), {QStringLiteral("objects"), QStringLiteral("RunParams"),
+                                                             QStringLiteral("10000"), QStringLiteral("2000")});
+    probe.start(); // after the fork: starting a child is the test's work, not the GUI's
+    QTRY_VERIFY_WITH_TIMEOUT(load->canReadLine() || load->state() != QProcess::Running, 60000);
+    QCOMPARE(load->readLine().trimmed(), QByteArray("ready 0 failed"));
+    QTRY_COMPARE_WITH_TIMEOUT(m_window->objectModel()->rowCount(), before + 10000, 10000);
+    m_window->selectObject(QStringLiteral("Load00000"));
+    const quint64 updates = m_window->objectModel()->row(m_window->objectModel()->rowOf(QStringLiteral("Load09999"))).updates;
+    QTest::qWait(3000); // updates keep coming: every object about once in five seconds
+    QVERIFY(m_window->objectModel()->row(m_window->objectModel()->rowOf(QStringLiteral("Load09999"))).updates > updates
+            || m_window->objectModel()->row(m_window->objectModel()->rowOf(QStringLiteral("Load00001"))).updates > 1);
+    probe.stop();
+    qInfo("10,000 objects: longest GUI stall %lld ms; object table %.1f repaints/s, %.1f model signals/s over %.1f s",
+          probe.maxStallMs(), probe.paintsPerSecond(), probe.modelChangesPerSecond(), probe.seconds());
+    QVERIFY2(probe.maxStallMs() < 250, qPrintable(QString::number(probe.maxStallMs())));
+    QVERIFY2(probe.paints() <= probe.seconds() * 10 + 5, qPrintable(QString::number(probe.paints())));
+    QVERIFY(probe.paints() > 0);
+    load->terminate();
+    QVERIFY(load->waitForFinished(5000));
     m_window->selectServer(QStringLiteral("DAQ"));
     QTRY_VERIFY_WITH_TIMEOUT(m_window->isLoaded(), 5000);
 }
