@@ -14,6 +14,7 @@
 #include <QRegularExpression>
 #include <QTcpServer>
 #include <QTcpSocket>
+#include <QTimer>
 #include <QUrlQuery>
 #include <QWebSocket>
 
@@ -86,15 +87,59 @@ QByteArray header(const QHttpServerRequest &request, const char *name)
     return {};
 }
 
+/// Looks at the first bytes of every connection before the HTTP server does: a WebSocket upgrade
+/// request goes to @p webSockets (which answers the handshake), anything else stays HTTP.
+class WebTcpServer : public QTcpServer
+{
+public:
+    WebTcpServer(QWebSocketServer *webSockets) : m_webSockets(webSockets) {}
+
+protected:
+    void incomingConnection(qintptr descriptor) override
+    {
+        auto *socket = new QTcpSocket(this);
+        if (!socket->setSocketDescriptor(descriptor)) {
+            delete socket;
+            return;
+        }
+        // Connected before the HTTP server's own readyRead handler, so called first.
+        auto first = std::make_shared<QMetaObject::Connection>();
+        *first = connect(socket, &QTcpSocket::readyRead, socket, [this, socket, first] {
+            const QByteArray head = socket->peek(16384);
+            const int end = head.indexOf("\r\n\r\n");
+            if (end < 0)
+                return; // wait for the whole header block
+            QObject::disconnect(*first);
+            bool upgrade = false;
+            for (const QByteArray &line : head.left(end).split('\n')) {
+                const int colon = line.indexOf(':');
+                if (colon > 0 && line.left(colon).trimmed().compare("upgrade", Qt::CaseInsensitive) == 0)
+                    upgrade = line.mid(colon + 1).trimmed().compare("websocket", Qt::CaseInsensitive) == 0;
+            }
+            if (!upgrade)
+                return; // HTTP: left to QAbstractHttpServer
+            QObject::disconnect(socket, &QTcpSocket::readyRead, nullptr, nullptr);
+            m_webSockets->handleConnection(socket);
+            QTimer::singleShot(0, socket, [socket] { Q_EMIT socket->readyRead(); });
+        });
+        addPendingConnection(socket);
+    }
+
+private:
+    QWebSocketServer *m_webSockets;
+};
+
 } // namespace
 
-WebServer::WebServer(IsServer &server, QObject *parent) : QAbstractHttpServer(parent), m_server(server)
+WebServer::WebServer(IsServer &server, QObject *parent)
+    : QAbstractHttpServer(parent), m_server(server),
+      m_webSockets(QStringLiteral("dialog-isserver"), QWebSocketServer::NonSecureMode)
 {
     m_dictionary = std::make_unique<is::Dictionary>(&server.client());
     m_dictionary->setTimeout(RemoteTimeoutMs);
     m_hub = std::make_unique<WebSocketHub>(server.repository(), m_dictionary.get(),
                                            server.options().httpMaxWebSockets);
-    connect(this, &QAbstractHttpServer::newWebSocketConnection, this, &WebServer::onNewWebSocket);
+    connect(&m_webSockets, &QWebSocketServer::newConnection, this, &WebServer::onNewWebSocket);
 }
 
 WebServer::~WebServer()
@@ -110,7 +155,7 @@ bool WebServer::listen(QString *error)
         *error = QStringLiteral("cannot listen on %1:%2: not an IP address").arg(o.httpBind).arg(o.httpPort);
         return false;
     }
-    auto tcp = std::make_unique<QTcpServer>();
+    auto tcp = std::make_unique<WebTcpServer>(&m_webSockets);
     if (!tcp->listen(address, o.httpPort)) {
         *error = QStringLiteral("cannot listen on %1:%2: %3").arg(o.httpBind).arg(o.httpPort).arg(tcp->errorString());
         return false;
@@ -128,11 +173,8 @@ quint16 WebServer::port() const
 
 void WebServer::onNewWebSocket()
 {
-    while (hasPendingWebSocketConnections()) {
-        std::unique_ptr<QWebSocket> socket = nextPendingWebSocketConnection();
-        if (socket)
-            m_hub->accept(socket.release());
-    }
+    while (QWebSocket *socket = m_webSockets.nextPendingConnection())
+        m_hub->accept(socket);
 }
 
 WebServer::Answer WebServer::error(int status, const QString &message)

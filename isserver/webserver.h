@@ -5,6 +5,7 @@
 #include "webformat.h"
 
 #include <QAbstractHttpServer>
+#include <QWebSocketServer>
 #include <QPointer>
 #include <QString>
 #include <memory>
@@ -35,6 +36,9 @@ class WebSocketHub;
 ///
 /// At most ServerOptions::httpMaxRequests requests are in progress at once (a request is in
 /// progress from its arrival until its answer is written); more are answered 503 at once.
+///
+/// WebSocket upgrades are taken from the connection before the HTTP parser sees them (Qt 6.4's
+/// QAbstractHttpServer does not recognise them) and handed to a QWebSocketServer.
 ///
 /// Answers are written by this class rather than through QHttpServerResponder because an answer
 /// may come long after the request (another server's reply), and in Qt 6.4 a responder may not
@@ -91,6 +95,7 @@ private:
     std::unique_ptr<is::Dictionary> m_dictionary;
     std::unique_ptr<WebSocketHub> m_hub;
     QTcpServer *m_tcp = nullptr;
+    QWebSocketServer m_webSockets;
     int m_inProgress = 0;
 };
 

@@ -96,8 +96,9 @@ void WebSocketHub::accept(QWebSocket *socket)
     if (m_clients.size() >= m_maxClients) {
         qCInfo(lcWebSocket) << "WebSocket refused from" << socket->peerAddress().toString() << ": limit"
                             << m_maxClients << "reached";
-        // 1013: "try again later" (RFC 6455 registry)
-        socket->close(QWebSocketProtocol::CloseCode(1013),
+        // 4503: an application code ("as HTTP 503"); 1013 "try again later" would suit too, but Qt's
+        // own WebSocket client rejects it as a protocol error.
+        socket->close(QWebSocketProtocol::CloseCode(4503),
                       QStringLiteral("too many WebSocket clients (limit %1), try again later").arg(m_maxClients));
         connect(socket, &QWebSocket::disconnected, socket, &QObject::deleteLater);
         return;

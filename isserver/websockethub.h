@@ -30,7 +30,7 @@ namespace dialog::isd {
 /// A slow client never makes the server queue without bound: while a client's socket holds more
 /// than highWater() bytes not yet written, its notifications are coalesced per object (the newest
 /// one of each object is kept), so what it waits for is at most one message per matching object.
-/// At most maxClients() clients are served; more are closed with code 1013 (try again later) and a reason.
+/// At most maxClients() clients are served; more are closed with code 4503 and a reason.
 class WebSocketHub : public QObject
 {
     Q_OBJECT

@@ -1,0 +1,607 @@
+// The web IS of dialog-isserver (--http-port): every HTTP route in XML and JSON, criteria, errors,
+// the bound on concurrent requests, and the live WebSocket. Real binaries on loopback.
+#include "isweb.h"
+
+#include "dialog/client.h"
+#include "dialog/is/codec.h"
+#include "dialog/is/dictionary.h"
+
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QWebSocket>
+#include <QXmlStreamReader>
+#include <QtTest>
+#include <csignal>
+
+using namespace dialog;
+using namespace dialog::test;
+
+class tst_IsWeb : public QObject
+{
+    Q_OBJECT
+
+private Q_SLOTS:
+    void init();
+    void cleanup();
+    void serversAndLists();
+    void objectXmlAndJson();
+    void nestedTypesAndVectors();
+    void types();
+    void otherServerThroughTheDictionary();
+    void errors_data();
+    void errors();
+    void listenFailureIsReported();
+    void fourthRequestOverLimitOfThreeGets503();
+    void webSocketSubscribeCreateUpdateRemove();
+    void webSocketBadInputAndLimits();
+
+private:
+    QProcess *startServer(const QString &name, const QStringList &extra = {});
+    bool waitForServer(const QString &name, int timeoutMs = 10000);
+    void fill();
+    std::unique_ptr<ProcessFixture> m_fx;
+    std::unique_ptr<Client> m_client;
+    std::unique_ptr<is::Dictionary> m_dict;
+    quint16 m_http = 0;
+};
+
+namespace {
+const QString Types = QStringLiteral(DIALOG_SOURCE_DIR "/resources/is-types");
+
+QJsonObject json(const HttpReply &r)
+{
+    return QJsonDocument::fromJson(r.body).object();
+}
+
+is::TypeInfo innerType()
+{
+    is::TypeInfo t(QStringLiteral("WebInner"), QStringLiteral("Nested part"));
+    t.setAttributes({is::AttributeInfo(QStringLiteral("x"), is::BasicType::U32, QStringLiteral("A number")),
+                     is::AttributeInfo(QStringLiteral("samples"), is::BasicType::Double, QStringLiteral("Samples"), true)});
+    return t;
+}
+
+is::TypeInfo outerType()
+{
+    is::TypeInfo t(QStringLiteral("WebOuter"), QStringLiteral("Nested types and vectors"));
+    t.setAttributes({is::AttributeInfo(QStringLiteral("label"), is::BasicType::String, QStringLiteral("A <label> & more")),
+                     is::AttributeInfo::nested(QStringLiteral("inner"), QStringLiteral("WebInner"), QStringLiteral("One inner")),
+                     is::AttributeInfo::nested(QStringLiteral("parts"), QStringLiteral("WebInner"), QStringLiteral("Inner list"), true),
+                     is::AttributeInfo(QStringLiteral("counts"), is::BasicType::U16, QStringLiteral("Counters"), true),
+                     is::AttributeInfo(QStringLiteral("flag"), is::BasicType::Bool, QStringLiteral("A flag"))});
+    return t;
+}
+} // namespace
+
+void tst_IsWeb::init()
+{
+    m_fx = std::make_unique<ProcessFixture>();
+    QVERIFY(m_fx->startControlServer());
+    m_client = std::make_unique<Client>(m_fx->clientOptions(QStringLiteral("isweb-test")));
+    QVERIFY(m_client->start());
+    m_dict = std::make_unique<is::Dictionary>(m_client.get());
+    QVERIFY(m_dict->types().loadDirectory(Types));
+    m_http = freePort();
+}
+
+void tst_IsWeb::cleanup()
+{
+    m_dict.reset();
+    m_client.reset();
+    m_fx.reset();
+}
+
+QProcess *tst_IsWeb::startServer(const QString &name, const QStringList &extra)
+{
+    QProcess *p = m_fx->start(QStringLiteral("dialog-isserver"),
+                              QStringList{QStringLiteral("--name"), name, QStringLiteral("--types"), Types,
+                                          QStringLiteral("--threads"), QStringLiteral("2")} +
+                                  extra);
+    p->setProcessChannelMode(QProcess::SeparateChannels);
+    return p;
+}
+
+bool tst_IsWeb::waitForServer(const QString &name, int timeoutMs)
+{
+    QElapsedTimer t;
+    t.start();
+    while (t.elapsed() < timeoutMs) {
+        is::Entry e;
+        if (m_dict->getSync(name + QStringLiteral(".Statistics"), &e).isOk())
+            return true;
+        QTest::qWait(50);
+    }
+    return false;
+}
+
+// DAQ with the web IS on m_http: a RunInfo, two ProcessStats-family objects.
+void tst_IsWeb::fill()
+{
+    startServer(QStringLiteral("DAQ"), {QStringLiteral("--http-port"), QString::number(m_http)});
+    QVERIFY(waitForServer(QStringLiteral("DAQ")));
+    QVERIFY(ProcessFixture::waitForPort(m_http, 5000));
+    is::Object run = is::Object::create(m_dict->types(), QStringLiteral("RunInfo"));
+    QVERIFY(run.set<quint32>(QStringLiteral("activeTime"), 22317));
+    QVERIFY(run.set<quint32>(QStringLiteral("runNumber"), 42));
+    QVERIFY(run.set(QStringLiteral("state"), QStringLiteral("Running")));
+    QVERIFY(m_dict->insertSync(QStringLiteral("DAQ.RunInfo"), run).isOk());
+    QVERIFY(m_dict->insertSync(QStringLiteral("DAQ.Readout1"), is::Object::create(m_dict->types(), QStringLiteral("ReadoutStats"))).isOk());
+    QVERIFY(m_dict->insertSync(QStringLiteral("DAQ.Control1"), is::Object::create(m_dict->types(), QStringLiteral("ProcessStats"))).isOk());
+}
+
+void tst_IsWeb::serversAndLists()
+{
+    fill();
+    HttpReply r = httpGet(m_http, "/is?format=json");
+    QCOMPARE(r.status, 200);
+    QCOMPARE(r.header("content-type"), QByteArray("application/json"));
+    const QJsonArray servers = json(r).value(QLatin1String("servers")).toArray();
+    QCOMPARE(servers.size(), 1);
+    QCOMPARE(servers.at(0).toObject().value(QLatin1String("name")).toString(), QStringLiteral("DAQ"));
+    QCOMPARE(servers.at(0).toObject().value(QLatin1String("objects")).toInt(), 4); // + DAQ.Statistics
+    QVERIFY(servers.at(0).toObject().value(QLatin1String("local")).toBool());
+
+    r = httpGet(m_http, "/is");
+    QCOMPARE(r.status, 200);
+    QVERIFY(r.header("content-type").startsWith("application/xml"));
+    QVERIFY2(r.body.contains("<server name=\"DAQ\" objects=\"4\" local=\"1\"/>"), r.body);
+
+    auto names = [](const HttpReply &r) {
+        QStringList out;
+        for (const QJsonValue &v : json(r).value(QLatin1String("objects")).toArray())
+            out << v.toObject().value(QLatin1String("name")).toString();
+        return out;
+    };
+    // The same criteria as the IS API: whole-name regex, exact type, type with subtypes; Accept header.
+    r = httpGet(m_http, "/is/DAQ", "Accept: application/json\r\n");
+    QCOMPARE(names(r), (QStringList{"DAQ.Control1", "DAQ.Readout1", "DAQ.RunInfo", "DAQ.Statistics"}));
+    QCOMPARE(names(httpGet(m_http, "/is/DAQ?format=json&regex=R.*")), (QStringList{"DAQ.Readout1", "DAQ.RunInfo"}));
+    QCOMPARE(names(httpGet(m_http, "/is/DAQ?format=json&regex=%5BRC%5D.*1")), (QStringList{"DAQ.Control1", "DAQ.Readout1"}));
+    QCOMPARE(names(httpGet(m_http, "/is/DAQ?format=json&type=ProcessStats")), (QStringList{"DAQ.Control1"}));
+    QCOMPARE(names(httpGet(m_http, "/is/DAQ?format=json&type=ProcessStats&subtypes=1")),
+             (QStringList{"DAQ.Control1", "DAQ.Readout1"}));
+    QCOMPARE(names(httpGet(m_http, "/is/DAQ?format=json&regex=R.*&type=ProcessStats&subtypes=1")),
+             (QStringList{"DAQ.Readout1"}));
+    r = httpGet(m_http, "/is/DAQ?format=json&regex=RunInfo");
+    const QJsonObject entry = json(r).value(QLatin1String("objects")).toArray().at(0).toObject();
+    QCOMPARE(entry.value(QLatin1String("type")).toString(), QStringLiteral("RunInfo"));
+    QVERIFY(entry.value(QLatin1String("time")).toString().endsWith(QLatin1Char('Z')));
+
+    r = httpGet(m_http, "/is/DAQ?type=ReadoutStats");
+    QCOMPARE(r.status, 200);
+    QVERIFY2(r.body.contains("<objects server=\"DAQ\" count=\"1\">"), r.body);
+    QVERIFY2(r.body.contains("<obj name=\"DAQ.Readout1\" type=\"ReadoutStats\" time=\""), r.body);
+    // HEAD: the headers only.
+    HttpConnection c;
+    QVERIFY(c.open(m_http));
+    c.send("HEAD", "/is/DAQ");
+    r = c.wait();
+    QCOMPARE(r.status, 200);
+    QVERIFY(r.header("content-length").toInt() > 0);
+    c.send("GET", "/is/DAQ/DAQ.RunInfo"); // the same connection is kept alive, and no body was left over
+    QCOMPARE(c.wait().status, 200);
+}
+
+void tst_IsWeb::objectXmlAndJson()
+{
+    fill();
+    HttpReply r = httpGet(m_http, "/is/DAQ/DAQ.RunInfo");
+    QCOMPARE(r.status, 200);
+    QVERIFY(r.header("content-type").startsWith("application/xml"));
+    // The IS paper's shape.
+    QXmlStreamReader x(r.body);
+    QVERIFY(x.readNextStartElement());
+    QCOMPARE(x.name(), QLatin1String("obj"));
+    QCOMPARE(x.attributes().value(QLatin1String("name")), QLatin1String("DAQ.RunInfo"));
+    QCOMPARE(x.attributes().value(QLatin1String("type")), QLatin1String("RunInfo"));
+    QVERIFY(!x.attributes().value(QLatin1String("time")).isEmpty());
+    QHash<QString, QStringList> values;
+    QHash<QString, QString> types, descrs;
+    while (x.readNextStartElement()) {
+        QCOMPARE(x.name(), QLatin1String("attr"));
+        const QString name = x.attributes().value(QLatin1String("name")).toString();
+        types[name] = x.attributes().value(QLatin1String("type")).toString();
+        descrs[name] = x.attributes().value(QLatin1String("descr")).toString();
+        while (x.readNextStartElement()) {
+            QCOMPARE(x.name(), QLatin1String("v"));
+            values[name] << x.readElementText();
+        }
+    }
+    QVERIFY2(!x.hasError(), qPrintable(x.errorString()));
+    QCOMPARE(values.value(QStringLiteral("activeTime")), QStringList{QStringLiteral("22317")});
+    QCOMPARE(types.value(QStringLiteral("activeTime")), QStringLiteral("u32"));
+    QCOMPARE(descrs.value(QStringLiteral("activeTime")),
+             m_dict->types().type(QStringLiteral("RunInfo")).attributes().at(3).description());
+    QCOMPARE(values.value(QStringLiteral("state")), QStringList{QStringLiteral("Running")});
+    QCOMPARE(types.value(QStringLiteral("startTime")), QStringLiteral("time"));
+
+    // JSON: by Accept and by ?format=json, the value as dialog::is::toJson (the `dialog is get --json` form).
+    is::Entry e;
+    QVERIFY(m_dict->getSync(QStringLiteral("DAQ.RunInfo"), &e).isOk());
+    for (const HttpReply &jr : {httpGet(m_http, "/is/DAQ/DAQ.RunInfo", "Accept: application/json\r\n"),
+                                httpGet(m_http, "/is/DAQ/DAQ.RunInfo?format=json")}) {
+        QCOMPARE(jr.status, 200);
+        const QJsonObject j = json(jr);
+        QCOMPARE(j.value(QLatin1String("name")).toString(), QStringLiteral("DAQ.RunInfo"));
+        QCOMPARE(j.value(QLatin1String("type")).toString(), QStringLiteral("RunInfo"));
+        QCOMPARE(j.value(QLatin1String("time")).toString(), e.time.toString());
+        QCOMPARE(j.value(QLatin1String("value")).toObject(), is::toJson(e.object));
+    }
+    // ?format=xml wins over Accept; read as a base type with ?as=.
+    QVERIFY(httpGet(m_http, "/is/DAQ/DAQ.RunInfo?format=xml", "Accept: application/json\r\n").body.startsWith("<?xml"));
+    r = httpGet(m_http, "/is/DAQ/DAQ.Readout1?format=json&as=ProcessStats");
+    QCOMPARE(r.status, 200);
+    QCOMPARE(json(r).value(QLatin1String("value")).toObject().keys(),
+             is::toJson(is::Object::create(m_dict->types(), QStringLiteral("ProcessStats"))).keys());
+
+    // A value changed through the IS API is what the next GET returns.
+    QVERIFY(e.object.set<quint32>(QStringLiteral("activeTime"), 22318));
+    QVERIFY(m_dict->updateSync(QStringLiteral("DAQ.RunInfo"), e.object).isOk());
+    QVERIFY(httpGet(m_http, "/is/DAQ/DAQ.RunInfo").body.contains("<v>22318</v>"));
+}
+
+void tst_IsWeb::nestedTypesAndVectors()
+{
+    fill();
+    QVERIFY(m_dict->declareTypesSync(QStringLiteral("DAQ"), {innerType(), outerType()}).isOk());
+    is::Object in1 = is::Object::create(m_dict->types(), QStringLiteral("WebInner"));
+    QVERIFY(in1.set<quint32>(QStringLiteral("x"), 7));
+    QVERIFY(in1.set(QStringLiteral("samples"), QList<double>{0.5, -2.25}));
+    is::Object in2 = is::Object::create(m_dict->types(), QStringLiteral("WebInner"));
+    QVERIFY(in2.set<quint32>(QStringLiteral("x"), 8));
+    is::Object o = is::Object::create(m_dict->types(), QStringLiteral("WebOuter"));
+    QVERIFY(o.set(QStringLiteral("label"), QStringLiteral("a<b & \"c\"")));
+    QVERIFY(o.set(QStringLiteral("inner"), in1));
+    QVERIFY(o.set(QStringLiteral("parts"), QList<is::Object>{in1, in2}));
+    QVERIFY(o.set(QStringLiteral("counts"), QList<quint16>{1, 2, 65535}));
+    QVERIFY(o.set(QStringLiteral("flag"), true));
+    QVERIFY(m_dict->insertSync(QStringLiteral("DAQ.Nested"), o).isOk());
+
+    const HttpReply r = httpGet(m_http, "/is/DAQ/DAQ.Nested");
+    QCOMPARE(r.status, 200);
+    // Walk the XML back into a JSON value and compare with dialog::is::toJson: nothing lost or added.
+    QXmlStreamReader x(r.body);
+    std::function<QJsonObject()> readObj = [&]() {
+        QJsonObject obj;
+        while (x.readNextStartElement()) { // <attr>
+            const QString name = x.attributes().value(QLatin1String("name")).toString();
+            const QString type = x.attributes().value(QLatin1String("type")).toString();
+            const bool array = x.attributes().value(QLatin1String("array")) == QLatin1String("1");
+            QJsonArray vs;
+            while (x.readNextStartElement()) { // <v>
+                if (type.startsWith(QLatin1String("Web"))) {
+                    x.readNextStartElement(); // <obj>
+                    vs.append(readObj());
+                    x.skipCurrentElement(); // </v>
+                } else {
+                    const QString text = x.readElementText();
+                    if (type == QLatin1String("string"))
+                        vs.append(text);
+                    else if (type == QLatin1String("bool"))
+                        vs.append(text == QLatin1String("true"));
+                    else
+                        vs.append(text.toDouble());
+                }
+            }
+            obj.insert(name, array ? QJsonValue(vs) : vs.at(0));
+        }
+        return obj;
+    };
+    QVERIFY(x.readNextStartElement());
+    QCOMPARE(x.attributes().value(QLatin1String("type")), QLatin1String("WebOuter"));
+    const QJsonObject fromXml = readObj();
+    QVERIFY2(!x.hasError(), qPrintable(x.errorString()));
+    QCOMPARE(fromXml, is::toJson(o));
+    QVERIFY2(r.body.contains("<attr name=\"counts\" descr=\"Counters\" type=\"u16\" array=\"1\">"), r.body);
+    QVERIFY2(r.body.contains("descr=\"A &lt;label&gt; &amp; more\""), r.body);
+    QCOMPARE(json(httpGet(m_http, "/is/DAQ/DAQ.Nested?format=json")).value(QLatin1String("value")).toObject(),
+             is::toJson(o));
+}
+
+void tst_IsWeb::types()
+{
+    fill();
+    HttpReply r = httpGet(m_http, "/is/types?format=json");
+    QCOMPARE(r.status, 200);
+    QStringList names;
+    for (const QJsonValue &v : json(r).value(QLatin1String("types")).toArray())
+        names << v.toObject().value(QLatin1String("name")).toString();
+    QVERIFY2(names.contains(QStringLiteral("RunInfo")) && names.contains(QStringLiteral("ReadoutStats")) &&
+                 names.contains(QStringLiteral("Histogram1D")) && names.contains(QStringLiteral("ISServerStatistics")),
+             qPrintable(names.join(QLatin1Char(' '))));
+    r = httpGet(m_http, "/is/types/ReadoutStats?format=json");
+    QCOMPARE(r.status, 200);
+    const QJsonObject t = json(r);
+    QCOMPARE(t.value(QLatin1String("base")).toString(), QStringLiteral("ProcessStats"));
+    // all attributes, the inherited ones first
+    const is::TypeInfo info = m_dict->types().type(QStringLiteral("ReadoutStats"));
+    QCOMPARE(t.value(QLatin1String("allAttributes")).toArray().size(), info.allAttributes().size());
+    QCOMPARE(t.value(QLatin1String("allAttributes")).toArray().at(0).toObject().value(QLatin1String("name")).toString(),
+             info.allAttributes().at(0).name());
+    r = httpGet(m_http, "/is/types/ProcessStats?format=json");
+    QCOMPARE(json(r).value(QLatin1String("subtypes")).toArray(),
+             QJsonArray::fromStringList(m_dict->types().subtypesOf(QStringLiteral("ProcessStats"))));
+    QVERIFY(json(r).value(QLatin1String("subtypes")).toArray().contains(QStringLiteral("ReadoutStats")));
+    r = httpGet(m_http, "/is/types/RunInfo");
+    QCOMPARE(r.status, 200);
+    QVERIFY2(r.body.contains("<type name=\"RunInfo\"") && r.body.contains("<attr name=\"activeTime\""), r.body);
+    r = httpGet(m_http, "/is/types");
+    QVERIFY(r.body.contains("<types>"));
+}
+
+void tst_IsWeb::otherServerThroughTheDictionary()
+{
+    fill();
+    startServer(QStringLiteral("RunParams"));
+    QVERIFY(waitForServer(QStringLiteral("RunParams")));
+    is::Object run = is::Object::create(m_dict->types(), QStringLiteral("RunInfo"));
+    QVERIFY(run.set<quint32>(QStringLiteral("activeTime"), 99));
+    QVERIFY(m_dict->insertSync(QStringLiteral("RunParams.RunInfo"), run).isOk());
+
+    HttpReply r = httpGet(m_http, "/is/RunParams/RunParams.RunInfo");
+    QCOMPARE(r.status, 200);
+    QVERIFY2(r.body.contains("<obj name=\"RunParams.RunInfo\" type=\"RunInfo\"") && r.body.contains("<v>99</v>"), r.body);
+    r = httpGet(m_http, "/is/RunParams?format=json&regex=Run.*");
+    QCOMPARE(r.status, 200);
+    QCOMPARE(json(r).value(QLatin1String("objects")).toArray().size(), 1);
+    QCOMPARE(httpGet(m_http, "/is/RunParams/RunParams.Missing").status, 404);
+    // Both servers with their counts (the other's from its statistics, refreshed every second).
+    QTRY_VERIFY_WITH_TIMEOUT(
+        [&] {
+            const QJsonArray s = json(httpGet(m_http, "/is?format=json")).value(QLatin1String("servers")).toArray();
+            return s.size() == 2 && s.at(1).toObject().value(QLatin1String("name")).toString() == QLatin1String("RunParams") &&
+                   s.at(1).toObject().value(QLatin1String("objects")).toInt() == 2 &&
+                   !s.at(1).toObject().value(QLatin1String("local")).toBool();
+        }(),
+        5000);
+}
+
+void tst_IsWeb::errors_data()
+{
+    QTest::addColumn<QByteArray>("method");
+    QTest::addColumn<QByteArray>("path");
+    QTest::addColumn<int>("status");
+    QTest::addColumn<QByteArray>("says");
+    QTest::newRow("unknown object") << QByteArray("GET") << QByteArray("/is/DAQ/DAQ.Nope") << 404 << QByteArray("no object DAQ.Nope");
+    QTest::newRow("unknown server") << QByteArray("GET") << QByteArray("/is/Nope/Nope.X") << 404 << QByteArray("Nope");
+    QTest::newRow("unknown server list") << QByteArray("GET") << QByteArray("/is/Nope") << 404 << QByteArray("Nope");
+    QTest::newRow("unknown type") << QByteArray("GET") << QByteArray("/is/types/Nope") << 404 << QByteArray("unknown type");
+    QTest::newRow("unknown type criteria") << QByteArray("GET") << QByteArray("/is/DAQ?type=Nope") << 404 << QByteArray("unknown type");
+    QTest::newRow("unknown base type") << QByteArray("GET") << QByteArray("/is/DAQ/DAQ.RunInfo?as=Nope") << 404 << QByteArray("Nope");
+    QTest::newRow("unrelated base type") << QByteArray("GET") << QByteArray("/is/DAQ/DAQ.RunInfo?as=ProcessStats") << 400 << QByteArray("ProcessStats");
+    QTest::newRow("bad regex") << QByteArray("GET") << QByteArray("/is/DAQ?regex=(") << 400 << QByteArray("bad regular expression");
+    QTest::newRow("bad format") << QByteArray("GET") << QByteArray("/is/DAQ?format=yaml") << 400 << QByteArray("unknown format");
+    QTest::newRow("bad subtypes") << QByteArray("GET") << QByteArray("/is/DAQ?type=RunInfo&subtypes=maybe") << 400 << QByteArray("subtypes");
+    QTest::newRow("subtypes without type") << QByteArray("GET") << QByteArray("/is/DAQ?subtypes=1") << 400 << QByteArray("type=");
+    QTest::newRow("name of another server") << QByteArray("GET") << QByteArray("/is/DAQ/Other.RunInfo") << 400 << QByteArray("DAQ.<Object>");
+    QTest::newRow("name without server") << QByteArray("GET") << QByteArray("/is/DAQ/RunInfo") << 400 << QByteArray("DAQ.<Object>");
+    QTest::newRow("server with dot") << QByteArray("GET") << QByteArray("/is/D.AQ") << 400 << QByteArray("invalid server name");
+    QTest::newRow("POST") << QByteArray("POST") << QByteArray("/is/DAQ/DAQ.RunInfo") << 405 << QByteArray("read-only");
+    QTest::newRow("PUT") << QByteArray("PUT") << QByteArray("/is/DAQ") << 405 << QByteArray("read-only");
+    QTest::newRow("DELETE") << QByteArray("DELETE") << QByteArray("/is/DAQ/DAQ.RunInfo") << 405 << QByteArray("read-only");
+    QTest::newRow("websocket path without upgrade") << QByteArray("GET") << QByteArray("/is/ws") << 400 << QByteArray("WebSocket");
+    QTest::newRow("huge query") << QByteArray("GET") << QByteArray("/is/DAQ?regex=") + QByteArray(20000, 'a') << 414 << QByteArray("longer than");
+    QTest::newRow("no such page file") << QByteArray("GET") << QByteArray("/nope.html") << 404 << QByteArray("no such file");
+    QTest::newRow("path traversal") << QByteArray("GET") << QByteArray("/%2e%2e%2fetc%2fpasswd") << 404 << QByteArray("no such");
+    QTest::newRow("deep page path") << QByteArray("GET") << QByteArray("/a/b") << 404 << QByteArray("no such resource");
+    QTest::newRow("types too deep") << QByteArray("GET") << QByteArray("/is/types/RunInfo/x") << 404 << QByteArray("no such resource");
+}
+
+void tst_IsWeb::errors()
+{
+    QFETCH(QByteArray, method);
+    QFETCH(QByteArray, path);
+    QFETCH(int, status);
+    QFETCH(QByteArray, says);
+    fill();
+    const HttpReply r = httpGet(m_http, path, {}, method);
+    QCOMPARE(r.status, status);
+    QVERIFY(r.header("content-type").startsWith("text/plain"));
+    QVERIFY2(r.body.startsWith(QByteArray::number(status)) && r.body.contains(says), r.body);
+    if (status == 405)
+        QCOMPARE(r.header("allow"), QByteArray("GET, HEAD"));
+    // The server is unharmed.
+    QCOMPARE(httpGet(m_http, "/is/DAQ/DAQ.RunInfo").status, 200);
+}
+
+void tst_IsWeb::listenFailureIsReported()
+{
+    QTcpServer taken;
+    QVERIFY(taken.listen(QHostAddress::LocalHost, 0));
+    QProcess *p = startServer(QStringLiteral("DAQ"), {QStringLiteral("--http-port"), QString::number(taken.serverPort())});
+    QVERIFY(p->waitForFinished(10000));
+    QCOMPARE(p->exitCode(), 1);
+    const QByteArray err = p->readAllStandardError();
+    QVERIFY2(err.contains("cannot listen on 127.0.0.1:" + QByteArray::number(taken.serverPort()) + ": "), err);
+}
+
+// The IS paper's servers bound concurrent requests to protect data taking. Requests for objects of
+// another server are in progress until it answers: with that server stopped (SIGSTOP), three
+// requests stay in progress and the fourth is answered 503 at once.
+void tst_IsWeb::fourthRequestOverLimitOfThreeGets503()
+{
+    startServer(QStringLiteral("DAQ"), {QStringLiteral("--http-port"), QString::number(m_http),
+                                        QStringLiteral("--http-max-requests"), QStringLiteral("3")});
+    QProcess *slow = startServer(QStringLiteral("Slow"));
+    QVERIFY(waitForServer(QStringLiteral("DAQ")));
+    QVERIFY(waitForServer(QStringLiteral("Slow")));
+    QVERIFY(ProcessFixture::waitForPort(m_http, 5000));
+    QCOMPARE(httpGet(m_http, "/is/Slow/Slow.Statistics").status, 200); // the path to Slow is known
+    QCOMPARE(::kill(pid_t(slow->processId()), SIGSTOP), 0);
+
+    HttpConnection held[3];
+    for (HttpConnection &c : held) {
+        QVERIFY(c.open(m_http));
+        c.send("GET", "/is/Slow/Slow.Statistics");
+    }
+    QTest::qWait(300);
+    for (HttpConnection &c : held)
+        QVERIFY(!c.hasReply()); // all three in progress
+
+    HttpReply r = httpGet(m_http, "/is/DAQ/DAQ.Statistics");
+    QCOMPARE(r.status, 503);
+    QVERIFY2(r.body.contains("3 requests in progress (limit 3)"), r.body);
+
+    QCOMPARE(::kill(pid_t(slow->processId()), SIGCONT), 0);
+    for (HttpConnection &c : held) {
+        r = c.wait(10000);
+        QVERIFY2(r.status == 200 || r.status == 504, r.head); // answered, or timed out while stopped
+    }
+    // Below the limit again.
+    QCOMPARE(httpGet(m_http, "/is/DAQ/DAQ.Statistics").status, 200);
+}
+
+namespace {
+struct WsClient
+{
+    QWebSocket socket;
+    QList<QJsonObject> received;
+    bool closed = false;
+    WsClient()
+    {
+        QObject::connect(&socket, &QWebSocket::textMessageReceived, &socket, [this](const QString &t) {
+            received.append(QJsonDocument::fromJson(t.toUtf8()).object());
+        });
+        QObject::connect(&socket, &QWebSocket::disconnected, &socket, [this] { closed = true; });
+    }
+    QList<QJsonObject> events(const QString &event) const
+    {
+        QList<QJsonObject> out;
+        for (const QJsonObject &o : received)
+            if (o.value(QLatin1String("event")).toString() == event)
+                out.append(o);
+        return out;
+    }
+    int indexOf(const QString &event, const QString &name = {}) const
+    {
+        for (int i = 0; i < received.size(); ++i)
+            if (received.at(i).value(QLatin1String("event")).toString() == event &&
+                (name.isEmpty() || received.at(i).value(QLatin1String("name")).toString() == name))
+                return i;
+        return -1;
+    }
+};
+} // namespace
+
+void tst_IsWeb::webSocketSubscribeCreateUpdateRemove()
+{
+    fill();
+    WsClient ws;
+    ws.socket.open(QUrl(QStringLiteral("ws://127.0.0.1:%1/is/ws").arg(m_http)));
+    QTRY_COMPARE_WITH_TIMEOUT(ws.socket.state(), QAbstractSocket::ConnectedState, 5000);
+    ws.socket.sendTextMessage(QStringLiteral("{\"server\": \"DAQ\", \"regex\": \"R.*|New.*\"}"));
+    QTRY_VERIFY_WITH_TIMEOUT(ws.indexOf(QStringLiteral("synced")) >= 0, 5000);
+    QCOMPARE(ws.received.first().value(QLatin1String("event")).toString(), QStringLiteral("subscribed"));
+    QCOMPARE(ws.received.first().value(QLatin1String("objects")).toInt(), 2);
+    const QList<QJsonObject> current = ws.events(QStringLiteral("value"));
+    QCOMPARE(current.size(), 2);
+    QCOMPARE(current.at(0).value(QLatin1String("name")).toString(), QStringLiteral("DAQ.Readout1"));
+    QCOMPARE(current.at(1).value(QLatin1String("name")).toString(), QStringLiteral("DAQ.RunInfo"));
+    QCOMPARE(current.at(1).value(QLatin1String("value")).toObject().value(QLatin1String("activeTime")).toInt(), 22317);
+
+    // create, update, remove; and a change that does not match is not sent.
+    is::Object run = is::Object::create(m_dict->types(), QStringLiteral("RunInfo"));
+    QVERIFY(run.set<quint32>(QStringLiteral("runNumber"), 1));
+    QVERIFY(m_dict->insertSync(QStringLiteral("DAQ.NewRun"), run).isOk());
+    QVERIFY(m_dict->insertSync(QStringLiteral("DAQ.Other"), run).isOk());
+    QVERIFY(run.set<quint32>(QStringLiteral("runNumber"), 2));
+    QVERIFY(m_dict->updateSync(QStringLiteral("DAQ.NewRun"), run).isOk());
+    QVERIFY(m_dict->removeSync(QStringLiteral("DAQ.NewRun")).isOk());
+    QTRY_VERIFY_WITH_TIMEOUT(ws.indexOf(QStringLiteral("removed")) >= 0, 5000);
+    const int created = ws.indexOf(QStringLiteral("created"), QStringLiteral("DAQ.NewRun"));
+    const int updated = ws.indexOf(QStringLiteral("updated"), QStringLiteral("DAQ.NewRun"));
+    const int removed = ws.indexOf(QStringLiteral("removed"), QStringLiteral("DAQ.NewRun"));
+    QVERIFY(created > 0 && created < updated && updated < removed);
+    QCOMPARE(ws.received.at(created).value(QLatin1String("type")).toString(), QStringLiteral("RunInfo"));
+    QCOMPARE(ws.received.at(created).value(QLatin1String("value")).toObject().value(QLatin1String("runNumber")).toInt(), 1);
+    QCOMPARE(ws.received.at(updated).value(QLatin1String("value")).toObject().value(QLatin1String("runNumber")).toInt(), 2);
+    QVERIFY(!ws.received.at(removed).contains(QLatin1String("value")));
+    QCOMPARE(ws.indexOf(QStringLiteral("created"), QStringLiteral("DAQ.Other")), -1);
+
+    // A new criteria message replaces the subscription: by type, with subtypes.
+    ws.received.clear();
+    ws.socket.sendTextMessage(QStringLiteral("{\"type\": \"ProcessStats\", \"subtypes\": true}"));
+    QTRY_VERIFY_WITH_TIMEOUT(ws.indexOf(QStringLiteral("synced")) >= 0, 5000);
+    QCOMPARE(ws.events(QStringLiteral("value")).size(), 2);
+    QVERIFY(m_dict->updateSync(QStringLiteral("DAQ.RunInfo"), run).isOk()); // no longer matching
+    is::Object rs = is::Object::create(m_dict->types(), QStringLiteral("ReadoutStats"));
+    QVERIFY(m_dict->updateSync(QStringLiteral("DAQ.Readout1"), rs).isOk());
+    QTRY_VERIFY_WITH_TIMEOUT(ws.indexOf(QStringLiteral("updated"), QStringLiteral("DAQ.Readout1")) >= 0, 5000);
+    QCOMPARE(ws.indexOf(QStringLiteral("updated"), QStringLiteral("DAQ.RunInfo")), -1);
+
+    // Another server, through its own subscription stream.
+    startServer(QStringLiteral("RunParams"));
+    QVERIFY(waitForServer(QStringLiteral("RunParams")));
+    QVERIFY(m_dict->insertSync(QStringLiteral("RunParams.RunInfo"), run).isOk());
+    ws.received.clear();
+    ws.socket.sendTextMessage(QStringLiteral("{\"server\": \"RunParams\", \"regex\": \"Run.*\"}"));
+    QTRY_VERIFY_WITH_TIMEOUT(ws.indexOf(QStringLiteral("synced")) >= 0, 10000);
+    QVERIFY(ws.indexOf(QStringLiteral("created"), QStringLiteral("RunParams.RunInfo")) >= 0); // the snapshot
+    QVERIFY(run.set<quint32>(QStringLiteral("runNumber"), 3));
+    QVERIFY(m_dict->updateSync(QStringLiteral("RunParams.RunInfo"), run).isOk());
+    QTRY_VERIFY_WITH_TIMEOUT(ws.indexOf(QStringLiteral("updated"), QStringLiteral("RunParams.RunInfo")) >= 0, 5000);
+    QCOMPARE(ws.received.at(ws.indexOf(QStringLiteral("updated"), QStringLiteral("RunParams.RunInfo")))
+                 .value(QLatin1String("value")).toObject().value(QLatin1String("runNumber")).toInt(),
+             3);
+}
+
+void tst_IsWeb::webSocketBadInputAndLimits()
+{
+    startServer(QStringLiteral("DAQ"), {QStringLiteral("--http-port"), QString::number(m_http),
+                                        QStringLiteral("--http-max-websockets"), QStringLiteral("2")});
+    QVERIFY(waitForServer(QStringLiteral("DAQ")));
+    QVERIFY(ProcessFixture::waitForPort(m_http, 5000));
+    const QUrl url(QStringLiteral("ws://127.0.0.1:%1/is/ws").arg(m_http));
+    WsClient a, b, c;
+    a.socket.open(url);
+    QTRY_COMPARE_WITH_TIMEOUT(a.socket.state(), QAbstractSocket::ConnectedState, 5000);
+
+    // Bad input: an error event each, the connection stays.
+    const QStringList bad{QStringLiteral("{not json"), QStringLiteral("[1,2]"), QStringLiteral("{\"regex\": \"(\"}"),
+                          QStringLiteral("{\"type\": \"Nope\"}"), QStringLiteral("{\"regex\": 5}"),
+                          QStringLiteral("{\"bogus\": 1}"), QStringLiteral("{\"server\": \"a.b\"}")};
+    for (const QString &m : bad)
+        a.socket.sendTextMessage(m);
+    a.socket.sendBinaryMessage(QByteArray("\x00\x01", 2));
+    QTRY_COMPARE_WITH_TIMEOUT(a.events(QStringLiteral("error")).size(), bad.size() + 1, 5000);
+    const QList<QJsonObject> errors = a.events(QStringLiteral("error"));
+    QVERIFY(errors.at(0).value(QLatin1String("error")).toString().contains(QLatin1String("bad JSON")));
+    QVERIFY(errors.at(2).value(QLatin1String("error")).toString().contains(QLatin1String("bad regular expression")));
+    QVERIFY(errors.at(3).value(QLatin1String("error")).toString().contains(QLatin1String("unknown type")));
+    QVERIFY(!a.closed);
+    // A message over 64 KB closes the connection (Qt WebSockets: "too much data").
+    WsClient big;
+    big.socket.open(url);
+    QTRY_COMPARE_WITH_TIMEOUT(big.socket.state(), QAbstractSocket::ConnectedState, 5000);
+    big.socket.sendTextMessage(QString(100000, QLatin1Char('x')));
+    QTRY_VERIFY_WITH_TIMEOUT(big.closed, 5000);
+    QCOMPARE(big.socket.closeCode(), QWebSocketProtocol::CloseCodeTooMuchData);
+
+    // Two clients at most: the third is closed with a reason.
+    b.socket.open(url);
+    QTRY_COMPARE_WITH_TIMEOUT(b.socket.state(), QAbstractSocket::ConnectedState, 5000);
+    c.socket.open(url);
+    QTRY_VERIFY_WITH_TIMEOUT(c.closed, 5000);
+    QCOMPARE(int(c.socket.closeCode()), 4503);
+    QVERIFY2(c.socket.closeReason().contains(QLatin1String("too many WebSocket clients (limit 2)")),
+             qPrintable(c.socket.closeReason()));
+    QVERIFY(!a.closed && !b.closed);
+    // A slot is free again when a client leaves.
+    b.socket.close();
+    QTRY_VERIFY_WITH_TIMEOUT(b.closed, 5000);
+    WsClient d;
+    d.socket.open(url);
+    QTRY_COMPARE_WITH_TIMEOUT(d.socket.state(), QAbstractSocket::ConnectedState, 5000);
+    d.socket.sendTextMessage(QStringLiteral("{}"));
+    QTRY_VERIFY_WITH_TIMEOUT(d.indexOf(QStringLiteral("synced")) >= 0, 5000);
+    QVERIFY(!d.closed);
+
+    // Another path is refused with a reason.
+    WsClient e;
+    e.socket.open(QUrl(QStringLiteral("ws://127.0.0.1:%1/elsewhere").arg(m_http)));
+    QTRY_VERIFY_WITH_TIMEOUT(e.closed, 5000);
+    QVERIFY2(e.socket.closeReason().contains(QLatin1String("/is/ws")), qPrintable(e.socket.closeReason()));
+}
+
+QTEST_GUILESS_MAIN(tst_IsWeb)
+#include "tst_isweb.moc"
