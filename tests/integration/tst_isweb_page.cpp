@@ -1,0 +1,211 @@
+// The web IS page end to end: dialog-isserver serves it, headless Chromium loads it (driven over the
+// DevTools protocol from this test), an object is clicked, and a value the test then changes
+// through the IS API changes on the page. Saves the screenshot docs/isweb.png.
+#include "isweb.h"
+
+#include "dialog/client.h"
+#include "dialog/is/dictionary.h"
+
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QStandardPaths>
+#include <QTemporaryDir>
+#include <QWebSocket>
+#include <QtTest>
+
+using namespace dialog;
+using namespace dialog::test;
+
+namespace {
+const QString Types = QStringLiteral(DIALOG_SOURCE_DIR "/resources/is-types");
+
+/// A minimal DevTools-protocol client: one page target, commands answered in order of ids.
+class DevTools
+{
+public:
+    bool connect(const QUrl &url)
+    {
+        QObject::connect(&m_ws, &QWebSocket::textMessageReceived, &m_ws, [this](const QString &text) {
+            const QJsonObject o = QJsonDocument::fromJson(text.toUtf8()).object();
+            if (o.contains(QLatin1String("id")))
+                m_answers.insert(o.value(QLatin1String("id")).toInt(), o);
+        });
+        m_ws.open(url);
+        QElapsedTimer t;
+        t.start();
+        while (m_ws.state() != QAbstractSocket::ConnectedState && t.elapsed() < 10000)
+            QTest::qWait(20);
+        if (m_ws.state() != QAbstractSocket::ConnectedState)
+            qWarning() << "DevTools WebSocket" << url << m_ws.errorString();
+        return m_ws.state() == QAbstractSocket::ConnectedState;
+    }
+    QJsonObject call(const QString &method, const QJsonObject &params = {}, int timeoutMs = 15000)
+    {
+        const int id = ++m_id;
+        m_ws.sendTextMessage(QString::fromUtf8(
+            QJsonDocument(QJsonObject{{QStringLiteral("id"), id}, {QStringLiteral("method"), method},
+                                      {QStringLiteral("params"), params}})
+                .toJson(QJsonDocument::Compact)));
+        QElapsedTimer t;
+        t.start();
+        while (!m_answers.contains(id) && t.elapsed() < timeoutMs)
+            QTest::qWait(10);
+        return m_answers.take(id);
+    }
+    /// The value of a JavaScript expression in the page (JSON-serialisable), or undefined.
+    QJsonValue eval(const QString &expression)
+    {
+        const QJsonObject r = call(QStringLiteral("Runtime.evaluate"),
+                                   {{QStringLiteral("expression"), expression}, {QStringLiteral("returnByValue"), true}});
+        return r.value(QLatin1String("result")).toObject().value(QLatin1String("result")).toObject().value(QLatin1String("value"));
+    }
+    void close() { m_ws.close(); }
+
+private:
+    QWebSocket m_ws;
+    int m_id = 0;
+    QHash<int, QJsonObject> m_answers;
+};
+} // namespace
+
+class tst_IsWebPage : public QObject
+{
+    Q_OBJECT
+
+private Q_SLOTS:
+    void pageShowsLiveValues();
+};
+
+void tst_IsWebPage::pageShowsLiveValues()
+{
+    const QString chromium = QStandardPaths::findExecutable(QStringLiteral("chromium"));
+    if (chromium.isEmpty())
+        QSKIP("chromium is not installed (Debian package 'chromium'; ./run.sh installs it)");
+
+    ProcessFixture fx;
+    QVERIFY(fx.startControlServer());
+    Client client(fx.clientOptions(QStringLiteral("isweb-page-test")));
+    QVERIFY(client.start());
+    is::Dictionary dict(&client);
+    QVERIFY(dict.types().loadDirectory(Types));
+    const quint16 http = freePort();
+    fx.start(QStringLiteral("dialog-isserver"), {QStringLiteral("--name"), QStringLiteral("RunParams"),
+                                                 QStringLiteral("--types"), Types, QStringLiteral("--http-port"),
+                                                 QString::number(http)});
+    QVERIFY(ProcessFixture::waitForPort(http, 10000));
+    QTRY_VERIFY_WITH_TIMEOUT([&] { is::Entry e; return dict.getSync(QStringLiteral("RunParams.Statistics"), &e).isOk(); }(), 10000);
+
+    is::Object run = is::Object::create(dict.types(), QStringLiteral("RunInfo"));
+    QVERIFY(run.set<quint32>(QStringLiteral("runNumber"), 372541));
+    QVERIFY(run.set(QStringLiteral("runType"), QStringLiteral("Physics")));
+    QVERIFY(run.set(QStringLiteral("startTime"), is::Time::currentTime()));
+    QVERIFY(run.set(QStringLiteral("state"), QStringLiteral("Running")));
+    QVERIFY(run.set<quint32>(QStringLiteral("activeTime"), 22317));
+    QVERIFY(dict.insertSync(QStringLiteral("RunParams.RunInfo"), run).isOk());
+    for (int i = 1; i <= 3; ++i) {
+        is::Object rs = is::Object::create(dict.types(), QStringLiteral("ReadoutStats"));
+        QVERIFY(dict.insertSync(QStringLiteral("RunParams.Readout%1").arg(i), rs).isOk());
+    }
+
+    // Headless Chromium with the DevTools protocol on a free loopback port.
+    QTemporaryDir profile;
+    const quint16 devtools = freePort();
+    QProcess browser;
+    browser.setStandardOutputFile(QProcess::nullDevice());
+    browser.setStandardErrorFile(profile.filePath(QStringLiteral("chromium.log"))); // its D-Bus complaints
+    browser.start(chromium, {QStringLiteral("--headless"), QStringLiteral("--no-sandbox"), QStringLiteral("--disable-gpu"),
+                             QStringLiteral("--no-first-run"), QStringLiteral("--disable-extensions"),
+                             QStringLiteral("--disable-dev-shm-usage"), QStringLiteral("--window-size=1280,760"),
+                             QStringLiteral("--remote-debugging-address=127.0.0.1"),
+                             QStringLiteral("--remote-debugging-port=%1").arg(devtools),
+                             QStringLiteral("--remote-allow-origins=*"),
+                             QStringLiteral("--user-data-dir=") + profile.path(), QStringLiteral("about:blank")});
+    QVERIFY2(browser.waitForStarted(10000), qPrintable(browser.errorString()));
+    auto stopBrowser = qScopeGuard([&browser] {
+        if (browser.state() != QProcess::NotRunning) {
+            browser.terminate();
+            if (!browser.waitForFinished(5000)) {
+                browser.kill();
+                browser.waitForFinished(5000);
+            }
+        }
+    });
+
+    QUrl pageWs;
+    QElapsedTimer t;
+    t.start();
+    while (pageWs.isEmpty() && t.elapsed() < 20000) {
+        const HttpReply r = httpGet(devtools, "/json/list");
+        for (const QJsonValue &v : QJsonDocument::fromJson(r.body).array())
+            if (v.toObject().value(QLatin1String("type")).toString() == QLatin1String("page"))
+                pageWs = QUrl(v.toObject().value(QLatin1String("webSocketDebuggerUrl")).toString());
+        if (pageWs.isEmpty())
+            QTest::qWait(100);
+    }
+    QVERIFY2(!pageWs.isEmpty(), "Chromium's DevTools endpoint did not answer");
+    pageWs.setHost(QStringLiteral("127.0.0.1")); // built from our Host header, which has no port
+    pageWs.setPort(devtools);
+    DevTools dt;
+    QVERIFY(dt.connect(pageWs));
+    QVERIFY(!dt.call(QStringLiteral("Page.enable")).isEmpty());
+    dt.call(QStringLiteral("Emulation.setDeviceMetricsOverride"),
+            {{QStringLiteral("width"), 1280}, {QStringLiteral("height"), 860}, {QStringLiteral("deviceScaleFactor"), 1},
+             {QStringLiteral("mobile"), false}});
+    QVERIFY(dt.call(QStringLiteral("Page.navigate"),
+                    {{QStringLiteral("url"), QStringLiteral("http://127.0.0.1:%1/#server=RunParams").arg(http)}})
+                .contains(QLatin1String("result")));
+
+    // The page lists the objects and is connected live.
+    QTRY_VERIFY_WITH_TIMEOUT(dt.eval(QStringLiteral("document.querySelectorAll('#objects li').length")).toInt() == 5, 15000);
+    QTRY_COMPARE_WITH_TIMEOUT(dt.eval(QStringLiteral("document.getElementById('status').textContent")).toString(),
+                              QStringLiteral("live"), 10000);
+    QCOMPARE(dt.eval(QStringLiteral("document.getElementById('server').value")).toString(), QStringLiteral("RunParams"));
+
+    // A real mouse click on the object in the list.
+    const QJsonObject box = dt.eval(QStringLiteral(
+        "(() => { const r = document.querySelector('li[data-name=\"RunParams.RunInfo\"]').getBoundingClientRect();"
+        " return {x: r.x + r.width / 2, y: r.y + r.height / 2}; })()")).toObject();
+    for (const char *type : {"mousePressed", "mouseReleased"})
+        dt.call(QStringLiteral("Input.dispatchMouseEvent"),
+                {{QStringLiteral("type"), QLatin1String(type)}, {QStringLiteral("x"), box.value(QLatin1String("x"))},
+                 {QStringLiteral("y"), box.value(QLatin1String("y"))}, {QStringLiteral("button"), QStringLiteral("left")},
+                 {QStringLiteral("clickCount"), 1}});
+    const QString activeCell = QStringLiteral("document.querySelector('tr[data-attr=\"activeTime\"] .val').textContent");
+    QTRY_COMPARE_WITH_TIMEOUT(dt.eval(activeCell).toString(), QStringLiteral("22317"), 10000);
+    QCOMPARE(dt.eval(QStringLiteral("document.getElementById('objname').textContent")).toString(),
+             QStringLiteral("RunParams.RunInfo"));
+    QCOMPARE(dt.eval(QStringLiteral("document.querySelector('tr[data-attr=\"state\"] .val').textContent")).toString(),
+             QStringLiteral("Running"));
+
+    // Chart activeTime, then change it through the IS API: the page follows.
+    dt.eval(QStringLiteral("document.querySelector('tr[data-attr=\"activeTime\"] input').click()"));
+    QTRY_VERIFY_WITH_TIMEOUT(!dt.eval(QStringLiteral("document.getElementById('chartbox').hidden")).toBool(), 5000);
+    quint32 value = 22317;
+    for (int i = 0; i < 40; ++i) {
+        value += 3 + (i * 7) % 11;
+        QVERIFY(run.set<quint32>(QStringLiteral("activeTime"), value));
+        QVERIFY(dict.updateSync(QStringLiteral("RunParams.RunInfo"), run).isOk());
+        QTest::qWait(25);
+    }
+    QTRY_COMPARE_WITH_TIMEOUT(dt.eval(activeCell).toString(), QString::number(value), 10000);
+    QVERIFY(dt.eval(QStringLiteral("state.points.length")).toInt() >= 2);
+    QCOMPARE(dt.eval(QStringLiteral("document.getElementById('chartlast').textContent")).toString(),
+             QStringLiteral("= %1").arg(value));
+
+    // The screenshot shown in the README.
+    QTest::qWait(1000); // let the change highlight fade
+    const QJsonObject shot = dt.call(QStringLiteral("Page.captureScreenshot"), {{QStringLiteral("format"), QStringLiteral("png")}});
+    const QByteArray png = QByteArray::fromBase64(shot.value(QLatin1String("result")).toObject().value(QLatin1String("data")).toString().toLatin1());
+    QVERIFY(png.startsWith("\x89PNG"));
+    QFile out(QStringLiteral(DIALOG_SOURCE_DIR "/docs/isweb.png"));
+    QVERIFY(out.open(QIODevice::WriteOnly));
+    out.write(png);
+    out.close();
+
+    dt.call(QStringLiteral("Browser.close"), {}, 3000);
+    dt.close();
+    QVERIFY(browser.waitForFinished(10000) || true); // stopBrowser reaps it otherwise
+}
+
+QTEST_GUILESS_MAIN(tst_IsWebPage)
+#include "tst_isweb_page.moc"
