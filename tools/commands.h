@@ -18,6 +18,8 @@ int up(const QStringList &args);
 int down(const QStringList &args);
 /// The IS benchmarks (is-fanout, is-latency) and their child processes (is-sender, is-subscriber).
 int benchIs(const QString &test, const QStringList &args);
+/// HTTP GET throughput of the web IS (cmd_bench_http.cpp).
+int benchIsHttp(const QStringList &args);
 
 /// Prints "dialog VERB: why" on stderr and returns 1.
 int fail(const QString &verb, const QString &why);
