@@ -34,6 +34,7 @@ private Q_SLOTS:
     void fourthRequestOverLimitOfThreeGets503();
     void webSocketSubscribeCreateUpdateRemove();
     void webSocketBadInputAndLimits();
+    void slowWebSocketClientIsCoalesced();
 
 private:
     QProcess *startServer(const QString &name, const QStringList &extra = {});
@@ -43,6 +44,7 @@ private:
     std::unique_ptr<Client> m_client;
     std::unique_ptr<is::Dictionary> m_dict;
     quint16 m_http = 0;
+    QProcess *m_server = nullptr;
 };
 
 namespace {
@@ -117,7 +119,7 @@ bool tst_IsWeb::waitForServer(const QString &name, int timeoutMs)
 // DAQ with the web IS on m_http: a RunInfo, two ProcessStats-family objects.
 void tst_IsWeb::fill()
 {
-    startServer(QStringLiteral("DAQ"), {QStringLiteral("--http-port"), QString::number(m_http)});
+    m_server = startServer(QStringLiteral("DAQ"), {QStringLiteral("--http-port"), QString::number(m_http)});
     QVERIFY(waitForServer(QStringLiteral("DAQ")));
     QVERIFY(ProcessFixture::waitForPort(m_http, 5000));
     is::Object run = is::Object::create(m_dict->types(), QStringLiteral("RunInfo"));
@@ -601,6 +603,122 @@ void tst_IsWeb::webSocketBadInputAndLimits()
     e.socket.open(QUrl(QStringLiteral("ws://127.0.0.1:%1/elsewhere").arg(m_http)));
     QTRY_VERIFY_WITH_TIMEOUT(e.closed, 5000);
     QVERIFY2(e.socket.closeReason().contains(QLatin1String("/is/ws")), qPrintable(e.socket.closeReason()));
+}
+
+namespace {
+qint64 rssKb(qint64 pid)
+{
+    QFile f(QStringLiteral("/proc/%1/status").arg(pid));
+    if (!f.open(QIODevice::ReadOnly))
+        return -1;
+    for (const QByteArray &line : f.readAll().split('\n'))
+        if (line.startsWith("VmRSS:"))
+            return line.mid(6).trimmed().split(' ').first().toLongLong();
+    return -1;
+}
+
+/// Text messages of the server-to-client (unmasked) WebSocket frames at the front of @p buffer.
+QList<QByteArray> takeMessages(QByteArray &buffer, QByteArray &partial)
+{
+    QList<QByteArray> out;
+    for (;;) {
+        if (buffer.size() < 2)
+            return out;
+        const quint8 b0 = quint8(buffer[0]), b1 = quint8(buffer[1]);
+        qint64 length = b1 & 0x7f;
+        int header = 2;
+        if (length == 126) {
+            if (buffer.size() < 4)
+                return out;
+            length = (quint8(buffer[2]) << 8) | quint8(buffer[3]);
+            header = 4;
+        } else if (length == 127) {
+            if (buffer.size() < 10)
+                return out;
+            length = 0;
+            for (int i = 2; i < 10; ++i)
+                length = (length << 8) | quint8(buffer[i]);
+            header = 10;
+        }
+        if (buffer.size() < header + length)
+            return out;
+        partial += buffer.mid(header, length);
+        buffer.remove(0, header + length);
+        if (b0 & 0x80) { // FIN
+            if ((b0 & 0x0f) == 0x1 || (b0 & 0x0f) == 0x0)
+                out.append(partial);
+            partial.clear();
+        }
+    }
+}
+} // namespace
+
+// A client that does not read: the server keeps at most one message per object for it (coalesced),
+// stays responsive, its memory does not grow with the changes, and the client ends with the newest value.
+void tst_IsWeb::slowWebSocketClientIsCoalesced()
+{
+    fill();
+    QTcpSocket raw;
+    raw.setReadBufferSize(4096); // Qt stops reading from the kernel: the connection fills up
+    raw.connectToHost(QHostAddress::LocalHost, m_http);
+    QVERIFY(raw.waitForConnected(5000));
+    raw.write("GET /is/ws HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+              "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n");
+    QByteArray in;
+    QElapsedTimer t;
+    t.start();
+    while (!in.contains("\r\n\r\n") && t.elapsed() < 5000) {
+        raw.waitForReadyRead(50);
+        in += raw.read(4096);
+    }
+    QVERIFY2(in.startsWith("HTTP/1.1 101"), in);
+    in.remove(0, in.indexOf("\r\n\r\n") + 4);
+    // A masked text frame with the criteria.
+    const QByteArray criteria = "{\"regex\": \"RunInfo\"}";
+    const char mask[4] = {0x11, 0x22, 0x33, 0x44};
+    QByteArray frame;
+    frame.append(char(0x81)).append(char(0x80 | criteria.size())).append(mask, 4);
+    for (int i = 0; i < criteria.size(); ++i)
+        frame.append(char(criteria[i] ^ mask[i % 4]));
+    raw.write(frame);
+    QVERIFY(raw.waitForBytesWritten(5000));
+    QTest::qWait(200);
+
+    const qint64 rssBefore = rssKb(m_server->processId());
+    is::Object run = is::Object::create(m_dict->types(), QStringLiteral("RunInfo"));
+    const int updates = 3000;
+    const QString filler(16 * 1024, QLatin1Char('x')); // 3000 x 16 KB = 48 MB of notifications
+    for (int i = 1; i <= updates; ++i) {
+        QVERIFY(run.set<quint32>(QStringLiteral("runNumber"), quint32(i)));
+        QVERIFY(run.set(QStringLiteral("runType"), filler));
+        QVERIFY(m_dict->updateSync(QStringLiteral("DAQ.RunInfo"), run).isOk());
+    }
+    QElapsedTimer http;
+    http.start();
+    QCOMPARE(httpGet(m_http, "/is/DAQ/DAQ.Control1").status, 200); // the server is not stuck
+    QVERIFY(http.elapsed() < 2000);
+    const qint64 growthKb = rssKb(m_server->processId()) - rssBefore;
+    QVERIFY2(growthKb < 20 * 1024, qPrintable(QStringLiteral("server RSS grew by %1 KB").arg(growthKb)));
+
+    // Now read everything: the newest value arrives, after fewer messages than changes, in order.
+    raw.setReadBufferSize(0);
+    QByteArray partial;
+    QList<quint32> seen;
+    t.restart();
+    while ((seen.isEmpty() || seen.last() != quint32(updates)) && t.elapsed() < 30000) {
+        raw.waitForReadyRead(50);
+        in += raw.readAll();
+        for (const QByteArray &m : takeMessages(in, partial)) {
+            const QJsonObject o = QJsonDocument::fromJson(m).object();
+            if (o.value(QLatin1String("event")).toString() == QLatin1String("updated"))
+                seen << quint32(o.value(QLatin1String("value")).toObject().value(QLatin1String("runNumber")).toInt());
+        }
+    }
+    QVERIFY(!seen.isEmpty());
+    QCOMPARE(seen.last(), quint32(updates));
+    QVERIFY2(seen.size() < updates, qPrintable(QStringLiteral("%1 messages for %2 changes").arg(seen.size()).arg(updates)));
+    QVERIFY(std::is_sorted(seen.begin(), seen.end()));
+    qInfo() << "slow client: received" << seen.size() << "of" << updates << "changes; server RSS grew" << growthKb << "KB";
 }
 
 QTEST_GUILESS_MAIN(tst_IsWeb)
