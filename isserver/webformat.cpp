@@ -85,20 +85,20 @@ void writeObject(QXmlStreamWriter &w, const is::Object &object, const QString &n
     w.writeEndElement();
 }
 
+// Written to a QString and encoded once: a QIODevice behind the writer costs a call chain per token.
 struct Document
 {
-    QByteArray bytes;
-    QXmlStreamWriter w{&bytes};
+    QString text;
+    QXmlStreamWriter w{&text};
     Document()
     {
         w.setAutoFormatting(true);
         w.setAutoFormattingIndent(1);
-        w.writeStartDocument();
     }
     QByteArray finish()
     {
         w.writeEndDocument();
-        return bytes;
+        return "<?xml version=\"1.0\" encoding=\"UTF-8\"?>" + text.toUtf8();
     }
 };
 

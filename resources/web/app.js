@@ -7,6 +7,7 @@ const $ = (id) => document.getElementById(id);
 const state = { server: '', object: '', type: null, chart: '', points: [], ws: null, updates: 0, wsRetry: 500 };
 const NUMERIC = new Set(['s8', 'u8', 's16', 'u16', 's32', 'u32', 's64', 'u64', 'float', 'double']);
 const MAX_POINTS = 600;
+const MAX_ROWS = 1000; // rows shown in the list; narrow the filter for more
 
 function readHash() {
   const h = new URLSearchParams(location.hash.slice(1));
@@ -71,8 +72,9 @@ async function loadObjects() {
   try {
     const data = await getJson('is/' + encodeURIComponent(state.server) + (q.toString() ? '?' + q : ''));
     $('filter').classList.remove('invalid');
-    renderList(data.objects);
-    $('listinfo').textContent = `${data.objects.length} object(s) on ${state.server}`;
+    renderList(data.objects.slice(0, MAX_ROWS));
+    $('listinfo').textContent = `${data.objects.length} object(s) on ${state.server}` +
+      (data.objects.length > MAX_ROWS ? ` — the first ${MAX_ROWS} shown, narrow the filter` : '');
   } catch (e) {
     $('filter').classList.toggle('invalid', /regular expression/.test(e.message));
     $('listinfo').textContent = e.message;
