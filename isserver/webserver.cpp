@@ -217,22 +217,44 @@ void WebServer::finish(const Target &t, const Answer &a)
     out += "\r\n";
     if (!t.head)
         out += a.body;
-    s->write(out);
-    if (t.close)
-        s->disconnectFromHost();
+    t.slot->bytes = out;
+    t.slot->ready = true;
+    t.slot->close = t.close;
+    QList<std::shared_ptr<Slot>> &queue = m_pipelines[s];
+    while (!queue.isEmpty() && queue.first()->ready) {
+        const std::shared_ptr<Slot> next = queue.takeFirst();
+        s->write(next->bytes);
+        if (next->close) {
+            queue.clear();
+            s->disconnectFromHost();
+        }
+    }
+}
+
+WebServer::Target WebServer::target(QTcpSocket *socket)
+{
+    Target t;
+    t.socket = socket;
+    t.slot = std::make_shared<Slot>();
+    auto it = m_pipelines.find(socket);
+    if (it == m_pipelines.end()) {
+        it = m_pipelines.insert(socket, {});
+        connect(socket, &QObject::destroyed, this, [this, socket] { m_pipelines.remove(socket); });
+    }
+    it->append(t.slot);
+    return t;
 }
 
 void WebServer::missingHandler(const QHttpServerRequest &, QTcpSocket *socket)
 {
     // Not reached: handleRequest() answers every request.
     ++m_inProgress;
-    finish(Target{socket}, error(404, QStringLiteral("no such resource")));
+    finish(target(socket), error(404, QStringLiteral("no such resource")));
 }
 
 bool WebServer::handleRequest(const QHttpServerRequest &request, QTcpSocket *socket)
 {
-    Target t;
-    t.socket = socket;
+    Target t = target(socket);
     t.close = header(request, "connection").compare("close", Qt::CaseInsensitive) == 0;
     ++m_inProgress;
     const auto method = request.method();

@@ -6,6 +6,7 @@
 
 #include <QAbstractHttpServer>
 #include <QWebSocketServer>
+#include <QHash>
 #include <QPointer>
 #include <QString>
 #include <memory>
@@ -68,10 +69,19 @@ private:
         QByteArray body;
         QList<QPair<QByteArray, QByteArray>> headers;
     };
+    /// An answer's place in its connection: answers leave in the order of the requests (HTTP/1.1
+    /// pipelining), also when a later request is answered first.
+    struct Slot
+    {
+        QByteArray bytes;
+        bool ready = false;
+        bool close = false;
+    };
     /// Where and how an answer goes: taken at the request, used once when the answer is ready.
     struct Target
     {
         QPointer<QTcpSocket> socket;
+        std::shared_ptr<Slot> slot;
         bool head = false;
         bool close = false;
         bool json = false;
@@ -81,6 +91,7 @@ private:
     static Answer ok(const Target &t, const QByteArray &xml, const QJsonObject &json);
     /// Writes @p answer and ends the request (in progress count).
     void finish(const Target &target, const Answer &answer);
+    Target target(QTcpSocket *socket);
 
     void route(const Target &target, const QHttpServerRequest &request, const QStringList &segments);
     void serveServers(const Target &target);
@@ -97,6 +108,7 @@ private:
     QTcpServer *m_tcp = nullptr;
     QWebSocketServer m_webSockets;
     int m_inProgress = 0;
+    QHash<QTcpSocket *, QList<std::shared_ptr<Slot>>> m_pipelines; // answers not yet written, per connection
 };
 
 } // namespace dialog::isd

@@ -347,6 +347,7 @@ void tst_IsWeb::otherServerThroughTheDictionary()
     QCOMPARE(r.status, 200);
     QCOMPARE(json(r).value(QLatin1String("objects")).toArray().size(), 1);
     QCOMPARE(httpGet(m_http, "/is/RunParams/RunParams.Missing").status, 404);
+
     // Both servers with their counts (the other's from its statistics, refreshed every second).
     QTRY_VERIFY_WITH_TIMEOUT(
         [&] {
@@ -443,12 +444,22 @@ void tst_IsWeb::fourthRequestOverLimitOfThreeGets503()
     HttpReply r = httpGet(m_http, "/is/DAQ/DAQ.Statistics");
     QCOMPARE(r.status, 503);
     QVERIFY2(r.body.contains("3 requests in progress (limit 3)"), r.body);
+    // A request pipelined behind a held one: its answer (ready at once) waits for the first one's.
+    held[0].send("GET", "/is/DAQ/DAQ.Statistics");
+    QTest::qWait(200);
+    QVERIFY(!held[0].hasReply());
 
     QCOMPARE(::kill(pid_t(slow->processId()), SIGCONT), 0);
     for (HttpConnection &c : held) {
         r = c.wait(10000);
         QVERIFY2(r.status == 200 || r.status == 504, r.head); // answered, or timed out while stopped
+        if (r.status == 200)
+            QVERIFY(r.body.contains("<obj name=\"Slow.Statistics\""));
     }
+    r = held[0].wait(10000);
+    QVERIFY2(r.status == 503 || r.status == 200, r.head); // the pipelined one, after
+    if (r.status == 200)
+        QVERIFY(r.body.contains("<obj name=\"DAQ.Statistics\""));
     // Below the limit again.
     QCOMPARE(httpGet(m_http, "/is/DAQ/DAQ.Statistics").status, 200);
 }
