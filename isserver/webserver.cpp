@@ -25,6 +25,7 @@ namespace dialog::isd {
 namespace {
 
 constexpr int MaxUrlBytes = 8192;
+constexpr int MaxHeaderBytes = 64 * 1024; ///< of the first request of a connection (before QAbstractHttpServer)
 constexpr int RemoteTimeoutMs = 5000;
 
 QByteArray reasonPhrase(int status)
@@ -102,16 +103,29 @@ protected:
             delete socket;
             return;
         }
-        // Connected before the HTTP server's own readyRead handler, so called first.
+        // Connected before the HTTP server's own readyRead handler, so called first. The HTTP server
+        // reads inside a transaction: what it has read of a partial request is not available here
+        // any more, so the header block is gathered from what each call finds new.
         auto first = std::make_shared<QMetaObject::Connection>();
-        *first = connect(socket, &QTcpSocket::readyRead, socket, [this, socket, first] {
-            const QByteArray head = socket->peek(16384);
-            const int end = head.indexOf("\r\n\r\n");
-            if (end < 0)
-                return; // wait for the whole header block
+        auto head = std::make_shared<QByteArray>();
+        *first = connect(socket, &QTcpSocket::readyRead, socket, [this, socket, first, head] {
+            *head += socket->peek(qMin<qint64>(socket->bytesAvailable(), MaxHeaderBytes + 1 - head->size()));
+            const int end = head->indexOf("\r\n\r\n");
+            if (end < 0) {
+                if (head->size() <= MaxHeaderBytes)
+                    return; // wait for the whole header block
+                QObject::disconnect(socket, &QTcpSocket::readyRead, nullptr, nullptr);
+                const QByteArray body = "431 Request Header Fields Too Large: the request head is longer than " +
+                                        QByteArray::number(MaxHeaderBytes) + " bytes\n";
+                socket->write("HTTP/1.1 431 Request Header Fields Too Large\r\nContent-Type: text/plain; "
+                              "charset=utf-8\r\nContent-Length: " + QByteArray::number(body.size()) +
+                              "\r\nConnection: close\r\n\r\n" + body);
+                socket->disconnectFromHost();
+                return;
+            }
             QObject::disconnect(*first);
             bool upgrade = false;
-            for (const QByteArray &line : head.left(end).split('\n')) {
+            for (const QByteArray &line : head->left(end).split('\n')) {
                 const int colon = line.indexOf(':');
                 if (colon > 0 && line.left(colon).trimmed().compare("upgrade", Qt::CaseInsensitive) == 0)
                     upgrade = line.mid(colon + 1).trimmed().compare("websocket", Qt::CaseInsensitive) == 0;
@@ -119,6 +133,8 @@ protected:
             if (!upgrade)
                 return; // HTTP: left to QAbstractHttpServer
             QObject::disconnect(socket, &QTcpSocket::readyRead, nullptr, nullptr);
+            if (socket->isTransactionStarted())
+                socket->rollbackTransaction(); // the handshake from its first byte
             m_webSockets->handleConnection(socket);
             QTimer::singleShot(0, socket, [socket] { Q_EMIT socket->readyRead(); });
         });

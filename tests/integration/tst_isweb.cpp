@@ -30,6 +30,7 @@ private Q_SLOTS:
     void otherServerThroughTheDictionary();
     void errors_data();
     void errors();
+    void malformedAndSplitRequests();
     void listenFailureIsReported();
     void fourthRequestOverLimitOfThreeGets503();
     void webSocketSubscribeCreateUpdateRemove();
@@ -404,6 +405,58 @@ void tst_IsWeb::errors()
     if (status == 405)
         QCOMPARE(r.header("allow"), QByteArray("GET, HEAD"));
     // The server is unharmed.
+    QCOMPARE(httpGet(m_http, "/is/DAQ/DAQ.RunInfo").status, 200);
+}
+
+// Requests cut in pieces, a WebSocket handshake cut in pieces, an oversized head, garbage.
+void tst_IsWeb::malformedAndSplitRequests()
+{
+    fill();
+    HttpConnection split;
+    QVERIFY(split.open(m_http));
+    split.socket().write("GET /is/DAQ/DAQ.Run");
+    split.socket().flush();
+    QTest::qWait(100);
+    split.socket().write("Info HTTP/1.1\r\nHost: x\r\n");
+    split.socket().flush();
+    QTest::qWait(100);
+    split.socket().write("\r\n");
+    QCOMPARE(split.wait().status, 200);
+
+    QTcpSocket ws;
+    ws.connectToHost(QHostAddress::LocalHost, m_http);
+    QVERIFY(ws.waitForConnected(5000));
+    ws.write("GET /is/ws HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: web");
+    ws.flush();
+    QTest::qWait(100);
+    ws.write("socket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n");
+    ws.flush();
+    QTest::qWait(100);
+    ws.write("Sec-WebSocket-Version: 13\r\n\r\n");
+    QByteArray in;
+    QElapsedTimer t;
+    t.start();
+    while (!in.contains("\r\n\r\n") && t.elapsed() < 5000) {
+        ws.waitForReadyRead(50);
+        in += ws.readAll();
+    }
+    QVERIFY2(in.startsWith("HTTP/1.1 101"), in);
+
+    HttpConnection big;
+    QVERIFY(big.open(m_http));
+    big.send("GET", "/is", "X-Big: " + QByteArray(100 * 1024, 'a') + "\r\n");
+    const HttpReply r = big.wait();
+    QCOMPARE(r.status, 431);
+    QVERIFY(r.body.contains("longer than 65536 bytes"));
+    QTRY_COMPARE_WITH_TIMEOUT(big.socket().state(), QAbstractSocket::UnconnectedState, 5000);
+
+    for (const QByteArray &garbage : {QByteArray("HELLO WORLD\r\n\r\n"), QByteArray("\x00\xff\xfe\r\n\r\n", 7)}) {
+        QTcpSocket g;
+        g.connectToHost(QHostAddress::LocalHost, m_http);
+        QVERIFY(g.waitForConnected(5000));
+        g.write(garbage);
+        QTRY_COMPARE_WITH_TIMEOUT(g.state(), QAbstractSocket::UnconnectedState, 5000); // dropped by Qt's parser
+    }
     QCOMPARE(httpGet(m_http, "/is/DAQ/DAQ.RunInfo").status, 200);
 }
 
