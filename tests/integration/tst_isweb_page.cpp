@@ -29,6 +29,12 @@ public:
             const QJsonObject o = QJsonDocument::fromJson(text.toUtf8()).object();
             if (o.contains(QLatin1String("id")))
                 m_answers.insert(o.value(QLatin1String("id")).toInt(), o);
+            else if (o.value(QLatin1String("method")).toString() == QLatin1String("Runtime.exceptionThrown"))
+                m_pageErrors << QString::fromUtf8(QJsonDocument(o.value(QLatin1String("params")).toObject()).toJson());
+            else if (o.value(QLatin1String("method")).toString() == QLatin1String("Log.entryAdded") &&
+                     o.value(QLatin1String("params")).toObject().value(QLatin1String("entry")).toObject()
+                             .value(QLatin1String("level")).toString() == QLatin1String("error"))
+                m_pageErrors << QString::fromUtf8(QJsonDocument(o.value(QLatin1String("params")).toObject()).toJson());
         });
         m_ws.open(url);
         QElapsedTimer t;
@@ -60,8 +66,11 @@ public:
         return r.value(QLatin1String("result")).toObject().value(QLatin1String("result")).toObject().value(QLatin1String("value"));
     }
     void close() { m_ws.close(); }
+    /// Uncaught exceptions and errors logged by the page (failed loads, …).
+    QStringList pageErrors() const { return m_pageErrors; }
 
 private:
+    QStringList m_pageErrors;
     QWebSocket m_ws;
     int m_id = 0;
     QHash<int, QJsonObject> m_answers;
@@ -148,6 +157,8 @@ void tst_IsWebPage::pageShowsLiveValues()
     DevTools dt;
     QVERIFY(dt.connect(pageWs));
     QVERIFY(!dt.call(QStringLiteral("Page.enable")).isEmpty());
+    QVERIFY(!dt.call(QStringLiteral("Runtime.enable")).isEmpty());
+    QVERIFY(!dt.call(QStringLiteral("Log.enable")).isEmpty());
     dt.call(QStringLiteral("Emulation.setDeviceMetricsOverride"),
             {{QStringLiteral("width"), 1280}, {QStringLiteral("height"), 860}, {QStringLiteral("deviceScaleFactor"), 1},
              {QStringLiteral("mobile"), false}});
@@ -191,6 +202,8 @@ void tst_IsWebPage::pageShowsLiveValues()
     QVERIFY(dt.eval(QStringLiteral("state.points.length")).toInt() >= 2);
     QCOMPARE(dt.eval(QStringLiteral("document.getElementById('chartlast').textContent")).toString(),
              QStringLiteral("= %1").arg(value));
+
+    QVERIFY2(dt.pageErrors().isEmpty(), qPrintable(dt.pageErrors().join(QLatin1Char('\n'))));
 
     // The screenshot shown in the README.
     QTest::qWait(1000); // let the change highlight fade
