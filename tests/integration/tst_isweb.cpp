@@ -36,6 +36,7 @@ private Q_SLOTS:
     void webSocketSubscribeCreateUpdateRemove();
     void webSocketBadInputAndLimits();
     void slowWebSocketClientIsCoalesced();
+    void stopsCleanlyWithClientsAndRequestsInProgress();
 
 private:
     QProcess *startServer(const QString &name, const QStringList &extra = {});
@@ -783,6 +784,41 @@ void tst_IsWeb::slowWebSocketClientIsCoalesced()
     QVERIFY2(seen.size() < updates, qPrintable(QStringLiteral("%1 messages for %2 changes").arg(seen.size()).arg(updates)));
     QVERIFY(std::is_sorted(seen.begin(), seen.end()));
     qInfo() << "slow client: received" << seen.size() << "of" << updates << "changes; server RSS grew" << growthKb << "KB";
+}
+
+// SIGTERM while a WebSocket client is subscribed, a request waits for a stopped server and a
+// connection is idle: the server exits normally (exit code 0), the clients see the connections close.
+void tst_IsWeb::stopsCleanlyWithClientsAndRequestsInProgress()
+{
+    fill();
+    QProcess *slow = startServer(QStringLiteral("Slow"));
+    QVERIFY(waitForServer(QStringLiteral("Slow")));
+    QCOMPARE(httpGet(m_http, "/is/Slow/Slow.Statistics").status, 200);
+    WsClient ws;
+    ws.socket.open(QUrl(QStringLiteral("ws://127.0.0.1:%1/is/ws").arg(m_http)));
+    QTRY_COMPARE_WITH_TIMEOUT(ws.socket.state(), QAbstractSocket::ConnectedState, 5000);
+    ws.socket.sendTextMessage(QStringLiteral("{}"));
+    QTRY_VERIFY_WITH_TIMEOUT(ws.indexOf(QStringLiteral("synced")) >= 0, 5000);
+    WsClient remote; // a subscription to the other server
+    remote.socket.open(QUrl(QStringLiteral("ws://127.0.0.1:%1/is/ws").arg(m_http)));
+    QTRY_COMPARE_WITH_TIMEOUT(remote.socket.state(), QAbstractSocket::ConnectedState, 5000);
+    remote.socket.sendTextMessage(QStringLiteral("{\"server\": \"Slow\"}"));
+    QTRY_VERIFY_WITH_TIMEOUT(remote.indexOf(QStringLiteral("synced")) >= 0, 5000);
+    QCOMPARE(::kill(pid_t(slow->processId()), SIGSTOP), 0);
+    auto resume = qScopeGuard([slow] { ::kill(pid_t(slow->processId()), SIGCONT); });
+    HttpConnection held, idle;
+    QVERIFY(held.open(m_http));
+    QVERIFY(idle.open(m_http));
+    held.send("GET", "/is/Slow/Slow.Statistics");
+    QTest::qWait(200);
+
+    m_server->terminate();
+    QVERIFY(m_server->waitForFinished(10000));
+    QCOMPARE(m_server->exitStatus(), QProcess::NormalExit);
+    QCOMPARE(m_server->exitCode(), 0);
+    QTRY_VERIFY_WITH_TIMEOUT(ws.closed && remote.closed, 5000);
+    QCOMPARE(ws.socket.closeCode(), QWebSocketProtocol::CloseCodeGoingAway);
+    QTRY_COMPARE_WITH_TIMEOUT(held.socket().state(), QAbstractSocket::UnconnectedState, 5000);
 }
 
 QTEST_GUILESS_MAIN(tst_IsWeb)
