@@ -7,6 +7,7 @@
 #include "dialog/is/dictionary.h"
 
 #include <QJsonArray>
+#include <QTemporaryDir>
 #include <QJsonDocument>
 #include <QWebSocket>
 #include <QXmlStreamReader>
@@ -32,6 +33,7 @@ private Q_SLOTS:
     void errors();
     void malformedAndSplitRequests();
     void listenFailureIsReported();
+    void pageFilesBuiltInAndFromWebRoot();
     void fourthRequestOverLimitOfThreeGets503();
     void webSocketSubscribeCreateUpdateRemove();
     void webSocketBadInputAndLimits();
@@ -459,6 +461,38 @@ void tst_IsWeb::malformedAndSplitRequests()
         QTRY_COMPARE_WITH_TIMEOUT(g.state(), QAbstractSocket::UnconnectedState, 5000); // dropped by Qt's parser
     }
     QCOMPARE(httpGet(m_http, "/is/DAQ/DAQ.RunInfo").status, 200);
+}
+
+void tst_IsWeb::pageFilesBuiltInAndFromWebRoot()
+{
+    fill();
+    // Built in: the files of resources/web, byte for byte, with their content types.
+    const QString src = QStringLiteral(DIALOG_SOURCE_DIR "/resources/web/");
+    const QList<QPair<QByteArray, QString>> files{{"/", QStringLiteral("index.html")},
+                                                  {"/app.js", QStringLiteral("app.js")},
+                                                  {"/style.css", QStringLiteral("style.css")},
+                                                  {"/favicon.svg", QStringLiteral("favicon.svg")}};
+    const QList<QByteArray> types{"text/html", "text/javascript", "text/css", "image/svg+xml"};
+    for (int i = 0; i < files.size(); ++i) {
+        QFile f(src + files.at(i).second);
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        const HttpReply r = httpGet(m_http, files.at(i).first);
+        QCOMPARE(r.status, 200);
+        QVERIFY2(r.header("content-type").startsWith(types.at(i)), r.head);
+        QCOMPARE(r.body, f.readAll());
+    }
+    // --web-root: the page from a directory.
+    QTemporaryDir root;
+    QFile index(root.filePath(QStringLiteral("index.html")));
+    QVERIFY(index.open(QIODevice::WriteOnly));
+    index.write("<p>development copy</p>");
+    index.close();
+    const quint16 port = freePort();
+    startServer(QStringLiteral("Dev"), {QStringLiteral("--http-port"), QString::number(port), QStringLiteral("--web-root"),
+                                        root.path()});
+    QVERIFY(ProcessFixture::waitForPort(port, 10000));
+    QCOMPARE(httpGet(port, "/").body, QByteArray("<p>development copy</p>"));
+    QCOMPARE(httpGet(port, "/app.js").status, 404); // not in that directory
 }
 
 void tst_IsWeb::listenFailureIsReported()
