@@ -32,6 +32,7 @@ struct ServerOptions
     QString httpBind = QStringLiteral("127.0.0.1");
     int httpMaxRequests = 16;  ///< concurrent HTTP requests; more get 503
     int httpMaxWebSockets = 64; ///< concurrent WebSocket clients; more are closed with a reason
+    int httpIdleS = 30;         ///< an HTTP connection without a request in progress is closed after this
     QString webRoot;            ///< directory of the web page (resources/web); empty: the built-in default
     // Mirror (mirror.h): a read-only copy of the server mirrorOf, restricted to mirrorCriteria.
     QString mirrorOf;

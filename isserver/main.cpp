@@ -43,6 +43,9 @@ int main(int argc, char *argv[])
     p.addOption({QStringLiteral("http-max-requests"),
                  QStringLiteral("Concurrent HTTP requests served; more are answered 503 (default 16)."),
                  QStringLiteral("n"), QStringLiteral("16")});
+    p.addOption({QStringLiteral("http-idle-s"),
+                 QStringLiteral("Close HTTP connections idle for this many seconds (default 30)."),
+                 QStringLiteral("s"), QStringLiteral("30")});
     p.addOption({QStringLiteral("http-max-websockets"),
                  QStringLiteral("Concurrent WebSocket clients; more are closed with a reason (default 64)."),
                  QStringLiteral("n"), QStringLiteral("64")});
@@ -89,6 +92,9 @@ int main(int argc, char *argv[])
     o.httpMaxRequests = p.value(QStringLiteral("http-max-requests")).toInt(&ok);
     if (!ok || o.httpMaxRequests < 1)
         return fail(QStringLiteral("invalid --http-max-requests '%1'").arg(p.value(QStringLiteral("http-max-requests"))));
+    o.httpIdleS = p.value(QStringLiteral("http-idle-s")).toInt(&ok);
+    if (!ok || o.httpIdleS < 1)
+        return fail(QStringLiteral("invalid --http-idle-s '%1'").arg(p.value(QStringLiteral("http-idle-s"))));
     o.httpMaxWebSockets = p.value(QStringLiteral("http-max-websockets")).toInt(&ok);
     if (!ok || o.httpMaxWebSockets < 1)
         return fail(QStringLiteral("invalid --http-max-websockets '%1'").arg(p.value(QStringLiteral("http-max-websockets"))));

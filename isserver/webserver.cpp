@@ -93,7 +93,11 @@ QByteArray header(const QHttpServerRequest &request, const char *name)
 class WebTcpServer : public QTcpServer
 {
 public:
-    WebTcpServer(QWebSocketServer *webSockets) : m_webSockets(webSockets) {}
+    /// @p busy tells whether a connection has an answer pending (then it is not idle).
+    WebTcpServer(QWebSocketServer *webSockets, int idleMs, std::function<bool(QTcpSocket *)> busy)
+        : m_webSockets(webSockets), m_idleMs(idleMs), m_busy(std::move(busy))
+    {
+    }
 
 protected:
     void incomingConnection(qintptr descriptor) override
@@ -103,12 +107,26 @@ protected:
             delete socket;
             return;
         }
+        // Idle connections are closed: each one costs a socket and memory, and a client may open
+        // many and send nothing (the request bound only counts requests).
+        auto *idle = new QTimer(socket);
+        idle->setSingleShot(true);
+        idle->setInterval(m_idleMs);
+        connect(idle, &QTimer::timeout, socket, [this, socket, idle] {
+            if (m_busy(socket))
+                idle->start();
+            else
+                socket->disconnectFromHost();
+        });
+        connect(socket, &QTcpSocket::readyRead, idle, qOverload<>(&QTimer::start));
+        connect(socket, &QTcpSocket::bytesWritten, idle, qOverload<>(&QTimer::start));
+        idle->start();
         // Connected before the HTTP server's own readyRead handler, so called first. The HTTP server
         // reads inside a transaction: what it has read of a partial request is not available here
         // any more, so the header block is gathered from what each call finds new.
         auto first = std::make_shared<QMetaObject::Connection>();
         auto head = std::make_shared<QByteArray>();
-        *first = connect(socket, &QTcpSocket::readyRead, socket, [this, socket, first, head] {
+        *first = connect(socket, &QTcpSocket::readyRead, socket, [this, socket, first, head, idle] {
             *head += socket->peek(qMin<qint64>(socket->bytesAvailable(), MaxHeaderBytes + 1 - head->size()));
             const int end = head->indexOf("\r\n\r\n");
             if (end < 0) {
@@ -133,6 +151,7 @@ protected:
             if (!upgrade)
                 return; // HTTP: left to QAbstractHttpServer
             QObject::disconnect(socket, &QTcpSocket::readyRead, nullptr, nullptr);
+            delete idle; // a WebSocket stays as long as its client wants
             if (socket->isTransactionStarted())
                 socket->rollbackTransaction(); // the handshake from its first byte
             m_webSockets->handleConnection(socket);
@@ -143,6 +162,8 @@ protected:
 
 private:
     QWebSocketServer *m_webSockets;
+    int m_idleMs;
+    std::function<bool(QTcpSocket *)> m_busy;
 };
 
 } // namespace
@@ -171,7 +192,9 @@ bool WebServer::listen(QString *error)
         *error = QStringLiteral("cannot listen on %1:%2: not an IP address").arg(o.httpBind).arg(o.httpPort);
         return false;
     }
-    auto tcp = std::make_unique<WebTcpServer>(&m_webSockets);
+    auto tcp = std::make_unique<WebTcpServer>(&m_webSockets, o.httpIdleS * 1000, [this](QTcpSocket *s) {
+        return !m_pipelines.value(s).isEmpty();
+    });
     if (!tcp->listen(address, o.httpPort)) {
         *error = QStringLiteral("cannot listen on %1:%2: %3").arg(o.httpBind).arg(o.httpPort).arg(tcp->errorString());
         return false;

@@ -34,6 +34,7 @@ private Q_SLOTS:
     void malformedAndSplitRequests();
     void listenFailureIsReported();
     void pageFilesBuiltInAndFromWebRoot();
+    void idleConnectionsAreClosed();
     void fourthRequestOverLimitOfThreeGets503();
     void webSocketSubscribeCreateUpdateRemove();
     void webSocketBadInputAndLimits();
@@ -512,7 +513,8 @@ void tst_IsWeb::listenFailureIsReported()
 void tst_IsWeb::fourthRequestOverLimitOfThreeGets503()
 {
     startServer(QStringLiteral("DAQ"), {QStringLiteral("--http-port"), QString::number(m_http),
-                                        QStringLiteral("--http-max-requests"), QStringLiteral("3")});
+                                        QStringLiteral("--http-max-requests"), QStringLiteral("3"),
+                                        QStringLiteral("--http-idle-s"), QStringLiteral("1")});
     QProcess *slow = startServer(QStringLiteral("Slow"));
     QVERIFY(waitForServer(QStringLiteral("DAQ")));
     QVERIFY(waitForServer(QStringLiteral("Slow")));
@@ -534,8 +536,10 @@ void tst_IsWeb::fourthRequestOverLimitOfThreeGets503()
     QVERIFY2(r.body.contains("3 requests in progress (limit 3)"), r.body);
     // A request pipelined behind a held one: its answer (ready at once) waits for the first one's.
     held[0].send("GET", "/is/DAQ/DAQ.Statistics");
-    QTest::qWait(200);
+    QTest::qWait(1500); // longer than --http-idle-s: connections waiting for an answer are not idle
     QVERIFY(!held[0].hasReply());
+    for (HttpConnection &c : held)
+        QCOMPARE(c.socket().state(), QAbstractSocket::ConnectedState);
 
     QCOMPARE(::kill(pid_t(slow->processId()), SIGCONT), 0);
     for (HttpConnection &c : held) {
@@ -853,6 +857,32 @@ void tst_IsWeb::stopsCleanlyWithClientsAndRequestsInProgress()
     QTRY_VERIFY_WITH_TIMEOUT(ws.closed && remote.closed, 5000);
     QCOMPARE(ws.socket.closeCode(), QWebSocketProtocol::CloseCodeGoingAway);
     QTRY_COMPARE_WITH_TIMEOUT(held.socket().state(), QAbstractSocket::UnconnectedState, 5000);
+}
+
+void tst_IsWeb::idleConnectionsAreClosed()
+{
+    startServer(QStringLiteral("DAQ"), {QStringLiteral("--http-port"), QString::number(m_http),
+                                        QStringLiteral("--http-idle-s"), QStringLiteral("1")});
+    QVERIFY(waitForServer(QStringLiteral("DAQ")));
+    QVERIFY(ProcessFixture::waitForPort(m_http, 5000));
+    HttpConnection silent, used;
+    QVERIFY(silent.open(m_http));
+    QVERIFY(used.open(m_http));
+    WsClient ws;
+    ws.socket.open(QUrl(QStringLiteral("ws://127.0.0.1:%1/is/ws").arg(m_http)));
+    QTRY_COMPARE_WITH_TIMEOUT(ws.socket.state(), QAbstractSocket::ConnectedState, 5000);
+    QElapsedTimer t;
+    t.start();
+    used.send("GET", "/is/DAQ/DAQ.Statistics");
+    QCOMPARE(used.wait().status, 200);
+    QTRY_COMPARE_WITH_TIMEOUT(silent.socket().state(), QAbstractSocket::UnconnectedState, 5000);
+    QTRY_COMPARE_WITH_TIMEOUT(used.socket().state(), QAbstractSocket::UnconnectedState, 5000);
+    QVERIFY(t.elapsed() >= 900);
+    // A WebSocket is not an idle HTTP connection.
+    QTest::qWait(500);
+    QVERIFY(!ws.closed);
+    ws.socket.sendTextMessage(QStringLiteral("{}"));
+    QTRY_VERIFY_WITH_TIMEOUT(ws.indexOf(QStringLiteral("synced")) >= 0, 5000);
 }
 
 QTEST_GUILESS_MAIN(tst_IsWeb)
