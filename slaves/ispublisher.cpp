@@ -3,7 +3,11 @@
 #include "dialog/client.h"
 #include "dialog/is/dictionary.h"
 
+#include <QDateTime>
 #include <QDir>
+#include <QFile>
+#include <sys/resource.h>
+#include <unistd.h>
 
 namespace dialog::rc {
 
@@ -75,7 +79,37 @@ void IsPublisher::sendBuilt(const QString &name, const QString &type, const Fill
         return;
     }
     fill(obj);
+    fillProcessUsage(obj);
     m_dictionary->update(name, obj, is::Dictionary::UpdateMode::CreateIfMissing, done);
+}
+
+void IsPublisher::fillProcessUsage(is::Object &obj)
+{
+    // Every ProcessStats (and derived) object carries the publishing process's CPU load and
+    // resident memory, unless the fill function set them itself.
+    if (obj.indexOf(QStringLiteral("cpuLoad")) < 0 || obj.get<float>(QStringLiteral("cpuLoad")) != 0)
+        return;
+    const qint64 wallMs = QDateTime::currentMSecsSinceEpoch();
+    struct rusage ru {};
+    if (getrusage(RUSAGE_SELF, &ru) == 0) {
+        const qint64 cpuUs = qint64(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000 + ru.ru_utime.tv_usec
+                             + ru.ru_stime.tv_usec;
+        if (m_lastCpuUs < 0) {
+            m_lastCpuUs = cpuUs;
+            m_lastWallMs = wallMs;
+        } else if (wallMs - m_lastWallMs >= 500) {
+            m_cpuLoad = float(double(cpuUs - m_lastCpuUs) / 10.0 / double(wallMs - m_lastWallMs));
+            m_lastCpuUs = cpuUs;
+            m_lastWallMs = wallMs;
+        }
+    }
+    obj.set<float>(QStringLiteral("cpuLoad"), m_cpuLoad);
+    QFile statm(QStringLiteral("/proc/self/statm"));
+    if (obj.indexOf(QStringLiteral("memoryBytes")) >= 0 && statm.open(QIODevice::ReadOnly)) {
+        const QList<QByteArray> f = statm.readAll().split(' ');
+        if (f.size() > 1)
+            obj.set<quint64>(QStringLiteral("memoryBytes"), f.at(1).toULongLong() * quint64(sysconf(_SC_PAGESIZE)));
+    }
 }
 
 } // namespace dialog::rc

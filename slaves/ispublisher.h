@@ -47,6 +47,7 @@ private:
     };
     void send(const QString &name, const QString &type, const Fill &fill);
     void sendBuilt(const QString &name, const QString &type, const Fill &fill);
+    void fillProcessUsage(is::Object &obj);
 
     std::unique_ptr<is::Dictionary> m_dictionary;
     Warn m_warn;
@@ -54,6 +55,9 @@ private:
     QHash<QString, bool> m_fetchedServers;
     QHash<QString, Slot> m_slots;
     quint64 m_ok = 0;
+    // CPU load of this process, measured between publications (at least 500 ms apart).
+    qint64 m_lastCpuUs = -1, m_lastWallMs = 0;
+    float m_cpuLoad = 0;
 };
 
 } // namespace dialog::rc

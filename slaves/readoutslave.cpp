@@ -134,8 +134,28 @@ void ReadoutSlave::publishStatus()
     if (!isPublisher() || m_daqServer.isEmpty())
         return;
     const double rate = m_rateHz;
+    // Event sizes are a function of the event number (event::sizeOf): the histogram samples the
+    // events read since the last update (at most 2,000 of them, each standing for its share).
+    // Sizes are multiples of 4 in [mean - mean/4, mean + mean/4): bins a multiple of 4 wide hold
+    // the same number of possible sizes each (no comb pattern).
+    const int mean = m_config.eventSize;
+    const int first = (mean - mean / 4) & ~3, span = qMax(4, mean / 2);
+    const int width = qMax(4, ((span / 40) + 3) & ~3);
+    const int bins = (span + width - 1) / width;
+    const double lo = first, hi = first + double(bins) * width;
+    if (s.events < m_histogrammed || m_sizeHistogram.size() != bins) { // a new run
+        m_sizeHistogram = QList<double>(bins, 0.0);
+        m_histogrammed = 0;
+    }
+    const quint64 step = qMax<quint64>(1, (s.events - m_histogrammed) / 2000);
+    for (quint64 n = m_histogrammed; n < s.events; n += step) {
+        const int bin = qBound(0, (event::sizeOf(n, mean) - first) / width, bins - 1);
+        m_sizeHistogram[bin] += double(qMin(step, s.events - n));
+    }
+    m_histogrammed = s.events;
+    const QList<double> sizes = m_sizeHistogram;
     isPublisher()->publish(QStringLiteral("%1.%2").arg(m_daqServer, name()), QStringLiteral("ReadoutStats"),
-                           [s, rate](is::Object &obj) {
+                           [s, rate, sizes, lo, hi](is::Object &obj) {
                                obj.set<QString>(QStringLiteral("host"), QStringLiteral("localhost"));
                                obj.set<qint64>(QStringLiteral("pid"), QCoreApplication::applicationPid());
                                obj.set<is::Time>(QStringLiteral("updateTime"), is::Time::currentTime());
@@ -146,6 +166,14 @@ void ReadoutSlave::publishStatus()
                                                        {quint32(s.inputDepth), quint32(s.outputDepth)});
                                obj.set<quint32>(QStringLiteral("errors"), quint32(s.errors));
                                obj.set<QList<QString>>(QStringLiteral("errorMessages"), s.recentErrors);
+                               is::Object h = obj.get<is::Object>(QStringLiteral("eventSize"));
+                               h.set<QString>(QStringLiteral("title"), QStringLiteral("Event size (bytes)"));
+                               h.set<double>(QStringLiteral("xLow"), lo);
+                               h.set<double>(QStringLiteral("xHigh"), hi);
+                               h.set<quint32>(QStringLiteral("bins"), quint32(sizes.size()));
+                               h.set<QList<double>>(QStringLiteral("contents"), sizes);
+                               h.set<quint64>(QStringLiteral("entries"), s.events);
+                               obj.set<is::Object>(QStringLiteral("eventSize"), h);
                            });
 }
 

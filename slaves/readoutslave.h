@@ -40,6 +40,8 @@ private:
     quint64 m_lastEvents = 0, m_lastBytes = 0, m_lastErrors = 0;
     double m_rateHz = 0, m_mbPerS = 0, m_peakRateHz = 0;
     qint64 m_runStartMs = 0;
+    QList<double> m_sizeHistogram; ///< event sizes of this run (published as eventSize)
+    quint64 m_histogrammed = 0;    ///< events entered in m_sizeHistogram
 };
 
 } // namespace dialog::rc

@@ -50,9 +50,11 @@ InspectorWindow::InspectorWindow(const ClientOptions &options, QWidget *parent)
     bottom->addWidget(buildDetails());
     bottom->addWidget(buildListen());
     bottom->setStretchFactor(1, 2);
+    bottom->setSizes({330, 770});
     vertical->addWidget(bottom);
     vertical->setStretchFactor(0, 3);
     vertical->setStretchFactor(1, 2);
+    vertical->setSizes({340, 420});
     layout->addWidget(vertical);
     setCentralWidget(central);
     m_status = new QLabel;
@@ -87,7 +89,7 @@ InspectorWindow::InspectorWindow(const ClientOptions &options, QWidget *parent)
     statusTimer->start(1000);
     m_client->start();
     updateStatus();
-    resize(1100, 700);
+    resize(1500, 860);
 }
 
 InspectorWindow::~InspectorWindow() = default;
@@ -227,6 +229,10 @@ void InspectorWindow::refresh()
         if (!keep.isEmpty())
             selectProcess(keep);
         m_view->resizeColumnsToContents();
+        // Lists are summarized in the cells (full lists in tooltips and the side panel): keep them
+        // from pushing the communication figures out of sight.
+        for (int c : {int(ProcessModel::Provided), int(ProcessModel::Subscribed), int(ProcessModel::Commands)})
+            m_view->setColumnWidth(c, qMin(m_view->columnWidth(c), 190));
         updateStatus();
     }
     if (!m_pendingStatistics.isEmpty()) {
@@ -305,15 +311,14 @@ void InspectorWindow::showFigures()
             return v < 0 ? QStringLiteral("…") : bytes ? ProcessModel::formatBytes(v) + QStringLiteral("/s")
                                                        : ProcessModel::formatRate(v) + QStringLiteral(" msg/s");
         };
-        lines << QStringLiteral("out: %1 messages, %2 — %3, %4")
-                     .arg(qint64(f->messagesOut)).arg(ProcessModel::formatBytes(f->bytesOut))
-                     .arg(rate(f->messagesOutPerSecond, false), rate(f->bytesOutPerSecond, true))
-              << QStringLiteral("in: %1 messages, %2 — %3, %4")
-                     .arg(qint64(f->messagesIn)).arg(ProcessModel::formatBytes(f->bytesIn))
-                     .arg(rate(f->messagesInPerSecond, false), rate(f->bytesInPerSecond, true))
+        lines << QStringLiteral("messages out: %1 (%2)").arg(qint64(f->messagesOut)).arg(rate(f->messagesOutPerSecond, false))
+              << QStringLiteral("bytes out: %1 (%2)").arg(ProcessModel::formatBytes(f->bytesOut), rate(f->bytesOutPerSecond, true))
+              << QStringLiteral("messages in: %1 (%2)").arg(qint64(f->messagesIn)).arg(rate(f->messagesInPerSecond, false))
+              << QStringLiteral("bytes in: %1 (%2)").arg(ProcessModel::formatBytes(f->bytesIn), rate(f->bytesInPerSecond, true))
               << QStringLiteral("queued to destinations: %1").arg(ProcessModel::formatBytes(f->queuedBytes))
-              << QStringLiteral("dropped: %1, reconnects: %2, protocol errors: %3")
-                     .arg(qint64(f->dropped)).arg(qint64(f->reconnects)).arg(qint64(f->protocolErrors))
+              << QStringLiteral("dropped: %1").arg(qint64(f->dropped))
+              << QStringLiteral("reconnects: %1").arg(qint64(f->reconnects))
+              << QStringLiteral("protocol errors: %1").arg(qint64(f->protocolErrors))
               << QStringLiteral("connections: %1 out, %2 in").arg(f->outgoingConnections).arg(f->incomingConnections)
               << QStringLiteral("reported at %1")
                      .arg(QDateTime::fromMSecsSinceEpoch(f->atMs).toString(QStringLiteral("HH:mm:ss")));

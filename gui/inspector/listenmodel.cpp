@@ -27,14 +27,27 @@ void ListenModel::clear()
     m_rows.clear();
     m_pending.clear();
     m_total = 0;
+    m_sinceLastFlush = 0;
+    m_recent.clear();
+    m_clock.restart();
+    m_rate = 0;
     endResetModel();
 }
 
 void ListenModel::flush()
 {
-    const qint64 ms = qMax<qint64>(1, m_clock.restart());
-    m_rate = m_sinceLastFlush * 1000.0 / double(ms);
+    // A rate over a few seconds: a service updated once a second reads 1/s, not 0 or 10.
+    const qint64 now = m_clock.elapsed();
+    if (m_recent.isEmpty())
+        m_recent.append({0, 0}); // listening began at the last clear()
+    m_recent.append({now, m_sinceLastFlush});
     m_sinceLastFlush = 0;
+    while (m_recent.size() > 2 && m_recent.at(1).first < now - 5000)
+        m_recent.removeFirst(); // the first entry stays as the start of the window
+    qint64 messages = 0;
+    for (qsizetype i = 1; i < m_recent.size(); ++i)
+        messages += m_recent.at(i).second;
+    m_rate = messages * 1000.0 / double(qMax<qint64>(1, now - m_recent.first().first));
     if (m_pending.isEmpty()) {
         Q_EMIT flushed();
         return;

@@ -29,7 +29,7 @@ public:
     void clear();
     /// Applies what was queued now (tests call it instead of waiting).
     void flush();
-    /// Messages per second over the last flush interval.
+    /// Messages per second over the last five seconds (since listening began, if less).
     double rate() const { return m_rate; }
     qint64 total() const { return m_total; }
     const Heard &at(int row) const { return m_rows.at(row); }
@@ -52,6 +52,7 @@ private:
     QTimer m_timer;
     QElapsedTimer m_clock;
     qint64 m_sinceLastFlush = 0;
+    QList<QPair<qint64, qint64>> m_recent; ///< (flush time in ms of m_clock, messages), oldest first
     qint64 m_total = 0;
     double m_rate = 0;
 };

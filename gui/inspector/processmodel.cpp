@@ -241,11 +241,23 @@ QVariant ProcessModel::data(const QModelIndex &index, int role) const
 
 QVariant ProcessModel::headerData(int section, Qt::Orientation o, int role) const
 {
+    if (o == Qt::Horizontal && role == Qt::ToolTipRole) {
+        switch (section) {
+        case OutRate: return QStringLiteral("Messages sent per second (all frames, to every destination)");
+        case Out: return QStringLiteral("Messages and bytes sent since the process started");
+        case InRate: return QStringLiteral("Messages received per second");
+        case In: return QStringLiteral("Messages and bytes received since the process started");
+        case Queued: return QStringLiteral("Bytes queued to destinations, not yet written to their sockets");
+        case Dropped: return QStringLiteral("Messages dropped (a full queue, an unreachable destination)");
+        case Reconnects: return QStringLiteral("Connections to destinations opened again after a failure or idle close");
+        default: break;
+        }
+    }
     if (o != Qt::Horizontal || role != Qt::DisplayRole)
         return QAbstractTableModel::headerData(section, o, role);
     static const char *names[] = {"Name of process", "Address", "Port", "PID", "Provided services",
-                                  "Subscribed services", "Commands", "Out msg/s", "Out msgs / bytes", "In msg/s",
-                                  "In msgs / bytes", "Queued", "Dropped", "Reconn.", "State"};
+                                  "Subscribed services", "Commands", "Out/s", "Out", "In/s", "In", "Queued", "Drops",
+                                  "Reconn.", "State"};
     static_assert(sizeof(names) / sizeof(*names) == ColumnCount);
     return QString::fromLatin1(names[section]);
 }

@@ -267,7 +267,9 @@ Transport::Stats Transport::stats() const
             s.framesOut += b->framesSent.load();
             s.bytesOut += b->bytesSent.load();
             s.framesDropped += b->framesDropped.load();
-            s.reconnects += b->reconnects.load();
+            // The counter counts every connection opened; the first to a destination is no reconnect.
+            const quint64 opened = b->reconnects.load();
+            s.reconnects += opened > 0 ? opened - 1 : 0;
             s.queuedBytes += b->queuedBytes();
         }
     }

@@ -93,7 +93,7 @@ public:
     std::atomic<quint64> framesSent{0};
     std::atomic<quint64> bytesSent{0};
     std::atomic<quint64> framesDropped{0};
-    std::atomic<quint64> reconnects{0};
+    std::atomic<quint64> reconnects{0}; ///< connections opened to this destination, the first included
     qint64 queuedBytes() const
     {
         QMutexLocker l(&m_lock);

@@ -202,7 +202,9 @@ void tst_Inspector::communicationFiguresReachTheInspector()
     const QList<QTreeWidgetItem *> comm = details->findItems(QStringLiteral("Communication"), Qt::MatchExactly);
     QCOMPARE(comm.size(), 1);
     QVERIFY(comm.first()->childCount() >= 5);
-    QVERIFY2(comm.first()->child(0)->text(0).startsWith(QStringLiteral("out: ")), qPrintable(comm.first()->child(0)->text(0)));
+    QVERIFY2(comm.first()->child(0)->text(0).startsWith(QStringLiteral("messages out: ")),
+             qPrintable(comm.first()->child(0)->text(0)));
+    QVERIFY2(comm.first()->child(1)->text(0).contains(QStringLiteral(" kB")), qPrintable(comm.first()->child(1)->text(0)));
     // Live: the side panel follows the next snapshots without being rebuilt.
     const QString before = comm.first()->child(0)->text(0);
     QTRY_VERIFY_WITH_TIMEOUT(comm.first()->child(0)->text(0) != before, 5000);

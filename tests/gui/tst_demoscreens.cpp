@@ -1,0 +1,234 @@
+// Screenshots of the three monitoring GUIs with real data: brings the demo partition
+// (resources/partitions/demo.json) up on a free port with `dialog up`, starts a run through the
+// master, opens the inspector, the IS monitor and OMD (resources/omd/demo.json) offscreen, waits
+// until each shows live data, saves docs/*-demo.png and takes the partition down again.
+#include "inspectorwindow.h"
+#include "ismonitorwindow.h"
+#include "omdwindow.h"
+#include "processfixture.h"
+
+#include "histogramview.h"
+#include "omdchart.h"
+
+#include <QDir>
+#include <QTemporaryDir>
+#include <QtTest>
+#include <csignal>
+
+using namespace dialog;
+using namespace dialog::test;
+
+class tst_DemoScreens : public QObject
+{
+    Q_OBJECT
+
+private Q_SLOTS:
+    void initTestCase();
+    void cleanupTestCase();
+    void inspector();
+    void ismonitor();
+    void omd();
+
+private:
+    ClientOptions options(const QString &name) const;
+    QString runState() const;
+    static void save(QWidget *w, const QString &file);
+
+    std::unique_ptr<ProcessFixture> m_fx;
+    QTemporaryDir m_runDir;
+    quint16 m_port = 0;
+    QList<qint64> m_pids; // of the partition's processes, as `dialog up` recorded them
+    std::unique_ptr<Client> m_client;
+    Subscription *m_master = nullptr;
+    std::unique_ptr<omd::OmdWindow> m_omd;
+};
+
+namespace {
+const QString kPartition = QStringLiteral(DIALOG_SOURCE_DIR "/resources/partitions/demo.json");
+}
+
+ClientOptions tst_DemoScreens::options(const QString &name) const
+{
+    ClientOptions o;
+    o.name = name;
+    o.controlServers = {QStringLiteral("127.0.0.1:%1").arg(m_port)};
+    o.heartbeatMs = 500;
+    return o;
+}
+
+QString tst_DemoScreens::runState() const
+{
+    if (!m_master || m_master->lastMessage().data().isEmpty())
+        return {};
+    return QJsonDocument::fromJson(m_master->lastMessage().data()).object().value(QStringLiteral("state")).toString();
+}
+
+void tst_DemoScreens::save(QWidget *w, const QString &file)
+{
+    const QString path = QStringLiteral(DIALOG_SOURCE_DIR "/docs/") + file;
+    QVERIFY2(w->grab().save(path), qPrintable(path));
+    QVERIFY(QFileInfo(path).size() > 20000);
+}
+
+void tst_DemoScreens::initTestCase()
+{
+    QElapsedTimer clock;
+    clock.start();
+    QVERIFY(m_runDir.isValid());
+    m_fx = std::make_unique<ProcessFixture>();
+    m_port = freePort();
+    QByteArray out, err;
+    const int up = m_fx->run(QStringLiteral("dialog"),
+                             {QStringLiteral("up"), kPartition, QStringLiteral("--run-dir"), m_runDir.path(),
+                              QStringLiteral("--port"), QString::number(m_port)},
+                             &out, &err);
+    // Remember what was started before anything can fail: cleanup stops it whatever happens.
+    QFile record(QDir(m_runDir.path()).filePath(QStringLiteral("processes.json")));
+    if (record.open(QIODevice::ReadOnly))
+        for (const QJsonValue &v : QJsonDocument::fromJson(record.readAll()).object().value(QStringLiteral("processes")).toArray())
+            m_pids << v.toObject().value(QStringLiteral("pid")).toInteger();
+    QVERIFY2(up == 0, (out + err).constData());
+    QCOMPARE(m_pids.size(), 10); // Control Server, 2 IS servers, master, 6 slaves
+
+    // A run, started as an operator would: configure, then start, through the master's command.
+    m_client = std::make_unique<Client>(options(QStringLiteral("test.demoscreens")));
+    m_master = m_client->subscribe(QStringLiteral("RunCtrl.Master.State"));
+    m_client->start();
+    // The master accepts transitions once it sees all its slaves.
+    const auto allPresent = [this] {
+        const QJsonArray slaves = QJsonDocument::fromJson(m_master->lastMessage().data())
+                                      .object().value(QStringLiteral("slaves")).toArray();
+        return slaves.size() == 6 && std::all_of(slaves.begin(), slaves.end(), [](const QJsonValue &v) {
+                   return v.toObject().value(QStringLiteral("present")).toBool();
+               });
+    };
+    QTRY_VERIFY_WITH_TIMEOUT(m_master && runState() == QLatin1String("Initial") && allPresent(), 15000);
+    const QList<QPair<QString, QString>> transitions{{QStringLiteral("configure"), QStringLiteral("Configured")},
+                                                     {QStringLiteral("start"), QStringLiteral("Running")}};
+    for (const auto &[command, state] : transitions) {
+        // As the run-control GUI does: a request to the master, answered when the transition is done.
+        bool answered = false;
+        Reply reply;
+        m_client->request(QStringLiteral("RunCtrl.Master.State"), command.toUtf8(), 15000, this, [&](const Reply &r) {
+            reply = r;
+            answered = true;
+        });
+        QTRY_VERIFY_WITH_TIMEOUT(answered, 20000); // the request times out by itself after 15 s
+        QVERIFY2(reply.isOk(), qPrintable(command + QStringLiteral(": ") + reply.errorString()));
+        QTRY_COMPARE_WITH_TIMEOUT(runState(), state, 5000);
+    }
+
+    qInfo("partition up and running after %lld ms", clock.elapsed());
+    // OMD first: its time series need a few seconds of points.
+    m_omd = std::make_unique<omd::OmdWindow>(options(QStringLiteral("DIALOG.OMD.demo")));
+    QString error;
+    QVERIFY2(m_omd->loadLayout(QStringLiteral(DIALOG_SOURCE_DIR "/resources/omd/demo.json"), &error), qPrintable(error));
+    m_omd->setWindowSeconds(60); // the last minute: the test's half minute of data fills half of it
+    m_omd->resize(1400, 900);
+    m_omd->show();
+    QVERIFY(QTest::qWaitForWindowExposed(m_omd.get()));
+}
+
+void tst_DemoScreens::cleanupTestCase()
+{
+    QElapsedTimer clock;
+    clock.start();
+    m_omd.reset();
+    m_client.reset();
+    if (m_port) {
+        m_fx->run(QStringLiteral("dialog"), {QStringLiteral("down"), kPartition, QStringLiteral("--run-dir"),
+                                             m_runDir.path(), QStringLiteral("--port"), QString::number(m_port)});
+    }
+    // Whatever `dialog down` left (it should leave nothing) is killed: no test leaves processes behind.
+    for (qint64 pid : std::as_const(m_pids)) {
+        QFile cmdline(QStringLiteral("/proc/%1/cmdline").arg(pid));
+        if (cmdline.open(QIODevice::ReadOnly) && cmdline.readAll().contains(DIALOG_BIN_DIR)) {
+            qWarning("partition process %lld survived `dialog down`: killed", pid);
+            ::kill(pid_t(pid), SIGKILL);
+        }
+    }
+    m_fx.reset();
+    qInfo("partition down after %lld ms", clock.elapsed());
+}
+
+void tst_DemoScreens::inspector()
+{
+    inspector::InspectorWindow w(options(QStringLiteral("DIALOG.Inspector.demo")));
+    w.resize(1600, 900);
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    auto *model = w.processModel();
+    const QStringList partition{QStringLiteral("Master"), QStringLiteral("FE1"), QStringLiteral("FE2"),
+                                QStringLiteral("FE3"),    QStringLiteral("FE4"), QStringLiteral("RO1"),
+                                QStringLiteral("RO2"),    QStringLiteral("IS.Server.RunParams"), QStringLiteral("IS.Server.DAQ")};
+    // Every process with its figures and rates (two statistics snapshots).
+    const auto ready = [&] {
+        for (const QString &p : partition) {
+            const inspector::ProcessFigures *f = model->figures(p);
+            if (model->rowOf(p) < 0 || !f || f->messagesOutPerSecond < 0)
+                return false;
+        }
+        return true;
+    };
+    QTRY_VERIFY_WITH_TIMEOUT(ready(), 15000);
+    const inspector::ProcessRow ro1 = model->row(model->rowOf(QStringLiteral("RO1")));
+    QVERIFY(!ro1.services.isEmpty());
+    QVERIFY(model->figures(QStringLiteral("IS.Server.DAQ"))->messagesIn > 0); // the readouts' IS updates
+    w.selectProcess(QStringLiteral("RO1"));
+    // Its status service (about once a second).
+    QVERIFY(ro1.services.contains(QStringLiteral("RunCtrl.RO1.Status")));
+    w.listenToService(QStringLiteral("RunCtrl.RO1.Status"));
+    QTRY_VERIFY_WITH_TIMEOUT(w.listenModel()->rowCount() >= 5, 10000);
+    w.refresh();
+    w.listenModel()->flush();
+    QTest::qWait(200);
+    save(&w, QStringLiteral("inspector-demo.png"));
+}
+
+void tst_DemoScreens::ismonitor()
+{
+    ismonitor::IsMonitorWindow w(options(QStringLiteral("DIALOG.ISMonitor.demo")));
+    w.resize(1400, 820);
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    QTRY_VERIFY_WITH_TIMEOUT(w.servers().contains(QStringLiteral("DAQ")), 10000);
+    w.selectServer(QStringLiteral("DAQ"));
+    QTRY_VERIFY_WITH_TIMEOUT(w.isLoaded() && w.objectModel()->rowOf(QStringLiteral("RO1")) >= 0
+                                 && w.objectModel()->rowOf(QStringLiteral("FE4")) >= 0,
+                             10000);
+    w.selectObject(QStringLiteral("RO1"));
+    // The event-size histogram of a running readout has entries.
+    QTRY_VERIFY_WITH_TIMEOUT(w.histogramView()->isVisible() && w.histogramView()->pointCount() > 0, 10000);
+    QVERIFY(w.attributeModel()->rowCount() > 5);
+    QTest::qWait(1200); // an update of the value and a status-bar tick
+    w.refresh();
+    save(&w, QStringLiteral("ismonitor-demo.png"));
+}
+
+void tst_DemoScreens::omd()
+{
+    QCOMPARE(m_omd->chartCount(), 6);
+    // Every time series has 20 s of every series (a few spills of the readouts), every bar chart
+    // its bars, and the readouts are in a spill (the rate bars are not at zero).
+    const auto ready = [&] {
+        for (int i = 0; i < m_omd->chartCount(); ++i) {
+            if (auto *t = m_omd->timeSeries(i)) {
+                for (int s = 0; s < t->seriesCount(); ++s)
+                    if (t->points(s).size() < 2 || t->points(s).last().x() - t->points(s).first().x() < 20000)
+                        return false;
+            } else if (auto *b = m_omd->barChart(i)) {
+                if (b->categories().size() < 2)
+                    return false;
+            }
+        }
+        const QList<double> rates = m_omd->barChart(1)->barValues();
+        return rates.size() == 2 && rates.at(0) > 1000 && rates.at(1) > 1000;
+    };
+    QTRY_VERIFY_WITH_TIMEOUT(ready(), 40000);
+    m_omd->refresh();
+    QTest::qWait(200);
+    save(m_omd.get(), QStringLiteral("omd-demo.png"));
+}
+
+QTEST_MAIN(tst_DemoScreens)
+#include "tst_demoscreens.moc"
