@@ -29,15 +29,16 @@ void Mirror::start()
     m_dictionary = std::make_unique<is::Dictionary>(&m_client);
     m_receiver = std::make_unique<is::Receiver>(m_dictionary.get());
     m_receiver->setCallback([this](const is::Event &e) { onEvent(e); });
-    connect(m_receiver.get(), &is::Receiver::subscriptionChanged, this,
-            [this](int, bool active, const QString &error) {
-                if (!active) {
-                    m_stats.synchronised = false;
-                    report(QStringLiteral("not connected to the master (%1); the copy is kept and resynchronised "
-                                          "when the master is back")
-                               .arg(error));
-                }
-            });
+    connect(
+        m_receiver.get(), &is::Receiver::subscriptionChanged, this,
+        [this](int, bool active, const QString &error) {
+            if (!active) {
+                m_stats.synchronised = false;
+                report(QStringLiteral("not connected to the master (%1); the copy is kept and resynchronised "
+                                      "when the master is back")
+                           .arg(error));
+            }
+        });
     m_receiver->subscribeWithSnapshot(m_master, m_criteria, true);
 }
 
@@ -131,7 +132,8 @@ bool Mirror::apply(const is::Event &event, bool mayFetchTypes)
         m_stats.synchronised = true;
         const qsizetype objects = kept;
         report(QStringLiteral("%1 with %2: %3 objects%4")
-                   .arg(m_stats.snapshots == 1 ? QStringLiteral("synchronised") : QStringLiteral("resynchronised"),
+                   .arg(m_stats.snapshots == 1 ? QStringLiteral("synchronised")
+                                               : QStringLiteral("resynchronised"),
                         m_master)
                    .arg(objects)
                    .arg(removed ? QStringLiteral(", %1 removed that the master no longer has").arg(removed)

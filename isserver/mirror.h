@@ -68,7 +68,7 @@ private:
     std::unique_ptr<is::Receiver> m_receiver;
     QSet<QString> m_seen; // object names received since SnapshotBegin
     bool m_inSnapshot = false;
-    bool m_fetching = false;      // fetching types of the master: events are held
+    bool m_fetching = false;       // fetching types of the master: events are held
     std::vector<is::Event> m_held; // in arrival order
     Statistics m_stats;
 };

@@ -1,6 +1,6 @@
 // The IS server through the IS API and the `dialog is` tool: operations, criteria, subscriptions,
 // slow subscribers, persistence, errors. Real binaries on loopback.
-#include "processfixture.h"
+#include "isfixture.h"
 
 #include "dialog/client.h"
 #include "dialog/is/dictionary.h"
@@ -15,7 +15,7 @@
 using namespace dialog;
 using namespace dialog::test;
 
-class tst_IsServer : public QObject
+class tst_IsServer : public QObject, private IsTestBase
 {
     Q_OBJECT
 
@@ -34,68 +34,20 @@ private Q_SLOTS:
     void corruptDataFile();
     void malformedRequestsAnswered();
     void toolCommandsAndErrors();
-
-private:
-    QProcess *startServer(const QString &name, const QStringList &extra = {});
-    bool waitForServer(const QString &name, int timeoutMs = 10000);
-    std::unique_ptr<ProcessFixture> m_fx;
-    std::unique_ptr<Client> m_client;
-    std::unique_ptr<is::Dictionary> m_dict;
 };
 
 namespace {
-const QString Types = QStringLiteral(DIALOG_SOURCE_DIR "/resources/is-types");
-
-qint64 rssKb(qint64 pid)
-{
-    QFile f(QStringLiteral("/proc/%1/status").arg(pid));
-    if (!f.open(QIODevice::ReadOnly))
-        return -1;
-    for (const QByteArray &line : f.readAll().split('\n'))
-        if (line.startsWith("VmRSS:"))
-            return line.mid(6).trimmed().split(' ').first().toLongLong();
-    return -1;
-}
+const QString Types = isTypesDir();
 } // namespace
 
 void tst_IsServer::init()
 {
-    m_fx = std::make_unique<ProcessFixture>();
-    QVERIFY(m_fx->startControlServer());
-    m_client = std::make_unique<Client>(m_fx->clientOptions(QStringLiteral("is-test")));
-    QVERIFY(m_client->start());
-    m_dict = std::make_unique<is::Dictionary>(m_client.get());
-    QVERIFY(m_dict->types().loadDirectory(Types));
+    QVERIFY(setUpIs(QStringLiteral("is-test")));
 }
 
 void tst_IsServer::cleanup()
 {
-    m_dict.reset();
-    m_client.reset();
-    m_fx.reset();
-}
-
-QProcess *tst_IsServer::startServer(const QString &name, const QStringList &extra)
-{
-    QProcess *p = m_fx->start(QStringLiteral("dialog-isserver"),
-                              QStringList{QStringLiteral("--name"), name, QStringLiteral("--types"), Types,
-                                          QStringLiteral("--threads"), QStringLiteral("2")} +
-                                  extra);
-    p->setProcessChannelMode(QProcess::SeparateChannels);
-    return p;
-}
-
-bool tst_IsServer::waitForServer(const QString &name, int timeoutMs)
-{
-    QElapsedTimer t;
-    t.start();
-    while (t.elapsed() < timeoutMs) {
-        is::Entry e;
-        if (m_dict->getSync(name + QStringLiteral(".Statistics"), &e).isOk())
-            return true;
-        QTest::qWait(50);
-    }
-    return false;
+    tearDownIs();
 }
 
 void tst_IsServer::dictionaryOperations()

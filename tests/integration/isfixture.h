@@ -1,0 +1,104 @@
+// Shared set-up of the IS integration tests: a Control Server, an in-process client with an IS
+// dictionary holding the types of resources/is-types, and IS servers started on demand.
+#pragma once
+
+#include "processfixture.h"
+
+#include "dialog/is/dictionary.h"
+
+#include <QFile>
+
+namespace dialog::test {
+
+inline const QString &isTypesDir()
+{
+    static const QString dir = QStringLiteral(DIALOG_SOURCE_DIR "/resources/is-types");
+    return dir;
+}
+
+/// Resident memory of a process in KiB (-1 if unknown).
+inline qint64 rssKb(qint64 pid)
+{
+    QFile f(QStringLiteral("/proc/%1/status").arg(pid));
+    if (!f.open(QIODevice::ReadOnly))
+        return -1;
+    for (const QByteArray &line : f.readAll().split('\n'))
+        if (line.startsWith("VmRSS:"))
+            return line.mid(6).trimmed().split(' ').first().toLongLong();
+    return -1;
+}
+
+/// CPU time a process has used (user + system), in clock ticks (-1 if unknown).
+inline qint64 cpuTicks(qint64 pid)
+{
+    QFile f(QStringLiteral("/proc/%1/stat").arg(pid));
+    if (!f.open(QIODevice::ReadOnly))
+        return -1;
+    const QByteArray stat = f.readAll();
+    // Fields after the command name (which may hold spaces): state is field 3, utime 14, stime 15.
+    const QList<QByteArray> fields = stat.mid(stat.lastIndexOf(')') + 2).split(' ');
+    return fields.size() > 12 ? fields.at(11).toLongLong() + fields.at(12).toLongLong() : -1;
+}
+
+/// Mixed into a test class: call setUpIs() from init() and tearDownIs() from cleanup().
+class IsTestBase
+{
+protected:
+    bool setUpIs(const QString &clientName)
+    {
+        m_fx = std::make_unique<ProcessFixture>();
+        if (!m_fx->startControlServer())
+            return false;
+        m_client = std::make_unique<Client>(m_fx->clientOptions(clientName));
+        if (!m_client->start())
+            return false;
+        m_dict = std::make_unique<is::Dictionary>(m_client.get());
+        return m_dict->types().loadDirectory(isTypesDir());
+    }
+    void tearDownIs()
+    {
+        m_dict.reset();
+        m_client.reset();
+        m_fx.reset();
+    }
+    /// dialog-isserver --name NAME --threads 2 --types resources/is-types EXTRA.
+    QProcess *startServer(const QString &name, const QStringList &extra = {})
+    {
+        return startIsServer(
+            QStringList{QStringLiteral("--name"), name, QStringLiteral("--types"), isTypesDir()} + extra);
+    }
+    /// dialog-isserver --name NAME --threads 2 --mirror-of MASTER EXTRA (no types: it takes the master's).
+    QProcess *startMirror(const QString &name, const QString &master, const QStringList &extra = {})
+    {
+        return startIsServer(
+            QStringList{QStringLiteral("--name"), name, QStringLiteral("--mirror-of"), master} + extra);
+    }
+    /// Until the server answers a read of its statistics object.
+    bool waitForServer(const QString &name, int timeoutMs = 10000)
+    {
+        QElapsedTimer t;
+        t.start();
+        while (t.elapsed() < timeoutMs) {
+            is::Entry e;
+            if (m_dict->getSync(name + QStringLiteral(".Statistics"), &e).isOk())
+                return true;
+            QTest::qWait(50);
+        }
+        return false;
+    }
+
+    std::unique_ptr<ProcessFixture> m_fx;
+    std::unique_ptr<Client> m_client;
+    std::unique_ptr<is::Dictionary> m_dict;
+
+private:
+    QProcess *startIsServer(const QStringList &args)
+    {
+        QProcess *p = m_fx->start(QStringLiteral("dialog-isserver"),
+                                  args + QStringList{QStringLiteral("--threads"), QStringLiteral("2")});
+        p->setProcessChannelMode(QProcess::SeparateChannels);
+        return p;
+    }
+};
+
+} // namespace dialog::test
