@@ -134,6 +134,7 @@ private Q_SLOTS:
     void dataTypesAreNotParsedAsProtobuf();
     void unknownTypeRejected();
     void connectFieldsSurviveRoundTrip();
+    void heartbeatStatisticsAreOptional();
     void namesFrameRoundTrip_data();
     void namesFrameRoundTrip();
 };
@@ -290,6 +291,41 @@ void tst_Control::connectFieldsSurviveRoundTrip()
     QVERIFY(parseControl(samples[0].frame.mid(HeaderSize), h));
     QCOMPARE(h.incarnation(), 0xFEDCBA9876543210ull);
     QCOMPARE(qs(ss(QStringLiteral(u"Größe/温度"))), QStringLiteral(u"Größe/温度"));
+}
+
+void tst_Control::heartbeatStatisticsAreOptional()
+{
+    // A heartbeat of an older process (no statistics) and one with them are both valid, and the
+    // figures come back exactly.
+    wire::Heartbeat bare;
+    bare.set_incarnation(5);
+    bare.set_sequence(9);
+    const QByteArray bareFrame = controlFrame(Type::Heartbeat, bare);
+    QVERIFY(validControlPayload(Type::Heartbeat, bareFrame.mid(HeaderSize)));
+    wire::Heartbeat parsed;
+    QVERIFY(parseControl(bareFrame.mid(HeaderSize), parsed));
+    QVERIFY(!parsed.has_statistics());
+    QCOMPARE(parsed.sequence(), quint64(9));
+
+    wire::Heartbeat full = bare;
+    wire::Statistics *st = full.mutable_statistics();
+    st->set_messages_out(0xFFFFFFFFFFull);
+    st->set_bytes_out(1);
+    st->set_queued_bytes(-1); // a signed field: kept as sent
+    st->set_incoming_connections(3);
+    const QByteArray fullFrame = controlFrame(Type::Heartbeat, full);
+    QVERIFY(validControlPayload(Type::Heartbeat, fullFrame.mid(HeaderSize)));
+    QVERIFY(parseControl(fullFrame.mid(HeaderSize), parsed));
+    QVERIFY(parsed.has_statistics());
+    QCOMPARE(parsed.statistics().messages_out(), 0xFFFFFFFFFFull);
+    QCOMPARE(parsed.statistics().queued_bytes(), qint64(-1));
+    QCOMPARE(parsed.statistics().incoming_connections(), 3u);
+    QCOMPARE(parsed.incarnation(), quint64(5));
+
+    // The old schema's fields are a prefix: a reader that does not know field 3 still gets 1 and 2.
+    QVERIFY(fullFrame.mid(HeaderSize).startsWith(bareFrame.mid(HeaderSize)));
+    // Truncated statistics are rejected, not misread.
+    QVERIFY(!validControlPayload(Type::Heartbeat, bareFrame.mid(HeaderSize) + QByteArray::fromHex("1a050801")));
 }
 
 void tst_Control::namesFrameRoundTrip_data()

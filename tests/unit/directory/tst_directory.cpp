@@ -83,6 +83,7 @@ private Q_SLOTS:
 
     void expiryUsesEachProcessHeartbeat();
     void toJsonShape();
+    void statisticsOnlyOfProcessesThatReported();
 };
 
 void tst_Directory::newProcessAccepted()
@@ -582,6 +583,53 @@ void tst_Directory::toJsonShape()
     QVERIFY(pb.value(QStringLiteral("services")).toArray().isEmpty());
     QVERIFY(pb.value(QStringLiteral("commands")).toArray().isEmpty());
     QVERIFY(pb.value(QStringLiteral("subscriptions")).toArray().isEmpty());
+}
+
+void tst_Directory::statisticsOnlyOfProcessesThatReported()
+{
+    Directory d;
+    d.connectProcess(proc(QStringLiteral("Old"), 1000, 10, 1), nullptr);
+    d.connectProcess(proc(QStringLiteral("New"), 2000, 20, 2), nullptr);
+    ProcessStatistics st;
+    st.messagesOut = 9007199254740992ull; // 2^53: still exact in JSON
+    st.bytesOut = 123456;
+    st.messagesIn = 7;
+    st.bytesIn = 700;
+    st.dropped = 3;
+    st.reconnects = 2;
+    st.protocolErrors = 1;
+    st.queuedBytes = 4096;
+    st.outgoingConnections = 5;
+    st.incomingConnections = 6;
+    st.atMs = 1700000000000;
+    d.setStatistics(QStringLiteral("New"), st);
+    d.setStatistics(QStringLiteral("Unknown"), st); // ignored, no crash
+    QCOMPARE(d.process(QStringLiteral("New"))->statistics.bytesOut, quint64(123456));
+    QCOMPARE(d.process(QStringLiteral("Old"))->statistics.atMs, 0);
+
+    const QJsonObject j = d.statisticsJson(1700000000500);
+    QCOMPARE(j.value(QStringLiteral("time_ms")).toInteger(), 1700000000500);
+    const QJsonArray procs = j.value(QStringLiteral("processes")).toArray();
+    QCOMPARE(procs.size(), 1); // "Old" sent bare heartbeats: absent, not zeros
+    const QJsonObject n = procs.first().toObject();
+    QCOMPARE(n.value(QStringLiteral("name")).toString(), QStringLiteral("New"));
+    QCOMPARE(n.value(QStringLiteral("at_ms")).toInteger(), 1700000000000);
+    QCOMPARE(quint64(n.value(QStringLiteral("messages_out")).toDouble()), 9007199254740992ull);
+    QCOMPARE(n.value(QStringLiteral("bytes_out")).toInteger(), 123456);
+    QCOMPARE(n.value(QStringLiteral("messages_in")).toInteger(), 7);
+    QCOMPARE(n.value(QStringLiteral("bytes_in")).toInteger(), 700);
+    QCOMPARE(n.value(QStringLiteral("dropped")).toInteger(), 3);
+    QCOMPARE(n.value(QStringLiteral("reconnects")).toInteger(), 2);
+    QCOMPARE(n.value(QStringLiteral("protocol_errors")).toInteger(), 1);
+    QCOMPARE(n.value(QStringLiteral("queued_bytes")).toInteger(), 4096);
+    QCOMPARE(n.value(QStringLiteral("outgoing_connections")).toInt(), 5);
+    QCOMPARE(n.value(QStringLiteral("incoming_connections")).toInt(), 6);
+
+    // A lost process leaves the snapshot; one that connects again starts without figures.
+    d.removeProcess(QStringLiteral("New"), QStringLiteral("killed"), 1);
+    QVERIFY(d.statisticsJson(2).value(QStringLiteral("processes")).toArray().isEmpty());
+    d.connectProcess(proc(QStringLiteral("New"), 2000, 20, 3), nullptr);
+    QVERIFY(d.statisticsJson(3).value(QStringLiteral("processes")).toArray().isEmpty());
 }
 
 QTEST_GUILESS_MAIN(tst_Directory)
