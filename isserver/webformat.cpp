@@ -11,7 +11,8 @@ namespace dialog::isd::web {
 
 namespace {
 
-void writeObject(QXmlStreamWriter &w, const is::Object &object, const QString &name = {}, const QString &time = {});
+void writeObject(QXmlStreamWriter &w, const is::Object &object, const QString &name = {},
+                 const QString &time = {});
 
 template <typename T> QString scalarText(const T &x)
 {

@@ -25,22 +25,33 @@ namespace dialog::isd {
 namespace {
 
 constexpr int MaxUrlBytes = 8192;
-constexpr int MaxHeaderBytes = 64 * 1024; ///< of the first request of a connection (before QAbstractHttpServer)
+constexpr int MaxHeaderBytes =
+    64 * 1024; ///< of the first request of a connection (before QAbstractHttpServer)
 constexpr int RemoteTimeoutMs = 5000;
 
 QByteArray reasonPhrase(int status)
 {
     switch (status) {
-    case 200: return "OK";
-    case 400: return "Bad Request";
-    case 404: return "Not Found";
-    case 405: return "Method Not Allowed";
-    case 414: return "URI Too Long";
-    case 500: return "Internal Server Error";
-    case 502: return "Bad Gateway";
-    case 503: return "Service Unavailable";
-    case 504: return "Gateway Timeout";
-    default: return "Status";
+    case 200:
+        return "OK";
+    case 400:
+        return "Bad Request";
+    case 404:
+        return "Not Found";
+    case 405:
+        return "Method Not Allowed";
+    case 414:
+        return "URI Too Long";
+    case 500:
+        return "Internal Server Error";
+    case 502:
+        return "Bad Gateway";
+    case 503:
+        return "Service Unavailable";
+    case 504:
+        return "Gateway Timeout";
+    default:
+        return "Status";
     }
 }
 
@@ -49,15 +60,20 @@ int httpStatus(const is::Status &s)
 {
     using C = is::Status::Code;
     switch (s.code()) {
-    case C::Ok: return 200;
+    case C::Ok:
+        return 200;
     case C::NotFound:
     case C::UnknownServer:
-    case C::UnknownType: return 404;
+    case C::UnknownType:
+        return 404;
     case C::InvalidName:
     case C::TypeMismatch:
-    case C::BadRequest: return 400;
-    case C::Timeout: return 504;
-    default: return 502;
+    case C::BadRequest:
+        return 400;
+    case C::Timeout:
+        return 504;
+    default:
+        return 502;
     }
 }
 
@@ -133,11 +149,12 @@ protected:
                 if (head->size() <= MaxHeaderBytes)
                     return; // wait for the whole header block
                 QObject::disconnect(socket, &QTcpSocket::readyRead, nullptr, nullptr);
-                const QByteArray body = "431 Request Header Fields Too Large: the request head is longer than " +
-                                        QByteArray::number(MaxHeaderBytes) + " bytes\n";
+                const QByteArray body =
+                    "431 Request Header Fields Too Large: the request head is longer than " +
+                    QByteArray::number(MaxHeaderBytes) + " bytes\n";
                 socket->write("HTTP/1.1 431 Request Header Fields Too Large\r\nContent-Type: text/plain; "
-                              "charset=utf-8\r\nContent-Length: " + QByteArray::number(body.size()) +
-                              "\r\nConnection: close\r\n\r\n" + body);
+                              "charset=utf-8\r\nContent-Length: " +
+                              QByteArray::number(body.size()) + "\r\nConnection: close\r\n\r\n" + body);
                 socket->disconnectFromHost();
                 return;
             }
@@ -192,11 +209,13 @@ bool WebServer::listen(QString *error)
         *error = QStringLiteral("cannot listen on %1:%2: not an IP address").arg(o.httpBind).arg(o.httpPort);
         return false;
     }
-    auto tcp = std::make_unique<WebTcpServer>(&m_webSockets, o.httpIdleS * 1000, [this](QTcpSocket *s) {
-        return !m_pipelines.value(s).isEmpty();
-    });
+    auto tcp = std::make_unique<WebTcpServer>(
+        &m_webSockets, o.httpIdleS * 1000, [this](QTcpSocket *s) { return !m_pipelines.value(s).isEmpty(); });
     if (!tcp->listen(address, o.httpPort)) {
-        *error = QStringLiteral("cannot listen on %1:%2: %3").arg(o.httpBind).arg(o.httpPort).arg(tcp->errorString());
+        *error = QStringLiteral("cannot listen on %1:%2: %3")
+                     .arg(o.httpBind)
+                     .arg(o.httpPort)
+                     .arg(tcp->errorString());
         return false;
     }
     m_tcp = tcp.release();
@@ -348,7 +367,8 @@ void WebServer::route(const Target &t, const QHttpServerRequest &request, const 
         return finish(t, error(404, QStringLiteral("no such resource (/is/types or /is/types/<Type>)")));
     }
     if (server == QLatin1String("ws") && seg.size() == 2)
-        return finish(t, error(400, QStringLiteral("/is/ws is a WebSocket endpoint: connect with a WebSocket client")));
+        return finish(
+            t, error(400, QStringLiteral("/is/ws is a WebSocket endpoint: connect with a WebSocket client")));
     if (server.isEmpty() || server.contains(QLatin1Char('.')))
         return finish(t, error(400, QStringLiteral("invalid server name '%1'").arg(server.left(100))));
     if (seg.size() == 2 || (seg.size() == 3 && seg.at(2).isEmpty()))
@@ -393,7 +413,8 @@ void WebServer::serveServers(const Target &t)
                 if (ok)
                     info.objects = qint64(n);
                 else
-                    info.error = s.isOk() ? QStringLiteral("no object count in its statistics") : s.toString();
+                    info.error =
+                        s.isOk() ? QStringLiteral("no object count in its statistics") : s.toString();
                 if (--st->waiting == 0)
                     done();
             });
@@ -408,8 +429,8 @@ bool WebServer::criteriaFromQuery(const QUrlQuery &query, is::Criteria *out, QSt
     const QString regex = query.queryItemValue(QStringLiteral("regex"), QUrl::FullyDecoded);
     const QString type = query.queryItemValue(QStringLiteral("type"), QUrl::FullyDecoded);
     const QString sub = query.queryItemValue(QStringLiteral("subtypes"), QUrl::FullyDecoded).toLower();
-    if (!sub.isEmpty() && sub != QLatin1String("0") && sub != QLatin1String("1") && sub != QLatin1String("true") &&
-        sub != QLatin1String("false")) {
+    if (!sub.isEmpty() && sub != QLatin1String("0") && sub != QLatin1String("1") &&
+        sub != QLatin1String("true") && sub != QLatin1String("false")) {
         *status = 400;
         *why = QStringLiteral("subtypes must be 1 or 0");
         return false;
@@ -462,7 +483,8 @@ void WebServer::serveList(const Target &t, const QString &server, const QUrlQuer
         false);
 }
 
-void WebServer::serveObject(const Target &t, const QString &server, const QString &name, const QUrlQuery &query)
+void WebServer::serveObject(const Target &t, const QString &server, const QString &name,
+                            const QUrlQuery &query)
 {
     QString srv, obj;
     if (!is::Dictionary::splitName(name, &srv, &obj) || srv != server)
@@ -520,7 +542,8 @@ void WebServer::serveFile(const Target &t, const QString &file)
     static const QRegularExpression safe(QStringLiteral("^[A-Za-z0-9_-][A-Za-z0-9_.-]{0,100}$"));
     if (!safe.match(file).hasMatch())
         return finish(t, error(404, QStringLiteral("no such file")));
-    const QString root = m_server.options().webRoot.isEmpty() ? QStringLiteral(":/web") : m_server.options().webRoot;
+    const QString root =
+        m_server.options().webRoot.isEmpty() ? QStringLiteral(":/web") : m_server.options().webRoot;
     QFile f(root + QLatin1Char('/') + file);
     if (!f.open(QIODevice::ReadOnly))
         return finish(t, error(404, QStringLiteral("no such file: %1").arg(file)));

@@ -5,10 +5,10 @@
 #include "webformat.h"
 
 #include <QAbstractHttpServer>
-#include <QWebSocketServer>
 #include <QHash>
 #include <QPointer>
 #include <QString>
+#include <QWebSocketServer>
 #include <memory>
 
 class QTcpServer;
@@ -17,7 +17,7 @@ class QTcpSocket;
 namespace dialog::is {
 class Dictionary;
 class Criteria;
-}
+} // namespace dialog::is
 
 namespace dialog::isd {
 
@@ -96,7 +96,8 @@ private:
     void route(const Target &target, const QHttpServerRequest &request, const QStringList &segments);
     void serveServers(const Target &target);
     void serveList(const Target &target, const QString &server, const QUrlQuery &query);
-    void serveObject(const Target &target, const QString &server, const QString &name, const QUrlQuery &query);
+    void serveObject(const Target &target, const QString &server, const QString &name,
+                     const QUrlQuery &query);
     void serveTypes(const Target &target, const QString &type);
     void serveFile(const Target &target, const QString &file);
     bool criteriaFromQuery(const QUrlQuery &query, is::Criteria *out, QString *error, int *status) const;

@@ -28,9 +28,12 @@ QByteArray compact(const QJsonObject &o)
 const char *kindName(is::Change::Kind k)
 {
     switch (k) {
-    case is::Change::Kind::Created: return "created";
-    case is::Change::Kind::Updated: return "updated";
-    case is::Change::Kind::Removed: return "removed";
+    case is::Change::Kind::Created:
+        return "created";
+    case is::Change::Kind::Updated:
+        return "updated";
+    case is::Change::Kind::Removed:
+        return "removed";
     }
     return "updated";
 }
@@ -56,19 +59,21 @@ struct WebSocketHub::Client
     QString server;
     is::Criteria criteria;
     std::unique_ptr<is::Receiver> receiver;
-    QStringList order;                 // keys of pending, oldest first
+    QStringList order;                  // keys of pending, oldest first
     QHash<QString, QByteArray> pending; // key (object name) -> newest message not yet sent
     quint64 coalesced = 0;
 };
 
-WebSocketHub::WebSocketHub(is::Repository &repository, is::Dictionary *dictionary, int maxClients, QObject *parent)
+WebSocketHub::WebSocketHub(is::Repository &repository, is::Dictionary *dictionary, int maxClients,
+                           QObject *parent)
     : QObject(parent), m_repository(repository), m_dictionary(dictionary), m_maxClients(maxClients)
 {
     m_listener = m_repository.addListener([this](const is::Change &c) {
         if (QThread::currentThread() == thread())
             onChange(c);
         else
-            QMetaObject::invokeMethod(this, [this, c] { onChange(c); }, Qt::QueuedConnection);
+            QMetaObject::invokeMethod(
+                this, [this, c] { onChange(c); }, Qt::QueuedConnection);
     });
 }
 
@@ -98,8 +103,9 @@ void WebSocketHub::accept(QWebSocket *socket)
                             << m_maxClients << "reached";
         // 4503: an application code ("as HTTP 503"); 1013 "try again later" would suit too, but Qt's
         // own WebSocket client rejects it as a protocol error.
-        socket->close(QWebSocketProtocol::CloseCode(4503),
-                      QStringLiteral("too many WebSocket clients (limit %1), try again later").arg(m_maxClients));
+        socket->close(
+            QWebSocketProtocol::CloseCode(4503),
+            QStringLiteral("too many WebSocket clients (limit %1), try again later").arg(m_maxClients));
         connect(socket, &QWebSocket::disconnected, socket, &QObject::deleteLater);
         return;
     }
@@ -136,15 +142,17 @@ void WebSocketHub::onMessage(Client &c, const QString &text)
     if (!doc.isObject()) {
         sendError(c, pe.error != QJsonParseError::NoError
                          ? QStringLiteral("bad JSON at offset %1: %2").arg(pe.offset).arg(pe.errorString())
-                         : QStringLiteral("expected a JSON object {\"server\", \"regex\", \"type\", \"subtypes\"}"));
+                         : QStringLiteral(
+                               "expected a JSON object {\"server\", \"regex\", \"type\", \"subtypes\"}"));
         return;
     }
     const QJsonObject o = doc.object();
     for (auto it = o.begin(); it != o.end(); ++it) {
-        static const QStringList known{QStringLiteral("server"), QStringLiteral("regex"), QStringLiteral("type"),
-                                       QStringLiteral("subtypes")};
+        static const QStringList known{QStringLiteral("server"), QStringLiteral("regex"),
+                                       QStringLiteral("type"), QStringLiteral("subtypes")};
         if (!known.contains(it.key())) {
-            sendError(c, QStringLiteral("unknown field '%1' (expected server, regex, type, subtypes)").arg(it.key().left(100)));
+            sendError(c, QStringLiteral("unknown field '%1' (expected server, regex, type, subtypes)")
+                             .arg(it.key().left(100)));
             return;
         }
     }
@@ -254,10 +262,12 @@ void WebSocketHub::onChange(const is::Change &change)
     QByteArray message; // built once, for the first interested client
     const QString fullName = m_repository.serverName() + QLatin1Char('.') + change.name;
     for (const auto &c : std::as_const(m_clients)) {
-        if (!c->subscribed || c->remote || !c->criteria.matches(change.name, change.typeName, m_repository.registry()))
+        if (!c->subscribed || c->remote ||
+            !c->criteria.matches(change.name, change.typeName, m_repository.registry()))
             continue;
         if (message.isEmpty())
-            message = eventMessage(kindName(change.kind), fullName, change.typeName, change.time, change.object);
+            message =
+                eventMessage(kindName(change.kind), fullName, change.typeName, change.time, change.object);
         enqueue(*c, change.name, message);
     }
 }

@@ -36,7 +36,8 @@ class WebSocketHub : public QObject
     Q_OBJECT
 public:
     /// @p repository and @p dictionary must outlive the hub. Lives in the repository writers' thread.
-    WebSocketHub(is::Repository &repository, is::Dictionary *dictionary, int maxClients, QObject *parent = nullptr);
+    WebSocketHub(is::Repository &repository, is::Dictionary *dictionary, int maxClients,
+                 QObject *parent = nullptr);
     ~WebSocketHub() override;
 
     /// Takes ownership of @p socket (already connected, any path): serves it if its path is

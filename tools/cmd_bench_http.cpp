@@ -51,9 +51,12 @@ int benchIsHttp(const QStringList &args)
     p.setApplicationDescription(QStringLiteral(
         "HTTP GET throughput of one IS object from the web IS: --connections keep-alive connections, one "
         "request in flight on each, for --seconds (after a one-second warm-up)."));
-    p.addOption({QStringLiteral("connections"), QStringLiteral("Keep-alive connections (default 8)."), QStringLiteral("n")});
-    p.addOption({QStringLiteral("seconds"), QStringLiteral("Measured duration (default 5)."), QStringLiteral("s")});
-    p.addOption({QStringLiteral("format"), QStringLiteral("xml or json (default xml)."), QStringLiteral("format")});
+    p.addOption({QStringLiteral("connections"), QStringLiteral("Keep-alive connections (default 8)."),
+                 QStringLiteral("n")});
+    p.addOption(
+        {QStringLiteral("seconds"), QStringLiteral("Measured duration (default 5)."), QStringLiteral("s")});
+    p.addOption(
+        {QStringLiteral("format"), QStringLiteral("xml or json (default xml)."), QStringLiteral("format")});
     p.addOption({QStringLiteral("json"), QStringLiteral("Print one JSON line.")});
     if (!parse(p, args, verb))
         return 1;
@@ -61,7 +64,8 @@ int benchIsHttp(const QStringList &args)
     if (!intOption(p, verb, QStringLiteral("connections"), 1, 1000, connections) ||
         !intOption(p, verb, QStringLiteral("seconds"), 1, 3600, seconds))
         return 1;
-    const QString format = p.value(QStringLiteral("format")).isEmpty() ? QStringLiteral("xml") : p.value(QStringLiteral("format"));
+    const QString format = p.value(QStringLiteral("format")).isEmpty() ? QStringLiteral("xml")
+                                                                       : p.value(QStringLiteral("format"));
     if (format != QLatin1String("xml") && format != QLatin1String("json"))
         return fail(verb, QStringLiteral("--format must be xml or json"));
 
@@ -71,9 +75,10 @@ int benchIsHttp(const QStringList &args)
         return fail(verb, error);
     const quint16 http = ChildProcesses::freePort();
     env.children.start(ChildProcesses::binary(QStringLiteral("dialog-isserver")),
-                       {QStringLiteral("--name"), QStringLiteral("RunParams"), QStringLiteral("--control-server"),
-                        env.address, QStringLiteral("--http-port"), QString::number(http),
-                        QStringLiteral("--http-max-requests"), QString::number(connections + 8)});
+                       {QStringLiteral("--name"), QStringLiteral("RunParams"),
+                        QStringLiteral("--control-server"), env.address, QStringLiteral("--http-port"),
+                        QString::number(http), QStringLiteral("--http-max-requests"),
+                        QString::number(connections + 8)});
     if (!ChildProcesses::waitForPort(http, 10000))
         return fail(verb, QStringLiteral("the IS server did not open its web port %1").arg(http));
     ClientOptions o = ClientOptions::fromEnvironment(QStringLiteral("bench-is-http"));
@@ -84,11 +89,12 @@ int benchIsHttp(const QStringList &args)
     is::Dictionary dict(&client);
     // The IS paper's example object: RunParams.RunInfo with its activeTime.
     is::TypeInfo t(QStringLiteral("RunInfo"), QStringLiteral("Parameters of the current run"));
-    t.setAttributes({is::AttributeInfo(QStringLiteral("runNumber"), is::BasicType::U32, QStringLiteral("Run number")),
-                     is::AttributeInfo(QStringLiteral("runType"), is::BasicType::String, QStringLiteral("Run type")),
-                     is::AttributeInfo(QStringLiteral("startTime"), is::BasicType::Time, QStringLiteral("Start of run")),
-                     is::AttributeInfo(QStringLiteral("activeTime"), is::BasicType::U32,
-                                       QStringLiteral("Integral time the run is active"))});
+    t.setAttributes(
+        {is::AttributeInfo(QStringLiteral("runNumber"), is::BasicType::U32, QStringLiteral("Run number")),
+         is::AttributeInfo(QStringLiteral("runType"), is::BasicType::String, QStringLiteral("Run type")),
+         is::AttributeInfo(QStringLiteral("startTime"), is::BasicType::Time, QStringLiteral("Start of run")),
+         is::AttributeInfo(QStringLiteral("activeTime"), is::BasicType::U32,
+                           QStringLiteral("Integral time the run is active"))});
     is::Status s = dict.declareTypesSync(QStringLiteral("RunParams"), {t});
     is::Object run = is::Object::create(dict.types(), QStringLiteral("RunInfo"));
     run.set<quint32>(QStringLiteral("runNumber"), 372541);
@@ -114,7 +120,8 @@ int benchIsHttp(const QStringList &args)
         c.socket = std::make_unique<QTcpSocket>();
         c.socket->connectToHost(QHostAddress::LocalHost, http);
         if (!c.socket->waitForConnected(5000))
-            return fail(verb, QStringLiteral("cannot connect to the web IS: %1").arg(c.socket->errorString()));
+            return fail(verb,
+                        QStringLiteral("cannot connect to the web IS: %1").arg(c.socket->errorString()));
         c.socket->setSocketOption(QAbstractSocket::LowDelayOption, 1);
         QTcpSocket *sock = c.socket.get();
         Connection *cp = &c;

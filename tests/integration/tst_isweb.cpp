@@ -7,8 +7,8 @@
 #include "dialog/is/dictionary.h"
 
 #include <QJsonArray>
-#include <QTemporaryDir>
 #include <QJsonDocument>
+#include <QTemporaryDir>
 #include <QWebSocket>
 #include <QXmlStreamReader>
 #include <QtTest>
@@ -64,18 +64,23 @@ is::TypeInfo innerType()
 {
     is::TypeInfo t(QStringLiteral("WebInner"), QStringLiteral("Nested part"));
     t.setAttributes({is::AttributeInfo(QStringLiteral("x"), is::BasicType::U32, QStringLiteral("A number")),
-                     is::AttributeInfo(QStringLiteral("samples"), is::BasicType::Double, QStringLiteral("Samples"), true)});
+                     is::AttributeInfo(QStringLiteral("samples"), is::BasicType::Double,
+                                       QStringLiteral("Samples"), true)});
     return t;
 }
 
 is::TypeInfo outerType()
 {
     is::TypeInfo t(QStringLiteral("WebOuter"), QStringLiteral("Nested types and vectors"));
-    t.setAttributes({is::AttributeInfo(QStringLiteral("label"), is::BasicType::String, QStringLiteral("A <label> & more")),
-                     is::AttributeInfo::nested(QStringLiteral("inner"), QStringLiteral("WebInner"), QStringLiteral("One inner")),
-                     is::AttributeInfo::nested(QStringLiteral("parts"), QStringLiteral("WebInner"), QStringLiteral("Inner list"), true),
-                     is::AttributeInfo(QStringLiteral("counts"), is::BasicType::U16, QStringLiteral("Counters"), true),
-                     is::AttributeInfo(QStringLiteral("flag"), is::BasicType::Bool, QStringLiteral("A flag"))});
+    t.setAttributes(
+        {is::AttributeInfo(QStringLiteral("label"), is::BasicType::String,
+                           QStringLiteral("A <label> & more")),
+         is::AttributeInfo::nested(QStringLiteral("inner"), QStringLiteral("WebInner"),
+                                   QStringLiteral("One inner")),
+         is::AttributeInfo::nested(QStringLiteral("parts"), QStringLiteral("WebInner"),
+                                   QStringLiteral("Inner list"), true),
+         is::AttributeInfo(QStringLiteral("counts"), is::BasicType::U16, QStringLiteral("Counters"), true),
+         is::AttributeInfo(QStringLiteral("flag"), is::BasicType::Bool, QStringLiteral("A flag"))});
     return t;
 }
 } // namespace
@@ -132,8 +137,14 @@ void tst_IsWeb::fill()
     QVERIFY(run.set<quint32>(QStringLiteral("runNumber"), 42));
     QVERIFY(run.set(QStringLiteral("state"), QStringLiteral("Running")));
     QVERIFY(m_dict->insertSync(QStringLiteral("DAQ.RunInfo"), run).isOk());
-    QVERIFY(m_dict->insertSync(QStringLiteral("DAQ.Readout1"), is::Object::create(m_dict->types(), QStringLiteral("ReadoutStats"))).isOk());
-    QVERIFY(m_dict->insertSync(QStringLiteral("DAQ.Control1"), is::Object::create(m_dict->types(), QStringLiteral("ProcessStats"))).isOk());
+    QVERIFY(m_dict
+                ->insertSync(QStringLiteral("DAQ.Readout1"),
+                             is::Object::create(m_dict->types(), QStringLiteral("ReadoutStats")))
+                .isOk());
+    QVERIFY(m_dict
+                ->insertSync(QStringLiteral("DAQ.Control1"),
+                             is::Object::create(m_dict->types(), QStringLiteral("ProcessStats")))
+                .isOk());
 }
 
 void tst_IsWeb::serversAndLists()
@@ -162,8 +173,10 @@ void tst_IsWeb::serversAndLists()
     // The same criteria as the IS API: whole-name regex, exact type, type with subtypes; Accept header.
     r = httpGet(m_http, "/is/DAQ", "Accept: application/json\r\n");
     QCOMPARE(names(r), (QStringList{"DAQ.Control1", "DAQ.Readout1", "DAQ.RunInfo", "DAQ.Statistics"}));
-    QCOMPARE(names(httpGet(m_http, "/is/DAQ?format=json&regex=R.*")), (QStringList{"DAQ.Readout1", "DAQ.RunInfo"}));
-    QCOMPARE(names(httpGet(m_http, "/is/DAQ?format=json&regex=%5BRC%5D.*1")), (QStringList{"DAQ.Control1", "DAQ.Readout1"}));
+    QCOMPARE(names(httpGet(m_http, "/is/DAQ?format=json&regex=R.*")),
+             (QStringList{"DAQ.Readout1", "DAQ.RunInfo"}));
+    QCOMPARE(names(httpGet(m_http, "/is/DAQ?format=json&regex=%5BRC%5D.*1")),
+             (QStringList{"DAQ.Control1", "DAQ.Readout1"}));
     QCOMPARE(names(httpGet(m_http, "/is/DAQ?format=json&type=ProcessStats")), (QStringList{"DAQ.Control1"}));
     QCOMPARE(names(httpGet(m_http, "/is/DAQ?format=json&type=ProcessStats&subtypes=1")),
              (QStringList{"DAQ.Control1", "DAQ.Readout1"}));
@@ -235,7 +248,8 @@ void tst_IsWeb::objectXmlAndJson()
         QCOMPARE(j.value(QLatin1String("value")).toObject(), is::toJson(e.object));
     }
     // ?format=xml wins over Accept; read as a base type with ?as=.
-    QVERIFY(httpGet(m_http, "/is/DAQ/DAQ.RunInfo?format=xml", "Accept: application/json\r\n").body.startsWith("<?xml"));
+    QVERIFY(httpGet(m_http, "/is/DAQ/DAQ.RunInfo?format=xml", "Accept: application/json\r\n")
+                .body.startsWith("<?xml"));
     r = httpGet(m_http, "/is/DAQ/DAQ.Readout1?format=json&as=ProcessStats");
     QCOMPARE(r.status, 200);
     QCOMPARE(json(r).value(QLatin1String("value")).toObject().keys(),
@@ -314,7 +328,8 @@ void tst_IsWeb::types()
     for (const QJsonValue &v : json(r).value(QLatin1String("types")).toArray())
         names << v.toObject().value(QLatin1String("name")).toString();
     QVERIFY2(names.contains(QStringLiteral("RunInfo")) && names.contains(QStringLiteral("ReadoutStats")) &&
-                 names.contains(QStringLiteral("Histogram1D")) && names.contains(QStringLiteral("ISServerStatistics")),
+                 names.contains(QStringLiteral("Histogram1D")) &&
+                 names.contains(QStringLiteral("ISServerStatistics")),
              qPrintable(names.join(QLatin1Char(' '))));
     r = httpGet(m_http, "/is/types/ReadoutStats?format=json");
     QCOMPARE(r.status, 200);
@@ -323,7 +338,12 @@ void tst_IsWeb::types()
     // all attributes, the inherited ones first
     const is::TypeInfo info = m_dict->types().type(QStringLiteral("ReadoutStats"));
     QCOMPARE(t.value(QLatin1String("allAttributes")).toArray().size(), info.allAttributes().size());
-    QCOMPARE(t.value(QLatin1String("allAttributes")).toArray().at(0).toObject().value(QLatin1String("name")).toString(),
+    QCOMPARE(t.value(QLatin1String("allAttributes"))
+                 .toArray()
+                 .at(0)
+                 .toObject()
+                 .value(QLatin1String("name"))
+                 .toString(),
              info.allAttributes().at(0).name());
     r = httpGet(m_http, "/is/types/ProcessStats?format=json");
     QCOMPARE(json(r).value(QLatin1String("subtypes")).toArray(),
@@ -331,7 +351,8 @@ void tst_IsWeb::types()
     QVERIFY(json(r).value(QLatin1String("subtypes")).toArray().contains(QStringLiteral("ReadoutStats")));
     r = httpGet(m_http, "/is/types/RunInfo");
     QCOMPARE(r.status, 200);
-    QVERIFY2(r.body.contains("<type name=\"RunInfo\"") && r.body.contains("<attr name=\"activeTime\""), r.body);
+    QVERIFY2(r.body.contains("<type name=\"RunInfo\"") && r.body.contains("<attr name=\"activeTime\""),
+             r.body);
     r = httpGet(m_http, "/is/types");
     QVERIFY(r.body.contains("<types>"));
 }
@@ -347,7 +368,9 @@ void tst_IsWeb::otherServerThroughTheDictionary()
 
     HttpReply r = httpGet(m_http, "/is/RunParams/RunParams.RunInfo");
     QCOMPARE(r.status, 200);
-    QVERIFY2(r.body.contains("<obj name=\"RunParams.RunInfo\" type=\"RunInfo\"") && r.body.contains("<v>99</v>"), r.body);
+    QVERIFY2(r.body.contains("<obj name=\"RunParams.RunInfo\" type=\"RunInfo\"") &&
+                 r.body.contains("<v>99</v>"),
+             r.body);
     r = httpGet(m_http, "/is/RunParams?format=json&regex=Run.*");
     QCOMPARE(r.status, 200);
     QCOMPARE(json(r).value(QLatin1String("objects")).toArray().size(), 1);
@@ -356,8 +379,10 @@ void tst_IsWeb::otherServerThroughTheDictionary()
     // Both servers with their counts (the other's from its statistics, refreshed every second).
     QTRY_VERIFY_WITH_TIMEOUT(
         [&] {
-            const QJsonArray s = json(httpGet(m_http, "/is?format=json")).value(QLatin1String("servers")).toArray();
-            return s.size() == 2 && s.at(1).toObject().value(QLatin1String("name")).toString() == QLatin1String("RunParams") &&
+            const QJsonArray s =
+                json(httpGet(m_http, "/is?format=json")).value(QLatin1String("servers")).toArray();
+            return s.size() == 2 &&
+                   s.at(1).toObject().value(QLatin1String("name")).toString() == QLatin1String("RunParams") &&
                    s.at(1).toObject().value(QLatin1String("objects")).toInt() == 2 &&
                    !s.at(1).toObject().value(QLatin1String("local")).toBool();
         }(),
@@ -370,29 +395,52 @@ void tst_IsWeb::errors_data()
     QTest::addColumn<QByteArray>("path");
     QTest::addColumn<int>("status");
     QTest::addColumn<QByteArray>("says");
-    QTest::newRow("unknown object") << QByteArray("GET") << QByteArray("/is/DAQ/DAQ.Nope") << 404 << QByteArray("no object DAQ.Nope");
-    QTest::newRow("unknown server") << QByteArray("GET") << QByteArray("/is/Nope/Nope.X") << 404 << QByteArray("Nope");
-    QTest::newRow("unknown server list") << QByteArray("GET") << QByteArray("/is/Nope") << 404 << QByteArray("Nope");
-    QTest::newRow("unknown type") << QByteArray("GET") << QByteArray("/is/types/Nope") << 404 << QByteArray("unknown type");
-    QTest::newRow("unknown type criteria") << QByteArray("GET") << QByteArray("/is/DAQ?type=Nope") << 404 << QByteArray("unknown type");
-    QTest::newRow("unknown base type") << QByteArray("GET") << QByteArray("/is/DAQ/DAQ.RunInfo?as=Nope") << 404 << QByteArray("Nope");
-    QTest::newRow("unrelated base type") << QByteArray("GET") << QByteArray("/is/DAQ/DAQ.RunInfo?as=ProcessStats") << 400 << QByteArray("ProcessStats");
-    QTest::newRow("bad regex") << QByteArray("GET") << QByteArray("/is/DAQ?regex=(") << 400 << QByteArray("bad regular expression");
-    QTest::newRow("bad format") << QByteArray("GET") << QByteArray("/is/DAQ?format=yaml") << 400 << QByteArray("unknown format");
-    QTest::newRow("bad subtypes") << QByteArray("GET") << QByteArray("/is/DAQ?type=RunInfo&subtypes=maybe") << 400 << QByteArray("subtypes");
-    QTest::newRow("subtypes without type") << QByteArray("GET") << QByteArray("/is/DAQ?subtypes=1") << 400 << QByteArray("type=");
-    QTest::newRow("name of another server") << QByteArray("GET") << QByteArray("/is/DAQ/Other.RunInfo") << 400 << QByteArray("DAQ.<Object>");
-    QTest::newRow("name without server") << QByteArray("GET") << QByteArray("/is/DAQ/RunInfo") << 400 << QByteArray("DAQ.<Object>");
-    QTest::newRow("server with dot") << QByteArray("GET") << QByteArray("/is/D.AQ") << 400 << QByteArray("invalid server name");
-    QTest::newRow("POST") << QByteArray("POST") << QByteArray("/is/DAQ/DAQ.RunInfo") << 405 << QByteArray("read-only");
+    QTest::newRow("unknown object") << QByteArray("GET") << QByteArray("/is/DAQ/DAQ.Nope") << 404
+                                    << QByteArray("no object DAQ.Nope");
+    QTest::newRow("unknown server") << QByteArray("GET") << QByteArray("/is/Nope/Nope.X") << 404
+                                    << QByteArray("Nope");
+    QTest::newRow("unknown server list")
+        << QByteArray("GET") << QByteArray("/is/Nope") << 404 << QByteArray("Nope");
+    QTest::newRow("unknown type") << QByteArray("GET") << QByteArray("/is/types/Nope") << 404
+                                  << QByteArray("unknown type");
+    QTest::newRow("unknown type criteria")
+        << QByteArray("GET") << QByteArray("/is/DAQ?type=Nope") << 404 << QByteArray("unknown type");
+    QTest::newRow("unknown base type")
+        << QByteArray("GET") << QByteArray("/is/DAQ/DAQ.RunInfo?as=Nope") << 404 << QByteArray("Nope");
+    QTest::newRow("unrelated base type")
+        << QByteArray("GET") << QByteArray("/is/DAQ/DAQ.RunInfo?as=ProcessStats") << 400
+        << QByteArray("ProcessStats");
+    QTest::newRow("bad regex") << QByteArray("GET") << QByteArray("/is/DAQ?regex=(") << 400
+                               << QByteArray("bad regular expression");
+    QTest::newRow("bad format") << QByteArray("GET") << QByteArray("/is/DAQ?format=yaml") << 400
+                                << QByteArray("unknown format");
+    QTest::newRow("bad subtypes") << QByteArray("GET") << QByteArray("/is/DAQ?type=RunInfo&subtypes=maybe")
+                                  << 400 << QByteArray("subtypes");
+    QTest::newRow("subtypes without type")
+        << QByteArray("GET") << QByteArray("/is/DAQ?subtypes=1") << 400 << QByteArray("type=");
+    QTest::newRow("name of another server")
+        << QByteArray("GET") << QByteArray("/is/DAQ/Other.RunInfo") << 400 << QByteArray("DAQ.<Object>");
+    QTest::newRow("name without server")
+        << QByteArray("GET") << QByteArray("/is/DAQ/RunInfo") << 400 << QByteArray("DAQ.<Object>");
+    QTest::newRow("server with dot") << QByteArray("GET") << QByteArray("/is/D.AQ") << 400
+                                     << QByteArray("invalid server name");
+    QTest::newRow("POST") << QByteArray("POST") << QByteArray("/is/DAQ/DAQ.RunInfo") << 405
+                          << QByteArray("read-only");
     QTest::newRow("PUT") << QByteArray("PUT") << QByteArray("/is/DAQ") << 405 << QByteArray("read-only");
-    QTest::newRow("DELETE") << QByteArray("DELETE") << QByteArray("/is/DAQ/DAQ.RunInfo") << 405 << QByteArray("read-only");
-    QTest::newRow("websocket path without upgrade") << QByteArray("GET") << QByteArray("/is/ws") << 400 << QByteArray("WebSocket");
-    QTest::newRow("huge query") << QByteArray("GET") << QByteArray("/is/DAQ?regex=") + QByteArray(20000, 'a') << 414 << QByteArray("longer than");
-    QTest::newRow("no such page file") << QByteArray("GET") << QByteArray("/nope.html") << 404 << QByteArray("no such file");
-    QTest::newRow("path traversal") << QByteArray("GET") << QByteArray("/%2e%2e%2fetc%2fpasswd") << 404 << QByteArray("no such");
-    QTest::newRow("deep page path") << QByteArray("GET") << QByteArray("/a/b") << 404 << QByteArray("no such resource");
-    QTest::newRow("types too deep") << QByteArray("GET") << QByteArray("/is/types/RunInfo/x") << 404 << QByteArray("no such resource");
+    QTest::newRow("DELETE") << QByteArray("DELETE") << QByteArray("/is/DAQ/DAQ.RunInfo") << 405
+                            << QByteArray("read-only");
+    QTest::newRow("websocket path without upgrade")
+        << QByteArray("GET") << QByteArray("/is/ws") << 400 << QByteArray("WebSocket");
+    QTest::newRow("huge query") << QByteArray("GET") << QByteArray("/is/DAQ?regex=") + QByteArray(20000, 'a')
+                                << 414 << QByteArray("longer than");
+    QTest::newRow("no such page file")
+        << QByteArray("GET") << QByteArray("/nope.html") << 404 << QByteArray("no such file");
+    QTest::newRow("path traversal") << QByteArray("GET") << QByteArray("/%2e%2e%2fetc%2fpasswd") << 404
+                                    << QByteArray("no such");
+    QTest::newRow("deep page path") << QByteArray("GET") << QByteArray("/a/b") << 404
+                                    << QByteArray("no such resource");
+    QTest::newRow("types too deep") << QByteArray("GET") << QByteArray("/is/types/RunInfo/x") << 404
+                                    << QByteArray("no such resource");
 }
 
 void tst_IsWeb::errors()
@@ -454,12 +502,14 @@ void tst_IsWeb::malformedAndSplitRequests()
     QVERIFY(r.body.contains("longer than 65536 bytes"));
     QTRY_COMPARE_WITH_TIMEOUT(big.socket().state(), QAbstractSocket::UnconnectedState, 5000);
 
-    for (const QByteArray &garbage : {QByteArray("HELLO WORLD\r\n\r\n"), QByteArray("\x00\xff\xfe\r\n\r\n", 7)}) {
+    for (const QByteArray &garbage :
+         {QByteArray("HELLO WORLD\r\n\r\n"), QByteArray("\x00\xff\xfe\r\n\r\n", 7)}) {
         QTcpSocket g;
         g.connectToHost(QHostAddress::LocalHost, m_http);
         QVERIFY(g.waitForConnected(5000));
         g.write(garbage);
-        QTRY_COMPARE_WITH_TIMEOUT(g.state(), QAbstractSocket::UnconnectedState, 5000); // dropped by Qt's parser
+        QTRY_COMPARE_WITH_TIMEOUT(g.state(), QAbstractSocket::UnconnectedState,
+                                  5000); // dropped by Qt's parser
     }
     QCOMPARE(httpGet(m_http, "/is/DAQ/DAQ.RunInfo").status, 200);
 }
@@ -489,8 +539,8 @@ void tst_IsWeb::pageFilesBuiltInAndFromWebRoot()
     index.write("<p>development copy</p>");
     index.close();
     const quint16 port = freePort();
-    startServer(QStringLiteral("Dev"), {QStringLiteral("--http-port"), QString::number(port), QStringLiteral("--web-root"),
-                                        root.path()});
+    startServer(QStringLiteral("Dev"), {QStringLiteral("--http-port"), QString::number(port),
+                                        QStringLiteral("--web-root"), root.path()});
     QVERIFY(ProcessFixture::waitForPort(port, 10000));
     QCOMPARE(httpGet(port, "/").body, QByteArray("<p>development copy</p>"));
     QCOMPARE(httpGet(port, "/app.js").status, 404); // not in that directory
@@ -500,11 +550,13 @@ void tst_IsWeb::listenFailureIsReported()
 {
     QTcpServer taken;
     QVERIFY(taken.listen(QHostAddress::LocalHost, 0));
-    QProcess *p = startServer(QStringLiteral("DAQ"), {QStringLiteral("--http-port"), QString::number(taken.serverPort())});
+    QProcess *p = startServer(QStringLiteral("DAQ"),
+                              {QStringLiteral("--http-port"), QString::number(taken.serverPort())});
     QVERIFY(p->waitForFinished(10000));
     QCOMPARE(p->exitCode(), 1);
     const QByteArray err = p->readAllStandardError();
-    QVERIFY2(err.contains("cannot listen on 127.0.0.1:" + QByteArray::number(taken.serverPort()) + ": "), err);
+    QVERIFY2(err.contains("cannot listen on 127.0.0.1:" + QByteArray::number(taken.serverPort()) + ": "),
+             err);
 }
 
 // The IS paper's servers bound concurrent requests to protect data taking. Requests for objects of
@@ -602,7 +654,9 @@ void tst_IsWeb::webSocketSubscribeCreateUpdateRemove()
     QCOMPARE(current.size(), 2);
     QCOMPARE(current.at(0).value(QLatin1String("name")).toString(), QStringLiteral("DAQ.Readout1"));
     QCOMPARE(current.at(1).value(QLatin1String("name")).toString(), QStringLiteral("DAQ.RunInfo"));
-    QCOMPARE(current.at(1).value(QLatin1String("value")).toObject().value(QLatin1String("activeTime")).toInt(), 22317);
+    QCOMPARE(
+        current.at(1).value(QLatin1String("value")).toObject().value(QLatin1String("activeTime")).toInt(),
+        22317);
 
     // create, update, remove; and a change that does not match is not sent.
     is::Object run = is::Object::create(m_dict->types(), QStringLiteral("RunInfo"));
@@ -618,8 +672,18 @@ void tst_IsWeb::webSocketSubscribeCreateUpdateRemove()
     const int removed = ws.indexOf(QStringLiteral("removed"), QStringLiteral("DAQ.NewRun"));
     QVERIFY(created > 0 && created < updated && updated < removed);
     QCOMPARE(ws.received.at(created).value(QLatin1String("type")).toString(), QStringLiteral("RunInfo"));
-    QCOMPARE(ws.received.at(created).value(QLatin1String("value")).toObject().value(QLatin1String("runNumber")).toInt(), 1);
-    QCOMPARE(ws.received.at(updated).value(QLatin1String("value")).toObject().value(QLatin1String("runNumber")).toInt(), 2);
+    QCOMPARE(ws.received.at(created)
+                 .value(QLatin1String("value"))
+                 .toObject()
+                 .value(QLatin1String("runNumber"))
+                 .toInt(),
+             1);
+    QCOMPARE(ws.received.at(updated)
+                 .value(QLatin1String("value"))
+                 .toObject()
+                 .value(QLatin1String("runNumber"))
+                 .toInt(),
+             2);
     QVERIFY(!ws.received.at(removed).contains(QLatin1String("value")));
     QCOMPARE(ws.indexOf(QStringLiteral("created"), QStringLiteral("DAQ.Other")), -1);
 
@@ -631,7 +695,8 @@ void tst_IsWeb::webSocketSubscribeCreateUpdateRemove()
     QVERIFY(m_dict->updateSync(QStringLiteral("DAQ.RunInfo"), run).isOk()); // no longer matching
     is::Object rs = is::Object::create(m_dict->types(), QStringLiteral("ReadoutStats"));
     QVERIFY(m_dict->updateSync(QStringLiteral("DAQ.Readout1"), rs).isOk());
-    QTRY_VERIFY_WITH_TIMEOUT(ws.indexOf(QStringLiteral("updated"), QStringLiteral("DAQ.Readout1")) >= 0, 5000);
+    QTRY_VERIFY_WITH_TIMEOUT(ws.indexOf(QStringLiteral("updated"), QStringLiteral("DAQ.Readout1")) >= 0,
+                             5000);
     QCOMPARE(ws.indexOf(QStringLiteral("updated"), QStringLiteral("DAQ.RunInfo")), -1);
 
     // Another server, through its own subscription stream.
@@ -644,9 +709,13 @@ void tst_IsWeb::webSocketSubscribeCreateUpdateRemove()
     QVERIFY(ws.indexOf(QStringLiteral("created"), QStringLiteral("RunParams.RunInfo")) >= 0); // the snapshot
     QVERIFY(run.set<quint32>(QStringLiteral("runNumber"), 3));
     QVERIFY(m_dict->updateSync(QStringLiteral("RunParams.RunInfo"), run).isOk());
-    QTRY_VERIFY_WITH_TIMEOUT(ws.indexOf(QStringLiteral("updated"), QStringLiteral("RunParams.RunInfo")) >= 0, 5000);
+    QTRY_VERIFY_WITH_TIMEOUT(ws.indexOf(QStringLiteral("updated"), QStringLiteral("RunParams.RunInfo")) >= 0,
+                             5000);
     QCOMPARE(ws.received.at(ws.indexOf(QStringLiteral("updated"), QStringLiteral("RunParams.RunInfo")))
-                 .value(QLatin1String("value")).toObject().value(QLatin1String("runNumber")).toInt(),
+                 .value(QLatin1String("value"))
+                 .toObject()
+                 .value(QLatin1String("runNumber"))
+                 .toInt(),
              3);
 }
 
@@ -662,16 +731,23 @@ void tst_IsWeb::webSocketBadInputAndLimits()
     QTRY_COMPARE_WITH_TIMEOUT(a.socket.state(), QAbstractSocket::ConnectedState, 5000);
 
     // Bad input: an error event each, the connection stays.
-    const QStringList bad{QStringLiteral("{not json"), QStringLiteral("[1,2]"), QStringLiteral("{\"regex\": \"(\"}"),
-                          QStringLiteral("{\"type\": \"Nope\"}"), QStringLiteral("{\"regex\": 5}"),
-                          QStringLiteral("{\"bogus\": 1}"), QStringLiteral("{\"server\": \"a.b\"}")};
+    const QStringList bad{QStringLiteral("{not json"),
+                          QStringLiteral("[1,2]"),
+                          QStringLiteral("{\"regex\": \"(\"}"),
+                          QStringLiteral("{\"type\": \"Nope\"}"),
+                          QStringLiteral("{\"regex\": 5}"),
+                          QStringLiteral("{\"bogus\": 1}"),
+                          QStringLiteral("{\"server\": \"a.b\"}")};
     for (const QString &m : bad)
         a.socket.sendTextMessage(m);
     a.socket.sendBinaryMessage(QByteArray("\x00\x01", 2));
     QTRY_COMPARE_WITH_TIMEOUT(a.events(QStringLiteral("error")).size(), bad.size() + 1, 5000);
     const QList<QJsonObject> errors = a.events(QStringLiteral("error"));
     QVERIFY(errors.at(0).value(QLatin1String("error")).toString().contains(QLatin1String("bad JSON")));
-    QVERIFY(errors.at(2).value(QLatin1String("error")).toString().contains(QLatin1String("bad regular expression")));
+    QVERIFY(errors.at(2)
+                .value(QLatin1String("error"))
+                .toString()
+                .contains(QLatin1String("bad regular expression")));
     QVERIFY(errors.at(3).value(QLatin1String("error")).toString().contains(QLatin1String("unknown type")));
     QVERIFY(!a.closed);
     // A message over 64 KB closes the connection (Qt WebSockets: "too much data").
@@ -814,14 +890,17 @@ void tst_IsWeb::slowWebSocketClientIsCoalesced()
         for (const QByteArray &m : takeMessages(in, partial)) {
             const QJsonObject o = QJsonDocument::fromJson(m).object();
             if (o.value(QLatin1String("event")).toString() == QLatin1String("updated"))
-                seen << quint32(o.value(QLatin1String("value")).toObject().value(QLatin1String("runNumber")).toInt());
+                seen << quint32(
+                    o.value(QLatin1String("value")).toObject().value(QLatin1String("runNumber")).toInt());
         }
     }
     QVERIFY(!seen.isEmpty());
     QCOMPARE(seen.last(), quint32(updates));
-    QVERIFY2(seen.size() < updates, qPrintable(QStringLiteral("%1 messages for %2 changes").arg(seen.size()).arg(updates)));
+    QVERIFY2(seen.size() < updates,
+             qPrintable(QStringLiteral("%1 messages for %2 changes").arg(seen.size()).arg(updates)));
     QVERIFY(std::is_sorted(seen.begin(), seen.end()));
-    qInfo() << "slow client: received" << seen.size() << "of" << updates << "changes; server RSS grew" << growthKb << "KB";
+    qInfo() << "slow client: received" << seen.size() << "of" << updates << "changes; server RSS grew"
+            << growthKb << "KB";
 }
 
 // SIGTERM while a WebSocket client is subscribed, a request waits for a stopped server and a

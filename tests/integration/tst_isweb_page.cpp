@@ -30,11 +30,17 @@ public:
             if (o.contains(QLatin1String("id")))
                 m_answers.insert(o.value(QLatin1String("id")).toInt(), o);
             else if (o.value(QLatin1String("method")).toString() == QLatin1String("Runtime.exceptionThrown"))
-                m_pageErrors << QString::fromUtf8(QJsonDocument(o.value(QLatin1String("params")).toObject()).toJson());
+                m_pageErrors << QString::fromUtf8(
+                    QJsonDocument(o.value(QLatin1String("params")).toObject()).toJson());
             else if (o.value(QLatin1String("method")).toString() == QLatin1String("Log.entryAdded") &&
-                     o.value(QLatin1String("params")).toObject().value(QLatin1String("entry")).toObject()
-                             .value(QLatin1String("level")).toString() == QLatin1String("error"))
-                m_pageErrors << QString::fromUtf8(QJsonDocument(o.value(QLatin1String("params")).toObject()).toJson());
+                     o.value(QLatin1String("params"))
+                             .toObject()
+                             .value(QLatin1String("entry"))
+                             .toObject()
+                             .value(QLatin1String("level"))
+                             .toString() == QLatin1String("error"))
+                m_pageErrors << QString::fromUtf8(
+                    QJsonDocument(o.value(QLatin1String("params")).toObject()).toJson());
         });
         m_ws.open(url);
         QElapsedTimer t;
@@ -48,10 +54,10 @@ public:
     QJsonObject call(const QString &method, const QJsonObject &params = {}, int timeoutMs = 15000)
     {
         const int id = ++m_id;
-        m_ws.sendTextMessage(QString::fromUtf8(
-            QJsonDocument(QJsonObject{{QStringLiteral("id"), id}, {QStringLiteral("method"), method},
-                                      {QStringLiteral("params"), params}})
-                .toJson(QJsonDocument::Compact)));
+        m_ws.sendTextMessage(QString::fromUtf8(QJsonDocument(QJsonObject{{QStringLiteral("id"), id},
+                                                                         {QStringLiteral("method"), method},
+                                                                         {QStringLiteral("params"), params}})
+                                                   .toJson(QJsonDocument::Compact)));
         QElapsedTimer t;
         t.start();
         while (!m_answers.contains(id) && t.elapsed() < timeoutMs)
@@ -61,9 +67,14 @@ public:
     /// The value of a JavaScript expression in the page (JSON-serialisable), or undefined.
     QJsonValue eval(const QString &expression)
     {
-        const QJsonObject r = call(QStringLiteral("Runtime.evaluate"),
-                                   {{QStringLiteral("expression"), expression}, {QStringLiteral("returnByValue"), true}});
-        return r.value(QLatin1String("result")).toObject().value(QLatin1String("result")).toObject().value(QLatin1String("value"));
+        const QJsonObject r =
+            call(QStringLiteral("Runtime.evaluate"),
+                 {{QStringLiteral("expression"), expression}, {QStringLiteral("returnByValue"), true}});
+        return r.value(QLatin1String("result"))
+            .toObject()
+            .value(QLatin1String("result"))
+            .toObject()
+            .value(QLatin1String("value"));
     }
     void close() { m_ws.close(); }
     /// Uncaught exceptions and errors logged by the page (failed loads, …).
@@ -98,11 +109,16 @@ void tst_IsWebPage::pageShowsLiveValues()
     is::Dictionary dict(&client);
     QVERIFY(dict.types().loadDirectory(Types));
     const quint16 http = freePort();
-    fx.start(QStringLiteral("dialog-isserver"), {QStringLiteral("--name"), QStringLiteral("RunParams"),
-                                                 QStringLiteral("--types"), Types, QStringLiteral("--http-port"),
-                                                 QString::number(http)});
+    fx.start(QStringLiteral("dialog-isserver"),
+             {QStringLiteral("--name"), QStringLiteral("RunParams"), QStringLiteral("--types"), Types,
+              QStringLiteral("--http-port"), QString::number(http)});
     QVERIFY(ProcessFixture::waitForPort(http, 10000));
-    QTRY_VERIFY_WITH_TIMEOUT([&] { is::Entry e; return dict.getSync(QStringLiteral("RunParams.Statistics"), &e).isOk(); }(), 10000);
+    QTRY_VERIFY_WITH_TIMEOUT(
+        [&] {
+            is::Entry e;
+            return dict.getSync(QStringLiteral("RunParams.Statistics"), &e).isOk();
+        }(),
+        10000);
 
     is::Object run = is::Object::create(dict.types(), QStringLiteral("RunInfo"));
     QVERIFY(run.set<quint32>(QStringLiteral("runNumber"), 372541));
@@ -122,13 +138,15 @@ void tst_IsWebPage::pageShowsLiveValues()
     QProcess browser;
     browser.setStandardOutputFile(QProcess::nullDevice());
     browser.setStandardErrorFile(profile.filePath(QStringLiteral("chromium.log"))); // its D-Bus complaints
-    browser.start(chromium, {QStringLiteral("--headless"), QStringLiteral("--no-sandbox"), QStringLiteral("--disable-gpu"),
-                             QStringLiteral("--no-first-run"), QStringLiteral("--disable-extensions"),
-                             QStringLiteral("--disable-dev-shm-usage"), QStringLiteral("--window-size=1280,760"),
-                             QStringLiteral("--remote-debugging-address=127.0.0.1"),
-                             QStringLiteral("--remote-debugging-port=%1").arg(devtools),
-                             QStringLiteral("--remote-allow-origins=*"),
-                             QStringLiteral("--user-data-dir=") + profile.path(), QStringLiteral("about:blank")});
+    browser.start(chromium,
+                  {QStringLiteral("--headless"), QStringLiteral("--no-sandbox"),
+                   QStringLiteral("--disable-gpu"), QStringLiteral("--no-first-run"),
+                   QStringLiteral("--disable-extensions"), QStringLiteral("--disable-dev-shm-usage"),
+                   QStringLiteral("--window-size=1280,760"),
+                   QStringLiteral("--remote-debugging-address=127.0.0.1"),
+                   QStringLiteral("--remote-debugging-port=%1").arg(devtools),
+                   QStringLiteral("--remote-allow-origins=*"),
+                   QStringLiteral("--user-data-dir=") + profile.path(), QStringLiteral("about:blank")});
     QVERIFY2(browser.waitForStarted(10000), qPrintable(browser.errorString()));
     auto stopBrowser = qScopeGuard([&browser] {
         if (browser.state() != QProcess::NotRunning) {
@@ -159,38 +177,51 @@ void tst_IsWebPage::pageShowsLiveValues()
     QVERIFY(!dt.call(QStringLiteral("Page.enable")).isEmpty());
     QVERIFY(!dt.call(QStringLiteral("Runtime.enable")).isEmpty());
     QVERIFY(!dt.call(QStringLiteral("Log.enable")).isEmpty());
-    dt.call(QStringLiteral("Emulation.setDeviceMetricsOverride"),
-            {{QStringLiteral("width"), 1280}, {QStringLiteral("height"), 860}, {QStringLiteral("deviceScaleFactor"), 1},
-             {QStringLiteral("mobile"), false}});
-    QVERIFY(dt.call(QStringLiteral("Page.navigate"),
-                    {{QStringLiteral("url"), QStringLiteral("http://127.0.0.1:%1/#server=RunParams").arg(http)}})
-                .contains(QLatin1String("result")));
+    dt.call(QStringLiteral("Emulation.setDeviceMetricsOverride"), {{QStringLiteral("width"), 1280},
+                                                                   {QStringLiteral("height"), 860},
+                                                                   {QStringLiteral("deviceScaleFactor"), 1},
+                                                                   {QStringLiteral("mobile"), false}});
+    QVERIFY(
+        dt.call(QStringLiteral("Page.navigate"),
+                {{QStringLiteral("url"), QStringLiteral("http://127.0.0.1:%1/#server=RunParams").arg(http)}})
+            .contains(QLatin1String("result")));
 
     // The page lists the objects and is connected live.
-    QTRY_VERIFY_WITH_TIMEOUT(dt.eval(QStringLiteral("document.querySelectorAll('#objects li').length")).toInt() == 5, 15000);
-    QTRY_COMPARE_WITH_TIMEOUT(dt.eval(QStringLiteral("document.getElementById('status').textContent")).toString(),
-                              QStringLiteral("live"), 10000);
-    QCOMPARE(dt.eval(QStringLiteral("document.getElementById('server').value")).toString(), QStringLiteral("RunParams"));
+    QTRY_VERIFY_WITH_TIMEOUT(
+        dt.eval(QStringLiteral("document.querySelectorAll('#objects li').length")).toInt() == 5, 15000);
+    QTRY_COMPARE_WITH_TIMEOUT(
+        dt.eval(QStringLiteral("document.getElementById('status').textContent")).toString(),
+        QStringLiteral("live"), 10000);
+    QCOMPARE(dt.eval(QStringLiteral("document.getElementById('server').value")).toString(),
+             QStringLiteral("RunParams"));
 
     // A real mouse click on the object in the list.
-    const QJsonObject box = dt.eval(QStringLiteral(
-        "(() => { const r = document.querySelector('li[data-name=\"RunParams.RunInfo\"]').getBoundingClientRect();"
-        " return {x: r.x + r.width / 2, y: r.y + r.height / 2}; })()")).toObject();
+    const QJsonObject box =
+        dt.eval(QStringLiteral(
+                    "(() => { const r = "
+                    "document.querySelector('li[data-name=\"RunParams.RunInfo\"]').getBoundingClientRect();"
+                    " return {x: r.x + r.width / 2, y: r.y + r.height / 2}; })()"))
+            .toObject();
     for (const char *type : {"mousePressed", "mouseReleased"})
         dt.call(QStringLiteral("Input.dispatchMouseEvent"),
-                {{QStringLiteral("type"), QLatin1String(type)}, {QStringLiteral("x"), box.value(QLatin1String("x"))},
-                 {QStringLiteral("y"), box.value(QLatin1String("y"))}, {QStringLiteral("button"), QStringLiteral("left")},
+                {{QStringLiteral("type"), QLatin1String(type)},
+                 {QStringLiteral("x"), box.value(QLatin1String("x"))},
+                 {QStringLiteral("y"), box.value(QLatin1String("y"))},
+                 {QStringLiteral("button"), QStringLiteral("left")},
                  {QStringLiteral("clickCount"), 1}});
-    const QString activeCell = QStringLiteral("document.querySelector('tr[data-attr=\"activeTime\"] .val').textContent");
+    const QString activeCell =
+        QStringLiteral("document.querySelector('tr[data-attr=\"activeTime\"] .val').textContent");
     QTRY_COMPARE_WITH_TIMEOUT(dt.eval(activeCell).toString(), QStringLiteral("22317"), 10000);
     QCOMPARE(dt.eval(QStringLiteral("document.getElementById('objname').textContent")).toString(),
              QStringLiteral("RunParams.RunInfo"));
-    QCOMPARE(dt.eval(QStringLiteral("document.querySelector('tr[data-attr=\"state\"] .val').textContent")).toString(),
+    QCOMPARE(dt.eval(QStringLiteral("document.querySelector('tr[data-attr=\"state\"] .val').textContent"))
+                 .toString(),
              QStringLiteral("Running"));
 
     // Chart activeTime, then change it through the IS API: the page follows.
     dt.eval(QStringLiteral("document.querySelector('tr[data-attr=\"activeTime\"] input').click()"));
-    QTRY_VERIFY_WITH_TIMEOUT(!dt.eval(QStringLiteral("document.getElementById('chartbox').hidden")).toBool(), 5000);
+    QTRY_VERIFY_WITH_TIMEOUT(!dt.eval(QStringLiteral("document.getElementById('chartbox').hidden")).toBool(),
+                             5000);
     quint32 value = 22317;
     for (int i = 0; i < 40; ++i) {
         value += 3 + (i * 7) % 11;
@@ -207,8 +238,10 @@ void tst_IsWebPage::pageShowsLiveValues()
 
     // The screenshot shown in the README.
     QTest::qWait(1000); // let the change highlight fade
-    const QJsonObject shot = dt.call(QStringLiteral("Page.captureScreenshot"), {{QStringLiteral("format"), QStringLiteral("png")}});
-    const QByteArray png = QByteArray::fromBase64(shot.value(QLatin1String("result")).toObject().value(QLatin1String("data")).toString().toLatin1());
+    const QJsonObject shot = dt.call(QStringLiteral("Page.captureScreenshot"),
+                                     {{QStringLiteral("format"), QStringLiteral("png")}});
+    const QByteArray png = QByteArray::fromBase64(
+        shot.value(QLatin1String("result")).toObject().value(QLatin1String("data")).toString().toLatin1());
     QVERIFY(png.startsWith("\x89PNG"));
     QFile out(QStringLiteral(DIALOG_SOURCE_DIR "/docs/isweb.png"));
     QVERIFY(out.open(QIODevice::WriteOnly));
