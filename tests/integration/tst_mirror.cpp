@@ -8,6 +8,8 @@
 #include "dialog/is/dictionary.h"
 #include "dialog/is/receiver.h"
 
+#include <QNetworkAccessManager>
+#include <QNetworkReply>
 #include <QtTest>
 #include <csignal>
 
@@ -188,10 +190,21 @@ void tst_Mirror::mirrorIsReadOnly()
 {
     startServer(QStringLiteral("RunParams"));
     QVERIFY(waitForServer(QStringLiteral("RunParams")));
-    startMirror(QStringLiteral("Mirror"), QStringLiteral("RunParams"));
+    const quint16 http = freePort();
+    startMirror(QStringLiteral("Mirror"), QStringLiteral("RunParams"),
+                {QStringLiteral("--http-port"), QString::number(http)});
     QVERIFY(waitForServer(QStringLiteral("Mirror")));
     QVERIFY(m_dict->insertSync(QStringLiteral("RunParams.RO1"), readout(1)).isOk());
     QTRY_VERIFY_WITH_TIMEOUT(!content(QStringLiteral("Mirror")).isEmpty(), 10000);
+
+    // The copy is on the web like any IS server.
+    QNetworkAccessManager net;
+    std::unique_ptr<QNetworkReply> web(net.get(QNetworkRequest(
+        QUrl(QStringLiteral("http://127.0.0.1:%1/is/Mirror/Mirror.RO1?format=json").arg(http)))));
+    QTRY_VERIFY_WITH_TIMEOUT(web->isFinished(), 10000);
+    QCOMPARE(web->attribute(QNetworkRequest::HttpStatusCodeAttribute).toInt(), 200);
+    const QByteArray body = web->readAll();
+    QVERIFY2(body.contains("\"ReadoutStats\"") && body.contains("queueDepths"), body.constData());
 
     const is::Status ins = m_dict->insertSync(QStringLiteral("Mirror.RO2"), readout(2));
     QCOMPARE(ins.code(), is::Status::Code::ReadOnly);
