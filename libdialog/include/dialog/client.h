@@ -116,11 +116,15 @@ public:
     /// True for a name DIALOG accepts: not empty, at most 1024 bytes in UTF-8.
     static bool isValidName(const QString &name);
 
+    /// Communication figures of this process since it started, summed over its connections
+    /// (frames of every kind, control frames included). They are also sent with every heartbeat,
+    /// and the Control Server publishes those of all processes as the service DIALOG.Statistics.
     struct Statistics
     {
-        quint64 messagesOut = 0, bytesOut = 0, dropped = 0, reconnects = 0;
+        quint64 messagesOut = 0, bytesOut = 0, dropped = 0;
+        quint64 reconnects = 0; ///< connections opened again to a destination (after a failure or idle close)
         quint64 messagesIn = 0, bytesIn = 0, protocolErrors = 0;
-        qint64 queuedBytes = 0;
+        qint64 queuedBytes = 0; ///< handed to DIALOG, not yet written to the sockets
         int outgoingConnections = 0, incomingConnections = 0;
     };
     Statistics statistics() const;
