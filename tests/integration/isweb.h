@@ -4,8 +4,15 @@
 
 #include "processfixture.h"
 
+#include "dialog/client.h"
+#include "dialog/is/dictionary.h"
+
 #include <QElapsedTimer>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QTcpSocket>
+#include <QWebSocket>
+#include <memory>
 
 namespace dialog::test {
 
@@ -95,5 +102,113 @@ inline HttpReply httpGet(quint16 port, const QByteArray &path, const QByteArray 
     c.send(method, path, headers);
     return c.wait();
 }
+
+inline const QString IsTypesDir = QStringLiteral(DIALOG_SOURCE_DIR "/resources/is-types");
+
+/// Base of the web IS test classes: a Control Server, an in-process IS client, IS servers with the
+/// web IS. The test classes call setUpFixture() / tearDownFixture() from init() / cleanup().
+class IsWebTest : public QObject
+{
+protected:
+    void setUpFixture()
+    {
+        m_fx = std::make_unique<ProcessFixture>();
+        QVERIFY(m_fx->startControlServer());
+        m_client = std::make_unique<Client>(m_fx->clientOptions(QStringLiteral("isweb-test")));
+        QVERIFY(m_client->start());
+        m_dict = std::make_unique<is::Dictionary>(m_client.get());
+        QVERIFY(m_dict->types().loadDirectory(IsTypesDir));
+        m_http = freePort();
+    }
+
+    void tearDownFixture()
+    {
+        m_dict.reset();
+        m_client.reset();
+        m_fx.reset();
+    }
+
+    QProcess *startServer(const QString &name, const QStringList &extra = {})
+    {
+        QProcess *p = m_fx->start(QStringLiteral("dialog-isserver"),
+                                  QStringList{QStringLiteral("--name"), name, QStringLiteral("--types"),
+                                              IsTypesDir, QStringLiteral("--threads"), QStringLiteral("2")} +
+                                      extra);
+        p->setProcessChannelMode(QProcess::SeparateChannels);
+        return p;
+    }
+
+    bool waitForServer(const QString &name, int timeoutMs = 10000)
+    {
+        QElapsedTimer t;
+        t.start();
+        while (t.elapsed() < timeoutMs) {
+            is::Entry e;
+            if (m_dict->getSync(name + QStringLiteral(".Statistics"), &e).isOk())
+                return true;
+            QTest::qWait(50);
+        }
+        return false;
+    }
+
+    // DAQ with the web IS on m_http: a RunInfo, two ProcessStats-family objects.
+    void fill()
+    {
+        m_server =
+            startServer(QStringLiteral("DAQ"), {QStringLiteral("--http-port"), QString::number(m_http)});
+        QVERIFY(waitForServer(QStringLiteral("DAQ")));
+        QVERIFY(ProcessFixture::waitForPort(m_http, 5000));
+        is::Object run = is::Object::create(m_dict->types(), QStringLiteral("RunInfo"));
+        QVERIFY(run.set<quint32>(QStringLiteral("activeTime"), 22317));
+        QVERIFY(run.set<quint32>(QStringLiteral("runNumber"), 42));
+        QVERIFY(run.set(QStringLiteral("state"), QStringLiteral("Running")));
+        QVERIFY(m_dict->insertSync(QStringLiteral("DAQ.RunInfo"), run).isOk());
+        QVERIFY(m_dict
+                    ->insertSync(QStringLiteral("DAQ.Readout1"),
+                                 is::Object::create(m_dict->types(), QStringLiteral("ReadoutStats")))
+                    .isOk());
+        QVERIFY(m_dict
+                    ->insertSync(QStringLiteral("DAQ.Control1"),
+                                 is::Object::create(m_dict->types(), QStringLiteral("ProcessStats")))
+                    .isOk());
+    }
+
+    std::unique_ptr<ProcessFixture> m_fx;
+    std::unique_ptr<Client> m_client;
+    std::unique_ptr<is::Dictionary> m_dict;
+    quint16 m_http = 0;
+    QProcess *m_server = nullptr;
+};
+
+/// A WebSocket client of the web IS that records every message.
+struct WsClient
+{
+    QWebSocket socket;
+    QList<QJsonObject> received;
+    bool closed = false;
+    WsClient()
+    {
+        QObject::connect(&socket, &QWebSocket::textMessageReceived, &socket, [this](const QString &t) {
+            received.append(QJsonDocument::fromJson(t.toUtf8()).object());
+        });
+        QObject::connect(&socket, &QWebSocket::disconnected, &socket, [this] { closed = true; });
+    }
+    QList<QJsonObject> events(const QString &event) const
+    {
+        QList<QJsonObject> out;
+        for (const QJsonObject &o : received)
+            if (o.value(QLatin1String("event")).toString() == event)
+                out.append(o);
+        return out;
+    }
+    int indexOf(const QString &event, const QString &name = {}) const
+    {
+        for (int i = 0; i < received.size(); ++i)
+            if (received.at(i).value(QLatin1String("event")).toString() == event &&
+                (name.isEmpty() || received.at(i).value(QLatin1String("name")).toString() == name))
+                return i;
+        return -1;
+    }
+};
 
 } // namespace dialog::test

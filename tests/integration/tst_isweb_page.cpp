@@ -17,7 +17,6 @@ using namespace dialog;
 using namespace dialog::test;
 
 namespace {
-const QString Types = QStringLiteral(DIALOG_SOURCE_DIR "/resources/is-types");
 
 /// A minimal DevTools-protocol client: one page target, commands answered in order of ids.
 class DevTools
@@ -107,10 +106,10 @@ void tst_IsWebPage::pageShowsLiveValues()
     Client client(fx.clientOptions(QStringLiteral("isweb-page-test")));
     QVERIFY(client.start());
     is::Dictionary dict(&client);
-    QVERIFY(dict.types().loadDirectory(Types));
+    QVERIFY(dict.types().loadDirectory(IsTypesDir));
     const quint16 http = freePort();
     fx.start(QStringLiteral("dialog-isserver"),
-             {QStringLiteral("--name"), QStringLiteral("RunParams"), QStringLiteral("--types"), Types,
+             {QStringLiteral("--name"), QStringLiteral("RunParams"), QStringLiteral("--types"), IsTypesDir,
               QStringLiteral("--http-port"), QString::number(http)});
     QVERIFY(ProcessFixture::waitForPort(http, 10000));
     QTRY_VERIFY_WITH_TIMEOUT(
