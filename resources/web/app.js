@@ -118,11 +118,15 @@ async function selectObject(name, chart) {
   subscribe();
 }
 
-async function ensureType(typeName) {
-  if (state.type && state.type.name === typeName) return state.type;
-  const t = await getJson('is/types/' + encodeURIComponent(typeName));
-  state.type = t;
-  return t;
+// One fetch per type, shared by the values that arrive meanwhile (so they are shown in order).
+const typeCache = new Map();
+function ensureType(typeName) {
+  if (!typeCache.has(typeName)) {
+    const p = getJson('is/types/' + encodeURIComponent(typeName));
+    p.catch(() => typeCache.delete(typeName)); // fetched again next time
+    typeCache.set(typeName, p);
+  }
+  return typeCache.get(typeName).then((t) => (state.type = t));
 }
 
 function buildTable(type) {
