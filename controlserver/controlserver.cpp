@@ -208,9 +208,11 @@ void ControlServer::handle(const net::Inbound &in)
         const ServiceStatePtr service = ownService(qs(sub.name()));
         if (!service)
             return;
-        if (in.type == Type::SubscribeService)
+        if (in.type == Type::SubscribeService) {
             service->addSubscriber(Subscriber{m_transport->outbox(in.peer->endpoint), peer, in.peer->incarnation});
-        else
+            if (service == m_statisticsService && !m_statisticsTimer->isActive())
+                m_statisticsTimer->start(); // its first snapshot
+        } else
             service->removeSubscribers(in.peer->endpoint);
         return;
     }
@@ -526,6 +528,16 @@ void ControlServer::publishDirectory()
 
 void ControlServer::publishStatistics()
 {
+    {
+        // Nobody watching (the usual case): no snapshot is built. A new subscriber gets the next
+        // one, at most statisticsIntervalMs() later (heartbeats keep the timer going).
+        QMutexLocker l(&m_statisticsService->lock);
+        if (m_statisticsService->subscribers.isEmpty()) {
+            m_statisticsService->hasValue = false;
+            m_statisticsService->lastData.clear();
+            return;
+        }
+    }
     publish(m_statisticsService,
             QJsonDocument(m_directory.statisticsJson(m_epochOffset + now())).toJson(QJsonDocument::Compact));
 }
