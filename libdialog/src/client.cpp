@@ -142,9 +142,42 @@ void ClientPrivate::finishRequest(quint64 id, const Reply &reply)
         return; // answered already, or timed out
     const PendingRequest p = it.value();
     pending.erase(it);
+    if (p.hasDeadline)
+        deadlines.erase(p.deadline);
     if (p.hasContext && !p.context)
         return;
     p.callback(reply);
+}
+
+void ClientPrivate::armRequestSweep()
+{
+    if (deadlines.empty()) {
+        if (requestSweep)
+            requestSweep->stop();
+        return;
+    }
+    if (!requestSweep) {
+        requestSweep = new QTimer(q);
+        requestSweep->setSingleShot(true);
+        requestSweep->setTimerType(Qt::PreciseTimer);
+        QObject::connect(requestSweep, &QTimer::timeout, q, [this] { sweepRequests(); });
+    }
+    const int due = int(qMax<qint64>(0, deadlines.begin()->first - requestClock.elapsed()));
+    if (!requestSweep->isActive() || requestSweep->remainingTime() > due)
+        requestSweep->start(due);
+}
+
+void ClientPrivate::sweepRequests()
+{
+    const qint64 now = requestClock.elapsed();
+    QList<quint64> expired;
+    for (auto it = deadlines.begin(); it != deadlines.end() && it->first <= now; ++it)
+        expired << it->second;
+    for (quint64 id : std::as_const(expired)) {
+        const int ms = pending.value(id).timeoutMs;
+        finishRequest(id, Reply(id, Reply::Status::Timeout, {}, QStringLiteral("no reply within %1 ms").arg(ms)));
+    }
+    armRequestSweep();
 }
 
 void ClientPrivate::onRefused(const QString &what, const QString &name, const QString &reason)
@@ -471,14 +504,17 @@ quint64 Client::request(const QString &service, const QByteArray &data, int time
     quint8 flags = 0;
     const QByteArray prepared = wire_format::prepareData(data, d->options.compressionThreshold, flags);
     p.frame = wire_format::encodeRequestFrame(service.toUtf8(), id, flags, prepared);
+    p.timeoutMs = qMax(1, timeoutMs);
+    if (!d->requestClock.isValid())
+        d->requestClock.start();
+    p.deadline = d->deadlines.emplace(d->requestClock.elapsed() + p.timeoutMs, id);
+    p.hasDeadline = true;
     d->pending.insert(id, p);
+    d->armRequestSweep();
     // The provider is found like a subscriber finds it; a hidden subscription keeps it located.
     if (!d->subscriptions.contains(service.toUtf8()) && !d->locators.contains(service))
         d->locators.insert(service, subscribe(service));
     d->sendPending(service);
-    QTimer::singleShot(qMax(1, timeoutMs), this, [this, id, timeoutMs] {
-        d->finishRequest(id, Reply(id, Reply::Status::Timeout, {}, QStringLiteral("no reply within %1 ms").arg(timeoutMs)));
-    });
     return id;
 }
 

@@ -6,11 +6,13 @@
 #include "dialog/client.h"
 
 #include <QElapsedTimer>
+#include <QTimer>
 #include <QHash>
 #include <QPointer>
 #include <QLoggingCategory>
 #include <QSet>
 #include <QThread>
+#include <map>
 
 class QTimer;
 
@@ -119,10 +121,16 @@ public:
         bool hasContext = false;
         std::function<void(const Reply &)> callback;
         bool sent = false;
+        int timeoutMs = 0;
+        std::multimap<qint64, quint64>::iterator deadline; // in deadlines, unless invalid
+        bool hasDeadline = false;
     };
     void handleRequest(const net::Inbound &in);
     void sendPending(const QString &service);
     void finishRequest(quint64 id, const Reply &reply);
+    // One timer for the time-outs of every pending request, armed to the earliest deadline.
+    void armRequestSweep();
+    void sweepRequests();
     bool sendReply(const Request &r, quint8 status, const QByteArray &data);
     void onRefused(const QString &what, const QString &name, const QString &reason);
     void fail(Client::Error e, const QString &why);
@@ -144,6 +152,9 @@ public:
     QHash<QString, net::Endpoint> providers;      // where each subscribed service is, as far as we know
     QHash<QString, Subscription *> locators;      // hidden subscriptions that locate request targets
     QHash<quint64, PendingRequest> pending;
+    std::multimap<qint64, quint64> deadlines; // requestClock ms -> request id
+    QElapsedTimer requestClock;
+    QTimer *requestSweep = nullptr;
     quint64 nextRequestId = 1;
     QMutex streamsLock; // streams are used from any thread; failures arrive from sender threads
     std::vector<std::weak_ptr<StreamState>> streams;
