@@ -20,14 +20,20 @@
 namespace dialog::inspector {
 
 namespace {
-enum ItemKind { ServiceItem = 1, SubscriptionItem, CommandItem };
+enum ItemKind
+{
+    ServiceItem = 1,
+    SubscriptionItem,
+    CommandItem
+};
 }
 
 InspectorWindow::InspectorWindow(const ClientOptions &options, QWidget *parent)
     : QMainWindow(parent), m_client(std::make_unique<Client>(options)), m_model(new ProcessModel(this)),
       m_filter(new ProcessFilter(this)), m_listen(new ListenModel(this))
 {
-    setWindowTitle(QStringLiteral("DIALOG Communication GUI — %1").arg(options.controlServers.join(QLatin1Char(','))));
+    setWindowTitle(
+        QStringLiteral("DIALOG Communication GUI — %1").arg(options.controlServers.join(QLatin1Char(','))));
     m_filter->setSourceModel(m_model);
 
     auto *central = new QWidget;
@@ -60,10 +66,12 @@ InspectorWindow::InspectorWindow(const ClientOptions &options, QWidget *parent)
     m_status = new QLabel;
     statusBar()->addWidget(m_status, 1);
 
-    connect(m_view->selectionModel(), &QItemSelectionModel::currentRowChanged, this, [this](const QModelIndex &cur) {
-        m_selected = cur.isValid() ? m_filter->index(cur.row(), ProcessModel::Name).data().toString() : QString();
-        showDetails();
-    });
+    connect(m_view->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
+            [this](const QModelIndex &cur) {
+                m_selected = cur.isValid() ? m_filter->index(cur.row(), ProcessModel::Name).data().toString()
+                                           : QString();
+                showDetails();
+            });
 
     // The directory arrives as a service; bursts are applied at most ten times a second.
     m_refresh = new QTimer(this);
@@ -79,10 +87,12 @@ InspectorWindow::InspectorWindow(const ClientOptions &options, QWidget *parent)
     connect(m_client.get(), &Client::stateChanged, this, &InspectorWindow::updateStatus);
     connect(m_client.get(), &Client::commandReceived, this, [this](const Command &c) {
         if (c.name() == m_listeningCommand)
-            m_listen->add(Heard{QDateTime::currentDateTime(), c.name(), QStringLiteral("from ") + c.origin(), c.data()});
+            m_listen->add(Heard{QDateTime::currentDateTime(), c.name(), QStringLiteral("from ") + c.origin(),
+                                c.data()});
     });
     connect(m_listen, &ListenModel::flushed, this, [this] {
-        m_rateLabel->setText(QStringLiteral("%1 msg/s, %2 in all").arg(m_listen->rate(), 0, 'f', 1).arg(m_listen->total()));
+        m_rateLabel->setText(
+            QStringLiteral("%1 msg/s, %2 in all").arg(m_listen->rate(), 0, 'f', 1).arg(m_listen->total()));
     });
     auto *statusTimer = new QTimer(this);
     connect(statusTimer, &QTimer::timeout, this, &InspectorWindow::updateStatus);
@@ -162,7 +172,8 @@ QWidget *InspectorWindow::buildListen()
     auto *box = new QGroupBox(QStringLiteral("Listen and send"));
     auto *l = new QVBoxLayout(box);
     auto *top = new QHBoxLayout;
-    m_listenLabel = new QLabel(QStringLiteral("Not listening. Select a service or command and press Listen."));
+    m_listenLabel =
+        new QLabel(QStringLiteral("Not listening. Select a service or command and press Listen."));
     m_rateLabel = new QLabel;
     auto *stop = new QPushButton(QStringLiteral("Stop"));
     connect(stop, &QPushButton::clicked, this, &InspectorWindow::stopListening);
@@ -231,7 +242,8 @@ void InspectorWindow::refresh()
         m_view->resizeColumnsToContents();
         // Lists are summarized in the cells (full lists in tooltips and the side panel): keep them
         // from pushing the communication figures out of sight.
-        for (int c : {int(ProcessModel::Provided), int(ProcessModel::Subscribed), int(ProcessModel::Commands)})
+        for (int c :
+             {int(ProcessModel::Provided), int(ProcessModel::Subscribed), int(ProcessModel::Commands)})
             m_view->setColumnWidth(c, qMin(m_view->columnWidth(c), 190));
         updateStatus();
     }
@@ -255,7 +267,8 @@ void InspectorWindow::selectProcess(const QString &name)
         return;
     const QModelIndex idx = m_filter->mapFromSource(m_model->index(row, 0));
     if (idx.isValid())
-        m_view->selectionModel()->setCurrentIndex(idx, QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
+        m_view->selectionModel()->setCurrentIndex(idx, QItemSelectionModel::ClearAndSelect |
+                                                           QItemSelectionModel::Rows);
     m_selected = name;
     showDetails();
 }
@@ -267,8 +280,9 @@ void InspectorWindow::showDetails()
         // Directory snapshots arrive whenever anything changes anywhere: keep the tree (and the
         // user's place in it) unless this process changed.
         const ProcessRow &r = m_model->row(row);
-        if (r.name == m_shown.name && r.pid == m_shown.pid && r.lost == m_shown.lost && r.services == m_shown.services
-            && r.subscriptions == m_shown.subscriptions && r.commands == m_shown.commands) {
+        if (r.name == m_shown.name && r.pid == m_shown.pid && r.lost == m_shown.lost &&
+            r.services == m_shown.services && r.subscriptions == m_shown.subscriptions &&
+            r.commands == m_shown.commands) {
             showFigures();
             return;
         }
@@ -282,7 +296,8 @@ void InspectorWindow::showDetails()
     m_shown = r;
     m_shownValid = true;
     const auto group = [&](const QString &title, const QStringList &items, int kind) {
-        auto *g = new QTreeWidgetItem(m_details, QStringList{QStringLiteral("%1 (%2)").arg(title).arg(items.size())});
+        auto *g = new QTreeWidgetItem(m_details,
+                                      QStringList{QStringLiteral("%1 (%2)").arg(title).arg(items.size())});
         for (const QString &s : items)
             new QTreeWidgetItem(g, QStringList{s}, kind);
         g->setExpanded(true);
@@ -304,22 +319,32 @@ void InspectorWindow::showFigures()
     const ProcessFigures *f = m_shown.lost ? nullptr : m_model->figures(m_shown.name);
     QStringList lines;
     if (!f) {
-        lines << (m_shown.lost ? QStringLiteral("(process lost)")
-                               : QStringLiteral("(no figures reported yet, or a process of an older release)"));
+        lines << (m_shown.lost
+                      ? QStringLiteral("(process lost)")
+                      : QStringLiteral("(no figures reported yet, or a process of an older release)"));
     } else {
         const auto rate = [](double v, bool bytes) {
-            return v < 0 ? QStringLiteral("…") : bytes ? ProcessModel::formatBytes(v) + QStringLiteral("/s")
-                                                       : ProcessModel::formatRate(v) + QStringLiteral(" msg/s");
+            return v < 0   ? QStringLiteral("…")
+                   : bytes ? ProcessModel::formatBytes(v) + QStringLiteral("/s")
+                           : ProcessModel::formatRate(v) + QStringLiteral(" msg/s");
         };
-        lines << QStringLiteral("messages out: %1 (%2)").arg(qint64(f->messagesOut)).arg(rate(f->messagesOutPerSecond, false))
-              << QStringLiteral("bytes out: %1 (%2)").arg(ProcessModel::formatBytes(f->bytesOut), rate(f->bytesOutPerSecond, true))
-              << QStringLiteral("messages in: %1 (%2)").arg(qint64(f->messagesIn)).arg(rate(f->messagesInPerSecond, false))
-              << QStringLiteral("bytes in: %1 (%2)").arg(ProcessModel::formatBytes(f->bytesIn), rate(f->bytesInPerSecond, true))
+        lines << QStringLiteral("messages out: %1 (%2)")
+                     .arg(qint64(f->messagesOut))
+                     .arg(rate(f->messagesOutPerSecond, false))
+              << QStringLiteral("bytes out: %1 (%2)")
+                     .arg(ProcessModel::formatBytes(f->bytesOut), rate(f->bytesOutPerSecond, true))
+              << QStringLiteral("messages in: %1 (%2)")
+                     .arg(qint64(f->messagesIn))
+                     .arg(rate(f->messagesInPerSecond, false))
+              << QStringLiteral("bytes in: %1 (%2)")
+                     .arg(ProcessModel::formatBytes(f->bytesIn), rate(f->bytesInPerSecond, true))
               << QStringLiteral("queued to destinations: %1").arg(ProcessModel::formatBytes(f->queuedBytes))
               << QStringLiteral("dropped: %1").arg(qint64(f->dropped))
               << QStringLiteral("reconnects: %1").arg(qint64(f->reconnects))
               << QStringLiteral("protocol errors: %1").arg(qint64(f->protocolErrors))
-              << QStringLiteral("connections: %1 out, %2 in").arg(f->outgoingConnections).arg(f->incomingConnections)
+              << QStringLiteral("connections: %1 out, %2 in")
+                     .arg(f->outgoingConnections)
+                     .arg(f->incomingConnections)
               << QStringLiteral("reported at %1")
                      .arg(QDateTime::fromMSecsSinceEpoch(f->atMs).toString(QStringLiteral("HH:mm:ss")));
     }
@@ -337,7 +362,8 @@ void InspectorWindow::listenToService(const QString &service)
 {
     stopListening();
     m_listening = m_client->subscribe(service, this, [this, service](const Message &m) {
-        m_listen->add(Heard{QDateTime::currentDateTime(), service, QStringLiteral("#%1").arg(m.sequence()), m.data()});
+        m_listen->add(
+            Heard{QDateTime::currentDateTime(), service, QStringLiteral("#%1").arg(m.sequence()), m.data()});
     });
     m_listenLabel->setText(QStringLiteral("Listening to service <b>%1</b>").arg(service.toHtmlEscaped()));
 }
@@ -388,7 +414,8 @@ bool InspectorWindow::sendCommand(const QString &command, const QString &payload
 void InspectorWindow::search()
 {
     ProcessCriteria c;
-    QString *targets[] = {&c.name, &c.address, &c.provided, &c.command, &c.pid, &c.port, &c.subscribed, &c.text};
+    QString *targets[] = {&c.name, &c.address, &c.provided,   &c.command,
+                          &c.pid,  &c.port,    &c.subscribed, &c.text};
     for (int i = 0; i < m_fields.size(); ++i)
         *targets[i] = m_fields.at(i)->text();
     m_filter->setCriteria(c);
@@ -410,16 +437,17 @@ void InspectorWindow::updateStatus()
         lost += m_model->row(i).lost ? 1 : 0;
     const Client::Statistics s = m_client->statistics();
     static const char *states[] = {"not connected", "connecting", "connected"};
-    m_status->setText(QStringLiteral("Control Server: %1 — %2 processes (%3 lost), %4 shown — this inspector: "
-                                     "%5 msgs in, %6 out, %7 dropped, %8 reconnects")
-                          .arg(QLatin1String(states[int(m_client->state())]))
-                          .arg(m_model->rowCount() - lost)
-                          .arg(lost)
-                          .arg(m_filter->rowCount())
-                          .arg(s.messagesIn)
-                          .arg(s.messagesOut)
-                          .arg(s.dropped)
-                          .arg(s.reconnects));
+    m_status->setText(
+        QStringLiteral("Control Server: %1 — %2 processes (%3 lost), %4 shown — this inspector: "
+                       "%5 msgs in, %6 out, %7 dropped, %8 reconnects")
+            .arg(QLatin1String(states[int(m_client->state())]))
+            .arg(m_model->rowCount() - lost)
+            .arg(lost)
+            .arg(m_filter->rowCount())
+            .arg(s.messagesIn)
+            .arg(s.messagesOut)
+            .arg(s.dropped)
+            .arg(s.reconnects));
 }
 
 } // namespace dialog::inspector

@@ -72,17 +72,24 @@ QString ListenModel::preview(const QByteArray &data, int max)
 {
     const QByteArray head = data.left(max);
     const QString text = QString::fromUtf8(head);
-    const bool printable = text.toUtf8() == head
-                           && std::all_of(head.cbegin(), head.cend(), [](char c) { return uchar(c) >= 0x20 || c == '\t'; });
+    const bool printable = text.toUtf8() == head && std::all_of(head.cbegin(), head.cend(), [](char c) {
+                               return uchar(c) >= 0x20 || c == '\t';
+                           });
     QString out = printable ? text : QStringLiteral("hex: ") + QString::fromLatin1(head.toHex(' '));
     if (data.size() > max)
         out += QStringLiteral(" …");
     return out;
 }
 
-int ListenModel::rowCount(const QModelIndex &parent) const { return parent.isValid() ? 0 : int(m_rows.size()); }
+int ListenModel::rowCount(const QModelIndex &parent) const
+{
+    return parent.isValid() ? 0 : int(m_rows.size());
+}
 
-int ListenModel::columnCount(const QModelIndex &parent) const { return parent.isValid() ? 0 : ColumnCount; }
+int ListenModel::columnCount(const QModelIndex &parent) const
+{
+    return parent.isValid() ? 0 : ColumnCount;
+}
 
 QVariant ListenModel::data(const QModelIndex &index, int role) const
 {
@@ -91,11 +98,16 @@ QVariant ListenModel::data(const QModelIndex &index, int role) const
     const Heard &h = m_rows.at(index.row());
     if (role == Qt::DisplayRole) {
         switch (index.column()) {
-        case Time: return h.time.toString(QStringLiteral("HH:mm:ss.zzz"));
-        case Source: return h.source;
-        case Detail: return h.detail;
-        case Size: return h.data.size();
-        case Data: return preview(h.data);
+        case Time:
+            return h.time.toString(QStringLiteral("HH:mm:ss.zzz"));
+        case Source:
+            return h.source;
+        case Detail:
+            return h.detail;
+        case Size:
+            return h.data.size();
+        case Data:
+            return preview(h.data);
         }
     }
     if (role == Qt::ToolTipRole && index.column() == Data)

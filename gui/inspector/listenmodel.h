@@ -12,8 +12,8 @@ namespace dialog::inspector {
 struct Heard
 {
     QDateTime time;
-    QString source;  ///< service or command name
-    QString detail;  ///< "#sequence" or "from ORIGIN"
+    QString source; ///< service or command name
+    QString detail; ///< "#sequence" or "from ORIGIN"
     QByteArray data;
 };
 
@@ -21,7 +21,15 @@ class ListenModel : public QAbstractTableModel
 {
     Q_OBJECT
 public:
-    enum Column { Time, Source, Detail, Size, Data, ColumnCount };
+    enum Column
+    {
+        Time,
+        Source,
+        Detail,
+        Size,
+        Data,
+        ColumnCount
+    };
     explicit ListenModel(QObject *parent = nullptr);
 
     /// Queues a message; the view sees it at the next flush (≤ 100 ms later).

@@ -56,13 +56,15 @@ void ProcessModel::setDirectory(const QJsonObject &directory)
         r.lost = true;
         r.lostReason = v.toObject().value(QStringLiteral("reason")).toString();
         r.lostAtMs = v.toObject().value(QStringLiteral("lost_at_ms")).toInteger();
-        auto same = std::find_if(rows.begin(), rows.end(), [&](const ProcessRow &x) { return x.name == r.name; });
+        auto same =
+            std::find_if(rows.begin(), rows.end(), [&](const ProcessRow &x) { return x.name == r.name; });
         if (same != rows.end())
             *same = r; // the most recent loss wins
         else
             rows << r;
     }
-    std::sort(rows.begin(), rows.end(), [](const ProcessRow &a, const ProcessRow &b) { return a.name < b.name; });
+    std::sort(rows.begin(), rows.end(),
+              [](const ProcessRow &a, const ProcessRow &b) { return a.name < b.name; });
     beginResetModel();
     m_rows = rows;
     endResetModel();
@@ -88,8 +90,8 @@ void ProcessModel::setStatistics(const QJsonObject &statistics)
         f.atMs = o.value(QStringLiteral("at_ms")).toInteger();
         const QString name = o.value(QStringLiteral("name")).toString();
         const auto before = m_figures.constFind(name);
-        if (before != m_figures.cend() && f.atMs > before->atMs && f.messagesOut >= before->messagesOut
-            && f.messagesIn >= before->messagesIn) {
+        if (before != m_figures.cend() && f.atMs > before->atMs && f.messagesOut >= before->messagesOut &&
+            f.messagesIn >= before->messagesIn) {
             const double seconds = double(f.atMs - before->atMs) / 1000.0;
             f.messagesOutPerSecond = (f.messagesOut - before->messagesOut) / seconds;
             f.bytesOutPerSecond = (f.bytesOut - before->bytesOut) / seconds;
@@ -119,8 +121,9 @@ QString ProcessModel::formatBytes(double bytes)
         bytes /= 1000;
         ++u;
     }
-    return u == 0 ? QStringLiteral("%1 B").arg(qint64(bytes))
-                  : QStringLiteral("%1 %2").arg(bytes, 0, 'f', bytes < 10 ? 2 : 1).arg(QLatin1String(units[u]));
+    return u == 0
+               ? QStringLiteral("%1 B").arg(qint64(bytes))
+               : QStringLiteral("%1 %2").arg(bytes, 0, 'f', bytes < 10 ? 2 : 1).arg(QLatin1String(units[u]));
 }
 
 QString ProcessModel::formatRate(double perSecond)
@@ -133,27 +136,42 @@ QString ProcessModel::formatRate(double perSecond)
 QVariant ProcessModel::figureData(const ProcessFigures *f, int column, int role) const
 {
     if (!f)
-        return role == Qt::DisplayRole ? QVariant(QStringLiteral("—")) : (role == SortRole ? QVariant(-1.0) : QVariant());
+        return role == Qt::DisplayRole ? QVariant(QStringLiteral("—"))
+                                       : (role == SortRole ? QVariant(-1.0) : QVariant());
     if (role == SortRole) {
         switch (column) {
-        case OutRate: return f->messagesOutPerSecond;
-        case Out: return f->messagesOut;
-        case InRate: return f->messagesInPerSecond;
-        case In: return f->messagesIn;
-        case Queued: return f->queuedBytes;
-        case Dropped: return f->dropped;
-        case Reconnects: return f->reconnects;
+        case OutRate:
+            return f->messagesOutPerSecond;
+        case Out:
+            return f->messagesOut;
+        case InRate:
+            return f->messagesInPerSecond;
+        case In:
+            return f->messagesIn;
+        case Queued:
+            return f->queuedBytes;
+        case Dropped:
+            return f->dropped;
+        case Reconnects:
+            return f->reconnects;
         }
     }
     if (role == Qt::DisplayRole) {
         switch (column) {
-        case OutRate: return formatRate(f->messagesOutPerSecond);
-        case Out: return QStringLiteral("%1 / %2").arg(qint64(f->messagesOut)).arg(formatBytes(f->bytesOut));
-        case InRate: return formatRate(f->messagesInPerSecond);
-        case In: return QStringLiteral("%1 / %2").arg(qint64(f->messagesIn)).arg(formatBytes(f->bytesIn));
-        case Queued: return formatBytes(f->queuedBytes);
-        case Dropped: return qint64(f->dropped);
-        case Reconnects: return qint64(f->reconnects);
+        case OutRate:
+            return formatRate(f->messagesOutPerSecond);
+        case Out:
+            return QStringLiteral("%1 / %2").arg(qint64(f->messagesOut)).arg(formatBytes(f->bytesOut));
+        case InRate:
+            return formatRate(f->messagesInPerSecond);
+        case In:
+            return QStringLiteral("%1 / %2").arg(qint64(f->messagesIn)).arg(formatBytes(f->bytesIn));
+        case Queued:
+            return formatBytes(f->queuedBytes);
+        case Dropped:
+            return qint64(f->dropped);
+        case Reconnects:
+            return qint64(f->reconnects);
         }
     }
     if (role == Qt::ToolTipRole) {
@@ -161,17 +179,26 @@ QVariant ProcessModel::figureData(const ProcessFigures *f, int column, int role)
                               "in: %5 messages, %6 bytes (%7 msg/s, %8/s)\n"
                               "queued: %9 bytes; dropped: %10; reconnects: %11; protocol errors: %12\n"
                               "connections: %13 out, %14 in; reported %15")
-            .arg(qint64(f->messagesOut)).arg(qint64(f->bytesOut)).arg(formatRate(f->messagesOutPerSecond))
+            .arg(qint64(f->messagesOut))
+            .arg(qint64(f->bytesOut))
+            .arg(formatRate(f->messagesOutPerSecond))
             .arg(f->bytesOutPerSecond < 0 ? QStringLiteral("…") : formatBytes(f->bytesOutPerSecond))
-            .arg(qint64(f->messagesIn)).arg(qint64(f->bytesIn)).arg(formatRate(f->messagesInPerSecond))
+            .arg(qint64(f->messagesIn))
+            .arg(qint64(f->bytesIn))
+            .arg(formatRate(f->messagesInPerSecond))
             .arg(f->bytesInPerSecond < 0 ? QStringLiteral("…") : formatBytes(f->bytesInPerSecond))
-            .arg(qint64(f->queuedBytes)).arg(qint64(f->dropped)).arg(qint64(f->reconnects))
-            .arg(qint64(f->protocolErrors)).arg(f->outgoingConnections).arg(f->incomingConnections)
+            .arg(qint64(f->queuedBytes))
+            .arg(qint64(f->dropped))
+            .arg(qint64(f->reconnects))
+            .arg(qint64(f->protocolErrors))
+            .arg(f->outgoingConnections)
+            .arg(f->incomingConnections)
             .arg(QDateTime::fromMSecsSinceEpoch(f->atMs).toString(QStringLiteral("HH:mm:ss")));
     }
     if (role == Qt::TextAlignmentRole)
         return int(Qt::AlignRight | Qt::AlignVCenter);
-    if (role == Qt::ForegroundRole && ((column == Dropped && f->dropped > 0) || (column == Reconnects && f->reconnects > 0)))
+    if (role == Qt::ForegroundRole &&
+        ((column == Dropped && f->dropped > 0) || (column == Reconnects && f->reconnects > 0)))
         return QBrush(QColor(0xb0, 0x50, 0x00));
     return {};
 }
@@ -184,9 +211,15 @@ int ProcessModel::rowOf(const QString &name) const
     return -1;
 }
 
-int ProcessModel::rowCount(const QModelIndex &parent) const { return parent.isValid() ? 0 : int(m_rows.size()); }
+int ProcessModel::rowCount(const QModelIndex &parent) const
+{
+    return parent.isValid() ? 0 : int(m_rows.size());
+}
 
-int ProcessModel::columnCount(const QModelIndex &parent) const { return parent.isValid() ? 0 : ColumnCount; }
+int ProcessModel::columnCount(const QModelIndex &parent) const
+{
+    return parent.isValid() ? 0 : ColumnCount;
+}
 
 QVariant ProcessModel::data(const QModelIndex &index, int role) const
 {
@@ -201,28 +234,41 @@ QVariant ProcessModel::data(const QModelIndex &index, int role) const
         return data(index, Qt::DisplayRole);
     if (role == ListRole) {
         switch (index.column()) {
-        case Provided: return r.services;
-        case Subscribed: return r.subscriptions;
-        case Commands: return r.commands;
-        default: return {};
+        case Provided:
+            return r.services;
+        case Subscribed:
+            return r.subscriptions;
+        case Commands:
+            return r.commands;
+        default:
+            return {};
         }
     }
     if (role == Qt::DisplayRole) {
         switch (index.column()) {
-        case Name: return r.name;
-        case Address: return r.host;
-        case Port: return r.port;
-        case Pid: return r.pid;
-        case Provided: return summary(r.services);
-        case Subscribed: return summary(r.subscriptions);
-        case Commands: return summary(r.commands);
-        case State: return r.lost ? QStringLiteral("LOST") : QStringLiteral("alive");
+        case Name:
+            return r.name;
+        case Address:
+            return r.host;
+        case Port:
+            return r.port;
+        case Pid:
+            return r.pid;
+        case Provided:
+            return summary(r.services);
+        case Subscribed:
+            return summary(r.subscriptions);
+        case Commands:
+            return summary(r.commands);
+        case State:
+            return r.lost ? QStringLiteral("LOST") : QStringLiteral("alive");
         }
     }
     if (role == Qt::ToolTipRole) {
         if (r.lost)
             return QStringLiteral("lost at %1: %2")
-                .arg(QDateTime::fromMSecsSinceEpoch(r.lostAtMs).toString(QStringLiteral("HH:mm:ss.zzz")), r.lostReason);
+                .arg(QDateTime::fromMSecsSinceEpoch(r.lostAtMs).toString(QStringLiteral("HH:mm:ss.zzz")),
+                     r.lostReason);
         const QVariant list = data(index, ListRole);
         if (list.isValid())
             return list.toStringList().join(QLatin1Char('\n'));
@@ -243,21 +289,41 @@ QVariant ProcessModel::headerData(int section, Qt::Orientation o, int role) cons
 {
     if (o == Qt::Horizontal && role == Qt::ToolTipRole) {
         switch (section) {
-        case OutRate: return QStringLiteral("Messages sent per second (all frames, to every destination)");
-        case Out: return QStringLiteral("Messages and bytes sent since the process started");
-        case InRate: return QStringLiteral("Messages received per second");
-        case In: return QStringLiteral("Messages and bytes received since the process started");
-        case Queued: return QStringLiteral("Bytes queued to destinations, not yet written to their sockets");
-        case Dropped: return QStringLiteral("Messages dropped (a full queue, an unreachable destination)");
-        case Reconnects: return QStringLiteral("Connections to destinations opened again after a failure or idle close");
-        default: break;
+        case OutRate:
+            return QStringLiteral("Messages sent per second (all frames, to every destination)");
+        case Out:
+            return QStringLiteral("Messages and bytes sent since the process started");
+        case InRate:
+            return QStringLiteral("Messages received per second");
+        case In:
+            return QStringLiteral("Messages and bytes received since the process started");
+        case Queued:
+            return QStringLiteral("Bytes queued to destinations, not yet written to their sockets");
+        case Dropped:
+            return QStringLiteral("Messages dropped (a full queue, an unreachable destination)");
+        case Reconnects:
+            return QStringLiteral("Connections to destinations opened again after a failure or idle close");
+        default:
+            break;
         }
     }
     if (o != Qt::Horizontal || role != Qt::DisplayRole)
         return QAbstractTableModel::headerData(section, o, role);
-    static const char *names[] = {"Name of process", "Address", "Port", "PID", "Provided services",
-                                  "Subscribed services", "Commands", "Out/s", "Out", "In/s", "In", "Queued", "Drops",
-                                  "Reconn.", "State"};
+    static const char *names[] = {"Name of process",
+                                  "Address",
+                                  "Port",
+                                  "PID",
+                                  "Provided services",
+                                  "Subscribed services",
+                                  "Commands",
+                                  "Out/s",
+                                  "Out",
+                                  "In/s",
+                                  "In",
+                                  "Queued",
+                                  "Drops",
+                                  "Reconn.",
+                                  "State"};
     static_assert(sizeof(names) / sizeof(*names) == ColumnCount);
     return QString::fromLatin1(names[section]);
 }

@@ -26,7 +26,7 @@ struct ProcessFigures
     double messagesOut = 0, bytesOut = 0, messagesIn = 0, bytesIn = 0;
     double dropped = 0, reconnects = 0, protocolErrors = 0, queuedBytes = 0;
     int outgoingConnections = 0, incomingConnections = 0;
-    qint64 atMs = 0;                ///< when the Control Server received them (ms since the epoch)
+    qint64 atMs = 0;                  ///< when the Control Server received them (ms since the epoch)
     double messagesOutPerSecond = -1; ///< -1 until two snapshots are known
     double bytesOutPerSecond = -1, messagesInPerSecond = -1, bytesInPerSecond = -1;
 };
@@ -37,9 +37,22 @@ class ProcessModel : public QAbstractTableModel
 public:
     enum Column
     {
-        Name, Address, Port, Pid, Provided, Subscribed, Commands,
-        OutRate, Out, InRate, In, Queued, Dropped, Reconnects, // from DIALOG.Statistics
-        State, ColumnCount
+        Name,
+        Address,
+        Port,
+        Pid,
+        Provided,
+        Subscribed,
+        Commands,
+        OutRate,
+        Out,
+        InRate,
+        In,
+        Queued,
+        Dropped,
+        Reconnects, // from DIALOG.Statistics
+        State,
+        ColumnCount
     };
     enum Role
     {

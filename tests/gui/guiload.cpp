@@ -30,7 +30,8 @@ namespace {
 
 int usage()
 {
-    std::fprintf(stderr, "usage: guiload services PROCESSES SERVICES RATE | guiload objects SERVER COUNT RATE\n");
+    std::fprintf(stderr,
+                 "usage: guiload services PROCESSES SERVICES RATE | guiload objects SERVER COUNT RATE\n");
     return 2;
 }
 
@@ -69,7 +70,8 @@ int services(int processes, int count, int rate)
     QObject::connect(batches, &QTimer::timeout, app, [&, batches] {
         for (int i = 0; i < 50 && next < count; ++i, ++next) {
             Client *c = clients.at(next % processes).get();
-            published.push_back(c->publish(QStringLiteral("%1.S%2").arg(c->name()).arg(next, 4, 10, QLatin1Char('0'))));
+            published.push_back(
+                c->publish(QStringLiteral("%1.S%2").arg(c->name()).arg(next, 4, 10, QLatin1Char('0'))));
         }
         if (next < count)
             return;
@@ -111,7 +113,9 @@ int objects(const QString &server, int count, int rate)
         std::fprintf(stderr, "guiload: %s\n", qPrintable(types.toString()));
         return 1;
     }
-    const auto name = [&](int i) { return QStringLiteral("%1.Load%2").arg(server).arg(i, 5, 10, QLatin1Char('0')); };
+    const auto name = [&](int i) {
+        return QStringLiteral("%1.Load%2").arg(server).arg(i, 5, 10, QLatin1Char('0'));
+    };
     is::Object o = is::Object::create(dict.types(), QStringLiteral("ProcessStats"));
     int answered = 0, failed = 0;
     for (int i = 0; i < count; ++i)

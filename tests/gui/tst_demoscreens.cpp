@@ -60,7 +60,10 @@ QString tst_DemoScreens::runState() const
 {
     if (!m_master || m_master->lastMessage().data().isEmpty())
         return {};
-    return QJsonDocument::fromJson(m_master->lastMessage().data()).object().value(QStringLiteral("state")).toString();
+    return QJsonDocument::fromJson(m_master->lastMessage().data())
+        .object()
+        .value(QStringLiteral("state"))
+        .toString();
 }
 
 void tst_DemoScreens::save(QWidget *w, const QString &file)
@@ -85,7 +88,8 @@ void tst_DemoScreens::initTestCase()
     // Remember what was started before anything can fail: cleanup stops it whatever happens.
     QFile record(QDir(m_runDir.path()).filePath(QStringLiteral("processes.json")));
     if (record.open(QIODevice::ReadOnly))
-        for (const QJsonValue &v : QJsonDocument::fromJson(record.readAll()).object().value(QStringLiteral("processes")).toArray())
+        for (const QJsonValue &v :
+             QJsonDocument::fromJson(record.readAll()).object().value(QStringLiteral("processes")).toArray())
             m_pids << v.toObject().value(QStringLiteral("pid")).toInteger();
     QVERIFY2(up == 0, (out + err).constData());
     QCOMPARE(m_pids.size(), 10); // Control Server, 2 IS servers, master, 6 slaves
@@ -97,22 +101,26 @@ void tst_DemoScreens::initTestCase()
     // The master accepts transitions once it sees all its slaves.
     const auto allPresent = [this] {
         const QJsonArray slaves = QJsonDocument::fromJson(m_master->lastMessage().data())
-                                      .object().value(QStringLiteral("slaves")).toArray();
+                                      .object()
+                                      .value(QStringLiteral("slaves"))
+                                      .toArray();
         return slaves.size() == 6 && std::all_of(slaves.begin(), slaves.end(), [](const QJsonValue &v) {
                    return v.toObject().value(QStringLiteral("present")).toBool();
                });
     };
     QTRY_VERIFY_WITH_TIMEOUT(m_master && runState() == QLatin1String("Initial") && allPresent(), 15000);
-    const QList<QPair<QString, QString>> transitions{{QStringLiteral("configure"), QStringLiteral("Configured")},
-                                                     {QStringLiteral("start"), QStringLiteral("Running")}};
+    const QList<QPair<QString, QString>> transitions{
+        {QStringLiteral("configure"), QStringLiteral("Configured")},
+        {QStringLiteral("start"), QStringLiteral("Running")}};
     for (const auto &[command, state] : transitions) {
         // As the run-control GUI does: a request to the master, answered when the transition is done.
         bool answered = false;
         Reply reply;
-        m_client->request(QStringLiteral("RunCtrl.Master.State"), command.toUtf8(), 15000, this, [&](const Reply &r) {
-            reply = r;
-            answered = true;
-        });
+        m_client->request(QStringLiteral("RunCtrl.Master.State"), command.toUtf8(), 15000, this,
+                          [&](const Reply &r) {
+                              reply = r;
+                              answered = true;
+                          });
         QTRY_VERIFY_WITH_TIMEOUT(answered, 20000); // the request times out by itself after 15 s
         QVERIFY2(reply.isOk(), qPrintable(command + QStringLiteral(": ") + reply.errorString()));
         QTRY_COMPARE_WITH_TIMEOUT(runState(), state, 5000);
@@ -122,7 +130,8 @@ void tst_DemoScreens::initTestCase()
     // OMD first: its time series need a few seconds of points.
     m_omd = std::make_unique<omd::OmdWindow>(options(QStringLiteral("DIALOG.OMD.demo")));
     QString error;
-    QVERIFY2(m_omd->loadLayout(QStringLiteral(DIALOG_SOURCE_DIR "/resources/omd/demo.json"), &error), qPrintable(error));
+    QVERIFY2(m_omd->loadLayout(QStringLiteral(DIALOG_SOURCE_DIR "/resources/omd/demo.json"), &error),
+             qPrintable(error));
     m_omd->setWindowSeconds(60); // the last minute: the test's half minute of data fills half of it
     m_omd->resize(1400, 900);
     m_omd->show();
@@ -136,8 +145,9 @@ void tst_DemoScreens::cleanupTestCase()
     m_omd.reset();
     m_client.reset();
     if (m_port) {
-        m_fx->run(QStringLiteral("dialog"), {QStringLiteral("down"), kPartition, QStringLiteral("--run-dir"),
-                                             m_runDir.path(), QStringLiteral("--port"), QString::number(m_port)});
+        m_fx->run(QStringLiteral("dialog"),
+                  {QStringLiteral("down"), kPartition, QStringLiteral("--run-dir"), m_runDir.path(),
+                   QStringLiteral("--port"), QString::number(m_port)});
     }
     // Whatever `dialog down` left (it should leave nothing) is killed: no test leaves processes behind.
     for (qint64 pid : std::as_const(m_pids)) {
@@ -158,9 +168,11 @@ void tst_DemoScreens::inspector()
     w.show();
     QVERIFY(QTest::qWaitForWindowExposed(&w));
     auto *model = w.processModel();
-    const QStringList partition{QStringLiteral("Master"), QStringLiteral("FE1"), QStringLiteral("FE2"),
-                                QStringLiteral("FE3"),    QStringLiteral("FE4"), QStringLiteral("RO1"),
-                                QStringLiteral("RO2"),    QStringLiteral("IS.Server.RunParams"), QStringLiteral("IS.Server.DAQ")};
+    const QStringList partition{QStringLiteral("Master"),       QStringLiteral("FE1"),
+                                QStringLiteral("FE2"),          QStringLiteral("FE3"),
+                                QStringLiteral("FE4"),          QStringLiteral("RO1"),
+                                QStringLiteral("RO2"),          QStringLiteral("IS.Server.RunParams"),
+                                QStringLiteral("IS.Server.DAQ")};
     // Every process with its figures and rates (two statistics snapshots).
     const auto ready = [&] {
         for (const QString &p : partition) {
@@ -193,8 +205,8 @@ void tst_DemoScreens::ismonitor()
     QVERIFY(QTest::qWaitForWindowExposed(&w));
     QTRY_VERIFY_WITH_TIMEOUT(w.servers().contains(QStringLiteral("DAQ")), 10000);
     w.selectServer(QStringLiteral("DAQ"));
-    QTRY_VERIFY_WITH_TIMEOUT(w.isLoaded() && w.objectModel()->rowOf(QStringLiteral("RO1")) >= 0
-                                 && w.objectModel()->rowOf(QStringLiteral("FE4")) >= 0,
+    QTRY_VERIFY_WITH_TIMEOUT(w.isLoaded() && w.objectModel()->rowOf(QStringLiteral("RO1")) >= 0 &&
+                                 w.objectModel()->rowOf(QStringLiteral("FE4")) >= 0,
                              10000);
     w.selectObject(QStringLiteral("RO1"));
     // The event-size histogram of a running readout has entries.
