@@ -2,7 +2,7 @@
 // exactly when requests are sent and how many connections are open) and server start-up.
 #pragma once
 
-#include "processfixture.h"
+#include "isfixture.h"
 
 #include "dialog/client.h"
 #include "dialog/is/dictionary.h"
@@ -103,53 +103,20 @@ inline HttpReply httpGet(quint16 port, const QByteArray &path, const QByteArray 
     return c.wait();
 }
 
-inline const QString IsTypesDir = QStringLiteral(DIALOG_SOURCE_DIR "/resources/is-types");
+inline const QString IsTypesDir = isTypesDir();
 
-/// Base of the web IS test classes: a Control Server, an in-process IS client, IS servers with the
-/// web IS. The test classes call setUpFixture() / tearDownFixture() from init() / cleanup().
-class IsWebTest : public QObject
+/// Base of the web IS test classes: the IS fixture (isfixture.h) and a free port for the web IS.
+/// The test classes call setUpFixture() / tearDownFixture() from init() / cleanup().
+class IsWebTest : public QObject, protected IsTestBase
 {
 protected:
     void setUpFixture()
     {
-        m_fx = std::make_unique<ProcessFixture>();
-        QVERIFY(m_fx->startControlServer());
-        m_client = std::make_unique<Client>(m_fx->clientOptions(QStringLiteral("isweb-test")));
-        QVERIFY(m_client->start());
-        m_dict = std::make_unique<is::Dictionary>(m_client.get());
-        QVERIFY(m_dict->types().loadDirectory(IsTypesDir));
+        QVERIFY(setUpIs(QStringLiteral("isweb-test")));
         m_http = freePort();
     }
 
-    void tearDownFixture()
-    {
-        m_dict.reset();
-        m_client.reset();
-        m_fx.reset();
-    }
-
-    QProcess *startServer(const QString &name, const QStringList &extra = {})
-    {
-        QProcess *p = m_fx->start(QStringLiteral("dialog-isserver"),
-                                  QStringList{QStringLiteral("--name"), name, QStringLiteral("--types"),
-                                              IsTypesDir, QStringLiteral("--threads"), QStringLiteral("2")} +
-                                      extra);
-        p->setProcessChannelMode(QProcess::SeparateChannels);
-        return p;
-    }
-
-    bool waitForServer(const QString &name, int timeoutMs = 10000)
-    {
-        QElapsedTimer t;
-        t.start();
-        while (t.elapsed() < timeoutMs) {
-            is::Entry e;
-            if (m_dict->getSync(name + QStringLiteral(".Statistics"), &e).isOk())
-                return true;
-            QTest::qWait(50);
-        }
-        return false;
-    }
+    void tearDownFixture() { tearDownIs(); }
 
     // DAQ with the web IS on m_http: a RunInfo, two ProcessStats-family objects.
     void fill()
@@ -173,9 +140,6 @@ protected:
                     .isOk());
     }
 
-    std::unique_ptr<ProcessFixture> m_fx;
-    std::unique_ptr<Client> m_client;
-    std::unique_ptr<is::Dictionary> m_dict;
     quint16 m_http = 0;
     QProcess *m_server = nullptr;
 };

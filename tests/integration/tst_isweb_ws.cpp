@@ -174,16 +174,6 @@ void tst_IsWebSocket::webSocketBadInputAndLimits()
 }
 
 namespace {
-qint64 rssKb(qint64 pid)
-{
-    QFile f(QStringLiteral("/proc/%1/status").arg(pid));
-    if (!f.open(QIODevice::ReadOnly))
-        return -1;
-    for (const QByteArray &line : f.readAll().split('\n'))
-        if (line.startsWith("VmRSS:"))
-            return line.mid(6).trimmed().split(' ').first().toLongLong();
-    return -1;
-}
 
 /// Text messages of the server-to-client (unmasked) WebSocket frames at the front of @p buffer.
 QList<QByteArray> takeMessages(QByteArray &buffer, QByteArray &partial)
