@@ -110,8 +110,12 @@ class WebTcpServer : public QTcpServer
 {
 public:
     /// @p busy tells whether a connection has an answer pending (then it is not idle).
-    WebTcpServer(QWebSocketServer *webSockets, int idleMs, std::function<bool(QTcpSocket *)> busy)
-        : m_webSockets(webSockets), m_idleMs(idleMs), m_busy(std::move(busy))
+    /// At most @p maxConnections connections (HTTP and WebSocket) are open at once; more are
+    /// answered 503 and closed.
+    WebTcpServer(QWebSocketServer *webSockets, int idleMs, int maxConnections,
+                 std::function<bool(QTcpSocket *)> busy)
+        : m_webSockets(webSockets), m_idleMs(idleMs), m_maxConnections(maxConnections),
+          m_busy(std::move(busy))
     {
     }
 
@@ -123,6 +127,15 @@ protected:
             delete socket;
             return;
         }
+        if (m_open >= m_maxConnections) {
+            refuse(socket, "503 Service Unavailable",
+                   "503 Service Unavailable: " + QByteArray::number(m_maxConnections) +
+                       " connections are open, the most this server accepts; try again later\n");
+            connect(socket, &QTcpSocket::disconnected, socket, &QObject::deleteLater);
+            return;
+        }
+        ++m_open;
+        connect(socket, &QObject::destroyed, this, [this] { --m_open; });
         // Idle connections are closed: each one costs a socket and memory, and a client may open
         // many and send nothing (the request bound only counts requests).
         auto *idle = new QTimer(socket);
@@ -144,18 +157,22 @@ protected:
         auto head = std::make_shared<QByteArray>();
         *first = connect(socket, &QTcpSocket::readyRead, socket, [this, socket, first, head, idle] {
             *head += socket->peek(qMin<qint64>(socket->bytesAvailable(), MaxHeaderBytes + 1 - head->size()));
+            // Not HTTP at all (e.g. another protocol on the wrong port): said at once, not after a time-out.
+            const int lineEnd = head->indexOf('\n');
+            if (lineEnd >= 0 && !isRequestLine(head->left(lineEnd))) {
+                QObject::disconnect(socket, &QTcpSocket::readyRead, nullptr, nullptr);
+                refuse(socket, "400 Bad Request",
+                       "400 Bad Request: not an HTTP/1.x request line (expected 'GET /path HTTP/1.1')\n");
+                return;
+            }
             const int end = head->indexOf("\r\n\r\n");
             if (end < 0) {
                 if (head->size() <= MaxHeaderBytes)
                     return; // wait for the whole header block
                 QObject::disconnect(socket, &QTcpSocket::readyRead, nullptr, nullptr);
-                const QByteArray body =
-                    "431 Request Header Fields Too Large: the request head is longer than " +
-                    QByteArray::number(MaxHeaderBytes) + " bytes\n";
-                socket->write("HTTP/1.1 431 Request Header Fields Too Large\r\nContent-Type: text/plain; "
-                              "charset=utf-8\r\nContent-Length: " +
-                              QByteArray::number(body.size()) + "\r\nConnection: close\r\n\r\n" + body);
-                socket->disconnectFromHost();
+                refuse(socket, "431 Request Header Fields Too Large",
+                       "431 Request Header Fields Too Large: the request head is longer than " +
+                           QByteArray::number(MaxHeaderBytes) + " bytes\n");
                 return;
             }
             QObject::disconnect(*first);
@@ -178,8 +195,30 @@ protected:
     }
 
 private:
+    static bool isRequestLine(QByteArray line)
+    {
+        if (line.endsWith('\r'))
+            line.chop(1);
+        const QList<QByteArray> parts = line.split(' ');
+        if (parts.size() != 3 || parts[0].isEmpty() || parts[1].isEmpty() || !parts[2].startsWith("HTTP/1."))
+            return false;
+        for (char c : parts[0])
+            if (c < 'A' || c > 'Z')
+                return false;
+        return true;
+    }
+    static void refuse(QTcpSocket *socket, const QByteArray &status, const QByteArray &body)
+    {
+        socket->write("HTTP/1.1 " + status +
+                      "\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: " +
+                      QByteArray::number(body.size()) + "\r\nConnection: close\r\n\r\n" + body);
+        socket->disconnectFromHost();
+    }
+
     QWebSocketServer *m_webSockets;
     int m_idleMs;
+    int m_maxConnections;
+    int m_open = 0;
     std::function<bool(QTcpSocket *)> m_busy;
 };
 
@@ -209,8 +248,12 @@ bool WebServer::listen(QString *error)
         *error = QStringLiteral("cannot listen on %1:%2: not an IP address").arg(o.httpBind).arg(o.httpPort);
         return false;
     }
-    auto tcp = std::make_unique<WebTcpServer>(
-        &m_webSockets, o.httpIdleS * 1000, [this](QTcpSocket *s) { return !m_pipelines.value(s).isEmpty(); });
+    // Open connections are bounded too (each costs a socket and memory even when idle): room for
+    // every WebSocket client and four connections per concurrent HTTP request.
+    const int maxConnections = o.httpMaxWebSockets + 4 * o.httpMaxRequests;
+    auto tcp =
+        std::make_unique<WebTcpServer>(&m_webSockets, o.httpIdleS * 1000, maxConnections,
+                                       [this](QTcpSocket *s) { return !m_pipelines.value(s).isEmpty(); });
     if (!tcp->listen(address, o.httpPort)) {
         *error = QStringLiteral("cannot listen on %1:%2: %3")
                      .arg(o.httpBind)

@@ -32,6 +32,7 @@ private Q_SLOTS:
     void errors_data();
     void errors();
     void malformedAndSplitRequests();
+    void openConnectionsBounded();
     void listenFailureIsReported();
     void pageFilesBuiltInAndFromWebRoot();
     void idleConnectionsAreClosed();
@@ -424,16 +425,47 @@ void tst_IsWeb::malformedAndSplitRequests()
     QVERIFY(r.body.contains("longer than 65536 bytes"));
     QTRY_COMPARE_WITH_TIMEOUT(big.socket().state(), QAbstractSocket::UnconnectedState, 5000);
 
+    // Not HTTP: a 400 that says so, at the first line, and the connection closed.
     for (const QByteArray &garbage :
-         {QByteArray("HELLO WORLD\r\n\r\n"), QByteArray("\x00\xff\xfe\r\n\r\n", 7)}) {
-        QTcpSocket g;
-        g.connectToHost(QHostAddress::LocalHost, m_http);
-        QVERIFY(g.waitForConnected(5000));
-        g.write(garbage);
-        QTRY_COMPARE_WITH_TIMEOUT(g.state(), QAbstractSocket::UnconnectedState,
-                                  5000); // dropped by Qt's parser
+         {QByteArray("HELLO WORLD\r\n\r\n"), QByteArray("\x00\xff\xfe\r\n\r\n", 7),
+          QByteArray("SSH-2.0-OpenSSH_9.2\r\n")}) {
+        HttpConnection g;
+        QVERIFY(g.open(m_http));
+        g.socket().write(garbage);
+        const HttpReply bad = g.wait(5000);
+        QCOMPARE(bad.status, 400);
+        QVERIFY2(bad.body.contains("not an HTTP/1.x request line"), bad.body.constData());
+        QTRY_COMPARE_WITH_TIMEOUT(g.socket().state(), QAbstractSocket::UnconnectedState, 5000);
     }
     QCOMPARE(httpGet(m_http, "/is/DAQ/DAQ.RunInfo").status, 200);
+}
+
+// Open connections are bounded (--http-max-websockets + 4 x --http-max-requests = 1 + 4 here):
+// the one over gets 503; closed ones make room again.
+void tst_IsWeb::openConnectionsBounded()
+{
+    m_server =
+        startServer(QStringLiteral("DAQ"), {QStringLiteral("--http-port"), QString::number(m_http),
+                                            QStringLiteral("--http-max-requests"), QStringLiteral("1"),
+                                            QStringLiteral("--http-max-websockets"), QStringLiteral("1")});
+    QVERIFY(waitForServer(QStringLiteral("DAQ")));
+    QVERIFY(ProcessFixture::waitForPort(m_http, 5000)); // that probe connection is closed again
+    std::vector<std::unique_ptr<HttpConnection>> open;
+    for (int i = 0; i < 5; ++i) {
+        open.push_back(std::make_unique<HttpConnection>());
+        QVERIFY(open.back()->open(m_http));
+        open.back()->send("GET", "/is/DAQ");
+        QCOMPARE(open.back()->wait().status, 200); // kept alive
+    }
+    HttpConnection over;
+    QVERIFY(over.open(m_http));
+    const HttpReply refused = over.wait(5000);
+    QCOMPARE(refused.status, 503);
+    QVERIFY2(refused.body.contains("5 connections are open"), refused.body.constData());
+    open.clear();
+    // Many short connections after that: each one's slot is given back when it closes.
+    for (int i = 0; i < 30; ++i)
+        QTRY_COMPARE_WITH_TIMEOUT(httpGet(m_http, "/is/DAQ").status, 200, 5000);
 }
 
 void tst_IsWeb::pageFilesBuiltInAndFromWebRoot()
