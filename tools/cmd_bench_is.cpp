@@ -260,6 +260,39 @@ void addCommon(QCommandLineParser &p)
     p.addOption({QStringLiteral("json"), QStringLiteral("Print one JSON line.")});
 }
 
+/// The options addCommon() adds, read and checked.
+struct CommonOptions
+{
+    qint64 subscribers = 100, processes = 4, size = 8, seconds = 5, isThreads = 0;
+};
+
+bool readCommon(const QCommandLineParser &p, const QString &verb, CommonOptions &c)
+{
+    if (!intOption(p, verb, QStringLiteral("subscribers"), 1, 10000, c.subscribers) ||
+        !intOption(p, verb, QStringLiteral("processes"), 1, 100, c.processes) ||
+        !intOption(p, verb, QStringLiteral("size"), 0, 16 << 20, c.size) ||
+        !intOption(p, verb, QStringLiteral("seconds"), 1, 3600, c.seconds) ||
+        !intOption(p, verb, QStringLiteral("is-threads"), 1, 256, c.isThreads))
+        return false;
+    c.processes = qMin(c.processes, c.subscribers);
+    return true;
+}
+
+/// A Control Server for the benchmark and this process's client of it (null with @p error).
+std::unique_ptr<Client> startBench(Environment &env, const QString &name, QString *error)
+{
+    if (!env.startControlServer(error))
+        return nullptr;
+    ClientOptions o = ClientOptions::fromEnvironment(name);
+    o.controlServers = {env.address};
+    auto client = std::make_unique<Client>(o);
+    if (!client->start()) {
+        *error = client->errorString();
+        return nullptr;
+    }
+    return client;
+}
+
 int isFanout(const QStringList &args)
 {
     const QString verb = QStringLiteral("bench is-fanout");
@@ -271,24 +304,18 @@ int isFanout(const QStringList &args)
     addCommon(p);
     if (!parse(p, args, verb))
         return 1;
-    qint64 senders = 3, subscribers = 100, processes = 4, size = 9, seconds = 5, isThreads = 0;
-    if (!intOption(p, verb, QStringLiteral("senders"), 1, 100, senders) ||
-        !intOption(p, verb, QStringLiteral("subscribers"), 1, 10000, subscribers) ||
-        !intOption(p, verb, QStringLiteral("processes"), 1, 100, processes) ||
-        !intOption(p, verb, QStringLiteral("size"), 0, 16 << 20, size) ||
-        !intOption(p, verb, QStringLiteral("seconds"), 1, 3600, seconds) ||
-        !intOption(p, verb, QStringLiteral("is-threads"), 1, 256, isThreads))
+    qint64 senders = 3;
+    CommonOptions common;
+    common.size = 9;
+    if (!intOption(p, verb, QStringLiteral("senders"), 1, 100, senders) || !readCommon(p, verb, common))
         return 1;
-    processes = qMin(processes, subscribers);
+    const auto [subscribers, processes, size, seconds, isThreads] = common;
     QString error;
     Environment env;
-    if (!env.startControlServer(&error))
+    const auto clientPtr = startBench(env, QStringLiteral("bench-is-fanout"), &error);
+    if (!clientPtr)
         return fail(verb, error);
-    ClientOptions o = ClientOptions::fromEnvironment(QStringLiteral("bench-is-fanout"));
-    o.controlServers = {env.address};
-    Client client(o);
-    if (!client.start())
-        return fail(verb, client.errorString());
+    Client &client = *clientPtr;
     Subscribers subs;
     if (!startSystem(env, client, subs, processes, subscribers, false, &error, int(isThreads)))
         return fail(verb, error);
@@ -338,24 +365,17 @@ int isLatency(const QStringList &args)
     addCommon(p);
     if (!parse(p, args, verb))
         return 1;
-    qint64 rate = 100, subscribers = 100, processes = 4, size = 8, seconds = 5, isThreads = 0;
-    if (!intOption(p, verb, QStringLiteral("rate"), 1, 1000, rate) ||
-        !intOption(p, verb, QStringLiteral("subscribers"), 1, 10000, subscribers) ||
-        !intOption(p, verb, QStringLiteral("processes"), 1, 100, processes) ||
-        !intOption(p, verb, QStringLiteral("size"), 0, 16 << 20, size) ||
-        !intOption(p, verb, QStringLiteral("seconds"), 1, 3600, seconds) ||
-        !intOption(p, verb, QStringLiteral("is-threads"), 1, 256, isThreads))
+    qint64 rate = 100;
+    CommonOptions common;
+    if (!intOption(p, verb, QStringLiteral("rate"), 1, 1000, rate) || !readCommon(p, verb, common))
         return 1;
-    processes = qMin(processes, subscribers);
+    const auto [subscribers, processes, size, seconds, isThreads] = common;
     QString error;
     Environment env;
-    if (!env.startControlServer(&error))
+    const auto clientPtr = startBench(env, QStringLiteral("bench-is-latency"), &error);
+    if (!clientPtr)
         return fail(verb, error);
-    ClientOptions o = ClientOptions::fromEnvironment(QStringLiteral("bench-is-latency"));
-    o.controlServers = {env.address};
-    Client client(o);
-    if (!client.start())
-        return fail(verb, client.errorString());
+    Client &client = *clientPtr;
     Subscribers subs;
     const bool viaMirror = p.isSet(QStringLiteral("via-mirror"));
     if (!startSystem(env, client, subs, processes, subscribers, true, &error, int(isThreads), viaMirror))
