@@ -42,10 +42,10 @@ public:
     const Directory &directory() const { return m_directory; }
 
     /// Name of the service carrying the directory as JSON.
-    static QString directoryService() { return QStringLiteral("DIALOG.Directory"); }
+    static QString directoryService() { return directoryServiceName(); }
     /// Name of the service carrying every process's communication figures as JSON, published at most
     /// once per statisticsIntervalMs() while they change (they arrive with the heartbeats).
-    static QString statisticsService() { return QStringLiteral("DIALOG.Statistics"); }
+    static QString statisticsService() { return statisticsServiceName(); }
     static constexpr int statisticsIntervalMs() { return 1000; }
 
 private:

@@ -1,28 +1,29 @@
 #include "directory.h"
 
-#include <QJsonArray>
 #include <algorithm>
 
 namespace dialog::cs {
 
 namespace {
-QJsonArray sorted(const QSet<QString> &set)
+QStringList sorted(const QSet<QString> &set)
 {
     QStringList l(set.cbegin(), set.cend());
     l.sort();
-    return QJsonArray::fromStringList(l);
+    return l;
 }
 
-QJsonObject processJson(const ProcessRecord &p)
+ProcessEntry entry(const ProcessRecord &p)
 {
-    return QJsonObject{{QStringLiteral("name"), p.name},
-                       {QStringLiteral("host"), p.host},
-                       {QStringLiteral("port"), p.port},
-                       {QStringLiteral("pid"), qint64(p.pid)},
-                       {QStringLiteral("services"), sorted(p.services)},
-                       {QStringLiteral("commands"), sorted(p.commands)},
-                       {QStringLiteral("subscriptions"), sorted(p.requests)},
-                       {QStringLiteral("connected_at_ms"), p.connectedAtMs}};
+    ProcessEntry e;
+    e.name = p.name;
+    e.host = p.host;
+    e.port = p.port;
+    e.pid = p.pid;
+    e.services = sorted(p.services);
+    e.commands = sorted(p.commands);
+    e.subscriptions = sorted(p.requests);
+    e.connectedAtMs = p.connectedAtMs;
+    return e;
 }
 } // namespace
 
@@ -237,29 +238,23 @@ void Directory::setStatistics(const QString &process, const ProcessStatistics &s
         p->statistics = s;
 }
 
-QJsonObject Directory::statisticsJson(qint64 nowMs) const
+StatisticsSnapshot Directory::statistics(qint64 nowMs) const
 {
-    QJsonArray procs;
+    StatisticsSnapshot snap;
+    snap.timeMs = nowMs;
     for (const QString &n : processNames()) {
         const ProcessRecord &p = *m_processes.constFind(n);
-        const ProcessStatistics &s = p.statistics;
-        if (s.atMs == 0)
+        if (p.statistics.atMs == 0)
             continue;
-        // JSON numbers are doubles: exact up to 2^53, far beyond any counter here.
-        procs.append(QJsonObject{{QStringLiteral("name"), p.name},
-                                 {QStringLiteral("at_ms"), s.atMs},
-                                 {QStringLiteral("messages_out"), double(s.messagesOut)},
-                                 {QStringLiteral("bytes_out"), double(s.bytesOut)},
-                                 {QStringLiteral("messages_in"), double(s.messagesIn)},
-                                 {QStringLiteral("bytes_in"), double(s.bytesIn)},
-                                 {QStringLiteral("dropped"), double(s.dropped)},
-                                 {QStringLiteral("reconnects"), double(s.reconnects)},
-                                 {QStringLiteral("protocol_errors"), double(s.protocolErrors)},
-                                 {QStringLiteral("queued_bytes"), double(s.queuedBytes)},
-                                 {QStringLiteral("outgoing_connections"), qint64(s.outgoingConnections)},
-                                 {QStringLiteral("incoming_connections"), qint64(s.incomingConnections)}});
+        snap.processes.append(p.statistics);
+        snap.processes.last().name = p.name;
     }
-    return QJsonObject{{QStringLiteral("time_ms"), nowMs}, {QStringLiteral("processes"), procs}};
+    return snap;
+}
+
+QJsonObject Directory::statisticsJson(qint64 nowMs) const
+{
+    return statistics(nowMs).toJsonObject();
 }
 
 QStringList Directory::expired(qint64 nowMs, int misses) const
@@ -272,21 +267,23 @@ QStringList Directory::expired(qint64 nowMs, int misses) const
     return l;
 }
 
+DirectorySnapshot Directory::snapshot(qint64 nowMs) const
+{
+    DirectorySnapshot snap;
+    snap.timeMs = nowMs;
+    for (const QString &n : processNames())
+        snap.processes.append(entry(m_processes.value(n)));
+    for (const LostRecord &l : m_lost) {
+        snap.lost.append(entry(l.process));
+        snap.lost.last().lostAtMs = l.lostAtMs;
+        snap.lost.last().lostReason = l.reason;
+    }
+    return snap;
+}
+
 QJsonObject Directory::toJson(qint64 nowMs) const
 {
-    QJsonArray procs;
-    for (const QString &n : processNames())
-        procs.append(processJson(m_processes.value(n)));
-    QJsonArray lost;
-    for (const LostRecord &l : m_lost) {
-        QJsonObject o = processJson(l.process);
-        o.insert(QStringLiteral("lost_at_ms"), l.lostAtMs);
-        o.insert(QStringLiteral("reason"), l.reason);
-        lost.append(o);
-    }
-    return QJsonObject{{QStringLiteral("time_ms"), nowMs},
-                       {QStringLiteral("processes"), procs},
-                       {QStringLiteral("lost"), lost}};
+    return snapshot(nowMs).toJsonObject();
 }
 
 } // namespace dialog::cs

@@ -2,6 +2,8 @@
 // Pure logic, no I/O: the server turns its results into frames.
 #pragma once
 
+#include "dialog/directory.h"
+
 #include <QDateTime>
 #include <QHash>
 #include <QJsonObject>
@@ -13,14 +15,8 @@
 namespace dialog::cs {
 
 /// Communication figures a process reports with its heartbeats (dialog::Client::Statistics).
-struct ProcessStatistics
-{
-    quint64 messagesOut = 0, bytesOut = 0, messagesIn = 0, bytesIn = 0;
-    quint64 dropped = 0, reconnects = 0, protocolErrors = 0;
-    qint64 queuedBytes = 0;
-    quint32 outgoingConnections = 0, incomingConnections = 0;
-    qint64 atMs = 0; ///< when they arrived (ms since the epoch); 0: none reported yet
-};
+/// A process' communication figures (its name is not filled in here: the record holds it).
+using ProcessStatistics = dialog::ProcessStatistics;
 
 struct ProcessRecord
 {
@@ -91,13 +87,15 @@ public:
     /// Records the figures @p process reported (ignored for an unknown process).
     void setStatistics(const QString &process, const ProcessStatistics &s);
     /// The latest figures of every connected process that reported some, as published to
-    /// DIALOG.Statistics: {"time_ms", "processes": [{"name", "at_ms", "messages_out", ...}]}.
+    /// DIALOG.Statistics.
+    StatisticsSnapshot statistics(qint64 nowMs) const;
     QJsonObject statisticsJson(qint64 nowMs) const;
 
     /// Processes silent for more than misses × their heartbeat interval.
     QStringList expired(qint64 nowMs, int misses) const;
 
     /// The whole directory (processes, recently lost processes) as published to DIALOG.Directory.
+    DirectorySnapshot snapshot(qint64 nowMs) const;
     QJsonObject toJson(qint64 nowMs) const;
     int processCount() const { return int(m_processes.size()); }
     int serviceCount() const { return int(m_providers.size()); }

@@ -4,7 +4,6 @@
 #include "dialog/is/time.h"
 
 #include <QCoreApplication>
-#include <QJsonDocument>
 #include <QLoggingCategory>
 
 Q_LOGGING_CATEGORY(lcRc, "dialog.runcontrol")
@@ -41,34 +40,29 @@ void Controllable::log(Severity severity, const QString &text)
         qCCritical(lcRc).noquote() << name() << text;
         break;
     }
-    const QJsonObject rec{{QStringLiteral("time_ms"), nowMs()},
-                          {QStringLiteral("process"), name()},
-                          {QStringLiteral("severity"), severityName(severity)},
-                          {QStringLiteral("text"), text}};
-    m_log->update(QJsonDocument(rec).toJson(QJsonDocument::Compact));
+    m_log->update(LogRecord{nowMs(), name(), severity, text}.toJson());
 }
 
-QJsonObject Controllable::stateJson() const
+StateRecord Controllable::stateRecord() const
 {
-    QJsonObject o = stateExtras();
-    o.insert(QStringLiteral("process"), name());
-    o.insert(QStringLiteral("kind"), m_options.kind);
-    o.insert(QStringLiteral("state"), stateName(m_machine.state()));
-    o.insert(QStringLiteral("busy"), m_machine.busy());
-    o.insert(QStringLiteral("transition"),
-             m_machine.pending() ? transitionName(*m_machine.pending()) : QString());
-    o.insert(QStringLiteral("last_transition"),
-             m_machine.lastTransition() ? transitionName(*m_machine.lastTransition()) : QString());
-    o.insert(QStringLiteral("transition_ms"), m_lastDurationMs);
-    o.insert(QStringLiteral("error"), m_machine.error());
-    o.insert(QStringLiteral("time_ms"), nowMs());
-    o.insert(QStringLiteral("pid"), qint64(QCoreApplication::applicationPid()));
-    return o;
+    StateRecord r;
+    r.process = name();
+    r.kind = m_options.kind;
+    r.state = m_machine.state();
+    r.busy = m_machine.busy();
+    r.transition = m_machine.pending();
+    r.lastTransition = m_machine.lastTransition();
+    r.transitionMs = m_lastDurationMs;
+    r.error = m_machine.error();
+    r.timeMs = nowMs();
+    r.pid = QCoreApplication::applicationPid();
+    addStateExtras(r);
+    return r;
 }
 
 void Controllable::publishState()
 {
-    m_state->update(QJsonDocument(stateJson()).toJson(QJsonDocument::Compact));
+    m_state->update(stateRecord().toJson());
     publishIsState();
     Q_EMIT stateChanged(m_machine.state(), m_machine.busy());
 }
@@ -94,8 +88,9 @@ void Controllable::publishIsState()
                   });
 }
 
-bool Controllable::requestTransition(Transition t, const QJsonObject &params, Done done, QString *reason)
+bool Controllable::requestTransition(const TransitionRequest &request, Done done, QString *reason)
 {
+    const Transition t = request.transition;
     QString why;
     if (!m_machine.begin(t, &why)) {
         if (reason)
@@ -137,7 +132,7 @@ bool Controllable::requestTransition(Transition t, const QJsonObject &params, Do
         finish(false, QStringLiteral("failing as requested (--fail-on %1)").arg(transitionName(t)));
         return true;
     }
-    perform(t, params, finish);
+    perform(t, request, finish);
     return true;
 }
 
@@ -157,32 +152,6 @@ bool Controllable::restoreState(State s)
     return true;
 }
 
-namespace {
-
-bool parseRequest(const QByteArray &data, Transition *t, QJsonObject *params, QString *error)
-{
-    QString name = QString::fromUtf8(data).trimmed();
-    if (name.startsWith(QLatin1Char('{'))) {
-        QJsonParseError pe;
-        *params = QJsonDocument::fromJson(data, &pe).object();
-        if (pe.error != QJsonParseError::NoError) {
-            *error = QStringLiteral("malformed request: %1").arg(pe.errorString());
-            return false;
-        }
-        name = params->value(QStringLiteral("transition")).toString();
-    }
-    const auto parsed = transitionFromName(name);
-    if (!parsed) {
-        *error = QStringLiteral("unknown transition '%1' (known: %2)")
-                     .arg(name, allTransitionNames().join(QStringLiteral(", ")));
-        return false;
-    }
-    *t = *parsed;
-    return true;
-}
-
-} // namespace
-
 void Controllable::onRequest(const Request &request)
 {
     if (request.service() != stateService(name())) {
@@ -190,18 +159,18 @@ void Controllable::onRequest(const Request &request)
                              QStringLiteral("requests are taken on %1 only").arg(stateService(name())));
         return;
     }
-    Transition t;
-    QJsonObject params;
     QString error;
-    if (!parseRequest(request.data(), &t, &params, &error)) {
+    const auto parsed = TransitionRequest::fromJson(request.data(), &error);
+    if (!parsed) {
         m_client->replyError(request, error);
         return;
     }
+    const Transition t = parsed->transition;
     const bool accepted = requestTransition(
-        t, params,
+        *parsed,
         [this, request](bool ok, const QString &why) {
             if (ok)
-                m_client->reply(request, QJsonDocument(stateJson()).toJson(QJsonDocument::Compact));
+                m_client->reply(request, stateRecord().toJson());
             else
                 m_client->replyError(request, why);
         },
@@ -217,10 +186,9 @@ void Controllable::onCommand(const Command &command)
 {
     if (command.name() != commandName(name()))
         return;
-    Transition t;
-    QJsonObject params;
     QString error;
-    if (!parseRequest(command.data(), &t, &params, &error) || !requestTransition(t, params, {}, &error))
+    const auto parsed = TransitionRequest::fromJson(command.data(), &error);
+    if (!parsed || !requestTransition(*parsed, {}, &error))
         log(Severity::Warning, QStringLiteral("refused command from %1: %2").arg(command.origin(), error));
 }
 

@@ -2,14 +2,14 @@
 // requests and commands, and its state in IS. The master and every slave kind derive from it.
 #pragma once
 
+#include "dialog/rc/protocol.h"
+#include "dialog/rc/statemachine.h"
+#include "dialog/rc/staterecord.h"
 #include "ispublisher.h"
-#include "protocol.h"
-#include "statemachine.h"
 
 #include "dialog/client.h"
 
 #include <QElapsedTimer>
-#include <QJsonObject>
 #include <QObject>
 #include <QSet>
 #include <functional>
@@ -49,8 +49,7 @@ public:
     void log(Severity severity, const QString &text);
     /// Runs @p t as if requested (used by tests and the master's own logic). False with @p reason
     /// if refused.
-    bool requestTransition(Transition t, const QJsonObject &params, Done done = {},
-                           QString *reason = nullptr);
+    bool requestTransition(const TransitionRequest &request, Done done = {}, QString *reason = nullptr);
     /// Publishes the state again (also done after every change).
     void publishState();
 
@@ -60,9 +59,10 @@ Q_SIGNALS:
 
 protected:
     /// Does the work of @p t (the machine is busy with it). Call @p done exactly once, possibly later.
-    virtual void perform(Transition t, const QJsonObject &params, Done done) = 0;
-    /// Extra fields of the state JSON.
-    virtual QJsonObject stateExtras() const { return {}; }
+    virtual void perform(Transition t, const TransitionRequest &params, Done done) = 0;
+    /// Fills the fields of the published state that belong to the process kind (run number,
+    /// the master's slaves and run).
+    virtual void addStateExtras(StateRecord &) const {}
     /// Called after a transition completed (ok) or failed, and after a reset abandoned one.
     virtual void transitionEnded(Transition, bool) {}
     /// Enters Error by itself (a problem found outside a transition), logged as an error.
@@ -75,7 +75,7 @@ private:
     void onRequest(const Request &request);
     void onCommand(const Command &command);
     void publishIsState();
-    QJsonObject stateJson() const;
+    StateRecord stateRecord() const;
 
     ControllableOptions m_options;
     std::unique_ptr<Client> m_client;

@@ -69,7 +69,7 @@ int ControlSlave::checkCard()
     return wrong;
 }
 
-void ControlSlave::perform(Transition t, const QJsonObject &params, Done done)
+void ControlSlave::perform(Transition t, const TransitionRequest &params, Done done)
 {
     switch (t) {
     case Transition::Configure:
@@ -86,7 +86,7 @@ void ControlSlave::perform(Transition t, const QJsonObject &params, Done done)
         m_configure.start(m_config.configureMs);
         return;
     case Transition::Start:
-        m_runNumber = quint32(params.value(QStringLiteral("run_number")).toInteger());
+        m_runNumber = params.runNumber;
         m_triggerEnabled = true;
         break;
     case Transition::Resume:
@@ -108,9 +108,9 @@ void ControlSlave::perform(Transition t, const QJsonObject &params, Done done)
     publishStatus();
 }
 
-QJsonObject ControlSlave::stateExtras() const
+void ControlSlave::addStateExtras(StateRecord &record) const
 {
-    return {{QStringLiteral("run_number"), qint64(m_runNumber)}};
+    record.runNumber = m_runNumber;
 }
 
 void ControlSlave::publishStatus()

@@ -35,8 +35,8 @@ public:
     int checkCard();
 
 protected:
-    void perform(Transition t, const QJsonObject &params, Done done) override;
-    QJsonObject stateExtras() const override;
+    void perform(Transition t, const TransitionRequest &params, Done done) override;
+    void addStateExtras(StateRecord &record) const override;
 
 private:
     void publishStatus();

@@ -6,8 +6,6 @@
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
-#include <QJsonArray>
-#include <QJsonDocument>
 #include <QSaveFile>
 
 namespace dialog::rc {
@@ -124,19 +122,18 @@ void Master::slaveFailed(const QString &name, const QString &why)
 
 void Master::onSlaveMessage(const QString &name, const QByteArray &data)
 {
-    const QJsonObject o = QJsonDocument::fromJson(data).object();
-    const auto st = stateFromName(o.value(QStringLiteral("state")).toString());
+    const auto st = StateRecord::fromJson(data);
     if (!st)
         return;
     SlaveView &v = m_slaves[name];
     const bool fresh = !v.seen;
     v.seen = true;
     v.lost = false;
-    v.state = *st;
-    v.busy = o.value(QStringLiteral("busy")).toBool();
-    v.transition = o.value(QStringLiteral("transition")).toString();
-    v.error = o.value(QStringLiteral("error")).toString();
-    v.pid = o.value(QStringLiteral("pid")).toInteger();
+    v.state = st->state;
+    v.busy = st->busy;
+    v.transition = st->transition;
+    v.error = st->error;
+    v.pid = st->pid;
     if (fresh)
         log(Severity::Info,
             QStringLiteral("%1 is there (%2, pid %3)").arg(name, stateName(v.state)).arg(v.pid));
@@ -191,29 +188,24 @@ void Master::recoverStep()
         v.recovering = true;
         log(Severity::Info, QStringLiteral("recovering %1: %2 (%3 -> %4)")
                                 .arg(n, transitionName(t), stateName(v.state), stateName(target)));
-        QJsonObject req = slaveParams(t);
-        req.insert(QStringLiteral("transition"), transitionName(t));
         const quint64 epoch = m_epoch;
-        client()->request(
-            stateService(n), QJsonDocument(req).toJson(QJsonDocument::Compact),
-            m_partition.transitionTimeoutMs, this, [this, n, t, epoch](const Reply &r) {
-                if (epoch != m_epoch)
-                    return;
-                SlaveView &sv = m_slaves[n];
-                sv.recovering = false;
-                if (!r.isOk()) {
-                    log(Severity::Error, QStringLiteral("recovery of %1 failed in %2: %3")
-                                             .arg(n, transitionName(t), r.errorString()));
-                    return;
-                }
-                const auto st = stateFromName(
-                    QJsonDocument::fromJson(r.data()).object().value(QStringLiteral("state")).toString());
-                if (st)
-                    sv.state = *st;
-                sv.busy = false;
-                recoverStep();
-                publishState();
-            });
+        client()->request(stateService(n), slaveRequest(t).toJson(), m_partition.transitionTimeoutMs, this,
+                          [this, n, t, epoch](const Reply &r) {
+                              if (epoch != m_epoch)
+                                  return;
+                              SlaveView &sv = m_slaves[n];
+                              sv.recovering = false;
+                              if (!r.isOk()) {
+                                  log(Severity::Error, QStringLiteral("recovery of %1 failed in %2: %3")
+                                                           .arg(n, transitionName(t), r.errorString()));
+                                  return;
+                              }
+                              if (const auto st = StateRecord::fromJson(r.data()))
+                                  sv.state = st->state;
+                              sv.busy = false;
+                              recoverStep();
+                              publishState();
+                          });
     }
     if (!allThere)
         return;
@@ -225,13 +217,13 @@ void Master::recoverStep()
     log(Severity::Info, QStringLiteral("recovered: every slave is %1 again").arg(stateName(target)));
 }
 
-QJsonObject Master::slaveParams(Transition t) const
+TransitionRequest Master::slaveRequest(Transition t) const
 {
-    QJsonObject p;
-    if (t == Transition::Start || t == Transition::Resume || m_runNumber > 0)
-        p.insert(QStringLiteral("run_number"), qint64(m_runNumber));
-    p.insert(QStringLiteral("run_type"), m_runType);
-    return p;
+    TransitionRequest r;
+    r.transition = t;
+    r.runNumber = m_runNumber;
+    r.runType = m_runType;
+    return r;
 }
 
 struct Master::Pending
@@ -240,7 +232,7 @@ struct Master::Pending
     QStringList failures;
 };
 
-void Master::perform(Transition t, const QJsonObject &params, Done done)
+void Master::perform(Transition t, const TransitionRequest &params, Done done)
 {
     QStringList readout, control;
     QStringList absent;
@@ -273,7 +265,7 @@ void Master::perform(Transition t, const QJsonObject &params, Done done)
             return;
         }
         ++m_runNumber;
-        m_runType = params.value(QStringLiteral("run_type")).toString(QStringLiteral("Physics"));
+        m_runType = params.runType.isEmpty() ? QStringLiteral("Physics") : params.runType;
     }
     QList<QStringList> phases;
     switch (t) {
@@ -293,7 +285,7 @@ void Master::perform(Transition t, const QJsonObject &params, Done done)
     runPhases(t, phases, params, done, m_epoch);
 }
 
-void Master::runPhases(Transition t, QList<QStringList> phases, const QJsonObject &params, Done done,
+void Master::runPhases(Transition t, QList<QStringList> phases, const TransitionRequest &params, Done done,
                        quint64 epoch)
 {
     while (!phases.isEmpty() && phases.first().isEmpty())
@@ -305,9 +297,7 @@ void Master::runPhases(Transition t, QList<QStringList> phases, const QJsonObjec
     const QStringList group = phases.takeFirst();
     auto pending = std::make_shared<Pending>();
     pending->outstanding = int(group.size());
-    QJsonObject req = slaveParams(t);
-    req.insert(QStringLiteral("transition"), transitionName(t));
-    const QByteArray data = QJsonDocument(req).toJson(QJsonDocument::Compact);
+    const QByteArray data = slaveRequest(t).toJson();
     const int timeout = m_partition.transitionTimeoutMs;
     for (const QString &n : group) {
         client()->request(stateService(n), data, timeout, this,
@@ -330,10 +320,8 @@ void Master::runPhases(Transition t, QList<QStringList> phases, const QJsonObjec
                                   if (!m_culprits.contains(n))
                                       m_culprits << n;
                               } else {
-                                  const QJsonObject o = QJsonDocument::fromJson(r.data()).object();
-                                  if (const auto st =
-                                          stateFromName(o.value(QStringLiteral("state")).toString())) {
-                                      m_slaves[n].state = *st;
+                                  if (const auto st = StateRecord::fromJson(r.data())) {
+                                      m_slaves[n].state = st->state;
                                       m_slaves[n].busy = false;
                                   }
                               }
@@ -390,33 +378,30 @@ void Master::transitionEnded(Transition t, bool ok)
     publishRunInfo();
 }
 
-QJsonObject Master::stateExtras() const
+void Master::addStateExtras(StateRecord &record) const
 {
-    QJsonArray slaves;
     for (const QString &n : m_order) {
         const SlaveView &v = m_slaves.value(n);
-        slaves.append(QJsonObject{{QStringLiteral("name"), v.name},
-                                  {QStringLiteral("kind"), v.kind},
-                                  {QStringLiteral("present"), v.seen && !v.lost},
-                                  {QStringLiteral("lost"), v.lost},
-                                  {QStringLiteral("state"), v.seen ? stateName(v.state) : QString()},
-                                  {QStringLiteral("busy"), v.busy},
-                                  {QStringLiteral("transition"), v.transition},
-                                  {QStringLiteral("error"), v.error},
-                                  {QStringLiteral("pid"), v.pid}});
+        SlaveRecord s;
+        s.name = v.name;
+        s.kind = v.kind;
+        s.present = v.seen && !v.lost;
+        s.lost = v.lost;
+        s.state = v.state;
+        s.busy = v.busy;
+        s.transition = v.transition;
+        s.error = v.error;
+        s.pid = v.pid;
+        record.slaves.append(s);
     }
-    QJsonArray culprits;
-    for (const QString &c : m_culprits)
-        culprits.append(c);
-    return {{QStringLiteral("partition"), m_partition.name},
-            {QStringLiteral("slaves"), slaves},
-            {QStringLiteral("culprits"), culprits},
-            {QStringLiteral("recovering_to"), m_recoverTarget ? stateName(*m_recoverTarget) : QString()},
-            {QStringLiteral("run_number"), qint64(m_runNumber)},
-            {QStringLiteral("run_type"), m_runType},
-            {QStringLiteral("run_start_ms"), m_runStartMs},
-            {QStringLiteral("run_stop_ms"), m_runStopMs},
-            {QStringLiteral("run_active_ms"), activeMs()}};
+    record.partition = m_partition.name;
+    record.culprits = m_culprits;
+    record.recoveringTo = m_recoverTarget;
+    record.runNumber = m_runNumber;
+    record.runType = m_runType;
+    record.runStartMs = m_runStartMs;
+    record.runStopMs = m_runStopMs;
+    record.runActiveMs = activeMs();
 }
 
 void Master::publishRunInfo()

@@ -2,7 +2,7 @@
 #pragma once
 
 #include "controllable.h"
-#include "partition.h"
+#include "dialog/rc/partition.h"
 
 #include <QElapsedTimer>
 #include <QHash>
@@ -27,7 +27,8 @@ public:
         bool lost = false;
         State state = State::Initial;
         bool busy = false;
-        QString transition, error;
+        std::optional<Transition> transition;
+        QString error;
         qint64 pid = 0;
         bool recovering = false;
     };
@@ -44,21 +45,22 @@ public:
     static bool readRunNumber(const QString &file, quint32 *out, QString *error);
 
 protected:
-    void perform(Transition t, const QJsonObject &params, Done done) override;
-    QJsonObject stateExtras() const override;
+    void perform(Transition t, const TransitionRequest &params, Done done) override;
+    void addStateExtras(StateRecord &record) const override;
     void transitionEnded(Transition t, bool ok) override;
 
 private:
     struct Pending; // one fan-out of a transition to a group of slaves
     void onSlaveMessage(const QString &name, const QByteArray &data);
     void onSlaveSubscription(const QString &name, Subscription::State s);
-    void runPhases(Transition t, QList<QStringList> phases, const QJsonObject &params, Done done,
+    void runPhases(Transition t, QList<QStringList> phases, const TransitionRequest &params, Done done,
                    quint64 epoch);
     void checkConsistency();
     void recoverStep();
     void slaveFailed(const QString &name, const QString &why);
     void publishRunInfo();
-    QJsonObject slaveParams(Transition t) const;
+    /// The request the master sends its slaves for @p t (with the run number and type).
+    TransitionRequest slaveRequest(Transition t) const;
     bool writeRunNumber(quint32 n, QString *error);
     qint64 activeMs() const;
 

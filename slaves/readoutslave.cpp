@@ -31,7 +31,7 @@ void ReadoutSlave::stopEngine()
         m_engine->stop();
 }
 
-void ReadoutSlave::perform(Transition t, const QJsonObject &params, Done done)
+void ReadoutSlave::perform(Transition t, const TransitionRequest &params, Done done)
 {
     switch (t) {
     case Transition::Configure:
@@ -46,7 +46,7 @@ void ReadoutSlave::perform(Transition t, const QJsonObject &params, Done done)
                 .arg(m_config.offS));
         break;
     case Transition::Start: {
-        m_runNumber = quint32(params.value(QStringLiteral("run_number")).toInteger());
+        m_runNumber = params.runNumber;
         QString error;
         if (!m_engine->start(m_runNumber, &error))
             return done(false, error);
@@ -84,9 +84,9 @@ void ReadoutSlave::perform(Transition t, const QJsonObject &params, Done done)
     publishStatus();
 }
 
-QJsonObject ReadoutSlave::stateExtras() const
+void ReadoutSlave::addStateExtras(StateRecord &record) const
 {
-    return {{QStringLiteral("run_number"), qint64(m_runNumber)}};
+    record.runNumber = m_runNumber;
 }
 
 void ReadoutSlave::publishStatus()

@@ -1,19 +1,21 @@
 #include "clientsetup.h"
 
-#include <QJsonArray>
-#include <QJsonDocument>
-#include <QJsonObject>
+#include "dialog/directory.h"
+
 #include <QTextStream>
 #include <QTimer>
-#include <algorithm>
 
 namespace dialog::tool {
 
 namespace {
-void printTable(const QJsonObject &dir, const QString &self)
+QString address(const ProcessEntry &p)
+{
+    return p.host + QLatin1Char(':') + QString::number(p.port);
+}
+
+void printTable(const DirectorySnapshot &dir)
 {
     QTextStream out(stdout);
-    const QJsonArray procs = dir.value(QStringLiteral("processes")).toArray();
     out << QStringLiteral("%1 %2 %3 %4 %5 %6\n")
                .arg(QStringLiteral("PROCESS"), -24)
                .arg(QStringLiteral("ADDRESS"), -22)
@@ -21,42 +23,24 @@ void printTable(const QJsonObject &dir, const QString &self)
                .arg(QStringLiteral("SERVICES"), -9)
                .arg(QStringLiteral("COMMANDS"), -9)
                .arg(QStringLiteral("SUBSCRIPTIONS"));
-    int shown = 0;
-    for (const QJsonValue &v : procs) {
-        const QJsonObject p = v.toObject();
-        if (p.value(QStringLiteral("name")).toString() == self)
-            continue;
-        ++shown;
-        const QJsonArray svc = p.value(QStringLiteral("services")).toArray();
-        const QJsonArray cmd = p.value(QStringLiteral("commands")).toArray();
-        const QJsonArray sub = p.value(QStringLiteral("subscriptions")).toArray();
+    for (const ProcessEntry &p : dir.processes) {
         out << QStringLiteral("%1 %2 %3 %4 %5 %6\n")
-                   .arg(p.value(QStringLiteral("name")).toString(), -24)
-                   .arg(p.value(QStringLiteral("host")).toString() + QLatin1Char(':') +
-                            QString::number(p.value(QStringLiteral("port")).toInt()),
-                        -22)
-                   .arg(p.value(QStringLiteral("pid")).toInteger(), -8)
-                   .arg(svc.size(), -9)
-                   .arg(cmd.size(), -9)
-                   .arg(sub.size());
-        for (const QJsonValue &s : svc)
-            out << "    provides   " << s.toString() << '\n';
-        for (const QJsonValue &c : cmd)
-            out << "    command    " << c.toString() << '\n';
-        for (const QJsonValue &s : sub)
-            out << "    subscribes " << s.toString() << '\n';
+                   .arg(p.name, -24)
+                   .arg(address(p), -22)
+                   .arg(p.pid, -8)
+                   .arg(p.services.size(), -9)
+                   .arg(p.commands.size(), -9)
+                   .arg(p.subscriptions.size());
+        for (const QString &s : p.services)
+            out << "    provides   " << s << '\n';
+        for (const QString &c : p.commands)
+            out << "    command    " << c << '\n';
+        for (const QString &s : p.subscriptions)
+            out << "    subscribes " << s << '\n';
     }
-    const QJsonArray lost = dir.value(QStringLiteral("lost")).toArray();
-    for (const QJsonValue &v : lost) {
-        const QJsonObject p = v.toObject();
-        out << QStringLiteral("%1 %2 lost: %3\n")
-                   .arg(p.value(QStringLiteral("name")).toString(), -24)
-                   .arg(p.value(QStringLiteral("host")).toString() + QLatin1Char(':') +
-                            QString::number(p.value(QStringLiteral("port")).toInt()),
-                        -22)
-                   .arg(p.value(QStringLiteral("reason")).toString());
-    }
-    out << shown << " process(es)\n";
+    for (const ProcessEntry &p : dir.lost)
+        out << QStringLiteral("%1 %2 lost: %3\n").arg(p.name, -24).arg(address(p), -22).arg(p.lostReason);
+    out << dir.processes.size() << " process(es)\n";
 }
 } // namespace
 
@@ -80,26 +64,24 @@ int ls(const QStringList &args)
         return fail(verb, error);
     const QString self = client->name();
     int rc = 1;
-    Subscription *sub = client->subscribe(QStringLiteral("DIALOG.Directory"));
+    Subscription *sub = client->subscribe(directoryServiceName());
     // Wait for a snapshot that lists ourselves: it was made after we registered, so it is current.
     QObject::connect(sub, &Subscription::messageReceived, client.get(), [&](const Message &m) {
-        const QJsonObject dir = QJsonDocument::fromJson(m.data()).object();
-        const QJsonArray all = dir.value(QStringLiteral("processes")).toArray();
-        if (std::none_of(all.begin(), all.end(), [&](const QJsonValue &v) {
-                return v.toObject().value(QStringLiteral("name")).toString() == self;
-            }))
+        QString why;
+        auto dir = DirectorySnapshot::fromJson(m.data(), &why);
+        if (!dir) {
+            rc = fail(verb, why);
+            QCoreApplication::quit();
             return;
-        if (p.isSet(QStringLiteral("json"))) {
-            QJsonObject copy = dir;
-            QJsonArray procs;
-            for (const QJsonValue &v : dir.value(QStringLiteral("processes")).toArray())
-                if (v.toObject().value(QStringLiteral("name")).toString() != self)
-                    procs.append(v);
-            copy.insert(QStringLiteral("processes"), procs);
-            std::fputs(QJsonDocument(copy).toJson(QJsonDocument::Compact).append('\n').constData(), stdout);
-        } else {
-            printTable(dir, self);
         }
+        if (!dir->process(self))
+            return;
+        // This tool is not part of the system it lists.
+        dir->processes.removeIf([&](const ProcessEntry &e) { return e.name == self; });
+        if (p.isSet(QStringLiteral("json")))
+            std::fputs(dir->toJson().append('\n').constData(), stdout);
+        else
+            printTable(*dir);
         rc = 0;
         QCoreApplication::quit();
     });

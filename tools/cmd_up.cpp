@@ -2,6 +2,8 @@
 #include "clientsetup.h"
 #include "launcher.h"
 
+#include "dialog/directory.h"
+
 #include <QDir>
 #include <QElapsedTimer>
 #include <QJsonArray>
@@ -195,12 +197,11 @@ int up(const QStringList &args)
     if (!client.start())
         return fail(verb, client.errorString());
     QSet<QString> registered;
-    client.subscribe(QStringLiteral("DIALOG.Directory"), &client, [&](const Message &m) {
-        const QJsonArray a =
-            QJsonDocument::fromJson(m.data()).object().value(QStringLiteral("processes")).toArray();
-        registered.clear();
-        for (const QJsonValue &v : a)
-            registered.insert(v.toObject().value(QStringLiteral("name")).toString());
+    client.subscribe(directoryServiceName(), &client, [&](const Message &m) {
+        if (const auto dir = DirectorySnapshot::fromJson(m.data())) {
+            const QStringList names = dir->processNames();
+            registered = QSet<QString>(names.cbegin(), names.cend());
+        }
     });
     QElapsedTimer t;
     t.start();

@@ -2,7 +2,7 @@
 // on their hosts (locally, or over ssh), records them, and stops them.
 #pragma once
 
-#include "partition.h"
+#include "dialog/rc/partition.h"
 
 #include <QJsonObject>
 #include <QList>

@@ -6,7 +6,6 @@
 #include <QGridLayout>
 #include <QGroupBox>
 #include <QHeaderView>
-#include <QJsonDocument>
 #include <QLabel>
 #include <QLineEdit>
 #include <QPushButton>
@@ -78,12 +77,10 @@ InspectorWindow::InspectorWindow(const ClientOptions &options, QWidget *parent)
     m_refresh->setInterval(100);
     m_refresh->setSingleShot(true);
     connect(m_refresh, &QTimer::timeout, this, &InspectorWindow::refresh);
-    m_client->subscribe(QStringLiteral("DIALOG.Directory"), this,
-                        [this](const Message &m) { onDirectory(m.data()); });
+    m_client->subscribe(directoryServiceName(), this, [this](const Message &m) { onDirectory(m.data()); });
     // Every process's communication figures, sent with its heartbeats and republished by the
     // Control Server at most once a second.
-    m_client->subscribe(QStringLiteral("DIALOG.Statistics"), this,
-                        [this](const Message &m) { onStatistics(m.data()); });
+    m_client->subscribe(statisticsServiceName(), this, [this](const Message &m) { onStatistics(m.data()); });
     connect(m_client.get(), &Client::stateChanged, this, &InspectorWindow::updateStatus);
     connect(m_client.get(), &Client::commandReceived, this, [this](const Command &c) {
         if (c.name() == m_listeningCommand)
@@ -234,9 +231,13 @@ void InspectorWindow::scheduleRefresh()
 void InspectorWindow::refresh()
 {
     // Only the latest snapshots count: a burst of updates costs one model change.
-    if (!m_pendingDirectory.isEmpty()) {
+    // An unreadable snapshot (never sent by a Control Server) leaves the table as it was.
+    const auto directory = m_pendingDirectory.isEmpty()
+                               ? std::nullopt
+                               : DirectorySnapshot::fromJson(std::exchange(m_pendingDirectory, {}));
+    if (directory) {
         const QString keep = m_selected;
-        m_model->setDirectory(QJsonDocument::fromJson(std::exchange(m_pendingDirectory, {})).object());
+        m_model->setDirectory(*directory);
         if (!keep.isEmpty())
             selectProcess(keep);
         m_view->resizeColumnsToContents();
@@ -247,8 +248,11 @@ void InspectorWindow::refresh()
             m_view->setColumnWidth(c, qMin(m_view->columnWidth(c), 190));
         updateStatus();
     }
-    if (!m_pendingStatistics.isEmpty()) {
-        m_model->setStatistics(QJsonDocument::fromJson(std::exchange(m_pendingStatistics, {})).object());
+    const auto statistics = m_pendingStatistics.isEmpty()
+                                ? std::nullopt
+                                : StatisticsSnapshot::fromJson(std::exchange(m_pendingStatistics, {}));
+    if (statistics) {
+        m_model->setStatistics(*statistics);
         // Figures grow: widen their columns when needed, never narrow them (no jitter every second).
         for (int c = ProcessModel::FirstFigureColumn; c <= ProcessModel::LastFigureColumn; ++c) {
             const int before = m_view->columnWidth(c);

@@ -3,30 +3,21 @@
 #include <QBrush>
 #include <QDateTime>
 #include <QFont>
-#include <QJsonArray>
 #include <QPalette>
 
 namespace dialog::inspector {
 
 namespace {
-QStringList strings(const QJsonValue &v)
-{
-    QStringList l;
-    for (const QJsonValue &x : v.toArray())
-        l << x.toString();
-    return l;
-}
-
-ProcessRow rowFrom(const QJsonObject &p)
+ProcessRow rowFrom(const ProcessEntry &p)
 {
     ProcessRow r;
-    r.name = p.value(QStringLiteral("name")).toString();
-    r.host = p.value(QStringLiteral("host")).toString();
-    r.port = p.value(QStringLiteral("port")).toInt();
-    r.pid = p.value(QStringLiteral("pid")).toInteger();
-    r.services = strings(p.value(QStringLiteral("services")));
-    r.subscriptions = strings(p.value(QStringLiteral("subscriptions")));
-    r.commands = strings(p.value(QStringLiteral("commands")));
+    r.name = p.name;
+    r.host = p.host;
+    r.port = p.port;
+    r.pid = p.pid;
+    r.services = p.services;
+    r.subscriptions = p.subscriptions;
+    r.commands = p.commands;
     return r;
 }
 
@@ -40,22 +31,22 @@ QString summary(const QStringList &l)
 }
 } // namespace
 
-void ProcessModel::setDirectory(const QJsonObject &directory)
+void ProcessModel::setDirectory(const DirectorySnapshot &directory)
 {
     QList<ProcessRow> rows;
     QStringList alive;
-    for (const QJsonValue &v : directory.value(QStringLiteral("processes")).toArray()) {
-        rows << rowFrom(v.toObject());
-        alive << rows.last().name;
+    for (const ProcessEntry &p : directory.processes) {
+        rows << rowFrom(p);
+        alive << p.name;
     }
     // Lost processes stay in the table, marked, unless a process of that name is alive again.
-    for (const QJsonValue &v : directory.value(QStringLiteral("lost")).toArray()) {
-        ProcessRow r = rowFrom(v.toObject());
-        if (alive.contains(r.name))
+    for (const ProcessEntry &p : directory.lost) {
+        if (alive.contains(p.name))
             continue;
+        ProcessRow r = rowFrom(p);
         r.lost = true;
-        r.lostReason = v.toObject().value(QStringLiteral("reason")).toString();
-        r.lostAtMs = v.toObject().value(QStringLiteral("lost_at_ms")).toInteger();
+        r.lostReason = p.lostReason;
+        r.lostAtMs = p.lostAtMs;
         auto same =
             std::find_if(rows.begin(), rows.end(), [&](const ProcessRow &x) { return x.name == r.name; });
         if (same != rows.end())
@@ -70,25 +61,23 @@ void ProcessModel::setDirectory(const QJsonObject &directory)
     endResetModel();
 }
 
-void ProcessModel::setStatistics(const QJsonObject &statistics)
+void ProcessModel::setStatistics(const StatisticsSnapshot &statistics)
 {
     QHash<QString, ProcessFigures> next;
-    for (const QJsonValue &v : statistics.value(QStringLiteral("processes")).toArray()) {
-        const QJsonObject o = v.toObject();
-        const auto num = [&](const char *key) { return o.value(QLatin1String(key)).toDouble(); };
+    for (const ProcessStatistics &s : statistics.processes) {
         ProcessFigures f;
-        f.messagesOut = num("messages_out");
-        f.bytesOut = num("bytes_out");
-        f.messagesIn = num("messages_in");
-        f.bytesIn = num("bytes_in");
-        f.dropped = num("dropped");
-        f.reconnects = num("reconnects");
-        f.protocolErrors = num("protocol_errors");
-        f.queuedBytes = num("queued_bytes");
-        f.outgoingConnections = o.value(QStringLiteral("outgoing_connections")).toInt();
-        f.incomingConnections = o.value(QStringLiteral("incoming_connections")).toInt();
-        f.atMs = o.value(QStringLiteral("at_ms")).toInteger();
-        const QString name = o.value(QStringLiteral("name")).toString();
+        f.messagesOut = double(s.messagesOut);
+        f.bytesOut = double(s.bytesOut);
+        f.messagesIn = double(s.messagesIn);
+        f.bytesIn = double(s.bytesIn);
+        f.dropped = double(s.dropped);
+        f.reconnects = double(s.reconnects);
+        f.protocolErrors = double(s.protocolErrors);
+        f.queuedBytes = double(s.queuedBytes);
+        f.outgoingConnections = s.outgoingConnections;
+        f.incomingConnections = s.incomingConnections;
+        f.atMs = s.atMs;
+        const QString &name = s.name;
         const auto before = m_figures.constFind(name);
         if (before != m_figures.cend() && f.atMs > before->atMs && f.messagesOut >= before->messagesOut &&
             f.messagesIn >= before->messagesIn) {

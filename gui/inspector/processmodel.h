@@ -1,9 +1,10 @@
 // The processes of the DIALOG system, as the Control Server publishes them (DIALOG.Directory).
 #pragma once
 
+#include "dialog/directory.h"
+
 #include <QAbstractTableModel>
 #include <QHash>
-#include <QJsonObject>
 #include <QStringList>
 
 namespace dialog::inspector {
@@ -65,9 +66,9 @@ public:
 
     /// Replaces the content with a DIALOG.Directory snapshot. Rows are kept in name order; a process
     /// that disappears without being reported lost is removed, a lost one stays, marked.
-    void setDirectory(const QJsonObject &directory);
+    void setDirectory(const DirectorySnapshot &directory);
     /// Takes a DIALOG.Statistics snapshot: the figure columns change (one dataChanged), rows do not.
-    void setStatistics(const QJsonObject &statistics);
+    void setStatistics(const StatisticsSnapshot &statistics);
     /// The latest figures of @p name, null if it reported none (not yet, lost, or an older release).
     const ProcessFigures *figures(const QString &name) const;
     const ProcessRow &row(int r) const { return m_rows.at(r); }

@@ -1,6 +1,7 @@
 #include "runcontrolwindow.h"
 
-#include "protocol.h"
+#include "dialog/directory.h"
+#include "dialog/rc/protocol.h"
 
 #include <QComboBox>
 #include <QDateTime>
@@ -8,7 +9,6 @@
 #include <QGridLayout>
 #include <QHBoxLayout>
 #include <QHeaderView>
-#include <QJsonArray>
 #include <QJsonDocument>
 #include <QLabel>
 #include <QLineEdit>
@@ -70,21 +70,25 @@ QTableWidgetItem *item(const QString &text)
 
 } // namespace
 
-QColor stateColor(const QString &state, bool busy)
+QColor stateColor(std::optional<State> state, bool busy)
 {
     if (busy)
         return QColor(0xff, 0xd5, 0x80); // amber: a transition is in progress
-    if (state == QLatin1String("Running"))
+    if (!state)
+        return QColor(0xbd, 0xbd, 0xbd); // absent / unknown
+    switch (*state) {
+    case State::Running:
         return QColor(0x81, 0xc7, 0x84);
-    if (state == QLatin1String("Paused"))
+    case State::Paused:
         return QColor(0xff, 0xf1, 0x76);
-    if (state == QLatin1String("Configured"))
+    case State::Configured:
         return QColor(0x90, 0xca, 0xf9);
-    if (state == QLatin1String("Error"))
+    case State::Error:
         return QColor(0xef, 0x53, 0x50);
-    if (state == QLatin1String("Initial"))
-        return QColor(0xe0, 0xe0, 0xe0);
-    return QColor(0xbd, 0xbd, 0xbd); // absent / unknown
+    case State::Initial:
+        break;
+    }
+    return QColor(0xe0, 0xe0, 0xe0);
 }
 
 RunControlWindow::RunControlWindow(const ClientOptions &options, const QString &master, bool wantControl,
@@ -137,17 +141,13 @@ RunControlWindow::RunControlWindow(const ClientOptions &options, const QString &
         updateButtons();
     });
     // Control is ours once the Control Server lists us as the provider of the lock service.
-    m_client->subscribe(QStringLiteral("DIALOG.Directory"), this, [this](const Message &m) {
+    m_client->subscribe(directoryServiceName(), this, [this](const Message &m) {
         if (!m_client->service(controlLockService()) || m_mode == Mode::Control)
             return;
-        const QJsonArray procs =
-            QJsonDocument::fromJson(m.data()).object().value(QStringLiteral("processes")).toArray();
-        for (const QJsonValue &v : procs) {
-            const QJsonObject p = v.toObject();
-            if (p.value(QStringLiteral("name")).toString() == m_client->name() &&
-                p.value(QStringLiteral("services")).toArray().contains(controlLockService()))
-                setMode(Mode::Control, QString());
-        }
+        const auto directory = DirectorySnapshot::fromJson(m.data());
+        const ProcessEntry *self = directory ? directory->process(m_client->name()) : nullptr;
+        if (self && self->services.contains(controlLockService()))
+            setMode(Mode::Control, QString());
     });
     auto *tick = new QTimer(this);
     connect(tick, &QTimer::timeout, this, &RunControlWindow::updateDuration);
@@ -291,96 +291,80 @@ bool RunControlWindow::requestTransition(Transition t)
 {
     if (m_mode != Mode::Control || m_pending)
         return false;
-    if (t == Transition::Stop &&
-        !m_confirm(
-            QStringLiteral("Stop run %1?").arg(m_state.value(QStringLiteral("run_number")).toInteger())))
+    const quint32 run = m_state ? m_state->runNumber : 0;
+    if (t == Transition::Stop && !m_confirm(QStringLiteral("Stop run %1?").arg(run)))
         return false;
-    if (t == Transition::Reset &&
-        m_state.value(QStringLiteral("state")).toString() == QLatin1String("Running") &&
-        !m_confirm(QStringLiteral("Reset aborts run %1 without a clean stop. Reset?")
-                       .arg(m_state.value(QStringLiteral("run_number")).toInteger())))
+    if (t == Transition::Reset && m_state && m_state->state == State::Running &&
+        !m_confirm(QStringLiteral("Reset aborts run %1 without a clean stop. Reset?").arg(run)))
         return false;
     m_pending = true;
     updateButtons();
     statusBar()->showMessage(QStringLiteral("%1…").arg(transitionActivity(t)));
-    const QJsonObject req{{QStringLiteral("transition"), transitionName(t)}};
+    TransitionRequest req;
+    req.transition = t;
     // The master answers when every slave is done (or failed); allow for its phases and time-outs.
-    m_client->request(
-        stateService(m_master), QJsonDocument(req).toJson(QJsonDocument::Compact), 120000, this,
-        [this, t](const Reply &r) {
-            m_pending = false;
-            if (r.isOk()) {
-                statusBar()->showMessage(QStringLiteral("%1 done").arg(transitionName(t)), 5000);
-            } else {
-                const QString why = r.errorString().isEmpty()
-                                        ? QStringLiteral("no answer from %1").arg(m_master)
-                                        : r.errorString();
-                statusBar()->showMessage(QStringLiteral("%1 failed: %2").arg(transitionName(t), why));
-                addMessage(nowMs(), m_client->name(), QStringLiteral("error"),
-                           QStringLiteral("%1 failed: %2").arg(transitionName(t), why));
-            }
-            updateButtons();
-        });
+    m_client->request(stateService(m_master), req.toJson(), 120000, this, [this, t](const Reply &r) {
+        m_pending = false;
+        if (r.isOk()) {
+            statusBar()->showMessage(QStringLiteral("%1 done").arg(transitionName(t)), 5000);
+        } else {
+            const QString why = r.errorString().isEmpty() ? QStringLiteral("no answer from %1").arg(m_master)
+                                                          : r.errorString();
+            statusBar()->showMessage(QStringLiteral("%1 failed: %2").arg(transitionName(t), why));
+            addMessage(nowMs(), m_client->name(), QStringLiteral("error"),
+                       QStringLiteral("%1 failed: %2").arg(transitionName(t), why));
+        }
+        updateButtons();
+    });
     return true;
 }
 
 void RunControlWindow::onMasterState(const QByteArray &data)
 {
-    m_state = QJsonDocument::fromJson(data).object();
-    const QString state = m_state.value(QStringLiteral("state")).toString();
-    const bool busy = m_state.value(QStringLiteral("busy")).toBool();
-    const auto pending = transitionFromName(m_state.value(QStringLiteral("transition")).toString());
-    m_stateLabel->setText(busy && pending ? transitionActivity(*pending) + QStringLiteral("…")
-                                          : state.toUpper());
+    QString why;
+    m_state = StateRecord::fromJson(data, &why);
+    if (!m_state) {
+        statusBar()->showMessage(QStringLiteral("unreadable state from %1: %2").arg(m_master, why));
+        updateButtons();
+        return;
+    }
+    const StateRecord &s = *m_state;
+    m_stateLabel->setText(s.busy && s.transition ? transitionActivity(*s.transition) + QStringLiteral("…")
+                                                 : stateName(s.state).toUpper());
     QPalette pal = m_stateLabel->palette();
-    pal.setColor(QPalette::Window, stateColor(state, busy));
-    pal.setColor(QPalette::WindowText, state == QLatin1String("Error") && !busy ? Qt::white : Qt::black);
+    pal.setColor(QPalette::Window, stateColor(s.state, s.busy));
+    pal.setColor(QPalette::WindowText, s.state == State::Error && !s.busy ? Qt::white : Qt::black);
     m_stateLabel->setPalette(pal);
-    const qint64 run = m_state.value(QStringLiteral("run_number")).toInteger();
-    m_runLabel->setText(run > 0 ? QString::number(run) + QStringLiteral("  (") +
-                                      m_state.value(QStringLiteral("run_type")).toString() + QLatin1Char(')')
-                                : QStringLiteral("—"));
+    m_runLabel->setText(s.runNumber > 0 ? QStringLiteral("%1  (%2)").arg(s.runNumber).arg(s.runType)
+                                        : QStringLiteral("—"));
     QString detail = QStringLiteral("Partition <b>%1</b>, master %2")
-                         .arg(m_state.value(QStringLiteral("partition")).toString().toHtmlEscaped(),
-                              m_master.toHtmlEscaped());
-    const QString error = m_state.value(QStringLiteral("error")).toString();
-    if (!error.isEmpty())
+                         .arg(s.partition.toHtmlEscaped(), m_master.toHtmlEscaped());
+    if (!s.error.isEmpty())
         detail +=
-            QStringLiteral("<br><span style='color:#c62828'><b>%1</b></span>").arg(error.toHtmlEscaped());
-    const QString recovering = m_state.value(QStringLiteral("recovering_to")).toString();
-    if (!recovering.isEmpty())
-        detail += QStringLiteral("<br>waiting for the slaves to come back, then back to %1").arg(recovering);
+            QStringLiteral("<br><span style='color:#c62828'><b>%1</b></span>").arg(s.error.toHtmlEscaped());
+    if (s.recoveringTo)
+        detail += QStringLiteral("<br>waiting for the slaves to come back, then back to %1")
+                      .arg(stateName(*s.recoveringTo));
     m_detailLabel->setText(detail);
 
-    const QJsonArray slaves = m_state.value(QStringLiteral("slaves")).toArray();
-    const QJsonArray culprits = m_state.value(QStringLiteral("culprits")).toArray();
-    for (const QJsonValue &v : slaves) {
-        const QJsonObject s = v.toObject();
-        const QString name = s.value(QStringLiteral("name")).toString();
-        ensureSlaveRow(name, s.value(QStringLiteral("kind")).toString());
-        const int row = m_rows.value(name);
-        const bool present = s.value(QStringLiteral("present")).toBool();
-        const bool sbusy = s.value(QStringLiteral("busy")).toBool();
-        QString st = present ? s.value(QStringLiteral("state")).toString()
-                             : (s.value(QStringLiteral("lost")).toBool() ? QStringLiteral("LOST")
-                                                                         : QStringLiteral("absent"));
-        if (sbusy)
-            if (const auto t = transitionFromName(s.value(QStringLiteral("transition")).toString()))
-                st = transitionActivity(*t) + QStringLiteral("…");
+    for (const SlaveRecord &slave : s.slaves) {
+        ensureSlaveRow(slave.name, slave.kind);
+        const int row = m_rows.value(slave.name);
+        QString st = slave.present ? stateName(slave.state)
+                                   : (slave.lost ? QStringLiteral("LOST") : QStringLiteral("absent"));
+        if (slave.busy && slave.transition)
+            st = transitionActivity(*slave.transition) + QStringLiteral("…");
         QTableWidgetItem *it = m_slaves->item(row, ColState);
         it->setText(st);
-        const QColor c =
-            present ? stateColor(s.value(QStringLiteral("state")).toString(), sbusy)
-                    : (s.value(QStringLiteral("lost")).toBool() ? stateColor(QStringLiteral("Error"), false)
-                                                                : stateColor(QString(), false));
+        const QColor c = slave.present
+                             ? stateColor(slave.state, slave.busy)
+                             : stateColor(slave.lost ? std::optional(State::Error) : std::nullopt, false);
         it->setBackground(c);
+        const bool culprit = s.culprits.contains(slave.name);
         QFont f = it->font();
-        f.setBold(culprits.contains(name));
+        f.setBold(culprit);
         it->setFont(f);
-        QString tip = s.value(QStringLiteral("error")).toString();
-        if (culprits.contains(name))
-            tip = QStringLiteral("culprit of the run's error. ") + tip;
-        it->setToolTip(tip);
+        it->setToolTip(culprit ? QStringLiteral("culprit of the run's error. ") + slave.error : slave.error);
     }
     updateButtons();
     updateDuration();
@@ -452,11 +436,10 @@ void RunControlWindow::onStatus(const QString &process, const QByteArray &data)
 
 void RunControlWindow::onLog(const QByteArray &data)
 {
-    const QJsonObject o = QJsonDocument::fromJson(data).object();
-    if (o.isEmpty())
+    const auto r = LogRecord::fromJson(data);
+    if (!r)
         return;
-    addMessage(o.value(QStringLiteral("time_ms")).toInteger(), o.value(QStringLiteral("process")).toString(),
-               o.value(QStringLiteral("severity")).toString(), o.value(QStringLiteral("text")).toString());
+    addMessage(r->timeMs, r->process, severityName(r->severity), r->text);
 }
 
 void RunControlWindow::addMessage(qint64 timeMs, const QString &process, const QString &severity,
@@ -471,9 +454,9 @@ void RunControlWindow::addMessage(qint64 timeMs, const QString &process, const Q
     m_messages->setItem(row, ColFrom, item(process));
     auto *sev = item(severity);
     if (severity == QLatin1String("error"))
-        sev->setBackground(stateColor(QStringLiteral("Error"), false));
+        sev->setBackground(stateColor(State::Error, false));
     else if (severity == QLatin1String("warning"))
-        sev->setBackground(stateColor(QStringLiteral("Paused"), false));
+        sev->setBackground(stateColor(State::Paused, false));
     m_messages->setItem(row, ColSeverity, sev);
     m_messages->setItem(row, ColText, item(text));
     applyFilter();
@@ -498,8 +481,8 @@ void RunControlWindow::applyFilter()
 
 void RunControlWindow::updateButtons()
 {
-    const auto state = stateFromName(m_state.value(QStringLiteral("state")).toString());
-    const bool busy = m_state.value(QStringLiteral("busy")).toBool();
+    const std::optional<State> state = m_state ? std::optional(m_state->state) : std::nullopt;
+    const bool busy = m_state && m_state->busy;
     const bool usable = m_mode == Mode::Control && !m_pending && state && !busy &&
                         m_client->state() == Client::State::Connected;
     const QList<Transition> legal = state ? legalTransitions(*state) : QList<Transition>{};
@@ -516,12 +499,14 @@ void RunControlWindow::updateButtons()
 
 void RunControlWindow::updateDuration()
 {
-    qint64 active = m_state.value(QStringLiteral("run_active_ms")).toInteger();
-    if (m_state.value(QStringLiteral("state")).toString() == QLatin1String("Running"))
-        active += qMax<qint64>(0, nowMs() - m_state.value(QStringLiteral("time_ms")).toInteger());
-    m_durationLabel->setText(m_state.value(QStringLiteral("run_number")).toInteger() > 0
-                                 ? formatDuration(active)
-                                 : QStringLiteral("—"));
+    if (!m_state || m_state->runNumber == 0) {
+        m_durationLabel->setText(QStringLiteral("—"));
+        return;
+    }
+    qint64 active = m_state->runActiveMs;
+    if (m_state->state == State::Running)
+        active += qMax<qint64>(0, nowMs() - m_state->timeMs);
+    m_durationLabel->setText(formatDuration(active));
 }
 
 } // namespace dialog::runcontrol

@@ -2,7 +2,7 @@
 // system) or watches it (monitoring mode, any number).
 #pragma once
 
-#include "statemachine.h"
+#include "dialog/rc/staterecord.h"
 
 #include "dialog/client.h"
 
@@ -10,6 +10,7 @@
 #include <QJsonObject>
 #include <QMainWindow>
 #include <functional>
+#include <optional>
 
 class QComboBox;
 class QLabel;
@@ -45,7 +46,8 @@ public:
     QLineEdit *messageFilter() const { return m_filter; }
     QComboBox *severityFilter() const { return m_severity; }
     /// The master's last state as published.
-    QJsonObject masterState() const { return m_state; }
+    /// The master's last published state (std::nullopt until one arrived).
+    const std::optional<rc::StateRecord> &masterState() const { return m_state; }
     /// Asked before a run is stopped; the default shows a dialog. Tests replace it.
     void setConfirmation(std::function<bool(const QString &)> confirm) { m_confirm = std::move(confirm); }
     /// Sends @p t to the master (what the buttons do). False if not in control mode.
@@ -75,7 +77,7 @@ private:
     Mode m_mode = Mode::Monitoring;
     bool m_wantControl = false;
     bool m_pending = false; // a request of ours is outstanding
-    QJsonObject m_state;
+    std::optional<rc::StateRecord> m_state;
     QHash<QString, int> m_rows;
     QHash<int, QPushButton *> m_buttons;
     QLabel *m_stateLabel = nullptr, *m_runLabel = nullptr, *m_durationLabel = nullptr, *m_modeLabel = nullptr,
@@ -89,6 +91,7 @@ private:
 };
 
 /// Background colour of a state (shared by the big label and the table).
-QColor stateColor(const QString &state, bool busy);
+/// The colour of a state (std::nullopt: absent or unknown).
+QColor stateColor(std::optional<rc::State> state, bool busy);
 
 } // namespace dialog::runcontrol

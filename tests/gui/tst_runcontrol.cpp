@@ -36,7 +36,7 @@ private:
     std::unique_ptr<RunControlWindow> window(const QString &name, bool control);
     QString state(RunControlWindow *w) const
     {
-        return w->masterState().value(QStringLiteral("state")).toString();
+        return w->masterState() ? rc::stateName(w->masterState()->state) : QString();
     }
     QString slaveCell(RunControlWindow *w, const QString &name, int column) const;
     void click(RunControlWindow *w, Transition t, const QString &expected);
@@ -202,7 +202,8 @@ void tst_RunControlGui::fullRunCycleByClicking()
         return true;
     });
     click(m_control.get(), Transition::Stop, QStringLiteral("Configured"));
-    QCOMPARE(m_control->masterState().value(QStringLiteral("run_number")).toInt(), 2);
+    QVERIFY(m_control->masterState());
+    QCOMPARE(m_control->masterState()->runNumber, 2u);
 }
 
 void tst_RunControlGui::secondControlGuiIsRefusedAndMonitors()

@@ -2,6 +2,7 @@
 #include "directory.h"
 
 #include <QJsonArray>
+#include <QJsonDocument>
 #include <QJsonObject>
 #include <QtTest>
 
@@ -84,6 +85,7 @@ private Q_SLOTS:
     void expiryUsesEachProcessHeartbeat();
     void toJsonShape();
     void statisticsOnlyOfProcessesThatReported();
+    void publishedSnapshotsReadBack();
 };
 
 void tst_Directory::newProcessAccepted()
@@ -630,6 +632,45 @@ void tst_Directory::statisticsOnlyOfProcessesThatReported()
     QVERIFY(d.statisticsJson(2).value(QStringLiteral("processes")).toArray().isEmpty());
     d.connectProcess(proc(QStringLiteral("New"), 2000, 20, 3), nullptr);
     QVERIFY(d.statisticsJson(3).value(QStringLiteral("processes")).toArray().isEmpty());
+}
+
+void tst_Directory::publishedSnapshotsReadBack()
+{
+    // What the Control Server publishes is what readers get through dialog::DirectorySnapshot.
+    Directory d;
+    QCOMPARE(d.connectProcess(proc(QStringLiteral("A"), 1000, 10, 1), nullptr), Result::Accepted);
+    QCOMPARE(d.connectProcess(proc(QStringLiteral("B"), 2000, 20, 2), nullptr), Result::Accepted);
+    QVERIFY(d.registerService(QStringLiteral("A"), QStringLiteral("A.Rate"), nullptr));
+    d.registerCommand(QStringLiteral("A"), QStringLiteral("Reset"));
+    d.request(QStringLiteral("A"), QStringLiteral("B.State"));
+    d.removeProcess(QStringLiteral("B"), QStringLiteral("no heartbeat"), 77);
+    ProcessStatistics st;
+    st.messagesOut = 5;
+    st.atMs = 60;
+    d.setStatistics(QStringLiteral("A"), st);
+
+    const auto dir = dialog::DirectorySnapshot::fromJson(QJsonDocument(d.toJson(100)).toJson());
+    QVERIFY(dir);
+    QCOMPARE(*dir, d.snapshot(100));
+    QCOMPARE(dir->processNames(), QStringList{QStringLiteral("A")});
+    const dialog::ProcessEntry *a = dir->process(QStringLiteral("A"));
+    QVERIFY(a);
+    QCOMPARE(a->host, QStringLiteral("host-a"));
+    QCOMPARE(a->port, quint16(1000));
+    QCOMPARE(a->services, QStringList{QStringLiteral("A.Rate")});
+    QCOMPARE(a->commands, QStringList{QStringLiteral("Reset")});
+    QCOMPARE(a->subscriptions, QStringList{QStringLiteral("B.State")});
+    QCOMPARE(dir->lost.size(), 1);
+    QCOMPARE(dir->lost.first().name, QStringLiteral("B"));
+    QCOMPARE(dir->lost.first().lostReason, QStringLiteral("no heartbeat"));
+    QCOMPARE(dir->lost.first().lostAtMs, 77);
+
+    const auto stats = dialog::StatisticsSnapshot::fromJson(QJsonDocument(d.statisticsJson(100)).toJson());
+    QVERIFY(stats);
+    QCOMPARE(stats->processes.size(), 1);
+    QCOMPARE(stats->processes.first().name, QStringLiteral("A"));
+    QCOMPARE(stats->processes.first().messagesOut, 5u);
+    QCOMPARE(stats->processes.first().atMs, 60);
 }
 
 QTEST_GUILESS_MAIN(tst_Directory)

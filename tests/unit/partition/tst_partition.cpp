@@ -1,5 +1,5 @@
 // Partition files: the demo validates; every malformed input is refused naming the field.
-#include "partition.h"
+#include "dialog/rc/partition.h"
 
 #include <QtTest>
 

@@ -1,5 +1,5 @@
 // The run-control state machine: legal and illegal transitions, busy refusal, error and reset.
-#include "statemachine.h"
+#include "dialog/rc/statemachine.h"
 
 #include <QtTest>
 

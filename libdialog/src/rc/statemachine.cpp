@@ -1,4 +1,4 @@
-#include "statemachine.h"
+#include "dialog/rc/statemachine.h"
 
 #include <QHash>
 #include <array>

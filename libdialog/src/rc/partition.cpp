@@ -1,4 +1,4 @@
-#include "partition.h"
+#include "dialog/rc/partition.h"
 
 #include <QDir>
 #include <QFile>

@@ -1,0 +1,248 @@
+#include "dialog/rc/staterecord.h"
+
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+
+namespace dialog::rc {
+
+namespace {
+
+// The JSON keys of the run-control records, in one place.
+namespace key {
+constexpr QLatin1String process("process"), kind("kind"), state("state"), busy("busy"),
+    transition("transition"), lastTransition("last_transition"), transitionMs("transition_ms"),
+    error("error"), timeMs("time_ms"), pid("pid"), runNumber("run_number"), partition("partition"),
+    runType("run_type"), slaves("slaves"), culprits("culprits"), recoveringTo("recovering_to"),
+    runStartMs("run_start_ms"), runStopMs("run_stop_ms"), runActiveMs("run_active_ms"), name("name"),
+    present("present"), lost("lost"), severity("severity"), text("text");
+} // namespace key
+
+QString optionalName(const std::optional<Transition> &t)
+{
+    return t ? transitionName(*t) : QString();
+}
+
+QString optionalName(const std::optional<State> &s)
+{
+    return s ? stateName(*s) : QString();
+}
+
+std::optional<QJsonObject> parseObject(const QByteArray &json, QString *error)
+{
+    QJsonParseError pe;
+    const QJsonDocument doc = QJsonDocument::fromJson(json, &pe);
+    if (pe.error != QJsonParseError::NoError) {
+        if (error)
+            *error = QStringLiteral("malformed JSON: %1").arg(pe.errorString());
+        return std::nullopt;
+    }
+    if (!doc.isObject()) {
+        if (error)
+            *error = QStringLiteral("expected a JSON object");
+        return std::nullopt;
+    }
+    return doc.object();
+}
+
+QJsonObject slaveJson(const SlaveRecord &s)
+{
+    return QJsonObject{{key::name, s.name},
+                       {key::kind, s.kind},
+                       {key::present, s.present},
+                       {key::lost, s.lost},
+                       {key::state, s.present ? stateName(s.state) : QString()},
+                       {key::busy, s.busy},
+                       {key::transition, optionalName(s.transition)},
+                       {key::error, s.error},
+                       {key::pid, s.pid}};
+}
+
+SlaveRecord slaveFrom(const QJsonObject &o)
+{
+    SlaveRecord s;
+    s.name = o.value(key::name).toString();
+    s.kind = o.value(key::kind).toString();
+    s.present = o.value(key::present).toBool();
+    s.lost = o.value(key::lost).toBool();
+    s.state = stateFromName(o.value(key::state).toString()).value_or(State::Initial);
+    s.busy = o.value(key::busy).toBool();
+    s.transition = transitionFromName(o.value(key::transition).toString());
+    s.error = o.value(key::error).toString();
+    s.pid = o.value(key::pid).toInteger();
+    return s;
+}
+
+} // namespace
+
+bool SlaveRecord::operator==(const SlaveRecord &o) const
+{
+    return name == o.name && kind == o.kind && present == o.present && lost == o.lost && state == o.state &&
+           busy == o.busy && transition == o.transition && error == o.error && pid == o.pid;
+}
+
+const SlaveRecord *StateRecord::slave(const QString &name) const
+{
+    for (const SlaveRecord &s : slaves)
+        if (s.name == name)
+            return &s;
+    return nullptr;
+}
+
+QByteArray StateRecord::toJson() const
+{
+    QJsonObject o{{key::process, process},
+                  {key::kind, kind},
+                  {key::state, stateName(state)},
+                  {key::busy, busy},
+                  {key::transition, optionalName(transition)},
+                  {key::lastTransition, optionalName(lastTransition)},
+                  {key::transitionMs, transitionMs},
+                  {key::error, error},
+                  {key::timeMs, timeMs},
+                  {key::pid, pid},
+                  {key::runNumber, qint64(runNumber)}};
+    if (isMaster()) {
+        QJsonArray sl;
+        for (const SlaveRecord &s : slaves)
+            sl.append(slaveJson(s));
+        o.insert(key::partition, partition);
+        o.insert(key::runType, runType);
+        o.insert(key::slaves, sl);
+        o.insert(key::culprits, QJsonArray::fromStringList(culprits));
+        o.insert(key::recoveringTo, optionalName(recoveringTo));
+        o.insert(key::runStartMs, runStartMs);
+        o.insert(key::runStopMs, runStopMs);
+        o.insert(key::runActiveMs, runActiveMs);
+    }
+    return QJsonDocument(o).toJson(QJsonDocument::Compact);
+}
+
+std::optional<StateRecord> StateRecord::fromJson(const QByteArray &json, QString *error)
+{
+    const auto obj = parseObject(json, error);
+    if (!obj)
+        return std::nullopt;
+    const QJsonObject &o = *obj;
+    StateRecord r;
+    const QString stateText = o.value(key::state).toString();
+    const auto st = stateFromName(stateText);
+    if (!st) {
+        if (error)
+            *error = QStringLiteral("unknown state '%1'").arg(stateText);
+        return std::nullopt;
+    }
+    r.state = *st;
+    r.process = o.value(key::process).toString();
+    r.kind = o.value(key::kind).toString();
+    r.busy = o.value(key::busy).toBool();
+    r.transition = transitionFromName(o.value(key::transition).toString());
+    r.lastTransition = transitionFromName(o.value(key::lastTransition).toString());
+    r.transitionMs = o.value(key::transitionMs).toInteger();
+    r.error = o.value(key::error).toString();
+    r.timeMs = o.value(key::timeMs).toInteger();
+    r.pid = o.value(key::pid).toInteger();
+    r.runNumber = quint32(qBound<qint64>(0, o.value(key::runNumber).toInteger(), 0xffffffffLL));
+    r.partition = o.value(key::partition).toString();
+    r.runType = o.value(key::runType).toString();
+    for (const QJsonValue &v : o.value(key::slaves).toArray())
+        r.slaves.append(slaveFrom(v.toObject()));
+    for (const QJsonValue &v : o.value(key::culprits).toArray())
+        r.culprits.append(v.toString());
+    r.recoveringTo = stateFromName(o.value(key::recoveringTo).toString());
+    r.runStartMs = o.value(key::runStartMs).toInteger();
+    r.runStopMs = o.value(key::runStopMs).toInteger();
+    r.runActiveMs = o.value(key::runActiveMs).toInteger();
+    return r;
+}
+
+bool StateRecord::operator==(const StateRecord &o) const
+{
+    return process == o.process && kind == o.kind && state == o.state && busy == o.busy &&
+           transition == o.transition && lastTransition == o.lastTransition &&
+           transitionMs == o.transitionMs && error == o.error && timeMs == o.timeMs && pid == o.pid &&
+           runNumber == o.runNumber && partition == o.partition && runType == o.runType &&
+           slaves == o.slaves && culprits == o.culprits && recoveringTo == o.recoveringTo &&
+           runStartMs == o.runStartMs && runStopMs == o.runStopMs && runActiveMs == o.runActiveMs;
+}
+
+std::optional<Severity> severityFromName(const QString &name)
+{
+    for (Severity s : {Severity::Info, Severity::Warning, Severity::Error})
+        if (name.compare(severityName(s), Qt::CaseInsensitive) == 0)
+            return s;
+    return std::nullopt;
+}
+
+QByteArray LogRecord::toJson() const
+{
+    const QJsonObject o{{key::timeMs, timeMs},
+                        {key::process, process},
+                        {key::severity, severityName(severity)},
+                        {key::text, text}};
+    return QJsonDocument(o).toJson(QJsonDocument::Compact);
+}
+
+std::optional<LogRecord> LogRecord::fromJson(const QByteArray &json, QString *error)
+{
+    const auto obj = parseObject(json, error);
+    if (!obj)
+        return std::nullopt;
+    const QString sev = obj->value(key::severity).toString();
+    const auto severity = severityFromName(sev);
+    if (!severity) {
+        if (error)
+            *error = QStringLiteral("unknown severity '%1'").arg(sev);
+        return std::nullopt;
+    }
+    LogRecord r;
+    r.timeMs = obj->value(key::timeMs).toInteger();
+    r.process = obj->value(key::process).toString();
+    r.severity = *severity;
+    r.text = obj->value(key::text).toString();
+    return r;
+}
+
+QByteArray TransitionRequest::toJson() const
+{
+    QJsonObject o{{key::transition, transitionName(transition)}};
+    if (runNumber > 0)
+        o.insert(key::runNumber, qint64(runNumber));
+    if (!runType.isEmpty())
+        o.insert(key::runType, runType);
+    return QJsonDocument(o).toJson(QJsonDocument::Compact);
+}
+
+std::optional<TransitionRequest> TransitionRequest::fromJson(const QByteArray &data, QString *error)
+{
+    TransitionRequest r;
+    QString name = QString::fromUtf8(data).trimmed();
+    if (name.startsWith(QLatin1Char('{'))) {
+        const auto obj = parseObject(data, error);
+        if (!obj) {
+            if (error)
+                *error = QStringLiteral("malformed request: %1").arg(*error);
+            return std::nullopt;
+        }
+        name = obj->value(key::transition).toString();
+        const qint64 run = obj->value(key::runNumber).toInteger();
+        if (run < 0 || run > 0xffffffffLL) {
+            if (error)
+                *error = QStringLiteral("run_number %1 out of range").arg(run);
+            return std::nullopt;
+        }
+        r.runNumber = quint32(run);
+        r.runType = obj->value(key::runType).toString();
+    }
+    const auto parsed = transitionFromName(name);
+    if (!parsed) {
+        if (error)
+            *error = QStringLiteral("unknown transition '%1' (known: %2)")
+                         .arg(name, allTransitionNames().join(QStringLiteral(", ")));
+        return std::nullopt;
+    }
+    r.transition = *parsed;
+    return r;
+}
+
+} // namespace dialog::rc

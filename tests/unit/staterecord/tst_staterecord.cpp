@@ -1,0 +1,238 @@
+// The typed run-control records (RunCtrl.P.State, RunCtrl.P.Log, transition requests): what the
+// processes write is what every reader gets back, and bad input is refused with a reason.
+#include "dialog/rc/staterecord.h"
+
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QtTest>
+
+using namespace dialog::rc;
+
+class tst_StateRecord : public QObject
+{
+    Q_OBJECT
+
+private Q_SLOTS:
+    void slaveStateRoundTrips();
+    void masterStateRoundTrips();
+    void stateKeepsTheWireNames();
+    void badStateIsRefused_data();
+    void badStateIsRefused();
+    void unknownKeysAreIgnored();
+    void logRecordRoundTrips();
+    void badLogRecordIsRefused();
+    void transitionRequest_data();
+    void transitionRequest();
+    void transitionRequestRoundTrips();
+};
+
+namespace {
+StateRecord master()
+{
+    StateRecord r;
+    r.process = QStringLiteral("Master");
+    r.kind = QStringLiteral("master");
+    r.state = State::Error;
+    r.busy = true;
+    r.transition = Transition::Reset;
+    r.lastTransition = Transition::Start;
+    r.transitionMs = 1234;
+    r.error = QStringLiteral("start failed: RO2 lost");
+    r.timeMs = 1700000000123;
+    r.pid = 4711;
+    r.runNumber = 42;
+    r.partition = QStringLiteral("demo");
+    r.runType = QStringLiteral("Calibration");
+    SlaveRecord a;
+    a.name = QStringLiteral("RO1");
+    a.kind = QStringLiteral("readout");
+    a.present = true;
+    a.state = State::Running;
+    a.pid = 100;
+    SlaveRecord b;
+    b.name = QStringLiteral("RO2");
+    b.kind = QStringLiteral("readout");
+    b.lost = true;
+    b.error = QStringLiteral("lost");
+    SlaveRecord c;
+    c.name = QStringLiteral("FE1");
+    c.kind = QStringLiteral("control");
+    c.present = true;
+    c.state = State::Configured;
+    c.busy = true;
+    c.transition = Transition::Start;
+    r.slaves = {a, b, c};
+    r.culprits = {QStringLiteral("RO2")};
+    r.recoveringTo = State::Running;
+    r.runStartMs = 1700000000000;
+    r.runStopMs = 0;
+    r.runActiveMs = 99000;
+    return r;
+}
+} // namespace
+
+void tst_StateRecord::slaveStateRoundTrips()
+{
+    StateRecord r;
+    r.process = QStringLiteral("FE1");
+    r.kind = QStringLiteral("control");
+    r.state = State::Paused;
+    r.lastTransition = Transition::Pause;
+    r.runNumber = 7;
+    r.timeMs = 5;
+    QString error;
+    const auto back = StateRecord::fromJson(r.toJson(), &error);
+    QVERIFY2(back, qPrintable(error));
+    QCOMPARE(*back, r);
+    QVERIFY(!back->isMaster());
+    QVERIFY(back->slaves.isEmpty());
+}
+
+void tst_StateRecord::masterStateRoundTrips()
+{
+    const StateRecord r = master();
+    const auto back = StateRecord::fromJson(r.toJson());
+    QVERIFY(back);
+    QCOMPARE(*back, r);
+    QVERIFY(back->isMaster());
+    QVERIFY(back->slave(QStringLiteral("RO2")));
+    QVERIFY(back->slave(QStringLiteral("RO2"))->lost);
+    QCOMPARE(back->slave(QStringLiteral("FE1"))->transition, std::optional(Transition::Start));
+    QVERIFY(!back->slave(QStringLiteral("nobody")));
+}
+
+void tst_StateRecord::stateKeepsTheWireNames()
+{
+    // Scripts read these keys (dialog get RunCtrl.Master.State): the names are a contract.
+    const QJsonObject o = QJsonDocument::fromJson(master().toJson()).object();
+    QCOMPARE(o.value(QStringLiteral("state")).toString(), QStringLiteral("Error"));
+    QCOMPARE(o.value(QStringLiteral("busy")).toBool(), true);
+    QCOMPARE(o.value(QStringLiteral("transition")).toString(), QStringLiteral("reset"));
+    QCOMPARE(o.value(QStringLiteral("last_transition")).toString(), QStringLiteral("start"));
+    QCOMPARE(o.value(QStringLiteral("run_number")).toInt(), 42);
+    QCOMPARE(o.value(QStringLiteral("run_type")).toString(), QStringLiteral("Calibration"));
+    QCOMPARE(o.value(QStringLiteral("recovering_to")).toString(), QStringLiteral("Running"));
+    QCOMPARE(o.value(QStringLiteral("culprits")).toArray().first().toString(), QStringLiteral("RO2"));
+    const QJsonObject ro2 = o.value(QStringLiteral("slaves")).toArray().at(1).toObject();
+    QCOMPARE(ro2.value(QStringLiteral("name")).toString(), QStringLiteral("RO2"));
+    QCOMPARE(ro2.value(QStringLiteral("present")).toBool(), false);
+    QCOMPARE(ro2.value(QStringLiteral("lost")).toBool(), true);
+    QCOMPARE(ro2.value(QStringLiteral("state")).toString(), QString()); // not present: no state
+}
+
+void tst_StateRecord::badStateIsRefused_data()
+{
+    QTest::addColumn<QByteArray>("json");
+    QTest::addColumn<QString>("reason");
+    QTest::newRow("empty") << QByteArray() << QStringLiteral("malformed JSON");
+    QTest::newRow("garbage") << QByteArray("\x01\xff{") << QStringLiteral("malformed JSON");
+    QTest::newRow("array") << QByteArray("[1,2]") << QStringLiteral("expected a JSON object");
+    QTest::newRow("no state") << QByteArray("{\"process\":\"X\"}") << QStringLiteral("unknown state ''");
+    QTest::newRow("unknown state") << QByteArray("{\"state\":\"Dancing\"}")
+                                   << QStringLiteral("unknown state 'Dancing'");
+    QTest::newRow("state of the wrong type")
+        << QByteArray("{\"state\":3}") << QStringLiteral("unknown state");
+}
+
+void tst_StateRecord::badStateIsRefused()
+{
+    QFETCH(QByteArray, json);
+    QFETCH(QString, reason);
+    QString error;
+    QVERIFY(!StateRecord::fromJson(json, &error));
+    QVERIFY2(error.startsWith(reason), qPrintable(error));
+    QVERIFY(!StateRecord::fromJson(json)); // no error string wanted: no crash
+}
+
+void tst_StateRecord::unknownKeysAreIgnored()
+{
+    const auto r = StateRecord::fromJson(
+        "{\"state\":\"running\",\"busy\":true,\"future_key\":[1,2],\"run_number\":-5,\"slaves\":7}");
+    QVERIFY(r);
+    QCOMPARE(r->state, State::Running); // state names are case-insensitive
+    QVERIFY(r->busy);
+    QCOMPARE(r->runNumber, 0u);   // out of range: clamped, not wrapped
+    QVERIFY(r->slaves.isEmpty()); // wrong type: nothing
+}
+
+void tst_StateRecord::logRecordRoundTrips()
+{
+    const LogRecord r{123, QStringLiteral("RO1"), Severity::Warning,
+                      QStringLiteral("3 new consistency errors")};
+    const auto back = LogRecord::fromJson(r.toJson());
+    QVERIFY(back);
+    QCOMPARE(back->timeMs, r.timeMs);
+    QCOMPARE(back->process, r.process);
+    QCOMPARE(back->severity, r.severity);
+    QCOMPARE(back->text, r.text);
+    QCOMPARE(QJsonDocument::fromJson(r.toJson()).object().value(QStringLiteral("severity")).toString(),
+             QStringLiteral("warning"));
+}
+
+void tst_StateRecord::badLogRecordIsRefused()
+{
+    QString error;
+    QVERIFY(!LogRecord::fromJson("{\"severity\":\"panic\",\"text\":\"x\"}", &error));
+    QCOMPARE(error, QStringLiteral("unknown severity 'panic'"));
+    QVERIFY(!LogRecord::fromJson("not json", &error));
+    QVERIFY(error.startsWith(QStringLiteral("malformed JSON")));
+}
+
+void tst_StateRecord::transitionRequest_data()
+{
+    QTest::addColumn<QByteArray>("data");
+    QTest::addColumn<bool>("ok");
+    QTest::addColumn<int>("transition");
+    QTest::addColumn<quint32>("runNumber");
+    QTest::addColumn<QString>("runTypeOrError");
+    QTest::newRow("bare name") << QByteArray("configure") << true << int(Transition::Configure) << 0u
+                               << QString();
+    QTest::newRow("bare name, spaces, capitals")
+        << QByteArray("  Start\n") << true << int(Transition::Start) << 0u << QString();
+    QTest::newRow("object") << QByteArray(R"({"transition":"start","run_number":12,"run_type":"Physics"})")
+                            << true << int(Transition::Start) << 12u << QStringLiteral("Physics");
+    QTest::newRow("unknown name") << QByteArray("explode") << false << 0 << 0u
+                                  << QStringLiteral("unknown transition 'explode'");
+    QTest::newRow("object without transition")
+        << QByteArray(R"({"run_number":1})") << false << 0 << 0u << QStringLiteral("unknown transition ''");
+    QTest::newRow("malformed object")
+        << QByteArray("{\"transition\":") << false << 0 << 0u << QStringLiteral("malformed request");
+    QTest::newRow("negative run number") << QByteArray(R"({"transition":"start","run_number":-1})") << false
+                                         << 0 << 0u << QStringLiteral("run_number -1 out of range");
+}
+
+void tst_StateRecord::transitionRequest()
+{
+    QFETCH(QByteArray, data);
+    QFETCH(bool, ok);
+    QFETCH(int, transition);
+    QFETCH(quint32, runNumber);
+    QFETCH(QString, runTypeOrError);
+    QString error;
+    const auto r = TransitionRequest::fromJson(data, &error);
+    QCOMPARE(bool(r), ok);
+    if (!ok) {
+        QVERIFY2(error.startsWith(runTypeOrError), qPrintable(error));
+        return;
+    }
+    QCOMPARE(int(r->transition), transition);
+    QCOMPARE(r->runNumber, runNumber);
+    QCOMPARE(r->runType, runTypeOrError);
+}
+
+void tst_StateRecord::transitionRequestRoundTrips()
+{
+    TransitionRequest r;
+    r.transition = Transition::Resume;
+    r.runNumber = 77;
+    r.runType = QStringLiteral("Cosmics");
+    const auto back = TransitionRequest::fromJson(r.toJson());
+    QVERIFY(back);
+    QCOMPARE(back->transition, r.transition);
+    QCOMPARE(back->runNumber, r.runNumber);
+    QCOMPARE(back->runType, r.runType);
+}
+
+QTEST_GUILESS_MAIN(tst_StateRecord)
+#include "tst_staterecord.moc"
