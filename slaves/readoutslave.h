@@ -21,7 +21,6 @@ public:
                  QObject *parent = nullptr);
     ~ReadoutSlave() override;
 
-    ReadoutEngine *engine() const { return m_engine.get(); }
 
 protected:
     void perform(Transition t, const TransitionRequest &params, Done done) override;

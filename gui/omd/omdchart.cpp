@@ -294,12 +294,6 @@ void BarChart::removeObject(const QString &object)
     m_dirty |= m_values.remove(object) > 0;
 }
 
-void BarChart::clearValues()
-{
-    m_values.clear();
-    m_dirty = true;
-}
-
 QStringList BarChart::categories() const
 {
     return m_x->categories();

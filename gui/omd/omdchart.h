@@ -89,7 +89,6 @@ public:
     explicit BarChart(const ChartSpec &spec, QWidget *parent = nullptr);
     void setValue(const QString &object, double value);
     void removeObject(const QString &object);
-    void clearValues();
     QMap<QString, double> values() const { return m_values; }
     /// The bars drawn: category names and values, in order.
     QStringList categories() const;
