@@ -8,16 +8,11 @@
 namespace dialog::inspector {
 
 namespace {
-ProcessRow rowFrom(const ProcessEntry &p)
+ProcessRow rowFrom(const ProcessEntry &p, bool lost)
 {
     ProcessRow r;
-    r.name = p.name;
-    r.host = p.host;
-    r.port = p.port;
-    r.pid = p.pid;
-    r.services = p.services;
-    r.subscriptions = p.subscriptions;
-    r.commands = p.commands;
+    static_cast<ProcessEntry &>(r) = p;
+    r.lost = lost;
     return r;
 }
 
@@ -36,17 +31,14 @@ void ProcessModel::setDirectory(const DirectorySnapshot &directory)
     QList<ProcessRow> rows;
     QStringList alive;
     for (const ProcessEntry &p : directory.processes) {
-        rows << rowFrom(p);
+        rows << rowFrom(p, false);
         alive << p.name;
     }
     // Lost processes stay in the table, marked, unless a process of that name is alive again.
     for (const ProcessEntry &p : directory.lost) {
         if (alive.contains(p.name))
             continue;
-        ProcessRow r = rowFrom(p);
-        r.lost = true;
-        r.lostReason = p.lostReason;
-        r.lostAtMs = p.lostAtMs;
+        const ProcessRow r = rowFrom(p, true);
         auto same =
             std::find_if(rows.begin(), rows.end(), [&](const ProcessRow &x) { return x.name == r.name; });
         if (same != rows.end())

@@ -9,15 +9,10 @@
 
 namespace dialog::inspector {
 
-struct ProcessRow
+/// One row of the table: a process as the directory lists it, alive or lost.
+struct ProcessRow : ProcessEntry
 {
-    QString name, host;
-    int port = 0;
-    qint64 pid = 0;
-    QStringList services, subscriptions, commands;
     bool lost = false;
-    QString lostReason;
-    qint64 lostAtMs = 0;
 };
 
 /// Communication figures of one process as the Control Server publishes them (DIALOG.Statistics),
