@@ -30,19 +30,6 @@
 namespace dialog::ismonitor {
 
 namespace {
-/// @p text as a POSIX extended regular expression matching exactly it.
-QString posixEscape(const QString &text)
-{
-    static const QString special = QStringLiteral(".[]()*+?{}|^$\\");
-    QString out;
-    for (QChar c : text) {
-        if (special.contains(c))
-            out += QLatin1Char('\\');
-        out += c;
-    }
-    return out;
-}
-
 bool isNumeric(const QString &typeName)
 {
     static const QStringList numeric{QStringLiteral("bool"),  QStringLiteral("s8"),    QStringLiteral("u8"),
@@ -54,9 +41,7 @@ bool isNumeric(const QString &typeName)
 } // namespace
 
 IsMonitorWindow::IsMonitorWindow(const ClientOptions &options, QWidget *parent)
-    : QMainWindow(parent), m_client(std::make_unique<Client>(options)),
-      m_dictionary(new is::Dictionary(m_client.get(), this)),
-      m_receiver(new is::Receiver(m_dictionary, this)), m_objects(new ObjectModel(this)),
+    : QMainWindow(parent), m_session(new MonitorSession(options, this)), m_objects(new ObjectModel(this)),
       m_proxy(new QSortFilterProxyModel(this)), m_attributes(new AttributeModel(this))
 {
     setWindowTitle(QStringLiteral("IS Monitor — %1").arg(options.controlServers.join(QLatin1Char(','))));
@@ -83,42 +68,30 @@ IsMonitorWindow::IsMonitorWindow(const ClientOptions &options, QWidget *parent)
     m_refresh->setInterval(100);
     m_refresh->setSingleShot(true);
     connect(m_refresh, &QTimer::timeout, this, &IsMonitorWindow::refresh);
-    m_receiver->setCallback([this](const is::Event &e) { onEvent(e); });
-    connect(m_receiver, &is::Receiver::subscriptionChanged, this,
-            [this](int id, bool active, const QString &error) {
-                if (id != m_objectsSub)
-                    return;
-                if (active) {
-                    updateTypes();
-                    list();
-                } else {
-                    m_loaded = false;
-                    setStatus(error);
-                }
-            });
-
-    // The IS servers come and go with the DIALOG directory; look again when it changes.
-    m_serversTimer = new QTimer(this);
-    m_serversTimer->setInterval(300);
-    m_serversTimer->setSingleShot(true);
-    connect(m_serversTimer, &QTimer::timeout, this, &IsMonitorWindow::onDirectory);
-    m_client->subscribe(QStringLiteral("DIALOG.Directory"), this, [this](const Message &) {
-        if (!m_serversTimer->isActive())
-            m_serversTimer->start();
+    connect(m_session, &MonitorSession::serversChanged, this, &IsMonitorWindow::showServers);
+    connect(m_session, &MonitorSession::objectsCleared, m_objects, &ObjectModel::clear);
+    connect(m_session, &MonitorSession::objectsListed, this, &IsMonitorWindow::onListed);
+    connect(m_session, &MonitorSession::objectChanged, this, [this](const is::Event &e) {
+        m_objects->add(e);
+        scheduleRefresh();
     });
+    connect(m_session, &MonitorSession::valueChanged, this, [this](const is::Object &o, is::Time time) {
+        m_pendingValue = o;
+        m_valueTime = time;
+        m_valuePending = true;
+        scheduleRefresh();
+    });
+    connect(m_session, &MonitorSession::valueRemoved, this, &IsMonitorWindow::onValueRemoved);
+    connect(m_session, &MonitorSession::typesChanged, this, &IsMonitorWindow::updateTypes);
+    connect(m_session, &MonitorSession::statusChanged, this, &IsMonitorWindow::setStatus);
+    connect(m_session, &MonitorSession::removeFinished, this, &IsMonitorWindow::removeFinished);
     auto *statusTimer = new QTimer(this);
     connect(statusTimer, &QTimer::timeout, this, &IsMonitorWindow::updateStatus);
     statusTimer->start(1000);
-    m_client->start();
     resize(1280, 760);
 }
 
-IsMonitorWindow::~IsMonitorWindow()
-{
-    // The receiver and dictionary use the client: they go first.
-    delete m_receiver;
-    delete m_dictionary;
-}
+IsMonitorWindow::~IsMonitorWindow() = default;
 
 QWidget *IsMonitorWindow::buildServers()
 {
@@ -268,22 +241,16 @@ QWidget *IsMonitorWindow::buildValue()
     return box;
 }
 
-void IsMonitorWindow::onDirectory()
+void IsMonitorWindow::showServers(const QStringList &names)
 {
-    QPointer<IsMonitorWindow> guard(this);
-    m_dictionary->servers([this, guard](const is::Status &s, const QStringList &names) {
-        if (!guard || !s.isOk() || names == m_servers)
-            return;
-        m_servers = names;
-        const QSignalBlocker block(m_serverList);
-        m_serverList->clear();
-        m_serverList->addItems(names);
-        if (m_server.isEmpty() && !names.isEmpty())
-            selectServer(names.first());
-        const QList<QListWidgetItem *> cur = m_serverList->findItems(m_server, Qt::MatchExactly);
-        if (!cur.isEmpty())
-            m_serverList->setCurrentItem(cur.first());
-    });
+    const QSignalBlocker block(m_serverList);
+    m_serverList->clear();
+    m_serverList->addItems(names);
+    if (m_server.isEmpty() && !names.isEmpty())
+        selectServer(names.first());
+    const QList<QListWidgetItem *> cur = m_serverList->findItems(m_server, Qt::MatchExactly);
+    if (!cur.isEmpty())
+        m_serverList->setCurrentItem(cur.first());
 }
 
 void IsMonitorWindow::selectServer(const QString &server)
@@ -318,78 +285,33 @@ void IsMonitorWindow::applyFilter()
 
 void IsMonitorWindow::subscribeObjects()
 {
-    ++m_generation;
-    if (m_objectsSub)
-        m_receiver->unsubscribe(m_objectsSub);
-    m_objectsSub = 0;
-    m_loaded = false;
-    m_listing = false;
-    m_objects->clear();
     const QString type = m_type->currentIndex() > 0 ? m_type->currentText() : QString();
     const is::Criteria c(m_regex->text().trimmed(), type,
                          type.isEmpty() ? is::Criteria::TypeSelector::Any
                                         : (m_subtypes->isChecked() ? is::Criteria::TypeSelector::WithSubtypes
                                                                    : is::Criteria::TypeSelector::Exactly));
     m_regex->setStyleSheet(c.isValid() ? QString() : QStringLiteral("background: #fdd"));
-    if (!c.isValid()) {
+    if (!m_session->watchObjects(m_server, c)) {
+        // The last good watch goes too: what the table shows must match the filter fields.
+        m_session->watchObjects(QString(), is::Criteria());
         setStatus(QStringLiteral("bad regular expression: %1").arg(c.errorString()));
-        return;
     }
-    // Names only: the value of the selected object comes through its own subscription, so
-    // 10,000 busy objects cost names and times, not values.
-    m_objectsSub = m_receiver->subscribe(m_server, c, false);
-    setStatus(QStringLiteral("subscribing to %1…").arg(m_server));
 }
 
-void IsMonitorWindow::list()
+void IsMonitorWindow::onListed(const QList<is::Entry> &entries)
 {
-    const int generation = m_generation;
-    const QString type = m_type->currentIndex() > 0 ? m_type->currentText() : QString();
-    const is::Criteria c(m_regex->text().trimmed(), type,
-                         type.isEmpty() ? is::Criteria::TypeSelector::Any
-                                        : (m_subtypes->isChecked() ? is::Criteria::TypeSelector::WithSubtypes
-                                                                   : is::Criteria::TypeSelector::Exactly));
-    m_listing = true;
-    QPointer<IsMonitorWindow> guard(this);
-    m_dictionary->list(
-        m_server, c,
-        [this, guard, generation](const is::Status &s, const QList<is::Entry> &entries) {
-            if (!guard || generation != m_generation)
-                return;
-            m_listing = false;
-            if (!s.isOk()) {
-                setStatus(s.toString());
-                return;
-            }
-            m_objects->addEntries(entries);
-            m_loaded = true;
-            setStatus(QStringLiteral("live: %1 (%2 objects when listed)").arg(m_server).arg(entries.size()));
-            refresh();
-            if (!m_selected.isEmpty())
-                selectObject(m_selected.mid(m_server.size() + 1));
-        },
-        false);
+    m_objects->addEntries(entries);
+    refresh();
+    if (!m_selected.isEmpty())
+        selectObject(m_selected.mid(m_server.size() + 1));
 }
 
-void IsMonitorWindow::onEvent(const is::Event &e)
+void IsMonitorWindow::onValueRemoved()
 {
-    if (e.subscription() == m_objectsSub) {
-        ++m_events;
-        m_objects->add(e);
-        scheduleRefresh();
-    } else if (e.subscription() == m_valueSub) {
-        if (e.kind() == is::Event::Kind::Removed) {
-            m_valuePending = false;
-            m_attributes->setObject({});
-            m_histogram->hide();
-            m_objectTitle->setText(QStringLiteral("<b>%1</b> was removed").arg(m_selected.toHtmlEscaped()));
-            return;
-        }
-        m_pendingValue = e.object();
-        m_valueTime = e.time();
-        m_valuePending = true;
-        scheduleRefresh();
-    }
+    m_valuePending = false;
+    m_attributes->setObject({});
+    m_histogram->hide();
+    m_objectTitle->setText(QStringLiteral("<b>%1</b> was removed").arg(m_selected.toHtmlEscaped()));
 }
 
 void IsMonitorWindow::scheduleRefresh()
@@ -401,7 +323,7 @@ void IsMonitorWindow::scheduleRefresh()
 void IsMonitorWindow::refresh()
 {
     // While the listing is on its way, events wait: they are applied over it.
-    if (!m_listing)
+    if (!m_session->isListing())
         m_objects->flush();
     if (m_valuePending) {
         m_valuePending = false;
@@ -425,34 +347,15 @@ void IsMonitorWindow::selectObject(const QString &object)
 void IsMonitorWindow::showObject(const QString &name)
 {
     m_selected = name;
-    if (m_valueSub)
-        m_receiver->unsubscribe(m_valueSub);
-    m_valueSub = 0;
     m_valuePending = false;
     m_valueTime = is::Time();
     m_histogramPath.clear();
     m_attributes->setObject({});
     m_histogram->clear();
     m_histogram->hide();
-    if (name.isEmpty()) {
-        m_objectTitle->setText(QStringLiteral("Select an object."));
-        return;
-    }
-    m_objectTitle->setText(QStringLiteral("<b>%1</b>").arg(name.toHtmlEscaped()));
-    QString server, object;
-    is::Dictionary::splitName(name, &server, &object);
-    m_valueSub = m_receiver->subscribe(server, is::Criteria(posixEscape(object)), true);
-    QPointer<IsMonitorWindow> guard(this);
-    m_dictionary->get(name, [this, guard, name](const is::Status &s, const is::Entry &e) {
-        if (!guard || name != m_selected)
-            return;
-        if (!s.isOk()) {
-            setStatus(s.toString());
-            return;
-        }
-        if (!m_attributes->object().isValid() || !(e.time < m_valueTime))
-            showValue(e.object, e.time);
-    });
+    m_objectTitle->setText(name.isEmpty() ? QStringLiteral("Select an object.")
+                                          : QStringLiteral("<b>%1</b>").arg(name.toHtmlEscaped()));
+    m_session->watchValue(name);
 }
 
 void IsMonitorWindow::showValue(const is::Object &o, is::Time time)
@@ -461,7 +364,7 @@ void IsMonitorWindow::showValue(const is::Object &o, is::Time time)
         return;
     m_valueTime = time;
     m_attributes->setObject(o);
-    const is::TypeInfo t = m_dictionary->types().type(o.typeName());
+    const is::TypeInfo t = dictionary()->types().type(o.typeName());
     m_objectTitle->setText(QStringLiteral("<b>%1</b> &nbsp; %2 &nbsp; updated %3<br><i>%4</i>")
                                .arg(m_selected.toHtmlEscaped(), o.typeName().toHtmlEscaped(),
                                     time.toDateTime().toLocalTime().toString(QStringLiteral("HH:mm:ss.zzz")),
@@ -494,7 +397,7 @@ void IsMonitorWindow::showHistogramFor(const QModelIndex &attribute)
 void IsMonitorWindow::updateTypes()
 {
     const QString current = m_type->currentText();
-    const QStringList names = m_dictionary->types().typeNames();
+    const QStringList names = dictionary()->types().typeNames();
     if (m_type->count() == names.size() + 1)
         return;
     const QSignalBlocker block(m_type);
@@ -515,14 +418,7 @@ void IsMonitorWindow::removeSelected(bool confirm)
             QStringLiteral("Remove %1 from the IS server? Its publisher may create it again.").arg(name),
             QMessageBox::Yes | QMessageBox::No, QMessageBox::No) != QMessageBox::Yes)
         return;
-    QPointer<IsMonitorWindow> guard(this);
-    m_dictionary->remove(name, [this, guard, name](const is::Status &s) {
-        if (!guard)
-            return;
-        setStatus(s.isOk() ? QStringLiteral("removed %1").arg(name)
-                           : QStringLiteral("could not remove %1: %2").arg(name, s.toString()));
-        Q_EMIT removeFinished(name, s.isOk(), s.toString());
-    });
+    m_session->remove(name);
 }
 
 void IsMonitorWindow::copyName()
@@ -543,7 +439,7 @@ QStringList IsMonitorWindow::omdArguments(const QString &object, const QString &
     QStringList args{QStringLiteral("--object"), object};
     if (!attribute.isEmpty())
         args << QStringLiteral("--attribute") << attribute;
-    args << QStringLiteral("--control-server") << m_client->options().controlServers.join(QLatin1Char(','));
+    args << QStringLiteral("--control-server") << client()->options().controlServers.join(QLatin1Char(','));
     return args;
 }
 
@@ -577,11 +473,11 @@ void IsMonitorWindow::updateStatus()
 {
     m_counts->setText(QStringLiteral("%1 objects · %2 events/s · %3")
                           .arg(m_objects->rowCount())
-                          .arg(m_events - m_eventsAtLastStatus)
-                          .arg(m_client->state() == Client::State::Connected
+                          .arg(m_session->objectEvents() - m_eventsAtLastStatus)
+                          .arg(client()->state() == Client::State::Connected
                                    ? QStringLiteral("connected")
                                    : QStringLiteral("not connected")));
-    m_eventsAtLastStatus = m_events;
+    m_eventsAtLastStatus = m_session->objectEvents();
 }
 
 } // namespace dialog::ismonitor

@@ -4,11 +4,8 @@
 
 #include "attributemodel.h"
 #include "histogramview.h"
+#include "monitorsession.h"
 #include "objectmodel.h"
-
-#include "dialog/client.h"
-#include "dialog/is/dictionary.h"
-#include "dialog/is/receiver.h"
 
 #include <QMainWindow>
 #include <QPointer>
@@ -31,9 +28,10 @@ public:
     explicit IsMonitorWindow(const ClientOptions &options, QWidget *parent = nullptr);
     ~IsMonitorWindow() override;
 
-    Client *client() const { return m_client.get(); }
-    is::Dictionary *dictionary() const { return m_dictionary; }
-    QStringList servers() const { return m_servers; }
+    MonitorSession *session() const { return m_session; }
+    Client *client() const { return m_session->client(); }
+    is::Dictionary *dictionary() const { return m_session->dictionary(); }
+    QStringList servers() const { return m_session->servers(); }
     QString server() const { return m_server; }
     ObjectModel *objectModel() const { return m_objects; }
     QSortFilterProxyModel *objectProxy() const { return m_proxy; }
@@ -44,7 +42,7 @@ public:
     /// Full name of the selected object, empty if none.
     QString selectedObject() const { return m_selected; }
     /// True once the objects of the selected server were listed (after each (re)subscription).
-    bool isLoaded() const { return m_loaded; }
+    bool isLoaded() const { return m_session->isLoaded(); }
 
     /// Shows the objects of @p server (subscribes to it; the previous subscription goes).
     void selectServer(const QString &server);
@@ -72,10 +70,10 @@ private:
     QWidget *buildServers();
     QWidget *buildObjects();
     QWidget *buildValue();
-    void onDirectory();
+    void showServers(const QStringList &servers);
     void subscribeObjects();
-    void list();
-    void onEvent(const is::Event &e);
+    void onListed(const QList<is::Entry> &entries);
+    void onValueRemoved();
     void showObject(const QString &name);
     void showValue(const is::Object &o, is::Time time);
     void showHistogramFor(const QModelIndex &attribute);
@@ -84,9 +82,7 @@ private:
     void updateStatus();
     void setStatus(const QString &message);
 
-    std::unique_ptr<Client> m_client;
-    is::Dictionary *m_dictionary;
-    is::Receiver *m_receiver;
+    MonitorSession *m_session;
     ObjectModel *m_objects;
     QSortFilterProxyModel *m_proxy;
     AttributeModel *m_attributes;
@@ -101,21 +97,14 @@ private:
     QLabel *m_status = nullptr;
     QLabel *m_counts = nullptr;
     QTimer *m_refresh = nullptr;
-    QTimer *m_serversTimer = nullptr;
 
-    QStringList m_servers;
     QString m_server;
     QString m_selected;      ///< full name
     QString m_histogramPath; ///< attribute path of the histogram shown ("" = the first one)
-    int m_objectsSub = 0;    ///< subscription to the server's objects (names only)
-    int m_valueSub = 0;      ///< subscription to the selected object (with values)
-    int m_generation = 0;    ///< bumped at every (re)subscription; stale listings are ignored
-    bool m_loaded = false;
-    bool m_listing = false;
     is::Object m_pendingValue;
     is::Time m_valueTime;
     bool m_valuePending = false;
-    quint64 m_events = 0, m_eventsAtLastStatus = 0;
+    quint64 m_eventsAtLastStatus = 0;
 };
 
 } // namespace dialog::ismonitor
