@@ -20,19 +20,6 @@
 namespace dialog::omd {
 
 namespace {
-/// @p text as a POSIX extended regular expression matching exactly it.
-QString posixEscape(const QString &text)
-{
-    static const QString special = QStringLiteral(".[]()*+?{}|^$\\");
-    QString out;
-    for (QChar c : text) {
-        if (special.contains(c))
-            out += QLatin1Char('\\');
-        out += c;
-    }
-    return out;
-}
-
 bool isNumericType(is::BasicType t)
 {
     return t != is::BasicType::String && t != is::BasicType::Time && t != is::BasicType::Object;
@@ -40,8 +27,7 @@ bool isNumericType(is::BasicType t)
 } // namespace
 
 OmdWindow::OmdWindow(const ClientOptions &options, QWidget *parent)
-    : QMainWindow(parent), m_client(std::make_unique<Client>(options)),
-      m_dictionary(new is::Dictionary(m_client.get(), this)), m_receiver(new is::Receiver(m_dictionary, this))
+    : QMainWindow(parent), m_session(new DisplaySession(options, this))
 {
     setWindowTitle(QStringLiteral("Operational Monitoring Display — %1")
                        .arg(options.controlServers.join(QLatin1Char(','))));
@@ -59,14 +45,16 @@ OmdWindow::OmdWindow(const ClientOptions &options, QWidget *parent)
     m_status = new QLabel;
     statusBar()->addWidget(m_status, 1);
 
-    m_receiver->setCallback([this](const is::Event &e) { onEvent(e); });
-    connect(m_receiver, &is::Receiver::subscriptionChanged, this,
+    connect(m_session, &DisplaySession::objectChanged, this, &OmdWindow::onEvent);
+    connect(m_session, &DisplaySession::listed, this, &OmdWindow::onListed);
+    connect(m_session, &DisplaySession::listFailed, this, [this](int id, const QString &error) {
+        if (BarChart *bar = m_bars.value(id))
+            bar->setStatusText(error);
+    });
+    connect(m_session, &DisplaySession::followChanged, this,
             [this](int id, bool active, const QString &error) {
-                if (BarChart *bar = m_bars.value(id)) {
+                if (BarChart *bar = m_bars.value(id))
                     bar->setStatusText(active ? QString() : error);
-                    if (active)
-                        listBar(id); // now that no change can be missed (also after a server restart)
-                }
                 if (!active)
                     statusBar()->showMessage(error, 5000);
             });
@@ -77,15 +65,10 @@ OmdWindow::OmdWindow(const ClientOptions &options, QWidget *parent)
     auto *statusTimer = new QTimer(this);
     connect(statusTimer, &QTimer::timeout, this, &OmdWindow::updateStatus);
     statusTimer->start(1000);
-    m_client->start();
     resize(1200, 760);
 }
 
-OmdWindow::~OmdWindow()
-{
-    delete m_receiver;
-    delete m_dictionary;
-}
+OmdWindow::~OmdWindow() = default;
 
 void OmdWindow::buildToolBar()
 {
@@ -214,23 +197,21 @@ void OmdWindow::addSeries(int chart, const SeriesSpec &series)
 
 void OmdWindow::feedSeries(TimeSeriesChart *chart, int series, const SeriesSpec &spec)
 {
-    QString server, object;
-    if (!is::Dictionary::splitName(spec.object, &server, &object))
-        return;
     // One subscription per object, whatever the number of series plotting its attributes.
     int id = m_feedOf.value(spec.object);
     if (!id) {
-        id = m_receiver->subscribe(server, is::Criteria(posixEscape(object)), true);
+        id = m_session->followObject(spec.object);
+        if (!id)
+            return; // not Server.Object
         m_feedOf.insert(spec.object, id);
         m_feeds.insert(id, Feed{spec.object, {}});
     }
     m_feeds[id].targets << Target{chart, series, spec.attribute};
     // The current value, so a rarely updated object shows at once.
-    QPointer<TimeSeriesChart> guard(chart);
-    m_dictionary->get(spec.object, [guard, series, spec](const is::Status &s, const is::Entry &e) {
+    m_session->read(spec.object, chart, [chart, series, spec](const is::Status &s, const is::Entry &e) {
         double v;
-        if (guard && s.isOk() && numericValue(e.object, spec.attribute, &v))
-            guard->addPoint(series, e.time.microsecondsSinceEpoch() / 1000, v);
+        if (s.isOk() && numericValue(e.object, spec.attribute, &v))
+            chart->addPoint(series, e.time.microsecondsSinceEpoch() / 1000, v);
     });
 }
 
@@ -245,45 +226,26 @@ void OmdWindow::startBar(BarChart *chart)
         chart->setStatusText(c.errorString());
         return;
     }
-    m_bars.insert(m_receiver->subscribe(spec.server, c, true), chart);
+    m_bars.insert(m_session->followObjects(spec.server, c), chart);
 }
 
-void OmdWindow::listBar(int id)
+void OmdWindow::onListed(int id, const QList<is::Entry> &entries, const QSet<QString> &present)
 {
-    QPointer<BarChart> chart = m_bars.value(id);
+    BarChart *chart = m_bars.value(id);
     if (!chart)
         return;
-    const ChartSpec spec = chart->spec();
-    const is::Criteria c(spec.regex, spec.type,
-                         spec.type.isEmpty() ? is::Criteria::TypeSelector::Any
-                                             : (spec.subtypes ? is::Criteria::TypeSelector::WithSubtypes
-                                                              : is::Criteria::TypeSelector::Exactly));
-    // Events that arrive meanwhile are newer than the listing: they win.
-    auto seen = std::make_shared<QSet<QString>>();
-    m_barSeen[id] = seen;
-    m_dictionary->list(spec.server, c,
-                       [this, chart, spec, id, seen](const is::Status &s, const QList<is::Entry> &entries) {
-                           if (!chart || m_barSeen.value(id) != seen)
-                               return;
-                           m_barSeen.remove(id);
-                           if (!s.isOk()) {
-                               chart->setStatusText(s.toString());
-                               return;
-                           }
-                           QSet<QString> listed;
-                           for (const is::Entry &e : entries) {
-                               double v;
-                               QString object;
-                               is::Dictionary::splitName(e.name, nullptr, &object);
-                               listed.insert(object);
-                               if (!seen->contains(object) && numericValue(e.object, spec.attribute, &v))
-                                   chart->setValue(object, v);
-                           }
-                           // Objects removed while the subscription was down (a server restart).
-                           for (const QString &object : chart->values().keys())
-                               if (!listed.contains(object) && !seen->contains(object))
-                                   chart->removeObject(object);
-                       });
+    const QString attribute = chart->spec().attribute;
+    for (const is::Entry &e : entries) {
+        double v;
+        QString object;
+        is::Dictionary::splitName(e.name, nullptr, &object);
+        if (numericValue(e.object, attribute, &v))
+            chart->setValue(object, v);
+    }
+    // Objects removed while the subscription was down (a server restart).
+    for (const QString &object : chart->values().keys())
+        if (!present.contains(object))
+            chart->removeObject(object);
 }
 
 void OmdWindow::removeChart(int index)
@@ -291,8 +253,7 @@ void OmdWindow::removeChart(int index)
     OmdChart *chart = m_charts.takeAt(index);
     for (auto it = m_bars.begin(); it != m_bars.end();) {
         if (it.value() == chart) {
-            m_receiver->unsubscribe(it.key());
-            m_barSeen.remove(it.key());
+            m_session->unfollow(it.key());
             it = m_bars.erase(it);
         } else {
             ++it;
@@ -301,7 +262,7 @@ void OmdWindow::removeChart(int index)
     for (auto it = m_feeds.begin(); it != m_feeds.end();) {
         it->targets.removeIf([chart](const Target &t) { return !t.chart || t.chart == chart; });
         if (it->targets.isEmpty()) {
-            m_receiver->unsubscribe(it.key());
+            m_session->unfollow(it.key());
             m_feedOf.remove(it->object);
             it = m_feeds.erase(it);
         } else {
@@ -326,27 +287,22 @@ void OmdWindow::addObject(const QString &object, const QString &attribute)
         addSeries(index, SeriesSpec{object, attribute, {}});
         return;
     }
-    QPointer<OmdChart> chart = m_charts.at(index);
-    m_dictionary->get(object, [this, chart, object](const is::Status &s, const is::Entry &e) {
-        if (!chart)
-            return;
+    OmdChart *chart = m_charts.at(index);
+    m_session->read(object, chart, [this, chart, object](const is::Status &s, const is::Entry &e) {
         if (!s.isOk()) {
             chart->setStatusText(s.toString());
             return;
         }
-        const int i = int(m_charts.indexOf(chart.data()));
+        const int i = int(m_charts.indexOf(chart));
         for (const QString &a : numericAttributes(e.object))
             addSeries(i, SeriesSpec{object, a, a});
     });
 }
 
-void OmdWindow::onEvent(const is::Event &e)
+void OmdWindow::onEvent(int id, const is::Event &e)
 {
-    ++m_events;
-    if (BarChart *bar = m_bars.value(e.subscription())) {
+    if (BarChart *bar = m_bars.value(id)) {
         const QString object = QString::fromUtf8(e.objectNameUtf8());
-        if (const auto seen = m_barSeen.value(e.subscription()))
-            seen->insert(object); // a listing is on its way: this event is newer
         double v;
         if (e.kind() == is::Event::Kind::Removed)
             bar->removeObject(object);
@@ -354,7 +310,7 @@ void OmdWindow::onEvent(const is::Event &e)
             bar->setValue(object, v);
         return;
     }
-    const auto it = m_feeds.constFind(e.subscription());
+    const auto it = m_feeds.constFind(id);
     if (it == m_feeds.cend() || e.kind() == is::Event::Kind::Removed)
         return;
     const is::Object o = e.object();
@@ -529,12 +485,12 @@ void OmdWindow::updateStatus()
 {
     m_status->setText(QStringLiteral("%1 charts · %2 updates/s · %3%4")
                           .arg(m_charts.size())
-                          .arg(m_events - m_eventsAtLastStatus)
-                          .arg(m_client->state() == Client::State::Connected
+                          .arg(m_session->events() - m_eventsAtLastStatus)
+                          .arg(client()->state() == Client::State::Connected
                                    ? QStringLiteral("connected")
                                    : QStringLiteral("not connected"),
                                m_paused ? QStringLiteral(" · PAUSED") : QString()));
-    m_eventsAtLastStatus = m_events;
+    m_eventsAtLastStatus = m_session->events();
 }
 
 } // namespace dialog::omd

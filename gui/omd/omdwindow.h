@@ -3,12 +3,9 @@
 // saved to and loaded from JSON.
 #pragma once
 
+#include "displaysession.h"
 #include "layout.h"
 #include "omdchart.h"
-
-#include "dialog/client.h"
-#include "dialog/is/dictionary.h"
-#include "dialog/is/receiver.h"
 
 #include <QMainWindow>
 #include <QPointer>
@@ -29,8 +26,9 @@ public:
     explicit OmdWindow(const ClientOptions &options, QWidget *parent = nullptr);
     ~OmdWindow() override;
 
-    Client *client() const { return m_client.get(); }
-    is::Dictionary *dictionary() const { return m_dictionary; }
+    DisplaySession *session() const { return m_session; }
+    Client *client() const { return m_session->client(); }
+    is::Dictionary *dictionary() const { return m_session->dictionary(); }
 
     bool loadLayout(const QString &path, QString *error);
     bool saveLayout(const QString &path, QString *error) const;
@@ -81,22 +79,18 @@ private:
     void relayout();
     void feedSeries(TimeSeriesChart *chart, int series, const SeriesSpec &spec);
     void startBar(BarChart *chart);
-    void listBar(int id);
-    void onEvent(const is::Event &e);
+    void onListed(int id, const QList<is::Entry> &entries, const QSet<QString> &present);
+    void onEvent(int id, const is::Event &e);
     void exportChart(OmdChart *chart, bool csv);
     void addSeriesDialog();
     void addBarDialog();
     void updateStatus();
 
-    std::unique_ptr<Client> m_client;
-    is::Dictionary *m_dictionary;
-    is::Receiver *m_receiver;
+    DisplaySession *m_session;
     QList<OmdChart *> m_charts;
     QHash<QString, int> m_feedOf; ///< object → subscription
     QHash<int, Feed> m_feeds;
     QHash<int, QPointer<BarChart>> m_bars; ///< subscription → bar chart
-    /// Objects changed while a bar chart's listing is on its way (subscription → names).
-    QHash<int, std::shared_ptr<QSet<QString>>> m_barSeen;
     QWidget *m_grid = nullptr;
     QGridLayout *m_gridLayout = nullptr;
     QLabel *m_hint = nullptr;
@@ -109,7 +103,7 @@ private:
     int m_windowS = 600;
     int m_columns = 2;
     bool m_paused = false;
-    quint64 m_events = 0, m_eventsAtLastStatus = 0;
+    quint64 m_eventsAtLastStatus = 0;
 };
 
 } // namespace dialog::omd
