@@ -169,10 +169,16 @@ bool Launcher::ssh(const QString &host, const QString &command, QByteArray *out,
         return false;
     }
     if (p.exitStatus() != QProcess::NormalExit || p.exitCode() != 0) {
-        *error = QStringLiteral("%1 %2 failed (exit %3): %4")
-                     .arg(m_partition.sshCommand.first(), host)
-                     .arg(p.exitCode())
-                     .arg(QString::fromLocal8Bit(p.readAllStandardError()).trimmed());
+        const QString detail = QString::fromLocal8Bit(p.readAllStandardError()).trimmed();
+        // ssh itself exits with 255 when it cannot connect or log in; anything else is the
+        // remote command's own exit code.
+        *error = p.exitStatus() == QProcess::NormalExit && p.exitCode() == 255
+                     ? QStringLiteral("cannot reach %1 over %2 (unreachable, or the key refused): %3")
+                           .arg(host, m_partition.sshCommand.first(), detail)
+                     : QStringLiteral("%1 %2 failed (exit %3): %4")
+                           .arg(m_partition.sshCommand.first(), host)
+                           .arg(p.exitCode())
+                           .arg(detail);
         return false;
     }
     *out = p.readAllStandardOutput();
@@ -213,17 +219,23 @@ bool Launcher::start(const ProcessSpec &spec, Launched *out, QString *error) con
         }
         return true;
     }
-    // Remote: the same paths on the other host; nohup so it outlives the ssh session.
+    // Remote: the same paths on the other host; nohup so it outlives the ssh session. Only the
+    // program itself goes to the background, with every standard stream redirected: nothing of it
+    // holds the ssh session open, and $! is the program's own PID (nohup execs it), the one that
+    // `dialog down` signals. (Backgrounding "cd … && nohup …" would fork a subshell that keeps the
+    // session's stdout, so ssh would not return, and $! would be the subshell's.)
     QStringList quoted;
     for (const QString &a : args)
         quoted << shellQuote(a);
     const QString cmd =
-        QStringLiteral("mkdir -p %1 %2 && test -x %3 || { echo '%4 not found on this host' >&2; exit 3; }; "
-                       "cd %5 && DIALOG_CONTROL_SERVER=%6 nohup %3 %7 >%8 2>&1 </dev/null & echo $!")
+        QStringLiteral("mkdir -p %1 %2 || exit 4; test -x %3 || { echo %4 >&2; exit 3; }; cd %5 || exit 4; "
+                       "DIALOG_CONTROL_SERVER=%6 nohup %3 %7 >%8 2>&1 </dev/null & echo $!")
             .arg(shellQuote(logDir), shellQuote(QDir(m_runDir).filePath(QStringLiteral("is"))),
-                 shellQuote(program), program, shellQuote(m_runDir),
-                 shellQuote(m_partition.controlServerAddress()), quoted.join(QLatin1Char(' ')),
-                 shellQuote(out->log));
+                 shellQuote(program),
+                 shellQuote(
+                     QStringLiteral("%1 not found (bin_dir of the partition: %2)").arg(program, m_binDir)),
+                 shellQuote(m_runDir), shellQuote(m_partition.controlServerAddress()),
+                 quoted.join(QLatin1Char(' ')), shellQuote(out->log));
     QByteArray reply;
     if (!ssh(spec.host, cmd, &reply, error))
         return false;
