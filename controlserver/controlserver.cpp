@@ -184,9 +184,7 @@ void ControlServer::handleData(net::InboundBatch &batch)
         }
         const QString command = QString::fromUtf8(in.name);
         const QStringList targets = m_directory.commandTargets(command);
-        quint8 flags = 0;
-        const QByteArray data = prepareData(in.data, 64 * 1024, flags);
-        const QByteArray frame = encodeCommandFrame(in.name, in.peer->name.toUtf8(), flags, data);
+        const QByteArray frame = relayedCommand(in);
         for (const QString &t : targets)
             sendTo(t, frame);
         if (targets.isEmpty())
@@ -209,7 +207,8 @@ void ControlServer::handle(const net::Inbound &in)
         if (!service)
             return;
         if (in.type == Type::SubscribeService) {
-            service->addSubscriber(Subscriber{m_transport->outbox(in.peer->endpoint), peer, in.peer->incarnation});
+            service->addSubscriber(
+                Subscriber{m_transport->outbox(in.peer->endpoint), peer, in.peer->incarnation});
             if (service == m_statisticsService && !m_statisticsTimer->isActive())
                 m_statisticsTimer->start(); // its first snapshot
         } else
@@ -346,8 +345,9 @@ void ControlServer::registerService(const QString &process, const QString &servi
     if (!validName || own || !m_directory.registerService(process, service, &owner)) {
         if (own)
             owner = m_self.name;
-        const QString why = validName ? QStringLiteral("service '%1' is already provided by %2").arg(service, owner)
-                                      : QStringLiteral("invalid service name (empty or over %1 bytes)").arg(MaxNameLength);
+        const QString why =
+            validName ? QStringLiteral("service '%1' is already provided by %2").arg(service, owner)
+                      : QStringLiteral("invalid service name (empty or over %1 bytes)").arg(MaxNameLength);
         qCWarning(lcServer).noquote() << "refused service" << service << "of" << process << "-" << why;
         wire::Refused r;
         r.set_what("service");
@@ -443,12 +443,17 @@ bool ControlServer::routeCommand(const net::Inbound &in)
             return false; // the main thread tells it it is not connected
         targets = m_commandRoutes.value(in.name);
     }
-    quint8 flags = 0;
-    const QByteArray data = prepareData(in.data, 64 * 1024, flags);
-    const QByteArray frame = encodeCommandFrame(in.name, in.peer->name.toUtf8(), flags, data);
+    const QByteArray frame = relayedCommand(in);
     for (const net::OutboxPtr &t : std::as_const(targets))
         m_transport->send(t, frame);
     return true;
+}
+
+QByteArray ControlServer::relayedCommand(const net::Inbound &in)
+{
+    // The transport leaves command data as it came (see Transport::setDirectRoute): compressed
+    // data is relayed compressed, as the sender chose, and nothing is decompressed here.
+    return encodeCommandFrame(in.name, in.peer->name.toUtf8(), in.flags, in.data);
 }
 
 void ControlServer::rebuildRoutes()

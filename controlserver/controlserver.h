@@ -63,6 +63,7 @@ private:
     void sendToEndpoint(const net::Endpoint &e, const QByteArray &frame);
     void checkHeartbeats();
     bool routeCommand(const net::Inbound &in); // reader threads
+    static QByteArray relayedCommand(const net::Inbound &in);
     void rebuildRoutes();
     void directoryChanged();
     void publishDirectory();

@@ -60,6 +60,9 @@ struct Inbound
     PeerPtr peer;
     quint64 incarnation = 0;
     quint8 status = 0; ///< REPLY only
+    /// COMMAND_MESSAGE seen by a direct route only: the frame's flags, data left as it came (still
+    /// compressed when they say so), so that a router relays it unchanged.
+    quint8 flags = 0;
     QByteArray name;
     QByteArray origin;
     quint64 sequence = 0;
@@ -147,7 +150,8 @@ public:
 
     /// Optional: called in the reader thread for each data frame before it is queued for the data
     /// sink; returns true if it consumed the frame (a router that must not wait for another thread).
-    /// Must be thread-safe. Set before listen().
+    /// Must be thread-safe. Set before listen(). With a direct route, COMMAND_MESSAGE data is not
+    /// decompressed (Inbound::flags says whether it is compressed), for it as for the data sink.
     using DirectRoute = std::function<bool(const Inbound &)>;
     void setDirectRoute(DirectRoute route) { m_directRoute = std::move(route); }
 

@@ -1,6 +1,7 @@
 #include "transport_workers_p.h"
 
 #include "control_p.h"
+#include "inbounddecoder_p.h"
 
 #include <QTcpSocket>
 #include <QTimer>
@@ -197,7 +198,7 @@ void SenderWorker::checkTimeouts()
 struct ReaderWorker::Connection
 {
     QTcpSocket *socket = nullptr;
-    FrameDecoder decoder;
+    InboundDecoder decoder;
     PeerPtr peer;
     QString label;
     QList<QByteArray> names;
@@ -205,10 +206,7 @@ struct ReaderWorker::Connection
     explicit Connection(qint64 maxPayload) : decoder(maxPayload) {}
 };
 
-ReaderWorker::ReaderWorker(Transport *transport) : m_transport(transport)
-{
-    m_readBuffer.resize(256 * 1024);
-}
+ReaderWorker::ReaderWorker(Transport *transport) : m_transport(transport) {}
 
 ReaderWorker::~ReaderWorker()
 {
@@ -319,6 +317,22 @@ QByteArray ReaderWorker::Connection::intern(QByteArrayView name)
     return names.last();
 }
 
+bool ReaderWorker::acceptHello(Connection *c, Type type, QByteArrayView payload, QString &error)
+{
+    wire::Hello h;
+    if (type != Type::Hello || !h.ParseFromArray(payload.data(), int(payload.size()))) {
+        error = QStringLiteral("first frame is %1, not a valid HELLO").arg(QLatin1String(typeName(type)));
+        return false;
+    }
+    auto p = std::make_shared<PeerInfo>();
+    p->name = qs(h.name());
+    p->endpoint = Endpoint{qs(h.host()), quint16(h.port())};
+    p->pid = h.pid();
+    p->incarnation = h.incarnation();
+    c->peer = std::move(p);
+    return true;
+}
+
 void ReaderWorker::readFrom(Connection *c)
 {
     if (shouldPause())
@@ -330,87 +344,57 @@ void ReaderWorker::readFrom(Connection *c)
     quint64 frames = 0;
     QString error;
     bool ok = true;
-    const auto onFrame = [&](Type type, quint8 flags, QByteArrayView payload) {
-        if (!c->peer) {
-            wire::Hello h;
-            if (type != Type::Hello || !h.ParseFromArray(payload.data(), int(payload.size()))) {
-                error =
-                    QStringLiteral("first frame is %1, not a valid HELLO").arg(QLatin1String(typeName(type)));
-                return false;
-            }
-            auto p = std::make_shared<PeerInfo>();
-            p->name = qs(h.name());
-            p->endpoint = Endpoint{qs(h.host()), quint16(h.port())};
-            p->pid = h.pid();
-            p->incarnation = h.incarnation();
-            c->peer = std::move(p);
-            return true;
-        }
+    // Commands for a router stay as they came (compressed or not): it relays them unchanged.
+    const bool keepCommandsCompressed = bool(m_transport->m_directRoute);
+    const auto onFrame = [&](Type type, quint8 flags, QByteArrayView payload, QByteArray *owned) {
+        if (!c->peer)
+            return acceptHello(c, type, payload, error);
         ++frames;
         Inbound in;
         in.type = type;
         in.incarnation = c->peer->incarnation;
+        if (!isDataType(type)) {
+            in.peer = c->peer;
+            in.data = owned ? std::move(*owned) : payload.toByteArray();
+            if (type == Type::Hello || !validControlPayload(type, in.data)) {
+                error = QStringLiteral("malformed %1 payload").arg(QLatin1String(typeName(type)));
+                return false;
+            }
+            controlBytes += in.data.size() + InboundOverhead;
+            control.append(std::move(in));
+            return true;
+        }
+        DataParts parts;
+        const bool keep = keepCommandsCompressed && type == Type::CommandMessage;
+        if (!decodeData(type, flags, payload, owned, maxData, keep, parts, &error))
+            return false;
+        in.sequence = parts.sequence;
+        in.status = parts.status;
         if (type == Type::ServiceMessage) {
             // The hot path: no peer pointer (no shared refcount across threads), name interned.
-            QByteArrayView name, body;
-            if (!splitService(payload, name, in.sequence, body)) {
-                error = QStringLiteral("truncated SERVICE_MESSAGE payload");
-                return false;
-            }
-            if (!extractData(body, flags, in.data, maxData, &error))
-                return false;
-            in.name = c->intern(name);
-            dataBytes += in.data.size() + InboundOverhead;
-            data.append(std::move(in));
-            return true;
+            in.name = c->intern(parts.name);
+        } else {
+            in.peer = c->peer;
+            in.name = parts.name.toByteArray();
+            in.origin = parts.origin.toByteArray();
         }
-        in.peer = c->peer;
-        if (type == Type::Request || type == Type::Reply) {
-            QByteArrayView name, body;
-            const bool split = type == Type::Request ? splitService(payload, name, in.sequence, body)
-                                                     : splitReply(payload, in.sequence, in.status, body);
-            if (!split) {
-                error = QStringLiteral("truncated %1 payload").arg(QLatin1String(typeName(type)));
-                return false;
-            }
-            if (!extractData(body, flags, in.data, maxData, &error))
-                return false;
-            in.name = name.toByteArray();
-            dataBytes += in.data.size() + InboundOverhead;
-            data.append(std::move(in));
-            return true;
-        }
-        if (type == Type::CommandMessage) {
-            QByteArrayView name, origin, body;
-            if (!splitCommand(payload, name, origin, body)) {
-                error = QStringLiteral("truncated COMMAND_MESSAGE payload");
-                return false;
-            }
-            if (!extractData(body, flags, in.data, maxData, &error))
-                return false;
-            in.name = name.toByteArray();
-            in.origin = origin.toByteArray();
-            if (m_transport->m_directRoute && m_transport->m_directRoute(in))
+        in.data = std::move(parts.data);
+        if (keep) {
+            in.flags = flags;
+            if (m_transport->m_directRoute(in))
                 return true;
-            dataBytes += in.data.size() + InboundOverhead;
-            data.append(std::move(in));
-            return true;
         }
-        in.data = payload.toByteArray();
-        if (type == Type::Hello || !validControlPayload(type, in.data)) {
-            error = QStringLiteral("malformed %1 payload").arg(QLatin1String(typeName(type)));
-            return false;
-        }
-        controlBytes += in.data.size() + InboundOverhead;
-        control.append(std::move(in));
+        dataBytes += in.data.size() + InboundOverhead;
+        data.append(std::move(in));
         return true;
     };
     while (ok && c->socket->bytesAvailable() > 0) {
-        const qint64 n = c->socket->read(m_readBuffer.data(), m_readBuffer.size());
+        const InboundDecoder::Buffer b = c->decoder.buffer();
+        const qint64 n = c->socket->read(b.data, b.size);
         if (n <= 0)
             break;
         m_transport->m_bytesIn.fetch_add(quint64(n), std::memory_order_relaxed);
-        ok = c->decoder.feedView(QByteArrayView(m_readBuffer.constData(), n), onFrame);
+        ok = c->decoder.decode(n, onFrame);
         if (!ok && error.isEmpty())
             error = c->decoder.errorString();
         if (shouldPause())

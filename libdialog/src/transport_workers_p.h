@@ -58,6 +58,8 @@ public:
 private:
     struct Connection;
     void readFrom(Connection *c);
+    /// The first frame of a connection: who is sending. False with @p error if it is not a HELLO.
+    static bool acceptHello(Connection *c, wire_format::Type type, QByteArrayView payload, QString &error);
     /// True when the sinks are too far behind: stop reading, TCP pushes back on the senders.
     bool shouldPause();
     void closeWithError(Connection *c, const QString &reason);
@@ -65,7 +67,6 @@ private:
 
     Transport *m_transport;
     QHash<QTcpSocket *, Connection *> m_conns;
-    QByteArray m_readBuffer;
     bool m_paused = false;
     quint64 m_resumeCount = 0;
 };
