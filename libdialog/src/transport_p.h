@@ -95,8 +95,8 @@ public:
 
     std::atomic<quint64> framesSent{0};
     std::atomic<quint64> bytesSent{0};
-    std::atomic<quint64> framesDropped{0};
-    std::atomic<quint64> reconnects{0}; ///< connections opened to this destination, the first included
+    std::atomic<quint64> framesDropped{0}; ///< refused when full, or discarded with a failed connection
+    std::atomic<quint64> reconnects{0};    ///< connections opened to this destination, the first included
     qint64 queuedBytes() const
     {
         QMutexLocker l(&m_lock);
@@ -108,8 +108,13 @@ private:
     friend class SenderWorker;
     mutable QMutex m_lock;
     QWaitCondition m_room;
-    QList<QByteArray> m_chunks; // frames waiting for the sender thread
-    qint64 m_queued = 0;        // bytes in m_chunks + bytes handed to the socket but not yet written
+    struct Chunk
+    {
+        QByteArray bytes;
+        qint64 frames = 0; // frames that end in this chunk (a large frame may span two chunks)
+    };
+    QList<Chunk> m_chunks; // frames waiting for the sender thread
+    qint64 m_queued = 0;   // bytes in m_chunks + bytes handed to the socket but not yet written
     bool m_wakePosted = false;
     quint64 m_generation = 0; // bumped when the connection fails: stale accounting is ignored
     std::vector<std::function<void()>> m_onRoom; // run (in the sender thread) once the queue is half empty
@@ -174,7 +179,9 @@ public:
             QMutexLocker l(&box->m_lock);
             if (!waitForRoom(*box, size, blockMs))
                 return SendResult::Full;
-            write(smallChunk(*box, size));
+            Outbox::Chunk &chunk = smallChunk(*box, size);
+            write(chunk.bytes);
+            ++chunk.frames;
             post = commit(*box, size);
         }
         box->framesSent.fetch_add(1, std::memory_order_relaxed);
@@ -227,7 +234,7 @@ private:
     void wake(const OutboxPtr &box);
     // Called with box.m_lock held.
     bool waitForRoom(Outbox &box, qint64 size, int blockMs);
-    QByteArray &smallChunk(Outbox &box, qint64 size);
+    Outbox::Chunk &smallChunk(Outbox &box, qint64 size);
     bool commit(Outbox &box, qint64 size);
 
     TransportOptions m_options;

@@ -57,6 +57,7 @@ SenderWorker::Connection *SenderWorker::open(const OutboxPtr &box)
         if (!c)
             return;
         c->lastActivity = m_clock.elapsed();
+        c->wrote(n);
         Outbox *b = c->box.get();
         b->bytesSent.fetch_add(quint64(n), std::memory_order_relaxed);
         std::vector<std::function<void()>> ready;
@@ -93,13 +94,28 @@ SenderWorker::Connection *SenderWorker::open(const OutboxPtr &box)
         box->m_queued += frame.size();
     }
     s->write(frame);
+    c->hand(frame.size(), 0);
     qCDebug(lcSender) << "connecting to" << box->endpoint.toString();
     return c;
 }
 
+void SenderWorker::Connection::hand(qint64 bytes, qint64 frames)
+{
+    handed += bytes;
+    if (frames > 0)
+        unwritten.emplace_back(handed, frames);
+}
+
+void SenderWorker::Connection::wrote(qint64 bytes)
+{
+    written += bytes;
+    while (!unwritten.empty() && unwritten.front().first <= written)
+        unwritten.pop_front();
+}
+
 void SenderWorker::flush(const OutboxPtr &box)
 {
-    QList<QByteArray> chunks;
+    QList<Outbox::Chunk> chunks;
     {
         QMutexLocker l(&box->m_lock);
         chunks.swap(box->m_chunks);
@@ -110,8 +126,10 @@ void SenderWorker::flush(const OutboxPtr &box)
     Connection *c = m_conns.value(box.get());
     if (!c)
         c = open(box);
-    for (const QByteArray &chunk : std::as_const(chunks))
-        c->socket->write(chunk);
+    for (const Outbox::Chunk &chunk : std::as_const(chunks)) {
+        c->socket->write(chunk.bytes);
+        c->hand(chunk.bytes.size(), chunk.frames);
+    }
     c->lastActivity = m_clock.elapsed();
 }
 
@@ -123,20 +141,27 @@ void SenderWorker::fail(Outbox *key, const QString &reason)
     m_transport->m_outgoing.fetch_sub(1);
     const Endpoint dest = c->box->endpoint;
     qint64 lost = 0;
+    // Every frame not completely written is discarded: those the socket still held and those
+    // still queued.
+    qint64 lostFrames = 0;
+    for (const auto &[end, frames] : c->unwritten)
+        lostFrames += frames;
     {
         QMutexLocker l(&key->m_lock);
         lost = key->m_queued;
+        for (const Outbox::Chunk &chunk : std::as_const(key->m_chunks))
+            lostFrames += chunk.frames;
         key->m_queued = 0;
         key->m_chunks.clear();
         key->m_onRoom.clear();
         key->m_generation++;
         key->m_room.wakeAll();
     }
+    key->framesDropped.fetch_add(quint64(lostFrames), std::memory_order_relaxed);
     if (lost > 0)
-        key->framesDropped.fetch_add(1, std::memory_order_relaxed);
-    if (lost > 0)
-        qCInfo(lcSender).noquote() << "connection to" << dest.toString() << "failed:" << reason
-                                   << QStringLiteral("(%1 queued bytes discarded)").arg(lost);
+        qCInfo(lcSender).noquote()
+            << "connection to" << dest.toString() << "failed:" << reason
+            << QStringLiteral("(%1 frames, %2 queued bytes discarded)").arg(lostFrames).arg(lost);
     else
         qCDebug(lcSender).noquote() << "connection to" << dest.toString() << "closed:" << reason;
     c->socket->disconnect(this);

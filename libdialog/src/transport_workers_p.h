@@ -6,6 +6,7 @@
 #include <QElapsedTimer>
 #include <QHash>
 #include <QTcpServer>
+#include <deque>
 
 class QTcpSocket;
 class QTimer;
@@ -21,7 +22,6 @@ public:
     ~SenderWorker() override;
     /// Writes everything queued in @p box. Runs in the worker's thread.
     void flush(const OutboxPtr &box);
-    int connectionCount() const { return int(m_conns.size()); }
 
 private:
     struct Connection
@@ -31,6 +31,12 @@ private:
         quint64 generation = 0;
         qint64 lastActivity = 0;
         bool connected = false;
+        // Frames handed to the socket and not yet written: (end in bytes handed, frames ending there).
+        std::deque<std::pair<qint64, qint64>> unwritten;
+        qint64 handed = 0;  // bytes handed to the socket
+        qint64 written = 0; // bytes the socket reported written
+        void hand(qint64 bytes, qint64 frames);
+        void wrote(qint64 bytes);
     };
     Connection *open(const OutboxPtr &box);
     void fail(Outbox *key, const QString &reason);
@@ -53,7 +59,6 @@ public:
     void addDescriptor(qintptr fd);
     /// Continues reading after the sinks caught up.
     void resume();
-    int connectionCount() const { return int(m_conns.size()); }
 
 private:
     struct Connection;
