@@ -358,61 +358,63 @@ bool ReaderWorker::acceptHello(Connection *c, Type type, QByteArrayView payload,
     return true;
 }
 
+bool ReaderWorker::takeFrame(Connection *c, Type type, quint8 flags, QByteArrayView payload,
+                             QByteArray *owned, Received &r)
+{
+    if (!c->peer)
+        return acceptHello(c, type, payload, r.error);
+    ++r.frames;
+    Inbound in;
+    in.type = type;
+    in.incarnation = c->peer->incarnation;
+    if (!isDataType(type)) {
+        in.peer = c->peer;
+        in.data = owned ? std::move(*owned) : payload.toByteArray();
+        if (type == Type::Hello || !validControlPayload(type, in.data)) {
+            r.error = QStringLiteral("malformed %1 payload").arg(QLatin1String(typeName(type)));
+            return false;
+        }
+        r.controlBytes += in.data.size() + InboundOverhead;
+        r.control.append(std::move(in));
+        return true;
+    }
+    // Commands for a router stay as they came (compressed or not): it relays them unchanged.
+    const bool keep = type == Type::CommandMessage && m_transport->m_directRoute;
+    DataParts parts;
+    if (!decodeData(type, flags, payload, owned, m_transport->options().maxMessageSize, keep, parts,
+                    &r.error))
+        return false;
+    in.sequence = parts.sequence;
+    in.status = parts.status;
+    if (type == Type::ServiceMessage) {
+        // The hot path: no peer pointer (no shared refcount across threads), name interned.
+        in.name = c->intern(parts.name);
+    } else {
+        in.peer = c->peer;
+        in.name = parts.name.toByteArray();
+        in.origin = parts.origin.toByteArray();
+    }
+    in.data = std::move(parts.data);
+    if (keep) {
+        in.flags = flags;
+        if (m_transport->m_directRoute(in))
+            return true;
+    }
+    r.dataBytes += in.data.size() + InboundOverhead;
+    r.data.append(std::move(in));
+    return true;
+}
+
 void ReaderWorker::readFrom(Connection *c)
 {
     if (shouldPause())
         return;
-    const qint64 maxData = m_transport->options().maxMessageSize;
-    InboundBatch control, data;
-    data.reserve(1024); // a read of 256 KiB holds up to ~2000 small messages: grow rarely
-    qint64 controlBytes = 0, dataBytes = 0;
-    quint64 frames = 0;
-    QString error;
-    bool ok = true;
-    // Commands for a router stay as they came (compressed or not): it relays them unchanged.
-    const bool keepCommandsCompressed = bool(m_transport->m_directRoute);
+    Received r;
+    r.data.reserve(1024); // a batch of small messages holds hundreds of them: grow rarely
     const auto onFrame = [&](Type type, quint8 flags, QByteArrayView payload, QByteArray *owned) {
-        if (!c->peer)
-            return acceptHello(c, type, payload, error);
-        ++frames;
-        Inbound in;
-        in.type = type;
-        in.incarnation = c->peer->incarnation;
-        if (!isDataType(type)) {
-            in.peer = c->peer;
-            in.data = owned ? std::move(*owned) : payload.toByteArray();
-            if (type == Type::Hello || !validControlPayload(type, in.data)) {
-                error = QStringLiteral("malformed %1 payload").arg(QLatin1String(typeName(type)));
-                return false;
-            }
-            controlBytes += in.data.size() + InboundOverhead;
-            control.append(std::move(in));
-            return true;
-        }
-        DataParts parts;
-        const bool keep = keepCommandsCompressed && type == Type::CommandMessage;
-        if (!decodeData(type, flags, payload, owned, maxData, keep, parts, &error))
-            return false;
-        in.sequence = parts.sequence;
-        in.status = parts.status;
-        if (type == Type::ServiceMessage) {
-            // The hot path: no peer pointer (no shared refcount across threads), name interned.
-            in.name = c->intern(parts.name);
-        } else {
-            in.peer = c->peer;
-            in.name = parts.name.toByteArray();
-            in.origin = parts.origin.toByteArray();
-        }
-        in.data = std::move(parts.data);
-        if (keep) {
-            in.flags = flags;
-            if (m_transport->m_directRoute(in))
-                return true;
-        }
-        dataBytes += in.data.size() + InboundOverhead;
-        data.append(std::move(in));
-        return true;
+        return takeFrame(c, type, flags, payload, owned, r);
     };
+    bool ok = true;
     while (ok && c->socket->bytesAvailable() > 0) {
         const InboundDecoder::Buffer b = c->decoder.buffer();
         const qint64 n = c->socket->read(b.data, b.size);
@@ -420,17 +422,17 @@ void ReaderWorker::readFrom(Connection *c)
             break;
         m_transport->m_bytesIn.fetch_add(quint64(n), std::memory_order_relaxed);
         ok = c->decoder.decode(n, onFrame);
-        if (!ok && error.isEmpty())
-            error = c->decoder.errorString();
+        if (!ok && r.error.isEmpty())
+            r.error = c->decoder.errorString();
         if (shouldPause())
             break;
     }
-    m_transport->m_framesIn.fetch_add(frames, std::memory_order_relaxed);
+    m_transport->m_framesIn.fetch_add(r.frames, std::memory_order_relaxed);
     // Frames decoded before an error are still delivered: they were valid.
-    m_transport->deliver(m_transport->m_control, control, controlBytes);
-    m_transport->deliver(m_transport->m_data, data, dataBytes);
+    m_transport->deliver(m_transport->m_control, r.control, r.controlBytes);
+    m_transport->deliver(m_transport->m_data, r.data, r.dataBytes);
     if (!ok)
-        closeWithError(c, error);
+        closeWithError(c, r.error);
 }
 
 } // namespace dialog::net

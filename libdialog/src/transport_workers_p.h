@@ -62,7 +62,19 @@ public:
 
 private:
     struct Connection;
+    /// What one readFrom() decoded, delivered to the sinks at its end.
+    struct Received
+    {
+        InboundBatch control, data;
+        qint64 controlBytes = 0, dataBytes = 0;
+        quint64 frames = 0;
+        QString error;
+    };
     void readFrom(Connection *c);
+    /// Decodes one frame the connection's decoder handed over into @p r (see
+    /// InboundDecoder::decode for @p payload and @p owned). False with r.error on a bad frame.
+    bool takeFrame(Connection *c, wire_format::Type type, quint8 flags, QByteArrayView payload,
+                   QByteArray *owned, Received &r);
     /// The first frame of a connection: who is sending. False with @p error if it is not a HELLO.
     static bool acceptHello(Connection *c, wire_format::Type type, QByteArrayView payload, QString &error);
     /// True when the sinks are too far behind: stop reading, TCP pushes back on the senders.
