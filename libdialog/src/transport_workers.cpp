@@ -142,7 +142,7 @@ void SenderWorker::fail(Outbox *key, const QString &reason)
     const Endpoint dest = c->box->endpoint;
     qint64 lost = 0;
     // Every frame not completely written is discarded: those the socket still held and those
-    // still queued.
+    // still queued. Small frames packed into one chunk count as written once the whole chunk is.
     qint64 lostFrames = 0;
     for (const auto &[end, frames] : c->unwritten)
         lostFrames += frames;
