@@ -189,7 +189,8 @@ struct DataParts
 
 /// Splits the payload of a data frame of @p type and takes its data out: decompressed when
 /// @p flags say so and @p keepCompressed is false, and without a copy when @p owned (the frame's
-/// own buffer, see InboundDecoder::decode) is given and the data is not decompressed.
+/// own buffer, see InboundDecoder::decode) is given and the data is not decompressed. Compressed
+/// data kept compressed is still checked (it must decompress, within the bound).
 /// Data (decompressed or not) larger than @p maxDataSize is refused. False with @p error when the
 /// payload is truncated, the data too large or not valid zstd.
 bool decodeData(Type type, quint8 flags, QByteArrayView payload, QByteArray *owned, qint64 maxDataSize,

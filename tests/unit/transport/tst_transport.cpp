@@ -99,6 +99,7 @@ private Q_SLOTS:
     void badInputClosesOnlyThatConnection_data();
     void badInputClosesOnlyThatConnection();
     void routerSeesCommandsAsSent();
+    void routerNeverSeesBadCompressedCommands();
 };
 
 void tst_Transport::framesDeliveredInOrder()
@@ -297,6 +298,30 @@ void tst_Transport::routerSeesCommandsAsSent()
     QCOMPARE(routed[1].flags, quint8(0));
     QCOMPARE(routed[1].data, QByteArray("now"));
     QVERIFY(r.data.isEmpty());
+}
+
+void tst_Transport::routerNeverSeesBadCompressedCommands()
+{
+    // Relayed compressed, but checked first: the sender of a bad one is cut off, not the target.
+    TransportOptions o;
+    o.maxMessageSize = 100000;
+    Receiver r(o);
+    std::atomic<int> routed{0};
+    r.transport->setDirectRoute([&](const Inbound &) { return ++routed, true; });
+    QVERIFY(r.listen());
+    QSignalSpy errors(r.transport.get(), &Transport::protocolError);
+    quint8 flags = 0;
+    const QByteArray tooLarge = prepareData(QByteArray(200000, 'x'), 1024, flags);
+    QCOMPARE(flags, quint8(Compressed));
+    QByteArray corrupt = prepareData(QByteArray(50000, 'y'), 1024, flags);
+    corrupt[corrupt.size() / 2] = char(corrupt[corrupt.size() / 2] ^ 0x55);
+    const QList<QByteArray> bad{tooLarge, corrupt};
+    for (qsizetype i = 0; i < bad.size(); ++i) {
+        auto s = makeSender(QStringLiteral("bad"));
+        s->send(s->outbox(r.endpoint()), encodeCommandFrame("Configure", "bad", Compressed, bad[i]));
+        QTRY_COMPARE_WITH_TIMEOUT(errors.size(), int(i + 1), Timeout);
+    }
+    QCOMPARE(routed.load(), 0);
 }
 
 QTEST_GUILESS_MAIN(tst_Transport)
