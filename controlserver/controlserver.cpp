@@ -490,8 +490,8 @@ bool ControlServer::routeCommand(const net::Inbound &in)
 
 QByteArray ControlServer::relayedCommand(const net::Inbound &in)
 {
-    // The transport leaves command data as it came (see Transport::setDirectRoute): compressed
-    // data is relayed compressed, as the sender chose, and nothing is decompressed here.
+    // The transport leaves command data as it came (see Transport::setDirectRoute), checked but
+    // not decompressed for us: it is relayed as the sender compressed it, never recompressed.
     return encodeCommandFrame(in.name, in.peer->name.toUtf8(), in.flags, in.data);
 }
 
