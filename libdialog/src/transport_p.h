@@ -155,8 +155,9 @@ public:
 
     /// Optional: called in the reader thread for each data frame before it is queued for the data
     /// sink; returns true if it consumed the frame (a router that must not wait for another thread).
-    /// Must be thread-safe. Set before listen(). With a direct route, COMMAND_MESSAGE data is not
-    /// decompressed (Inbound::flags says whether it is compressed), for it as for the data sink.
+    /// Must be thread-safe. Set before listen(). With a direct route, COMMAND_MESSAGE data is left
+    /// as it came (Inbound::flags says whether it is compressed; compressed data has been checked to
+    /// decompress within the bound), for it as for the data sink.
     using DirectRoute = std::function<bool(const Inbound &)>;
     void setDirectRoute(DirectRoute route) { m_directRoute = std::move(route); }
 
