@@ -177,16 +177,12 @@ void ControlServer::handleData(net::InboundBatch &batch)
         if (in.type != Type::CommandMessage)
             continue;
         if (!m_directory.connected(in.peer->name, in.peer->incarnation)) {
-            wire::ConnectionLost cl;
-            cl.set_reason("not connected: send CONNECT_TO_CONTROL_SERVER first");
-            sendToEndpoint(in.peer->endpoint, controlFrame(Type::ConnectionLost, cl));
+            tellNotConnected(in);
             continue;
         }
         const QString command = QString::fromUtf8(in.name);
         const QStringList targets = m_directory.commandTargets(command);
-        quint8 flags = 0;
-        const QByteArray data = prepareData(in.data, 64 * 1024, flags);
-        const QByteArray frame = encodeCommandFrame(in.name, in.peer->name.toUtf8(), flags, data);
+        const QByteArray frame = relayedCommand(in);
         for (const QString &t : targets)
             sendTo(t, frame);
         if (targets.isEmpty())
@@ -196,94 +192,136 @@ void ControlServer::handleData(net::InboundBatch &batch)
 
 void ControlServer::handle(const net::Inbound &in)
 {
-    const QString peer = in.peer->name;
-    if (in.type == Type::ConnectToControlServer) {
+    switch (in.type) {
+    case Type::ConnectToControlServer:
         onConnect(in);
         return;
-    }
-    if (in.type == Type::SubscribeService || in.type == Type::UnsubscribeService) {
-        // Subscriptions to the Control Server's own services (the directory, the statistics).
-        wire::Subscribe sub;
-        parseControl(in.data, sub);
-        const ServiceStatePtr service = ownService(qs(sub.name()));
-        if (!service)
-            return;
-        if (in.type == Type::SubscribeService) {
-            service->addSubscriber(Subscriber{m_transport->outbox(in.peer->endpoint), peer, in.peer->incarnation});
-            if (service == m_statisticsService && !m_statisticsTimer->isActive())
-                m_statisticsTimer->start(); // its first snapshot
-        } else
-            service->removeSubscribers(in.peer->endpoint);
+    case Type::SubscribeService:
+    case Type::UnsubscribeService:
+        onSubscribe(in); // the Control Server's own services: open to unconnected processes too
         return;
+    default:
+        break;
     }
-    if (!m_directory.connected(peer, in.peer->incarnation)) {
+    if (!m_directory.connected(in.peer->name, in.peer->incarnation)) {
         // DIALOG paper: frames of processes that are not connected are ignored, and the sender
         // is told so (it will probably want to connect).
-        qCDebug(lcServer).noquote() << "ignoring" << typeName(in.type) << "from unconnected" << peer
+        qCDebug(lcServer).noquote() << "ignoring" << typeName(in.type) << "from unconnected" << in.peer->name
                                     << in.peer->endpoint.toString();
-        if (in.type != Type::Disconnect) {
-            wire::ConnectionLost cl;
-            cl.set_reason("not connected: send CONNECT_TO_CONTROL_SERVER first");
-            sendToEndpoint(in.peer->endpoint, controlFrame(Type::ConnectionLost, cl));
-        }
+        if (in.type != Type::Disconnect)
+            tellNotConnected(in);
         return;
     }
-    m_directory.heartbeat(peer, now());
-    wire::Names names;
+    m_directory.heartbeat(in.peer->name, now());
     switch (in.type) {
     case Type::Heartbeat:
         onHeartbeat(in);
         break;
     case Type::RegisterService:
-        parseControl(in.data, names);
-        for (const QString &s : namesOf(names))
-            registerService(peer, s);
-        directoryChanged();
+        onRegisterService(in);
         break;
     case Type::UnregisterService:
-        parseControl(in.data, names);
-        for (const QString &s : namesOf(names)) {
-            if (!m_directory.unregisterService(peer, s))
-                continue;
-            wire::InfoService info;
-            info.set_name(ss(s));
-            info.set_available(false);
-            for (const QString &r : m_directory.requesters(s))
-                sendTo(r, controlFrame(Type::InfoService, info));
-        }
-        directoryChanged();
+        onUnregisterService(in);
         break;
     case Type::RegisterCommand:
-        parseControl(in.data, names);
-        for (const QString &c : namesOf(names))
-            m_directory.registerCommand(peer, c);
-        directoryChanged();
+        onRegisterCommand(in);
         break;
     case Type::UnregisterCommand:
-        parseControl(in.data, names);
-        for (const QString &c : namesOf(names))
-            m_directory.unregisterCommand(peer, c);
-        directoryChanged();
+        onUnregisterCommand(in);
         break;
     case Type::RequestService:
-        parseControl(in.data, names);
-        for (const QString &s : namesOf(names))
-            request(peer, s);
-        directoryChanged();
+        onRequestService(in);
         break;
     case Type::CancelRequest:
-        parseControl(in.data, names);
-        for (const QString &s : namesOf(names))
-            m_directory.cancelRequest(peer, s);
-        directoryChanged();
+        onCancelRequest(in);
         break;
     case Type::Disconnect:
-        lose(peer, QString());
+        lose(in.peer->name, QString());
         break;
     default:
-        qCDebug(lcServer) << "unexpected" << typeName(in.type) << "from" << peer;
+        qCDebug(lcServer) << "unexpected" << typeName(in.type) << "from" << in.peer->name;
         break;
     }
+}
+
+void ControlServer::tellNotConnected(const net::Inbound &in)
+{
+    wire::ConnectionLost cl;
+    cl.set_reason("not connected: send CONNECT_TO_CONTROL_SERVER first");
+    sendToEndpoint(in.peer->endpoint, controlFrame(Type::ConnectionLost, cl));
+}
+
+void ControlServer::onSubscribe(const net::Inbound &in)
+{
+    wire::Subscribe sub;
+    parseControl(in.data, sub);
+    const ServiceStatePtr service = ownService(qs(sub.name()));
+    if (!service)
+        return;
+    if (in.type == Type::UnsubscribeService) {
+        service->removeSubscribers(in.peer->endpoint);
+        return;
+    }
+    service->addSubscriber(
+        Subscriber{m_transport->outbox(in.peer->endpoint), in.peer->name, in.peer->incarnation});
+    if (service == m_statisticsService && !m_statisticsTimer->isActive())
+        m_statisticsTimer->start(); // its first snapshot
+}
+
+QStringList ControlServer::namesIn(const net::Inbound &in)
+{
+    wire::Names names;
+    parseControl(in.data, names);
+    return namesOf(names);
+}
+
+void ControlServer::onRegisterService(const net::Inbound &in)
+{
+    for (const QString &s : namesIn(in))
+        registerService(in.peer->name, s);
+    directoryChanged();
+}
+
+void ControlServer::onUnregisterService(const net::Inbound &in)
+{
+    for (const QString &s : namesIn(in)) {
+        if (!m_directory.unregisterService(in.peer->name, s))
+            continue;
+        wire::InfoService info;
+        info.set_name(ss(s));
+        info.set_available(false);
+        for (const QString &r : m_directory.requesters(s))
+            sendTo(r, controlFrame(Type::InfoService, info));
+    }
+    directoryChanged();
+}
+
+void ControlServer::onRegisterCommand(const net::Inbound &in)
+{
+    for (const QString &c : namesIn(in))
+        m_directory.registerCommand(in.peer->name, c);
+    directoryChanged();
+}
+
+void ControlServer::onUnregisterCommand(const net::Inbound &in)
+{
+    for (const QString &c : namesIn(in))
+        m_directory.unregisterCommand(in.peer->name, c);
+    directoryChanged();
+}
+
+void ControlServer::onRequestService(const net::Inbound &in)
+{
+    for (const QString &s : namesIn(in))
+        request(in.peer->name, s);
+    directoryChanged();
+}
+
+void ControlServer::onCancelRequest(const net::Inbound &in)
+{
+    for (const QString &s : namesIn(in))
+        m_directory.cancelRequest(in.peer->name, s);
+    directoryChanged();
 }
 
 void ControlServer::onConnect(const net::Inbound &in)
@@ -346,8 +384,9 @@ void ControlServer::registerService(const QString &process, const QString &servi
     if (!validName || own || !m_directory.registerService(process, service, &owner)) {
         if (own)
             owner = m_self.name;
-        const QString why = validName ? QStringLiteral("service '%1' is already provided by %2").arg(service, owner)
-                                      : QStringLiteral("invalid service name (empty or over %1 bytes)").arg(MaxNameLength);
+        const QString why =
+            validName ? QStringLiteral("service '%1' is already provided by %2").arg(service, owner)
+                      : QStringLiteral("invalid service name (empty or over %1 bytes)").arg(MaxNameLength);
         qCWarning(lcServer).noquote() << "refused service" << service << "of" << process << "-" << why;
         wire::Refused r;
         r.set_what("service");
@@ -443,12 +482,17 @@ bool ControlServer::routeCommand(const net::Inbound &in)
             return false; // the main thread tells it it is not connected
         targets = m_commandRoutes.value(in.name);
     }
-    quint8 flags = 0;
-    const QByteArray data = prepareData(in.data, 64 * 1024, flags);
-    const QByteArray frame = encodeCommandFrame(in.name, in.peer->name.toUtf8(), flags, data);
+    const QByteArray frame = relayedCommand(in);
     for (const net::OutboxPtr &t : std::as_const(targets))
         m_transport->send(t, frame);
     return true;
+}
+
+QByteArray ControlServer::relayedCommand(const net::Inbound &in)
+{
+    // The transport leaves command data as it came (see Transport::setDirectRoute), checked but
+    // not decompressed for us: it is relayed as the sender compressed it, never recompressed.
+    return encodeCommandFrame(in.name, in.peer->name.toUtf8(), in.flags, in.data);
 }
 
 void ControlServer::rebuildRoutes()
@@ -522,8 +566,9 @@ void ControlServer::onHeartbeat(const net::Inbound &in)
 
 void ControlServer::publishDirectory()
 {
-    publish(m_directoryService,
-            QJsonDocument(m_directory.toJson(m_epochOffset + now())).toJson(QJsonDocument::Compact));
+    // The same path as Service::update: a subscriber that fell behind gets the latest value.
+    m_directoryService->publish(
+        QJsonDocument(m_directory.toJson(m_epochOffset + now())).toJson(QJsonDocument::Compact));
 }
 
 void ControlServer::publishStatistics()
@@ -538,26 +583,8 @@ void ControlServer::publishStatistics()
             return;
         }
     }
-    publish(m_statisticsService,
-            QJsonDocument(m_directory.statisticsJson(m_epochOffset + now())).toJson(QJsonDocument::Compact));
-}
-
-void ControlServer::publish(const ServiceStatePtr &service, const QByteArray &json)
-{
-    quint8 flags = 0;
-    const QByteArray data = prepareData(json, service->compressionThreshold, flags);
-    QList<Subscriber> subs;
-    quint64 seq;
-    {
-        QMutexLocker l(&service->lock);
-        seq = ++service->sequence;
-        service->lastData = data;
-        service->lastFlags = flags;
-        service->hasValue = true;
-        subs = service->subscribers;
-    }
-    for (const Subscriber &s : std::as_const(subs))
-        service->sendTo(s, seq, flags, data, 0);
+    m_statisticsService->publish(
+        QJsonDocument(m_directory.statisticsJson(m_epochOffset + now())).toJson(QJsonDocument::Compact));
 }
 
 } // namespace dialog::cs

@@ -53,8 +53,18 @@ private:
     void watchPrimary();
     void handleControl(net::InboundBatch &batch);
     void handleData(net::InboundBatch &batch);
+    /// Dispatches one control frame to its handler (one per message type).
     void handle(const net::Inbound &in);
+    void tellNotConnected(const net::Inbound &in);
+    static QStringList namesIn(const net::Inbound &in);
     void onConnect(const net::Inbound &in);
+    void onSubscribe(const net::Inbound &in);
+    void onRegisterService(const net::Inbound &in);
+    void onUnregisterService(const net::Inbound &in);
+    void onRegisterCommand(const net::Inbound &in);
+    void onUnregisterCommand(const net::Inbound &in);
+    void onRequestService(const net::Inbound &in);
+    void onCancelRequest(const net::Inbound &in);
     void registerService(const QString &process, const QString &service);
     void request(const QString &process, const QString &service);
     void sendInfo(const QString &to, const QString &service);
@@ -63,11 +73,11 @@ private:
     void sendToEndpoint(const net::Endpoint &e, const QByteArray &frame);
     void checkHeartbeats();
     bool routeCommand(const net::Inbound &in); // reader threads
+    static QByteArray relayedCommand(const net::Inbound &in);
     void rebuildRoutes();
     void directoryChanged();
     void publishDirectory();
     void publishStatistics();
-    void publish(const ServiceStatePtr &service, const QByteArray &json);
     void onHeartbeat(const net::Inbound &in);
     ServiceStatePtr ownService(const QString &name) const;
     ServiceStatePtr makeService(const QString &name);

@@ -2,6 +2,7 @@
 
 #include "isserver.h"
 #include "websockethub.h"
+#include "webtcpserver.h"
 
 #include "dialog/is/dictionary.h"
 
@@ -12,7 +13,6 @@
 #include <QJsonDocument>
 #include <QLoggingCategory>
 #include <QRegularExpression>
-#include <QTcpServer>
 #include <QTcpSocket>
 #include <QTimer>
 #include <QUrlQuery>
@@ -25,8 +25,6 @@ namespace dialog::isd {
 namespace {
 
 constexpr int MaxUrlBytes = 8192;
-constexpr int MaxHeaderBytes =
-    64 * 1024; ///< of the first request of a connection (before QAbstractHttpServer)
 constexpr int RemoteTimeoutMs = 5000;
 
 QByteArray reasonPhrase(int status)
@@ -103,124 +101,6 @@ QByteArray header(const QHttpServerRequest &request, const char *name)
             return h.second;
     return {};
 }
-
-/// Looks at the first bytes of every connection before the HTTP server does: a WebSocket upgrade
-/// request goes to @p webSockets (which answers the handshake), anything else stays HTTP.
-class WebTcpServer : public QTcpServer
-{
-public:
-    /// @p busy tells whether a connection has an answer pending (then it is not idle).
-    /// At most @p maxConnections connections (HTTP and WebSocket) are open at once; more are
-    /// answered 503 and closed.
-    WebTcpServer(QWebSocketServer *webSockets, int idleMs, int maxConnections,
-                 std::function<bool(QTcpSocket *)> busy)
-        : m_webSockets(webSockets), m_idleMs(idleMs), m_maxConnections(maxConnections),
-          m_busy(std::move(busy))
-    {
-    }
-
-protected:
-    void incomingConnection(qintptr descriptor) override
-    {
-        auto *socket = new QTcpSocket(this);
-        if (!socket->setSocketDescriptor(descriptor)) {
-            delete socket;
-            return;
-        }
-        if (m_open >= m_maxConnections) {
-            refuse(socket, "503 Service Unavailable",
-                   "503 Service Unavailable: " + QByteArray::number(m_maxConnections) +
-                       " connections are open, the most this server accepts; try again later\n");
-            connect(socket, &QTcpSocket::disconnected, socket, &QObject::deleteLater);
-            return;
-        }
-        ++m_open;
-        connect(socket, &QObject::destroyed, this, [this] { --m_open; });
-        // Idle connections are closed: each one costs a socket and memory, and a client may open
-        // many and send nothing (the request bound only counts requests).
-        auto *idle = new QTimer(socket);
-        idle->setSingleShot(true);
-        idle->setInterval(m_idleMs);
-        connect(idle, &QTimer::timeout, socket, [this, socket, idle] {
-            if (m_busy(socket))
-                idle->start();
-            else
-                socket->disconnectFromHost();
-        });
-        connect(socket, &QTcpSocket::readyRead, idle, qOverload<>(&QTimer::start));
-        connect(socket, &QTcpSocket::bytesWritten, idle, qOverload<>(&QTimer::start));
-        idle->start();
-        // Connected before the HTTP server's own readyRead handler, so called first. The HTTP server
-        // reads inside a transaction: what it has read of a partial request is not available here
-        // any more, so the header block is gathered from what each call finds new.
-        auto first = std::make_shared<QMetaObject::Connection>();
-        auto head = std::make_shared<QByteArray>();
-        *first = connect(socket, &QTcpSocket::readyRead, socket, [this, socket, first, head, idle] {
-            *head += socket->peek(qMin<qint64>(socket->bytesAvailable(), MaxHeaderBytes + 1 - head->size()));
-            // Not HTTP at all (e.g. another protocol on the wrong port): said at once, not after a time-out.
-            const int lineEnd = head->indexOf('\n');
-            if (lineEnd >= 0 && !isRequestLine(head->left(lineEnd))) {
-                QObject::disconnect(socket, &QTcpSocket::readyRead, nullptr, nullptr);
-                refuse(socket, "400 Bad Request",
-                       "400 Bad Request: not an HTTP/1.x request line (expected 'GET /path HTTP/1.1')\n");
-                return;
-            }
-            const int end = head->indexOf("\r\n\r\n");
-            if (end < 0) {
-                if (head->size() <= MaxHeaderBytes)
-                    return; // wait for the whole header block
-                QObject::disconnect(socket, &QTcpSocket::readyRead, nullptr, nullptr);
-                refuse(socket, "431 Request Header Fields Too Large",
-                       "431 Request Header Fields Too Large: the request head is longer than " +
-                           QByteArray::number(MaxHeaderBytes) + " bytes\n");
-                return;
-            }
-            QObject::disconnect(*first);
-            bool upgrade = false;
-            for (const QByteArray &line : head->left(end).split('\n')) {
-                const int colon = line.indexOf(':');
-                if (colon > 0 && line.left(colon).trimmed().compare("upgrade", Qt::CaseInsensitive) == 0)
-                    upgrade = line.mid(colon + 1).trimmed().compare("websocket", Qt::CaseInsensitive) == 0;
-            }
-            if (!upgrade)
-                return; // HTTP: left to QAbstractHttpServer
-            QObject::disconnect(socket, &QTcpSocket::readyRead, nullptr, nullptr);
-            delete idle; // a WebSocket stays as long as its client wants
-            if (socket->isTransactionStarted())
-                socket->rollbackTransaction(); // the handshake from its first byte
-            m_webSockets->handleConnection(socket);
-            QTimer::singleShot(0, socket, [socket] { Q_EMIT socket->readyRead(); });
-        });
-        addPendingConnection(socket);
-    }
-
-private:
-    static bool isRequestLine(QByteArray line)
-    {
-        if (line.endsWith('\r'))
-            line.chop(1);
-        const QList<QByteArray> parts = line.split(' ');
-        if (parts.size() != 3 || parts[0].isEmpty() || parts[1].isEmpty() || !parts[2].startsWith("HTTP/1."))
-            return false;
-        for (char c : parts[0])
-            if (c < 'A' || c > 'Z')
-                return false;
-        return true;
-    }
-    static void refuse(QTcpSocket *socket, const QByteArray &status, const QByteArray &body)
-    {
-        socket->write("HTTP/1.1 " + status +
-                      "\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: " +
-                      QByteArray::number(body.size()) + "\r\nConnection: close\r\n\r\n" + body);
-        socket->disconnectFromHost();
-    }
-
-    QWebSocketServer *m_webSockets;
-    int m_idleMs;
-    int m_maxConnections;
-    int m_open = 0;
-    std::function<bool(QTcpSocket *)> m_busy;
-};
 
 } // namespace
 

@@ -43,7 +43,6 @@ public:
     /// Takes ownership of @p socket (already connected, any path): serves it if its path is
     /// /is/ws and there is room, else closes it with a reason.
     void accept(QWebSocket *socket);
-    int clientCount() const { return int(m_clients.size()); }
     int maxClients() const { return m_maxClients; }
     static constexpr qint64 highWater() { return 1 << 20; }
 

@@ -3,7 +3,6 @@
 
 #include <QByteArray>
 #include <QByteArrayView>
-#include <QList>
 #include <QString>
 #include <cstdint>
 
@@ -63,88 +62,9 @@ enum Flag : quint8
 };
 constexpr quint8 KnownFlags = Compressed;
 
-struct Frame
-{
-    Type type = Type::Hello;
-    quint8 flags = 0;
-    QByteArray payload;
-};
-
 /// Appends one encoded frame (header + payload) to @p out.
 void appendHeader(QByteArray &out, Type type, quint8 flags, quint32 payloadLength);
 void appendFrame(QByteArray &out, Type type, quint8 flags, QByteArrayView payload);
 QByteArray encodeFrame(Type type, quint8 flags, QByteArrayView payload);
-
-/// Incremental decoder: feed it whatever a read() returned, take the complete frames out.
-/// Any violation of the format puts it in a terminal error state; the caller closes the connection.
-class FrameDecoder
-{
-public:
-    enum class Error
-    {
-        None,
-        BadMagic,
-        BadVersion,
-        UnknownType,
-        BadFlags,
-        TooLarge,
-        Rejected
-    };
-
-    explicit FrameDecoder(qint64 maxPayload = DefaultMaxMessageSize + NameOverhead) : m_maxPayload(maxPayload)
-    {
-    }
-
-    /// Zero-copy variant: calls @p onFrame(Type, quint8 flags, QByteArrayView payload) for every complete
-    /// frame; the view is valid only during the call. @p onFrame returns false to stop (the decoder
-    /// then fails with Error::Rejected). Returns false on a format error.
-    template <typename F> bool feedView(QByteArrayView data, F &&onFrame);
-
-    /// Parses @p data (appended to what is buffered); complete frames are appended to @p out.
-    /// Returns false on a format error (see error()/errorString()); frames decoded before it stay in out.
-    bool feed(const QByteArray &data, QList<Frame> &out);
-    /// Bytes of an incomplete frame still buffered.
-    qint64 buffered() const { return m_buffer.size(); }
-    /// Bytes still needed to complete the frame being read, 0 if unknown.
-    qint64 pendingFrameRemaining() const;
-    Error error() const { return m_error; }
-    QString errorString() const { return m_errorString; }
-    qint64 maxPayload() const { return m_maxPayload; }
-
-private:
-    bool fail(Error e, const QString &why);
-    bool parseHeader(const char *p, Frame &f, quint32 &len);
-    void keepTail(const char *base, qint64 pos, qint64 size, bool fromBuffer);
-
-    QByteArray m_buffer;
-    qint64 m_maxPayload;
-    Error m_error = Error::None;
-    QString m_errorString;
-};
-
-template <typename F> bool FrameDecoder::feedView(QByteArrayView data, F &&onFrame)
-{
-    if (m_error != Error::None)
-        return false;
-    const bool fromBuffer = !m_buffer.isEmpty();
-    if (fromBuffer)
-        m_buffer.append(data.data(), data.size());
-    const char *base = fromBuffer ? m_buffer.constData() : data.data();
-    const qint64 size = fromBuffer ? m_buffer.size() : data.size();
-    qint64 pos = 0;
-    while (size - pos >= HeaderSize) {
-        Frame f;
-        quint32 len = 0;
-        if (!parseHeader(base + pos, f, len))
-            return false;
-        if (size - pos - HeaderSize < qint64(len))
-            break;
-        if (!onFrame(f.type, f.flags, QByteArrayView(base + pos + HeaderSize, len)))
-            return fail(Error::Rejected, QStringLiteral("frame rejected"));
-        pos += HeaderSize + len;
-    }
-    keepTail(base, pos, size, fromBuffer);
-    return true;
-}
 
 } // namespace dialog::wire_format

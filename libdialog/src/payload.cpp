@@ -88,21 +88,6 @@ bool splitReply(QByteArrayView payload, quint64 &id, quint8 &status, QByteArrayV
     return true;
 }
 
-bool extractData(QByteArrayView data, quint8 flags, QByteArray &out, qint64 maxDataSize, QString *error)
-{
-    if (flags & Compressed)
-        return decompress(data, out, maxDataSize, error);
-    if (data.size() > maxDataSize) {
-        if (error)
-            *error = QStringLiteral("message of %1 bytes exceeds the maximum of %2")
-                         .arg(data.size())
-                         .arg(maxDataSize);
-        return false;
-    }
-    out = data.toByteArray();
-    return true;
-}
-
 void appendServiceFrame(QByteArray &out, QByteArrayView name, quint64 seq, quint8 flags, QByteArrayView data)
 {
     appendHeader(out, Type::ServiceMessage, flags, quint32(2 + name.size() + 8 + data.size()));
@@ -134,31 +119,6 @@ QByteArray encodeCommandFrame(QByteArrayView name, QByteArrayView origin, quint8
     out.append(origin.data(), origin.size());
     out.append(data.data(), data.size());
     return out;
-}
-
-bool decodeService(const Frame &f, ServicePayload &out, qint64 maxDataSize, QString *error)
-{
-    QByteArrayView name, data;
-    if (!splitService(f.payload, name, out.sequence, data)) {
-        if (error)
-            *error = QStringLiteral("truncated SERVICE_MESSAGE payload");
-        return false;
-    }
-    out.name = name.toByteArray();
-    return extractData(data, f.flags, out.data, maxDataSize, error);
-}
-
-bool decodeCommand(const Frame &f, CommandPayload &out, qint64 maxDataSize, QString *error)
-{
-    QByteArrayView name, origin, data;
-    if (!splitCommand(f.payload, name, origin, data)) {
-        if (error)
-            *error = QStringLiteral("truncated COMMAND_MESSAGE payload");
-        return false;
-    }
-    out.name = name.toByteArray();
-    out.origin = origin.toByteArray();
-    return extractData(data, f.flags, out.data, maxDataSize, error);
 }
 
 namespace {

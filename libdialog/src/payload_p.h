@@ -15,20 +15,6 @@ namespace dialog::wire_format {
 
 constexpr int MaxNameLength = 1024;
 
-struct ServicePayload
-{
-    QByteArray name;
-    quint64 sequence = 0;
-    QByteArray data;
-};
-
-struct CommandPayload
-{
-    QByteArray name;
-    QByteArray origin;
-    QByteArray data;
-};
-
 /// Writes a complete SERVICE_MESSAGE frame for already-prepared (possibly compressed) data.
 void appendServiceFrame(QByteArray &out, QByteArrayView name, quint64 seq, quint8 flags, QByteArrayView data);
 /// Header + name + sequence only (the data is sent as a separate shared buffer).
@@ -38,16 +24,10 @@ QByteArray encodeCommandFrame(QByteArrayView name, QByteArrayView origin, quint8
 /// Splits a SERVICE_MESSAGE payload without copying. False if it is truncated.
 bool splitService(QByteArrayView payload, QByteArrayView &name, quint64 &sequence, QByteArrayView &data);
 bool splitCommand(QByteArrayView payload, QByteArrayView &name, QByteArrayView &origin, QByteArrayView &data);
-/// Copies (or, with the Compressed flag, decompresses) data out of a frame. False with @p error on failure.
-bool extractData(QByteArrayView data, quint8 flags, QByteArray &out, qint64 maxDataSize, QString *error);
 
 QByteArray encodeRequestFrame(QByteArrayView service, quint64 id, quint8 flags, QByteArrayView data);
 QByteArray encodeReplyFrame(quint64 id, quint8 status, quint8 flags, QByteArrayView data);
 bool splitReply(QByteArrayView payload, quint64 &id, quint8 &status, QByteArrayView &data);
-
-/// Decoders: return false and set @p error when the payload is malformed or cannot be decompressed.
-bool decodeService(const Frame &f, ServicePayload &out, qint64 maxDataSize, QString *error);
-bool decodeCommand(const Frame &f, CommandPayload &out, qint64 maxDataSize, QString *error);
 
 /// zstd (level 1). Returns false when compression is not worth it (incompressible data).
 bool compress(QByteArrayView in, QByteArray &out);

@@ -24,32 +24,7 @@ bool Service::update(const QByteArray &data)
                                       << "bytes refused, over the maximum message size of" << d->maxMessageSize;
         return false;
     }
-    quint8 flags = 0;
-    const QByteArray prepared = wire_format::prepareData(data, d->compressionThreshold, flags);
-    QMutexLocker serial(&d->updateLock);
-    QList<Subscriber> subs;
-    quint64 seq;
-    {
-        QMutexLocker l(&d->lock);
-        seq = ++d->sequence;
-        d->lastData = prepared;
-        d->lastFlags = flags;
-        d->hasValue = true;
-        subs = d->subscribers; // implicitly shared snapshot, no copy unless the list changes
-    }
-    if (subs.isEmpty() || !d->transport)
-        return true;
-    const int blockMs = d->flowControl.load(std::memory_order_relaxed) == int(FlowControl::Block)
-                            ? d->blockTimeoutMs.load(std::memory_order_relaxed)
-                            : 0;
-    bool all = true;
-    for (const Subscriber &s : std::as_const(subs)) {
-        if (!d->sendTo(s, seq, flags, prepared, blockMs)) {
-            all = false;
-            d->dropped.fetch_add(1, std::memory_order_relaxed);
-            d->markBehind(s);
-        }
-    }
+    const bool all = d->publish(data);
     if (!all) {
         const qint64 now = QDateTime::currentMSecsSinceEpoch();
         if (now - d->lastDropSignalMs.load() >= 100) {

@@ -1,8 +1,41 @@
 #include "servicestate_p.h"
 
+#include "payload_p.h"
+
 namespace dialog {
 
 using namespace wire_format;
+
+bool ServiceState::publish(const QByteArray &data)
+{
+    quint8 flags = 0;
+    const QByteArray prepared = prepareData(data, compressionThreshold, flags);
+    QMutexLocker serial(&updateLock);
+    QList<Subscriber> subs;
+    quint64 seq;
+    {
+        QMutexLocker l(&lock);
+        seq = ++sequence;
+        lastData = prepared;
+        lastFlags = flags;
+        hasValue = true;
+        subs = subscribers; // implicitly shared snapshot, no copy unless the list changes
+    }
+    if (subs.isEmpty() || !transport)
+        return true;
+    const int blockMs = flowControl.load(std::memory_order_relaxed) == int(Service::FlowControl::Block)
+                            ? blockTimeoutMs.load(std::memory_order_relaxed)
+                            : 0;
+    bool all = true;
+    for (const Subscriber &s : std::as_const(subs)) {
+        if (!sendTo(s, seq, flags, prepared, blockMs)) {
+            all = false;
+            dropped.fetch_add(1, std::memory_order_relaxed);
+            markBehind(s);
+        }
+    }
+    return all;
+}
 
 bool ServiceState::sendTo(const Subscriber &s, quint64 seq, quint8 flags, const QByteArray &data, int blockMs)
 {

@@ -43,6 +43,11 @@ struct ServiceState : std::enable_shared_from_this<ServiceState>
     QPointer<Service> handle;
     QSet<const net::Outbox *> behind; // subscribers waiting for a catch-up (guarded by lock)
 
+    /// Publishes @p data to every subscriber (compressed above compressionThreshold) and keeps it
+    /// as the current value: the one path of Service::update and of the Control Server's services.
+    /// Waits for room as flowControl says. False if it was dropped for at least one subscriber
+    /// (counted in dropped; that subscriber gets the latest value once it has room).
+    bool publish(const QByteArray &data);
     /// Queues one update for one subscriber. Called with no lock or with `lock` held (blockMs 0).
     bool sendTo(const Subscriber &s, quint64 seq, quint8 flags, const QByteArray &data, int blockMs);
     /// Adds (or replaces, same endpoint) a subscriber and sends it the current value.

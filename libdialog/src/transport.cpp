@@ -154,14 +154,14 @@ bool Transport::waitForRoom(Outbox &box, qint64 size, int blockMs)
     return true;
 }
 
-QByteArray &Transport::smallChunk(Outbox &box, qint64 size)
+Outbox::Chunk &Transport::smallChunk(Outbox &box, qint64 size)
 {
     // Small frames are packed into one chunk so the sender writes many frames per write().
     constexpr qsizetype ChunkTarget = 256 * 1024;
-    if (box.m_chunks.isEmpty() || box.m_chunks.last().size() + size > ChunkTarget ||
-        box.m_chunks.last().capacity() < ChunkTarget) {
-        QByteArray chunk;
-        chunk.reserve(ChunkTarget);
+    if (box.m_chunks.isEmpty() || box.m_chunks.last().bytes.size() + size > ChunkTarget ||
+        box.m_chunks.last().bytes.capacity() < ChunkTarget) {
+        Outbox::Chunk chunk;
+        chunk.bytes.reserve(ChunkTarget);
         box.m_chunks.append(std::move(chunk));
     }
     return box.m_chunks.last();
@@ -187,7 +187,8 @@ Transport::SendResult Transport::send(const OutboxPtr &box, std::initializer_lis
         if (!waitForRoom(*box, size, blockMs))
             return SendResult::Full;
         for (const QByteArray &f : frames)
-            box->m_chunks.append(f);
+            box->m_chunks.append(Outbox::Chunk{f, 0});
+        box->m_chunks.last().frames = 1; // the pieces make one frame
         post = commit(*box, size);
     }
     box->framesSent.fetch_add(1, std::memory_order_relaxed);

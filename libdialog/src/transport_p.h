@@ -60,6 +60,9 @@ struct Inbound
     PeerPtr peer;
     quint64 incarnation = 0;
     quint8 status = 0; ///< REPLY only
+    /// COMMAND_MESSAGE seen by a direct route only: the frame's flags, data left as it came (still
+    /// compressed when they say so), so that a router relays it unchanged.
+    quint8 flags = 0;
     QByteArray name;
     QByteArray origin;
     quint64 sequence = 0;
@@ -92,8 +95,8 @@ public:
 
     std::atomic<quint64> framesSent{0};
     std::atomic<quint64> bytesSent{0};
-    std::atomic<quint64> framesDropped{0};
-    std::atomic<quint64> reconnects{0}; ///< connections opened to this destination, the first included
+    std::atomic<quint64> framesDropped{0}; ///< refused when full, or discarded with a failed connection
+    std::atomic<quint64> reconnects{0};    ///< connections opened to this destination, the first included
     qint64 queuedBytes() const
     {
         QMutexLocker l(&m_lock);
@@ -105,8 +108,13 @@ private:
     friend class SenderWorker;
     mutable QMutex m_lock;
     QWaitCondition m_room;
-    QList<QByteArray> m_chunks; // frames waiting for the sender thread
-    qint64 m_queued = 0;        // bytes in m_chunks + bytes handed to the socket but not yet written
+    struct Chunk
+    {
+        QByteArray bytes;
+        qint64 frames = 0; // frames that end in this chunk (a large frame may span two chunks)
+    };
+    QList<Chunk> m_chunks; // frames waiting for the sender thread
+    qint64 m_queued = 0;   // bytes in m_chunks + bytes handed to the socket but not yet written
     bool m_wakePosted = false;
     quint64 m_generation = 0; // bumped when the connection fails: stale accounting is ignored
     std::vector<std::function<void()>> m_onRoom; // run (in the sender thread) once the queue is half empty
@@ -147,7 +155,9 @@ public:
 
     /// Optional: called in the reader thread for each data frame before it is queued for the data
     /// sink; returns true if it consumed the frame (a router that must not wait for another thread).
-    /// Must be thread-safe. Set before listen().
+    /// Must be thread-safe. Set before listen(). With a direct route, COMMAND_MESSAGE data is left
+    /// as it came (Inbound::flags says whether it is compressed; compressed data has been checked to
+    /// decompress within the bound), for it as for the data sink.
     using DirectRoute = std::function<bool(const Inbound &)>;
     void setDirectRoute(DirectRoute route) { m_directRoute = std::move(route); }
 
@@ -170,7 +180,9 @@ public:
             QMutexLocker l(&box->m_lock);
             if (!waitForRoom(*box, size, blockMs))
                 return SendResult::Full;
-            write(smallChunk(*box, size));
+            Outbox::Chunk &chunk = smallChunk(*box, size);
+            write(chunk.bytes);
+            ++chunk.frames;
             post = commit(*box, size);
         }
         box->framesSent.fetch_add(1, std::memory_order_relaxed);
@@ -223,7 +235,7 @@ private:
     void wake(const OutboxPtr &box);
     // Called with box.m_lock held.
     bool waitForRoom(Outbox &box, qint64 size, int blockMs);
-    QByteArray &smallChunk(Outbox &box, qint64 size);
+    Outbox::Chunk &smallChunk(Outbox &box, qint64 size);
     bool commit(Outbox &box, qint64 size);
 
     TransportOptions m_options;

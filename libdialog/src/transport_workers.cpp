@@ -1,6 +1,7 @@
 #include "transport_workers_p.h"
 
 #include "control_p.h"
+#include "inbounddecoder_p.h"
 
 #include <QTcpSocket>
 #include <QTimer>
@@ -56,6 +57,7 @@ SenderWorker::Connection *SenderWorker::open(const OutboxPtr &box)
         if (!c)
             return;
         c->lastActivity = m_clock.elapsed();
+        c->wrote(n);
         Outbox *b = c->box.get();
         b->bytesSent.fetch_add(quint64(n), std::memory_order_relaxed);
         std::vector<std::function<void()>> ready;
@@ -92,13 +94,28 @@ SenderWorker::Connection *SenderWorker::open(const OutboxPtr &box)
         box->m_queued += frame.size();
     }
     s->write(frame);
+    c->hand(frame.size(), 0);
     qCDebug(lcSender) << "connecting to" << box->endpoint.toString();
     return c;
 }
 
+void SenderWorker::Connection::hand(qint64 bytes, qint64 frames)
+{
+    handed += bytes;
+    if (frames > 0)
+        unwritten.emplace_back(handed, frames);
+}
+
+void SenderWorker::Connection::wrote(qint64 bytes)
+{
+    written += bytes;
+    while (!unwritten.empty() && unwritten.front().first <= written)
+        unwritten.pop_front();
+}
+
 void SenderWorker::flush(const OutboxPtr &box)
 {
-    QList<QByteArray> chunks;
+    QList<Outbox::Chunk> chunks;
     {
         QMutexLocker l(&box->m_lock);
         chunks.swap(box->m_chunks);
@@ -109,8 +126,10 @@ void SenderWorker::flush(const OutboxPtr &box)
     Connection *c = m_conns.value(box.get());
     if (!c)
         c = open(box);
-    for (const QByteArray &chunk : std::as_const(chunks))
-        c->socket->write(chunk);
+    for (const Outbox::Chunk &chunk : std::as_const(chunks)) {
+        c->socket->write(chunk.bytes);
+        c->hand(chunk.bytes.size(), chunk.frames);
+    }
     c->lastActivity = m_clock.elapsed();
 }
 
@@ -122,20 +141,27 @@ void SenderWorker::fail(Outbox *key, const QString &reason)
     m_transport->m_outgoing.fetch_sub(1);
     const Endpoint dest = c->box->endpoint;
     qint64 lost = 0;
+    // Every frame not completely written is discarded: those the socket still held and those
+    // still queued. Small frames packed into one chunk count as written once the whole chunk is.
+    qint64 lostFrames = 0;
+    for (const auto &[end, frames] : c->unwritten)
+        lostFrames += frames;
     {
         QMutexLocker l(&key->m_lock);
         lost = key->m_queued;
+        for (const Outbox::Chunk &chunk : std::as_const(key->m_chunks))
+            lostFrames += chunk.frames;
         key->m_queued = 0;
         key->m_chunks.clear();
         key->m_onRoom.clear();
         key->m_generation++;
         key->m_room.wakeAll();
     }
+    key->framesDropped.fetch_add(quint64(lostFrames), std::memory_order_relaxed);
     if (lost > 0)
-        key->framesDropped.fetch_add(1, std::memory_order_relaxed);
-    if (lost > 0)
-        qCInfo(lcSender).noquote() << "connection to" << dest.toString() << "failed:" << reason
-                                   << QStringLiteral("(%1 queued bytes discarded)").arg(lost);
+        qCInfo(lcSender).noquote()
+            << "connection to" << dest.toString() << "failed:" << reason
+            << QStringLiteral("(%1 frames, %2 queued bytes discarded)").arg(lostFrames).arg(lost);
     else
         qCDebug(lcSender).noquote() << "connection to" << dest.toString() << "closed:" << reason;
     c->socket->disconnect(this);
@@ -197,7 +223,7 @@ void SenderWorker::checkTimeouts()
 struct ReaderWorker::Connection
 {
     QTcpSocket *socket = nullptr;
-    FrameDecoder decoder;
+    InboundDecoder decoder;
     PeerPtr peer;
     QString label;
     QList<QByteArray> names;
@@ -205,10 +231,7 @@ struct ReaderWorker::Connection
     explicit Connection(qint64 maxPayload) : decoder(maxPayload) {}
 };
 
-ReaderWorker::ReaderWorker(Transport *transport) : m_transport(transport)
-{
-    m_readBuffer.resize(256 * 1024);
-}
+ReaderWorker::ReaderWorker(Transport *transport) : m_transport(transport) {}
 
 ReaderWorker::~ReaderWorker()
 {
@@ -319,109 +342,97 @@ QByteArray ReaderWorker::Connection::intern(QByteArrayView name)
     return names.last();
 }
 
+bool ReaderWorker::acceptHello(Connection *c, Type type, QByteArrayView payload, QString &error)
+{
+    wire::Hello h;
+    if (type != Type::Hello || !h.ParseFromArray(payload.data(), int(payload.size()))) {
+        error = QStringLiteral("first frame is %1, not a valid HELLO").arg(QLatin1String(typeName(type)));
+        return false;
+    }
+    auto p = std::make_shared<PeerInfo>();
+    p->name = qs(h.name());
+    p->endpoint = Endpoint{qs(h.host()), quint16(h.port())};
+    p->pid = h.pid();
+    p->incarnation = h.incarnation();
+    c->peer = std::move(p);
+    return true;
+}
+
+bool ReaderWorker::takeFrame(Connection *c, Type type, quint8 flags, QByteArrayView payload,
+                             QByteArray *owned, Received &r)
+{
+    if (!c->peer)
+        return acceptHello(c, type, payload, r.error);
+    ++r.frames;
+    Inbound in;
+    in.type = type;
+    in.incarnation = c->peer->incarnation;
+    if (!isDataType(type)) {
+        in.peer = c->peer;
+        in.data = owned ? std::move(*owned) : payload.toByteArray();
+        if (type == Type::Hello || !validControlPayload(type, in.data)) {
+            r.error = QStringLiteral("malformed %1 payload").arg(QLatin1String(typeName(type)));
+            return false;
+        }
+        r.controlBytes += in.data.size() + InboundOverhead;
+        r.control.append(std::move(in));
+        return true;
+    }
+    // Commands for a router stay as they came (compressed or not): it relays them unchanged.
+    const bool keep = type == Type::CommandMessage && m_transport->m_directRoute;
+    DataParts parts;
+    if (!decodeData(type, flags, payload, owned, m_transport->options().maxMessageSize, keep, parts,
+                    &r.error))
+        return false;
+    in.sequence = parts.sequence;
+    in.status = parts.status;
+    if (type == Type::ServiceMessage) {
+        // The hot path: no peer pointer (no shared refcount across threads), name interned.
+        in.name = c->intern(parts.name);
+    } else {
+        in.peer = c->peer;
+        in.name = parts.name.toByteArray();
+        in.origin = parts.origin.toByteArray();
+    }
+    in.data = std::move(parts.data);
+    if (keep) {
+        in.flags = flags;
+        if (m_transport->m_directRoute(in))
+            return true;
+    }
+    r.dataBytes += in.data.size() + InboundOverhead;
+    r.data.append(std::move(in));
+    return true;
+}
+
 void ReaderWorker::readFrom(Connection *c)
 {
     if (shouldPause())
         return;
-    const qint64 maxData = m_transport->options().maxMessageSize;
-    InboundBatch control, data;
-    data.reserve(1024); // a read of 256 KiB holds up to ~2000 small messages: grow rarely
-    qint64 controlBytes = 0, dataBytes = 0;
-    quint64 frames = 0;
-    QString error;
-    bool ok = true;
-    const auto onFrame = [&](Type type, quint8 flags, QByteArrayView payload) {
-        if (!c->peer) {
-            wire::Hello h;
-            if (type != Type::Hello || !h.ParseFromArray(payload.data(), int(payload.size()))) {
-                error =
-                    QStringLiteral("first frame is %1, not a valid HELLO").arg(QLatin1String(typeName(type)));
-                return false;
-            }
-            auto p = std::make_shared<PeerInfo>();
-            p->name = qs(h.name());
-            p->endpoint = Endpoint{qs(h.host()), quint16(h.port())};
-            p->pid = h.pid();
-            p->incarnation = h.incarnation();
-            c->peer = std::move(p);
-            return true;
-        }
-        ++frames;
-        Inbound in;
-        in.type = type;
-        in.incarnation = c->peer->incarnation;
-        if (type == Type::ServiceMessage) {
-            // The hot path: no peer pointer (no shared refcount across threads), name interned.
-            QByteArrayView name, body;
-            if (!splitService(payload, name, in.sequence, body)) {
-                error = QStringLiteral("truncated SERVICE_MESSAGE payload");
-                return false;
-            }
-            if (!extractData(body, flags, in.data, maxData, &error))
-                return false;
-            in.name = c->intern(name);
-            dataBytes += in.data.size() + InboundOverhead;
-            data.append(std::move(in));
-            return true;
-        }
-        in.peer = c->peer;
-        if (type == Type::Request || type == Type::Reply) {
-            QByteArrayView name, body;
-            const bool split = type == Type::Request ? splitService(payload, name, in.sequence, body)
-                                                     : splitReply(payload, in.sequence, in.status, body);
-            if (!split) {
-                error = QStringLiteral("truncated %1 payload").arg(QLatin1String(typeName(type)));
-                return false;
-            }
-            if (!extractData(body, flags, in.data, maxData, &error))
-                return false;
-            in.name = name.toByteArray();
-            dataBytes += in.data.size() + InboundOverhead;
-            data.append(std::move(in));
-            return true;
-        }
-        if (type == Type::CommandMessage) {
-            QByteArrayView name, origin, body;
-            if (!splitCommand(payload, name, origin, body)) {
-                error = QStringLiteral("truncated COMMAND_MESSAGE payload");
-                return false;
-            }
-            if (!extractData(body, flags, in.data, maxData, &error))
-                return false;
-            in.name = name.toByteArray();
-            in.origin = origin.toByteArray();
-            if (m_transport->m_directRoute && m_transport->m_directRoute(in))
-                return true;
-            dataBytes += in.data.size() + InboundOverhead;
-            data.append(std::move(in));
-            return true;
-        }
-        in.data = payload.toByteArray();
-        if (type == Type::Hello || !validControlPayload(type, in.data)) {
-            error = QStringLiteral("malformed %1 payload").arg(QLatin1String(typeName(type)));
-            return false;
-        }
-        controlBytes += in.data.size() + InboundOverhead;
-        control.append(std::move(in));
-        return true;
+    Received r;
+    r.data.reserve(1024); // a batch of small messages holds hundreds of them: grow rarely
+    const auto onFrame = [&](Type type, quint8 flags, QByteArrayView payload, QByteArray *owned) {
+        return takeFrame(c, type, flags, payload, owned, r);
     };
+    bool ok = true;
     while (ok && c->socket->bytesAvailable() > 0) {
-        const qint64 n = c->socket->read(m_readBuffer.data(), m_readBuffer.size());
+        const InboundDecoder::Buffer b = c->decoder.buffer();
+        const qint64 n = c->socket->read(b.data, b.size);
         if (n <= 0)
             break;
         m_transport->m_bytesIn.fetch_add(quint64(n), std::memory_order_relaxed);
-        ok = c->decoder.feedView(QByteArrayView(m_readBuffer.constData(), n), onFrame);
-        if (!ok && error.isEmpty())
-            error = c->decoder.errorString();
+        ok = c->decoder.decode(n, onFrame);
+        if (!ok && r.error.isEmpty())
+            r.error = c->decoder.errorString();
         if (shouldPause())
             break;
     }
-    m_transport->m_framesIn.fetch_add(frames, std::memory_order_relaxed);
+    m_transport->m_framesIn.fetch_add(r.frames, std::memory_order_relaxed);
     // Frames decoded before an error are still delivered: they were valid.
-    m_transport->deliver(m_transport->m_control, control, controlBytes);
-    m_transport->deliver(m_transport->m_data, data, dataBytes);
+    m_transport->deliver(m_transport->m_control, r.control, r.controlBytes);
+    m_transport->deliver(m_transport->m_data, r.data, r.dataBytes);
     if (!ok)
-        closeWithError(c, error);
+        closeWithError(c, r.error);
 }
 
 } // namespace dialog::net

@@ -6,6 +6,7 @@
 #include <QElapsedTimer>
 #include <QHash>
 #include <QTcpServer>
+#include <deque>
 
 class QTcpSocket;
 class QTimer;
@@ -21,7 +22,6 @@ public:
     ~SenderWorker() override;
     /// Writes everything queued in @p box. Runs in the worker's thread.
     void flush(const OutboxPtr &box);
-    int connectionCount() const { return int(m_conns.size()); }
 
 private:
     struct Connection
@@ -31,6 +31,12 @@ private:
         quint64 generation = 0;
         qint64 lastActivity = 0;
         bool connected = false;
+        // Frames handed to the socket and not yet written: (end in bytes handed, frames ending there).
+        std::deque<std::pair<qint64, qint64>> unwritten;
+        qint64 handed = 0;  // bytes handed to the socket
+        qint64 written = 0; // bytes the socket reported written
+        void hand(qint64 bytes, qint64 frames);
+        void wrote(qint64 bytes);
     };
     Connection *open(const OutboxPtr &box);
     void fail(Outbox *key, const QString &reason);
@@ -53,11 +59,24 @@ public:
     void addDescriptor(qintptr fd);
     /// Continues reading after the sinks caught up.
     void resume();
-    int connectionCount() const { return int(m_conns.size()); }
 
 private:
     struct Connection;
+    /// What one readFrom() decoded, delivered to the sinks at its end.
+    struct Received
+    {
+        InboundBatch control, data;
+        qint64 controlBytes = 0, dataBytes = 0;
+        quint64 frames = 0;
+        QString error;
+    };
     void readFrom(Connection *c);
+    /// Decodes one frame the connection's decoder handed over into @p r (see
+    /// InboundDecoder::decode for @p payload and @p owned). False with r.error on a bad frame.
+    bool takeFrame(Connection *c, wire_format::Type type, quint8 flags, QByteArrayView payload,
+                   QByteArray *owned, Received &r);
+    /// The first frame of a connection: who is sending. False with @p error if it is not a HELLO.
+    static bool acceptHello(Connection *c, wire_format::Type type, QByteArrayView payload, QString &error);
     /// True when the sinks are too far behind: stop reading, TCP pushes back on the senders.
     bool shouldPause();
     void closeWithError(Connection *c, const QString &reason);
@@ -65,7 +84,6 @@ private:
 
     Transport *m_transport;
     QHash<QTcpSocket *, Connection *> m_conns;
-    QByteArray m_readBuffer;
     bool m_paused = false;
     quint64 m_resumeCount = 0;
 };

@@ -1,5 +1,6 @@
 // Unit tests of the protobuf control payload helpers (libdialog/src/control_p.h).
 #include "control_p.h"
+#include "inbounddecoder_p.h"
 
 #include <QtEndian>
 #include <QtTest>
@@ -11,6 +12,22 @@ using namespace dialog::wire_format;
 Q_DECLARE_METATYPE(dialog::wire_format::Type)
 
 namespace {
+
+// What the decoder handed over, collected (each payload copied out of the decoder's buffer).
+struct Frame
+{
+    Type type = Type::Hello;
+    quint8 flags = 0;
+    QByteArray payload;
+};
+
+bool feed(InboundDecoder &d, QByteArrayView data, QList<Frame> &out)
+{
+    return d.feed(data, [&out](Type type, quint8 flags, QByteArrayView payload, QByteArray *) {
+        out.append(Frame{type, flags, payload.toByteArray()});
+        return true;
+    });
+}
 
 struct Sample
 {
@@ -171,9 +188,9 @@ void tst_Control::validPayloadForEveryControlType()
     QVERIFY(validControlPayload(type, payload));
 
     // And through the decoder, as it arrives from a socket.
-    FrameDecoder d;
+    InboundDecoder d;
     QList<Frame> out;
-    QVERIFY(d.feed(frame, out));
+    QVERIFY(feed(d, frame, out));
     QCOMPARE(out.size(), 1);
     QCOMPARE(out[0].type, type);
     QVERIFY(validControlPayload(out[0].type, out[0].payload));
@@ -325,7 +342,8 @@ void tst_Control::heartbeatStatisticsAreOptional()
     // The old schema's fields are a prefix: a reader that does not know field 3 still gets 1 and 2.
     QVERIFY(fullFrame.mid(HeaderSize).startsWith(bareFrame.mid(HeaderSize)));
     // Truncated statistics are rejected, not misread.
-    QVERIFY(!validControlPayload(Type::Heartbeat, bareFrame.mid(HeaderSize) + QByteArray::fromHex("1a050801")));
+    QVERIFY(
+        !validControlPayload(Type::Heartbeat, bareFrame.mid(HeaderSize) + QByteArray::fromHex("1a050801")));
 }
 
 void tst_Control::namesFrameRoundTrip_data()
@@ -352,9 +370,9 @@ void tst_Control::namesFrameRoundTrip()
     QFETCH(QStringList, names);
 
     const QByteArray frame = namesFrame(type, names);
-    FrameDecoder d;
+    InboundDecoder d;
     QList<Frame> out;
-    QVERIFY(d.feed(frame, out));
+    QVERIFY(feed(d, frame, out));
     QCOMPARE(out.size(), 1);
     QCOMPARE(out[0].type, type);
     QCOMPARE(out[0].flags, quint8(0));

@@ -1,17 +1,34 @@
-// Unit tests of the frame codec (libdialog/src/frame_p.h): header layout, incremental decoding
+// Unit tests of the frame codec (frame_p.h, inbounddecoder_p.h): header layout, incremental decoding
 // and rejection of malformed headers. No sockets.
 #include "frame_p.h"
+#include "inbounddecoder_p.h"
 
 #include <QtEndian>
 #include <QtTest>
 
 using namespace dialog::wire_format;
-using Error = FrameDecoder::Error;
+using Error = InboundDecoder::Error;
 
 Q_DECLARE_METATYPE(dialog::wire_format::Type)
-Q_DECLARE_METATYPE(dialog::wire_format::FrameDecoder::Error)
+Q_DECLARE_METATYPE(dialog::wire_format::InboundDecoder::Error)
 
 namespace {
+
+// What the decoder handed over, collected (each payload copied out of the decoder's buffer).
+struct Frame
+{
+    Type type = Type::Hello;
+    quint8 flags = 0;
+    QByteArray payload;
+};
+
+bool feed(InboundDecoder &d, QByteArrayView data, QList<Frame> &out)
+{
+    return d.feed(data, [&out](Type type, quint8 flags, QByteArrayView payload, QByteArray *) {
+        out.append(Frame{type, flags, payload.toByteArray()});
+        return true;
+    });
+}
 
 // A header written byte by byte, independent of appendHeader(), so that malformed ones can be built.
 QByteArray rawHeader(quint16 magic, quint8 version, quint8 type, quint8 flags, quint8 r5, quint16 r6,
@@ -178,9 +195,9 @@ void tst_Frame::roundTripEveryType()
     QCOMPARE(qFromLittleEndian<quint32>(encoded.constData() + 8), quint32(payload.size()));
     QCOMPARE(encoded.mid(HeaderSize), payload);
 
-    FrameDecoder d;
+    InboundDecoder d;
     QList<Frame> out;
-    QVERIFY(d.feed(encoded, out));
+    QVERIFY(feed(d, encoded, out));
     QCOMPARE(d.error(), Error::None);
     QVERIFY(d.errorString().isEmpty());
     QCOMPARE(out.size(), 1);
@@ -194,10 +211,10 @@ void tst_Frame::roundTripEveryType()
 void tst_Frame::severalFramesInOneChunk()
 {
     const QList<Expected> frames = sampleFrames();
-    FrameDecoder d;
+    InboundDecoder d;
     QList<Frame> out;
     out.append(Frame{Type::Heartbeat, 0, "already there"});
-    QVERIFY(d.feed(encodeAll(frames), out));
+    QVERIFY(feed(d, encodeAll(frames), out));
     // feed() appends to what the caller already had.
     QCOMPARE(out.size(), frames.size() + 1);
     QCOMPARE(out.takeFirst().payload, QByteArray("already there"));
@@ -211,15 +228,15 @@ void tst_Frame::byteByByteGivesIdenticalFrames()
     const QList<Expected> frames = sampleFrames();
     const QByteArray stream = encodeAll(frames);
 
-    FrameDecoder whole;
+    InboundDecoder whole;
     QList<Frame> wholeOut;
-    QVERIFY(whole.feed(stream, wholeOut));
+    QVERIFY(feed(whole, stream, wholeOut));
 
-    FrameDecoder d;
+    InboundDecoder d;
     QList<Frame> out;
     qint64 frameStart = 0; // offset in stream of the frame being assembled
     for (qsizetype i = 0; i < stream.size(); ++i) {
-        QVERIFY(d.feed(stream.mid(i, 1), out));
+        QVERIFY(feed(d, stream.mid(i, 1), out));
         const qint64 fed = i + 1;
         qint64 frameEnd =
             frameStart + HeaderSize + qFromLittleEndian<quint32>(stream.constData() + frameStart + 8);
@@ -262,14 +279,14 @@ void tst_Frame::frameSplitAcrossFeeds()
     const QByteArray frame = encodeFrame(Type::InfoService, 0, payload);
     QCOMPARE(frame.size(), 112);
 
-    FrameDecoder d;
+    InboundDecoder d;
     QList<Frame> out;
-    QVERIFY(d.feed(frame.left(split), out));
+    QVERIFY(feed(d, frame.left(split), out));
     QVERIFY(out.isEmpty());
     QCOMPARE(d.buffered(), split);
     QCOMPARE(d.pendingFrameRemaining(), split < HeaderSize ? 0 : 112 - split);
 
-    QVERIFY(d.feed(frame.mid(split), out));
+    QVERIFY(feed(d, frame.mid(split), out));
     QCOMPARE(out.size(), 1);
     QCOMPARE(out[0].type, Type::InfoService);
     QCOMPARE(out[0].flags, quint8(0));
@@ -283,9 +300,9 @@ void tst_Frame::truncatedFrameWaitsForMore()
     // One complete frame followed by the first 20 bytes of a 12 + 50 byte frame.
     const QByteArray first = encodeFrame(Type::Heartbeat, 0, "hb");
     const QByteArray second = encodeFrame(Type::ServiceMessage, 0, pattern(50, 9));
-    FrameDecoder d;
+    InboundDecoder d;
     QList<Frame> out;
-    QVERIFY(d.feed(first + second.left(20), out));
+    QVERIFY(feed(d, first + second.left(20), out));
     QCOMPARE(out.size(), 1);
     QCOMPARE(out[0].payload, QByteArray("hb"));
     QCOMPARE(d.buffered(), 20);
@@ -293,14 +310,14 @@ void tst_Frame::truncatedFrameWaitsForMore()
 
     // The rest of the second frame and the start of a third.
     const QByteArray third = encodeFrame(Type::Disconnect, 0, {});
-    QVERIFY(d.feed(second.mid(20) + third.left(5), out));
+    QVERIFY(feed(d, second.mid(20) + third.left(5), out));
     QCOMPARE(out.size(), 2);
     QCOMPARE(out[1].type, Type::ServiceMessage);
     QCOMPARE(out[1].payload, pattern(50, 9));
     QCOMPARE(d.buffered(), 5);
     QCOMPARE(d.pendingFrameRemaining(), 0); // header not complete: unknown
 
-    QVERIFY(d.feed(third.mid(5), out));
+    QVERIFY(feed(d, third.mid(5), out));
     QCOMPARE(out.size(), 3);
     QCOMPARE(out[2].type, Type::Disconnect);
     QVERIFY(out[2].payload.isEmpty());
@@ -309,19 +326,19 @@ void tst_Frame::truncatedFrameWaitsForMore()
 
 void tst_Frame::emptyFeedIsHarmless()
 {
-    FrameDecoder d;
+    InboundDecoder d;
     QList<Frame> out;
-    QVERIFY(d.feed(QByteArray(), out));
+    QVERIFY(feed(d, QByteArray(), out));
     QVERIFY(out.isEmpty());
     QCOMPARE(d.buffered(), 0);
 
     const QByteArray frame = encodeFrame(Type::Hello, 0, "abcdef");
-    QVERIFY(d.feed(frame.left(14), out));
-    QVERIFY(d.feed(QByteArray(), out));
+    QVERIFY(feed(d, frame.left(14), out));
+    QVERIFY(feed(d, QByteArray(), out));
     QVERIFY(out.isEmpty());
     QCOMPARE(d.buffered(), 14);
     QCOMPARE(d.pendingFrameRemaining(), 4);
-    QVERIFY(d.feed(frame.mid(14), out));
+    QVERIFY(feed(d, frame.mid(14), out));
     QCOMPARE(out.size(), 1);
     QCOMPARE(out[0].payload, QByteArray("abcdef"));
     QCOMPARE(d.error(), Error::None);
@@ -342,15 +359,15 @@ void tst_Frame::rawDataChunkIsCopied()
     const QByteArray partial = encodeFrame(Type::SubscribeService, 0, "second-payload");
     QByteArray storage = complete + partial.left(partialBytes);
 
-    FrameDecoder d;
+    InboundDecoder d;
     QList<Frame> out;
-    QVERIFY(d.feed(QByteArray::fromRawData(storage.constData(), storage.size()), out));
+    QVERIFY(feed(d, QByteArray::fromRawData(storage.constData(), storage.size()), out));
     QCOMPARE(out.size(), 1);
     QCOMPARE(out[0].payload, QByteArray("first"));
     storage.fill('\xEE'); // the reader reuses its buffer
     QCOMPARE(out[0].payload, QByteArray("first"));
 
-    QVERIFY(d.feed(partial.mid(partialBytes), out));
+    QVERIFY(feed(d, partial.mid(partialBytes), out));
     QCOMPARE(out.size(), 2);
     QCOMPARE(out[1].type, Type::SubscribeService);
     QCOMPARE(out[1].payload, QByteArray("second-payload"));
@@ -372,13 +389,13 @@ void tst_Frame::payload16MiBRoundTrip()
     const QByteArray stream =
         encodeFrame(Type::ServiceMessage, Compressed, payload) + encodeFrame(Type::Heartbeat, 0, "after");
 
-    FrameDecoder d;
+    InboundDecoder d;
     QList<Frame> out;
     if (chunkSize == 0) {
-        QVERIFY(d.feed(stream, out));
+        QVERIFY(feed(d, stream, out));
     } else {
         for (qsizetype pos = 0; pos < stream.size(); pos += chunkSize)
-            QVERIFY(d.feed(stream.mid(pos, chunkSize), out));
+            QVERIFY(feed(d, stream.mid(pos, chunkSize), out));
     }
     QCOMPARE(out.size(), 2);
     QCOMPARE(out[0].type, Type::ServiceMessage);
@@ -433,10 +450,10 @@ void tst_Frame::malformedHeaderRejected()
     QFETCH(qint64, maxPayload);
     QFETCH(Error, error);
 
-    FrameDecoder d(maxPayload);
+    InboundDecoder d(maxPayload);
     QCOMPARE(d.maxPayload(), maxPayload);
     QList<Frame> out;
-    QVERIFY(!d.feed(header, out));
+    QVERIFY(!feed(d, header, out));
     QCOMPARE(d.error(), error);
     QVERIFY(!d.errorString().isEmpty());
     QVERIFY(out.isEmpty());
@@ -446,12 +463,12 @@ void tst_Frame::malformedHeaderRejected()
 
 void tst_Frame::lengthAtSmallMaximumAccepted()
 {
-    FrameDecoder d(16);
+    InboundDecoder d(16);
     QList<Frame> out;
-    QVERIFY(d.feed(encodeFrame(Type::Hello, 0, QByteArray(16, 'x')), out));
+    QVERIFY(feed(d, encodeFrame(Type::Hello, 0, QByteArray(16, 'x')), out));
     QCOMPARE(out.size(), 1);
     QCOMPARE(out[0].payload, QByteArray(16, 'x'));
-    QVERIFY(!d.feed(encodeFrame(Type::Hello, 0, QByteArray(17, 'x')), out));
+    QVERIFY(!feed(d, encodeFrame(Type::Hello, 0, QByteArray(17, 'x')), out));
     QCOMPARE(d.error(), Error::TooLarge);
     QVERIFY(d.errorString().contains(QLatin1String("17")));
     QCOMPARE(out.size(), 1);
@@ -461,20 +478,20 @@ void tst_Frame::defaultMaximumIsMessageSizePlusNameOverhead()
 {
     const qint64 limit = 64 * 1024 * 1024 + 4096;
     {
-        FrameDecoder d;
+        InboundDecoder d;
         QCOMPARE(d.maxPayload(), limit);
         QList<Frame> out;
         // Header only: the frame is accepted and waits for its payload.
-        QVERIFY(d.feed(validHeader(quint8(Type::ServiceMessage), quint32(limit)), out));
+        QVERIFY(feed(d, validHeader(quint8(Type::ServiceMessage), quint32(limit)), out));
         QVERIFY(out.isEmpty());
         QCOMPARE(d.error(), Error::None);
         QCOMPARE(d.buffered(), HeaderSize);
         QCOMPARE(d.pendingFrameRemaining(), limit);
     }
     {
-        FrameDecoder d;
+        InboundDecoder d;
         QList<Frame> out;
-        QVERIFY(!d.feed(validHeader(quint8(Type::ServiceMessage), quint32(limit + 1)), out));
+        QVERIFY(!feed(d, validHeader(quint8(Type::ServiceMessage), quint32(limit + 1)), out));
         QCOMPARE(d.error(), Error::TooLarge);
         QVERIFY(out.isEmpty());
         QCOMPARE(d.buffered(), 0);
@@ -483,16 +500,16 @@ void tst_Frame::defaultMaximumIsMessageSizePlusNameOverhead()
 
 void tst_Frame::errorIsTerminal()
 {
-    FrameDecoder d;
+    InboundDecoder d;
     QList<Frame> out;
-    QVERIFY(!d.feed(rawHeader(Magic, 9, 1, 0, 0, 0, 0), out));
+    QVERIFY(!feed(d, rawHeader(Magic, 9, 1, 0, 0, 0, 0), out));
     QCOMPARE(d.error(), Error::BadVersion);
     const QString why = d.errorString();
     QVERIFY(why.contains(QLatin1String("9")));
 
     // A perfectly valid frame afterwards is not decoded, and the first error is kept.
-    QVERIFY(!d.feed(encodeFrame(Type::Hello, 0, "valid"), out));
-    QVERIFY(!d.feed(QByteArray(), out));
+    QVERIFY(!feed(d, encodeFrame(Type::Hello, 0, "valid"), out));
+    QVERIFY(!feed(d, QByteArray(), out));
     QVERIFY(out.isEmpty());
     QCOMPARE(d.error(), Error::BadVersion);
     QCOMPARE(d.errorString(), why);
@@ -502,11 +519,11 @@ void tst_Frame::errorIsTerminal()
 void tst_Frame::framesBeforeBadOneAreKept()
 {
     const QList<Expected> frames = sampleFrames();
-    FrameDecoder d;
+    InboundDecoder d;
     QList<Frame> out;
-    QVERIFY(!d.feed(encodeAll(frames) + rawHeader(Magic, Version, 0, 0, 0, 0, 0) +
-                        encodeFrame(Type::Hello, 0, "x"),
-                    out));
+    QVERIFY(!feed(
+        d, encodeAll(frames) + rawHeader(Magic, Version, 0, 0, 0, 0, 0) + encodeFrame(Type::Hello, 0, "x"),
+        out));
     QCOMPARE(d.error(), Error::UnknownType);
     compareFrames(out, frames);
     QCOMPARE(d.buffered(), 0);
@@ -515,10 +532,10 @@ void tst_Frame::framesBeforeBadOneAreKept()
 void tst_Frame::framesBeforeBadOneAreKeptWhenBuffered()
 {
     const QByteArray good = encodeFrame(Type::RegisterService, 0, "names");
-    FrameDecoder d;
+    InboundDecoder d;
     QList<Frame> out;
-    QVERIFY(d.feed(good.left(7), out));
-    QVERIFY(!d.feed(good.mid(7) + rawHeader(Magic, Version, 1, 0x40, 0, 0, 0), out));
+    QVERIFY(feed(d, good.left(7), out));
+    QVERIFY(!feed(d, good.mid(7) + rawHeader(Magic, Version, 1, 0x40, 0, 0, 0), out));
     QCOMPARE(d.error(), Error::BadFlags);
     QCOMPARE(out.size(), 1);
     QCOMPARE(out[0].type, Type::RegisterService);
@@ -529,10 +546,10 @@ void tst_Frame::framesBeforeBadOneAreKeptWhenBuffered()
 void tst_Frame::badHeaderSplitAcrossFeedsRejected()
 {
     const QByteArray bad = rawHeader(0xBEEF, Version, 1, 0, 0, 0, 4) + "abcd";
-    FrameDecoder d;
+    InboundDecoder d;
     QList<Frame> out;
-    d.feed(bad.left(3), out); // too short to judge either way
-    QVERIFY(!d.feed(bad.mid(3), out));
+    feed(d, bad.left(3), out); // too short to judge either way
+    QVERIFY(!feed(d, bad.mid(3), out));
     QCOMPARE(d.error(), Error::BadMagic);
     QVERIFY(d.errorString().contains(QLatin1String("beef"), Qt::CaseInsensitive));
     QVERIFY(out.isEmpty());

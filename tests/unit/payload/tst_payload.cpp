@@ -1,5 +1,6 @@
 // Unit tests of the service and command payload codec and of zstd compression of their data
-// (libdialog/src/payload_p.h). Frames go through the real FrameDecoder, as on the wire.
+// (libdialog/src/payload_p.h). Frames go through the real InboundDecoder, as on the wire.
+#include "inbounddecoder_p.h"
 #include "payload_p.h"
 
 #include <QRandomGenerator>
@@ -11,14 +12,63 @@ using namespace dialog::wire_format;
 
 namespace {
 
+// What the decoder handed over, collected (each payload copied out of the decoder's buffer).
+struct Frame
+{
+    Type type = Type::Hello;
+    quint8 flags = 0;
+    QByteArray payload;
+};
+
+bool feed(InboundDecoder &d, QByteArrayView data, QList<Frame> &out)
+{
+    return d.feed(data, [&out](Type type, quint8 flags, QByteArrayView payload, QByteArray *) {
+        out.append(Frame{type, flags, payload.toByteArray()});
+        return true;
+    });
+}
+
 constexpr qint64 NoLimit = DefaultMaxMessageSize;
 
-// Runs an encoded stream through a FrameDecoder; returns its frames (empty on a decoder error).
+// The receive path's decodeData(), with the parts copied out for comparison.
+struct ServicePayload
+{
+    QByteArray name;
+    quint64 sequence = 0;
+    QByteArray data;
+};
+
+struct CommandPayload
+{
+    QByteArray name;
+    QByteArray origin;
+    QByteArray data;
+};
+
+bool decodeService(const Frame &f, ServicePayload &out, qint64 maxDataSize, QString *error)
+{
+    DataParts parts;
+    if (!decodeData(f.type, f.flags, f.payload, nullptr, maxDataSize, false, parts, error))
+        return false;
+    out = ServicePayload{parts.name.toByteArray(), parts.sequence, parts.data};
+    return true;
+}
+
+bool decodeCommand(const Frame &f, CommandPayload &out, qint64 maxDataSize, QString *error)
+{
+    DataParts parts;
+    if (!decodeData(f.type, f.flags, f.payload, nullptr, maxDataSize, false, parts, error))
+        return false;
+    out = CommandPayload{parts.name.toByteArray(), parts.origin.toByteArray(), parts.data};
+    return true;
+}
+
+// Runs an encoded stream through an InboundDecoder; returns its frames (empty on a decoder error).
 QList<Frame> decodeFrames(const QByteArray &stream)
 {
-    FrameDecoder d;
+    InboundDecoder d;
     QList<Frame> out;
-    if (!d.feed(stream, out) || d.buffered() != 0)
+    if (!feed(d, stream, out) || d.buffered() != 0)
         return {};
     return out;
 }

@@ -1,0 +1,49 @@
+// Connection admission of the web IS: every TCP connection is counted, watched for idleness and
+// sniffed before the HTTP server sees it; a WebSocket upgrade request is handed to the WebSocket
+// server, anything else stays HTTP, and what is not HTTP/1.x at all is answered 400 at once.
+#pragma once
+
+#include <QTcpServer>
+#include <functional>
+
+class QTcpSocket;
+class QTimer;
+class QWebSocketServer;
+
+namespace dialog::isd {
+
+class WebTcpServer : public QTcpServer
+{
+    Q_OBJECT
+public:
+    /// Longest request head (request line + headers) of the first request of a connection.
+    static constexpr int MaxHeaderBytes = 64 * 1024;
+
+    /// @p busy tells whether a connection has an answer pending (then it is not idle).
+    /// At most @p maxConnections connections (HTTP and WebSocket) are open at once; more are
+    /// answered 503 and closed. Connections idle for @p idleMs are closed (WebSockets excepted).
+    WebTcpServer(QWebSocketServer *webSockets, int idleMs, int maxConnections,
+                 std::function<bool(QTcpSocket *)> busy);
+
+protected:
+    void incomingConnection(qintptr descriptor) override;
+
+private:
+    /// Counts @p socket as open; false (and a 503 answer) when the bound is reached.
+    bool admit(QTcpSocket *socket);
+    QTimer *watchIdle(QTcpSocket *socket);
+    /// Reads the first request head as it arrives and decides: HTTP, WebSocket, or refused.
+    void sniff(QTcpSocket *socket, QTimer *idle);
+    void upgrade(QTcpSocket *socket, QTimer *idle);
+    static bool isRequestLine(QByteArray line);
+    static bool isUpgradeToWebSocket(const QByteArray &head);
+    static void refuse(QTcpSocket *socket, const QByteArray &status, const QByteArray &body);
+
+    QWebSocketServer *m_webSockets;
+    int m_idleMs;
+    int m_maxConnections;
+    int m_open = 0;
+    std::function<bool(QTcpSocket *)> m_busy;
+};
+
+} // namespace dialog::isd

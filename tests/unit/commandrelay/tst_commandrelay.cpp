@@ -1,0 +1,145 @@
+// The Control Server's command relay (controlserver/controlserver.cpp) in one process: a
+// Control Server and two transport endpoints on 127.0.0.1 that speak the protocol directly, so
+// that the frame the target receives can be looked at byte for byte.
+#include "controlserver.h"
+
+#include "control_p.h"
+#include "payload_p.h"
+#include "transport_p.h"
+
+#include <QtTest>
+
+using namespace dialog;
+using namespace dialog::net;
+using namespace dialog::wire_format;
+
+namespace {
+
+constexpr int Timeout = 20000;
+
+/// A process as the Control Server sees it: it listens, says HELLO and CONNECT, and records the
+/// control frames and the commands it receives (as they came: a direct route sees them raw).
+struct Process
+{
+    QObject context;
+    Transport transport{TransportOptions()};
+    QMutex lock;
+    QList<Inbound> commands; // guarded by lock (filled in a reader thread)
+    QList<Type> control;
+
+    bool start(const QString &name, quint64 incarnation)
+    {
+        transport.setControlSink(&context, [this](InboundBatch &b) {
+            for (const Inbound &in : std::as_const(b))
+                control.append(in.type);
+        });
+        transport.setDirectRoute([this](const Inbound &in) {
+            QMutexLocker l(&lock);
+            commands.append(in);
+            return true;
+        });
+        QString error;
+        if (!transport.listen(QHostAddress::LocalHost, 0, &error))
+            return false;
+        PeerInfo me;
+        me.name = name;
+        me.endpoint = Endpoint{QStringLiteral("127.0.0.1"), transport.serverPort()};
+        me.pid = 1;
+        me.incarnation = incarnation;
+        transport.setIdentity(me);
+        return true;
+    }
+    void connectTo(const Endpoint &server, const QStringList &commandNames)
+    {
+        const PeerInfo me = transport.identity();
+        wire::Connect c;
+        c.set_name(me.name.toStdString());
+        c.set_host(me.endpoint.host.toStdString());
+        c.set_port(me.endpoint.port);
+        c.set_pid(me.pid);
+        c.set_incarnation(me.incarnation);
+        c.set_heartbeat_ms(60000);
+        for (const QString &n : commandNames)
+            c.add_commands(n.toStdString());
+        transport.send(transport.outbox(server), controlFrame(Type::ConnectToControlServer, c));
+    }
+    qsizetype commandCount()
+    {
+        QMutexLocker l(&lock);
+        return commands.size();
+    }
+};
+
+QByteArray compressibleText(qsizetype size)
+{
+    QByteArray text;
+    while (text.size() < size)
+        text += "set channel " + QByteArray::number(text.size() % 89) + " threshold 12\n";
+    text.truncate(size);
+    return text;
+}
+
+} // namespace
+
+class tst_CommandRelay : public QObject
+{
+    Q_OBJECT
+
+private Q_SLOTS:
+    void commandRelayedAsSent_data();
+    void commandRelayedAsSent();
+};
+
+void tst_CommandRelay::commandRelayedAsSent_data()
+{
+    QTest::addColumn<qsizetype>("size");
+    QTest::addColumn<int>("threshold");
+    // Compressed by the sender below the Control Server's former 64 KiB threshold, and not
+    // compressed above it: either way the target gets the sender's bytes and flags.
+    QTest::newRow("10 KB compressed") << qsizetype(10000) << 1024;
+    QTest::newRow("1 MB compressed") << qsizetype(1024 * 1024) << 1024;
+    QTest::newRow("200 KB not compressed") << qsizetype(200 * 1024) << 0;
+    QTest::newRow("empty") << qsizetype(0) << 0;
+}
+
+void tst_CommandRelay::commandRelayedAsSent()
+{
+    QFETCH(qsizetype, size);
+    QFETCH(int, threshold);
+    cs::ServerOptions o;
+    o.port = 0;
+    cs::ControlServer server(o);
+    QString error;
+    QVERIFY2(server.start(&error), qPrintable(error));
+    const Endpoint at{QStringLiteral("127.0.0.1"), server.port()};
+
+    Process target, sender;
+    QVERIFY(target.start(QStringLiteral("target"), 11));
+    QVERIFY(sender.start(QStringLiteral("rc"), 12));
+    target.connectTo(at, {QStringLiteral("Configure")});
+    sender.connectTo(at, {});
+    QTRY_VERIFY_WITH_TIMEOUT(target.control.contains(Type::SuccessfullyConnected), Timeout);
+    QTRY_VERIFY_WITH_TIMEOUT(sender.control.contains(Type::SuccessfullyConnected), Timeout);
+
+    const QByteArray text = compressibleText(size);
+    quint8 flags = 0;
+    const QByteArray prepared = prepareData(text, threshold, flags);
+    QCOMPARE(bool(flags & Compressed), threshold > 0);
+    sender.transport.send(sender.transport.outbox(at),
+                          encodeCommandFrame("Configure", "ignored", flags, prepared));
+
+    QTRY_COMPARE_WITH_TIMEOUT(target.commandCount(), 1, Timeout);
+    QMutexLocker l(&target.lock);
+    const Inbound &in = target.commands.first();
+    QCOMPARE(in.name, QByteArray("Configure"));
+    QCOMPARE(in.origin, QByteArray("rc")); // the Control Server names the sender
+    QCOMPARE(in.flags, flags);
+    QVERIFY(in.data == prepared);
+    QByteArray unpacked = in.data;
+    if (in.flags & Compressed)
+        QVERIFY(decompress(in.data, unpacked, DefaultMaxMessageSize, &error));
+    QVERIFY(unpacked == text);
+}
+
+QTEST_GUILESS_MAIN(tst_CommandRelay)
+#include "tst_commandrelay.moc"

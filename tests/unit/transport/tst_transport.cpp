@@ -1,0 +1,328 @@
+// Unit tests of the transport (libdialog/src/transport_p.h): two endpoints in one process over
+// 127.0.0.1. Frames arrive in order and whole, large ones too; a peer that is gone costs the
+// sender every queued frame, each counted; bad input closes that one connection and nothing else.
+#include "control_p.h"
+#include "payload_p.h"
+#include "transport_p.h"
+
+#include <QSignalSpy>
+#include <QTcpServer>
+#include <QTcpSocket>
+#include <QtEndian>
+#include <QtTest>
+
+using namespace dialog;
+using namespace dialog::net;
+using namespace dialog::wire_format;
+
+namespace {
+
+constexpr int Timeout = 20000;
+
+/// A transport that listens on 127.0.0.1 and keeps what its sinks receive (in the test's thread).
+struct Receiver
+{
+    QObject context;
+    std::unique_ptr<Transport> transport;
+    InboundBatch data, control;
+
+    explicit Receiver(const TransportOptions &o = TransportOptions())
+        : transport(std::make_unique<Transport>(o))
+    {
+        transport->setDataSink(&context, [this](InboundBatch &b) { data.append(b); });
+        transport->setControlSink(&context, [this](InboundBatch &b) { control.append(b); });
+    }
+    bool listen()
+    {
+        QString error;
+        const bool ok = transport->listen(QHostAddress::LocalHost, 0, &error);
+        if (!ok)
+            qWarning().noquote() << error;
+        return ok;
+    }
+    Endpoint endpoint() const { return Endpoint{QStringLiteral("127.0.0.1"), transport->serverPort()}; }
+};
+
+std::unique_ptr<Transport> makeSender(const QString &name)
+{
+    auto t = std::make_unique<Transport>(TransportOptions());
+    PeerInfo me;
+    me.name = name;
+    me.endpoint = Endpoint{QStringLiteral("127.0.0.1"), 1};
+    me.pid = 1;
+    me.incarnation = 7;
+    t->setIdentity(me);
+    return t;
+}
+
+QByteArray serviceFrame(QByteArrayView name, quint64 seq, QByteArrayView data, quint8 flags = 0)
+{
+    QByteArray f;
+    appendServiceFrame(f, name, seq, flags, data);
+    return f;
+}
+
+QByteArray pattern(qsizetype size, quint32 seed)
+{
+    QByteArray b(size, Qt::Uninitialized);
+    quint32 x = seed;
+    for (qsizetype i = 0; i < size; ++i) {
+        x = x * 1664525u + 1013904223u;
+        b[i] = char(x >> 24);
+    }
+    return b;
+}
+
+QByteArray hello(const QString &name)
+{
+    wire::Hello h;
+    h.set_name(name.toStdString());
+    h.set_host("127.0.0.1");
+    h.set_port(1);
+    h.set_pid(2);
+    h.set_incarnation(3);
+    return controlFrame(Type::Hello, h);
+}
+
+} // namespace
+
+class tst_Transport : public QObject
+{
+    Q_OBJECT
+
+private Q_SLOTS:
+    void framesDeliveredInOrder();
+    void largePayloadsArriveWhole_data();
+    void largePayloadsArriveWhole();
+    void everyDiscardedFrameIsCounted();
+    void peerThatDisappearsCostsItsFramesOnly();
+    void badInputClosesOnlyThatConnection_data();
+    void badInputClosesOnlyThatConnection();
+    void routerSeesCommandsAsSent();
+    void routerNeverSeesBadCompressedCommands();
+};
+
+void tst_Transport::framesDeliveredInOrder()
+{
+    Receiver r;
+    QVERIFY(r.listen());
+    auto s = makeSender(QStringLiteral("sender"));
+    const OutboxPtr box = s->outbox(r.endpoint());
+    constexpr int N = 20000;
+    for (int i = 1; i <= N; ++i) {
+        const QByteArray data = QByteArray::number(i);
+        const qint64 size = HeaderSize + 2 + 4 + 8 + data.size();
+        QCOMPARE(s->sendSmall(
+                     box, size, [&](QByteArray &out) { appendServiceFrame(out, "S.1", quint64(i), 0, data); },
+                     5000),
+                 Transport::SendResult::Queued);
+    }
+    QTRY_COMPARE_WITH_TIMEOUT(r.data.size(), N, Timeout);
+    for (int i = 0; i < N; ++i) {
+        const Inbound &in = r.data.at(i);
+        QCOMPARE(in.type, Type::ServiceMessage);
+        QCOMPARE(in.name, QByteArray("S.1"));
+        QCOMPARE(in.sequence, quint64(i + 1));
+        QCOMPARE(in.data, QByteArray::number(i + 1));
+        QCOMPARE(in.incarnation, quint64(7));
+    }
+    QCOMPARE(r.transport->stats().framesIn, quint64(N));
+    QCOMPARE(r.transport->stats().protocolErrors, quint64(0));
+    QCOMPARE(s->stats().framesDropped, quint64(0));
+}
+
+void tst_Transport::largePayloadsArriveWhole_data()
+{
+    QTest::addColumn<qsizetype>("size");
+    QTest::addColumn<bool>("compress");
+    QTest::newRow("1 MiB") << qsizetype(1024 * 1024) << false;
+    QTest::newRow("16 MiB") << qsizetype(16 * 1024 * 1024) << false;
+    QTest::newRow("8 MiB compressed") << qsizetype(8 * 1024 * 1024) << true;
+}
+
+void tst_Transport::largePayloadsArriveWhole()
+{
+    QFETCH(qsizetype, size);
+    QFETCH(bool, compress);
+    Receiver r;
+    QVERIFY(r.listen());
+    auto s = makeSender(QStringLiteral("big"));
+    const OutboxPtr box = s->outbox(r.endpoint());
+    QList<QByteArray> sent;
+    for (quint32 i = 0; i < 3; ++i) {
+        QByteArray data = compress ? QByteArray(size, char('a' + i)) : pattern(size, i + 1);
+        quint8 flags = 0;
+        const QByteArray prepared = prepareData(data, compress ? 1024 : 0, flags);
+        QCOMPARE(bool(flags & Compressed), compress);
+        QCOMPARE(s->send(box, {serviceFramePrefix("Big", i, flags, prepared.size()), prepared}, 10000),
+                 Transport::SendResult::Queued);
+        sent.append(data);
+    }
+    QTRY_COMPARE_WITH_TIMEOUT(r.data.size(), 3, Timeout);
+    for (int i = 0; i < 3; ++i) {
+        QCOMPARE(r.data.at(i).sequence, quint64(i));
+        QCOMPARE(r.data.at(i).data.size(), size);
+        QVERIFY(r.data.at(i).data == sent.at(i));
+    }
+}
+
+void tst_Transport::everyDiscardedFrameIsCounted()
+{
+    // A destination where nobody listens: the connection is refused and everything queued for it
+    // is discarded. Each frame is a drop, not each connection.
+    quint16 port = 0;
+    {
+        Receiver gone;
+        QVERIFY(gone.listen());
+        port = gone.transport->serverPort();
+    }
+    auto s = makeSender(QStringLiteral("lonely"));
+    QSignalSpy failed(s.get(), &Transport::destinationFailed);
+    const OutboxPtr box = s->outbox(Endpoint{QStringLiteral("127.0.0.1"), port});
+    constexpr int Small = 40, Large = 3;
+    for (int i = 0; i < Small; ++i)
+        s->send(box, serviceFrame("S", quint64(i), "small"));
+    const QByteArray big = pattern(2 * 1024 * 1024, 3);
+    for (int i = 0; i < Large; ++i)
+        s->send(box, {serviceFramePrefix("S", quint64(i), 0, big.size()), big});
+    QTRY_VERIFY_WITH_TIMEOUT(!failed.isEmpty(), Timeout);
+    QTRY_COMPARE_WITH_TIMEOUT(s->stats().framesDropped, quint64(Small + Large), Timeout);
+    QCOMPARE(box->framesSent.load(), quint64(Small + Large));
+    QCOMPARE(box->queuedBytes(), 0);
+}
+
+void tst_Transport::peerThatDisappearsCostsItsFramesOnly()
+{
+    auto r = std::make_unique<Receiver>();
+    QVERIFY(r->listen());
+    auto s = makeSender(QStringLiteral("steady"));
+    QSignalSpy failed(s.get(), &Transport::destinationFailed);
+    const OutboxPtr box = s->outbox(r->endpoint());
+    s->send(box, serviceFrame("S", 1, "before"));
+    QTRY_COMPARE_WITH_TIMEOUT(r->data.size(), 1, Timeout);
+    const Endpoint goneAt = r->endpoint();
+    r.reset();
+
+    // Keep sending: the broken connection, then the refused reconnections, discard what was
+    // queued, and every such frame is counted.
+    const QByteArray chunk = pattern(256 * 1024, 5);
+    quint64 seq = 2;
+    QTRY_VERIFY_WITH_TIMEOUT((s->send(box, {serviceFramePrefix("S", seq, 0, chunk.size()), chunk}), ++seq,
+                              s->stats().framesDropped > 0),
+                             Timeout);
+    QVERIFY(!failed.isEmpty());
+    QCOMPARE(failed.first().at(0).value<Endpoint>(), goneAt);
+    QVERIFY(s->stats().framesDropped <= seq - 2);
+
+    // The sender itself is unharmed: another destination gets its frames.
+    Receiver other;
+    QVERIFY(other.listen());
+    s->send(s->outbox(other.endpoint()), serviceFrame("S", 99, "after"));
+    QTRY_COMPARE_WITH_TIMEOUT(other.data.size(), 1, Timeout);
+    QCOMPARE(other.data.first().data, QByteArray("after"));
+}
+
+void tst_Transport::badInputClosesOnlyThatConnection_data()
+{
+    QTest::addColumn<QByteArray>("bytes");
+    QByteArray oversize = hello(QStringLiteral("liar"));
+    appendHeader(oversize, Type::ServiceMessage, 0, 64 * 1024 + 1);
+    QTest::newRow("oversize frame") << oversize;
+    QTest::newRow("bad magic") << QByteArray(hello(QStringLiteral("noise")) + QByteArray(40, '\x5a'));
+    QTest::newRow("no hello") << serviceFrame("S", 1, "x");
+    QTest::newRow("unknown type") << QByteArray(
+        hello(QStringLiteral("future")) + QByteArray("\xA1\xD1\x01\x63\x00\x00\x00\x00\x00\x00\x00\x00", 12));
+    QTest::newRow("unknown version") << QByteArray(
+        hello(QStringLiteral("v2")) + QByteArray("\xA1\xD1\x02\x04\x00\x00\x00\x00\x00\x00\x00\x00", 12));
+    QTest::newRow("truncated service payload")
+        << QByteArray(hello(QStringLiteral("short")) + encodeFrame(Type::ServiceMessage, 0,
+                                                                   "\x05\x00"
+                                                                   "ab"));
+    QTest::newRow("corrupt zstd") << QByteArray(hello(QStringLiteral("zstd")) +
+                                                serviceFrame("S", 1, "not zstd at all", Compressed));
+}
+
+void tst_Transport::badInputClosesOnlyThatConnection()
+{
+    QFETCH(QByteArray, bytes);
+    TransportOptions o;
+    o.maxMessageSize = 64 * 1024 - NameOverhead; // frames up to 64 KiB
+    Receiver r(o);
+    QVERIFY(r.listen());
+    QSignalSpy errors(r.transport.get(), &Transport::protocolError);
+
+    QTcpSocket raw;
+    raw.connectToHost(QHostAddress::LocalHost, r.transport->serverPort());
+    QVERIFY(raw.waitForConnected(Timeout));
+    raw.write(bytes);
+    QTRY_COMPARE_WITH_TIMEOUT(errors.size(), 1, Timeout);
+    QTRY_COMPARE_WITH_TIMEOUT(raw.state(), QAbstractSocket::UnconnectedState, Timeout);
+    QVERIFY(r.data.isEmpty());
+    QCOMPARE(r.transport->stats().protocolErrors, quint64(1));
+
+    // A well-behaved sender on another connection is served as before.
+    auto s = makeSender(QStringLiteral("good"));
+    s->send(s->outbox(r.endpoint()), serviceFrame("S", 1, "fine"));
+    QTRY_COMPARE_WITH_TIMEOUT(r.data.size(), 1, Timeout);
+    QCOMPARE(r.data.first().data, QByteArray("fine"));
+    QCOMPARE(errors.size(), 1);
+}
+
+void tst_Transport::routerSeesCommandsAsSent()
+{
+    // A router (the Control Server) relays commands: it gets them as the sender compressed them.
+    Receiver r;
+    QMutex lock;
+    QList<Inbound> routed;
+    r.transport->setDirectRoute([&](const Inbound &in) {
+        QMutexLocker l(&lock);
+        routed.append(in);
+        return true;
+    });
+    QVERIFY(r.listen());
+    QByteArray text;
+    while (text.size() < 100000)
+        text += "channel " + QByteArray::number(text.size() % 89) + " on\n";
+    quint8 flags = 0;
+    const QByteArray packed = prepareData(text, 1024, flags);
+    QCOMPARE(flags, quint8(Compressed));
+    auto s = makeSender(QStringLiteral("rc"));
+    const OutboxPtr box = s->outbox(r.endpoint());
+    s->send(box, encodeCommandFrame("Configure", "rc", flags, packed));
+    s->send(box, encodeCommandFrame("Start", "rc", 0, "now"));
+    QTRY_COMPARE_WITH_TIMEOUT((QMutexLocker(&lock), routed.size()), 2, Timeout);
+    QMutexLocker l(&lock);
+    QCOMPARE(routed[0].name, QByteArray("Configure"));
+    QCOMPARE(routed[0].flags, quint8(Compressed));
+    QVERIFY(routed[0].data == packed);
+    QCOMPARE(routed[1].flags, quint8(0));
+    QCOMPARE(routed[1].data, QByteArray("now"));
+    QVERIFY(r.data.isEmpty());
+}
+
+void tst_Transport::routerNeverSeesBadCompressedCommands()
+{
+    // Relayed compressed, but checked first: the sender of a bad one is cut off, not the target.
+    TransportOptions o;
+    o.maxMessageSize = 100000;
+    Receiver r(o);
+    std::atomic<int> routed{0};
+    r.transport->setDirectRoute([&](const Inbound &) { return ++routed, true; });
+    QVERIFY(r.listen());
+    QSignalSpy errors(r.transport.get(), &Transport::protocolError);
+    quint8 flags = 0;
+    const QByteArray tooLarge = prepareData(QByteArray(200000, 'x'), 1024, flags);
+    QCOMPARE(flags, quint8(Compressed));
+    QByteArray corrupt = prepareData(QByteArray(50000, 'y'), 1024, flags);
+    corrupt[corrupt.size() / 2] = char(corrupt[corrupt.size() / 2] ^ 0x55);
+    const QList<QByteArray> bad{tooLarge, corrupt};
+    for (qsizetype i = 0; i < bad.size(); ++i) {
+        auto s = makeSender(QStringLiteral("bad"));
+        s->send(s->outbox(r.endpoint()), encodeCommandFrame("Configure", "bad", Compressed, bad[i]));
+        QTRY_COMPARE_WITH_TIMEOUT(errors.size(), int(i + 1), Timeout);
+    }
+    QCOMPARE(routed.load(), 0);
+}
+
+QTEST_GUILESS_MAIN(tst_Transport)
+#include "tst_transport.moc"
