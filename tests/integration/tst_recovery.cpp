@@ -193,7 +193,7 @@ void tst_Recovery::controlServerRestartKeepsDataFlowingAndRecovers()
     // Provider -> subscriber traffic keeps flowing while there is no Control Server.
     for (int i = 1; i <= 20; ++i) {
         svc->update(QByteArray::number(i));
-        QTest::qWait(20);
+        QTest::qWait(20); // spread over the time without a Control Server, not one burst
     }
     QTRY_COMPARE_WITH_TIMEOUT(sub->lastMessage().data(), QByteArray("20"), 5000);
 
