@@ -403,6 +403,7 @@ void tst_IsWeb::malformedAndSplitRequests()
     QTcpSocket ws;
     ws.connectToHost(QHostAddress::LocalHost, m_http);
     QVERIFY(ws.waitForConnected(5000));
+    // In pieces again, read apart by the server.
     ws.write("GET /is/ws HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: web");
     ws.flush();
     QTest::qWait(100);

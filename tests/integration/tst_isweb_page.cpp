@@ -43,11 +43,7 @@ public:
                     QJsonDocument(o.value(QLatin1String("params")).toObject()).toJson());
         });
         m_ws.open(url);
-        QElapsedTimer t;
-        t.start();
-        while (m_ws.state() != QAbstractSocket::ConnectedState && t.elapsed() < 10000)
-            QTest::qWait(20);
-        if (m_ws.state() != QAbstractSocket::ConnectedState)
+        if (!waitUntil([this] { return m_ws.state() == QAbstractSocket::ConnectedState; }, 10000))
             qWarning() << "DevTools WebSocket" << url << m_ws.errorString();
         return m_ws.state() == QAbstractSocket::ConnectedState;
     }
@@ -58,10 +54,7 @@ public:
                                                                          {QStringLiteral("method"), method},
                                                                          {QStringLiteral("params"), params}})
                                                    .toJson(QJsonDocument::Compact)));
-        QElapsedTimer t;
-        t.start();
-        while (!m_answers.contains(id) && t.elapsed() < timeoutMs)
-            QTest::qWait(10);
+        waitUntil([&] { return m_answers.contains(id); }, timeoutMs);
         return m_answers.take(id);
     }
     /// The value of a JavaScript expression in the page (JSON-serialisable), or undefined.
@@ -168,16 +161,15 @@ void tst_IsWebPage::pageShowsLiveValues()
         20000);
 
     QUrl pageWs;
-    QElapsedTimer t;
-    t.start();
-    while (pageWs.isEmpty() && t.elapsed() < 20000) {
-        const HttpReply r = httpGet(devtools, "/json/list");
-        for (const QJsonValue &v : QJsonDocument::fromJson(r.body).array())
-            if (v.toObject().value(QLatin1String("type")).toString() == QLatin1String("page"))
-                pageWs = QUrl(v.toObject().value(QLatin1String("webSocketDebuggerUrl")).toString());
-        if (pageWs.isEmpty())
-            QTest::qWait(100);
-    }
+    waitUntil(
+        [&] {
+            const HttpReply r = httpGet(devtools, "/json/list");
+            for (const QJsonValue &v : QJsonDocument::fromJson(r.body).array())
+                if (v.toObject().value(QLatin1String("type")).toString() == QLatin1String("page"))
+                    pageWs = QUrl(v.toObject().value(QLatin1String("webSocketDebuggerUrl")).toString());
+            return !pageWs.isEmpty();
+        },
+        20000, 100);
     QVERIFY2(!pageWs.isEmpty(), "Chromium's DevTools endpoint did not answer");
     pageWs.setHost(QStringLiteral("127.0.0.1")); // built from our Host header, which has no port
     pageWs.setPort(devtools);
@@ -236,7 +228,7 @@ void tst_IsWebPage::pageShowsLiveValues()
         value += 3 + (i * 7) % 11;
         QVERIFY(run.set<quint32>(QStringLiteral("activeTime"), value));
         QVERIFY(dict.updateSync(QStringLiteral("RunParams.RunInfo"), run).isOk());
-        QTest::qWait(25);
+        QTest::qWait(25); // points spread over time, as a live chart gets them
     }
     QTRY_COMPARE_WITH_TIMEOUT(dt.eval(activeCell).toString(), QString::number(value), 10000);
     QVERIFY(dt.eval(QStringLiteral("state.points.length")).toInt() >= 2);

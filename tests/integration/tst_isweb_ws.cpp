@@ -303,7 +303,7 @@ void tst_IsWebSocket::stopsCleanlyWithClientsAndRequestsInProgress()
     QVERIFY(held.open(m_http));
     QVERIFY(idle.open(m_http));
     held.send("GET", "/is/Slow/Slow.Statistics");
-    QTest::qWait(200);
+    QTest::qWait(200); // the request reaches the server, which shows nothing of it: time must pass
 
     m_server->terminate();
     QVERIFY(m_server->waitForFinished(10000));

@@ -78,21 +78,21 @@ Content tst_Mirror::content(const QString &server)
 bool tst_Mirror::waitForEqual(const QString &master, const QString &mirror, int timeoutMs,
                               const QString &regex)
 {
-    QElapsedTimer t;
-    t.start();
     Content a, b;
-    do {
-        a = content(master);
-        if (!regex.isEmpty()) {
-            const QRegularExpression re(QRegularExpression::anchoredPattern(regex)); // as IS criteria
-            for (auto it = a.begin(); it != a.end();)
-                it = re.match(it.key()).hasMatch() ? std::next(it) : a.erase(it);
-        }
-        b = content(mirror);
-        if (a == b)
-            return true;
-        QTest::qWait(100);
-    } while (t.elapsed() < timeoutMs);
+    const bool equal = waitUntil(
+        [&] {
+            a = content(master);
+            if (!regex.isEmpty()) {
+                const QRegularExpression re(QRegularExpression::anchoredPattern(regex)); // as IS criteria
+                for (auto it = a.begin(); it != a.end();)
+                    it = re.match(it.key()).hasMatch() ? std::next(it) : a.erase(it);
+            }
+            b = content(mirror);
+            return a == b;
+        },
+        timeoutMs, 100);
+    if (equal)
+        return true;
     qWarning("%s: %lld objects, %s: %lld objects", qPrintable(master), qlonglong(a.size()),
              qPrintable(mirror), qlonglong(b.size()));
     int shown = 0;

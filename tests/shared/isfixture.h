@@ -69,15 +69,9 @@ protected:
     /// Until the server answers a read of its statistics object.
     bool waitForServer(const QString &name, int timeoutMs = 10000)
     {
-        QElapsedTimer t;
-        t.start();
-        while (t.elapsed() < timeoutMs) {
-            is::Entry e;
-            if (m_dict->getSync(name + QStringLiteral(".Statistics"), &e).isOk())
-                return true;
-            QTest::qWait(50);
-        }
-        return false;
+        return waitUntil(
+            [&] { return m_dict->getSync(name + QStringLiteral(".Statistics"), nullptr).isOk(); }, timeoutMs,
+            50);
     }
 
     std::unique_ptr<ProcessFixture> m_fx;

@@ -25,6 +25,20 @@ inline QString bin(const QString &name)
     return QStringLiteral(DIALOG_BIN_DIR "/") + name;
 }
 
+/// Polls @p done every @p stepMs, the event loop turning in between, until it returns true (true)
+/// or @p timeoutMs passes (false). The QTRY_* macros of a function body, for helpers that return.
+template <typename Predicate> bool waitUntil(Predicate done, int timeoutMs, int stepMs = 10)
+{
+    QElapsedTimer t;
+    t.start();
+    while (!done()) {
+        if (t.elapsed() >= timeoutMs)
+            return false;
+        QTest::qWait(stepMs);
+    }
+    return true;
+}
+
 /// A port that was free a moment ago. Only for what must be known before the daemon that binds it
 /// starts (a standby's port, which its clients list from the start); another process may take it
 /// in between, so daemons otherwise bind port 0 and report it (ProcessFixture::waitForListening).
@@ -80,21 +94,18 @@ public:
     /// looked at, not consumed: the test can still read all of it.
     static quint16 waitForListening(QProcess *p, const QRegularExpression &line, int timeoutMs = 10000)
     {
-        QElapsedTimer t;
-        t.start();
         const QProcess::ProcessChannel channel = p->readChannel();
         quint16 port = 0;
-        while (port == 0 && t.elapsed() < timeoutMs) {
-            p->setReadChannel(QProcess::StandardError);
-            const QRegularExpressionMatch m = line.match(QString::fromUtf8(p->peek(p->bytesAvailable())));
-            p->setReadChannel(channel);
-            if (m.hasMatch())
-                port = quint16(m.captured(1).toUInt());
-            else if (p->state() == QProcess::NotRunning)
-                break;
-            else
-                QTest::qWait(10);
-        }
+        waitUntil(
+            [&] {
+                p->setReadChannel(QProcess::StandardError);
+                const QRegularExpressionMatch m = line.match(QString::fromUtf8(p->peek(p->bytesAvailable())));
+                p->setReadChannel(channel);
+                if (m.hasMatch())
+                    port = quint16(m.captured(1).toUInt());
+                return port != 0 || p->state() == QProcess::NotRunning;
+            },
+            timeoutMs);
         if (port == 0)
             qWarning() << p->program() << "did not report its port";
         return port;
@@ -110,18 +121,16 @@ public:
         return p;
     }
 
+    /// Until something accepts connections on 127.0.0.1:@p port (a daemon restarted on a known port).
     static bool waitForPort(quint16 port, int timeoutMs)
     {
-        QElapsedTimer t;
-        t.start();
-        while (t.elapsed() < timeoutMs) {
-            QTcpSocket s;
-            s.connectToHost(QHostAddress::LocalHost, port);
-            if (s.waitForConnected(200))
-                return true;
-            QTest::qWait(10);
-        }
-        return false;
+        return waitUntil(
+            [port] {
+                QTcpSocket s;
+                s.connectToHost(QHostAddress::LocalHost, port);
+                return s.waitForConnected(200);
+            },
+            timeoutMs);
     }
 
     QString controlServer() const { return m_controlServer; }
@@ -134,11 +143,7 @@ public:
     {
         QProcess *p = start(program, args);
         // Keep the event loop turning: in-process clients of the test must stay responsive.
-        QElapsedTimer t;
-        t.start();
-        while (p->state() != QProcess::NotRunning && t.elapsed() < timeoutMs)
-            QTest::qWait(10);
-        if (p->state() != QProcess::NotRunning) {
+        if (!waitUntil([p] { return p->state() == QProcess::NotRunning; }, timeoutMs)) {
             p->kill();
             p->waitForFinished(3000);
             return -1;
