@@ -273,8 +273,12 @@ void tst_IsServer::slowSubscriberDoesNotSlowOthers()
 {
     // 19 fast subscriptions (in one process) and one slow one (its own process, 5 times slower than
     // the update rate, with a small receive buffer so that the server sees it fall behind).
-    QProcess *server = startServer(QStringLiteral("Bench"), {QStringLiteral("--subscriber-queue"), QStringLiteral("200"),
-                                                             QStringLiteral("--queue-bytes"), QStringLiteral("1048576")});
+    // Queues with two seconds of margin for the fast ones (19 subscriptions in one process: 19
+    // notifications of 8 KB per update), so that a fast process the machine's load holds up for a
+    // moment is not mistaken for a slow one; the slow one falls 400 updates a second behind.
+    QProcess *server =
+        startServer(QStringLiteral("Bench"), {QStringLiteral("--subscriber-queue"), QStringLiteral("1000"),
+                                              QStringLiteral("--queue-bytes"), QStringLiteral("4194304")});
     QVERIFY(waitForServer(QStringLiteral("Bench")));
     const auto subscriberArgs = [&](int index, int subscriptions, const QStringList &extra) {
         return QStringList{QStringLiteral("bench"), QStringLiteral("is-subscriber"), QStringLiteral("--index"),
@@ -328,7 +332,13 @@ void tst_IsServer::slowSubscriberDoesNotSlowOthers()
     const double sendSeconds = clock.elapsed() / 1000.0;
     // The fast ones got every update; the slow one held neither them nor the sender back (every
     // update answered, the time it took is only reported).
-    QTRY_VERIFY_WITH_TIMEOUT(reports.value(0).value(QLatin1String("count")).toInteger() >= qint64(total) * 19, 5000);
+    // A bound, not a speed: on a loaded machine they may take a while to drain what the server sent.
+    QTRY_VERIFY2_WITH_TIMEOUT(reports.value(0).value(QLatin1String("count")).toInteger() >=
+                                  qint64(total) * 19,
+                              qPrintable(QStringLiteral("the fast subscribers got %1 of %2 updates")
+                                             .arg(reports.value(0).value(QLatin1String("count")).toInteger())
+                                             .arg(qint64(total) * 19)),
+                              30000);
     qInfo("%d updates at 500/s sent in %.1f s", total, sendSeconds);
     QCOMPARE(reports.value(0).value(QLatin1String("dropped")).toInteger(), 0);
     // The slow one: connected, behind, drops counted by the server and told to the subscriber.
@@ -347,7 +357,10 @@ void tst_IsServer::slowSubscriberDoesNotSlowOthers()
     QVERIFY2(slowDrops > 0, qPrintable(names.join(QLatin1Char(','))));
     QCOMPARE(fastDrops, quint64(0));
     const qint64 rssAfter = rssKb(server->processId());
-    QVERIFY2(rssAfter - rssBefore < 10 * 1024, qPrintable(QStringLiteral("%1 -> %2 kB").arg(rssBefore).arg(rssAfter)));
+    // Bounded by the queues (the slow one's: 1,000 notifications and 4 MB), against 480 MB sent.
+    qInfo("server RSS grew by %lld KiB", rssAfter - rssBefore);
+    QVERIFY2(rssAfter - rssBefore < 24 * 1024,
+             qPrintable(QStringLiteral("%1 -> %2 kB").arg(rssBefore).arg(rssAfter)));
     // It catches up: the newest value of each object, and the drop count.
     QTRY_VERIFY_WITH_TIMEOUT(reports.value(1).value(QLatin1String("dropped")).toInteger() > 0, 30000);
     QVERIFY(reports.value(1).value(QLatin1String("count")).toInteger() < qint64(total));
