@@ -3,6 +3,7 @@
 #   ./run.sh demo   install what is missing (as root), build, start the local demo system
 #   ./run.sh test   install what is missing (as root), build, run the whole test suite
 #   ./run.sh build  install what is missing (as root) and build only
+#   ./run.sh screenshots  build, run the tests that take screenshots, copy them over docs/*.png
 set -euo pipefail
 cd "$(dirname "$0")"
 ROOT=$PWD
@@ -47,6 +48,24 @@ run_tests() {
     say "running the test suite"
     cd "$BUILD"
     QT_QPA_PLATFORM=offscreen ctest --output-on-failure --timeout 600 "$@"
+}
+
+# The tests save screenshots in the build tree only; refreshing the README's images is a choice.
+screenshots() {
+    build
+    local shots=$BUILD/screenshots
+    rm -rf "$shots"
+    say "running the tests that take screenshots (into $shots)"
+    (cd "$BUILD" && QT_QPA_PLATFORM=offscreen ctest --output-on-failure --timeout 600 -L gui "$@" &&
+        QT_QPA_PLATFORM=offscreen ctest --output-on-failure --timeout 600 -R '^tst_isweb_page$')
+    local n=0
+    for f in "$shots"/*.png; do
+        [ -e "$f" ] || continue
+        cp "$f" "$ROOT/docs/"
+        n=$((n + 1))
+    done
+    [ $n -gt 0 ] || { echo "run.sh: no screenshot was taken" >&2; exit 1; }
+    say "copied $n screenshots over docs/*.png (git status shows which changed)"
 }
 
 DEMO_UP=0
@@ -100,5 +119,6 @@ case "${1:-}" in
     demo) shift; demo "$@" ;;
     test) shift; run_tests "$@" ;;
     build) shift; build ;;
-    *) echo "usage: ./run.sh demo|test|build" >&2; exit 1 ;;
+    screenshots) shift; screenshots "$@" ;;
+    *) echo "usage: ./run.sh demo|test|build|screenshots" >&2; exit 1 ;;
 esac

@@ -13,7 +13,10 @@ function(dialog_add_test name)
     target_link_libraries(${name} PRIVATE dialog::dialog Qt6::Test ${ARG_LIBS})
     target_compile_definitions(${name} PRIVATE
         DIALOG_BIN_DIR="${CMAKE_RUNTIME_OUTPUT_DIRECTORY}"
-        DIALOG_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
+        DIALOG_SOURCE_DIR="${PROJECT_SOURCE_DIR}"
+        DIALOG_SCREENSHOT_DIR="${CMAKE_BINARY_DIR}/screenshots")
+    # The fixtures every integration and GUI test shares (tests/shared).
+    target_include_directories(${name} PRIVATE ${PROJECT_SOURCE_DIR}/tests/shared)
     add_test(NAME ${name} COMMAND ${name})
     if(NOT ARG_TIMEOUT)
         set(ARG_TIMEOUT 120)

@@ -17,8 +17,11 @@ int main(int argc, char *argv[])
         "The DIALOG Control Server: directory of processes, services, commands and subscriptions; "
         "heartbeat supervision and recovery notifications."));
     p.addHelpOption();
-    p.addOption({QStringLiteral("port"), QStringLiteral("TCP port to listen on (default 3425)."),
-                 QStringLiteral("port"), QStringLiteral("3425")});
+    p.addOption(
+        {QStringLiteral("port"),
+         QStringLiteral("TCP port to listen on (default 3425; 0: any free port, the one bound is in the "
+                        "\"listening on\" line)."),
+         QStringLiteral("port"), QStringLiteral("3425")});
     p.addOption({QStringLiteral("bind"), QStringLiteral("Address to listen on (default 127.0.0.1)."),
                  QStringLiteral("addr"), QStringLiteral("127.0.0.1")});
     p.addOption({QStringLiteral("advertise"), QStringLiteral("Host name processes use to reach this server."),
@@ -63,6 +66,8 @@ int main(int argc, char *argv[])
                         .arg(p.value(QStringLiteral("heartbeat-misses"))));
 
     o.standbyOf = p.value(QStringLiteral("standby-of"));
+    if (!o.standbyOf.isEmpty() && o.port == 0)
+        return fail(QStringLiteral("--standby-of needs the port to take over on (--port 0 is not one)"));
     dialog::quitOnTerminationSignals();
     dialog::cs::ControlServer server(o);
     QString why;

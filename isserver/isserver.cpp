@@ -179,7 +179,7 @@ bool IsServer::start(QString *error)
         connect(m_checkpointTimer, &QTimer::timeout, this, &IsServer::checkpoint);
         m_checkpointTimer->start(m_options.checkpointS * 1000);
     }
-    if (m_options.httpPort > 0) {
+    if (m_options.httpPort >= 0) {
         m_web = std::make_unique<WebServer>(*this);
         if (!m_web->listen(error)) {
             m_web.reset();

@@ -27,8 +27,8 @@ struct ServerOptions
     QString typesDir; ///< empty: only the built-in types (and those declared at run time)
     int checkpointS = 10;
     int queueRecords = 10000;
-    // Web IS (webserver.h): off unless httpPort > 0.
-    quint16 httpPort = 0;
+    // Web IS (webserver.h): off while httpPort < 0; 0 listens on any free port.
+    int httpPort = -1;
     QString httpBind = QStringLiteral("127.0.0.1");
     int httpMaxRequests = 16;  ///< concurrent HTTP requests; more get 503
     int httpMaxWebSockets = 64; ///< concurrent WebSocket clients; more are closed with a reason

@@ -34,9 +34,11 @@ int main(int argc, char *argv[])
     p.addOption({QStringLiteral("subscriber-queue"),
                  QStringLiteral("Bound of a slow subscriber's own queue, in notifications (default 10000)."),
                  QStringLiteral("n"), QStringLiteral("10000")});
-    p.addOption({QStringLiteral("http-port"),
-                 QStringLiteral("Serve the web IS (HTTP, WebSocket, web page) on this TCP port (default: off)."),
-                 QStringLiteral("port")});
+    p.addOption(
+        {QStringLiteral("http-port"),
+         QStringLiteral("Serve the web IS (HTTP, WebSocket, web page) on this TCP port (default: off; 0: any "
+                        "free port, the one bound is in the \"web IS on\" line)."),
+         QStringLiteral("port")});
     p.addOption({QStringLiteral("http-bind"),
                  QStringLiteral("Address the web IS listens on (default 127.0.0.1)."), QStringLiteral("addr"),
                  QStringLiteral("127.0.0.1")});
@@ -84,9 +86,10 @@ int main(int argc, char *argv[])
         return fail(QStringLiteral("invalid --subscriber-queue '%1'").arg(p.value(QStringLiteral("subscriber-queue"))));
     if (p.isSet(QStringLiteral("http-port"))) {
         const int port = p.value(QStringLiteral("http-port")).toInt(&ok);
-        if (!ok || port < 1 || port > 65535)
-            return fail(QStringLiteral("invalid --http-port '%1' (1..65535)").arg(p.value(QStringLiteral("http-port"))));
-        o.httpPort = quint16(port);
+        if (!ok || port < 0 || port > 65535)
+            return fail(QStringLiteral("invalid --http-port '%1' (0..65535)")
+                            .arg(p.value(QStringLiteral("http-port"))));
+        o.httpPort = port;
     }
     o.httpBind = p.value(QStringLiteral("http-bind"));
     o.httpMaxRequests = p.value(QStringLiteral("http-max-requests")).toInt(&ok);

@@ -245,6 +245,8 @@ int bench(const QStringList &args)
         return rtt(rest);
     if (test == QLatin1String("is-http"))
         return benchIsHttp(rest);
+    if (test == QLatin1String("is-mirror-cost"))
+        return benchIsMirrorCost(rest);
     if (test.startsWith(QLatin1String("is-")))
         return benchIs(test, rest);
     return fail(QStringLiteral("bench"),

@@ -20,6 +20,8 @@ int down(const QStringList &args);
 int benchIs(const QString &test, const QStringList &args);
 /// HTTP GET throughput of the web IS (cmd_bench_http.cpp).
 int benchIsHttp(const QStringList &args);
+/// What a stopped IS mirror costs the server it mirrors (cmd_bench_mirror.cpp).
+int benchIsMirrorCost(const QStringList &args);
 
 /// Prints "dialog VERB: why" on stderr and returns 1.
 int fail(const QString &verb, const QString &why);

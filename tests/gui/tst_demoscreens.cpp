@@ -1,11 +1,12 @@
 // Screenshots of the three monitoring GUIs with real data: brings the demo partition
 // (resources/partitions/demo.json) up on a free port with `dialog up`, starts a run through the
 // master, opens the inspector, the IS monitor and OMD (resources/omd/demo.json) offscreen, waits
-// until each shows live data, saves docs/*-demo.png and takes the partition down again.
+// until each shows live data, saves *-demo.png (screenshot.h) and takes the partition down again.
 #include "inspectorwindow.h"
 #include "ismonitorwindow.h"
 #include "omdwindow.h"
 #include "processfixture.h"
+#include "screenshot.h"
 
 #include "histogramview.h"
 #include "omdchart.h"
@@ -68,7 +69,7 @@ QString tst_DemoScreens::runState() const
 
 void tst_DemoScreens::save(QWidget *w, const QString &file)
 {
-    const QString path = QStringLiteral(DIALOG_SOURCE_DIR "/docs/") + file;
+    const QString path = screenshotPath(file);
     QVERIFY2(w->grab().save(path), qPrintable(path));
     QVERIFY(QFileInfo(path).size() > 20000);
 }
@@ -79,7 +80,7 @@ void tst_DemoScreens::initTestCase()
     clock.start();
     QVERIFY(m_runDir.isValid());
     m_fx = std::make_unique<ProcessFixture>();
-    m_port = freePort();
+    m_port = freePort(); // `dialog up` is told the port of the partition's Control Server
     QByteArray out, err;
     const int up = m_fx->run(QStringLiteral("dialog"),
                              {QStringLiteral("up"), kPartition, QStringLiteral("--run-dir"), m_runDir.path(),
@@ -193,7 +194,7 @@ void tst_DemoScreens::inspector()
     QTRY_VERIFY_WITH_TIMEOUT(w.listenModel()->rowCount() >= 5, 10000);
     w.refresh();
     w.listenModel()->flush();
-    QTest::qWait(200);
+    QTest::qWait(200); // the last updates painted: a picture, not a check
     save(&w, QStringLiteral("inspector-demo.png"));
 }
 
@@ -212,7 +213,7 @@ void tst_DemoScreens::ismonitor()
     // The event-size histogram of a running readout has entries.
     QTRY_VERIFY_WITH_TIMEOUT(w.histogramView()->isVisible() && w.histogramView()->pointCount() > 0, 10000);
     QVERIFY(w.attributeModel()->rowCount() > 5);
-    QTest::qWait(1200); // an update of the value and a status-bar tick
+    QTest::qWait(1200); // for the picture: an update of the value and a status-bar tick
     w.refresh();
     save(&w, QStringLiteral("ismonitor-demo.png"));
 }
@@ -238,7 +239,7 @@ void tst_DemoScreens::omd()
     };
     QTRY_VERIFY_WITH_TIMEOUT(ready(), 40000);
     m_omd->refresh();
-    QTest::qWait(200);
+    QTest::qWait(200); // the last updates painted: a picture, not a check
     save(m_omd.get(), QStringLiteral("omd-demo.png"));
 }
 

@@ -2,6 +2,7 @@
 // offscreen.
 #include "omdwindow.h"
 #include "processfixture.h"
+#include "screenshot.h"
 
 #include "dialog/is/dictionary.h"
 
@@ -118,7 +119,7 @@ void tst_Omd::plotsAFedSeries()
     QCOMPARE(chart->points(0).first().y(), 100.0);
     for (int i = 1; i <= 10; ++i) {
         put(QStringLiteral("DAQ.RO1"), readout(100 + 10 * i, 1000 * i, 10));
-        QTest::qWait(20);
+        QTRY_COMPARE_WITH_TIMEOUT(chart->points(0).size(), 1 + i, 5000);
     }
     // A test publisher in another process feeds it too.
     QCOMPARE(m_fx->run(QStringLiteral("dialog"),
@@ -156,7 +157,7 @@ void tst_Omd::pauseFreezesTheDisplay()
     QCOMPARE(m_window->findChild<QAction *>(QStringLiteral("pause"))->text(), QStringLiteral("Resume"));
     put(QStringLiteral("DAQ.RO1"), readout(60, 2, 10));
     QTRY_COMPARE_WITH_TIMEOUT(chart->points(0).size(), 2, 5000); // still recorded
-    QTest::qWait(400);                                           // two refresh periods
+    QTest::qWait(400); // not drawn during two refresh periods: time must pass to show that
     QCOMPARE(chart->drawnCount(0), 1);                           // not drawn
     m_window->findChild<QAction *>(QStringLiteral("pause"))->trigger();
     QVERIFY(!m_window->isPaused());
@@ -399,12 +400,12 @@ void tst_Omd::screenshot()
             fe.set(QStringLiteral("cpuLoad"), float(3 + f));
             m_dict->update(QStringLiteral("DAQ.FE%1").arg(f), fe);
         }
-        QTest::qWait(100);
+        QTest::qWait(100); // the charts' time axis: the steps are 0.1 s apart
     }
     QTRY_COMPARE_WITH_TIMEOUT(m_window->barChart(1)->categories().size(), 3, 5000);
     m_window->refresh();
-    QTest::qWait(300);
-    const QString path = QStringLiteral(DIALOG_SOURCE_DIR "/docs/omd.png");
+    QTest::qWait(300); // the last updates painted: a picture, not a check
+    const QString path = screenshotPath(QStringLiteral("omd.png"));
     QVERIFY(m_window->grab().save(path));
     QVERIFY(QFileInfo(path).size() > 10000);
 }

@@ -2,6 +2,7 @@
 // driven by its buttons, the second control-mode GUI refused, screenshots.
 #include "processfixture.h"
 #include "runcontrolwindow.h"
+#include "screenshot.h"
 
 #include <QComboBox>
 #include <QJsonArray>
@@ -137,8 +138,8 @@ void tst_RunControlGui::click(RunControlWindow *w, Transition t, const QString &
 
 void tst_RunControlGui::grab(QWidget *w, const QString &file)
 {
-    QTest::qWait(300);
-    const QString path = QStringLiteral(DIALOG_SOURCE_DIR "/docs/") + file;
+    QTest::qWait(300); // the last updates painted: a picture, not a check
+    const QString path = screenshotPath(file);
     QVERIFY(w->grab().save(path));
 }
 
@@ -182,7 +183,7 @@ void tst_RunControlGui::fullRunCycleByClicking()
         slaveCell(m_control.get(), QStringLiteral("RO2"), 3).remove(QLatin1Char(',')).toLongLong() > 10000,
         10000);
     QTRY_VERIFY_WITH_TIMEOUT(m_control->messageTable()->rowCount() > 5, 5000);
-    QTest::qWait(1500); // a moment of data taking: duration, rates and the upset messages in the shot
+    QTest::qWait(1500); // a moment of data taking for the picture: duration, rates, upset messages
     grab(m_control.get(), QStringLiteral("runcontrol.png"));
 
     click(m_control.get(), Transition::Pause, QStringLiteral("Paused"));
@@ -195,7 +196,7 @@ void tst_RunControlGui::fullRunCycleByClicking()
     click(m_control.get(), Transition::Start, QStringLiteral("Running"));
     m_control->setConfirmation([](const QString &) { return false; });
     QTest::mouseClick(m_control->button(Transition::Stop), Qt::LeftButton);
-    QTest::qWait(500);
+    QTest::qWait(500); // no transition happens: time must pass to show that
     QCOMPARE(state(m_control.get()), QStringLiteral("Running"));
     m_control->setConfirmation([this](const QString &) {
         ++m_confirmations;
@@ -225,7 +226,8 @@ void tst_RunControlGui::secondControlGuiIsRefusedAndMonitors()
 
     // When the controlling GUI goes away, the other can take control.
     m_control.reset();
-    QTest::qWait(500);
+    // Once the Control Server has seen it leave.
+    QTRY_VERIFY_WITH_TIMEOUT(m_fx->processEntry(QStringLiteral("RunControl.GUI.test1")).isEmpty(), 10000);
     second->takeControl();
     QTRY_COMPARE_WITH_TIMEOUT(second->mode(), RunControlWindow::Mode::Control, 10000);
     QTRY_VERIFY_WITH_TIMEOUT(second->button(Transition::Start)->isEnabled(), 10000);

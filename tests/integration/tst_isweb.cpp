@@ -389,6 +389,8 @@ void tst_IsWeb::malformedAndSplitRequests()
     fill();
     HttpConnection split;
     QVERIFY(split.open(m_http));
+    // The pauses make the server read each piece on its own: time must pass, there is no effect to
+    // wait for.
     split.socket().write("GET /is/DAQ/DAQ.Run");
     split.socket().flush();
     QTest::qWait(100);
@@ -401,6 +403,7 @@ void tst_IsWeb::malformedAndSplitRequests()
     QTcpSocket ws;
     ws.connectToHost(QHostAddress::LocalHost, m_http);
     QVERIFY(ws.waitForConnected(5000));
+    // In pieces again, read apart by the server.
     ws.write("GET /is/ws HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: web");
     ws.flush();
     QTest::qWait(100);
@@ -445,11 +448,10 @@ void tst_IsWeb::malformedAndSplitRequests()
 void tst_IsWeb::openConnectionsBounded()
 {
     m_server =
-        startServer(QStringLiteral("DAQ"), {QStringLiteral("--http-port"), QString::number(m_http),
-                                            QStringLiteral("--http-max-requests"), QStringLiteral("1"),
-                                            QStringLiteral("--http-max-websockets"), QStringLiteral("1")});
+        startWebServer(QStringLiteral("DAQ"), {QStringLiteral("--http-max-requests"), QStringLiteral("1"),
+                                               QStringLiteral("--http-max-websockets"), QStringLiteral("1")});
     QVERIFY(waitForServer(QStringLiteral("DAQ")));
-    QVERIFY(ProcessFixture::waitForPort(m_http, 5000)); // that probe connection is closed again
+    QVERIFY(m_http != 0);
     std::vector<std::unique_ptr<HttpConnection>> open;
     for (int i = 0; i < 5; ++i) {
         open.push_back(std::make_unique<HttpConnection>());
@@ -492,10 +494,10 @@ void tst_IsWeb::pageFilesBuiltInAndFromWebRoot()
     QVERIFY(index.open(QIODevice::WriteOnly));
     index.write("<p>development copy</p>");
     index.close();
-    const quint16 port = freePort();
-    startServer(QStringLiteral("Dev"), {QStringLiteral("--http-port"), QString::number(port),
-                                        QStringLiteral("--web-root"), root.path()});
-    QVERIFY(ProcessFixture::waitForPort(port, 10000));
+    const quint16 port =
+        httpPortOf(startServer(QStringLiteral("Dev"), {QStringLiteral("--http-port"), QStringLiteral("0"),
+                                                       QStringLiteral("--web-root"), root.path()}));
+    QVERIFY(port != 0);
     QCOMPARE(httpGet(port, "/").body, QByteArray("<p>development copy</p>"));
     QCOMPARE(httpGet(port, "/app.js").status, 404); // not in that directory
 }
@@ -518,13 +520,12 @@ void tst_IsWeb::listenFailureIsReported()
 // requests stay in progress and the fourth is answered 503 at once.
 void tst_IsWeb::fourthRequestOverLimitOfThreeGets503()
 {
-    startServer(QStringLiteral("DAQ"), {QStringLiteral("--http-port"), QString::number(m_http),
-                                        QStringLiteral("--http-max-requests"), QStringLiteral("3"),
-                                        QStringLiteral("--http-idle-s"), QStringLiteral("1")});
+    startWebServer(QStringLiteral("DAQ"), {QStringLiteral("--http-max-requests"), QStringLiteral("3"),
+                                           QStringLiteral("--http-idle-s"), QStringLiteral("1")});
     QProcess *slow = startServer(QStringLiteral("Slow"));
     QVERIFY(waitForServer(QStringLiteral("DAQ")));
     QVERIFY(waitForServer(QStringLiteral("Slow")));
-    QVERIFY(ProcessFixture::waitForPort(m_http, 5000));
+    QVERIFY(m_http != 0);
     QCOMPARE(httpGet(m_http, "/is/Slow/Slow.Statistics").status, 200); // the path to Slow is known
     QCOMPARE(::kill(pid_t(slow->processId()), SIGSTOP), 0);
 
@@ -533,12 +534,11 @@ void tst_IsWeb::fourthRequestOverLimitOfThreeGets503()
         QVERIFY(c.open(m_http));
         c.send("GET", "/is/Slow/Slow.Statistics");
     }
-    QTest::qWait(300);
+    // Once the server has read all three, a fourth request is refused.
+    HttpReply r;
+    QTRY_COMPARE_WITH_TIMEOUT((r = httpGet(m_http, "/is/DAQ/DAQ.Statistics")).status, 503, 10000);
     for (HttpConnection &c : held)
         QVERIFY(!c.hasReply()); // all three in progress
-
-    HttpReply r = httpGet(m_http, "/is/DAQ/DAQ.Statistics");
-    QCOMPARE(r.status, 503);
     QVERIFY2(r.body.contains("3 requests in progress (limit 3)"), r.body);
     // A request pipelined behind a held one: its answer (ready at once) waits for the first one's.
     held[0].send("GET", "/is/DAQ/DAQ.Statistics");
@@ -564,10 +564,9 @@ void tst_IsWeb::fourthRequestOverLimitOfThreeGets503()
 
 void tst_IsWeb::idleConnectionsAreClosed()
 {
-    startServer(QStringLiteral("DAQ"), {QStringLiteral("--http-port"), QString::number(m_http),
-                                        QStringLiteral("--http-idle-s"), QStringLiteral("1")});
+    startWebServer(QStringLiteral("DAQ"), {QStringLiteral("--http-idle-s"), QStringLiteral("1")});
     QVERIFY(waitForServer(QStringLiteral("DAQ")));
-    QVERIFY(ProcessFixture::waitForPort(m_http, 5000));
+    QVERIFY(m_http != 0);
     HttpConnection silent, used;
     QVERIFY(silent.open(m_http));
     QVERIFY(used.open(m_http));
@@ -581,7 +580,8 @@ void tst_IsWeb::idleConnectionsAreClosed()
     QTRY_COMPARE_WITH_TIMEOUT(silent.socket().state(), QAbstractSocket::UnconnectedState, 5000);
     QTRY_COMPARE_WITH_TIMEOUT(used.socket().state(), QAbstractSocket::UnconnectedState, 5000);
     QVERIFY(t.elapsed() >= 900);
-    // A WebSocket is not an idle HTTP connection.
+    // A WebSocket is not an idle HTTP connection: it is still open half an idle period later (time
+    // must pass to show that).
     QTest::qWait(500);
     QVERIFY(!ws.closed);
     ws.socket.sendTextMessage(QStringLiteral("{}"));

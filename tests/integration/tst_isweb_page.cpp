@@ -1,7 +1,8 @@
 // The web IS page end to end: dialog-isserver serves it, headless Chromium loads it (driven over the
 // DevTools protocol from this test), an object is clicked, and a value the test then changes
-// through the IS API changes on the page. Saves the screenshot docs/isweb.png.
+// through the IS API changes on the page. Saves the screenshot isweb.png (screenshot.h).
 #include "isweb.h"
+#include "screenshot.h"
 
 #include "dialog/client.h"
 #include "dialog/is/dictionary.h"
@@ -42,11 +43,7 @@ public:
                     QJsonDocument(o.value(QLatin1String("params")).toObject()).toJson());
         });
         m_ws.open(url);
-        QElapsedTimer t;
-        t.start();
-        while (m_ws.state() != QAbstractSocket::ConnectedState && t.elapsed() < 10000)
-            QTest::qWait(20);
-        if (m_ws.state() != QAbstractSocket::ConnectedState)
+        if (!waitUntil([this] { return m_ws.state() == QAbstractSocket::ConnectedState; }, 10000))
             qWarning() << "DevTools WebSocket" << url << m_ws.errorString();
         return m_ws.state() == QAbstractSocket::ConnectedState;
     }
@@ -57,10 +54,7 @@ public:
                                                                          {QStringLiteral("method"), method},
                                                                          {QStringLiteral("params"), params}})
                                                    .toJson(QJsonDocument::Compact)));
-        QElapsedTimer t;
-        t.start();
-        while (!m_answers.contains(id) && t.elapsed() < timeoutMs)
-            QTest::qWait(10);
+        waitUntil([&] { return m_answers.contains(id); }, timeoutMs);
         return m_answers.take(id);
     }
     /// The value of a JavaScript expression in the page (JSON-serialisable), or undefined.
@@ -107,11 +101,12 @@ void tst_IsWebPage::pageShowsLiveValues()
     QVERIFY(client.start());
     is::Dictionary dict(&client);
     QVERIFY(dict.types().loadDirectory(IsTypesDir));
-    const quint16 http = freePort();
-    fx.start(QStringLiteral("dialog-isserver"),
-             {QStringLiteral("--name"), QStringLiteral("RunParams"), QStringLiteral("--types"), IsTypesDir,
-              QStringLiteral("--http-port"), QString::number(http)});
-    QVERIFY(ProcessFixture::waitForPort(http, 10000));
+    const quint16 http = ProcessFixture::waitForListening(
+        fx.start(QStringLiteral("dialog-isserver"),
+                 {QStringLiteral("--name"), QStringLiteral("RunParams"), QStringLiteral("--types"),
+                  IsTypesDir, QStringLiteral("--http-port"), QStringLiteral("0")}),
+        ProcessFixture::webIsListening());
+    QVERIFY(http != 0);
     QTRY_VERIFY_WITH_TIMEOUT(
         [&] {
             is::Entry e;
@@ -131,9 +126,9 @@ void tst_IsWebPage::pageShowsLiveValues()
         QVERIFY(dict.insertSync(QStringLiteral("RunParams.Readout%1").arg(i), rs).isOk());
     }
 
-    // Headless Chromium with the DevTools protocol on a free loopback port.
+    // Headless Chromium with the DevTools protocol on a loopback port of its choice, which it writes
+    // into DevToolsActivePort in its profile directory.
     QTemporaryDir profile;
-    const quint16 devtools = freePort();
     QProcess browser;
     browser.setStandardOutputFile(QProcess::nullDevice());
     browser.setStandardErrorFile(profile.filePath(QStringLiteral("chromium.log"))); // its D-Bus complaints
@@ -143,8 +138,7 @@ void tst_IsWebPage::pageShowsLiveValues()
                    QStringLiteral("--disable-extensions"), QStringLiteral("--disable-dev-shm-usage"),
                    QStringLiteral("--window-size=1280,760"),
                    QStringLiteral("--remote-debugging-address=127.0.0.1"),
-                   QStringLiteral("--remote-debugging-port=%1").arg(devtools),
-                   QStringLiteral("--remote-allow-origins=*"),
+                   QStringLiteral("--remote-debugging-port=0"), QStringLiteral("--remote-allow-origins=*"),
                    QStringLiteral("--user-data-dir=") + profile.path(), QStringLiteral("about:blank")});
     QVERIFY2(browser.waitForStarted(10000), qPrintable(browser.errorString()));
     auto stopBrowser = qScopeGuard([&browser] {
@@ -156,18 +150,26 @@ void tst_IsWebPage::pageShowsLiveValues()
             }
         }
     });
+    quint16 devtools = 0;
+    QTRY_VERIFY_WITH_TIMEOUT(
+        [&] {
+            QFile active(profile.filePath(QStringLiteral("DevToolsActivePort")));
+            if (active.open(QIODevice::ReadOnly))
+                devtools = quint16(active.readLine().trimmed().toUInt());
+            return devtools != 0;
+        }(),
+        20000);
 
     QUrl pageWs;
-    QElapsedTimer t;
-    t.start();
-    while (pageWs.isEmpty() && t.elapsed() < 20000) {
-        const HttpReply r = httpGet(devtools, "/json/list");
-        for (const QJsonValue &v : QJsonDocument::fromJson(r.body).array())
-            if (v.toObject().value(QLatin1String("type")).toString() == QLatin1String("page"))
-                pageWs = QUrl(v.toObject().value(QLatin1String("webSocketDebuggerUrl")).toString());
-        if (pageWs.isEmpty())
-            QTest::qWait(100);
-    }
+    waitUntil(
+        [&] {
+            const HttpReply r = httpGet(devtools, "/json/list");
+            for (const QJsonValue &v : QJsonDocument::fromJson(r.body).array())
+                if (v.toObject().value(QLatin1String("type")).toString() == QLatin1String("page"))
+                    pageWs = QUrl(v.toObject().value(QLatin1String("webSocketDebuggerUrl")).toString());
+            return !pageWs.isEmpty();
+        },
+        20000, 100);
     QVERIFY2(!pageWs.isEmpty(), "Chromium's DevTools endpoint did not answer");
     pageWs.setHost(QStringLiteral("127.0.0.1")); // built from our Host header, which has no port
     pageWs.setPort(devtools);
@@ -226,7 +228,7 @@ void tst_IsWebPage::pageShowsLiveValues()
         value += 3 + (i * 7) % 11;
         QVERIFY(run.set<quint32>(QStringLiteral("activeTime"), value));
         QVERIFY(dict.updateSync(QStringLiteral("RunParams.RunInfo"), run).isOk());
-        QTest::qWait(25);
+        QTest::qWait(25); // points spread over time, as a live chart gets them
     }
     QTRY_COMPARE_WITH_TIMEOUT(dt.eval(activeCell).toString(), QString::number(value), 10000);
     QVERIFY(dt.eval(QStringLiteral("state.points.length")).toInt() >= 2);
@@ -242,7 +244,7 @@ void tst_IsWebPage::pageShowsLiveValues()
     const QByteArray png = QByteArray::fromBase64(
         shot.value(QLatin1String("result")).toObject().value(QLatin1String("data")).toString().toLatin1());
     QVERIFY(png.startsWith("\x89PNG"));
-    QFile out(QStringLiteral(DIALOG_SOURCE_DIR "/docs/isweb.png"));
+    QFile out(screenshotPath(QStringLiteral("isweb.png")));
     QVERIFY(out.open(QIODevice::WriteOnly));
     out.write(png);
     out.close();

@@ -1,6 +1,6 @@
 // IS streaming: dialog-isserver --mirror-of. Content equality after bursts, read-only mirrors,
 // criteria, resynchronisation after restarts of the mirror and of the master, chains, and a stopped
-// mirror costing the master nothing. Real binaries on loopback.
+// mirror that never blocks the master. Real binaries on loopback.
 #include "isfixture.h"
 
 #include "dialog/client.h"
@@ -40,7 +40,7 @@ private Q_SLOTS:
     void mirrorRestartResynchronises();
     void masterRestartResynchronises();
     void chainOfMirrors();
-    void stoppedMirrorCostsTheMasterNothing();
+    void stoppedMirrorNeverBlocksTheMaster();
 
 private:
     Content content(const QString &server);
@@ -78,21 +78,21 @@ Content tst_Mirror::content(const QString &server)
 bool tst_Mirror::waitForEqual(const QString &master, const QString &mirror, int timeoutMs,
                               const QString &regex)
 {
-    QElapsedTimer t;
-    t.start();
     Content a, b;
-    do {
-        a = content(master);
-        if (!regex.isEmpty()) {
-            const QRegularExpression re(QRegularExpression::anchoredPattern(regex)); // as IS criteria
-            for (auto it = a.begin(); it != a.end();)
-                it = re.match(it.key()).hasMatch() ? std::next(it) : a.erase(it);
-        }
-        b = content(mirror);
-        if (a == b)
-            return true;
-        QTest::qWait(100);
-    } while (t.elapsed() < timeoutMs);
+    const bool equal = waitUntil(
+        [&] {
+            a = content(master);
+            if (!regex.isEmpty()) {
+                const QRegularExpression re(QRegularExpression::anchoredPattern(regex)); // as IS criteria
+                for (auto it = a.begin(); it != a.end();)
+                    it = re.match(it.key()).hasMatch() ? std::next(it) : a.erase(it);
+            }
+            b = content(mirror);
+            return a == b;
+        },
+        timeoutMs, 100);
+    if (equal)
+        return true;
     qWarning("%s: %lld objects, %s: %lld objects", qPrintable(master), qlonglong(a.size()),
              qPrintable(mirror), qlonglong(b.size()));
     int shown = 0;
@@ -190,9 +190,9 @@ void tst_Mirror::mirrorIsReadOnly()
 {
     startServer(QStringLiteral("RunParams"));
     QVERIFY(waitForServer(QStringLiteral("RunParams")));
-    const quint16 http = freePort();
-    startMirror(QStringLiteral("Mirror"), QStringLiteral("RunParams"),
-                {QStringLiteral("--http-port"), QString::number(http)});
+    const quint16 http = httpPortOf(startMirror(QStringLiteral("Mirror"), QStringLiteral("RunParams"),
+                                                {QStringLiteral("--http-port"), QStringLiteral("0")}));
+    QVERIFY(http != 0);
     QVERIFY(waitForServer(QStringLiteral("Mirror")));
     QVERIFY(m_dict->insertSync(QStringLiteral("RunParams.RO1"), readout(1)).isOk());
     QTRY_VERIFY_WITH_TIMEOUT(!content(QStringLiteral("Mirror")).isEmpty(), 10000);
@@ -275,7 +275,7 @@ void tst_Mirror::mirrorRestartResynchronises()
     QProcess *mirror = startMirror(QStringLiteral("Mirror"), QStringLiteral("RunParams"), mirrorArgs);
     QVERIFY(waitForServer(QStringLiteral("Mirror")));
     QVERIFY(waitForEqual(QStringLiteral("RunParams"), QStringLiteral("Mirror"), 10000));
-    QTest::qWait(1500); // a checkpoint of the copy
+    QTest::qWait(1500); // checkpoints every second: one of the complete copy
     ::kill(mirror->processId(), SIGKILL);
     QVERIFY(mirror->waitForFinished(5000));
 
@@ -333,64 +333,72 @@ void tst_Mirror::chainOfMirrors()
     QCOMPARE(m_dict->insertSync(QStringLiteral("M2.X"), readout(1)).code(), is::Status::Code::ReadOnly);
 }
 
-void tst_Mirror::stoppedMirrorCostsTheMasterNothing()
+void tst_Mirror::stoppedMirrorNeverBlocksTheMaster()
 {
+    // What it costs in throughput is a figure for `dialog bench is-mirror-cost`; this checks what the
+    // design guarantees: the master's write path never waits on a mirror, the mirror's queue is
+    // bounded (its notifications are dropped and counted) and the mirror catches up once it runs.
     QProcess *master = startServer(QStringLiteral("RunParams"),
                                    {QStringLiteral("--subscriber-queue"), QStringLiteral("1000")});
     QVERIFY(waitForServer(QStringLiteral("RunParams")));
-    // 5,000 updates of ~4 KB: more than the socket buffers, the connection's queue (4 MB) and the mirror's
-    // own queue (1,000 notifications) hold, so the stopped mirror's notifications are dropped.
-    const int n = 5000, size = 1024;
-    QVERIFY(burst(QStringLiteral("RunParams"), n, 1000, 0, size) >= 0); // warm-up, creates the objects
+    const int n = 5000, objects = 1000, size = 1024;                       // updates of ~4 KB
+    QVERIFY(burst(QStringLiteral("RunParams"), n, objects, 0, size) >= 0); // creates the objects
 
-    // Rounds alternate between no mirror and a stopped mirror (the machine is shared with other
-    // work, so load drifts); the best of five of each is compared.
-    qint64 bestStopped = std::numeric_limits<qint64>::max(), bestWithout = bestStopped;
-    qint64 cpuStopped = 0, cpuWithout = 0; // the master's CPU time in each case, for the report
+    QProcess *mirror = startMirror(QStringLiteral("Mirror"), QStringLiteral("RunParams"));
+    QVERIFY(waitForServer(QStringLiteral("Mirror")));
+    QVERIFY(waitForEqual(QStringLiteral("RunParams"), QStringLiteral("Mirror"), 20000));
+    ::kill(mirror->processId(), SIGSTOP);
+
+    const auto statistics = [this](is::Entry *st) {
+        return m_dict->getSync(QStringLiteral("RunParams.Statistics"), st).isOk();
+    };
+    // Five bursts of 5,000 updates (~100 MB in all): far more than the socket buffers, the
+    // connection's queue (4 MB) and the mirror's queue (1,000 notifications) hold. Every update is
+    // answered (a master waiting on the stopped mirror would stop answering), and the master's
+    // memory stops growing once the queues are full.
+    qint64 rssFirst = -1;
+    quint64 droppedBefore = 0;
     int offset = n;
     for (int round = 0; round < 5; ++round) {
-        qint64 cpu = cpuTicks(master->processId());
-        const qint64 without = burst(QStringLiteral("RunParams"), n, 1000, offset += n, size);
-        cpuWithout += cpuTicks(master->processId()) - cpu;
-        QVERIFY(without > 0);
-        bestWithout = qMin(bestWithout, without);
-
-        QProcess *mirror = startMirror(QStringLiteral("Mirror"), QStringLiteral("RunParams"));
-        QVERIFY(waitForServer(QStringLiteral("Mirror")));
-        QVERIFY(waitForEqual(QStringLiteral("RunParams"), QStringLiteral("Mirror"), 10000));
-        ::kill(mirror->processId(), SIGSTOP);
-        cpu = cpuTicks(master->processId());
-        const qint64 stopped = burst(QStringLiteral("RunParams"), n, 1000, offset += n, size);
-        cpuStopped += cpuTicks(master->processId()) - cpu;
-        QVERIFY(stopped > 0);
-        bestStopped = qMin(bestStopped, stopped);
+        QVERIFY2(burst(QStringLiteral("RunParams"), n, objects, offset += n, size) >= 0,
+                 qPrintable(QStringLiteral("round %1: the master did not answer every update").arg(round)));
+        is::Entry st;
+        QVERIFY2(statistics(&st), "the master stopped answering reads");
         if (round == 0) {
-            is::Entry st;
-            QTRY_VERIFY_WITH_TIMEOUT(m_dict->getSync(QStringLiteral("RunParams.Statistics"), &st).isOk() &&
-                                         st.object.get<quint64>(QStringLiteral("dropped")) > 0,
-                                     5000);
+            rssFirst = rssKb(master->processId());
+            // Drops are counted (the statistics object is refreshed about once a second).
+            QTRY_VERIFY_WITH_TIMEOUT(statistics(&st) && st.object.get<quint64>(QStringLiteral("dropped")) > 0,
+                                     10000);
+            droppedBefore = st.object.get<quint64>(QStringLiteral("dropped"));
         }
-        ::kill(mirror->processId(), SIGCONT);
-        if (round == 0) // once running again it catches up: its content equals the master's
-            QVERIFY(waitForEqual(QStringLiteral("RunParams"), QStringLiteral("Mirror"), 20000));
-        ::kill(mirror->processId(), SIGKILL);
-        QVERIFY(mirror->waitForFinished(5000));
-        // The master drops the dead mirror's subscription before the next round.
-        QTRY_VERIFY_WITH_TIMEOUT(
-            [&] {
-                is::Entry st;
-                return m_dict->getSync(QStringLiteral("RunParams.Statistics"), &st).isOk() &&
-                       st.object.get<quint32>(QStringLiteral("subscribers")) == 0;
-            }(),
-            10000);
     }
-    const double ratio = double(bestWithout) / double(bestStopped); // throughput stopped / without
-    qInfo("master throughput: %.0f updates/s with no mirror, %.0f with a stopped mirror (%.2f); master CPU "
-          "%lld vs %lld ticks for 5 x %d updates",
-          n * 1000.0 / bestWithout, n * 1000.0 / bestStopped, ratio, cpuWithout, cpuStopped, n);
-    QVERIFY2(ratio >= 0.9,
-             qPrintable(QStringLiteral("a stopped mirror cost the master %1 % of its throughput")
-                            .arg((1 - ratio) * 100, 0, 'f', 1)));
+    const qint64 rssLast = rssKb(master->processId());
+    // Four rounds after the first carried 4 x 5,000 x 4 KB = 80 MB to a mirror that read none of it.
+    qInfo("stopped mirror: master RSS %lld KiB after the first burst, %lld KiB after the last", rssFirst,
+          rssLast);
+    QVERIFY(rssFirst > 0 && rssLast > 0);
+    QVERIFY2(rssLast - rssFirst < 40 * 1024,
+             qPrintable(QStringLiteral("the master grew by %1 KiB").arg(rssLast - rssFirst)));
+    QTRY_VERIFY_WITH_TIMEOUT(
+        [&] {
+            is::Entry st;
+            return statistics(&st) && st.object.get<quint64>(QStringLiteral("dropped")) > droppedBefore;
+        }(),
+        10000);
+
+    // Once running again the mirror resynchronises: its content equals the master's.
+    ::kill(mirror->processId(), SIGCONT);
+    QVERIFY(waitForEqual(QStringLiteral("RunParams"), QStringLiteral("Mirror"), 30000));
+    ::kill(mirror->processId(), SIGKILL);
+    QVERIFY(mirror->waitForFinished(5000));
+    // The master drops the dead mirror's subscription.
+    QTRY_VERIFY_WITH_TIMEOUT(
+        [&] {
+            is::Entry st;
+            return statistics(&st) && st.object.get<quint32>(QStringLiteral("subscribers")) == 0;
+        }(),
+        10000);
+    QCOMPARE(master->state(), QProcess::Running);
 }
 
 QTEST_GUILESS_MAIN(tst_Mirror)

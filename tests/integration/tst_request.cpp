@@ -76,7 +76,7 @@ void tst_Request::requestAnsweredByProvider()
         client.request(QStringLiteral("Upper.Service"), QByteArray(200000, 'z'), 5000, this, got.fn());
     QVERIFY(a != b);
     QTRY_COMPARE_WITH_TIMEOUT(got.replies.size(), 2, 10000);
-    QTest::qWait(100);
+    QTest::qWait(100);               // no duplicate arrives later: time must pass to show that
     QCOMPARE(got.replies.size(), 2); // exactly once each
     for (const Reply &r : std::as_const(got.replies)) {
         QVERIFY2(r.isOk(), qPrintable(r.errorString()));
@@ -93,7 +93,7 @@ void tst_Request::requestWaitsForAProviderThatStartsLater()
     QVERIFY(client.start());
     Collector got;
     client.request(QStringLiteral("Late.Upper"), "late", 10000, this, got.fn());
-    QTest::qWait(300);
+    QTest::qWait(300); // no answer while there is no provider: time must pass to show that
     QVERIFY(got.replies.isEmpty());
     Client server(m_fx->clientOptions(QStringLiteral("LateUpper")));
     server.publish(QStringLiteral("Late.Upper"));
@@ -187,7 +187,7 @@ void tst_Request::callbackSkippedWhenContextIsGone()
         client.request(QStringLiteral("Nobody.Home"), "x", 200, &context,
                        [&](const Reply &) { called = true; });
     }
-    QTest::qWait(400);
+    QTest::qWait(400); // past the request's 200 ms time-out, when the callback would have run
     QVERIFY(!called);
 }
 

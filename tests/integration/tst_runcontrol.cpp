@@ -129,10 +129,7 @@ Reply tst_RunControl::transition(const QString &t, int timeoutMs)
                           done = true;
                       });
     // The request times out by itself: the callback always comes.
-    QElapsedTimer clock;
-    clock.start();
-    while (!done && clock.elapsed() < timeoutMs + 2000)
-        QTest::qWait(5);
+    waitUntil([&done] { return done; }, timeoutMs + 2000, 5);
     return out;
 }
 

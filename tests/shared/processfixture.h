@@ -1,5 +1,6 @@
-// Starts real DIALOG binaries on loopback for integration tests: free ports, bounded waits,
-// every child reaped (SIGTERM, then SIGKILL) when the fixture goes.
+// Starts real DIALOG binaries on loopback for integration tests: daemons bind port 0 and the fixture
+// reads the port they got from their "listening on" line, bounded waits, every child reaped
+// (SIGTERM, then SIGKILL) when the fixture goes.
 #pragma once
 
 #include "dialog/client.h"
@@ -10,6 +11,7 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QProcess>
+#include <QRegularExpression>
 #include <QTcpServer>
 #include <QTcpSocket>
 #include <QTest>
@@ -23,6 +25,23 @@ inline QString bin(const QString &name)
     return QStringLiteral(DIALOG_BIN_DIR "/") + name;
 }
 
+/// Polls @p done every @p stepMs, the event loop turning in between, until it returns true (true)
+/// or @p timeoutMs passes (false). The QTRY_* macros of a function body, for helpers that return.
+template <typename Predicate> bool waitUntil(Predicate done, int timeoutMs, int stepMs = 10)
+{
+    QElapsedTimer t;
+    t.start();
+    while (!done()) {
+        if (t.elapsed() >= timeoutMs)
+            return false;
+        QTest::qWait(stepMs);
+    }
+    return true;
+}
+
+/// A port that was free a moment ago. Only for what must be known before the daemon that binds it
+/// starts (a standby's port, which its clients list from the start); another process may take it
+/// in between, so daemons otherwise bind port 0 and report it (ProcessFixture::waitForListening).
 inline quint16 freePort()
 {
     QTcpServer s;
@@ -49,23 +68,47 @@ public:
         return m_children.back().get();
     }
 
-    /// Starts a Control Server on a free port and waits until it accepts connections.
+    /// Starts a Control Server on port 0 and waits for the port it reports ("listening on").
     bool startControlServer(const QStringList &extra = {})
     {
-        m_port = freePort();
-        m_controlServer = QStringLiteral("127.0.0.1:%1").arg(m_port);
         m_cs = start(QStringLiteral("dialog-controlserver"),
-                     QStringList{QStringLiteral("--port"), QString::number(m_port)} + extra);
-        QElapsedTimer t;
-        t.start();
-        while (t.elapsed() < 5000) {
-            QTcpSocket s;
-            s.connectToHost(QHostAddress::LocalHost, m_port);
-            if (s.waitForConnected(200))
-                return true;
-            QTest::qWait(20);
-        }
-        return false;
+                     QStringList{QStringLiteral("--port"), QStringLiteral("0")} + extra);
+        m_port = waitForListening(m_cs, controlServerListening());
+        m_controlServer = QStringLiteral("127.0.0.1:%1").arg(m_port);
+        return m_port != 0;
+    }
+
+    /// The line a Control Server logs once bound: "Control Server listening on ADDRESS:PORT".
+    static QRegularExpression controlServerListening()
+    {
+        return QRegularExpression(QStringLiteral("Control Server listening on \\S+:(\\d+)"));
+    }
+    /// The line an IS server logs once its web IS is bound: web IS on "http://ADDRESS:PORT/".
+    static QRegularExpression webIsListening()
+    {
+        return QRegularExpression(QStringLiteral("web IS on \"?http://[^/\\s]+:(\\d+)/"));
+    }
+
+    /// Waits until @p p logs a line that @p line matches (its first group: a port number) and
+    /// returns the port; 0 if the process exits or @p timeoutMs passes first. The output is only
+    /// looked at, not consumed: the test can still read all of it.
+    static quint16 waitForListening(QProcess *p, const QRegularExpression &line, int timeoutMs = 10000)
+    {
+        const QProcess::ProcessChannel channel = p->readChannel();
+        quint16 port = 0;
+        waitUntil(
+            [&] {
+                p->setReadChannel(QProcess::StandardError);
+                const QRegularExpressionMatch m = line.match(QString::fromUtf8(p->peek(p->bytesAvailable())));
+                p->setReadChannel(channel);
+                if (m.hasMatch())
+                    port = quint16(m.captured(1).toUInt());
+                return port != 0 || p->state() == QProcess::NotRunning;
+            },
+            timeoutMs);
+        if (port == 0)
+            qWarning() << p->program() << "did not report its port";
+        return port;
     }
 
     /// Starts a Control Server on @p port (e.g. the same port again after a crash) and waits for it.
@@ -78,18 +121,16 @@ public:
         return p;
     }
 
+    /// Until something accepts connections on 127.0.0.1:@p port (a daemon restarted on a known port).
     static bool waitForPort(quint16 port, int timeoutMs)
     {
-        QElapsedTimer t;
-        t.start();
-        while (t.elapsed() < timeoutMs) {
-            QTcpSocket s;
-            s.connectToHost(QHostAddress::LocalHost, port);
-            if (s.waitForConnected(200))
-                return true;
-            QTest::qWait(10);
-        }
-        return false;
+        return waitUntil(
+            [port] {
+                QTcpSocket s;
+                s.connectToHost(QHostAddress::LocalHost, port);
+                return s.waitForConnected(200);
+            },
+            timeoutMs);
     }
 
     QString controlServer() const { return m_controlServer; }
@@ -102,11 +143,7 @@ public:
     {
         QProcess *p = start(program, args);
         // Keep the event loop turning: in-process clients of the test must stay responsive.
-        QElapsedTimer t;
-        t.start();
-        while (p->state() != QProcess::NotRunning && t.elapsed() < timeoutMs)
-            QTest::qWait(10);
-        if (p->state() != QProcess::NotRunning) {
+        if (!waitUntil([p] { return p->state() == QProcess::NotRunning; }, timeoutMs)) {
             p->kill();
             p->waitForFinished(3000);
             return -1;

@@ -28,18 +28,6 @@ inline qint64 rssKb(qint64 pid)
     return -1;
 }
 
-/// CPU time a process has used (user + system), in clock ticks (-1 if unknown).
-inline qint64 cpuTicks(qint64 pid)
-{
-    QFile f(QStringLiteral("/proc/%1/stat").arg(pid));
-    if (!f.open(QIODevice::ReadOnly))
-        return -1;
-    const QByteArray stat = f.readAll();
-    // Fields after the command name (which may hold spaces): state is field 3, utime 14, stime 15.
-    const QList<QByteArray> fields = stat.mid(stat.lastIndexOf(')') + 2).split(' ');
-    return fields.size() > 12 ? fields.at(11).toLongLong() + fields.at(12).toLongLong() : -1;
-}
-
 /// Mixed into a test class: call setUpIs() from init() and tearDownIs() from cleanup().
 class IsTestBase
 {
@@ -73,18 +61,17 @@ protected:
         return startIsServer(
             QStringList{QStringLiteral("--name"), name, QStringLiteral("--mirror-of"), master} + extra);
     }
+    /// The port of the web IS that @p server (started with --http-port 0) reports; 0 if none.
+    static quint16 httpPortOf(QProcess *server)
+    {
+        return ProcessFixture::waitForListening(server, ProcessFixture::webIsListening());
+    }
     /// Until the server answers a read of its statistics object.
     bool waitForServer(const QString &name, int timeoutMs = 10000)
     {
-        QElapsedTimer t;
-        t.start();
-        while (t.elapsed() < timeoutMs) {
-            is::Entry e;
-            if (m_dict->getSync(name + QStringLiteral(".Statistics"), &e).isOk())
-                return true;
-            QTest::qWait(50);
-        }
-        return false;
+        return waitUntil(
+            [&] { return m_dict->getSync(name + QStringLiteral(".Statistics"), nullptr).isOk(); }, timeoutMs,
+            50);
     }
 
     std::unique_ptr<ProcessFixture> m_fx;

@@ -105,26 +105,35 @@ inline HttpReply httpGet(quint16 port, const QByteArray &path, const QByteArray 
 
 inline const QString IsTypesDir = isTypesDir();
 
-/// Base of the web IS test classes: the IS fixture (isfixture.h) and a free port for the web IS.
-/// The test classes call setUpFixture() / tearDownFixture() from init() / cleanup().
+/// Base of the web IS test classes: the IS fixture (isfixture.h) and IS servers with a web IS on the
+/// port they bind (m_http). The test classes call setUpFixture() / tearDownFixture() from init() /
+/// cleanup().
 class IsWebTest : public QObject, protected IsTestBase
 {
 protected:
     void setUpFixture()
     {
         QVERIFY(setUpIs(QStringLiteral("isweb-test")));
-        m_http = freePort();
+        m_http = 0;
     }
 
     void tearDownFixture() { tearDownIs(); }
 
+    /// startServer() with the web IS on port 0; m_http becomes the port it reports (0: none).
+    QProcess *startWebServer(const QString &name, const QStringList &extra = {})
+    {
+        QProcess *p =
+            startServer(name, QStringList{QStringLiteral("--http-port"), QStringLiteral("0")} + extra);
+        m_http = httpPortOf(p);
+        return p;
+    }
+
     // DAQ with the web IS on m_http: a RunInfo, two ProcessStats-family objects.
     void fill()
     {
-        m_server =
-            startServer(QStringLiteral("DAQ"), {QStringLiteral("--http-port"), QString::number(m_http)});
+        m_server = startWebServer(QStringLiteral("DAQ"));
         QVERIFY(waitForServer(QStringLiteral("DAQ")));
-        QVERIFY(ProcessFixture::waitForPort(m_http, 5000));
+        QVERIFY(m_http != 0);
         is::Object run = is::Object::create(m_dict->types(), QStringLiteral("RunInfo"));
         QVERIFY(run.set<quint32>(QStringLiteral("activeTime"), 22317));
         QVERIFY(run.set<quint32>(QStringLiteral("runNumber"), 42));
