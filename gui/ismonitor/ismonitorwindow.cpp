@@ -30,19 +30,6 @@
 namespace dialog::ismonitor {
 
 namespace {
-/// @p text as a POSIX extended regular expression matching exactly it.
-QString posixEscape(const QString &text)
-{
-    static const QString special = QStringLiteral(".[]()*+?{}|^$\\");
-    QString out;
-    for (QChar c : text) {
-        if (special.contains(c))
-            out += QLatin1Char('\\');
-        out += c;
-    }
-    return out;
-}
-
 bool isNumeric(const QString &typeName)
 {
     static const QStringList numeric{QStringLiteral("bool"),  QStringLiteral("s8"),    QStringLiteral("u8"),
@@ -441,7 +428,7 @@ void IsMonitorWindow::showObject(const QString &name)
     m_objectTitle->setText(QStringLiteral("<b>%1</b>").arg(name.toHtmlEscaped()));
     QString server, object;
     is::Dictionary::splitName(name, &server, &object);
-    m_valueSub = m_receiver->subscribe(server, is::Criteria(posixEscape(object)), true);
+    m_valueSub = m_receiver->subscribe(server, is::Criteria::exactName(object), true);
     QPointer<IsMonitorWindow> guard(this);
     m_dictionary->get(name, [this, guard, name](const is::Status &s, const is::Entry &e) {
         if (!guard || name != m_selected)

@@ -20,19 +20,6 @@
 namespace dialog::omd {
 
 namespace {
-/// @p text as a POSIX extended regular expression matching exactly it.
-QString posixEscape(const QString &text)
-{
-    static const QString special = QStringLiteral(".[]()*+?{}|^$\\");
-    QString out;
-    for (QChar c : text) {
-        if (special.contains(c))
-            out += QLatin1Char('\\');
-        out += c;
-    }
-    return out;
-}
-
 bool isNumericType(is::BasicType t)
 {
     return t != is::BasicType::String && t != is::BasicType::Time && t != is::BasicType::Object;
@@ -220,7 +207,7 @@ void OmdWindow::feedSeries(TimeSeriesChart *chart, int series, const SeriesSpec 
     // One subscription per object, whatever the number of series plotting its attributes.
     int id = m_feedOf.value(spec.object);
     if (!id) {
-        id = m_receiver->subscribe(server, is::Criteria(posixEscape(object)), true);
+        id = m_receiver->subscribe(server, is::Criteria::exactName(object), true);
         m_feedOf.insert(spec.object, id);
         m_feeds.insert(id, Feed{spec.object, {}});
     }

@@ -14,7 +14,7 @@
 #include <QtEndian>
 #include <array>
 #include <limits>
-#include <zstd.h>
+#include "../zstdcodec_p.h"
 
 #ifdef Q_OS_UNIX
 #include <fcntl.h>
@@ -208,17 +208,14 @@ Parsed readCheckpoint(const QString &path, const Repository &repository, QList<S
         return {Problem::Unsupported, QStringLiteral("%1: checkpoint of server '%2', not '%3'")
                                           .arg(path, h.serverName, repository.serverName())};
     const QByteArrayView compressed = QByteArrayView(bytes).sliced(h.headerLength);
-    const unsigned long long frameSize =
-        ZSTD_getFrameContentSize(compressed.data(), size_t(compressed.size()));
-    if (frameSize != h.payloadSize || h.payloadSize > quint64(std::numeric_limits<int>::max()))
+    const qint64 frameSize = zstd::contentSize(compressed);
+    if (frameSize < 0 || quint64(frameSize) != h.payloadSize
+        || h.payloadSize > quint64(std::numeric_limits<int>::max()))
         return corrupt(path, QStringLiteral("payload size does not match the header"));
-    QByteArray payload(qsizetype(h.payloadSize), Qt::Uninitialized);
-    const size_t n =
-        ZSTD_decompress(payload.data(), size_t(payload.size()), compressed.data(), size_t(compressed.size()));
-    if (ZSTD_isError(n))
-        return corrupt(path, QStringLiteral("zstd: %1").arg(QString::fromUtf8(ZSTD_getErrorName(n))));
-    if (n != size_t(payload.size()))
-        return corrupt(path, QStringLiteral("payload size does not match the header"));
+    QByteArray payload;
+    QString why;
+    if (!zstd::decompress(compressed, payload, frameSize, &why))
+        return corrupt(path, why);
     return parseObjects(payload, h, path, repository.registry(), out);
 }
 
@@ -265,23 +262,9 @@ QByteArray serialize(const Repository &repository, QString *error)
         payload.append(encoded);
     }
 
-    QByteArray compressed(qsizetype(ZSTD_compressBound(size_t(payload.size()))), Qt::Uninitialized);
-    ZSTD_CCtx *ctx = ZSTD_createCCtx();
-    size_t n = ctx ? ZSTD_CCtx_setParameter(ctx, ZSTD_c_compressionLevel, ZstdLevel) : 0;
-    if (ctx && !ZSTD_isError(n))
-        n = ZSTD_CCtx_setParameter(ctx, ZSTD_c_checksumFlag, 1);
-    if (ctx && !ZSTD_isError(n))
-        n = ZSTD_compress2(ctx, compressed.data(), size_t(compressed.size()), payload.constData(),
-                           size_t(payload.size()));
-    ZSTD_freeCCtx(ctx);
-    if (!ctx || ZSTD_isError(n)) {
-        if (error)
-            *error =
-                QStringLiteral("zstd compression failed: %1")
-                    .arg(ctx ? QString::fromUtf8(ZSTD_getErrorName(n)) : QStringLiteral("out of memory"));
+    QByteArray compressed;
+    if (!zstd::compress(payload, ZstdLevel, compressed, error))
         return QByteArray();
-    }
-    compressed.truncate(qsizetype(n));
 
     const QByteArray server = repository.serverName().toUtf8().left(std::numeric_limits<quint16>::max());
     QByteArray file(Magic, sizeof Magic);
