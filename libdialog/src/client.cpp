@@ -461,13 +461,7 @@ bool Client::flush(int timeoutMs)
 {
     if (!d->transport)
         return true;
-    QDeadlineTimer deadline(timeoutMs);
-    while (d->transport->stats().queuedBytes > 0) {
-        if (deadline.hasExpired())
-            return false;
-        QThread::msleep(1);
-    }
-    return true;
+    return d->transport->waitUntilWritten(QDeadlineTimer(timeoutMs));
 }
 
 Client::Statistics Client::statistics() const

@@ -28,6 +28,7 @@ private Q_SLOTS:
     void cancelledRequestNeverCallsBack();
     void refusedServiceReportedWithoutExit();
     void commandReachesRegistrant();
+    void flushReturnsOnceEverythingIsWritten();
 
 private:
     test::ControlServerProcess m_cs;
@@ -271,6 +272,25 @@ void tst_Client::commandReachesRegistrant()
     QCOMPARE(c.name(), QStringLiteral("Do.It"));
     QCOMPARE(c.data(), QByteArray("now"));
     QCOMPARE(c.origin(), QStringLiteral("Command.Sender"));
+}
+
+void tst_Client::flushReturnsOnceEverythingIsWritten()
+{
+    Client provider(m_cs.options(QStringLiteral("Provider.Bulk")));
+    Client subscriber(m_cs.options(QStringLiteral("Subscriber.Bulk")));
+    Service *svc = provider.publish(QStringLiteral("Bulk.Data"));
+    QVERIFY(svc);
+    QVERIFY(provider.start() && subscriber.start());
+    Subscription *sub = subscriber.subscribe(QStringLiteral("Bulk.Data"));
+    QTRY_COMPARE_WITH_TIMEOUT(svc->subscriberCount(), 1, 10000);
+    QByteArray data(4 * 1024 * 1024, Qt::Uninitialized);
+    for (qsizetype i = 0; i < data.size(); ++i)
+        data[i] = char(i * 7919 % 251);
+    QVERIFY(svc->update(data));
+    QVERIFY(provider.flush(20000)); // blocks this thread; the receiver reads in its own threads
+    QCOMPARE(provider.statistics().queuedBytes, qint64(0));
+    QTRY_COMPARE_WITH_TIMEOUT(sub->receivedCount(), quint64(1), 20000);
+    QCOMPARE(sub->lastMessage().data(), data);
 }
 
 QTEST_GUILESS_MAIN(tst_Client)
