@@ -282,7 +282,7 @@ void Dispatcher::flushSubscriber(Worker &w, Subscriber &s)
     const int count = std::exchange(s.pendingRecords, 0);
     if (s.backlog.empty() && s.priority.load(std::memory_order_relaxed) > 0) {
         switch (s.stream->send(data)) {
-        case Stream::Result::Queued: {
+        case Status::Code::Ok: {
             s.delivered.fetch_add(quint64(count), std::memory_order_relaxed);
             m_deliveries.fetch_add(quint64(count), std::memory_order_relaxed);
             const int p = s.priority.load(std::memory_order_relaxed);
@@ -290,9 +290,9 @@ void Dispatcher::flushSubscriber(Worker &w, Subscriber &s)
                 s.priority.store(p + 1, std::memory_order_relaxed);
             return;
         }
-        case Stream::Result::Broken:
+        case Status::Code::Broken:
             return; // removed after this round of jobs
-        case Stream::Result::Full:
+        case Status::Code::QueueFull:
             // Slow: lower its priority; at zero, its notifications bypass the transport.
             s.priority.store(qMax(0, s.priority.load(std::memory_order_relaxed) - 1), std::memory_order_relaxed);
             break;
@@ -336,7 +336,7 @@ void Dispatcher::waitForRoom(Worker &w, Subscriber &s)
     if (!self)
         return;
     std::weak_ptr<Subscriber> weakSub = self;
-    s.stream->whenRoom([this, weakWorker, weakSub] {
+    s.stream->whenRoom(&m_roomContext, [this, weakWorker, weakSub] {
         const auto worker = weakWorker.lock();
         const auto sub = weakSub.lock();
         if (worker && sub)
@@ -348,10 +348,10 @@ void Dispatcher::drain(Worker &w, Subscriber &s)
 {
     while (!s.backlog.empty()) {
         Subscriber::Chunk &c = s.backlog.front();
-        const Stream::Result r = s.stream->send(c.data);
-        if (r == Stream::Result::Broken)
+        const Status::Code r = s.stream->send(c.data);
+        if (r == Status::Code::Broken)
             return;
-        if (r == Stream::Result::Full) {
+        if (r == Status::Code::QueueFull) {
             waitForRoom(w, s);
             return;
         }
@@ -380,7 +380,7 @@ void Dispatcher::drain(Worker &w, Subscriber &s)
             ++count;
         }
         appendRecord(out, is::protocol::Dropped, {}, {}, qint64(s.unreported), {});
-        if (s.stream->send(out) != Stream::Result::Queued) {
+        if (s.stream->send(out) != Status::Code::Ok) {
             waitForRoom(w, s);
             return;
         }

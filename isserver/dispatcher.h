@@ -8,6 +8,7 @@
 #include <QByteArray>
 #include <QHash>
 #include <QMutex>
+#include <QObject>
 #include <QString>
 #include <QWaitCondition>
 #include <atomic>
@@ -137,6 +138,7 @@ private:
 
     const is::Repository &m_repository;
     DispatcherOptions m_options;
+    QObject m_roomContext; // Stream::whenRoom() calls back in the owner's thread while the dispatcher lives
     std::vector<std::shared_ptr<Worker>> m_workers;
     std::vector<Note> m_batch;
     mutable QMutex m_subsLock;

@@ -318,7 +318,7 @@ void IsServer::write(const Request &request, int op, const QString &name, const 
               : op == isproto::Request::UPDATE ? m_repository->update(name, obj, &error)
                                                : m_repository->upsert(name, obj, &error);
     }
-    replyStatus(request, codeFor(res), error);
+    replyStatus(request, res, error);
 }
 
 void IsServer::read(const Request &request, const QByteArray &data)
@@ -346,7 +346,7 @@ void IsServer::read(const Request &request, const QByteArray &data)
             QString error;
             const auto res = m_repository->get(QString::fromStdString(r.name()), &obj, QString::fromStdString(r.type()),
                                                &error, &info);
-            out.set_code(quint32(codeFor(res)));
+            out.set_code(quint32(res));
             out.set_error(error.toStdString());
             if (res == is::Repository::Result::Ok)
                 fill(out.add_entries(), info.name, info.typeName, info.time, info.updateCount, &obj);

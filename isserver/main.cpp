@@ -111,6 +111,7 @@ int main(int argc, char *argv[])
     o.dataDir = p.value(QStringLiteral("data-dir"));
     o.typesDir = p.value(QStringLiteral("types"));
     o.client = dialog::ClientOptions::fromEnvironment(QStringLiteral("IS.Server.") + o.name);
+    o.client.exitOnRefusal = true; // a second server of the same name must not run
     o.client.maxQueueBytes = 4 * 1024 * 1024; // per subscriber process; a slow one costs at most this
     QString why;
     if (!o.client.applyParser(p, &why))

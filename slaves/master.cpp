@@ -306,11 +306,11 @@ void Master::runPhases(Transition t, QList<QStringList> phases, const Transition
                                   return;
                               if (!r.isOk()) {
                                   QString why;
-                                  switch (r.status()) {
-                                  case Reply::Status::Timeout:
+                                  switch (r.error()) {
+                                  case Status::Code::Timeout:
                                       why = QStringLiteral("no answer within %1 ms").arg(timeout);
                                       break;
-                                  case Reply::Status::ProviderLost:
+                                  case Status::Code::ProviderLost:
                                       why = QStringLiteral("lost during %1").arg(transitionName(t));
                                       break;
                                   default:

@@ -44,6 +44,7 @@ int main(int argc, char *argv[])
 
     ControllableOptions o;
     o.client = dialog::ClientOptions::fromEnvironment(partition.master.name);
+    o.client.exitOnRefusal = true; // a second master of the partition must not run
     // The partition names the Control Server; $DIALOG_CONTROL_SERVER (set by `dialog up`, which may
     // override the port) and --control-server take precedence.
     if (qEnvironmentVariableIsEmpty("DIALOG_CONTROL_SERVER"))

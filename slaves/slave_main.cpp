@@ -70,6 +70,7 @@ int main(int argc, char *argv[])
 
     ControllableOptions o;
     o.client = dialog::ClientOptions::fromEnvironment(name);
+    o.client.exitOnRefusal = true; // a second slave of that name must not run
     o.kind = kind;
     QString error;
     if (!applyCommonOptions(p, &o, true, &error) || !armCrash(p, &error))

@@ -20,6 +20,7 @@ inline QString processName(const QCommandLineParser &p, const QString &verb)
 inline std::unique_ptr<Client> makeClient(const QCommandLineParser &p, const QString &verb, QString *error)
 {
     ClientOptions o = ClientOptions::fromEnvironment(processName(p, verb));
+    o.exitOnRefusal = true; // a service name already provided elsewhere ends the command
     if (!o.applyParser(p, error))
         return nullptr;
     auto c = std::make_unique<Client>(o);

@@ -41,6 +41,7 @@ int fanin(const QStringList &args)
         return fail(verb, error);
 
     ClientOptions o = ClientOptions::fromEnvironment(QStringLiteral("bench-subscriber"));
+    o.exitOnRefusal = true;
     if (!o.applyParser(p, &error))
         return fail(verb, error);
     o.controlServers = {env.address};
@@ -141,6 +142,7 @@ int rtt(const QStringList &args)
                         QStringLiteral("bench.ping"), QStringLiteral("--service"),
                         QStringLiteral("bench.pong"), QStringLiteral("--quiet")});
     ClientOptions o = ClientOptions::fromEnvironment(QStringLiteral("bench-rtt"));
+    o.exitOnRefusal = true;
     if (!o.applyParser(p, &error))
         return fail(verb, error);
     o.controlServers = {env.address};

@@ -82,6 +82,7 @@ int benchIsHttp(const QStringList &args)
     if (!ChildProcesses::waitForPort(http, 10000))
         return fail(verb, QStringLiteral("the IS server did not open its web port %1").arg(http));
     ClientOptions o = ClientOptions::fromEnvironment(QStringLiteral("bench-is-http"));
+    o.exitOnRefusal = true;
     o.controlServers = {env.address};
     Client client(o);
     if (!client.start())

@@ -284,6 +284,7 @@ std::unique_ptr<Client> startBench(Environment &env, const QString &name, QStrin
     if (!env.startControlServer(error))
         return nullptr;
     ClientOptions o = ClientOptions::fromEnvironment(name);
+    o.exitOnRefusal = true;
     o.controlServers = {env.address};
     auto client = std::make_unique<Client>(o);
     if (!client->start()) {
@@ -449,6 +450,7 @@ int isLoad(const QStringList &args)
                              QStringLiteral("0")};
     QProcess *server = env.children.start(ChildProcesses::binary(QStringLiteral("dialog-isserver")), isArgs);
     ClientOptions o = ClientOptions::fromEnvironment(QStringLiteral("bench-is-load"));
+    o.exitOnRefusal = true;
     o.controlServers = {env.address};
     Client client(o);
     if (!client.start())

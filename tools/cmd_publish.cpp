@@ -55,6 +55,7 @@ int publish(const QStringList &args)
         return fail(verb, QStringLiteral("invalid --flow '%1' (drop or block)").arg(flow));
 
     ClientOptions o = ClientOptions::fromEnvironment(processName(p, verb));
+    o.exitOnRefusal = true;
     QString error;
     if (!o.applyParser(p, &error))
         return fail(verb, error);
@@ -157,6 +158,7 @@ int echo(const QStringList &args)
     if (!p.isSet(QStringLiteral("command")))
         return fail(verb, QStringLiteral("--command is required"));
     ClientOptions o = ClientOptions::fromEnvironment(processName(p, verb));
+    o.exitOnRefusal = true;
     QString error;
     if (!o.applyParser(p, &error))
         return fail(verb, error);

@@ -7,21 +7,6 @@
 
 namespace dialog::ismonitor {
 
-namespace {
-/// @p text as a POSIX extended regular expression matching exactly it.
-QString posixEscape(const QString &text)
-{
-    static const QString special = QStringLiteral(".[]()*+?{}|^$\\");
-    QString out;
-    for (QChar c : text) {
-        if (special.contains(c))
-            out += QLatin1Char('\\');
-        out += c;
-    }
-    return out;
-}
-} // namespace
-
 MonitorSession::MonitorSession(const ClientOptions &options, QObject *parent)
     : QObject(parent), m_client(std::make_unique<Client>(options)),
       m_dictionary(std::make_unique<is::Dictionary>(m_client.get())),
@@ -127,7 +112,7 @@ void MonitorSession::watchValue(const QString &fullName)
         return;
     QString server, object;
     is::Dictionary::splitName(fullName, &server, &object);
-    m_valueSub = m_receiver->subscribe(server, is::Criteria(posixEscape(object)), true);
+    m_valueSub = m_receiver->subscribe(server, is::Criteria::exactName(object), true);
     QPointer<MonitorSession> guard(this);
     m_dictionary->get(fullName, [this, guard, fullName](const is::Status &s, const is::Entry &e) {
         if (!guard || fullName != m_valueName)

@@ -4,21 +4,6 @@
 
 namespace dialog::omd {
 
-namespace {
-/// @p text as a POSIX extended regular expression matching exactly it.
-QString posixEscape(const QString &text)
-{
-    static const QString special = QStringLiteral(".[]()*+?{}|^$\\");
-    QString out;
-    for (QChar c : text) {
-        if (special.contains(c))
-            out += QLatin1Char('\\');
-        out += c;
-    }
-    return out;
-}
-} // namespace
-
 DisplaySession::DisplaySession(const ClientOptions &options, QObject *parent)
     : QObject(parent), m_client(std::make_unique<Client>(options)),
       m_dictionary(std::make_unique<is::Dictionary>(m_client.get())),
@@ -47,7 +32,7 @@ int DisplaySession::followObject(const QString &fullName)
     QString server, object;
     if (!is::Dictionary::splitName(fullName, &server, &object))
         return 0;
-    return m_receiver->subscribe(server, is::Criteria(posixEscape(object)), true);
+    return m_receiver->subscribe(server, is::Criteria::exactName(object), true);
 }
 
 int DisplaySession::followObjects(const QString &server, const is::Criteria &criteria)

@@ -1,5 +1,6 @@
 #include "client_p.h"
 #include "control_p.h"
+#include "requests_p.h"
 
 #include <QCoreApplication>
 #include <QDeadlineTimer>
@@ -15,14 +16,49 @@ namespace dialog {
 
 using net::Endpoint;
 
-ClientPrivate::ClientPrivate(Client *q, const ClientOptions &o) : q(q), options(o) {}
+ClientPrivate::ClientPrivate(Client *q, const ClientOptions &o)
+    : q(q), options(o), requests(std::make_unique<RequestTracker>(this))
+{
+}
 
-void ClientPrivate::fail(Client::Error e, const QString &why)
+ClientPrivate::~ClientPrivate() = default;
+
+void ClientPrivate::fail(Status::Code e, const QString &why)
 {
     error = e;
     errorString = why;
     qCWarning(lcClient).noquote() << options.name << ":" << why;
+    if (e == Status::Code::ListenFailed || e == Status::Code::InvalidAddress)
+        setState(Client::State::Unconnected);
     Q_EMIT q->errorOccurred(e);
+}
+
+void ClientPrivate::setState(Client::State s)
+{
+    if (s == state)
+        return;
+    state = s;
+    Q_EMIT q->stateChanged(s);
+    if (s == Client::State::Connected)
+        Q_EMIT q->connected();
+}
+
+Subscription *ClientPrivate::addSubscription(const QString &name)
+{
+    auto *s = new Subscription(name, q, false);
+    subscriptions[name.toUtf8()].append(s);
+    ++subscriptionGeneration;
+    const auto post = [this, name] {
+        QMetaObject::invokeMethod(core, [c = core, name] { c->addRequest(name); });
+    };
+    if (core)
+        post();
+    else
+        QTimer::singleShot(0, q, [this, post] {
+            if (core)
+                post();
+        });
+    return s;
 }
 
 void ClientPrivate::deliver(net::InboundBatch &batch)
@@ -47,21 +83,16 @@ void ClientPrivate::deliver(net::InboundBatch &batch)
                 continue; // not (or no longer) subscribed
             const Message m(key, in.data, in.sequence);
             for (Subscription *s : std::as_const(subs)) {
-                if (generation != subscriptionGeneration
-                    && !subscriptions.value(key).contains(s))
+                if (generation != subscriptionGeneration && !subscriptions.value(key).contains(s))
                     continue; // deleted by a slot during this delivery
-                s->deliver(m, in.incarnation);
+                s->d->deliver(m, in.incarnation);
             }
         } else if (in.type == wire_format::Type::CommandMessage) {
             Q_EMIT q->commandReceived(Command(in.name, in.data, in.origin));
         } else if (in.type == wire_format::Type::Request) {
             handleRequest(in);
         } else if (in.type == wire_format::Type::Reply) {
-            static const Reply::Status fromWire[] = {Reply::Status::Ok, Reply::Status::Failed, Reply::Status::NotAccepted};
-            const Reply::Status st = in.status < 3 ? fromWire[in.status] : Reply::Status::Failed;
-            finishRequest(in.sequence,
-                          Reply(in.sequence, st, st == Reply::Status::Ok ? in.data : QByteArray(),
-                                st == Reply::Status::Ok ? QString() : QString::fromUtf8(in.data)));
+            requests->onReply(in.sequence, in.status, in.data);
         }
     }
 }
@@ -75,36 +106,29 @@ void ClientPrivate::onSubscriptionChanged(const QString &service, int state, con
         providers.remove(service);
     const QList<Subscription *> subs = subscriptions.value(service.toUtf8());
     for (Subscription *s : subs)
-        s->setState(Subscription::State(state), provider);
-    if (port != 0) {
-        sendPending(service);
-    } else if (Subscription::State(state) == Subscription::State::Lost) {
-        // Requests already sent to the lost provider will never be answered.
-        QList<quint64> lost;
-        for (auto it = pending.cbegin(); it != pending.cend(); ++it)
-            if (it->service == service && it->sent)
-                lost << it.key();
-        for (quint64 id : std::as_const(lost))
-            finishRequest(id, Reply(id, Reply::Status::ProviderLost, {},
-                                    QStringLiteral("provider %1 of '%2' was lost").arg(provider, service)));
-    }
+        s->d->setState(Subscription::State(state), provider);
+    if (port != 0)
+        requests->onProviderKnown(service);
+    else if (Subscription::State(state) == Subscription::State::Lost)
+        requests->onProviderLost(service, provider);
 }
 
 void ClientPrivate::handleRequest(const net::Inbound &in)
 {
     Request r;
-    r.m_service = QString::fromUtf8(in.name);
-    r.m_data = in.data;
-    r.m_id = in.sequence;
-    r.m_origin = in.peer ? in.peer->name : QString();
-    r.m_host = in.peer ? in.peer->endpoint.host : QString();
-    r.m_port = in.peer ? in.peer->endpoint.port : 0;
-    if (!services.contains(r.m_service)) {
-        sendReply(r, 2, QStringLiteral("%1 does not provide '%2'").arg(options.name, r.m_service).toUtf8());
+    r.d->service = QString::fromUtf8(in.name);
+    r.d->data = in.data;
+    r.d->id = in.sequence;
+    r.d->origin = in.peer ? in.peer->name : QString();
+    r.d->host = in.peer ? in.peer->endpoint.host : QString();
+    r.d->port = in.peer ? in.peer->endpoint.port : 0;
+    if (!services.contains(r.d->service)) {
+        sendReply(r, 2, QStringLiteral("%1 does not provide '%2'").arg(options.name, r.d->service).toUtf8());
         return;
     }
     if (!q->isSignalConnected(QMetaMethod::fromSignal(&Client::requestReceived))) {
-        sendReply(r, 2, QStringLiteral("%1 takes no requests for '%2'").arg(options.name, r.m_service).toUtf8());
+        sendReply(r, 2,
+                  QStringLiteral("%1 takes no requests for '%2'").arg(options.name, r.d->service).toUtf8());
         return;
     }
     Q_EMIT q->requestReceived(r);
@@ -112,79 +136,20 @@ void ClientPrivate::handleRequest(const net::Inbound &in)
 
 bool ClientPrivate::sendReply(const Request &r, quint8 status, const QByteArray &data)
 {
-    if (!transport || r.m_port == 0)
+    if (!transport || r.d->port == 0)
         return false;
     quint8 flags = 0;
     const QByteArray prepared = wire_format::prepareData(data, options.compressionThreshold, flags);
-    return transport->send(transport->outbox(net::Endpoint{r.m_host, r.m_port}),
-                           wire_format::encodeReplyFrame(r.m_id, status, flags, prepared))
-        == net::Transport::SendResult::Queued;
-}
-
-void ClientPrivate::sendPending(const QString &service)
-{
-    const auto where = providers.constFind(service);
-    if (where == providers.cend() || !transport)
-        return;
-    const net::OutboxPtr box = transport->outbox(where.value());
-    for (auto it = pending.begin(); it != pending.end(); ++it) {
-        if (it->service != service || it->sent)
-            continue;
-        it->sent = true;
-        transport->send(box, it->frame);
-    }
-}
-
-void ClientPrivate::finishRequest(quint64 id, const Reply &reply)
-{
-    auto it = pending.find(id);
-    if (it == pending.end())
-        return; // answered already, or timed out
-    const PendingRequest p = it.value();
-    pending.erase(it);
-    if (p.hasDeadline)
-        deadlines.erase(p.deadline);
-    if (p.hasContext && !p.context)
-        return;
-    p.callback(reply);
-}
-
-void ClientPrivate::armRequestSweep()
-{
-    if (deadlines.empty()) {
-        if (requestSweep)
-            requestSweep->stop();
-        return;
-    }
-    if (!requestSweep) {
-        requestSweep = new QTimer(q);
-        requestSweep->setSingleShot(true);
-        requestSweep->setTimerType(Qt::PreciseTimer);
-        QObject::connect(requestSweep, &QTimer::timeout, q, [this] { sweepRequests(); });
-    }
-    const int due = int(qMax<qint64>(0, deadlines.begin()->first - requestClock.elapsed()));
-    if (!requestSweep->isActive() || requestSweep->remainingTime() > due)
-        requestSweep->start(due);
-}
-
-void ClientPrivate::sweepRequests()
-{
-    const qint64 now = requestClock.elapsed();
-    QList<quint64> expired;
-    for (auto it = deadlines.begin(); it != deadlines.end() && it->first <= now; ++it)
-        expired << it->second;
-    for (quint64 id : std::as_const(expired)) {
-        const int ms = pending.value(id).timeoutMs;
-        finishRequest(id, Reply(id, Reply::Status::Timeout, {}, QStringLiteral("no reply within %1 ms").arg(ms)));
-    }
-    armRequestSweep();
+    return transport->send(transport->outbox(net::Endpoint{r.d->host, r.d->port}),
+                           wire_format::encodeReplyFrame(r.d->id, status, flags, prepared)) ==
+           net::Transport::SendResult::Queued;
 }
 
 void ClientPrivate::onRefused(const QString &what, const QString &name, const QString &reason)
 {
     const QString why = QStringLiteral("%1 '%2' refused by the Control Server: %3").arg(what, name, reason);
     if (what == QLatin1String("service")) {
-        fail(Client::Error::ServiceRefused, why);
+        fail(Status::Code::ServiceRefused, why);
         if (options.exitOnRefusal) {
             // The DIALOG rule: a process registering a service that exists must not run.
             std::fprintf(stderr, "%s: %s\n", qPrintable(options.name), qPrintable(why));
@@ -196,11 +161,6 @@ void ClientPrivate::onRefused(const QString &what, const QString &name, const QS
     }
 }
 
-Client::Client(const QString &name, QObject *parent)
-    : Client(ClientOptions::fromArguments(QCoreApplication::arguments(), name), parent)
-{
-}
-
 Client::Client(const ClientOptions &options, QObject *parent)
     : QObject(parent), d(std::make_unique<ClientPrivate>(this, options))
 {
@@ -208,6 +168,7 @@ Client::Client(const ClientOptions &options, QObject *parent)
     qRegisterMetaType<dialog::Command>();
     qRegisterMetaType<dialog::Request>();
     qRegisterMetaType<dialog::Reply>();
+    qRegisterMetaType<dialog::Status>();
     if (d->options.name.isEmpty())
         d->options.name = QCoreApplication::applicationName() + QLatin1Char('-') +
                           QString::number(QCoreApplication::applicationPid());
@@ -235,20 +196,20 @@ Client::~Client()
 bool Client::start()
 {
     if (d->started)
-        return d->error != Error::ListenFailed && d->error != Error::InvalidAddress;
+        return d->error != Status::Code::ListenFailed && d->error != Status::Code::InvalidAddress;
     d->started = true;
 
     for (const QString &s : std::as_const(d->options.controlServers)) {
         Endpoint e;
         if (!Endpoint::parse(s.trimmed(), e)) {
-            d->fail(Error::InvalidAddress,
+            d->fail(Status::Code::InvalidAddress,
                     QStringLiteral("invalid Control Server address '%1' (expected host:port)").arg(s));
             return false;
         }
         d->servers.append(e);
     }
     if (d->servers.isEmpty()) {
-        d->fail(Error::InvalidAddress, QStringLiteral("no Control Server address"));
+        d->fail(Status::Code::InvalidAddress, QStringLiteral("no Control Server address"));
         return false;
     }
 
@@ -274,12 +235,14 @@ bool Client::start()
     d->transport->setDataSink(this, [this](net::InboundBatch &b) { d->deliver(b); });
     connect(d->transport.get(), &net::Transport::protocolError, this,
             [this](const QString &peer, const QString &why, const QString &, quint64) {
-                d->fail(Error::ProtocolError, QStringLiteral("closed connection from %1: %2").arg(peer, why));
+                d->fail(Status::Code::ProtocolError,
+                        QStringLiteral("closed connection from %1: %2").arg(peer, why));
             });
 
     connect(
         d->transport.get(), &net::Transport::destinationFailed, this,
-        [this](const net::Endpoint &dest, const QString &) { d->onDestinationFailed(dest); }, Qt::DirectConnection);
+        [this](const net::Endpoint &dest, const QString &) { d->onDestinationFailed(dest); },
+        Qt::DirectConnection);
 
     net::PeerInfo self;
     self.name = d->options.name;
@@ -288,7 +251,7 @@ bool Client::start()
 
     QString why;
     if (!d->transport->listen(bindAddr, d->options.port, &why)) {
-        d->fail(Error::ListenFailed, why);
+        d->fail(Status::Code::ListenFailed, why);
         return false;
     }
     // Nobody knows our port before CONNECT, so no frame can arrive before the sink is set.
@@ -300,15 +263,7 @@ bool Client::start()
     d->coreThread.setObjectName(QStringLiteral("dialog-server"));
     d->core->moveToThread(&d->coreThread);
     connect(&d->coreThread, &QThread::finished, d->core, &QObject::deleteLater);
-    connect(d->core, &ClientCore::stateChanged, this, [this](int s) {
-        const State st = State(s);
-        if (st == d->state)
-            return;
-        d->state = st;
-        Q_EMIT stateChanged(st);
-        if (st == State::Connected)
-            Q_EMIT connected();
-    });
+    connect(d->core, &ClientCore::stateChanged, this, [this](int s) { d->setState(State(s)); });
     connect(d->core, &ClientCore::subscriptionChanged, this,
             [this](const QString &svc, int st, const QString &p, const QString &host, quint16 port) {
                 d->onSubscriptionChanged(svc, st, p, host, port);
@@ -361,9 +316,10 @@ bool Client::isValidName(const QString &name)
 Service *Client::publish(const QString &name)
 {
     if (!isValidName(name)) {
-        d->fail(Error::InvalidName, QStringLiteral("invalid service name '%1' (empty or over %2 bytes)")
-                                        .arg(name.left(64))
-                                        .arg(wire_format::MaxNameLength));
+        d->fail(Status::Code::InvalidName,
+                QStringLiteral("invalid service name '%1' (empty or over %2 bytes)")
+                    .arg(name.left(64))
+                    .arg(wire_format::MaxNameLength));
         return nullptr;
     }
     if (Service *s = d->services.value(name))
@@ -401,25 +357,13 @@ void Client::unpublish(const QString &name)
 Subscription *Client::subscribe(const QString &name)
 {
     if (!isValidName(name)) {
-        d->fail(Error::InvalidName, QStringLiteral("invalid service name '%1' (empty or over %2 bytes)")
-                                        .arg(name.left(64))
-                                        .arg(wire_format::MaxNameLength));
+        d->fail(Status::Code::InvalidName,
+                QStringLiteral("invalid service name '%1' (empty or over %2 bytes)")
+                    .arg(name.left(64))
+                    .arg(wire_format::MaxNameLength));
         return nullptr;
     }
-    auto *s = new Subscription(name, this);
-    d->subscriptions[name.toUtf8()].append(s);
-    ++d->subscriptionGeneration;
-    const auto post = [this, name] {
-        QMetaObject::invokeMethod(d->core, [core = d->core, name] { core->addRequest(name); });
-    };
-    if (d->core)
-        post();
-    else
-        QTimer::singleShot(0, this, [this, post] {
-            if (d->core)
-                post();
-        });
-    return s;
+    return d->addSubscription(name);
 }
 
 void Client::unsubscribe(Subscription *subscription)
@@ -430,9 +374,10 @@ void Client::unsubscribe(Subscription *subscription)
 void Client::registerCommand(const QString &name)
 {
     if (!isValidName(name)) {
-        d->fail(Error::InvalidName, QStringLiteral("invalid command name '%1' (empty or over %2 bytes)")
-                                        .arg(name.left(64))
-                                        .arg(wire_format::MaxNameLength));
+        d->fail(Status::Code::InvalidName,
+                QStringLiteral("invalid command name '%1' (empty or over %2 bytes)")
+                    .arg(name.left(64))
+                    .arg(wire_format::MaxNameLength));
         return;
     }
     const auto post = [this, name] {
@@ -456,14 +401,15 @@ void Client::unregisterCommand(const QString &name)
 bool Client::sendCommand(const QString &name, const QByteArray &data)
 {
     if (!isValidName(name)) {
-        d->fail(Error::InvalidName, QStringLiteral("invalid command name '%1'").arg(name.left(64)));
+        d->fail(Status::Code::InvalidName, QStringLiteral("invalid command name '%1'").arg(name.left(64)));
         return false;
     }
     if (data.size() > d->options.maxMessageSize) {
-        d->fail(Error::MessageTooLarge, QStringLiteral("command '%1' of %2 bytes exceeds the maximum of %3")
-                                            .arg(name)
-                                            .arg(data.size())
-                                            .arg(d->options.maxMessageSize));
+        d->fail(Status::Code::MessageTooLarge,
+                QStringLiteral("command '%1' of %2 bytes exceeds the maximum of %3")
+                    .arg(name)
+                    .arg(data.size())
+                    .arg(d->options.maxMessageSize));
         return false;
     }
     if (!d->core)
@@ -478,52 +424,28 @@ bool Client::sendCommand(const QString &name, const QByteArray &data)
            net::Transport::SendResult::Queued;
 }
 
-quint64 Client::request(const QString &service, const QByteArray &data, int timeoutMs, const QObject *context,
-                        std::function<void(const Reply &)> callback)
+PendingReply Client::request(const QString &service, const QByteArray &data, int timeoutMs,
+                             const QObject *context, std::function<void(const Reply &)> callback)
 {
-    const quint64 id = d->nextRequestId++;
-    ClientPrivate::PendingRequest p;
-    p.service = service;
-    p.context = context;
-    p.hasContext = context != nullptr;
-    p.callback = std::move(callback);
-    QString invalid;
-    if (!isValidName(service))
-        invalid = QStringLiteral("invalid service name '%1'").arg(service.left(64));
-    else if (data.size() > d->options.maxMessageSize)
-        invalid = QStringLiteral("request of %1 bytes exceeds the maximum of %2").arg(data.size()).arg(d->options.maxMessageSize);
-    else if (!d->core)
-        invalid = QStringLiteral("the client is not started");
-    if (!invalid.isEmpty()) {
-        d->pending.insert(id, p);
-        QTimer::singleShot(0, this, [this, id, invalid] {
-            d->finishRequest(id, Reply(id, Reply::Status::InvalidRequest, {}, invalid));
-        });
-        return id;
-    }
-    quint8 flags = 0;
-    const QByteArray prepared = wire_format::prepareData(data, d->options.compressionThreshold, flags);
-    p.frame = wire_format::encodeRequestFrame(service.toUtf8(), id, flags, prepared);
-    p.timeoutMs = qMax(1, timeoutMs);
-    if (!d->requestClock.isValid())
-        d->requestClock.start();
-    p.deadline = d->deadlines.emplace(d->requestClock.elapsed() + p.timeoutMs, id);
-    p.hasDeadline = true;
-    d->pending.insert(id, p);
-    d->armRequestSweep();
-    // The provider is found like a subscriber finds it; a hidden subscription keeps it located.
-    if (!d->subscriptions.contains(service.toUtf8()) && !d->locators.contains(service))
-        d->locators.insert(service, subscribe(service));
-    d->sendPending(service);
-    return id;
+    return PendingReply(this, d->requests->start(service, data, timeoutMs, context, std::move(callback)));
+}
+
+bool Client::cancelRequest(quint64 id)
+{
+    return d->requests->cancel(id);
+}
+
+bool Client::isRequestPending(quint64 id) const
+{
+    return d->requests->isPending(id);
 }
 
 bool Client::reply(const Request &request, const QByteArray &data)
 {
     if (data.size() > d->options.maxMessageSize) {
-        d->fail(Error::MessageTooLarge, QStringLiteral("reply of %1 bytes exceeds the maximum of %2")
-                                            .arg(data.size())
-                                            .arg(d->options.maxMessageSize));
+        d->fail(Status::Code::MessageTooLarge, QStringLiteral("reply of %1 bytes exceeds the maximum of %2")
+                                                   .arg(data.size())
+                                                   .arg(d->options.maxMessageSize));
         d->sendReply(request, 1, QByteArrayLiteral("reply too large"));
         return false;
     }
@@ -539,13 +461,7 @@ bool Client::flush(int timeoutMs)
 {
     if (!d->transport)
         return true;
-    QDeadlineTimer deadline(timeoutMs);
-    while (d->transport->stats().queuedBytes > 0) {
-        if (deadline.hasExpired())
-            return false;
-        QThread::msleep(1);
-    }
-    return true;
+    return d->transport->waitUntilWritten(QDeadlineTimer(timeoutMs));
 }
 
 Client::Statistics Client::statistics() const

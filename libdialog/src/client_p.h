@@ -6,12 +6,12 @@
 #include "dialog/client.h"
 
 #include <QElapsedTimer>
-#include <QTimer>
 #include <QHash>
-#include <QPointer>
 #include <QLoggingCategory>
+#include <QPointer>
 #include <QSet>
 #include <QThread>
+#include <QTimer>
 #include <map>
 
 class QTimer;
@@ -53,7 +53,17 @@ Q_SIGNALS:
     void refused(const QString &what, const QString &name, const QString &reason);
 
 private:
+    // One function per control message type; handle() dispatches.
     void handle(const net::Inbound &in);
+    void onConnected(const net::Inbound &in);
+    void onInfoService(const net::Inbound &in);
+    void onSubscribe(const net::Inbound &in);
+    void onLostSender(const net::Inbound &in);
+    void onLostReceiver(const net::Inbound &in);
+    void onConnectionLost(const net::Inbound &in);
+    void onRefused(const net::Inbound &in);
+    /// Tells the Service handle (in the Client's thread) its new subscriber count.
+    void notifySubscriberCount(const ServiceStatePtr &s);
     void sendConnect();
     void setState(Client::State s);
     void onDestinationFailed(const net::Endpoint &dest, const QString &reason);
@@ -104,37 +114,58 @@ struct StreamState
     std::atomic<bool> broken{false};
 };
 
+class RequestPrivate : public QSharedData
+{
+public:
+    QString service, origin, host;
+    QByteArray data;
+    quint64 id = 0;
+    quint16 port = 0;
+};
+
+class SubscriptionPrivate
+{
+public:
+    void setState(Subscription::State s, const QString &provider);
+    void deliver(const Message &m, quint64 providerIncarnation);
+
+    Subscription *q = nullptr;
+    Client *client = nullptr;
+    QString service;
+    QString provider;
+    Subscription::State state = Subscription::State::Waiting;
+    Message last;
+    quint64 incarnation = 0;
+    quint64 lastSequence = 0;
+    quint64 received = 0;
+    quint64 lost = 0;
+    bool attached = false; // a channel of a Stream (Client::attach): no Control Server request
+};
+
+class RequestTracker;
+
 class ClientPrivate
 {
 public:
     ClientPrivate(Client *q, const ClientOptions &o);
+    ~ClientPrivate();
 
     void deliver(net::InboundBatch &batch);
-    void onSubscriptionChanged(const QString &service, int state, const QString &provider, const QString &host,
-                               quint16 port);
-    // Requests (user thread)
-    struct PendingRequest
-    {
-        QString service;
-        QByteArray frame;
-        QPointer<const QObject> context;
-        bool hasContext = false;
-        std::function<void(const Reply &)> callback;
-        bool sent = false;
-        int timeoutMs = 0;
-        std::multimap<qint64, quint64>::iterator deadline; // in deadlines, unless invalid
-        bool hasDeadline = false;
-    };
+    void onSubscriptionChanged(const QString &service, int state, const QString &provider,
+                               const QString &host, quint16 port);
     void handleRequest(const net::Inbound &in);
-    void sendPending(const QString &service);
-    void finishRequest(quint64 id, const Reply &reply);
-    // One timer for the time-outs of every pending request, armed to the earliest deadline.
-    void armRequestSweep();
-    void sweepRequests();
     bool sendReply(const Request &r, quint8 status, const QByteArray &data);
     void onRefused(const QString &what, const QString &name, const QString &reason);
-    void fail(Client::Error e, const QString &why);
+    /// The one exit for failures: sets error and errorString, and for a failure that leaves the
+    /// client unusable (ListenFailed, InvalidAddress) the state, then emits stateChanged (if it
+    /// changed) and errorOccurred. Called in the Client's thread.
+    void fail(Status::Code e, const QString &why);
+    /// The one place the state changes (core reports, fatal failures); emits stateChanged and, on
+    /// Connected, connected().
+    void setState(Client::State s);
     void onDestinationFailed(const net::Endpoint &destination);
+    /// Subscribes without the public checks (the hidden locators of RequestTracker too).
+    Subscription *addSubscription(const QString &name);
 
     Client *q;
     ClientOptions options;
@@ -144,18 +175,13 @@ public:
     QThread coreThread;
     bool started = false;
     Client::State state = Client::State::Unconnected;
-    Client::Error error = Client::Error::NoError;
+    Status::Code error = Status::Code::Ok;
     QString errorString;
     QHash<QString, Service *> services;
     QHash<QByteArray, QList<Subscription *>> subscriptions;
-    quint64 subscriptionGeneration = 0; // bumped whenever `subscriptions` changes
-    QHash<QString, net::Endpoint> providers;      // where each subscribed service is, as far as we know
-    QHash<QString, Subscription *> locators;      // hidden subscriptions that locate request targets
-    QHash<quint64, PendingRequest> pending;
-    std::multimap<qint64, quint64> deadlines; // requestClock ms -> request id
-    QElapsedTimer requestClock;
-    QTimer *requestSweep = nullptr;
-    quint64 nextRequestId = 1;
+    quint64 subscriptionGeneration = 0;      // bumped whenever `subscriptions` changes
+    QHash<QString, net::Endpoint> providers; // where each subscribed service is, as far as we know
+    std::unique_ptr<RequestTracker> requests;
     QMutex streamsLock; // streams are used from any thread; failures arrive from sender threads
     std::vector<std::weak_ptr<StreamState>> streams;
 };

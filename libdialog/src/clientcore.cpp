@@ -155,16 +155,8 @@ void ClientCore::onDestinationFailed(const Endpoint &dest, const QString &reason
     }
     // A subscriber that cannot be reached is gone: stop sending to it.
     for (const ServiceStatePtr &s : std::as_const(m_services)) {
-        if (s->removeSubscribers(dest) > 0 && s->handle) {
-            const int n = [&] {
-                QMutexLocker l(&s->lock);
-                return int(s->subscribers.size());
-            }();
-            QMetaObject::invokeMethod(s->handle, [h = s->handle, n] {
-                if (h)
-                    Q_EMIT h->subscriberCountChanged(n);
-            });
-        }
+        if (s->removeSubscribers(dest) > 0)
+            notifySubscriberCount(s);
     }
 }
 
@@ -261,115 +253,147 @@ void ClientCore::handle(const net::Inbound &in)
     switch (in.type) {
     case Type::Heartbeat:
         break; // the Control Server's answer: liveness only
-
-    case Type::SuccessfullyConnected: {
-        wire::Connected c;
-        parseControl(in.data, c);
-        m_serverMisses = c.heartbeat_misses() > 0 ? int(c.heartbeat_misses()) : 3;
-        m_lastHeardMs = m_clock.elapsed();
-        qCInfo(lcClient).noquote() << m_self.name << "connected to Control Server"
-                                   << m_servers.at(m_serverIndex).toString();
-        setState(Client::State::Connected);
-        if (m_dirty) {
-            // Declared while our CONNECT was on its way: register them now (idempotent on the server).
-            m_dirty = false;
-            if (!m_services.isEmpty())
-                sendToControl(namesFrame(Type::RegisterService,
-                                         QStringList(m_services.keyBegin(), m_services.keyEnd())));
-            if (!m_commands.isEmpty())
-                sendToControl(
-                    namesFrame(Type::RegisterCommand, QStringList(m_commands.cbegin(), m_commands.cend())));
-            if (!m_requests.isEmpty())
-                sendToControl(namesFrame(Type::RequestService,
-                                         QStringList(m_requests.keyBegin(), m_requests.keyEnd())));
-        }
+    case Type::SuccessfullyConnected:
+        onConnected(in);
         break;
-    }
-    case Type::InfoService: {
-        wire::InfoService info;
-        parseControl(in.data, info);
-        const QString name = qs(info.name());
-        if (!m_requests.contains(name))
-            break;
-        if (!info.available()) {
-            m_providers.remove(name);
-            Q_EMIT subscriptionChanged(name, int(Subscription::State::Waiting), QString(), QString(), 0);
-            break;
-        }
-        subscribeAt(name, Endpoint{qs(info.host()), quint16(info.port())}, qs(info.provider()),
-                    info.incarnation());
+    case Type::InfoService:
+        onInfoService(in);
         break;
-    }
     case Type::SubscribeService:
-    case Type::UnsubscribeService: {
-        wire::Subscribe sub;
-        parseControl(in.data, sub);
-        const ServiceStatePtr s = m_services.value(qs(sub.name()));
-        if (!s) {
-            qCDebug(lcClient) << "subscription from" << in.peer->name << "to unknown service"
-                              << qs(sub.name());
-            break;
-        }
-        if (in.type == Type::SubscribeService)
-            s->addSubscriber(
-                Subscriber{m_transport->outbox(in.peer->endpoint), in.peer->name, in.peer->incarnation});
-        else
-            s->removeSubscribers(in.peer->endpoint);
-        if (s->handle) {
-            const int n = [&] {
-                QMutexLocker l(&s->lock);
-                return int(s->subscribers.size());
-            }();
-            QMetaObject::invokeMethod(s->handle, [h = s->handle, n] {
-                if (h)
-                    Q_EMIT h->subscriberCountChanged(n);
-            });
-        }
+    case Type::UnsubscribeService:
+        onSubscribe(in);
         break;
-    }
-    case Type::LostSender: {
-        wire::LostProcess lost;
-        parseControl(in.data, lost);
-        for (auto it = m_providers.begin(); it != m_providers.end();) {
-            if (it->name == qs(lost.name()) &&
-                (lost.incarnation() == 0 || it->incarnation == lost.incarnation())) {
-                Q_EMIT subscriptionChanged(it.key(), int(Subscription::State::Lost), it->name, QString(), 0);
-                it = m_providers.erase(it);
-            } else {
-                ++it;
-            }
-        }
+    case Type::LostSender:
+        onLostSender(in);
         break;
-    }
-    case Type::LostReceiver: {
-        wire::LostProcess lost;
-        parseControl(in.data, lost);
-        const Endpoint ep{qs(lost.host()), quint16(lost.port())};
-        for (const ServiceStatePtr &s : std::as_const(m_services))
-            s->removeSubscribers(ep, lost.incarnation());
+    case Type::LostReceiver:
+        onLostReceiver(in);
         break;
-    }
-    case Type::ConnectionLost: {
-        wire::ConnectionLost cl;
-        parseControl(in.data, cl);
-        if (m_state != Client::State::Unconnected)
-            forgetProviders(qs(cl.reason()));
-        setState(Client::State::Unconnected);
-        sendConnect();
+    case Type::ConnectionLost:
+        onConnectionLost(in);
         break;
-    }
-    case Type::Refused: {
-        wire::Refused r;
-        parseControl(in.data, r);
-        if (r.what() == "service")
-            m_services.remove(qs(r.name()));
-        Q_EMIT refused(qs(r.what()), qs(r.name()), qs(r.reason()));
+    case Type::Refused:
+        onRefused(in);
         break;
-    }
     default:
-        qCDebug(lcClient) << "ignoring" << typeName(in.type) << "from" << in.peer->name;
+        qCDebug(lcClient) << "ignoring" << typeName(in.type) << "from"
+                          << (in.peer ? in.peer->name : QString());
         break;
     }
+}
+
+void ClientCore::onConnected(const net::Inbound &in)
+{
+    wire::Connected c;
+    parseControl(in.data, c);
+    m_serverMisses = c.heartbeat_misses() > 0 ? int(c.heartbeat_misses()) : 3;
+    m_lastHeardMs = m_clock.elapsed();
+    qCInfo(lcClient).noquote() << m_self.name << "connected to Control Server"
+                               << m_servers.at(m_serverIndex).toString();
+    setState(Client::State::Connected);
+    if (!m_dirty)
+        return;
+    // Declared while our CONNECT was on its way: register them now (idempotent on the server).
+    m_dirty = false;
+    if (!m_services.isEmpty())
+        sendToControl(
+            namesFrame(Type::RegisterService, QStringList(m_services.keyBegin(), m_services.keyEnd())));
+    if (!m_commands.isEmpty())
+        sendToControl(namesFrame(Type::RegisterCommand, QStringList(m_commands.cbegin(), m_commands.cend())));
+    if (!m_requests.isEmpty())
+        sendToControl(
+            namesFrame(Type::RequestService, QStringList(m_requests.keyBegin(), m_requests.keyEnd())));
+}
+
+void ClientCore::onInfoService(const net::Inbound &in)
+{
+    wire::InfoService info;
+    parseControl(in.data, info);
+    const QString name = qs(info.name());
+    if (!m_requests.contains(name))
+        return;
+    if (!info.available()) {
+        m_providers.remove(name);
+        Q_EMIT subscriptionChanged(name, int(Subscription::State::Waiting), QString(), QString(), 0);
+        return;
+    }
+    subscribeAt(name, Endpoint{qs(info.host()), quint16(info.port())}, qs(info.provider()),
+                info.incarnation());
+}
+
+void ClientCore::onSubscribe(const net::Inbound &in)
+{
+    wire::Subscribe sub;
+    parseControl(in.data, sub);
+    const ServiceStatePtr s = m_services.value(qs(sub.name()));
+    if (!s) {
+        qCDebug(lcClient) << "subscription from" << in.peer->name << "to unknown service" << qs(sub.name());
+        return;
+    }
+    if (in.type == Type::SubscribeService)
+        s->addSubscriber(
+            Subscriber{m_transport->outbox(in.peer->endpoint), in.peer->name, in.peer->incarnation});
+    else
+        s->removeSubscribers(in.peer->endpoint);
+    notifySubscriberCount(s);
+}
+
+void ClientCore::notifySubscriberCount(const ServiceStatePtr &s)
+{
+    if (!s->handle)
+        return;
+    const int n = [&] {
+        QMutexLocker l(&s->lock);
+        return int(s->subscribers.size());
+    }();
+    QMetaObject::invokeMethod(s->handle, [h = s->handle, n] {
+        if (h)
+            Q_EMIT h->subscriberCountChanged(n);
+    });
+}
+
+void ClientCore::onLostSender(const net::Inbound &in)
+{
+    wire::LostProcess lost;
+    parseControl(in.data, lost);
+    for (auto it = m_providers.begin(); it != m_providers.end();) {
+        if (it->name == qs(lost.name()) &&
+            (lost.incarnation() == 0 || it->incarnation == lost.incarnation())) {
+            Q_EMIT subscriptionChanged(it.key(), int(Subscription::State::Lost), it->name, QString(), 0);
+            it = m_providers.erase(it);
+        } else {
+            ++it;
+        }
+    }
+}
+
+void ClientCore::onLostReceiver(const net::Inbound &in)
+{
+    wire::LostProcess lost;
+    parseControl(in.data, lost);
+    const Endpoint ep{qs(lost.host()), quint16(lost.port())};
+    for (const ServiceStatePtr &s : std::as_const(m_services))
+        if (s->removeSubscribers(ep, lost.incarnation()) > 0)
+            notifySubscriberCount(s);
+}
+
+void ClientCore::onConnectionLost(const net::Inbound &in)
+{
+    wire::ConnectionLost cl;
+    parseControl(in.data, cl);
+    if (m_state != Client::State::Unconnected)
+        forgetProviders(qs(cl.reason()));
+    setState(Client::State::Unconnected);
+    sendConnect();
+}
+
+void ClientCore::onRefused(const net::Inbound &in)
+{
+    wire::Refused r;
+    parseControl(in.data, r);
+    if (r.what() == "service")
+        m_services.remove(qs(r.name()));
+    Q_EMIT refused(qs(r.what()), qs(r.name()), qs(r.reason()));
 }
 
 } // namespace dialog

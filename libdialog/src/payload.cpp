@@ -1,7 +1,7 @@
 #include "payload_p.h"
 
 #include <QtEndian>
-#include <zstd.h>
+#include "zstdcodec_p.h"
 
 namespace dialog::wire_format {
 
@@ -121,25 +121,6 @@ QByteArray encodeCommandFrame(QByteArrayView name, QByteArrayView origin, quint8
     return out;
 }
 
-namespace {
-// One compression context per thread, with the content checksum on: corrupted data is detected
-// by ZSTD_decompress instead of being delivered wrong.
-ZSTD_CCtx *compressionContext()
-{
-    struct Holder
-    {
-        ZSTD_CCtx *ctx = ZSTD_createCCtx();
-        Holder()
-        {
-            ZSTD_CCtx_setParameter(ctx, ZSTD_c_compressionLevel, 1);
-            ZSTD_CCtx_setParameter(ctx, ZSTD_c_checksumFlag, 1);
-        }
-        ~Holder() { ZSTD_freeCCtx(ctx); }
-    };
-    thread_local Holder holder;
-    return holder.ctx;
-}
-} // namespace
 
 bool compress(QByteArrayView in, QByteArray &out)
 {
@@ -147,45 +128,16 @@ bool compress(QByteArrayView in, QByteArray &out)
     // rather than spending CPU on a full pass that would not pay off.
     constexpr qint64 Sample = 16 * 1024;
     if (in.size() > 4 * Sample) {
-        QByteArray probe(int(ZSTD_compressBound(Sample)), Qt::Uninitialized);
-        const size_t n = ZSTD_compress(probe.data(), size_t(probe.size()), in.data(), Sample, 1);
-        if (ZSTD_isError(n) || n > Sample * 9 / 10)
+        QByteArray probe;
+        if (!zstd::compress(in.first(Sample), 1, probe) || probe.size() > Sample * 9 / 10)
             return false;
     }
-    out.resize(qsizetype(ZSTD_compressBound(size_t(in.size()))));
-    const size_t n =
-        ZSTD_compress2(compressionContext(), out.data(), size_t(out.size()), in.data(), size_t(in.size()));
-    if (ZSTD_isError(n) || qint64(n) >= in.size() * 9 / 10)
-        return false;
-    out.truncate(qsizetype(n));
-    return true;
+    return zstd::compress(in, 1, out) && out.size() < in.size() * 9 / 10;
 }
 
 bool decompress(QByteArrayView in, QByteArray &out, qint64 maxSize, QString *error)
 {
-    const unsigned long long size = ZSTD_getFrameContentSize(in.data(), size_t(in.size()));
-    if (size == ZSTD_CONTENTSIZE_ERROR || size == ZSTD_CONTENTSIZE_UNKNOWN) {
-        if (error)
-            *error = QStringLiteral("corrupt zstd data (no valid frame header)");
-        return false;
-    }
-    if (size > quint64(maxSize)) {
-        if (error)
-            *error = QStringLiteral("compressed message expands to %1 bytes, over the maximum of %2")
-                         .arg(size)
-                         .arg(maxSize);
-        return false;
-    }
-    out.resize(qsizetype(size));
-    const size_t n = ZSTD_decompress(out.data(), size_t(size), in.data(), size_t(in.size()));
-    if (ZSTD_isError(n) || n != size) {
-        if (error)
-            *error = QStringLiteral("corrupt zstd data: %1")
-                         .arg(QLatin1String(ZSTD_isError(n) ? ZSTD_getErrorName(n) : "size mismatch"));
-        out.clear();
-        return false;
-    }
-    return true;
+    return zstd::decompress(in, out, maxSize, error);
 }
 
 QByteArray prepareData(const QByteArray &data, int threshold, quint8 &flags)

@@ -1,5 +1,8 @@
 #include "client_p.h"
 
+#include "requests_p.h"
+#include <QPointer>
+
 #include <algorithm>
 
 namespace dialog {
@@ -29,36 +32,42 @@ quint64 Stream::sentCount() const
     return d->sequence;
 }
 
-Stream::Result Stream::send(const QByteArray &data)
+Status::Code Stream::send(const QByteArray &data)
 {
     if (isBroken())
-        return Result::Broken;
+        return Status::Code::Broken;
     QMutexLocker l(&d->lock);
     const quint64 seq = d->sequence + 1;
     const QByteArray prefix = wire_format::serviceFramePrefix(d->key, seq, 0, data.size());
     if (d->transport->send(d->box, {prefix, data}) != net::Transport::SendResult::Queued)
-        return Result::Full;
+        return Status::Code::QueueFull;
     d->sequence = seq;
-    return Result::Queued;
+    return Status::Code::Ok;
 }
 
-void Stream::whenRoom(std::function<void()> fn)
+void Stream::whenRoom(const QObject *context, std::function<void()> fn)
 {
-    if (isBroken())
+    if (isBroken() || !context)
         return;
-    d->transport->whenRoom(d->box, std::move(fn));
+    // The transport calls back in a sender thread (or here); the caller gets it in its context's
+    // thread, and not at all once the context is gone.
+    QPointer<const QObject> guard(context);
+    d->transport->whenRoom(d->box, [guard, fn = std::move(fn)]() mutable {
+        if (const QObject *c = guard.data())
+            QMetaObject::invokeMethod(const_cast<QObject *>(c), std::move(fn), Qt::QueuedConnection);
+    });
 }
 
 StreamPtr Client::openStream(const Request &from, const QString &channel)
 {
-    if (!d->transport || from.m_port == 0 || !isValidName(channel))
+    if (!d->transport || from.d->port == 0 || !isValidName(channel))
         return nullptr;
     auto st = std::make_shared<StreamState>();
     st->transport = d->transport.get();
-    st->box = d->transport->outbox(net::Endpoint{from.m_host, from.m_port});
+    st->box = d->transport->outbox(net::Endpoint{from.d->host, from.d->port});
     st->key = channel.toUtf8();
     st->channel = channel;
-    st->peer = from.m_origin;
+    st->peer = from.d->origin;
     QMutexLocker l(&d->streamsLock);
     // Forget the streams nobody holds any more.
     d->streams.erase(std::remove_if(d->streams.begin(), d->streams.end(),
@@ -76,8 +85,7 @@ Subscription *Client::attach(const QString &channel)
                                         .arg(wire_format::MaxNameLength));
         return nullptr;
     }
-    auto *s = new Subscription(channel, this);
-    s->m_attached = true;
+    auto *s = new Subscription(channel, this, true);
     d->subscriptions[channel.toUtf8()].append(s);
     ++d->subscriptionGeneration;
     return s;
@@ -88,9 +96,7 @@ QString Client::providerOf(const QString &service) const
     for (Subscription *s : d->subscriptions.value(service.toUtf8()))
         if (!s->provider().isEmpty() && s->state() != Subscription::State::Lost)
             return s->provider();
-    if (Subscription *s = d->locators.value(service); s && s->state() != Subscription::State::Lost)
-        return s->provider();
-    return QString();
+    return d->requests->providerOf(service);
 }
 
 void ClientPrivate::onDestinationFailed(const net::Endpoint &destination)

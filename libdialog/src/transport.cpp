@@ -259,6 +259,22 @@ void Transport::drain(DeliveryQueue &q)
     }
 }
 
+bool Transport::waitUntilWritten(QDeadlineTimer deadline)
+{
+    QList<OutboxPtr> boxes;
+    {
+        QMutexLocker l(&m_outboxLock);
+        boxes = m_outboxes.values();
+    }
+    for (const OutboxPtr &b : std::as_const(boxes)) {
+        QMutexLocker l(&b->m_lock);
+        while (b->m_queued > 0)
+            if (!b->m_room.wait(&b->m_lock, deadline))
+                return false;
+    }
+    return true;
+}
+
 Transport::Stats Transport::stats() const
 {
     Stats s;

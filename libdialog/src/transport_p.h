@@ -12,6 +12,7 @@
 #include <QMutex>
 #include <QObject>
 #include <QPointer>
+#include <QDeadlineTimer>
 #include <QWaitCondition>
 #include <atomic>
 #include <functional>
@@ -194,6 +195,11 @@ public:
     /// Runs @p fn once the queue of @p box has drained to half its bound (at once if it already has).
     /// Called from the sender thread; dropped if the connection fails.
     void whenRoom(const OutboxPtr &box, std::function<void()> fn);
+
+    /// Blocks until everything queued for every destination was written (or dropped with its failed
+    /// connection), or until @p deadline; false on time-out. Waits on each queue's condition (woken
+    /// by the sender threads), never polls. Thread-safe; called with no outbox lock held.
+    bool waitUntilWritten(QDeadlineTimer deadline);
 
     /// Communication figures summed over all destinations and connections.
     struct Stats

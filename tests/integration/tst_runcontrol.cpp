@@ -253,7 +253,7 @@ void tst_RunControl::illegalTransitionRefusedWithReason()
     startSlave(QStringLiteral("control"), QStringLiteral("FE1"));
     QTRY_VERIFY_WITH_TIMEOUT(allSlavesPresent(), 10000);
     Reply r = transition(QStringLiteral("start"));
-    QCOMPARE(r.status(), Reply::Status::Failed);
+    QCOMPARE(r.error(), Status::Code::Failed);
     QVERIFY2(r.errorString().contains(
                  QLatin1String("illegal transition 'start' in state Initial (legal: configure, reset)")),
              qPrintable(r.errorString()));
@@ -320,7 +320,7 @@ void tst_RunControl::slaveFailingConfigureIsNamedAndResetRecovers()
                {QStringLiteral("--threads"), QStringLiteral("2")});
     QTRY_VERIFY_WITH_TIMEOUT(allSlavesPresent(), 10000);
     const Reply r = transition(QStringLiteral("configure"));
-    QCOMPARE(r.status(), Reply::Status::Failed);
+    QCOMPARE(r.error(), Status::Code::Failed);
     QVERIFY2(r.errorString().contains(QLatin1String("FE2: configure failed: failing as requested")),
              qPrintable(r.errorString()));
     QVERIFY(!r.errorString().contains(QLatin1String("FE1")));

@@ -4,6 +4,7 @@
 #include "dialog/message.h"
 #include "dialog/request.h"
 #include "dialog/service.h"
+#include "dialog/status.h"
 #include "dialog/stream.h"
 #include "dialog/subscription.h"
 
@@ -16,9 +17,11 @@ namespace dialog {
 class ClientPrivate;
 
 /// All of DIALOG for one process: connection to the Control Server, services published and
-/// subscribed, commands registered and sent. Live in the thread that will receive the messages.
+/// subscribed, commands registered and sent. Live in the thread that will receive the messages:
+/// every signal of the Client and of its Subscription and Service objects is emitted in that
+/// thread (the Client's thread), unless its comment says otherwise.
 ///
-///     dialog::Client dialog(QStringLiteral("Readout1"));
+///     dialog::Client dialog(dialog::ClientOptions::fromArguments(app.arguments(), "Readout1"));
 ///     dialog.publish(QStringLiteral("Readout1/State"))->update("Running");
 ///
 /// The connection starts when the event loop runs (or at start()); registration and subscriptions
@@ -34,20 +37,12 @@ public:
         Connected,   ///< registered with the Control Server
     };
     Q_ENUM(State)
-    enum class Error
-    {
-        NoError,
-        ListenFailed,   ///< the receiving socket could not be opened
-        InvalidAddress, ///< a Control Server address does not parse
-        ServiceRefused, ///< a service name is already provided by another process
-        ProtocolError,  ///< a peer sent malformed frames (its connection was closed)
-        InvalidName,    ///< a service or command name is empty or longer than 1024 bytes (UTF-8)
-        MessageTooLarge, ///< data larger than ClientOptions::maxMessageSize was refused
-    };
-    Q_ENUM(Error)
+    /// The library's one table of errors. A Client reports ListenFailed, InvalidAddress,
+    /// ServiceRefused, ProtocolError, InvalidName and MessageTooLarge.
+    using Error = Status::Code;
 
-    /// Options from the environment and from this application's arguments.
-    explicit Client(const QString &name, QObject *parent = nullptr);
+    /// @p options come from ClientOptions::fromEnvironment(), fromArguments() or a parser
+    /// (ClientOptions::addParserOptions()); the Client reads no arguments by itself.
     explicit Client(const ClientOptions &options, QObject *parent = nullptr);
     ~Client() override;
 
@@ -91,10 +86,17 @@ public:
 
     /// Sends @p data to the process providing @p service (found as a subscription finds it, so the
     /// provider may start later) and calls @p callback (in this thread, while @p context lives) with
-    /// the Reply exactly once: the answer, or Timeout after @p timeoutMs, or ProviderLost.
-    /// Returns the request id.
-    quint64 request(const QString &service, const QByteArray &data, int timeoutMs, const QObject *context,
-                    std::function<void(const dialog::Reply &)> callback);
+    /// the Reply exactly once, unless the request is cancelled first: the answer, or Timeout after
+    /// @p timeoutMs, or ProviderLost, or (called from the event loop, never from within request())
+    /// InvalidName, MessageTooLarge or NotConnected. The provider is located through a hidden
+    /// subscription that lasts only while requests for @p service are pending.
+    /// The handle cancels the request (PendingReply::cancel()).
+    PendingReply request(const QString &service, const QByteArray &data, int timeoutMs,
+                         const QObject *context, std::function<void(const dialog::Reply &)> callback);
+    /// Cancels request @p id (as PendingReply::cancel()); false if it is no longer pending.
+    bool cancelRequest(quint64 id);
+    /// True while request @p id waits for its reply.
+    bool isRequestPending(quint64 id) const;
     /// The process known to provide @p service (one this process subscribed to or sent requests
     /// to), empty if none is known (yet).
     QString providerOf(const QString &service) const;
@@ -130,18 +132,26 @@ public:
     Statistics statistics() const;
 
 Q_SIGNALS:
+    /// Emitted in the Client's thread each time state() changes (never twice with the same state);
+    /// error() is already set when a failure caused the change.
     void stateChanged(dialog::Client::State state);
-    /// Emitted once per connection to a Control Server (also after reconnections).
+    /// Emitted in the Client's thread once per connection to a Control Server (after stateChanged
+    /// (Connected); again after every reconnection).
     void connected();
-    void errorOccurred(dialog::Client::Error error);
-    /// A registered command arrived.
+    /// Emitted in the Client's thread once per failure, after error() and errorString() were set
+    /// (and, for ListenFailed and InvalidAddress, after the state became Unconnected for good).
+    void errorOccurred(dialog::Status::Code error);
+    /// Emitted in the Client's thread once per command received for a registered name, in the
+    /// order the Control Server relayed them.
     void commandReceived(const dialog::Command &command);
-    /// A request arrived for a service this process publishes. Connect to this signal to accept
-    /// requests; without a connection, requesters get Reply::Status::NotAccepted.
+    /// Emitted in the Client's thread once per request received for a service this process
+    /// publishes. Connect to this signal to accept requests; without a connection, requesters get
+    /// Status::Code::NotAccepted.
     void requestReceived(const dialog::Request &request);
 
 private:
     friend class ClientPrivate;
+    friend class RequestTracker;
     friend class Subscription;
     std::unique_ptr<ClientPrivate> const d;
 };

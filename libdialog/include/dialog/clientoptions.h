@@ -26,11 +26,17 @@ struct ClientOptions
     int idleTimeoutMs = 60000; ///< outgoing sockets close after this much silence
     int heartbeatMs = 1000;    ///< heartbeat interval towards the Control Server
     int retryMs = 0;           ///< Control Server reconnection interval (0: the heartbeat interval)
-    bool exitOnRefusal = true; ///< exit(1) with the reason on stderr when a service name is refused
+    /// Exit the process (status 1, the reason on stderr) when the Control Server refuses a service
+    /// name, as the DIALOG rule wants for daemons. Off by default: the library reports the refusal
+    /// (Client::errorOccurred(ServiceRefused)) and the application decides; the daemons and the
+    /// dialog tool turn it on.
+    bool exitOnRefusal = false;
 
     /// Defaults plus DIALOG_CONTROL_SERVER.
     static ClientOptions fromEnvironment(const QString &name = QString());
-    /// fromEnvironment() plus --control-server / --heartbeat-ms / --retry-ms / … found in @p arguments.
+    /// fromEnvironment() plus --control-server, --heartbeat-ms and --retry-ms found in @p arguments
+    /// (e.g. QCoreApplication::arguments(); the first one, the program, is skipped). Other
+    /// arguments are ignored: programs with options of their own use addParserOptions() instead.
     static ClientOptions fromArguments(const QStringList &arguments, const QString &name = QString());
     /// Adds the common options (--control-server, --heartbeat-ms, --retry-ms, --sender-threads,
     /// --reader-threads,

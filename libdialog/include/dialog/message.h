@@ -2,50 +2,57 @@
 
 #include <QByteArray>
 #include <QMetaType>
+#include <QSharedDataPointer>
 #include <QString>
 
 namespace dialog {
 
-/// One update of a service as a subscriber receives it. Cheap to copy (the data is implicitly shared).
+class MessagePrivate;
+class CommandPrivate;
+
+/// One update of a service as a subscriber receives it. Implicitly shared: copies are cheap and
+/// may cross threads and queued signals (the data itself is a shared QByteArray).
 class Message
 {
 public:
-    Message() = default;
-    Message(const QByteArray &service, const QByteArray &data, quint64 sequence)
-        : m_service(service), m_data(data), m_sequence(sequence)
-    {
-    }
+    Message();
+    Message(const QByteArray &service, const QByteArray &data, quint64 sequence);
+    Message(const Message &other);
+    Message(Message &&other) noexcept;
+    Message &operator=(const Message &other);
+    Message &operator=(Message &&other) noexcept;
+    ~Message();
 
-    QString service() const { return QString::fromUtf8(m_service); }
-    QByteArray serviceName() const { return m_service; }
-    QByteArray data() const { return m_data; }
+    QString service() const;
+    /// The service name as received (UTF-8), without conversion.
+    QByteArray serviceName() const;
+    QByteArray data() const;
     /// Per-service counter set by the provider (1 = first update of this provider incarnation).
-    quint64 sequence() const { return m_sequence; }
+    quint64 sequence() const;
 
 private:
-    QByteArray m_service;
-    QByteArray m_data;
-    quint64 m_sequence = 0;
+    QSharedDataPointer<MessagePrivate> d;
 };
 
-/// A command as its registrant receives it.
+/// A command as its registrant receives it. Implicitly shared, like Message.
 class Command
 {
 public:
-    Command() = default;
-    Command(const QByteArray &name, const QByteArray &data, const QByteArray &origin)
-        : m_name(name), m_data(data), m_origin(origin)
-    {
-    }
-    QString name() const { return QString::fromUtf8(m_name); }
-    QByteArray data() const { return m_data; }
+    Command();
+    Command(const QByteArray &name, const QByteArray &data, const QByteArray &origin);
+    Command(const Command &other);
+    Command(Command &&other) noexcept;
+    Command &operator=(const Command &other);
+    Command &operator=(Command &&other) noexcept;
+    ~Command();
+
+    QString name() const;
+    QByteArray data() const;
     /// Name of the process that sent the command.
-    QString origin() const { return QString::fromUtf8(m_origin); }
+    QString origin() const;
 
 private:
-    QByteArray m_name;
-    QByteArray m_data;
-    QByteArray m_origin;
+    QSharedDataPointer<CommandPrivate> d;
 };
 
 } // namespace dialog

@@ -1,65 +1,97 @@
 #pragma once
 
+#include "dialog/status.h"
+
 #include <QByteArray>
 #include <QMetaType>
+#include <QPointer>
+#include <QSharedDataPointer>
 #include <QString>
 
 namespace dialog {
 
 class Client;
 class ClientPrivate;
+class RequestPrivate;
+class ReplyPrivate;
 
 /// A request received by the provider of a service; answer it with Client::reply() or
-/// Client::replyError() (once). Cheap to copy.
+/// Client::replyError() (once). Implicitly shared: cheap to copy, may be kept and answered later.
 class Request
 {
 public:
-    Request() = default;
+    Request();
+    Request(const Request &other);
+    Request(Request &&other) noexcept;
+    Request &operator=(const Request &other);
+    Request &operator=(Request &&other) noexcept;
+    ~Request();
+
     /// The service the request was addressed to.
-    QString service() const { return m_service; }
-    QByteArray data() const { return m_data; }
+    QString service() const;
+    QByteArray data() const;
     /// Name of the requesting process.
-    QString origin() const { return m_origin; }
-    quint64 id() const { return m_id; }
+    QString origin() const;
+    quint64 id() const;
 
 private:
     friend class Client;
     friend class ClientPrivate;
-    QString m_service, m_origin, m_host;
-    QByteArray m_data;
-    quint64 m_id = 0;
-    quint16 m_port = 0;
+    QSharedDataPointer<RequestPrivate> d;
 };
 
-/// The answer to Client::request(), delivered exactly once per request.
+/// The answer to Client::request(), delivered exactly once per request that is not cancelled.
+/// Implicitly shared.
 class Reply
 {
 public:
-    enum class Status
-    {
-        Ok,             ///< the provider answered with data()
-        Failed,         ///< the provider answered with an error (errorString())
-        NotAccepted,    ///< the provider does not take requests for this service
-        Timeout,        ///< no answer within the time-out
-        ProviderLost,   ///< the provider was lost while the request was pending
-        InvalidRequest, ///< bad service name, data too large, or the client is not started
-    };
-    Reply() = default;
-    Reply(quint64 id, Status status, const QByteArray &data, const QString &error)
-        : m_id(id), m_status(status), m_data(data), m_error(error)
-    {
-    }
-    quint64 id() const { return m_id; }
-    Status status() const { return m_status; }
-    bool isOk() const { return m_status == Status::Ok; }
-    QByteArray data() const { return m_data; }
-    QString errorString() const { return m_error; }
+    Reply();
+    /// A reply to request @p id: data() is @p data when @p status is Ok.
+    Reply(quint64 id, const Status &status, const QByteArray &data = {});
+    Reply(const Reply &other);
+    Reply(Reply &&other) noexcept;
+    Reply &operator=(const Reply &other);
+    Reply &operator=(Reply &&other) noexcept;
+    ~Reply();
+
+    quint64 id() const;
+    /// Ok (the provider answered with data()), Failed (the provider answered with an error:
+    /// status().message()), NotAccepted (the provider takes no requests for this service),
+    /// Timeout, ProviderLost (lost while the request was pending), InvalidName,
+    /// MessageTooLarge or NotConnected (the request was not sent).
+    Status status() const;
+    /// status().code()
+    Status::Code error() const;
+    bool isOk() const;
+    QByteArray data() const;
+    /// status().message(): the provider's error, or why the request failed.
+    QString errorString() const;
 
 private:
+    QSharedDataPointer<ReplyPrivate> d;
+};
+
+/// The handle Client::request() returns: lets the caller cancel the request. Cheap to copy; copies
+/// refer to the same request. Dropping the handle does not cancel the request. Use it in the
+/// thread of its Client.
+class PendingReply
+{
+public:
+    PendingReply() = default;
+    /// The request id (as in Reply::id()); 0 for a default-constructed handle.
+    quint64 id() const { return m_id; }
+    /// True while the request waits for its reply (false once answered, timed out or cancelled,
+    /// or once its Client is gone).
+    bool isPending() const;
+    /// Cancels the request: its callback will not be called, and the provider's answer, if one
+    /// comes, is ignored. Returns false if it was no longer pending.
+    bool cancel();
+
+private:
+    friend class Client;
+    PendingReply(Client *client, quint64 id) : m_client(client), m_id(id) {}
+    QPointer<Client> m_client;
     quint64 m_id = 0;
-    Status m_status = Status::InvalidRequest;
-    QByteArray m_data;
-    QString m_error;
 };
 
 } // namespace dialog

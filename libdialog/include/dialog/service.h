@@ -40,9 +40,12 @@ public:
     void setFlowControl(FlowControl mode, int blockTimeoutMs = 1000);
 
 Q_SIGNALS:
-    /// Emitted when the number of subscribers changes.
+    /// Emitted in the Client's thread (queued from the server thread) each time a subscriber comes
+    /// or goes; @p count is the number at that moment.
     void subscriberCountChanged(int count);
-    /// Emitted (at most once per 100 ms) when updates were dropped for a slow subscriber.
+    /// Emitted at most once per 100 ms when updates were dropped for a slow subscriber, in the
+    /// thread that called update() (directly: it may be any thread; connect with a context object
+    /// to receive it in yours).
     void messagesDropped(quint64 totalDropped);
 
 private:

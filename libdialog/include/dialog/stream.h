@@ -1,9 +1,13 @@
 #pragma once
 
+#include "dialog/status.h"
+
 #include <QByteArray>
 #include <QString>
 #include <functional>
 #include <memory>
+
+class QObject;
 
 namespace dialog {
 
@@ -17,17 +21,11 @@ struct StreamState;
 ///
 /// Thread-safe: send() may be called from any thread. It never blocks: when the destination's
 /// queue is at its bound (ClientOptions::maxQueueBytes, shared by everything sent to that
-/// process) it returns Full and the caller decides (retry after whenRoom(), queue, drop).
+/// process) it returns Status::Code::QueueFull and the caller decides (retry after whenRoom(),
+/// queue, drop).
 class Stream
 {
 public:
-    enum class Result
-    {
-        Queued, ///< handed to the sender thread of the destination
-        Full,   ///< the destination's queue is at its bound; nothing was queued
-        Broken, ///< the destination could not be reached or its connection broke; nothing was queued
-    };
-
     ~Stream();
     Stream(const Stream &) = delete;
     Stream &operator=(const Stream &) = delete;
@@ -35,10 +33,14 @@ public:
     QString channel() const;
     /// Name of the receiving process.
     QString peer() const;
-    Result send(const QByteArray &data);
-    /// Calls @p fn (in a sender thread, or here at once) when the destination's queue has drained to
-    /// half its bound. Not called if the stream breaks meanwhile.
-    void whenRoom(std::function<void()> fn);
+    /// Ok (handed to the sender thread of the destination), QueueFull (the destination's queue is
+    /// at its bound; nothing was queued) or Broken (the destination could not be reached or its
+    /// connection broke; nothing was queued).
+    Status::Code send(const QByteArray &data);
+    /// Calls @p fn once, in @p context's thread (queued), when the destination's queue has drained
+    /// to half its bound (soon, if it already has). Not called if @p context is destroyed first, nor
+    /// if the stream is broken when whenRoom() is called.
+    void whenRoom(const QObject *context, std::function<void()> fn);
     /// True once the destination failed (connection refused or broken): the receiver is gone or
     /// must re-open the channel.
     bool isBroken() const;

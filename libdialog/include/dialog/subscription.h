@@ -3,13 +3,16 @@
 #include "dialog/message.h"
 
 #include <QObject>
+#include <memory>
 
 namespace dialog {
 
 class Client;
+class SubscriptionPrivate;
 
-/// A subscription to one service. Messages are delivered in the thread of the Client.
-/// Owned by its Client; delete it (or call Client::unsubscribe) to stop receiving.
+/// A subscription to one service (Client::subscribe) or a channel of a Stream (Client::attach).
+/// Owned by its Client; delete it (or call Client::unsubscribe) to stop receiving. Lives in the
+/// Client's thread: every function and signal belongs to that thread.
 class Subscription : public QObject
 {
     Q_OBJECT
@@ -25,38 +28,29 @@ public:
 
     ~Subscription() override;
 
-    QString service() const { return m_service; }
-    State state() const { return m_state; }
+    QString service() const;
+    State state() const;
     /// Name of the providing process, empty while Waiting.
-    QString provider() const { return m_provider; }
-    /// The last message received (invalid until the first one).
-    Message lastMessage() const { return m_last; }
-    quint64 receivedCount() const { return m_received; }
+    QString provider() const;
+    /// The last message received (a default Message until the first one).
+    Message lastMessage() const;
+    quint64 receivedCount() const;
     /// Updates the provider published but this subscriber never saw (gaps in sequence numbers).
-    quint64 lostCount() const { return m_lost; }
+    quint64 lostCount() const;
 
 Q_SIGNALS:
-    /// Emitted for every message, in order, in the Client's thread.
+    /// Emitted in the Client's thread once per message received, in the provider's order; a value
+    /// re-sent after a re-subscription is not emitted twice.
     void messageReceived(const dialog::Message &message);
+    /// Emitted in the Client's thread each time state() changes (never twice with the same state).
     void stateChanged(dialog::Subscription::State state);
 
 private:
     friend class Client;
     friend class ClientPrivate;
-    Subscription(const QString &service, Client *client);
-    void setState(State s, const QString &provider);
-    void deliver(const Message &m, quint64 providerIncarnation);
-
-    Client *m_client;
-    QString m_service;
-    QString m_provider;
-    State m_state = State::Waiting;
-    Message m_last;
-    quint64 m_incarnation = 0;
-    quint64 m_lastSequence = 0;
-    quint64 m_received = 0;
-    quint64 m_lost = 0;
-    bool m_attached = false; // a channel of a Stream (Client::attach): no Control Server request
+    friend class RequestTracker;
+    Subscription(const QString &service, Client *client, bool attached);
+    std::unique_ptr<SubscriptionPrivate> const d;
 };
 
 } // namespace dialog

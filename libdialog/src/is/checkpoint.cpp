@@ -5,16 +5,14 @@
 #include "dialog/is/repository.h"
 #include "dialog/is/typeregistry.h"
 
+#include "checkpointformat_p.h"
+
 #include <QDateTime>
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
 #include <QLoggingCategory>
 #include <QSaveFile>
-#include <QtEndian>
-#include <array>
-#include <limits>
-#include <zstd.h>
 
 #ifdef Q_OS_UNIX
 #include <fcntl.h>
@@ -27,170 +25,7 @@ namespace dialog::is {
 
 namespace {
 
-constexpr char Magic[8] = {'D', 'I', 'A', 'L', 'O', 'G', 'I', 'S'};
-constexpr int ZstdLevel = 3;
-// Bytes of an object record before the name and the encoding: the smallest record.
-constexpr quint64 MinRecordSize = 4 + 8 + 8 + 4;
-
-quint32 crc32(QByteArrayView data)
-{
-    static const auto table = [] {
-        std::array<quint32, 256> t{};
-        for (quint32 i = 0; i < 256; ++i) {
-            quint32 c = i;
-            for (int k = 0; k < 8; ++k)
-                c = (c & 1) ? 0xEDB88320u ^ (c >> 1) : c >> 1;
-            t[i] = c;
-        }
-        return t;
-    }();
-    quint32 crc = 0xFFFFFFFFu;
-    for (char ch : data)
-        crc = table[(crc ^ quint8(ch)) & 0xFF] ^ (crc >> 8);
-    return crc ^ 0xFFFFFFFFu;
-}
-
-template <typename T> void put(QByteArray &out, T v)
-{
-    char b[sizeof(T)];
-    qToLittleEndian(v, b);
-    out.append(b, sizeof(T));
-}
-
-// Bounded little-endian reader: every read checks the bytes left.
-class Reader
-{
-public:
-    explicit Reader(QByteArrayView data) : m_data(data) {}
-    template <typename T> bool get(T &v)
-    {
-        if (left() < qsizetype(sizeof(T)))
-            return false;
-        v = qFromLittleEndian<T>(m_data.data() + m_pos);
-        m_pos += sizeof(T);
-        return true;
-    }
-    bool bytes(qsizetype n, QByteArrayView &out)
-    {
-        if (n < 0 || left() < n)
-            return false;
-        out = m_data.sliced(m_pos, n);
-        m_pos += n;
-        return true;
-    }
-    qsizetype pos() const { return m_pos; }
-    qsizetype left() const { return m_data.size() - m_pos; }
-
-private:
-    QByteArrayView m_data;
-    qsizetype m_pos = 0;
-};
-
-enum class Problem
-{
-    None,
-    Corrupt,     // damaged file: a fallback to .previous may help
-    Unsupported, // intact but unusable by this build or repository (version, server, types)
-    Io,          // cannot read
-};
-
-struct Header
-{
-    quint32 version = 0;
-    QString serverName;
-    quint64 objectCount = 0;
-    qint64 created = 0;
-    quint64 payloadSize = 0;
-    quint64 compressedSize = 0;
-    qsizetype headerLength = 0;
-};
-
-struct Parsed
-{
-    Problem problem = Problem::None;
-    QString error;
-};
-
-Parsed corrupt(const QString &path, const QString &detail)
-{
-    return {Problem::Corrupt, QStringLiteral("%1: corrupt checkpoint: %2").arg(path, detail)};
-}
-
-// Checks magic, version, header CRC, payload size and payload CRC (no decompression).
-Parsed parseHeader(QByteArrayView file, const QString &path, Header &h)
-{
-    Reader r(file);
-    QByteArrayView magic;
-    if (!r.bytes(sizeof Magic, magic))
-        return corrupt(path, QStringLiteral("truncated header (%1 bytes)").arg(file.size()));
-    if (magic != QByteArrayView(Magic, sizeof Magic))
-        return {Problem::Corrupt, QStringLiteral("%1: not an IS checkpoint (bad magic)").arg(path)};
-    quint32 headerLength = 0;
-    if (!r.get(h.version) || !r.get(headerLength))
-        return corrupt(path, QStringLiteral("truncated header (%1 bytes)").arg(file.size()));
-    if (h.version == 0 || h.version > Checkpoint::FormatVersion)
-        return {
-            Problem::Unsupported,
-            QStringLiteral("%1: checkpoint format version %2 is not supported (this build reads up to %3)")
-                .arg(path)
-                .arg(h.version)
-                .arg(Checkpoint::FormatVersion)};
-    if (headerLength < r.pos() + 4 || headerLength > file.size())
-        return corrupt(
-            path, QStringLiteral("truncated header (%1 of %2 bytes)").arg(file.size()).arg(headerLength));
-    Reader hr(file.first(headerLength - 4));
-    QByteArrayView skip, name;
-    quint16 nameLength = 0;
-    quint32 payloadCrc = 0, headerCrc = 0;
-    if (!hr.bytes(r.pos(), skip) || !hr.get(nameLength) || !hr.bytes(nameLength, name) ||
-        !hr.get(h.objectCount) || !hr.get(h.created) || !hr.get(h.payloadSize) || !hr.get(h.compressedSize) ||
-        !hr.get(payloadCrc) || hr.left() != 0)
-        return corrupt(path, QStringLiteral("malformed header"));
-    headerCrc = qFromLittleEndian<quint32>(file.data() + headerLength - 4);
-    if (crc32(file.first(headerLength - 4)) != headerCrc)
-        return corrupt(path, QStringLiteral("header checksum mismatch"));
-    h.serverName = QString::fromUtf8(name);
-    h.headerLength = headerLength;
-    const quint64 payloadBytes = quint64(file.size() - headerLength);
-    if (payloadBytes < h.compressedSize)
-        return corrupt(
-            path,
-            QStringLiteral("truncated payload (%1 of %2 bytes)").arg(payloadBytes).arg(h.compressedSize));
-    if (payloadBytes > h.compressedSize)
-        return corrupt(
-            path,
-            QStringLiteral("%1 unexpected bytes after the payload").arg(payloadBytes - h.compressedSize));
-    if (crc32(file.sliced(headerLength)) != payloadCrc)
-        return corrupt(path, QStringLiteral("payload checksum mismatch"));
-    return {};
-}
-
-Parsed parseObjects(QByteArrayView payload, const Header &h, const QString &path,
-                    const TypeRegistry &registry, QList<StoredObject> &out)
-{
-    if (h.objectCount > quint64(payload.size()) / MinRecordSize)
-        return corrupt(path, QStringLiteral("object count %1 does not fit the payload").arg(h.objectCount));
-    Reader r(payload);
-    out.reserve(qsizetype(h.objectCount));
-    for (quint64 i = 0; i < h.objectCount; ++i) {
-        quint32 nameLength = 0, encodedLength = 0;
-        QByteArrayView name, encoded;
-        StoredObject o;
-        qint64 time = 0;
-        if (!r.get(nameLength) || !r.bytes(nameLength, name) || !r.get(time) || !r.get(o.updateCount) ||
-            !r.get(encodedLength) || !r.bytes(encodedLength, encoded))
-            return corrupt(path, QStringLiteral("object #%1 is truncated").arg(i));
-        o.name = QString::fromUtf8(name);
-        o.time = Time(time);
-        QString reason;
-        if (!decode(encoded, registry, o.object, &reason))
-            return {Problem::Unsupported, QStringLiteral("%1: object '%2': %3").arg(path, o.name, reason)};
-        out.append(std::move(o));
-    }
-    if (r.left() != 0)
-        return corrupt(path, QStringLiteral("%1 unexpected bytes after the last object").arg(r.left()));
-    return {};
-}
+using namespace checkpointformat;
 
 Parsed readCheckpoint(const QString &path, const Repository &repository, QList<StoredObject> &out)
 {
@@ -200,26 +35,7 @@ Parsed readCheckpoint(const QString &path, const Repository &repository, QList<S
     const QByteArray bytes = file.readAll();
     if (file.error() != QFileDevice::NoError)
         return {Problem::Io, QStringLiteral("%1: cannot read: %2").arg(path, file.errorString())};
-    Header h;
-    Parsed p = parseHeader(bytes, path, h);
-    if (p.problem != Problem::None)
-        return p;
-    if (h.serverName != repository.serverName())
-        return {Problem::Unsupported, QStringLiteral("%1: checkpoint of server '%2', not '%3'")
-                                          .arg(path, h.serverName, repository.serverName())};
-    const QByteArrayView compressed = QByteArrayView(bytes).sliced(h.headerLength);
-    const unsigned long long frameSize =
-        ZSTD_getFrameContentSize(compressed.data(), size_t(compressed.size()));
-    if (frameSize != h.payloadSize || h.payloadSize > quint64(std::numeric_limits<int>::max()))
-        return corrupt(path, QStringLiteral("payload size does not match the header"));
-    QByteArray payload(qsizetype(h.payloadSize), Qt::Uninitialized);
-    const size_t n =
-        ZSTD_decompress(payload.data(), size_t(payload.size()), compressed.data(), size_t(compressed.size()));
-    if (ZSTD_isError(n))
-        return corrupt(path, QStringLiteral("zstd: %1").arg(QString::fromUtf8(ZSTD_getErrorName(n))));
-    if (n != size_t(payload.size()))
-        return corrupt(path, QStringLiteral("payload size does not match the header"));
-    return parseObjects(payload, h, path, repository.registry(), out);
+    return decode(bytes, path, repository.serverName(), repository.registry(), out);
 }
 
 bool writeAtomically(const QString &path, QByteArrayView bytes, QString *error)
@@ -250,57 +66,6 @@ void syncDirectory(const QString &dir)
 #endif
 }
 
-QByteArray serialize(const Repository &repository, QString *error)
-{
-    const QList<StoredObject> objects = repository.objects();
-    QByteArray payload;
-    for (const StoredObject &o : objects) {
-        const QByteArray name = o.name.toUtf8();
-        const QByteArray encoded = encode(o.object);
-        put(payload, quint32(name.size()));
-        payload.append(name);
-        put(payload, o.time.microsecondsSinceEpoch());
-        put(payload, o.updateCount);
-        put(payload, quint32(encoded.size()));
-        payload.append(encoded);
-    }
-
-    QByteArray compressed(qsizetype(ZSTD_compressBound(size_t(payload.size()))), Qt::Uninitialized);
-    ZSTD_CCtx *ctx = ZSTD_createCCtx();
-    size_t n = ctx ? ZSTD_CCtx_setParameter(ctx, ZSTD_c_compressionLevel, ZstdLevel) : 0;
-    if (ctx && !ZSTD_isError(n))
-        n = ZSTD_CCtx_setParameter(ctx, ZSTD_c_checksumFlag, 1);
-    if (ctx && !ZSTD_isError(n))
-        n = ZSTD_compress2(ctx, compressed.data(), size_t(compressed.size()), payload.constData(),
-                           size_t(payload.size()));
-    ZSTD_freeCCtx(ctx);
-    if (!ctx || ZSTD_isError(n)) {
-        if (error)
-            *error =
-                QStringLiteral("zstd compression failed: %1")
-                    .arg(ctx ? QString::fromUtf8(ZSTD_getErrorName(n)) : QStringLiteral("out of memory"));
-        return QByteArray();
-    }
-    compressed.truncate(qsizetype(n));
-
-    const QByteArray server = repository.serverName().toUtf8().left(std::numeric_limits<quint16>::max());
-    QByteArray file(Magic, sizeof Magic);
-    put(file, Checkpoint::FormatVersion);
-    const quint32 headerLength = quint32(sizeof Magic + 4 + 4 + 2 + server.size() + 8 + 8 + 8 + 8 + 4 + 4);
-    put(file, headerLength);
-    put(file, quint16(server.size()));
-    file.append(server);
-    put(file, quint64(objects.size()));
-    put(file, Time::currentTime().microsecondsSinceEpoch());
-    put(file, quint64(payload.size()));
-    put(file, quint64(compressed.size()));
-    put(file, crc32(compressed));
-    put(file, crc32(file));
-    Q_ASSERT(file.size() == headerLength);
-    file.append(compressed);
-    return file;
-}
-
 } // namespace
 
 QString Checkpoint::filePath(const QString &dir, const QString &serverName)
@@ -320,7 +85,7 @@ bool Checkpoint::save(const Repository &repository, const QString &dir, QString 
             *error = QStringLiteral("%1: cannot save checkpoint: not a directory").arg(dir);
         return false;
     }
-    const QByteArray bytes = serialize(repository, error);
+    const QByteArray bytes = encode(repository.serverName(), repository.objects(), error);
     if (bytes.isEmpty())
         return false;
     const QString latest = filePath(dir, repository.serverName());
@@ -338,9 +103,8 @@ bool Checkpoint::save(const Repository &repository, const QString &dir, QString 
     // .previous with a damaged file.
     QFile current(latest);
     if (current.exists()) {
-        Header h;
         const QByteArray old = current.open(QIODevice::ReadOnly) ? current.readAll() : QByteArray();
-        const Parsed p = parseHeader(old, latest, h);
+        const Parsed p = checkIntegrity(old, latest);
         if (p.problem == Problem::None) {
             if (!writeAtomically(previous, old, error)) {
                 out.cancelWriting();

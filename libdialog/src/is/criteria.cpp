@@ -120,6 +120,19 @@ bool Criteria::matches(const QString &objectName, const QString &typeName, const
     return d->logic == Logic::And ? (nameOk && typeOk) : (nameOk || typeOk);
 }
 
+Criteria Criteria::exactName(const QString &objectName, const QString &type, TypeSelector selector)
+{
+    static const QString special = QStringLiteral(".[]()*+?{}|^$\\");
+    QString regex;
+    regex.reserve(objectName.size() * 2);
+    for (QChar c : objectName) {
+        if (special.contains(c))
+            regex += QLatin1Char('\\');
+        regex += c;
+    }
+    return Criteria(regex, type, selector, Logic::And);
+}
+
 bool Criteria::parseSelector(const QString &text, TypeSelector &out)
 {
     for (int i = 0; i < 5; ++i) {

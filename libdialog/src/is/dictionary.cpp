@@ -14,49 +14,12 @@ namespace dialog::is {
 
 using namespace protocol;
 
-QString Status::codeName(Code code)
-{
-    switch (code) {
-    case Code::Ok:
-        return QStringLiteral("ok");
-    case Code::NotFound:
-        return QStringLiteral("not found");
-    case Code::AlreadyExists:
-        return QStringLiteral("already exists");
-    case Code::TypeMismatch:
-        return QStringLiteral("type mismatch");
-    case Code::UnknownType:
-        return QStringLiteral("unknown type");
-    case Code::InvalidName:
-        return QStringLiteral("invalid name");
-    case Code::InvalidObject:
-        return QStringLiteral("invalid object");
-    case Code::ReadOnly:
-        return QStringLiteral("read-only");
-    case Code::UnknownServer:
-        return QStringLiteral("unknown server");
-    case Code::Timeout:
-        return QStringLiteral("time-out");
-    case Code::BadRequest:
-        return QStringLiteral("bad request");
-    case Code::ServerError:
-        return QStringLiteral("server error");
-    }
-    return QStringLiteral("error");
-}
-
-QString Status::toString() const
-{
-    if (m_message.isEmpty())
-        return codeName(m_code);
-    return codeName(m_code) + QStringLiteral(": ") + m_message;
-}
-
 class DictionaryPrivate
 {
 public:
     Client *client = nullptr;
-    TypeRegistry types;
+    // Shared: events (is::Event) hold it too, and may outlive the dictionary.
+    std::shared_ptr<TypeRegistry> types = std::make_shared<TypeRegistry>();
     int timeoutMs = 5000;
     QSet<QString> typesFetched; // servers whose types are in `types`
 
@@ -76,8 +39,8 @@ void DictionaryPrivate::call(Dictionary *q, const QString &server, const isproto
     const QString service = serviceName(server);
     client->request(service, serialize(request), timeoutMs, q, [this, server, service, done](const Reply &r) {
         isproto::Reply reply;
-        switch (r.status()) {
-        case Reply::Status::Ok: {
+        switch (r.error()) {
+        case Status::Code::Ok: {
             const QByteArray data = r.data();
             if (!reply.ParseFromArray(data.constData(), int(data.size()))) {
                 done(Status(Status::Code::ServerError,
@@ -88,7 +51,7 @@ void DictionaryPrivate::call(Dictionary *q, const QString &server, const isproto
             done(statusFromReply(reply), reply);
             return;
         }
-        case Reply::Status::Timeout:
+        case Status::Code::Timeout:
             if (client->providerOf(service).isEmpty())
                 done(Status(Status::Code::UnknownServer, QStringLiteral("no IS server '%1' is running").arg(server)),
                      reply);
@@ -97,16 +60,18 @@ void DictionaryPrivate::call(Dictionary *q, const QString &server, const isproto
                             QStringLiteral("IS server %1 did not answer within %2 ms").arg(server).arg(timeoutMs)),
                      reply);
             return;
-        case Reply::Status::NotAccepted:
+        case Status::Code::NotAccepted:
             done(Status(Status::Code::UnknownServer, r.errorString()), reply);
             return;
-        case Reply::Status::ProviderLost:
+        case Status::Code::ProviderLost:
             done(Status(Status::Code::UnknownServer, r.errorString()), reply);
             return;
-        case Reply::Status::InvalidRequest:
+        case Status::Code::InvalidName:
+        case Status::Code::MessageTooLarge:
+        case Status::Code::NotConnected:
             done(Status(Status::Code::BadRequest, r.errorString()), reply);
             return;
-        case Reply::Status::Failed:
+        default:
             done(Status(Status::Code::ServerError, r.errorString()), reply);
             return;
         }
@@ -131,7 +96,7 @@ Entry DictionaryPrivate::entryFrom(const QString &server, const isproto::Entry &
     out.updateCount = e.update_count();
     if (!e.value().empty()) {
         QString error;
-        if (!decode(QByteArrayView(e.value().data(), qsizetype(e.value().size())), types, out.object, &error)
+        if (!decode(QByteArrayView(e.value().data(), qsizetype(e.value().size())), *types, out.object, &error)
             && status)
             *status = Status(Status::Code::ServerError,
                              QStringLiteral("cannot decode %1: %2").arg(out.name, error));
@@ -153,6 +118,11 @@ Client *Dictionary::client() const
     return d->client;
 }
 TypeRegistry &Dictionary::types()
+{
+    return *d->types;
+}
+
+std::shared_ptr<const TypeRegistry> Dictionary::sharedTypes() const
 {
     return d->types;
 }
@@ -295,7 +265,7 @@ void Dictionary::fetchTypes(const QString &server, Done done)
             QByteArray::fromStdString(reply.types_json()), &pe);
         QList<TypeInfo> types;
         QString error;
-        if (!doc.isArray() || !typesFromJson(doc.array(), &types, &error) || !mergeTypes(d->types, types, &error)) {
+        if (!doc.isArray() || !typesFromJson(doc.array(), &types, &error) || !mergeTypes(*d->types, types, &error)) {
             done(Status(Status::Code::ServerError,
                         QStringLiteral("types of IS server %1: %2").arg(server, error.isEmpty() ? pe.errorString() : error)));
             return;
@@ -318,7 +288,7 @@ void Dictionary::declareTypes(const QString &server, const QList<TypeInfo> &type
     d->call(this, server, r, [this, types, done](const Status &s, const isproto::Reply &) {
         if (s.isOk()) {
             QString error;
-            if (!mergeTypes(d->types, types, &error)) {
+            if (!mergeTypes(*d->types, types, &error)) {
                 done(Status(Status::Code::TypeMismatch, error));
                 return;
             }

@@ -72,27 +72,6 @@ bool nextRecord(QByteArrayView batch, qsizetype &pos, RecordView &out, QString *
     return true;
 }
 
-Status::Code codeFor(Repository::Result r)
-{
-    switch (r) {
-    case Repository::Result::Ok:
-        return Status::Code::Ok;
-    case Repository::Result::InvalidName:
-        return Status::Code::InvalidName;
-    case Repository::Result::InvalidObject:
-        return Status::Code::InvalidObject;
-    case Repository::Result::UnknownType:
-        return Status::Code::UnknownType;
-    case Repository::Result::AlreadyExists:
-        return Status::Code::AlreadyExists;
-    case Repository::Result::NotFound:
-        return Status::Code::NotFound;
-    case Repository::Result::TypeMismatch:
-        return Status::Code::TypeMismatch;
-    }
-    return Status::Code::ServerError;
-}
-
 Status statusFromReply(const isproto::Reply &reply)
 {
     const quint32 c = reply.code();

@@ -56,7 +56,6 @@ struct RecordView
 /// record (then @p error is set).
 bool nextRecord(QByteArrayView batch, qsizetype &pos, RecordView &out, QString *error);
 
-Status::Code codeFor(Repository::Result result);
 Status statusFromReply(const isproto::Reply &reply);
 
 void toProto(const Criteria &criteria, isproto::Criteria *out);

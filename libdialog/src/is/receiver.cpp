@@ -175,7 +175,7 @@ void ReceiverPrivate::onMessage(int id, const Message &m)
     Event e;
     e.m_batch = batch;
     e.m_server = it->server;
-    e.m_types = &dictionary->types();
+    e.m_types = dictionary->sharedTypes();
     e.m_subscription = id;
     qsizetype pos = 0;
     RecordView r;

@@ -302,7 +302,7 @@ void tst_IsCheckpoint::zstdChecksumDetectsCorruption()
     QString error;
     QVERIFY(!Checkpoint::load(repo, dir.path(), &error));
     QCOMPARE(error,
-             path + QStringLiteral(": corrupt checkpoint: zstd: Restored data doesn't match checksum"));
+             path + QStringLiteral(": corrupt checkpoint: corrupt zstd data: Restored data doesn't match checksum"));
     QCOMPARE(repo.size(), 0);
 }
 

@@ -17,6 +17,8 @@ private Q_SLOTS:
     void matches_data();
     void matches();
     void invalidRegexMatchesNothing();
+    void exactNameMatchesOnlyThatName_data();
+    void exactNameMatchesOnlyThatName();
     void jsonRoundTrip();
     void badJsonRejected_data();
     void badJsonRejected();
@@ -105,6 +107,29 @@ void tst_IsCriteria::invalidRegexMatchesNothing()
     QVERIFY(!c.isValid());
     QVERIFY(c.errorString().startsWith(QStringLiteral("invalid regular expression 'Readout[0-9'")));
     QVERIFY(!c.matches(QStringLiteral("Readout1"), QStringLiteral("RunInfo"), m_types));
+}
+
+void tst_IsCriteria::exactNameMatchesOnlyThatName_data()
+{
+    QTest::addColumn<QString>("object");
+    QTest::addColumn<QString>("other");
+    QTest::newRow("dot") << QStringLiteral("a.b") << QStringLiteral("aXb");
+    QTest::newRow("brackets") << QStringLiteral("Readout[1]") << QStringLiteral("Readout1");
+    QTest::newRow("star-plus") << QStringLiteral("x*+") << QStringLiteral("xxx+");
+    QTest::newRow("anchors-alternation") << QStringLiteral("^a|b$") << QStringLiteral("a");
+    QTest::newRow("backslash-braces") << QStringLiteral("p\\q{2}") << QStringLiteral("p\\qq");
+    QTest::newRow("question-parens") << QStringLiteral("(x)?") << QStringLiteral("");
+}
+
+void tst_IsCriteria::exactNameMatchesOnlyThatName()
+{
+    QFETCH(QString, object);
+    QFETCH(QString, other);
+    const Criteria c = Criteria::exactName(object);
+    QVERIFY2(c.isValid(), qPrintable(c.errorString()));
+    QVERIFY(c.matches(object, QStringLiteral("RunInfo"), m_types));
+    QVERIFY(!c.matches(other, QStringLiteral("RunInfo"), m_types));
+    QVERIFY(!c.matches(object + QLatin1Char('x'), QStringLiteral("RunInfo"), m_types));
 }
 
 void tst_IsCriteria::jsonRoundTrip()

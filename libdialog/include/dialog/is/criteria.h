@@ -38,6 +38,11 @@ public:
     Criteria(const Criteria &);
     Criteria &operator=(const Criteria &);
 
+    /// Matches exactly the object named @p objectName (without the server prefix): its regular
+    /// expression is the name with every POSIX special character escaped.
+    static Criteria exactName(const QString &objectName, const QString &type = QString(),
+                              TypeSelector selector = TypeSelector::Any);
+
     /// False when the regular expression does not compile; errorString() says why.
     bool isValid() const;
     QString errorString() const;

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "dialog/status.h"
 #include "dialog/is/criteria.h"
 #include "dialog/is/object.h"
 #include "dialog/is/time.h"
@@ -18,38 +19,8 @@ namespace dialog::is {
 
 class DictionaryPrivate;
 
-/// Outcome of an IS operation.
-class Status
-{
-public:
-    enum class Code
-    {
-        Ok,
-        NotFound,      ///< no such object
-        AlreadyExists, ///< insert of an existing object
-        TypeMismatch,  ///< update with another type; get as an unrelated type
-        UnknownType,   ///< a type the server (or this process) does not know
-        InvalidName,   ///< not "Server.Object", or a name of another server
-        InvalidObject, ///< a value that does not match its type
-        ReadOnly,      ///< the server is a mirror
-        UnknownServer, ///< no IS server of that name answered
-        Timeout,       ///< no answer in time
-        BadRequest,    ///< malformed request, bad regular expression, …
-        ServerError,   ///< anything else the server reported
-    };
-    Status() = default;
-    Status(Code code, const QString &message = {}) : m_code(code), m_message(message) {}
-    bool isOk() const { return m_code == Code::Ok; }
-    Code code() const { return m_code; }
-    QString message() const { return m_message; }
-    /// "ok" or "not found: …".
-    QString toString() const;
-    static QString codeName(Code code);
-
-private:
-    Code m_code = Code::Ok;
-    QString m_message;
-};
+/// Outcome of an IS operation: the library's one status type (dialog::Status).
+using Status = dialog::Status;
 
 /// An object as read from a server.
 struct Entry
@@ -88,6 +59,8 @@ public:
     Client *client() const;
     /// Types known to this process: fetched from servers, loaded from XML, declared.
     TypeRegistry &types();
+    /// types(), shared: it stays valid after the dictionary is gone (every Event holds it).
+    std::shared_ptr<const TypeRegistry> sharedTypes() const;
     /// Time-out of each request (default 5000 ms).
     void setTimeout(int ms);
     int timeout() const;
@@ -148,5 +121,4 @@ private:
 
 } // namespace dialog::is
 
-Q_DECLARE_METATYPE(dialog::is::Status)
 Q_DECLARE_METATYPE(dialog::is::Entry)

@@ -12,7 +12,8 @@ namespace dialog::is {
 class ReceiverPrivate;
 
 /// One change of an IS object, as received by a subscriber. Cheap to copy (it shares the received
-/// batch); name(), typeName() and object() decode on demand.
+/// batch and the type registry of its Dictionary, so it stays valid through queued signals and
+/// after the Receiver and the Dictionary are gone); name(), typeName() and object() decode on demand.
 class Event
 {
 public:
@@ -50,7 +51,7 @@ private:
     friend class ReceiverPrivate;
     QByteArray m_batch;
     QString m_server;
-    const TypeRegistry *m_types = nullptr;
+    std::shared_ptr<const TypeRegistry> m_types;
     qint64 m_timeUs = 0;
     qint32 m_nameOffset = 0, m_typeOffset = 0, m_valueOffset = 0;
     quint16 m_nameLength = 0, m_typeLength = 0;
@@ -89,7 +90,10 @@ public:
     quint64 droppedCount() const;
 
 Q_SIGNALS:
+    /// Emitted in the receiver's thread once per event, in the order the server applied the
+    /// changes (after the callback, if one is set).
     void changed(const dialog::is::Event &event);
+    /// Emitted in the receiver's thread each time subscription @p id becomes active or inactive:
     /// @p active false with @p error when the server refused or was lost (it is retried).
     void subscriptionChanged(int id, bool active, const QString &error);
 

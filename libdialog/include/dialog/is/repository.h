@@ -1,5 +1,6 @@
 #pragma once
 
+#include "dialog/status.h"
 #include "dialog/is/criteria.h"
 #include "dialog/is/object.h"
 #include "dialog/is/time.h"
@@ -73,16 +74,13 @@ struct Change
 class Repository
 {
 public:
-    enum class Result
-    {
-        Ok,
-        InvalidName,   ///< empty name, or the name of another server
-        InvalidObject, ///< an invalid Object, or one not matching the registry's type definition
-        UnknownType,   ///< the object's type (or the expected type of get()) is not in the registry
-        AlreadyExists, ///< insert() of an existing name
-        NotFound,      ///< update(), remove() or get() of a missing name
-        TypeMismatch,  ///< update of an object of another type; get() as an unrelated type
-    };
+    /// The library's one table of errors (dialog::Status::Code). A repository returns Ok,
+    /// InvalidName (empty name, or the name of another server), InvalidObject (an invalid Object,
+    /// or one not matching the registry's type definition), UnknownType (the object's type, or the
+    /// expected type of get(), is not in the registry), AlreadyExists (insert() of an existing
+    /// name), NotFound (update(), remove() or get() of a missing name) or TypeMismatch (update of
+    /// an object of another type; get() as an unrelated type).
+    using Result = Status::Code;
 
     /// Counts of successful operations since construction; upsert() counts as insert or update.
     struct Statistics

@@ -1,0 +1,182 @@
+#include "requests_p.h"
+
+#include "client_p.h"
+#include "payload_p.h"
+
+#include <QTimer>
+
+namespace dialog {
+
+RequestTracker::RequestTracker(ClientPrivate *client) : d(client) {}
+
+RequestTracker::~RequestTracker()
+{
+    delete m_sweep;
+}
+
+quint64 RequestTracker::start(const QString &service, const QByteArray &data, int timeoutMs,
+                              const QObject *context, std::function<void(const Reply &)> callback)
+{
+    const quint64 id = m_nextId++;
+    Pending p;
+    p.service = service;
+    p.context = context;
+    p.hasContext = context != nullptr;
+    p.callback = std::move(callback);
+    Status invalid;
+    if (!Client::isValidName(service))
+        invalid = Status(Status::Code::InvalidName,
+                         QStringLiteral("invalid service name '%1'").arg(service.left(64)));
+    else if (data.size() > d->options.maxMessageSize)
+        invalid = Status(Status::Code::MessageTooLarge,
+                         QStringLiteral("request of %1 bytes exceeds the maximum of %2")
+                             .arg(data.size())
+                             .arg(d->options.maxMessageSize));
+    else if (!d->core)
+        invalid = Status(Status::Code::NotConnected, QStringLiteral("the client is not started"));
+    if (!invalid.isOk()) {
+        // Never call back from within request(): the caller may not be ready for it.
+        m_pending.insert(id, p);
+        QTimer::singleShot(0, d->q, [this, id, invalid] { finish(id, Reply(id, invalid)); });
+        return id;
+    }
+    quint8 flags = 0;
+    const QByteArray prepared = wire_format::prepareData(data, d->options.compressionThreshold, flags);
+    p.frame = wire_format::encodeRequestFrame(service.toUtf8(), id, flags, prepared);
+    p.timeoutMs = qMax(1, timeoutMs);
+    if (!m_clock.isValid())
+        m_clock.start();
+    p.deadline = m_deadlines.emplace(m_clock.elapsed() + p.timeoutMs, id);
+    p.hasDeadline = true;
+    m_pending.insert(id, p);
+    armSweep();
+    // The provider is found like a subscriber finds it; a hidden subscription keeps it located
+    // while requests for the service are pending.
+    if (!d->subscriptions.contains(service.toUtf8()) && !m_locators.contains(service))
+        m_locators.insert(service, d->addSubscription(service));
+    onProviderKnown(service);
+    return id;
+}
+
+bool RequestTracker::cancel(quint64 id)
+{
+    if (!m_pending.contains(id))
+        return false;
+    finish(id, Reply(), false);
+    return true;
+}
+
+void RequestTracker::onReply(quint64 id, quint8 wireStatus, const QByteArray &data)
+{
+    static const Status::Code fromWire[] = {Status::Code::Ok, Status::Code::Failed,
+                                            Status::Code::NotAccepted};
+    const Status::Code code = wireStatus < 3 ? fromWire[wireStatus] : Status::Code::Failed;
+    if (code == Status::Code::Ok)
+        finish(id, Reply(id, Status(), data));
+    else
+        finish(id, Reply(id, Status(code, QString::fromUtf8(data))));
+}
+
+void RequestTracker::onProviderKnown(const QString &service)
+{
+    const auto where = d->providers.constFind(service);
+    if (where == d->providers.cend() || !d->transport)
+        return;
+    const net::OutboxPtr box = d->transport->outbox(where.value());
+    for (auto it = m_pending.begin(); it != m_pending.end(); ++it) {
+        if (it->service != service || it->sent)
+            continue;
+        it->sent = true;
+        d->transport->send(box, it->frame);
+    }
+}
+
+void RequestTracker::onProviderLost(const QString &service, const QString &provider)
+{
+    QList<quint64> lost;
+    for (auto it = m_pending.cbegin(); it != m_pending.cend(); ++it)
+        if (it->service == service && it->sent)
+            lost << it.key();
+    for (quint64 id : std::as_const(lost))
+        finish(id, Reply(id, Status(Status::Code::ProviderLost,
+                                    QStringLiteral("provider %1 of '%2' was lost").arg(provider, service))));
+}
+
+QString RequestTracker::providerOf(const QString &service) const
+{
+    const Subscription *s = m_locators.value(service);
+    return s && s->state() != Subscription::State::Lost ? s->provider() : QString();
+}
+
+void RequestTracker::finish(quint64 id, const Reply &reply, bool deliver)
+{
+    auto it = m_pending.find(id);
+    if (it == m_pending.end())
+        return; // answered already, timed out or cancelled
+    const Pending p = it.value();
+    m_pending.erase(it);
+    if (p.hasDeadline)
+        m_deadlines.erase(p.deadline);
+    // The locator outlives the callback, which may ask providerOf() or request the same service
+    // again (then the locator is kept); the callback may also delete the Client.
+    const QPointer<Client> alive(d->q);
+    if (deliver && (!p.hasContext || p.context))
+        p.callback(reply);
+    if (alive)
+        releaseLocator(p.service);
+}
+
+void RequestTracker::releaseLocator(const QString &service)
+{
+    if (!m_locators.contains(service))
+        return;
+    for (const Pending &p : std::as_const(m_pending))
+        if (p.service == service)
+            return;
+    delete m_locators.take(service); // unsubscribes from the provider and cancels the request
+}
+
+void RequestTracker::armSweep()
+{
+    if (m_deadlines.empty()) {
+        if (m_sweep)
+            m_sweep->stop();
+        return;
+    }
+    if (!m_sweep) {
+        m_sweep = new QTimer;
+        m_sweep->setSingleShot(true);
+        m_sweep->setTimerType(Qt::PreciseTimer);
+        QObject::connect(m_sweep, &QTimer::timeout, d->q, [this] { sweep(); });
+    }
+    const int due = int(qMax<qint64>(0, m_deadlines.begin()->first - m_clock.elapsed()));
+    if (!m_sweep->isActive() || m_sweep->remainingTime() > due)
+        m_sweep->start(due);
+}
+
+void RequestTracker::sweep()
+{
+    const qint64 now = m_clock.elapsed();
+    QList<quint64> expired;
+    for (auto it = m_deadlines.begin(); it != m_deadlines.end() && it->first <= now; ++it)
+        expired << it->second;
+    for (quint64 id : std::as_const(expired)) {
+        const int ms = m_pending.value(id).timeoutMs;
+        finish(id, Reply(id, Status(Status::Code::Timeout, QStringLiteral("no reply within %1 ms").arg(ms))));
+    }
+    armSweep();
+}
+
+// ---------------------------------------------------------------- PendingReply
+
+bool PendingReply::isPending() const
+{
+    return m_client && m_client->isRequestPending(m_id);
+}
+
+bool PendingReply::cancel()
+{
+    return m_client && m_client->cancelRequest(m_id);
+}
+
+} // namespace dialog

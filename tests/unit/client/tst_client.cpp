@@ -1,0 +1,297 @@
+// dialog::Client on its own: errors and state through one funnel, options from arguments,
+// services, requests (cancellation, the hidden subscriptions that locate a provider), refusals.
+// Two clients in one process against a real Control Server process.
+#include "../controlserverprocess.h"
+
+#include "dialog/client.h"
+
+#include <QSignalSpy>
+#include <QtTest>
+
+using namespace dialog;
+
+class tst_Client : public QObject
+{
+    Q_OBJECT
+
+private Q_SLOTS:
+    void initTestCase();
+    void fromArgumentsReadsCommonOptions_data();
+    void fromArgumentsReadsCommonOptions();
+    void statusNamesEveryCode();
+    void invalidNameRefused_data();
+    void invalidNameRefused();
+    void invalidAddressFailsStartOnce();
+    void connectsOnceWithStateChanges();
+    void subscriberReceivesUpdatesAsSharedValues();
+    void requestLocatorRemovedAfterReply();
+    void cancelledRequestNeverCallsBack();
+    void refusedServiceReportedWithoutExit();
+    void commandReachesRegistrant();
+    void flushReturnsOnceEverythingIsWritten();
+
+private:
+    test::ControlServerProcess m_cs;
+};
+
+void tst_Client::initTestCase()
+{
+    QVERIFY(m_cs.start());
+}
+
+void tst_Client::fromArgumentsReadsCommonOptions_data()
+{
+    QTest::addColumn<QStringList>("arguments");
+    QTest::addColumn<QStringList>("servers");
+    QTest::addColumn<int>("heartbeatMs");
+    QTest::addColumn<int>("retryMs");
+    const QStringList defaults = ClientOptions::fromEnvironment().controlServers;
+    QTest::newRow("none") << QStringList{QStringLiteral("prog")} << defaults << 1000 << 0;
+    QTest::newRow("separate-values") << QStringList{QStringLiteral("prog"),
+                                                    QStringLiteral("--control-server"),
+                                                    QStringLiteral("h1:1,h2:2"),
+                                                    QStringLiteral("--heartbeat-ms"), QStringLiteral("250")}
+                                     << QStringList{QStringLiteral("h1:1"), QStringLiteral("h2:2")} << 250
+                                     << 0;
+    QTest::newRow("equals-form") << QStringList{QStringLiteral("prog"), QStringLiteral("--retry-ms=40"),
+                                                QStringLiteral("--control-server=h:9")}
+                                 << QStringList{QStringLiteral("h:9")} << 1000 << 40;
+    QTest::newRow("program-name-skipped")
+        << QStringList{QStringLiteral("--heartbeat-ms=20")} << defaults << 1000 << 0;
+    QTest::newRow("unknown-ignored") << QStringList{QStringLiteral("prog"), QStringLiteral("--verbose"),
+                                                    QStringLiteral("file.xml")}
+                                     << defaults << 1000 << 0;
+}
+
+void tst_Client::fromArgumentsReadsCommonOptions()
+{
+    QFETCH(QStringList, arguments);
+    QFETCH(QStringList, servers);
+    QFETCH(int, heartbeatMs);
+    QFETCH(int, retryMs);
+    const ClientOptions o = ClientOptions::fromArguments(arguments, QStringLiteral("Named"));
+    QCOMPARE(o.name, QStringLiteral("Named"));
+    QCOMPARE(o.controlServers, servers);
+    QCOMPARE(o.heartbeatMs, heartbeatMs);
+    QCOMPARE(o.retryMs, retryMs);
+    QVERIFY(!o.exitOnRefusal); // the library never exits unless asked to
+}
+
+void tst_Client::statusNamesEveryCode()
+{
+    const QMetaEnum e = QMetaEnum::fromType<Status::Code>();
+    QSet<QString> names;
+    for (int i = 0; i < e.keyCount(); ++i) {
+        const QString name = Status::codeName(Status::Code(e.value(i)));
+        QVERIFY2(name != QLatin1String("error"), e.key(i)); // every code has its own name
+        names.insert(name);
+    }
+    QCOMPARE(names.size(), e.keyCount());
+    QCOMPARE(Status().toString(), QStringLiteral("ok"));
+    QVERIFY(Status().isOk());
+    const Status s(Status::Code::NotFound, QStringLiteral("DAQ.X"));
+    QVERIFY(!s.isOk());
+    QCOMPARE(s.toString(), QStringLiteral("not found: DAQ.X"));
+    // The IS codes travel on the wire: their numbers never change.
+    QCOMPARE(int(Status::Code::NotFound), 1);
+    QCOMPARE(int(Status::Code::ServerError), 11);
+}
+
+void tst_Client::invalidNameRefused_data()
+{
+    QTest::addColumn<QString>("name");
+    QTest::newRow("empty") << QString();
+    QTest::newRow("over-1024-bytes") << QString(513, QChar(0x00e9)); // 2 bytes each in UTF-8
+}
+
+void tst_Client::invalidNameRefused()
+{
+    QFETCH(QString, name);
+    Client c(m_cs.options(QStringLiteral("Namer")));
+    QSignalSpy errors(&c, &Client::errorOccurred);
+    QCOMPARE(c.publish(name), nullptr);
+    QCOMPARE(c.subscribe(name), nullptr);
+    QCOMPARE(c.attach(name), nullptr);
+    QVERIFY(!c.sendCommand(name));
+    QCOMPARE(errors.size(), 4);
+    for (const QList<QVariant> &e : std::as_const(errors))
+        QCOMPARE(e.first().value<Status::Code>(), Status::Code::InvalidName);
+    QCOMPARE(c.error(), Status::Code::InvalidName);
+    QVERIFY(!c.errorString().isEmpty());
+}
+
+void tst_Client::invalidAddressFailsStartOnce()
+{
+    ClientOptions o = m_cs.options(QStringLiteral("Lost"));
+    o.controlServers = {QStringLiteral("no-port-here")};
+    Client c(o);
+    QSignalSpy errors(&c, &Client::errorOccurred);
+    QSignalSpy states(&c, &Client::stateChanged);
+    QVERIFY(!c.start());
+    QVERIFY(!c.start()); // a second call reports the same failure without a second signal
+    QCOMPARE(errors.size(), 1);
+    QCOMPARE(errors.first().first().value<Status::Code>(), Status::Code::InvalidAddress);
+    QCOMPARE(c.error(), Status::Code::InvalidAddress);
+    QCOMPARE(c.state(), Client::State::Unconnected);
+    QCOMPARE(states.size(), 0); // never left Unconnected
+}
+
+void tst_Client::connectsOnceWithStateChanges()
+{
+    Client c(m_cs.options(QStringLiteral("Connector")));
+    QSignalSpy states(&c, &Client::stateChanged);
+    QSignalSpy connected(&c, &Client::connected);
+    QVERIFY(c.start());
+    QTRY_COMPARE_WITH_TIMEOUT(connected.size(), 1, 10000);
+    QCOMPARE(c.state(), Client::State::Connected);
+    QCOMPARE(c.error(), Status::Code::Ok);
+    QVERIFY(states.size() >= 2);
+    QCOMPARE(states.first().first().value<Client::State>(), Client::State::Connecting);
+    QCOMPARE(states.last().first().value<Client::State>(), Client::State::Connected);
+    for (qsizetype i = 1; i < states.size(); ++i) // never twice the same state in a row
+        QVERIFY(states.at(i).first() != states.at(i - 1).first());
+}
+
+void tst_Client::subscriberReceivesUpdatesAsSharedValues()
+{
+    Client provider(m_cs.options(QStringLiteral("Provider.Values")));
+    Client subscriber(m_cs.options(QStringLiteral("Subscriber.Values")));
+    Service *svc = provider.publish(QStringLiteral("Values.Counter"));
+    QVERIFY(svc);
+    QVERIFY(provider.start() && subscriber.start());
+    Subscription *sub = subscriber.subscribe(QStringLiteral("Values.Counter"));
+    QVERIFY(sub);
+    QSignalSpy received(sub, &Subscription::messageReceived);
+    QTRY_COMPARE_WITH_TIMEOUT(svc->subscriberCount(), 1, 10000);
+    for (int i = 1; i <= 3; ++i)
+        QVERIFY(svc->update(QByteArray::number(i)));
+    QTRY_COMPARE_WITH_TIMEOUT(sub->receivedCount(), quint64(3), 10000);
+    QCOMPARE(sub->state(), Subscription::State::Active);
+    QCOMPARE(sub->provider(), QStringLiteral("Provider.Values"));
+    QCOMPARE(sub->lostCount(), quint64(0));
+    const Message last = sub->lastMessage();
+    Message copy = last; // shares, stays valid on its own
+    QCOMPARE(copy.data(), QByteArray("3"));
+    QCOMPARE(copy.sequence(), quint64(3));
+    QCOMPARE(copy.service(), QStringLiteral("Values.Counter"));
+    QCOMPARE(received.size(), 3);
+    QCOMPARE(received.at(0).first().value<Message>().data(), QByteArray("1"));
+}
+
+void tst_Client::requestLocatorRemovedAfterReply()
+{
+    // Regression: request() subscribed to the service to locate its provider and never
+    // unsubscribed, so one request kept the process subscribed for ever.
+    Client provider(m_cs.options(QStringLiteral("Provider.Echo")));
+    Client asker(m_cs.options(QStringLiteral("Asker.Echo")));
+    Service *svc = provider.publish(QStringLiteral("Echo.Service"));
+    QVERIFY(svc);
+    connect(&provider, &Client::requestReceived, this,
+            [&provider](const Request &r) { provider.reply(r, r.data().toUpper()); });
+    QVERIFY(provider.start() && asker.start());
+    QTRY_VERIFY_WITH_TIMEOUT(provider.state() == Client::State::Connected, 10000);
+
+    for (int round = 0; round < 2; ++round) {
+        QList<Reply> replies;
+        const PendingReply handle = asker.request(QStringLiteral("Echo.Service"), "abc", 10000, this,
+                                                  [&replies](const Reply &r) { replies << r; });
+        QVERIFY(handle.id() != 0);
+        QVERIFY(handle.isPending());
+        QTRY_COMPARE_WITH_TIMEOUT(replies.size(), 1, 10000);
+        QVERIFY2(replies.first().isOk(), qPrintable(replies.first().status().toString()));
+        QCOMPARE(replies.first().data(), QByteArray("ABC"));
+        QCOMPARE(replies.first().id(), handle.id());
+        QVERIFY(!handle.isPending());
+        // No request pending: the hidden subscription is gone at the provider too.
+        QTRY_COMPARE_WITH_TIMEOUT(svc->subscriberCount(), 0, 10000);
+        QVERIFY(asker.providerOf(QStringLiteral("Echo.Service")).isEmpty());
+    }
+}
+
+void tst_Client::cancelledRequestNeverCallsBack()
+{
+    Client provider(m_cs.options(QStringLiteral("Provider.Silent")));
+    Client asker(m_cs.options(QStringLiteral("Asker.Silent")));
+    Service *svc = provider.publish(QStringLiteral("Silent.Service"));
+    QVERIFY(svc);
+    QList<Request> held; // accepted, never answered
+    connect(&provider, &Client::requestReceived, this, [&held](const Request &r) { held << r; });
+    QVERIFY(provider.start() && asker.start());
+
+    int cancelledCalls = 0;
+    PendingReply cancelled = asker.request(QStringLiteral("Silent.Service"), "1", 300, this,
+                                           [&cancelledCalls](const Reply &) { ++cancelledCalls; });
+    QList<Reply> marker;
+    asker.request(QStringLiteral("Silent.Service"), "2", 600, this,
+                  [&marker](const Reply &r) { marker << r; });
+    QTRY_COMPARE_WITH_TIMEOUT(held.size(), 2, 10000);
+    QVERIFY(cancelled.isPending());
+    QVERIFY(cancelled.cancel());
+    QVERIFY(!cancelled.isPending());
+    QVERIFY(!cancelled.cancel()); // only once
+    // The marker times out after the cancelled request would have: by then it would have been called.
+    QTRY_COMPARE_WITH_TIMEOUT(marker.size(), 1, 10000);
+    QCOMPARE(marker.first().error(), Status::Code::Timeout);
+    QCOMPARE(cancelledCalls, 0);
+    // A late answer to the cancelled request is ignored.
+    QVERIFY(provider.reply(held.first(), "late"));
+    QTRY_COMPARE_WITH_TIMEOUT(svc->subscriberCount(), 0, 10000);
+    QCOMPARE(cancelledCalls, 0);
+    QVERIFY(!PendingReply().cancel());
+}
+
+void tst_Client::refusedServiceReportedWithoutExit()
+{
+    Client first(m_cs.options(QStringLiteral("First.Owner")));
+    QVERIFY(first.publish(QStringLiteral("Unique.Name")));
+    QVERIFY(first.start());
+    QTRY_VERIFY_WITH_TIMEOUT(first.state() == Client::State::Connected, 10000);
+    Client second(m_cs.options(QStringLiteral("Second.Owner"))); // exitOnRefusal is off by default
+    QSignalSpy errors(&second, &Client::errorOccurred);
+    QVERIFY(second.publish(QStringLiteral("Unique.Name")));
+    QVERIFY(second.start());
+    QTRY_COMPARE_WITH_TIMEOUT(errors.size(), 1, 10000);
+    QCOMPARE(errors.first().first().value<Status::Code>(), Status::Code::ServiceRefused);
+    QCOMPARE(second.error(), Status::Code::ServiceRefused);
+    QVERIFY(second.errorString().contains(QStringLiteral("Unique.Name")));
+    QCOMPARE(second.state(), Client::State::Connected); // a refusal is not a disconnection
+}
+
+void tst_Client::commandReachesRegistrant()
+{
+    Client receiver(m_cs.options(QStringLiteral("Command.Receiver")));
+    Client sender(m_cs.options(QStringLiteral("Command.Sender")));
+    receiver.registerCommand(QStringLiteral("Do.It"));
+    QSignalSpy commands(&receiver, &Client::commandReceived);
+    QVERIFY(receiver.start() && sender.start());
+    QTRY_VERIFY_WITH_TIMEOUT(sender.state() == Client::State::Connected, 10000);
+    // The registration may reach the Control Server after our first try: send until it arrives.
+    QTRY_VERIFY_WITH_TIMEOUT((sender.sendCommand(QStringLiteral("Do.It"), "now"), !commands.isEmpty()),
+                             10000);
+    const Command c = commands.first().first().value<Command>();
+    QCOMPARE(c.name(), QStringLiteral("Do.It"));
+    QCOMPARE(c.data(), QByteArray("now"));
+    QCOMPARE(c.origin(), QStringLiteral("Command.Sender"));
+}
+
+void tst_Client::flushReturnsOnceEverythingIsWritten()
+{
+    Client provider(m_cs.options(QStringLiteral("Provider.Bulk")));
+    Client subscriber(m_cs.options(QStringLiteral("Subscriber.Bulk")));
+    Service *svc = provider.publish(QStringLiteral("Bulk.Data"));
+    QVERIFY(svc);
+    QVERIFY(provider.start() && subscriber.start());
+    Subscription *sub = subscriber.subscribe(QStringLiteral("Bulk.Data"));
+    QTRY_COMPARE_WITH_TIMEOUT(svc->subscriberCount(), 1, 10000);
+    QByteArray data(4 * 1024 * 1024, Qt::Uninitialized);
+    for (qsizetype i = 0; i < data.size(); ++i)
+        data[i] = char(i * 7919 % 251);
+    QVERIFY(svc->update(data));
+    QVERIFY(provider.flush(20000)); // blocks this thread; the receiver reads in its own threads
+    QCOMPARE(provider.statistics().queuedBytes, qint64(0));
+    QTRY_COMPARE_WITH_TIMEOUT(sub->receivedCount(), quint64(1), 20000);
+    QCOMPARE(sub->lastMessage().data(), data);
+}
+
+QTEST_GUILESS_MAIN(tst_Client)
+#include "tst_client.moc"
