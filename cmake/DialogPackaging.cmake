@@ -18,8 +18,27 @@ install(FILES ${CMAKE_BINARY_DIR}/DialogConfig.cmake ${CMAKE_BINARY_DIR}/DialogC
 set(DIALOG_PC_PREFIX "@DIALOG_PC_PREFIX@")
 configure_file(cmake/dialog.pc.in ${CMAKE_BINARY_DIR}/dialog.pc.in @ONLY)
 install(CODE "
-    set(DIALOG_PC_PREFIX \"\${CMAKE_INSTALL_PREFIX}\")
+    get_filename_component(DIALOG_PC_PREFIX \"\${CMAKE_INSTALL_PREFIX}\" ABSOLUTE)
     configure_file(\"${CMAKE_BINARY_DIR}/dialog.pc.in\" \"${CMAKE_BINARY_DIR}/dialog.pc\" @ONLY)
     file(INSTALL DESTINATION \"\${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_LIBDIR}/pkgconfig\"
         TYPE FILE FILES \"${CMAKE_BINARY_DIR}/dialog.pc\")
 ")
+
+# Debian package (cpack -G DEB in the build directory, or ./run.sh package): everything
+# `cmake --install` gives, under /usr; its dependencies come from dpkg-shlibdeps.
+set(CPACK_GENERATOR DEB)
+set(CPACK_PACKAGE_NAME dialog-toolkit)
+set(CPACK_PACKAGE_VENDOR "DIALOG toolkit")
+set(CPACK_PACKAGE_CONTACT "DIALOG toolkit maintainers <dialog-toolkit@localhost>")
+set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "${PROJECT_DESCRIPTION}")
+set(CPACK_PACKAGE_DESCRIPTION "libdialog (services, commands, Control Server directory, heartbeats and
+recovery), the dialog-* daemons (Control Server, IS server, run-control master and slaves), the
+Qt Widgets applications, the dialog tool, headers, CMake package and pkg-config file.")
+set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
+set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
+set(CPACK_DEBIAN_PACKAGE_SECTION science)
+set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
+set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS_PRIVATE_DIRS ${CMAKE_LIBRARY_OUTPUT_DIRECTORY})
+set(CPACK_STRIP_FILES ON)
+set(CPACK_PACKAGE_CHECKSUM SHA256)
+include(CPack)
