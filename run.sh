@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # DIALOG toolkit: one entry point for a fresh Debian 12 machine.
+#   ./run.sh package  build, then the Debian package dialog-toolkit (build/dialog-toolkit_*.deb)
 #   ./run.sh demo   install what is missing (as root), build, start the local demo system
 #   ./run.sh test   install what is missing (as root), build, run the whole test suite
 #   ./run.sh build  install what is missing (as root) and build only
@@ -41,6 +42,13 @@ build() {
     say "configuring and building in $BUILD"
     cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
     cmake --build "$BUILD" -j2
+}
+
+package() {
+    PACKAGES+=(dpkg-dev) # dpkg-shlibdeps works out the package's dependencies
+    build
+    say "building the Debian package dialog-toolkit in $BUILD"
+    (cd "$BUILD" && cpack -G DEB)
 }
 
 run_tests() {
@@ -116,6 +124,7 @@ EOT
 }
 
 case "${1:-}" in
+    package) shift; package ;;
     demo) shift; demo "$@" ;;
     test) shift; run_tests "$@" ;;
     build) shift; build ;;

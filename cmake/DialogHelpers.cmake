@@ -1,9 +1,14 @@
-# dialog_add_app(NAME SOURCES... [LIBS ...]) — an executable linked to libdialog.
+# dialog_add_app(NAME SOURCES... [LIBS ...]) — an executable linked to libdialog. The programs of
+# the toolkit (named dialog*: daemons, GUIs, the tool) are installed into bin/; helpers with other
+# names (test load generators) are not.
 function(dialog_add_app name)
     cmake_parse_arguments(ARG "" "" "SOURCES;LIBS" ${ARGN})
     add_executable(${name} ${ARG_SOURCES})
     target_link_libraries(${name} PRIVATE dialog::dialog ${ARG_LIBS})
     target_compile_options(${name} PRIVATE -Wall -Wextra)
+    if(name MATCHES "^dialog")
+        install(TARGETS ${name} RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+    endif()
 endfunction()
 
 # dialog_add_test(NAME SOURCES... [LIBS ...] [TIMEOUT s] [LABELS ...]) — a QtTest run by CTest.
