@@ -14,6 +14,7 @@ PACKAGES=(
     qt6-charts-dev qt6-websockets-dev qt6-httpserver-dev
     libprotobuf-dev protobuf-compiler libzstd-dev fonts-dejavu-core
     chromium
+    python3-protobuf python3-zstandard python3-pytest
 )
 
 say() { printf '\033[1m==> %s\033[0m\n' "$*"; }

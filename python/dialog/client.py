@@ -108,6 +108,8 @@ class _Outbox:
 
     async def _run(self) -> None:
         reason = "closed"
+        waiter: Optional[asyncio.Task] = None
+        watch: Optional[asyncio.Task] = None
         try:
             reader, writer = await asyncio.wait_for(
                 asyncio.open_connection(*self.endpoint), self.client.connect_timeout
@@ -148,6 +150,10 @@ class _Outbox:
             raise
         except (OSError, ConnectionError, asyncio.TimeoutError) as e:
             reason = str(e) or type(e).__name__
+        finally:
+            for t in (waiter, watch):
+                if t is not None and not t.done():
+                    t.cancel()
         if self.queue:
             self.client.stats["dropped"] += 1
         self.queue, self.queued = [], 0
