@@ -206,6 +206,14 @@ class Service:
             if not self.client._outbox(ep).send(frame):
                 self.dropped += 1
 
+    async def drain(self) -> None:
+        """Waits until every subscriber's queue has room again (half its bound): a publisher that
+        calls it after update() never loses a message to a slow subscriber (libdialog's Block mode)."""
+        for ep in list(self.subscribers):
+            box = self.client._outboxes.get(ep)
+            if box is not None and not box.room.is_set():
+                await box.room.wait()
+
     async def wait_subscribers(self, n: int = 1, timeout: float = 10.0) -> None:
         """Waits until at least @p n subscribers are connected (asyncio.TimeoutError otherwise)."""
 
@@ -255,7 +263,7 @@ class Subscription:
         if self.callback is not None:
             try:
                 r = self.callback(m)
-                if asyncio.iscoroutine(r):
+                if r is not None and asyncio.iscoroutine(r):
                     asyncio.get_running_loop().create_task(r)
             except Exception:  # a failing callback must not break the connection
                 log.exception("subscription callback for %s failed", self.name)
@@ -759,8 +767,15 @@ class Client:
     def _handle_data(self, peer: pb.Hello, f: wire.Frame) -> None:
         t = f.type
         if t == T.SERVICE_MESSAGE:
-            name, seq, body = wire.split_service(f.payload)
-            data = wire.extract_data(body, f.flags, self.max_message_size)
+            p = f.payload
+            n = int.from_bytes(p[:2], "little")
+            if len(p) < n + 10 or n > wire.MAX_NAME_LENGTH:
+                raise ProtocolError("truncated SERVICE_MESSAGE payload")
+            name = p[2 : 2 + n]
+            seq = int.from_bytes(p[2 + n : 10 + n], "little")
+            data = p[10 + n :]
+            if f.flags or len(data) > self.max_message_size:
+                data = wire.extract_data(data, f.flags, self.max_message_size)
             subs = self._subs.get(name.decode("utf-8", "replace"))
             if subs:
                 m = Message(subs[0].name, data, seq)

@@ -60,6 +60,7 @@ class MessageType(enum.IntEnum):
 
 
 MAX_TYPE = 22
+_TYPE_OF = {int(t): t for t in MessageType}
 
 #: The protobuf message carried by each control message type (None: empty payload).
 CONTROL_MESSAGES = {
@@ -159,7 +160,7 @@ class FrameDecoder:
             if len(buf) - pos - HEADER_SIZE < length:
                 break
             start = pos + HEADER_SIZE
-            out.append(Frame(MessageType(type_), flags, bytes(buf[start : start + length])))
+            out.append(Frame(_TYPE_OF[type_], flags, bytes(buf[start : start + length])))
             pos = start + length
         if pos:
             del buf[:pos]
