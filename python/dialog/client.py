@@ -118,6 +118,7 @@ class _Outbox:
             self.client.stats["reconnects"] += 1
             writer.write(wire.control_frame(T.HELLO, self.client._hello()))
             watch = asyncio.get_running_loop().create_task(reader.read(1))  # EOF = peer gone
+            watch.add_done_callback(lambda t: t.cancelled() or t.exception())  # a reset is an EOF too
             while True:
                 if not self.queue:
                     self.wake.clear()

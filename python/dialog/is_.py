@@ -140,13 +140,18 @@ class ISSubscription:
         e = await self._queue.get()
         if e is None:
             raise StopAsyncIteration
+        if isinstance(e, Exception):
+            raise e
         return e
 
     async def get(self, timeout: Optional[float] = None) -> Event:
-        """The next event (asyncio.TimeoutError after @p timeout seconds)."""
+        """The next event (asyncio.TimeoutError after @p timeout seconds; CodecError when the server
+        sent a malformed notification)."""
         e = await asyncio.wait_for(self._queue.get(), timeout)
         if e is None:
             raise StopAsyncIteration
+        if isinstance(e, Exception):
+            raise e
         return e
 
     def _on_message(self, m: Message) -> None:
@@ -169,7 +174,10 @@ class ISSubscription:
                 self._emit(Event(kind, "%s.%s" % (self.server, r.name) if r.name else "", r.type,
                                  iscodec.us_to_time(r.time_us), value))
         except CodecError as e:
-            self.error = str(e)
+            # A malformed notification: the iterator (or get()) raises it; the subscription stays.
+            self.error = "%s: %s" % (self.server, e)
+            if self.callback is None:
+                self._queue.put_nowait(CodecError(self.error))
 
     async def _late(self, kind: str, r: iscodec.Record) -> None:
         d = self.dictionary

@@ -220,3 +220,27 @@ def test_sync_facade(isserver):
         assert s.client.state == "connected"
     finally:
         dialog.sync.disconnect()
+
+
+def test_malformed_notification_raises(isserver):
+    from dialog import wire
+    from dialog.iscodec import CodecError
+
+    async def main():
+        async with client(isserver, "PyVictim") as c:
+            d = Dictionary(c)
+            sub = await d.subscribe("PyIS", regex="Nothing")
+            hello = wire.control_frame(wire.MessageType.HELLO, wire.wire_pb2.Hello(name="Evil", host="127.0.0.1", port=1))
+            bad = wire.service_frame(sub.channel, 1, b"\x01\x05\x00abc")  # a record cut in its name
+            reader, writer = await asyncio.open_connection("127.0.0.1", c.port)
+            writer.write(hello + bad)
+            await writer.drain()
+            with pytest.raises(CodecError, match="truncated name"):
+                await sub.get(10)
+            writer.close()
+            # the subscription keeps working
+            await d.put("PyIS.Nothing", "RunInfo", {})
+            e = await sub.get(10)
+            assert e.name == "PyIS.Nothing"
+
+    run(main(), 30)
