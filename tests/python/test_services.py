@@ -234,3 +234,21 @@ def test_control_server_from_environment(monkeypatch):
     assert dialog.Client("X", "10.0.0.1:1,127.0.0.1:2").servers == [("10.0.0.1", 1), ("127.0.0.1", 2)]
     # the socket module is only used for the host name of non-local Control Servers
     assert dialog.Client("X", "10.0.0.1:1").host == socket.gethostname()
+
+
+def test_service_of_another_process_is_refused(daemons):
+    async def main():
+        async with client(daemons, "PyFirst") as a, client(daemons, "PySecond") as b:
+            a.publish("Shared.Name").update("a")
+            await asyncio.sleep(0.2)
+            b.publish("Shared.Name")
+            for _ in range(100):
+                if b.refusals:
+                    break
+                await asyncio.sleep(0.05)
+            what, name, reason = b.refusals[0]
+            assert (what, name) == ("service", "Shared.Name") and "PyFirst" in reason
+            sub = b.subscribe("Shared.Name")
+            assert (await sub.get(10)).data == b"a"
+
+    run(main(), 30)
