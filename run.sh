@@ -16,6 +16,7 @@ PACKAGES=(
     qt6-charts-dev qt6-websockets-dev qt6-httpserver-dev
     libprotobuf-dev protobuf-compiler libzstd-dev fonts-dejavu-core
     chromium openssh-client openssh-server
+    python3-protobuf python3-zstandard python3-pytest
 )
 
 say() { printf '\033[1m==> %s\033[0m\n' "$*"; }
@@ -129,5 +130,5 @@ case "${1:-}" in
     test) shift; run_tests "$@" ;;
     build) shift; build ;;
     screenshots) shift; screenshots "$@" ;;
-    *) echo "usage: ./run.sh demo|test|build|screenshots" >&2; exit 1 ;;
+    *) echo "usage: ./run.sh demo|test|build|screenshots|package" >&2; exit 1 ;;
 esac

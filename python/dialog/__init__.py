@@ -1,0 +1,30 @@
+"""DIALOG for Python: services, commands, requests and the Information Service, without Qt.
+
+A pure-Python (asyncio) implementation of the DIALOG wire protocol (docs/protocol.md) that talks to
+the same Control Server, IS servers and processes as libdialog. See python/README.md.
+"""
+
+from .client import (
+    Client,
+    ClientError,
+    Command,
+    Message,
+    Request,
+    RequestError,
+    Service,
+    Subscription,
+)
+from .wire import ProtocolError
+
+__all__ = [
+    "Client",
+    "ClientError",
+    "Command",
+    "Message",
+    "ProtocolError",
+    "Request",
+    "RequestError",
+    "Service",
+    "Subscription",
+]
+__version__ = "0.1.0"

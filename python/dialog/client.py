@@ -1,0 +1,879 @@
+"""The asyncio DIALOG client: services, subscriptions, commands and requests (docs/protocol.md)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import random
+import socket
+from dataclasses import dataclass
+from typing import Any, Awaitable, Callable, Dict, List, Optional, Set, Tuple, Union
+
+from . import wire
+from ._proto import dialog_pb2 as pb
+from .wire import MessageType as T
+from .wire import ProtocolError
+
+log = logging.getLogger("dialog")
+
+Endpoint = Tuple[str, int]
+DEFAULT_CONTROL_SERVER = "127.0.0.1:3425"
+CONTROL_SERVER_NAME = "DIALOG.ControlServer"
+
+
+def parse_endpoint(text: str) -> Endpoint:
+    """(host, port) of "host:port"; ValueError when malformed."""
+    host, sep, port = text.strip().rpartition(":")
+    if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise ValueError("invalid Control Server address '%s' (expected host:port)" % text)
+    return host, int(port)
+
+
+@dataclass
+class Message:
+    """One message of a service: its name, data and the provider's sequence number."""
+
+    name: str
+    data: bytes
+    sequence: int
+
+
+@dataclass
+class Command:
+    """A command received: its name, data and the name of the process that sent it."""
+
+    name: str
+    data: bytes
+    origin: str
+
+
+@dataclass
+class Request:
+    """A request to one of our services; answer it with Client.reply() or by returning from the handler."""
+
+    service: str
+    data: bytes
+    id: int
+    origin: str
+    endpoint: Endpoint
+
+
+class RequestError(Exception):
+    """A request was not answered: ``status`` is "failed", "not-accepted", "timeout" or "provider-lost"."""
+
+    def __init__(self, status: str, message: str) -> None:
+        super().__init__("%s: %s" % (status, message) if message else status)
+        self.status = status
+
+
+class ClientError(Exception):
+    """The client cannot work (invalid address, listen failure, refused registration)."""
+
+
+# --- outgoing connections ---------------------------------------------------------------------
+
+
+class _Outbox:
+    """Frames to one destination: one outgoing TCP connection, opened on demand, HELLO first.
+
+    The queue is bounded (``max_queue_bytes``); send() returns False when it is full.
+    """
+
+    def __init__(self, client: "Client", endpoint: Endpoint) -> None:
+        self.client = client
+        self.endpoint = endpoint
+        self.queue: List[bytes] = []
+        self.queued = 0
+        self.wake = asyncio.Event()
+        self.task: Optional[asyncio.Task] = None
+        self.writer: Optional[asyncio.StreamWriter] = None
+        self.room = asyncio.Event()
+        self.room.set()
+
+    def send(self, frame: bytes) -> bool:
+        if self.queued + len(frame) > self.client.max_queue_bytes and self.queued > 0:
+            self.client.stats["dropped"] += 1
+            return False
+        self.queue.append(frame)
+        self.queued += len(frame)
+        if self.queued >= self.client.max_queue_bytes:
+            self.room.clear()
+        self.wake.set()
+        if self.task is None or self.task.done():
+            self.task = asyncio.get_running_loop().create_task(self._run())
+            self.client._tasks.add(self.task)
+            self.task.add_done_callback(self.client._tasks.discard)
+        return True
+
+    async def _run(self) -> None:
+        reason = "closed"
+        waiter: Optional[asyncio.Task] = None
+        watch: Optional[asyncio.Task] = None
+        try:
+            reader, writer = await asyncio.wait_for(
+                asyncio.open_connection(*self.endpoint), self.client.connect_timeout
+            )
+            self.writer = writer
+            self.client.stats["reconnects"] += 1
+            writer.write(wire.control_frame(T.HELLO, self.client._hello()))
+            watch = asyncio.get_running_loop().create_task(reader.read(1))  # EOF = peer gone
+            watch.add_done_callback(lambda t: t.cancelled() or t.exception())  # a reset is an EOF too
+            while True:
+                if not self.queue:
+                    self.wake.clear()
+                    waiter = asyncio.get_running_loop().create_task(self.wake.wait())
+                    done, _ = await asyncio.wait(
+                        {waiter, watch}, timeout=self.client.idle_timeout, return_when=asyncio.FIRST_COMPLETED
+                    )
+                    if watch in done:
+                        waiter.cancel()
+                        reason = "connection closed by the peer"
+                        raise ConnectionError(reason)
+                    if not done:  # idle: close, reopen when needed
+                        waiter.cancel()
+                        watch.cancel()
+                        writer.close()
+                        return
+                    continue
+                chunks, self.queue = self.queue, []
+                n = sum(len(c) for c in chunks)
+                writer.write(b"".join(chunks))
+                self.client.stats["messages_out"] += len(chunks)
+                self.client.stats["bytes_out"] += n
+                await writer.drain()
+                self.queued = max(0, self.queued - n)
+                if self.queued < self.client.max_queue_bytes // 2:
+                    self.room.set()
+        except asyncio.CancelledError:
+            if self.writer:
+                self.writer.close()
+            raise
+        except (OSError, ConnectionError, asyncio.TimeoutError) as e:
+            reason = str(e) or type(e).__name__
+        finally:
+            for t in (waiter, watch):
+                if t is not None and not t.done():
+                    t.cancel()
+        if self.queue:
+            self.client.stats["dropped"] += 1
+        self.queue, self.queued = [], 0
+        self.room.set()
+        if self.writer:
+            self.writer.close()
+        self.writer = None
+        self.client._destination_failed(self.endpoint, reason)
+
+    def close(self) -> None:
+        if self.task and not self.task.done():
+            self.task.cancel()
+        if self.writer:
+            self.writer.close()
+
+
+# --- services and subscriptions ---------------------------------------------------------------
+
+
+class Service:
+    """A service this process provides. update() sends the new value to every subscriber."""
+
+    def __init__(self, client: "Client", name: str, on_request: Optional[Callable] = None) -> None:
+        self.client = client
+        self.name = name
+        self.sequence = 0
+        self.last: Optional[Tuple[bytes, int]] = None  # prepared data, flags
+        self.subscribers: Dict[Endpoint, Tuple[str, int]] = {}
+        self.on_request = on_request
+        self.dropped = 0
+
+    @property
+    def subscriber_count(self) -> int:
+        return len(self.subscribers)
+
+    def update(self, data: Union[bytes, str]) -> None:
+        """Publishes @p data (bytes, or str sent as UTF-8). Never blocks: a subscriber whose queue is
+        full misses this value (it gets the latest with its next one, as in libdialog's Drop mode)."""
+        if isinstance(data, str):
+            data = data.encode()
+        if len(data) > self.client.max_message_size:
+            raise ValueError("message of %d bytes exceeds the maximum of %d" % (len(data), self.client.max_message_size))
+        prepared, flags = wire.prepare_data(bytes(data), self.client.compression_threshold)
+        self.sequence += 1
+        self.last = (prepared, flags)
+        if not self.subscribers:
+            return
+        frame = wire.service_frame(self.name, self.sequence, prepared, flags)
+        for ep in list(self.subscribers):
+            if not self.client._outbox(ep).send(frame):
+                self.dropped += 1
+
+    async def drain(self) -> None:
+        """Waits until every subscriber's queue has room again (half its bound): a publisher that
+        calls it after update() never loses a message to a slow subscriber (libdialog's Block mode)."""
+        for ep in list(self.subscribers):
+            box = self.client._outboxes.get(ep)
+            if box is not None and not box.room.is_set():
+                await box.room.wait()
+
+    async def wait_subscribers(self, n: int = 1, timeout: float = 10.0) -> None:
+        """Waits until at least @p n subscribers are connected (asyncio.TimeoutError otherwise)."""
+
+        async def poll() -> None:
+            while len(self.subscribers) < n:
+                await asyncio.sleep(0.02)
+
+        await asyncio.wait_for(poll(), timeout)
+
+    def _add(self, ep: Endpoint, name: str, incarnation: int) -> None:
+        self.subscribers[ep] = (name, incarnation)
+        if self.last is not None:
+            self.client._outbox(ep).send(wire.service_frame(self.name, self.sequence, *self.last))
+
+
+class Subscription:
+    """Messages of one service. Iterate it (``async for m in sub``) or give a callback to subscribe().
+
+    ``state`` is "waiting" (no provider known), "connecting", "active" or "lost".
+    """
+
+    def __init__(self, client: "Client", name: str, callback: Optional[Callable[[Message], Any]], attached: bool):
+        self.client = client
+        self.name = name
+        self.callback = callback
+        self.attached = attached
+        self.state = "waiting"
+        self.provider = ""
+        self.received = 0
+        self.lost = 0
+        self.last: Optional[Message] = None
+        self._queue: asyncio.Queue = asyncio.Queue()
+        self._seq: Dict[int, int] = {}  # provider incarnation -> last sequence
+        self._closed = False
+
+    def _deliver(self, m: Message, incarnation: int) -> None:
+        prev = self._seq.get(incarnation)
+        if prev is not None and m.sequence <= prev:
+            return  # a value already seen (re-sent on (re)subscription)
+        if prev is not None and m.sequence > prev + 1:
+            self.lost += m.sequence - prev - 1
+        self._seq[incarnation] = m.sequence
+        self.received += 1
+        self.last = m
+        if self.state != "active":
+            self.state = "active"
+        if self.callback is not None:
+            try:
+                r = self.callback(m)
+                if r is not None and asyncio.iscoroutine(r):
+                    asyncio.get_running_loop().create_task(r)
+            except Exception:  # a failing callback must not break the connection
+                log.exception("subscription callback for %s failed", self.name)
+        else:
+            self._queue.put_nowait(m)
+
+    def __aiter__(self) -> "Subscription":
+        return self
+
+    async def __anext__(self) -> Message:
+        if self._closed and self._queue.empty():
+            raise StopAsyncIteration
+        m = await self._queue.get()
+        if m is None:
+            raise StopAsyncIteration
+        return m
+
+    async def get(self, timeout: Optional[float] = None) -> Message:
+        """The next message (asyncio.TimeoutError after @p timeout seconds)."""
+        m = await asyncio.wait_for(self._queue.get(), timeout)
+        if m is None:
+            raise StopAsyncIteration
+        return m
+
+    def close(self) -> None:
+        """Unsubscribes; an iterator ends after the messages already queued."""
+        if not self._closed:
+            self._closed = True
+            self._queue.put_nowait(None)
+            self.client._unsubscribe(self)
+
+
+# --- the client -------------------------------------------------------------------------------
+
+
+class Client:
+    """One DIALOG process: connects to the Control Server, provides services, subscribes, sends and
+    receives commands and requests. Use it inside a running asyncio loop::
+
+        async with Client("MyScript") as c:
+            svc = c.publish("MyScript.Value")
+            svc.update(b"42")
+            async for m in c.subscribe("Readout1.EventRate"):
+                print(m.data)
+
+    @param control_server "host:port" or a list of them; default: $DIALOG_CONTROL_SERVER, else
+           127.0.0.1:3425. Several addresses are tried in turn (fail-over to a standby).
+    """
+
+    def __init__(
+        self,
+        name: str,
+        control_server: Union[str, List[str], None] = None,
+        *,
+        heartbeat_ms: int = 1000,
+        compression_threshold: int = wire.DEFAULT_COMPRESSION_THRESHOLD,
+        max_message_size: int = wire.DEFAULT_MAX_MESSAGE_SIZE,
+        max_queue_bytes: int = 8 * 1024 * 1024,
+        idle_timeout: float = 60.0,
+        connect_timeout: float = 5.0,
+        host: Optional[str] = None,
+    ) -> None:
+        if not name or len(name.encode()) > wire.MAX_NAME_LENGTH:
+            raise ClientError("invalid process name '%s'" % name[:64])
+        if control_server is None:
+            control_server = os.environ.get("DIALOG_CONTROL_SERVER") or DEFAULT_CONTROL_SERVER
+        if isinstance(control_server, str):
+            control_server = [s for s in control_server.split(",") if s.strip()]
+        try:
+            self.servers: List[Endpoint] = [parse_endpoint(s) for s in control_server]
+        except ValueError as e:
+            raise ClientError(str(e)) from None
+        if not self.servers:
+            raise ClientError("no Control Server address")
+        self.name = name
+        self.heartbeat_ms = max(10, heartbeat_ms)
+        self.compression_threshold = compression_threshold
+        self.max_message_size = max_message_size
+        self.max_queue_bytes = max_queue_bytes
+        self.idle_timeout = idle_timeout
+        self.connect_timeout = connect_timeout
+        cs_host = self.servers[0][0]
+        if host is None:
+            host = "127.0.0.1" if cs_host in ("localhost",) or cs_host.startswith("127.") else socket.gethostname()
+        self.host = host
+        self.port = 0
+        self.pid = os.getpid()
+        self.incarnation = random.getrandbits(64) | 1
+        #: "unconnected", "connecting" or "connected"
+        self.state = "unconnected"
+        self.stats: Dict[str, int] = dict(
+            messages_out=0, bytes_out=0, messages_in=0, bytes_in=0, dropped=0, reconnects=0, protocol_errors=0
+        )
+        #: ProtocolError of every connection closed for malformed input (most recent last, at most 100)
+        self.protocol_errors: List[ProtocolError] = []
+        #: (what, name, reason) of every refusal by the Control Server
+        self.refusals: List[Tuple[str, str, str]] = []
+        self._services: Dict[str, Service] = {}
+        self._subs: Dict[str, List[Subscription]] = {}
+        self._requested: Dict[str, int] = {}  # service -> number of subscriptions (REQUEST_SERVICE)
+        self._providers: Dict[str, Tuple[str, Endpoint, int]] = {}
+        self._commands: Dict[str, List[Callable[[Command], Any]]] = {}
+        self._command_queue: asyncio.Queue = asyncio.Queue()
+        self._pending: Dict[int, Tuple[str, asyncio.Future, bytes, bool]] = {}
+        self._locators: Dict[str, Subscription] = {}
+        self._next_id = 1
+        self._outboxes: Dict[Endpoint, _Outbox] = {}
+        self._tasks: Set[asyncio.Task] = set()
+        self._inbound: Set[asyncio.StreamWriter] = set()
+        self._server: Optional[asyncio.base_events.Server] = None
+        self._server_index = 0
+        self._last_heard = 0.0
+        self._misses = 3
+        self._hb_seq = 0
+        self._connected = asyncio.Event()
+        self._started = False
+        self._stopping = False
+        self.on_error: Optional[Callable[[Exception], Any]] = None
+
+    # --- life cycle ---
+
+    async def start(self) -> None:
+        """Listens, connects to the Control Server (in the background: see wait_connected())."""
+        if self._started:
+            return
+        self._started = True
+        bind = "127.0.0.1" if self.host.startswith("127.") or self.host == "localhost" else "0.0.0.0"
+        try:
+            self._server = await asyncio.start_server(self._accept, bind, 0, limit=1 << 20)
+        except OSError as e:
+            raise ClientError("cannot listen: %s" % e) from e
+        self.port = self._server.sockets[0].getsockname()[1]
+        loop = asyncio.get_running_loop()
+        self._last_heard = loop.time()
+        self._spawn(self._keepalive())
+        self._send_connect()
+
+    async def wait_connected(self, timeout: float = 10.0) -> None:
+        """Waits until the Control Server accepted the connection (asyncio.TimeoutError otherwise)."""
+        await asyncio.wait_for(self._connected.wait(), timeout)
+
+    async def close(self) -> None:
+        """Sends DISCONNECT, closes every connection and stops the background tasks."""
+        if not self._started or self._stopping:
+            return
+        self._stopping = True
+        if self.state == "connected":
+            box = self._cs_box()
+            box.send(wire.encode_frame(T.DISCONNECT))
+            try:
+                await asyncio.wait_for(self._flush(box), 1.0)
+            except asyncio.TimeoutError:
+                pass
+        for fut in [p[1] for p in self._pending.values()]:
+            if not fut.done():
+                fut.set_exception(RequestError("failed", "client closed"))
+        self._pending.clear()
+        if self._server:
+            self._server.close()
+        for w in list(self._inbound):
+            w.close()
+        for b in self._outboxes.values():
+            b.close()
+        for t in list(self._tasks):
+            t.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        if self._server:
+            try:
+                await asyncio.wait_for(self._server.wait_closed(), 1.0)
+            except asyncio.TimeoutError:
+                pass
+        for subs in self._subs.values():
+            for s in subs:
+                s._closed = True
+                s._queue.put_nowait(None)
+
+    async def __aenter__(self) -> "Client":
+        await self.start()
+        await self.wait_connected()
+        return self
+
+    async def __aexit__(self, *exc: Any) -> None:
+        await self.close()
+
+    @staticmethod
+    async def _flush(box: _Outbox) -> None:
+        while box.queue or (box.task and not box.task.done() and box.queued):
+            await asyncio.sleep(0.005)
+
+    def _spawn(self, coro: Awaitable) -> asyncio.Task:
+        t = asyncio.get_running_loop().create_task(coro)
+        self._tasks.add(t)
+        t.add_done_callback(self._tasks.discard)
+        return t
+
+    # --- public API ---
+
+    def publish(self, name: str, on_request: Optional[Callable[[Request], Any]] = None) -> Service:
+        """Provides the service @p name. @p on_request (optional) answers REQUESTs to it: it gets a
+        Request and returns bytes/str (or an awaitable of them), or raises to answer an error."""
+        self._check_name(name)
+        if name in self._services:
+            raise ClientError("service '%s' is already published by this client" % name)
+        s = Service(self, name, on_request)
+        self._services[name] = s
+        if self.state == "connected":
+            self._control(T.REGISTER_SERVICE, pb.Names(names=[name]))
+        return s
+
+    def unpublish(self, service: Service) -> None:
+        if self._services.pop(service.name, None) is not None and self.state == "connected":
+            self._control(T.UNREGISTER_SERVICE, pb.Names(names=[service.name]))
+
+    def subscribe(self, name: str, callback: Optional[Callable[[Message], Any]] = None) -> Subscription:
+        """Subscribes to @p name: the provider is located through the Control Server (now or when it
+        appears) and sends its current value first. Without @p callback iterate the Subscription."""
+        self._check_name(name)
+        s = Subscription(self, name, callback, attached=False)
+        self._subs.setdefault(name, []).append(s)
+        n = self._requested.get(name, 0)
+        self._requested[name] = n + 1
+        if n == 0:
+            if self.state == "connected":
+                self._control(T.REQUEST_SERVICE, pb.Names(names=[name]))
+        elif name in self._providers:
+            pname, ep, inc = self._providers[name]
+            self._subscribe_at(name, ep, pname, inc)
+        return s
+
+    def attach(self, channel: str, callback: Optional[Callable[[Message], Any]] = None) -> Subscription:
+        """Receives the messages of a stream channel another process opened to us (no Control Server)."""
+        self._check_name(channel)
+        s = Subscription(self, channel, callback, attached=True)
+        s.state = "active"
+        self._subs.setdefault(channel, []).append(s)
+        return s
+
+    def register_command(self, name: str, callback: Optional[Callable[[Command], Any]] = None) -> None:
+        """Receives the command @p name: @p callback is called, or (without one) commands() yields it."""
+        self._check_name(name)
+        first = name not in self._commands
+        self._commands.setdefault(name, [])
+        if callback is not None:
+            self._commands[name].append(callback)
+        if first and self.state == "connected":
+            self._control(T.REGISTER_COMMAND, pb.Names(names=[name]))
+
+    def unregister_command(self, name: str) -> None:
+        if self._commands.pop(name, None) is not None and self.state == "connected":
+            self._control(T.UNREGISTER_COMMAND, pb.Names(names=[name]))
+
+    async def commands(self):
+        """Async iterator over the received commands that have no callback."""
+        while True:
+            c = await self._command_queue.get()
+            if c is None:
+                return
+            yield c
+
+    def send_command(self, name: str, data: Union[bytes, str] = b"") -> bool:
+        """Sends command @p name to every registrant, via the Control Server. False when not connected."""
+        self._check_name(name)
+        if isinstance(data, str):
+            data = data.encode()
+        if self.state != "connected":
+            return False
+        prepared, flags = wire.prepare_data(bytes(data), self.compression_threshold)
+        return self._cs_box().send(wire.command_frame(name, self.name, prepared, flags))
+
+    async def request(self, service: str, data: Union[bytes, str] = b"", timeout: float = 5.0) -> bytes:
+        """Sends a REQUEST to the provider of @p service and returns the data of its REPLY.
+
+        Raises RequestError ("failed", "not-accepted", "timeout", "provider-lost")."""
+        self._check_name(service)
+        if isinstance(data, str):
+            data = data.encode()
+        if len(data) > self.max_message_size:
+            raise RequestError("invalid", "request of %d bytes exceeds the maximum" % len(data))
+        rid = self._next_id
+        self._next_id += 1
+        prepared, flags = wire.prepare_data(bytes(data), self.compression_threshold)
+        frame = wire.request_frame(service, rid, prepared, flags)
+        fut = asyncio.get_running_loop().create_future()
+        self._pending[rid] = (service, fut, frame, False)
+        if service not in self._subs and service not in self._locators:
+            self._locators[service] = self.subscribe(service, callback=lambda m: None)
+        self._send_pending(service)
+        try:
+            return await asyncio.wait_for(asyncio.shield(fut), timeout)
+        except asyncio.TimeoutError:
+            raise RequestError("timeout", "no reply within %d ms" % int(timeout * 1000)) from None
+        finally:
+            self._pending.pop(rid, None)
+
+    def reply(self, request: Request, data: Union[bytes, str] = b"", error: Optional[str] = None) -> None:
+        """Answers @p request with @p data, or with a failure carrying @p error."""
+        if isinstance(data, str):
+            data = data.encode()
+        if error is not None:
+            frame = wire.reply_frame(request.id, 1, error.encode())
+        else:
+            prepared, flags = wire.prepare_data(bytes(data), self.compression_threshold)
+            frame = wire.reply_frame(request.id, 0, prepared, flags)
+        self._outbox(request.endpoint).send(frame)
+
+    def provider_of(self, service: str) -> str:
+        """Name of the process providing @p service as far as this client knows, else ""."""
+        p = self._providers.get(service)
+        return p[0] if p else ""
+
+    @staticmethod
+    def _check_name(name: str) -> None:
+        if not name or len(name.encode()) > wire.MAX_NAME_LENGTH:
+            raise ValueError("invalid name '%s' (empty or over %d bytes)" % (name[:64], wire.MAX_NAME_LENGTH))
+
+    # --- internals: control ---
+
+    def _hello(self) -> pb.Hello:
+        return pb.Hello(name=self.name, host=self.host, port=self.port, pid=self.pid, incarnation=self.incarnation)
+
+    def _outbox(self, ep: Endpoint) -> _Outbox:
+        b = self._outboxes.get(ep)
+        if b is None:
+            b = self._outboxes[ep] = _Outbox(self, ep)
+        return b
+
+    def _cs_box(self) -> _Outbox:
+        return self._outbox(self.servers[self._server_index])
+
+    def _control(self, type_: T, msg: Any) -> None:
+        self._cs_box().send(wire.control_frame(type_, msg))
+
+    def _send_connect(self) -> None:
+        if self._stopping:
+            return
+        c = pb.Connect(
+            name=self.name,
+            host=self.host,
+            port=self.port,
+            pid=self.pid,
+            incarnation=self.incarnation,
+            services=list(self._services),
+            commands=list(self._commands),
+            requests=list(self._requested),
+            heartbeat_ms=self.heartbeat_ms,
+        )
+        if self.state != "connecting":
+            self.state = "connecting"
+        self._control(T.CONNECT_TO_CONTROL_SERVER, c)
+
+    async def _keepalive(self) -> None:
+        loop = asyncio.get_running_loop()
+        interval = self.heartbeat_ms / 1000.0
+        while True:
+            await asyncio.sleep(interval)
+            if self.state == "connected":
+                if loop.time() - self._last_heard > self._misses * interval:
+                    self._server_lost("no answer from the Control Server for %d heartbeat intervals" % self._misses)
+                    self._send_connect()
+                    continue
+                self._hb_seq += 1
+                st = pb.Statistics(
+                    messages_out=self.stats["messages_out"],
+                    bytes_out=self.stats["bytes_out"],
+                    messages_in=self.stats["messages_in"],
+                    bytes_in=self.stats["bytes_in"],
+                    dropped=self.stats["dropped"],
+                    reconnects=self.stats["reconnects"],
+                    protocol_errors=self.stats["protocol_errors"],
+                    queued_bytes=sum(b.queued for b in self._outboxes.values()),
+                    outgoing_connections=sum(1 for b in self._outboxes.values() if b.writer is not None),
+                    incoming_connections=len(self._inbound),
+                )
+                self._control(T.HEARTBEAT, pb.Heartbeat(incarnation=self.incarnation, sequence=self._hb_seq, statistics=st))
+            else:
+                if self.state == "connecting" and len(self.servers) > 1:
+                    self._server_index = (self._server_index + 1) % len(self.servers)
+                self._send_connect()
+
+    def _forget_providers(self, why: str) -> None:
+        for name in list(self._providers):
+            for s in self._subs.get(name, []):
+                s.state = "waiting"
+        self._providers.clear()
+        log.info("%s lost the Control Server: %s", self.name, why)
+
+    def _server_lost(self, why: str) -> None:
+        if self.state != "unconnected":
+            self._forget_providers(why)
+        self.state = "unconnected"
+        self._connected.clear()
+        if len(self.servers) > 1:
+            self._server_index = (self._server_index + 1) % len(self.servers)
+
+    def _destination_failed(self, ep: Endpoint, reason: str) -> None:
+        if self._stopping:
+            return
+        if ep == self.servers[self._server_index]:
+            self._server_lost(reason)
+            return
+        for s in self._services.values():
+            s.subscribers.pop(ep, None)
+
+    def _subscribe_at(self, service: str, ep: Endpoint, provider: str, incarnation: int) -> None:
+        self._providers[service] = (provider, ep, incarnation)
+        self._outbox(ep).send(wire.control_frame(T.SUBSCRIBE_SERVICE, pb.Subscribe(name=service)))
+        for s in self._subs.get(service, []):
+            s.state, s.provider = "connecting", provider
+        self._send_pending(service)
+
+    def _unsubscribe(self, sub: Subscription) -> None:
+        subs = self._subs.get(sub.name, [])
+        if sub in subs:
+            subs.remove(sub)
+        if not subs:
+            self._subs.pop(sub.name, None)
+        if sub.attached:
+            return
+        n = self._requested.get(sub.name, 0) - 1
+        if n > 0:
+            self._requested[sub.name] = n
+            return
+        self._requested.pop(sub.name, None)
+        p = self._providers.pop(sub.name, None)
+        if p is not None:
+            self._outbox(p[1]).send(wire.control_frame(T.UNSUBSCRIBE_SERVICE, pb.Subscribe(name=sub.name)))
+        if self.state == "connected":
+            self._control(T.CANCEL_REQUEST, pb.Names(names=[sub.name]))
+
+    def _send_pending(self, service: str) -> None:
+        p = self._providers.get(service)
+        if p is None:
+            return
+        box = self._outbox(p[1])
+        for rid, (svc, fut, frame, sent) in list(self._pending.items()):
+            if svc == service and not sent and not fut.done():
+                self._pending[rid] = (svc, fut, frame, True)
+                box.send(frame)
+
+    def _handle_control(self, peer: pb.Hello, f: wire.Frame) -> None:
+        msg = wire.parse_control(f)
+        loop = asyncio.get_running_loop()
+        if peer.name == CONTROL_SERVER_NAME:
+            self._last_heard = loop.time()
+        t = f.type
+        if t == T.HEARTBEAT:
+            return
+        if t == T.SUCCESSFULLY_CONNECTED:
+            self._misses = msg.heartbeat_misses or 3
+            self._last_heard = loop.time()
+            self.state = "connected"
+            self._connected.set()
+            log.info("%s connected to Control Server %s", self.name, msg.server)
+        elif t == T.INFO_SERVICE:
+            if msg.name not in self._requested:
+                return
+            if not msg.available:
+                self._providers.pop(msg.name, None)
+                for s in self._subs.get(msg.name, []):
+                    s.state = "waiting"
+                return
+            self._subscribe_at(msg.name, (msg.host, msg.port), msg.provider, msg.incarnation)
+        elif t in (T.SUBSCRIBE_SERVICE, T.UNSUBSCRIBE_SERVICE):
+            s = self._services.get(msg.name)
+            if s is None:
+                return
+            ep = (peer.host, peer.port)
+            if t == T.SUBSCRIBE_SERVICE:
+                s._add(ep, peer.name, peer.incarnation)
+            else:
+                s.subscribers.pop(ep, None)
+        elif t == T.LOST_SENDER:
+            for name, (pname, ep, inc) in list(self._providers.items()):
+                if pname == msg.name and (msg.incarnation == 0 or inc == msg.incarnation):
+                    del self._providers[name]
+                    for s in self._subs.get(name, []):
+                        s.state = "lost"
+                    for rid, (svc, fut, _frame, sent) in list(self._pending.items()):
+                        if svc == name and sent and not fut.done():
+                            fut.set_exception(
+                                RequestError("provider-lost", "provider %s of '%s' was lost" % (pname, name))
+                            )
+        elif t == T.LOST_RECEIVER:
+            ep = (msg.host, msg.port)
+            for s in self._services.values():
+                sub = s.subscribers.get(ep)
+                if sub and (msg.incarnation == 0 or sub[1] == msg.incarnation):
+                    del s.subscribers[ep]
+        elif t == T.CONNECTION_LOST:
+            if self.state != "unconnected":
+                self._forget_providers(msg.reason)
+            self.state = "unconnected"
+            self._connected.clear()
+            self._send_connect()
+        elif t == T.REFUSED:
+            if msg.what == "service":
+                self._services.pop(msg.name, None)
+            self.refusals.append((msg.what, msg.name, msg.reason))
+            log.warning("%s: %s '%s' refused: %s", self.name, msg.what, msg.name, msg.reason)
+
+    def _handle_data(self, peer: pb.Hello, f: wire.Frame) -> None:
+        t = f.type
+        if t == T.SERVICE_MESSAGE:
+            p = f.payload
+            n = int.from_bytes(p[:2], "little")
+            if len(p) < n + 10 or n > wire.MAX_NAME_LENGTH:
+                raise ProtocolError("truncated SERVICE_MESSAGE payload")
+            name = p[2 : 2 + n]
+            seq = int.from_bytes(p[2 + n : 10 + n], "little")
+            data = p[10 + n :]
+            if f.flags or len(data) > self.max_message_size:
+                data = wire.extract_data(data, f.flags, self.max_message_size)
+            subs = self._subs.get(name.decode("utf-8", "replace"))
+            if subs:
+                m = Message(subs[0].name, data, seq)
+                for s in list(subs):
+                    s._deliver(m, peer.incarnation)
+        elif t == T.COMMAND_MESSAGE:
+            name, origin, body = wire.split_command(f.payload)
+            data = wire.extract_data(body, f.flags, self.max_message_size)
+            c = Command(name.decode("utf-8", "replace"), data, origin.decode("utf-8", "replace"))
+            cbs = self._commands.get(c.name)
+            if cbs:
+                for cb in cbs:
+                    try:
+                        r = cb(c)
+                        if asyncio.iscoroutine(r):
+                            self._spawn(r)
+                    except Exception:
+                        log.exception("command callback for %s failed", c.name)
+            else:
+                self._command_queue.put_nowait(c)
+        elif t == T.REQUEST:
+            name, rid, body = wire.split_service(f.payload)
+            data = wire.extract_data(body, f.flags, self.max_message_size)
+            r = Request(name.decode("utf-8", "replace"), data, rid, peer.name, (peer.host, peer.port))
+            s = self._services.get(r.service)
+            if s is None:
+                self.reply_status(r, 2, "%s does not provide '%s'" % (self.name, r.service))
+            elif s.on_request is None:
+                self.reply_status(r, 2, "%s takes no requests for '%s'" % (self.name, r.service))
+            else:
+                self._spawn(self._answer(s, r))
+        elif t == T.REPLY:
+            rid, status, body = wire.split_reply(f.payload)
+            data = wire.extract_data(body, f.flags, self.max_message_size)
+            p = self._pending.get(rid)
+            if p is None or p[1].done():
+                return
+            if status == 0:
+                p[1].set_result(data)
+            else:
+                p[1].set_exception(
+                    RequestError("not-accepted" if status == 2 else "failed", data.decode("utf-8", "replace"))
+                )
+
+    def reply_status(self, r: Request, status: int, text: str) -> None:
+        self._outbox(r.endpoint).send(wire.reply_frame(r.id, status, text.encode()))
+
+    async def _answer(self, s: Service, r: Request) -> None:
+        try:
+            out = s.on_request(r)
+            if asyncio.iscoroutine(out) or isinstance(out, asyncio.Future):
+                out = await out
+        except Exception as e:
+            self.reply(r, error=str(e) or type(e).__name__)
+            return
+        if out is not None:
+            self.reply(r, out)
+
+    # --- internals: inbound connections ---
+
+    async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self._inbound.add(writer)
+        decoder = wire.FrameDecoder(self.max_message_size + wire.NAME_OVERHEAD)
+        peer: Optional[pb.Hello] = None
+        label = "%s:%s" % (writer.get_extra_info("peername") or ("?", 0))[:2]
+        try:
+            while True:
+                data = await reader.read(256 * 1024)
+                if not data:
+                    return
+                self.stats["bytes_in"] += len(data)
+                for f in decoder.feed(data):
+                    if peer is None:
+                        if f.type != T.HELLO:
+                            raise ProtocolError("first frame is %s, not a valid HELLO" % f.type.name)
+                        peer = wire.parse_control(f)
+                        label = "%s (%s)" % (peer.name, label)
+                        continue
+                    self.stats["messages_in"] += 1
+                    if f.type in wire.DATA_TYPES:
+                        self._handle_data(peer, f)
+                    elif f.type == T.HELLO:
+                        raise ProtocolError("malformed HELLO payload")
+                    else:
+                        self._handle_control(peer, f)
+        except ProtocolError as e:
+            err = ProtocolError("closed connection from %s: %s" % (label, e))
+            self.stats["protocol_errors"] += 1
+            self.protocol_errors.append(err)
+            del self.protocol_errors[:-100]
+            log.warning("%s", err)
+            if self.on_error is not None:
+                self.on_error(err)
+        except (ConnectionError, OSError):
+            pass
+        except asyncio.CancelledError:
+            pass
+        finally:
+            self._inbound.discard(writer)
+            writer.close()

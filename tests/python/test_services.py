@@ -1,0 +1,254 @@
+"""Services, commands and requests between the Python client and the C++ processes."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+
+import pytest
+from conftest import run, run_tool
+
+import dialog
+from dialog import wire
+
+
+def client(daemons, name: str) -> dialog.Client:
+    return dialog.Client(name, daemons.address, heartbeat_ms=200)
+
+
+def test_python_publisher_cpp_subscriber(daemons):
+    async def main():
+        async with client(daemons, "PyPub") as c:
+            svc = c.publish("PyPub.Value")
+            svc.update("first value")
+            out = await run_tool("get", "--count", "1", "--timeout-ms", "15000", "PyPub.Value", address=daemons.address)
+            assert "first value" in out
+            # Above the compression threshold: sent as zstd, decoded by libdialog.
+            big = ("0123456789abcdef" * 8192).encode()
+            svc.update(big)
+            assert wire.prepare_data(big)[1] == wire.FLAG_COMPRESSED
+            out = await run_tool("get", "--count", "1", "--timeout-ms", "15000", "PyPub.Value", address=daemons.address)
+            assert "(%d bytes)" % len(big) in out
+
+    run(main())
+
+
+def test_cpp_publisher_python_subscriber(daemons):
+    daemons.start("dialog", "publish", "--rate", "20", "--data", "from C++", "CppPub.Value")
+
+    async def main():
+        async with client(daemons, "PySub") as c:
+            got = []
+            async for m in c.subscribe("CppPub.Value"):
+                assert m.name == "CppPub.Value"
+                got.append(m)
+                if len(got) == 3:
+                    break
+            assert all(m.data == b"from C++" for m in got)
+            assert got[0].sequence < got[1].sequence < got[2].sequence
+
+    run(main(), 30)
+
+
+def test_cpp_publisher_compressed_callback_form(daemons):
+    daemons.start("dialog", "publish", "--rate", "20", "--size", "200000", "--compress-threshold", "1000",
+                  "CppPub.Big")
+
+    async def main():
+        async with client(daemons, "PySubCb") as c:
+            got: asyncio.Queue = asyncio.Queue()
+            c.subscribe("CppPub.Big", callback=got.put_nowait)
+            m = await asyncio.wait_for(got.get(), 15)
+            assert len(m.data) == 200000
+
+    run(main(), 30)
+
+
+def test_python_command_to_cpp_registrants(daemons):
+    # Two C++ registrants echo the command's data on their own services.
+    daemons.start("dialog", "echo", "--name", "Echo1", "--command", "Py.Cmd", "--service", "Echo1.Out")
+    daemons.start("dialog", "echo", "--name", "Echo2", "--command", "Py.Cmd", "--service", "Echo2.Out")
+
+    async def main():
+        async with client(daemons, "PyCmd") as c:
+            s1, s2 = c.subscribe("Echo1.Out"), c.subscribe("Echo2.Out")
+            # The registrants are connected once their services are located.
+            while not (c.provider_of("Echo1.Out") and c.provider_of("Echo2.Out")):
+                await asyncio.sleep(0.05)
+            await asyncio.sleep(0.2)
+            for _ in range(50):  # until both echoed (registration may trail the service)
+                assert c.send_command("Py.Cmd", "go 42")
+                try:
+                    m1 = await s1.get(0.5)
+                    m2 = await s2.get(2)
+                    break
+                except asyncio.TimeoutError:
+                    continue
+            assert m1.data == b"go 42" and m2.data == b"go 42"
+
+    run(main(), 60)
+
+
+def test_commands_and_requests_between_python_clients(daemons):
+    async def main():
+        async with client(daemons, "PyA") as a, client(daemons, "PyB") as b:
+            got: asyncio.Queue = asyncio.Queue()
+            b.register_command("B.Do", callback=got.put_nowait)
+            b.register_command("B.Queued")
+
+            async def double(r: dialog.Request) -> bytes:
+                if r.data == b"fail":
+                    raise ValueError("asked to fail")
+                return r.data * 2
+
+            b.publish("B.Service", on_request=double)
+            b.publish("B.NoRequests")
+            await asyncio.sleep(0.3)
+            for _ in range(50):
+                a.send_command("B.Do", "x")
+                try:
+                    cmd = await asyncio.wait_for(got.get(), 0.5)
+                    break
+                except asyncio.TimeoutError:
+                    continue
+            assert cmd.origin == "PyA" and cmd.data == b"x" and cmd.name == "B.Do"
+            a.send_command("B.Queued", "y")
+            it = b.commands()
+            cmd = await asyncio.wait_for(it.__anext__(), 10)
+            assert cmd.name == "B.Queued" and cmd.data == b"y"
+            assert await a.request("B.Service", "ab") == b"abab"
+            big = b"z" * 300000
+            assert await a.request("B.Service", big) == big * 2
+            with pytest.raises(dialog.RequestError) as e:
+                await a.request("B.Service", "fail")
+            assert e.value.status == "failed" and "asked to fail" in str(e.value)
+            with pytest.raises(dialog.RequestError) as e:
+                await a.request("B.NoRequests", "x")
+            assert e.value.status == "not-accepted"
+            with pytest.raises(dialog.RequestError) as e:
+                await a.request("Nobody.Provides", "x", timeout=0.5)
+            assert e.value.status == "timeout"
+
+    run(main(), 60)
+
+
+def test_subscriber_survives_provider_restart(daemons):
+    pub = daemons.start("dialog", "publish", "--rate", "20", "--data", "before", "--name", "Prov", "Prov.Value")
+
+    async def main():
+        async with client(daemons, "PySurvivor") as c:
+            sub = c.subscribe("Prov.Value")
+            assert (await sub.get(15)).data == b"before"
+            daemons.stop(pub, kill=True)
+            daemons.start("dialog", "publish", "--rate", "20", "--data", "after", "--name", "Prov", "Prov.Value")
+            while True:
+                m = await sub.get(30)
+                if m.data == b"after":
+                    break
+
+    run(main(), 60)
+
+
+def test_subscriber_survives_control_server_restart(daemons):
+    pub = daemons.start("dialog", "publish", "--rate", "20", "--data", "one", "--name", "Prov", "Prov.Value")
+
+    async def main():
+        async with client(daemons, "PySurvivor") as c:
+            svc = c.publish("PySurvivor.Mine")
+            svc.update("mine")
+            sub = c.subscribe("Prov.Value")
+            assert (await sub.get(15)).data == b"one"
+            daemons.stop(daemons.cs)
+            while c.state == "connected":  # the silence is noticed
+                await asyncio.sleep(0.05)
+            daemons.start_control_server()
+            await c.wait_connected(30)
+            # A new provider can only be found through the new Control Server: the client
+            # registered its requests again.
+            daemons.stop(pub, kill=True)
+            daemons.start("dialog", "publish", "--rate", "20", "--data", "two", "--name", "Prov", "Prov.Value")
+            while (await sub.get(30)).data != b"two":
+                pass
+            # ... and its own service again.
+            out = await run_tool("get", "--count", "1", "--timeout-ms", "15000", "PySurvivor.Mine",
+                                 address=daemons.address)
+            assert "mine" in out
+
+    run(main(), 90)
+
+
+@pytest.mark.parametrize(
+    "garbage, reason",
+    [
+        (b"GET / HTTP/1.1\r\n\r\n", "bad magic"),
+        (wire.encode_frame(wire.MessageType.SERVICE_MESSAGE, b"\x05\x00ab"), "not a valid HELLO"),
+        (b"\xa1\xd1\x07\x01" + bytes(8), "unsupported protocol version 7"),
+        ("hello+truncated", "truncated SERVICE_MESSAGE"),
+        ("hello+corrupt-zstd", "zstd"),
+        ("hello+bad-control", "malformed INFO_SERVICE"),
+    ],
+)
+def test_malformed_input_closes_the_connection(daemons, garbage, reason):
+    async def main():
+        async with client(daemons, "PyVictim") as c:
+            c.subscribe("X.Y")
+            data = garbage
+            if isinstance(garbage, str):
+                hello = wire.control_frame(wire.MessageType.HELLO, wire.wire_pb2.Hello(name="Evil", host="127.0.0.1", port=1))
+                if garbage.endswith("truncated"):
+                    data = hello + wire.encode_frame(wire.MessageType.SERVICE_MESSAGE, b"\x03\x00X.Y\x01\x02")
+                elif garbage.endswith("corrupt-zstd"):
+                    body = b"\x03\x00X.Y" + bytes(8) + b"\x28\xb5\x2f\xfd garbage"
+                    data = hello + wire.encode_frame(wire.MessageType.SERVICE_MESSAGE, body, wire.FLAG_COMPRESSED)
+                else:
+                    data = hello + wire.encode_frame(wire.MessageType.INFO_SERVICE, b"\xff\xff\xff")
+            reader, writer = await asyncio.open_connection("127.0.0.1", c.port)
+            writer.write(data)
+            await writer.drain()
+            # The client closes the connection: EOF (or a reset), never a hang.
+            try:
+                rest = await asyncio.wait_for(reader.read(), 10)
+            except ConnectionResetError:
+                rest = b""
+            assert rest == b""
+            writer.close()
+            assert c.protocol_errors, "no protocol error recorded"
+            assert reason in str(c.protocol_errors[-1]), str(c.protocol_errors[-1])
+            assert isinstance(c.protocol_errors[-1], dialog.ProtocolError)
+            # The client itself keeps working.
+            assert c.state == "connected"
+
+    run(main(), 30)
+
+
+def test_client_rejects_bad_addresses():
+    with pytest.raises(dialog.ClientError):
+        dialog.Client("X", "no-port")
+    with pytest.raises(dialog.ClientError):
+        dialog.Client("", "127.0.0.1:1")
+
+
+def test_control_server_from_environment(monkeypatch):
+    monkeypatch.setenv("DIALOG_CONTROL_SERVER", "127.0.0.1:4711")
+    assert dialog.Client("X").servers == [("127.0.0.1", 4711)]
+    assert dialog.Client("X", "10.0.0.1:1,127.0.0.1:2").servers == [("10.0.0.1", 1), ("127.0.0.1", 2)]
+    # the socket module is only used for the host name of non-local Control Servers
+    assert dialog.Client("X", "10.0.0.1:1").host == socket.gethostname()
+
+
+def test_service_of_another_process_is_refused(daemons):
+    async def main():
+        async with client(daemons, "PyFirst") as a, client(daemons, "PySecond") as b:
+            a.publish("Shared.Name").update("a")
+            await asyncio.sleep(0.2)
+            b.publish("Shared.Name")
+            for _ in range(100):
+                if b.refusals:
+                    break
+                await asyncio.sleep(0.05)
+            what, name, reason = b.refusals[0]
+            assert (what, name) == ("service", "Shared.Name") and "PyFirst" in reason
+            sub = b.subscribe("Shared.Name")
+            assert (await sub.get(10)).data == b"a"
+
+    run(main(), 30)
