@@ -154,6 +154,15 @@ void LogStore::writePending()
         if (ok) {
             m_stored += quint64(stored.size());
         } else {
+            // Opened again for the next batch: a database made writable again is used at once.
+            if (m_open) {
+                {
+                    QSqlDatabase db = QSqlDatabase::database(m_connection, false);
+                    db.close();
+                }
+                QSqlDatabase::removeDatabase(m_connection);
+                m_open = false;
+            }
             m_dropped += quint64(records.size());
             std::fprintf(stderr, "dialog-logger: %lld messages not stored (%s); %llu dropped since start\n",
                          qlonglong(records.size()), qPrintable(error), (unsigned long long)m_dropped.load());
