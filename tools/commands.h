@@ -20,6 +20,8 @@ int down(const QStringList &args);
 int log(const QStringList &args);
 /// The IS benchmarks (is-fanout, is-latency) and their child processes (is-sender, is-subscriber).
 int benchIs(const QString &test, const QStringList &args);
+/// Messages stored per second by dialog-logger and its search time (cmd_bench_log.cpp).
+int benchLog(const QStringList &args);
 /// HTTP GET throughput of the web IS (cmd_bench_http.cpp).
 int benchIsHttp(const QStringList &args);
 
