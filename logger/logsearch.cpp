@@ -46,12 +46,18 @@ std::optional<QList<LogRecord>> LogSearch::run(const LogQuery &query, bool *more
         add("time <= ?", query.untilMs);
     if (query.minSeverity > Severity::Debug)
         add("severity >= ?", int(query.minSeverity));
-    if (!query.process.isEmpty())
-        add("process GLOB ?", query.process);
-    if (!query.host.isEmpty())
-        add("host GLOB ?", query.host);
-    if (!query.category.isEmpty())
-        add("category GLOB ?", query.category);
+    // A pattern without wildcards is an equality, which the planner always serves from an index.
+    auto match = [&](const char *column, const QString &pattern) {
+        if (pattern.isEmpty())
+            return;
+        const bool glob = pattern.contains(QLatin1Char('*')) || pattern.contains(QLatin1Char('?')) ||
+                          pattern.contains(QLatin1Char('['));
+        where.append(QLatin1String(column) + (glob ? QLatin1String(" GLOB ?") : QLatin1String(" = ?")));
+        binds.append(pattern);
+    };
+    match("process", query.process);
+    match("host", query.host);
+    match("category", query.category);
     if (!query.text.isEmpty()) {
         QString t = query.text;
         t.replace(QLatin1Char('\\'), QLatin1String("\\\\"))
