@@ -262,6 +262,10 @@ int report(const QStringList &args, const QString &verb)
                  QStringLiteral("key=value")});
     p.addOption({QStringLiteral("run"), QStringLiteral("Run number."), QStringLiteral("n")});
     p.addOption(
+        {QStringLiteral("time"),
+         QStringLiteral("The message's time instead of now (2h ago, ISO 8601 or ms; for back-filling)."),
+         QStringLiteral("time")});
+    p.addOption(
         {QStringLiteral("count"), QStringLiteral("Report it N times (default 1)."), QStringLiteral("n")});
     p.addOption(
         {QStringLiteral("numbered"), QStringLiteral("With --count: append \" #i\" to each message.")});
@@ -289,6 +293,15 @@ int report(const QStringList &args, const QString &verb)
         !intOption(p, verb, QStringLiteral("collapse-ms"), 0, 3600000, collapse) ||
         !intOption(p, verb, QStringLiteral("timeout-ms"), 1, 3600000, timeout))
         return 1;
+    qint64 timeMs = 0;
+    if (p.isSet(QStringLiteral("time"))) {
+        const auto t = parseTime(p.value(QStringLiteral("time")));
+        if (!t)
+            return fail(verb,
+                        QStringLiteral("invalid --time '%1' (expected e.g. 2h, 2026-11-23T18:00:00 or ms)")
+                            .arg(p.value(QStringLiteral("time"))));
+        timeMs = *t;
+    }
     QVariantMap values;
     for (const QString &kv : p.values(QStringLiteral("value"))) {
         const int eq = kv.indexOf(QLatin1Char('='));
@@ -309,9 +322,15 @@ int report(const QStringList &args, const QString &verb)
     const QString text = p.positionalArguments().first();
     const QString category = p.value(QStringLiteral("category"));
     const bool numbered = p.isSet(QStringLiteral("numbered"));
-    for (qint64 i = 1; i <= count; ++i)
-        dialog::report(*severity, category, numbered ? QStringLiteral("%1 #%2").arg(text).arg(i) : text,
-                       values);
+    LogRecord r;
+    r.severity = *severity;
+    r.category = category;
+    r.values = values;
+    r.timeMs = timeMs;
+    for (qint64 i = 1; i <= count; ++i) {
+        r.text = numbered ? QStringLiteral("%1 #%2").arg(text).arg(i) : text;
+        dialog::report(r);
+    }
     QElapsedTimer t;
     t.start();
     // Wait for the connection first: flushReports() counts from the first batch sent.

@@ -337,6 +337,51 @@ private Q_SLOTS:
         QCOMPARE(tail->state(), QProcess::Running);
     }
 
+    void retentionByAgeAndSize()
+    {
+        m_logger->terminate();
+        QVERIFY(m_logger->waitForFinished(5000));
+        m_logger =
+            startLogger({QStringLiteral("--keep-days"), QStringLiteral("30"), QStringLiteral("--max-bytes"),
+                         QStringLiteral("2000000"), QStringLiteral("--retention-s"), QStringLiteral("1")});
+        QVERIFY(!waitForLogger().isEmpty());
+        QCOMPARE(m_fx->run(QStringLiteral("dialog"),
+                           reportArgs(QStringLiteral("Old"), {QStringLiteral("--time"), QStringLiteral("40d"),
+                                                              QStringLiteral("from long ago")})),
+                 0);
+        QCOMPARE(
+            m_fx->run(QStringLiteral("dialog"),
+                      reportArgs(QStringLiteral("Recent"), {QStringLiteral("--time"), QStringLiteral("20d"),
+                                                            QStringLiteral("from last week")})),
+            0);
+        // Older than --keep-days: gone at the next retention; the younger one stays.
+        QTRY_VERIFY_WITH_TIMEOUT(search({QStringLiteral("--process"), QStringLiteral("Old")}).isEmpty(),
+                                 10000);
+        QCOMPARE(search({QStringLiteral("--process"), QStringLiteral("Recent")}).size(), 1);
+        // About 6 MB of messages into a 2 MB bound: the oldest go, the newest stay.
+        const QString text = QString(200, QLatin1Char('x'));
+        QCOMPARE(m_fx->run(QStringLiteral("dialog"),
+                           reportArgs(QStringLiteral("Big"),
+                                      {QStringLiteral("--count"), QStringLiteral("20000"),
+                                       QStringLiteral("--numbered"), QStringLiteral("--queue"),
+                                       QStringLiteral("20000"), QStringLiteral("--timeout-ms"),
+                                       QStringLiteral("60000"), text}),
+                           nullptr, nullptr, 70000),
+                 0);
+        auto big = [&] {
+            return search({QStringLiteral("--process"), QStringLiteral("Big"), QStringLiteral("--limit"),
+                           QStringLiteral("10000")});
+        };
+        // Fewer than 10,000 of the 20,000 left.
+        QTRY_VERIFY_WITH_TIMEOUT(big().size() < 10000, 15000);
+        const auto kept = big();
+        QCOMPARE(kept.last().value(QStringLiteral("text")).toString(), text + QStringLiteral(" #20000"));
+        // The oldest went first: what is left is the newest, without a gap.
+        const int n = int(kept.size());
+        QCOMPARE(kept.first().value(QStringLiteral("text")).toString(),
+                 text + QStringLiteral(" #%1").arg(20001 - n));
+    }
+
     void cliErrors_data()
     {
         QTest::addColumn<QStringList>("args");
