@@ -1,14 +1,21 @@
 // dialog-logger with the real Control Server, real reporting processes (`dialog log report`) and a
 // real SQLite file: completeness and order, collapsing, drops, restarts, the CLI, a read-only database.
+// File and line of Qt messages are recorded in release builds only with this defined.
+#define QT_MESSAGELOGCONTEXT
 #include "processfixture.h"
+
+#include "dialog/report.h"
 
 #include <QDir>
 #include <QFile>
 #include <QHash>
+#include <QLoggingCategory>
 #include <QTemporaryDir>
 #include <unistd.h>
 
 using namespace dialog::test;
+
+Q_LOGGING_CATEGORY(lcTest, "dialog.test.logger")
 
 class tst_Logger : public QObject
 {
@@ -246,6 +253,40 @@ private Q_SLOTS:
         const auto during = search({QStringLiteral("--process"), QStringLiteral("During"),
                                     QStringLiteral("--limit"), QStringLiteral("5000")});
         QCOMPARE(during.size(), 100);
+    }
+
+    void qtMessagesAreForwardedWithTheirContext()
+    {
+        dialog::Client client(m_fx->clientOptions(QStringLiteral("InProcess")));
+        QVERIFY(client.start());
+        // QtTest's own handler, put back afterwards.
+        const QtMessageHandler testHandler = qInstallMessageHandler(nullptr);
+        qInstallMessageHandler(testHandler);
+        dialog::installMessageHandler();
+        dialog::startReporting(&client);
+        dialog::setReportRunNumber(7);
+        const int line = __LINE__ + 1;
+        qCWarning(lcTest) << "forwarded" << 42;
+        dialog::report(dialog::Severity::Error, QStringLiteral("direct"), {{QStringLiteral("board"), 12}});
+        dialog::setReportRunNumber(0);
+        QVERIFY(dialog::flushReports(10000));
+        qInstallMessageHandler(testHandler);
+        dialog::stopReporting();
+        const auto records = search({QStringLiteral("--process"), QStringLiteral("InProcess"),
+                                     QStringLiteral("--run"), QStringLiteral("7")});
+        QCOMPARE(records.size(), 2);
+        const QJsonObject w = records.at(0);
+        QCOMPARE(w.value(QStringLiteral("text")).toString(), QStringLiteral("forwarded 42"));
+        QCOMPARE(w.value(QStringLiteral("severity")).toString(), QStringLiteral("warning"));
+        QCOMPARE(w.value(QStringLiteral("category")).toString(), QStringLiteral("dialog.test.logger"));
+        QVERIFY(w.value(QStringLiteral("file")).toString().endsWith(QLatin1String("tst_logger.cpp")));
+        QCOMPARE(w.value(QStringLiteral("line")).toInt(), line);
+        QCOMPARE(w.value(QStringLiteral("pid")).toInteger(), QCoreApplication::applicationPid());
+        const QJsonObject e = records.at(1);
+        QCOMPARE(e.value(QStringLiteral("severity")).toString(), QStringLiteral("error"));
+        QCOMPARE(e.value(QStringLiteral("category")).toString(), QStringLiteral("default"));
+        QCOMPARE(e.value(QStringLiteral("values")).toObject().value(QStringLiteral("board")).toInt(), 12);
+        QVERIFY(dialog::reportStatistics().acknowledged >= 2);
     }
 
     void searchFiltersAndPaging()
