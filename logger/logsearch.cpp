@@ -69,6 +69,8 @@ std::optional<QList<LogRecord>> LogSearch::run(const LogQuery &query, bool *more
         add("run = ?", qint64(query.run));
     if (query.beforeId)
         add("id < ?", query.beforeId);
+    if (query.afterId)
+        add("id > ?", query.afterId);
     QString sql =
         QStringLiteral("SELECT id, time, severity, process, host, pid, category, text, file, line, run, "
                        "vals, seq FROM messages");

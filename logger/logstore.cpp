@@ -24,9 +24,11 @@ bool exec(QSqlDatabase &db, const QString &sql, QString *error)
 
 bool createSchema(QSqlDatabase &db, QString *error)
 {
-    // The unique key makes a batch sent again (after a lost acknowledgement) harmless.
+    // The unique key makes a batch sent again (after a lost acknowledgement) harmless. Ids only grow
+    // (AUTOINCREMENT), even when the retention empties the table: clients page and follow by id.
     const char *const statements[] = {
-        "CREATE TABLE IF NOT EXISTS messages (id INTEGER PRIMARY KEY, time INTEGER NOT NULL, severity "
+        "CREATE TABLE IF NOT EXISTS messages (id INTEGER PRIMARY KEY AUTOINCREMENT, time INTEGER NOT NULL, "
+        "severity "
         "INTEGER "
         "NOT NULL, process TEXT NOT NULL, host TEXT NOT NULL, pid INTEGER NOT NULL, category TEXT NOT NULL, "
         "text TEXT NOT NULL, file TEXT, line INTEGER, run INTEGER NOT NULL, vals TEXT, seq INTEGER NOT NULL)",

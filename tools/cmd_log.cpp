@@ -50,7 +50,7 @@ std::optional<qint64> parseTime(const QString &s)
     return std::nullopt;
 }
 
-void addFilterOptions(QCommandLineParser &p)
+void addFilterOptions(QCommandLineParser &p, int defaultLimit)
 {
     p.addOption({QStringLiteral("since"),
                  QStringLiteral("From this time: 2h, 30m, 10s, 3d ago, or ISO 8601, or ms."),
@@ -68,8 +68,7 @@ void addFilterOptions(QCommandLineParser &p)
                  QStringLiteral("text")});
     p.addOption({QStringLiteral("run"), QStringLiteral("Run number."), QStringLiteral("n")});
     p.addOption({QStringLiteral("limit"),
-                 QStringLiteral("At most this many messages (1..10000, default %1).")
-                     .arg(p.applicationDescription().contains(QLatin1String("newest")) ? 20 : 100),
+                 QStringLiteral("At most this many messages (1..10000, default %1).").arg(defaultLimit),
                  QStringLiteral("n")});
     p.addOption({QStringLiteral("before"), QStringLiteral("Paging: messages older than this id."),
                  QStringLiteral("id")});
@@ -177,7 +176,7 @@ int query(const QStringList &args, const QString &verb, bool tail)
     p.setApplicationDescription(
         tail ? QStringLiteral("Prints the newest messages (oldest first).")
              : QStringLiteral("Searches the stored messages; prints one page, oldest first."));
-    addFilterOptions(p);
+    addFilterOptions(p, tail ? 20 : 100);
     if (tail)
         p.addOption({QStringLiteral("follow"), QStringLiteral("Keep printing messages as they are stored.")});
     if (!parse(p, args, verb))
@@ -232,16 +231,60 @@ int query(const QStringList &args, const QString &verb, bool tail)
                (!q.run || rec.run == q.run) && (!q.sinceMs || rec.timeMs >= q.sinceMs) &&
                (!q.untilMs || rec.timeMs <= q.untilMs);
     };
-    QObject::connect(sub, &Subscription::messageReceived, client.get(), [&](const Message &m) {
-        const auto records = decodeRecords(m.data());
-        if (!records)
+    // An update the subscription did not keep up with is missing from the ids: those records are
+    // fetched with a search (newer than the last printed, older than the batch) before going on.
+    qint64 lastSeen = -1; // the highest id of any live batch, matching or not
+    bool catchingUp = false;
+    QList<QList<LogRecord>> pending;
+    auto catchUp = [&](qint64 beforeId) {
+        LogQuery g = q;
+        g.sinceMs = q.sinceMs;
+        g.afterId = lastId;
+        g.beforeId = beforeId;
+        g.limit = 10000;
+        QList<LogRecord> missed;
+        for (;;) {
+            const Reply r = ask(*client, logservice::QueryKind, g.encode(), int(timeout));
+            const auto page = r.isOk() ? LogPage::decode(r.data()) : std::nullopt;
+            if (!page) {
+                std::fprintf(stderr, "dialog %s: messages may be missing: %s\n", qPrintable(verb),
+                             qPrintable(whyNot(r, int(timeout))));
+                break;
+            }
+            missed += page->records;
+            if (!page->more || page->records.isEmpty())
+                break;
+            g.beforeId = page->records.last().id;
+        }
+        for (auto it = missed.crbegin(); it != missed.crend(); ++it) {
+            printRecord(*it, json);
+            lastId = std::max(lastId, it->id);
+        }
+    };
+    auto onBatch = [&](const QList<LogRecord> &records) {
+        if (records.isEmpty())
             return;
-        for (const LogRecord &rec : *records) {
+        if (lastSeen < 0 || records.first().id > lastSeen + 1)
+            catchUp(records.first().id);
+        for (const LogRecord &rec : records) {
+            lastSeen = std::max(lastSeen, rec.id);
             if (rec.id <= lastId || !matches(rec))
                 continue;
             printRecord(rec, json);
             lastId = rec.id;
         }
+    };
+    QObject::connect(sub, &Subscription::messageReceived, client.get(), [&](const Message &m) {
+        const auto records = decodeRecords(m.data());
+        if (!records)
+            return;
+        pending.append(*records);
+        if (catchingUp) // a search is under way in a nested event loop: taken after it
+            return;
+        catchingUp = true;
+        while (!pending.isEmpty())
+            onBatch(pending.takeFirst());
+        catchingUp = false;
         std::fflush(stdout);
     });
     return QCoreApplication::exec();

@@ -17,7 +17,7 @@ const QString time = QStringLiteral("t"), process = QStringLiteral("p"), host = 
               id = QStringLiteral("d");
 const QString since = QStringLiteral("since"), until = QStringLiteral("until"),
               minSeverity = QStringLiteral("sev"), limit = QStringLiteral("limit"),
-              before = QStringLiteral("before");
+              before = QStringLiteral("before"), after = QStringLiteral("after");
 } // namespace key
 
 const char *const names[] = {"debug", "info", "warning", "error", "fatal"};
@@ -183,6 +183,8 @@ QByteArray LogQuery::encode() const
     m.insert(key::limit, limit);
     if (beforeId)
         m.insert(key::before, beforeId);
+    if (afterId)
+        m.insert(key::after, afterId);
     return m.toCborValue().toCbor();
 }
 
@@ -207,6 +209,7 @@ std::optional<LogQuery> LogQuery::decode(const QByteArray &data, QString *error)
     const qint64 run = m.value(key::run).toInteger();
     q.limit = int(m.value(key::limit).toInteger(100));
     q.beforeId = m.value(key::before).toInteger();
+    q.afterId = m.value(key::after).toInteger();
     if (sev < 0 || sev > int(Severity::Fatal) || q.limit < 1 || q.limit > 10000 || run < 0 ||
         run > 0xffffffffLL) {
         if (error)

@@ -63,6 +63,7 @@ struct LogQuery
     quint32 run = 0;
     int limit = 100;     ///< at most this many records (1…10000), newest first
     qint64 beforeId = 0; ///< paging: only records older than this row id (the last one of a page)
+    qint64 afterId = 0;  ///< only records newer than this row id (catching up after a gap)
 
     QByteArray encode() const;
     static std::optional<LogQuery> decode(const QByteArray &data, QString *error = nullptr);

@@ -212,11 +212,13 @@ private Q_SLOTS:
         q.run = 3;
         q.limit = 50;
         q.beforeId = 77;
+        q.afterId = 3;
         const auto back = LogQuery::decode(q.encode());
         QVERIFY(back);
         QCOMPARE(back->process, q.process);
         QCOMPARE(back->minSeverity, q.minSeverity);
         QCOMPARE(back->beforeId, q.beforeId);
+        QCOMPARE(back->afterId, q.afterId);
         QCOMPARE(back->run, q.run);
         QCOMPARE(back->limit, q.limit);
     }
