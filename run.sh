@@ -13,7 +13,7 @@ PACKAGES=(
     qt6-base-dev qt6-base-dev-tools libgl-dev libqt6opengl6-dev
     qt6-charts-dev qt6-websockets-dev qt6-httpserver-dev
     libprotobuf-dev protobuf-compiler libzstd-dev fonts-dejavu-core
-    chromium libqt6sql6-sqlite
+    chromium libqt6sql6-sqlite libsqlite3-dev
 )
 
 say() { printf '\033[1m==> %s\033[0m\n' "$*"; }

@@ -3,10 +3,12 @@
 #include <QDateTime>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QSqlDriver>
 #include <QSqlError>
 #include <QSqlQuery>
 #include <QThread>
 #include <cstdio>
+#include <sqlite3.h>
 
 namespace dialog::logger {
 
@@ -175,6 +177,74 @@ void LogStore::writePending()
     }
 }
 
+namespace {
+// The insert goes to SQLite through the QSQLITE connection's own handle: Qt SQL's positional binding
+// costs a string key and a hash look-up per value, which made it the logger's bottleneck (several
+// times the cost of SQLite's insert). Opening, transactions, searches and retention stay in Qt SQL.
+class Insert
+{
+public:
+    explicit Insert(QSqlDatabase &db)
+    {
+        const QVariant h = db.driver()->handle();
+        if (h.isValid() && qstrcmp(h.typeName(), "sqlite3*") == 0)
+            m_db = *static_cast<sqlite3 *const *>(h.constData());
+        if (m_db)
+            sqlite3_prepare_v2(
+                m_db,
+                "INSERT OR IGNORE INTO messages (time, severity, process, host, pid, category, text, "
+                "file, line, run, vals, seq) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                -1, &m_stmt, nullptr);
+    }
+    ~Insert() { sqlite3_finalize(m_stmt); }
+    bool isValid() const { return m_stmt; }
+    QString error() const
+    {
+        return m_db ? QString::fromUtf8(sqlite3_errmsg(m_db)) : QStringLiteral("not a QSQLITE connection");
+    }
+
+    /// Inserts @p r; its row id, 0 if it was stored before, -1 on failure.
+    qint64 exec(const LogRecord &r)
+    {
+        auto text = [this](int i, const QString &s) {
+            sqlite3_bind_text16(m_stmt, i, s.utf16(), int(s.size() * 2), SQLITE_STATIC);
+        };
+        sqlite3_bind_int64(m_stmt, 1, r.timeMs);
+        sqlite3_bind_int(m_stmt, 2, int(r.severity));
+        text(3, r.process);
+        text(4, r.host);
+        sqlite3_bind_int64(m_stmt, 5, r.pid);
+        text(6, r.category);
+        text(7, r.text);
+        if (r.file.isEmpty()) {
+            sqlite3_bind_null(m_stmt, 8);
+            sqlite3_bind_null(m_stmt, 9);
+        } else {
+            text(8, r.file);
+            sqlite3_bind_int(m_stmt, 9, r.line);
+        }
+        sqlite3_bind_int64(m_stmt, 10, r.run);
+        QByteArray values;
+        if (r.values.isEmpty()) {
+            sqlite3_bind_null(m_stmt, 11);
+        } else {
+            values = QJsonDocument(QJsonObject::fromVariantMap(r.values)).toJson(QJsonDocument::Compact);
+            sqlite3_bind_text(m_stmt, 11, values.constData(), int(values.size()), SQLITE_STATIC);
+        }
+        sqlite3_bind_int64(m_stmt, 12, qint64(r.sequence));
+        const int rc = sqlite3_step(m_stmt);
+        sqlite3_reset(m_stmt);
+        if (rc != SQLITE_DONE)
+            return -1;
+        return sqlite3_changes(m_db) > 0 ? sqlite3_last_insert_rowid(m_db) : 0;
+    }
+
+private:
+    sqlite3 *m_db = nullptr;
+    sqlite3_stmt *m_stmt = nullptr;
+};
+} // namespace
+
 bool LogStore::writeBatch(QList<LogRecord> &records, QList<LogRecord> *stored, QString *error)
 {
     QSqlDatabase db = QSqlDatabase::database(m_connection, false);
@@ -182,37 +252,23 @@ bool LogStore::writeBatch(QList<LogRecord> &records, QList<LogRecord> *stored, Q
         *error = db.lastError().text();
         return false;
     }
-    QSqlQuery q(db);
-    q.prepare(
-        QStringLiteral("INSERT OR IGNORE INTO messages (time, severity, process, host, pid, category, text, "
-                       "file, line, run, vals, seq) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"));
+    Insert insert(db);
+    if (!insert.isValid()) {
+        *error = insert.error();
+        db.rollback();
+        return false;
+    }
     stored->reserve(records.size());
     for (LogRecord &r : records) {
-        q.bindValue(0, r.timeMs);
-        q.bindValue(1, int(r.severity));
-        q.bindValue(2, r.process);
-        q.bindValue(3, r.host);
-        q.bindValue(4, r.pid);
-        q.bindValue(5, r.category);
-        q.bindValue(6, r.text);
-        q.bindValue(7, r.file.isEmpty() ? QVariant() : QVariant(r.file));
-        q.bindValue(8, r.file.isEmpty() ? QVariant() : QVariant(r.line));
-        q.bindValue(9, qint64(r.run));
-        q.bindValue(
-            10,
-            r.values.isEmpty()
-                ? QVariant()
-                : QVariant(QString::fromUtf8(
-                      QJsonDocument(QJsonObject::fromVariantMap(r.values)).toJson(QJsonDocument::Compact))));
-        q.bindValue(11, qint64(r.sequence));
-        if (!q.exec()) {
-            *error = q.lastError().text();
+        const qint64 id = insert.exec(r);
+        if (id < 0) {
+            *error = insert.error();
             db.rollback();
             stored->clear();
             return false;
         }
-        if (q.numRowsAffected() > 0) {
-            r.id = q.lastInsertId().toLongLong();
+        if (id > 0) {
+            r.id = id;
             stored->append(r);
         }
     }
