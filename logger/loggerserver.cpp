@@ -100,7 +100,8 @@ void LoggerServer::onWritten(const QList<quint64> &tickets, const QString &error
         else
             m_client->replyError(r, QStringLiteral("not stored: ") + error);
     }
-    if (!stored.isEmpty())
+    // Encoded only for someone who listens (it costs the main thread as much as decoding the batch).
+    if (!stored.isEmpty() && m_live->subscriberCount() > 0)
         m_live->update(encodeRecords(stored));
 }
 

@@ -116,6 +116,30 @@ bool buildQuery(const QCommandLineParser &p, const QString &verb, int defaultLim
     return true;
 }
 
+/// The logger's GLOB (whole string, case-sensitive, "*" also across "/") as a regular expression.
+QRegularExpression globToRegex(const QString &glob)
+{
+    QString re = QStringLiteral("\\A");
+    for (qsizetype i = 0; i < glob.size(); ++i) {
+        const QChar c = glob.at(i);
+        if (c == QLatin1Char('*')) {
+            re += QLatin1String(".*");
+        } else if (c == QLatin1Char('?')) {
+            re += QLatin1Char('.');
+        } else if (c == QLatin1Char('[') && glob.indexOf(QLatin1Char(']'), i + 2) > i) {
+            const qsizetype end = glob.indexOf(QLatin1Char(']'), i + 2);
+            QString set = glob.mid(i + 1, end - i - 1);
+            // "[^…]" negates in both.
+            set.replace(QLatin1Char('\\'), QLatin1String("\\\\"));
+            re += QLatin1Char('[') + set + QLatin1Char(']');
+            i = end;
+        } else {
+            re += QRegularExpression::escape(QString(c));
+        }
+    }
+    return QRegularExpression(re + QLatin1String("\\z"), QRegularExpression::DotMatchesEverythingOption);
+}
+
 QString formatRecord(const LogRecord &r)
 {
     QString line =
@@ -207,7 +231,7 @@ int query(const QStringList &args, const QString &verb, bool tail)
         printRecord(*it, json);
         lastId = std::max(lastId, it->id);
     }
-    if (!tail && page->more && !json)
+    if (!tail && page->more)
         std::fprintf(stderr, "dialog %s: more messages match; next page: --before %lld\n", qPrintable(verb),
                      qlonglong(page->records.last().id));
     std::fflush(stdout);
@@ -217,16 +241,14 @@ int query(const QStringList &args, const QString &verb, bool tail)
     Subscription *sub = client->subscribe(logservice::live());
     if (!sub)
         return fail(verb, client->errorString());
-    auto matches = [&q](const LogRecord &rec) {
-        auto glob = [](const QString &pattern, const QString &s) {
-            return pattern.isEmpty() ||
-                   QRegularExpression(QRegularExpression::wildcardToRegularExpression(
-                                          pattern, QRegularExpression::UnanchoredWildcardConversion))
-                       .match(s)
-                       .hasMatch();
+    const QRegularExpression processRe = globToRegex(q.process), hostRe = globToRegex(q.host),
+                             categoryRe = globToRegex(q.category);
+    auto matches = [&](const LogRecord &rec) {
+        auto glob = [](const QString &pattern, const QRegularExpression &re, const QString &s) {
+            return pattern.isEmpty() || re.match(s).hasMatch();
         };
-        return rec.severity >= q.minSeverity && glob(q.process, rec.process) && glob(q.host, rec.host) &&
-               glob(q.category, rec.category) &&
+        return rec.severity >= q.minSeverity && glob(q.process, processRe, rec.process) &&
+               glob(q.host, hostRe, rec.host) && glob(q.category, categoryRe, rec.category) &&
                (q.text.isEmpty() || rec.text.contains(q.text, Qt::CaseInsensitive)) &&
                (!q.run || rec.run == q.run) && (!q.sinceMs || rec.timeMs >= q.sinceMs) &&
                (!q.untilMs || rec.timeMs <= q.untilMs);

@@ -360,12 +360,18 @@ private Q_SLOTS:
         QProcess *tail =
             m_fx->start(QStringLiteral("dialog"),
                         {QStringLiteral("log"), QStringLiteral("tail"), QStringLiteral("--follow"),
-                         QStringLiteral("--json"), QStringLiteral("--severity"), QStringLiteral("warning")});
+                         QStringLiteral("--json"), QStringLiteral("--severity"), QStringLiteral("warning"),
+                         QStringLiteral("--process"), QStringLiteral("L?v[a-e]*")});
         QTest::qWait(300);
         QCOMPARE(m_fx->run(
                      QStringLiteral("dialog"),
                      reportArgs(QStringLiteral("Live"), {QStringLiteral("--severity"), QStringLiteral("info"),
                                                          QStringLiteral("not shown")})),
+                 0);
+        QCOMPARE(m_fx->run(QStringLiteral("dialog"),
+                           reportArgs(QStringLiteral("OtherLive"),
+                                      {QStringLiteral("--severity"), QStringLiteral("error"),
+                                       QStringLiteral("other")})),
                  0);
         QCOMPARE(m_fx->run(QStringLiteral("dialog"),
                            reportArgs(QStringLiteral("Live"),
@@ -375,6 +381,8 @@ private Q_SLOTS:
         QByteArray out;
         QTRY_VERIFY_WITH_TIMEOUT((out += tail->readAllStandardOutput()).contains("shown live"), 10000);
         QVERIFY(!out.contains("not shown"));
+        QVERIFY(!out.contains("\"other\""));
+        QCOMPARE(out.count("shown live"), 1);
         QCOMPARE(tail->state(), QProcess::Running);
     }
 
