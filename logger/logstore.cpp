@@ -115,7 +115,8 @@ bool LogStore::enqueue(quint64 ticket, const QList<LogRecord> &records)
     bool wake = false;
     {
         QMutexLocker lock(&m_lock);
-        if (m_buffered + records.size() > m_options.capacity)
+        // An empty buffer takes any batch, so one larger than the capacity is not refused for ever.
+        if (m_buffered > 0 && m_buffered + records.size() > m_options.capacity)
             return false;
         wake = m_pending.isEmpty();
         m_pending.append(Pending{ticket, records});

@@ -35,7 +35,8 @@ public:
 
     /// Buffers @p records for writing (any thread; called with m_lock not held). False, and nothing
     /// buffered, when the buffer would exceed its capacity: the caller refuses the batch (the
-    /// reporter sends it again later). @p ticket comes back with written().
+    /// reporter sends it again later); an empty buffer takes a batch of any size. @p ticket comes back
+    /// with written().
     bool enqueue(quint64 ticket, const QList<LogRecord> &records);
 
     quint64 storedCount() const { return m_stored.load(); }

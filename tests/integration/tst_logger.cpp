@@ -149,6 +149,37 @@ private Q_SLOTS:
         QCOMPARE(next.size(), processes);
     }
 
+    void busyLoggerRefusesAndReportersSendAgain()
+    {
+        m_logger->terminate();
+        QVERIFY(m_logger->waitForFinished(5000));
+        m_logger = startLogger({QStringLiteral("--buffer"), QStringLiteral("100")});
+        QVERIFY(!waitForLogger().isEmpty());
+        QList<QProcess *> reporters;
+        for (int i = 0; i < 8; ++i)
+            reporters << m_fx->start(QStringLiteral("dialog"),
+                                     reportArgs(QStringLiteral("Busy%1").arg(i),
+                                                {QStringLiteral("--count"), QStringLiteral("3000"),
+                                                 QStringLiteral("--numbered"), QStringLiteral("--timeout-ms"),
+                                                 QStringLiteral("60000"), QStringLiteral("busy")}));
+        QVERIFY(waitAll(reporters, 70000));
+        for (QProcess *p : reporters)
+            QCOMPARE(p->exitCode(), 0);
+        const QJsonObject stats = waitForLogger();
+        QVERIFY2(stats.value(QStringLiteral("refused_batches")).toInteger() > 0,
+                 QJsonDocument(stats).toJson().constData());
+        QCOMPARE(stats.value(QStringLiteral("dropped")).toInteger(), qint64(0));
+        // Every message of every process, in order, despite the refusals.
+        for (int i = 0; i < 8; ++i) {
+            const auto own = search({QStringLiteral("--process"), QStringLiteral("Busy%1").arg(i),
+                                     QStringLiteral("--limit"), QStringLiteral("10000")});
+            QCOMPARE(own.size(), 3000);
+            for (int n = 0; n < own.size(); ++n)
+                QCOMPARE(own.at(n).value(QStringLiteral("text")).toString(),
+                         QStringLiteral("busy #%1").arg(n + 1));
+        }
+    }
+
     void floodIsCollapsedAndDoesNotStarveOthers()
     {
         const int flood = 200000;
