@@ -116,12 +116,16 @@ void ReportSender::answered(const Reply &reply)
         tick();
         return;
     }
-    if (reply.status() == Reply::Status::Failed && reply.errorString() != logservice::busyError()) {
-        // The logger could not store them (its database refuses writes): lost, and counted.
+    const bool refused =
+        reply.status() == Reply::Status::Failed && reply.errorString() != logservice::busyError();
+    if (refused || reply.status() == Reply::Status::InvalidRequest) {
+        // The logger could not store them (its database refuses writes), or the batch cannot be sent
+        // at all: lost, and counted (sending it again would block the queue for ever).
         g.queue.countDropped(quint64(m_inFlight.size()));
         {
             QMutexLocker lock(&g.lock);
-            g.lastError = reply.errorString();
+            g.lastError =
+                refused ? reply.errorString() : QStringLiteral("batch not sent: ") + reply.errorString();
         }
         m_inFlight.clear();
         m_inFlightCount = 0;
@@ -130,6 +134,8 @@ void ReportSender::answered(const Reply &reply)
     // after the pause; the logger ignores records it already stored (process, PID and sequence say so).
     m_retryAtMs = nowMs() + currentOptions().retryMs;
 }
+
+constexpr qsizetype MaxTextLength = 16 * 1024;
 
 thread_local bool inHandler = false;
 
@@ -201,6 +207,11 @@ void report(const LogRecord &record)
         r.run = g.run.load(std::memory_order_relaxed);
     if (r.category.isEmpty())
         r.category = QStringLiteral("default");
+    // A batch of the largest messages must stay below the largest message DIALOG carries.
+    if (r.text.size() > MaxTextLength) {
+        r.text.truncate(MaxTextLength);
+        r.text += QStringLiteral(" … (truncated)");
+    }
     g.queue.push(r, now);
 }
 

@@ -300,9 +300,15 @@ private Q_SLOTS:
         qCWarning(lcTest) << "forwarded" << 42;
         dialog::report(dialog::Severity::Error, QStringLiteral("direct"), {{QStringLiteral("board"), 12}});
         dialog::setReportRunNumber(0);
+        dialog::report(dialog::Severity::Info, QStringLiteral("long"), QString(100000, QLatin1Char('y')), {});
         QVERIFY(dialog::flushReports(10000));
         qInstallMessageHandler(testHandler);
         dialog::stopReporting();
+        const auto longOne = search({QStringLiteral("--process"), QStringLiteral("InProcess"),
+                                     QStringLiteral("--category"), QStringLiteral("long")});
+        QCOMPARE(longOne.size(), 1);
+        QCOMPARE(longOne.first().value(QStringLiteral("text")).toString(),
+                 QString(16 * 1024, QLatin1Char('y')) + QStringLiteral(" … (truncated)"));
         const auto records = search({QStringLiteral("--process"), QStringLiteral("InProcess"),
                                      QStringLiteral("--run"), QStringLiteral("7")});
         QCOMPARE(records.size(), 2);

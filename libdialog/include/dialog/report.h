@@ -17,7 +17,8 @@ namespace dialog {
 
 class Client;
 
-/// Queues one message (time, host and PID are filled in; the process name when it is sent).
+/// Queues one message (time, host and PID are filled in; the process name when it is sent). A text
+/// longer than 16 Ki characters is truncated (marked "… (truncated)").
 /// Thread-safe, never blocks: when the queue is full the message is dropped and counted, and the
 /// count is reported as a message of its own once the logger acknowledges a batch again. A message
 /// identical (severity, category, text) to one reported less than the collapse window ago is
