@@ -137,6 +137,27 @@ void ReportSender::answered(const Reply &reply)
 
 constexpr qsizetype MaxTextLength = 16 * 1024;
 
+// A fatal message is followed by abort(): the sender gets up to @p timeoutMs to deliver it (from
+// here if this is its thread, otherwise from its own thread while this one waits).
+void deliverBeforeAbort(int timeoutMs)
+{
+    Reporting &g = reporting();
+    QPointer<ReportSender> sender;
+    {
+        QMutexLocker lock(&g.lock);
+        sender = g.sender;
+    }
+    if (!sender)
+        return;
+    if (QThread::currentThread() == sender->thread()) {
+        flushReports(timeoutMs);
+        return;
+    }
+    QDeadlineTimer deadline(timeoutMs);
+    while (!deadline.hasExpired() && (g.queue.size() > 0 || !sender->idle()))
+        QThread::msleep(5);
+}
+
 thread_local bool inHandler = false;
 
 void messageHandler(QtMsgType type, const QMessageLogContext &context, const QString &text)
@@ -169,6 +190,8 @@ void messageHandler(QtMsgType type, const QMessageLogContext &context, const QSt
             r.line = context.line;
         }
         report(r);
+        if (type == QtFatalMsg)
+            deliverBeforeAbort(2000);
         inHandler = false;
     }
     if (g.previous)

@@ -326,6 +326,27 @@ private Q_SLOTS:
         QVERIFY(dialog::reportStatistics().acknowledged >= 2);
     }
 
+    void fatalMessageIsDeliveredBeforeTheAbort()
+    {
+        QProcess child;
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.insert(QStringLiteral("DIALOG_CONTROL_SERVER"), m_fx->controlServer());
+        env.insert(QStringLiteral("TST_LOGGER_FATAL_CHILD"), QStringLiteral("1"));
+        child.setProcessEnvironment(env);
+        child.start(QCoreApplication::applicationFilePath(), {});
+        QVERIFY(child.waitForStarted(5000));
+        if (!child.waitForFinished(20000)) {
+            child.kill();
+            child.waitForFinished(5000);
+            QFAIL("the child did not abort");
+        }
+        QCOMPARE(child.exitStatus(), QProcess::CrashExit);
+        const auto records = search({QStringLiteral("--process"), QStringLiteral("Fatal"),
+                                     QStringLiteral("--severity"), QStringLiteral("fatal")});
+        QCOMPARE(records.size(), 1);
+        QCOMPARE(records.first().value(QStringLiteral("text")).toString(), QStringLiteral("disk on fire"));
+    }
+
     void searchFiltersAndPaging()
     {
         auto report = [&](const QString &name, const QString &severity, const QString &text,
@@ -585,5 +606,33 @@ private Q_SLOTS:
     }
 };
 
-QTEST_GUILESS_MAIN(tst_Logger)
+namespace {
+// The child mode of this test binary: a process that reports through the message handler and dies
+// of a qFatal.
+int fatalChild(int argc, char *argv[])
+{
+    QCoreApplication app(argc, argv);
+    dialog::ClientOptions o = dialog::ClientOptions::fromEnvironment(QStringLiteral("Fatal"));
+    dialog::Client client(o);
+    if (!client.start())
+        return 2;
+    dialog::installMessageHandler();
+    dialog::startReporting(&client);
+    QElapsedTimer t;
+    t.start();
+    while (client.state() != dialog::Client::State::Connected && t.elapsed() < 10000)
+        QCoreApplication::processEvents(QEventLoop::AllEvents, 20);
+    qFatal("disk on fire");
+}
+} // namespace
+
+int main(int argc, char *argv[])
+{
+    if (qEnvironmentVariableIsSet("TST_LOGGER_FATAL_CHILD"))
+        return fatalChild(argc, argv);
+    QCoreApplication app(argc, argv);
+    tst_Logger tc;
+    QTEST_SET_MAIN_SOURCE_PATH
+    return QTest::qExec(&tc, argc, argv);
+}
 #include "tst_logger.moc"

@@ -31,7 +31,8 @@ void report(const LogRecord &record);
 
 /// Forwards every qDebug/qInfo/qWarning/qCritical/qFatal of this process (category, file and line
 /// when the build provides them) to report(), and still hands them to the previous handler (so they
-/// are printed as before). Messages of the category "dialog.report" itself are not forwarded.
+/// are printed as before). Messages of the category "dialog.report" itself are not forwarded. Before
+/// a qFatal aborts the process, the logger is given up to 2 s to acknowledge it.
 void installMessageHandler();
 
 /// The run number carried by messages reported from now on (0 = none).
