@@ -245,6 +245,8 @@ int bench(const QStringList &args)
         return fanin(rest);
     if (test == QLatin1String("rtt"))
         return rtt(rest);
+    if (test == QLatin1String("log"))
+        return benchLog(rest);
     if (test == QLatin1String("is-http"))
         return benchIsHttp(rest);
     if (test == QLatin1String("is-mirror-cost"))

@@ -16,8 +16,12 @@ int is(const QStringList &args);
 /// Starts / stops the processes of a partition (cmd_up.cpp).
 int up(const QStringList &args);
 int down(const QStringList &args);
+/// The message log: tail, search, report, stats (cmd_log.cpp).
+int log(const QStringList &args);
 /// The IS benchmarks (is-fanout, is-latency) and their child processes (is-sender, is-subscriber).
 int benchIs(const QString &test, const QStringList &args);
+/// Messages stored per second by dialog-logger and its search time (cmd_bench_log.cpp).
+int benchLog(const QStringList &args);
 /// HTTP GET throughput of the web IS (cmd_bench_http.cpp).
 int benchIsHttp(const QStringList &args);
 /// What a stopped IS mirror costs the server it mirrors (cmd_bench_mirror.cpp).

@@ -10,7 +10,7 @@
 int main(int argc, char *argv[])
 {
     QCoreApplication app(argc, argv);
-    dialog::Client client(QStringLiteral("PackageCheck"));
+    dialog::Client client(dialog::ClientOptions::fromEnvironment(QStringLiteral("PackageCheck")));
     std::printf("%s %s: libdialog %s, headers %s\n", client.metaObject()->className(),
                 qPrintable(client.name()), dialog::version(), DIALOG_VERSION_STRING);
 #ifdef DIALOG_DATA_DIR

@@ -1,0 +1,106 @@
+// The message log's records and queries, as reporters, dialog-logger and its clients exchange
+// them. The encoding (CBOR maps with the short keys below) lives here only.
+#pragma once
+
+#include <QByteArray>
+#include <QJsonObject>
+#include <QList>
+#include <QMetaType>
+#include <QString>
+#include <QVariantMap>
+#include <optional>
+
+namespace dialog {
+
+/// How bad a reported message is; ordered, so "at least Warning" is a comparison.
+enum class Severity
+{
+    Debug,   ///< qDebug
+    Info,    ///< qInfo
+    Warning, ///< qWarning
+    Error,   ///< qCritical
+    Fatal,   ///< qFatal
+};
+
+/// "debug", "info", "warning", "error", "fatal".
+QString severityName(Severity severity);
+/// Parses severityName() (also "critical" for Error); std::nullopt for anything else.
+std::optional<Severity> severityFromName(const QString &name);
+
+/// One reported message.
+struct LogRecord
+{
+    qint64 timeMs = 0; ///< when it was reported, ms since the epoch (the reporter's clock)
+    QString process;   ///< the DIALOG process name (set by the logger from the request's origin)
+    QString host;
+    qint64 pid = 0;
+    Severity severity = Severity::Info;
+    QString category; ///< the QLoggingCategory, or "default"
+    QString text;
+    QString file; ///< source file and line, when the reporter knew them
+    int line = 0;
+    quint32 run = 0;      ///< run number, 0 = none
+    QVariantMap values;   ///< the reporter's key/values
+    quint64 sequence = 0; ///< per reporting process, increasing in the order of delivery
+    qint64 id = 0;        ///< the logger's row id (in query answers)
+
+    QJsonObject toJson() const;
+    bool operator==(const LogRecord &o) const;
+};
+
+/// A batch of records: what a reporter sends to the logger and what the logger answers to queries.
+QByteArray encodeRecords(const QList<LogRecord> &records);
+/// Parses encodeRecords(); std::nullopt (with a reason in @p error) for malformed input.
+std::optional<QList<LogRecord>> decodeRecords(const QByteArray &data, QString *error = nullptr);
+
+/// A search of the stored messages. Empty / zero fields do not filter.
+struct LogQuery
+{
+    qint64 sinceMs = 0, untilMs = 0; ///< time range, inclusive, ms since the epoch
+    Severity minSeverity = Severity::Debug;
+    QString process, host, category; ///< glob patterns (*, ?, [..]), case-sensitive
+    QString text;                    ///< substring of the text, case-insensitive for ASCII
+    quint32 run = 0;
+    int limit = 100;     ///< at most this many records (1…10000), newest first
+    qint64 beforeId = 0; ///< paging: only records older than this row id (the last one of a page)
+    qint64 afterId = 0;  ///< only records newer than this row id (catching up after a gap)
+
+    QByteArray encode() const;
+    static std::optional<LogQuery> decode(const QByteArray &data, QString *error = nullptr);
+};
+
+/// The answer to a LogQuery: records newest first, and whether older ones match too (ask again with
+/// beforeId = the last record's id).
+struct LogPage
+{
+    QList<LogRecord> records;
+    bool more = false;
+
+    QByteArray encode() const;
+    static std::optional<LogPage> decode(const QByteArray &data, QString *error = nullptr);
+};
+
+/// Names of dialog-logger's services. Reporters send batches (requests with an "s" envelope) and
+/// clients send queries ("q") to Service; every stored batch is published on Live.
+namespace logservice {
+inline QString service()
+{
+    return QStringLiteral("DIALOG.Logger");
+}
+inline QString live()
+{
+    return QStringLiteral("DIALOG.Logger.Live");
+}
+/// Request envelopes: a one-byte kind then the payload.
+constexpr char StoreKind = 's';
+constexpr char QueryKind = 'q';
+constexpr char StatsKind = 'i';
+/// The error a busy logger answers; reporters keep the batch and send it again later.
+inline QString busyError()
+{
+    return QStringLiteral("busy");
+}
+} // namespace logservice
+
+} // namespace dialog
+Q_DECLARE_METATYPE(dialog::LogRecord)

@@ -1,0 +1,119 @@
+#include "loggerserver.h"
+
+#include <QJsonDocument>
+#include <QJsonObject>
+
+namespace dialog::logger {
+
+LoggerServer::LoggerServer(Client *client, const LogStore::Options &options)
+    : m_client(client), m_options(options)
+{
+    m_store = new LogStore(options);
+    m_store->moveToThread(&m_storeThread);
+    connect(&m_storeThread, &QThread::finished, m_store, &QObject::deleteLater);
+    connect(m_store, &LogStore::written, this, &LoggerServer::onWritten, Qt::QueuedConnection);
+    m_search = new LogSearch(options.path);
+    m_search->moveToThread(&m_searchThread);
+    connect(&m_searchThread, &QThread::finished, m_search, &QObject::deleteLater);
+    m_storeThread.setObjectName(QStringLiteral("logger-store"));
+    m_searchThread.setObjectName(QStringLiteral("logger-search"));
+    m_storeThread.start();
+    m_searchThread.start();
+}
+
+LoggerServer::~LoggerServer()
+{
+    // The store's thread finishes what it was given (pending batches are written) before quitting.
+    m_storeThread.quit();
+    m_searchThread.quit();
+    m_storeThread.wait();
+    m_searchThread.wait();
+}
+
+bool LoggerServer::start(QString *error)
+{
+    QMetaObject::invokeMethod(m_store, &LogStore::open, Qt::QueuedConnection);
+    if (!m_client->publish(logservice::service()) || !(m_live = m_client->publish(logservice::live()))) {
+        *error = m_client->errorString();
+        return false;
+    }
+    connect(m_client, &Client::requestReceived, this, &LoggerServer::onRequest);
+    return true;
+}
+
+void LoggerServer::onRequest(const Request &request)
+{
+    if (request.service() != logservice::service()) {
+        m_client->replyError(request, QStringLiteral("unknown service"));
+        return;
+    }
+    const QByteArray data = request.data();
+    const char kind = data.isEmpty() ? 0 : data.at(0);
+    QString error;
+    if (kind == logservice::StoreKind) {
+        auto records = decodeRecords(data.mid(1), &error);
+        if (!records) {
+            m_client->replyError(request, QStringLiteral("malformed batch: ") + error);
+            return;
+        }
+        // The sender's name as the Control Server knows it, not what the record claims.
+        for (LogRecord &r : *records)
+            r.process = request.origin();
+        const quint64 ticket = m_nextTicket++;
+        if (!m_store->enqueue(ticket, *records)) {
+            ++m_refused;
+            m_client->replyError(request, logservice::busyError());
+            return;
+        }
+        m_waiting.insert(ticket, request);
+    } else if (kind == logservice::QueryKind) {
+        auto query = LogQuery::decode(data.mid(1), &error);
+        if (!query) {
+            m_client->replyError(request, error);
+            return;
+        }
+        QMetaObject::invokeMethod(m_search, [this, request, q = *query] {
+            bool more = false;
+            QString e;
+            auto records = m_search->run(q, &more, &e);
+            QMetaObject::invokeMethod(this, [this, request, records, more, e] {
+                if (records)
+                    m_client->reply(request, LogPage{*records, more}.encode());
+                else
+                    m_client->replyError(request, QStringLiteral("search failed: ") + e);
+            });
+        });
+    } else if (kind == logservice::StatsKind) {
+        m_client->reply(request, statistics());
+    } else {
+        m_client->replyError(request, QStringLiteral("unknown request kind"));
+    }
+}
+
+void LoggerServer::onWritten(const QList<quint64> &tickets, const QString &error,
+                             const QList<LogRecord> &stored)
+{
+    for (quint64 t : tickets) {
+        const Request r = m_waiting.take(t);
+        if (error.isEmpty())
+            m_client->reply(r, QByteArray());
+        else
+            m_client->replyError(r, QStringLiteral("not stored: ") + error);
+    }
+    // Encoded only for someone who listens (it costs the main thread as much as decoding the batch).
+    if (!stored.isEmpty() && m_live->subscriberCount() > 0)
+        m_live->update(encodeRecords(stored));
+}
+
+QByteArray LoggerServer::statistics() const
+{
+    QJsonObject o{{QStringLiteral("database"), m_options.path},
+                  {QStringLiteral("stored"), qint64(m_store->storedCount())},
+                  {QStringLiteral("dropped"), qint64(m_store->droppedCount())},
+                  {QStringLiteral("refused_batches"), qint64(m_refused)},
+                  {QStringLiteral("buffered"), m_store->bufferedCount()},
+                  {QStringLiteral("last_error"), m_store->lastError()}};
+    return QJsonDocument(o).toJson(QJsonDocument::Compact);
+}
+
+} // namespace dialog::logger

@@ -1,0 +1,47 @@
+// dialog-logger on the DIALOG side: takes the reporters' batches and the clients' searches as
+// requests on DIALOG.Logger, hands batches to the LogStore's thread and acknowledges each once it
+// is committed, runs searches on a thread of their own, publishes what was stored on
+// DIALOG.Logger.Live.
+#pragma once
+
+#include "logsearch.h"
+#include "logstore.h"
+
+#include "dialog/client.h"
+
+#include <QHash>
+#include <QThread>
+#include <memory>
+
+namespace dialog::logger {
+
+class LoggerServer : public QObject
+{
+    Q_OBJECT
+public:
+    /// @p client must live in this thread and outlive the server.
+    LoggerServer(Client *client, const LogStore::Options &options);
+    ~LoggerServer() override;
+
+    /// Publishes the services and opens the database (asynchronously).
+    bool start(QString *error);
+
+    quint64 refusedCount() const { return m_refused; }
+
+private:
+    void onRequest(const Request &request);
+    void onWritten(const QList<quint64> &tickets, const QString &error, const QList<LogRecord> &stored);
+    QByteArray statistics() const;
+
+    Client *m_client;
+    LogStore::Options m_options;
+    QThread m_storeThread, m_searchThread;
+    LogStore *m_store = nullptr;   ///< lives in m_storeThread
+    LogSearch *m_search = nullptr; ///< lives in m_searchThread
+    Service *m_live = nullptr;
+    QHash<quint64, Request> m_waiting; ///< batches not yet committed, by ticket
+    quint64 m_nextTicket = 1;
+    quint64 m_refused = 0; ///< batches refused because the buffer was full
+};
+
+} // namespace dialog::logger

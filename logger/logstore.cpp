@@ -1,0 +1,319 @@
+#include "logstore.h"
+
+#include <QDateTime>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QSqlDriver>
+#include <QSqlError>
+#include <QSqlQuery>
+#include <QThread>
+#include <cstdio>
+#include <sqlite3.h>
+
+namespace dialog::logger {
+
+namespace {
+bool exec(QSqlDatabase &db, const QString &sql, QString *error)
+{
+    QSqlQuery q(db);
+    if (q.exec(sql))
+        return true;
+    if (error)
+        *error = q.lastError().text();
+    return false;
+}
+} // namespace
+
+bool createSchema(QSqlDatabase &db, QString *error)
+{
+    // The unique key makes a batch sent again (after a lost acknowledgement) harmless. Ids only grow
+    // (AUTOINCREMENT), even when the retention empties the table: clients page and follow by id.
+    const char *const statements[] = {
+        "CREATE TABLE IF NOT EXISTS messages (id INTEGER PRIMARY KEY AUTOINCREMENT, time INTEGER NOT NULL, "
+        "severity "
+        "INTEGER "
+        "NOT NULL, process TEXT NOT NULL, host TEXT NOT NULL, pid INTEGER NOT NULL, category TEXT NOT NULL, "
+        "text TEXT NOT NULL, file TEXT, line INTEGER, run INTEGER NOT NULL, vals TEXT, seq INTEGER NOT NULL)",
+        "CREATE UNIQUE INDEX IF NOT EXISTS messages_origin ON messages (process, pid, seq)",
+        "CREATE INDEX IF NOT EXISTS messages_time ON messages (time)",
+        // Entries of an index are ordered by (column, rowid): a process' newest messages are read
+        // backwards from it without a sort.
+        "CREATE INDEX IF NOT EXISTS messages_process ON messages (process)",
+    };
+    for (const char *s : statements)
+        if (!exec(db, QLatin1String(s), error))
+            return false;
+    return true;
+}
+
+QSqlDatabase openDatabase(const QString &path, const QString &connection, bool readOnly, QString *error)
+{
+    QSqlDatabase db = QSqlDatabase::addDatabase(QStringLiteral("QSQLITE"), connection);
+    db.setDatabaseName(path);
+    db.setConnectOptions(QStringLiteral("QSQLITE_BUSY_TIMEOUT=5000") +
+                         (readOnly ? QStringLiteral(";QSQLITE_OPEN_READONLY") : QString()));
+    if (!db.open()) {
+        *error = db.lastError().text();
+        return db;
+    }
+    if (!readOnly &&
+        (!exec(db, QStringLiteral("PRAGMA journal_mode=WAL"), error) ||
+         !exec(db, QStringLiteral("PRAGMA synchronous=NORMAL"), error) || !createSchema(db, error)))
+        db.close();
+    return db;
+}
+
+LogStore::LogStore(const Options &options)
+    : m_options(options), m_connection(QStringLiteral("store-%1").arg(quintptr(this)))
+{
+}
+
+LogStore::~LogStore()
+{
+    {
+        QSqlDatabase db = QSqlDatabase::database(m_connection, false);
+        db.close();
+    }
+    QSqlDatabase::removeDatabase(m_connection);
+}
+
+qint64 LogStore::bufferedCount() const
+{
+    QMutexLocker lock(&m_lock);
+    return m_buffered;
+}
+
+QString LogStore::lastError() const
+{
+    QMutexLocker lock(&m_lock);
+    return m_lastError;
+}
+
+void LogStore::open()
+{
+    if (!m_retention) {
+        m_retention = new QTimer(this);
+        connect(m_retention, &QTimer::timeout, this, &LogStore::applyRetention);
+        m_retention->start(m_options.retentionMs);
+    }
+    QString error;
+    {
+        QSqlDatabase db = openDatabase(m_options.path, m_connection, false, &error);
+        m_open = db.isOpen();
+    }
+    if (!m_open) {
+        QSqlDatabase::removeDatabase(m_connection);
+        QMutexLocker lock(&m_lock);
+        m_lastError = QStringLiteral("cannot open %1: %2").arg(m_options.path, error);
+        return;
+    }
+    applyRetention();
+}
+
+bool LogStore::enqueue(quint64 ticket, const QList<LogRecord> &records)
+{
+    bool wake = false;
+    {
+        QMutexLocker lock(&m_lock);
+        // An empty buffer takes any batch, so one larger than the capacity is not refused for ever.
+        if (m_buffered > 0 && m_buffered + records.size() > m_options.capacity)
+            return false;
+        wake = m_pending.isEmpty();
+        m_pending.append(Pending{ticket, records});
+        m_buffered += records.size();
+    }
+    // One wake-up per burst: everything that arrives meanwhile goes into the same transaction.
+    if (wake)
+        QMetaObject::invokeMethod(this, &LogStore::writePending, Qt::QueuedConnection);
+    return true;
+}
+
+void LogStore::writePending()
+{
+    for (;;) {
+        QList<Pending> batch;
+        {
+            QMutexLocker lock(&m_lock);
+            batch.swap(m_pending);
+        }
+        if (batch.isEmpty())
+            return;
+        QList<quint64> tickets;
+        QList<LogRecord> records;
+        for (Pending &p : batch) {
+            tickets.append(p.ticket);
+            records.append(std::move(p.records));
+        }
+        if (!m_open)
+            open();
+        QString error;
+        QList<LogRecord> stored;
+        const bool ok = m_open && writeBatch(records, &stored, &error);
+        if (!m_open) {
+            QMutexLocker lock(&m_lock);
+            error = m_lastError;
+        }
+        {
+            QMutexLocker lock(&m_lock);
+            m_buffered -= records.size();
+            m_lastError = ok ? QString() : error;
+        }
+        if (ok) {
+            m_stored += quint64(stored.size());
+        } else {
+            // Opened again for the next batch: a database made writable again is used at once.
+            if (m_open) {
+                {
+                    QSqlDatabase db = QSqlDatabase::database(m_connection, false);
+                    db.close();
+                }
+                QSqlDatabase::removeDatabase(m_connection);
+                m_open = false;
+            }
+            m_dropped += quint64(records.size());
+            std::fprintf(stderr, "dialog-logger: %lld messages not stored (%s); %llu dropped since start\n",
+                         qlonglong(records.size()), qPrintable(error), (unsigned long long)m_dropped.load());
+        }
+        Q_EMIT written(tickets, ok ? QString() : error, stored);
+    }
+}
+
+namespace {
+// The insert goes to SQLite through the QSQLITE connection's own handle: Qt SQL's positional binding
+// costs a string key and a hash look-up per value, which made it the logger's bottleneck (several
+// times the cost of SQLite's insert). Opening, transactions, searches and retention stay in Qt SQL.
+class Insert
+{
+public:
+    explicit Insert(QSqlDatabase &db)
+    {
+        const QVariant h = db.driver()->handle();
+        if (h.isValid() && qstrcmp(h.typeName(), "sqlite3*") == 0)
+            m_db = *static_cast<sqlite3 *const *>(h.constData());
+        if (m_db)
+            sqlite3_prepare_v2(
+                m_db,
+                "INSERT OR IGNORE INTO messages (time, severity, process, host, pid, category, text, "
+                "file, line, run, vals, seq) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                -1, &m_stmt, nullptr);
+    }
+    ~Insert() { sqlite3_finalize(m_stmt); }
+    bool isValid() const { return m_stmt; }
+    QString error() const
+    {
+        return m_db ? QString::fromUtf8(sqlite3_errmsg(m_db)) : QStringLiteral("not a QSQLITE connection");
+    }
+
+    /// Inserts @p r; its row id, 0 if it was stored before, -1 on failure.
+    qint64 exec(const LogRecord &r)
+    {
+        auto text = [this](int i, const QString &s) {
+            sqlite3_bind_text16(m_stmt, i, s.utf16(), int(s.size() * 2), SQLITE_STATIC);
+        };
+        sqlite3_bind_int64(m_stmt, 1, r.timeMs);
+        sqlite3_bind_int(m_stmt, 2, int(r.severity));
+        text(3, r.process);
+        text(4, r.host);
+        sqlite3_bind_int64(m_stmt, 5, r.pid);
+        text(6, r.category);
+        text(7, r.text);
+        if (r.file.isEmpty()) {
+            sqlite3_bind_null(m_stmt, 8);
+            sqlite3_bind_null(m_stmt, 9);
+        } else {
+            text(8, r.file);
+            sqlite3_bind_int(m_stmt, 9, r.line);
+        }
+        sqlite3_bind_int64(m_stmt, 10, r.run);
+        QByteArray values;
+        if (r.values.isEmpty()) {
+            sqlite3_bind_null(m_stmt, 11);
+        } else {
+            values = QJsonDocument(QJsonObject::fromVariantMap(r.values)).toJson(QJsonDocument::Compact);
+            sqlite3_bind_text(m_stmt, 11, values.constData(), int(values.size()), SQLITE_STATIC);
+        }
+        sqlite3_bind_int64(m_stmt, 12, qint64(r.sequence));
+        const int rc = sqlite3_step(m_stmt);
+        sqlite3_reset(m_stmt);
+        if (rc != SQLITE_DONE)
+            return -1;
+        return sqlite3_changes(m_db) > 0 ? sqlite3_last_insert_rowid(m_db) : 0;
+    }
+
+private:
+    sqlite3 *m_db = nullptr;
+    sqlite3_stmt *m_stmt = nullptr;
+};
+} // namespace
+
+bool LogStore::writeBatch(QList<LogRecord> &records, QList<LogRecord> *stored, QString *error)
+{
+    QSqlDatabase db = QSqlDatabase::database(m_connection, false);
+    if (!db.transaction()) {
+        *error = db.lastError().text();
+        return false;
+    }
+    Insert insert(db);
+    if (!insert.isValid()) {
+        *error = insert.error();
+        db.rollback();
+        return false;
+    }
+    stored->reserve(records.size());
+    for (LogRecord &r : records) {
+        const qint64 id = insert.exec(r);
+        if (id < 0) {
+            *error = insert.error();
+            db.rollback();
+            stored->clear();
+            return false;
+        }
+        if (id > 0) {
+            r.id = id;
+            stored->append(r);
+        }
+    }
+    if (!db.commit()) {
+        *error = db.lastError().text();
+        db.rollback();
+        stored->clear();
+        return false;
+    }
+    return true;
+}
+
+void LogStore::applyRetention()
+{
+    if (!m_open)
+        return;
+    QSqlDatabase db = QSqlDatabase::database(m_connection, false);
+    QSqlQuery q(db);
+    if (m_options.keepDays > 0) {
+        q.prepare(QStringLiteral("DELETE FROM messages WHERE time < ?"));
+        q.bindValue(0, QDateTime::currentMSecsSinceEpoch() - qint64(m_options.keepDays) * 86400000);
+        if (!q.exec())
+            std::fprintf(stderr, "dialog-logger: retention: %s\n", qPrintable(q.lastError().text()));
+    }
+    if (m_options.maxBytes <= 0)
+        return;
+    // The size counts used pages (freed pages are reused, the file does not shrink); the oldest
+    // tenth goes until it fits.
+    for (int round = 0; round < 50; ++round) {
+        qint64 pageSize = 0, pages = 0, freePages = 0;
+        if (q.exec(QStringLiteral("PRAGMA page_size")) && q.next())
+            pageSize = q.value(0).toLongLong();
+        if (q.exec(QStringLiteral("PRAGMA page_count")) && q.next())
+            pages = q.value(0).toLongLong();
+        if (q.exec(QStringLiteral("PRAGMA freelist_count")) && q.next())
+            freePages = q.value(0).toLongLong();
+        if ((pages - freePages) * pageSize <= m_options.maxBytes)
+            return;
+        if (!q.exec(
+                QStringLiteral("DELETE FROM messages WHERE id <= (SELECT min(id) + (max(id) - min(id)) / 10 "
+                               "FROM messages)")) ||
+            q.numRowsAffected() <= 0)
+            return;
+    }
+}
+
+} // namespace dialog::logger

@@ -1,0 +1,638 @@
+// dialog-logger with the real Control Server, real reporting processes (`dialog log report`) and a
+// real SQLite file: completeness and order, collapsing, drops, restarts, the CLI, a read-only database.
+// File and line of Qt messages are recorded in release builds only with this defined.
+#define QT_MESSAGELOGCONTEXT
+#include "processfixture.h"
+
+#include "dialog/report.h"
+
+#include <QDir>
+#include <QFile>
+#include <QHash>
+#include <QLoggingCategory>
+#include <QTemporaryDir>
+#include <unistd.h>
+
+using namespace dialog::test;
+
+Q_LOGGING_CATEGORY(lcTest, "dialog.test.logger")
+
+class tst_Logger : public QObject
+{
+    Q_OBJECT
+
+private:
+    std::unique_ptr<ProcessFixture> m_fx;
+    std::unique_ptr<QTemporaryDir> m_dir;
+    QProcess *m_logger = nullptr;
+    std::unique_ptr<QProcess> m_unprivileged;
+
+    QProcess *startLogger(const QStringList &extra = {})
+    {
+        return m_fx->start(QStringLiteral("dialog-logger"),
+                           QStringList{QStringLiteral("--data-dir"), m_dir->path()} + extra);
+    }
+
+    /// The logger run by /usr/bin/setpriv as user and group 65534 (for root, who writes read-only files).
+    QProcess *startUnprivilegedLogger()
+    {
+        m_unprivileged = std::make_unique<QProcess>();
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.insert(QStringLiteral("DIALOG_CONTROL_SERVER"), m_fx->controlServer());
+        m_unprivileged->setProcessEnvironment(env);
+        m_unprivileged->start(QStringLiteral("setpriv"),
+                              {QStringLiteral("--reuid=65534"), QStringLiteral("--regid=65534"),
+                               QStringLiteral("--clear-groups"), bin(QStringLiteral("dialog-logger")),
+                               QStringLiteral("--data-dir"), m_dir->path()});
+        return m_unprivileged.get();
+    }
+
+    /// Polls `dialog log stats` until the logger answers (bounded).
+    QJsonObject waitForLogger()
+    {
+        QElapsedTimer t;
+        t.start();
+        while (t.elapsed() < 15000) {
+            QByteArray out;
+            if (m_fx->run(QStringLiteral("dialog"), {QStringLiteral("log"), QStringLiteral("stats")}, &out) ==
+                0)
+                return QJsonDocument::fromJson(out).object();
+            QTest::qWait(50);
+        }
+        return {};
+    }
+
+    /// `dialog log search --json ARGS`: the records, oldest first.
+    QList<QJsonObject> search(const QStringList &args, int *rc = nullptr, QByteArray *err = nullptr)
+    {
+        QByteArray out;
+        const int code = m_fx->run(
+            QStringLiteral("dialog"),
+            QStringList{QStringLiteral("log"), QStringLiteral("search"), QStringLiteral("--json")} + args,
+            &out, err);
+        if (rc)
+            *rc = code;
+        QList<QJsonObject> records;
+        for (const QByteArray &line : out.split('\n'))
+            if (!line.isEmpty())
+                records.append(QJsonDocument::fromJson(line).object());
+        return records;
+    }
+
+    QStringList reportArgs(const QString &name, const QStringList &extra)
+    {
+        return QStringList{QStringLiteral("log"), QStringLiteral("report"), QStringLiteral("--name"), name} +
+               extra;
+    }
+
+    /// Waits (bounded) until every process in @p ps has exited; false on time-out.
+    static bool waitAll(const QList<QProcess *> &ps, int timeoutMs)
+    {
+        QElapsedTimer t;
+        t.start();
+        for (QProcess *p : ps)
+            while (p->state() != QProcess::NotRunning) {
+                if (t.elapsed() > timeoutMs)
+                    return false;
+                QTest::qWait(20);
+            }
+        return true;
+    }
+
+private Q_SLOTS:
+    void init()
+    {
+        m_fx = std::make_unique<ProcessFixture>();
+        m_dir = std::make_unique<QTemporaryDir>();
+        QVERIFY(m_dir->isValid());
+        QVERIFY(m_fx->startControlServer());
+        m_logger = startLogger();
+        QVERIFY(!waitForLogger().isEmpty());
+    }
+
+    void cleanup()
+    {
+        if (m_unprivileged && m_unprivileged->state() != QProcess::NotRunning) {
+            m_unprivileged->kill();
+            m_unprivileged->waitForFinished(5000);
+        }
+        m_unprivileged.reset();
+        m_fx.reset();
+        m_dir.reset();
+    }
+
+    void twentyProcessesArriveCompleteAndInOrder()
+    {
+        const int processes = 20, count = 300;
+        QList<QProcess *> reporters;
+        for (int i = 0; i < processes; ++i)
+            reporters << m_fx->start(
+                QStringLiteral("dialog"),
+                reportArgs(QStringLiteral("P%1").arg(i, 2, 10, QLatin1Char('0')),
+                           {QStringLiteral("--count"), QString::number(count), QStringLiteral("--numbered"),
+                            QStringLiteral("--collapse-ms"), QStringLiteral("0"),
+                            QStringLiteral("message")}));
+        QVERIFY(waitAll(reporters, 60000));
+        for (QProcess *p : reporters)
+            QCOMPARE(p->exitCode(), 0);
+        const auto records = search({QStringLiteral("--process"), QStringLiteral("P*"),
+                                     QStringLiteral("--limit"), QStringLiteral("10000")});
+        QCOMPARE(records.size(), processes * count);
+        QHash<QString, int> next;
+        for (const QJsonObject &r : records) {
+            const QString process = r.value(QStringLiteral("process")).toString();
+            const int n = ++next[process];
+            QCOMPARE(r.value(QStringLiteral("text")).toString(), QStringLiteral("message #%1").arg(n));
+            QCOMPARE(r.value(QStringLiteral("sequence")).toInteger(), qint64(n));
+            QCOMPARE(r.value(QStringLiteral("severity")).toString(), QStringLiteral("info"));
+        }
+        QCOMPARE(next.size(), processes);
+    }
+
+    void busyLoggerRefusesAndReportersSendAgain()
+    {
+        m_logger->terminate();
+        QVERIFY(m_logger->waitForFinished(5000));
+        m_logger = startLogger({QStringLiteral("--buffer"), QStringLiteral("100")});
+        QVERIFY(!waitForLogger().isEmpty());
+        QList<QProcess *> reporters;
+        for (int i = 0; i < 8; ++i)
+            reporters << m_fx->start(QStringLiteral("dialog"),
+                                     reportArgs(QStringLiteral("Busy%1").arg(i),
+                                                {QStringLiteral("--count"), QStringLiteral("3000"),
+                                                 QStringLiteral("--numbered"), QStringLiteral("--timeout-ms"),
+                                                 QStringLiteral("60000"), QStringLiteral("busy")}));
+        QVERIFY(waitAll(reporters, 70000));
+        for (QProcess *p : reporters)
+            QCOMPARE(p->exitCode(), 0);
+        const QJsonObject stats = waitForLogger();
+        QVERIFY2(stats.value(QStringLiteral("refused_batches")).toInteger() > 0,
+                 QJsonDocument(stats).toJson().constData());
+        QCOMPARE(stats.value(QStringLiteral("dropped")).toInteger(), qint64(0));
+        // Every message of every process, in order, despite the refusals.
+        for (int i = 0; i < 8; ++i) {
+            const auto own = search({QStringLiteral("--process"), QStringLiteral("Busy%1").arg(i),
+                                     QStringLiteral("--limit"), QStringLiteral("10000")});
+            QCOMPARE(own.size(), 3000);
+            for (int n = 0; n < own.size(); ++n)
+                QCOMPARE(own.at(n).value(QStringLiteral("text")).toString(),
+                         QStringLiteral("busy #%1").arg(n + 1));
+        }
+    }
+
+    void floodIsCollapsedAndDoesNotStarveOthers()
+    {
+        const int flood = 200000;
+        QList<QProcess *> ps;
+        ps << m_fx->start(
+            QStringLiteral("dialog"),
+            reportArgs(QStringLiteral("Flood"),
+                       {QStringLiteral("--count"), QString::number(flood), QStringLiteral("--severity"),
+                        QStringLiteral("warning"), QStringLiteral("--timeout-ms"), QStringLiteral("60000"),
+                        QStringLiteral("link down")}));
+        for (int i = 0; i < 5; ++i)
+            ps << m_fx->start(
+                QStringLiteral("dialog"),
+                reportArgs(QStringLiteral("Other%1").arg(i),
+                           {QStringLiteral("--count"), QStringLiteral("100"), QStringLiteral("--numbered"),
+                            QStringLiteral("--collapse-ms"), QStringLiteral("0"), QStringLiteral("other")}));
+        QVERIFY(waitAll(ps, 90000));
+        for (QProcess *p : ps)
+            QCOMPARE(p->exitCode(), 0);
+        for (int i = 0; i < 5; ++i)
+            QCOMPARE(search({QStringLiteral("--process"), QStringLiteral("Other%1").arg(i),
+                             QStringLiteral("--limit"), QStringLiteral("1000")})
+                         .size(),
+                     100);
+        // Every flood message is accounted for: passed through, or counted in a "repeated" summary.
+        const auto floodRecords = search({QStringLiteral("--process"), QStringLiteral("Flood"),
+                                          QStringLiteral("--limit"), QStringLiteral("10000")});
+        QVERIFY(!floodRecords.isEmpty());
+        QVERIFY2(floodRecords.size() < 100, qPrintable(QString::number(floodRecords.size())));
+        qint64 total = 0, summaries = 0;
+        for (const QJsonObject &r : floodRecords) {
+            const qint64 repeated =
+                r.value(QStringLiteral("values")).toObject().value(QStringLiteral("repeated")).toInteger();
+            if (repeated) {
+                ++summaries;
+                total += repeated;
+                QVERIFY(r.value(QStringLiteral("text"))
+                            .toString()
+                            .startsWith(QStringLiteral("link down (repeated ")));
+            } else {
+                ++total;
+                QCOMPARE(r.value(QStringLiteral("text")).toString(), QStringLiteral("link down"));
+            }
+        }
+        QVERIFY(summaries >= 1);
+        QCOMPARE(total, qint64(flood));
+        QCOMPARE(floodRecords.first().value(QStringLiteral("text")).toString(), QStringLiteral("link down"));
+    }
+
+    void fullQueueDropsAreCountedAndReported()
+    {
+        const int count = 50000;
+        QByteArray err;
+        const int rc = m_fx->run(
+            QStringLiteral("dialog"),
+            reportArgs(QStringLiteral("Burst"),
+                       {QStringLiteral("--count"), QString::number(count), QStringLiteral("--numbered"),
+                        QStringLiteral("--queue"), QStringLiteral("500"), QStringLiteral("burst")}),
+            nullptr, &err, 60000);
+        QCOMPARE(rc, 1);
+        QVERIFY2(err.contains("messages dropped (queue full)"), err.constData());
+        const auto records = search({QStringLiteral("--process"), QStringLiteral("Burst"),
+                                     QStringLiteral("--limit"), QStringLiteral("10000")});
+        qint64 stored = 0, dropped = 0;
+        for (const QJsonObject &r : records) {
+            if (r.value(QStringLiteral("category")).toString() == QLatin1String("dialog.report"))
+                dropped +=
+                    r.value(QStringLiteral("values")).toObject().value(QStringLiteral("dropped")).toInteger();
+            else
+                ++stored;
+        }
+        QVERIFY(dropped > 0);
+        QCOMPARE(stored + dropped, qint64(count));
+    }
+
+    void restartedLoggerLosesNothingAcknowledged()
+    {
+        QCOMPARE(m_fx->run(QStringLiteral("dialog"),
+                           reportArgs(QStringLiteral("Before"),
+                                      {QStringLiteral("--count"), QStringLiteral("1000"),
+                                       QStringLiteral("--numbered"), QStringLiteral("acked")})),
+                 0);
+        // Acknowledged means committed: a SIGKILL right after loses none of them.
+        m_logger->kill();
+        m_logger->waitForFinished(5000);
+        // A process reporting while no logger runs keeps its messages and delivers them later.
+        QProcess *waiting = m_fx->start(
+            QStringLiteral("dialog"),
+            reportArgs(QStringLiteral("During"),
+                       {QStringLiteral("--count"), QStringLiteral("100"), QStringLiteral("--numbered"),
+                        QStringLiteral("--timeout-ms"), QStringLiteral("30000"), QStringLiteral("held")}));
+        QTest::qWait(500);
+        QCOMPARE(waiting->state(), QProcess::Running);
+        m_logger = startLogger();
+        QVERIFY(!waitForLogger().isEmpty());
+        QVERIFY(waitAll({waiting}, 40000));
+        QCOMPARE(waiting->exitCode(), 0);
+        const auto before = search({QStringLiteral("--process"), QStringLiteral("Before"),
+                                    QStringLiteral("--limit"), QStringLiteral("5000")});
+        QCOMPARE(before.size(), 1000);
+        QCOMPARE(before.last().value(QStringLiteral("text")).toString(), QStringLiteral("acked #1000"));
+        const auto during = search({QStringLiteral("--process"), QStringLiteral("During"),
+                                    QStringLiteral("--limit"), QStringLiteral("5000")});
+        QCOMPARE(during.size(), 100);
+    }
+
+    void qtMessagesAreForwardedWithTheirContext()
+    {
+        dialog::Client client(m_fx->clientOptions(QStringLiteral("InProcess")));
+        QVERIFY(client.start());
+        // QtTest's own handler, put back afterwards.
+        const QtMessageHandler testHandler = qInstallMessageHandler(nullptr);
+        qInstallMessageHandler(testHandler);
+        dialog::installMessageHandler();
+        dialog::startReporting(&client);
+        dialog::setReportRunNumber(7);
+        const int line = __LINE__ + 1;
+        qCWarning(lcTest) << "forwarded" << 42;
+        dialog::report(dialog::Severity::Error, QStringLiteral("direct"), {{QStringLiteral("board"), 12}});
+        dialog::setReportRunNumber(0);
+        dialog::report(dialog::Severity::Info, QStringLiteral("long"), QString(100000, QLatin1Char('y')), {});
+        QVERIFY(dialog::flushReports(10000));
+        qInstallMessageHandler(testHandler);
+        dialog::stopReporting();
+        const auto longOne = search({QStringLiteral("--process"), QStringLiteral("InProcess"),
+                                     QStringLiteral("--category"), QStringLiteral("long")});
+        QCOMPARE(longOne.size(), 1);
+        QCOMPARE(longOne.first().value(QStringLiteral("text")).toString(),
+                 QString(16 * 1024, QLatin1Char('y')) + QStringLiteral(" … (truncated)"));
+        const auto records = search({QStringLiteral("--process"), QStringLiteral("InProcess"),
+                                     QStringLiteral("--run"), QStringLiteral("7")});
+        QCOMPARE(records.size(), 2);
+        const QJsonObject w = records.at(0);
+        QCOMPARE(w.value(QStringLiteral("text")).toString(), QStringLiteral("forwarded 42"));
+        QCOMPARE(w.value(QStringLiteral("severity")).toString(), QStringLiteral("warning"));
+        QCOMPARE(w.value(QStringLiteral("category")).toString(), QStringLiteral("dialog.test.logger"));
+        QVERIFY(w.value(QStringLiteral("file")).toString().endsWith(QLatin1String("tst_logger.cpp")));
+        QCOMPARE(w.value(QStringLiteral("line")).toInt(), line);
+        QCOMPARE(w.value(QStringLiteral("pid")).toInteger(), QCoreApplication::applicationPid());
+        const QJsonObject e = records.at(1);
+        QCOMPARE(e.value(QStringLiteral("severity")).toString(), QStringLiteral("error"));
+        QCOMPARE(e.value(QStringLiteral("category")).toString(), QStringLiteral("default"));
+        QCOMPARE(e.value(QStringLiteral("values")).toObject().value(QStringLiteral("board")).toInt(), 12);
+        QVERIFY(dialog::reportStatistics().acknowledged >= 2);
+    }
+
+    void fatalMessageIsDeliveredBeforeTheAbort()
+    {
+        QProcess child;
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.insert(QStringLiteral("DIALOG_CONTROL_SERVER"), m_fx->controlServer());
+        env.insert(QStringLiteral("TST_LOGGER_FATAL_CHILD"), QStringLiteral("1"));
+        child.setProcessEnvironment(env);
+        child.start(QCoreApplication::applicationFilePath(), {});
+        QVERIFY(child.waitForStarted(5000));
+        if (!child.waitForFinished(20000)) {
+            child.kill();
+            child.waitForFinished(5000);
+            QFAIL("the child did not abort");
+        }
+        QCOMPARE(child.exitStatus(), QProcess::CrashExit);
+        const auto records = search({QStringLiteral("--process"), QStringLiteral("Fatal"),
+                                     QStringLiteral("--severity"), QStringLiteral("fatal")});
+        QCOMPARE(records.size(), 1);
+        QCOMPARE(records.first().value(QStringLiteral("text")).toString(), QStringLiteral("disk on fire"));
+    }
+
+    void searchFiltersAndPaging()
+    {
+        auto report = [&](const QString &name, const QString &severity, const QString &text,
+                          const QStringList &extra = {}) {
+            QCOMPARE(m_fx->run(QStringLiteral("dialog"),
+                               reportArgs(name, QStringList{QStringLiteral("--severity"), severity} + extra +
+                                                    QStringList{text})),
+                     0);
+        };
+        report(QStringLiteral("RO1"), QStringLiteral("warning"), QStringLiteral("readout TIMEOUT on link 3"),
+               {QStringLiteral("--run"), QStringLiteral("42"), QStringLiteral("--value"),
+                QStringLiteral("link=3")});
+        report(QStringLiteral("RO2"), QStringLiteral("info"), QStringLiteral("timeout recovered"));
+        report(QStringLiteral("SC1"), QStringLiteral("error"), QStringLiteral("timeout in slow control"));
+        report(QStringLiteral("RO3"), QStringLiteral("error"), QStringLiteral("disk full"));
+
+        auto texts = [](const QList<QJsonObject> &rs) {
+            QStringList t;
+            for (const auto &r : rs)
+                t << r.value(QStringLiteral("text")).toString();
+            return t;
+        };
+        QCOMPARE(texts(search({QStringLiteral("--since"), QStringLiteral("2h"), QStringLiteral("--severity"),
+                               QStringLiteral("warning"), QStringLiteral("--process"), QStringLiteral("RO*"),
+                               QStringLiteral("--text"), QStringLiteral("timeout")})),
+                 QStringList{QStringLiteral("readout TIMEOUT on link 3")});
+        const auto run42 = search({QStringLiteral("--run"), QStringLiteral("42")});
+        QCOMPARE(run42.size(), 1);
+        QCOMPARE(
+            run42.first().value(QStringLiteral("values")).toObject().value(QStringLiteral("link")).toString(),
+            QStringLiteral("3"));
+        QCOMPARE(texts(search({QStringLiteral("--category"), QStringLiteral("default"),
+                               QStringLiteral("--severity"), QStringLiteral("error")})),
+                 (QStringList{QStringLiteral("timeout in slow control"), QStringLiteral("disk full")}));
+        QVERIFY(search({QStringLiteral("--until"), QStringLiteral("1h")}).isEmpty());
+        QCOMPARE(search({QStringLiteral("--host"), QStringLiteral("no-such-host*")}).size(), 0);
+
+        // Paging: two newest, then the rest with --before (the logger's own messages are in other
+        // categories).
+        int rc = 0;
+        QByteArray out, err;
+        QCOMPARE(m_fx->run(QStringLiteral("dialog"),
+                           {QStringLiteral("log"), QStringLiteral("search"), QStringLiteral("--category"),
+                            QStringLiteral("default"), QStringLiteral("--limit"), QStringLiteral("2")},
+                           &out, &err),
+                 0);
+        QCOMPARE(out.count('\n'), 2);
+        QVERIFY2(out.contains("ERROR") && out.contains("RO3@") && out.contains("disk full"), out.constData());
+        const int at = err.indexOf("--before ");
+        QVERIFY2(at >= 0, err.constData());
+        const QString before = QString::fromUtf8(err.mid(at + 9).trimmed());
+        QCOMPARE(
+            texts(search(
+                {QStringLiteral("--category"), QStringLiteral("default"), QStringLiteral("--before"), before},
+                &rc)),
+            (QStringList{QStringLiteral("readout TIMEOUT on link 3"), QStringLiteral("timeout recovered")}));
+        QCOMPARE(rc, 0);
+        // tail: the newest, oldest first.
+        QCOMPARE(m_fx->run(QStringLiteral("dialog"),
+                           {QStringLiteral("log"), QStringLiteral("tail"), QStringLiteral("--category"),
+                            QStringLiteral("default"), QStringLiteral("--limit"), QStringLiteral("1")},
+                           &out),
+                 0);
+        QVERIFY2(out.contains("disk full") && out.count('\n') == 1, out.constData());
+    }
+
+    void tailFollowPrintsNewMessages()
+    {
+        QProcess *tail =
+            m_fx->start(QStringLiteral("dialog"),
+                        {QStringLiteral("log"), QStringLiteral("tail"), QStringLiteral("--follow"),
+                         QStringLiteral("--json"), QStringLiteral("--severity"), QStringLiteral("warning"),
+                         QStringLiteral("--process"), QStringLiteral("L?v[a-e]*")});
+        QTest::qWait(300);
+        QCOMPARE(m_fx->run(
+                     QStringLiteral("dialog"),
+                     reportArgs(QStringLiteral("Live"), {QStringLiteral("--severity"), QStringLiteral("info"),
+                                                         QStringLiteral("not shown")})),
+                 0);
+        QCOMPARE(m_fx->run(QStringLiteral("dialog"),
+                           reportArgs(QStringLiteral("OtherLive"),
+                                      {QStringLiteral("--severity"), QStringLiteral("error"),
+                                       QStringLiteral("other")})),
+                 0);
+        QCOMPARE(m_fx->run(QStringLiteral("dialog"),
+                           reportArgs(QStringLiteral("Live"),
+                                      {QStringLiteral("--severity"), QStringLiteral("error"),
+                                       QStringLiteral("shown live")})),
+                 0);
+        QByteArray out;
+        QTRY_VERIFY_WITH_TIMEOUT((out += tail->readAllStandardOutput()).contains("shown live"), 10000);
+        QVERIFY(!out.contains("not shown"));
+        QVERIFY(!out.contains("\"other\""));
+        QCOMPARE(out.count("shown live"), 1);
+        QCOMPARE(tail->state(), QProcess::Running);
+    }
+
+    void retentionByAgeAndSize()
+    {
+        m_logger->terminate();
+        QVERIFY(m_logger->waitForFinished(5000));
+        m_logger =
+            startLogger({QStringLiteral("--keep-days"), QStringLiteral("30"), QStringLiteral("--max-bytes"),
+                         QStringLiteral("2000000"), QStringLiteral("--retention-s"), QStringLiteral("1")});
+        QVERIFY(!waitForLogger().isEmpty());
+        QCOMPARE(m_fx->run(QStringLiteral("dialog"),
+                           reportArgs(QStringLiteral("Old"), {QStringLiteral("--time"), QStringLiteral("40d"),
+                                                              QStringLiteral("from long ago")})),
+                 0);
+        QCOMPARE(
+            m_fx->run(QStringLiteral("dialog"),
+                      reportArgs(QStringLiteral("Recent"), {QStringLiteral("--time"), QStringLiteral("20d"),
+                                                            QStringLiteral("from last week")})),
+            0);
+        // Older than --keep-days: gone at the next retention; the younger one stays.
+        QTRY_VERIFY_WITH_TIMEOUT(search({QStringLiteral("--process"), QStringLiteral("Old")}).isEmpty(),
+                                 10000);
+        QCOMPARE(search({QStringLiteral("--process"), QStringLiteral("Recent")}).size(), 1);
+        // About 6 MB of messages into a 2 MB bound: the oldest go, the newest stay.
+        const QString text = QString(200, QLatin1Char('x'));
+        QCOMPARE(m_fx->run(QStringLiteral("dialog"),
+                           reportArgs(QStringLiteral("Big"),
+                                      {QStringLiteral("--count"), QStringLiteral("20000"),
+                                       QStringLiteral("--numbered"), QStringLiteral("--queue"),
+                                       QStringLiteral("20000"), QStringLiteral("--timeout-ms"),
+                                       QStringLiteral("60000"), text}),
+                           nullptr, nullptr, 70000),
+                 0);
+        auto big = [&] {
+            return search({QStringLiteral("--process"), QStringLiteral("Big"), QStringLiteral("--limit"),
+                           QStringLiteral("10000")});
+        };
+        // Fewer than 10,000 of the 20,000 left.
+        QTRY_VERIFY_WITH_TIMEOUT(big().size() < 10000, 15000);
+        const auto kept = big();
+        QCOMPARE(kept.last().value(QStringLiteral("text")).toString(), text + QStringLiteral(" #20000"));
+        // The oldest went first: what is left is the newest, without a gap.
+        const int n = int(kept.size());
+        QCOMPARE(kept.first().value(QStringLiteral("text")).toString(),
+                 text + QStringLiteral(" #%1").arg(20001 - n));
+    }
+
+    void cliErrors_data()
+    {
+        QTest::addColumn<QStringList>("args");
+        QTest::addColumn<QString>("message");
+        QTest::newRow("no command") << QStringList{QStringLiteral("log")}
+                                    << QStringLiteral("usage: dialog log");
+        QTest::newRow("unknown command") << QStringList{QStringLiteral("log"), QStringLiteral("grep")}
+                                         << QStringLiteral("unknown command 'grep'");
+        QTest::newRow("bad severity") << QStringList{QStringLiteral("log"), QStringLiteral("search"),
+                                                     QStringLiteral("--severity"), QStringLiteral("loud")}
+                                      << QStringLiteral("invalid --severity 'loud'");
+        QTest::newRow("bad since") << QStringList{QStringLiteral("log"), QStringLiteral("search"),
+                                                  QStringLiteral("--since"), QStringLiteral("yesterday")}
+                                   << QStringLiteral("invalid --since 'yesterday'");
+        QTest::newRow("bad limit") << QStringList{QStringLiteral("log"), QStringLiteral("tail"),
+                                                  QStringLiteral("--limit"), QStringLiteral("0")}
+                                   << QStringLiteral("invalid --limit '0'");
+        QTest::newRow("report without text") << QStringList{QStringLiteral("log"), QStringLiteral("report")}
+                                             << QStringLiteral("expected exactly one message text");
+        QTest::newRow("bad value") << QStringList{QStringLiteral("log"), QStringLiteral("report"),
+                                                  QStringLiteral("--value"), QStringLiteral("novalue"),
+                                                  QStringLiteral("x")}
+                                   << QStringLiteral("invalid --value 'novalue'");
+    }
+
+    void cliErrors()
+    {
+        QFETCH(QStringList, args);
+        QFETCH(QString, message);
+        QByteArray err;
+        QCOMPARE(m_fx->run(QStringLiteral("dialog"), args, nullptr, &err), 1);
+        QVERIFY2(QString::fromUtf8(err).contains(message), err.constData());
+    }
+
+    void cliWithoutLogger()
+    {
+        m_logger->terminate();
+        QVERIFY(m_logger->waitForFinished(5000));
+        QByteArray err;
+        QCOMPARE(m_fx->run(QStringLiteral("dialog"),
+                           {QStringLiteral("log"), QStringLiteral("search"), QStringLiteral("--timeout-ms"),
+                            QStringLiteral("500")},
+                           nullptr, &err),
+                 1);
+        QVERIFY2(err.contains("no answer from DIALOG.Logger within 500 ms (is dialog-logger running?)"),
+                 err.constData());
+        QCOMPARE(m_fx->run(QStringLiteral("dialog"),
+                           reportArgs(QStringLiteral("Alone"),
+                                      {QStringLiteral("--timeout-ms"), QStringLiteral("1000"),
+                                       QStringLiteral("nobody listens")}),
+                           nullptr, &err),
+                 1);
+        QVERIFY2(err.contains("1 messages not acknowledged by the logger within 1000 ms"), err.constData());
+    }
+
+    void badLoggerOptions()
+    {
+        QByteArray err;
+        QCOMPARE(m_fx->run(QStringLiteral("dialog-logger"),
+                           {QStringLiteral("--keep-days"), QStringLiteral("-1")}, nullptr, &err),
+                 1);
+        QVERIFY2(err.contains("invalid --keep-days '-1'"), err.constData());
+        QCOMPARE(m_fx->run(QStringLiteral("dialog-logger"),
+                           {QStringLiteral("--data-dir"), QStringLiteral("/proc/no/such/dir")}, nullptr,
+                           &err),
+                 1);
+        QVERIFY2(err.contains("cannot create --data-dir"), err.constData());
+    }
+
+    void readOnlyDatabaseDropsSaysWhyAndRecovers()
+    {
+        // Stop the writable logger; its database file stays, and becomes read-only for the next one.
+        m_logger->terminate();
+        QVERIFY(m_logger->waitForFinished(5000));
+        QFile::setPermissions(m_dir->path(), QFile::ReadOwner | QFile::ExeOwner | QFile::ReadGroup |
+                                                 QFile::ExeGroup | QFile::ReadOther | QFile::ExeOther);
+        const QString db = QDir(m_dir->path()).filePath(QStringLiteral("messages.sqlite"));
+        QVERIFY(QFile::exists(db));
+        QFile::setPermissions(db, QFile::ReadOwner | QFile::ReadGroup | QFile::ReadOther);
+        // root writes anyway: then the logger runs as an unprivileged user.
+        m_logger = geteuid() == 0 ? startUnprivilegedLogger() : startLogger();
+        QVERIFY2(m_logger->waitForStarted(5000), qPrintable(m_logger->errorString()));
+        QVERIFY(!waitForLogger().isEmpty());
+        QByteArray err;
+        QCOMPARE(m_fx->run(QStringLiteral("dialog"),
+                           reportArgs(QStringLiteral("Writer"),
+                                      {QStringLiteral("--count"), QStringLiteral("10"),
+                                       QStringLiteral("--numbered"), QStringLiteral("lost")}),
+                           nullptr, &err),
+                 1);
+        QVERIFY2(err.contains("10 of 10 messages dropped (not stored: "), err.constData());
+        const QJsonObject stats = waitForLogger();
+        // The ten, and the logger's own messages (it reports through itself).
+        QVERIFY(stats.value(QStringLiteral("dropped")).toInteger() >= 10);
+        const QString why = stats.value(QStringLiteral("last_error")).toString();
+        QVERIFY2(why.contains(QLatin1String("readonly")), qPrintable(why));
+        QVERIFY2(err.contains(why.toUtf8()), err.constData());
+        QByteArray loggerErr;
+        QTRY_VERIFY_WITH_TIMEOUT(
+            (loggerErr += m_logger->readAllStandardError()).contains("messages not stored ("), 5000);
+        QVERIFY2(loggerErr.contains("dropped since start"), loggerErr.constData());
+        // Fixed: the same logger stores again.
+        const auto all = QFile::ReadOwner | QFile::WriteOwner | QFile::ReadGroup | QFile::WriteGroup |
+                         QFile::ReadOther | QFile::WriteOther;
+        QFile::setPermissions(db, all);
+        QFile::setPermissions(m_dir->path(), all | QFile::ExeOwner | QFile::ExeGroup | QFile::ExeOther);
+        for (const QString &f : {QStringLiteral("-wal"), QStringLiteral("-shm")})
+            if (QFile::exists(db + f))
+                QFile::setPermissions(db + f, all);
+        QCOMPARE(m_fx->run(QStringLiteral("dialog"),
+                           reportArgs(QStringLiteral("Writer"), {QStringLiteral("stored again")}), nullptr,
+                           &err),
+                 0);
+        QCOMPARE(search({QStringLiteral("--process"), QStringLiteral("Writer")}).size(), 1);
+    }
+};
+
+namespace {
+// The child mode of this test binary: a process that reports through the message handler and dies
+// of a qFatal.
+int fatalChild(int argc, char *argv[])
+{
+    QCoreApplication app(argc, argv);
+    dialog::ClientOptions o = dialog::ClientOptions::fromEnvironment(QStringLiteral("Fatal"));
+    dialog::Client client(o);
+    if (!client.start())
+        return 2;
+    dialog::installMessageHandler();
+    dialog::startReporting(&client);
+    QElapsedTimer t;
+    t.start();
+    while (client.state() != dialog::Client::State::Connected && t.elapsed() < 10000)
+        QCoreApplication::processEvents(QEventLoop::AllEvents, 20);
+    qFatal("disk on fire");
+}
+} // namespace
+
+int main(int argc, char *argv[])
+{
+    if (qEnvironmentVariableIsSet("TST_LOGGER_FATAL_CHILD"))
+        return fatalChild(argc, argv);
+    QCoreApplication app(argc, argv);
+    tst_Logger tc;
+    QTEST_SET_MAIN_SOURCE_PATH
+    return QTest::qExec(&tc, argc, argv);
+}
+#include "tst_logger.moc"

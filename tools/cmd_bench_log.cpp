@@ -1,0 +1,168 @@
+// dialog bench log: messages/s stored by dialog-logger into SQLite from many reporting processes,
+// and the time of a typical search ("warnings of one process in the last hour").
+#include "benchsupport.h"
+
+#include "dialog/logrecord.h"
+
+#include <QDateTime>
+#include <QFile>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QTemporaryDir>
+#include <algorithm>
+#include <cstdio>
+
+namespace dialog::tool {
+
+namespace {
+
+/// One request to the logger, answered within @p timeoutMs (event loop).
+Reply askLogger(Client &client, char kind, const QByteArray &payload, int timeoutMs)
+{
+    Reply answer;
+    bool done = false;
+    client.request(logservice::service(), QByteArray(1, kind) + payload, timeoutMs, &client,
+                   [&](const Reply &r) {
+                       answer = r;
+                       done = true;
+                   });
+    runUntil([&] { return done; }, timeoutMs + 1000);
+    return answer;
+}
+
+qint64 peakKiB(qint64 pid)
+{
+    QFile f(QStringLiteral("/proc/%1/status").arg(pid));
+    if (!f.open(QIODevice::ReadOnly))
+        return 0;
+    for (const QByteArray &line : f.readAll().split('\n'))
+        if (line.startsWith("VmHWM:"))
+            return line.mid(6).trimmed().split(' ').first().toLongLong();
+    return 0;
+}
+
+} // namespace
+
+int benchLog(const QStringList &args)
+{
+    const QString verb = QStringLiteral("bench log");
+    QCommandLineParser p;
+    p.setApplicationDescription(QStringLiteral(
+        "Starts a Control Server, dialog-logger (SQLite in a temporary directory) and N reporting processes; "
+        "prints the messages/s stored and the time of the search \"warnings of one process in the last "
+        "hour\"."));
+    p.addOption({QStringLiteral("processes"), QStringLiteral("Reporting processes (default 25)."),
+                 QStringLiteral("n")});
+    p.addOption({QStringLiteral("messages"), QStringLiteral("Messages per process (default 40000)."),
+                 QStringLiteral("n")});
+    p.addOption(
+        {QStringLiteral("queries"), QStringLiteral("Searches timed (default 50)."), QStringLiteral("n")});
+    p.addOption({QStringLiteral("json"), QStringLiteral("One JSON object.")});
+    if (!parse(p, args, verb))
+        return 1;
+    qint64 processes = 25, messages = 40000, queries = 50;
+    if (!intOption(p, verb, QStringLiteral("processes"), 1, 500, processes) ||
+        !intOption(p, verb, QStringLiteral("messages"), 1, 10000000, messages) ||
+        !intOption(p, verb, QStringLiteral("queries"), 1, 100000, queries))
+        return 1;
+    QTemporaryDir dir;
+    if (!dir.isValid())
+        return fail(verb, QStringLiteral("cannot create a temporary directory"));
+    Environment env;
+    QString error;
+    if (!env.startControlServer(&error))
+        return fail(verb, error);
+    qputenv("DIALOG_CONTROL_SERVER", env.address.toUtf8());
+    QProcess *logger = env.children.start(
+        ChildProcesses::binary(QStringLiteral("dialog-logger")),
+        {QStringLiteral("--data-dir"), dir.path(), QStringLiteral("--control-server"), env.address});
+    ClientOptions o = ClientOptions::fromEnvironment(
+        QStringLiteral("dialog-bench-log-%1").arg(QCoreApplication::applicationPid()));
+    o.controlServers = {env.address};
+    Client client(o);
+    if (!client.start())
+        return fail(verb, client.errorString());
+    auto stored = [&]() -> qint64 {
+        const Reply r = askLogger(client, logservice::StatsKind, QByteArray(), 2000);
+        return r.isOk()
+                   ? QJsonDocument::fromJson(r.data()).object().value(QStringLiteral("stored")).toInteger()
+                   : -1;
+    };
+    if (!runUntil([&] { return stored() >= 0; }, 15000))
+        return fail(verb, QStringLiteral("dialog-logger did not answer"));
+    const qint64 base = stored();
+    const qint64 total = processes * messages;
+    // Every other process reports warnings, the others infos.
+    for (qint64 i = 0; i < processes; ++i)
+        env.children.start(ChildProcesses::binary(QStringLiteral("dialog")),
+                           {QStringLiteral("log"), QStringLiteral("report"), QStringLiteral("--name"),
+                            QStringLiteral("Bench%1").arg(i, 2, 10, QLatin1Char('0')),
+                            QStringLiteral("--count"), QString::number(messages),
+                            QStringLiteral("--numbered"), QStringLiteral("--queue"),
+                            QString::number(messages), QStringLiteral("--collapse-ms"), QStringLiteral("0"),
+                            QStringLiteral("--severity"), QLatin1String(i % 2 ? "warning" : "info"),
+                            QStringLiteral("--timeout-ms"), QStringLiteral("600000"),
+                            QStringLiteral("readout buffer occupancy above threshold")});
+    // The rate counts from the first stored message to the last, so process start-up is left out.
+    QElapsedTimer clock;
+    clock.start();
+    qint64 firstMs = -1, firstCount = 0, lastMs = 0, now = base;
+    while (now - base < total && clock.elapsed() < 600000) {
+        runFor(20);
+        const qint64 s = stored();
+        if (s < 0)
+            continue;
+        now = s;
+        if (firstMs < 0 && now > base) {
+            firstMs = clock.elapsed();
+            firstCount = now - base;
+        }
+        lastMs = clock.elapsed();
+    }
+    if (now - base < total)
+        return fail(verb,
+                    QStringLiteral("only %1 of %2 messages stored within 600 s").arg(now - base).arg(total));
+    const double seconds = std::max<qint64>(1, lastMs - firstMs) / 1000.0;
+    const double rate = (total - firstCount) / seconds;
+    const qint64 memKiB = peakKiB(logger->processId());
+
+    LogQuery q;
+    q.sinceMs = QDateTime::currentMSecsSinceEpoch() - 3600000;
+    q.minSeverity = Severity::Warning;
+    q.process = QStringLiteral("Bench%1").arg(processes > 1 ? 1 : 0, 2, 10, QLatin1Char('0'));
+    q.limit = 100;
+    QList<double> times;
+    int rows = 0;
+    for (qint64 i = 0; i < queries; ++i) {
+        QElapsedTimer t;
+        t.start();
+        const Reply r = askLogger(client, logservice::QueryKind, q.encode(), 10000);
+        times.append(t.nsecsElapsed() / 1e6);
+        if (!r.isOk())
+            return fail(verb, QStringLiteral("search failed: %1").arg(r.errorString()));
+        rows = int(LogPage::decode(r.data())->records.size());
+    }
+    std::sort(times.begin(), times.end());
+    const double p50 = times.at(times.size() / 2),
+                 p99 = times.at(std::min<int>(times.size() - 1, int(times.size() * 0.99)));
+    if (p.isSet(QStringLiteral("json"))) {
+        const QJsonObject j{{QStringLiteral("test"), QStringLiteral("log")},
+                            {QStringLiteral("processes"), processes},
+                            {QStringLiteral("messages"), total},
+                            {QStringLiteral("stored_per_s"), qRound64(rate)},
+                            {QStringLiteral("logger_peak_kib"), memKiB},
+                            {QStringLiteral("query_rows"), rows},
+                            {QStringLiteral("query_p50_ms"), qRound64(p50 * 100) / 100.0},
+                            {QStringLiteral("query_p99_ms"), qRound64(p99 * 100) / 100.0}};
+        std::printf("%s\n", QJsonDocument(j).toJson(QJsonDocument::Compact).constData());
+    } else {
+        std::printf(
+            "log: %lld messages from %lld processes stored at %.0f messages/s into SQLite; logger peak RSS "
+            "%lld MiB\n"
+            "log: \"warnings of %s in the last hour\" (%d rows of %lld stored): p50 %.2f ms, p99 %.2f ms\n",
+            total, processes, rate, memKiB / 1024, qPrintable(q.process), rows, total, p50, p99);
+    }
+    return 0;
+}
+
+} // namespace dialog::tool

@@ -1,0 +1,465 @@
+// dialog log: the message log — tail, search (answered by dialog-logger), report (from scripts).
+#include "clientsetup.h"
+
+#include "dialog/logrecord.h"
+#include "dialog/report.h"
+
+#include <QDateTime>
+#include <QElapsedTimer>
+#include <QEventLoop>
+#include <QJsonDocument>
+#include <QRegularExpression>
+#include <QTimer>
+#include <cstdio>
+#include <optional>
+
+namespace dialog::tool {
+
+namespace {
+
+const char *logUsage = "usage: dialog log <tail|search|report|stats> [options]\n"
+                       "\n"
+                       "  tail     the newest messages; --follow keeps printing new ones\n"
+                       "  search   stored messages by time, severity, process, host, category, text, run\n"
+                       "  report   report a message (as a script's process)\n"
+                       "  stats    the logger's counters (JSON)\n";
+
+/// "2h", "30m", "45s", "3d", "1500ms" ago, an ISO date-time, or ms since the epoch.
+std::optional<qint64> parseTime(const QString &s)
+{
+    static const QRegularExpression ago(QStringLiteral("^(\\d+)(ms|s|m|h|d)$"));
+    const auto m = ago.match(s.trimmed());
+    const qint64 now = QDateTime::currentMSecsSinceEpoch();
+    if (m.hasMatch()) {
+        const qint64 n = m.captured(1).toLongLong();
+        const QString u = m.captured(2);
+        const qint64 unit = u == QLatin1String("ms")  ? 1
+                            : u == QLatin1String("s") ? 1000
+                            : u == QLatin1String("m") ? 60000
+                            : u == QLatin1String("h") ? 3600000
+                                                      : 86400000;
+        return now - n * unit;
+    }
+    bool ok = false;
+    const qint64 ms = s.toLongLong(&ok);
+    if (ok && ms > 0)
+        return ms;
+    const QDateTime t = QDateTime::fromString(s, Qt::ISODateWithMs);
+    if (t.isValid())
+        return t.toMSecsSinceEpoch();
+    return std::nullopt;
+}
+
+void addFilterOptions(QCommandLineParser &p, int defaultLimit)
+{
+    p.addOption({QStringLiteral("since"),
+                 QStringLiteral("From this time: 2h, 30m, 10s, 3d ago, or ISO 8601, or ms."),
+                 QStringLiteral("time")});
+    p.addOption(
+        {QStringLiteral("until"), QStringLiteral("Up to this time (same forms)."), QStringLiteral("time")});
+    p.addOption({QStringLiteral("severity"),
+                 QStringLiteral("At least this severity: debug, info, warning, error, fatal."),
+                 QStringLiteral("level")});
+    p.addOption({QStringLiteral("process"), QStringLiteral("Process name pattern (*, ?, [..])."),
+                 QStringLiteral("glob")});
+    p.addOption({QStringLiteral("host"), QStringLiteral("Host name pattern."), QStringLiteral("glob")});
+    p.addOption({QStringLiteral("category"), QStringLiteral("Category pattern."), QStringLiteral("glob")});
+    p.addOption({QStringLiteral("text"), QStringLiteral("Text containing this (case-insensitive)."),
+                 QStringLiteral("text")});
+    p.addOption({QStringLiteral("run"), QStringLiteral("Run number."), QStringLiteral("n")});
+    p.addOption({QStringLiteral("limit"),
+                 QStringLiteral("At most this many messages (1..10000, default %1).").arg(defaultLimit),
+                 QStringLiteral("n")});
+    p.addOption({QStringLiteral("before"), QStringLiteral("Paging: messages older than this id."),
+                 QStringLiteral("id")});
+    p.addOption({QStringLiteral("json"), QStringLiteral("One JSON object per message.")});
+    p.addOption({QStringLiteral("timeout-ms"),
+                 QStringLiteral("Wait this long for the logger (default 5000)."), QStringLiteral("ms")});
+}
+
+/// The query the options describe; false (message printed) on a bad value.
+bool buildQuery(const QCommandLineParser &p, const QString &verb, int defaultLimit, LogQuery *q)
+{
+    for (const char *name : {"since", "until"}) {
+        const QString n = QLatin1String(name);
+        if (!p.isSet(n))
+            continue;
+        const auto t = parseTime(p.value(n));
+        if (!t) {
+            fail(verb, QStringLiteral("invalid --%1 '%2' (expected e.g. 2h, 30m, 2026-11-23T18:00:00 or ms)")
+                           .arg(n, p.value(n)));
+            return false;
+        }
+        (n == QLatin1String("since") ? q->sinceMs : q->untilMs) = *t;
+    }
+    if (p.isSet(QStringLiteral("severity"))) {
+        const auto s = severityFromName(p.value(QStringLiteral("severity")));
+        if (!s) {
+            fail(verb, QStringLiteral("invalid --severity '%1' (debug, info, warning, error, fatal)")
+                           .arg(p.value(QStringLiteral("severity"))));
+            return false;
+        }
+        q->minSeverity = *s;
+    }
+    q->process = p.value(QStringLiteral("process"));
+    q->host = p.value(QStringLiteral("host"));
+    q->category = p.value(QStringLiteral("category"));
+    q->text = p.value(QStringLiteral("text"));
+    qint64 run = 0, limit = defaultLimit, before = 0;
+    if (!intOption(p, verb, QStringLiteral("run"), 1, 0xffffffffLL, run) ||
+        !intOption(p, verb, QStringLiteral("limit"), 1, 10000, limit) ||
+        !intOption(p, verb, QStringLiteral("before"), 1, qint64(1) << 62, before))
+        return false;
+    q->run = quint32(run);
+    q->limit = int(limit);
+    q->beforeId = before;
+    return true;
+}
+
+/// The logger's GLOB (whole string, case-sensitive, "*" also across "/") as a regular expression.
+QRegularExpression globToRegex(const QString &glob)
+{
+    QString re = QStringLiteral("\\A");
+    for (qsizetype i = 0; i < glob.size(); ++i) {
+        const QChar c = glob.at(i);
+        if (c == QLatin1Char('*')) {
+            re += QLatin1String(".*");
+        } else if (c == QLatin1Char('?')) {
+            re += QLatin1Char('.');
+        } else if (c == QLatin1Char('[') && glob.indexOf(QLatin1Char(']'), i + 2) > i) {
+            const qsizetype end = glob.indexOf(QLatin1Char(']'), i + 2);
+            QString set = glob.mid(i + 1, end - i - 1);
+            // "[^…]" negates in both.
+            set.replace(QLatin1Char('\\'), QLatin1String("\\\\"));
+            re += QLatin1Char('[') + set + QLatin1Char(']');
+            i = end;
+        } else {
+            re += QRegularExpression::escape(QString(c));
+        }
+    }
+    return QRegularExpression(re + QLatin1String("\\z"), QRegularExpression::DotMatchesEverythingOption);
+}
+
+QString formatRecord(const LogRecord &r)
+{
+    QString line =
+        QStringLiteral("%1 %2 %3@%4[%5] %6: %7")
+            .arg(QDateTime::fromMSecsSinceEpoch(r.timeMs).toString(QStringLiteral("yyyy-MM-dd HH:mm:ss.zzz")),
+                 severityName(r.severity).toUpper().leftJustified(7), r.process, r.host)
+            .arg(r.pid)
+            .arg(r.category, r.text);
+    if (r.run)
+        line += QStringLiteral(" [run %1]").arg(r.run);
+    for (auto it = r.values.cbegin(); it != r.values.cend(); ++it)
+        line += QStringLiteral(" %1=%2").arg(it.key(), it.value().toString());
+    return line;
+}
+
+void printRecord(const LogRecord &r, bool json)
+{
+    const QByteArray line =
+        json ? QJsonDocument(r.toJson()).toJson(QJsonDocument::Compact) : formatRecord(r).toUtf8();
+    std::fwrite(line.constData(), 1, size_t(line.size()), stdout);
+    std::fputc('\n', stdout);
+}
+
+/// Sends one request to the logger and waits (event loop) for the answer.
+Reply ask(Client &client, char kind, const QByteArray &payload, int timeoutMs)
+{
+    Reply answer;
+    QEventLoop loop;
+    client.request(logservice::service(), QByteArray(1, kind) + payload, timeoutMs, &loop,
+                   [&](const Reply &r) {
+                       answer = r;
+                       loop.quit();
+                   });
+    loop.exec();
+    return answer;
+}
+
+QString whyNot(const Reply &r, int timeoutMs)
+{
+    switch (r.error()) {
+    case Status::Code::Timeout:
+        return QStringLiteral("no answer from %1 within %2 ms (is dialog-logger running?)")
+            .arg(logservice::service())
+            .arg(timeoutMs);
+    case Status::Code::ProviderLost:
+        return QStringLiteral("the logger was lost while answering");
+    case Status::Code::NotAccepted:
+        return QStringLiteral("%1 does not answer requests").arg(logservice::service());
+    default:
+        return r.errorString().isEmpty() ? QStringLiteral("request failed") : r.errorString();
+    }
+}
+
+/// search and tail: one page (or, with @p follow, the page then live messages).
+int query(const QStringList &args, const QString &verb, bool tail)
+{
+    QCommandLineParser p;
+    p.setApplicationDescription(
+        tail ? QStringLiteral("Prints the newest messages (oldest first).")
+             : QStringLiteral("Searches the stored messages; prints one page, oldest first."));
+    addFilterOptions(p, tail ? 20 : 100);
+    if (tail)
+        p.addOption({QStringLiteral("follow"), QStringLiteral("Keep printing messages as they are stored.")});
+    if (!parse(p, args, verb))
+        return 1;
+    if (!p.positionalArguments().isEmpty())
+        return fail(
+            verb,
+            QStringLiteral("unexpected argument '%1' (see --help)").arg(p.positionalArguments().first()));
+    LogQuery q;
+    qint64 timeout = 5000;
+    if (!buildQuery(p, verb, tail ? 20 : 100, &q) ||
+        !intOption(p, verb, QStringLiteral("timeout-ms"), 1, 3600000, timeout))
+        return 1;
+    const bool json = p.isSet(QStringLiteral("json"));
+    const bool follow = tail && p.isSet(QStringLiteral("follow"));
+    QString error;
+    auto client = makeClient(p, verb, &error);
+    if (!client)
+        return fail(verb, error);
+    const Reply r = ask(*client, logservice::QueryKind, q.encode(), int(timeout));
+    if (!r.isOk())
+        return fail(verb, whyNot(r, int(timeout)));
+    const auto page = LogPage::decode(r.data(), &error);
+    if (!page)
+        return fail(verb, QStringLiteral("bad answer from the logger: ") + error);
+    qint64 lastId = 0;
+    for (auto it = page->records.crbegin(); it != page->records.crend(); ++it) {
+        printRecord(*it, json);
+        lastId = std::max(lastId, it->id);
+    }
+    if (!tail && page->more)
+        std::fprintf(stderr, "dialog %s: more messages match; next page: --before %lld\n", qPrintable(verb),
+                     qlonglong(page->records.last().id));
+    std::fflush(stdout);
+    if (!follow)
+        return 0;
+    // Live: what the logger publishes after every commit, filtered here like the query.
+    Subscription *sub = client->subscribe(logservice::live());
+    if (!sub)
+        return fail(verb, client->errorString());
+    const QRegularExpression processRe = globToRegex(q.process), hostRe = globToRegex(q.host),
+                             categoryRe = globToRegex(q.category);
+    auto matches = [&](const LogRecord &rec) {
+        auto glob = [](const QString &pattern, const QRegularExpression &re, const QString &s) {
+            return pattern.isEmpty() || re.match(s).hasMatch();
+        };
+        return rec.severity >= q.minSeverity && glob(q.process, processRe, rec.process) &&
+               glob(q.host, hostRe, rec.host) && glob(q.category, categoryRe, rec.category) &&
+               (q.text.isEmpty() || rec.text.contains(q.text, Qt::CaseInsensitive)) &&
+               (!q.run || rec.run == q.run) && (!q.sinceMs || rec.timeMs >= q.sinceMs) &&
+               (!q.untilMs || rec.timeMs <= q.untilMs);
+    };
+    // An update the subscription did not keep up with is missing from the ids: those records are
+    // fetched with a search (newer than the last printed, older than the batch) before going on.
+    qint64 lastSeen = -1; // the highest id of any live batch, matching or not
+    bool catchingUp = false;
+    QList<QList<LogRecord>> pending;
+    auto catchUp = [&](qint64 beforeId) {
+        LogQuery g = q;
+        g.sinceMs = q.sinceMs;
+        g.afterId = lastId;
+        g.beforeId = beforeId;
+        g.limit = 10000;
+        QList<LogRecord> missed;
+        for (;;) {
+            const Reply r = ask(*client, logservice::QueryKind, g.encode(), int(timeout));
+            const auto page = r.isOk() ? LogPage::decode(r.data()) : std::nullopt;
+            if (!page) {
+                std::fprintf(stderr, "dialog %s: messages may be missing: %s\n", qPrintable(verb),
+                             qPrintable(whyNot(r, int(timeout))));
+                break;
+            }
+            missed += page->records;
+            if (!page->more || page->records.isEmpty())
+                break;
+            g.beforeId = page->records.last().id;
+        }
+        for (auto it = missed.crbegin(); it != missed.crend(); ++it) {
+            printRecord(*it, json);
+            lastId = std::max(lastId, it->id);
+        }
+    };
+    auto onBatch = [&](const QList<LogRecord> &records) {
+        if (records.isEmpty())
+            return;
+        if (lastSeen < 0 || records.first().id > lastSeen + 1)
+            catchUp(records.first().id);
+        for (const LogRecord &rec : records) {
+            lastSeen = std::max(lastSeen, rec.id);
+            if (rec.id <= lastId || !matches(rec))
+                continue;
+            printRecord(rec, json);
+            lastId = rec.id;
+        }
+    };
+    QObject::connect(sub, &Subscription::messageReceived, client.get(), [&](const Message &m) {
+        const auto records = decodeRecords(m.data());
+        if (!records)
+            return;
+        pending.append(*records);
+        if (catchingUp) // a search is under way in a nested event loop: taken after it
+            return;
+        catchingUp = true;
+        while (!pending.isEmpty())
+            onBatch(pending.takeFirst());
+        catchingUp = false;
+        std::fflush(stdout);
+    });
+    return QCoreApplication::exec();
+}
+
+int report(const QStringList &args, const QString &verb)
+{
+    QCommandLineParser p;
+    p.setApplicationDescription(
+        QStringLiteral("Reports a message to the logger and waits for its acknowledgement."));
+    p.addPositionalArgument(QStringLiteral("text"), QStringLiteral("The message."));
+    p.addOption({QStringLiteral("severity"), QStringLiteral("debug, info (default), warning, error, fatal."),
+                 QStringLiteral("level"), QStringLiteral("info")});
+    p.addOption({QStringLiteral("category"), QStringLiteral("Category (default \"default\")."),
+                 QStringLiteral("name"), QStringLiteral("default")});
+    p.addOption({QStringLiteral("value"),
+                 QStringLiteral("A key=value carried with the message (repeatable)."),
+                 QStringLiteral("key=value")});
+    p.addOption({QStringLiteral("run"), QStringLiteral("Run number."), QStringLiteral("n")});
+    p.addOption(
+        {QStringLiteral("time"),
+         QStringLiteral("The message's time instead of now (2h ago, ISO 8601 or ms; for back-filling)."),
+         QStringLiteral("time")});
+    p.addOption(
+        {QStringLiteral("count"), QStringLiteral("Report it N times (default 1)."), QStringLiteral("n")});
+    p.addOption(
+        {QStringLiteral("numbered"), QStringLiteral("With --count: append \" #i\" to each message.")});
+    p.addOption({QStringLiteral("queue"), QStringLiteral("Reporting queue capacity (default 20000)."),
+                 QStringLiteral("n")});
+    p.addOption(
+        {QStringLiteral("collapse-ms"),
+         QStringLiteral("Identical messages within this time are collapsed (default 10000; 0: never)."),
+         QStringLiteral("ms")});
+    p.addOption({QStringLiteral("timeout-ms"),
+                 QStringLiteral("Fail if not acknowledged by the logger within this time (default 10000)."),
+                 QStringLiteral("ms")});
+    if (!parse(p, args, verb))
+        return 1;
+    if (p.positionalArguments().size() != 1)
+        return fail(verb, QStringLiteral("expected exactly one message text (see --help)"));
+    const auto severity = severityFromName(p.value(QStringLiteral("severity")));
+    if (!severity)
+        return fail(verb, QStringLiteral("invalid --severity '%1' (debug, info, warning, error, fatal)")
+                              .arg(p.value(QStringLiteral("severity"))));
+    qint64 run = 0, count = 1, queue = 20000, collapse = 10000, timeout = 10000;
+    if (!intOption(p, verb, QStringLiteral("run"), 1, 0xffffffffLL, run) ||
+        !intOption(p, verb, QStringLiteral("count"), 1, 100000000, count) ||
+        !intOption(p, verb, QStringLiteral("queue"), 1, 100000000, queue) ||
+        !intOption(p, verb, QStringLiteral("collapse-ms"), 0, 3600000, collapse) ||
+        !intOption(p, verb, QStringLiteral("timeout-ms"), 1, 3600000, timeout))
+        return 1;
+    qint64 timeMs = 0;
+    if (p.isSet(QStringLiteral("time"))) {
+        const auto t = parseTime(p.value(QStringLiteral("time")));
+        if (!t)
+            return fail(verb,
+                        QStringLiteral("invalid --time '%1' (expected e.g. 2h, 2026-11-23T18:00:00 or ms)")
+                            .arg(p.value(QStringLiteral("time"))));
+        timeMs = *t;
+    }
+    QVariantMap values;
+    for (const QString &kv : p.values(QStringLiteral("value"))) {
+        const int eq = kv.indexOf(QLatin1Char('='));
+        if (eq <= 0)
+            return fail(verb, QStringLiteral("invalid --value '%1' (expected key=value)").arg(kv));
+        values.insert(kv.left(eq), kv.mid(eq + 1));
+    }
+    ReportOptions ro;
+    ro.queueCapacity = int(queue);
+    ro.collapseWindowMs = int(collapse);
+    setReportOptions(ro);
+    setReportRunNumber(quint32(run));
+    QString error;
+    auto client = makeClient(p, verb, &error);
+    if (!client)
+        return fail(verb, error);
+    startReporting(client.get());
+    const QString text = p.positionalArguments().first();
+    const QString category = p.value(QStringLiteral("category"));
+    const bool numbered = p.isSet(QStringLiteral("numbered"));
+    LogRecord r;
+    r.severity = *severity;
+    r.category = category;
+    r.values = values;
+    r.timeMs = timeMs;
+    for (qint64 i = 1; i <= count; ++i) {
+        r.text = numbered ? QStringLiteral("%1 #%2").arg(text).arg(i) : text;
+        dialog::report(r);
+    }
+    QElapsedTimer t;
+    t.start();
+    // Wait for the connection first: flushReports() counts from the first batch sent.
+    while (client->state() != Client::State::Connected && t.elapsed() < timeout)
+        QCoreApplication::processEvents(QEventLoop::AllEvents, 20);
+    const bool ok = flushReports(int(std::max<qint64>(1, timeout - t.elapsed())));
+    const ReportStatistics s = reportStatistics();
+    if (!ok)
+        return fail(
+            verb, QStringLiteral("%1 messages not acknowledged by the logger within %2 ms (is dialog-logger "
+                                 "running?)")
+                      .arg(s.queued)
+                      .arg(timeout));
+    if (s.dropped)
+        return fail(verb, QStringLiteral("%1 of %2 messages dropped (%3)")
+                              .arg(s.dropped)
+                              .arg(s.reported)
+                              .arg(s.lastError.isEmpty() ? QStringLiteral("queue full") : s.lastError));
+    std::fprintf(stderr, "dialog %s: %llu reported, %llu collapsed, %llu dropped, %llu stored\n",
+                 qPrintable(verb), (unsigned long long)s.reported, (unsigned long long)s.collapsed,
+                 (unsigned long long)s.dropped, (unsigned long long)s.acknowledged);
+    return 0;
+}
+
+int stats(const QStringList &args, const QString &verb)
+{
+    QCommandLineParser p;
+    p.setApplicationDescription(QStringLiteral("Prints the logger's counters as JSON."));
+    if (!parse(p, args, verb))
+        return 1;
+    QString error;
+    auto client = makeClient(p, verb, &error);
+    if (!client)
+        return fail(verb, error);
+    const Reply r = ask(*client, logservice::StatsKind, QByteArray(), 5000);
+    if (!r.isOk())
+        return fail(verb, whyNot(r, 5000));
+    std::printf("%s\n", r.data().constData());
+    return 0;
+}
+
+} // namespace
+
+int log(const QStringList &args)
+{
+    if (args.size() < 2 || args.at(1) == QLatin1String("--help") || args.at(1) == QLatin1String("-h")) {
+        std::fputs(logUsage, args.size() < 2 ? stderr : stdout);
+        return args.size() < 2 ? 1 : 0;
+    }
+    const QString sub = args.at(1);
+    QStringList rest = args;
+    rest.removeAt(1);
+    const QString verb = QStringLiteral("log ") + sub;
+    rest[0] = QStringLiteral("dialog ") + verb;
+    if (sub == QLatin1String("tail"))
+        return query(rest, verb, true);
+    if (sub == QLatin1String("search"))
+        return query(rest, verb, false);
+    if (sub == QLatin1String("report"))
+        return report(rest, verb);
+    if (sub == QLatin1String("stats"))
+        return stats(rest, verb);
+    std::fprintf(stderr, "dialog log: unknown command '%s'\n\n%s", qPrintable(sub), logUsage);
+    return 1;
+}
+
+} // namespace dialog::tool
