@@ -40,7 +40,7 @@ void Controllable::log(Severity severity, const QString &text)
         qCCritical(lcRc).noquote() << name() << text;
         break;
     }
-    m_log->update(LogRecord{nowMs(), name(), severity, text}.toJson());
+    m_log->update(LogMessage{nowMs(), name(), severity, text}.toJson());
 }
 
 StateRecord Controllable::stateRecord() const

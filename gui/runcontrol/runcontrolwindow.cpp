@@ -436,7 +436,7 @@ void RunControlWindow::onStatus(const QString &process, const QByteArray &data)
 
 void RunControlWindow::onLog(const QByteArray &data)
 {
-    const auto r = LogRecord::fromJson(data);
+    const auto r = LogMessage::fromJson(data);
     if (!r)
         return;
     addMessage(r->timeMs, r->process, severityName(r->severity), r->text);

@@ -166,15 +166,7 @@ bool StateRecord::operator==(const StateRecord &o) const
            runStartMs == o.runStartMs && runStopMs == o.runStopMs && runActiveMs == o.runActiveMs;
 }
 
-std::optional<Severity> severityFromName(const QString &name)
-{
-    for (Severity s : {Severity::Info, Severity::Warning, Severity::Error})
-        if (name.compare(severityName(s), Qt::CaseInsensitive) == 0)
-            return s;
-    return std::nullopt;
-}
-
-QByteArray LogRecord::toJson() const
+QByteArray LogMessage::toJson() const
 {
     const QJsonObject o{{key::timeMs, timeMs},
                         {key::process, process},
@@ -183,7 +175,7 @@ QByteArray LogRecord::toJson() const
     return QJsonDocument(o).toJson(QJsonDocument::Compact);
 }
 
-std::optional<LogRecord> LogRecord::fromJson(const QByteArray &json, QString *error)
+std::optional<LogMessage> LogMessage::fromJson(const QByteArray &json, QString *error)
 {
     const auto obj = parseObject(json, error);
     if (!obj)
@@ -195,7 +187,7 @@ std::optional<LogRecord> LogRecord::fromJson(const QByteArray &json, QString *er
             *error = QStringLiteral("unknown severity '%1'").arg(sev);
         return std::nullopt;
     }
-    LogRecord r;
+    LogMessage r;
     r.timeMs = obj->value(key::timeMs).toInteger();
     r.process = obj->value(key::process).toString();
     r.severity = *severity;

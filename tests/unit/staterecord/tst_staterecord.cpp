@@ -20,8 +20,8 @@ private Q_SLOTS:
     void badStateIsRefused_data();
     void badStateIsRefused();
     void unknownKeysAreIgnored();
-    void logRecordRoundTrips();
-    void badLogRecordIsRefused();
+    void logMessageRoundTrips();
+    void badLogMessageIsRefused();
     void transitionRequest_data();
     void transitionRequest();
     void transitionRequestRoundTrips();
@@ -156,11 +156,11 @@ void tst_StateRecord::unknownKeysAreIgnored()
     QVERIFY(r->slaves.isEmpty()); // wrong type: nothing
 }
 
-void tst_StateRecord::logRecordRoundTrips()
+void tst_StateRecord::logMessageRoundTrips()
 {
-    const LogRecord r{123, QStringLiteral("RO1"), Severity::Warning,
-                      QStringLiteral("3 new consistency errors")};
-    const auto back = LogRecord::fromJson(r.toJson());
+    const LogMessage r{123, QStringLiteral("RO1"), Severity::Warning,
+                       QStringLiteral("3 new consistency errors")};
+    const auto back = LogMessage::fromJson(r.toJson());
     QVERIFY(back);
     QCOMPARE(back->timeMs, r.timeMs);
     QCOMPARE(back->process, r.process);
@@ -170,12 +170,12 @@ void tst_StateRecord::logRecordRoundTrips()
              QStringLiteral("warning"));
 }
 
-void tst_StateRecord::badLogRecordIsRefused()
+void tst_StateRecord::badLogMessageIsRefused()
 {
     QString error;
-    QVERIFY(!LogRecord::fromJson("{\"severity\":\"panic\",\"text\":\"x\"}", &error));
+    QVERIFY(!LogMessage::fromJson("{\"severity\":\"panic\",\"text\":\"x\"}", &error));
     QCOMPARE(error, QStringLiteral("unknown severity 'panic'"));
-    QVERIFY(!LogRecord::fromJson("not json", &error));
+    QVERIFY(!LogMessage::fromJson("not json", &error));
     QVERIFY(error.startsWith(QStringLiteral("malformed JSON")));
 }
 

@@ -3,12 +3,14 @@
 // Every run-control process P (master or slave):
 //   - publishes RunCtrl.P.State  (JSON: process, kind, state, busy, transition, last_transition,
 //     error, time_ms, run_number; the master adds the slaves, culprits and run timing),
-//   - publishes RunCtrl.P.Log    (one JSON log record per update: time_ms, process, severity, text),
+//   - publishes RunCtrl.P.Log    (one JSON message per update: time_ms, process, severity, text),
 //   - publishes RunCtrl.P.Status (slaves: card or readout statistics, every second),
 //   - answers requests on RunCtrl.P.State: data {"transition":"start","run_number":12} or just the
 //     transition name; the reply is the state JSON once the transition is done, or an error,
 //   - accepts the command RunCtrl.P.Command with a transition name (the same, without an answer).
 #pragma once
+
+#include "dialog/logrecord.h"
 
 #include <QDateTime>
 #include <QJsonObject>
@@ -38,25 +40,10 @@ inline QString controlLockService()
     return QStringLiteral("RunControl.Control");
 }
 
-enum class Severity
-{
-    Info,
-    Warning,
-    Error,
-};
-
-inline QString severityName(Severity s)
-{
-    switch (s) {
-    case Severity::Info:
-        return QStringLiteral("info");
-    case Severity::Warning:
-        return QStringLiteral("warning");
-    case Severity::Error:
-        return QStringLiteral("error");
-    }
-    return {};
-}
+/// Run-control log messages use the message log's severities (info, warning, error).
+using dialog::Severity;
+using dialog::severityFromName;
+using dialog::severityName;
 
 inline qint64 nowMs()
 {

@@ -1,5 +1,5 @@
 // Typed records of the run-control messages (see protocol.h for the services that carry them):
-// the state every run-control process publishes on RunCtrl.P.State, and the log records of
+// the state every run-control process publishes on RunCtrl.P.State, and the messages of
 // RunCtrl.P.Log. One writer (the processes) and every reader (the master, the run-control GUI, the
 // dialog tool, tests) go through these types, so the JSON keys live in one place.
 #pragma once
@@ -70,8 +70,9 @@ struct StateRecord
     bool operator==(const StateRecord &o) const;
 };
 
-/// One record of RunCtrl.P.Log.
-struct LogRecord
+/// One message of RunCtrl.P.Log, the live log of a run-control process (the message log keeps
+/// dialog::LogRecord, with more fields).
+struct LogMessage
 {
     qint64 timeMs = 0;
     QString process;
@@ -80,7 +81,7 @@ struct LogRecord
 
     QByteArray toJson() const;
     /// std::nullopt (with @p error) unless it is a JSON object with a known severity.
-    static std::optional<LogRecord> fromJson(const QByteArray &json, QString *error = nullptr);
+    static std::optional<LogMessage> fromJson(const QByteArray &json, QString *error = nullptr);
 };
 
 /// A transition request sent to RunCtrl.P.State: the transition and its parameters (the run
@@ -95,8 +96,5 @@ struct TransitionRequest
     QByteArray toJson() const;
     static std::optional<TransitionRequest> fromJson(const QByteArray &data, QString *error = nullptr);
 };
-
-/// Severity from its name ("info", "warning", "error"; case-insensitive), or std::nullopt.
-std::optional<Severity> severityFromName(const QString &name);
 
 } // namespace dialog::rc
