@@ -1,6 +1,7 @@
 // Unit tests of the protobuf control payload helpers (libdialog/src/control_p.h).
 #include "control_p.h"
 #include "inbounddecoder_p.h"
+#include "wirecodec.h"
 
 #include <QtEndian>
 #include <QtTest>
@@ -8,26 +9,12 @@
 
 using namespace dialog;
 using namespace dialog::wire_format;
+using dialog::test::feed;
+using dialog::test::Frame;
 
 Q_DECLARE_METATYPE(dialog::wire_format::Type)
 
 namespace {
-
-// What the decoder handed over, collected (each payload copied out of the decoder's buffer).
-struct Frame
-{
-    Type type = Type::Hello;
-    quint8 flags = 0;
-    QByteArray payload;
-};
-
-bool feed(InboundDecoder &d, QByteArrayView data, QList<Frame> &out)
-{
-    return d.feed(data, [&out](Type type, quint8 flags, QByteArrayView payload, QByteArray *) {
-        out.append(Frame{type, flags, payload.toByteArray()});
-        return true;
-    });
-}
 
 struct Sample
 {

@@ -2,33 +2,21 @@
 // and rejection of malformed headers. No sockets.
 #include "frame_p.h"
 #include "inbounddecoder_p.h"
+#include "wirecodec.h"
 
 #include <QtEndian>
 #include <QtTest>
 
 using namespace dialog::wire_format;
 using Error = InboundDecoder::Error;
+using dialog::test::feed;
+using dialog::test::Frame;
+using dialog::test::pattern;
 
 Q_DECLARE_METATYPE(dialog::wire_format::Type)
 Q_DECLARE_METATYPE(dialog::wire_format::InboundDecoder::Error)
 
 namespace {
-
-// What the decoder handed over, collected (each payload copied out of the decoder's buffer).
-struct Frame
-{
-    Type type = Type::Hello;
-    quint8 flags = 0;
-    QByteArray payload;
-};
-
-bool feed(InboundDecoder &d, QByteArrayView data, QList<Frame> &out)
-{
-    return d.feed(data, [&out](Type type, quint8 flags, QByteArrayView payload, QByteArray *) {
-        out.append(Frame{type, flags, payload.toByteArray()});
-        return true;
-    });
-}
 
 // A header written byte by byte, independent of appendHeader(), so that malformed ones can be built.
 QByteArray rawHeader(quint16 magic, quint8 version, quint8 type, quint8 flags, quint8 r5, quint16 r6,
@@ -48,18 +36,6 @@ QByteArray rawHeader(quint16 magic, quint8 version, quint8 type, quint8 flags, q
 QByteArray validHeader(quint8 type, quint32 length)
 {
     return rawHeader(Magic, Version, type, 0, 0, 0, length);
-}
-
-// Deterministic bytes covering every value, including 0x00 and the magic's bytes.
-QByteArray pattern(qsizetype size, quint32 seed = 1)
-{
-    QByteArray b(size, Qt::Uninitialized);
-    quint32 x = seed;
-    for (qsizetype i = 0; i < size; ++i) {
-        x = x * 1664525u + 1013904223u;
-        b[i] = char(x >> 24);
-    }
-    return b;
 }
 
 struct Expected

@@ -4,12 +4,14 @@
 // rejected through one error. No sockets.
 #include "inbounddecoder_p.h"
 #include "payload_p.h"
+#include "wirecodec.h"
 
 #include <QBuffer>
 #include <QRandomGenerator>
 #include <QtTest>
 
 using namespace dialog::wire_format;
+using dialog::test::pattern;
 
 namespace {
 
@@ -20,18 +22,6 @@ struct Received
     QByteArray payload;
     bool owned;
 };
-
-// Deterministic bytes covering every value, including the magic's bytes.
-QByteArray pattern(qsizetype size, quint32 seed)
-{
-    QByteArray b(size, Qt::Uninitialized);
-    quint32 x = seed;
-    for (qsizetype i = 0; i < size; ++i) {
-        x = x * 1664525u + 1013904223u;
-        b[i] = char(x >> 24);
-    }
-    return b;
-}
 
 QByteArray mixedStream(QList<Received> &expected)
 {

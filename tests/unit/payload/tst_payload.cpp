@@ -2,6 +2,7 @@
 // (libdialog/src/payload_p.h). Frames go through the real InboundDecoder, as on the wire.
 #include "inbounddecoder_p.h"
 #include "payload_p.h"
+#include "wirecodec.h"
 
 #include <QRandomGenerator>
 #include <QtEndian>
@@ -9,24 +10,10 @@
 #include <zstd.h>
 
 using namespace dialog::wire_format;
+using dialog::test::feed;
+using dialog::test::Frame;
 
 namespace {
-
-// What the decoder handed over, collected (each payload copied out of the decoder's buffer).
-struct Frame
-{
-    Type type = Type::Hello;
-    quint8 flags = 0;
-    QByteArray payload;
-};
-
-bool feed(InboundDecoder &d, QByteArrayView data, QList<Frame> &out)
-{
-    return d.feed(data, [&out](Type type, quint8 flags, QByteArrayView payload, QByteArray *) {
-        out.append(Frame{type, flags, payload.toByteArray()});
-        return true;
-    });
-}
 
 constexpr qint64 NoLimit = DefaultMaxMessageSize;
 

@@ -9,6 +9,7 @@
 #include "inbounddecoder_p.h"
 #include "is/protocol_p.h"
 #include "payload_p.h"
+#include "wirecodec.h"
 
 #include <QFile>
 #include <QJsonArray>
@@ -283,14 +284,6 @@ bool addControl(Fields &f, Type type, const QByteArray &payload)
     }
 }
 
-/// One frame as the decoder handed it over.
-struct DecodedFrame
-{
-    Type type;
-    quint8 flags;
-    QByteArray payload;
-};
-
 /// The data of a service, command, request or reply payload, decompressed when the frame says so.
 bool extractData(QByteArrayView data, quint8 flags, QByteArray &out, qint64 max, QString *error)
 {
@@ -397,18 +390,13 @@ void TestProtocolDoc::examples()
     } else {
         QCOMPARE(ex.kind, QStringLiteral("frame"));
         InboundDecoder decoder;
-        QList<DecodedFrame> frames;
-        const bool decoded =
-            decoder.feed(ex.bytes, [&](Type type, quint8 flags, QByteArrayView payload, QByteArray *) {
-                frames.append(DecodedFrame{type, flags, payload.toByteArray()});
-                return true;
-            });
-        if (!decoded) {
+        QList<dialog::test::Frame> frames;
+        if (!dialog::test::feed(decoder, ex.bytes, frames)) {
             f.insert(QStringLiteral("error"), errorName(decoder.error()));
         } else {
             QCOMPARE(frames.size(), 1);
             QCOMPARE(decoder.buffered(), 0);
-            const DecodedFrame &fr = frames.first();
+            const dialog::test::Frame &fr = frames.first();
             f.insert(QStringLiteral("type"), QString::fromLatin1(typeName(fr.type)));
             f.insert(QStringLiteral("flags"), num(fr.flags));
             f.insert(QStringLiteral("length"), num(quint64(fr.payload.size())));

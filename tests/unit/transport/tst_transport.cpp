@@ -4,6 +4,7 @@
 #include "control_p.h"
 #include "payload_p.h"
 #include "transport_p.h"
+#include "wirecodec.h"
 
 #include <QSignalSpy>
 #include <QTcpServer>
@@ -14,6 +15,7 @@
 using namespace dialog;
 using namespace dialog::net;
 using namespace dialog::wire_format;
+using dialog::test::pattern;
 
 namespace {
 
@@ -60,17 +62,6 @@ QByteArray serviceFrame(QByteArrayView name, quint64 seq, QByteArrayView data, q
     QByteArray f;
     appendServiceFrame(f, name, seq, flags, data);
     return f;
-}
-
-QByteArray pattern(qsizetype size, quint32 seed)
-{
-    QByteArray b(size, Qt::Uninitialized);
-    quint32 x = seed;
-    for (qsizetype i = 0; i < size; ++i) {
-        x = x * 1664525u + 1013904223u;
-        b[i] = char(x >> 24);
-    }
-    return b;
 }
 
 QByteArray hello(const QString &name)
