@@ -5,6 +5,7 @@
 #include "dialog/client.h"
 
 #include <QCoreApplication>
+#include <QTimer>
 #include <memory>
 
 namespace dialog::tool {
@@ -13,7 +14,9 @@ inline QString processName(const QCommandLineParser &p, const QString &verb)
 {
     return p.isSet(QStringLiteral("name"))
                ? p.value(QStringLiteral("name"))
-               : QStringLiteral("dialog-%1-%2").arg(QString(verb).replace(QLatin1Char(' '), QLatin1Char('-'))).arg(QCoreApplication::applicationPid());
+               : QStringLiteral("dialog-%1-%2")
+                     .arg(QString(verb).replace(QLatin1Char(' '), QLatin1Char('-')))
+                     .arg(QCoreApplication::applicationPid());
 }
 
 /// A Client named "dialog-VERB-PID" configured from the environment and the parsed options.
@@ -29,6 +32,21 @@ inline std::unique_ptr<Client> makeClient(const QCommandLineParser &p, const QSt
         return nullptr;
     }
     return c;
+}
+
+/// Runs the event loop until a handler quits it, or for at most @p timeoutMs: then @p rc is set to
+/// the failure "VERB: WHAT the Control Server at ADDRESS within N ms" (@p what: "no answer from",
+/// "not connected to"). Returns @p rc.
+inline int execOrTimeOut(Client &client, const QString &verb, qint64 timeoutMs, const QString &what, int &rc)
+{
+    QTimer::singleShot(int(timeoutMs), &client, [&] {
+        rc = fail(verb, QStringLiteral("%1 the Control Server at %2 within %3 ms")
+                            .arg(what, client.options().controlServers.join(QLatin1Char(',')))
+                            .arg(timeoutMs));
+        QCoreApplication::quit();
+    });
+    QCoreApplication::exec();
+    return rc;
 }
 
 } // namespace dialog::tool

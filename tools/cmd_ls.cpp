@@ -3,7 +3,6 @@
 #include "dialog/directory.h"
 
 #include <QTextStream>
-#include <QTimer>
 
 namespace dialog::tool {
 
@@ -85,14 +84,7 @@ int ls(const QStringList &args)
         rc = 0;
         QCoreApplication::quit();
     });
-    QTimer::singleShot(int(timeout), client.get(), [&] {
-        rc = fail(verb, QStringLiteral("no answer from the Control Server at %1 within %2 ms")
-                            .arg(client->options().controlServers.join(QLatin1Char(',')))
-                            .arg(timeout));
-        QCoreApplication::quit();
-    });
-    QCoreApplication::exec();
-    return rc;
+    return execOrTimeOut(*client, verb, timeout, QStringLiteral("no answer from"), rc);
 }
 
 } // namespace dialog::tool

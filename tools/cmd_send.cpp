@@ -1,7 +1,5 @@
 #include "clientsetup.h"
 
-#include <QTimer>
-
 namespace dialog::tool {
 
 int send(const QStringList &args)
@@ -45,14 +43,7 @@ int send(const QStringList &args)
             rc = 0;
         QCoreApplication::quit();
     });
-    QTimer::singleShot(int(timeout), client.get(), [&] {
-        rc = fail(verb, QStringLiteral("not connected to the Control Server at %1 within %2 ms")
-                            .arg(client->options().controlServers.join(QLatin1Char(',')))
-                            .arg(timeout));
-        QCoreApplication::quit();
-    });
-    QCoreApplication::exec();
-    return rc;
+    return execOrTimeOut(*client, verb, timeout, QStringLiteral("not connected to"), rc);
 }
 
 } // namespace dialog::tool
