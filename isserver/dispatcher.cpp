@@ -204,7 +204,8 @@ void Dispatcher::process(Worker &w, const std::vector<Note> &notes)
             const QByteArray &rec = s->withValues ? n.full : n.bare;
             if (s->priority.load(std::memory_order_relaxed) == 0) {
                 // Slow: straight to its own queue (or dropped), no transport work.
-                if (s->backlogRecords >= m_options.queueRecords || s->backlogBytes + rec.size() > m_options.queueBytes) {
+                if (s->backlogRecords >= m_options.queueRecords ||
+                    s->backlogBytes + rec.size() > m_options.queueBytes) {
                     s->dropped.fetch_add(1, std::memory_order_relaxed);
                     m_drops.fetch_add(1, std::memory_order_relaxed);
                     ++s->unreported;
@@ -243,7 +244,8 @@ void Dispatcher::sendSnapshot(Worker &w, Subscriber &s)
     const QList<is::StoredObject> objects = std::exchange(s.snapshotObjects, {});
     QByteArray chunk;
     int records = 0;
-    appendRecord(chunk, is::protocol::SnapshotBegin, {}, {}, is::Time::currentTime().microsecondsSinceEpoch(), {});
+    appendRecord(chunk, is::protocol::SnapshotBegin, {}, {}, is::Time::currentTime().microsecondsSinceEpoch(),
+                 {});
     ++records;
     for (const is::StoredObject &o : objects) {
         appendRecord(chunk, is::protocol::Created, o.name.toUtf8(), o.object.typeName().toUtf8(),
@@ -255,7 +257,8 @@ void Dispatcher::sendSnapshot(Worker &w, Subscriber &s)
             s.backlogBytes += s.backlog.back().data.size();
         }
     }
-    appendRecord(chunk, is::protocol::SnapshotEnd, {}, {}, is::Time::currentTime().microsecondsSinceEpoch(), {});
+    appendRecord(chunk, is::protocol::SnapshotEnd, {}, {}, is::Time::currentTime().microsecondsSinceEpoch(),
+                 {});
     s.backlog.push_back({chunk, records + 1});
     s.backlogRecords += records + 1;
     s.backlogBytes += chunk.size();
@@ -293,13 +296,16 @@ void Dispatcher::flushSubscriber(Worker &w, Subscriber &s)
         case Status::Code::Broken:
             return; // removed after this round of jobs
         case Status::Code::QueueFull:
+        default: // send() answers Ok, QueueFull or Broken only; anything else is kept, as here
             // Slow: lower its priority; at zero, its notifications bypass the transport.
-            s.priority.store(qMax(0, s.priority.load(std::memory_order_relaxed) - 1), std::memory_order_relaxed);
+            s.priority.store(qMax(0, s.priority.load(std::memory_order_relaxed) - 1),
+                             std::memory_order_relaxed);
             break;
         }
     }
     // Keep the order: behind what is already queued, within the bound of the subscriber's queue.
-    if (s.backlogRecords + count <= m_options.queueRecords && s.backlogBytes + data.size() <= m_options.queueBytes) {
+    if (s.backlogRecords + count <= m_options.queueRecords &&
+        s.backlogBytes + data.size() <= m_options.queueBytes) {
         toBacklog(s, data, count);
     } else {
         qsizetype pos = 0;
@@ -372,10 +378,12 @@ void Dispatcher::drain(Worker &w, Subscriber &s)
             if (m_repository.get(name, &obj, {}, nullptr, &info) == is::Repository::Result::Ok) {
                 if (!s.criteria.matches(name, info.typeName, m_repository.registry()))
                     continue;
-                appendRecord(out, is::protocol::Updated, n, info.typeName.toUtf8(), info.time.microsecondsSinceEpoch(),
+                appendRecord(out, is::protocol::Updated, n, info.typeName.toUtf8(),
+                             info.time.microsecondsSinceEpoch(),
                              s.withValues ? is::encode(obj) : QByteArray());
             } else {
-                appendRecord(out, is::protocol::Removed, n, {}, is::Time::currentTime().microsecondsSinceEpoch(), {});
+                appendRecord(out, is::protocol::Removed, n, {},
+                             is::Time::currentTime().microsecondsSinceEpoch(), {});
             }
             ++count;
         }

@@ -481,19 +481,19 @@ void RunControlWindow::applyFilter()
 
 void RunControlWindow::updateButtons()
 {
-    const std::optional<State> state = m_state ? std::optional(m_state->state) : std::nullopt;
-    const bool busy = m_state && m_state->busy;
-    const bool usable = m_mode == Mode::Control && !m_pending && state && !busy &&
+    const bool known = m_state.has_value();
+    const State state = known ? m_state->state : State::Initial;
+    const bool usable = m_mode == Mode::Control && !m_pending && known && !m_state->busy &&
                         m_client->state() == Client::State::Connected;
-    const QList<Transition> legal = state ? legalTransitions(*state) : QList<Transition>{};
+    const QList<Transition> legal = known ? legalTransitions(state) : QList<Transition>{};
     for (auto it = m_buttons.begin(); it != m_buttons.end(); ++it) {
         const Transition t = Transition(it.key());
-        const bool ok = usable && legal.contains(t) && !(t == Transition::Reset && *state == State::Initial);
+        const bool ok = usable && legal.contains(t) && !(t == Transition::Reset && state == State::Initial);
         it.value()->setEnabled(ok);
         it.value()->setToolTip(m_mode != Mode::Control ? QStringLiteral("monitoring mode: read-only")
-                               : !state                ? QStringLiteral("no state from %1 yet").arg(m_master)
+                               : !known                ? QStringLiteral("no state from %1 yet").arg(m_master)
                                : ok                    ? QString()
-                                    : QStringLiteral("not possible in state %1").arg(stateName(*state)));
+                                    : QStringLiteral("not possible in state %1").arg(stateName(state)));
     }
 }
 
