@@ -30,6 +30,9 @@ Controllable::~Controllable() = default;
 void Controllable::log(Severity severity, const QString &text)
 {
     switch (severity) {
+    case Severity::Debug:
+        qCDebug(lcRc).noquote() << name() << text;
+        break;
     case Severity::Info:
         qCInfo(lcRc).noquote() << name() << text;
         break;
@@ -37,6 +40,7 @@ void Controllable::log(Severity severity, const QString &text)
         qCWarning(lcRc).noquote() << name() << text;
         break;
     case Severity::Error:
+    case Severity::Fatal: // a run-control process reports; it does not abort
         qCCritical(lcRc).noquote() << name() << text;
         break;
     }

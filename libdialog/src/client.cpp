@@ -8,11 +8,44 @@
 #include <QMetaMethod>
 #include <QRandomGenerator>
 #include <QTimer>
+#include <QUdpSocket>
 
 #include <cstdio>
 #include <unistd.h>
 
 namespace dialog {
+
+namespace {
+/// The local address of the route to the Control Server @p cs: the source address the kernel picks
+/// for a connection to it (found with a connected UDP socket, which sends nothing). 127.0.0.1 for a
+/// local Control Server. A Control Server given by name is resolved here (a blocking look-up); the
+/// host name is the last resort when nothing else is known.
+QString routeAddress(const net::Endpoint &cs)
+{
+    if (cs.host == QLatin1String("localhost"))
+        return QStringLiteral("127.0.0.1");
+    QHostAddress address(cs.host);
+    if (address.isNull()) {
+        const QList<QHostAddress> found = QHostInfo::fromName(cs.host).addresses();
+        const auto v4 = std::find_if(found.cbegin(), found.cend(), [](const QHostAddress &a) {
+            return a.protocol() == QAbstractSocket::IPv4Protocol;
+        });
+        if (v4 != found.cend())
+            address = *v4;
+    }
+    if (address.isLoopback())
+        return QStringLiteral("127.0.0.1");
+    if (!address.isNull()) {
+        QUdpSocket probe;
+        probe.connectToHost(address, cs.port);
+        if (probe.waitForConnected(1000) &&
+            probe.localAddress().protocol() == QAbstractSocket::IPv4Protocol &&
+            !probe.localAddress().isNull())
+            return probe.localAddress().toString();
+    }
+    return QHostInfo::localHostName();
+}
+} // namespace
 
 using net::Endpoint;
 
@@ -213,15 +246,14 @@ bool Client::start()
         return false;
     }
 
-    // Advertise an address others can reach: loopback when the Control Server is local.
+    // Advertise an address others can reach: the one given, else the local address of the route
+    // to the Control Server (loopback when it is local), never a host name that may not resolve.
     QString host = d->options.host;
-    const QHostAddress csAddr(d->servers.first().host);
     if (host.isEmpty())
-        host = (csAddr.isLoopback() || d->servers.first().host == QLatin1String("localhost"))
-                   ? QStringLiteral("127.0.0.1")
-                   : QHostInfo::localHostName();
-    const QHostAddress bindAddr = QHostAddress(host).isLoopback() ? QHostAddress(QHostAddress::LocalHost)
-                                                                  : QHostAddress(QHostAddress::Any);
+        host = routeAddress(d->servers.first());
+    // Only a process reachable on 127.0.0.1 alone listens on loopback alone.
+    const QHostAddress bindAddr = host == QLatin1String("127.0.0.1") ? QHostAddress(QHostAddress::LocalHost)
+                                                                     : QHostAddress(QHostAddress::Any);
 
     net::TransportOptions to;
     to.senderThreads = d->options.senderThreads;

@@ -1,6 +1,7 @@
 #include "dialog/clientoptions.h"
 
 #include <QCommandLineParser>
+#include <algorithm>
 
 namespace dialog {
 
@@ -11,6 +12,7 @@ ClientOptions ClientOptions::fromEnvironment(const QString &name)
     const QString env = qEnvironmentVariable("DIALOG_CONTROL_SERVER").trimmed();
     if (!env.isEmpty())
         o.controlServers = env.split(QLatin1Char(','), Qt::SkipEmptyParts);
+    o.host = qEnvironmentVariable("DIALOG_ADVERTISE").trimmed();
     return o;
 }
 
@@ -38,6 +40,8 @@ ClientOptions ClientOptions::fromArguments(const QStringList &arguments, const Q
             o.heartbeatMs = qMax(10, v.toInt());
         else if (value(QStringLiteral("--retry-ms"), v))
             o.retryMs = qMax(10, v.toInt());
+        else if (value(QStringLiteral("--advertise"), v))
+            o.host = v.trimmed();
     }
     return o;
 }
@@ -62,12 +66,17 @@ void ClientOptions::addParserOptions(QCommandLineParser &p)
     p.addOption({QStringLiteral("queue-bytes"),
                  QStringLiteral("Bound of each per-destination queue in bytes (default 8388608)."),
                  QStringLiteral("bytes")});
-    p.addOption({QStringLiteral("pending-bytes"),
-                 QStringLiteral("Received bytes waiting for delivery before reading pauses (default 33554432)."),
-                 QStringLiteral("bytes")});
+    p.addOption(
+        {QStringLiteral("pending-bytes"),
+         QStringLiteral("Received bytes waiting for delivery before reading pauses (default 33554432)."),
+         QStringLiteral("bytes")});
     p.addOption({QStringLiteral("receive-buffer-bytes"),
                  QStringLiteral("Socket receive buffer of inbound connections (default: the system's)."),
                  QStringLiteral("bytes")});
+    p.addOption({QStringLiteral("advertise"),
+                 QStringLiteral("Address other processes use to reach this one (default: $DIALOG_ADVERTISE, "
+                                "else the local address of the route to the Control Server)."),
+                 QStringLiteral("host")});
     p.addOption({QStringLiteral("dialog-port"),
                  QStringLiteral("Port to receive on (default: any free port)."), QStringLiteral("port")});
 }
@@ -91,6 +100,17 @@ bool ClientOptions::applyParser(const QCommandLineParser &p, QString *error)
         target = std::remove_reference_t<decltype(target)>(v);
         return true;
     };
+    if (p.isSet(QStringLiteral("advertise"))) {
+        host = p.value(QStringLiteral("advertise")).trimmed();
+        const bool bad = host.isEmpty() || host.contains(QLatin1Char(':')) ||
+                         std::any_of(host.cbegin(), host.cend(), [](QChar c) { return c.isSpace(); });
+        if (bad) {
+            if (error)
+                *error = QStringLiteral("invalid --advertise '%1' (expected a host name or an IPv4 address)")
+                             .arg(p.value(QStringLiteral("advertise")));
+            return false;
+        }
+    }
     if (p.isSet(QStringLiteral("control-server")))
         controlServers =
             p.value(QStringLiteral("control-server")).split(QLatin1Char(','), Qt::SkipEmptyParts);

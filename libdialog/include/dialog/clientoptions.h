@@ -13,11 +13,14 @@ struct ClientOptions
 {
     QString name; ///< process name, unique in the DIALOG system
     QStringList controlServers{QStringLiteral("127.0.0.1:3425")}; ///< tried in order, then round
-    QString host;          ///< address advertised to others; empty: derived from the Control Server address
-    quint16 port = 0;      ///< listening port, 0 = any free port
-    int senderThreads = 2; ///< n in the DIALOG paper
-    int readerThreads = 2; ///< m in the DIALOG paper
-    qint64 maxQueueBytes = 8 * 1024 * 1024;   ///< bound of each per-destination queue
+    /// The address other processes use to reach this one (--advertise, $DIALOG_ADVERTISE). Empty: the
+    /// local address of the route to the Control Server (127.0.0.1 when it is on this host), which
+    /// works where host names do not resolve across hosts.
+    QString host;
+    quint16 port = 0;                          ///< listening port, 0 = any free port
+    int senderThreads = 2;                     ///< n in the DIALOG paper
+    int readerThreads = 2;                     ///< m in the DIALOG paper
+    qint64 maxQueueBytes = 8 * 1024 * 1024;    ///< bound of each per-destination queue
     qint64 maxPendingBytes = 32 * 1024 * 1024; ///< received data not yet delivered before reading pauses
     qint64 receiveBufferBytes = 0; ///< socket receive buffer of inbound connections (0: the system's)
     qint64 maxMessageSize = 64 * 1024 * 1024; ///< largest message accepted from the network

@@ -4,6 +4,7 @@
 #include "../controlserverprocess.h"
 
 #include "dialog/client.h"
+#include "dialog/directory.h"
 
 #include <QSignalSpy>
 #include <QtTest>
@@ -29,6 +30,10 @@ private Q_SLOTS:
     void refusedServiceReportedWithoutExit();
     void commandReachesRegistrant();
     void flushReturnsOnceEverythingIsWritten();
+    void advertiseOption_data();
+    void advertiseOption();
+    void advertisesTheRouteToTheControlServer();
+    void advertisedAddressIsReachable();
 
 private:
     test::ControlServerProcess m_cs;
@@ -291,6 +296,91 @@ void tst_Client::flushReturnsOnceEverythingIsWritten()
     QCOMPARE(provider.statistics().queuedBytes, qint64(0));
     QTRY_COMPARE_WITH_TIMEOUT(sub->receivedCount(), quint64(1), 20000);
     QCOMPARE(sub->lastMessage().data(), data);
+}
+
+void tst_Client::advertiseOption_data()
+{
+    QTest::addColumn<QString>("environment");
+    QTest::addColumn<QStringList>("arguments");
+    QTest::addColumn<QString>("host"); // empty: refused
+    QTest::newRow("default") << QString() << QStringList{} << QString();
+    QTest::newRow("environment") << QStringLiteral("10.1.0.2") << QStringList{} << QStringLiteral("10.1.0.2");
+    QTest::newRow("option over environment")
+        << QStringLiteral("10.1.0.2") << QStringList{QStringLiteral("--advertise"), QStringLiteral("daq-pc2")}
+        << QStringLiteral("daq-pc2");
+    QTest::newRow("with a port") << QString() << QStringList{QStringLiteral("--advertise=h:1")} << QString();
+    QTest::newRow("with a space") << QString() << QStringList{QStringLiteral("--advertise=a b")} << QString();
+}
+
+void tst_Client::advertiseOption()
+{
+    QFETCH(QString, environment);
+    QFETCH(QStringList, arguments);
+    QFETCH(QString, host);
+    const QByteArray before = qgetenv("DIALOG_ADVERTISE");
+    auto restore = qScopeGuard([&] { qputenv("DIALOG_ADVERTISE", before); });
+    qputenv("DIALOG_ADVERTISE", environment.toUtf8());
+    QCommandLineParser p;
+    ClientOptions::addParserOptions(p);
+    QVERIFY(p.parse(QStringList{QStringLiteral("prog")} + arguments));
+    ClientOptions o = ClientOptions::fromEnvironment(QStringLiteral("Advertiser"));
+    QString error;
+    const bool ok = o.applyParser(p, &error);
+    if (host.isEmpty() && !arguments.isEmpty()) {
+        QVERIFY(!ok);
+        QVERIFY2(error.startsWith(QStringLiteral("invalid --advertise")), qPrintable(error));
+        return;
+    }
+    QVERIFY2(ok, qPrintable(error));
+    QCOMPARE(o.host, host);
+    // The light scan of fromArguments() knows it too.
+    QCOMPARE(
+        ClientOptions::fromArguments(QStringList{QStringLiteral("prog")} + arguments, QStringLiteral("A"))
+            .host,
+        host);
+}
+
+void tst_Client::advertisesTheRouteToTheControlServer()
+{
+    // No host name that may not resolve elsewhere: the local address of the route to the Control
+    // Server, here the loopback one.
+    Client c(m_cs.options(QStringLiteral("Router.Default")));
+    QVERIFY(c.start());
+    Client reader(m_cs.options(QStringLiteral("Router.Reader")));
+    QVERIFY(reader.start());
+    Subscription *dir = reader.subscribe(directoryServiceName());
+    QTRY_VERIFY_WITH_TIMEOUT(
+        [&] {
+            const auto d = DirectorySnapshot::fromJson(dir->lastMessage().data());
+            return d && d->process(QStringLiteral("Router.Default")) &&
+                   d->process(QStringLiteral("Router.Default"))->host == QLatin1String("127.0.0.1");
+        }(),
+        10000);
+}
+
+void tst_Client::advertisedAddressIsReachable()
+{
+    // Another loopback address: the directory says it, and subscribers reach the provider there.
+    ClientOptions o = m_cs.options(QStringLiteral("Provider.Advertised"));
+    o.host = QStringLiteral("127.0.0.2");
+    Client provider(o);
+    Service *svc = provider.publish(QStringLiteral("Advertised.Value"));
+    QVERIFY(svc);
+    QVERIFY(provider.start());
+    Client subscriber(m_cs.options(QStringLiteral("Subscriber.Advertised")));
+    QVERIFY(subscriber.start());
+    Subscription *dir = subscriber.subscribe(directoryServiceName());
+    QTRY_VERIFY_WITH_TIMEOUT(
+        [&] {
+            const auto d = DirectorySnapshot::fromJson(dir->lastMessage().data());
+            return d && d->process(QStringLiteral("Provider.Advertised")) &&
+                   d->process(QStringLiteral("Provider.Advertised"))->host == QLatin1String("127.0.0.2");
+        }(),
+        10000);
+    Subscription *sub = subscriber.subscribe(QStringLiteral("Advertised.Value"));
+    QTRY_COMPARE_WITH_TIMEOUT(svc->subscriberCount(), 1, 10000);
+    QVERIFY(svc->update("over 127.0.0.2"));
+    QTRY_COMPARE_WITH_TIMEOUT(sub->lastMessage().data(), QByteArray("over 127.0.0.2"), 10000);
 }
 
 QTEST_GUILESS_MAIN(tst_Client)
