@@ -11,6 +11,7 @@
 #include <QTemporaryDir>
 #include <QtTest>
 #include <csignal>
+#include <optional>
 
 using namespace dialog;
 using namespace dialog::test;
@@ -27,6 +28,7 @@ private Q_SLOTS:
     void listWithCriteria_data();
     void listWithCriteria();
     void subscriptionNotifications();
+    void eventOutlivesItsDictionary();
     void namesOnlyAndCriteriaFilter();
     void subscriptionSurvivesServerRestart();
     void slowSubscriberDoesNotSlowOthers();
@@ -59,7 +61,8 @@ void tst_IsServer::dictionaryOperations()
     QVERIFY(run.set(QStringLiteral("state"), QStringLiteral("Running")));
 
     QCOMPARE(m_dict->insertSync(QStringLiteral("RunParams.RunInfo"), run).code(), is::Status::Code::Ok);
-    QCOMPARE(m_dict->insertSync(QStringLiteral("RunParams.RunInfo"), run).code(), is::Status::Code::AlreadyExists);
+    QCOMPARE(m_dict->insertSync(QStringLiteral("RunParams.RunInfo"), run).code(),
+             is::Status::Code::AlreadyExists);
     is::Entry e;
     QVERIFY(m_dict->getSync(QStringLiteral("RunParams.RunInfo"), &e).isOk());
     QCOMPARE(e.name, QStringLiteral("RunParams.RunInfo"));
@@ -68,9 +71,13 @@ void tst_IsServer::dictionaryOperations()
     QCOMPARE(e.object.get<QString>(QStringLiteral("state")), QStringLiteral("Running"));
 
     run.set<quint32>(QStringLiteral("runNumber"), 8);
-    QVERIFY(m_dict->updateSync(QStringLiteral("RunParams.RunInfo"), run, is::Dictionary::UpdateMode::MustExist).isOk());
-    QCOMPARE(m_dict->updateSync(QStringLiteral("RunParams.Missing"), run, is::Dictionary::UpdateMode::MustExist).code(),
-             is::Status::Code::NotFound);
+    QVERIFY(
+        m_dict->updateSync(QStringLiteral("RunParams.RunInfo"), run, is::Dictionary::UpdateMode::MustExist)
+            .isOk());
+    QCOMPARE(
+        m_dict->updateSync(QStringLiteral("RunParams.Missing"), run, is::Dictionary::UpdateMode::MustExist)
+            .code(),
+        is::Status::Code::NotFound);
     QVERIFY(m_dict->updateSync(QStringLiteral("RunParams.Created"), run).isOk()); // created if missing
     QVERIFY(m_dict->getSync(QStringLiteral("RunParams.RunInfo"), &e).isOk());
     QCOMPARE(e.object.get<quint32>(QStringLiteral("runNumber")), 8u);
@@ -79,26 +86,30 @@ void tst_IsServer::dictionaryOperations()
     // Another type under an existing name, a type the server does not know, bad names.
     is::Object state = is::Object::create(m_dict->types(), QStringLiteral("RunCtrlState"));
     QVERIFY(state.isValid());
-    QCOMPARE(m_dict->updateSync(QStringLiteral("RunParams.RunInfo"), state).code(), is::Status::Code::TypeMismatch);
+    QCOMPARE(m_dict->updateSync(QStringLiteral("RunParams.RunInfo"), state).code(),
+             is::Status::Code::TypeMismatch);
     is::TypeInfo local(QStringLiteral("OnlyHere"));
     local.addAttribute(is::AttributeInfo(QStringLiteral("x"), is::BasicType::U8));
     QVERIFY(m_dict->types().declareType(local));
-    const is::Status unknown =
-        m_dict->insertSync(QStringLiteral("RunParams.X"), is::Object::create(m_dict->types(), QStringLiteral("OnlyHere")));
+    const is::Status unknown = m_dict->insertSync(
+        QStringLiteral("RunParams.X"), is::Object::create(m_dict->types(), QStringLiteral("OnlyHere")));
     QCOMPARE(unknown.code(), is::Status::Code::UnknownType);
     QVERIFY2(unknown.message().contains(QLatin1String("OnlyHere")), qPrintable(unknown.toString()));
     QCOMPARE(m_dict->getSync(QStringLiteral("NoDot"), &e).code(), is::Status::Code::InvalidName);
 
     // Declared at run time, then usable.
     QVERIFY(m_dict->declareTypesSync(QStringLiteral("RunParams"), {local}).isOk());
-    QVERIFY(m_dict->insertSync(QStringLiteral("RunParams.X"), is::Object::create(m_dict->types(), QStringLiteral("OnlyHere")))
+    QVERIFY(m_dict
+                ->insertSync(QStringLiteral("RunParams.X"),
+                             is::Object::create(m_dict->types(), QStringLiteral("OnlyHere")))
                 .isOk());
 
     QVERIFY(m_dict->removeSync(QStringLiteral("RunParams.RunInfo")).isOk());
     QCOMPARE(m_dict->removeSync(QStringLiteral("RunParams.RunInfo")).code(), is::Status::Code::NotFound);
     QCOMPARE(m_dict->getSync(QStringLiteral("RunParams.RunInfo"), &e).code(), is::Status::Code::NotFound);
     // The statistics object belongs to the server.
-    QCOMPARE(m_dict->removeSync(QStringLiteral("RunParams.Statistics")).code(), is::Status::Code::InvalidName);
+    QCOMPARE(m_dict->removeSync(QStringLiteral("RunParams.Statistics")).code(),
+             is::Status::Code::InvalidName);
 }
 
 void tst_IsServer::inheritanceReads()
@@ -113,7 +124,8 @@ void tst_IsServer::inheritanceReads()
     QVERIFY(m_dict->getSync(QStringLiteral("DAQ.Readout1"), &e, QStringLiteral("ProcessStats")).isOk());
     QCOMPARE(e.object.typeName(), QStringLiteral("ProcessStats"));
     QCOMPARE(e.typeName, QStringLiteral("ReadoutStats"));
-    QCOMPARE(e.object.attributeCount(), m_dict->types().type(QStringLiteral("ProcessStats")).allAttributes().size());
+    QCOMPARE(e.object.attributeCount(),
+             m_dict->types().type(QStringLiteral("ProcessStats")).allAttributes().size());
     QCOMPARE(m_dict->getSync(QStringLiteral("DAQ.Readout1"), &e, QStringLiteral("RunInfo")).code(),
              is::Status::Code::TypeMismatch);
     QCOMPARE(m_dict->getSync(QStringLiteral("DAQ.Readout1"), &e, QStringLiteral("NoSuchType")).code(),
@@ -138,8 +150,10 @@ void tst_IsServer::listWithCriteria_data()
                          << QStringList{"R1", "R2", "Run", "Statistics"};
     QTest::newRow("not-subtypes") << QString() << "ProcessStats" << int(S::NotWithSubtypes) << false
                                   << QStringList{"Run", "Statistics"};
-    QTest::newRow("regex-and-type") << "R.*" << "ReadoutStats" << int(S::Exactly) << false << QStringList{"R1", "R2"};
-    QTest::newRow("regex-or-type") << "Run" << "ProcessStats" << int(S::Exactly) << true << QStringList{"P1", "Run"};
+    QTest::newRow("regex-and-type") << "R.*"
+                                    << "ReadoutStats" << int(S::Exactly) << false << QStringList{"R1", "R2"};
+    QTest::newRow("regex-or-type") << "Run"
+                                   << "ProcessStats" << int(S::Exactly) << true << QStringList{"P1", "Run"};
 }
 
 void tst_IsServer::listWithCriteria()
@@ -151,10 +165,22 @@ void tst_IsServer::listWithCriteria()
     QFETCH(QStringList, expected);
     startServer(QStringLiteral("DAQ"));
     QVERIFY(waitForServer(QStringLiteral("DAQ")));
-    QVERIFY(m_dict->insertSync(QStringLiteral("DAQ.P1"), is::Object::create(m_dict->types(), QStringLiteral("ProcessStats"))).isOk());
-    QVERIFY(m_dict->insertSync(QStringLiteral("DAQ.R1"), is::Object::create(m_dict->types(), QStringLiteral("ReadoutStats"))).isOk());
-    QVERIFY(m_dict->insertSync(QStringLiteral("DAQ.R2"), is::Object::create(m_dict->types(), QStringLiteral("ReadoutStats"))).isOk());
-    QVERIFY(m_dict->insertSync(QStringLiteral("DAQ.Run"), is::Object::create(m_dict->types(), QStringLiteral("RunInfo"))).isOk());
+    QVERIFY(m_dict
+                ->insertSync(QStringLiteral("DAQ.P1"),
+                             is::Object::create(m_dict->types(), QStringLiteral("ProcessStats")))
+                .isOk());
+    QVERIFY(m_dict
+                ->insertSync(QStringLiteral("DAQ.R1"),
+                             is::Object::create(m_dict->types(), QStringLiteral("ReadoutStats")))
+                .isOk());
+    QVERIFY(m_dict
+                ->insertSync(QStringLiteral("DAQ.R2"),
+                             is::Object::create(m_dict->types(), QStringLiteral("ReadoutStats")))
+                .isOk());
+    QVERIFY(m_dict
+                ->insertSync(QStringLiteral("DAQ.Run"),
+                             is::Object::create(m_dict->types(), QStringLiteral("RunInfo")))
+                .isOk());
     QList<is::Entry> entries;
     const is::Criteria c(regex, type, is::Criteria::TypeSelector(selector),
                          orLogic ? is::Criteria::Logic::Or : is::Criteria::Logic::And);
@@ -225,6 +251,36 @@ void tst_IsServer::subscriptionNotifications()
     QCOMPARE(seen.size(), 3);
 }
 
+void tst_IsServer::eventOutlivesItsDictionary()
+{
+    // An event travels through queued signals: it keeps the types it needs to decode its value, so
+    // it still decodes after the dictionary and receiver that delivered it are gone.
+    startServer(QStringLiteral("DAQ"));
+    QVERIFY(waitForServer(QStringLiteral("DAQ")));
+    auto dict = std::make_unique<is::Dictionary>(m_client.get());
+    QVERIFY(dict->types().loadDirectory(isTypesDir()));
+    auto receiver = std::make_unique<is::Receiver>(dict.get());
+    std::optional<is::Event> kept;
+    receiver->setCallback([&](const is::Event &e) {
+        if (e.name() == QLatin1String("DAQ.Kept") && e.hasValue())
+            kept = e;
+    });
+    const int id =
+        receiver->subscribe(QStringLiteral("DAQ"), is::Criteria::exactName(QStringLiteral("Kept")));
+    QTRY_VERIFY_WITH_TIMEOUT(receiver->isActive(id), 10000);
+    is::Object run = is::Object::create(m_dict->types(), QStringLiteral("RunInfo"));
+    run.set<quint32>(QStringLiteral("runNumber"), 77);
+    QVERIFY(m_dict->insertSync(QStringLiteral("DAQ.Kept"), run).isOk());
+    QTRY_VERIFY_WITH_TIMEOUT(kept.has_value(), 10000);
+    receiver.reset();
+    dict.reset();
+    QString error;
+    const is::Object o = kept->object(&error);
+    QVERIFY2(o.isValid(), qPrintable(error));
+    QCOMPARE(o.typeName(), QStringLiteral("RunInfo"));
+    QCOMPARE(o.get<quint32>(QStringLiteral("runNumber")), 77u);
+}
+
 void tst_IsServer::namesOnlyAndCriteriaFilter()
 {
     startServer(QStringLiteral("DAQ"));
@@ -232,7 +288,8 @@ void tst_IsServer::namesOnlyAndCriteriaFilter()
     is::Receiver receiver(m_dict.get());
     QStringList withValue, namesOnly;
     receiver.setCallback([&](const is::Event &e) {
-        (e.subscription() == 1 ? withValue : namesOnly) << e.name() + (e.hasValue() ? QStringLiteral("+v") : QString());
+        (e.subscription() == 1 ? withValue : namesOnly)
+            << e.name() + (e.hasValue() ? QStringLiteral("+v") : QString());
     });
     QCOMPARE(receiver.subscribe(QStringLiteral("DAQ"),
                                 is::Criteria(QStringLiteral("Readout.*"), QStringLiteral("ProcessStats"),
@@ -240,9 +297,18 @@ void tst_IsServer::namesOnlyAndCriteriaFilter()
              1);
     QCOMPARE(receiver.subscribe(QStringLiteral("DAQ"), is::Criteria(QStringLiteral("Run")), false), 2);
     QTRY_VERIFY_WITH_TIMEOUT(receiver.isActive(1) && receiver.isActive(2), 10000);
-    QVERIFY(m_dict->insertSync(QStringLiteral("DAQ.Readout1"), is::Object::create(m_dict->types(), QStringLiteral("ReadoutStats"))).isOk());
-    QVERIFY(m_dict->insertSync(QStringLiteral("DAQ.ReadoutX"), is::Object::create(m_dict->types(), QStringLiteral("RunInfo"))).isOk());
-    QVERIFY(m_dict->insertSync(QStringLiteral("DAQ.Run"), is::Object::create(m_dict->types(), QStringLiteral("RunInfo"))).isOk());
+    QVERIFY(m_dict
+                ->insertSync(QStringLiteral("DAQ.Readout1"),
+                             is::Object::create(m_dict->types(), QStringLiteral("ReadoutStats")))
+                .isOk());
+    QVERIFY(m_dict
+                ->insertSync(QStringLiteral("DAQ.ReadoutX"),
+                             is::Object::create(m_dict->types(), QStringLiteral("RunInfo")))
+                .isOk());
+    QVERIFY(m_dict
+                ->insertSync(QStringLiteral("DAQ.Run"),
+                             is::Object::create(m_dict->types(), QStringLiteral("RunInfo")))
+                .isOk());
     QTRY_COMPARE_WITH_TIMEOUT(namesOnly, QStringList{QStringLiteral("DAQ.Run")}, 10000);
     QCOMPARE(withValue, QStringList{QStringLiteral("DAQ.Readout1+v")});
 }
@@ -265,7 +331,10 @@ void tst_IsServer::subscriptionSurvivesServerRestart()
     startServer(QStringLiteral("DAQ"));
     QVERIFY(waitForServer(QStringLiteral("DAQ")));
     QTRY_VERIFY_WITH_TIMEOUT(receiver.isActive(id), 15000);
-    QVERIFY(m_dict->insertSync(QStringLiteral("DAQ.After"), is::Object::create(m_dict->types(), QStringLiteral("RunInfo"))).isOk());
+    QVERIFY(m_dict
+                ->insertSync(QStringLiteral("DAQ.After"),
+                             is::Object::create(m_dict->types(), QStringLiteral("RunInfo")))
+                .isOk());
     QTRY_COMPARE_WITH_TIMEOUT(names, QStringList{QStringLiteral("DAQ.After")}, 10000);
 }
 
@@ -281,17 +350,20 @@ void tst_IsServer::slowSubscriberDoesNotSlowOthers()
                                               QStringLiteral("--queue-bytes"), QStringLiteral("4194304")});
     QVERIFY(waitForServer(QStringLiteral("Bench")));
     const auto subscriberArgs = [&](int index, int subscriptions, const QStringList &extra) {
-        return QStringList{QStringLiteral("bench"), QStringLiteral("is-subscriber"), QStringLiteral("--index"),
-                           QString::number(index), QStringLiteral("--subscriptions"), QString::number(subscriptions)} +
+        return QStringList{QStringLiteral("bench"),           QStringLiteral("is-subscriber"),
+                           QStringLiteral("--index"),         QString::number(index),
+                           QStringLiteral("--subscriptions"), QString::number(subscriptions)} +
                extra;
     };
-    m_fx->start(QStringLiteral("dialog"), subscriberArgs(0, 19, {QStringLiteral("--name"), QStringLiteral("is-fast")}));
+    m_fx->start(QStringLiteral("dialog"),
+                subscriberArgs(0, 19, {QStringLiteral("--name"), QStringLiteral("is-fast")}));
     // 500 updates/s of 8 KB objects; the slow one handles 100/s.
-    m_fx->start(QStringLiteral("dialog"), subscriberArgs(1, 1,
-                                                         {QStringLiteral("--name"), QStringLiteral("is-slow"),
-                                                          QStringLiteral("--delay-us"), QStringLiteral("10000"),
-                                                          QStringLiteral("--pending-bytes"), QStringLiteral("65536"),
-                                                          QStringLiteral("--receive-buffer-bytes"), QStringLiteral("65536")}));
+    m_fx->start(
+        QStringLiteral("dialog"),
+        subscriberArgs(1, 1,
+                       {QStringLiteral("--name"), QStringLiteral("is-slow"), QStringLiteral("--delay-us"),
+                        QStringLiteral("10000"), QStringLiteral("--pending-bytes"), QStringLiteral("65536"),
+                        QStringLiteral("--receive-buffer-bytes"), QStringLiteral("65536")}));
     QHash<int, QJsonObject> reports;
     for (int i = 0; i < 2; ++i) {
         Subscription *s = m_client->subscribe(QStringLiteral("bench.is.sub.%1").arg(i));
@@ -320,7 +392,8 @@ void tst_IsServer::slowSubscriberDoesNotSlowOthers()
         const int due = qMin<qint64>(total, clock.elapsed() / 2);
         while (sent < due) {
             o.set<quint32>(QStringLiteral("seq"), quint32(sent));
-            m_dict->update(QStringLiteral("Bench.bench.%1").arg(sent % 10), o, is::Dictionary::UpdateMode::CreateIfMissing,
+            m_dict->update(QStringLiteral("Bench.bench.%1").arg(sent % 10), o,
+                           is::Dictionary::UpdateMode::CreateIfMissing,
                            [&acked](const is::Status &s) { acked += s.isOk(); });
             ++sent;
         }
@@ -351,9 +424,7 @@ void tst_IsServer::slowSubscriberDoesNotSlowOthers()
     const auto drops = stats.object.get<QList<quint64>>(QStringLiteral("subscriberDropped"));
     quint64 slowDrops = 0, fastDrops = 0;
     for (qsizetype i = 0; i < names.size(); ++i)
-        (names[i].startsWith(QLatin1String("is-slow/")) ? slowDrops
-                                                                                                                : fastDrops) +=
-            drops.value(i);
+        (names[i].startsWith(QLatin1String("is-slow/")) ? slowDrops : fastDrops) += drops.value(i);
     QVERIFY2(slowDrops > 0, qPrintable(names.join(QLatin1Char(','))));
     QCOMPARE(fastDrops, quint64(0));
     const qint64 rssAfter = rssKb(server->processId());
@@ -369,7 +440,8 @@ void tst_IsServer::slowSubscriberDoesNotSlowOthers()
 void tst_IsServer::persistenceAcrossRestartAndKill()
 {
     QTemporaryDir dir;
-    const QStringList args{QStringLiteral("--data-dir"), dir.path(), QStringLiteral("--checkpoint-s"), QStringLiteral("1")};
+    const QStringList args{QStringLiteral("--data-dir"), dir.path(), QStringLiteral("--checkpoint-s"),
+                           QStringLiteral("1")};
     QProcess *server = startServer(QStringLiteral("RunParams"), args);
     QVERIFY(waitForServer(QStringLiteral("RunParams")));
     is::Object run = is::Object::create(m_dict->types(), QStringLiteral("RunInfo"));
@@ -414,7 +486,10 @@ void tst_IsServer::corruptDataFile()
     // A good checkpoint, then a second one, so that .previous exists.
     QProcess *server = startServer(QStringLiteral("RunParams"), args);
     QVERIFY(waitForServer(QStringLiteral("RunParams")));
-    QVERIFY(m_dict->insertSync(QStringLiteral("RunParams.Good"), is::Object::create(m_dict->types(), QStringLiteral("RunInfo"))).isOk());
+    QVERIFY(m_dict
+                ->insertSync(QStringLiteral("RunParams.Good"),
+                             is::Object::create(m_dict->types(), QStringLiteral("RunInfo")))
+                .isOk());
     server->terminate();
     QVERIFY(server->waitForFinished(10000));
     server = startServer(QStringLiteral("RunParams"), args);
@@ -436,7 +511,8 @@ void tst_IsServer::corruptDataFile()
     server->terminate();
     QVERIFY(server->waitForFinished(10000));
     const QString err = QString::fromUtf8(server->readAllStandardError());
-    QVERIFY2(err.contains(QLatin1String("unusable")) && err.contains(QLatin1String(".previous")), qPrintable(err));
+    QVERIFY2(err.contains(QLatin1String("unusable")) && err.contains(QLatin1String(".previous")),
+             qPrintable(err));
     QVERIFY(!QDir(dir.path()).entryList({QStringLiteral("RunParams.is.corrupt-*")}).isEmpty());
 
     // Both unusable: the server refuses to start, says why, and deletes nothing.
@@ -479,38 +555,44 @@ void tst_IsServer::toolCommandsAndErrors()
     QByteArray out, err;
     const int putRc = m_fx->run(QStringLiteral("dialog"),
                                 {QStringLiteral("is"), QStringLiteral("put"), QStringLiteral("DAQ.Run"),
-                                 QStringLiteral("--type"), QStringLiteral("RunInfo"), QStringLiteral("runNumber=12"),
-                                 QStringLiteral("state=Running")},
+                                 QStringLiteral("--type"), QStringLiteral("RunInfo"),
+                                 QStringLiteral("runNumber=12"), QStringLiteral("state=Running")},
                                 &out, &err);
     QVERIFY2(putRc == 0, (err + QJsonDocument(m_fx->directory()).toJson()).constData());
     QCOMPARE(m_fx->run(QStringLiteral("dialog"),
-                       {QStringLiteral("is"), QStringLiteral("get"), QStringLiteral("DAQ.Run"), QStringLiteral("--json")},
+                       {QStringLiteral("is"), QStringLiteral("get"), QStringLiteral("DAQ.Run"),
+                        QStringLiteral("--json")},
                        &out, &err),
              0);
     const QJsonObject j = QJsonDocument::fromJson(out).object();
     QCOMPARE(j.value(QLatin1String("type")).toString(), QStringLiteral("RunInfo"));
     QCOMPARE(j.value(QLatin1String("value")).toObject().value(QLatin1String("runNumber")).toInt(), 12);
-    QCOMPARE(j.value(QLatin1String("value")).toObject().value(QLatin1String("state")).toString(), QStringLiteral("Running"));
+    QCOMPARE(j.value(QLatin1String("value")).toObject().value(QLatin1String("state")).toString(),
+             QStringLiteral("Running"));
     // Partial update keeps the other attributes.
     QCOMPARE(m_fx->run(QStringLiteral("dialog"),
-                       {QStringLiteral("is"), QStringLiteral("put"), QStringLiteral("DAQ.Run"), QStringLiteral("--type"),
-                        QStringLiteral("RunInfo"), QStringLiteral("runNumber=13")}),
+                       {QStringLiteral("is"), QStringLiteral("put"), QStringLiteral("DAQ.Run"),
+                        QStringLiteral("--type"), QStringLiteral("RunInfo"), QStringLiteral("runNumber=13")}),
              0);
-    QCOMPARE(m_fx->run(QStringLiteral("dialog"), {QStringLiteral("is"), QStringLiteral("ls"), QStringLiteral("DAQ"),
-                                                  QStringLiteral("--type"), QStringLiteral("RunInfo"), QStringLiteral("--json")},
+    QCOMPARE(m_fx->run(QStringLiteral("dialog"),
+                       {QStringLiteral("is"), QStringLiteral("ls"), QStringLiteral("DAQ"),
+                        QStringLiteral("--type"), QStringLiteral("RunInfo"), QStringLiteral("--json")},
                        &out),
              0);
     QVERIFY2(out.contains("\"DAQ.Run\"") && !out.contains("Statistics"), out.constData());
-    QCOMPARE(m_fx->run(QStringLiteral("dialog"), {QStringLiteral("is"), QStringLiteral("get"), QStringLiteral("DAQ.Run")}, &out),
+    QCOMPARE(m_fx->run(QStringLiteral("dialog"),
+                       {QStringLiteral("is"), QStringLiteral("get"), QStringLiteral("DAQ.Run")}, &out),
              0);
     QVERIFY2(out.contains("runNumber") && out.contains("13") && out.contains("Running"), out.constData());
-    QCOMPARE(m_fx->run(QStringLiteral("dialog"), {QStringLiteral("is"), QStringLiteral("types"), QStringLiteral("--json"),
-                                                  QStringLiteral("--server"), QStringLiteral("DAQ")},
+    QCOMPARE(m_fx->run(QStringLiteral("dialog"),
+                       {QStringLiteral("is"), QStringLiteral("types"), QStringLiteral("--json"),
+                        QStringLiteral("--server"), QStringLiteral("DAQ")},
                        &out),
              0);
     QVERIFY(out.contains("\"ReadoutStats\"") && out.contains("\"Histogram1D\""));
-    QCOMPARE(m_fx->run(QStringLiteral("dialog"), {QStringLiteral("is"), QStringLiteral("stats"), QStringLiteral("DAQ"),
-                                                  QStringLiteral("--json")},
+    QCOMPARE(m_fx->run(QStringLiteral("dialog"),
+                       {QStringLiteral("is"), QStringLiteral("stats"), QStringLiteral("DAQ"),
+                        QStringLiteral("--json")},
                        &out),
              0);
     QVERIFY(QJsonDocument::fromJson(out).object().contains(QLatin1String("deliveriesPerSecond")));
@@ -528,15 +610,18 @@ void tst_IsServer::toolCommandsAndErrors()
     QVERIFY(fails({QStringLiteral("get"), QStringLiteral("Nope.Run")}, "unknown server"));
     QVERIFY(fails({QStringLiteral("get"), QStringLiteral("DAQ.Nope")}, "not found"));
     QVERIFY(fails({QStringLiteral("get"), QStringLiteral("DAQ")}, "Server.Object"));
-    QVERIFY(fails({QStringLiteral("put"), QStringLiteral("DAQ.X"), QStringLiteral("--type"), QStringLiteral("NoType")},
-                  "unknown type"));
-    QVERIFY(fails({QStringLiteral("put"), QStringLiteral("DAQ.Run"), QStringLiteral("--type"), QStringLiteral("RunInfo"),
-                   QStringLiteral("runNumber=abc")},
+    QVERIFY(fails(
+        {QStringLiteral("put"), QStringLiteral("DAQ.X"), QStringLiteral("--type"), QStringLiteral("NoType")},
+        "unknown type"));
+    QVERIFY(fails({QStringLiteral("put"), QStringLiteral("DAQ.Run"), QStringLiteral("--type"),
+                   QStringLiteral("RunInfo"), QStringLiteral("runNumber=abc")},
                   "cannot convert"));
-    QVERIFY(fails({QStringLiteral("put"), QStringLiteral("DAQ.Run"), QStringLiteral("--type"), QStringLiteral("RunInfo"),
-                   QStringLiteral("nosuch=1")},
+    QVERIFY(fails({QStringLiteral("put"), QStringLiteral("DAQ.Run"), QStringLiteral("--type"),
+                   QStringLiteral("RunInfo"), QStringLiteral("nosuch=1")},
                   "no attribute"));
-    QVERIFY(fails({QStringLiteral("ls"), QStringLiteral("DAQ"), QStringLiteral("--regex"), QStringLiteral("(")}, "regex"));
+    QVERIFY(
+        fails({QStringLiteral("ls"), QStringLiteral("DAQ"), QStringLiteral("--regex"), QStringLiteral("(")},
+              "regex"));
     QVERIFY(fails({QStringLiteral("rm"), QStringLiteral("DAQ.Nope")}, "not found"));
     QVERIFY(fails({QStringLiteral("stats"), QStringLiteral("Nope")}, "unknown server"));
     QVERIFY(fails({QStringLiteral("watch"), QStringLiteral("Nope")}, "unknown server"));
@@ -546,9 +631,9 @@ void tst_IsServer::toolCommandsAndErrors()
     is::Entry statsBefore;
     QVERIFY(m_dict->getSync(QStringLiteral("DAQ.Statistics"), &statsBefore).isOk());
     const quint32 subscribersBefore = statsBefore.object.get<quint32>(QStringLiteral("subscribers"));
-    QProcess *watch = m_fx->start(QStringLiteral("dialog"), {QStringLiteral("is"), QStringLiteral("watch"),
-                                                             QStringLiteral("DAQ.W.*"), QStringLiteral("--json"),
-                                                             QStringLiteral("--count"), QStringLiteral("2")});
+    QProcess *watch = m_fx->start(QStringLiteral("dialog"),
+                                  {QStringLiteral("is"), QStringLiteral("watch"), QStringLiteral("DAQ.W.*"),
+                                   QStringLiteral("--json"), QStringLiteral("--count"), QStringLiteral("2")});
     // Its subscription is in place once the server counts it (statistics refresh every second).
     QTRY_VERIFY_WITH_TIMEOUT(
         [&] {
@@ -557,15 +642,20 @@ void tst_IsServer::toolCommandsAndErrors()
                    st.object.get<quint32>(QStringLiteral("subscribers")) == subscribersBefore + 1;
         }(),
         10000);
-    QCOMPARE(m_fx->run(QStringLiteral("dialog"), {QStringLiteral("is"), QStringLiteral("put"), QStringLiteral("DAQ.W1"),
-                                                  QStringLiteral("--type"), QStringLiteral("RunInfo")}),
+    QCOMPARE(m_fx->run(QStringLiteral("dialog"),
+                       {QStringLiteral("is"), QStringLiteral("put"), QStringLiteral("DAQ.W1"),
+                        QStringLiteral("--type"), QStringLiteral("RunInfo")}),
              0);
-    QCOMPARE(m_fx->run(QStringLiteral("dialog"), {QStringLiteral("is"), QStringLiteral("rm"), QStringLiteral("DAQ.W1")}), 0);
+    QCOMPARE(m_fx->run(QStringLiteral("dialog"),
+                       {QStringLiteral("is"), QStringLiteral("rm"), QStringLiteral("DAQ.W1")}),
+             0);
     QTRY_VERIFY_WITH_TIMEOUT(watch->state() == QProcess::NotRunning, 10000);
     const QList<QByteArray> lines = watch->readAllStandardOutput().trimmed().split('\n');
     QCOMPARE(lines.size(), 2);
-    QCOMPARE(QJsonDocument::fromJson(lines[0]).object().value(QLatin1String("event")).toString(), QStringLiteral("created"));
-    QCOMPARE(QJsonDocument::fromJson(lines[1]).object().value(QLatin1String("event")).toString(), QStringLiteral("removed"));
+    QCOMPARE(QJsonDocument::fromJson(lines[0]).object().value(QLatin1String("event")).toString(),
+             QStringLiteral("created"));
+    QCOMPARE(QJsonDocument::fromJson(lines[1]).object().value(QLatin1String("event")).toString(),
+             QStringLiteral("removed"));
 }
 
 QTEST_GUILESS_MAIN(tst_IsServer)
