@@ -30,20 +30,33 @@ is::TypeInfo statisticsType()
     is::TypeInfo t(StatisticsType, QStringLiteral("Figures of an IS server, updated every second"));
     t.setAttributes({
         AttributeInfo(QStringLiteral("objects"), BasicType::U64, QStringLiteral("Objects held")),
-        AttributeInfo(QStringLiteral("changes"), BasicType::U64, QStringLiteral("Creations, updates and removals since start")),
-        AttributeInfo(QStringLiteral("changesPerSecond"), BasicType::Double, QStringLiteral("Changes per second (last interval)")),
-        AttributeInfo(QStringLiteral("deliveries"), BasicType::U64, QStringLiteral("Notifications delivered to subscribers since start")),
-        AttributeInfo(QStringLiteral("deliveriesPerSecond"), BasicType::Double, QStringLiteral("Deliveries per second (last interval)")),
+        AttributeInfo(QStringLiteral("changes"), BasicType::U64,
+                      QStringLiteral("Creations, updates and removals since start")),
+        AttributeInfo(QStringLiteral("changesPerSecond"), BasicType::Double,
+                      QStringLiteral("Changes per second (last interval)")),
+        AttributeInfo(QStringLiteral("deliveries"), BasicType::U64,
+                      QStringLiteral("Notifications delivered to subscribers since start")),
+        AttributeInfo(QStringLiteral("deliveriesPerSecond"), BasicType::Double,
+                      QStringLiteral("Deliveries per second (last interval)")),
         AttributeInfo(QStringLiteral("subscribers"), BasicType::U32, QStringLiteral("Active subscriptions")),
-        AttributeInfo(QStringLiteral("slowSubscribers"), BasicType::U32, QStringLiteral("Subscriptions at priority 0 (served from their own queue)")),
-        AttributeInfo(QStringLiteral("dropped"), BasicType::U64, QStringLiteral("Notifications dropped for slow subscribers since start")),
-        AttributeInfo(QStringLiteral("requests"), BasicType::U64, QStringLiteral("Requests served since start")),
-        AttributeInfo(QStringLiteral("lastCheckpoint"), BasicType::Time, QStringLiteral("Time of the last checkpoint written")),
-        AttributeInfo(QStringLiteral("checkpointErrors"), BasicType::U64, QStringLiteral("Checkpoints that could not be written")),
-        AttributeInfo(QStringLiteral("subscriberNames"), BasicType::String, QStringLiteral("Subscribing process and channel"), true),
-        AttributeInfo(QStringLiteral("subscriberPriorities"), BasicType::U32, QStringLiteral("Current priority of each subscriber"), true),
-        AttributeInfo(QStringLiteral("subscriberDelivered"), BasicType::U64, QStringLiteral("Notifications delivered to each subscriber"), true),
-        AttributeInfo(QStringLiteral("subscriberDropped"), BasicType::U64, QStringLiteral("Notifications dropped for each subscriber"), true),
+        AttributeInfo(QStringLiteral("slowSubscribers"), BasicType::U32,
+                      QStringLiteral("Subscriptions at priority 0 (served from their own queue)")),
+        AttributeInfo(QStringLiteral("dropped"), BasicType::U64,
+                      QStringLiteral("Notifications dropped for slow subscribers since start")),
+        AttributeInfo(QStringLiteral("requests"), BasicType::U64,
+                      QStringLiteral("Requests served since start")),
+        AttributeInfo(QStringLiteral("lastCheckpoint"), BasicType::Time,
+                      QStringLiteral("Time of the last checkpoint written")),
+        AttributeInfo(QStringLiteral("checkpointErrors"), BasicType::U64,
+                      QStringLiteral("Checkpoints that could not be written")),
+        AttributeInfo(QStringLiteral("subscriberNames"), BasicType::String,
+                      QStringLiteral("Subscribing process and channel"), true),
+        AttributeInfo(QStringLiteral("subscriberPriorities"), BasicType::U32,
+                      QStringLiteral("Current priority of each subscriber"), true),
+        AttributeInfo(QStringLiteral("subscriberDelivered"), BasicType::U64,
+                      QStringLiteral("Notifications delivered to each subscriber"), true),
+        AttributeInfo(QStringLiteral("subscriberDropped"), BasicType::U64,
+                      QStringLiteral("Notifications dropped for each subscriber"), true),
     });
     return t;
 }
@@ -57,7 +70,7 @@ IsServer::IsServer(const ServerOptions &options, QObject *parent) : QObject(pare
 
 IsServer::~IsServer()
 {
-    m_web.reset(); // its dictionary and WebSocket clients use the client and the repository
+    m_web.reset();    // its dictionary and WebSocket clients use the client and the repository
     m_mirror.reset(); // it unsubscribes through the client
     // The client first: its sender threads may still call back into the dispatcher.
     m_client.reset();
@@ -67,7 +80,8 @@ IsServer::~IsServer()
 
 bool IsServer::start(QString *error)
 {
-    if (!Client::isValidName(is::protocol::serviceName(m_options.name)) || m_options.name.contains(QLatin1Char('.'))) {
+    if (!Client::isValidName(is::protocol::serviceName(m_options.name)) ||
+        m_options.name.contains(QLatin1Char('.'))) {
         *error = QStringLiteral("invalid server name '%1' (not empty, no '.')").arg(m_options.name);
         return false;
     }
@@ -85,7 +99,8 @@ bool IsServer::start(QString *error)
             return false;
         }
     }
-    if (!m_options.mirrorOf.isEmpty() && !Client::isValidName(is::protocol::serviceName(m_options.mirrorOf))) {
+    if (!m_options.mirrorOf.isEmpty() &&
+        !Client::isValidName(is::protocol::serviceName(m_options.mirrorOf))) {
         *error = QStringLiteral("invalid --mirror-of server name '%1'").arg(m_options.mirrorOf);
         return false;
     }
@@ -97,8 +112,8 @@ bool IsServer::start(QString *error)
             QList<is::TypeInfo> declared;
             QString why;
             QJsonParseError pe;
-            const QJsonDocument doc = f.open(QIODevice::ReadOnly) ? QJsonDocument::fromJson(f.readAll(), &pe)
-                                                                  : QJsonDocument();
+            const QJsonDocument doc =
+                f.open(QIODevice::ReadOnly) ? QJsonDocument::fromJson(f.readAll(), &pe) : QJsonDocument();
             if (!doc.isArray() || !is::typesFromJson(doc.array(), &declared, &why) ||
                 !is::mergeTypes(m_types, declared, &why)) {
                 *error = QStringLiteral("cannot load the declared types %1: %2")
@@ -118,21 +133,24 @@ bool IsServer::start(QString *error)
         lo.fallbackToPrevious = true;
         lo.renameCorrupt = true;
         is::Checkpoint::LoadResult lr;
-        QString why;
-        if (!is::Checkpoint::load(*m_repository, m_options.dataDir, lo, &lr, &why)) {
+        const Status loaded = is::Checkpoint::load(*m_repository, m_options.dataDir, lo, &lr);
+        if (!loaded.isOk()) {
             *error = QStringLiteral("cannot load the checkpoint: %1 (no checkpoint is deleted; move the "
                                     "file away to start empty)")
-                         .arg(why);
+                         .arg(loaded.message());
             return false;
         }
         if (lr.status == is::Checkpoint::LoadStatus::LoadedFromPrevious)
-            std::fprintf(stderr, "dialog-isserver %s: the latest checkpoint is unusable (%s)%s; loaded %lld objects from %s\n",
-                         qPrintable(m_options.name), qPrintable(lr.latestError),
-                         lr.corruptRenamed.isEmpty() ? "" : qPrintable(QStringLiteral(", kept as ") + lr.corruptRenamed),
-                         qlonglong(lr.objects), qPrintable(lr.file));
+            std::fprintf(
+                stderr,
+                "dialog-isserver %s: the latest checkpoint is unusable (%s)%s; loaded %lld objects from %s\n",
+                qPrintable(m_options.name), qPrintable(lr.latestError),
+                lr.corruptRenamed.isEmpty() ? ""
+                                            : qPrintable(QStringLiteral(", kept as ") + lr.corruptRenamed),
+                qlonglong(lr.objects), qPrintable(lr.file));
         else if (lr.status == is::Checkpoint::LoadStatus::Loaded)
-            std::fprintf(stderr, "dialog-isserver %s: loaded %lld objects from %s\n", qPrintable(m_options.name),
-                         qlonglong(lr.objects), qPrintable(lr.file));
+            std::fprintf(stderr, "dialog-isserver %s: loaded %lld objects from %s\n",
+                         qPrintable(m_options.name), qlonglong(lr.objects), qPrintable(lr.file));
         std::fflush(stderr);
     }
 
@@ -152,15 +170,17 @@ bool IsServer::start(QString *error)
         return false;
     }
     Service *announce = m_client->publish(is::protocol::serviceName(m_options.name));
-    QJsonObject announcement{{QStringLiteral("server"), m_options.name},
-                             {QStringLiteral("started"), QString::number(is::Time::currentTime().microsecondsSinceEpoch())},
-                             {QStringLiteral("pid"), QCoreApplication::applicationPid()}};
+    QJsonObject announcement{
+        {QStringLiteral("server"), m_options.name},
+        {QStringLiteral("started"), QString::number(is::Time::currentTime().microsecondsSinceEpoch())},
+        {QStringLiteral("pid"), QCoreApplication::applicationPid()}};
     if (!m_options.mirrorOf.isEmpty())
         announcement.insert(QStringLiteral("mirrorOf"), m_options.mirrorOf);
     announce->update(QJsonDocument(announcement).toJson(QJsonDocument::Compact));
 
     if (!m_options.mirrorOf.isEmpty()) {
-        m_mirror = std::make_unique<Mirror>(*m_repository, m_types, *m_client, m_options.mirrorOf, mirrorCriteria);
+        m_mirror =
+            std::make_unique<Mirror>(*m_repository, m_types, *m_client, m_options.mirrorOf, mirrorCriteria);
         connect(m_mirror.get(), &Mirror::typesAdded, this, [this](const QList<is::TypeInfo> &types) {
             m_declared += types; // a checkpoint of the copy needs them to be read back
             QString why;
@@ -275,11 +295,13 @@ void IsServer::onRequest(const Request &request)
                   r.snapshot());
         return;
     case isproto::Request::UNSUBSCRIBE:
-        m_dispatcher->removeSubscriber(request.origin() + QLatin1Char('/') + QString::fromStdString(r.channel()));
+        m_dispatcher->removeSubscriber(request.origin() + QLatin1Char('/') +
+                                       QString::fromStdString(r.channel()));
         replyStatus(request, Status::Code::Ok);
         return;
     default:
-        replyStatus(request, Status::Code::BadRequest, QStringLiteral("unknown IS operation %1").arg(int(r.op())));
+        replyStatus(request, Status::Code::BadRequest,
+                    QStringLiteral("unknown IS operation %1").arg(int(r.op())));
         return;
     }
 }
@@ -299,8 +321,9 @@ void IsServer::write(const Request &request, int op, const QString &name, const 
     QString error;
     is::Repository::Result res;
     if (name == StatisticsObject || name == m_options.name + QLatin1Char('.') + StatisticsObject) {
-        replyStatus(request, Status::Code::InvalidName,
-                    QStringLiteral("%1.%2 is written by the server only").arg(m_options.name, StatisticsObject));
+        replyStatus(
+            request, Status::Code::InvalidName,
+            QStringLiteral("%1.%2 is written by the server only").arg(m_options.name, StatisticsObject));
         return;
     }
     if (op == isproto::Request::REMOVE) {
@@ -309,8 +332,9 @@ void IsServer::write(const Request &request, int op, const QString &name, const 
         is::Object obj;
         if (!is::decode(value, m_types, obj, &error)) {
             // Tell an unknown type from a malformed value.
-            replyStatus(request, error.contains(QLatin1String("unknown type")) ? Status::Code::UnknownType
-                                                                               : Status::Code::InvalidObject,
+            replyStatus(request,
+                        error.contains(QLatin1String("unknown type")) ? Status::Code::UnknownType
+                                                                      : Status::Code::InvalidObject,
                         error);
             return;
         }
@@ -329,8 +353,8 @@ void IsServer::read(const Request &request, const QByteArray &data)
         isproto::Request r;
         r.ParseFromArray(data.constData(), int(data.size()));
         isproto::Reply out;
-        const auto fill = [](isproto::Entry *e, const QString &name, const QString &type, is::Time t, quint64 n,
-                             const is::Object *obj) {
+        const auto fill = [](isproto::Entry *e, const QString &name, const QString &type, is::Time t,
+                             quint64 n, const is::Object *obj) {
             e->set_name(name.toStdString());
             e->set_type(type.toStdString());
             e->set_time_us(t.microsecondsSinceEpoch());
@@ -344,8 +368,8 @@ void IsServer::read(const Request &request, const QByteArray &data)
             is::Object obj;
             is::ObjectInfo info;
             QString error;
-            const auto res = m_repository->get(QString::fromStdString(r.name()), &obj, QString::fromStdString(r.type()),
-                                               &error, &info);
+            const auto res = m_repository->get(QString::fromStdString(r.name()), &obj,
+                                               QString::fromStdString(r.type()), &error, &info);
             out.set_code(quint32(res));
             out.set_error(error.toStdString());
             if (res == is::Repository::Result::Ok)
@@ -363,15 +387,17 @@ void IsServer::read(const Request &request, const QByteArray &data)
                     fill(out.add_entries(), o.name, o.typeName, o.time, o.updateCount, nullptr);
             }
         } else {
-            out.set_types_json(QJsonDocument(is::typesToJson(m_types)).toJson(QJsonDocument::Compact).toStdString());
+            out.set_types_json(
+                QJsonDocument(is::typesToJson(m_types)).toJson(QJsonDocument::Compact).toStdString());
         }
         QByteArray bytes = serialize(out);
         if (bytes.size() > m_client->options().maxMessageSize) {
             isproto::Reply tooBig;
             tooBig.set_code(quint32(Status::Code::BadRequest));
-            tooBig.set_error(QStringLiteral("the answer (%1 bytes) exceeds the maximum message size; narrow the criteria")
-                                 .arg(bytes.size())
-                                 .toStdString());
+            tooBig.set_error(
+                QStringLiteral("the answer (%1 bytes) exceeds the maximum message size; narrow the criteria")
+                    .arg(bytes.size())
+                    .toStdString());
             bytes = serialize(tooBig);
         }
         m_client->reply(request, bytes);
@@ -387,7 +413,8 @@ void IsServer::subscribe(const Request &request, const QString &channel, const i
     }
     StreamPtr stream = m_client->openStream(request, channel);
     if (!stream) {
-        replyStatus(request, Status::Code::BadRequest, QStringLiteral("invalid subscription channel '%1'").arg(channel));
+        replyStatus(request, Status::Code::BadRequest,
+                    QStringLiteral("invalid subscription channel '%1'").arg(channel));
         return;
     }
     auto s = std::make_shared<Subscriber>();
@@ -421,7 +448,8 @@ void IsServer::publishStatistics()
     o.set<quint64>(QStringLiteral("changes"), changes);
     o.set<double>(QStringLiteral("changesPerSecond"), m_lastStatsMs ? (changes - m_lastChanges) / dt : 0.0);
     o.set<quint64>(QStringLiteral("deliveries"), deliveries);
-    o.set<double>(QStringLiteral("deliveriesPerSecond"), m_lastStatsMs ? (deliveries - m_lastDeliveries) / dt : 0.0);
+    o.set<double>(QStringLiteral("deliveriesPerSecond"),
+                  m_lastStatsMs ? (deliveries - m_lastDeliveries) / dt : 0.0);
     o.set<quint64>(QStringLiteral("dropped"), m_dispatcher->drops());
     o.set<quint64>(QStringLiteral("requests"), m_requests);
     o.set<is::Time>(QStringLiteral("lastCheckpoint"), is::Time(m_lastCheckpointUs.load()));
@@ -456,13 +484,13 @@ void IsServer::checkpoint()
     if (m_saving.exchange(true))
         return; // the previous one is still being written
     m_pool.start([this] {
-        QString error;
-        if (is::Checkpoint::save(*m_repository, m_options.dataDir, &error)) {
+        const Status saved = is::Checkpoint::save(*m_repository, m_options.dataDir);
+        if (saved.isOk()) {
             m_lastCheckpointUs.store(is::Time::currentTime().microsecondsSinceEpoch());
         } else {
             m_checkpointErrors.fetch_add(1);
             std::fprintf(stderr, "dialog-isserver %s: checkpoint failed: %s (the previous one is kept)\n",
-                         qPrintable(m_options.name), qPrintable(error));
+                         qPrintable(m_options.name), qPrintable(saved.message()));
             std::fflush(stderr);
         }
         m_saving.store(false);
@@ -483,7 +511,8 @@ bool IsServer::saveDeclaredTypes(QString *error)
         arr.append(is::typeToJson(t));
     QSaveFile f(typesFile());
     if (!f.open(QIODevice::WriteOnly) || f.write(QJsonDocument(arr).toJson()) < 0 || !f.commit()) {
-        *error = QStringLiteral("cannot save the declared types to %1: %2").arg(f.fileName(), f.errorString());
+        *error =
+            QStringLiteral("cannot save the declared types to %1: %2").arg(f.fileName(), f.errorString());
         return false;
     }
     return true;
@@ -494,7 +523,10 @@ bool IsServer::saveNow(QString *error)
     m_pool.waitForDone();
     if (m_options.dataDir.isEmpty() || !m_repository)
         return true;
-    return is::Checkpoint::save(*m_repository, m_options.dataDir, error);
+    const Status saved = is::Checkpoint::save(*m_repository, m_options.dataDir);
+    if (!saved.isOk())
+        *error = saved.message();
+    return saved.isOk();
 }
 
 } // namespace dialog::isd

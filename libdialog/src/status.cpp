@@ -53,6 +53,8 @@ QString Status::codeName(Code code)
         return QStringLiteral("queue full");
     case Code::Broken:
         return QStringLiteral("broken");
+    case Code::StorageError:
+        return QStringLiteral("storage error");
     }
     return QStringLiteral("error");
 }

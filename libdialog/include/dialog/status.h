@@ -43,6 +43,7 @@ public:
         Cancelled,       ///< the caller cancelled the operation
         QueueFull,       ///< the destination's queue is at its bound; nothing was queued
         Broken,          ///< the destination could not be reached or its connection broke
+        StorageError,    ///< a file could not be read or written, or is damaged (checkpoints)
     };
     Q_ENUM(Code)
 

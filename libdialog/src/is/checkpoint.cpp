@@ -78,26 +78,24 @@ QString Checkpoint::previousFilePath(const QString &dir, const QString &serverNa
     return filePath(dir, serverName) + QStringLiteral(".previous");
 }
 
-bool Checkpoint::save(const Repository &repository, const QString &dir, QString *error)
+Status Checkpoint::save(const Repository &repository, const QString &dir)
 {
-    if (!QFileInfo(dir).isDir()) {
-        if (error)
-            *error = QStringLiteral("%1: cannot save checkpoint: not a directory").arg(dir);
-        return false;
-    }
-    const QByteArray bytes = encode(repository.serverName(), repository.objects(), error);
+    const auto failed = [](const QString &why) { return Status(Status::Code::StorageError, why); };
+    QString error;
+    if (!QFileInfo(dir).isDir())
+        return failed(QStringLiteral("%1: cannot save checkpoint: not a directory").arg(dir));
+    const QByteArray bytes = encode(repository.serverName(), repository.objects(), &error);
     if (bytes.isEmpty())
-        return false;
+        return failed(error);
     const QString latest = filePath(dir, repository.serverName());
     const QString previous = previousFilePath(dir, repository.serverName());
 
     // Write the new file completely first, so that a full disk fails before anything is touched.
     QSaveFile out(latest);
     if (!out.open(QIODevice::WriteOnly) || out.write(bytes) != bytes.size()) {
-        if (error)
-            *error = QStringLiteral("%1: cannot write: %2").arg(latest, out.errorString());
+        error = QStringLiteral("%1: cannot write: %2").arg(latest, out.errorString());
         out.cancelWriting();
-        return false;
+        return failed(error);
     }
     // Keep the current checkpoint as .previous, but only if it is sound: never replace a good
     // .previous with a damaged file.
@@ -106,32 +104,27 @@ bool Checkpoint::save(const Repository &repository, const QString &dir, QString 
         const QByteArray old = current.open(QIODevice::ReadOnly) ? current.readAll() : QByteArray();
         const Parsed p = checkIntegrity(old, latest);
         if (p.problem == Problem::None) {
-            if (!writeAtomically(previous, old, error)) {
+            if (!writeAtomically(previous, old, &error)) {
                 out.cancelWriting();
-                return false;
+                return failed(error);
             }
         } else {
             qCWarning(lcCheckpoint).noquote() << p.error << "- not kept as" << previous;
         }
     }
-    if (!out.commit()) {
-        if (error)
-            *error = QStringLiteral("%1: cannot write: %2").arg(latest, out.errorString());
-        return false;
-    }
+    if (!out.commit())
+        return failed(QStringLiteral("%1: cannot write: %2").arg(latest, out.errorString()));
     syncDirectory(dir);
-    if (error)
-        error->clear();
-    return true;
+    return Status();
 }
 
-bool Checkpoint::load(Repository &repository, const QString &dir, QString *error)
+Status Checkpoint::load(Repository &repository, const QString &dir)
 {
-    return load(repository, dir, LoadOptions(), nullptr, error);
+    return load(repository, dir, LoadOptions(), nullptr);
 }
 
-bool Checkpoint::load(Repository &repository, const QString &dir, const LoadOptions &options,
-                      LoadResult *result, QString *error)
+Status Checkpoint::load(Repository &repository, const QString &dir, const LoadOptions &options,
+                        LoadResult *result)
 {
     LoadResult r;
     const QString latest = filePath(dir, repository.serverName());
@@ -139,11 +132,9 @@ bool Checkpoint::load(Repository &repository, const QString &dir, const LoadOpti
     const auto finish = [&](bool ok, const QString &message) {
         if (!ok)
             r.status = LoadStatus::Failed;
-        if (error)
-            *error = message;
         if (result)
             *result = r;
-        return ok;
+        return ok ? Status() : Status(Status::Code::StorageError, message);
     };
     const auto apply = [&](const QString &path, const QList<StoredObject> &objects, LoadStatus status) {
         QString reason;

@@ -11,6 +11,15 @@
 using namespace dialog::is;
 using Status = Checkpoint::LoadStatus;
 
+namespace {
+/// @p status as these tests read it: true when it is Ok, its message in @p error.
+bool check(const dialog::Status &status, QString *error)
+{
+    *error = status.message();
+    return status.isOk();
+}
+} // namespace
+
 class tst_IsCheckpoint : public QObject
 {
     Q_OBJECT
@@ -132,7 +141,7 @@ void tst_IsCheckpoint::initTestCase()
     fill(repo, 1);
     QTemporaryDir dir;
     QVERIFY(dir.isValid());
-    QVERIFY2(Checkpoint::save(repo, dir.path(), &error), qPrintable(error));
+    QVERIFY2(check(Checkpoint::save(repo, dir.path()), &error), qPrintable(error));
     m_good = readAll(Checkpoint::filePath(dir.path(), S));
     QVERIFY(m_good.startsWith("DIALOGIS"));
     m_headerLength = int(qFromLittleEndian<quint32>(m_good.constData() + 12));
@@ -146,7 +155,7 @@ void tst_IsCheckpoint::roundTripEveryType()
     fill(repo, 2);
     QCOMPARE(repo.size(), 8);
     QString error = QStringLiteral("stale");
-    QVERIFY2(Checkpoint::save(repo, dir.path(), &error), qPrintable(error));
+    QVERIFY2(check(Checkpoint::save(repo, dir.path()), &error), qPrintable(error));
     QCOMPARE(error, QString());
     QCOMPARE(QDir(dir.path()).entryList(QDir::Files), QStringList{"Srv.is"}); // no temporary left
 
@@ -154,7 +163,7 @@ void tst_IsCheckpoint::roundTripEveryType()
     QVERIFY(loaded.insert(QStringLiteral("stale"), make(QStringLiteral("RunInfo"))) ==
             Repository::Result::Ok);
     Checkpoint::LoadResult result;
-    QVERIFY2(Checkpoint::load(loaded, dir.path(), {}, &result, &error), qPrintable(error));
+    QVERIFY2(check(Checkpoint::load(loaded, dir.path(), {}, &result), &error), qPrintable(error));
     QCOMPARE(error, QString());
     QCOMPARE(result.status, Status::Loaded);
     QCOMPARE(result.file, Checkpoint::filePath(dir.path(), S));
@@ -173,11 +182,11 @@ void tst_IsCheckpoint::emptyRepositoryRoundTrip()
     QTemporaryDir dir;
     Repository empty(S, m_types);
     QString error;
-    QVERIFY2(Checkpoint::save(empty, dir.path(), &error), qPrintable(error));
+    QVERIFY2(check(Checkpoint::save(empty, dir.path()), &error), qPrintable(error));
     Repository loaded(S, m_types);
     fill(loaded, 0);
     Checkpoint::LoadResult result;
-    QVERIFY2(Checkpoint::load(loaded, dir.path(), {}, &result, &error), qPrintable(error));
+    QVERIFY2(check(Checkpoint::load(loaded, dir.path(), {}, &result), &error), qPrintable(error));
     QCOMPARE(result.status, Status::Loaded);
     QCOMPARE(result.objects, qsizetype(0));
     QCOMPARE(loaded.size(), 0);
@@ -190,12 +199,12 @@ void tst_IsCheckpoint::missingFileIsFreshStart()
     fill(repo, 0);
     QString error = QStringLiteral("stale");
     Checkpoint::LoadResult result;
-    QVERIFY(Checkpoint::load(repo, dir.path(), {}, &result, &error));
+    QVERIFY(check(Checkpoint::load(repo, dir.path(), {}, &result), &error));
     QCOMPARE(error, QString());
     QCOMPARE(result.status, Status::NoCheckpoint);
     QCOMPARE(result.file, QString());
     QCOMPARE(repo.size(), 6); // untouched
-    QVERIFY(Checkpoint::load(repo, dir.path() + QStringLiteral("/does-not-exist"), &error));
+    QVERIFY(check(Checkpoint::load(repo, dir.path() + QStringLiteral("/does-not-exist")), &error));
 }
 
 void tst_IsCheckpoint::corruptFileRejected_data()
@@ -269,7 +278,7 @@ void tst_IsCheckpoint::corruptFileRejected()
     QCOMPARE(before.replaceAll(repo.objects()), Repository::Result::Ok);
     QString error;
     Checkpoint::LoadResult result;
-    QVERIFY(!Checkpoint::load(repo, dir.path(), {}, &result, &error));
+    QVERIFY(!check(Checkpoint::load(repo, dir.path(), {}, &result), &error));
     QCOMPARE(error, path + QStringLiteral(": ") + message);
     QCOMPARE(result.status, Status::Failed);
     compareContents(repo, before);
@@ -300,9 +309,11 @@ void tst_IsCheckpoint::zstdChecksumDetectsCorruption()
     QVERIFY(writeAll(path, bytes));
     Repository repo(S, m_types);
     QString error;
-    QVERIFY(!Checkpoint::load(repo, dir.path(), &error));
+    QVERIFY(!check(Checkpoint::load(repo, dir.path()), &error));
+    QCOMPARE(Checkpoint::load(repo, dir.path()).code(), dialog::Status::Code::StorageError);
     QCOMPARE(error,
-             path + QStringLiteral(": corrupt checkpoint: corrupt zstd data: Restored data doesn't match checksum"));
+             path + QStringLiteral(
+                        ": corrupt checkpoint: corrupt zstd data: Restored data doesn't match checksum"));
     QCOMPARE(repo.size(), 0);
 }
 
@@ -337,7 +348,7 @@ void tst_IsCheckpoint::unusableFileRejected()
     QString error;
     Checkpoint::LoadResult result;
     // Not damaged, so no fallback to older data and no renaming.
-    QVERIFY(!Checkpoint::load(repo, dir.path(), {true, true}, &result, &error));
+    QVERIFY(!check(Checkpoint::load(repo, dir.path(), {true, true}, &result), &error));
     QCOMPARE(error, path + QStringLiteral(": ") + message);
     QCOMPARE(result.status, Status::Failed);
     QCOMPARE(result.corruptRenamed, QString());
@@ -387,7 +398,7 @@ void tst_IsCheckpoint::failedSaveKeepsPrevious()
         expected = Checkpoint::previousFilePath(dir, S) + QStringLiteral(": cannot write: ");
     }
     QString error;
-    const bool saved = Checkpoint::save(repo, dir, &error);
+    const bool saved = check(Checkpoint::save(repo, dir), &error);
     QFile::setPermissions(tmp.path(),
                           QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ExeOwner);
     QVERIFY(!saved);
@@ -406,11 +417,11 @@ void tst_IsCheckpoint::saveKeepsPrevious()
     Repository repo(S, m_types);
     fill(repo, 0);
     QString error;
-    QVERIFY2(Checkpoint::save(repo, dir.path(), &error), qPrintable(error));
+    QVERIFY2(check(Checkpoint::save(repo, dir.path()), &error), qPrintable(error));
     const QByteArray first = readAll(Checkpoint::filePath(dir.path(), S));
     QVERIFY(!QFile::exists(Checkpoint::previousFilePath(dir.path(), S)));
     QCOMPARE(repo.remove(QStringLiteral("run")), Repository::Result::Ok);
-    QVERIFY2(Checkpoint::save(repo, dir.path(), &error), qPrintable(error));
+    QVERIFY2(check(Checkpoint::save(repo, dir.path()), &error), qPrintable(error));
     QCOMPARE(readAll(Checkpoint::previousFilePath(dir.path(), S)), first);
     QVERIFY(readAll(Checkpoint::filePath(dir.path(), S)) != first);
 
@@ -418,7 +429,7 @@ void tst_IsCheckpoint::saveKeepsPrevious()
     QVERIFY(writeAll(Checkpoint::filePath(dir.path(), S), QByteArray("garbage")));
     QTest::ignoreMessage(QtWarningMsg,
                          QRegularExpression("truncated header \\(7 bytes\\) - not kept as .*previous$"));
-    QVERIFY2(Checkpoint::save(repo, dir.path(), &error), qPrintable(error));
+    QVERIFY2(check(Checkpoint::save(repo, dir.path()), &error), qPrintable(error));
     QCOMPARE(readAll(Checkpoint::previousFilePath(dir.path(), S)), first);
     QCOMPARE(QDir(dir.path()).entryList(QDir::Files), (QStringList{"Srv.is", "Srv.is.previous"}));
 }
@@ -430,8 +441,8 @@ void tst_IsCheckpoint::fallbackToPrevious()
     fill(older, 0);
     fill(newer, 4);
     QString error;
-    QVERIFY2(Checkpoint::save(older, dir.path(), &error), qPrintable(error));
-    QVERIFY2(Checkpoint::save(newer, dir.path(), &error), qPrintable(error));
+    QVERIFY2(check(Checkpoint::save(older, dir.path()), &error), qPrintable(error));
+    QVERIFY2(check(Checkpoint::save(newer, dir.path()), &error), qPrintable(error));
     const QString latest = Checkpoint::filePath(dir.path(), S);
     const QString previous = Checkpoint::previousFilePath(dir.path(), S);
     QByteArray bytes = readAll(latest);
@@ -441,12 +452,12 @@ void tst_IsCheckpoint::fallbackToPrevious()
 
     Repository repo(S, m_types);
     Checkpoint::LoadResult result;
-    QVERIFY(!Checkpoint::load(repo, dir.path(), {}, &result, &error));
+    QVERIFY(!check(Checkpoint::load(repo, dir.path(), {}, &result), &error));
     QVERIFY2(error.startsWith(latestError), qPrintable(error));
     QCOMPARE(repo.size(), 0);
 
     QTest::ignoreMessage(QtWarningMsg, QRegularExpression("truncated payload .* - loading .*previous$"));
-    QVERIFY2(Checkpoint::load(repo, dir.path(), {true, false}, &result, &error), qPrintable(error));
+    QVERIFY2(check(Checkpoint::load(repo, dir.path(), {true, false}, &result), &error), qPrintable(error));
     QCOMPARE(error, QString());
     QCOMPARE(result.status, Status::LoadedFromPrevious);
     QCOMPARE(result.file, previous);
@@ -458,7 +469,7 @@ void tst_IsCheckpoint::fallbackToPrevious()
 
     Repository renamed(S, m_types);
     QTest::ignoreMessage(QtWarningMsg, QRegularExpression("truncated payload .* - loading .*previous$"));
-    QVERIFY2(Checkpoint::load(renamed, dir.path(), {true, true}, &result, &error), qPrintable(error));
+    QVERIFY2(check(Checkpoint::load(renamed, dir.path(), {true, true}, &result), &error), qPrintable(error));
     QCOMPARE(result.status, Status::LoadedFromPrevious);
     QVERIFY(result.corruptRenamed.startsWith(latest + QStringLiteral(".corrupt-")));
     QCOMPARE(readAll(result.corruptRenamed), bytes);
@@ -470,7 +481,7 @@ void tst_IsCheckpoint::fallbackToPrevious()
     QVERIFY(writeAll(previous, QByteArray("DIALOGIS")));
     Repository none(S, m_types);
     QTest::ignoreMessage(QtWarningMsg, QRegularExpression("truncated payload .* - loading .*previous$"));
-    QVERIFY(!Checkpoint::load(none, dir.path(), {true, false}, &result, &error));
+    QVERIFY(!check(Checkpoint::load(none, dir.path(), {true, false}, &result), &error));
     QCOMPARE(result.status, Status::Failed);
     QVERIFY2(
         error.contains(latestError) &&
@@ -487,12 +498,12 @@ void tst_IsCheckpoint::latestMissingPreviousExists()
     Repository repo(S, m_types);
     QString error;
     Checkpoint::LoadResult result;
-    QVERIFY(!Checkpoint::load(repo, dir.path(), {}, &result, &error));
+    QVERIFY(!check(Checkpoint::load(repo, dir.path(), {}, &result), &error));
     QCOMPARE(error, Checkpoint::filePath(dir.path(), S) + QStringLiteral(": missing, but ") + previous +
                         QStringLiteral(" exists (load it with fallbackToPrevious)"));
     QCOMPARE(result.status, Status::Failed);
     QCOMPARE(repo.size(), 0);
-    QVERIFY2(Checkpoint::load(repo, dir.path(), {true, false}, &result, &error), qPrintable(error));
+    QVERIFY2(check(Checkpoint::load(repo, dir.path(), {true, false}, &result), &error), qPrintable(error));
     QCOMPARE(result.status, Status::LoadedFromPrevious);
     QCOMPARE(result.file, previous);
     QCOMPARE(repo.size(), 7);

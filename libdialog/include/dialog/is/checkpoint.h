@@ -1,5 +1,7 @@
 #pragma once
 
+#include "dialog/status.h"
+
 #include <QString>
 
 namespace dialog::is {
@@ -63,19 +65,21 @@ public:
     static QString filePath(const QString &dir, const QString &serverName);
     static QString previousFilePath(const QString &dir, const QString &serverName);
 
-    /// Writes every object of @p repository. On failure returns false with @p error set, and the
-    /// existing checkpoint files are untouched (or, at worst, `.previous` holds the current one).
-    static bool save(const Repository &repository, const QString &dir, QString *error = nullptr);
+    /// Writes every object of @p repository. On failure returns Status::Code::StorageError with the
+    /// reason, and the existing checkpoint files are untouched (or, at worst, `.previous` holds the
+    /// current one).
+    static Status save(const Repository &repository, const QString &dir);
 
     /// Replaces the content of @p repository by the checkpoint in @p dir (Repository::replaceAll,
-    /// no listener calls). Returns true for Loaded, LoadedFromPrevious and NoCheckpoint. Any
+    /// no listener calls). Returns Ok for Loaded, LoadedFromPrevious and NoCheckpoint. Any
     /// problem with the file (unreadable, truncated, checksum mismatch, bad magic, newer format,
     /// another server's file, unknown type, undecodable object) fails the whole load with an
-    /// error naming the file, leaves @p repository unchanged and never deletes the file.
-    static bool load(Repository &repository, const QString &dir, const LoadOptions &options,
-                     LoadResult *result, QString *error = nullptr);
+    /// error naming the file (Status::Code::StorageError), leaves @p repository unchanged and never
+    /// deletes the file.
+    static Status load(Repository &repository, const QString &dir, const LoadOptions &options,
+                       LoadResult *result = nullptr);
     /// load() with the default options.
-    static bool load(Repository &repository, const QString &dir, QString *error = nullptr);
+    static Status load(Repository &repository, const QString &dir);
 };
 
 } // namespace dialog::is
