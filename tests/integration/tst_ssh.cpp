@@ -3,6 +3,8 @@
 // BatchMode=yes. The "remote" host is this machine, so the same paths hold on both sides.
 // Needs openssh-server (run.sh installs it); skipped, with the reason, only when not run as root
 // (sshd cannot log a user in otherwise; ./run.sh test runs as root).
+#include "processfixture.h"
+
 #include <QDir>
 #include <QFile>
 #include <QJsonArray>
@@ -18,13 +20,6 @@
 
 namespace {
 const QString kSshd = QStringLiteral("/usr/sbin/sshd");
-
-quint16 freePort()
-{
-    QTcpServer s;
-    s.listen(QHostAddress::LocalHost, 0);
-    return s.serverPort();
-}
 
 /// True while @p pid is a live process (not a zombie) whose command line contains @p what.
 bool running(qint64 pid, const QByteArray &what)
@@ -58,8 +53,13 @@ private:
     /// Server is started (nothing local).
     QString writePartition(const QString &name, const QString &host, const QString &binDir,
                            bool allRemote = false);
-    int dialog(const QStringList &args, QByteArray *out, QByteArray *err, int timeoutMs = 90000);
+    /// Runs the dialog tool to completion (bounded); its exit code.
+    int dialog(const QStringList &args, QByteArray *out, QByteArray *err)
+    {
+        return m_fx.run(QStringLiteral("dialog"), args, out, err, 90000);
+    }
 
+    dialog::test::ProcessFixture m_fx;
     QTemporaryDir m_dir;
     QProcess m_sshd;
     quint16 m_sshPort = 0;
@@ -89,7 +89,7 @@ void tst_Ssh::initTestCase()
     QVERIFY(keygen(hostKey) && keygen(key) && keygen(otherKey));
     QVERIFY(QFile::copy(key + QStringLiteral(".pub"), m_dir.filePath(QStringLiteral("authorized_keys"))));
 
-    m_sshPort = freePort();
+    m_sshPort = dialog::test::freePort();
     const QString sshdConfig = m_dir.filePath(QStringLiteral("sshd_config"));
     QFile sc(sshdConfig);
     QVERIFY(sc.open(QIODevice::WriteOnly));
@@ -115,7 +115,7 @@ void tst_Ssh::initTestCase()
                             "Host daqhost-down\n  Port %5\n  IdentityFile %2\n%3")
                  .arg(m_sshPort)
                  .arg(key, common, otherKey)
-                 .arg(freePort())
+                 .arg(dialog::test::freePort())
                  .toUtf8());
     cc.close();
 
@@ -151,7 +151,7 @@ QString tst_Ssh::writePartition(const QString &name, const QString &host, const 
     const QJsonObject partition{
         {QStringLiteral("name"), name},
         {QStringLiteral("control_server"), QJsonObject{{QStringLiteral("host"), QStringLiteral("localhost")},
-                                                       {QStringLiteral("port"), freePort()},
+                                                       {QStringLiteral("port"), dialog::test::freePort()},
                                                        {QStringLiteral("start"), !allRemote}}},
         {QStringLiteral("ssh_command"), QJsonArray{QStringLiteral("ssh"), QStringLiteral("-F"), m_sshConfig,
                                                    QStringLiteral("-o"), QStringLiteral("BatchMode=yes")}},
@@ -178,22 +178,6 @@ QString tst_Ssh::writePartition(const QString &name, const QString &host, const 
         return {};
     f.write(QJsonDocument(partition).toJson());
     return path;
-}
-
-int tst_Ssh::dialog(const QStringList &args, QByteArray *out, QByteArray *err, int timeoutMs)
-{
-    QProcess p;
-    p.start(QStringLiteral(DIALOG_BIN_DIR "/dialog"), args);
-    if (!p.waitForStarted(5000))
-        return -1;
-    if (!p.waitForFinished(timeoutMs)) {
-        p.kill();
-        p.waitForFinished(5000);
-        return -2;
-    }
-    *out = p.readAllStandardOutput();
-    *err = p.readAllStandardError();
-    return p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -3;
 }
 
 void tst_Ssh::upAndDownOverRealSsh()
