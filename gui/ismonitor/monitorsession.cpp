@@ -37,12 +37,7 @@ MonitorSession::MonitorSession(const ClientOptions &options, QObject *parent)
     m_client->start();
 }
 
-MonitorSession::~MonitorSession()
-{
-    // The receiver and the dictionary use the client: they go first, in this order.
-    m_receiver.reset();
-    m_dictionary.reset();
-}
+MonitorSession::~MonitorSession() = default; // members go in reverse order: receiver, dictionary, client
 
 void MonitorSession::lookUpServers()
 {

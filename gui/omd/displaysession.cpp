@@ -20,12 +20,7 @@ DisplaySession::DisplaySession(const ClientOptions &options, QObject *parent)
     m_client->start();
 }
 
-DisplaySession::~DisplaySession()
-{
-    // The receiver and the dictionary use the client: they go first, in this order.
-    m_receiver.reset();
-    m_dictionary.reset();
-}
+DisplaySession::~DisplaySession() = default; // members go in reverse order: receiver, dictionary, client
 
 int DisplaySession::followObject(const QString &fullName)
 {

@@ -64,6 +64,8 @@ private:
     void list(int id);
     void onEvent(const is::Event &e);
 
+    // Declared in this order so that they are destroyed receiver first, client last (the receiver
+    // and the dictionary use the client).
     std::unique_ptr<Client> m_client;
     std::unique_ptr<is::Dictionary> m_dictionary;
     std::unique_ptr<is::Receiver> m_receiver;
