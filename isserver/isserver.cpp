@@ -71,6 +71,8 @@ IsServer::IsServer(const ServerOptions &options, QObject *parent) : QObject(pare
 IsServer::~IsServer()
 {
     m_web.reset();    // its dictionary and WebSocket clients use the client and the repository
+    m_pushers.clear();
+    m_pushReceiver.reset();
     m_mirror.reset(); // it unsubscribes through the client
     // The client first: its sender threads may still call back into the dispatcher.
     m_client.reset();
@@ -176,6 +178,8 @@ bool IsServer::start(QString *error)
         {QStringLiteral("pid"), QCoreApplication::applicationPid()}};
     if (!m_options.mirrorOf.isEmpty())
         announcement.insert(QStringLiteral("mirrorOf"), m_options.mirrorOf);
+    if (m_options.mirrorListenPort >= 0)
+        announcement.insert(QStringLiteral("mirrorOf"), m_options.mirrorMaster);
     announce->update(QJsonDocument(announcement).toJson(QJsonDocument::Compact));
 
     if (!m_options.mirrorOf.isEmpty()) {
@@ -189,6 +193,9 @@ bool IsServer::start(QString *error)
         });
         m_mirror->start();
     }
+
+    if (!startPush(error))
+        return false;
 
     m_statsTimer = new QTimer(this);
     connect(m_statsTimer, &QTimer::timeout, this, &IsServer::publishStatistics);
@@ -281,6 +288,8 @@ void IsServer::onRequest(const Request &request)
             return;
         }
         if (!fresh.isEmpty()) {
+            for (const auto &p : m_pushers)
+                p->typesDeclared(fresh);
             m_declared += fresh;
             if (!saveDeclaredTypes(&error)) {
                 replyStatus(request, Status::Code::ServerError, error);
@@ -306,8 +315,66 @@ void IsServer::onRequest(const Request &request)
     }
 }
 
+bool IsServer::startPush(QString *error)
+{
+    if (m_options.mirrorListenPort >= 0) {
+        m_pushReceiver = std::make_unique<PushReceiver>(*m_repository, m_types, m_options.mirrorMaster);
+        connect(m_pushReceiver.get(), &PushReceiver::typesAdded, this,
+                [this](const QList<is::TypeInfo> &types) {
+                    m_declared += types; // a checkpoint of the copy needs them to be read back
+                    QString why;
+                    if (!saveDeclaredTypes(&why))
+                        std::fprintf(stderr, "dialog-isserver %s: %s\n", qPrintable(m_options.name),
+                                     qPrintable(why));
+                });
+        if (!m_pushReceiver->listen(m_options.mirrorListenAddress, quint16(m_options.mirrorListenPort),
+                                    error))
+            return false;
+    }
+    if (m_options.pushTo.isEmpty())
+        return true;
+    is::Criteria criteria;
+    if (!m_options.pushCriteria.isEmpty()) {
+        criteria = is::Criteria(m_options.pushCriteria);
+        if (!criteria.isValid()) {
+            *error = QStringLiteral("invalid --push-criteria '%1': %2")
+                         .arg(m_options.pushCriteria, criteria.errorString());
+            return false;
+        }
+    }
+    for (const QString &target : std::as_const(m_options.pushTo)) {
+        const qsizetype colon = target.lastIndexOf(QLatin1Char(':'));
+        bool ok = false;
+        const uint port = colon > 0 ? target.mid(colon + 1).toUInt(&ok) : 0;
+        if (!ok || port < 1 || port > 65535) {
+            *error = QStringLiteral("invalid --push-to '%1' (HOST:PORT)").arg(target);
+            return false;
+        }
+        QString host = target.left(colon);
+        if (host.startsWith(QLatin1Char('[')) && host.endsWith(QLatin1Char(']')))
+            host = host.mid(1, host.size() - 2);
+        m_pushers.push_back(std::make_unique<PushSender>(*m_repository, host, quint16(port), criteria));
+    }
+    // Writes are applied in this thread, so the listener runs here too (see PushSender).
+    m_repository->addListener([this](const is::Change &c) {
+        for (const auto &p : m_pushers)
+            p->change(c);
+    });
+    for (const auto &p : m_pushers)
+        p->start();
+    return true;
+}
+
 bool IsServer::refuseIfMirror(const Request &request)
 {
+    if (m_pushReceiver) {
+        replyStatus(
+            request, Status::Code::ReadOnly,
+            QStringLiteral("IS server %1 is a read-only push mirror of %2 (pushed from another network); "
+                           "write to %2 there")
+                .arg(m_options.name, m_options.mirrorMaster));
+        return true;
+    }
     if (!m_mirror)
         return false;
     replyStatus(request, Status::Code::ReadOnly,

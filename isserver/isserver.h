@@ -3,6 +3,8 @@
 
 #include "dispatcher.h"
 #include "mirror.h"
+#include "pushreceiver.h"
+#include "pushsender.h"
 
 #include "dialog/client.h"
 #include "dialog/is/dictionary.h"
@@ -37,6 +39,13 @@ struct ServerOptions
     // Mirror (mirror.h): a read-only copy of the server mirrorOf, restricted to mirrorCriteria.
     QString mirrorOf;
     QString mirrorCriteria; ///< object-name regex; empty: every object
+    // Push mirror (pushsender.h, pushreceiver.h): this master pushes to mirrors at pushTo
+    // ("host:port"), or this mirror listens at mirrorListen for the master mirrorMaster.
+    QStringList pushTo;
+    QString pushCriteria; ///< object-name regex; empty: every object
+    QHostAddress mirrorListenAddress;
+    int mirrorListenPort = -1; ///< < 0: not a push mirror
+    QString mirrorMaster;      ///< empty: a master of this server's own name
     ClientOptions client;
 };
 
@@ -81,6 +90,9 @@ private:
     std::unique_ptr<Dispatcher> m_dispatcher;
     std::unique_ptr<Client> m_client;
     std::unique_ptr<Mirror> m_mirror; // with --mirror-of
+    std::vector<std::unique_ptr<PushSender>> m_pushers; // with --push-to
+    std::unique_ptr<PushReceiver> m_pushReceiver;       // with --mirror-listen
+    bool startPush(QString *error);
     QThreadPool m_pool; // reads (get, list, types) and checkpoints
     bool m_flushScheduled = false;
     QTimer *m_statsTimer = nullptr;

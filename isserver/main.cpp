@@ -60,6 +60,25 @@ int main(int argc, char *argv[])
     p.addOption({QStringLiteral("mirror-criteria"),
                  QStringLiteral("With --mirror-of: mirror only the objects whose name matches this regex."),
                  QStringLiteral("regex")});
+    // Push mirror (IS paper 5.1): the master connects out to a mirror on another network.
+    p.addOption(
+        {QStringLiteral("push-to"),
+         QStringLiteral("Push this server's content, then every change, to the push mirror(s) listening at "
+                        "HOST:PORT[,HOST:PORT...]; reconnects by itself."),
+         QStringLiteral("host:port,...")});
+    p.addOption({QStringLiteral("push-criteria"),
+                 QStringLiteral("With --push-to: push only the objects whose name matches this regex."),
+                 QStringLiteral("regex")});
+    p.addOption(
+        {QStringLiteral("mirror-listen"),
+         QStringLiteral("Run as a read-only push mirror: accept the master's connection on [ADDR:]PORT "
+                        "(ADDR default 0.0.0.0; PORT 0: any free port, the one bound is in the \"push "
+                        "mirror listening on\" line)."),
+         QStringLiteral("[addr:]port")});
+    p.addOption(
+        {QStringLiteral("mirror-master"),
+         QStringLiteral("With --mirror-listen: the name of the master IS server accepted (default: --name)."),
+         QStringLiteral("server")});
     dialog::ClientOptions::addParserOptions(p);
     p.process(app);
 
@@ -108,6 +127,32 @@ int main(int argc, char *argv[])
         return fail(QStringLiteral("--mirror-criteria needs --mirror-of"));
     if (!o.mirrorOf.isEmpty() && o.mirrorOf == o.name)
         return fail(QStringLiteral("--mirror-of names this server itself"));
+    for (const QString &t : p.value(QStringLiteral("push-to")).split(QLatin1Char(','), Qt::SkipEmptyParts))
+        o.pushTo << t.trimmed();
+    if (p.isSet(QStringLiteral("push-to")) && o.pushTo.isEmpty())
+        return fail(QStringLiteral("--push-to needs HOST:PORT"));
+    o.pushCriteria = p.value(QStringLiteral("push-criteria"));
+    if (!o.pushCriteria.isEmpty() && o.pushTo.isEmpty())
+        return fail(QStringLiteral("--push-criteria needs --push-to"));
+    if (p.isSet(QStringLiteral("mirror-listen"))) {
+        const QString v = p.value(QStringLiteral("mirror-listen"));
+        const qsizetype colon = v.lastIndexOf(QLatin1Char(':'));
+        QString addr = colon >= 0 ? v.left(colon) : QStringLiteral("0.0.0.0");
+        if (addr.startsWith(QLatin1Char('[')) && addr.endsWith(QLatin1Char(']')))
+            addr = addr.mid(1, addr.size() - 2);
+        const int port = v.mid(colon + 1).toInt(&ok);
+        if (!ok || port < 0 || port > 65535 || !o.mirrorListenAddress.setAddress(addr))
+            return fail(
+                QStringLiteral("invalid --mirror-listen '%1' ([ADDR:]PORT, ADDR an IP address)").arg(v));
+        o.mirrorListenPort = port;
+        if (!o.mirrorOf.isEmpty())
+            return fail(QStringLiteral(
+                "--mirror-listen and --mirror-of exclude each other (a mirror has one master)"));
+    }
+    o.mirrorMaster =
+        p.isSet(QStringLiteral("mirror-master")) ? p.value(QStringLiteral("mirror-master")) : o.name;
+    if (p.isSet(QStringLiteral("mirror-master")) && o.mirrorListenPort < 0)
+        return fail(QStringLiteral("--mirror-master needs --mirror-listen"));
     o.dataDir = p.value(QStringLiteral("data-dir"));
     o.typesDir = p.value(QStringLiteral("types"));
     o.client = dialog::ClientOptions::fromEnvironment(QStringLiteral("IS.Server.") + o.name);

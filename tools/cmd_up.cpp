@@ -1,13 +1,16 @@
 // dialog up / dialog down: start and stop the processes of a partition.
 #include "clientsetup.h"
 #include "launcher.h"
+#include "supervisor.h"
 
 #include "dialog/directory.h"
+#include "dialog/report.h"
 
 #include <QDir>
 #include <QElapsedTimer>
 #include <QJsonArray>
 #include <QJsonDocument>
+#include <QProcess>
 #include <QTcpSocket>
 #include <QThread>
 #include <csignal>
@@ -108,6 +111,62 @@ bool waitForTcp(const QString &address, int timeoutMs)
     return false;
 }
 
+/// Starts `dialog supervise` for the partition in the background; false after printing the reason.
+bool startSupervisorDaemon(const Common &c, const QCommandLineParser &p)
+{
+    const QString log = QDir(c.runDir).filePath(QStringLiteral("logs/supervisor.log"));
+    QDir().mkpath(QFileInfo(log).absolutePath());
+    QStringList args{QStringLiteral("supervise"), c.partition.file, QStringLiteral("--run-dir"), c.runDir,
+                     QStringLiteral("--bin-dir"), c.binDir};
+    if (p.isSet(QStringLiteral("port")))
+        args << QStringLiteral("--port") << p.value(QStringLiteral("port"));
+    QProcess d;
+    d.setProgram(QCoreApplication::applicationFilePath());
+    d.setArguments(args);
+    d.setStandardInputFile(QProcess::nullDevice());
+    d.setStandardOutputFile(log, QIODevice::Append);
+    d.setStandardErrorFile(log, QIODevice::Append);
+    qint64 pid = 0;
+    if (!d.startDetached(&pid)) {
+        fail(QStringLiteral("up"), QStringLiteral("cannot start the supervisor: %1").arg(d.errorString()));
+        return false;
+    }
+    // It refuses to start for a reason (already supervised, nothing to supervise): say so here.
+    QElapsedTimer t;
+    t.start();
+    while (t.elapsed() < 5000 && Supervisor::runningSupervisor(c.runDir) != pid) {
+        QFile stat(QStringLiteral("/proc/%1/stat").arg(pid));
+        if (!stat.open(QIODevice::ReadOnly) || stat.readAll().contains(") Z")) {
+            QFile f(log);
+            f.open(QIODevice::ReadOnly);
+            const QList<QByteArray> lines = f.readAll().trimmed().split('\n');
+            fail(
+                QStringLiteral("up"),
+                QStringLiteral("the supervisor did not start: %1").arg(QString::fromLocal8Bit(lines.last())));
+            return false;
+        }
+        QThread::msleep(20);
+    }
+    std::printf("supervisor of partition %s: pid %lld, log %s\n", qPrintable(c.partition.name), pid,
+                qPrintable(log));
+    return true;
+}
+
+/// Stops the supervisor of the run directory (before the processes it would restart).
+void stopSupervisor(const QString &runDir, int timeoutMs)
+{
+    const qint64 pid = Supervisor::runningSupervisor(runDir);
+    if (pid <= 0)
+        return;
+    ::kill(pid_t(pid), SIGTERM);
+    QElapsedTimer t;
+    t.start();
+    while (Supervisor::runningSupervisor(runDir) == pid && t.elapsed() < qMax(timeoutMs, 1000))
+        QThread::msleep(20);
+    if (Supervisor::runningSupervisor(runDir) == pid)
+        ::kill(pid_t(pid), SIGKILL);
+}
+
 } // namespace
 
 int up(const QStringList &args)
@@ -118,12 +177,23 @@ int up(const QStringList &args)
         "Starts every process of a partition on its host (locally for localhost, else over the partition's "
         "ssh_command), records their pids in the run directory, waits until each has registered with the "
         "Control Server and prints a table. Exit status 1 if one did not come up."));
+    p.addOption(
+        {QStringLiteral("supervise"),
+         QStringLiteral("Then stay in the foreground and restart the processes whose partition entry says "
+                        "\"restart\": \"on-failure\" when they are gone (until SIGTERM / SIGINT or "
+                        "'dialog down').")});
+    p.addOption({QStringLiteral("daemon"),
+                 QStringLiteral("With --supervise: supervise from a background process instead (its log: "
+                                "<run-dir>/logs/supervisor.log), and return.")});
     Common c;
     if (!common(p, args, verb, &c))
         return 1;
     qint64 timeout = 20000;
     if (!intOption(p, verb, QStringLiteral("timeout-ms"), 100, 3600000, timeout))
         return 1;
+    const bool supervise = p.isSet(QStringLiteral("supervise"));
+    if (p.isSet(QStringLiteral("daemon")) && !supervise)
+        return fail(verb, QStringLiteral("--daemon needs --supervise"));
     Launcher launcher(c.partition, c.runDir, c.binDir);
     QString error;
     QList<Launched> previous;
@@ -246,7 +316,48 @@ int up(const QStringList &args)
             stderr,
             "dialog up: some processes did not come up (logs in %s/logs); 'dialog down %s' stops the rest\n",
             qPrintable(c.runDir), qPrintable(c.partition.file));
+    if (!supervise)
+        return rc;
+    std::fflush(stdout);
+    if (p.isSet(QStringLiteral("daemon")))
+        return startSupervisorDaemon(c, p) ? rc : 1;
+    // In the foreground, with the client that watched the registrations.
+    startReporting(&client);
+    Supervisor supervisor(c.partition, c.runDir, c.binDir);
+    if (!supervisor.start(&error))
+        return fail(verb, error);
+    QCoreApplication::exec();
+    stopReporting();
     return rc;
+}
+
+int supervise(const QStringList &args)
+{
+    const QString verb = QStringLiteral("supervise");
+    QCommandLineParser p;
+    p.setApplicationDescription(QStringLiteral(
+        "Supervises a partition that 'dialog up' started: restarts on their host (locally, or over the "
+        "partition's ssh_command) the processes whose entry says \"restart\": \"on-failure\" when they are "
+        "gone, with back-off, at most \"restart_limit\" times a minute; logs each restart on stderr and to "
+        "dialog-logger. Runs until SIGTERM / SIGINT or 'dialog down'."));
+    Common c;
+    if (!common(p, args, verb, &c))
+        return 1;
+    ClientOptions o = ClientOptions::fromEnvironment(QStringLiteral("dialog-supervise-") + c.partition.name);
+    QString error;
+    if (!o.applyParser(p, &error))
+        return fail(verb, error);
+    o.controlServers = {c.partition.controlServerAddress()};
+    Supervisor supervisor(c.partition, c.runDir, c.binDir);
+    if (!supervisor.start(&error))
+        return fail(verb, error);
+    // Restarts are reported to dialog-logger when one runs; supervision does not depend on it.
+    Client client(o);
+    if (client.start())
+        startReporting(&client);
+    QCoreApplication::exec();
+    stopReporting();
+    return 0;
 }
 
 int down(const QStringList &args)
@@ -267,6 +378,8 @@ int down(const QStringList &args)
     QString error;
     if (!launcher.readRecord(&procs, &error))
         return fail(verb, error);
+    // The supervisor first, or it would start again what is being stopped.
+    stopSupervisor(c.runDir, int(timeout));
     if (procs.isEmpty()) {
         std::printf("partition %s: nothing recorded in %s (not up?)\n", qPrintable(c.partition.name),
                     qPrintable(launcher.recordFile()));

@@ -16,6 +16,8 @@ int is(const QStringList &args);
 /// Starts / stops the processes of a partition (cmd_up.cpp).
 int up(const QStringList &args);
 int down(const QStringList &args);
+/// Restarts the lost processes of a partition that is up (cmd_up.cpp, supervisor.h).
+int supervise(const QStringList &args);
 /// The message log: tail, search, report, stats (cmd_log.cpp).
 int log(const QStringList &args);
 /// The IS benchmarks (is-fanout, is-latency) and their child processes (is-sender, is-subscriber).

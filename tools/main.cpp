@@ -20,6 +20,7 @@ const char *usage = "usage: dialog <verb> [options]\n"
                     "  is         the Information Service: ls, get, put, rm, watch, types, stats\n"
                     "  up         start the processes of a partition (PARTITION.json)\n"
                     "  down       stop the processes of a partition\n"
+                    "  supervise  restart the lost processes of a partition that is up\n"
                     "  log        the message log: tail, search, report, stats\n"
                     "\n"
                     "Every verb accepts --help and --control-server host:port (or $DIALOG_CONTROL_SERVER).\n";
@@ -58,6 +59,8 @@ int main(int argc, char *argv[])
         return up(args);
     if (verb == QLatin1String("down"))
         return down(args);
+    if (verb == QLatin1String("supervise"))
+        return supervise(args);
     if (verb == QLatin1String("log"))
         return log(args);
     if (verb == QLatin1String("bench"))

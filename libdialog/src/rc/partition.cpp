@@ -138,7 +138,9 @@ QString resolve(const QString &base, const QString &p)
 ProcessSpec readProcess(Reader &r, const QJsonObject &o, const QString &field, ProcessSpec::Role role,
                         const QStringList &keys)
 {
-    r.checkKeys(o, field, keys);
+    r.checkKeys(o, field,
+                keys + QStringList{QStringLiteral("restart"), QStringLiteral("restart_limit"),
+                                   QStringLiteral("restart_delay_ms")});
     ProcessSpec s;
     s.role = role;
     s.name = r.string(o, field, QStringLiteral("name"), true);
@@ -147,6 +149,15 @@ ProcessSpec readProcess(Reader &r, const QJsonObject &o, const QString &field, P
                QStringLiteral("'%1' is not a valid process name (letters, digits, '_' and '-')").arg(s.name));
     s.host = r.string(o, field, QStringLiteral("host"), false, QStringLiteral("localhost"));
     s.args = r.strings(o, field, QStringLiteral("args"));
+    const QString restart = r.string(o, field, QStringLiteral("restart"), false, QStringLiteral("no"));
+    if (restart == QLatin1String("on-failure"))
+        s.restart = ProcessSpec::Restart::OnFailure;
+    else if (restart != QLatin1String("no"))
+        r.fail(field + QStringLiteral(".restart"),
+               QStringLiteral("'%1': expected \"no\" or \"on-failure\"").arg(restart));
+    s.restartLimit = int(r.integer(o, field, QStringLiteral("restart_limit"), 1, 1000, s.restartLimit));
+    s.restartDelayMs =
+        int(r.integer(o, field, QStringLiteral("restart_delay_ms"), 0, 30000, s.restartDelayMs));
     return s;
 }
 

@@ -22,6 +22,17 @@ struct ProcessSpec
     QString kind;     ///< slaves: "control" or "readout"
     QString host;     ///< "localhost" (started locally) or a host reached over ssh
     QStringList args; ///< extra arguments
+    /// What a supervising launcher (`dialog up --supervise`, `dialog supervise`) does when the
+    /// process is gone without having been stopped: Never (the default) leaves it, OnFailure starts
+    /// it again on its host.
+    enum class Restart
+    {
+        Never,
+        OnFailure,
+    };
+    Restart restart = Restart::Never;
+    int restartLimit = 5;      ///< restarts within any 60 s; one more and the supervisor gives up
+    int restartDelayMs = 1000; ///< back-off before a restart, doubled per restart in the last minute (≤ 30 s)
     QString program() const;
     /// The full argument list of the program (without the program itself).
     QStringList arguments(const struct Partition &partition) const;

@@ -1,0 +1,322 @@
+#include "pushreceiver.h"
+#include "pushprotocol.h"
+
+#include "dialog/is/codec.h"
+#include "dialog/is/typeregistry.h"
+#include "is/protocol_p.h"
+
+#include <QElapsedTimer>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QTcpSocket>
+#include <QTimer>
+#include <cstdio>
+
+namespace dialog::isd {
+
+namespace {
+const QString StatisticsObject = QStringLiteral("Statistics"); // each server has its own
+constexpr int HandshakeMs = 10000;
+constexpr int MaxPending = 16; // connections still in their handshake
+// Per connection, kept as socket properties: the inbound buffer and the times.
+const char *BufferProperty = "pushBuffer";
+const char *HeardProperty = "pushHeardMs";
+const char *PingProperty = "pushPingMs";
+const char *AcceptedProperty = "pushAccepted";
+QElapsedTimer &clock()
+{
+    static QElapsedTimer c = [] {
+        QElapsedTimer t;
+        t.start();
+        return t;
+    }();
+    return c;
+}
+QString peerName(const QTcpSocket *s)
+{
+    return QStringLiteral("%1:%2").arg(s->peerAddress().toString()).arg(s->peerPort());
+}
+} // namespace
+
+PushReceiver::PushReceiver(is::Repository &repository, is::TypeRegistry &types, const QString &master,
+                           QObject *parent)
+    : QObject(parent), m_repository(repository), m_types(types), m_master(master)
+{
+}
+
+PushReceiver::~PushReceiver() = default;
+
+void PushReceiver::report(const QString &what)
+{
+    std::fprintf(stderr, "dialog-isserver %s (push mirror of %s): %s\n",
+                 qPrintable(m_repository.serverName()), qPrintable(m_master), qPrintable(what));
+    std::fflush(stderr);
+}
+
+bool PushReceiver::listen(const QHostAddress &address, quint16 port, QString *error)
+{
+    if (!m_server.listen(address, port)) {
+        *error = QStringLiteral("cannot listen for the master on %1:%2: %3")
+                     .arg(address.toString())
+                     .arg(port)
+                     .arg(m_server.errorString());
+        return false;
+    }
+    connect(&m_server, &QTcpServer::newConnection, this, &PushReceiver::onNewConnection);
+    m_timer = new QTimer(this);
+    connect(m_timer, &QTimer::timeout, this, &PushReceiver::onTimer);
+    m_timer->start(500);
+    report(
+        QStringLiteral("push mirror listening on %1:%2").arg(address.toString()).arg(m_server.serverPort()));
+    return true;
+}
+
+void PushReceiver::onNewConnection()
+{
+    while (QTcpSocket *s = m_server.nextPendingConnection()) {
+        int pending = 0;
+        for (QTcpSocket *o : findChildren<QTcpSocket *>(Qt::FindDirectChildrenOnly))
+            pending += !o->property(AcceptedProperty).toBool();
+        s->setParent(this);
+        if (pending >= MaxPending) {
+            close(s, QStringLiteral("too many connections in their handshake"));
+            continue;
+        }
+        s->setProperty(HeardProperty, clock().elapsed());
+        connect(s, &QTcpSocket::readyRead, this, [this, s] { onReadyRead(s); });
+        connect(s, &QTcpSocket::disconnected, this, [this, s] {
+            if (s == m_active) {
+                m_inSnapshot = false;
+                report(QStringLiteral(
+                           "the master %1 disconnected; the copy is kept and resynchronised when it is "
+                           "back")
+                           .arg(peerName(s)));
+            }
+            s->deleteLater();
+        });
+    }
+}
+
+void PushReceiver::close(QTcpSocket *s, const QString &why, bool graceful)
+{
+    report(QStringLiteral("closed the connection from %1: %2").arg(peerName(s), why));
+    if (s == m_active) {
+        m_inSnapshot = false;
+        m_active = nullptr;
+    }
+    s->disconnect(this);
+    if (graceful) {
+        // What was written (a refusal) still goes out; the socket goes once it is closed.
+        connect(s, &QTcpSocket::disconnected, s, &QObject::deleteLater);
+        s->disconnectFromHost();
+        return;
+    }
+    s->abort();
+    s->deleteLater();
+}
+
+void PushReceiver::onTimer()
+{
+    const qint64 now = clock().elapsed();
+    for (QTcpSocket *s : findChildren<QTcpSocket *>(Qt::FindDirectChildrenOnly)) {
+        if (s->state() != QAbstractSocket::ConnectedState)
+            continue;
+        const qint64 heard = now - s->property(HeardProperty).toLongLong();
+        const qint64 ping = s->property(PingProperty).toLongLong();
+        if (!s->property(AcceptedProperty).toBool() && heard > HandshakeMs)
+            close(s, QStringLiteral("no hello within %1 s").arg(HandshakeMs / 1000));
+        else if (ping > 0 && heard > 3 * ping)
+            close(s, QStringLiteral("the master has been silent for %1 ms").arg(heard));
+    }
+}
+
+void PushReceiver::onReadyRead(QTcpSocket *s)
+{
+    QByteArray buffer = s->property(BufferProperty).toByteArray();
+    buffer.append(s->readAll());
+    s->setProperty(HeardProperty, clock().elapsed());
+    for (;;) {
+        push::Frame f;
+        QString error;
+        const push::Take t = push::take(buffer, &f, &error);
+        if (t == push::Take::Incomplete)
+            break;
+        if (t == push::Take::Error || !onFrame(s, int(f.type), f.payload, &error)) {
+            // A refused hello is told to the peer (a master with a wrong name wants to know why).
+            if (t == push::Take::Frame && f.type == push::Type::Hello &&
+                !s->property(AcceptedProperty).toBool()) {
+                s->write(push::encode(push::Type::Refuse, error.toUtf8()));
+                close(s, error, true);
+                return;
+            }
+            close(s, error);
+            return;
+        }
+    }
+    s->setProperty(BufferProperty, buffer);
+}
+
+bool PushReceiver::onFrame(QTcpSocket *s, int type, const QByteArray &payload, QString *error)
+{
+    const bool accepted = s->property(AcceptedProperty).toBool();
+    switch (push::Type(type)) {
+    case push::Type::Hello:
+        if (accepted) {
+            *error = QStringLiteral("a second hello");
+            return false;
+        }
+        return hello(s, payload, error);
+    case push::Type::Ping:
+        if (accepted)
+            s->write(push::encode(push::Type::Pong));
+        return accepted || (*error = QStringLiteral("ping before the hello"), false);
+    case push::Type::Types:
+    case push::Type::Records:
+        if (!accepted || s != m_active) {
+            *error = QStringLiteral("%1 before the hello").arg(push::typeName(push::Type(type)));
+            return false;
+        }
+        if (push::Type(type) == push::Type::Records)
+            return records(payload, error);
+        {
+            const QJsonDocument doc = QJsonDocument::fromJson(payload);
+            if (!doc.isArray()) {
+                *error = QStringLiteral("types that are not a JSON array");
+                return false;
+            }
+            return takeTypes(doc.array(), error);
+        }
+    case push::Type::Accept:
+    case push::Type::Refuse:
+    case push::Type::Pong:
+        break;
+    }
+    *error = QStringLiteral("unexpected %1 frame").arg(push::typeName(push::Type(type)));
+    return false;
+}
+
+bool PushReceiver::hello(QTcpSocket *s, const QByteArray &payload, QString *error)
+{
+    QJsonParseError pe;
+    const QJsonDocument doc = QJsonDocument::fromJson(payload, &pe);
+    if (!doc.isObject()) {
+        *error = QStringLiteral("malformed hello: %1").arg(pe.errorString());
+        return false;
+    }
+    const QJsonObject o = doc.object();
+    const QString server = o.value(QStringLiteral("server")).toString();
+    if (server != m_master) {
+        *error = QStringLiteral("this mirror copies the IS server %1, not %2").arg(m_master, server);
+        return false;
+    }
+    const qint64 ping = o.value(QStringLiteral("ping_ms")).toInteger();
+    if (ping < 100 || ping > 600000) {
+        *error = QStringLiteral("ping_ms %1 out of range (100..600000)").arg(ping);
+        return false;
+    }
+    if (!takeTypes(o.value(QStringLiteral("types")).toArray(), error))
+        return false;
+    if (m_active)
+        close(m_active, QStringLiteral("replaced by a new connection from the master (%1)").arg(peerName(s)));
+    s->setProperty(AcceptedProperty, true);
+    s->setProperty(PingProperty, ping);
+    m_active = s;
+    m_inSnapshot = false;
+    s->write(push::encode(push::Type::Accept,
+                          QJsonDocument(QJsonObject{{QStringLiteral("server"), m_repository.serverName()}})
+                              .toJson(QJsonDocument::Compact)));
+    report(QStringLiteral("the master connected from %1").arg(peerName(s)));
+    return true;
+}
+
+bool PushReceiver::takeTypes(const QJsonArray &json, QString *error)
+{
+    QList<is::TypeInfo> types, fresh;
+    if (!is::typesFromJson(json, &types, error))
+        return false;
+    for (const is::TypeInfo &t : std::as_const(types))
+        if (!m_types.contains(t.name()))
+            fresh << t;
+    if (fresh.isEmpty())
+        return true;
+    if (!is::mergeTypes(m_types, types, error)) {
+        *error = QStringLiteral("cannot take the master's types: %1").arg(*error);
+        return false;
+    }
+    Q_EMIT typesAdded(fresh);
+    return true;
+}
+
+bool PushReceiver::records(const QByteArray &payload, QString *error)
+{
+    qsizetype pos = 0;
+    is::protocol::RecordView r;
+    while (is::protocol::nextRecord(payload, pos, r, error)) {
+        if (r.kind == is::protocol::SnapshotBegin) {
+            m_inSnapshot = true;
+            m_seen.clear();
+            continue;
+        }
+        if (r.kind == is::protocol::SnapshotEnd) {
+            if (!m_inSnapshot) {
+                *error = QStringLiteral("snapshot end without its beginning");
+                return false;
+            }
+            // What the master did not send no longer exists there.
+            qsizetype removed = 0;
+            for (const is::ObjectInfo &o : m_repository.list()) {
+                if (o.name == StatisticsObject || m_seen.contains(o.name))
+                    continue;
+                is::Change gone;
+                gone.kind = is::Change::Kind::Removed;
+                gone.name = m_repository.serverName() + QLatin1Char('.') + o.name;
+                gone.time = is::Time::currentTime();
+                removed += m_repository.mirror(gone) == is::Repository::Result::Ok;
+            }
+            const qsizetype objects = m_seen.size();
+            m_inSnapshot = false;
+            m_seen.clear();
+            ++m_snapshots;
+            report(
+                QStringLiteral("%1: %2 objects%3")
+                    .arg(m_snapshots == 1 ? QStringLiteral("synchronised") : QStringLiteral("resynchronised"))
+                    .arg(objects)
+                    .arg(removed ? QStringLiteral(", %1 removed that the master no longer has").arg(removed)
+                                 : QString()));
+            Q_EMIT synchronised(objects);
+            continue;
+        }
+        if (r.kind > is::protocol::Removed) {
+            *error = QStringLiteral("unexpected record kind %1").arg(r.kind);
+            return false;
+        }
+        const QString bare = QString::fromUtf8(payload.constData() + r.nameOffset, r.nameLength);
+        if (bare.isEmpty() || bare == StatisticsObject)
+            continue;
+        is::Change c;
+        c.name = m_repository.serverName() + QLatin1Char('.') + bare;
+        c.time = is::Time(r.timeUs);
+        QString why;
+        if (r.kind == is::protocol::Removed) {
+            c.kind = is::Change::Kind::Removed;
+            m_repository.mirror(c, &why); // NotFound is fine: the copy did not have it
+            continue;
+        }
+        if (m_inSnapshot)
+            m_seen.insert(bare);
+        c.kind = r.kind == is::protocol::Created ? is::Change::Kind::Created : is::Change::Kind::Updated;
+        const QByteArray value = payload.mid(r.valueOffset, r.valueLength);
+        if (!is::decode(value, m_types, c.object, &why) ||
+            m_repository.mirror(c, &why) != is::Repository::Result::Ok)
+            // One object that cannot be copied is reported, not a reason to drop the master.
+            report(QStringLiteral("cannot copy %1: %2").arg(c.name, why));
+    }
+    if (!error->isEmpty()) {
+        *error = QStringLiteral("malformed records: %1").arg(*error);
+        return false;
+    }
+    return true;
+}
+
+} // namespace dialog::isd
