@@ -17,7 +17,7 @@ namespace {
 const QString StatisticsObject = QStringLiteral("Statistics"); // each server has its own
 constexpr qint64 MaxQueued = 8 << 20;
 constexpr qsizetype MaxRecordsFrame = 256 << 10;
-constexpr int MaxRetryMs = 5000;
+constexpr int MaxRetryMs = 2000;
 constexpr int HandshakeMs = 10000;
 
 quint8 recordKind(is::Change::Kind k)

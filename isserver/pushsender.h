@@ -19,7 +19,7 @@ namespace dialog::isd {
 /// Streams the objects of @p repository that match @p criteria to one push mirror at host:port:
 /// on every connection, once the mirror accepted, the matching content (a snapshot framed by
 /// SnapshotBegin/End), then every change in the order applied. The connection is re-opened after
-/// any failure, with back-off (250 ms doubling to 5 s), so a mirror that was away or restarted,
+/// any failure, with back-off (250 ms doubling to 2 s), so a mirror that was away or restarted,
 /// or a master that restarted, is resynchronised by the next snapshot.
 ///
 /// The master never waits for the mirror: beyond 8 MiB queued on the socket, changes are no
