@@ -15,6 +15,7 @@ private Q_SLOTS:
     void malformed_data();
     void malformed();
     void processArguments();
+    void restartPolicy();
 };
 
 void tst_Partition::demoPartitionIsValid()
@@ -95,6 +96,12 @@ void tst_Partition::malformed_data()
         << QByteArray(
                R"({"name":"t","control_server":{},"master":{"name":"M","transition_timeout_ms":"x"},"slaves":[{"name":"A","kind":"control"}]})")
         << "p.json: master.transition_timeout_ms: expected an integer";
+    QTest::newRow("bad-restart") << "{" + base +
+                                        R"(,"slaves":[{"name":"A","kind":"control","restart":"always"}]})"
+                                 << "p.json: slaves[0].restart: 'always': expected \"no\" or \"on-failure\"";
+    QTest::newRow("bad-restart-limit")
+        << "{" + base + R"(,"slaves":[{"name":"A","kind":"control","restart_limit":0}]})"
+        << "p.json: slaves[0].restart_limit: expected an integer in 1..1000";
 }
 
 void tst_Partition::malformed()
@@ -122,6 +129,29 @@ void tst_Partition::processArguments()
     QVERIFY(a.contains(QStringLiteral("--heartbeat-ms")));
     QCOMPARE(a.mid(a.size() - 2), (QStringList{"--threads", "2"}));
     QCOMPARE(p.master.arguments(p).mid(0, 2), (QStringList{"--config", "/p/t.json"}));
+}
+
+void tst_Partition::restartPolicy()
+{
+    Partition p;
+    QString error;
+    QVERIFY2(Partition::parse(R"({"name":"t","control_server":{},"master":{"name":"M","restart":"on-failure"},
+                                  "is_servers":[{"name":"DAQ","restart":"on-failure","restart_limit":2}],
+                                  "slaves":[{"name":"S1","kind":"readout"},
+                                            {"name":"S2","kind":"control","restart":"on-failure",
+                                             "restart_limit":7,"restart_delay_ms":50}]})",
+                              QStringLiteral("/tmp/x/t.json"), &p, &error),
+             qPrintable(error));
+    QCOMPARE(p.slaves.at(0).restart, ProcessSpec::Restart::Never); // the default
+    QCOMPARE(p.slaves.at(1).restart, ProcessSpec::Restart::OnFailure);
+    QCOMPARE(p.slaves.at(1).restartLimit, 7);
+    QCOMPARE(p.slaves.at(1).restartDelayMs, 50);
+    QCOMPARE(p.master.restart, ProcessSpec::Restart::OnFailure);
+    QCOMPARE(p.master.restartLimit, 5);
+    QCOMPARE(p.master.restartDelayMs, 1000);
+    QCOMPARE(p.isServers.first().restartLimit, 2);
+    // The policy is the launcher's: it is not handed to the program.
+    QVERIFY(!p.slaves.at(1).arguments(p).join(QLatin1Char(' ')).contains(QLatin1String("restart")));
 }
 
 QTEST_GUILESS_MAIN(tst_Partition)
