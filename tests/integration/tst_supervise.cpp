@@ -86,7 +86,11 @@ void tst_Supervise::cleanup()
 
 QString tst_Supervise::writePartition(const QJsonArray &slaves)
 {
+    // Hosts other than localhost are reached over a stand-in for ssh that runs the command here.
     const QJsonObject p{
+        {QStringLiteral("ssh_command"),
+         QJsonArray{QStringLiteral(DIALOG_SOURCE_DIR "/tests/integration/fakessh.sh"), QStringLiteral("-o"),
+                    QStringLiteral("BatchMode=yes")}},
         {QStringLiteral("name"), QStringLiteral("test")},
         {QStringLiteral("control_server"),
          QJsonObject{{QStringLiteral("port"), m_fx->port()}, {QStringLiteral("start"), false}}},
@@ -200,13 +204,17 @@ void tst_Supervise::slaveKilledMidRunComesBackAndTheRunContinues()
                                    {QStringLiteral("--data-dir"), m_dir->filePath(QStringLiteral("log")),
                                     QStringLiteral("--heartbeat-ms"), QStringLiteral("200")});
     QVERIFY(logger->state() == QProcess::Running);
+    const QString sshLog = m_dir->filePath(QStringLiteral("ssh.log"));
+    qputenv("FAKESSH_LOG", sshLog.toUtf8());
     const QJsonObject onFailure{{QStringLiteral("restart"), QStringLiteral("on-failure")},
                                 {QStringLiteral("restart_delay_ms"), 100}};
+    QJsonObject remoteOnFailure = onFailure;
+    remoteOnFailure.insert(QStringLiteral("host"), QStringLiteral("daq-pc2"));
     const QString partition =
         writePartition({slave(QStringLiteral("FE1"), QStringLiteral("control"), {}, onFailure),
                         slave(QStringLiteral("FE2"), QStringLiteral("control"), {}, onFailure),
                         slave(QStringLiteral("RO1"), QStringLiteral("readout"),
-                              {QStringLiteral("--threads"), QStringLiteral("2")}, onFailure)});
+                              {QStringLiteral("--threads"), QStringLiteral("2")}, remoteOnFailure)});
     QProcess *up =
         m_fx->start(QStringLiteral("dialog"), {QStringLiteral("up"), partition, QStringLiteral("--run-dir"),
                                                m_runDir, QStringLiteral("--supervise")});
@@ -238,6 +246,24 @@ void tst_Supervise::slaveKilledMidRunComesBackAndTheRunContinues()
     QTRY_VERIFY_WITH_TIMEOUT((upErr += up->readAllStandardError()).contains("restarted FE2 on localhost"),
                              5000);
     QVERIFY2(upErr.contains("FE2 on localhost is gone"), upErr.constData());
+
+    // RO1 runs on another host: it is restarted there, over ssh, by the launcher's own start.
+    const qint64 ro1 = record().value(QStringLiteral("RO1")).value(QStringLiteral("pid")).toInteger();
+    QVERIFY(ro1 > 0);
+    t.restart();
+    ::kill(pid_t(ro1), SIGKILL);
+    QTRY_COMPARE_WITH_TIMEOUT(masterState().value(QStringLiteral("state")).toString(),
+                              QStringLiteral("Error"), 10000);
+    QTRY_COMPARE_WITH_TIMEOUT(masterState().value(QStringLiteral("state")).toString(),
+                              QStringLiteral("Running"), 15000);
+    qInfo("remote RO1 SIGKILLed mid-run: the master is back in Running after %lld ms", t.elapsed());
+    QTRY_VERIFY_WITH_TIMEOUT((upErr += up->readAllStandardError()).contains("restarted RO1 on daq-pc2"),
+                             5000);
+    QFile ssh(sshLog);
+    QVERIFY(ssh.open(QIODevice::ReadOnly));
+    const QByteArray calls = ssh.readAll();
+    QCOMPARE(calls.count("daq-pc2: mkdir -p"), 2); // started by `up`, then by the supervisor
+    QVERIFY(record().value(QStringLiteral("RO1")).value(QStringLiteral("pid")).toInteger() != ro1);
     QVERIFY(transition(QStringLiteral("stop")).isOk());
 
     // The restart is in the message log.
@@ -263,6 +289,7 @@ void tst_Supervise::slaveKilledMidRunComesBackAndTheRunContinues()
     QCOMPARE(up->exitCode(), 0);
     QVERIFY2(!out.contains("still alive"), out.constData());
     QVERIFY(!QFile::exists(m_runDir + QStringLiteral("/supervisor.pid")));
+    qunsetenv("FAKESSH_LOG");
 }
 
 void tst_Supervise::alwaysExitingProgramIsGivenUpAfterTheLimit()
