@@ -265,16 +265,31 @@ bool Launcher::alive(const Launched &l) const
         QFile cmd(QStringLiteral("/proc/%1/cmdline").arg(l.pid));
         return cmd.open(QIODevice::ReadOnly) && cmd.readAll().contains(l.spec.program().toUtf8());
     }
-    QByteArray out;
     QString error;
+    return probe(l, &error) == Liveness::Alive;
+}
+
+Launcher::Liveness Launcher::probe(const Launched &l, QString *error) const
+{
+    if (l.spec.isLocal() || l.pid <= 0)
+        return alive(l) ? Liveness::Alive : Liveness::Gone;
+    QByteArray out;
     // A zombie (exited, not yet reaped by its parent) counts as gone.
-    return ssh(l.spec.host,
-               QStringLiteral(
-                   "kill -0 %1 2>/dev/null || { echo gone; exit 0; }; "
-                   "case \"$(ps -o stat= -p %1 2>/dev/null)\" in Z*) echo gone ;; *) echo alive ;; esac")
-                   .arg(l.pid),
-               &out, &error) &&
-           out.trimmed() == "alive";
+    if (!ssh(l.spec.host,
+             QStringLiteral(
+                 "kill -0 %1 2>/dev/null || { echo gone; exit 0; }; "
+                 "case \"$(ps -o stat= -p %1 2>/dev/null)\" in Z*) echo gone ;; *) echo alive ;; esac")
+                 .arg(l.pid),
+             &out, error))
+        return Liveness::Unknown;
+    const QByteArray answer = out.trimmed();
+    if (answer == "alive")
+        return Liveness::Alive;
+    if (answer == "gone")
+        return Liveness::Gone;
+    *error =
+        QStringLiteral("unexpected answer from %1: '%2'").arg(l.spec.host, QString::fromLocal8Bit(answer));
+    return Liveness::Unknown;
 }
 
 bool Launcher::signal(const Launched &l, int sig, QString *error) const

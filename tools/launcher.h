@@ -40,6 +40,14 @@ public:
     bool start(const rc::ProcessSpec &spec, Launched *out, QString *error) const;
     /// Whether the process is alive (zombies count as dead).
     bool alive(const Launched &l) const;
+    enum class Liveness
+    {
+        Alive,
+        Gone,
+        Unknown, ///< its host could not be asked (ssh failed); @p error of probe() says why
+    };
+    /// Like alive(), telling a process that is gone from one whose host did not answer.
+    Liveness probe(const Launched &l, QString *error) const;
     /// Sends @p signal (SIGTERM / SIGKILL) to the process on its host.
     bool signal(const Launched &l, int signal, QString *error) const;
     /// The last lines of a local process' log.

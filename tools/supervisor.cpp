@@ -132,7 +132,19 @@ void Supervisor::check(Watch &w, qint64 now)
     if (now - w.lastCheckMs < (l.spec.isLocal() ? LocalPollMs : RemotePollMs))
         return;
     w.lastCheckMs = now;
-    if (m_launcher.alive(l))
+    QString error;
+    const Launcher::Liveness live = m_launcher.probe(l, &error);
+    if (live == Launcher::Liveness::Unknown) {
+        // Its host did not answer: the process may well run. Starting a second one would be worse.
+        if (error != w.unknown)
+            log(int(Severity::Warning), l,
+                QStringLiteral("cannot check %1 on %2 (%3); not restarted while its host does not answer")
+                    .arg(l.spec.name, l.spec.host, error));
+        w.unknown = error;
+        return;
+    }
+    w.unknown.clear();
+    if (live == Launcher::Liveness::Alive)
         return;
     while (!w.restarts.isEmpty() && now - w.restarts.first() >= WindowMs)
         w.restarts.removeFirst();

@@ -22,6 +22,9 @@ namespace dialog::tool {
 /// A process that would need more than restartLimit restarts within 60 s is given up: reported
 /// once, left stopped, and marked "given up" in the record.
 ///
+/// A remote process whose host does not answer the check (ssh fails) is not restarted: it may
+/// still run there; the failure is reported once.
+///
 /// Every event (lost, restarted, restart failed, given up) is one line on stderr and a
 /// dialog::report() message (category "dialog.supervise"), which reaches dialog-logger when one
 /// runs. The record (processes.json) is rewritten after every restart, so `dialog down` signals
@@ -59,6 +62,7 @@ private:
         qint64 lastCheckMs = -100000;
         qint64 startedMs = 0;
         bool givenUp = false;
+        QString unknown; // why its host did not answer the last check (reported once)
     };
     void poll();
     void check(Watch &w, qint64 now);
