@@ -353,7 +353,8 @@ bool IsServer::startPush(QString *error)
         QString host = target.left(colon);
         if (host.startsWith(QLatin1Char('[')) && host.endsWith(QLatin1Char(']')))
             host = host.mid(1, host.size() - 2);
-        m_pushers.push_back(std::make_unique<PushSender>(*m_repository, host, quint16(port), criteria));
+        m_pushers.push_back(
+            std::make_unique<PushSender>(*m_repository, host, quint16(port), criteria, m_options.pushPingMs));
     }
     // Writes are applied in this thread, so the listener runs here too (see PushSender).
     m_repository->addListener([this](const is::Change &c) {

@@ -43,6 +43,7 @@ struct ServerOptions
     // ("host:port"), or this mirror listens at mirrorListen for the master mirrorMaster.
     QStringList pushTo;
     QString pushCriteria; ///< object-name regex; empty: every object
+    int pushPingMs = 2000; ///< silence for 3 intervals drops the connection (both sides)
     QHostAddress mirrorListenAddress;
     int mirrorListenPort = -1; ///< < 0: not a push mirror
     QString mirrorMaster;      ///< empty: a master of this server's own name

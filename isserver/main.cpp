@@ -70,6 +70,11 @@ int main(int argc, char *argv[])
                  QStringLiteral("With --push-to: push only the objects whose name matches this regex."),
                  QStringLiteral("regex")});
     p.addOption(
+        {QStringLiteral("push-ping-ms"),
+         QStringLiteral("With --push-to: ping interval; a side that hears nothing for 3 intervals drops the "
+                        "connection and the master reconnects (default 2000)."),
+         QStringLiteral("ms"), QStringLiteral("2000")});
+    p.addOption(
         {QStringLiteral("mirror-listen"),
          QStringLiteral("Run as a read-only push mirror: accept the master's connection on [ADDR:]PORT "
                         "(ADDR default 0.0.0.0; PORT 0: any free port, the one bound is in the \"push "
@@ -134,6 +139,10 @@ int main(int argc, char *argv[])
     o.pushCriteria = p.value(QStringLiteral("push-criteria"));
     if (!o.pushCriteria.isEmpty() && o.pushTo.isEmpty())
         return fail(QStringLiteral("--push-criteria needs --push-to"));
+    o.pushPingMs = p.value(QStringLiteral("push-ping-ms")).toInt(&ok);
+    if (!ok || o.pushPingMs < 100 || o.pushPingMs > 600000)
+        return fail(QStringLiteral("invalid --push-ping-ms '%1' (100..600000)")
+                        .arg(p.value(QStringLiteral("push-ping-ms"))));
     if (p.isSet(QStringLiteral("mirror-listen"))) {
         const QString v = p.value(QStringLiteral("mirror-listen"));
         const qsizetype colon = v.lastIndexOf(QLatin1Char(':'));

@@ -57,6 +57,7 @@ private Q_SLOTS:
     void snapshotThenChangesAcrossNetworks();
     void mirrorAndMasterRestartsResynchronise();
     void badInputOnTheListeningPort();
+    void silentPeerIsDroppedAndResynchronised();
 
 private:
     /// The mirror's own DIALOG system: a second Control Server and a client of it.
@@ -357,6 +358,47 @@ void tst_PushMirror::badInputOnTheListeningPort()
          {"bad magic", "not Other", "malformed hello", "Records before the hello",
           "push-mirror frame of 2147483647", "unknown push-mirror frame type 9", "malformed records"})
         QVERIFY2(log.contains(reason), qPrintable(QStringLiteral("%1 not in:\n%2").arg(reason, log)));
+}
+
+void tst_PushMirror::silentPeerIsDroppedAndResynchronised()
+{
+    // A stopped process answers nothing, as a cut link would: each side notices by itself.
+    QVERIFY(startRemoteNetwork());
+    QProcess *mirror = startPushMirror(0);
+    const quint16 port = ProcessFixture::waitForListening(mirror, mirrorListening());
+    QVERIFY(port != 0);
+    QProcess *master = startPushMaster(port, {QStringLiteral("--push-ping-ms"), QStringLiteral("200")});
+    QVERIFY(waitForServer(QStringLiteral("RunParams")));
+    QVERIFY(writeMany(40, 10));
+    QVERIFY(waitForEqual(10000));
+
+    // The mirror stops: the master drops the connection after 3 silent intervals.
+    QElapsedTimer t;
+    t.start();
+    ::kill(pid_t(mirror->processId()), SIGSTOP);
+    QByteArray masterLog;
+    QTRY_VERIFY_WITH_TIMEOUT(
+        (masterLog += master->readAllStandardError()).contains("connection lost (no answer for"), 5000);
+    qInfo("stopped mirror: dropped by the master after %lld ms", t.elapsed());
+    QVERIFY(writeMany(40, 20, 100)); // the master is not held up meanwhile
+    ::kill(pid_t(mirror->processId()), SIGCONT);
+    QVERIFY(waitForEqual(15000));
+
+    // The master stops: the mirror drops it; resumed, the master reconnects and resynchronises.
+    QByteArray mirrorLog = mirror->readAllStandardError();
+    t.restart();
+    ::kill(pid_t(master->processId()), SIGSTOP);
+    QTRY_VERIFY_WITH_TIMEOUT(
+        (mirrorLog += mirror->readAllStandardError()).contains("the master has been silent for"), 5000);
+    qInfo("stopped master: dropped by the mirror after %lld ms", t.elapsed());
+    mirrorLog.clear();
+    ::kill(pid_t(master->processId()), SIGCONT);
+    t.restart();
+    QTRY_VERIFY_WITH_TIMEOUT(
+        (mirrorLog += mirror->readAllStandardError()).contains("resynchronised: 20 objects"), 10000);
+    qInfo("master resumed: mirror resynchronised after %lld ms", t.elapsed());
+    QVERIFY(writeMany(10, 20, 300));
+    QVERIFY(waitForEqual(10000));
 }
 
 QTEST_GUILESS_MAIN(tst_PushMirror)
