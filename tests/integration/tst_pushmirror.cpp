@@ -58,6 +58,7 @@ private Q_SLOTS:
     void mirrorAndMasterRestartsResynchronise();
     void badInputOnTheListeningPort();
     void silentPeerIsDroppedAndResynchronised();
+    void criteriaRestrictThePush();
 
 private:
     /// The mirror's own DIALOG system: a second Control Server and a client of it.
@@ -399,6 +400,25 @@ void tst_PushMirror::silentPeerIsDroppedAndResynchronised()
     qInfo("master resumed: mirror resynchronised after %lld ms", t.elapsed());
     QVERIFY(writeMany(10, 20, 300));
     QVERIFY(waitForEqual(10000));
+}
+
+void tst_PushMirror::criteriaRestrictThePush()
+{
+    QVERIFY(startRemoteNetwork());
+    QProcess *mirror = startPushMirror(0);
+    const quint16 port = ProcessFixture::waitForListening(mirror, mirrorListening());
+    QVERIFY(port != 0);
+    startPushMaster(port, {QStringLiteral("--push-criteria"), QStringLiteral("RO1.*")});
+    QVERIFY(waitForServer(QStringLiteral("RunParams")));
+    QVERIFY(writeMany(100, 30));
+    is::Object run = is::Object::create(m_dict->types(), QStringLiteral("RunInfo"));
+    QVERIFY(m_dict->insertSync(QStringLiteral("RunParams.RunInfo"), run).isOk());
+    QVERIFY(m_dict->removeSync(QStringLiteral("RunParams.RO12")).isOk());
+    Content expected = content(*m_dict, QStringLiteral("RunParams"));
+    for (auto it = expected.begin(); it != expected.end();)
+        it = it.key().startsWith(QLatin1String("RO1")) ? std::next(it) : expected.erase(it);
+    QCOMPARE(expected.size(), 10); // RO1, RO10..RO19 but RO12
+    QTRY_COMPARE_WITH_TIMEOUT(content(*m_remote, QStringLiteral("RunParams")), expected, 10000);
 }
 
 QTEST_GUILESS_MAIN(tst_PushMirror)
