@@ -69,6 +69,11 @@ bool PushReceiver::listen(const QHostAddress &address, quint16 port, QString *er
     m_timer->start(500);
     report(
         QStringLiteral("push mirror listening on %1:%2").arg(address.toString()).arg(m_server.serverPort()));
+    if (!address.isLoopback())
+        report(
+            QStringLiteral("warning: the push port takes no credentials; whoever can connect to it and says "
+                           "the name %1 is taken for the master: let only the master's host through")
+                .arg(m_master));
     return true;
 }
 
