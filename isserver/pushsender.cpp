@@ -207,6 +207,11 @@ void PushSender::change(const is::Change &c)
         !m_criteria.matches(c.name, c.typeName, m_repository.registry()))
         return;
     if (!m_stale.isEmpty() || m_socket->bytesToWrite() > MaxQueued) {
+        if (m_stale.isEmpty())
+            report(
+                QStringLiteral("the mirror is slow (%1 MiB queued): only the newest values are sent until it "
+                               "catches up")
+                    .arg(m_socket->bytesToWrite() >> 20));
         m_stale.insert(c.name); // its newest value goes when the queue has drained
         return;
     }
@@ -252,6 +257,7 @@ void PushSender::sendStale()
         if (chunk.size() >= MaxRecordsFrame)
             m_socket->write(push::encode(push::Type::Records, std::exchange(chunk, QByteArray())));
     }
+    report(QStringLiteral("the mirror caught up: the newest values of %1 objects sent").arg(m_stale.size()));
     m_stale.clear();
     if (!chunk.isEmpty())
         m_socket->write(push::encode(push::Type::Records, chunk));

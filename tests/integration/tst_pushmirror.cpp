@@ -59,6 +59,7 @@ private Q_SLOTS:
     void badInputOnTheListeningPort();
     void silentPeerIsDroppedAndResynchronised();
     void criteriaRestrictThePush();
+    void stoppedMirrorNeverBlocksTheMaster();
 
 private:
     /// The mirror's own DIALOG system: a second Control Server and a client of it.
@@ -67,8 +68,8 @@ private:
     QProcess *startPushMaster(quint16 mirrorPort, const QStringList &extra = {});
     Content content(is::Dictionary &dict, const QString &server);
     bool waitForEqual(int timeoutMs);
-    is::Object readout(quint64 events);
-    bool writeMany(int n, int objects, int offset = 0);
+    is::Object readout(quint64 events, int size = 3);
+    bool writeMany(int n, int objects, int offset = 0, int size = 3);
 
     QProcess *m_remoteCs = nullptr;
     QString m_remoteAddress;
@@ -161,16 +162,18 @@ bool tst_PushMirror::waitForEqual(int timeoutMs)
     return false;
 }
 
-is::Object tst_PushMirror::readout(quint64 events)
+is::Object tst_PushMirror::readout(quint64 events, int size)
 {
     is::Object o = is::Object::create(m_dict->types(), QStringLiteral("ReadoutStats"));
     o.set<quint64>(QStringLiteral("events"), events);
     o.set<double>(QStringLiteral("rate"), events * 0.5);
-    o.set(QStringLiteral("queueDepths"), QList<quint32>{quint32(events), 1, 2});
+    QList<quint32> depths(size, 1);
+    depths[0] = quint32(events);
+    o.set(QStringLiteral("queueDepths"), depths);
     return o;
 }
 
-bool tst_PushMirror::writeMany(int n, int objects, int offset)
+bool tst_PushMirror::writeMany(int n, int objects, int offset, int size)
 {
     int done = 0, failed = 0, sent = 0;
     QElapsedTimer t;
@@ -179,7 +182,7 @@ bool tst_PushMirror::writeMany(int n, int objects, int offset)
         while (sent < n && sent - done < 256) {
             const int i = sent++;
             m_dict->update(QStringLiteral("RunParams.RO%1").arg((i + offset) % objects),
-                           readout(quint64(i + offset)), is::Dictionary::UpdateMode::CreateIfMissing,
+                           readout(quint64(i + offset), size), is::Dictionary::UpdateMode::CreateIfMissing,
                            [&](const is::Status &st) {
                                ++done;
                                failed += !st.isOk();
@@ -419,6 +422,47 @@ void tst_PushMirror::criteriaRestrictThePush()
         it = it.key().startsWith(QLatin1String("RO1")) ? std::next(it) : expected.erase(it);
     QCOMPARE(expected.size(), 10); // RO1, RO10..RO19 but RO12
     QTRY_COMPARE_WITH_TIMEOUT(content(*m_remote, QStringLiteral("RunParams")), expected, 10000);
+}
+
+void tst_PushMirror::stoppedMirrorNeverBlocksTheMaster()
+{
+    QVERIFY(startRemoteNetwork());
+    QProcess *mirror = startPushMirror(0);
+    const quint16 port = ProcessFixture::waitForListening(mirror, mirrorListening());
+    QVERIFY(port != 0);
+    // Pings far apart: the connection stays up while the mirror reads nothing.
+    QProcess *master = startPushMaster(port, {QStringLiteral("--push-ping-ms"), QStringLiteral("60000")});
+    QVERIFY(waitForServer(QStringLiteral("RunParams")));
+    const int n = 3000, objects = 500, size = 1024; // updates of ~4 KB
+    QVERIFY(writeMany(n, objects, 0, size));
+    QVERIFY(waitForEqual(20000));
+    ::kill(pid_t(mirror->processId()), SIGSTOP);
+
+    // Three rounds of 12 MB: more than the socket buffers and the master's 8 MiB bound. Every update
+    // is answered, and the master's memory stops growing once the bound is reached.
+    qint64 rssFirst = -1;
+    for (int round = 1; round <= 3; ++round) {
+        QVERIFY2(writeMany(n, objects, round * n, size),
+                 qPrintable(QStringLiteral("round %1: the master did not answer every update").arg(round)));
+        if (round == 1)
+            rssFirst = rssKb(master->processId());
+    }
+    const qint64 rssLast = rssKb(master->processId());
+    qInfo("stopped push mirror: master RSS %lld KiB after the first round, %lld KiB after the last", rssFirst,
+          rssLast);
+    QVERIFY(rssFirst > 0 && rssLast > 0);
+    QVERIFY2(rssLast - rssFirst < 24 * 1024,
+             qPrintable(QStringLiteral("the master grew by %1 KiB").arg(rssLast - rssFirst)));
+
+    // Running again, the mirror gets the newest value of everything it missed.
+    ::kill(pid_t(mirror->processId()), SIGCONT);
+    QVERIFY(waitForEqual(30000));
+    QByteArray log;
+    QVERIFY2(waitUntil([&] { return (log += master->readAllStandardError()).contains("the mirror caught up"); },
+                       5000),
+             log.constData());
+    QVERIFY2(log.contains("the mirror is slow ("), log.constData());
+    QCOMPARE(mirror->state(), QProcess::Running);
 }
 
 QTEST_GUILESS_MAIN(tst_PushMirror)
