@@ -71,8 +71,12 @@ void PushSender::connectNow()
     connect(m_socket, &QTcpSocket::connected, this, &PushSender::onConnected);
     connect(m_socket, &QTcpSocket::readyRead, this, &PushSender::onReadyRead);
     connect(m_socket, &QTcpSocket::bytesWritten, this, &PushSender::onBytesWritten);
-    connect(m_socket, &QTcpSocket::errorOccurred, this,
-            [this](QAbstractSocket::SocketError) { drop(m_socket->errorString()); });
+    connect(m_socket, &QTcpSocket::errorOccurred, this, [this](QAbstractSocket::SocketError) {
+        // A refusal arrives just before the mirror closes: read it first, it says why.
+        if (m_socket->bytesAvailable() > 0)
+            onReadyRead();
+        drop(m_socket->errorString());
+    });
     m_state = State::Connecting;
     m_lastHeardMs = m_lastWrittenMs = m_clock.elapsed();
     m_socket->connectToHost(m_host, m_port);
@@ -159,8 +163,11 @@ void PushSender::onBytesWritten()
 void PushSender::onPingTimer()
 {
     const qint64 now = m_clock.elapsed();
-    if (m_state == State::Handshake && now - m_lastHeardMs > HandshakeMs) {
-        drop(QStringLiteral("no answer to the hello within %1 s").arg(HandshakeMs / 1000));
+    if ((m_state == State::Connecting || m_state == State::Handshake) && now - m_lastHeardMs > HandshakeMs) {
+        // A host that drops packets would otherwise hold the connection attempt for minutes.
+        drop(m_state == State::Connecting
+                 ? QStringLiteral("no connection within %1 s").arg(HandshakeMs / 1000)
+                 : QStringLiteral("no answer to the hello within %1 s").arg(HandshakeMs / 1000));
         return;
     }
     if (m_state != State::Streaming)

@@ -354,6 +354,16 @@ void tst_PushMirror::badInputOnTheListeningPort()
     QVERIFY(send(frame(1, "{\"server\": \"RunParams\", \"ping_ms\": 1000, \"types\": []}") +
                  frame(5, QByteArray("\x01\xff\xff", 3))));
 
+    // A master of another name is refused, and told why.
+    QProcess *other = m_fx->start(QStringLiteral("dialog-isserver"),
+                                  {QStringLiteral("--name"), QStringLiteral("Other"),
+                                   QStringLiteral("--push-to"), QStringLiteral("127.0.0.1:%1").arg(port)});
+    QByteArray otherLog;
+    QTRY_VERIFY_WITH_TIMEOUT(
+        (otherLog += other->readAllStandardError())
+            .contains("refused by the mirror: this mirror copies the IS server RunParams, not Other"),
+        5000);
+
     QCOMPARE(mirror->state(), QProcess::Running);
     QVERIFY(writeMany(100, 20, 300));
     QVERIFY(waitForEqual(15000));
@@ -458,9 +468,10 @@ void tst_PushMirror::stoppedMirrorNeverBlocksTheMaster()
     ::kill(pid_t(mirror->processId()), SIGCONT);
     QVERIFY(waitForEqual(30000));
     QByteArray log;
-    QVERIFY2(waitUntil([&] { return (log += master->readAllStandardError()).contains("the mirror caught up"); },
-                       5000),
-             log.constData());
+    QVERIFY2(
+        waitUntil([&] { return (log += master->readAllStandardError()).contains("the mirror caught up"); },
+                  5000),
+        log.constData());
     QVERIFY2(log.contains("the mirror is slow ("), log.constData());
     QCOMPARE(mirror->state(), QProcess::Running);
 }
