@@ -17,7 +17,7 @@ PACKAGES=(
     libprotobuf-dev protobuf-compiler libzstd-dev fonts-dejavu-core
     chromium openssh-client openssh-server
     python3-protobuf python3-zstandard python3-pytest
-    libqt6sql6-sqlite libsqlite3-dev
+    libqt6sql6-sqlite libsqlite3-dev libqt6sql6-psql postgresql
 )
 
 say() { printf '\033[1m==> %s\033[0m\n' "$*"; }

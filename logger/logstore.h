@@ -1,6 +1,9 @@
-// dialog-logger's writer: stores batches of records into SQLite (Qt's QSQLITE, WAL mode) on its
-// own thread, one transaction for everything buffered, and applies the retention.
+// dialog-logger's writer: stores batches of records into SQLite (Qt's QSQLITE, WAL mode) or
+// PostgreSQL (QPSQL) on its own thread, one transaction for everything buffered, and applies the
+// retention.
 #pragma once
+
+#include "logdatabase.h"
 
 #include "dialog/logrecord.h"
 
@@ -13,18 +16,13 @@
 
 namespace dialog::logger {
 
-/// The table and its indexes (created if missing); shared by the store and the searches.
-bool createSchema(QSqlDatabase &db, QString *error);
-/// Opens the SQLite file @p path as connection @p connection (in the calling thread).
-QSqlDatabase openDatabase(const QString &path, const QString &connection, bool readOnly, QString *error);
-
 class LogStore : public QObject
 {
     Q_OBJECT
 public:
     struct Options
     {
-        QString path;             ///< the SQLite file
+        DatabaseConfig database;  ///< the SQLite file or the PostgreSQL database
         int keepDays = 30;        ///< records older than this are deleted (0: kept)
         qint64 maxBytes = 0;      ///< the oldest records are deleted beyond this size (0: no bound)
         qint64 capacity = 200000; ///< records buffered (received, not yet written) at most
@@ -59,6 +57,10 @@ Q_SIGNALS:
 private:
     void writePending();
     bool writeBatch(QList<LogRecord> &records, QList<LogRecord> *stored, QString *error);
+    bool insertSqlite(QSqlDatabase &db, QList<LogRecord> &records, QList<LogRecord> *stored, QString *error);
+    bool insertPostgres(QSqlDatabase &db, QList<LogRecord> &records, QList<LogRecord> *stored,
+                        QString *error);
+    void close();
     struct Pending
     {
         quint64 ticket;
