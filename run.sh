@@ -67,7 +67,7 @@ screenshots() {
     rm -rf "$shots"
     say "running the tests that take screenshots (into $shots)"
     (cd "$BUILD" && QT_QPA_PLATFORM=offscreen ctest --output-on-failure --timeout 600 -L gui "$@" &&
-        QT_QPA_PLATFORM=offscreen ctest --output-on-failure --timeout 600 -R '^tst_isweb_page$')
+        QT_QPA_PLATFORM=offscreen ctest --output-on-failure --timeout 600 -R '^(tst_isweb_page|tst_loggerweb)$')
     local n=0
     for f in "$shots"/*.png; do
         [ -e "$f" ] || continue
