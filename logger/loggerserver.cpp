@@ -39,6 +39,9 @@ bool LoggerServer::start(QString *error)
         return false;
     }
     connect(m_client, &Client::requestReceived, this, &LoggerServer::onRequest);
+    m_store->setKeepStored(m_live->subscriberCount() > 0);
+    connect(m_live, &Service::subscriberCountChanged, this,
+            [this](int count) { m_store->setKeepStored(count > 0); });
     return true;
 }
 

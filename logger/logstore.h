@@ -38,6 +38,9 @@ public:
     bool enqueue(quint64 ticket, const QList<LogRecord> &records);
 
     quint64 storedCount() const { return m_stored.load(); }
+    /// Whether written() carries the stored records (for the live service; any thread). Off, it
+    /// carries none, which spares a copy of every record while nobody follows.
+    void setKeepStored(bool keep) { m_keepStored = keep; }
     quint64 droppedCount() const { return m_dropped.load(); }
     qint64 bufferedCount() const;
     /// The last write error (empty after a successful write).
@@ -76,6 +79,8 @@ private:
     qint64 m_buffered = 0;
     QString m_lastError;
     std::atomic<quint64> m_stored{0}, m_dropped{0};
+    std::atomic<bool> m_keepStored{true};
+    quint64 m_inserted = 0; ///< rows inserted by the write in progress (store thread)
 };
 
 } // namespace dialog::logger
