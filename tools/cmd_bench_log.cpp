@@ -63,6 +63,11 @@ int benchLog(const QStringList &args)
          QStringLiteral("Store into this PostgreSQL database (postgresql://user@host:port/db, handed to "
                         "dialog-logger --db) instead of SQLite."),
          QStringLiteral("url")});
+    p.addOption(
+        {QStringLiteral("data-dir"),
+         QStringLiteral("Use this SQLite directory (its messages stay, e.g. millions stored before, for "
+                        "the search time) instead of a temporary one."),
+         QStringLiteral("dir")});
     p.addOption({QStringLiteral("json"), QStringLiteral("One JSON object.")});
     if (!parse(p, args, verb))
         return 1;
@@ -83,7 +88,10 @@ int benchLog(const QStringList &args)
     QProcess *logger =
         env.children.start(ChildProcesses::binary(QStringLiteral("dialog-logger")),
                            QStringList{QStringLiteral("--control-server"), env.address} +
-                               (db.isEmpty() ? QStringList{QStringLiteral("--data-dir"), dir.path()}
+                               (db.isEmpty() ? QStringList{QStringLiteral("--data-dir"),
+                                                           p.isSet(QStringLiteral("data-dir"))
+                                                               ? p.value(QStringLiteral("data-dir"))
+                                                               : dir.path()}
                                              : QStringList{QStringLiteral("--db"), db}));
     ClientOptions o = ClientOptions::fromEnvironment(
         QStringLiteral("dialog-bench-log-%1").arg(QCoreApplication::applicationPid()));
@@ -170,7 +178,8 @@ int benchLog(const QStringList &args)
         std::printf(
             "log: %lld messages from %lld processes stored at %.0f messages/s into %s; logger peak RSS "
             "%lld MiB\n"
-            "log: \"warnings of %s in the last hour\" (%d rows of %lld stored): p50 %.2f ms, p99 %.2f ms\n",
+            "log: \"warnings of %s in the last hour\" (%d rows; %lld messages stored by this run): p50 %.2f "
+            "ms, p99 %.2f ms\n",
             total, processes, rate, db.isEmpty() ? "SQLite" : "PostgreSQL", memKiB / 1024,
             qPrintable(q.process), rows, total, p50, p99);
     }
