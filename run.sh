@@ -17,7 +17,7 @@ PACKAGES=(
     libprotobuf-dev protobuf-compiler libzstd-dev fonts-dejavu-core
     chromium openssh-client openssh-server
     python3-protobuf python3-zstandard python3-pytest
-    libqt6sql6-sqlite libsqlite3-dev
+    libqt6sql6-sqlite libsqlite3-dev libqt6sql6-psql postgresql
 )
 
 say() { printf '\033[1m==> %s\033[0m\n' "$*"; }
@@ -67,7 +67,7 @@ screenshots() {
     rm -rf "$shots"
     say "running the tests that take screenshots (into $shots)"
     (cd "$BUILD" && QT_QPA_PLATFORM=offscreen ctest --output-on-failure --timeout 600 -L gui "$@" &&
-        QT_QPA_PLATFORM=offscreen ctest --output-on-failure --timeout 600 -R '^tst_isweb_page$')
+        QT_QPA_PLATFORM=offscreen ctest --output-on-failure --timeout 600 -R '^(tst_isweb_page|tst_loggerweb)$')
     local n=0
     for f in "$shots"/*.png; do
         [ -e "$f" ] || continue

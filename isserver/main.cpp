@@ -2,6 +2,7 @@
 #include "isserver.h"
 
 #include "dialog/application.h"
+#include "dialog/report.h"
 
 #include <QCommandLineParser>
 #include <QCoreApplication>
@@ -176,6 +177,9 @@ int main(int argc, char *argv[])
     dialog::isd::IsServer server(o);
     if (!server.start(&why))
         return fail(why);
+    // Its warnings go to dialog-logger too (when one runs), through the server's own client.
+    dialog::installMessageHandler();
+    dialog::startReporting(&server.client());
     const int rc = app.exec();
     if (!server.saveNow(&why))
         return fail(QStringLiteral("final checkpoint failed: %1").arg(why));

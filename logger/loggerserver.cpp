@@ -2,6 +2,7 @@
 
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QPointer>
 
 namespace dialog::logger {
 
@@ -12,7 +13,7 @@ LoggerServer::LoggerServer(Client *client, const LogStore::Options &options)
     m_store->moveToThread(&m_storeThread);
     connect(&m_storeThread, &QThread::finished, m_store, &QObject::deleteLater);
     connect(m_store, &LogStore::written, this, &LoggerServer::onWritten, Qt::QueuedConnection);
-    m_search = new LogSearch(options.path);
+    m_search = new LogSearch(options.database);
     m_search->moveToThread(&m_searchThread);
     connect(&m_searchThread, &QThread::finished, m_search, &QObject::deleteLater);
     m_storeThread.setObjectName(QStringLiteral("logger-store"));
@@ -38,6 +39,9 @@ bool LoggerServer::start(QString *error)
         return false;
     }
     connect(m_client, &Client::requestReceived, this, &LoggerServer::onRequest);
+    m_store->setKeepStored(m_live->subscriberCount() > 0);
+    connect(m_live, &Service::subscriberCountChanged, this,
+            [this](int count) { m_store->setKeepStored(count > 0); });
     return true;
 }
 
@@ -72,22 +76,32 @@ void LoggerServer::onRequest(const Request &request)
             m_client->replyError(request, error);
             return;
         }
-        QMetaObject::invokeMethod(m_search, [this, request, q = *query] {
-            bool more = false;
-            QString e;
-            auto records = m_search->run(q, &more, &e);
-            QMetaObject::invokeMethod(this, [this, request, records, more, e] {
-                if (records)
-                    m_client->reply(request, LogPage{*records, more}.encode());
-                else
-                    m_client->replyError(request, QStringLiteral("search failed: ") + e);
-            });
-        });
+        search(*query, this,
+               [this, request](const std::optional<QList<LogRecord>> &records, bool more, const QString &e) {
+                   if (records)
+                       m_client->reply(request, LogPage{*records, more}.encode());
+                   else
+                       m_client->replyError(request, QStringLiteral("search failed: ") + e);
+               });
     } else if (kind == logservice::StatsKind) {
         m_client->reply(request, statistics());
     } else {
         m_client->replyError(request, QStringLiteral("unknown request kind"));
     }
+}
+
+void LoggerServer::search(const LogQuery &query, QObject *context, SearchDone done)
+{
+    QPointer<QObject> guard(context);
+    QMetaObject::invokeMethod(m_search, [this, guard, done = std::move(done), query] {
+        bool more = false;
+        QString e;
+        auto records = m_search->run(query, &more, &e);
+        QMetaObject::invokeMethod(this, [guard, done, records, more, e] {
+            if (guard)
+                done(records, more, e);
+        });
+    });
 }
 
 void LoggerServer::onWritten(const QList<quint64> &tickets, const QString &error,
@@ -107,7 +121,7 @@ void LoggerServer::onWritten(const QList<quint64> &tickets, const QString &error
 
 QByteArray LoggerServer::statistics() const
 {
-    QJsonObject o{{QStringLiteral("database"), m_options.path},
+    QJsonObject o{{QStringLiteral("database"), m_options.database.display()},
                   {QStringLiteral("stored"), qint64(m_store->storedCount())},
                   {QStringLiteral("dropped"), qint64(m_store->droppedCount())},
                   {QStringLiteral("refused_batches"), qint64(m_refused)},

@@ -11,6 +11,7 @@
 
 #include <QHash>
 #include <QThread>
+#include <functional>
 #include <memory>
 
 namespace dialog::logger {
@@ -28,10 +29,19 @@ public:
 
     quint64 refusedCount() const { return m_refused; }
 
+    /// The answer to a search: the records (newest first) and whether older ones match, or
+    /// std::nullopt and the reason.
+    using SearchDone =
+        std::function<void(const std::optional<QList<LogRecord>> &records, bool more, const QString &error)>;
+    /// Runs @p query on the searches' thread; @p done is called in this object's thread, exactly once,
+    /// unless @p context is destroyed first.
+    void search(const LogQuery &query, QObject *context, SearchDone done);
+    /// The counters `dialog log stats` prints (JSON).
+    QByteArray statistics() const;
+
 private:
     void onRequest(const Request &request);
     void onWritten(const QList<quint64> &tickets, const QString &error, const QList<LogRecord> &stored);
-    QByteArray statistics() const;
 
     Client *m_client;
     LogStore::Options m_options;

@@ -9,24 +9,48 @@
 
 namespace dialog::logger {
 
-LogSearch::LogSearch(const QString &path)
-    : m_path(path), m_connection(QStringLiteral("search-%1").arg(quintptr(this)))
+namespace {
+// A glob (*, ?, [..]) as an anchored POSIX regular expression, for PostgreSQL (which has no GLOB).
+QString globToRegex(const QString &glob)
+{
+    QString re = QStringLiteral("^");
+    bool inClass = false;
+    for (QChar c : glob) {
+        if (inClass) {
+            re += c;
+            if (c == QLatin1Char(']'))
+                inClass = false;
+        } else if (c == QLatin1Char('*')) {
+            re += QLatin1String(".*");
+        } else if (c == QLatin1Char('?')) {
+            re += QLatin1Char('.');
+        } else if (c == QLatin1Char('[')) {
+            re += c;
+            inClass = true;
+        } else if (QStringLiteral("\\.^$+(){}|").contains(c)) {
+            re += QLatin1Char('\\') + c;
+        } else {
+            re += c;
+        }
+    }
+    return re + QLatin1Char('$');
+}
+} // namespace
+
+LogSearch::LogSearch(const DatabaseConfig &database)
+    : m_database(database), m_connection(QStringLiteral("search-%1").arg(quintptr(this)))
 {
 }
 
 LogSearch::~LogSearch()
 {
-    {
-        QSqlDatabase db = QSqlDatabase::database(m_connection, false);
-        db.close();
-    }
-    QSqlDatabase::removeDatabase(m_connection);
+    closeDatabase(m_connection);
 }
 
 std::optional<QList<LogRecord>> LogSearch::run(const LogQuery &query, bool *more, QString *error)
 {
     if (!m_open) {
-        QSqlDatabase db = openDatabase(m_path, m_connection, true, error);
+        QSqlDatabase db = openDatabase(m_database, m_connection, true, error);
         m_open = db.isOpen();
         if (!m_open) {
             db = QSqlDatabase();
@@ -34,6 +58,7 @@ std::optional<QList<LogRecord>> LogSearch::run(const LogQuery &query, bool *more
             return std::nullopt;
         }
     }
+    const bool postgres = m_database.isPostgreSQL();
     QStringList where;
     QVariantList binds;
     auto add = [&](const char *clause, const QVariant &v) {
@@ -52,18 +77,29 @@ std::optional<QList<LogRecord>> LogSearch::run(const LogQuery &query, bool *more
             return;
         const bool glob = pattern.contains(QLatin1Char('*')) || pattern.contains(QLatin1Char('?')) ||
                           pattern.contains(QLatin1Char('['));
-        where.append(QLatin1String(column) + (glob ? QLatin1String(" GLOB ?") : QLatin1String(" = ?")));
-        binds.append(pattern);
+        if (!glob) {
+            where.append(QLatin1String(column) + QLatin1String(" = ?"));
+            binds.append(pattern);
+        } else if (postgres) {
+            where.append(QLatin1String(column) + QLatin1String(" ~ ?"));
+            binds.append(globToRegex(pattern));
+        } else {
+            where.append(QLatin1String(column) + QLatin1String(" GLOB ?"));
+            binds.append(pattern);
+        }
     };
     match("process", query.process);
     match("host", query.host);
     match("category", query.category);
     if (!query.text.isEmpty()) {
         QString t = query.text;
-        t.replace(QLatin1Char('\\'), QLatin1String("\\\\"))
-            .replace(QLatin1Char('%'), QLatin1String("\\%"))
-            .replace(QLatin1Char('_'), QLatin1String("\\_"));
-        add("text LIKE ? ESCAPE '\\'", QString(QLatin1Char('%') + t + QLatin1Char('%')));
+        // '!' escapes (a backslash between quotes would confuse Qt's placeholder scan for QPSQL).
+        t.replace(QLatin1Char('!'), QLatin1String("!!"))
+            .replace(QLatin1Char('%'), QLatin1String("!%"))
+            .replace(QLatin1Char('_'), QLatin1String("!_"));
+        // SQLite's LIKE ignores the case of ASCII letters; PostgreSQL's ILIKE does the same and more.
+        add(postgres ? "text ILIKE ? ESCAPE '!'" : "text LIKE ? ESCAPE '!'",
+            QString(QLatin1Char('%') + t + QLatin1Char('%')));
     }
     if (query.run)
         add("run = ?", qint64(query.run));
@@ -81,14 +117,17 @@ std::optional<QList<LogRecord>> LogSearch::run(const LogQuery &query, bool *more
     QSqlDatabase db = QSqlDatabase::database(m_connection, false);
     QSqlQuery q(db);
     q.setForwardOnly(true);
-    if (!q.prepare(sql)) {
-        *error = q.lastError().text();
-        return std::nullopt;
-    }
-    for (int i = 0; i < binds.size(); ++i)
+    bool ok = q.prepare(sql);
+    for (int i = 0; ok && i < binds.size(); ++i)
         q.bindValue(i, binds.at(i));
-    if (!q.exec()) {
-        *error = q.lastError().text();
+    if (!ok || !q.exec()) {
+        *error = q.lastError().text().trimmed();
+        // Opened again at the next search: a lost server connection is not reported as lost for ever
+        // (libpq's errors do not say which they are).
+        db = QSqlDatabase();
+        q = QSqlQuery();
+        closeDatabase(m_connection);
+        m_open = false;
         return std::nullopt;
     }
     QList<LogRecord> out;

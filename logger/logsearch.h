@@ -1,6 +1,9 @@
 // dialog-logger's searches: a LogQuery turned into one SQL statement over its own read-only
-// connection, so searches run beside the writer (SQLite's WAL lets readers and one writer overlap).
+// connection, so searches run beside the writer (SQLite's WAL lets readers and one writer overlap;
+// PostgreSQL's MVCC does the same).
 #pragma once
+
+#include "logdatabase.h"
 
 #include "dialog/logrecord.h"
 
@@ -12,7 +15,7 @@ class LogSearch : public QObject
 {
     Q_OBJECT
 public:
-    explicit LogSearch(const QString &path);
+    explicit LogSearch(const DatabaseConfig &database);
     ~LogSearch() override;
 
     /// Runs @p query (in the calling thread): at most query.limit records, newest first; @p more
@@ -20,7 +23,8 @@ public:
     std::optional<QList<LogRecord>> run(const LogQuery &query, bool *more, QString *error);
 
 private:
-    QString m_path, m_connection;
+    DatabaseConfig m_database;
+    QString m_connection;
     bool m_open = false;
 };
 

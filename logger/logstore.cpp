@@ -7,61 +7,11 @@
 #include <QSqlError>
 #include <QSqlQuery>
 #include <QThread>
+#include <algorithm>
 #include <cstdio>
 #include <sqlite3.h>
 
 namespace dialog::logger {
-
-namespace {
-bool exec(QSqlDatabase &db, const QString &sql, QString *error)
-{
-    QSqlQuery q(db);
-    if (q.exec(sql))
-        return true;
-    if (error)
-        *error = q.lastError().text();
-    return false;
-}
-} // namespace
-
-bool createSchema(QSqlDatabase &db, QString *error)
-{
-    // The unique key makes a batch sent again (after a lost acknowledgement) harmless. Ids only grow
-    // (AUTOINCREMENT), even when the retention empties the table: clients page and follow by id.
-    const char *const statements[] = {
-        "CREATE TABLE IF NOT EXISTS messages (id INTEGER PRIMARY KEY AUTOINCREMENT, time INTEGER NOT NULL, "
-        "severity "
-        "INTEGER "
-        "NOT NULL, process TEXT NOT NULL, host TEXT NOT NULL, pid INTEGER NOT NULL, category TEXT NOT NULL, "
-        "text TEXT NOT NULL, file TEXT, line INTEGER, run INTEGER NOT NULL, vals TEXT, seq INTEGER NOT NULL)",
-        "CREATE UNIQUE INDEX IF NOT EXISTS messages_origin ON messages (process, pid, seq)",
-        "CREATE INDEX IF NOT EXISTS messages_time ON messages (time)",
-        // Entries of an index are ordered by (column, rowid): a process' newest messages are read
-        // backwards from it without a sort.
-        "CREATE INDEX IF NOT EXISTS messages_process ON messages (process)",
-    };
-    for (const char *s : statements)
-        if (!exec(db, QLatin1String(s), error))
-            return false;
-    return true;
-}
-
-QSqlDatabase openDatabase(const QString &path, const QString &connection, bool readOnly, QString *error)
-{
-    QSqlDatabase db = QSqlDatabase::addDatabase(QStringLiteral("QSQLITE"), connection);
-    db.setDatabaseName(path);
-    db.setConnectOptions(QStringLiteral("QSQLITE_BUSY_TIMEOUT=5000") +
-                         (readOnly ? QStringLiteral(";QSQLITE_OPEN_READONLY") : QString()));
-    if (!db.open()) {
-        *error = db.lastError().text();
-        return db;
-    }
-    if (!readOnly &&
-        (!exec(db, QStringLiteral("PRAGMA journal_mode=WAL"), error) ||
-         !exec(db, QStringLiteral("PRAGMA synchronous=NORMAL"), error) || !createSchema(db, error)))
-        db.close();
-    return db;
-}
 
 LogStore::LogStore(const Options &options)
     : m_options(options), m_connection(QStringLiteral("store-%1").arg(quintptr(this)))
@@ -70,11 +20,13 @@ LogStore::LogStore(const Options &options)
 
 LogStore::~LogStore()
 {
-    {
-        QSqlDatabase db = QSqlDatabase::database(m_connection, false);
-        db.close();
-    }
-    QSqlDatabase::removeDatabase(m_connection);
+    closeDatabase(m_connection);
+}
+
+void LogStore::close()
+{
+    closeDatabase(m_connection);
+    m_open = false;
 }
 
 qint64 LogStore::bufferedCount() const
@@ -98,13 +50,13 @@ void LogStore::open()
     }
     QString error;
     {
-        QSqlDatabase db = openDatabase(m_options.path, m_connection, false, &error);
+        QSqlDatabase db = openDatabase(m_options.database, m_connection, false, &error);
         m_open = db.isOpen();
     }
     if (!m_open) {
         QSqlDatabase::removeDatabase(m_connection);
         QMutexLocker lock(&m_lock);
-        m_lastError = QStringLiteral("cannot open %1: %2").arg(m_options.path, error);
+        m_lastError = QStringLiteral("cannot open %1: %2").arg(m_options.database.display(), error);
         return;
     }
     applyRetention();
@@ -148,6 +100,7 @@ void LogStore::writePending()
             open();
         QString error;
         QList<LogRecord> stored;
+        m_inserted = 0;
         const bool ok = m_open && writeBatch(records, &stored, &error);
         if (!m_open) {
             QMutexLocker lock(&m_lock);
@@ -159,17 +112,11 @@ void LogStore::writePending()
             m_lastError = ok ? QString() : error;
         }
         if (ok) {
-            m_stored += quint64(stored.size());
+            m_stored += m_inserted;
         } else {
             // Opened again for the next batch: a database made writable again is used at once.
-            if (m_open) {
-                {
-                    QSqlDatabase db = QSqlDatabase::database(m_connection, false);
-                    db.close();
-                }
-                QSqlDatabase::removeDatabase(m_connection);
-                m_open = false;
-            }
+            if (m_open)
+                close();
             m_dropped += quint64(records.size());
             std::fprintf(stderr, "dialog-logger: %lld messages not stored (%s); %llu dropped since start\n",
                          qlonglong(records.size()), qPrintable(error), (unsigned long long)m_dropped.load());
@@ -250,34 +197,145 @@ bool LogStore::writeBatch(QList<LogRecord> &records, QList<LogRecord> *stored, Q
 {
     QSqlDatabase db = QSqlDatabase::database(m_connection, false);
     if (!db.transaction()) {
-        *error = db.lastError().text();
+        *error = db.lastError().text().trimmed();
         return false;
     }
+    if (m_keepStored.load(std::memory_order_relaxed))
+        stored->reserve(records.size());
+    const bool ok = m_options.database.isPostgreSQL() ? insertPostgres(db, records, stored, error)
+                                                      : insertSqlite(db, records, stored, error);
+    if (!ok) {
+        db.rollback();
+        stored->clear();
+        return false;
+    }
+    if (!db.commit()) {
+        *error = db.lastError().text().trimmed();
+        db.rollback();
+        stored->clear();
+        return false;
+    }
+    return true;
+}
+
+bool LogStore::insertSqlite(QSqlDatabase &db, QList<LogRecord> &records, QList<LogRecord> *stored,
+                            QString *error)
+{
     Insert insert(db);
     if (!insert.isValid()) {
         *error = insert.error();
-        db.rollback();
         return false;
     }
-    stored->reserve(records.size());
     for (LogRecord &r : records) {
         const qint64 id = insert.exec(r);
         if (id < 0) {
             *error = insert.error();
-            db.rollback();
-            stored->clear();
             return false;
         }
         if (id > 0) {
-            r.id = id;
-            stored->append(r);
+            ++m_inserted;
+            // Copied only for a live subscriber: the copies cost as much as a quarter of the insert.
+            if (m_keepStored.load(std::memory_order_relaxed)) {
+                r.id = id;
+                stored->append(r);
+            }
         }
     }
-    if (!db.commit()) {
-        *error = db.lastError().text();
-        db.rollback();
-        stored->clear();
-        return false;
+    return true;
+}
+
+namespace {
+// A PostgreSQL string literal (standard_conforming_strings is on for the connection): quotes doubled;
+// NUL, which PostgreSQL text cannot hold, becomes U+FFFD.
+void appendLiteral(QString &sql, const QString &s)
+{
+    sql += QLatin1Char('\'');
+    for (QChar c : s) {
+        if (c == QLatin1Char('\''))
+            sql += QLatin1String("''");
+        else if (c.unicode() == 0)
+            sql += QChar(0xFFFD);
+        else
+            sql += c;
+    }
+    sql += QLatin1Char('\'');
+}
+} // namespace
+
+bool LogStore::insertPostgres(QSqlDatabase &db, QList<LogRecord> &records, QList<LogRecord> *stored,
+                              QString *error)
+{
+    // QPSQL has no COPY and emulates execBatch() one row at a time (a round trip each): rows go as
+    // multi-row INSERTs of literals instead, a few hundred per statement. RETURNING names the rows
+    // that were new (a batch sent again after a lost acknowledgement inserts nothing).
+    constexpr qsizetype RowsPerStatement = 500;
+    QSqlQuery q(db);
+    q.setForwardOnly(true);
+    QString sql;
+    for (qsizetype first = 0; first < records.size(); first += RowsPerStatement) {
+        const qsizetype last = std::min(records.size(), first + RowsPerStatement);
+        sql.clear();
+        sql +=
+            QLatin1String("INSERT INTO messages (time, severity, process, host, pid, category, text, file, "
+                          "line, run, vals, seq) VALUES ");
+        QHash<QString, qsizetype> index;
+        index.reserve(last - first);
+        for (qsizetype i = first; i < last; ++i) {
+            const LogRecord &r = records.at(i);
+            if (i > first)
+                sql += QLatin1Char(',');
+            sql += QLatin1Char('(') + QString::number(r.timeMs) + QLatin1Char(',') +
+                   QString::number(int(r.severity)) + QLatin1Char(',');
+            appendLiteral(sql, r.process);
+            sql += QLatin1Char(',');
+            appendLiteral(sql, r.host);
+            sql += QLatin1Char(',') + QString::number(r.pid) + QLatin1Char(',');
+            appendLiteral(sql, r.category);
+            sql += QLatin1Char(',');
+            appendLiteral(sql, r.text);
+            sql += QLatin1Char(',');
+            if (r.file.isEmpty()) {
+                sql += QLatin1String("NULL,NULL");
+            } else {
+                appendLiteral(sql, r.file);
+                sql += QLatin1Char(',') + QString::number(r.line);
+            }
+            sql += QLatin1Char(',') + QString::number(r.run) + QLatin1Char(',');
+            if (r.values.isEmpty())
+                sql += QLatin1String("NULL");
+            else
+                appendLiteral(
+                    sql,
+                    QString::fromUtf8(
+                        QJsonDocument(QJsonObject::fromVariantMap(r.values)).toJson(QJsonDocument::Compact)));
+            sql += QLatin1Char(',') + QString::number(r.sequence) + QLatin1Char(')');
+            index.insert(r.process + QLatin1Char('\n') + r.host + QLatin1Char('\n') + QString::number(r.pid) +
+                             QLatin1Char('\n') + QString::number(r.sequence),
+                         i);
+        }
+        sql += QLatin1String(" ON CONFLICT (process, host, pid, seq) DO NOTHING RETURNING id, process, host, "
+                             "pid, seq");
+        if (!q.exec(sql)) {
+            *error = q.lastError().text().trimmed();
+            return false;
+        }
+        QList<std::pair<qsizetype, qint64>> inserted;
+        while (q.next()) {
+            const QString key = q.value(1).toString() + QLatin1Char('\n') + q.value(2).toString() +
+                                QLatin1Char('\n') + q.value(3).toString() + QLatin1Char('\n') +
+                                q.value(4).toString();
+            const auto it = index.constFind(key);
+            if (it != index.constEnd())
+                inserted.append({*it, q.value(0).toLongLong()});
+        }
+        // In the order reported, as the live service publishes them.
+        std::sort(inserted.begin(), inserted.end());
+        m_inserted += quint64(inserted.size());
+        if (m_keepStored.load(std::memory_order_relaxed))
+            for (const auto &[i, id] : inserted) {
+                records[i].id = id;
+                stored->append(records.at(i));
+            }
     }
     return true;
 }
@@ -286,6 +344,7 @@ void LogStore::applyRetention()
 {
     if (!m_open)
         return;
+    const bool postgres = m_options.database.isPostgreSQL();
     QSqlDatabase db = QSqlDatabase::database(m_connection, false);
     QSqlQuery q(db);
     if (m_options.keepDays > 0) {
@@ -294,7 +353,8 @@ void LogStore::applyRetention()
         if (!q.exec())
             std::fprintf(stderr, "dialog-logger: retention: %s\n", qPrintable(q.lastError().text()));
     }
-    if (m_options.maxBytes <= 0)
+    // PostgreSQL gives freed space back only on VACUUM FULL: --max-bytes is refused for it at start.
+    if (m_options.maxBytes <= 0 || postgres)
         return;
     // The size counts used pages (freed pages are reused, the file does not shrink); the oldest
     // tenth goes until it fits.

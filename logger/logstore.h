@@ -1,6 +1,9 @@
-// dialog-logger's writer: stores batches of records into SQLite (Qt's QSQLITE, WAL mode) on its
-// own thread, one transaction for everything buffered, and applies the retention.
+// dialog-logger's writer: stores batches of records into SQLite (Qt's QSQLITE, WAL mode) or
+// PostgreSQL (QPSQL) on its own thread, one transaction for everything buffered, and applies the
+// retention.
 #pragma once
+
+#include "logdatabase.h"
 
 #include "dialog/logrecord.h"
 
@@ -13,18 +16,13 @@
 
 namespace dialog::logger {
 
-/// The table and its indexes (created if missing); shared by the store and the searches.
-bool createSchema(QSqlDatabase &db, QString *error);
-/// Opens the SQLite file @p path as connection @p connection (in the calling thread).
-QSqlDatabase openDatabase(const QString &path, const QString &connection, bool readOnly, QString *error);
-
 class LogStore : public QObject
 {
     Q_OBJECT
 public:
     struct Options
     {
-        QString path;             ///< the SQLite file
+        DatabaseConfig database;  ///< the SQLite file or the PostgreSQL database
         int keepDays = 30;        ///< records older than this are deleted (0: kept)
         qint64 maxBytes = 0;      ///< the oldest records are deleted beyond this size (0: no bound)
         qint64 capacity = 200000; ///< records buffered (received, not yet written) at most
@@ -40,6 +38,9 @@ public:
     bool enqueue(quint64 ticket, const QList<LogRecord> &records);
 
     quint64 storedCount() const { return m_stored.load(); }
+    /// Whether written() carries the stored records (for the live service; any thread). Off, it
+    /// carries none, which spares a copy of every record while nobody follows.
+    void setKeepStored(bool keep) { m_keepStored = keep; }
     quint64 droppedCount() const { return m_dropped.load(); }
     qint64 bufferedCount() const;
     /// The last write error (empty after a successful write).
@@ -59,6 +60,10 @@ Q_SIGNALS:
 private:
     void writePending();
     bool writeBatch(QList<LogRecord> &records, QList<LogRecord> *stored, QString *error);
+    bool insertSqlite(QSqlDatabase &db, QList<LogRecord> &records, QList<LogRecord> *stored, QString *error);
+    bool insertPostgres(QSqlDatabase &db, QList<LogRecord> &records, QList<LogRecord> *stored,
+                        QString *error);
+    void close();
     struct Pending
     {
         quint64 ticket;
@@ -74,6 +79,8 @@ private:
     qint64 m_buffered = 0;
     QString m_lastError;
     std::atomic<quint64> m_stored{0}, m_dropped{0};
+    std::atomic<bool> m_keepStored{true};
+    quint64 m_inserted = 0; ///< rows inserted by the write in progress (store thread)
 };
 
 } // namespace dialog::logger

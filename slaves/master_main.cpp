@@ -3,6 +3,7 @@
 #include "options.h"
 
 #include "dialog/application.h"
+#include "dialog/report.h"
 
 #include <QCoreApplication>
 #include <QStandardPaths>
@@ -68,5 +69,7 @@ int main(int argc, char *argv[])
     Master master(o, partition, runFile);
     if (!master.client()->start())
         return fail(master.client()->errorString());
+    dialog::installMessageHandler();
+    dialog::startReporting(master.client());
     return app.exec();
 }

@@ -4,6 +4,7 @@
 #include "readoutslave.h"
 
 #include "dialog/application.h"
+#include "dialog/report.h"
 
 #include <QCoreApplication>
 #include <cstdio>
@@ -136,5 +137,7 @@ int main(int argc, char *argv[])
     }
     if (!slave->client()->start())
         return fail(slave->client()->errorString());
+    dialog::installMessageHandler();
+    dialog::startReporting(slave->client());
     return app.exec();
 }

@@ -48,7 +48,8 @@ int benchLog(const QStringList &args)
     const QString verb = QStringLiteral("bench log");
     QCommandLineParser p;
     p.setApplicationDescription(QStringLiteral(
-        "Starts a Control Server, dialog-logger (SQLite in a temporary directory) and N reporting processes; "
+        "Starts a Control Server, dialog-logger (SQLite in a temporary directory, or --db) and N reporting "
+        "processes; "
         "prints the messages/s stored and the time of the search \"warnings of one process in the last "
         "hour\"."));
     p.addOption({QStringLiteral("processes"), QStringLiteral("Reporting processes (default 25)."),
@@ -57,6 +58,16 @@ int benchLog(const QStringList &args)
                  QStringLiteral("n")});
     p.addOption(
         {QStringLiteral("queries"), QStringLiteral("Searches timed (default 50)."), QStringLiteral("n")});
+    p.addOption(
+        {QStringLiteral("db"),
+         QStringLiteral("Store into this PostgreSQL database (postgresql://user@host:port/db, handed to "
+                        "dialog-logger --db) instead of SQLite."),
+         QStringLiteral("url")});
+    p.addOption(
+        {QStringLiteral("data-dir"),
+         QStringLiteral("Use this SQLite directory (its messages stay, e.g. millions stored before, for "
+                        "the search time) instead of a temporary one."),
+         QStringLiteral("dir")});
     p.addOption({QStringLiteral("json"), QStringLiteral("One JSON object.")});
     if (!parse(p, args, verb))
         return 1;
@@ -73,9 +84,15 @@ int benchLog(const QStringList &args)
     if (!env.startControlServer(&error))
         return fail(verb, error);
     qputenv("DIALOG_CONTROL_SERVER", env.address.toUtf8());
-    QProcess *logger = env.children.start(
-        ChildProcesses::binary(QStringLiteral("dialog-logger")),
-        {QStringLiteral("--data-dir"), dir.path(), QStringLiteral("--control-server"), env.address});
+    const QString db = p.value(QStringLiteral("db"));
+    QProcess *logger =
+        env.children.start(ChildProcesses::binary(QStringLiteral("dialog-logger")),
+                           QStringList{QStringLiteral("--control-server"), env.address} +
+                               (db.isEmpty() ? QStringList{QStringLiteral("--data-dir"),
+                                                           p.isSet(QStringLiteral("data-dir"))
+                                                               ? p.value(QStringLiteral("data-dir"))
+                                                               : dir.path()}
+                                             : QStringList{QStringLiteral("--db"), db}));
     ClientOptions o = ClientOptions::fromEnvironment(
         QStringLiteral("dialog-bench-log-%1").arg(QCoreApplication::applicationPid()));
     o.controlServers = {env.address};
@@ -151,16 +168,20 @@ int benchLog(const QStringList &args)
                             {QStringLiteral("messages"), total},
                             {QStringLiteral("stored_per_s"), qRound64(rate)},
                             {QStringLiteral("logger_peak_kib"), memKiB},
+                            {QStringLiteral("database"),
+                             db.isEmpty() ? QStringLiteral("sqlite") : QStringLiteral("postgresql")},
                             {QStringLiteral("query_rows"), rows},
                             {QStringLiteral("query_p50_ms"), qRound64(p50 * 100) / 100.0},
                             {QStringLiteral("query_p99_ms"), qRound64(p99 * 100) / 100.0}};
         std::printf("%s\n", QJsonDocument(j).toJson(QJsonDocument::Compact).constData());
     } else {
         std::printf(
-            "log: %lld messages from %lld processes stored at %.0f messages/s into SQLite; logger peak RSS "
+            "log: %lld messages from %lld processes stored at %.0f messages/s into %s; logger peak RSS "
             "%lld MiB\n"
-            "log: \"warnings of %s in the last hour\" (%d rows of %lld stored): p50 %.2f ms, p99 %.2f ms\n",
-            total, processes, rate, memKiB / 1024, qPrintable(q.process), rows, total, p50, p99);
+            "log: \"warnings of %s in the last hour\" (%d rows; %lld messages stored by this run): p50 %.2f "
+            "ms, p99 %.2f ms\n",
+            total, processes, rate, db.isEmpty() ? "SQLite" : "PostgreSQL", memKiB / 1024,
+            qPrintable(q.process), rows, total, p50, p99);
     }
     return 0;
 }

@@ -24,32 +24,6 @@ const char *logUsage = "usage: dialog log <tail|search|report|stats> [options]\n
                        "  report   report a message (as a script's process)\n"
                        "  stats    the logger's counters (JSON)\n";
 
-/// "2h", "30m", "45s", "3d", "1500ms" ago, an ISO date-time, or ms since the epoch.
-std::optional<qint64> parseTime(const QString &s)
-{
-    static const QRegularExpression ago(QStringLiteral("^(\\d+)(ms|s|m|h|d)$"));
-    const auto m = ago.match(s.trimmed());
-    const qint64 now = QDateTime::currentMSecsSinceEpoch();
-    if (m.hasMatch()) {
-        const qint64 n = m.captured(1).toLongLong();
-        const QString u = m.captured(2);
-        const qint64 unit = u == QLatin1String("ms")  ? 1
-                            : u == QLatin1String("s") ? 1000
-                            : u == QLatin1String("m") ? 60000
-                            : u == QLatin1String("h") ? 3600000
-                                                      : 86400000;
-        return now - n * unit;
-    }
-    bool ok = false;
-    const qint64 ms = s.toLongLong(&ok);
-    if (ok && ms > 0)
-        return ms;
-    const QDateTime t = QDateTime::fromString(s, Qt::ISODateWithMs);
-    if (t.isValid())
-        return t.toMSecsSinceEpoch();
-    return std::nullopt;
-}
-
 void addFilterOptions(QCommandLineParser &p, int defaultLimit)
 {
     p.addOption({QStringLiteral("since"),
@@ -84,7 +58,7 @@ bool buildQuery(const QCommandLineParser &p, const QString &verb, int defaultLim
         const QString n = QLatin1String(name);
         if (!p.isSet(n))
             continue;
-        const auto t = parseTime(p.value(n));
+        const auto t = parseLogTime(p.value(n));
         if (!t) {
             fail(verb, QStringLiteral("invalid --%1 '%2' (expected e.g. 2h, 30m, 2026-11-23T18:00:00 or ms)")
                            .arg(n, p.value(n)));
@@ -360,7 +334,7 @@ int report(const QStringList &args, const QString &verb)
         return 1;
     qint64 timeMs = 0;
     if (p.isSet(QStringLiteral("time"))) {
-        const auto t = parseTime(p.value(QStringLiteral("time")));
+        const auto t = parseLogTime(p.value(QStringLiteral("time")));
         if (!t)
             return fail(verb,
                         QStringLiteral("invalid --time '%1' (expected e.g. 2h, 2026-11-23T18:00:00 or ms)")

@@ -88,6 +88,7 @@ void printTable(const QList<Launched> &procs, bool json)
             l.spec.role == rc::ProcessSpec::Role::Slave      ? QStringLiteral("slave/") + l.spec.kind
             : l.spec.role == rc::ProcessSpec::Role::Master   ? QStringLiteral("master")
             : l.spec.role == rc::ProcessSpec::Role::IsServer ? QStringLiteral("IS server")
+            : l.spec.role == rc::ProcessSpec::Role::Logger   ? QStringLiteral("logger")
                                                              : QStringLiteral("Control Server");
         std::printf("%-16s %-14s %-12s %-8lld %s\n", qPrintable(l.spec.name), qPrintable(role),
                     qPrintable(l.spec.host), l.pid, qPrintable(l.status));

@@ -30,6 +30,8 @@ QString roleName(ProcessSpec::Role r)
         return QStringLiteral("master");
     case ProcessSpec::Role::Slave:
         return QStringLiteral("slave");
+    case ProcessSpec::Role::Logger:
+        return QStringLiteral("logger");
     }
     return {};
 }
@@ -42,6 +44,8 @@ ProcessSpec::Role roleFromName(const QString &n)
         return ProcessSpec::Role::IsServer;
     if (n == QLatin1String("master"))
         return ProcessSpec::Role::Master;
+    if (n == QLatin1String("logger"))
+        return ProcessSpec::Role::Logger;
     return ProcessSpec::Role::Slave;
 }
 
@@ -193,6 +197,8 @@ bool Launcher::start(const ProcessSpec &spec, Launched *out, QString *error) con
     QStringList args = spec.arguments(m_partition);
     if (spec.role == ProcessSpec::Role::IsServer)
         args << QStringLiteral("--data-dir") << QDir(m_runDir).filePath(QStringLiteral("is"));
+    if (spec.role == ProcessSpec::Role::Logger && !spec.args.contains(QStringLiteral("--data-dir")))
+        args << QStringLiteral("--data-dir") << QDir(m_runDir).filePath(QStringLiteral("logger"));
     const QString program = programPath(spec);
     if (spec.isLocal()) {
         if (!QFileInfo(program).isExecutable()) {

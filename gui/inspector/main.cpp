@@ -2,6 +2,7 @@
 #include "inspectorwindow.h"
 
 #include "dialog/application.h"
+#include "dialog/report.h"
 
 #include <QApplication>
 #include <QCommandLineParser>
@@ -27,5 +28,7 @@ int main(int argc, char *argv[])
     dialog::quitOnTerminationSignals();
     dialog::inspector::InspectorWindow w(o);
     w.show();
+    dialog::installMessageHandler();
+    dialog::startReporting(w.client());
     return app.exec();
 }

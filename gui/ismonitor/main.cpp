@@ -2,6 +2,7 @@
 #include "ismonitorwindow.h"
 
 #include "dialog/application.h"
+#include "dialog/report.h"
 
 #include <QApplication>
 #include <QCommandLineParser>
@@ -42,5 +43,7 @@ int main(int argc, char *argv[])
     if (p.isSet(QStringLiteral("object")))
         w.selectObject(p.value(QStringLiteral("object")));
     w.show();
+    dialog::installMessageHandler();
+    dialog::startReporting(w.client());
     return app.exec();
 }

@@ -2,6 +2,7 @@
 #include "omdwindow.h"
 
 #include "dialog/application.h"
+#include "dialog/report.h"
 
 #include <QApplication>
 #include <QCommandLineParser>
@@ -55,5 +56,7 @@ int main(int argc, char *argv[])
     for (const QString &object : p.values(QStringLiteral("object")))
         w.addObject(object, p.value(QStringLiteral("attribute")));
     w.show();
+    dialog::installMessageHandler();
+    dialog::startReporting(w.client());
     return app.exec();
 }

@@ -2,6 +2,7 @@
 #include "runcontrolwindow.h"
 
 #include "dialog/application.h"
+#include "dialog/report.h"
 
 #include <QApplication>
 #include <QCommandLineParser>
@@ -33,5 +34,7 @@ int main(int argc, char *argv[])
     dialog::runcontrol::RunControlWindow w(o, p.value(QStringLiteral("master")),
                                            !p.isSet(QStringLiteral("monitor")));
     w.show();
+    dialog::installMessageHandler();
+    dialog::startReporting(w.client());
     return app.exec();
 }

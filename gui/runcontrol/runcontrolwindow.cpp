@@ -1,5 +1,7 @@
 #include "runcontrolwindow.h"
 
+#include "messagerates.h"
+
 #include "dialog/directory.h"
 #include "dialog/rc/protocol.h"
 
@@ -128,6 +130,11 @@ RunControlWindow::RunControlWindow(const ClientOptions &options, const QString &
 
     m_client->subscribe(stateService(master), this, [this](const Message &m) { onMasterState(m.data()); });
     m_client->subscribe(logService(master), this, [this](const Message &m) { onLog(m.data()); });
+    // The last hour's messages of every process, when a logger runs, above what arrives live.
+    fetchRecentMessages(m_client.get(), this, 100, Severity::Info, [this](const QList<LogRecord> &records) {
+        for (auto it = records.crbegin(); it != records.crend(); ++it)
+            addMessage(it->timeMs, it->process, severityName(it->severity), it->text, true);
+    });
     connect(m_client.get(), &Client::errorOccurred, this, [this](Client::Error e) {
         if (e == Client::Error::ServiceRefused && m_client->service(controlLockService())) {
             m_client->unpublish(controlLockService());
@@ -251,6 +258,8 @@ QWidget *RunControlWindow::buildMessages()
     m_filter->setClearButtonEnabled(true);
     bar->addWidget(m_severity);
     bar->addWidget(m_filter, 1);
+    m_rates = new MessageRateLabel(m_client.get());
+    bar->addWidget(m_rates);
     v->addLayout(bar);
     m_messages = new QTableWidget(0, MessageColumns);
     m_messages->setHorizontalHeaderLabels({QStringLiteral("Time"), QStringLiteral("Process"),
@@ -443,11 +452,14 @@ void RunControlWindow::onLog(const QByteArray &data)
 }
 
 void RunControlWindow::addMessage(qint64 timeMs, const QString &process, const QString &severity,
-                                  const QString &text)
+                                  const QString &text, bool atTop)
 {
-    if (m_messages->rowCount() >= kMaxMessages)
+    if (m_messages->rowCount() >= kMaxMessages) {
+        if (atTop)
+            return;
         m_messages->removeRow(0);
-    const int row = m_messages->rowCount();
+    }
+    const int row = atTop ? 0 : m_messages->rowCount();
     m_messages->insertRow(row);
     m_messages->setItem(
         row, ColTime, item(QDateTime::fromMSecsSinceEpoch(timeMs).toString(QStringLiteral("HH:mm:ss.zzz"))));
@@ -460,7 +472,7 @@ void RunControlWindow::addMessage(qint64 timeMs, const QString &process, const Q
     m_messages->setItem(row, ColSeverity, sev);
     m_messages->setItem(row, ColText, item(text));
     applyFilter();
-    if (!m_messages->isRowHidden(row))
+    if (!atTop && !m_messages->isRowHidden(row))
         m_messages->scrollToBottom();
 }
 

@@ -20,6 +20,8 @@ class QTableWidget;
 
 namespace dialog::runcontrol {
 
+class MessageRateLabel;
+
 class RunControlWindow : public QMainWindow
 {
     Q_OBJECT
@@ -44,6 +46,7 @@ public:
     QTableWidget *slaveTable() const { return m_slaves; }
     QTableWidget *messageTable() const { return m_messages; }
     QLineEdit *messageFilter() const { return m_filter; }
+    MessageRateLabel *messageRates() const { return m_rates; }
     QComboBox *severityFilter() const { return m_severity; }
     /// The master's last state as published.
     /// The master's last published state (std::nullopt until one arrived).
@@ -66,7 +69,9 @@ private:
     void onMasterState(const QByteArray &data);
     void onStatus(const QString &process, const QByteArray &data);
     void onLog(const QByteArray &data);
-    void addMessage(qint64 timeMs, const QString &process, const QString &severity, const QString &text);
+    /// Appends a message (or, @p atTop, inserts an older one from the logger's history above the rest).
+    void addMessage(qint64 timeMs, const QString &process, const QString &severity, const QString &text,
+                    bool atTop = false);
     void ensureSlaveRow(const QString &name, const QString &kind);
     void updateButtons();
     void updateDuration();
@@ -84,6 +89,7 @@ private:
            *m_detailLabel = nullptr, *m_rateLabel = nullptr;
     QPushButton *m_takeControl = nullptr;
     QTableWidget *m_slaves = nullptr, *m_messages = nullptr;
+    MessageRateLabel *m_rates = nullptr;
     QLineEdit *m_filter = nullptr;
     QComboBox *m_severity = nullptr;
     QHash<QString, QJsonObject> m_status;

@@ -3,7 +3,9 @@
 #include <QCborArray>
 #include <QCborMap>
 #include <QCborValue>
+#include <QDateTime>
 #include <QJsonDocument>
+#include <QRegularExpression>
 
 namespace dialog {
 
@@ -83,6 +85,31 @@ QString severityName(Severity severity)
 {
     const int i = int(severity);
     return QLatin1String(i >= 0 && i <= int(Severity::Fatal) ? names[i] : "unknown");
+}
+
+std::optional<qint64> parseLogTime(const QString &text)
+{
+    static const QRegularExpression ago(QStringLiteral("^(\\d{1,12})(ms|s|m|h|d)$"));
+    const QString s = text.trimmed();
+    const auto m = ago.match(s);
+    if (m.hasMatch()) {
+        const qint64 n = m.captured(1).toLongLong();
+        const QString u = m.captured(2);
+        const qint64 unit = u == QLatin1String("ms")  ? 1
+                            : u == QLatin1String("s") ? 1000
+                            : u == QLatin1String("m") ? 60000
+                            : u == QLatin1String("h") ? 3600000
+                                                      : 86400000;
+        return QDateTime::currentMSecsSinceEpoch() - n * unit;
+    }
+    bool ok = false;
+    const qint64 ms = s.toLongLong(&ok);
+    if (ok && ms > 0)
+        return ms;
+    const QDateTime t = QDateTime::fromString(s, Qt::ISODateWithMs);
+    if (t.isValid())
+        return t.toMSecsSinceEpoch();
+    return std::nullopt;
 }
 
 std::optional<Severity> severityFromName(const QString &name)

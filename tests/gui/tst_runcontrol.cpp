@@ -1,5 +1,6 @@
 // The run-control GUI against a real master and slaves on loopback, offscreen: a full run cycle
 // driven by its buttons, the second control-mode GUI refused, screenshots.
+#include "messagerates.h"
 #include "processfixture.h"
 #include "runcontrolwindow.h"
 #include "screenshot.h"
@@ -32,6 +33,7 @@ private Q_SLOTS:
     void secondControlGuiIsRefusedAndMonitors();
     void messagesAreFiltered();
     void errorIsShownWithTheCulprit();
+    void messagePaneFetchesLoggerHistoryAndRates();
 
 private:
     std::unique_ptr<RunControlWindow> window(const QString &name, bool control);
@@ -273,6 +275,41 @@ void tst_RunControlGui::errorIsShownWithTheCulprit()
     QVERIFY(!m_control->button(Transition::Stop)->isEnabled());
     grab(m_control.get(), QStringLiteral("runcontrol-error.png"));
     click(m_control.get(), Transition::Reset, QStringLiteral("Initial"));
+}
+
+void tst_RunControlGui::messagePaneFetchesLoggerHistoryAndRates()
+{
+    // With a logger running, a newly opened GUI shows the last hour's messages before any live one,
+    // and the rate of stored messages per severity.
+    m_fx->start(QStringLiteral("dialog-logger"),
+                {QStringLiteral("--data-dir"), m_dir->filePath(QStringLiteral("logger"))});
+    QTRY_VERIFY_WITH_TIMEOUT(
+        m_fx->run(QStringLiteral("dialog"), {QStringLiteral("log"), QStringLiteral("stats")}) == 0, 15000);
+    QCOMPARE(m_fx->run(QStringLiteral("dialog"),
+                       {QStringLiteral("log"), QStringLiteral("report"), QStringLiteral("--name"),
+                        QStringLiteral("Disk"), QStringLiteral("--severity"), QStringLiteral("warning"),
+                        QStringLiteral("history: disk 80% full")}),
+             0);
+    auto w = window(QStringLiteral("RunControl.GUI.history"), false);
+    QTableWidget *t = w->messageTable();
+    auto rowOf = [t](const QString &text) {
+        for (int r = 0; r < t->rowCount(); ++r)
+            if (t->item(r, 3)->text() == text)
+                return r;
+        return -1;
+    };
+    QTRY_VERIFY_WITH_TIMEOUT(rowOf(QStringLiteral("history: disk 80% full")) >= 0, 10000);
+    QCOMPARE(t->item(rowOf(QStringLiteral("history: disk 80% full")), 1)->text(), QStringLiteral("Disk"));
+    QCOMPARE(m_fx->run(QStringLiteral("dialog"),
+                       {QStringLiteral("log"), QStringLiteral("report"), QStringLiteral("--name"),
+                        QStringLiteral("Disk"), QStringLiteral("--severity"), QStringLiteral("error"),
+                        QStringLiteral("--count"), QStringLiteral("3"), QStringLiteral("--numbered"),
+                        QStringLiteral("--collapse-ms"), QStringLiteral("0"), QStringLiteral("disk full")}),
+             0);
+    QTRY_VERIFY_WITH_TIMEOUT(w->messageRates()->rate(Severity::Error) >= 0.3, 10000);
+    QTRY_VERIFY_WITH_TIMEOUT(w->messageRates()->text().startsWith(QLatin1String("messages/s: info ")) &&
+                                 w->messageRates()->text().contains(QLatin1String(">error 0.")),
+                             5000);
 }
 
 QTEST_MAIN(tst_RunControlGui)

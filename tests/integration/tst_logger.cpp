@@ -10,6 +10,7 @@
 #include <QFile>
 #include <QHash>
 #include <QLoggingCategory>
+#include <QScopeGuard>
 #include <QTemporaryDir>
 #include <unistd.h>
 
@@ -196,7 +197,20 @@ private Q_SLOTS:
                 reportArgs(QStringLiteral("Other%1").arg(i),
                            {QStringLiteral("--count"), QStringLiteral("100"), QStringLiteral("--numbered"),
                             QStringLiteral("--collapse-ms"), QStringLiteral("0"), QStringLiteral("other")}));
+        // How long each process waited for the acknowledgement of all it reported (printed, not asserted).
+        QElapsedTimer clock;
+        clock.start();
+        QList<qint64> doneMs(ps.size(), -1);
+        for (int i = 0; i < ps.size(); ++i)
+            connect(ps.at(i), &QProcess::finished, this,
+                    [&doneMs, &clock, i] { doneMs[i] = clock.elapsed(); });
         QVERIFY(waitAll(ps, 90000));
+        QStringList delays;
+        for (int i = 1; i < ps.size(); ++i)
+            delays << QString::number(doneMs.at(i));
+        std::printf("flood: the flooding process finished after %lld ms, the others' 100 messages were all "
+                    "acknowledged after %s ms\n",
+                    doneMs.first(), qPrintable(delays.join(QStringLiteral(", "))));
         for (QProcess *p : ps)
             QCOMPARE(p->exitCode(), 0);
         for (int i = 0; i < 5; ++i)
@@ -556,6 +570,58 @@ private Q_SLOTS:
                            &err),
                  1);
         QVERIFY2(err.contains("cannot create --data-dir"), err.constData());
+    }
+
+    void fullDiskDropsSaysWhyAndRecovers()
+    {
+        if (geteuid() != 0)
+            QSKIP("needs root to mount a small file system (tmpfs) for the database");
+        // The logger on a 1 MiB file system of its own.
+        m_logger->terminate();
+        QVERIFY(m_logger->waitForFinished(5000));
+        const QString dir = QDir(m_dir->path()).filePath(QStringLiteral("small"));
+        QVERIFY(QDir().mkpath(dir));
+        auto mount = [](const QStringList &args) {
+            QProcess p;
+            p.start(QStringLiteral("mount"), args);
+            return p.waitForFinished(10000) && p.exitStatus() == QProcess::NormalExit && p.exitCode() == 0;
+        };
+        if (!mount({QStringLiteral("-t"), QStringLiteral("tmpfs"), QStringLiteral("-o"),
+                    QStringLiteral("size=1m"), QStringLiteral("tmpfs"), dir}))
+            QSKIP("cannot mount a tmpfs here (a container without the capability)");
+        QProcess *logger = m_fx->start(QStringLiteral("dialog-logger"), {QStringLiteral("--data-dir"), dir});
+        auto unmount = qScopeGuard([&] {
+            logger->terminate();
+            logger->waitForFinished(5000);
+            QProcess::execute(QStringLiteral("umount"), {dir});
+        });
+        QVERIFY(!waitForLogger().isEmpty());
+        // 200 messages of 10,000 characters are 2 MB: the file system fills up.
+        QByteArray err;
+        QCOMPARE(m_fx->run(QStringLiteral("dialog"),
+                           reportArgs(QStringLiteral("Filler"),
+                                      {QStringLiteral("--count"), QStringLiteral("200"),
+                                       QStringLiteral("--numbered"), QStringLiteral("--collapse-ms"),
+                                       QStringLiteral("0"), QString(10000, QLatin1Char('x'))}),
+                           nullptr, &err),
+                 1);
+        QVERIFY2(err.contains("messages dropped (not stored: ") && err.contains("full"), err.constData());
+        const QJsonObject stats = waitForLogger();
+        QVERIFY(stats.value(QStringLiteral("dropped")).toInteger() > 0);
+        // (last_error may be empty again: a smaller batch after the rolled-back one can fit.)
+        QByteArray loggerErr;
+        QTRY_VERIFY_WITH_TIMEOUT(
+            (loggerErr += logger->readAllStandardError()).contains("messages not stored ("), 5000);
+        QVERIFY2(loggerErr.contains("dropped since start") && loggerErr.contains("full"),
+                 loggerErr.constData());
+        std::printf("full disk: %s\n", qPrintable(QString::fromUtf8(err).trimmed()));
+        // Room again: the same logger stores at once.
+        QVERIFY(mount({QStringLiteral("-o"), QStringLiteral("remount,size=64m"), dir}));
+        QCOMPARE(m_fx->run(QStringLiteral("dialog"),
+                           reportArgs(QStringLiteral("Writer"), {QStringLiteral("stored again")}), nullptr,
+                           &err),
+                 0);
+        QCOMPARE(search({QStringLiteral("--process"), QStringLiteral("Writer")}).size(), 1);
     }
 
     void readOnlyDatabaseDropsSaysWhyAndRecovers()

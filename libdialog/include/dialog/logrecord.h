@@ -48,6 +48,10 @@ struct LogRecord
     bool operator==(const LogRecord &o) const;
 };
 
+/// A point in time as searches take it: "2h", "30m", "10s", "3d", "500ms" ago, ISO 8601
+/// (2026-11-23T18:00:00), or ms since the epoch; std::nullopt for anything else.
+std::optional<qint64> parseLogTime(const QString &text);
+
 /// A batch of records: what a reporter sends to the logger and what the logger answers to queries.
 QByteArray encodeRecords(const QList<LogRecord> &records);
 /// Parses encodeRecords(); std::nullopt (with a reason in @p error) for malformed input.

@@ -174,6 +174,8 @@ QString ProcessSpec::program() const
         return QStringLiteral("dialog-master");
     case Role::Slave:
         return QStringLiteral("dialog-slave");
+    case Role::Logger:
+        return QStringLiteral("dialog-logger");
     }
     return {};
 }
@@ -204,6 +206,9 @@ QStringList ProcessSpec::arguments(const Partition &p) const
           << QStringLiteral("--run-params-server") << p.runParamsServer << QStringLiteral("--daq-server")
           << p.daqServer << QStringLiteral("--is-types") << p.isTypesDir;
         break;
+    case Role::Logger:
+        a << QStringLiteral("--name") << name;
+        break;
     }
     if (role != Role::ControlServer && p.heartbeatMs > 0)
         a << QStringLiteral("--heartbeat-ms") << QString::number(p.heartbeatMs);
@@ -228,7 +233,8 @@ QList<ProcessSpec> Partition::processes() const
         cs.args = controlServerArgs;
         out << cs;
     }
-    out << isServers << master << slaves;
+    // The logger first: what the others report while starting is stored.
+    out << loggers << isServers << master << slaves;
     return out;
 }
 
@@ -276,7 +282,7 @@ bool Partition::parse(const QByteArray &json, const QString &path, Partition *ou
                 {QStringLiteral("name"), QStringLiteral("description"), QStringLiteral("control_server"),
                  QStringLiteral("ssh_command"), QStringLiteral("bin_dir"), QStringLiteral("is_types_dir"),
                  QStringLiteral("heartbeat_ms"), QStringLiteral("is_servers"), QStringLiteral("master"),
-                 QStringLiteral("slaves")});
+                 QStringLiteral("slaves"), QStringLiteral("logger")});
     p.name = r.string(root, {}, QStringLiteral("name"), true);
     if (!r.failed() && !validName(p.name))
         r.fail(QStringLiteral("name"), QStringLiteral("'%1' is not a valid partition name").arg(p.name));
@@ -320,6 +326,13 @@ bool Partition::parse(const QByteArray &json, const QString &path, Partition *ou
         p.isServers << s;
     }
 
+    if (root.contains(QStringLiteral("logger"))) {
+        const QJsonObject lo = r.object(root, {}, QStringLiteral("logger"), true);
+        ProcessSpec s = readProcess(r, lo, QStringLiteral("logger"), ProcessSpec::Role::Logger,
+                                    {QStringLiteral("name"), QStringLiteral("host"), QStringLiteral("args")});
+        p.loggers << s;
+    }
+
     const QJsonObject m = r.object(root, {}, QStringLiteral("master"), true);
     p.master = readProcess(r, m, QStringLiteral("master"), ProcessSpec::Role::Master,
                            {QStringLiteral("name"), QStringLiteral("host"), QStringLiteral("args"),
@@ -359,7 +372,7 @@ bool Partition::parse(const QByteArray &json, const QString &path, Partition *ou
 
     // Names are DIALOG process names: they must be unique in the partition.
     QSet<QString> seen;
-    const QList<ProcessSpec> all = QList<ProcessSpec>{p.master} + p.slaves;
+    const QList<ProcessSpec> all = QList<ProcessSpec>{p.master} + p.slaves + p.loggers;
     for (const ProcessSpec &s : all) {
         if (r.failed())
             break;

@@ -36,8 +36,13 @@ void tst_Partition::demoPartitionIsValid()
     QCOMPARE(control, 4);
     QCOMPARE(readout, 2);
     QCOMPARE(p.isTypesDir, QDir::cleanPath(QStringLiteral(DIALOG_SOURCE_DIR "/resources/is-types")));
-    QCOMPARE(p.processes().size(), 1 + 2 + 1 + 6);
+    QCOMPARE(p.loggers.size(), 1);
+    QCOMPARE(p.loggers.first().program(), QStringLiteral("dialog-logger"));
+    QCOMPARE(p.loggers.first().arguments(p),
+             (QStringList{QStringLiteral("--name"), QStringLiteral("Logger")}));
+    QCOMPARE(p.processes().size(), 1 + 1 + 2 + 1 + 6);
     QCOMPARE(p.processes().first().role, ProcessSpec::Role::ControlServer);
+    QCOMPARE(p.processes().at(1).role, ProcessSpec::Role::Logger);
 }
 
 void tst_Partition::minimalPartitionGetsDefaults()

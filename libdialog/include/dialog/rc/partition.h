@@ -16,6 +16,7 @@ struct ProcessSpec
         IsServer,
         Master,
         Slave,
+        Logger, ///< dialog-logger (the partition's "logger" object)
     };
     Role role = Role::Slave;
     QString name;     ///< DIALOG process name (IS server: the server name)
@@ -59,10 +60,11 @@ struct Partition
     ProcessSpec master;
     QList<ProcessSpec> isServers;
     QList<ProcessSpec> slaves;
+    QList<ProcessSpec> loggers; ///< none, or the one of the partition's optional "logger" object
 
     /// "host:port" processes use to reach the Control Server.
     QString controlServerAddress() const;
-    /// Every process in start order: Control Server (if started), IS servers, master, slaves.
+    /// Every process in start order: Control Server (if started), logger, IS servers, master, slaves.
     QList<ProcessSpec> processes() const;
     const ProcessSpec *slave(const QString &name) const;
 

@@ -1,0 +1,394 @@
+// dialog-logger storing into a real PostgreSQL server (Debian's postgresql, initdb'ed by the test in
+// a temporary directory of the build tree, run as an unprivileged user on a free port): storing,
+// searching and paging, two loggers of two partitions sharing one database, the server stopped and
+// started again under a running logger. Skipped, with the reason, when PostgreSQL or Qt's QPSQL
+// driver is not installed.
+#include "processfixture.h"
+
+#include <QDir>
+#include <QSqlDatabase>
+#include <QTemporaryDir>
+#include <csignal>
+#include <pwd.h>
+#include <unistd.h>
+
+using namespace dialog::test;
+
+namespace {
+
+/// The newest installed PostgreSQL's bin directory ("" if none).
+QString postgresBinDir()
+{
+    const QDir root(QStringLiteral("/usr/lib/postgresql"));
+    QStringList versions = root.entryList(QDir::Dirs | QDir::NoDotAndDotDot, QDir::Name);
+    std::sort(versions.begin(), versions.end(),
+              [](const QString &a, const QString &b) { return a.toInt() < b.toInt(); });
+    for (auto it = versions.crbegin(); it != versions.crend(); ++it)
+        if (QFileInfo(root.filePath(*it + QStringLiteral("/bin/initdb"))).isExecutable())
+            return root.filePath(*it + QStringLiteral("/bin"));
+    return {};
+}
+
+/// A throw-away PostgreSQL cluster. As root, it runs as the user "postgres" (the server refuses root).
+class PostgresServer
+{
+public:
+    ~PostgresServer() { stop(); }
+
+    /// initdb, then start(). False with @p error on failure.
+    bool create(const QString &binDir, QString *error)
+    {
+        m_binDir = binDir;
+        m_dir = std::make_unique<QTemporaryDir>(QStringLiteral(DIALOG_BIN_DIR "/../tst_loggerpg-XXXXXX"));
+        if (!m_dir->isValid()) {
+            *error = QStringLiteral("no temporary directory");
+            return false;
+        }
+        if (geteuid() == 0) {
+            const passwd *pw = getpwnam("postgres");
+            if (!pw) {
+                *error = QStringLiteral("running as root, and there is no user 'postgres' to run the server");
+                return false;
+            }
+            m_runAs = QStringLiteral("postgres");
+            if (::chown(QFile::encodeName(m_dir->path()).constData(), pw->pw_uid, pw->pw_gid) != 0) {
+                *error = QStringLiteral("cannot chown %1").arg(m_dir->path());
+                return false;
+            }
+        }
+        QByteArray out;
+        if (run(QStringLiteral("initdb"),
+                {QStringLiteral("-D"), dataDir(), QStringLiteral("-U"), QStringLiteral("dialog"),
+                 QStringLiteral("--auth=trust"), QStringLiteral("-E"), QStringLiteral("UTF8"),
+                 QStringLiteral("--no-sync")},
+                &out) != 0) {
+            *error = QStringLiteral("initdb failed: ") + QString::fromLocal8Bit(out);
+            return false;
+        }
+        m_port = freePort();
+        if (!start(error))
+            return false;
+        if (run(QStringLiteral("createdb"),
+                {QStringLiteral("-h"), QStringLiteral("127.0.0.1"), QStringLiteral("-p"),
+                 QString::number(m_port), QStringLiteral("-U"), QStringLiteral("dialog"),
+                 QStringLiteral("messages")},
+                &out) != 0) {
+            *error = QStringLiteral("createdb failed: ") + QString::fromLocal8Bit(out);
+            return false;
+        }
+        return true;
+    }
+
+    /// Starts the server (again, on the same port) and waits until it accepts connections.
+    bool start(QString *error)
+    {
+        m_server = std::make_unique<QProcess>();
+        m_server->setProcessChannelMode(QProcess::MergedChannels);
+        // No fsync: the test's data need not survive a crash of the machine.
+        const QStringList args{QStringLiteral("-D"), dataDir(),
+                               QStringLiteral("-p"), QString::number(m_port),
+                               QStringLiteral("-k"), m_dir->path(),
+                               QStringLiteral("-c"), QStringLiteral("listen_addresses=127.0.0.1"),
+                               QStringLiteral("-F")};
+        startAs(m_server.get(), QStringLiteral("postgres"), args);
+        QByteArray log;
+        const bool ready = waitUntil(
+            [&] {
+                log += m_server->readAll();
+                return log.contains("ready to accept connections") ||
+                       m_server->state() == QProcess::NotRunning;
+            },
+            30000, 20);
+        if (!ready || m_server->state() == QProcess::NotRunning) {
+            *error = QStringLiteral("postgres did not start: ") + QString::fromLocal8Bit(log);
+            return false;
+        }
+        return true;
+    }
+
+    /// A fast shutdown (SIGINT: sessions are ended), waited for.
+    void stop()
+    {
+        if (!m_server || m_server->state() == QProcess::NotRunning)
+            return;
+        ::kill(pid_t(m_server->processId()), SIGINT);
+        if (!m_server->waitForFinished(15000)) {
+            m_server->kill();
+            m_server->waitForFinished(5000);
+        }
+    }
+
+    QString url() const { return QStringLiteral("postgresql://dialog@127.0.0.1:%1/messages").arg(m_port); }
+
+private:
+    QString dataDir() const { return m_dir->filePath(QStringLiteral("data")); }
+
+    void startAs(QProcess *p, const QString &program, const QStringList &args) const
+    {
+        const QString path = QDir(m_binDir).filePath(program);
+        if (m_runAs.isEmpty())
+            p->start(path, args);
+        else
+            // setpriv executes the program itself: the process' PID is the server's, which stop() signals.
+            p->start(QStringLiteral("setpriv"),
+                     QStringList{QStringLiteral("--reuid=") + m_runAs, QStringLiteral("--regid=") + m_runAs,
+                                 QStringLiteral("--clear-groups"), path} +
+                         args);
+    }
+
+    int run(const QString &program, const QStringList &args, QByteArray *out) const
+    {
+        QProcess p;
+        p.setProcessChannelMode(QProcess::MergedChannels);
+        startAs(&p, program, args);
+        if (!p.waitForFinished(60000)) {
+            p.kill();
+            p.waitForFinished(5000);
+            return -1;
+        }
+        *out = p.readAll();
+        return p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
+    }
+
+    QString m_binDir, m_runAs;
+    std::unique_ptr<QTemporaryDir> m_dir;
+    std::unique_ptr<QProcess> m_server;
+    quint16 m_port = 0;
+};
+
+} // namespace
+
+class tst_LoggerPg : public QObject
+{
+    Q_OBJECT
+
+private:
+    PostgresServer m_pg;
+
+    static QStringList reportArgs(const QString &name, const QStringList &extra)
+    {
+        return QStringList{QStringLiteral("log"), QStringLiteral("report"), QStringLiteral("--name"), name} +
+               extra;
+    }
+
+    static QJsonObject stats(ProcessFixture &fx)
+    {
+        QByteArray out;
+        if (fx.run(QStringLiteral("dialog"), {QStringLiteral("log"), QStringLiteral("stats")}, &out) != 0)
+            return {};
+        return QJsonDocument::fromJson(out).object();
+    }
+
+    static bool waitForLogger(ProcessFixture &fx)
+    {
+        return waitUntil([&] { return !stats(fx).isEmpty(); }, 15000, 50);
+    }
+
+    static QList<QJsonObject> search(ProcessFixture &fx, const QStringList &args, QByteArray *err = nullptr)
+    {
+        QByteArray out;
+        fx.run(QStringLiteral("dialog"),
+               QStringList{QStringLiteral("log"), QStringLiteral("search"), QStringLiteral("--json")} + args,
+               &out, err);
+        QList<QJsonObject> records;
+        for (const QByteArray &line : out.split('\n'))
+            if (!line.isEmpty())
+                records.append(QJsonDocument::fromJson(line).object());
+        return records;
+    }
+
+    static QStringList texts(const QList<QJsonObject> &rs)
+    {
+        QStringList t;
+        for (const auto &r : rs)
+            t << r.value(QStringLiteral("text")).toString();
+        return t;
+    }
+
+    /// A Control Server and a logger on the test's database.
+    std::unique_ptr<ProcessFixture> partition()
+    {
+        auto fx = std::make_unique<ProcessFixture>();
+        if (!fx->startControlServer())
+            return nullptr;
+        fx->start(QStringLiteral("dialog-logger"), {QStringLiteral("--db"), m_pg.url()});
+        return fx;
+    }
+
+private Q_SLOTS:
+    void initTestCase()
+    {
+        const QString binDir = postgresBinDir();
+        if (binDir.isEmpty())
+            QSKIP(
+                "PostgreSQL is not installed (Debian package postgresql: /usr/lib/postgresql/*/bin/initdb)");
+        if (!QSqlDatabase::isDriverAvailable(QStringLiteral("QPSQL")))
+            QSKIP("Qt's PostgreSQL driver QPSQL is not installed (Debian package libqt6sql6-psql)");
+        QString error;
+        QVERIFY2(m_pg.create(binDir, &error), qPrintable(error));
+    }
+
+    void storesSearchesAndPages()
+    {
+        auto fx = partition();
+        QVERIFY(fx);
+        QVERIFY(waitForLogger(*fx));
+        QCOMPARE(stats(*fx).value(QStringLiteral("database")).toString(), m_pg.url());
+        auto report = [&](const QString &name, const QString &severity, const QString &text,
+                          const QStringList &extra = {}) {
+            QCOMPARE(fx->run(QStringLiteral("dialog"),
+                             reportArgs(name, QStringList{QStringLiteral("--severity"), severity} + extra +
+                                                  QStringList{text})),
+                     0);
+        };
+        report(QStringLiteral("RO1"), QStringLiteral("warning"), QStringLiteral("readout TIMEOUT on link 3"),
+               {QStringLiteral("--run"), QStringLiteral("42"), QStringLiteral("--value"),
+                QStringLiteral("link=3")});
+        report(QStringLiteral("RO2"), QStringLiteral("info"), QStringLiteral("timeout recovered"));
+        report(QStringLiteral("SC1"), QStringLiteral("error"), QStringLiteral("it's 100% _odd_ timeout"));
+        report(QStringLiteral("RO3"), QStringLiteral("error"), QStringLiteral("disk full"));
+
+        QCOMPARE(
+            texts(search(*fx, {QStringLiteral("--since"), QStringLiteral("2h"), QStringLiteral("--severity"),
+                               QStringLiteral("warning"), QStringLiteral("--process"), QStringLiteral("RO*"),
+                               QStringLiteral("--text"), QStringLiteral("timeout")})),
+            QStringList{QStringLiteral("readout TIMEOUT on link 3")});
+        // Quotes and LIKE's wildcards in texts are data, not syntax.
+        QCOMPARE(texts(search(*fx, {QStringLiteral("--text"), QStringLiteral("100% _odd_")})),
+                 QStringList{QStringLiteral("it's 100% _odd_ timeout")});
+        QVERIFY(search(*fx, {QStringLiteral("--text"), QStringLiteral("100%_")}).isEmpty());
+        QCOMPARE(texts(search(*fx, {QStringLiteral("--process"), QStringLiteral("R?[13]")})),
+                 (QStringList{QStringLiteral("readout TIMEOUT on link 3"), QStringLiteral("disk full")}));
+        const auto run42 = search(*fx, {QStringLiteral("--run"), QStringLiteral("42")});
+        QCOMPARE(run42.size(), 1);
+        QCOMPARE(
+            run42.first().value(QStringLiteral("values")).toObject().value(QStringLiteral("link")).toString(),
+            QStringLiteral("3"));
+
+        // 300 numbered messages, complete and in order, and paged through 100 at a time.
+        QCOMPARE(fx->run(QStringLiteral("dialog"),
+                         reportArgs(QStringLiteral("Bulk"),
+                                    {QStringLiteral("--count"), QStringLiteral("300"),
+                                     QStringLiteral("--numbered"), QStringLiteral("--collapse-ms"),
+                                     QStringLiteral("0"), QStringLiteral("bulk")})),
+                 0);
+        QStringList all;
+        QString before;
+        for (int page = 0; page < 4; ++page) {
+            QStringList args{QStringLiteral("--process"), QStringLiteral("Bulk"), QStringLiteral("--limit"),
+                             QStringLiteral("100")};
+            if (!before.isEmpty())
+                args << QStringLiteral("--before") << before;
+            const auto rs = search(*fx, args);
+            if (rs.isEmpty())
+                break;
+            all = texts(rs) + all;
+            before = QString::number(rs.first().value(QStringLiteral("id")).toInteger());
+        }
+        QCOMPARE(all.size(), 300);
+        for (int i = 0; i < 300; ++i)
+            QCOMPARE(all.at(i), QStringLiteral("bulk #%1").arg(i + 1));
+    }
+
+    void twoLoggersShareOneDatabase()
+    {
+        // Two partitions, each with its Control Server and logger, one database; both loggers start
+        // together (the schema is created once).
+        auto a = partition(), b = partition();
+        QVERIFY(a && b);
+        QVERIFY(waitForLogger(*a));
+        QVERIFY(waitForLogger(*b));
+        QCOMPARE(
+            a->run(QStringLiteral("dialog"), reportArgs(QStringLiteral("SiteA"), {QStringLiteral("from A")})),
+            0);
+        QCOMPARE(
+            b->run(QStringLiteral("dialog"), reportArgs(QStringLiteral("SiteB"), {QStringLiteral("from B")})),
+            0);
+        for (ProcessFixture *fx : {a.get(), b.get()})
+            QCOMPARE(texts(search(*fx, {QStringLiteral("--process"), QStringLiteral("Site?")})),
+                     (QStringList{QStringLiteral("from A"), QStringLiteral("from B")}));
+    }
+
+    void serverRestartDropsSaysWhyAndRecovers()
+    {
+        auto fx = partition();
+        QVERIFY(fx);
+        QVERIFY(waitForLogger(*fx));
+        m_pg.stop();
+        QByteArray err;
+        QCOMPARE(fx->run(QStringLiteral("dialog"),
+                         reportArgs(QStringLiteral("Lost"),
+                                    {QStringLiteral("--count"), QStringLiteral("5"),
+                                     QStringLiteral("--numbered"), QStringLiteral("lost")}),
+                         nullptr, &err),
+                 1);
+        QVERIFY2(err.contains("5 of 5 messages dropped (not stored: "), err.constData());
+        const QJsonObject s = stats(*fx);
+        QVERIFY(s.value(QStringLiteral("dropped")).toInteger() >= 5);
+        QVERIFY2(!s.value(QStringLiteral("last_error")).toString().isEmpty(),
+                 qPrintable(QJsonDocument(s).toJson()));
+        QByteArray searchErr;
+        QVERIFY(search(*fx, {QStringLiteral("--process"), QStringLiteral("Lost")}, &searchErr).isEmpty());
+        QVERIFY2(searchErr.contains("search failed"), searchErr.constData());
+
+        QString error;
+        QVERIFY2(m_pg.start(&error), qPrintable(error));
+        QCOMPARE(
+            fx->run(QStringLiteral("dialog"), reportArgs(QStringLiteral("Lost"), {QStringLiteral("back")})),
+            0);
+        QCOMPARE(texts(search(*fx, {QStringLiteral("--process"), QStringLiteral("Lost")})),
+                 QStringList{QStringLiteral("back")});
+    }
+
+    void badDatabaseOptions_data()
+    {
+        QTest::addColumn<QStringList>("args");
+        QTest::addColumn<QString>("message");
+        QTest::newRow("scheme") << QStringList{QStringLiteral("--db"), QStringLiteral("mysql://u@h/d")}
+                                << QStringLiteral("only postgresql:// is supported");
+        QTest::newRow("no database") << QStringList{QStringLiteral("--db"),
+                                                    QStringLiteral("postgresql://u@h:5432")}
+                                     << QStringLiteral("no database name");
+        QTest::newRow("no user") << QStringList{QStringLiteral("--db"), QStringLiteral("postgresql://h/d")}
+                                 << QStringLiteral("no user");
+        QTest::newRow("parameter") << QStringList{QStringLiteral("--db"),
+                                                  QStringLiteral("postgresql://u@h/d?x=1")}
+                                   << QStringLiteral("unknown parameter 'x'");
+        QTest::newRow("with data-dir")
+            << QStringList{QStringLiteral("--db"), QStringLiteral("postgresql://u@h/d"),
+                           QStringLiteral("--data-dir"), QStringLiteral("/tmp")}
+            << QStringLiteral("--db and --data-dir exclude each other");
+        QTest::newRow("max-bytes") << QStringList{QStringLiteral("--db"),
+                                                  QStringLiteral("postgresql://u@h/d"),
+                                                  QStringLiteral("--max-bytes"), QStringLiteral("1000")}
+                                   << QStringLiteral("--max-bytes applies to SQLite only");
+    }
+
+    void badDatabaseOptions()
+    {
+        QFETCH(QStringList, args);
+        QFETCH(QString, message);
+        ProcessFixture fx;
+        QByteArray err;
+        QCOMPARE(fx.run(QStringLiteral("dialog-logger"), args, nullptr, &err), 1);
+        QVERIFY2(err.contains(message.toUtf8()), err.constData());
+    }
+
+    void unreachableServerIsReported()
+    {
+        auto fx = std::make_unique<ProcessFixture>();
+        QVERIFY(fx->startControlServer());
+        fx->start(QStringLiteral("dialog-logger"),
+                  {QStringLiteral("--db"),
+                   QStringLiteral("postgresql://dialog@127.0.0.1:%1/messages").arg(freePort())});
+        QVERIFY(waitForLogger(*fx));
+        QByteArray err;
+        QCOMPARE(fx->run(QStringLiteral("dialog"),
+                         reportArgs(QStringLiteral("X"), {QStringLiteral("nowhere")}), nullptr, &err),
+                 1);
+        QVERIFY2(err.contains("not stored: cannot open postgresql://dialog@127.0.0.1:"), err.constData());
+    }
+};
+
+QTEST_GUILESS_MAIN(tst_LoggerPg)
+#include "tst_loggerpg.moc"
