@@ -60,6 +60,18 @@ int main(int argc, char *argv[])
     p.addOption({QStringLiteral("mirror-criteria"),
                  QStringLiteral("With --mirror-of: mirror only the objects whose name matches this regex."),
                  QStringLiteral("regex")});
+    p.addOption(
+        {QStringLiteral("history"),
+         QStringLiteral("Values kept per object in the history ring (numeric attributes; default 600; 0: "
+                        "no history)."),
+         QStringLiteral("n"), QStringLiteral("600")});
+    p.addOption({QStringLiteral("history-s"),
+                 QStringLiteral("Age bound of the history ring in seconds (default 3600)."),
+                 QStringLiteral("s"), QStringLiteral("3600")});
+    p.addOption({QStringLiteral("history-config"),
+                 QStringLiteral("File of per-name / per-type history bounds (`name REGEX count=N seconds=S`, "
+                                "`type TYPE ...`)."),
+                 QStringLiteral("file")});
     dialog::ClientOptions::addParserOptions(p);
     p.process(app);
 
@@ -108,6 +120,15 @@ int main(int argc, char *argv[])
         return fail(QStringLiteral("--mirror-criteria needs --mirror-of"));
     if (!o.mirrorOf.isEmpty() && o.mirrorOf == o.name)
         return fail(QStringLiteral("--mirror-of names this server itself"));
+    o.historyCount = p.value(QStringLiteral("history")).toInt(&ok);
+    if (!ok || o.historyCount < 0)
+        return fail(
+            QStringLiteral("invalid --history '%1' (0 or more)").arg(p.value(QStringLiteral("history"))));
+    o.historySeconds = p.value(QStringLiteral("history-s")).toInt(&ok);
+    if (!ok || o.historySeconds < 1)
+        return fail(
+            QStringLiteral("invalid --history-s '%1' (1 or more)").arg(p.value(QStringLiteral("history-s"))));
+    o.historyConfig = p.value(QStringLiteral("history-config"));
     o.dataDir = p.value(QStringLiteral("data-dir"));
     o.typesDir = p.value(QStringLiteral("types"));
     o.client = dialog::ClientOptions::fromEnvironment(QStringLiteral("IS.Server.") + o.name);
