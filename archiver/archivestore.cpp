@@ -378,6 +378,9 @@ void ArchiveStore::maintain()
 
 void ArchiveStore::flushAll()
 {
+    // At exit: no more maintenance (the timer belongs to this thread, the store is deleted in another).
+    delete m_timer;
+    m_timer = nullptr;
     writePending();
     if (m_open) {
         QString error;

@@ -72,7 +72,7 @@ public Q_SLOTS:
     void open();
     /// Closes the buckets of idle series and applies the retention.
     void maintain();
-    /// Writes everything buffered and closes every bucket (at exit).
+    /// Writes everything buffered, closes every bucket and stops the maintenance (at exit).
     void flushAll();
 
 private:
