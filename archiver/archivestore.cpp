@@ -125,6 +125,8 @@ ArchiveStore::ArchiveStore(const Options &options)
 
 ArchiveStore::~ArchiveStore()
 {
+    if (!m_open)
+        return; // closed by flushAll(), in the store's thread
     {
         QSqlDatabase db = QSqlDatabase::database(m_connection, false);
         db.close();
@@ -385,6 +387,12 @@ void ArchiveStore::flushAll()
     if (m_open) {
         QString error;
         closeBuckets(QDateTime::currentMSecsSinceEpoch() * 1000, &error);
+        {
+            QSqlDatabase db = QSqlDatabase::database(m_connection, false);
+            db.close();
+        }
+        QSqlDatabase::removeDatabase(m_connection);
+        m_open = false;
     }
 }
 

@@ -72,7 +72,8 @@ public Q_SLOTS:
     void open();
     /// Closes the buckets of idle series and applies the retention.
     void maintain();
-    /// Writes everything buffered, closes every bucket and stops the maintenance (at exit).
+    /// Writes everything buffered, closes every bucket, stops the maintenance and closes the
+    /// database (at exit; a later enqueue() opens it again).
     void flushAll();
 
 private:
