@@ -42,6 +42,8 @@ struct Subscriber
     /// made) are sent first, framed by SnapshotBegin/End records, before any change.
     bool snapshot = false;
     QList<is::StoredObject> snapshotObjects;
+    /// Set by an archiver (dialog-archiver): the service answering HISTORY from its archive.
+    QString archiveService;
 
     std::atomic<quint64> delivered{0}, dropped{0};
     std::atomic<int> priority{0};

@@ -156,6 +156,9 @@ bool IsServer::start(QString *error)
         std::fflush(stderr);
     }
 
+    if (!startHistory(error))
+        return false;
+
     DispatcherOptions dopt;
     dopt.workers = m_options.threads;
     dopt.queueRecords = m_options.queueRecords;
@@ -268,6 +271,9 @@ void IsServer::onRequest(const Request &request)
     case isproto::Request::TYPES:
         read(request, data);
         return;
+    case isproto::Request::HISTORY:
+        readHistory(request, data);
+        return;
     case isproto::Request::DECLARE_TYPES: {
         if (refuseIfMirror(request))
             return;
@@ -301,7 +307,7 @@ void IsServer::onRequest(const Request &request)
     }
     case isproto::Request::SUBSCRIBE:
         subscribe(request, QString::fromStdString(r.channel()), fromProto(r.criteria()), r.with_values(),
-                  r.snapshot());
+                  r.snapshot(), QString::fromStdString(r.archive_service()));
         return;
     case isproto::Request::UNSUBSCRIBE:
         m_dispatcher->removeSubscriber(request.origin() + QLatin1Char('/') +
@@ -473,7 +479,7 @@ void IsServer::read(const Request &request, const QByteArray &data)
 }
 
 void IsServer::subscribe(const Request &request, const QString &channel, const is::Criteria &criteria,
-                         bool withValues, bool snapshot)
+                         bool withValues, bool snapshot, const QString &archiveService)
 {
     if (!criteria.isValid()) {
         replyStatus(request, Status::Code::BadRequest, criteria.errorString());
@@ -492,6 +498,7 @@ void IsServer::subscribe(const Request &request, const QString &channel, const i
     s->stream = stream;
     s->criteria = criteria;
     s->withValues = withValues;
+    s->archiveService = archiveService;
     // Taken here, in the thread applying the writes, so the snapshot and the changes that follow it
     // fit exactly.
     s->snapshot = snapshot;
@@ -501,6 +508,80 @@ void IsServer::subscribe(const Request &request, const QString &channel, const i
     m_dispatcher->flush();
     m_dispatcher->addSubscriber(s);
     replyStatus(request, Status::Code::Ok);
+}
+
+bool IsServer::startHistory(QString *error)
+{
+    if (m_options.historyCount <= 0)
+        return true;
+    m_history = std::make_unique<is::HistoryStore>(
+        is::HistoryLimits{m_options.historyCount, m_options.historySeconds});
+    if (!m_options.historyConfig.isEmpty()) {
+        QFile f(m_options.historyConfig);
+        QList<is::HistoryStore::Rule> rules;
+        QString why;
+        if (!f.open(QIODevice::ReadOnly)) {
+            *error = QStringLiteral("cannot read --history-config %1: %2").arg(f.fileName(), f.errorString());
+            return false;
+        }
+        if (!is::HistoryStore::parseRules(QString::fromUtf8(f.readAll()), m_history->defaults(), &rules,
+                                          &why)) {
+            *error = QStringLiteral("--history-config %1: %2").arg(f.fileName(), why);
+            return false;
+        }
+        m_history->setRules(rules);
+    }
+    // In the writer's thread, after the change: one append to the object's ring.
+    m_repository->addListener([h = m_history.get()](const is::Change &c) { h->record(c); });
+    return true;
+}
+
+QString IsServer::archiveService() const
+{
+    if (!m_dispatcher)
+        return {};
+    for (const SubscriberPtr &s : m_dispatcher->subscribers())
+        if (!s->archiveService.isEmpty() && !s->stream->isBroken())
+            return s->archiveService;
+    return {};
+}
+
+void IsServer::readHistory(const Request &request, const QByteArray &data)
+{
+    const QString archive = archiveService(); // the subscriber list is read here, not in the pool
+    m_pool.start([this, request, data, archive] {
+        isproto::Request r;
+        r.ParseFromArray(data.constData(), int(data.size()));
+        isproto::Reply out;
+        out.set_archive_service(archive.toStdString());
+        QString error;
+        const QString name = m_repository->objectName(QString::fromStdString(r.name()), &error);
+        if (name.isEmpty()) {
+            replyStatus(request, Status::Code::InvalidName, error);
+            return;
+        }
+        is::History h;
+        Status st =
+            m_history
+                ? m_history->query(name, QString::fromStdString(r.attribute()), is::Time(r.from_us()),
+                                   is::Time(r.to_us()), qsizetype(r.max_points()), &h)
+                : Status(Status::Code::NotFound,
+                         QStringLiteral("IS server %1 keeps no history (--history 0)").arg(m_options.name));
+        if (st.code() == Status::Code::NotFound) {
+            // An object without numeric values held (yet) has an empty history; a missing one has none.
+            is::ObjectInfo info;
+            is::Object obj;
+            if (m_repository->get(name, &obj, {}, nullptr, &info) == is::Repository::Result::Ok &&
+                m_history) {
+                h.typeName = info.typeName;
+                st = Status();
+            }
+        }
+        out.set_code(quint32(st.code()));
+        out.set_error(st.message().toStdString());
+        is::protocol::toProto(h, &out);
+        m_client->reply(request, serialize(out));
+    });
 }
 
 void IsServer::publishStatistics()

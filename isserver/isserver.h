@@ -8,6 +8,7 @@
 
 #include "dialog/client.h"
 #include "dialog/is/dictionary.h"
+#include "dialog/is/history.h"
 #include "dialog/is/repository.h"
 #include "dialog/is/typeregistry.h"
 
@@ -47,6 +48,10 @@ struct ServerOptions
     QHostAddress mirrorListenAddress;
     int mirrorListenPort = -1; ///< < 0: not a push mirror
     QString mirrorMaster;      ///< empty: a master of this server's own name
+    // History ring (dialog/is/history.h): the newest historyCount values, historySeconds at most.
+    int historyCount = 600;
+    int historySeconds = 3600;
+    QString historyConfig; ///< per-name / per-type bounds (HistoryStore::parseRules); empty: none
     ClientOptions client;
 };
 
@@ -66,6 +71,10 @@ public:
 
     const ServerOptions &options() const { return m_options; }
     is::Repository &repository() { return *m_repository; }
+    /// The history ring (null with --history 0).
+    is::HistoryStore *history() { return m_history.get(); }
+    /// The service of a running archiver of this server (empty if none subscribes).
+    QString archiveService() const;
     const is::TypeRegistry &types() const { return m_types; }
     Client &client() { return *m_client; }
 
@@ -75,8 +84,10 @@ private:
     void replyStatus(const Request &request, is::Status::Code code, const QString &error = {});
     void write(const Request &request, int op, const QString &name, const QByteArray &value);
     void read(const Request &request, const QByteArray &data);
-    void subscribe(const Request &request, const QString &channel, const is::Criteria &criteria, bool withValues,
-                   bool snapshot);
+    void readHistory(const Request &request, const QByteArray &data);
+    bool startHistory(QString *error);
+    void subscribe(const Request &request, const QString &channel, const is::Criteria &criteria,
+                   bool withValues, bool snapshot, const QString &archiveService = {});
     bool refuseIfMirror(const Request &request);
     void scheduleFlush();
     void publishStatistics();
@@ -88,6 +99,7 @@ private:
     is::TypeRegistry m_types;
     QList<is::TypeInfo> m_declared; // declared at run time, saved with the checkpoint
     std::unique_ptr<is::Repository> m_repository;
+    std::unique_ptr<is::HistoryStore> m_history; // with --history > 0
     std::unique_ptr<Dispatcher> m_dispatcher;
     std::unique_ptr<Client> m_client;
     std::unique_ptr<Mirror> m_mirror; // with --mirror-of

@@ -85,6 +85,18 @@ int main(int argc, char *argv[])
         {QStringLiteral("mirror-master"),
          QStringLiteral("With --mirror-listen: the name of the master IS server accepted (default: --name)."),
          QStringLiteral("server")});
+    p.addOption(
+        {QStringLiteral("history"),
+         QStringLiteral("Values kept per object in the history ring (numeric attributes; default 600; 0: "
+                        "no history)."),
+         QStringLiteral("n"), QStringLiteral("600")});
+    p.addOption({QStringLiteral("history-s"),
+                 QStringLiteral("Age bound of the history ring in seconds (default 3600)."),
+                 QStringLiteral("s"), QStringLiteral("3600")});
+    p.addOption({QStringLiteral("history-config"),
+                 QStringLiteral("File of per-name / per-type history bounds (`name REGEX count=N seconds=S`, "
+                                "`type TYPE ...`)."),
+                 QStringLiteral("file")});
     dialog::ClientOptions::addParserOptions(p);
     p.process(app);
 
@@ -163,6 +175,15 @@ int main(int argc, char *argv[])
         p.isSet(QStringLiteral("mirror-master")) ? p.value(QStringLiteral("mirror-master")) : o.name;
     if (p.isSet(QStringLiteral("mirror-master")) && o.mirrorListenPort < 0)
         return fail(QStringLiteral("--mirror-master needs --mirror-listen"));
+    o.historyCount = p.value(QStringLiteral("history")).toInt(&ok);
+    if (!ok || o.historyCount < 0)
+        return fail(
+            QStringLiteral("invalid --history '%1' (0 or more)").arg(p.value(QStringLiteral("history"))));
+    o.historySeconds = p.value(QStringLiteral("history-s")).toInt(&ok);
+    if (!ok || o.historySeconds < 1)
+        return fail(
+            QStringLiteral("invalid --history-s '%1' (1 or more)").arg(p.value(QStringLiteral("history-s"))));
+    o.historyConfig = p.value(QStringLiteral("history-config"));
     o.dataDir = p.value(QStringLiteral("data-dir"));
     o.typesDir = p.value(QStringLiteral("types"));
     o.client = dialog::ClientOptions::fromEnvironment(QStringLiteral("IS.Server.") + o.name);

@@ -296,6 +296,8 @@ void WebServer::route(const Target &t, const QHttpServerRequest &request, const 
         return finish(t, error(400, QStringLiteral("invalid server name '%1'").arg(server.left(100))));
     if (seg.size() == 2 || (seg.size() == 3 && seg.at(2).isEmpty()))
         return serveList(t, server, query);
+    if (seg.size() > 3 && seg.last() == QLatin1String("history"))
+        return serveHistory(t, server, seg.mid(2, seg.size() - 3).join(QLatin1Char('/')), query);
     // The object name is everything after the server (it may hold '/').
     return serveObject(t, server, seg.mid(2).join(QLatin1Char('/')), query);
 }
@@ -474,6 +476,64 @@ void WebServer::serveFile(const Target &t, const QString &file)
     a.contentType = contentTypeOf(file);
     a.body = f.readAll();
     finish(t, a);
+}
+
+// History (the IS server's ring and, further back, its archiver), JSON only: what a chart needs.
+void WebServer::serveHistory(const Target &t, const QString &server, const QString &name,
+                             const QUrlQuery &query)
+{
+    QString srv, obj;
+    if (!is::Dictionary::splitName(name, &srv, &obj) || srv != server)
+        return finish(t, error(400, QStringLiteral("the object must be named '%1.<Object>' (got '%2')")
+                                        .arg(server, name.left(200))));
+    const QString sinceText = query.queryItemValue(QStringLiteral("since"), QUrl::FullyDecoded);
+    const qint64 since = sinceText.isEmpty() ? qint64(600) * 1000000 : is::parseDurationUs(sinceText);
+    if (since < 0)
+        return finish(
+            t,
+            error(400, QStringLiteral("invalid since '%1' (e.g. 90s, 10m, 2h, 7d)").arg(sinceText.left(50))));
+    const QString pointsText = query.queryItemValue(QStringLiteral("points"), QUrl::FullyDecoded);
+    bool okPoints = true;
+    const int points = pointsText.isEmpty() ? 1000 : pointsText.toInt(&okPoints);
+    if (!okPoints || points < 0 || points > 100000)
+        return finish(
+            t,
+            error(400,
+                  QStringLiteral("invalid points '%1' (0..100000; 0: every one)").arg(pointsText.left(50))));
+    const QString attr = query.queryItemValue(QStringLiteral("attr"), QUrl::FullyDecoded);
+    const is::Time now = is::Time::currentTime();
+    m_dictionary->history(
+        name, is::Time(now.microsecondsSinceEpoch() - since), now, points,
+        [this, t, name](const is::Status &s, const is::History &h) {
+            if (!s.isOk())
+                return finish(t, error(httpStatus(s), s.toString()));
+            QJsonArray series;
+            for (const is::HistorySeries &hs : h.series) {
+                // [ms, value] for a value; [ms, mean, min, max, count] for a bucket of several.
+                QJsonArray pts;
+                for (const is::HistoryPoint &p : hs.points) {
+                    QJsonArray pt{double(p.time.microsecondsSinceEpoch() / 1000), p.value};
+                    if (p.count != 1) {
+                        pt.append(p.min);
+                        pt.append(p.max);
+                        pt.append(qint64(p.count));
+                    }
+                    pts.append(pt);
+                }
+                series.append(QJsonObject{{QStringLiteral("attribute"), hs.attribute},
+                                          {QStringLiteral("points"), pts}});
+            }
+            Target jt = t;
+            jt.json = true;
+            finish(jt,
+                   ok(jt, {},
+                      QJsonObject{{QStringLiteral("name"), name},
+                                  {QStringLiteral("type"), h.typeName},
+                                  {QStringLiteral("oldest"),
+                                   h.oldest == is::Time() ? QJsonValue() : QJsonValue(h.oldest.toString())},
+                                  {QStringLiteral("series"), series}}));
+        },
+        attr);
 }
 
 } // namespace dialog::isd

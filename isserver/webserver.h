@@ -99,6 +99,9 @@ private:
     void serveObject(const Target &target, const QString &server, const QString &name,
                      const QUrlQuery &query);
     void serveTypes(const Target &target, const QString &type);
+    /// /is/<Server>/<Server.Object>/history?attr=&since=&points= (JSON): Dictionary::history().
+    void serveHistory(const Target &target, const QString &server, const QString &name,
+                      const QUrlQuery &query);
     void serveFile(const Target &target, const QString &file);
     bool criteriaFromQuery(const QUrlQuery &query, is::Criteria *out, QString *error, int *status) const;
     void onNewWebSocket();

@@ -251,6 +251,10 @@ int bench(const QStringList &args)
         return benchIsHttp(rest);
     if (test == QLatin1String("is-mirror-cost"))
         return benchIsMirrorCost(rest);
+    if (test == QLatin1String("is-history"))
+        return benchIsHistory(rest);
+    if (test == QLatin1String("archive"))
+        return benchArchive(rest);
     if (test.startsWith(QLatin1String("is-")))
         return benchIs(test, rest);
     return fail(QStringLiteral("bench"),

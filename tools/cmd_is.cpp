@@ -15,18 +15,20 @@ namespace dialog::tool {
 
 namespace {
 
-const char *isUsage = "usage: dialog is <command> [options]\n"
-                      "\n"
-                      "commands:\n"
-                      "  ls [SERVER]                  IS servers, or the objects of SERVER (criteria options)\n"
-                      "  get Server.Object            an object's value\n"
-                      "  put Server.Object --type T attr=value …   create or update an object\n"
-                      "  rm Server.Object             remove an object\n"
-                      "  watch SERVER[.REGEX]         print every create/update/remove as it happens\n"
-                      "  types [TYPE]                 the IS types (meta-information) of the servers\n"
-                      "  stats SERVER                 a server's statistics (rates, subscribers, drops)\n"
-                      "\n"
-                      "Every command accepts --help, --json and --control-server host:port.\n";
+const char *isUsage =
+    "usage: dialog is <command> [options]\n"
+    "\n"
+    "commands:\n"
+    "  ls [SERVER]                  IS servers, or the objects of SERVER (criteria options)\n"
+    "  get Server.Object            an object's value\n"
+    "  put Server.Object --type T attr=value …   create or update an object\n"
+    "  rm Server.Object             remove an object\n"
+    "  watch SERVER[.REGEX]         print every create/update/remove as it happens\n"
+    "  types [TYPE]                 the IS types (meta-information) of the servers\n"
+    "  stats SERVER                 a server's statistics (rates, subscribers, drops)\n"
+    "  history Server.Object [ATTR] --since 10m   recent values of numeric attributes\n"
+    "\n"
+    "Every command accepts --help, --json and --control-server host:port.\n";
 
 void out(const QString &line)
 {
@@ -511,6 +513,82 @@ int isStats(const QStringList &args)
     return 0;
 }
 
+int isHistory(const QStringList &args)
+{
+    const QString verb = QStringLiteral("is history");
+    QCommandLineParser p;
+    p.addPositionalArgument(QStringLiteral("name"), QStringLiteral("Server.Object"));
+    p.addPositionalArgument(QStringLiteral("attribute"),
+                            QStringLiteral("One numeric attribute (default: every one)."),
+                            QStringLiteral("[ATTR]"));
+    p.addOption({QStringLiteral("since"), QStringLiteral("How far back: 90s, 10m, 2h, 7d (default 10m)."),
+                 QStringLiteral("duration"), QStringLiteral("10m")});
+    p.addOption({QStringLiteral("max-points"),
+                 QStringLiteral(
+                     "At most this many points per attribute, min/max/mean buckets beyond (default: all)."),
+                 QStringLiteral("n"), QStringLiteral("0")});
+    if (!setup(p, args, verb,
+               QStringLiteral(
+                   "Prints the recent values of the numeric attributes of an IS object, from the server's "
+                   "history ring and, further back, its archiver.")))
+        return 1;
+    const QStringList pos = p.positionalArguments();
+    if (pos.isEmpty() || pos.size() > 2)
+        return fail(verb, QStringLiteral("expected Server.Object [ATTRIBUTE]"));
+    const QString name = pos.first();
+    QString server, error;
+    if (!is::Dictionary::splitName(name, &server, nullptr))
+        return fail(verb, QStringLiteral("'%1' is not an IS object name (expected Server.Object)").arg(name));
+    const qint64 since = is::parseDurationUs(p.value(QStringLiteral("since")));
+    if (since < 0)
+        return fail(verb, QStringLiteral("invalid --since '%1' (e.g. 90s, 10m, 2h, 7d)")
+                              .arg(p.value(QStringLiteral("since"))));
+    qint64 maxPoints = 0;
+    if (!intOption(p, verb, QStringLiteral("max-points"), 0, 10000000, maxPoints))
+        return 1;
+    Session s;
+    if (!open(p, verb, s, &error) || !checkServer(s, server, &error))
+        return fail(verb, error);
+    const is::Time now = is::Time::currentTime();
+    is::History h;
+    const is::Status st = s.dict->historySync(name, is::Time(now.microsecondsSinceEpoch() - since), now,
+                                              maxPoints, &h, pos.size() > 1 ? pos.at(1) : QString());
+    if (!st.isOk())
+        return fail(verb, st.toString());
+    const bool json = p.isSet(QStringLiteral("json"));
+    for (const is::HistorySeries &series : std::as_const(h.series)) {
+        if (json) {
+            QJsonArray points;
+            for (const is::HistoryPoint &pt : series.points) {
+                QJsonObject o{{QStringLiteral("time"), pt.time.toString()},
+                              {QStringLiteral("value"), pt.value}};
+                if (pt.count != 1) {
+                    o.insert(QStringLiteral("min"), pt.min);
+                    o.insert(QStringLiteral("max"), pt.max);
+                    o.insert(QStringLiteral("count"), qint64(pt.count));
+                }
+                points.append(o);
+            }
+            out(QString::fromUtf8(QJsonDocument(QJsonObject{{QStringLiteral("name"), name},
+                                                            {QStringLiteral("type"), h.typeName},
+                                                            {QStringLiteral("attribute"), series.attribute},
+                                                            {QStringLiteral("points"), points}})
+                                      .toJson(QJsonDocument::Compact)));
+            continue;
+        }
+        out(QStringLiteral("%1 %2 (%3 points)").arg(name, series.attribute).arg(series.points.size()));
+        for (const is::HistoryPoint &pt : series.points)
+            out(pt.count == 1 ? QStringLiteral("  %1  %2").arg(pt.time.toString()).arg(pt.value, 0, 'g', 10)
+                              : QStringLiteral("  %1  %2  min %3  max %4  (%5 values)")
+                                    .arg(pt.time.toString())
+                                    .arg(pt.value, 0, 'g', 10)
+                                    .arg(pt.min, 0, 'g', 10)
+                                    .arg(pt.max, 0, 'g', 10)
+                                    .arg(pt.count));
+    }
+    return 0;
+}
+
 } // namespace
 
 int is(const QStringList &args)
@@ -536,6 +614,8 @@ int is(const QStringList &args)
         return isTypes(rest);
     if (cmd == QLatin1String("stats"))
         return isStats(rest);
+    if (cmd == QLatin1String("history"))
+        return isHistory(rest);
     std::fprintf(stderr, "dialog is: unknown command '%s'\n\n%s", qPrintable(cmd), isUsage);
     return 1;
 }

@@ -29,6 +29,11 @@ int benchIsHttp(const QStringList &args);
 /// What a stopped IS mirror costs the server it mirrors (cmd_bench_mirror.cpp).
 int benchIsMirrorCost(const QStringList &args);
 
+/// Memory and query latency of the IS history ring (cmd_bench_history.cpp).
+int benchIsHistory(const QStringList &args);
+/// dialog-archiver's insert rate and one-week query time (cmd_bench_history.cpp).
+int benchArchive(const QStringList &args);
+
 /// Prints "dialog VERB: why" on stderr and returns 1.
 int fail(const QString &verb, const QString &why);
 /// Parses @p args with the common DIALOG options added; exits on --help. False on bad values.

@@ -25,6 +25,9 @@ public:
 
     using ReplyFn = std::function<void(const Status &, const isproto::Reply &)>;
     void call(Dictionary *q, const QString &server, const isproto::Request &request, ReplyFn done);
+    /// As call(), to @p service (an IS server's or its archiver's); @p what names it in errors.
+    void callService(Dictionary *q, const QString &service, const QString &what, const QString &missing,
+                     const isproto::Request &request, ReplyFn done);
     void withTypes(Dictionary *q, const QString &server, std::function<void(const Status &)> then);
     Entry entryFrom(const QString &server, const isproto::Entry &e, Status *status);
 };
@@ -36,15 +39,20 @@ void DictionaryPrivate::call(Dictionary *q, const QString &server, const isproto
              isproto::Reply());
         return;
     }
-    const QString service = serviceName(server);
-    client->request(service, serialize(request), timeoutMs, q, [this, server, service, done](const Reply &r) {
+    callService(q, serviceName(server), QStringLiteral("IS server %1").arg(server),
+                QStringLiteral("no IS server '%1' is running").arg(server), request, std::move(done));
+}
+
+void DictionaryPrivate::callService(Dictionary *q, const QString &service, const QString &what,
+                                    const QString &missing, const isproto::Request &request, ReplyFn done)
+{
+    client->request(service, serialize(request), timeoutMs, q, [=](const Reply &r) {
         isproto::Reply reply;
         switch (r.error()) {
         case Status::Code::Ok: {
             const QByteArray data = r.data();
             if (!reply.ParseFromArray(data.constData(), int(data.size()))) {
-                done(Status(Status::Code::ServerError,
-                            QStringLiteral("IS server %1 sent a malformed reply").arg(server)),
+                done(Status(Status::Code::ServerError, QStringLiteral("%1 sent a malformed reply").arg(what)),
                      reply);
                 return;
             }
@@ -53,11 +61,10 @@ void DictionaryPrivate::call(Dictionary *q, const QString &server, const isproto
         }
         case Status::Code::Timeout:
             if (client->providerOf(service).isEmpty())
-                done(Status(Status::Code::UnknownServer, QStringLiteral("no IS server '%1' is running").arg(server)),
-                     reply);
+                done(Status(Status::Code::UnknownServer, missing), reply);
             else
                 done(Status(Status::Code::Timeout,
-                            QStringLiteral("IS server %1 did not answer within %2 ms").arg(server).arg(timeoutMs)),
+                            QStringLiteral("%1 did not answer within %2 ms").arg(what).arg(timeoutMs)),
                      reply);
             return;
         case Status::Code::NotAccepted:
@@ -251,6 +258,99 @@ void Dictionary::list(const QString &server, const Criteria &criteria, ListDone 
     });
 }
 
+namespace {
+isproto::Request historyRequest(const QString &name, const QString &attribute, Time from, Time to,
+                                qsizetype maxPoints)
+{
+    isproto::Request r;
+    r.set_op(isproto::Request::HISTORY);
+    r.set_name(name.toStdString());
+    r.set_attribute(attribute.toStdString());
+    r.set_from_us(from.microsecondsSinceEpoch());
+    r.set_to_us(to.microsecondsSinceEpoch());
+    r.set_max_points(quint32(qBound(qsizetype(0), maxPoints, qsizetype(0x7fffffff))));
+    return r;
+}
+
+// The archive's part (older) in front of the ring's, per attribute, downsampled again.
+History merged(const History &archive, const History &ring, qsizetype maxPoints)
+{
+    History out = ring;
+    if (out.typeName.isEmpty())
+        out.typeName = archive.typeName;
+    if (out.series.isEmpty()) {
+        out.series = archive.series;
+        return out;
+    }
+    for (HistorySeries &s : out.series) {
+        for (const HistorySeries &a : archive.series) {
+            if (a.attribute != s.attribute)
+                continue;
+            // The server stamps changes to the millisecond, the archive keeps values of one
+            // millisecond apart (a microsecond each): of the oldest millisecond of the ring, the
+            // archive adds the values the ring no longer holds.
+            const qint64 oldest = ring.oldest.microsecondsSinceEpoch();
+            const qsizetype inRing = ring.oldestCount;
+            QList<HistoryPoint> points, sameMs;
+            for (const HistoryPoint &p : a.points) {
+                const qint64 t = p.time.microsecondsSinceEpoch();
+                if (ring.oldest == Time() || t < oldest)
+                    points.append(p);
+                else if (t < oldest + 1000)
+                    sameMs.append(p);
+            }
+            points.append(sameMs.mid(0, qMax<qsizetype>(0, sameMs.size() - inRing)));
+            points.append(s.points);
+            s.points = downsample(points, maxPoints);
+        }
+    }
+    return out;
+}
+} // namespace
+
+void Dictionary::history(const QString &name, Time from, Time to, qsizetype maxPoints, HistoryDone done,
+                         const QString &attribute)
+{
+    QString server, obj;
+    if (!splitName(name, &server, &obj)) {
+        done(badName(name), History());
+        return;
+    }
+    if (to < from) {
+        done(Status(Status::Code::BadRequest,
+                    QStringLiteral("the history of %1 is asked for an empty interval").arg(name)),
+             History());
+        return;
+    }
+    const isproto::Request r = historyRequest(name, attribute, from, to, maxPoints);
+    d->call(this, server, r, [=](const Status &s, const isproto::Reply &reply) {
+        History ring = historyFromProto(reply);
+        ring.name = name;
+        const QString archive = QString::fromStdString(reply.archive_service());
+        const bool older = ring.oldest == Time() || from < ring.oldest;
+        if ((!s.isOk() && s.code() != Status::Code::NotFound) || archive.isEmpty() || !older) {
+            done(s, ring);
+            return;
+        }
+        // The part before the ring from the archiver, which runs apart: the IS server never waits for it.
+        // Raw: up to the end of the ring's oldest millisecond, to join exactly (merged()). Downsampled:
+        // strictly before the ring (values of that one millisecond the ring dropped are left out).
+        const qint64 edge = ring.oldest.microsecondsSinceEpoch() + (maxPoints > 0 ? -1 : 999);
+        const Time archiveTo = ring.oldest == Time() ? to : qMin(to, Time(edge));
+        const isproto::Request ar = historyRequest(name, attribute, from, archiveTo, maxPoints);
+        d->callService(this, archive, QStringLiteral("archiver of %1").arg(server),
+                       QStringLiteral("no archiver of %1 is running").arg(server), ar,
+                       [=](const Status &as, const isproto::Reply &areply) {
+                           if (!as.isOk()) {
+                               // The ring's part is still worth having; without it, the archive's error.
+                               done(s.isOk() ? s : as, ring);
+                               return;
+                           }
+                           done(Status(), merged(historyFromProto(areply), ring, maxPoints));
+                       });
+    });
+}
+
 void Dictionary::fetchTypes(const QString &server, Done done)
 {
     isproto::Request r;
@@ -389,6 +489,20 @@ Status Dictionary::listSync(const QString &server, const Criteria &criteria, QLi
                 fin(s);
             },
             withValues);
+    });
+}
+Status Dictionary::historySync(const QString &name, Time from, Time to, qsizetype maxPoints, History *out,
+                               const QString &attribute)
+{
+    return runSync([&](Done fin) {
+        history(
+            name, from, to, maxPoints,
+            [out, fin](const Status &s, const History &h) {
+                if (out)
+                    *out = h;
+                fin(s);
+            },
+            attribute);
     });
 }
 Status Dictionary::fetchTypesSync(const QString &server)

@@ -103,4 +103,53 @@ QByteArray serialize(const google::protobuf::MessageLite &message)
     return out;
 }
 
+void toProto(const History &history, isproto::Reply *out)
+{
+    out->set_type(history.typeName.toStdString());
+    out->set_oldest_us(history.oldest.microsecondsSinceEpoch());
+    out->set_oldest_count(history.oldestCount);
+    for (const HistorySeries &s : history.series) {
+        isproto::Series *ps = out->add_series();
+        ps->set_attribute(s.attribute.toStdString());
+        const int n = int(s.points.size());
+        ps->mutable_time_us()->Reserve(n);
+        ps->mutable_value()->Reserve(n);
+        bool raw = true;
+        for (const HistoryPoint &p : s.points) {
+            ps->add_time_us(p.time.microsecondsSinceEpoch());
+            ps->add_value(p.value);
+            raw = raw && p.count == 1 && p.min == p.value && p.max == p.value;
+        }
+        if (raw)
+            continue; // min, max and count are implied
+        for (const HistoryPoint &p : s.points) {
+            ps->add_min(p.min);
+            ps->add_max(p.max);
+            ps->add_count(p.count);
+        }
+    }
+}
+
+History historyFromProto(const isproto::Reply &reply)
+{
+    History h;
+    h.typeName = QString::fromStdString(reply.type());
+    h.oldest = Time(reply.oldest_us());
+    h.oldestCount = reply.oldest_count();
+    for (const isproto::Series &ps : reply.series()) {
+        HistorySeries s;
+        s.attribute = QString::fromStdString(ps.attribute());
+        const int n = qMin(ps.time_us_size(), ps.value_size());
+        const bool full = ps.min_size() == n && ps.max_size() == n && ps.count_size() == n;
+        s.points.reserve(n);
+        for (int i = 0; i < n; ++i) {
+            const double v = ps.value(i);
+            s.points.append(HistoryPoint{Time(ps.time_us(i)), v, full ? ps.min(i) : v, full ? ps.max(i) : v,
+                                         full ? ps.count(i) : 1u});
+        }
+        h.series.append(s);
+    }
+    return h;
+}
+
 } // namespace dialog::is::protocol

@@ -4,6 +4,7 @@
 
 #include "dialog/is/criteria.h"
 #include "dialog/is/dictionary.h"
+#include "dialog/is/history.h"
 #include "dialog/is/repository.h"
 
 #include "is.pb.h"
@@ -23,6 +24,17 @@ inline QString servicePrefix()
 {
     return QStringLiteral("IS.");
 }
+
+/// The request service of the archiver of IS server @p server (dialog-archiver): it answers HISTORY
+/// requests as the server does, from its SQLite archive.
+inline QString archiveService(const QString &server)
+{
+    return QStringLiteral("ARCHIVE.") + server;
+}
+
+/// HISTORY replies: the series of @p history into @p out (type, oldest and series), and back.
+void toProto(const History &history, isproto::Reply *out);
+History historyFromProto(const isproto::Reply &reply);
 
 enum RecordKind : quint8
 {

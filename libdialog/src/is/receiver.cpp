@@ -73,6 +73,7 @@ public:
     std::function<void(const Event &)> callback;
     quint64 received = 0, dropped = 0;
     int nextId = 1;
+    QString archiveService;
 
     int add(const QString &server, const Criteria &criteria, bool withValues, bool snapshot);
     void watch(const QString &server);
@@ -147,6 +148,7 @@ void ReceiverPrivate::sendSubscribe(int id)
         r.set_channel(s.channel.toStdString());
         r.set_with_values(s.withValues);
         r.set_snapshot(s.snapshot);
+        r.set_archive_service(archiveService.toStdString());
         toProto(s.criteria, r.mutable_criteria());
         dictionary->client()->request(
             serviceName(server), serialize(r), dictionary->timeout(), q, [this, id](const Reply &reply) {
@@ -301,6 +303,11 @@ quint64 Receiver::receivedCount() const
 quint64 Receiver::droppedCount() const
 {
     return d->dropped;
+}
+
+void Receiver::setArchiveService(const QString &service)
+{
+    d->archiveService = service;
 }
 
 } // namespace dialog::is

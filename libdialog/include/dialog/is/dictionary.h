@@ -1,10 +1,11 @@
 #pragma once
 
-#include "dialog/status.h"
 #include "dialog/is/criteria.h"
+#include "dialog/is/history.h"
 #include "dialog/is/object.h"
 #include "dialog/is/time.h"
 #include "dialog/is/typeregistry.h"
+#include "dialog/status.h"
 
 #include <QObject>
 #include <QStringList>
@@ -51,6 +52,7 @@ public:
     using Done = std::function<void(const Status &)>;
     using GetDone = std::function<void(const Status &, const Entry &)>;
     using ListDone = std::function<void(const Status &, const QList<Entry> &)>;
+    using HistoryDone = std::function<void(const Status &, const History &)>;
 
     /// @p client must outlive the dictionary.
     explicit Dictionary(Client *client, QObject *parent = nullptr);
@@ -73,6 +75,13 @@ public:
     void get(const QString &name, GetDone done, const QString &asType = {});
     /// Objects of @p server matching @p criteria, sorted by name (values only if @p withValues).
     void list(const QString &server, const Criteria &criteria, ListDone done, bool withValues = true);
+    /// The values of the numeric attributes of @p name between @p from and @p to, oldest first, at
+    /// most @p maxPoints per attribute (downsampled with min/max/mean buckets beyond; <= 0: every
+    /// point); only @p attribute when it is set. The server answers from its history ring; the part
+    /// before the oldest value of the ring comes from the server's archiver (dialog-archiver) when
+    /// one runs, and is merged in front. NotFound when neither holds values of the object.
+    void history(const QString &name, Time from, Time to, qsizetype maxPoints, HistoryDone done,
+                 const QString &attribute = {});
     /// Merges the server's types into types().
     void fetchTypes(const QString &server, Done done);
     /// Declares types on a server at run time (and in types()).
@@ -87,6 +96,8 @@ public:
     Status removeSync(const QString &name);
     Status getSync(const QString &name, Entry *out, const QString &asType = {});
     Status listSync(const QString &server, const Criteria &criteria, QList<Entry> *out, bool withValues = true);
+    Status historySync(const QString &name, Time from, Time to, qsizetype maxPoints, History *out,
+                       const QString &attribute = {});
     Status fetchTypesSync(const QString &server);
     Status declareTypesSync(const QString &server, const QList<TypeInfo> &types);
     Status serversSync(QStringList *out);

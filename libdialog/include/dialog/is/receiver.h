@@ -81,6 +81,10 @@ public:
     int subscribeWithSnapshot(const QString &server, const Criteria &criteria, bool withValues = true);
     void unsubscribe(int id);
     bool isActive(int id) const;
+    /// For an archiver (dialog-archiver): subscriptions made after this call tell the server that
+    /// this process archives its changes and answers HISTORY requests (as the server does) on
+    /// @p service; the server then sends history queries reaching beyond its ring there.
+    void setArchiveService(const QString &service);
     /// Called for every event, before changed() is emitted (cheaper than a signal at high rates).
     void setCallback(std::function<void(const Event &)> callback);
     /// Events delivered so far, all subscriptions together.

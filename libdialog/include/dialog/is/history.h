@@ -1,0 +1,151 @@
+#pragma once
+
+#include "dialog/is/repository.h"
+#include "dialog/is/time.h"
+#include "dialog/status.h"
+
+#include <QList>
+#include <QMetaType>
+#include <QString>
+#include <memory>
+
+namespace dialog::is {
+
+class TypeRegistry;
+
+/// One point of a history: a value at a time, or, once downsampled, the mean of @p count values
+/// with their extremes (min/max/mean buckets).
+struct HistoryPoint
+{
+    Time time;         ///< the value's time; for a bucket, the mean time of its values
+    double value = 0;  ///< the value; for a bucket, the mean
+    double min = 0;    ///< equal to value for a raw point
+    double max = 0;    ///< equal to value for a raw point
+    quint32 count = 1; ///< values summarised by this point
+};
+
+/// The history of one numeric attribute, oldest point first.
+struct HistorySeries
+{
+    QString attribute;
+    QList<HistoryPoint> points;
+};
+
+/// The history of one object, as returned by Dictionary::history() and HistoryStore::query().
+struct History
+{
+    QString name;     ///< "Server.Object" (the store answers with the bare object name)
+    QString typeName; ///< type of the values held (empty when nothing is held)
+    /// Time of the oldest value the server's ring holds (the epoch when it holds none): a query
+    /// reaching before it is answered from the archive, when one runs.
+    Time oldest;
+    /// How many of the ring's values carry exactly the time @p oldest (the server stamps changes to
+    /// the millisecond): the archive adds the others of that millisecond.
+    quint32 oldestCount = 0;
+    QList<HistorySeries> series; ///< one per numeric attribute asked for, in attribute order
+};
+
+/// Reduces @p points (sorted by time) to at most @p maxPoints with min/max/mean buckets: the span
+/// of the points is cut into @p maxPoints buckets of equal duration; each non-empty bucket becomes
+/// one point holding the count-weighted mean, the smallest min and the largest max of its points.
+/// Points are returned as they are when there are no more than @p maxPoints (or maxPoints <= 0).
+QList<HistoryPoint> downsample(const QList<HistoryPoint> &points, qsizetype maxPoints);
+
+/// A duration as written on command lines and in URLs: "90", "90s", "10m", "2h", "7d" (a number,
+/// optionally fractional, and a unit; seconds without one), in microseconds; -1 when @p text is not
+/// such a duration (or is longer than 1,000 days).
+qint64 parseDurationUs(const QString &text);
+
+/// Bounds of the history of one object: the newest @p count values not older than @p seconds
+/// (measured from the object's newest value). A count of 0 keeps no history.
+struct HistoryLimits
+{
+    int count = 600;
+    int seconds = 3600;
+    friend bool operator==(const HistoryLimits &a, const HistoryLimits &b)
+    {
+        return a.count == b.count && a.seconds == b.seconds;
+    }
+};
+
+class HistoryStorePrivate;
+
+/// The recent values of the numeric attributes of every object of an IS server (the IS server's
+/// history ring), held compactly.
+///
+/// Only scalar numeric attributes are kept (bool, integers, float, double; not strings, times,
+/// vectors or nested objects): they are what is plotted, and they compress to a few bytes per
+/// value. Integers are kept exactly (zig-zag varint of the difference to the previous value);
+/// float and double values are kept with float precision (about 7 significant digits: the XOR of
+/// the previous value's bits, as a varint); times are kept to the millisecond (varint of the
+/// difference of successive intervals). Values are appended to blocks of 128 points; the oldest
+/// block is dropped once the newer ones hold the object's count or it is older than its age bound,
+/// so an object holds at most count + 127 values and queries return the newest count.
+///
+/// Limits come from the defaults, overridden by rules (setRules(), parseRules()) chosen once per
+/// object when its first value is recorded: the first rule matching the object's name (a regular
+/// expression on the object name without the server prefix) or type wins.
+///
+/// Thread safety: every function may be called from any thread (the objects are spread over
+/// independently locked shards).
+class HistoryStore
+{
+public:
+    struct Rule
+    {
+        enum class Match
+        {
+            Name, ///< @p pattern is a regular expression matched against the whole object name
+            Type, ///< @p pattern is a type name (exactly that type)
+        };
+        Match match = Match::Name;
+        QString pattern;
+        HistoryLimits limits;
+    };
+
+    explicit HistoryStore(const HistoryLimits &defaults = HistoryLimits());
+    ~HistoryStore();
+    HistoryStore(const HistoryStore &) = delete;
+    HistoryStore &operator=(const HistoryStore &) = delete;
+
+    HistoryLimits defaults() const;
+    /// Replaces the rules; objects already held keep the limits they were given.
+    void setRules(const QList<Rule> &rules);
+    /// Parses a rules file: one rule a line, `name REGEX [count=N] [seconds=S]` or
+    /// `type TYPE [count=N] [seconds=S]` (an omitted bound is the default's), '#' starts a
+    /// comment. False with the line and the reason in @p error.
+    static bool parseRules(const QString &text, const HistoryLimits &defaults, QList<Rule> *rules,
+                           QString *error);
+    /// The limits an object of that name and type is given.
+    HistoryLimits limitsFor(const QString &objectName, const QString &typeName) const;
+
+    /// Records a change (a Repository listener): the numeric values of a created or updated object
+    /// are appended to its history (which starts afresh if the object's type changed); a removed
+    /// object's history is dropped.
+    void record(const Change &change);
+    /// Appends the numeric values of @p object at @p time to the history of @p objectName.
+    void append(const QString &objectName, const Object &object, Time time);
+    void remove(const QString &objectName);
+
+    /// The history of @p objectName between @p from and @p to (inclusive) for @p attribute (empty:
+    /// every numeric attribute), at most @p maxPoints per series (<= 0: all). NotFound when
+    /// nothing is held for the object; BadRequest when @p attribute is not one of its numeric
+    /// attributes.
+    Status query(const QString &objectName, const QString &attribute, Time from, Time to, qsizetype maxPoints,
+                 History *out) const;
+    /// Replaces the history of @p objectName by @p history (a mirror copying its master's);
+    /// the series must all be of type @p history.typeName's numeric attributes and the same length.
+    Status restore(const QString &objectName, const Object &prototype, const History &history);
+
+    /// Objects with a history held.
+    qsizetype objectCount() const;
+    /// Bytes of encoded values held (blocks only, without the bookkeeping of each object).
+    qint64 encodedBytes() const;
+
+private:
+    std::unique_ptr<HistoryStorePrivate> const d;
+};
+
+} // namespace dialog::is
+
+Q_DECLARE_METATYPE(dialog::is::History)
