@@ -139,7 +139,8 @@ public:
     quint64 lastSequence = 0;
     quint64 received = 0;
     quint64 lost = 0;
-    bool attached = false; // a channel of a Stream (Client::attach): no Control Server request
+    bool providerLost = false; // told Lost since the last message: its re-sent value is delivered
+    bool attached = false;     // a channel of a Stream (Client::attach): no Control Server request
 };
 
 class RequestTracker;
