@@ -7,6 +7,7 @@
 #include <QHostInfo>
 #include <QJsonDocument>
 #include <QLoggingCategory>
+#include <QNetworkInterface>
 #include <QRandomGenerator>
 #include <QTimer>
 
@@ -16,6 +17,27 @@ namespace dialog::cs {
 
 using namespace wire_format;
 using net::Endpoint;
+
+namespace {
+// A claimed address that could not be reached is refused without dialling it again for this long.
+constexpr qint64 DialRetryMs = 5000;
+// Processes from one source address that may wait for their connect-back at once.
+constexpr int MaxUnverifiedPerSource = 16;
+// An accepted process that sends nothing within this time is no longer remembered as unverified.
+constexpr qint64 UnverifiedForgetMs = 60000;
+
+bool sameAddress(const QHostAddress &a, const QHostAddress &b)
+{
+    return a.isEqual(b, QHostAddress::TolerantConversion);
+}
+
+bool isLoopback(const QHostAddress &a)
+{
+    bool v4 = false;
+    const quint32 ip = a.toIPv4Address(&v4);
+    return a.isLoopback() || (v4 && (ip >> 24) == 127);
+}
+} // namespace
 
 ControlServer::ControlServer(const ServerOptions &options, QObject *parent)
     : QObject(parent), m_options(options)
@@ -101,6 +123,7 @@ bool ControlServer::activate(QString *error)
         host = (m_options.bind == QHostAddress::Any || m_options.bind == QHostAddress::AnyIPv4)
                    ? QHostInfo::localHostName()
                    : m_options.bind.toString();
+    m_localAddresses = QNetworkInterface::allAddresses();
     m_self.name = QStringLiteral("DIALOG.ControlServer");
     m_self.endpoint = Endpoint{host, m_transport->serverPort()};
     m_self.pid = quint32(QCoreApplication::applicationPid());
@@ -109,6 +132,10 @@ bool ControlServer::activate(QString *error)
 
     connect(m_transport, &net::Transport::destinationFailed, this,
             [this](const Endpoint &e, const QString &why) {
+                if (m_unverified.contains(e)) {
+                    connectBackFailed(e, why);
+                    return;
+                }
                 // A process we cannot reach is dead (its receiving socket refuses): no need to wait for
                 // heartbeats.
                 const QString name = m_directory.processAt(e.host, e.port);
@@ -213,6 +240,8 @@ void ControlServer::handle(const net::Inbound &in)
         return;
     }
     m_directory.heartbeat(in.peer->name, now());
+    if (!m_unverified.isEmpty())
+        m_unverified.remove(in.peer->endpoint); // it heard SUCCESSFULLY_CONNECTED: we reach it
     switch (in.type) {
     case Type::Heartbeat:
         onHeartbeat(in);
@@ -328,6 +357,60 @@ void ControlServer::onConnect(const net::Inbound &in)
 {
     wire::Connect c;
     parseControl(in.data, c);
+    const QString host = qs(c.host());
+    if (c.name().empty() || c.port() == 0 || c.port() > 65535 || host.isEmpty()) {
+        refuseConnect(in, QStringLiteral("connect"),
+                      QStringLiteral("CONNECT without a process name, host or port"));
+        return;
+    }
+    const QHostAddress literal(host);
+    if (!literal.isNull() || m_options.trustAdvertised) {
+        admit(in, {literal});
+        return;
+    }
+    // An advertised name is checked against the connection as what it resolves to (asynchronously).
+    QHostInfo::lookupHost(host, this, [this, in](const QHostInfo &info) {
+        if (m_transport)
+            admit(in, info.addresses());
+    });
+}
+
+QString ControlServer::checkClaim(const net::Inbound &in, const QString &claimed,
+                                  const QList<QHostAddress> &addresses) const
+{
+    if (m_options.trustAdvertised)
+        return {};
+    const QHostAddress &source = in.peer->source;
+    if (addresses.isEmpty() || addresses.first().isNull())
+        return QStringLiteral("cannot resolve the advertised host '%1' — advertise an address (--advertise)")
+            .arg(claimed);
+    for (const QHostAddress &a : addresses) {
+        if (sameAddress(a, source))
+            return {};
+        // From this host (loopback): any address of this host, not another host's.
+        if (isLoopback(source) &&
+            (isLoopback(a) || std::any_of(m_localAddresses.cbegin(), m_localAddresses.cend(),
+                                          [&a](const QHostAddress &l) { return sameAddress(a, l); })))
+            return {};
+    }
+    return QStringLiteral("advertises %1 but connected from %2 — advertise the address the Control Server "
+                          "sees (--advertise %2), or start it with --trust-advertised")
+        .arg(claimed, source.toString());
+}
+
+void ControlServer::refuseConnect(const net::Inbound &in, const QString &what, const QString &reason)
+{
+    wire::Refused r;
+    r.set_what(ss(what));
+    r.set_name(ss(in.peer->name));
+    r.set_reason(ss(reason));
+    m_transport->answer(in.peer, controlFrame(Type::Refused, r));
+}
+
+void ControlServer::admit(const net::Inbound &in, const QList<QHostAddress> &addresses)
+{
+    wire::Connect c;
+    parseControl(in.data, c);
     ProcessRecord p;
     p.name = qs(c.name());
     p.host = qs(c.host());
@@ -338,22 +421,36 @@ void ControlServer::onConnect(const net::Inbound &in)
     p.connectedAtMs = m_epochOffset + now();
     p.lastSeenMs = now();
     const Endpoint reply{p.host, p.port};
-    if (p.name.isEmpty() || p.port == 0) {
-        wire::Refused r;
-        r.set_what("connect");
-        r.set_reason("CONNECT without a process name or port");
-        sendToEndpoint(in.peer->endpoint, controlFrame(Type::Refused, r));
+    QString why = checkClaim(in, p.host, addresses);
+    if (why.isEmpty()) {
+        const QString holder = m_directory.processAt(p.host, p.port);
+        if (!holder.isEmpty() && holder != p.name)
+            why = QStringLiteral("%1 is where process %2 listens").arg(reply.toString(), holder);
+    }
+    if (why.isEmpty()) {
+        const auto failed = m_dialFailures.constFind(reply);
+        if (failed != m_dialFailures.cend() && now() - failed->atMs < DialRetryMs)
+            why = failed->reason; // not dialled again so soon
+    }
+    if (why.isEmpty() && !m_unverified.contains(reply)) {
+        const auto fromSource =
+            std::count_if(m_unverified.cbegin(), m_unverified.cend(),
+                          [&](const Unverified &u) { return sameAddress(u.via->source, in.peer->source); });
+        if (fromSource >= MaxUnverifiedPerSource)
+            why = QStringLiteral("too many processes from %1 wait for their connect-back; try again later")
+                      .arg(in.peer->source.toString());
+    }
+    if (!why.isEmpty()) {
+        qCInfo(lcServer).noquote() << "refused connection of" << p.name << "from"
+                                   << in.peer->source.toString() << "-" << why;
+        refuseConnect(in, QStringLiteral("address"), why);
         return;
     }
-    QString why;
     const auto result = m_directory.connectProcess(p, &why);
     if (result == Directory::ConnectResult::NameInUse) {
-        qCInfo(lcServer).noquote() << "refused connection of" << p.name << reply.toString() << "-" << why;
-        wire::Refused r;
-        r.set_what("connect");
-        r.set_name(c.name());
-        r.set_reason(ss(why));
-        sendToEndpoint(reply, controlFrame(Type::Refused, r));
+        qCInfo(lcServer).noquote() << "refused connection of" << p.name << "from"
+                                   << in.peer->source.toString() << "-" << why;
+        refuseConnect(in, QStringLiteral("connect"), why);
         // A replacement is knocking: if the holder of the name is dead, the probe finds out now.
         if (const ProcessRecord *old = m_directory.process(p.name))
             sendToEndpoint(Endpoint{old->host, old->port}, controlFrame(Type::Heartbeat, wire::Heartbeat()));
@@ -361,6 +458,9 @@ void ControlServer::onConnect(const net::Inbound &in)
     }
     qCInfo(lcServer).noquote() << "process" << p.name << "connected from" << reply.toString() << "pid"
                                << p.pid << (result == Directory::ConnectResult::Refreshed ? "(again)" : "");
+    // Until it answers, it is on probation: if SUCCESSFULLY_CONNECTED cannot be delivered, the
+    // refusal goes back on the connection the CONNECT came by.
+    m_unverified.insert(reply, Unverified{in.peer, p.name, p.incarnation, now()});
     wire::Connected ok;
     ok.set_server(ss(m_self.name));
     ok.set_heartbeat_ms(quint32(p.heartbeatMs));
@@ -373,6 +473,35 @@ void ControlServer::onConnect(const net::Inbound &in)
     for (const auto &r : c.requests())
         request(p.name, qs(r));
     directoryChanged();
+}
+
+void ControlServer::connectBackFailed(const Endpoint &e, const QString &reason)
+{
+    const Unverified u = m_unverified.take(e);
+    QString detail = reason;
+    if (!detail.isEmpty())
+        detail[0] = detail[0].toLower();
+    const QString why = QStringLiteral("cannot connect back to %1: %2 — check --advertise / firewall")
+                            .arg(e.toString(), detail);
+    if (m_dialFailures.size() > 4096)
+        m_dialFailures.clear(); // bounded; entries are short-lived anyway
+    m_dialFailures.insert(e, DialFailure{why, now()});
+    wire::Refused r;
+    r.set_what("address");
+    r.set_name(ss(u.name));
+    r.set_reason(ss(why));
+    m_transport->answer(u.via, controlFrame(Type::Refused, r));
+    if (m_directory.connected(u.name, u.incarnation))
+        lose(u.name, why);
+}
+
+void ControlServer::expireConnectBacks()
+{
+    const qint64 t = now();
+    for (auto it = m_unverified.begin(); it != m_unverified.end();)
+        it = t - it->atMs > UnverifiedForgetMs ? m_unverified.erase(it) : std::next(it);
+    for (auto it = m_dialFailures.begin(); it != m_dialFailures.end();)
+        it = t - it->atMs > DialRetryMs ? m_dialFailures.erase(it) : std::next(it);
 }
 
 void ControlServer::registerService(const QString &process, const QString &service)
@@ -466,6 +595,8 @@ void ControlServer::lose(const QString &name, const QString &reason)
 
 void ControlServer::checkHeartbeats()
 {
+    if (!m_unverified.isEmpty() || !m_dialFailures.isEmpty())
+        expireConnectBacks();
     for (const QString &name : m_directory.expired(now(), m_options.heartbeatMisses))
         lose(name, QStringLiteral("no heartbeat for %1 intervals").arg(m_options.heartbeatMisses));
 }

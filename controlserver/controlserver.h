@@ -8,6 +8,7 @@
 #include "transport_p.h"
 
 #include <QElapsedTimer>
+#include <QHash>
 #include <QHostAddress>
 #include <QObject>
 #include <QReadWriteLock>
@@ -25,6 +26,9 @@ struct ServerOptions
     int heartbeatMs = 1000;  ///< expected heartbeat interval (processes may announce their own)
     int heartbeatMisses = 3; ///< missed intervals before a process is declared lost
     QString standbyOf;       ///< "host:port" of the primary: wait as a spare until it is gone
+    /// Accept any address a process advertises. By default it must be the address its connection
+    /// comes from (or, from this host, one of this host's addresses).
+    bool trustAdvertised = false;
     net::TransportOptions transport;
 };
 
@@ -58,6 +62,15 @@ private:
     void tellNotConnected(const net::Inbound &in);
     static QStringList namesIn(const net::Inbound &in);
     void onConnect(const net::Inbound &in);
+    /// The rest of onConnect once the advertised host is known as @p addresses (resolved if a name).
+    void admit(const net::Inbound &in, const QList<QHostAddress> &addresses);
+    /// Empty if a process connecting from in.peer->source may advertise @p addresses, else why not.
+    QString checkClaim(const net::Inbound &in, const QString &claimed,
+                       const QList<QHostAddress> &addresses) const;
+    /// Answers a CONNECT on the connection it came by (never by dialling the claimed address).
+    void refuseConnect(const net::Inbound &in, const QString &what, const QString &reason);
+    void connectBackFailed(const net::Endpoint &e, const QString &reason);
+    void expireConnectBacks();
     void onSubscribe(const net::Inbound &in);
     void onRegisterService(const net::Inbound &in);
     void onUnregisterService(const net::Inbound &in);
@@ -95,6 +108,23 @@ private:
     QElapsedTimer m_clock;
     qint64 m_epochOffset = 0;
     std::unique_ptr<Client> m_primaryWatch;
+    // Connect-back: processes accepted but not yet proven reachable (no frame since SUCCESSFULLY_
+    // CONNECTED was sent to where they claim to listen), and recent failures to reach a claim.
+    struct Unverified
+    {
+        net::PeerPtr via; // the connection the CONNECT came by: where a refusal goes
+        QString name;
+        quint64 incarnation = 0;
+        qint64 atMs = 0;
+    };
+    QHash<net::Endpoint, Unverified> m_unverified;
+    struct DialFailure
+    {
+        QString reason;
+        qint64 atMs = 0;
+    };
+    QHash<net::Endpoint, DialFailure> m_dialFailures;
+    QList<QHostAddress> m_localAddresses;
     // Command routing for the reader threads, rebuilt by the main thread on every directory change.
     mutable QReadWriteLock m_routesLock;
     QHash<QByteArray, QList<net::OutboxPtr>> m_commandRoutes;

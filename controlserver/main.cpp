@@ -38,6 +38,10 @@ int main(int argc, char *argv[])
          QStringLiteral("Run as a spare of the primary at host:port: take over (listen on --port) when it "
                         "stops answering."),
          QStringLiteral("host:port")});
+    p.addOption(
+        {QStringLiteral("trust-advertised"),
+         QStringLiteral("Accept any address a process advertises (default: it must be the address its "
+                        "connection comes from, or from this host one of this host's addresses).")});
     p.process(app);
 
     auto fail = [](const QString &why) {
@@ -65,6 +69,7 @@ int main(int argc, char *argv[])
         return fail(QStringLiteral("invalid --heartbeat-misses '%1'")
                         .arg(p.value(QStringLiteral("heartbeat-misses"))));
 
+    o.trustAdvertised = p.isSet(QStringLiteral("trust-advertised"));
     o.standbyOf = p.value(QStringLiteral("standby-of"));
     if (!o.standbyOf.isEmpty() && o.port == 0)
         return fail(QStringLiteral("--standby-of needs the port to take over on (--port 0 is not one)"));
@@ -73,5 +78,6 @@ int main(int argc, char *argv[])
     QString why;
     if (!server.start(&why))
         return fail(why);
+    dialog::notifyReady(); // under systemd (Type=notify): the port is open, or the standby watches
     return app.exec();
 }

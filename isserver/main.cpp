@@ -19,7 +19,8 @@ int main(int argc, char *argv[])
         "An IS server: typed information objects named Server.Object, held in memory, read, updated, "
         "iterated and subscribed by criteria; persisted to --data-dir."));
     p.addHelpOption();
-    p.addOption({QStringLiteral("name"), QStringLiteral("Server name, unique in the DIALOG system (required)."),
+    p.addOption({QStringLiteral("name"),
+                 QStringLiteral("Server name, unique in the DIALOG system (required)."),
                  QStringLiteral("name")});
     p.addOption({QStringLiteral("threads"),
                  QStringLiteral("Worker threads for reads and delivery (default: the number of cores)."),
@@ -52,11 +53,13 @@ int main(int argc, char *argv[])
     p.addOption({QStringLiteral("http-max-websockets"),
                  QStringLiteral("Concurrent WebSocket clients; more are closed with a reason (default 64)."),
                  QStringLiteral("n"), QStringLiteral("64")});
-    p.addOption({QStringLiteral("web-root"),
-                 QStringLiteral("Directory of the web page files (default: resources/web of the installation)."),
-                 QStringLiteral("dir")});
+    p.addOption(
+        {QStringLiteral("web-root"),
+         QStringLiteral("Directory of the web page files (default: resources/web of the installation)."),
+         QStringLiteral("dir")});
     p.addOption({QStringLiteral("mirror-of"),
-                 QStringLiteral("Run as a read-only mirror of the IS server <server>: its content, then every change."),
+                 QStringLiteral(
+                     "Run as a read-only mirror of the IS server <server>: its content, then every change."),
                  QStringLiteral("server")});
     p.addOption({QStringLiteral("mirror-criteria"),
                  QStringLiteral("With --mirror-of: mirror only the objects whose name matches this regex."),
@@ -105,7 +108,8 @@ int main(int argc, char *argv[])
         return 1;
     };
     if (!p.positionalArguments().isEmpty())
-        return fail(QStringLiteral("unexpected argument '%1' (see --help)").arg(p.positionalArguments().first()));
+        return fail(
+            QStringLiteral("unexpected argument '%1' (see --help)").arg(p.positionalArguments().first()));
     dialog::isd::ServerOptions o;
     o.name = p.value(QStringLiteral("name"));
     if (o.name.isEmpty())
@@ -114,13 +118,16 @@ int main(int argc, char *argv[])
     o.threads = p.isSet(QStringLiteral("threads")) ? p.value(QStringLiteral("threads")).toInt(&ok)
                                                    : qMax(1, QThread::idealThreadCount());
     if (!ok || o.threads < 1 || o.threads > 256)
-        return fail(QStringLiteral("invalid --threads '%1' (1..256)").arg(p.value(QStringLiteral("threads"))));
+        return fail(
+            QStringLiteral("invalid --threads '%1' (1..256)").arg(p.value(QStringLiteral("threads"))));
     o.checkpointS = p.value(QStringLiteral("checkpoint-s")).toInt(&ok);
     if (!ok || o.checkpointS < 0)
-        return fail(QStringLiteral("invalid --checkpoint-s '%1'").arg(p.value(QStringLiteral("checkpoint-s"))));
+        return fail(
+            QStringLiteral("invalid --checkpoint-s '%1'").arg(p.value(QStringLiteral("checkpoint-s"))));
     o.queueRecords = p.value(QStringLiteral("subscriber-queue")).toInt(&ok);
     if (!ok || o.queueRecords < 1)
-        return fail(QStringLiteral("invalid --subscriber-queue '%1'").arg(p.value(QStringLiteral("subscriber-queue"))));
+        return fail(QStringLiteral("invalid --subscriber-queue '%1'")
+                        .arg(p.value(QStringLiteral("subscriber-queue"))));
     if (p.isSet(QStringLiteral("http-port"))) {
         const int port = p.value(QStringLiteral("http-port")).toInt(&ok);
         if (!ok || port < 0 || port > 65535)
@@ -131,13 +138,15 @@ int main(int argc, char *argv[])
     o.httpBind = p.value(QStringLiteral("http-bind"));
     o.httpMaxRequests = p.value(QStringLiteral("http-max-requests")).toInt(&ok);
     if (!ok || o.httpMaxRequests < 1)
-        return fail(QStringLiteral("invalid --http-max-requests '%1'").arg(p.value(QStringLiteral("http-max-requests"))));
+        return fail(QStringLiteral("invalid --http-max-requests '%1'")
+                        .arg(p.value(QStringLiteral("http-max-requests"))));
     o.httpIdleS = p.value(QStringLiteral("http-idle-s")).toInt(&ok);
     if (!ok || o.httpIdleS < 1)
         return fail(QStringLiteral("invalid --http-idle-s '%1'").arg(p.value(QStringLiteral("http-idle-s"))));
     o.httpMaxWebSockets = p.value(QStringLiteral("http-max-websockets")).toInt(&ok);
     if (!ok || o.httpMaxWebSockets < 1)
-        return fail(QStringLiteral("invalid --http-max-websockets '%1'").arg(p.value(QStringLiteral("http-max-websockets"))));
+        return fail(QStringLiteral("invalid --http-max-websockets '%1'")
+                        .arg(p.value(QStringLiteral("http-max-websockets"))));
     o.webRoot = p.value(QStringLiteral("web-root"));
     o.mirrorOf = p.value(QStringLiteral("mirror-of"));
     o.mirrorCriteria = p.value(QStringLiteral("mirror-criteria"));
@@ -187,7 +196,7 @@ int main(int argc, char *argv[])
     o.dataDir = p.value(QStringLiteral("data-dir"));
     o.typesDir = p.value(QStringLiteral("types"));
     o.client = dialog::ClientOptions::fromEnvironment(QStringLiteral("IS.Server.") + o.name);
-    o.client.exitOnRefusal = true; // a second server of the same name must not run
+    o.client.exitOnRefusal = true;            // a second server of the same name must not run
     o.client.maxQueueBytes = 4 * 1024 * 1024; // per subscriber process; a slow one costs at most this
     QString why;
     if (!o.client.applyParser(p, &why))
@@ -201,6 +210,7 @@ int main(int argc, char *argv[])
     // Its warnings go to dialog-logger too (when one runs), through the server's own client.
     dialog::installMessageHandler();
     dialog::startReporting(&server.client());
+    dialog::notifyReady(); // under systemd (Type=notify): its ports are open
     const int rc = app.exec();
     if (!server.saveNow(&why))
         return fail(QStringLiteral("final checkpoint failed: %1").arg(why));

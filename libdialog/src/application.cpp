@@ -3,7 +3,9 @@
 #include <QCoreApplication>
 #include <QSocketNotifier>
 #include <csignal>
+#include <cstring>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 namespace dialog {
@@ -41,6 +43,29 @@ void quitOnTerminationSignals()
     sa.sa_flags = SA_RESTART;
     sigaction(SIGTERM, &sa, nullptr);
     sigaction(SIGINT, &sa, nullptr);
+}
+
+bool notifyReady()
+{
+    const QByteArray path = qgetenv("NOTIFY_SOCKET");
+    sockaddr_un addr = {};
+    if (path.isEmpty() || path.size() >= qsizetype(sizeof(addr.sun_path)) ||
+        (path.at(0) != '/' && path.at(0) != '@'))
+        return false;
+    addr.sun_family = AF_UNIX;
+    std::memcpy(addr.sun_path, path.constData(), size_t(path.size()));
+    if (addr.sun_path[0] == '@')
+        addr.sun_path[0] = '\0'; // an abstract socket name
+    const socklen_t len = socklen_t(offsetof(sockaddr_un, sun_path) + size_t(path.size()));
+    const QByteArray state =
+        "READY=1\nMAINPID=" + QByteArray::number(QCoreApplication::applicationPid()) + '\n';
+    const int fd = ::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return false;
+    const ssize_t n = ::sendto(fd, state.constData(), size_t(state.size()), MSG_NOSIGNAL,
+                               reinterpret_cast<const sockaddr *>(&addr), len);
+    ::close(fd);
+    return n == state.size();
 }
 
 } // namespace dialog

@@ -15,7 +15,6 @@
 
 namespace dialog {
 
-namespace {
 /// The local address of the route to the Control Server @p cs: the source address the kernel picks
 /// for a connection to it (found with a connected UDP socket, which sends nothing). 127.0.0.1 for a
 /// local Control Server. A Control Server given by name is resolved here (a blocking look-up); the
@@ -45,7 +44,6 @@ QString routeAddress(const net::Endpoint &cs)
     }
     return QHostInfo::localHostName();
 }
-} // namespace
 
 using net::Endpoint;
 
@@ -189,6 +187,11 @@ void ClientPrivate::onRefused(const QString &what, const QString &name, const QS
             std::fflush(stderr);
             ::_exit(1);
         }
+    } else if (what == QLatin1String("address")) {
+        // The Control Server cannot reach us back (or refused the address we advertise): the user
+        // must know, on stderr and through errorOccurred; the core retries with back-off.
+        fail(Status::Code::Broken,
+             QStringLiteral("the Control Server refused the connection: %1").arg(reason));
     } else {
         qCWarning(lcClient).noquote() << options.name << ":" << why;
     }
@@ -251,9 +254,14 @@ bool Client::start()
     QString host = d->options.host;
     if (host.isEmpty())
         host = routeAddress(d->servers.first());
-    // Only a process reachable on 127.0.0.1 alone listens on loopback alone.
-    const QHostAddress bindAddr = host == QLatin1String("127.0.0.1") ? QHostAddress(QHostAddress::LocalHost)
-                                                                     : QHostAddress(QHostAddress::Any);
+    // Only a process reachable on 127.0.0.1 alone listens on loopback alone: one that may fail
+    // over to a Control Server on another host re-chooses its address then, and must be reachable.
+    bool loopbackOnly = host == QLatin1String("127.0.0.1");
+    if (d->options.host.isEmpty())
+        for (qsizetype i = 1; loopbackOnly && i < d->servers.size(); ++i)
+            loopbackOnly = routeAddress(d->servers.at(i)) == QLatin1String("127.0.0.1");
+    const QHostAddress bindAddr =
+        loopbackOnly ? QHostAddress(QHostAddress::LocalHost) : QHostAddress(QHostAddress::Any);
 
     net::TransportOptions to;
     to.senderThreads = d->options.senderThreads;

@@ -62,6 +62,8 @@ private:
     void onLostReceiver(const net::Inbound &in);
     void onConnectionLost(const net::Inbound &in);
     void onRefused(const net::Inbound &in);
+    /// A REFUSED the Control Server wrote back on our connection: it cannot connect back to us.
+    void onAnswered(const net::Endpoint &dest, const QByteArray &payload);
     /// Tells the Service handle (in the Client's thread) its new subscriber count.
     void notifySubscriberCount(const ServiceStatePtr &s);
     void sendConnect();
@@ -95,7 +97,9 @@ private:
     bool m_dirty = false;
     QElapsedTimer m_clock;
     qint64 m_lastHeardMs = 0; // last frame from the Control Server
-    int m_serverMisses = 3;   // declarations made after the last CONNECT was built
+    qint64 m_backoffMs = 0;   // after a refused CONNECT: the wait before the next, doubling
+    qint64 m_nextConnectMs = 0;
+    int m_serverMisses = 3; // declarations made after the last CONNECT was built
 
     QHash<QString, ServiceStatePtr> m_services;
     QSet<QString> m_commands;
@@ -123,6 +127,10 @@ public:
     quint16 port = 0;
 };
 
+/// The local address of the route to the Control Server @p cs (what a process advertises by
+/// default). May block on a name look-up when @p cs is given by name.
+QString routeAddress(const net::Endpoint &cs);
+
 class SubscriptionPrivate
 {
 public:
@@ -139,7 +147,8 @@ public:
     quint64 lastSequence = 0;
     quint64 received = 0;
     quint64 lost = 0;
-    bool attached = false; // a channel of a Stream (Client::attach): no Control Server request
+    bool providerLost = false; // told Lost since the last message: its re-sent value is delivered
+    bool attached = false;     // a channel of a Stream (Client::attach): no Control Server request
 };
 
 class RequestTracker;

@@ -53,13 +53,14 @@ void ClientCore::start()
     m_retry->setInterval(qMax(10, m_options.retryMs > 0 ? m_options.retryMs : m_options.heartbeatMs));
     m_clock.start();
     connect(m_retry, &QTimer::timeout, this, [this] {
-        if (m_state == Client::State::Connected)
-            return;
+        if (m_state == Client::State::Connected || m_clock.elapsed() < m_nextConnectMs)
+            return; // connected, or backing off after a refusal
         if (m_state == Client::State::Connecting && m_servers.size() > 1)
             m_serverIndex = (m_serverIndex + 1) % m_servers.size(); // no answer: try the next one
         sendConnect();
     });
     connect(m_transport, &net::Transport::destinationFailed, this, &ClientCore::onDestinationFailed);
+    connect(m_transport, &net::Transport::answered, this, &ClientCore::onAnswered);
     m_retry->start();
     sendConnect();
 }
@@ -98,6 +99,16 @@ void ClientCore::sendConnect()
     if (m_stopping || m_servers.isEmpty())
         return;
     const Endpoint server = m_servers.at(m_serverIndex);
+    if (m_options.host.isEmpty() && m_servers.size() > 1) {
+        // After a failover the interface that reaches the new Control Server is the one to advertise.
+        const QString host = routeAddress(server);
+        if (host != m_self.endpoint.host) {
+            qCInfo(lcClient).noquote() << m_self.name << "advertises" << host << "instead of"
+                                       << m_self.endpoint.host << "to reach" << server.toString();
+            m_self.endpoint.host = host;
+            m_transport->setIdentity(m_self);
+        }
+    }
     {
         QMutexLocker l(&m_csLock);
         m_cs = m_transport->outbox(server);
@@ -288,6 +299,8 @@ void ClientCore::onConnected(const net::Inbound &in)
     parseControl(in.data, c);
     m_serverMisses = c.heartbeat_misses() > 0 ? int(c.heartbeat_misses()) : 3;
     m_lastHeardMs = m_clock.elapsed();
+    m_backoffMs = 0;
+    m_nextConnectMs = 0;
     qCInfo(lcClient).noquote() << m_self.name << "connected to Control Server"
                                << m_servers.at(m_serverIndex).toString();
     setState(Client::State::Connected);
@@ -385,6 +398,32 @@ void ClientCore::onConnectionLost(const net::Inbound &in)
         forgetProviders(qs(cl.reason()));
     setState(Client::State::Unconnected);
     sendConnect();
+}
+
+void ClientCore::onAnswered(const Endpoint &dest, const QByteArray &payload)
+{
+    {
+        QMutexLocker l(&m_csLock);
+        if (!m_cs || m_cs->endpoint != dest)
+            return; // only the Control Server answers on our connection
+    }
+    wire::Refused r;
+    if (!r.ParseFromArray(payload.constData(), int(payload.size())))
+        return;
+    if (r.what() != "address") {
+        Q_EMIT refused(qs(r.what()), qs(r.name()), qs(r.reason())); // e.g. the name is in use
+        return;
+    }
+    // Not in a tight loop: the next CONNECT waits 2, 4, 8 … up to 30 s (reset once connected).
+    const qint64 base = qMax<qint64>(1000, m_retry->interval());
+    m_backoffMs = qMin<qint64>(30000, m_backoffMs > 0 ? 2 * m_backoffMs : 2 * base);
+    m_nextConnectMs = m_clock.elapsed() + m_backoffMs;
+    if (m_state == Client::State::Connected)
+        serverLost(qs(r.reason()));
+    else
+        setState(Client::State::Unconnected);
+    Q_EMIT refused(QStringLiteral("address"), qs(r.name()),
+                   QStringLiteral("%1 (next attempt in %2 s)").arg(qs(r.reason())).arg(m_backoffMs / 1000.0));
 }
 
 void ClientCore::onRefused(const net::Inbound &in)

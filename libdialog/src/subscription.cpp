@@ -59,6 +59,8 @@ void SubscriptionPrivate::setState(Subscription::State s, const QString &newProv
         newProvider == provider)
         return; // a re-subscription to the same provider: messages keep flowing
     provider = newProvider;
+    if (s == Subscription::State::Lost)
+        providerLost = true;
     if (state == s)
         return;
     state = s;
@@ -72,8 +74,22 @@ void SubscriptionPrivate::deliver(const Message &m, quint64 providerIncarnation)
         incarnation = providerIncarnation;
         lastSequence = m.sequence() - 1;
     }
-    if (m.sequence() <= lastSequence && received > 0)
-        return; // a value already seen (re-sent on re-subscription)
+    if (providerLost && m.sequence() == lastSequence) {
+        // The provider was declared lost (hung past its heartbeats) and came back with the same
+        // incarnation: the value it re-sends is news to whoever watched it go, so it is delivered
+        // again rather than dropped as already seen.
+        lastSequence = m.sequence() - 1;
+    }
+    providerLost = false;
+    if (m.sequence() <= lastSequence && received > 0) {
+        // A value already seen (re-sent on re-subscription, e.g. after a Control Server restart):
+        // not delivered twice, but it proves the provider is there again.
+        if (state != Subscription::State::Active) {
+            state = Subscription::State::Active;
+            Q_EMIT q->stateChanged(state);
+        }
+        return;
+    }
     if (m.sequence() > lastSequence + 1 && received > 0)
         lost += m.sequence() - lastSequence - 1;
     lastSequence = m.sequence();

@@ -275,6 +275,15 @@ bool Transport::waitUntilWritten(QDeadlineTimer deadline)
     return true;
 }
 
+void Transport::answer(const PeerPtr &peer, const QByteArray &frame)
+{
+    auto *reader = peer ? qobject_cast<ReaderWorker *>(peer->reader) : nullptr;
+    if (!reader)
+        return;
+    const void *connection = peer->connection;
+    QMetaObject::invokeMethod(reader, [reader, connection, frame] { reader->answer(connection, frame); });
+}
+
 Transport::Stats Transport::stats() const
 {
     Stats s;

@@ -6,13 +6,13 @@
 #include "frame_p.h"
 #include "payload_p.h"
 
+#include <QDeadlineTimer>
 #include <QHostAddress>
 #include <QList>
 #include <QLoggingCategory>
 #include <QMutex>
 #include <QObject>
 #include <QPointer>
-#include <QDeadlineTimer>
 #include <QWaitCondition>
 #include <atomic>
 #include <functional>
@@ -46,9 +46,14 @@ inline size_t qHash(const Endpoint &e, size_t seed = 0)
 struct PeerInfo
 {
     QString name;
-    Endpoint endpoint; // where it listens
+    Endpoint endpoint; // where it listens (as it claims in its HELLO)
     quint32 pid = 0;
     quint64 incarnation = 0;
+    // Inbound peers only: the address the connection came from, and the connection itself (for
+    // Transport::answer; an opaque key, never dereferenced outside its reader thread).
+    QHostAddress source;
+    QObject *reader = nullptr;
+    const void *connection = nullptr;
 };
 using PeerPtr = std::shared_ptr<const PeerInfo>;
 
@@ -201,6 +206,11 @@ public:
     /// by the sender threads), never polls. Thread-safe; called with no outbox lock held.
     bool waitUntilWritten(QDeadlineTimer deadline);
 
+    /// Writes @p frame back on the inbound connection @p peer came by (not to where it listens):
+    /// the answer to a peer that cannot be reached at the address it claims. Thread-safe; dropped
+    /// if that connection is gone. The peer's transport reports it with answered().
+    void answer(const PeerPtr &peer, const QByteArray &frame);
+
     /// Communication figures summed over all destinations and connections.
     struct Stats
     {
@@ -218,6 +228,9 @@ Q_SIGNALS:
     /// Emitted (from a reader thread) when an inbound connection was closed for a protocol error.
     /// @p name / @p incarnation identify the sender if it had sent its HELLO (else empty / 0).
     void protocolError(const QString &peer, const QString &reason, const QString &name, quint64 incarnation);
+    /// Emitted (from a sender thread) for a REFUSED frame a destination wrote back on our outgoing
+    /// connection to it (see answer()); other frames there are a protocol error.
+    void answered(const dialog::net::Endpoint &destination, const QByteArray &refusedPayload);
     /// Emitted (from a reader thread) when an identified peer closed its connection to us.
     void peerClosed(const QString &name, quint64 incarnation);
 

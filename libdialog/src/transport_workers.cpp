@@ -76,6 +76,7 @@ SenderWorker::Connection *SenderWorker::open(const OutboxPtr &box)
     });
     connect(s, &QTcpSocket::errorOccurred, this,
             [this, key, s](QAbstractSocket::SocketError) { fail(key, s->errorString()); });
+    connect(s, &QTcpSocket::readyRead, this, [this, key] { readAnswers(key); });
     m_conns.insert(key, c);
     m_transport->m_outgoing.fetch_add(1);
     box->reconnects.fetch_add(1, std::memory_order_relaxed);
@@ -131,6 +132,36 @@ void SenderWorker::flush(const OutboxPtr &box)
         c->hand(chunk.bytes.size(), chunk.frames);
     }
     c->lastActivity = m_clock.elapsed();
+}
+
+void SenderWorker::readAnswers(Outbox *key)
+{
+    Connection *c = m_conns.value(key);
+    if (!c)
+        return;
+    if (!c->answers)
+        c->answers = std::make_unique<InboundDecoder>(64 * 1024);
+    QString bad;
+    const Endpoint dest = c->box->endpoint;
+    QList<QByteArray> refusals;
+    while (bad.isEmpty() && c->socket->bytesAvailable() > 0) {
+        const InboundDecoder::Buffer b = c->answers->buffer();
+        const qint64 n = c->socket->read(b.data, b.size);
+        if (n <= 0)
+            break;
+        const bool ok = c->answers->decode(n, [&](Type type, quint8, QByteArrayView payload, QByteArray *) {
+            if (type != Type::Refused || refusals.size() >= 16)
+                return false;
+            refusals.append(payload.toByteArray());
+            return true;
+        });
+        if (!ok)
+            bad = QStringLiteral("unexpected data written back by %1").arg(dest.toString());
+    }
+    for (const QByteArray &r : std::as_const(refusals))
+        Q_EMIT m_transport->answered(dest, r);
+    if (!bad.isEmpty())
+        fail(key, bad);
 }
 
 void SenderWorker::fail(Outbox *key, const QString &reason)
@@ -245,6 +276,17 @@ ReaderWorker::~ReaderWorker()
     }
 }
 
+void ReaderWorker::answer(const void *connection, const QByteArray &frame)
+{
+    // The key is compared, never dereferenced: the connection may be gone.
+    for (Connection *c : std::as_const(m_conns)) {
+        if (c == connection) {
+            c->socket->write(frame);
+            return;
+        }
+    }
+}
+
 void ReaderWorker::addDescriptor(qintptr fd)
 {
     auto *s = new QTcpSocket(this);
@@ -354,6 +396,9 @@ bool ReaderWorker::acceptHello(Connection *c, Type type, QByteArrayView payload,
     p->endpoint = Endpoint{qs(h.host()), quint16(h.port())};
     p->pid = h.pid();
     p->incarnation = h.incarnation();
+    p->source = c->socket->peerAddress();
+    p->reader = this;
+    p->connection = c;
     c->peer = std::move(p);
     return true;
 }

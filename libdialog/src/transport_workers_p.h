@@ -1,6 +1,7 @@
 // Thread-confined workers of the transport. Each lives in its own QThread and owns its sockets.
 #pragma once
 
+#include "inbounddecoder_p.h"
 #include "transport_p.h"
 
 #include <QElapsedTimer>
@@ -37,7 +38,10 @@ private:
         qint64 written = 0; // bytes the socket reported written
         void hand(qint64 bytes, qint64 frames);
         void wrote(qint64 bytes);
+        std::unique_ptr<wire_format::InboundDecoder> answers; // frames the destination writes back (refusals)
     };
+    /// Reads what a destination wrote back on our connection: REFUSED frames only.
+    void readAnswers(Outbox *key);
     Connection *open(const OutboxPtr &box);
     void fail(Outbox *key, const QString &reason);
     void close(Outbox *key);
@@ -57,6 +61,8 @@ public:
     explicit ReaderWorker(Transport *transport);
     ~ReaderWorker() override;
     void addDescriptor(qintptr fd);
+    /// Writes @p frame on the inbound connection @p connection (PeerInfo::connection), if still open.
+    void answer(const void *connection, const QByteArray &frame);
     /// Continues reading after the sinks caught up.
     void resume();
 
@@ -76,7 +82,7 @@ private:
     bool takeFrame(Connection *c, wire_format::Type type, quint8 flags, QByteArrayView payload,
                    QByteArray *owned, Received &r);
     /// The first frame of a connection: who is sending. False with @p error if it is not a HELLO.
-    static bool acceptHello(Connection *c, wire_format::Type type, QByteArrayView payload, QString &error);
+    bool acceptHello(Connection *c, wire_format::Type type, QByteArrayView payload, QString &error);
     /// True when the sinks are too far behind: stop reading, TCP pushes back on the senders.
     bool shouldPause();
     void closeWithError(Connection *c, const QString &reason);

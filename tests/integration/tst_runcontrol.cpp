@@ -1,6 +1,7 @@
 // Run control with the real binaries on loopback: master and slaves through full run cycles,
 // failures (crash, failing configure, hang), recovery, and the launcher (dialog up/down) over a
 // fake ssh.
+#include "dialog/rc/protocol.h"
 #include "processfixture.h"
 
 #include <QJsonArray>
@@ -31,6 +32,7 @@ private Q_SLOTS:
     void illegalTransitionRefusedWithReason();
     void commandDrivesTheMasterToo();
     void slaveCrashMidRunPutsErrorThenRecoversWhenRestarted();
+    void hungSlaveDeclaredLostIsSeenAgainAndRunRecovers();
     void slaveFailingConfigureIsNamedAndResetRecovers();
     void hangingSlaveTimesOut();
     void readoutCountsCorruptEventsAndWritesOutput();
@@ -308,6 +310,49 @@ void tst_RunControl::slaveCrashMidRunPutsErrorThenRecoversWhenRestarted()
     QVERIFY(masterState().value(QStringLiteral("culprits")).toArray().isEmpty());
     QCOMPARE(masterState().value(QStringLiteral("run_number")).toInt(), 1);
     QVERIFY(transition(QStringLiteral("stop")).isOk());
+}
+
+void tst_RunControl::hungSlaveDeclaredLostIsSeenAgainAndRunRecovers()
+{
+    // A slave that hangs (GC pause, swap storm, NFS stall) long enough to be declared lost, then
+    // wakes up and re-registers with the same incarnation: the master and every other subscriber
+    // must see it again, and the master must recover the run by itself.
+    startMaster(writePartition(threeSlaves));
+    startSlave(QStringLiteral("control"), QStringLiteral("FE1"));
+    QProcess *fe2 = startSlave(QStringLiteral("control"), QStringLiteral("FE2"));
+    startSlave(QStringLiteral("readout"), QStringLiteral("RO1"),
+               {QStringLiteral("--threads"), QStringLiteral("2")});
+    QTRY_VERIFY_WITH_TIMEOUT(allSlavesPresent(), 10000);
+    QVERIFY(transition(QStringLiteral("configure")).isOk());
+    QVERIFY(transition(QStringLiteral("start")).isOk());
+    Subscription *watcher = m_client->subscribe(dialog::rc::stateService(QStringLiteral("FE2")));
+    QTRY_COMPARE_WITH_TIMEOUT(watcher->state(), Subscription::State::Active, 5000);
+    const quint64 before = watcher->receivedCount();
+
+    QElapsedTimer t;
+    t.start();
+    ::kill(pid_t(fe2->processId()), SIGSTOP);
+    QTRY_COMPARE_WITH_TIMEOUT(masterState().value(QStringLiteral("state")).toString(),
+                              QStringLiteral("Error"), 10000);
+    QVERIFY(masterState().value(QStringLiteral("error")).toString().contains(QLatin1String("FE2 lost")));
+    QTRY_COMPARE_WITH_TIMEOUT(watcher->state(), Subscription::State::Lost, 5000);
+    QTest::qWait(qMax<qint64>(0, 3000 - t.elapsed())); // hung for 3 s in all
+    ::kill(pid_t(fe2->processId()), SIGCONT);
+    t.restart();
+
+    // Seen again by a plain subscriber (its current value re-delivered) and by the master.
+    QTRY_COMPARE_WITH_TIMEOUT(watcher->state(), Subscription::State::Active, 10000);
+    QVERIFY(watcher->receivedCount() > before);
+    QTRY_COMPARE_WITH_TIMEOUT(masterState().value(QStringLiteral("state")).toString(),
+                              QStringLiteral("Running"), 15000);
+    qInfo("hung slave woke up -> master Running again after %lld ms", qint64(t.elapsed()));
+    QCOMPARE(slaveState(QStringLiteral("FE2")), QStringLiteral("Running"));
+    QVERIFY(masterState().value(QStringLiteral("culprits")).toArray().isEmpty());
+    QVERIFY(transition(QStringLiteral("stop")).isOk());
+    // reset -> configure works: nobody is "not running".
+    QVERIFY(transition(QStringLiteral("reset")).isOk());
+    const Reply configured = transition(QStringLiteral("configure"));
+    QVERIFY2(configured.isOk(), qPrintable(configured.errorString()));
 }
 
 void tst_RunControl::slaveFailingConfigureIsNamedAndResetRecovers()

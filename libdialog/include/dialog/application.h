@@ -12,4 +12,11 @@ void quitOnTerminationSignals();
 /// object; GUI applications that need glib integration simply do not call it.
 void preferLowLatencyEventDispatcher();
 
+/// Tells the service manager this daemon is ready (systemd's Type=notify protocol): sends
+/// "READY=1" and "MAINPID=<pid>" as one datagram to the Unix socket named by $NOTIFY_SOCKET
+/// (a path, or an abstract name starting with '@'). Call once, after the daemon's ports are open.
+/// Returns false, doing nothing, when $NOTIFY_SOCKET is unset (not started by systemd), and false
+/// when the datagram cannot be sent. The variable is left set: children are not ours to report.
+bool notifyReady();
+
 } // namespace dialog

@@ -1,5 +1,6 @@
 #include "dialog/rc/partition.h"
 
+#include <QCoreApplication>
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
@@ -133,6 +134,19 @@ QString resolve(const QString &base, const QString &p)
     if (p.isEmpty())
         return p;
     return QDir::cleanPath(QDir(base).absoluteFilePath(p));
+}
+
+/// The IS types of the installation: share/dialog/is-types beside the running program's bin/ (an
+/// installed tree may be moved as a whole), else where the build was configured to install them.
+QString installedIsTypesDir()
+{
+    if (QCoreApplication::instance()) {
+        const QString beside = QDir::cleanPath(QCoreApplication::applicationDirPath() +
+                                               QLatin1String("/../share/dialog/is-types"));
+        if (QFileInfo(beside).isDir())
+            return beside;
+    }
+    return QStringLiteral(DIALOG_INSTALLED_DATADIR "/is-types");
 }
 
 ProcessSpec readProcess(Reader &r, const QJsonObject &o, const QString &field, ProcessSpec::Role role,
@@ -307,8 +321,13 @@ bool Partition::parse(const QByteArray &json, const QString &path, Partition *ou
                 p.sshCommand[0].contains(QLatin1Char('/')) ? resolve(base, p.sshCommand[0]) : p.sshCommand[0];
     }
     p.binDir = resolve(base, r.string(root, {}, QStringLiteral("bin_dir"), false));
-    p.isTypesDir = resolve(
-        base, r.string(root, {}, QStringLiteral("is_types_dir"), false, QStringLiteral("../is-types")));
+    if (root.contains(QStringLiteral("is_types_dir"))) {
+        p.isTypesDir = resolve(base, r.string(root, {}, QStringLiteral("is_types_dir"), false));
+    } else {
+        // ../is-types beside the partition (the source tree's layout), else the installed types.
+        const QString beside = resolve(base, QStringLiteral("../is-types"));
+        p.isTypesDir = QFileInfo(beside).isDir() ? beside : installedIsTypesDir();
+    }
     p.heartbeatMs = int(r.integer(root, {}, QStringLiteral("heartbeat_ms"), 0, 60000, 0));
 
     const QJsonValue isv = root.value(QStringLiteral("is_servers"));

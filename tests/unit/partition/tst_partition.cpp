@@ -12,6 +12,7 @@ class tst_Partition : public QObject
 private Q_SLOTS:
     void demoPartitionIsValid();
     void minimalPartitionGetsDefaults();
+    void isTypesDefaultBesideThePartitionElseInstalled();
     void malformed_data();
     void malformed();
     void processArguments();
@@ -59,8 +60,37 @@ void tst_Partition::minimalPartitionGetsDefaults()
     QCOMPARE(p.slaves.first().host, QStringLiteral("localhost"));
     QVERIFY(p.slaves.first().isLocal());
     QCOMPARE(p.file, QStringLiteral("/tmp/x/t.json"));
-    QCOMPARE(p.isTypesDir, QStringLiteral("/tmp/is-types"));
+    // No ../is-types beside /tmp/x: the installed IS types.
+    QVERIFY2(QDir::fromNativeSeparators(p.isTypesDir).endsWith(QLatin1String("/share/dialog/is-types")),
+             qPrintable(p.isTypesDir));
     QCOMPARE(p.sshCommand.first(), QStringLiteral("ssh"));
+}
+
+void tst_Partition::isTypesDefaultBesideThePartitionElseInstalled()
+{
+    // A partition kept anywhere (no ../is-types next to it) uses the installed types; one in a tree
+    // with ../is-types (the source layout) uses those.
+    QTemporaryDir dir;
+    QVERIFY(QDir(dir.path()).mkpath(QStringLiteral("partitions")));
+    const QString file = dir.filePath(QStringLiteral("partitions/t.json"));
+    const char *json =
+        R"({"name":"t","control_server":{"port":4000},"master":{"name":"M"},"slaves":[{"name":"S1","kind":"readout"}]})";
+    Partition p;
+    QString error;
+    QVERIFY2(Partition::parse(json, file, &p, &error), qPrintable(error));
+    QVERIFY2(p.isTypesDir.endsWith(QLatin1String("/share/dialog/is-types")), qPrintable(p.isTypesDir));
+    QVERIFY(!p.isTypesDir.startsWith(dir.path()));
+
+    QVERIFY(QDir(dir.path()).mkpath(QStringLiteral("is-types")));
+    QVERIFY2(Partition::parse(json, file, &p, &error), qPrintable(error));
+    QCOMPARE(p.isTypesDir, QDir::cleanPath(dir.filePath(QStringLiteral("is-types"))));
+
+    // Given explicitly, it is used as it is (relative to the partition file).
+    QVERIFY2(Partition::parse(R"({"name":"t","control_server":{"port":4000},"master":{"name":"M"},
+                                  "slaves":[{"name":"S1","kind":"readout"}],"is_types_dir":"/opt/types"})",
+                              file, &p, &error),
+             qPrintable(error));
+    QCOMPARE(p.isTypesDir, QStringLiteral("/opt/types"));
 }
 
 void tst_Partition::malformed_data()

@@ -51,7 +51,9 @@ struct Partition
     bool startControlServer = true;
     QStringList sshCommand{QStringLiteral("ssh"), QStringLiteral("-o"), QStringLiteral("BatchMode=yes")};
     QString binDir;     ///< where the programs are on every host (empty: next to the dialog tool)
-    QString isTypesDir; ///< absolute; handed to the IS servers
+    /// Absolute; handed to the IS servers. Without "is_types_dir": ../is-types beside the partition
+    /// file when it exists, else the installed share/dialog/is-types.
+    QString isTypesDir;
     QString runParamsServer = QStringLiteral("RunParams"); ///< IS server of run parameters and states
     QString daqServer = QStringLiteral("DAQ");             ///< IS server of readout statistics
     QString runNumberFile;                                 ///< absolute, empty: the master's default location
