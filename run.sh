@@ -2,7 +2,11 @@
 # DIALOG toolkit: one entry point for a fresh Debian 12 machine.
 #   ./run.sh package  build, then the Debian package dialog-toolkit (build/dialog-toolkit_*.deb)
 #   ./run.sh demo   install what is missing (as root), build, start the local demo system
-#   ./run.sh test   install what is missing (as root), build, run the whole test suite
+#   ./run.sh test   install what is missing (as root), build, run the whole test suite, then a short
+#                   run of every fuzz target (build-fuzz, clang)
+#   ./run.sh test --sanitize address|thread   the whole suite built with ASan+UBSan or TSan
+#                   (build-asan, build-tsan)
+#   ./run.sh soak [--minutes N]   the soak: faults injected into the running demo partition
 #   ./run.sh build  install what is missing (as root) and build only
 #   ./run.sh screenshots  build, run the tests that take screenshots, copy them over docs/*.png
 set -euo pipefail
@@ -18,6 +22,7 @@ PACKAGES=(
     chromium openssh-client openssh-server
     python3-protobuf python3-zstandard python3-pytest
     libqt6sql6-sqlite libsqlite3-dev libqt6sql6-psql postgresql
+    clang-14 libclang-rt-14-dev
 )
 
 say() { printf '\033[1m==> %s\033[0m\n' "$*"; }
@@ -54,10 +59,72 @@ package() {
 }
 
 run_tests() {
+    local args=() sanitize=
+    while [ $# -gt 0 ]; do
+        case "$1" in
+            --sanitize) sanitize=${2:-}; shift 2 || { echo "run.sh: --sanitize needs address or thread" >&2; exit 1; } ;;
+            --sanitize=*) sanitize=${1#--sanitize=}; shift ;;
+            *) args+=("$1"); shift ;;
+        esac
+    done
+    if [ -n "$sanitize" ]; then
+        sanitized_tests "$sanitize" "${args[@]}"
+        return
+    fi
     build
     say "running the test suite"
+    (cd "$BUILD" && QT_QPA_PLATFORM=offscreen ctest --output-on-failure --timeout 600 "${args[@]}")
+    # The fuzz targets belong to the whole suite, not to a run of selected tests.
+    if [ ${#args[@]} -eq 0 ]; then
+        fuzz_tests
+    fi
+}
+
+# A short run of every libFuzzer target (tests/fuzz) from its seeds, two at a time, when clang is
+# there; the targets and the library are built in a separate tree with ASan+UBSan.
+fuzz_tests() {
+    if ! command -v clang++-14 >/dev/null || ! ls /usr/lib/llvm-14/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a >/dev/null 2>&1; then
+        say "clang-14 with libFuzzer not installed: fuzz targets skipped"
+        return 0
+    fi
+    local fbuild=$ROOT/build-fuzz
+    say "building the fuzz targets in $fbuild"
+    cmake -S "$ROOT" -B "$fbuild" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++-14 \
+        -DCMAKE_C_COMPILER=clang-14 -DDIALOG_FUZZ=ON -DDIALOG_BUILD_TESTS=OFF -DDIALOG_BUILD_GUIS=OFF >/dev/null
+    cmake --build "$fbuild" -j2 --target fuzz
+    say "running every fuzz target for a few seconds"
+    (cd "$fbuild" && ctest --output-on-failure -L fuzz -j2)
+}
+
+# The whole suite built with a sanitizer in its own tree. Every suppression is in
+# tests/sanitizers/ with the reason next to it.
+sanitized_tests() {
+    local kind=$1; shift
+    case "$kind" in
+        address) BUILD=$ROOT/build-asan ;;
+        thread) BUILD=$ROOT/build-tsan ;;
+        *) echo "run.sh: --sanitize takes address or thread, not '$kind'" >&2; exit 1 ;;
+    esac
+    install_deps
+    say "configuring and building with -fsanitize=$kind in $BUILD"
+    cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDIALOG_SANITIZE="$kind" >/dev/null
+    cmake --build "$BUILD" -j2
+    local supp=$ROOT/tests/sanitizers
+    export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:detect_stack_use_after_return=0
+    export LSAN_OPTIONS=suppressions=$supp/lsan.supp:print_suppressions=0
+    export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:suppressions=$supp/ubsan.supp
+    export TSAN_OPTIONS=suppressions=$supp/tsan.supp:halt_on_error=0:second_deadlock_stack=1:history_size=4
+    # Not the package test: it builds a consumer outside the tree with the plain compiler flags, and
+    # an instrumented libdialog needs the sanitizer's run-time in that consumer too.
+    say "running the test suite under -fsanitize=$kind"
     cd "$BUILD"
-    QT_QPA_PLATFORM=offscreen ctest --output-on-failure --timeout 600 "$@"
+    QT_QPA_PLATFORM=offscreen ctest --output-on-failure --timeout 1200 -LE package "$@"
+}
+
+soak() {
+    build
+    say "soak: faults injected into the demo partition (tests/soak/soak.py)"
+    python3 "$ROOT/tests/soak/soak.py" --bin "$BUILD/bin" "$@"
 }
 
 # The tests save screenshots in the build tree only; refreshing the README's images is a choice.
@@ -129,7 +196,8 @@ case "${1:-}" in
     package) shift; package ;;
     demo) shift; demo "$@" ;;
     test) shift; run_tests "$@" ;;
+    soak) shift; soak "$@" ;;
     build) shift; build ;;
     screenshots) shift; screenshots "$@" ;;
-    *) echo "usage: ./run.sh demo|test|build|screenshots|package" >&2; exit 1 ;;
+    *) echo "usage: ./run.sh demo|test [--sanitize address|thread]|soak [--minutes N]|build|screenshots|package" >&2; exit 1 ;;
 esac

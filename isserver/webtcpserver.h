@@ -25,6 +25,12 @@ public:
     WebTcpServer(QWebSocketServer *webSockets, int idleMs, int maxConnections,
                  std::function<bool(QTcpSocket *)> busy);
 
+    // The sniffing decisions, on bytes only (unit-tested and fuzzed without a socket).
+    /// True for an HTTP/1.x request line ("GET /path HTTP/1.1", a trailing CR allowed).
+    static bool isRequestLine(QByteArray line);
+    /// True when the request head @p head (without the blank line) asks for a WebSocket upgrade.
+    static bool isUpgradeToWebSocket(const QByteArray &head);
+
 protected:
     void incomingConnection(qintptr descriptor) override;
 
@@ -35,8 +41,6 @@ private:
     /// Reads the first request head as it arrives and decides: HTTP, WebSocket, or refused.
     void sniff(QTcpSocket *socket, QTimer *idle);
     void upgrade(QTcpSocket *socket, QTimer *idle);
-    static bool isRequestLine(QByteArray line);
-    static bool isUpgradeToWebSocket(const QByteArray &head);
     static void refuse(QTcpSocket *socket, const QByteArray &status, const QByteArray &body);
 
     QWebSocketServer *m_webSockets;

@@ -49,9 +49,11 @@ public:
     template <typename T> void put(const QList<T> &list)
     {
         put(quint32(list.size()));
-        if constexpr (std::is_arithmetic_v<T> && !std::is_same_v<T, bool> && Q_BYTE_ORDER == Q_LITTLE_ENDIAN) {
+        if constexpr (std::is_arithmetic_v<T> && !std::is_same_v<T, bool> &&
+                      Q_BYTE_ORDER == Q_LITTLE_ENDIAN) {
             // Numbers are stored little-endian: the list's memory is the encoding.
-            m_out.append(reinterpret_cast<const char *>(list.constData()), list.size() * qsizetype(sizeof(T)));
+            m_out.append(reinterpret_cast<const char *>(list.constData()),
+                         list.size() * qsizetype(sizeof(T)));
         } else {
             for (const T &e : list)
                 put(e);
@@ -147,12 +149,14 @@ public:
             return false;
         if (qsizetype(count) > left() / minEncodedSize<T>())
             return fail(QStringLiteral("vector length %1 exceeds the input").arg(count));
-        if constexpr (std::is_arithmetic_v<T> && !std::is_same_v<T, bool> && Q_BYTE_ORDER == Q_LITTLE_ENDIAN) {
+        if constexpr (std::is_arithmetic_v<T> && !std::is_same_v<T, bool> &&
+                      Q_BYTE_ORDER == Q_LITTLE_ENDIAN) {
             const qsizetype bytes = qsizetype(count) * qsizetype(sizeof(T));
             if (!need(bytes))
                 return false;
             list.resize(count);
-            std::memcpy(list.data(), m_data.data() + m_pos, size_t(bytes));
+            if (bytes > 0) // an empty list has no data() to copy into (memcpy(nullptr, ..., 0) is UB)
+                std::memcpy(list.data(), m_data.data() + m_pos, size_t(bytes));
             m_pos += bytes;
             return true;
         }

@@ -59,7 +59,8 @@ public:
         if (v.isUndefined())
             return def;
         const double d = v.toDouble(-1e300);
-        if (!v.isDouble() || d != double(qint64(d)) || d < double(min) || d > double(max)) {
+        // Range first: converting a double outside qint64 (1e74) to an integer is undefined.
+        if (!v.isDouble() || d < double(min) || d > double(max) || d >= 0x1p63 || d != double(qint64(d))) {
             fail(path(field, key), QStringLiteral("expected an integer in %1..%2").arg(min).arg(max));
             return def;
         }

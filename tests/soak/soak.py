@@ -1,0 +1,534 @@
+#!/usr/bin/env python3
+"""A compressed month of faults: the demo partition running (readout included), a standby Control
+Server, an IS mirror, IS subscribers and two GUIs offscreen; every few seconds one random process
+gets SIGKILL (and is restarted with its own command line, as a supervisor would) or SIGSTOP then
+SIGCONT. Invariants are checked as it goes and at the end; every one is reported, and the exit
+status is 1 if one failed.
+
+  tests/soak/soak.py --bin build/bin --minutes 60 [--faults kill,stop] [--roles slave,isserver,...]
+
+Invariants:
+  recovery   after every fault the run is back in Running (master and every slave) by itself,
+             within --recovery-s
+  writes     every IS write the soak made and that was acknowledged is present, with its value,
+             after all restarts (checked after each IS server restart and at the end)
+  subscribers  the IS subscribers (`dialog is watch` on RunParams and on the mirror) end with
+             every object's last value
+  resources  no process grows in resident memory or descriptors beyond a stated bound
+             (RSS <= 2 x start + 64 MiB, descriptors <= start + 64), start = first sample after
+             the warm-up, per process name across restarts
+  crashes    no process exits other than those the soak killed
+
+Only loopback is used. Everything is written under --run-dir (default: a new directory in $TMPDIR).
+"""
+
+import argparse
+import json
+import os
+import random
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+SOURCE = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+SLAVES = [("FE1", "control", ["--registers", "32"]), ("FE2", "control", ["--registers", "32"]),
+          ("FE3", "control", ["--registers", "64"]), ("FE4", "control", ["--registers", "64"]),
+          ("RO1", "readout", ["--threads", "4", "--rate", "20000", "--spill-s", "5", "--off-s", "2"]),
+          ("RO2", "readout", ["--threads", "4", "--rate", "20000", "--spill-s", "5", "--off-s", "2"])]
+ROLES = ["slave", "isserver", "master", "controlserver", "standby", "mirror"]
+WRITE_OBJECTS = 8
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def log(msg):
+    print(time.strftime("%H:%M:%S"), msg, flush=True)
+
+
+class Proc:
+    """One supervised process: its command line, its log, the Popen of its current incarnation."""
+
+    def __init__(self, soak, name, role, argv):
+        self.soak, self.name, self.role, self.argv = soak, name, role, argv
+        self.popen = None
+        self.killed = False  # the soak killed the current incarnation
+        self.stopped = False
+        self.restarts = 0
+        self.first_sample = None
+        self.last_sample = None
+        self.peak = (0, 0)
+
+    def start(self):
+        logf = open(os.path.join(self.soak.run_dir, "logs", self.name + ".log"), "ab")
+        self.popen = subprocess.Popen(self.argv, stdout=logf, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                      env=self.soak.env, cwd=self.soak.run_dir)
+        logf.close()
+        self.killed = False
+        self.stopped = False
+
+    def alive(self):
+        return self.popen is not None and self.popen.poll() is None
+
+    def sample(self):
+        """(RSS in KiB, open descriptors) of the current incarnation, or None."""
+        if not self.alive():
+            return None
+        pid = self.popen.pid
+        try:
+            rss = 0
+            with open(f"/proc/{pid}/status") as f:
+                for line in f:
+                    if line.startswith("VmRSS:"):
+                        rss = int(line.split()[1])
+            fds = len(os.listdir(f"/proc/{pid}/fd"))
+        except OSError:
+            return None
+        return rss, fds
+
+
+class Soak:
+    def __init__(self, args):
+        self.args = args
+        self.bin = os.path.abspath(args.bin)
+        self.run_dir = os.path.abspath(args.run_dir) if args.run_dir else tempfile.mkdtemp(prefix="dialog-soak-")
+        for old in ("logs", "is"):  # a fresh partition every time, also in a reused --run-dir
+            shutil.rmtree(os.path.join(self.run_dir, old), ignore_errors=True)
+        os.makedirs(os.path.join(self.run_dir, "logs"), exist_ok=True)
+        os.makedirs(os.path.join(self.run_dir, "is"), exist_ok=True)
+        self.primary_port, self.standby_port = free_port(), free_port()
+        self.env = dict(os.environ)
+        self.env["DIALOG_CONTROL_SERVER"] = f"127.0.0.1:{self.primary_port},127.0.0.1:{self.standby_port}"
+        self.env["QT_QPA_PLATFORM"] = "offscreen"
+        self.env.pop("DIALOG_ADVERTISE", None)
+        self.types = os.path.join(SOURCE, "resources", "is-types")
+        self.procs = {}
+        self.failures = {k: [] for k in ("recovery", "writes", "subscribers", "resources", "crashes")}
+        self.faults = {}
+        self.recoveries = []
+        self.acked = {}  # object -> last acknowledged value
+        self.writes_acked = 0
+        self.writes_failed = 0
+        self.watchers = {}
+        self.lock = threading.Lock()
+        self.stop_flag = False
+        isserver_help = self.run(["dialog-isserver", "--help"], timeout=10).stdout
+        self.journal = "--journal" in isserver_help
+        self.skip = set(filter(None, args.skip.split(",")))
+        if not self.journal and not args.kill_is_without_journal:
+            # Without a write-ahead journal an IS server loses what was acknowledged since its
+            # last checkpoint when killed: the writes invariant would fail by design.
+            log("dialog-isserver has no --journal: kill:isserver is skipped")
+            self.skip.add("kill:isserver")
+        self.skipped = sorted(self.skip)
+
+    # ---- processes -------------------------------------------------------------------------
+    def exe(self, name):
+        return os.path.join(self.bin, name)
+
+    def run(self, argv, timeout=15):
+        return subprocess.run([self.exe(argv[0])] + argv[1:], capture_output=True, text=True, timeout=timeout,
+                              env=self.env, cwd=self.run_dir)
+
+    def add(self, name, role, argv):
+        p = Proc(self, name, role, [self.exe(argv[0])] + argv[1:])
+        self.procs[name] = p
+        return p
+
+    def partition(self):
+        slaves = [{"name": n, "kind": k, "host": "localhost", "args": a} for n, k, a in SLAVES]
+        doc = {"name": "soak", "control_server": {"host": "localhost", "port": self.primary_port},
+               "is_types_dir": self.types,
+               "is_servers": [{"name": "RunParams", "host": "localhost"}, {"name": "DAQ", "host": "localhost"}],
+               "master": {"name": "Master", "host": "localhost", "transition_timeout_ms": 10000},
+               "slaves": slaves}
+        path = os.path.join(self.run_dir, "soak.json")
+        with open(path, "w") as f:
+            json.dump(doc, f, indent=2)
+        return path
+
+    def setup(self):
+        part = self.partition()
+        isargs = ["--types", self.types, "--data-dir", os.path.join(self.run_dir, "is"), "--checkpoint-s", "2"]
+        if self.journal:
+            isargs.append("--journal")
+        self.add("ControlServer", "controlserver", ["dialog-controlserver", "--port", str(self.primary_port)])
+        self.add("Standby", "standby", ["dialog-controlserver", "--port", str(self.standby_port), "--standby-of",
+                                        f"127.0.0.1:{self.primary_port}"])
+        self.add("RunParams", "isserver", ["dialog-isserver", "--name", "RunParams"] + isargs)
+        self.add("DAQ", "isserver", ["dialog-isserver", "--name", "DAQ"] + isargs)
+        self.add("Mirror", "mirror", ["dialog-isserver", "--name", "Mirror", "--mirror-of", "RunParams",
+                                      "--types", self.types])
+        self.add("Master", "master", ["dialog-master", "--config", part, "--is-types", self.types,
+                                       "--run-number-file", os.path.join(self.run_dir, "runnumber")])
+        for n, k, a in SLAVES:
+            self.add(n, "slave", ["dialog-slave", "--kind", k, "--name", n, "--run-params-server", "RunParams",
+                                  "--daq-server", "DAQ", "--is-types", self.types] + a)
+        if not self.args.no_gui and os.path.exists(self.exe("dialog-runcontrol")):
+            self.add("GUI-runcontrol", "gui", ["dialog-runcontrol", "--master", "Master", "--monitor"])
+            self.add("GUI-ismonitor", "gui", ["dialog-ismonitor"])
+        order = ["ControlServer", "Standby", "RunParams", "DAQ", "Mirror", "Master"] + [n for n, _, _ in SLAVES]
+        order += [n for n in self.procs if n.startswith("GUI-")]
+        for name in order:
+            self.procs[name].start()
+            if name in ("ControlServer", "Standby"):
+                time.sleep(0.5)
+        self.wait_registered()
+        self.start_watchers()
+        self.transition("configure", "Configured")
+        self.transition("start", "Running")
+
+    def wait_registered(self, timeout=60):
+        deadline = time.time() + timeout
+        want = ["Master"] + [n for n, _, _ in SLAVES]
+        while time.time() < deadline:
+            r = self.run(["dialog", "ls", "--json"], timeout=15)
+            if r.returncode == 0 and all(f'"{n}"' in r.stdout for n in want) and \
+                    all(f"IS.{s}" in r.stdout for s in ("RunParams", "DAQ", "Mirror")):
+                return
+            time.sleep(1)
+        raise SystemExit("soak: the partition did not come up (see %s/logs)" % self.run_dir)
+
+    def transition(self, command, state, timeout=40):
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            self.run(["dialog", "send", "RunCtrl.Master.Command", command], timeout=15)
+            t = time.time()
+            while time.time() < min(deadline, t + 10):
+                if self.master_state().get("state") == state:
+                    return
+                time.sleep(0.5)
+        raise SystemExit(f"soak: '{command}' did not bring the run to {state} (see {self.run_dir}/logs)")
+
+    def master_state(self):
+        try:
+            r = self.run(["dialog", "get", "RunCtrl.Master.State", "--count", "1", "--json", "--timeout-ms", "3000"],
+                         timeout=10)
+        except subprocess.TimeoutExpired:
+            return {}
+        for line in r.stdout.splitlines():
+            try:
+                doc = json.loads(line)
+            except ValueError:
+                continue
+            data = doc.get("data", doc)
+            if isinstance(data, str):
+                try:
+                    data = json.loads(data)
+                except ValueError:
+                    continue
+            if isinstance(data, dict):
+                return data
+        return {}
+
+    def running(self):
+        st = self.master_state()
+        if st.get("state") != "Running":
+            return False
+        slaves = st.get("slaves", {})
+        if isinstance(slaves, dict):
+            states = [v.get("state", v) if isinstance(v, dict) else v for v in slaves.values()]
+        else:
+            states = [s.get("state") for s in slaves if isinstance(s, dict)]
+        return len(states) == len(SLAVES) and all(s == "Running" for s in states)
+
+    # ---- IS writes and subscribers --------------------------------------------------------
+    def start_watchers(self):
+        for server in ("RunParams", "Mirror"):
+            f = open(os.path.join(self.run_dir, "logs", f"watch-{server}.log"), "w")
+            p = subprocess.Popen([self.exe("dialog"), "is", "watch", server, "--regex", "Soak\\..*", "--json"],
+                                 stdout=subprocess.PIPE, stderr=f, text=True, env=self.env, cwd=self.run_dir)
+            f.close()
+            self.watchers[server] = {"popen": p, "last": {}}
+            threading.Thread(target=self.read_watch, args=(server,), daemon=True).start()
+
+    def read_watch(self, server):
+        w = self.watchers[server]
+        for line in w["popen"].stdout:
+            try:
+                doc = json.loads(line)
+            except ValueError:
+                continue
+            name = doc.get("name", "")
+            name = name.split(".", 1)[1] if name.startswith(server + ".") else name
+            value = doc.get("value") or {}
+            with self.lock:
+                if doc.get("event", doc.get("kind")) in ("removed", "remove", "Removed"):
+                    w["last"].pop(name, None)
+                elif isinstance(value, dict) and "runType" in value:
+                    w["last"][name] = value["runType"]
+
+    def writer(self):
+        n = 0
+        while not self.stop_flag:
+            n += 1
+            obj = f"Soak.W{n % WRITE_OBJECTS}"
+            value = f"v{n}"
+            try:
+                r = self.run(["dialog", "is", "put", "RunParams." + obj, "--type", "RunInfo", f"runType={value}",
+                              f"activeTime={n}", "--timeout-ms", "3000"], timeout=10)
+                ok = r.returncode == 0
+            except subprocess.TimeoutExpired:
+                ok = False
+            with self.lock:
+                if ok:
+                    self.acked[obj] = value
+                    self.writes_acked += 1
+                else:
+                    self.writes_failed += 1
+            time.sleep(self.args.write_interval)
+
+    def read_object(self, server, obj):
+        try:
+            r = self.run(["dialog", "is", "get", f"{server}.{obj}", "--json", "--timeout-ms", "3000"], timeout=10)
+        except subprocess.TimeoutExpired:
+            return None
+        if r.returncode != 0:
+            return None
+        try:
+            doc = json.loads(r.stdout)
+        except ValueError:
+            return None
+        value = doc.get("value", doc)
+        return value.get("runType") if isinstance(value, dict) else None
+
+    def check_writes(self, when):
+        """Every acknowledged write is there with (at least) its value: a later write to the same
+        object may have landed without its acknowledgement yet."""
+        with self.lock:
+            acked = dict(self.acked)
+        bad = []
+        for obj, value in acked.items():
+            got = self.read_object("RunParams", obj)
+            if got is None or int(got[1:]) < int(value[1:]):
+                bad.append(f"{obj}: acknowledged {value}, found {got}")
+        if bad:
+            self.failures["writes"].append(f"{when}: " + "; ".join(bad))
+        return len(acked)
+
+    # ---- faults ---------------------------------------------------------------------------
+    def victims(self):
+        roles = self.args.roles.split(",")
+        return [p for p in self.procs.values() if p.role in roles]
+
+    def allowed(self, kind, role):
+        return f"{kind}:{role}" not in self.skip
+
+    def inject(self):
+        choices = [(k, p) for k in self.args.faults.split(",") for p in self.victims() if self.allowed(k, p.role)]
+        kind, victim = random.choice(choices)
+        key = f"{kind}:{victim.role}"
+        self.faults[key] = self.faults.get(key, 0) + 1
+        log(f"fault {kind} {victim.name}")
+        if kind == "kill":
+            victim.killed = True
+            victim.popen.send_signal(signal.SIGKILL)
+            victim.popen.wait()
+            time.sleep(random.uniform(0.1, 1.0))
+            if victim.role == "controlserver" or victim.role == "standby":
+                self.restart_control_server(victim)
+            else:
+                victim.start()
+            victim.restarts += 1
+            t0 = time.time()
+        else:
+            victim.stopped = True
+            victim.popen.send_signal(signal.SIGSTOP)
+            time.sleep(self.args.stop_s)
+            victim.popen.send_signal(signal.SIGCONT)
+            victim.stopped = False
+            t0 = time.time()
+        self.await_recovery(key, victim, t0)
+        if victim.role == "isserver" and victim.name == "RunParams" and kind == "kill":
+            self.check_writes(f"after kill of {victim.name}")
+
+    def restart_control_server(self, victim):
+        """A supervisor restarts a Control Server as the spare of the one still serving (README: a
+        primary that comes back is started as --standby-of the active one)."""
+        other = self.procs["Standby" if victim.name == "ControlServer" else "ControlServer"]
+        my_port = victim.argv[victim.argv.index("--port") + 1]
+        other_port = other.argv[other.argv.index("--port") + 1]
+        argv = [self.exe("dialog-controlserver"), "--port", my_port]
+        if other.alive():
+            argv += ["--standby-of", f"127.0.0.1:{other_port}"]
+        victim.argv = argv
+        victim.start()
+
+    def await_recovery(self, key, victim, t0):
+        deadline = t0 + self.args.recovery_s
+        while time.time() < deadline:
+            if self.running():
+                dt = time.time() - t0
+                self.recoveries.append((key, dt))
+                log(f"  back to Running after {dt:.2f} s")
+                return
+            time.sleep(0.25)
+        st = self.master_state()
+        self.failures["recovery"].append(
+            f"{key} ({victim.name}): not Running {self.args.recovery_s} s after the fault: state "
+            f"{st.get('state')} {st.get('error', '')}")
+        log(f"  NOT back to Running: {st.get('state')} {st.get('error', '')}")
+        # Carry on: the operator's way back (restart what the master blames, then reset, configure,
+        # start), so the faults after this one are still tested.
+        for name in st.get("culprits", []):
+            p = self.procs.get(name)
+            if p and p.alive():
+                log(f"  operator restarts {name}")
+                p.killed = True
+                p.popen.kill()
+                p.popen.wait()
+                p.start()
+                p.restarts += 1
+        time.sleep(2)
+        for command, state in (("reset", "Initial"), ("configure", "Configured"), ("start", "Running")):
+            try:
+                self.transition(command, state, timeout=30)
+            except SystemExit as e:
+                log(f"  {e}")
+                break
+
+    # ---- resources and crashes -------------------------------------------------------------
+    def watch_health(self):
+        for p in self.procs.values():
+            if p.popen.poll() is not None and not p.killed:
+                self.failures["crashes"].append(f"{p.name} exited by itself (status {p.popen.returncode})")
+                log(f"CRASH {p.name} exited with {p.popen.returncode}; restarting")
+                p.start()
+            s = p.sample()
+            if s:
+                if p.first_sample is None and time.time() > self.warm_until:
+                    p.first_sample = s
+                p.last_sample = s
+                p.peak = (max(p.peak[0], s[0]), max(p.peak[1], s[1]))
+
+    def check_resources(self):
+        for p in self.procs.values():
+            if not p.first_sample or not p.last_sample:
+                continue
+            (rss0, fd0), (rss1, fd1) = p.first_sample, p.last_sample
+            if rss1 > 2 * rss0 + 64 * 1024 or fd1 > fd0 + 64:
+                self.failures["resources"].append(
+                    f"{p.name}: RSS {rss0} -> {rss1} KiB, descriptors {fd0} -> {fd1}")
+
+    # ---- main ------------------------------------------------------------------------------
+    def main(self):
+        random.seed(self.args.seed)
+        log(f"soak in {self.run_dir}, Control Servers 127.0.0.1:{self.primary_port} (primary), "
+            f":{self.standby_port} (standby); IS journal {'on' if self.journal else 'not available'}")
+        try:
+            self.setup()
+            self.warm_until = time.time() + 10
+            wt = threading.Thread(target=self.writer, daemon=True)
+            wt.start()
+            end = time.time() + self.args.minutes * 60
+            next_fault = time.time() + 10
+            while time.time() < end:
+                self.watch_health()
+                if time.time() >= next_fault:
+                    self.inject()
+                    next_fault = time.time() + random.uniform(self.args.interval_s / 2, self.args.interval_s * 1.5)
+                time.sleep(0.5)
+            self.watch_health()
+            self.stop_flag = True
+            wt.join(timeout=20)
+            time.sleep(3)  # the last notifications reach the subscribers
+            checked = self.check_writes("at the end")
+            self.check_subscribers()
+            self.check_resources()
+            self.report(checked)
+        finally:
+            self.teardown()
+        return 1 if any(self.failures.values()) else 0
+
+    def check_subscribers(self):
+        with self.lock:
+            acked = dict(self.acked)
+        for server, w in self.watchers.items():
+            if w["popen"].poll() is not None:
+                self.failures["subscribers"].append(f"watch {server} exited ({w['popen'].returncode})")
+            with self.lock:
+                last = dict(w["last"])
+            current = {obj: self.read_object("RunParams", obj) for obj in acked}
+            wrong = [f"{obj}: has {last.get(obj)}, server {current[obj]}" for obj in acked
+                     if last.get(obj) != current[obj]]
+            if wrong:
+                self.failures["subscribers"].append(f"watch {server}: " + "; ".join(wrong))
+
+    def report(self, checked):
+        times = [dt for _, dt in self.recoveries]
+        print("\n==== soak report ====")
+        print(f"duration {self.args.minutes} min, seed {self.args.seed}, run dir {self.run_dir}")
+        print("faults: " + ", ".join(f"{k} {v}" for k, v in sorted(self.faults.items())))
+        if self.skipped:
+            print("not injected (--skip or no journal): " + ", ".join(self.skipped))
+        if times:
+            print(f"recoveries: {len(times)}, median {statistics.median(times):.2f} s, max {max(times):.2f} s")
+        by = {}
+        for key, dt in self.recoveries:
+            by.setdefault(key, []).append(dt)
+        for key, ts in sorted(by.items()):
+            print(f"  {key:22} n={len(ts):3}  median {statistics.median(ts):.2f} s  max {max(ts):.2f} s")
+        print(f"IS writes: {self.writes_acked} acknowledged, {self.writes_failed} not acknowledged; "
+              f"{checked} objects checked (journal {'on' if self.journal else 'not available'})")
+        print("process           restarts  RSS KiB start -> end (peak)   fds start -> end (peak)")
+        for p in self.procs.values():
+            a, b = p.first_sample or (0, 0), p.last_sample or (0, 0)
+            print(f"  {p.name:16} {p.restarts:4}   {a[0]:8} -> {b[0]:8} ({p.peak[0]:8})   "
+                  f"{a[1]:4} -> {b[1]:4} ({p.peak[1]:4})")
+        for inv, fails in self.failures.items():
+            print(f"invariant {inv:12} {'OK' if not fails else 'FAILED (%d)' % len(fails)}")
+            for f in fails[:20]:
+                print(f"    {f}")
+        sys.stdout.flush()
+
+    def teardown(self):
+        self.stop_flag = True
+        for w in self.watchers.values():
+            w["popen"].terminate()
+        for p in self.procs.values():
+            if p.alive():
+                if p.stopped:
+                    p.popen.send_signal(signal.SIGCONT)
+                p.popen.terminate()
+        for p in list(self.procs.values()) + [w["popen"] for w in self.watchers.values()]:
+            popen = p.popen if isinstance(p, Proc) else p
+            if popen is None:
+                continue
+            try:
+                popen.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                popen.kill()
+                popen.wait()
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--bin", default=os.path.join(SOURCE, "build", "bin"))
+    ap.add_argument("--minutes", type=float, default=2)
+    ap.add_argument("--faults", default="kill,stop", help="fault kinds: kill, stop")
+    ap.add_argument("--roles", default=",".join(ROLES), help="who gets faults: " + ", ".join(ROLES))
+    ap.add_argument("--interval-s", type=float, default=8, help="mean time between faults")
+    ap.add_argument("--stop-s", type=float, default=3, help="how long a SIGSTOPped process stays stopped")
+    ap.add_argument("--recovery-s", type=float, default=30, help="bound of a recovery")
+    ap.add_argument("--write-interval", type=float, default=0.3)
+    ap.add_argument("--skip", default="", help="fault kinds not injected, as KIND:ROLE (e.g. stop:slave)")
+    ap.add_argument("--kill-is-without-journal", action="store_true",
+                    help="SIGKILL IS servers even when dialog-isserver has no --journal (the writes "
+                    "acknowledged since the last checkpoint are then lost, and the writes invariant says so)")
+    ap.add_argument("--seed", type=int, default=int(time.time()))
+    ap.add_argument("--run-dir")
+    ap.add_argument("--no-gui", action="store_true")
+    sys.exit(Soak(ap.parse_args()).main())
+
+
+if __name__ == "__main__":
+    main()
