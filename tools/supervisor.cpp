@@ -148,9 +148,13 @@ void Supervisor::check(Watch &w, qint64 now)
         return;
     while (!w.restarts.isEmpty() && now - w.restarts.first() >= WindowMs)
         w.restarts.removeFirst();
-    const QString was =
-        l.pid > 0 ? QStringLiteral("pid %1, up %2 s").arg(l.pid).arg((now - w.startedMs) / 1000.0, 0, 'f', 1)
-                  : QStringLiteral("not started");
+    QString was = l.pid > 0 ? QStringLiteral("pid %1, seen running for %2 s")
+                                  .arg(l.pid)
+                                  .arg((now - w.startedMs) / 1000.0, 0, 'f', 1)
+                            : QStringLiteral("not started");
+    const QString last = m_launcher.logTail(l, 1).trimmed(); // local processes only
+    if (!last.isEmpty())
+        was += QStringLiteral(", its log ends: ") + last;
     if (w.restarts.size() >= l.spec.restartLimit) {
         w.givenUp = true;
         l.status = QStringLiteral("given up: %1 restarts within a minute").arg(w.restarts.size());
@@ -183,6 +187,9 @@ void Supervisor::restart(Watch &w, qint64 now)
     w.lastCheckMs = now;
     Launched fresh;
     QString error;
+    // The log of the lost instance says why it was lost: keep it as LOG.1.
+    if (!m_launcher.keepLog(l, &error))
+        log(int(Severity::Warning), l, QStringLiteral("%1: %2").arg(l.spec.name, error));
     if (!m_launcher.start(l.spec, &fresh, &error)) {
         // Counted as a restart: a host that keeps refusing ends as given up, not in a tight loop.
         l.pid = 0;
