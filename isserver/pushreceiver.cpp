@@ -19,6 +19,7 @@ namespace {
 const QString StatisticsObject = QStringLiteral("Statistics"); // each server has its own
 constexpr int HandshakeMs = 10000;
 constexpr int MaxPending = 16; // connections still in their handshake
+constexpr int TickMs = 100;    // silence and handshake checks
 // Per connection, kept as socket properties: the inbound buffer and the times.
 const char *BufferProperty = "pushBuffer";
 const char *HeardProperty = "pushHeardMs";
@@ -66,7 +67,7 @@ bool PushReceiver::listen(const QHostAddress &address, quint16 port, QString *er
     connect(&m_server, &QTcpServer::newConnection, this, &PushReceiver::onNewConnection);
     m_timer = new QTimer(this);
     connect(m_timer, &QTimer::timeout, this, &PushReceiver::onTimer);
-    m_timer->start(500);
+    m_timer->start(TickMs);
     report(
         QStringLiteral("push mirror listening on %1:%2").arg(address.toString()).arg(m_server.serverPort()));
     if (!address.isLoopback())
@@ -124,6 +125,15 @@ void PushReceiver::close(QTcpSocket *s, const QString &why, bool graceful)
 void PushReceiver::onTimer()
 {
     const qint64 now = clock().elapsed();
+    // A tick far later than due means this process was not running (stopped, swapped out): what the
+    // peer sent meanwhile is still unread, so the silence is ours. Start counting again.
+    const bool late = now - m_lastTickMs > 5 * TickMs;
+    m_lastTickMs = now;
+    if (late) {
+        for (QTcpSocket *s : findChildren<QTcpSocket *>(Qt::FindDirectChildrenOnly))
+            s->setProperty(HeardProperty, now);
+        return;
+    }
     for (QTcpSocket *s : findChildren<QTcpSocket *>(Qt::FindDirectChildrenOnly)) {
         if (s->state() != QAbstractSocket::ConnectedState)
             continue;

@@ -74,6 +74,7 @@ private:
     QSet<QString> m_seen; // object names received since SnapshotBegin
     bool m_inSnapshot = false;
     quint64 m_snapshots = 0;
+    qint64 m_lastTickMs = 0;
 };
 
 } // namespace dialog::isd

@@ -163,6 +163,14 @@ void PushSender::onBytesWritten()
 void PushSender::onPingTimer()
 {
     const qint64 now = m_clock.elapsed();
+    // A tick far later than due means this process was not running: the mirror's answers are still
+    // unread, so the silence is ours. Start counting again.
+    const bool late = now - m_lastTickMs > 2 * m_pingMs;
+    m_lastTickMs = now;
+    if (late) {
+        m_lastHeardMs = m_lastWrittenMs = now;
+        return;
+    }
     if ((m_state == State::Connecting || m_state == State::Handshake) && now - m_lastHeardMs > HandshakeMs) {
         // A host that drops packets would otherwise hold the connection attempt for minutes.
         drop(m_state == State::Connecting

@@ -85,7 +85,7 @@ private:
     int m_retryMs = 250;
     QString m_lastReport;
     QElapsedTimer m_clock;
-    qint64 m_lastHeardMs = 0, m_lastWrittenMs = 0;
+    qint64 m_lastHeardMs = 0, m_lastWrittenMs = 0, m_lastTickMs = 0;
 };
 
 } // namespace dialog::isd

@@ -328,4 +328,23 @@ QString Launcher::logTail(const Launched &l, int lines) const
     return QString::fromLocal8Bit(all.mid(qMax<qsizetype>(0, all.size() - lines)).join('\n'));
 }
 
+bool Launcher::keepLog(const Launched &l, QString *error) const
+{
+    if (l.log.isEmpty())
+        return true;
+    const QString kept = l.log + QStringLiteral(".1");
+    if (l.spec.isLocal()) {
+        QFile::remove(kept);
+        if (QFile::exists(l.log) && !QFile::rename(l.log, kept)) {
+            *error = QStringLiteral("cannot move %1 to %2").arg(l.log, kept);
+            return false;
+        }
+        return true;
+    }
+    QByteArray out;
+    return ssh(l.spec.host,
+               QStringLiteral("test ! -e %1 || mv -f %1 %2").arg(shellQuote(l.log), shellQuote(kept)), &out,
+               error);
+}
+
 } // namespace dialog::tool

@@ -52,6 +52,9 @@ public:
     bool signal(const Launched &l, int signal, QString *error) const;
     /// The last lines of a local process' log.
     QString logTail(const Launched &l, int lines = 5) const;
+    /// Moves the log of @p l to LOG.1 on its host (replacing an older one), so that the log of the
+    /// next start does not overwrite it. False with @p error.
+    bool keepLog(const Launched &l, QString *error) const;
 
 private:
     /// Runs a shell command on @p host over the ssh command; its stdout, or false with @p error.

@@ -148,19 +148,23 @@ void Supervisor::check(Watch &w, qint64 now)
         return;
     while (!w.restarts.isEmpty() && now - w.restarts.first() >= WindowMs)
         w.restarts.removeFirst();
-    const QString was =
-        l.pid > 0 ? QStringLiteral("pid %1, up %2 s").arg(l.pid).arg((now - w.startedMs) / 1000.0, 0, 'f', 1)
-                  : QStringLiteral("not started");
+    QString was = l.pid > 0 ? QStringLiteral("pid %1, seen running for %2 s")
+                                  .arg(l.pid)
+                                  .arg((now - w.startedMs) / 1000.0, 0, 'f', 1)
+                            : QStringLiteral("not started");
+    const QString last = m_launcher.logTail(l, 1).trimmed(); // local processes only
+    if (!last.isEmpty())
+        was += QStringLiteral(", its log ends: ") + last;
     if (w.restarts.size() >= l.spec.restartLimit) {
         w.givenUp = true;
         l.status = QStringLiteral("given up: %1 restarts within a minute").arg(w.restarts.size());
+        record(); // before the line that tells it: whoever reads the line finds the record up to date
         log(int(Severity::Error), l,
             QStringLiteral("%1 on %2 is gone again (%3) after %4 restarts within a minute; given up "
                            "(restart_limit %5)")
                 .arg(l.spec.name, l.spec.host, was)
                 .arg(w.restarts.size())
                 .arg(l.spec.restartLimit));
-        record();
         return;
     }
     const qint64 delay = qMin<qint64>(MaxDelayMs, qint64(l.spec.restartDelayMs) << w.restarts.size());
@@ -183,24 +187,27 @@ void Supervisor::restart(Watch &w, qint64 now)
     w.lastCheckMs = now;
     Launched fresh;
     QString error;
+    // The log of the lost instance says why it was lost: keep it as LOG.1.
+    if (!m_launcher.keepLog(l, &error))
+        log(int(Severity::Warning), l, QStringLiteral("%1: %2").arg(l.spec.name, error));
     if (!m_launcher.start(l.spec, &fresh, &error)) {
         // Counted as a restart: a host that keeps refusing ends as given up, not in a tight loop.
         l.pid = 0;
         l.status = QStringLiteral("restart failed: ") + error;
+        record();
         log(int(Severity::Error), l,
             QStringLiteral("cannot restart %1 on %2: %3").arg(l.spec.name, l.spec.host, error));
-        record();
         return;
     }
     l.pid = fresh.pid;
     l.log = fresh.log;
     l.status = QStringLiteral("restarted");
+    record();
     log(int(Severity::Warning), l,
         QStringLiteral("restarted %1 on %2 (pid %3; restart %4 within a minute)")
             .arg(l.spec.name, l.spec.host)
             .arg(l.pid)
             .arg(w.restarts.size()));
-    record();
 }
 
 void Supervisor::log(int severity, const Launched &l, const QString &text)

@@ -396,10 +396,15 @@ void tst_PushMirror::silentPeerIsDroppedAndResynchronised()
     qInfo("stopped mirror: dropped by the master after %lld ms", t.elapsed());
     QVERIFY(writeMany(40, 20, 100)); // the master is not held up meanwhile
     ::kill(pid_t(mirror->processId()), SIGCONT);
+    QByteArray mirrorLog;
+    QTRY_VERIFY_WITH_TIMEOUT(
+        (mirrorLog += mirror->readAllStandardError()).contains("resynchronised: 20 objects"), 10000);
     QVERIFY(waitForEqual(15000));
+    QVERIFY2(!mirrorLog.contains("silent"),
+             mirrorLog.constData()); // its own stop is not the master's silence
 
     // The master stops: the mirror drops it; resumed, the master reconnects and resynchronises.
-    QByteArray mirrorLog = mirror->readAllStandardError();
+    mirrorLog.clear();
     t.restart();
     ::kill(pid_t(master->processId()), SIGSTOP);
     QTRY_VERIFY_WITH_TIMEOUT(

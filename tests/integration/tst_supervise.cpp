@@ -246,6 +246,7 @@ void tst_Supervise::slaveKilledMidRunComesBackAndTheRunContinues()
     QTRY_VERIFY_WITH_TIMEOUT((upErr += up->readAllStandardError()).contains("restarted FE2 on localhost"),
                              5000);
     QVERIFY2(upErr.contains("FE2 on localhost is gone"), upErr.constData());
+    QVERIFY(QFile::exists(m_runDir + QStringLiteral("/logs/FE2.log.1"))); // the lost instance's log
 
     // RO1 runs on another host: it is restarted there, over ssh, by the launcher's own start.
     const qint64 ro1 = record().value(QStringLiteral("RO1")).value(QStringLiteral("pid")).toInteger();
@@ -330,6 +331,9 @@ void tst_Supervise::alwaysExitingProgramIsGivenUpAfterTheLimit()
     QCOMPARE(text.count("restarted FE9 on localhost"), 3);
     QVERIFY2(text.contains("after 3 restarts within a minute; given up (restart_limit 3)"), text.constData());
     QVERIFY(text.contains("restart 3 of at most 3 per minute in 200 ms")); // the back-off doubles
+    // Each loss says how the program ended; the log of the instance before is kept.
+    QVERIFY2(text.contains("its log ends: dialog-slave: Unknown option 'no-such-option'"), text.constData());
+    QVERIFY(QFile::exists(m_runDir + QStringLiteral("/logs/FE9.log.1")));
     QVERIFY(record()
                 .value(QStringLiteral("FE9"))
                 .value(QStringLiteral("status"))
