@@ -2,6 +2,7 @@
 
 #include "logstore.h"
 
+#include <QDateTime>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QSqlError>
@@ -110,6 +111,14 @@ std::optional<QList<LogRecord>> LogSearch::run(const LogQuery &query, bool *more
     QString sql =
         QStringLiteral("SELECT id, time, severity, process, host, pid, category, text, file, line, run, "
                        "vals, seq FROM messages");
+    // SQLite walks a process' rows newest first (by id) and stops at the limit: fast when matches are
+    // dense, but a window of one hour with no match walks all of the process' history. For windows of
+    // up to a day the (process, time, severity) index bounds the walk by the window instead (its
+    // statistics cannot tell the planner how time and id go together).
+    const qint64 windowEnd = query.untilMs ? query.untilMs : QDateTime::currentMSecsSinceEpoch();
+    if (!postgres && query.sinceMs && windowEnd - query.sinceMs <= 86400000 && !query.process.isEmpty() &&
+        where.contains(QStringLiteral("process = ?")))
+        sql += QStringLiteral(" INDEXED BY messages_process_time");
     if (!where.isEmpty())
         sql += QStringLiteral(" WHERE ") + where.join(QStringLiteral(" AND "));
     sql += QStringLiteral(" ORDER BY id DESC LIMIT %1").arg(query.limit + 1);
