@@ -40,6 +40,9 @@ bool createSqliteSchema(QSqlDatabase &db, QString *error)
         // Entries of an index are ordered by (column, rowid): a process' newest messages are read
         // backwards from it without a sort.
         "CREATE INDEX IF NOT EXISTS messages_process ON messages (process)",
+        // A process' messages of a short time window, severity read from the index: "warnings of FE3
+        // in the last hour" costs the rows of that hour even when none matches (LogSearch chooses it).
+        "CREATE INDEX IF NOT EXISTS messages_process_time ON messages (process, time, severity)",
     };
     return execAll(db, statements, int(std::size(statements)), error);
 }
@@ -58,6 +61,7 @@ bool createPostgresSchema(QSqlDatabase &db, QString *error)
         "CREATE UNIQUE INDEX IF NOT EXISTS messages_origin ON messages (process, host, pid, seq)",
         "CREATE INDEX IF NOT EXISTS messages_time ON messages (time)",
         "CREATE INDEX IF NOT EXISTS messages_process ON messages (process, id)",
+        "CREATE INDEX IF NOT EXISTS messages_process_time ON messages (process, time, severity)",
     };
     if (!db.transaction()) {
         *error = db.lastError().text();

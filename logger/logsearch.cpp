@@ -2,10 +2,12 @@
 
 #include "logstore.h"
 
+#include <QDateTime>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QSqlError>
 #include <QSqlQuery>
+#include <algorithm>
 
 namespace dialog::logger {
 
@@ -107,12 +109,37 @@ std::optional<QList<LogRecord>> LogSearch::run(const LogQuery &query, bool *more
         add("id < ?", query.beforeId);
     if (query.afterId)
         add("id > ?", query.afterId);
-    QString sql =
+    const QString columns =
         QStringLiteral("SELECT id, time, severity, process, host, pid, category, text, file, line, run, "
                        "vals, seq FROM messages");
-    if (!where.isEmpty())
-        sql += QStringLiteral(" WHERE ") + where.join(QStringLiteral(" AND "));
-    sql += QStringLiteral(" ORDER BY id DESC LIMIT %1").arg(query.limit + 1);
+    const QString filter =
+        where.isEmpty() ? QString() : QStringLiteral(" WHERE ") + where.join(QStringLiteral(" AND "));
+    const QString order = QStringLiteral(" ORDER BY id DESC LIMIT %1").arg(query.limit + 1);
+    QString sql = columns + filter + order;
+    // One process: SQLite can walk its rows newest first (by id) and stop at the limit, fast when
+    // matches are dense, but a window of one hour without a match would walk all of the process'
+    // history; or read the window from the (process, time, severity) index and sort what matches, fast
+    // for short windows, slow for long busy ones. Its statistics cannot tell how time and id go
+    // together, so the choice is made here: the window for up to a day, the walk beyond. When the index
+    // holds every column filtered on, the ids are sorted from the index alone and only the page's
+    // rows are read.
+    if (!postgres && where.contains(QStringLiteral("process = ?"))) {
+        const qint64 windowEnd = query.untilMs ? query.untilMs : QDateTime::currentMSecsSinceEpoch();
+        if (query.sinceMs && windowEnd - query.sinceMs <= 86400000) {
+            static const QStringList indexed{QStringLiteral("process = ?"), QStringLiteral("time >= ?"),
+                                             QStringLiteral("time <= ?"),   QStringLiteral("severity >= ?"),
+                                             QStringLiteral("id < ?"),      QStringLiteral("id > ?")};
+            const bool covered = std::all_of(where.cbegin(), where.cend(),
+                                             [](const QString &c) { return indexed.contains(c); });
+            sql = covered ? columns +
+                                QStringLiteral(" WHERE id IN (SELECT id FROM messages INDEXED BY "
+                                               "messages_process_time") +
+                                filter + order + QLatin1Char(')') + order
+                          : columns + QStringLiteral(" INDEXED BY messages_process_time") + filter + order;
+        } else {
+            sql = columns + QStringLiteral(" INDEXED BY messages_process") + filter + order;
+        }
+    }
 
     QSqlDatabase db = QSqlDatabase::database(m_connection, false);
     QSqlQuery q(db);

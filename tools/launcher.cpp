@@ -197,7 +197,8 @@ bool Launcher::start(const ProcessSpec &spec, Launched *out, QString *error) con
     QStringList args = spec.arguments(m_partition);
     if (spec.role == ProcessSpec::Role::IsServer)
         args << QStringLiteral("--data-dir") << QDir(m_runDir).filePath(QStringLiteral("is"));
-    if (spec.role == ProcessSpec::Role::Logger && !spec.args.contains(QStringLiteral("--data-dir")))
+    if (spec.role == ProcessSpec::Role::Logger && !spec.args.contains(QStringLiteral("--data-dir")) &&
+        !spec.args.contains(QStringLiteral("--db")))
         args << QStringLiteral("--data-dir") << QDir(m_runDir).filePath(QStringLiteral("logger"));
     const QString program = programPath(spec);
     if (spec.isLocal()) {

@@ -1,5 +1,7 @@
 #include "inspectorwindow.h"
 
+#include "dialog/logrecord.h"
+
 #include <QCheckBox>
 #include <QDateTime>
 #include <QFormLayout>
@@ -294,6 +296,7 @@ void InspectorWindow::showDetails()
     m_details->clear();
     m_figuresItem = nullptr;
     m_shownValid = false;
+    ++m_detailsGeneration;
     if (row < 0)
         return;
     const ProcessRow &r = m_model->row(row);
@@ -314,6 +317,39 @@ void InspectorWindow::showDetails()
     m_figuresItem = new QTreeWidgetItem(m_details, QStringList{QStringLiteral("Communication")});
     m_figuresItem->setExpanded(true);
     showFigures();
+    fetchMessages(r.name);
+}
+
+void InspectorWindow::fetchMessages(const QString &process)
+{
+    // The process' newest messages, when a logger runs (no logger: no group, and no request waiting
+    // for one to appear).
+    bool loggerRuns = false;
+    for (int i = 0; i < m_model->rowCount() && !loggerRuns; ++i)
+        loggerRuns = !m_model->row(i).lost && m_model->row(i).services.contains(logservice::service());
+    if (!loggerRuns)
+        return;
+    LogQuery q;
+    q.process = process;
+    q.limit = 10;
+    const quint64 generation = m_detailsGeneration;
+    m_client->request(
+        logservice::service(), QByteArray(1, logservice::QueryKind) + q.encode(), 5000, this,
+        [this, generation](const Reply &reply) {
+            const auto page = reply.isOk() ? LogPage::decode(reply.data()) : std::nullopt;
+            if (!page || generation != m_detailsGeneration)
+                return;
+            auto *g = new QTreeWidgetItem(
+                m_details,
+                QStringList{
+                    QStringLiteral("Messages (newest %1, from the logger)").arg(page->records.size())});
+            for (const LogRecord &r : page->records)
+                new QTreeWidgetItem(g, QStringList{QStringLiteral("%1 %2 %3")
+                                                       .arg(QDateTime::fromMSecsSinceEpoch(r.timeMs).toString(
+                                                                QStringLiteral("HH:mm:ss.zzz")),
+                                                            severityName(r.severity), r.text)});
+            g->setExpanded(true);
+        });
 }
 
 void InspectorWindow::showFigures()

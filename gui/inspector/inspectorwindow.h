@@ -56,6 +56,7 @@ private:
     void scheduleRefresh();
     void showDetails();
     void showFigures();
+    void fetchMessages(const QString &process);
     void updateStatus();
 
     std::unique_ptr<Client> m_client;
@@ -75,6 +76,7 @@ private:
     QByteArray m_pendingDirectory;
     QByteArray m_pendingStatistics;
     QTreeWidgetItem *m_figuresItem = nullptr; ///< "Communication" group of the details, updated in place
+    quint64 m_detailsGeneration = 0;          ///< a logger answer for details since cleared is dropped
     ProcessRow m_shown;                       ///< what the details show (rebuilt only when it changes)
     bool m_shownValid = false;
     QTimer *m_refresh = nullptr;

@@ -7,6 +7,7 @@
 #include <QLineEdit>
 #include <QPushButton>
 #include <QTableView>
+#include <QTemporaryDir>
 #include <QTreeWidget>
 #include <QtTest>
 #include <csignal>
@@ -30,6 +31,7 @@ private Q_SLOTS:
     void killedProcessIsMarkedLost();
     void communicationFiguresReachTheInspector();
     void staysResponsiveWith1000Services();
+    void detailsShowTheProcessMessagesFromTheLogger();
     void screenshot();
 
 private:
@@ -282,6 +284,39 @@ void tst_Inspector::staysResponsiveWith1000Services()
     m_window->stopListening();
     load->terminate();
     QVERIFY(load->waitForFinished(5000));
+}
+
+void tst_Inspector::detailsShowTheProcessMessagesFromTheLogger()
+{
+    // With a logger running, a selected process' details list its newest stored messages: here the
+    // logger's own (it reports its Qt messages through itself).
+    QTemporaryDir dir;
+    QProcess *logger =
+        m_fx->start(QStringLiteral("dialog-logger"), {QStringLiteral("--data-dir"), dir.path()});
+    const auto stored = [this] {
+        QByteArray out;
+        m_fx->run(QStringLiteral("dialog"),
+                  {QStringLiteral("log"), QStringLiteral("search"), QStringLiteral("--process"),
+                   QStringLiteral("dialog-logger"), QStringLiteral("--text"), QStringLiteral("connected")},
+                  &out);
+        return out.contains("connected to Control Server");
+    };
+    QTRY_VERIFY_WITH_TIMEOUT(stored(), 15000);
+    QTRY_VERIFY_WITH_TIMEOUT(m_window->processModel()->rowOf(QStringLiteral("dialog-logger")) >= 0, 10000);
+    m_window->selectProcess(QStringLiteral("dialog-logger"));
+    QTreeWidget *details = m_window->detailsView();
+    auto group = [details] {
+        return details->findItems(QStringLiteral("Messages (newest"), Qt::MatchStartsWith);
+    };
+    QTRY_VERIFY_WITH_TIMEOUT(!group().isEmpty(), 10000);
+    QTreeWidgetItem *g = group().first();
+    bool connected = false;
+    for (int i = 0; i < g->childCount(); ++i)
+        connected = connected || g->child(i)->text(0).contains(
+                                     QLatin1String("info dialog-logger connected to Control Server"));
+    QVERIFY2(connected, qPrintable(g->childCount() ? g->child(0)->text(0) : QStringLiteral("(no messages)")));
+    logger->terminate();
+    QVERIFY(logger->waitForFinished(5000));
 }
 
 void tst_Inspector::screenshot()

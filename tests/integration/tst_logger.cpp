@@ -387,6 +387,14 @@ private Q_SLOTS:
                                QStringLiteral("warning"), QStringLiteral("--process"), QStringLiteral("RO*"),
                                QStringLiteral("--text"), QStringLiteral("timeout")})),
                  QStringList{QStringLiteral("readout TIMEOUT on link 3")});
+        // One process in a short window (served by the (process, time, severity) index).
+        QCOMPARE(
+            texts(search({QStringLiteral("--since"), QStringLiteral("1h"), QStringLiteral("--process"),
+                          QStringLiteral("RO1"), QStringLiteral("--severity"), QStringLiteral("warning")})),
+            QStringList{QStringLiteral("readout TIMEOUT on link 3")});
+        QVERIFY(search({QStringLiteral("--since"), QStringLiteral("1h"), QStringLiteral("--process"),
+                        QStringLiteral("RO1"), QStringLiteral("--severity"), QStringLiteral("error")})
+                    .isEmpty());
         const auto run42 = search({QStringLiteral("--run"), QStringLiteral("42")});
         QCOMPARE(run42.size(), 1);
         QCOMPARE(

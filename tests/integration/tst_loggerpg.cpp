@@ -164,6 +164,7 @@ class tst_LoggerPg : public QObject
 
 private:
     PostgresServer m_pg;
+    QProcess *m_lastLogger = nullptr; ///< the logger partition() started last
 
     static QStringList reportArgs(const QString &name, const QStringList &extra)
     {
@@ -211,7 +212,7 @@ private:
         auto fx = std::make_unique<ProcessFixture>();
         if (!fx->startControlServer())
             return nullptr;
-        fx->start(QStringLiteral("dialog-logger"), {QStringLiteral("--db"), m_pg.url()});
+        m_lastLogger = fx->start(QStringLiteral("dialog-logger"), {QStringLiteral("--db"), m_pg.url()});
         return fx;
     }
 
@@ -307,6 +308,46 @@ private Q_SLOTS:
         for (ProcessFixture *fx : {a.get(), b.get()})
             QCOMPARE(texts(search(*fx, {QStringLiteral("--process"), QStringLiteral("Site?")})),
                      (QStringList{QStringLiteral("from A"), QStringLiteral("from B")}));
+    }
+
+    void killedLoggerLosesNothingAndStoresNothingTwice()
+    {
+        auto fx = partition();
+        QVERIFY(fx);
+        QVERIFY(waitForLogger(*fx));
+        // SIGKILL while a process reports 20,000 messages: batches unacknowledged at that moment are sent
+        // again to the next logger, which inserts only those not already committed.
+        QProcess *reporter = fx->start(
+            QStringLiteral("dialog"),
+            reportArgs(QStringLiteral("Stream"),
+                       {QStringLiteral("--count"), QStringLiteral("20000"), QStringLiteral("--numbered"),
+                        QStringLiteral("--queue"), QStringLiteral("20000"), QStringLiteral("--collapse-ms"),
+                        QStringLiteral("0"), QStringLiteral("--timeout-ms"), QStringLiteral("60000"),
+                        QStringLiteral("stream")}));
+        QVERIFY(
+            waitUntil([&] { return stats(*fx).value(QStringLiteral("stored")).toInteger() > 0; }, 15000, 5));
+        m_lastLogger->kill();
+        QVERIFY(m_lastLogger->waitForFinished(5000));
+        fx->start(QStringLiteral("dialog-logger"), {QStringLiteral("--db"), m_pg.url()});
+        QVERIFY(waitUntil([&] { return reporter->state() == QProcess::NotRunning; }, 60000, 20));
+        QCOMPARE(reporter->exitCode(), 0);
+        // Every message once, in order: two pages of 10,000.
+        QStringList all;
+        QString before;
+        for (int page = 0; page < 3; ++page) {
+            QStringList args{QStringLiteral("--process"), QStringLiteral("Stream"), QStringLiteral("--limit"),
+                             QStringLiteral("10000")};
+            if (!before.isEmpty())
+                args << QStringLiteral("--before") << before;
+            const auto rs = search(*fx, args);
+            if (rs.isEmpty())
+                break;
+            all = texts(rs) + all;
+            before = QString::number(rs.first().value(QStringLiteral("id")).toInteger());
+        }
+        QCOMPARE(all.size(), 20000);
+        for (int i = 0; i < all.size(); ++i)
+            QCOMPARE(all.at(i), QStringLiteral("stream #%1").arg(i + 1));
     }
 
     void serverRestartDropsSaysWhyAndRecovers()
