@@ -10,6 +10,7 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QTcpSocket>
 #include <QTemporaryDir>
 #include <QtTest>
 #include <csignal>
@@ -170,6 +171,7 @@ private Q_SLOTS:
     void runCycleAcrossHostsAndSlaveCablePulled();
     void runCycleWithLatencyAndLoss();
     void controlServerHostCutStandbyTakesOver();
+    void upAndDownOverSshOnAnotherHost();
 
 private:
     QProcess *start(int host, const QString &program, const QStringList &args,
@@ -433,6 +435,172 @@ void tst_MultiHost::controlServerHostCutStandbyTakesOver()
     qInfo("Control Server host cut: operator noticed after %lld ms, connected to the standby after %lld ms; "
           "updates received during the cut: %llu",
           leftAt, backAt, static_cast<unsigned long long>(during - before));
+}
+
+namespace {
+bool keygen(const QString &file)
+{
+    QProcess p;
+    p.start(QStringLiteral("ssh-keygen"),
+            {QStringLiteral("-q"), QStringLiteral("-t"), QStringLiteral("ed25519"), QStringLiteral("-N"),
+             QString(), QStringLiteral("-f"), file});
+    return p.waitForFinished(20000) && p.exitStatus() == QProcess::NormalExit && p.exitCode() == 0;
+}
+} // namespace
+
+void tst_MultiHost::upAndDownOverSshOnAnotherHost()
+{
+    // A real OpenSSH server on host 3 (its own address, a host key and a client key made here);
+    // `dialog up` on the operator's host starts the slaves there over ssh (-F config, BatchMode),
+    // they register with the host's address, `dialog down` stops them; the errors a user meets.
+    const QString sshd = QStringLiteral("/usr/sbin/sshd");
+    if (!QFileInfo(sshd).isExecutable())
+        QSKIP("multihost: sshd is not installed (Debian package openssh-server)");
+    QDir().mkpath(QStringLiteral("/run/sshd"));
+    const QString hostKey = m_dir.filePath(QStringLiteral("host_key"));
+    const QString key = m_dir.filePath(QStringLiteral("id_test"));
+    const QString otherKey = m_dir.filePath(QStringLiteral("id_other"));
+    QVERIFY(keygen(hostKey) && keygen(key) && keygen(otherKey));
+    QFile::remove(m_dir.filePath(QStringLiteral("authorized_keys")));
+    QVERIFY(QFile::copy(key + QStringLiteral(".pub"), m_dir.filePath(QStringLiteral("authorized_keys"))));
+    const QString sshdConfig = m_dir.filePath(QStringLiteral("sshd_config"));
+    QFile sc(sshdConfig);
+    QVERIFY(sc.open(QIODevice::WriteOnly));
+    sc.write(QStringLiteral("Port 22\nListenAddress %1\nHostKey %2\nAuthorizedKeysFile %3\nPidFile %4\n"
+                            "UsePAM no\nPasswordAuthentication no\nKbdInteractiveAuthentication no\n"
+                            "PermitRootLogin prohibit-password\nStrictModes no\n")
+                 .arg(m_net.address(3), hostKey, m_dir.filePath(QStringLiteral("authorized_keys")),
+                      m_dir.filePath(QStringLiteral("sshd.pid")))
+                 .toUtf8());
+    sc.close();
+    const QString sshConfig = m_dir.filePath(QStringLiteral("ssh_config"));
+    QFile cc(sshConfig);
+    QVERIFY(cc.open(QIODevice::WriteOnly));
+    const QString common =
+        QStringLiteral("  User root\n  IdentitiesOnly yes\n  StrictHostKeyChecking no\n"
+                       "  UserKnownHostsFile /dev/null\n  LogLevel ERROR\n  ConnectTimeout 3\n");
+    cc.write(QStringLiteral("Host daq3\n  HostName %1\n  IdentityFile %2\n%3"
+                            "Host daq3-badkey\n  HostName %1\n  IdentityFile %4\n%3"
+                            "Host daq9-down\n  HostName %5\n  IdentityFile %2\n%3")
+                 .arg(m_net.address(3), key, common, otherKey, QStringLiteral("10.213.0.9"))
+                 .toUtf8());
+    cc.close();
+    auto sshdProcess = std::make_unique<QProcess>();
+    sshdProcess->setProcessChannelMode(QProcess::ForwardedErrorChannel);
+    sshdProcess->start(QStringLiteral("ip"),
+                       {QStringLiteral("netns"), QStringLiteral("exec"), m_net.host(3), sshd,
+                        QStringLiteral("-D"), QStringLiteral("-e"), QStringLiteral("-f"), sshdConfig});
+    QVERIFY(sshdProcess->waitForStarted(5000));
+    m_children.push_back(std::move(sshdProcess));
+    QTRY_VERIFY_WITH_TIMEOUT(
+        [&] {
+            QTcpSocket s;
+            s.connectToHost(QHostAddress(m_net.address(3)), 22);
+            return s.waitForConnected(200);
+        }(),
+        10000);
+
+    auto partition = [&](const QString &name, const QString &host, const QString &binDir) {
+        const QJsonObject p{
+            {QStringLiteral("name"), name},
+            {QStringLiteral("control_server"), QJsonObject{{QStringLiteral("host"), m_net.address(Hosts)},
+                                                           {QStringLiteral("port"), 3425},
+                                                           {QStringLiteral("start"), false}}},
+            {QStringLiteral("ssh_command"),
+             QJsonArray{QStringLiteral("ssh"), QStringLiteral("-F"), sshConfig, QStringLiteral("-o"),
+                        QStringLiteral("BatchMode=yes")}},
+            {QStringLiteral("bin_dir"), binDir},
+            {QStringLiteral("heartbeat_ms"), HeartbeatMs},
+            {QStringLiteral("master"),
+             QJsonObject{{QStringLiteral("name"), QStringLiteral("Master")},
+                         {QStringLiteral("host"), host},
+                         {QStringLiteral("args"), QJsonArray{QStringLiteral("--no-is")}}}},
+            {QStringLiteral("slaves"),
+             QJsonArray{QJsonObject{{QStringLiteral("name"), QStringLiteral("FE1")},
+                                    {QStringLiteral("kind"), QStringLiteral("control")},
+                                    {QStringLiteral("host"), host},
+                                    {QStringLiteral("args"), QJsonArray{QStringLiteral("--no-is")}}}}}};
+        const QString path = m_dir.filePath(name + QStringLiteral(".json"));
+        QFile f(path);
+        f.open(QIODevice::WriteOnly | QIODevice::Truncate);
+        f.write(QJsonDocument(p).toJson());
+        return path;
+    };
+    auto dialogTool = [&](const QStringList &args, QByteArray *out) {
+        QProcess p;
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.insert(QStringLiteral("DIALOG_CONTROL_SERVER"), m_net.address(Hosts) + QStringLiteral(":3425"));
+        p.setProcessEnvironment(env);
+        p.start(bin(QStringLiteral("dialog")), args);
+        if (!p.waitForFinished(90000))
+            p.kill();
+        p.waitForFinished(5000);
+        *out = p.readAllStandardOutput() + p.readAllStandardError();
+        return p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
+    };
+
+    // The Control Server runs on the operator's host, started here: the launcher starts only a
+    // Control Server it may call local, and this one is named by its address.
+    start(Hosts, QStringLiteral("dialog-controlserver"),
+          QStringList{QStringLiteral("--bind"), QStringLiteral("0.0.0.0"), QStringLiteral("--port"),
+                      QStringLiteral("3425"), QStringLiteral("--advertise"), m_net.address(Hosts)} +
+              kHeartbeat);
+    const QString good =
+        partition(QStringLiteral("sshhost"), QStringLiteral("daq3"), QStringLiteral(DIALOG_BIN_DIR));
+    const QString runDir = m_dir.filePath(QStringLiteral("run-ssh"));
+    QByteArray out;
+    QElapsedTimer t;
+    t.start();
+    const int rc = dialogTool({QStringLiteral("up"), good, QStringLiteral("--run-dir"), runDir}, &out);
+    auto down = qScopeGuard([&] {
+        QByteArray o;
+        dialogTool({QStringLiteral("down"), good, QStringLiteral("--run-dir"), runDir}, &o);
+    });
+    if (rc != 0) // what the remote processes said
+        for (const QFileInfo &log : QDir(runDir + QStringLiteral("/logs")).entryInfoList(QDir::Files)) {
+            QFile f(log.filePath());
+            f.open(QIODevice::ReadOnly);
+            out += "--- " + log.fileName().toUtf8() + "\n" + f.readAll().right(2000);
+        }
+    QVERIFY2(rc == 0, out.constData());
+    qInfo("dialog up over ssh to another host: %lld ms", qint64(t.elapsed()));
+    // Listed with host 3's address.
+    QVERIFY(dialogTool({QStringLiteral("ls"), QStringLiteral("--json")}, &out) == 0);
+    const QJsonArray procs = QJsonDocument::fromJson(out.left(out.lastIndexOf('}') + 1))
+                                 .object()
+                                 .value(QStringLiteral("processes"))
+                                 .toArray();
+    int onHost3 = 0;
+    for (const QJsonValue &v : procs) {
+        const QString name = v.toObject().value(QStringLiteral("name")).toString();
+        if (name == QLatin1String("FE1") || name == QLatin1String("Master")) {
+            QCOMPARE(v.toObject().value(QStringLiteral("host")).toString(), m_net.address(3));
+            ++onHost3;
+        }
+    }
+    QCOMPARE(onHost3, 2);
+    down.dismiss();
+    QVERIFY2(dialogTool({QStringLiteral("down"), good, QStringLiteral("--run-dir"), runDir}, &out) == 0,
+             out.constData());
+
+    // The errors a user meets, each with its message (nothing is started locally but the Control Server).
+    const struct
+    {
+        const char *host, *binDir, *message;
+    } cases[] = {{"daq3-badkey", DIALOG_BIN_DIR, "cannot reach daq3-badkey over ssh"},
+                 {"daq9-down", DIALOG_BIN_DIR, "cannot reach daq9-down over ssh"},
+                 {"daq3", "/nonexistent/bin", "/nonexistent/bin/dialog-slave not found (bin_dir"}};
+    int i = 0;
+    for (const auto &c : cases) {
+        const QString bad =
+            partition(QStringLiteral("sshbad%1").arg(++i), QLatin1String(c.host), QLatin1String(c.binDir));
+        const QString dir = m_dir.filePath(QStringLiteral("run-bad%1").arg(i));
+        const int badRc = dialogTool({QStringLiteral("up"), bad, QStringLiteral("--run-dir"), dir}, &out);
+        QByteArray ignored;
+        dialogTool({QStringLiteral("down"), bad, QStringLiteral("--run-dir"), dir}, &ignored);
+        QVERIFY2(badRc == 1, out.constData());
+        QVERIFY2(out.contains(c.message), out.constData());
+    }
 }
 
 QTEST_GUILESS_MAIN(tst_MultiHost)
