@@ -277,7 +277,7 @@ void tst_MultiHost::startPartition()
     // process) on host 5. Nobody is told a host name: addresses only.
     start(1, QStringLiteral("dialog-controlserver"),
           QStringList{QStringLiteral("--bind"), QStringLiteral("0.0.0.0"), QStringLiteral("--port"),
-                      QStringLiteral("3425"), QStringLiteral("--advertise"), m_net.address(1)} +
+                      QStringLiteral("3425")} +
               kHeartbeat);
     start(2, QStringLiteral("dialog-master"),
           {QStringLiteral("--config"), writePartition(), QStringLiteral("--no-is")});
@@ -334,9 +334,27 @@ void tst_MultiHost::runCycleAcrossHostsAndSlaveCablePulled()
         const Reply r = transition(QLatin1String(t));
         QVERIFY2(r.isOk(), qPrintable(QStringLiteral("%1: %2").arg(QLatin1String(t), r.errorString())));
     }
-    // Every process is listed with its own host's address (no host name involved).
     for (const QJsonValue &v : masterState().value(QStringLiteral("slaves")).toArray())
         QCOMPARE(v.toObject().value(QStringLiteral("state")).toString(), QStringLiteral("Running"));
+    // From another host, `dialog ls` lists every process with its own host's address, although the
+    // Control Server was given no --advertise and its host name resolves nowhere else.
+    QProcess ls;
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.insert(QStringLiteral("DIALOG_CONTROL_SERVER"), m_net.address(1) + QStringLiteral(":3425"));
+    ls.setProcessEnvironment(env);
+    ls.start(bin(QStringLiteral("dialog")), {QStringLiteral("ls"), QStringLiteral("--json")});
+    QVERIFY(ls.waitForFinished(30000));
+    const QByteArray listing = ls.readAllStandardOutput();
+    QVERIFY2(ls.exitCode() == 0, (listing + ls.readAllStandardError()).constData());
+    QMap<QString, QString> hostOf;
+    for (const QJsonValue &v :
+         QJsonDocument::fromJson(listing).object().value(QStringLiteral("processes")).toArray())
+        hostOf.insert(v.toObject().value(QStringLiteral("name")).toString(),
+                      v.toObject().value(QStringLiteral("host")).toString());
+    QCOMPARE(hostOf.value(QStringLiteral("Master")), m_net.address(2));
+    QCOMPARE(hostOf.value(QStringLiteral("FE1")), m_net.address(3));
+    QCOMPARE(hostOf.value(QStringLiteral("RO2")), m_net.address(4));
+    QCOMPARE(hostOf.value(QStringLiteral("operator")), m_net.address(5));
 
     QElapsedTimer t;
     t.start();
