@@ -180,6 +180,9 @@ private:
     void startPartition();
     Reply transition(const QString &t, int timeoutMs = 20000);
     QJsonObject masterState() const;
+    /// Every slave's object in the RunParams IS server (host 1), read with `dialog is get` from the
+    /// operator's host, ends with @p state.
+    void checkIsHolds(const QString &state);
 
     Network m_net;
     QString m_skip;
@@ -279,8 +282,13 @@ void tst_MultiHost::startPartition()
           QStringList{QStringLiteral("--bind"), QStringLiteral("0.0.0.0"), QStringLiteral("--port"),
                       QStringLiteral("3425")} +
               kHeartbeat);
-    start(2, QStringLiteral("dialog-master"),
-          {QStringLiteral("--config"), writePartition(), QStringLiteral("--no-is")});
+    // The IS servers of run parameters and readout statistics on the Control Server's host.
+    for (const char *server : {"RunParams", "DAQ"})
+        start(1, QStringLiteral("dialog-isserver"),
+              QStringList{QStringLiteral("--name"), QLatin1String(server), QStringLiteral("--types"),
+                          QStringLiteral(DIALOG_SOURCE_DIR "/resources/is-types")} +
+                  kHeartbeat);
+    start(2, QStringLiteral("dialog-master"), {QStringLiteral("--config"), writePartition()});
     for (const auto &[name, kind, host] : {std::tuple{"FE1", "control", 3},
                                            {"FE2", "control", 3},
                                            {"RO1", "readout", 4},
@@ -288,7 +296,7 @@ void tst_MultiHost::startPartition()
         start(
             host, QStringLiteral("dialog-slave"),
             QStringList{QStringLiteral("--kind"), QLatin1String(kind), QStringLiteral("--name"),
-                        QLatin1String(name), QStringLiteral("--no-is")} +
+                        QLatin1String(name)} +
                 (host == 4 ? QStringList{QStringLiteral("--threads"), QStringLiteral("1")} : QStringList()) +
                 kHeartbeat);
     ClientOptions o;
@@ -325,6 +333,28 @@ Reply tst_MultiHost::transition(const QString &t, int timeoutMs)
 QJsonObject tst_MultiHost::masterState() const
 {
     return m_master ? QJsonDocument::fromJson(m_master->lastMessage().data()).object() : QJsonObject();
+}
+
+void tst_MultiHost::checkIsHolds(const QString &state)
+{
+    for (const char *slave : {"FE1", "FE2", "RO1", "RO2"}) {
+        const QString object = QStringLiteral("RunParams.RunCtrl.%1").arg(QLatin1String(slave));
+        QByteArray value;
+        QTRY_VERIFY2_WITH_TIMEOUT(
+            [&] {
+                QProcess get;
+                QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+                env.insert(QStringLiteral("DIALOG_CONTROL_SERVER"),
+                           m_net.address(1) + QStringLiteral(":3425"));
+                get.setProcessEnvironment(env);
+                get.start(bin(QStringLiteral("dialog")),
+                          {QStringLiteral("is"), QStringLiteral("get"), object});
+                get.waitForFinished(20000);
+                value = get.readAllStandardOutput() + get.readAllStandardError();
+                return get.exitCode() == 0 && value.contains(state.toUtf8());
+            }(),
+            value.constData(), 10000);
+    }
 }
 
 void tst_MultiHost::runCycleAcrossHostsAndSlaveCablePulled()
@@ -375,6 +405,8 @@ void tst_MultiHost::runCycleAcrossHostsAndSlaveCablePulled()
     qInfo("cable back -> slaves re-registered and master Running again after %lld ms", qint64(t.elapsed()));
     QVERIFY(masterState().value(QStringLiteral("culprits")).toArray().isEmpty());
     QVERIFY(transition(QStringLiteral("stop")).isOk());
+    // IS on host 1 holds every slave's last state, read from the operator's host.
+    checkIsHolds(QStringLiteral("Configured"));
 }
 
 void tst_MultiHost::runCycleWithLatencyAndLoss()
@@ -394,6 +426,8 @@ void tst_MultiHost::runCycleWithLatencyAndLoss()
     qInfo("run cycle configure -> start -> stop -> unconfigure with 20 ms latency and 1 %% loss: %lld ms",
           qint64(t.elapsed()));
     QCOMPARE(masterState().value(QStringLiteral("state")).toString(), QStringLiteral("Initial"));
+    // The subscribers on another host (IS on host 1, read from host 5) end with the last values.
+    checkIsHolds(QStringLiteral("Initial"));
 }
 
 void tst_MultiHost::controlServerHostCutStandbyTakesOver()
