@@ -330,8 +330,11 @@ void ClientCore::onInfoService(const net::Inbound &in)
         Q_EMIT subscriptionChanged(name, int(Subscription::State::Waiting), QString(), QString(), 0);
         return;
     }
-    subscribeAt(name, Endpoint{qs(info.host()), quint16(info.port())}, qs(info.provider()),
-                info.incarnation());
+    Endpoint where{qs(info.host()), quint16(info.port())};
+    if (info.provider() == "DIALOG.ControlServer" && where.port == m_servers.at(m_serverIndex).port)
+        where.host = m_servers.at(m_serverIndex).host; // its own services: where we reached it, not
+                                                       // a host name it guessed for itself
+    subscribeAt(name, where, qs(info.provider()), info.incarnation());
 }
 
 void ClientCore::onSubscribe(const net::Inbound &in)

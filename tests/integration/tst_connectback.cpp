@@ -86,6 +86,7 @@ private Q_SLOTS:
     void claimOfAnotherProcessAddressRefused();
     void nameInUseWithPortOneAnsweredWithoutDialling();
     void foreignAddressFromLoopbackRefusedClientBacksOff();
+    void advertisedNameIsResolvedAndChecked();
 
 private:
     std::unique_ptr<ProcessFixture> m_fx;
@@ -183,6 +184,27 @@ void tst_ConnectBack::foreignAddressFromLoopbackRefusedClientBacksOff()
     qInfo("refused %d times in 2.5 s with a 100 ms retry interval", refusedTimes);
     QVERIFY2(refusedTimes >= 2 && refusedTimes <= 3, qPrintable(QString::number(refusedTimes)));
     QVERIFY(errors.size() >= 2);
+}
+
+void tst_ConnectBack::advertisedNameIsResolvedAndChecked()
+{
+    // A name is resolved by the Control Server and checked like an address: "localhost" from this
+    // host is accepted; a name that does not resolve is refused with the reason.
+    ClientOptions o = m_fx->clientOptions(QStringLiteral("ByName"));
+    o.host = QStringLiteral("localhost");
+    Client byName(o);
+    QVERIFY(byName.start());
+    QTRY_COMPARE_WITH_TIMEOUT(byName.state(), Client::State::Connected, 10000);
+    QCOMPARE(m_fx->processEntry(QStringLiteral("ByName")).value(QStringLiteral("host")).toString(),
+             QStringLiteral("localhost"));
+
+    Claimant c;
+    QVERIFY(c.open(m_fx->port()));
+    c.connectAs(QStringLiteral("Nowhere"), QStringLiteral("no-such-host.invalid"), 4000);
+    QTRY_COMPARE_WITH_TIMEOUT(c.refusals().size(), 1, 15000);
+    QVERIFY2(c.refusals().first().contains(
+                 QLatin1String("cannot resolve the advertised host 'no-such-host.invalid'")),
+             qPrintable(c.refusals().first()));
 }
 
 QTEST_GUILESS_MAIN(tst_ConnectBack)

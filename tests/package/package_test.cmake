@@ -97,6 +97,13 @@ check("share/dialog/is-types/*.xml installed" types)
 foreach(f partitions/demo.json web/index.html web/app.js)
     check("share/dialog/${f} installed" EXISTS ${prefix}/share/dialog/${f})
 endforeach()
+# systemd units, with this prefix's paths.
+foreach(unit dialog-controlserver.service dialog-isserver@.service)
+    check("lib/systemd/system/${unit} installed" EXISTS ${prefix}/lib/systemd/system/${unit})
+    file(READ ${prefix}/lib/systemd/system/${unit} text)
+    string(FIND "${text}" "ExecStart=${prefix}/bin/dialog-" at)
+    check("${unit} starts the installed program" at GREATER -1)
+endforeach()
 
 # --- the installed programs run from the installed tree ---------------------------------------
 foreach(p ${installed})

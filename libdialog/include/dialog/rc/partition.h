@@ -50,7 +50,7 @@ struct Partition
     QStringList controlServerArgs;
     bool startControlServer = true;
     QStringList sshCommand{QStringLiteral("ssh"), QStringLiteral("-o"), QStringLiteral("BatchMode=yes")};
-    QString binDir;     ///< where the programs are on every host (empty: next to the dialog tool)
+    QString binDir; ///< where the programs are on every host (empty: next to the dialog tool)
     /// Absolute; handed to the IS servers. Without "is_types_dir": ../is-types beside the partition
     /// file when it exists, else the installed share/dialog/is-types.
     QString isTypesDir;
