@@ -18,6 +18,7 @@ PACKAGES=(
     chromium openssh-client openssh-server
     python3-protobuf python3-zstandard python3-pytest
     libqt6sql6-sqlite libsqlite3-dev
+    prometheus
 )
 
 say() { printf '\033[1m==> %s\033[0m\n' "$*"; }

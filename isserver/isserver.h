@@ -34,12 +34,16 @@ struct ServerOptions
     int httpMaxWebSockets = 64; ///< concurrent WebSocket clients; more are closed with a reason
     int httpIdleS = 30;         ///< an HTTP connection without a request in progress is closed after this
     QString webRoot;            ///< directory of the web page (resources/web); empty: the built-in default
+    QString metricsCriteria;    ///< object-name regex of the objects GET /metrics exports; empty: none
     // Mirror (mirror.h): a read-only copy of the server mirrorOf, restricted to mirrorCriteria.
     QString mirrorOf;
     QString mirrorCriteria; ///< object-name regex; empty: every object
+    /// Farm sums (summer.h): each object-name regex with the object that holds the sum of its matches.
+    QList<QPair<QString, QString>> sums;
     ClientOptions client;
 };
 
+class Summer;
 class WebServer;
 
 class IsServer : public QObject
@@ -73,6 +77,8 @@ private:
     void checkpoint();
     QString typesFile() const;
     bool saveDeclaredTypes(QString *error);
+    bool startSums(QString *error);
+    void onDirectory(const Message &message);
 
     ServerOptions m_options;
     is::TypeRegistry m_types;
@@ -94,6 +100,8 @@ private:
     quint64 m_requests = 0;
     quint64 m_statsPublished = 0;
     std::unique_ptr<WebServer> m_web; // with --http-port
+    std::vector<std::unique_ptr<Summer>> m_summers; // with --sum
+    QHash<QString, QString> m_writers; // object name -> the process that wrote it last (with --sum)
 };
 
 } // namespace dialog::isd

@@ -1,6 +1,7 @@
 #include "webserver.h"
 
 #include "isserver.h"
+#include "metrics.h"
 #include "websockethub.h"
 #include "webtcpserver.h"
 
@@ -112,12 +113,15 @@ WebServer::WebServer(IsServer &server, QObject *parent)
     m_dictionary->setTimeout(RemoteTimeoutMs);
     m_hub = std::make_unique<WebSocketHub>(server.repository(), m_dictionary.get(),
                                            server.options().httpMaxWebSockets);
+    m_metrics = std::make_unique<MetricsExporter>(server.repository(), server.client(),
+                                                  is::Criteria(server.options().metricsCriteria));
     connect(&m_webSockets, &QWebSocketServer::newConnection, this, &WebServer::onNewWebSocket);
 }
 
 WebServer::~WebServer()
 {
     m_hub.reset(); // its remote receivers use the dictionary
+    m_metrics.reset();
 }
 
 bool WebServer::listen(QString *error)
@@ -273,6 +277,8 @@ bool WebServer::handleRequest(const QHttpServerRequest &request, QTcpSocket *soc
 void WebServer::route(const Target &t, const QHttpServerRequest &request, const QStringList &seg)
 {
     const QUrlQuery query(request.url());
+    if (seg.size() == 1 && seg.first() == QLatin1String("metrics"))
+        return serveMetrics(t);
     if (seg.isEmpty() || seg.first() != QLatin1String("is")) {
         // The web page: "/" and single file names.
         if (seg.size() == 1)
@@ -473,6 +479,14 @@ void WebServer::serveFile(const Target &t, const QString &file)
     Answer a;
     a.contentType = contentTypeOf(file);
     a.body = f.readAll();
+    finish(t, a);
+}
+
+void WebServer::serveMetrics(const Target &t)
+{
+    Answer a;
+    a.contentType = MetricsExporter::contentType();
+    a.body = m_metrics->render();
     finish(t, a);
 }
 

@@ -251,6 +251,8 @@ int bench(const QStringList &args)
         return benchIsHttp(rest);
     if (test == QLatin1String("is-mirror-cost"))
         return benchIsMirrorCost(rest);
+    if (test == QLatin1String("is-sum"))
+        return benchIsSum(rest);
     if (test.startsWith(QLatin1String("is-")))
         return benchIs(test, rest);
     return fail(QStringLiteral("bench"),

@@ -26,6 +26,7 @@ int benchLog(const QStringList &args);
 int benchIsHttp(const QStringList &args);
 /// What a stopped IS mirror costs the server it mirrors (cmd_bench_mirror.cpp).
 int benchIsMirrorCost(const QStringList &args);
+int benchIsSum(const QStringList &args);
 
 /// Prints "dialog VERB: why" on stderr and returns 1.
 int fail(const QString &verb, const QString &why);
