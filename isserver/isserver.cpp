@@ -1,4 +1,5 @@
 #include "isserver.h"
+#include "alarms.h"
 #include "summer.h"
 #include "webserver.h"
 
@@ -75,6 +76,7 @@ IsServer::IsServer(const ServerOptions &options, QObject *parent) : QObject(pare
 IsServer::~IsServer()
 {
     m_summers.clear();
+    m_alarms.reset();
     m_web.reset();    // its dictionary and WebSocket clients use the client and the repository
     m_mirror.reset(); // it unsubscribes through the client
     // The client first: its sender threads may still call back into the dispatcher.
@@ -173,7 +175,7 @@ bool IsServer::start(QString *error)
         scheduleFlush();
     });
 
-    if (!startSums(error))
+    if (!startSums(error) || !startAlarms(error))
         return false;
 
     m_client = std::make_unique<Client>(m_options.client);
@@ -593,6 +595,28 @@ void IsServer::onDirectory(const Message &message)
             summer->partLost(it.key());
         it = m_writers.erase(it);
     }
+}
+
+bool IsServer::startAlarms(QString *error)
+{
+    if (m_options.alarmsFile.isEmpty())
+        return true;
+    QFile f(m_options.alarmsFile);
+    if (!f.open(QIODevice::ReadOnly)) {
+        *error = QStringLiteral("cannot read --alarms %1: %2").arg(m_options.alarmsFile, f.errorString());
+        return false;
+    }
+    QList<AlarmRule> rules;
+    QString why;
+    if (!AlarmRule::parse(QString::fromUtf8(f.readAll()), &rules, &why)) {
+        *error = QStringLiteral("--alarms %1:%2").arg(m_options.alarmsFile, why);
+        return false;
+    }
+    if (!AlarmEvaluator::declareType(m_types, error))
+        return false;
+    m_alarms = std::make_unique<AlarmEvaluator>(*m_repository, rules);
+    m_alarms->start();
+    return true;
 }
 
 } // namespace dialog::isd

@@ -40,9 +40,11 @@ struct ServerOptions
     QString mirrorCriteria; ///< object-name regex; empty: every object
     /// Farm sums (summer.h): each object-name regex with the object that holds the sum of its matches.
     QList<QPair<QString, QString>> sums;
+    QString alarmsFile; ///< alarm rules (alarms.h); empty: none
     ClientOptions client;
 };
 
+class AlarmEvaluator;
 class Summer;
 class WebServer;
 
@@ -78,6 +80,7 @@ private:
     QString typesFile() const;
     bool saveDeclaredTypes(QString *error);
     bool startSums(QString *error);
+    bool startAlarms(QString *error);
     void onDirectory(const Message &message);
 
     ServerOptions m_options;
@@ -101,6 +104,7 @@ private:
     quint64 m_statsPublished = 0;
     std::unique_ptr<WebServer> m_web; // with --http-port
     std::vector<std::unique_ptr<Summer>> m_summers; // with --sum
+    std::unique_ptr<AlarmEvaluator> m_alarms; // with --alarms
     QHash<QString, QString> m_writers; // object name -> the process that wrote it last (with --sum)
 };
 

@@ -66,6 +66,10 @@ int main(int argc, char *argv[])
                  QStringLiteral("regex")});
     p.addOption({QStringLiteral("into"), QStringLiteral("The object holding the sum of the preceding --sum."),
                  QStringLiteral("name")});
+    p.addOption({QStringLiteral("alarms"),
+                 QStringLiteral("Alarm rules (PATTERN.ATTRIBUTE OP NUMBER [for DURATION] -> SEVERITY \"TEXT\", one a "
+                                "line): raised and cleared as objects Alarm.<line>.<Object> of this server."),
+                 QStringLiteral("file")});
     p.addOption({QStringLiteral("mirror-of"),
                  QStringLiteral("Run as a read-only mirror of the IS server <server>: its content, then every change."),
                  QStringLiteral("server")});
@@ -131,6 +135,7 @@ int main(int argc, char *argv[])
                         .arg(intos.size()));
     for (int i = 0; i < sums.size(); ++i)
         o.sums.append(qMakePair(sums.at(i), intos.at(i)));
+    o.alarmsFile = p.value(QStringLiteral("alarms"));
     o.dataDir = p.value(QStringLiteral("data-dir"));
     o.typesDir = p.value(QStringLiteral("types"));
     o.client = dialog::ClientOptions::fromEnvironment(QStringLiteral("IS.Server.") + o.name);
