@@ -184,8 +184,8 @@ bool IsServer::start(QString *error)
         *error = m_client->errorString();
         return false;
     }
-    if (!m_summers.empty())
-        m_client->subscribe(directoryServiceName(), this, [this](const Message &m) { onDirectory(m); });
+    // Who is lost: the objects they wrote are stale and leave the sums.
+    m_client->subscribe(directoryServiceName(), this, [this](const Message &m) { onDirectory(m); });
     Service *announce = m_client->publish(is::protocol::serviceName(m_options.name));
     QJsonObject announcement{
         {QStringLiteral("server"), m_options.name},
@@ -359,8 +359,9 @@ void IsServer::write(const Request &request, int op, const QString &name, const 
               : op == isproto::Request::UPDATE ? m_repository->update(name, obj, &error)
                                                : m_repository->upsert(name, obj, &error);
     }
-    if (res == is::Repository::Result::Ok && !m_summers.empty()) {
+    if (res == is::Repository::Result::Ok) {
         const QString object = m_repository->objectName(name);
+        m_stale.remove(object);
         if (op == isproto::Request::REMOVE)
             m_writers.remove(object);
         else
@@ -585,12 +586,13 @@ void IsServer::onDirectory(const Message &message)
             lost.insert(p.name);
     if (lost.isEmpty())
         return;
-    // The objects of a lost writer leave the sums until they are written again.
+    // The objects of a lost writer are stale and leave the sums until they are written again.
     for (auto it = m_writers.begin(); it != m_writers.end();) {
         if (!lost.contains(it.value())) {
             ++it;
             continue;
         }
+        m_stale.insert(it.key());
         for (const auto &summer : m_summers)
             summer->partLost(it.key());
         it = m_writers.erase(it);

@@ -64,6 +64,9 @@ public:
     is::Repository &repository() { return *m_repository; }
     const is::TypeRegistry &types() const { return m_types; }
     Client &client() { return *m_client; }
+    /// Whether the process that wrote @p object (its object name) last was declared lost since.
+    /// Main thread only.
+    bool isStale(const QString &object) const { return m_stale.contains(object); }
 
 private:
     void onRequest(const Request &request);
@@ -105,7 +108,8 @@ private:
     std::unique_ptr<WebServer> m_web; // with --http-port
     std::vector<std::unique_ptr<Summer>> m_summers; // with --sum
     std::unique_ptr<AlarmEvaluator> m_alarms; // with --alarms
-    QHash<QString, QString> m_writers; // object name -> the process that wrote it last (with --sum)
+    QHash<QString, QString> m_writers; // object name -> the process that wrote it last
+    QSet<QString> m_stale;             // objects whose last writer was lost
 };
 
 } // namespace dialog::isd

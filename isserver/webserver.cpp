@@ -113,8 +113,9 @@ WebServer::WebServer(IsServer &server, QObject *parent)
     m_dictionary->setTimeout(RemoteTimeoutMs);
     m_hub = std::make_unique<WebSocketHub>(server.repository(), m_dictionary.get(),
                                            server.options().httpMaxWebSockets);
-    m_metrics = std::make_unique<MetricsExporter>(server.repository(), server.client(),
-                                                  is::Criteria(server.options().metricsCriteria));
+    m_metrics = std::make_unique<MetricsExporter>(
+        server.repository(), server.client(), is::Criteria(server.options().metricsCriteria),
+        [&server](const QString &object) { return server.isStale(object); });
     connect(&m_webSockets, &QWebSocketServer::newConnection, this, &WebServer::onNewWebSocket);
 }
 
@@ -424,7 +425,8 @@ void WebServer::serveObject(const Target &t, const QString &server, const QStrin
         is::Object value;
         is::ObjectInfo info;
         QString why;
-        switch (m_server.repository().get(obj, &value, as, &why, &info)) {
+        // By its full name: an object name holding dots would be read as another server's.
+        switch (m_server.repository().get(name, &value, as, &why, &info)) {
         case is::Repository::Result::Ok:
             break;
         case is::Repository::Result::NotFound:
@@ -435,7 +437,7 @@ void WebServer::serveObject(const Target &t, const QString &server, const QStrin
             return finish(t, error(400, why));
         }
         const web::ObjectValue v{name, info.typeName, info.time, info.updateCount, value};
-        return finish(t, ok(t, web::objectXml(v), web::objectJson(v)));
+        return finish(t, ok(t, web::objectXml(v), withStale(web::objectJson(v), obj)));
     }
     m_dictionary->get(
         name,
@@ -488,6 +490,12 @@ void WebServer::serveMetrics(const Target &t)
     a.contentType = MetricsExporter::contentType();
     a.body = m_metrics->render();
     finish(t, a);
+}
+
+QJsonObject WebServer::withStale(QJsonObject json, const QString &object) const
+{
+    json.insert(QStringLiteral("stale"), m_server.isStale(object));
+    return json;
 }
 
 } // namespace dialog::isd

@@ -1,6 +1,6 @@
 // dialog-isserver --sum REGEX --into NAME: histograms and numeric attributes summed over 50
 // providers; removed objects and lost providers leave the sum; incompatible binning is refused.
-#include "isfixture.h"
+#include "isweb.h"
 
 #include "dialog/is/dictionary.h"
 
@@ -72,7 +72,11 @@ void tst_IsSum::fiftyProvidersSummedBinWise()
 {
     QProcess *server =
         startServer(QStringLiteral("DAQ"), {QStringLiteral("--sum"), QStringLiteral("DAQ.RO.*\\.eventSize"),
-                                            QStringLiteral("--into"), QStringLiteral("DAQ.All.eventSize")});
+                                            QStringLiteral("--into"), QStringLiteral("DAQ.All.eventSize"),
+                                            QStringLiteral("--http-port"), QStringLiteral("0"),
+                                            QStringLiteral("--metrics-criteria"), QStringLiteral("RO.*")});
+    const quint16 http = httpPortOf(server);
+    QVERIFY(http != 0);
     QVERIFY(waitForServer(QStringLiteral("DAQ")));
 
     // 50 light providers in this process, each a DIALOG process of its own writing its histogram.
@@ -138,8 +142,21 @@ void tst_IsSum::fiftyProvidersSummedBinWise()
     QTRY_COMPARE_WITH_TIMEOUT(sumOf(QStringLiteral("DAQ.All.eventSize")).first, all + 100 - 5 + 1000, 10000);
     ::kill(pid_t(lost->processId()), SIGKILL);
     QTRY_COMPARE_WITH_TIMEOUT(sumOf(QStringLiteral("DAQ.All.eventSize")).first, all + 100 - 5, 15000);
-    // The object itself stays (the IS keeps a lost provider's last value).
+    // The object itself stays (the IS keeps a lost provider's last value), marked stale.
     QVERIFY(m_dict->getSync(QStringLiteral("DAQ.ROlost.eventSize"), nullptr).isOk());
+    const auto stale = [http](const QByteArray &object) {
+        return QJsonDocument::fromJson(httpGet(http, "/is/DAQ/DAQ." + object + "?format=json").body)
+            .object()
+            .value(QLatin1String("stale"));
+    };
+    QCOMPARE(stale("ROlost.eventSize"), QJsonValue(true));
+    QCOMPARE(stale("RO0.eventSize"), QJsonValue(false));
+    const QByteArray metrics = httpGet(http, "/metrics").body;
+    QVERIFY2(metrics.contains(
+                 "dialog_is_stale{server=\"DAQ\",object=\"ROlost.eventSize\",type=\"Histogram1D\"} 1\n"),
+             metrics.left(2000));
+    QVERIFY(metrics.contains(
+        "dialog_is_stale{server=\"DAQ\",object=\"RO0.eventSize\",type=\"Histogram1D\"} 0\n"));
 }
 
 void tst_IsSum::numericAttributesSummed()
