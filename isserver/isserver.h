@@ -106,10 +106,13 @@ private:
     quint64 m_requests = 0;
     quint64 m_statsPublished = 0;
     std::unique_ptr<WebServer> m_web; // with --http-port
-    std::vector<std::unique_ptr<Summer>> m_summers; // with --sum
-    std::unique_ptr<AlarmEvaluator> m_alarms; // with --alarms
-    QHash<QString, QString> m_writers; // object name -> the process that wrote it last
-    QSet<QString> m_stale;             // objects whose last writer was lost
+
+    // With --sum and --alarms.
+    std::vector<std::unique_ptr<Summer>> m_summers;
+    std::unique_ptr<AlarmEvaluator> m_alarms;
+    // The process that wrote each object (object name) last, and the objects whose writer was lost.
+    QHash<QString, QString> m_writers;
+    QSet<QString> m_stale;
 };
 
 } // namespace dialog::isd

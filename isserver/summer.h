@@ -37,7 +37,8 @@ class Summer : public QObject
     Q_OBJECT
 public:
     /// @p regex: a POSIX regex on object names (a leading "<Server>." is accepted and stripped);
-    /// @p into: the sum's object name, "Name" or "<Server>.Name" (a leading "<Server>." is stripped). @p repository must outlive this object.
+    /// @p into: the sum's object name, "Name" or "<Server>.Name" (a leading "<Server>." is stripped). @p
+    /// repository must outlive this object.
     Summer(is::Repository &repository, const QString &regex, const QString &into, QObject *parent = nullptr);
     ~Summer() override;
 
