@@ -1,5 +1,10 @@
 #include "isserver.h"
+#include "alarms.h"
+#include "summer.h"
 #include "webserver.h"
+
+#include "dialog/directory.h"
+#include "dialog/message.h"
 
 #include "dialog/is/checkpoint.h"
 #include "dialog/is/codec.h"
@@ -70,6 +75,8 @@ IsServer::IsServer(const ServerOptions &options, QObject *parent) : QObject(pare
 
 IsServer::~IsServer()
 {
+    m_summers.clear();
+    m_alarms.reset();
     m_web.reset();    // its dictionary and WebSocket clients use the client and the repository
     m_pushers.clear();
     m_pushReceiver.reset();
@@ -100,6 +107,11 @@ bool IsServer::start(QString *error)
                          .arg(m_options.mirrorCriteria, mirrorCriteria.errorString());
             return false;
         }
+    }
+    if (!m_options.metricsCriteria.isEmpty() && !is::Criteria(m_options.metricsCriteria).isValid()) {
+        *error = QStringLiteral("invalid --metrics-criteria '%1': %2")
+                     .arg(m_options.metricsCriteria, is::Criteria(m_options.metricsCriteria).errorString());
+        return false;
     }
     if (!m_options.mirrorOf.isEmpty() &&
         !Client::isValidName(is::protocol::serviceName(m_options.mirrorOf))) {
@@ -168,12 +180,17 @@ bool IsServer::start(QString *error)
         scheduleFlush();
     });
 
+    if (!startSums(error) || !startAlarms(error))
+        return false;
+
     m_client = std::make_unique<Client>(m_options.client);
     connect(m_client.get(), &Client::requestReceived, this, &IsServer::onRequest);
     if (!m_client->start()) {
         *error = m_client->errorString();
         return false;
     }
+    // Who is lost: the objects they wrote are stale and leave the sums.
+    m_client->subscribe(directoryServiceName(), this, [this](const Message &m) { onDirectory(m); });
     Service *announce = m_client->publish(is::protocol::serviceName(m_options.name));
     QJsonObject announcement{
         {QStringLiteral("server"), m_options.name},
@@ -415,6 +432,14 @@ void IsServer::write(const Request &request, int op, const QString &name, const 
         res = op == isproto::Request::INSERT   ? m_repository->insert(name, obj, &error)
               : op == isproto::Request::UPDATE ? m_repository->update(name, obj, &error)
                                                : m_repository->upsert(name, obj, &error);
+    }
+    if (res == is::Repository::Result::Ok) {
+        const QString object = m_repository->objectName(name);
+        m_stale.remove(object);
+        if (op == isproto::Request::REMOVE)
+            m_writers.remove(object);
+        else
+            m_writers.insert(object, request.origin());
     }
     replyStatus(request, res, error);
 }
@@ -676,6 +701,73 @@ bool IsServer::saveNow(QString *error)
     if (!saved.isOk())
         *error = saved.message();
     return saved.isOk();
+}
+
+bool IsServer::startSums(QString *error)
+{
+    for (const auto &rule : std::as_const(m_options.sums)) {
+        if (m_mirror || !m_options.mirrorOf.isEmpty()) {
+            *error = QStringLiteral("--sum is not available on a mirror (its objects are the master's)");
+            return false;
+        }
+        auto summer = std::make_unique<Summer>(*m_repository, rule.first, rule.second);
+        if (!summer->start(error))
+            return false;
+        for (const auto &other : m_summers)
+            if (other->into() == summer->into()) {
+                *error = QStringLiteral("--into %1 is given twice").arg(rule.second);
+                return false;
+            }
+        m_summers.push_back(std::move(summer));
+    }
+    return true;
+}
+
+void IsServer::onDirectory(const Message &message)
+{
+    const std::optional<DirectorySnapshot> dir = DirectorySnapshot::fromJson(message.data());
+    if (!dir)
+        return;
+    const QStringList alive = dir->processNames();
+    QSet<QString> lost;
+    for (const ProcessEntry &p : dir->lost)
+        if (!alive.contains(p.name))
+            lost.insert(p.name);
+    if (lost.isEmpty())
+        return;
+    // The objects of a lost writer are stale and leave the sums until they are written again.
+    for (auto it = m_writers.begin(); it != m_writers.end();) {
+        if (!lost.contains(it.value())) {
+            ++it;
+            continue;
+        }
+        m_stale.insert(it.key());
+        for (const auto &summer : m_summers)
+            summer->partLost(it.key());
+        it = m_writers.erase(it);
+    }
+}
+
+bool IsServer::startAlarms(QString *error)
+{
+    if (m_options.alarmsFile.isEmpty())
+        return true;
+    QFile f(m_options.alarmsFile);
+    if (!f.open(QIODevice::ReadOnly)) {
+        *error = QStringLiteral("cannot read --alarms %1: %2").arg(m_options.alarmsFile, f.errorString());
+        return false;
+    }
+    QList<AlarmRule> rules;
+    QString why;
+    if (!AlarmRule::parse(QString::fromUtf8(f.readAll()), &rules, &why)) {
+        *error = QStringLiteral("--alarms %1:%2").arg(m_options.alarmsFile, why);
+        return false;
+    }
+    if (!AlarmEvaluator::declareType(m_types, error))
+        return false;
+    m_alarms = std::make_unique<AlarmEvaluator>(*m_repository, rules);
+    m_alarms->start();
+    return true;
 }
 
 } // namespace dialog::isd

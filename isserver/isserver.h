@@ -37,6 +37,7 @@ struct ServerOptions
     int httpMaxWebSockets = 64; ///< concurrent WebSocket clients; more are closed with a reason
     int httpIdleS = 30;         ///< an HTTP connection without a request in progress is closed after this
     QString webRoot;            ///< directory of the web page (resources/web); empty: the built-in default
+    QString metricsCriteria;    ///< object-name regex of the objects GET /metrics exports; empty: none
     // Mirror (mirror.h): a read-only copy of the server mirrorOf, restricted to mirrorCriteria.
     QString mirrorOf;
     QString mirrorCriteria; ///< object-name regex; empty: every object
@@ -52,9 +53,14 @@ struct ServerOptions
     int historyCount = 600;
     int historySeconds = 3600;
     QString historyConfig; ///< per-name / per-type bounds (HistoryStore::parseRules); empty: none
+    /// Farm sums (summer.h): each object-name regex with the object that holds the sum of its matches.
+    QList<QPair<QString, QString>> sums;
+    QString alarmsFile; ///< alarm rules (alarms.h); empty: none
     ClientOptions client;
 };
 
+class AlarmEvaluator;
+class Summer;
 class WebServer;
 
 class IsServer : public QObject
@@ -77,6 +83,9 @@ public:
     QString archiveService() const;
     const is::TypeRegistry &types() const { return m_types; }
     Client &client() { return *m_client; }
+    /// Whether the process that wrote @p object (its object name) last was declared lost since.
+    /// Main thread only.
+    bool isStale(const QString &object) const { return m_stale.contains(object); }
 
 private:
     void onRequest(const Request &request);
@@ -94,6 +103,9 @@ private:
     void checkpoint();
     QString typesFile() const;
     bool saveDeclaredTypes(QString *error);
+    bool startSums(QString *error);
+    bool startAlarms(QString *error);
+    void onDirectory(const Message &message);
 
     ServerOptions m_options;
     is::TypeRegistry m_types;
@@ -119,6 +131,13 @@ private:
     quint64 m_requests = 0;
     quint64 m_statsPublished = 0;
     std::unique_ptr<WebServer> m_web; // with --http-port
+
+    // With --sum and --alarms.
+    std::vector<std::unique_ptr<Summer>> m_summers;
+    std::unique_ptr<AlarmEvaluator> m_alarms;
+    // The process that wrote each object (object name) last, and the objects whose writer was lost.
+    QHash<QString, QString> m_writers;
+    QSet<QString> m_stale;
 };
 
 } // namespace dialog::isd

@@ -53,10 +53,25 @@ int main(int argc, char *argv[])
     p.addOption({QStringLiteral("http-max-websockets"),
                  QStringLiteral("Concurrent WebSocket clients; more are closed with a reason (default 64)."),
                  QStringLiteral("n"), QStringLiteral("64")});
-    p.addOption(
-        {QStringLiteral("web-root"),
-         QStringLiteral("Directory of the web page files (default: resources/web of the installation)."),
-         QStringLiteral("dir")});
+    p.addOption({QStringLiteral("web-root"),
+                 QStringLiteral("Directory of the web page files (default: resources/web of the installation)."),
+                 QStringLiteral("dir")});
+    p.addOption({QStringLiteral("metrics-criteria"),
+                 QStringLiteral("GET /metrics exports the numeric attributes of the objects whose name "
+                                "matches this regex (default: none, only the server's and the processes' "
+                                "figures)."),
+                 QStringLiteral("regex")});
+    p.addOption({QStringLiteral("sum"),
+                 QStringLiteral("Keep the sum of the objects whose name matches this regex (histograms bin-wise, "
+                                "other types attribute-wise) in the object named by the --into that follows; "
+                                "repeatable."),
+                 QStringLiteral("regex")});
+    p.addOption({QStringLiteral("into"), QStringLiteral("The object holding the sum of the preceding --sum."),
+                 QStringLiteral("name")});
+    p.addOption({QStringLiteral("alarms"),
+                 QStringLiteral("Alarm rules (PATTERN.ATTRIBUTE OP NUMBER [for DURATION] -> SEVERITY \"TEXT\", one a "
+                                "line): raised and cleared as objects Alarm.<line>.<Object> of this server."),
+                 QStringLiteral("file")});
     p.addOption({QStringLiteral("mirror-of"),
                  QStringLiteral(
                      "Run as a read-only mirror of the IS server <server>: its content, then every change."),
@@ -148,6 +163,9 @@ int main(int argc, char *argv[])
         return fail(QStringLiteral("invalid --http-max-websockets '%1'")
                         .arg(p.value(QStringLiteral("http-max-websockets"))));
     o.webRoot = p.value(QStringLiteral("web-root"));
+    o.metricsCriteria = p.value(QStringLiteral("metrics-criteria"));
+    if (!o.metricsCriteria.isEmpty() && o.httpPort < 0)
+        return fail(QStringLiteral("--metrics-criteria needs --http-port (GET /metrics is on the web IS)"));
     o.mirrorOf = p.value(QStringLiteral("mirror-of"));
     o.mirrorCriteria = p.value(QStringLiteral("mirror-criteria"));
     if (!o.mirrorCriteria.isEmpty() && o.mirrorOf.isEmpty())
@@ -193,6 +211,15 @@ int main(int argc, char *argv[])
         return fail(
             QStringLiteral("invalid --history-s '%1' (1 or more)").arg(p.value(QStringLiteral("history-s"))));
     o.historyConfig = p.value(QStringLiteral("history-config"));
+    const QStringList sums = p.values(QStringLiteral("sum"));
+    const QStringList intos = p.values(QStringLiteral("into"));
+    if (sums.size() != intos.size())
+        return fail(QStringLiteral("each --sum needs one --into (got %1 --sum, %2 --into)")
+                        .arg(sums.size())
+                        .arg(intos.size()));
+    for (int i = 0; i < sums.size(); ++i)
+        o.sums.append(qMakePair(sums.at(i), intos.at(i)));
+    o.alarmsFile = p.value(QStringLiteral("alarms"));
     o.dataDir = p.value(QStringLiteral("data-dir"));
     o.typesDir = p.value(QStringLiteral("types"));
     o.client = dialog::ClientOptions::fromEnvironment(QStringLiteral("IS.Server.") + o.name);

@@ -1,6 +1,7 @@
 #include "webserver.h"
 
 #include "isserver.h"
+#include "metrics.h"
 #include "websockethub.h"
 #include "webtcpserver.h"
 
@@ -112,12 +113,16 @@ WebServer::WebServer(IsServer &server, QObject *parent)
     m_dictionary->setTimeout(RemoteTimeoutMs);
     m_hub = std::make_unique<WebSocketHub>(server.repository(), m_dictionary.get(),
                                            server.options().httpMaxWebSockets);
+    m_metrics = std::make_unique<MetricsExporter>(
+        server.repository(), server.client(), is::Criteria(server.options().metricsCriteria),
+        [&server](const QString &object) { return server.isStale(object); });
     connect(&m_webSockets, &QWebSocketServer::newConnection, this, &WebServer::onNewWebSocket);
 }
 
 WebServer::~WebServer()
 {
     m_hub.reset(); // its remote receivers use the dictionary
+    m_metrics.reset();
 }
 
 bool WebServer::listen(QString *error)
@@ -273,6 +278,8 @@ bool WebServer::handleRequest(const QHttpServerRequest &request, QTcpSocket *soc
 void WebServer::route(const Target &t, const QHttpServerRequest &request, const QStringList &seg)
 {
     const QUrlQuery query(request.url());
+    if (seg.size() == 1 && seg.first() == QLatin1String("metrics"))
+        return serveMetrics(t);
     if (seg.isEmpty() || seg.first() != QLatin1String("is")) {
         // The web page: "/" and single file names.
         if (seg.size() == 1)
@@ -420,7 +427,8 @@ void WebServer::serveObject(const Target &t, const QString &server, const QStrin
         is::Object value;
         is::ObjectInfo info;
         QString why;
-        switch (m_server.repository().get(obj, &value, as, &why, &info)) {
+        // By its full name: an object name holding dots would be read as another server's.
+        switch (m_server.repository().get(name, &value, as, &why, &info)) {
         case is::Repository::Result::Ok:
             break;
         case is::Repository::Result::NotFound:
@@ -431,7 +439,7 @@ void WebServer::serveObject(const Target &t, const QString &server, const QStrin
             return finish(t, error(400, why));
         }
         const web::ObjectValue v{name, info.typeName, info.time, info.updateCount, value};
-        return finish(t, ok(t, web::objectXml(v), web::objectJson(v)));
+        return finish(t, ok(t, web::objectXml(v), withStale(web::objectJson(v), obj)));
     }
     m_dictionary->get(
         name,
@@ -534,6 +542,18 @@ void WebServer::serveHistory(const Target &t, const QString &server, const QStri
                                   {QStringLiteral("series"), series}}));
         },
         attr);
+void WebServer::serveMetrics(const Target &t)
+{
+    Answer a;
+    a.contentType = MetricsExporter::contentType();
+    a.body = m_metrics->render();
+    finish(t, a);
+}
+
+QJsonObject WebServer::withStale(QJsonObject json, const QString &object) const
+{
+    json.insert(QStringLiteral("stale"), m_server.isStale(object));
+    return json;
 }
 
 } // namespace dialog::isd

@@ -22,6 +22,7 @@ class Criteria;
 namespace dialog::isd {
 
 class IsServer;
+class MetricsExporter;
 class WebSocketHub;
 
 /// Serves, read-only, on one TCP port:
@@ -30,6 +31,7 @@ class WebSocketHub;
 ///   GET /is/<Server>/<Server.Object>[?as=Base]   the object's value
 ///   GET /is/types, /is/types/<Type>     the types this server knows
 ///   GET /is/ws (WebSocket upgrade)      live values, see WebSocketHub
+///   GET /metrics                        OpenMetrics text for Prometheus, see MetricsExporter
 ///   GET /, /<file>                      the web page (built in, or from ServerOptions::webRoot)
 /// in XML (default) or JSON (`Accept: application/json` or `?format=json`). Objects of other servers
 /// are read through the IS API (dialog::is::Dictionary), asynchronously: the server's main thread
@@ -103,12 +105,16 @@ private:
     void serveHistory(const Target &target, const QString &server, const QString &name,
                       const QUrlQuery &query);
     void serveFile(const Target &target, const QString &file);
+    void serveMetrics(const Target &target);
+    /// @p json with "stale": whether the object's writer was lost (IsServer::isStale).
+    QJsonObject withStale(QJsonObject json, const QString &object) const;
     bool criteriaFromQuery(const QUrlQuery &query, is::Criteria *out, QString *error, int *status) const;
     void onNewWebSocket();
 
     IsServer &m_server;
     std::unique_ptr<is::Dictionary> m_dictionary;
     std::unique_ptr<WebSocketHub> m_hub;
+    std::unique_ptr<MetricsExporter> m_metrics;
     QTcpServer *m_tcp = nullptr;
     QWebSocketServer m_webSockets;
     int m_inProgress = 0;

@@ -255,6 +255,8 @@ int bench(const QStringList &args)
         return benchIsHistory(rest);
     if (test == QLatin1String("archive"))
         return benchArchive(rest);
+    if (test == QLatin1String("is-sum"))
+        return benchIsSum(rest);
     if (test.startsWith(QLatin1String("is-")))
         return benchIs(test, rest);
     return fail(QStringLiteral("bench"),

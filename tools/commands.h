@@ -28,6 +28,7 @@ int benchLog(const QStringList &args);
 int benchIsHttp(const QStringList &args);
 /// What a stopped IS mirror costs the server it mirrors (cmd_bench_mirror.cpp).
 int benchIsMirrorCost(const QStringList &args);
+int benchIsSum(const QStringList &args);
 
 /// Memory and query latency of the IS history ring (cmd_bench_history.cpp).
 int benchIsHistory(const QStringList &args);

@@ -22,6 +22,9 @@ int main(int argc, char *argv[])
     p.addOption({QStringLiteral("master"), QStringLiteral("Name of the master (default Master)."),
                  QStringLiteral("name"), QStringLiteral("Master")});
     p.addOption({QStringLiteral("monitor"), QStringLiteral("Monitoring mode only (read-only).")});
+    p.addOption({QStringLiteral("alarms-server"),
+                 QStringLiteral("Show the active alarms of this IS server (dialog-isserver --alarms) in a banner."),
+                 QStringLiteral("server")});
     p.process(app);
     dialog::ClientOptions o = dialog::ClientOptions::fromEnvironment(
         QStringLiteral("RunControl.GUI.%1").arg(QCoreApplication::applicationPid()));
@@ -33,6 +36,8 @@ int main(int argc, char *argv[])
     dialog::quitOnTerminationSignals();
     dialog::runcontrol::RunControlWindow w(o, p.value(QStringLiteral("master")),
                                            !p.isSet(QStringLiteral("monitor")));
+    if (p.isSet(QStringLiteral("alarms-server")))
+        w.watchAlarms(p.value(QStringLiteral("alarms-server")));
     w.show();
     dialog::installMessageHandler();
     dialog::startReporting(w.client());

@@ -1,4 +1,5 @@
 #include "runcontrolwindow.h"
+#include "alarmbanner.h"
 
 #include "messagerates.h"
 
@@ -167,7 +168,10 @@ RunControlWindow::RunControlWindow(const ClientOptions &options, const QString &
     updateButtons();
 }
 
-RunControlWindow::~RunControlWindow() = default;
+RunControlWindow::~RunControlWindow()
+{
+    delete m_alarmBanner; // its IS subscription goes through m_client, destroyed before the child widgets
+}
 
 QWidget *RunControlWindow::buildHeader()
 {
@@ -519,6 +523,15 @@ void RunControlWindow::updateDuration()
     if (m_state->state == State::Running)
         active += qMax<qint64>(0, nowMs() - m_state->timeMs);
     m_durationLabel->setText(formatDuration(active));
+}
+
+void RunControlWindow::watchAlarms(const QString &isServer)
+{
+    if (m_alarmBanner)
+        return;
+    m_alarmBanner = new AlarmBanner(m_client.get(), isServer);
+    // Below the header, above the buttons.
+    static_cast<QVBoxLayout *>(centralWidget()->layout())->insertWidget(1, m_alarmBanner);
 }
 
 } // namespace dialog::runcontrol

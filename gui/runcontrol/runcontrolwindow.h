@@ -21,6 +21,7 @@ class QTableWidget;
 namespace dialog::runcontrol {
 
 class MessageRateLabel;
+class AlarmBanner;
 
 class RunControlWindow : public QMainWindow
 {
@@ -57,6 +58,11 @@ public:
     bool requestTransition(rc::Transition t);
     /// Tries to take control again (monitoring mode).
     void takeControl();
+    /// Shows a banner of the active alarms of the IS server @p isServer (dialog-isserver --alarms)
+    /// above the buttons. Call once.
+    void watchAlarms(const QString &isServer);
+    /// The banner (nullptr before watchAlarms()).
+    AlarmBanner *alarmBanner() const { return m_alarmBanner; }
 
 Q_SIGNALS:
     void modeChanged(dialog::runcontrol::RunControlWindow::Mode mode);
@@ -94,6 +100,7 @@ private:
     QComboBox *m_severity = nullptr;
     QHash<QString, QJsonObject> m_status;
     std::function<bool(const QString &)> m_confirm;
+    AlarmBanner *m_alarmBanner = nullptr;
 };
 
 /// Background colour of a state (shared by the big label and the table).

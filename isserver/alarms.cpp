@@ -1,0 +1,279 @@
+#include "alarms.h"
+
+#include "dialog/is/repository.h"
+#include "dialog/is/typeregistry.h"
+#include "dialog/report.h"
+
+#include <QThread>
+#include <QTimer>
+#include <cstdio>
+
+namespace dialog::isd {
+
+namespace {
+
+const QString AlarmPrefix = QStringLiteral("Alarm.");
+
+/// A numeric scalar as a double; false for anything else.
+bool numberOf(const is::Value &value, double *out)
+{
+    return std::visit(
+        [out](const auto &v) -> bool {
+            using T = std::decay_t<decltype(v)>;
+            if constexpr (std::is_arithmetic_v<T>) {
+                *out = double(v);
+                return true;
+            } else {
+                return false;
+            }
+        },
+        value.storage());
+}
+
+/// The attribute @p path ("a" or "a.b") of @p object as a number.
+bool attributeOf(const is::Object &object, const QString &path, double *out)
+{
+    const qsizetype dot = path.indexOf(QLatin1Char('.'));
+    const is::Value *v = object.value(dot < 0 ? path : path.left(dot));
+    if (!v)
+        return false;
+    if (dot < 0)
+        return numberOf(*v, out);
+    const is::Object *nested = v->getIf<is::Object>();
+    return nested && attributeOf(*nested, path.mid(dot + 1), out);
+}
+
+QString alarmSeverity(Severity s)
+{
+    switch (s) {
+    case Severity::Info:
+        return QStringLiteral("info");
+    case Severity::Warning:
+        return QStringLiteral("warning");
+    case Severity::Error:
+        return QStringLiteral("error");
+    case Severity::Fatal:
+        return QStringLiteral("fatal");
+    default:
+        return QStringLiteral("debug");
+    }
+}
+
+} // namespace
+
+bool AlarmRule::holds(double v) const
+{
+    if (op == QLatin1String(">"))
+        return v > threshold;
+    if (op == QLatin1String(">="))
+        return v >= threshold;
+    if (op == QLatin1String("<"))
+        return v < threshold;
+    if (op == QLatin1String("<="))
+        return v <= threshold;
+    if (op == QLatin1String("=="))
+        return v == threshold;
+    return v != threshold;
+}
+
+bool AlarmRule::parse(const QString &text, QList<AlarmRule> *rules, QString *error)
+{
+    static const QRegularExpression re(QStringLiteral(
+        R"re(^\s*(\S+)\.([A-Za-z_][A-Za-z0-9_]*)\s*(>=|<=|==|!=|>|<)\s*([-+0-9.eE]+|[-+]?inf)\s*)re"
+        R"re((?:for\s+([0-9.]+)\s*(ms|s|m|h)\s*)?(?:->|→)\s*(info|warning|error|fatal)\s+"((?:[^"\\]|\\.)*)"\s*$)re"));
+    const QStringList lines = text.split(QLatin1Char('\n'));
+    rules->clear();
+    for (int i = 0; i < lines.size(); ++i) {
+        const QString line = lines.at(i).trimmed();
+        if (line.isEmpty() || line.startsWith(QLatin1Char('#')))
+            continue;
+        const QRegularExpressionMatch m = re.match(line);
+        auto bad = [&](const QString &why) {
+            *error = QStringLiteral("%1: %2: %3").arg(i + 1).arg(why, line.left(200));
+            return false;
+        };
+        if (!m.hasMatch())
+            return bad(QStringLiteral(
+                "not a rule (PATTERN.ATTRIBUTE OP NUMBER [for DURATION] -> SEVERITY \"TEXT\")"));
+        AlarmRule r;
+        r.line = i + 1;
+        r.source = line;
+        QString glob;
+        for (const QChar c : m.captured(1))
+            glob += c == QLatin1Char('*')   ? QStringLiteral(".*")
+                    : c == QLatin1Char('?') ? QStringLiteral(".")
+                                            : QRegularExpression::escape(QString(c));
+        r.pattern = QRegularExpression(QRegularExpression::anchoredPattern(glob));
+        if (!r.pattern.isValid())
+            return bad(QStringLiteral("bad pattern"));
+        r.attribute = m.captured(2);
+        r.op = m.captured(3);
+        bool ok = false;
+        r.threshold = m.captured(4).toDouble(&ok);
+        if (!ok)
+            return bad(QStringLiteral("'%1' is not a number").arg(m.captured(4)));
+        if (!m.captured(5).isEmpty()) {
+            const double n = m.captured(5).toDouble(&ok);
+            if (!ok || n < 0 || n > 1e7)
+                return bad(QStringLiteral("bad duration"));
+            const QString unit = m.captured(6);
+            const double scale = unit == QLatin1String("ms")  ? 1
+                                 : unit == QLatin1String("s") ? 1000
+                                 : unit == QLatin1String("m") ? 60000
+                                                              : 3600000;
+            r.forMs = qint64(n * scale);
+        }
+        const QString sev = m.captured(7);
+        r.severity = sev == QLatin1String("info")      ? Severity::Info
+                     : sev == QLatin1String("warning") ? Severity::Warning
+                     : sev == QLatin1String("error")   ? Severity::Error
+                                                       : Severity::Fatal;
+        r.text = m.captured(8).replace(QLatin1String("\\\""), QLatin1String("\""));
+        rules->append(r);
+    }
+    return true;
+}
+
+AlarmEvaluator::AlarmEvaluator(is::Repository &repository, const QList<AlarmRule> &rules, QObject *parent)
+    : QObject(parent), m_repository(repository), m_rules(rules)
+{
+    m_clock.start();
+}
+
+AlarmEvaluator::~AlarmEvaluator()
+{
+    if (m_listener)
+        m_repository.removeListener(m_listener);
+}
+
+QString AlarmEvaluator::typeName()
+{
+    return QStringLiteral("Alarm");
+}
+
+bool AlarmEvaluator::declareType(is::TypeRegistry &types, QString *error)
+{
+    if (types.contains(typeName()))
+        return true;
+    using is::AttributeInfo;
+    using is::BasicType;
+    is::TypeInfo t(typeName(), QStringLiteral("An active alarm raised by an IS server's alarm rule"));
+    t.setAttributes({
+        AttributeInfo(QStringLiteral("severity"), BasicType::String,
+                      QStringLiteral("info, warning, error or fatal")),
+        AttributeInfo(QStringLiteral("text"), BasicType::String, QStringLiteral("What the rule says")),
+        AttributeInfo(QStringLiteral("object"), BasicType::String,
+                      QStringLiteral("The object (Server.Object)")),
+        AttributeInfo(QStringLiteral("attribute"), BasicType::String, QStringLiteral("The attribute tested")),
+        AttributeInfo(QStringLiteral("value"), BasicType::Double, QStringLiteral("Its value when raised")),
+        AttributeInfo(QStringLiteral("rule"), BasicType::String, QStringLiteral("The rule as written")),
+        AttributeInfo(QStringLiteral("raised"), BasicType::Time, QStringLiteral("When it was raised")),
+    });
+    return types.declareType(t, error);
+}
+
+void AlarmEvaluator::start()
+{
+    m_listener = m_repository.addListener([this](const is::Change &c) {
+        if (c.name.startsWith(AlarmPrefix))
+            return;
+        if (QThread::currentThread() != thread()) {
+            QMetaObject::invokeMethod(
+                this, [this, c] { onChange(c); }, Qt::QueuedConnection);
+            return;
+        }
+        onChange(c);
+    });
+    // Alarms of an earlier run (a checkpoint) are raised again if their conditions still hold.
+    for (const is::ObjectInfo &o : m_repository.list(is::Criteria(QStringLiteral("Alarm\\..*"))))
+        m_repository.remove(m_repository.serverName() + QLatin1Char('.') + o.name);
+    for (const is::StoredObject &o : m_repository.objects())
+        if (!o.name.startsWith(AlarmPrefix))
+            for (int r = 0; r < m_rules.size(); ++r)
+                evaluate(r, o.name, &o.object);
+    m_timer = new QTimer(this);
+    connect(m_timer, &QTimer::timeout, this, &AlarmEvaluator::tick);
+    m_timer->start(200);
+}
+
+void AlarmEvaluator::onChange(const is::Change &change)
+{
+    for (int r = 0; r < m_rules.size(); ++r)
+        evaluate(r, change.name, change.kind == is::Change::Kind::Removed ? nullptr : &change.object);
+}
+
+QString AlarmEvaluator::alarmName(int rule, const QString &object) const
+{
+    // Written with the server's name: the alarm's object name holds dots.
+    return QStringLiteral("%1.%2%3.%4")
+        .arg(m_repository.serverName(), AlarmPrefix)
+        .arg(m_rules.at(rule).line)
+        .arg(object);
+}
+
+void AlarmEvaluator::evaluate(int rule, const QString &object, const is::Object *value)
+{
+    const AlarmRule &r = m_rules.at(rule);
+    if (!r.pattern.match(m_repository.serverName() + QLatin1Char('.') + object).hasMatch())
+        return;
+    const QPair<int, QString> key(rule, object);
+    double v = 0;
+    const bool holds = value && attributeOf(*value, r.attribute, &v) && r.holds(v);
+    auto it = m_states.find(key);
+    if (!holds) {
+        if (it != m_states.end()) {
+            clear(rule, object, *it);
+            m_states.erase(it);
+        }
+        return;
+    }
+    if (it == m_states.end())
+        it = m_states.insert(key, State{m_clock.elapsed(), v, false});
+    it->value = v;
+    if (!it->raised && m_clock.elapsed() - it->sinceMs >= r.forMs)
+        raise(rule, object, *it);
+}
+
+void AlarmEvaluator::tick()
+{
+    const qint64 now = m_clock.elapsed();
+    for (auto it = m_states.begin(); it != m_states.end(); ++it)
+        if (!it->raised && now - it->sinceMs >= m_rules.at(it.key().first).forMs)
+            raise(it.key().first, it.key().second, *it);
+}
+
+void AlarmEvaluator::raise(int rule, const QString &object, State &state)
+{
+    const AlarmRule &r = m_rules.at(rule);
+    state.raised = true;
+    const QString full = m_repository.serverName() + QLatin1Char('.') + object;
+    is::Object a = is::Object::create(m_repository.registry(), typeName());
+    a.set(QStringLiteral("severity"), alarmSeverity(r.severity));
+    a.set(QStringLiteral("text"), r.text);
+    a.set(QStringLiteral("object"), full);
+    a.set(QStringLiteral("attribute"), r.attribute);
+    a.set(QStringLiteral("value"), state.value);
+    a.set(QStringLiteral("rule"), r.source);
+    a.set(QStringLiteral("raised"), is::Time::currentTime());
+    QString why;
+    if (m_repository.upsert(alarmName(rule, object), a, &why) != is::Repository::Result::Ok)
+        std::fprintf(stderr, "dialog-isserver %s: alarm of line %d cannot be written: %s\n",
+                     qPrintable(m_repository.serverName()), r.line, qPrintable(why));
+    report(r.severity, QStringLiteral("dialog.is.alarm"),
+           QStringLiteral("alarm raised: %1 (%2.%3 = %4)").arg(r.text, full, r.attribute).arg(state.value),
+           {{QStringLiteral("object"), full}, {QStringLiteral("rule"), r.source}});
+}
+
+void AlarmEvaluator::clear(int rule, const QString &object, State &state)
+{
+    if (!state.raised)
+        return;
+    const AlarmRule &r = m_rules.at(rule);
+    m_repository.remove(alarmName(rule, object));
+    const QString full = m_repository.serverName() + QLatin1Char('.') + object;
+    report(Severity::Info, QStringLiteral("dialog.is.alarm"),
+           QStringLiteral("alarm cleared: %1 (%2)").arg(r.text, full),
+           {{QStringLiteral("object"), full}, {QStringLiteral("rule"), r.source}});
+}
+
+} // namespace dialog::isd
