@@ -72,6 +72,7 @@ IsServer::~IsServer()
 {
     m_web.reset();    // its dictionary and WebSocket clients use the client and the repository
     m_mirror.reset(); // it unsubscribes through the client
+    m_historyDictionary.reset();
     // The client first: its sender threads may still call back into the dispatcher.
     m_client.reset();
     m_pool.waitForDone();
@@ -190,6 +191,7 @@ bool IsServer::start(QString *error)
             if (!saveDeclaredTypes(&why))
                 std::fprintf(stderr, "dialog-isserver %s: %s\n", qPrintable(m_options.name), qPrintable(why));
         });
+        connect(m_mirror.get(), &Mirror::synchronised, this, &IsServer::copyMasterHistory);
         m_mirror->start();
     }
 
@@ -514,6 +516,41 @@ void IsServer::readHistory(const Request &request, const QByteArray &data)
         is::protocol::toProto(h, &out);
         m_client->reply(request, serialize(out));
     });
+}
+
+void IsServer::copyMasterHistory()
+{
+    if (!m_history)
+        return;
+    if (!m_historyDictionary) {
+        m_historyDictionary = std::make_unique<is::Dictionary>(m_client.get());
+        m_historyDictionary->setTimeout(30000);
+    }
+    const bool idle = m_historyToCopy.isEmpty();
+    m_historyToCopy.clear();
+    for (const is::ObjectInfo &o : m_repository->list())
+        if (o.name != StatisticsObject)
+            m_historyToCopy << o.name;
+    if (idle)
+        copyNextHistory();
+}
+
+void IsServer::copyNextHistory()
+{
+    // One request at a time: the copy goes in the background, the master serves it from its pool.
+    if (m_historyToCopy.isEmpty())
+        return;
+    const QString name = m_historyToCopy.takeFirst();
+    const is::Time until(is::Time::currentTime().microsecondsSinceEpoch() + 60LL * 1000000);
+    m_historyDictionary->history(m_options.mirrorOf + QLatin1Char('.') + name, is::Time(0), until, 0,
+                                 [this, name](const is::Status &s, const is::History &h) {
+                                     is::Object prototype;
+                                     if (s.isOk() &&
+                                         m_repository->get(name, &prototype) == is::Repository::Result::Ok &&
+                                         prototype.typeName() == h.typeName)
+                                         m_history->restore(name, prototype, h);
+                                     copyNextHistory();
+                                 });
 }
 
 void IsServer::publishStatistics()

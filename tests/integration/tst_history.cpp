@@ -28,6 +28,7 @@ private Q_SLOTS:
     void configOverridesByNameAndType();
     void badConfigIsRefused();
     void archiverAnswersBeyondTheRing();
+    void mirrorCopiesTheHistory();
 
 private:
     void writeReadout(const QString &name, int count, int first = 0)
@@ -272,6 +273,38 @@ void tst_History::archiverAnswersBeyondTheRing()
         m_dict->historySync(QStringLiteral("DAQ.Run"), hourAgo(), later(), 0, &h, QStringLiteral("runNumber"))
             .isOk());
     QCOMPARE(h.series.first().points.size(), 5);
+}
+
+void tst_History::mirrorCopiesTheHistory()
+{
+    startServer(QStringLiteral("DAQ"));
+    QVERIFY(waitForServer(QStringLiteral("DAQ")));
+    writeReadout(QStringLiteral("DAQ.RO1"), 25);
+    startMirror(QStringLiteral("Copy"), QStringLiteral("DAQ"));
+    // Once synchronised, the mirror holds the master's history, then goes on with the live values.
+    is::History h;
+    QVERIFY(waitUntil(
+        [&] {
+            return m_dict
+                       ->historySync(QStringLiteral("Copy.RO1"), hourAgo(), later(), 0, &h,
+                                     QStringLiteral("events"))
+                       .isOk() &&
+                   h.series.first().points.size() == 25;
+        },
+        10000, 50));
+    for (int i = 0; i < 25; ++i)
+        QCOMPARE(h.series.first().points.at(i).value, double(i));
+    writeReadout(QStringLiteral("DAQ.RO1"), 5, 25);
+    QVERIFY(waitUntil(
+        [&] {
+            return m_dict
+                       ->historySync(QStringLiteral("Copy.RO1"), hourAgo(), later(), 0, &h,
+                                     QStringLiteral("events"))
+                       .isOk() &&
+                   h.series.first().points.size() == 30;
+        },
+        10000, 50));
+    QCOMPARE(h.series.first().points.last().value, 29.0);
 }
 
 QTEST_GUILESS_MAIN(tst_History)
