@@ -112,6 +112,7 @@ WebServer::WebServer(IsServer &server, QObject *parent)
     m_dictionary->setTimeout(RemoteTimeoutMs);
     m_hub = std::make_unique<WebSocketHub>(server.repository(), m_dictionary.get(),
                                            server.options().httpMaxWebSockets);
+    m_hub->setHistory(server.history());
     connect(&m_webSockets, &QWebSocketServer::newConnection, this, &WebServer::onNewWebSocket);
 }
 

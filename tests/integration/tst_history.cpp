@@ -25,6 +25,7 @@ private Q_SLOTS:
     void downsamplesToMinMaxMeanBuckets();
     void badAttributeAndMissingObject();
     void toolAndWebAnswerWithTheRing();
+    void webSocketSendsHistoryFirst();
     void configOverridesByNameAndType();
     void badConfigIsRefused();
     void archiverAnswersBeyondTheRing();
@@ -175,6 +176,31 @@ void tst_History::toolAndWebAnswerWithTheRing()
     QCOMPARE(pts.last().toArray().at(1).toDouble(), 11 * 1.5);
     QCOMPARE(httpGet(m_http, "/is/DAQ/DAQ.RO1/history?since=soon").status, 400);
     QCOMPARE(httpGet(m_http, "/is/DAQ/DAQ.Nope/history").status, 404);
+}
+
+void tst_History::webSocketSendsHistoryFirst()
+{
+    startWebServer(QStringLiteral("DAQ"));
+    QVERIFY(waitForServer(QStringLiteral("DAQ")));
+    writeReadout(QStringLiteral("DAQ.RO1"), 15);
+    WsClient ws;
+    ws.socket.open(QUrl(QStringLiteral("ws://127.0.0.1:%1/is/ws").arg(m_http)));
+    QTRY_VERIFY_WITH_TIMEOUT(ws.socket.state() == QAbstractSocket::ConnectedState, 5000);
+    ws.socket.sendTextMessage(QStringLiteral(R"({"regex": "RO1", "history": "10m"})"));
+    QTRY_VERIFY_WITH_TIMEOUT(ws.indexOf(QStringLiteral("synced")) >= 0, 5000);
+    // The object's history, then its current value, then synced.
+    const int h = ws.indexOf(QStringLiteral("history"), QStringLiteral("DAQ.RO1"));
+    const int v = ws.indexOf(QStringLiteral("value"), QStringLiteral("DAQ.RO1"));
+    QVERIFY(h >= 0 && h < v);
+    QJsonArray events;
+    for (const QJsonValue &s : ws.received.at(h).value(QStringLiteral("series")).toArray())
+        if (s.toObject().value(QStringLiteral("attribute")).toString() == QLatin1String("events"))
+            events = s.toObject().value(QStringLiteral("points")).toArray();
+    QCOMPARE(events.size(), 15);
+    QCOMPARE(events.last().toArray().at(1).toDouble(), 14.0);
+    // A bad duration is refused; another server's history is not sent first.
+    ws.socket.sendTextMessage(QStringLiteral(R"({"regex": "RO1", "history": "soon"})"));
+    QTRY_VERIFY_WITH_TIMEOUT(ws.indexOf(QStringLiteral("error")) >= 0, 5000);
 }
 
 void tst_History::configOverridesByNameAndType()
