@@ -300,7 +300,7 @@ void IsServer::onRequest(const Request &request)
     }
     case isproto::Request::SUBSCRIBE:
         subscribe(request, QString::fromStdString(r.channel()), fromProto(r.criteria()), r.with_values(),
-                  r.snapshot(), QString::fromStdString(r.archive_service()));
+                  r.snapshot(), QString::fromStdString(r.archive_service()), r.history_us());
         return;
     case isproto::Request::UNSUBSCRIBE:
         m_dispatcher->removeSubscriber(request.origin() + QLatin1Char('/') +
@@ -413,7 +413,7 @@ void IsServer::read(const Request &request, const QByteArray &data)
 }
 
 void IsServer::subscribe(const Request &request, const QString &channel, const is::Criteria &criteria,
-                         bool withValues, bool snapshot, const QString &archiveService)
+                         bool withValues, bool snapshot, const QString &archiveService, qint64 historyUs)
 {
     if (!criteria.isValid()) {
         replyStatus(request, Status::Code::BadRequest, criteria.errorString());
@@ -438,6 +438,8 @@ void IsServer::subscribe(const Request &request, const QString &channel, const i
     s->snapshot = snapshot;
     if (snapshot)
         s->snapshotObjects = m_repository->objects(criteria);
+    if (historyUs > 0 && m_history)
+        historyRecords(*s, historyUs);
     // Changes already handed to the workers before this point are not for this subscriber.
     m_dispatcher->flush();
     m_dispatcher->addSubscriber(s);
@@ -516,6 +518,27 @@ void IsServer::readHistory(const Request &request, const QByteArray &data)
         is::protocol::toProto(h, &out);
         m_client->reply(request, serialize(out));
     });
+}
+
+void IsServer::historyRecords(Subscriber &s, qint64 historyUs)
+{
+    const is::Time now = is::Time::currentTime();
+    QByteArray chunk;
+    int records = 0;
+    for (const is::ObjectInfo &o : m_repository->list(s.criteria)) {
+        is::History h;
+        if (!m_history->query(o.name, {}, is::Time(now.microsecondsSinceEpoch() - historyUs), now, 0, &h).isOk())
+            continue;
+        isproto::Reply reply;
+        is::protocol::toProto(h, &reply);
+        is::protocol::appendRecord(chunk, is::protocol::HistoryRecord, o.name.toUtf8(), h.typeName.toUtf8(),
+                                   h.oldest.microsecondsSinceEpoch(), serialize(reply));
+        ++records;
+        if (chunk.size() >= m_dispatcher->options().maxMessage)
+            s.history.push_back({std::exchange(chunk, {}), std::exchange(records, 0)});
+    }
+    if (records > 0)
+        s.history.push_back({chunk, records});
 }
 
 void IsServer::copyMasterHistory()

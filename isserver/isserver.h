@@ -76,11 +76,13 @@ private:
     void read(const Request &request, const QByteArray &data);
     void readHistory(const Request &request, const QByteArray &data);
     bool startHistory(QString *error);
+    /// The History records sent first to a subscription made with a history span.
+    void historyRecords(Subscriber &s, qint64 historyUs);
     /// A mirror, once synchronised: copies the master's history of every object, one at a time.
     void copyMasterHistory();
     void copyNextHistory();
     void subscribe(const Request &request, const QString &channel, const is::Criteria &criteria,
-                   bool withValues, bool snapshot, const QString &archiveService = {});
+                   bool withValues, bool snapshot, const QString &archiveService = {}, qint64 historyUs = 0);
     bool refuseIfMirror(const Request &request);
     void scheduleFlush();
     void publishStatistics();

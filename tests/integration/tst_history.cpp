@@ -4,6 +4,7 @@
 #include "isweb.h"
 
 #include "dialog/is/history.h"
+#include "dialog/is/receiver.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -26,6 +27,7 @@ private Q_SLOTS:
     void badAttributeAndMissingObject();
     void toolAndWebAnswerWithTheRing();
     void webSocketSendsHistoryFirst();
+    void receiverGetsHistoryFirst();
     void configOverridesByNameAndType();
     void badConfigIsRefused();
     void archiverAnswersBeyondTheRing();
@@ -201,6 +203,32 @@ void tst_History::webSocketSendsHistoryFirst()
     // A bad duration is refused; another server's history is not sent first.
     ws.socket.sendTextMessage(QStringLiteral(R"({"regex": "RO1", "history": "soon"})"));
     QTRY_VERIFY_WITH_TIMEOUT(ws.indexOf(QStringLiteral("error")) >= 0, 5000);
+}
+
+void tst_History::receiverGetsHistoryFirst()
+{
+    startServer(QStringLiteral("DAQ"));
+    QVERIFY(waitForServer(QStringLiteral("DAQ")));
+    writeReadout(QStringLiteral("DAQ.RO1"), 12);
+    writeReadout(QStringLiteral("DAQ.RO2"), 3);
+    is::Receiver receiver(m_dict.get());
+    receiver.setHistoryFirst(600);
+    QList<is::Event> events;
+    receiver.setCallback([&](const is::Event &e) { events.append(e); });
+    QSignalSpy active(&receiver, &is::Receiver::subscriptionChanged);
+    receiver.subscribe(QStringLiteral("DAQ"), is::Criteria(QStringLiteral("RO.*")));
+    QTRY_COMPARE_WITH_TIMEOUT(events.size(), 2, 5000);
+    QCOMPARE(events.at(0).kind(), is::Event::Kind::History);
+    const is::History h1 = events.at(0).history();
+    QCOMPARE(h1.name, QStringLiteral("DAQ.RO1"));
+    QCOMPARE(series(h1, QStringLiteral("events"))->points.size(), 12);
+    QCOMPARE(events.at(1).history().name, QStringLiteral("DAQ.RO2"));
+    QCOMPARE(series(events.at(1).history(), QStringLiteral("rate"))->points.size(), 3);
+    // Then the changes.
+    writeReadout(QStringLiteral("DAQ.RO1"), 1, 12);
+    QTRY_COMPARE_WITH_TIMEOUT(events.size(), 3, 5000);
+    QCOMPARE(events.at(2).kind(), is::Event::Kind::Updated);
+    QVERIFY(events.at(2).history().series.isEmpty());
 }
 
 void tst_History::configOverridesByNameAndType()
