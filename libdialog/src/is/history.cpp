@@ -9,7 +9,6 @@
 #include <array>
 #include <cmath>
 #include <cstring>
-#include <deque>
 #include <limits>
 #include <vector>
 
@@ -214,7 +213,7 @@ struct Series
     QString typeName;
     LayoutPtr layout;
     HistoryLimits limits;
-    std::deque<Block> blocks;
+    std::vector<Block> blocks; // a handful: a deque would cost 600 bytes per object even when empty
     qint64 total = 0;
     // Encoder state of the open (last) block.
     qint64 prevMs = 0, prevDeltaMs = 0;
@@ -254,7 +253,7 @@ struct Series
         while (blocks.size() > 1 &&
                (total - blocks.front().count >= limits.count || blocks.front().lastMs < oldestKept)) {
             total -= blocks.front().count;
-            blocks.pop_front();
+            blocks.erase(blocks.begin());
         }
     }
 
