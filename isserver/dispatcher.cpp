@@ -135,6 +135,16 @@ void Dispatcher::run(Worker &w)
             case Job::Add:
                 w.subs.push_back(j.subscriber);
                 w.cache.clear();
+                if (!j.subscriber->history.empty()) {
+                    // To its own queue whole, beyond its bound, like a snapshot (bounded by the ring).
+                    for (Subscriber::Chunk &c : std::exchange(j.subscriber->history, {})) {
+                        j.subscriber->backlogRecords += c.records;
+                        j.subscriber->backlogBytes += c.data.size();
+                        j.subscriber->backlog.push_back(std::move(c));
+                    }
+                    if (!j.subscriber->snapshot)
+                        drain(w, *j.subscriber);
+                }
                 if (j.subscriber->snapshot)
                     sendSnapshot(w, *j.subscriber);
                 break;

@@ -57,6 +57,8 @@ struct Subscriber
     QByteArray pending; // records waiting for the end of the current batch
     int pendingRecords = 0;
     std::deque<Chunk> backlog; // the subscriber's own queue (used when it is slow)
+    /// History records (one per matching object) sent first, before the snapshot and any change.
+    std::vector<Chunk> history;
     qint64 backlogRecords = 0, backlogBytes = 0;
     QSet<QString> stale;      // objects with dropped notifications: their newest value is re-sent
     quint64 unreported = 0;   // drops not yet told to the subscriber

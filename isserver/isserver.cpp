@@ -81,6 +81,7 @@ IsServer::~IsServer()
     m_pushers.clear();
     m_pushReceiver.reset();
     m_mirror.reset(); // it unsubscribes through the client
+    m_historyDictionary.reset();
     // The client first: its sender threads may still call back into the dispatcher.
     m_client.reset();
     m_pool.waitForDone();
@@ -211,6 +212,7 @@ bool IsServer::start(QString *error)
             if (!saveDeclaredTypes(&why))
                 std::fprintf(stderr, "dialog-isserver %s: %s\n", qPrintable(m_options.name), qPrintable(why));
         });
+        connect(m_mirror.get(), &Mirror::synchronised, this, &IsServer::copyMasterHistory);
         m_mirror->start();
     }
 
@@ -324,7 +326,7 @@ void IsServer::onRequest(const Request &request)
     }
     case isproto::Request::SUBSCRIBE:
         subscribe(request, QString::fromStdString(r.channel()), fromProto(r.criteria()), r.with_values(),
-                  r.snapshot(), QString::fromStdString(r.archive_service()));
+                  r.snapshot(), QString::fromStdString(r.archive_service()), r.history_us());
         return;
     case isproto::Request::UNSUBSCRIBE:
         m_dispatcher->removeSubscriber(request.origin() + QLatin1Char('/') +
@@ -504,7 +506,7 @@ void IsServer::read(const Request &request, const QByteArray &data)
 }
 
 void IsServer::subscribe(const Request &request, const QString &channel, const is::Criteria &criteria,
-                         bool withValues, bool snapshot, const QString &archiveService)
+                         bool withValues, bool snapshot, const QString &archiveService, qint64 historyUs)
 {
     if (!criteria.isValid()) {
         replyStatus(request, Status::Code::BadRequest, criteria.errorString());
@@ -529,6 +531,8 @@ void IsServer::subscribe(const Request &request, const QString &channel, const i
     s->snapshot = snapshot;
     if (snapshot)
         s->snapshotObjects = m_repository->objects(criteria);
+    if (historyUs > 0 && m_history)
+        historyRecords(*s, historyUs);
     // Changes already handed to the workers before this point are not for this subscriber.
     m_dispatcher->flush();
     m_dispatcher->addSubscriber(s);
@@ -607,6 +611,62 @@ void IsServer::readHistory(const Request &request, const QByteArray &data)
         is::protocol::toProto(h, &out);
         m_client->reply(request, serialize(out));
     });
+}
+
+void IsServer::historyRecords(Subscriber &s, qint64 historyUs)
+{
+    const is::Time now = is::Time::currentTime();
+    QByteArray chunk;
+    int records = 0;
+    for (const is::ObjectInfo &o : m_repository->list(s.criteria)) {
+        is::History h;
+        if (!m_history->query(o.name, {}, is::Time(now.microsecondsSinceEpoch() - historyUs), now, 0, &h).isOk())
+            continue;
+        isproto::Reply reply;
+        is::protocol::toProto(h, &reply);
+        is::protocol::appendRecord(chunk, is::protocol::HistoryRecord, o.name.toUtf8(), h.typeName.toUtf8(),
+                                   h.oldest.microsecondsSinceEpoch(), serialize(reply));
+        ++records;
+        if (chunk.size() >= m_dispatcher->options().maxMessage)
+            s.history.push_back({std::exchange(chunk, {}), std::exchange(records, 0)});
+    }
+    if (records > 0)
+        s.history.push_back({chunk, records});
+}
+
+void IsServer::copyMasterHistory()
+{
+    if (!m_history)
+        return;
+    if (!m_historyDictionary) {
+        m_historyDictionary = std::make_unique<is::Dictionary>(m_client.get());
+        m_historyDictionary->setTimeout(30000);
+    }
+    const bool idle = m_historyToCopy.isEmpty();
+    m_historyToCopy.clear();
+    for (const is::ObjectInfo &o : m_repository->list())
+        if (o.name != StatisticsObject)
+            m_historyToCopy << o.name;
+    if (idle)
+        copyNextHistory();
+}
+
+void IsServer::copyNextHistory()
+{
+    // One request at a time: the copy goes in the background, the master serves it from its pool.
+    if (m_historyToCopy.isEmpty())
+        return;
+    const QString name = m_historyToCopy.takeFirst();
+    const is::Time until(is::Time::currentTime().microsecondsSinceEpoch() + 60LL * 1000000);
+    m_historyDictionary->history(m_options.mirrorOf + QLatin1Char('.') + name, is::Time(0), until, 0,
+                                 [this, name](const is::Status &s, const is::History &h) {
+                                     is::Object prototype;
+                                     if (s.isOk() &&
+                                         m_repository->get(name, &prototype) == is::Repository::Result::Ok &&
+                                         prototype.typeName() == h.typeName)
+                                         m_history->restore(name, prototype, h);
+                                     copyNextHistory();
+                                 });
 }
 
 void IsServer::publishStatistics()

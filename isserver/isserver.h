@@ -95,8 +95,13 @@ private:
     void read(const Request &request, const QByteArray &data);
     void readHistory(const Request &request, const QByteArray &data);
     bool startHistory(QString *error);
+    /// The History records sent first to a subscription made with a history span.
+    void historyRecords(Subscriber &s, qint64 historyUs);
+    /// A mirror, once synchronised: copies the master's history of every object, one at a time.
+    void copyMasterHistory();
+    void copyNextHistory();
     void subscribe(const Request &request, const QString &channel, const is::Criteria &criteria,
-                   bool withValues, bool snapshot, const QString &archiveService = {});
+                   bool withValues, bool snapshot, const QString &archiveService = {}, qint64 historyUs = 0);
     bool refuseIfMirror(const Request &request);
     void scheduleFlush();
     void publishStatistics();
@@ -112,6 +117,8 @@ private:
     QList<is::TypeInfo> m_declared; // declared at run time, saved with the checkpoint
     std::unique_ptr<is::Repository> m_repository;
     std::unique_ptr<is::HistoryStore> m_history; // with --history > 0
+    std::unique_ptr<is::Dictionary> m_historyDictionary; // a mirror: reads the master's history
+    QStringList m_historyToCopy;
     std::unique_ptr<Dispatcher> m_dispatcher;
     std::unique_ptr<Client> m_client;
     std::unique_ptr<Mirror> m_mirror; // with --mirror-of

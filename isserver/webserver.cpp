@@ -116,6 +116,7 @@ WebServer::WebServer(IsServer &server, QObject *parent)
     m_metrics = std::make_unique<MetricsExporter>(
         server.repository(), server.client(), is::Criteria(server.options().metricsCriteria),
         [&server](const QString &object) { return server.isStale(object); });
+    m_hub->setHistory(server.history());
     connect(&m_webSockets, &QWebSocketServer::newConnection, this, &WebServer::onNewWebSocket);
 }
 

@@ -5,6 +5,7 @@
 #include "dialog/is/receiver.h"
 #include "dialog/is/typeregistry.h"
 
+#include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QLoggingCategory>
@@ -58,6 +59,7 @@ struct WebSocketHub::Client
     bool remote = false;
     QString server;
     is::Criteria criteria;
+    qint64 historyUs = 0; // "history": the recent values of each object are sent first
     std::unique_ptr<is::Receiver> receiver;
     QStringList order;                  // keys of pending, oldest first
     QHash<QString, QByteArray> pending; // key (object name) -> newest message not yet sent
@@ -149,9 +151,10 @@ void WebSocketHub::onMessage(Client &c, const QString &text)
     const QJsonObject o = doc.object();
     for (auto it = o.begin(); it != o.end(); ++it) {
         static const QStringList known{QStringLiteral("server"), QStringLiteral("regex"),
-                                       QStringLiteral("type"), QStringLiteral("subtypes")};
+                                       QStringLiteral("type"), QStringLiteral("subtypes"),
+                                       QStringLiteral("history")};
         if (!known.contains(it.key())) {
-            sendError(c, QStringLiteral("unknown field '%1' (expected server, regex, type, subtypes)")
+            sendError(c, QStringLiteral("unknown field '%1' (expected server, regex, type, subtypes, history)")
                              .arg(it.key().left(100)));
             return;
         }
@@ -180,6 +183,18 @@ void WebSocketHub::onMessage(Client &c, const QString &text)
         return;
     }
     const bool remote = serverName != m_repository.serverName();
+    const QJsonValue history = o.value(QLatin1String("history"));
+    const qint64 historyUs = history.isUndefined() ? 0 : is::parseDurationUs(history.toString());
+    if (historyUs < 0 || (!history.isUndefined() && !history.isString())) {
+        sendError(c, QStringLiteral("history must be a duration such as \"10m\" (90s, 10m, 2h)"));
+        return;
+    }
+    if (historyUs > 0 && remote) {
+        sendError(c, QStringLiteral("history first is offered for this server's objects (%1); read another "
+                                    "server's history at /is/<Server>/<Server.Object>/history")
+                         .arg(m_repository.serverName()));
+        return;
+    }
     if (!remote && !typeName.isEmpty() && !m_repository.registry().contains(typeName)) {
         sendError(c, QStringLiteral("unknown type '%1'").arg(typeName.left(100)));
         return;
@@ -192,6 +207,7 @@ void WebSocketHub::onMessage(Client &c, const QString &text)
     c.remote = remote;
     c.server = serverName;
     c.criteria = criteria;
+    c.historyUs = historyUs;
     if (remote)
         subscribeRemote(c);
     else
@@ -207,9 +223,44 @@ void WebSocketHub::subscribeLocal(Client &c)
                                        {QStringLiteral("criteria"), criteria},
                                        {QStringLiteral("objects"), qint64(objects.size())}}));
     const QString prefix = c.server + QLatin1Char('.');
-    for (const is::StoredObject &o : objects)
+    for (const is::StoredObject &o : objects) {
+        if (c.historyUs > 0)
+            sendHistory(c, o.name);
         enqueue(c, o.name, eventMessage("value", prefix + o.name, o.object.typeName(), o.time, o.object));
+    }
     enqueue(c, SyncedKey, compact(QJsonObject{{QStringLiteral("event"), QStringLiteral("synced")}}));
+}
+
+void WebSocketHub::sendHistory(Client &c, const QString &objectName)
+{
+    // {"event":"history","name":…,"type":…,"series":[{"attribute":…,"points":[[ms,value],…]}]}, at
+    // most 600 points per attribute ([ms, mean, min, max, count] for a bucket of several values).
+    if (!m_history)
+        return;
+    is::History h;
+    const is::Time now = is::Time::currentTime();
+    if (!m_history->query(objectName, {}, is::Time(now.microsecondsSinceEpoch() - c.historyUs), now, 600, &h).isOk())
+        return;
+    QJsonArray series;
+    for (const is::HistorySeries &s : std::as_const(h.series)) {
+        QJsonArray points;
+        for (const is::HistoryPoint &p : s.points) {
+            QJsonArray pt{double(p.time.microsecondsSinceEpoch() / 1000), p.value};
+            if (p.count != 1) {
+                pt.append(p.min);
+                pt.append(p.max);
+                pt.append(qint64(p.count));
+            }
+            points.append(pt);
+        }
+        series.append(QJsonObject{{QStringLiteral("attribute"), s.attribute}, {QStringLiteral("points"), points}});
+    }
+    // Its own key: never coalesced with the object's values.
+    enqueue(c, QStringLiteral("\x02history ") + objectName,
+            compact(QJsonObject{{QStringLiteral("event"), QStringLiteral("history")},
+                                {QStringLiteral("name"), c.server + QLatin1Char('.') + objectName},
+                                {QStringLiteral("type"), h.typeName},
+                                {QStringLiteral("series"), series}}));
 }
 
 void WebSocketHub::subscribeRemote(Client &c)

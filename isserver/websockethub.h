@@ -2,6 +2,7 @@
 #pragma once
 
 #include "dialog/is/criteria.h"
+#include "dialog/is/history.h"
 #include "dialog/is/repository.h"
 
 #include <QByteArray>
@@ -44,12 +45,16 @@ public:
     /// /is/ws and there is room, else closes it with a reason.
     void accept(QWebSocket *socket);
     int maxClients() const { return m_maxClients; }
+    /// The server's history ring: a subscription to the local server with "history": "10m" gets
+    /// each object's recent values ({"event":"history",…}) before its current value.
+    void setHistory(const is::HistoryStore *history) { m_history = history; }
     static constexpr qint64 highWater() { return 1 << 20; }
 
 private:
     struct Client;
     void onMessage(Client &c, const QString &text);
     void subscribeLocal(Client &c);
+    void sendHistory(Client &c, const QString &objectName);
     void subscribeRemote(Client &c);
     void onChange(const is::Change &change);
     void onRemoteEvent(QWebSocket *socket, const is::Event &event);
@@ -63,6 +68,7 @@ private:
     is::Dictionary *m_dictionary;
     int m_maxClients;
     int m_listener = 0;
+    const is::HistoryStore *m_history = nullptr;
     QHash<QWebSocket *, std::shared_ptr<Client>> m_clients;
 };
 

@@ -220,7 +220,19 @@ QWidget *IsMonitorWindow::buildValue()
     m_histogram->setObjectName(QStringLiteral("histogram"));
     m_histogram->hide();
     split->addWidget(m_histogram);
-    split->setSizes({380, 260});
+    m_historyPlot = new HistoryPlot;
+    m_historyPlot->setObjectName(QStringLiteral("historyPlot"));
+    m_historyPlot->hide();
+    split->addWidget(m_historyPlot);
+    split->setSizes({380, 260, 180});
+    connect(m_session, &MonitorSession::historyRead, this,
+            [this](const QString &object, const is::HistorySeries &series, const QString &error) {
+                if (object != m_selected || series.attribute != m_historyPlot->attribute())
+                    return;
+                m_historyPlot->setHistory(object, series.attribute, series.points);
+                if (!error.isEmpty())
+                    setStatus(error);
+            });
     l->addWidget(split);
     connect(m_attributes, &QAbstractItemModel::modelReset, this, [this] {
         // Open the nested objects once; later updates keep what the user expanded or collapsed.
@@ -237,6 +249,7 @@ QWidget *IsMonitorWindow::buildValue()
                     m_histogramPath = m_attributes->path(first);
                     showHistogramFor(first);
                 }
+                showHistoryFor(first);
             });
     return box;
 }
@@ -353,6 +366,8 @@ void IsMonitorWindow::showObject(const QString &name)
     m_attributes->setObject({});
     m_histogram->clear();
     m_histogram->hide();
+    m_historyPlot->clear();
+    m_historyPlot->hide();
     m_objectTitle->setText(name.isEmpty() ? QStringLiteral("Select an object.")
                                           : QStringLiteral("<b>%1</b>").arg(name.toHtmlEscaped()));
     m_session->watchValue(name);
@@ -364,6 +379,7 @@ void IsMonitorWindow::showValue(const is::Object &o, is::Time time)
         return;
     m_valueTime = time;
     m_attributes->setObject(o);
+    plotValue(o, time);
     const is::TypeInfo t = dictionary()->types().type(o.typeName());
     m_objectTitle->setText(QStringLiteral("<b>%1</b> &nbsp; %2 &nbsp; updated %3<br><i>%4</i>")
                                .arg(m_selected.toHtmlEscaped(), o.typeName().toHtmlEscaped(),
@@ -392,6 +408,38 @@ void IsMonitorWindow::showHistogramFor(const QModelIndex &attribute)
     }
     m_histogram->setHistogram(h, m_attributes->path(attribute));
     m_histogram->show();
+}
+
+void IsMonitorWindow::showHistoryFor(const QModelIndex &attribute)
+{
+    // Top-level scalar numbers only: what the IS server keeps a history of.
+    const QString name = attribute.isValid() && !attribute.parent().isValid()
+                             ? attribute.siblingAtColumn(AttributeModel::Name).data().toString()
+                             : QString();
+    const QString type = attribute.siblingAtColumn(AttributeModel::Type).data().toString();
+    static const QStringList numeric = {
+        QStringLiteral("bool"), QStringLiteral("s8"),    QStringLiteral("u8"),    QStringLiteral("s16"),
+        QStringLiteral("u16"),  QStringLiteral("s32"),   QStringLiteral("u32"),   QStringLiteral("s64"),
+        QStringLiteral("u64"),  QStringLiteral("float"), QStringLiteral("double")};
+    if (name.isEmpty() || !numeric.contains(type)) {
+        m_historyPlot->clear();
+        m_historyPlot->hide();
+        return;
+    }
+    m_historyPlot->setHistory(m_selected, name, {});
+    m_historyPlot->show();
+    m_session->readHistory(m_selected, name, 3600, 1000);
+}
+
+void IsMonitorWindow::plotValue(const is::Object &o, is::Time time)
+{
+    if (m_historyPlot->attribute().isEmpty())
+        return;
+    const QVariant v = o.variant(m_historyPlot->attribute());
+    bool ok = false;
+    const double d = v.toDouble(&ok);
+    if (ok && v.typeId() != QMetaType::QString)
+        m_historyPlot->addValue(time, d);
 }
 
 void IsMonitorWindow::updateTypes()

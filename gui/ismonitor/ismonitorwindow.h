@@ -4,6 +4,7 @@
 
 #include "attributemodel.h"
 #include "histogramview.h"
+#include "historyplot.h"
 #include "monitorsession.h"
 #include "objectmodel.h"
 
@@ -39,6 +40,8 @@ public:
     AttributeModel *attributeModel() const { return m_attributes; }
     QTreeView *attributeView() const { return m_attributeView; }
     HistogramView *histogramView() const { return m_histogram; }
+    /// The plot of the selected numeric attribute's history (hidden when none is selected).
+    HistoryPlot *historyPlot() const { return m_historyPlot; }
     /// Full name of the selected object, empty if none.
     QString selectedObject() const { return m_selected; }
     /// True once the objects of the selected server were listed (after each (re)subscription).
@@ -77,6 +80,9 @@ private:
     void showObject(const QString &name);
     void showValue(const is::Object &o, is::Time time);
     void showHistogramFor(const QModelIndex &attribute);
+    /// The history plot follows @p attribute if it is a top-level numeric attribute, else hides.
+    void showHistoryFor(const QModelIndex &attribute);
+    void plotValue(const is::Object &o, is::Time time);
     void updateTypes();
     void scheduleRefresh();
     void updateStatus();
@@ -90,6 +96,7 @@ private:
     QTableView *m_objectView = nullptr;
     QTreeView *m_attributeView = nullptr;
     HistogramView *m_histogram = nullptr;
+    HistoryPlot *m_historyPlot = nullptr;
     QLineEdit *m_regex = nullptr;
     QComboBox *m_type = nullptr;
     QCheckBox *m_subtypes = nullptr;

@@ -124,6 +124,22 @@ void MonitorSession::watchValue(const QString &fullName)
     });
 }
 
+void MonitorSession::readHistory(const QString &fullName, const QString &attribute, int seconds,
+                                 int maxPoints)
+{
+    const int read = ++m_historyRead;
+    QPointer<MonitorSession> guard(this);
+    const is::Time now = is::Time::currentTime();
+    m_dictionary->history(
+        fullName, is::Time(now.microsecondsSinceEpoch() - qint64(seconds) * 1000000), now, maxPoints,
+        [this, guard, read, fullName](const is::Status &s, const is::History &h) {
+            if (!guard || read != m_historyRead)
+                return;
+            Q_EMIT historyRead(fullName, h.series.value(0), s.isOk() ? QString() : s.toString());
+        },
+        attribute);
+}
+
 void MonitorSession::remove(const QString &fullName)
 {
     QPointer<MonitorSession> guard(this);

@@ -45,6 +45,10 @@ public:
     void watchValue(const QString &fullName);
     /// The object whose value is followed.
     QString watchedValue() const { return m_valueName; }
+    /// Reads the last @p seconds of the numeric attribute @p attribute of @p fullName from the IS
+    /// server's history (and its archive); historyRead() brings it, unless another read was asked
+    /// for since.
+    void readHistory(const QString &fullName, const QString &attribute, int seconds, int maxPoints);
     /// Removes @p fullName from its server; removeFinished() tells how it went.
     void remove(const QString &fullName);
 
@@ -69,6 +73,8 @@ Q_SIGNALS:
     void typesChanged();
     /// A one-line status for the user (subscribing, live, errors).
     void statusChanged(const QString &message);
+    /// The answer to the last readHistory() (an empty series and the reason when it failed).
+    void historyRead(const QString &fullName, const dialog::is::HistorySeries &series, const QString &error);
     /// Emitted once per remove() when the server answered.
     void removeFinished(const QString &name, bool ok, const QString &message);
 
@@ -87,10 +93,11 @@ private:
     QString m_server;
     is::Criteria m_criteria;
     QString m_valueName;
-    is::Time m_valueTime; ///< of the last value emitted
-    int m_objectsSub = 0; ///< subscription to the server's objects (names only)
-    int m_valueSub = 0;   ///< subscription to the followed object (with values)
-    int m_generation = 0; ///< bumped at every (re)subscription; stale listings are ignored
+    is::Time m_valueTime;  ///< of the last value emitted
+    int m_objectsSub = 0;  ///< subscription to the server's objects (names only)
+    int m_valueSub = 0;    ///< subscription to the followed object (with values)
+    int m_generation = 0;  ///< bumped at every (re)subscription; stale listings are ignored
+    int m_historyRead = 0; ///< bumped at every readHistory(); stale answers are ignored
     bool m_loaded = false;
     bool m_listing = false;
     quint64 m_objectEvents = 0;

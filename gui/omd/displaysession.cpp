@@ -56,6 +56,21 @@ void DisplaySession::read(const QString &fullName, QObject *context,
     });
 }
 
+void DisplaySession::readHistory(const QString &fullName, const QString &attribute, int seconds,
+                                 int maxPoints, QObject *context,
+                                 std::function<void(const is::Status &, const is::HistorySeries &)> done)
+{
+    QPointer<QObject> guard(context);
+    const is::Time now = is::Time::currentTime();
+    m_dictionary->history(
+        fullName, is::Time(now.microsecondsSinceEpoch() - qint64(seconds) * 1000000), now, maxPoints,
+        [guard, done](const is::Status &s, const is::History &h) {
+            if (guard)
+                done(s, h.series.value(0));
+        },
+        attribute);
+}
+
 void DisplaySession::list(int id)
 {
     const Criteria c = m_byCriteria.value(id);

@@ -42,6 +42,13 @@ public:
     void read(const QString &fullName, QObject *context,
               std::function<void(const is::Status &, const is::Entry &)> done);
 
+    /// Reads the last @p seconds of the numeric attribute @p attribute of @p fullName from the IS
+    /// server's history (and its archive), at most @p maxPoints points; @p done is called once in
+    /// this thread unless @p context was destroyed meanwhile.
+    void readHistory(const QString &fullName, const QString &attribute, int seconds, int maxPoints,
+                     QObject *context,
+                     std::function<void(const is::Status &, const is::HistorySeries &)> done);
+
 Q_SIGNALS:
     /// One change of a followed object. Emitted per event (a view batches its redraws).
     void objectChanged(int id, const dialog::is::Event &event);

@@ -190,6 +190,30 @@ void TimeSeriesChart::addPoint(int series, qint64 timeMs, double value)
     m_dirty = true;
 }
 
+void TimeSeriesChart::addHistory(int series, const QList<QPointF> &points)
+{
+    if (series < 0 || series >= m_data.size() || points.isEmpty())
+        return;
+    // The history holds every value up to its last one (the server stamps changes to the
+    // millisecond, so times alone cannot tell a value from another): it replaces what the chart
+    // holds up to then, and the live values received since follow it.
+    QList<QPointF> &d = m_data[series];
+    const double oldest = double(QDateTime::currentMSecsSinceEpoch() - KeepMs);
+    const double last = points.last().x();
+    QList<QPointF> merged;
+    merged.reserve(d.size() + points.size());
+    for (const QPointF &p : points)
+        if (p.x() >= oldest && std::isfinite(p.y()))
+            merged.append(p);
+    for (const QPointF &p : std::as_const(d))
+        if (p.x() > last)
+            merged.append(p);
+    if (merged.size() > MaxPointsPerSeries)
+        merged.remove(0, merged.size() - MaxPointsPerSeries);
+    d = merged;
+    m_dirty = true;
+}
+
 int TimeSeriesChart::drawnCount(int series) const
 {
     return int(m_lines.at(series)->count());

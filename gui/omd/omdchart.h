@@ -61,6 +61,9 @@ public:
     int addSeries(const SeriesSpec &series);
     int seriesCount() const { return int(m_data.size()); }
     void addPoint(int series, qint64 timeMs, double value);
+    /// Puts the history of @p series (x: ms since the epoch, sorted) in place of the points held up
+    /// to its last one: a chart opened with its history (OMD backfill).
+    void addHistory(int series, const QList<QPointF> &points);
     /// Points held for @p series (all of the last hour, not only the visible ones).
     const QList<QPointF> &points(int series) const { return m_data.at(series); }
     /// Points currently drawn for @p series.

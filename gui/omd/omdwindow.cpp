@@ -207,12 +207,31 @@ void OmdWindow::feedSeries(TimeSeriesChart *chart, int series, const SeriesSpec 
         m_feeds.insert(id, Feed{spec.object, {}});
     }
     m_feeds[id].targets << Target{chart, series, spec.attribute};
-    // The current value, so a rarely updated object shows at once.
-    m_session->read(spec.object, chart, [chart, series, spec](const is::Status &s, const is::Entry &e) {
+    // The current value, so a rarely updated object shows at once; then its history, which
+    // includes it when the server keeps one.
+    m_session->read(spec.object, chart, [this, chart, series, spec](const is::Status &s, const is::Entry &e) {
         double v;
         if (s.isOk() && numericValue(e.object, spec.attribute, &v))
             chart->addPoint(series, e.time.microsecondsSinceEpoch() / 1000, v);
+        backfill(chart, series, spec);
     });
+}
+
+void OmdWindow::backfill(TimeSeriesChart *chart, int series, const SeriesSpec &spec)
+{
+    // An hour (what a chart keeps), in at most 2,000 points (min/max/mean buckets). A server
+    // without history, or an attribute of a nested object, leaves the chart to fill as it runs.
+    m_session->readHistory(spec.object, spec.attribute, 3600, 2000, chart,
+                           [chart, series](const is::Status &s, const is::HistorySeries &h) {
+                               if (!s.isOk())
+                                   return;
+                               QList<QPointF> points;
+                               points.reserve(h.points.size());
+                               for (const is::HistoryPoint &p : h.points)
+                                   points.append(
+                                       QPointF(double(p.time.microsecondsSinceEpoch() / 1000), p.value));
+                               chart->addHistory(series, points);
+                           });
 }
 
 void OmdWindow::startBar(BarChart *chart)

@@ -78,6 +78,8 @@ private:
     void buildToolBar();
     void relayout();
     void feedSeries(TimeSeriesChart *chart, int series, const SeriesSpec &spec);
+    /// Fills a new series with the last hour of its IS history (the chart opens full).
+    void backfill(TimeSeriesChart *chart, int series, const SeriesSpec &spec);
     void startBar(BarChart *chart);
     void onListed(int id, const QList<is::Entry> &entries, const QSet<QString> &present);
     void onEvent(int id, const is::Event &e);

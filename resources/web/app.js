@@ -116,6 +116,7 @@ async function selectObject(name, chart) {
   $('xmllink').textContent = '/is/' + state.server + '/' + name;
   writeHash();
   subscribe();
+  if (state.chart) loadHistory();
 }
 
 // One fetch per type, shared by the values that arrive meanwhile (so they are shown in order).
@@ -145,7 +146,7 @@ function buildTable(type) {
       r.name = 'chart';
       r.title = 'Chart this attribute';
       r.checked = a.name === state.chart;
-      r.onchange = () => { state.chart = a.name; state.points = []; writeHash(); showChart(); };
+      r.onchange = () => { state.chart = a.name; state.points = []; writeHash(); showChart(); loadHistory(); };
       tr.querySelector('.chart').appendChild(r);
     }
     body.appendChild(tr);
@@ -217,6 +218,25 @@ function connect() {
 }
 
 // ---- chart ----
+// The chart starts from the IS server's history of the attribute (the last 10 minutes); live values
+// received meanwhile follow it.
+async function loadHistory() {
+  const object = state.object, attr = state.chart;
+  if (!object || !attr) return;
+  const dot = object.indexOf('.');
+  let h;
+  try {
+    h = await getJson('is/' + encodeURIComponent(object.slice(0, dot)) + '/' + encodeURIComponent(object) +
+                      '/history?attr=' + encodeURIComponent(attr) + '&since=10m&points=' + MAX_POINTS);
+  } catch (e) { return; } // no history (a server without one): the chart fills as values come
+  if (state.object !== object || state.chart !== attr || !h.series || !h.series.length) return;
+  const past = h.series[0].points.map((p) => ({ t: p[0], v: p[1] }));
+  if (!past.length) return;
+  const last = past[past.length - 1].t;
+  state.points = past.concat(state.points.filter((p) => p.t > last)).slice(-MAX_POINTS);
+  drawChart();
+}
+
 function showChart() {
   $('chartbox').hidden = !state.chart;
   $('chartname').textContent = state.chart;

@@ -38,6 +38,7 @@ private Q_SLOTS:
     void copiesNameAndValue();
     void omdCommandLine();
     void drawsTwoDimensionalHistograms();
+    void plotsTheHistoryOfANumericAttribute();
     void manyObjects();
     void staysResponsiveWith10000Objects();
     void screenshot();
@@ -342,6 +343,34 @@ void tst_IsMonitor::drawsTwoDimensionalHistograms()
     QVERIFY(m_window->histogramView()->chart()->title().contains(QStringLiteral("Hit map")));
     QVERIFY(m_dict->removeSync(QStringLiteral("DAQ.HitMap")).isOk());
     QTRY_COMPARE_WITH_TIMEOUT(m_window->objectModel()->rowOf(QStringLiteral("HitMap")), -1, 5000);
+}
+
+void tst_IsMonitor::plotsTheHistoryOfANumericAttribute()
+{
+    // Values written before the object is looked at: the plot starts from the server's history.
+    for (int i = 0; i < 30; ++i) {
+        is::Object o = is::Object::create(m_dict->types(), QStringLiteral("ReadoutStats"));
+        o.set<double>(QStringLiteral("rate"), 1000 + 200 * std::sin(i / 4.0));
+        put(QStringLiteral("DAQ.Plotted"), o);
+    }
+    m_window->selectObject(QStringLiteral("Plotted"));
+    auto *attrs = m_window->attributeModel();
+    QTRY_VERIFY_WITH_TIMEOUT(attrs->find(QStringLiteral("rate")).isValid(), 5000);
+    QVERIFY(!m_window->historyPlot()->isVisible());
+    m_window->attributeView()->setCurrentIndex(attrs->find(QStringLiteral("rate")));
+    QVERIFY(m_window->historyPlot()->isVisible());
+    QTRY_COMPARE_WITH_TIMEOUT(m_window->historyPlot()->pointCount(), 30, 5000);
+    // Then the live values.
+    is::Object o = is::Object::create(m_dict->types(), QStringLiteral("ReadoutStats"));
+    o.set<double>(QStringLiteral("rate"), 1500.0);
+    put(QStringLiteral("DAQ.Plotted"), o);
+    QTRY_COMPARE_WITH_TIMEOUT(m_window->historyPlot()->pointCount(), 31, 5000);
+    const QString path = screenshotPath(QStringLiteral("ismonitor-history.png"));
+    QVERIFY(m_window->grab().save(path));
+    // A string attribute has no plot.
+    m_window->attributeView()->setCurrentIndex(attrs->find(QStringLiteral("host")));
+    QVERIFY(!m_window->historyPlot()->isVisible());
+    QVERIFY(m_dict->removeSync(QStringLiteral("DAQ.Plotted")).isOk());
 }
 
 void tst_IsMonitor::manyObjects()

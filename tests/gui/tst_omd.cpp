@@ -29,6 +29,7 @@ private Q_SLOTS:
     void cleanup();
     void plotsAFedSeries();
     void pauseFreezesTheDisplay();
+    void opensFilledFromHistory();
     void timeWindowAndAutoscale();
     void barChartAcrossFiveObjects();
     void objectWithAllNumericAttributes();
@@ -146,22 +147,42 @@ void tst_Omd::plotsAFedSeries()
 
 void tst_Omd::pauseFreezesTheDisplay()
 {
-    put(QStringLiteral("DAQ.RO1"), readout(50, 1, 10));
+    put(QStringLiteral("DAQ.Pause1"), readout(50, 1, 10));
     ChartSpec spec;
     spec.title = QStringLiteral("paused");
-    spec.series << SeriesSpec{QStringLiteral("DAQ.RO1"), QStringLiteral("rate"), {}};
+    spec.series << SeriesSpec{QStringLiteral("DAQ.Pause1"), QStringLiteral("rate"), {}};
     TimeSeriesChart *chart = m_window->timeSeries(m_window->addChart(spec));
     QTRY_COMPARE_WITH_TIMEOUT(chart->drawnCount(0), 1, 5000);
     m_window->findChild<QAction *>(QStringLiteral("pause"))->trigger();
     QVERIFY(m_window->isPaused());
     QCOMPARE(m_window->findChild<QAction *>(QStringLiteral("pause"))->text(), QStringLiteral("Resume"));
-    put(QStringLiteral("DAQ.RO1"), readout(60, 2, 10));
+    put(QStringLiteral("DAQ.Pause1"), readout(60, 2, 10));
     QTRY_COMPARE_WITH_TIMEOUT(chart->points(0).size(), 2, 5000); // still recorded
-    QTest::qWait(400); // not drawn during two refresh periods: time must pass to show that
-    QCOMPARE(chart->drawnCount(0), 1);                           // not drawn
+    QTest::qWait(400);                 // not drawn during two refresh periods: time must pass to show that
+    QCOMPARE(chart->drawnCount(0), 1); // not drawn
     m_window->findChild<QAction *>(QStringLiteral("pause"))->trigger();
     QVERIFY(!m_window->isPaused());
     QCOMPARE(chart->drawnCount(0), 2);
+}
+
+void tst_Omd::opensFilledFromHistory()
+{
+    // Values written before the chart exists: it opens with them (the IS server's history).
+    for (int i = 0; i < 40; ++i)
+        put(QStringLiteral("DAQ.Hist1"), readout(1000 + i, quint64(i), 5));
+    ChartSpec spec;
+    spec.series << SeriesSpec{QStringLiteral("DAQ.Hist1"), QStringLiteral("rate"), {}};
+    const int c = m_window->addChart(spec);
+    TimeSeriesChart *chart = m_window->timeSeries(c);
+    QVERIFY(chart);
+    QTRY_COMPARE_WITH_TIMEOUT(chart->points(0).size(), 40, 5000);
+    for (int i = 0; i < 40; ++i)
+        QCOMPARE(chart->points(0).at(i).y(), 1000.0 + i);
+    // Then it goes on with the live values.
+    put(QStringLiteral("DAQ.Hist1"), readout(2000, 40, 5));
+    QTRY_COMPARE_WITH_TIMEOUT(chart->points(0).size(), 41, 5000);
+    QCOMPARE(chart->points(0).last().y(), 2000.0);
+    QTRY_COMPARE_WITH_TIMEOUT(chart->drawnCount(0), 41, 2000);
 }
 
 void tst_Omd::timeWindowAndAutoscale()
@@ -377,10 +398,10 @@ void tst_Omd::screenshot()
         if (c.kind == ChartSpec::Kind::TimeSeries && c.series.first().object == QLatin1String("DAQ.RO1") &&
             c.series.size() == 2 && c.series.first().attribute == QLatin1String("rate"))
             c.series << SeriesSpec{QStringLiteral("DAQ.RO3"), QStringLiteral("rate"), QStringLiteral("RO3")};
-    m_window->applyLayout(l);
     for (const QString &n :
          {QStringLiteral("DAQ.Slave1"), QStringLiteral("DAQ.Slave2"), QStringLiteral("DAQ.Slave3"),
-          QStringLiteral("DAQ.Slave4"), QStringLiteral("DAQ.Slave6"), QStringLiteral("DAQ.SlaveFE")})
+          QStringLiteral("DAQ.Slave4"), QStringLiteral("DAQ.Slave6"), QStringLiteral("DAQ.SlaveFE"),
+          QStringLiteral("DAQ.Hist1"), QStringLiteral("DAQ.Pause1")})
         m_dict->removeSync(n);
     quint64 events[4] = {};
     for (int step = 0; step < 191; ++step) { // 19 s, ends in a spill
@@ -402,7 +423,13 @@ void tst_Omd::screenshot()
         }
         QTest::qWait(100); // the charts' time axis: the steps are 0.1 s apart
     }
+    // Opened after the run: every time series starts from the IS server's history.
+    m_window->applyLayout(l);
     QTRY_COMPARE_WITH_TIMEOUT(m_window->barChart(1)->categories().size(), 3, 5000);
+    for (int c = 0; c < m_window->chartCount(); ++c)
+        if (TimeSeriesChart *ts = m_window->timeSeries(c);
+            ts && ts->spec().series.first().object != QLatin1String("DAQ.Statistics")) // updated at 1 Hz
+            QTRY_VERIFY_WITH_TIMEOUT(ts->points(0).size() >= 150, 5000);
     m_window->refresh();
     QTest::qWait(300); // the last updates painted: a picture, not a check
     const QString path = screenshotPath(QStringLiteral("omd.png"));

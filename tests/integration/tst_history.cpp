@@ -4,6 +4,7 @@
 #include "isweb.h"
 
 #include "dialog/is/history.h"
+#include "dialog/is/receiver.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -25,9 +26,12 @@ private Q_SLOTS:
     void downsamplesToMinMaxMeanBuckets();
     void badAttributeAndMissingObject();
     void toolAndWebAnswerWithTheRing();
+    void webSocketSendsHistoryFirst();
+    void receiverGetsHistoryFirst();
     void configOverridesByNameAndType();
     void badConfigIsRefused();
     void archiverAnswersBeyondTheRing();
+    void mirrorCopiesTheHistory();
 
 private:
     void writeReadout(const QString &name, int count, int first = 0)
@@ -176,6 +180,57 @@ void tst_History::toolAndWebAnswerWithTheRing()
     QCOMPARE(httpGet(m_http, "/is/DAQ/DAQ.Nope/history").status, 404);
 }
 
+void tst_History::webSocketSendsHistoryFirst()
+{
+    startWebServer(QStringLiteral("DAQ"));
+    QVERIFY(waitForServer(QStringLiteral("DAQ")));
+    writeReadout(QStringLiteral("DAQ.RO1"), 15);
+    WsClient ws;
+    ws.socket.open(QUrl(QStringLiteral("ws://127.0.0.1:%1/is/ws").arg(m_http)));
+    QTRY_VERIFY_WITH_TIMEOUT(ws.socket.state() == QAbstractSocket::ConnectedState, 5000);
+    ws.socket.sendTextMessage(QStringLiteral(R"({"regex": "RO1", "history": "10m"})"));
+    QTRY_VERIFY_WITH_TIMEOUT(ws.indexOf(QStringLiteral("synced")) >= 0, 5000);
+    // The object's history, then its current value, then synced.
+    const int h = ws.indexOf(QStringLiteral("history"), QStringLiteral("DAQ.RO1"));
+    const int v = ws.indexOf(QStringLiteral("value"), QStringLiteral("DAQ.RO1"));
+    QVERIFY(h >= 0 && h < v);
+    QJsonArray events;
+    for (const QJsonValue &s : ws.received.at(h).value(QStringLiteral("series")).toArray())
+        if (s.toObject().value(QStringLiteral("attribute")).toString() == QLatin1String("events"))
+            events = s.toObject().value(QStringLiteral("points")).toArray();
+    QCOMPARE(events.size(), 15);
+    QCOMPARE(events.last().toArray().at(1).toDouble(), 14.0);
+    // A bad duration is refused; another server's history is not sent first.
+    ws.socket.sendTextMessage(QStringLiteral(R"({"regex": "RO1", "history": "soon"})"));
+    QTRY_VERIFY_WITH_TIMEOUT(ws.indexOf(QStringLiteral("error")) >= 0, 5000);
+}
+
+void tst_History::receiverGetsHistoryFirst()
+{
+    startServer(QStringLiteral("DAQ"));
+    QVERIFY(waitForServer(QStringLiteral("DAQ")));
+    writeReadout(QStringLiteral("DAQ.RO1"), 12);
+    writeReadout(QStringLiteral("DAQ.RO2"), 3);
+    is::Receiver receiver(m_dict.get());
+    receiver.setHistoryFirst(600);
+    QList<is::Event> events;
+    receiver.setCallback([&](const is::Event &e) { events.append(e); });
+    QSignalSpy active(&receiver, &is::Receiver::subscriptionChanged);
+    receiver.subscribe(QStringLiteral("DAQ"), is::Criteria(QStringLiteral("RO.*")));
+    QTRY_COMPARE_WITH_TIMEOUT(events.size(), 2, 5000);
+    QCOMPARE(events.at(0).kind(), is::Event::Kind::History);
+    const is::History h1 = events.at(0).history();
+    QCOMPARE(h1.name, QStringLiteral("DAQ.RO1"));
+    QCOMPARE(series(h1, QStringLiteral("events"))->points.size(), 12);
+    QCOMPARE(events.at(1).history().name, QStringLiteral("DAQ.RO2"));
+    QCOMPARE(series(events.at(1).history(), QStringLiteral("rate"))->points.size(), 3);
+    // Then the changes.
+    writeReadout(QStringLiteral("DAQ.RO1"), 1, 12);
+    QTRY_COMPARE_WITH_TIMEOUT(events.size(), 3, 5000);
+    QCOMPARE(events.at(2).kind(), is::Event::Kind::Updated);
+    QVERIFY(events.at(2).history().series.isEmpty());
+}
+
 void tst_History::configOverridesByNameAndType()
 {
     QTemporaryDir dir;
@@ -272,6 +327,38 @@ void tst_History::archiverAnswersBeyondTheRing()
         m_dict->historySync(QStringLiteral("DAQ.Run"), hourAgo(), later(), 0, &h, QStringLiteral("runNumber"))
             .isOk());
     QCOMPARE(h.series.first().points.size(), 5);
+}
+
+void tst_History::mirrorCopiesTheHistory()
+{
+    startServer(QStringLiteral("DAQ"));
+    QVERIFY(waitForServer(QStringLiteral("DAQ")));
+    writeReadout(QStringLiteral("DAQ.RO1"), 25);
+    startMirror(QStringLiteral("Copy"), QStringLiteral("DAQ"));
+    // Once synchronised, the mirror holds the master's history, then goes on with the live values.
+    is::History h;
+    QVERIFY(waitUntil(
+        [&] {
+            return m_dict
+                       ->historySync(QStringLiteral("Copy.RO1"), hourAgo(), later(), 0, &h,
+                                     QStringLiteral("events"))
+                       .isOk() &&
+                   h.series.first().points.size() == 25;
+        },
+        10000, 50));
+    for (int i = 0; i < 25; ++i)
+        QCOMPARE(h.series.first().points.at(i).value, double(i));
+    writeReadout(QStringLiteral("DAQ.RO1"), 5, 25);
+    QVERIFY(waitUntil(
+        [&] {
+            return m_dict
+                       ->historySync(QStringLiteral("Copy.RO1"), hourAgo(), later(), 0, &h,
+                                     QStringLiteral("events"))
+                       .isOk() &&
+                   h.series.first().points.size() == 30;
+        },
+        10000, 50));
+    QCOMPARE(h.series.first().points.last().value, 29.0);
 }
 
 QTEST_GUILESS_MAIN(tst_History)

@@ -223,6 +223,9 @@ void tst_IsWebPage::pageShowsLiveValues()
     dt.eval(QStringLiteral("document.querySelector('tr[data-attr=\"activeTime\"] input').click()"));
     QTRY_VERIFY_WITH_TIMEOUT(!dt.eval(QStringLiteral("document.getElementById('chartbox').hidden")).toBool(),
                              5000);
+    // Before any change: the chart starts from the server's history (the value written at the start).
+    QTRY_VERIFY_WITH_TIMEOUT(dt.eval(QStringLiteral("state.points.length")).toInt() >= 1, 5000);
+    QCOMPARE(dt.eval(QStringLiteral("state.points[0].v")).toInt(), 22317);
     quint32 value = 22317;
     for (int i = 0; i < 40; ++i) {
         value += 3 + (i * 7) % 11;

@@ -9,7 +9,6 @@
 #include <array>
 #include <cmath>
 #include <cstring>
-#include <deque>
 #include <limits>
 #include <vector>
 
@@ -214,7 +213,7 @@ struct Series
     QString typeName;
     LayoutPtr layout;
     HistoryLimits limits;
-    std::deque<Block> blocks;
+    std::vector<Block> blocks; // a handful: a deque would cost 600 bytes per object even when empty
     qint64 total = 0;
     // Encoder state of the open (last) block.
     qint64 prevMs = 0, prevDeltaMs = 0;
@@ -254,7 +253,7 @@ struct Series
         while (blocks.size() > 1 &&
                (total - blocks.front().count >= limits.count || blocks.front().lastMs < oldestKept)) {
             total -= blocks.front().count;
-            blocks.pop_front();
+            blocks.erase(blocks.begin());
         }
     }
 
@@ -505,9 +504,15 @@ Status HistoryStore::restore(const QString &objectName, const Object &prototype,
     if (!prototype.isValid())
         return Status(Status::Code::InvalidObject,
                       QStringLiteral("no object to restore the history of %1 into").arg(objectName));
-    remove(objectName);
     if (history.series.isEmpty())
         return Status();
+    // The values recorded here since the history was taken (after its last one) are kept.
+    History local;
+    const Time last =
+        history.series.first().points.isEmpty() ? Time() : history.series.first().points.last().time;
+    query(objectName, {}, Time(last.microsecondsSinceEpoch() + 1), Time(std::numeric_limits<qint64>::max()),
+          0, &local);
+    remove(objectName);
     const qsizetype n = history.series.first().points.size();
     QList<int> index;
     for (const HistorySeries &s : history.series) {
@@ -523,6 +528,13 @@ Status HistoryStore::restore(const QString &objectName, const Object &prototype,
         for (qsizetype a = 0; a < index.size(); ++a)
             o.setVariant(index.at(a), history.series.at(a).points.at(p).value);
         append(objectName, o, history.series.first().points.at(p).time);
+    }
+    if (local.typeName == prototype.typeName() && !local.series.isEmpty()) {
+        for (qsizetype p = 0; p < local.series.first().points.size(); ++p) {
+            for (const HistorySeries &s : std::as_const(local.series))
+                o.setVariant(prototype.indexOf(s.attribute), s.points.at(p).value);
+            append(objectName, o, local.series.first().points.at(p).time);
+        }
     }
     return Status();
 }

@@ -47,6 +47,9 @@ enum RecordKind : quint8
     /// are Created records); the receiver drops what it holds and was not in the snapshot.
     SnapshotBegin = 0x81,
     SnapshotEnd = 0x82,
+    /// Sent first to a subscription made with a history span: one per matching object, the value
+    /// is a serialised isproto::Reply holding the object's history (its time: the oldest value).
+    HistoryRecord = 0x83,
 };
 
 /// record := u8 kind | u16 nameLen | object name (UTF-8, no server prefix) | u16 typeLen | type name

@@ -74,6 +74,7 @@ public:
     quint64 received = 0, dropped = 0;
     int nextId = 1;
     QString archiveService;
+    qint64 historyUs = 0;
 
     int add(const QString &server, const Criteria &criteria, bool withValues, bool snapshot);
     void watch(const QString &server);
@@ -149,6 +150,7 @@ void ReceiverPrivate::sendSubscribe(int id)
         r.set_with_values(s.withValues);
         r.set_snapshot(s.snapshot);
         r.set_archive_service(archiveService.toStdString());
+        r.set_history_us(historyUs);
         toProto(s.criteria, r.mutable_criteria());
         dictionary->client()->request(
             serviceName(server), serialize(r), dictionary->timeout(), q, [this, id](const Reply &reply) {
@@ -191,6 +193,8 @@ void ReceiverPrivate::onMessage(int id, const Message &m)
         }
         if (r.kind == SnapshotBegin || r.kind == SnapshotEnd)
             e.m_kind = r.kind == SnapshotBegin ? Event::Kind::SnapshotBegin : Event::Kind::SnapshotEnd;
+        else if (r.kind == protocol::HistoryRecord)
+            e.m_kind = Event::Kind::History;
         else if (r.kind <= Removed)
             e.m_kind = Event::Kind(r.kind);
         else
@@ -308,6 +312,24 @@ quint64 Receiver::droppedCount() const
 void Receiver::setArchiveService(const QString &service)
 {
     d->archiveService = service;
+}
+
+void Receiver::setHistoryFirst(int seconds)
+{
+    d->historyUs = qint64(qMax(0, seconds)) * 1000000;
+}
+
+History Event::history() const
+{
+    if (m_kind != Kind::History)
+        return {};
+    isproto::Reply reply;
+    const QByteArrayView v = encodedValue();
+    if (!reply.ParseFromArray(v.data(), int(v.size())))
+        return {};
+    History h = historyFromProto(reply);
+    h.name = name();
+    return h;
 }
 
 } // namespace dialog::is

@@ -133,8 +133,10 @@ public:
     /// attributes.
     Status query(const QString &objectName, const QString &attribute, Time from, Time to, qsizetype maxPoints,
                  History *out) const;
-    /// Replaces the history of @p objectName by @p history (a mirror copying its master's);
-    /// the series must all be of type @p history.typeName's numeric attributes and the same length.
+    /// Replaces the history of @p objectName by @p history (raw points, as a mirror copies its
+    /// master's), followed by the values held here that are newer than its last one. The series
+    /// must be numeric attributes of @p prototype (an object of the history's type) and of the same
+    /// length.
     Status restore(const QString &objectName, const Object &prototype, const History &history);
 
     /// Objects with a history held.

@@ -28,6 +28,9 @@ public:
         /// again (the server restarted). No name, type or value.
         SnapshotBegin = 3,
         SnapshotEnd = 4,
+        /// Only for subscriptions made after Receiver::setHistoryFirst(): the recent values of one
+        /// matching object (history()), sent before anything else of the subscription.
+        History = 5,
     };
     Event() = default;
     Kind kind() const { return m_kind; }
@@ -44,6 +47,8 @@ public:
     Object object(QString *error = nullptr) const;
     /// The encoded value (dialog::is::encode()).
     QByteArrayView encodedValue() const;
+    /// For a History event, the object's recent values (empty otherwise).
+    dialog::is::History history() const;
     /// Id of the subscription (Receiver::subscribe) that delivered the event.
     int subscription() const { return m_subscription; }
 
@@ -85,6 +90,10 @@ public:
     /// this process archives its changes and answers HISTORY requests (as the server does) on
     /// @p service; the server then sends history queries reaching beyond its ring there.
     void setArchiveService(const QString &service);
+    /// Subscriptions made after this call first receive, for every matching object, a History
+    /// event with its last @p seconds of values (from the server's ring), each time they are made
+    /// (also after a server restart); 0 turns it off.
+    void setHistoryFirst(int seconds);
     /// Called for every event, before changed() is emitted (cheaper than a signal at high rates).
     void setCallback(std::function<void(const Event &)> callback);
     /// Events delivered so far, all subscriptions together.
