@@ -302,6 +302,17 @@ public:
     QList<HistoryStore::Rule> rules;
     QList<QRegularExpression> patterns; // one per rule (unused for type rules)
     std::array<Shard, Shards> shards;
+    mutable QMutex layoutsLock;
+    QHash<QString, LayoutPtr> layouts; // by type name: shared by every object of the type
+
+    LayoutPtr layout(const Object &object)
+    {
+        QMutexLocker l(&layoutsLock);
+        LayoutPtr &p = layouts[object.typeName()];
+        if (!p)
+            p = layoutOf(object);
+        return p;
+    }
 
     Shard &shardOf(const QString &name) { return shards[qHash(name) % Shards]; }
     const Shard &shardOf(const QString &name) const { return shards[qHash(name) % Shards]; }
@@ -410,9 +421,9 @@ void HistoryStore::append(const QString &objectName, const Object &object, Time 
     auto it = shard.series.find(objectName);
     if (it == shard.series.end() || it->typeName != object.typeName()) {
         const QString type = object.typeName();
-        l.unlock(); // the rules have their own lock; never hold two
+        l.unlock(); // the rules and the layouts have their own locks; never hold two
         const HistoryLimits limits = limitsFor(objectName, type);
-        LayoutPtr layout = layoutOf(object);
+        LayoutPtr layout = d->layout(object);
         l.relock();
         if (limits.count <= 0 || layout->index.empty()) {
             shard.series.remove(objectName);
