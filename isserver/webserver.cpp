@@ -543,6 +543,8 @@ void WebServer::serveHistory(const Target &t, const QString &server, const QStri
                                   {QStringLiteral("series"), series}}));
         },
         attr);
+}
+
 void WebServer::serveMetrics(const Target &t)
 {
     Answer a;
