@@ -38,6 +38,20 @@ int main(int argc, char *argv[])
          QStringLiteral("Run as a spare of the primary at host:port: take over (listen on --port) when it "
                         "stops answering."),
          QStringLiteral("host:port")});
+    p.addOption({QStringLiteral("handshake-timeout-ms"),
+                 QStringLiteral("Close connections that send no HELLO within this (default 5000)."),
+                 QStringLiteral("ms"), QStringLiteral("5000")});
+    p.addOption(
+        {QStringLiteral("max-handshaking"),
+         QStringLiteral("Connections waiting for their HELLO, in total; more are closed (default 1024)."),
+         QStringLiteral("n"), QStringLiteral("1024")});
+    p.addOption({QStringLiteral("max-handshaking-per-address"),
+                 QStringLiteral("Connections waiting for their HELLO from one address (default 64)."),
+                 QStringLiteral("n"), QStringLiteral("64")});
+    p.addOption(
+        {QStringLiteral("listen-backlog"),
+         QStringLiteral("Listen backlog: connections queued before they are accepted (default 1024)."),
+         QStringLiteral("n"), QStringLiteral("1024")});
     p.process(app);
 
     auto fail = [](const QString &why) {
@@ -64,6 +78,20 @@ int main(int argc, char *argv[])
     if (!ok || o.heartbeatMisses < 1)
         return fail(QStringLiteral("invalid --heartbeat-misses '%1'")
                         .arg(p.value(QStringLiteral("heartbeat-misses"))));
+    const struct
+    {
+        const char *option;
+        int *value;
+    } limits[] = {{"handshake-timeout-ms", &o.transport.handshakeTimeoutMs},
+                  {"max-handshaking", &o.transport.maxHandshaking},
+                  {"max-handshaking-per-address", &o.transport.maxHandshakingPerAddress},
+                  {"listen-backlog", &o.transport.listenBacklog}};
+    for (const auto &l : limits) {
+        *l.value = p.value(QLatin1String(l.option)).toInt(&ok);
+        if (!ok || *l.value < 1)
+            return fail(QStringLiteral("invalid --%1 '%2'")
+                            .arg(QLatin1String(l.option), p.value(QLatin1String(l.option))));
+    }
 
     o.standbyOf = p.value(QStringLiteral("standby-of"));
     if (!o.standbyOf.isEmpty() && o.port == 0)

@@ -33,6 +33,8 @@ struct ServerOptions
     int httpMaxRequests = 16;  ///< concurrent HTTP requests; more get 503
     int httpMaxWebSockets = 64; ///< concurrent WebSocket clients; more are closed with a reason
     int httpIdleS = 30;         ///< an HTTP connection without a request in progress is closed after this
+    int httpMaxPerAddress = 32; ///< open HTTP/WebSocket connections from one client address
+    int httpHeadS = 5;          ///< a connection's first request head must be complete within this
     QString webRoot;            ///< directory of the web page (resources/web); empty: the built-in default
     // Mirror (mirror.h): a read-only copy of the server mirrorOf, restricted to mirrorCriteria.
     QString mirrorOf;

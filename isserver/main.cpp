@@ -2,6 +2,7 @@
 #include "isserver.h"
 
 #include "dialog/application.h"
+#include "dialog/is/criteria.h"
 
 #include <QCommandLineParser>
 #include <QCoreApplication>
@@ -51,6 +52,21 @@ int main(int argc, char *argv[])
     p.addOption({QStringLiteral("http-max-websockets"),
                  QStringLiteral("Concurrent WebSocket clients; more are closed with a reason (default 64)."),
                  QStringLiteral("n"), QStringLiteral("64")});
+    p.addOption({QStringLiteral("http-max-per-address"),
+                 QStringLiteral("Open web IS connections from one client address; more get 503 (default 32)."),
+                 QStringLiteral("n"), QStringLiteral("32")});
+    p.addOption({QStringLiteral("http-head-s"),
+                 QStringLiteral("A request head must be complete this long after connecting, or 408 (default 5)."),
+                 QStringLiteral("s"), QStringLiteral("5")});
+    p.addOption({QStringLiteral("regex-max-length"),
+                 QStringLiteral("Longest criteria regular expression, in characters (default 1024)."),
+                 QStringLiteral("n"), QStringLiteral("1024")});
+    p.addOption({QStringLiteral("regex-match-limit"),
+                 QStringLiteral("PCRE2 match limit of a criteria regex on one name (default 1000000)."),
+                 QStringLiteral("n"), QStringLiteral("1000000")});
+    p.addOption({QStringLiteral("regex-heap-kib"),
+                 QStringLiteral("PCRE2 heap limit of one match, in KiB (default 8192)."), QStringLiteral("kib"),
+                 QStringLiteral("8192")});
     p.addOption({QStringLiteral("web-root"),
                  QStringLiteral("Directory of the web page files (default: resources/web of the installation)."),
                  QStringLiteral("dir")});
@@ -101,6 +117,23 @@ int main(int argc, char *argv[])
     o.httpMaxWebSockets = p.value(QStringLiteral("http-max-websockets")).toInt(&ok);
     if (!ok || o.httpMaxWebSockets < 1)
         return fail(QStringLiteral("invalid --http-max-websockets '%1'").arg(p.value(QStringLiteral("http-max-websockets"))));
+    o.httpMaxPerAddress = p.value(QStringLiteral("http-max-per-address")).toInt(&ok);
+    if (!ok || o.httpMaxPerAddress < 1)
+        return fail(QStringLiteral("invalid --http-max-per-address '%1'").arg(p.value(QStringLiteral("http-max-per-address"))));
+    o.httpHeadS = p.value(QStringLiteral("http-head-s")).toInt(&ok);
+    if (!ok || o.httpHeadS < 1)
+        return fail(QStringLiteral("invalid --http-head-s '%1'").arg(p.value(QStringLiteral("http-head-s"))));
+    dialog::is::Criteria::Limits regexLimits;
+    regexLimits.maxPatternLength = p.value(QStringLiteral("regex-max-length")).toInt(&ok);
+    if (!ok || regexLimits.maxPatternLength < 1)
+        return fail(QStringLiteral("invalid --regex-max-length '%1'").arg(p.value(QStringLiteral("regex-max-length"))));
+    regexLimits.matchLimit = p.value(QStringLiteral("regex-match-limit")).toUInt(&ok);
+    if (!ok || regexLimits.matchLimit < 1)
+        return fail(QStringLiteral("invalid --regex-match-limit '%1'").arg(p.value(QStringLiteral("regex-match-limit"))));
+    regexLimits.heapLimitKiB = p.value(QStringLiteral("regex-heap-kib")).toUInt(&ok);
+    if (!ok || regexLimits.heapLimitKiB < 1)
+        return fail(QStringLiteral("invalid --regex-heap-kib '%1'").arg(p.value(QStringLiteral("regex-heap-kib"))));
+    dialog::is::Criteria::setLimits(regexLimits);
     o.webRoot = p.value(QStringLiteral("web-root"));
     o.mirrorOf = p.value(QStringLiteral("mirror-of"));
     o.mirrorCriteria = p.value(QStringLiteral("mirror-criteria"));

@@ -76,7 +76,7 @@ private:
     bool takeFrame(Connection *c, wire_format::Type type, quint8 flags, QByteArrayView payload,
                    QByteArray *owned, Received &r);
     /// The first frame of a connection: who is sending. False with @p error if it is not a HELLO.
-    static bool acceptHello(Connection *c, wire_format::Type type, QByteArrayView payload, QString &error);
+    bool acceptHello(Connection *c, wire_format::Type type, QByteArrayView payload, QString &error);
     /// True when the sinks are too far behind: stop reading, TCP pushes back on the senders.
     bool shouldPause();
     void closeWithError(Connection *c, const QString &reason);

@@ -71,6 +71,7 @@ private Q_SLOTS:
     void invalidNamesAndOversizeMessagesRefusedAtTheSender();
     void statisticsTravelWithHeartbeats();
     void heartbeatWithoutStatisticsStillAccepted();
+    void connectionsWithoutHelloTimedOutAndCapped();
 
 private:
     std::unique_ptr<ProcessFixture> m_fx;
@@ -453,7 +454,8 @@ namespace {
 /// The process entry named @p name in a DIALOG.Statistics snapshot (empty if absent).
 QJsonObject statisticsOf(const QByteArray &json, const QString &name)
 {
-    const QJsonArray procs = QJsonDocument::fromJson(json).object().value(QStringLiteral("processes")).toArray();
+    const QJsonArray procs =
+        QJsonDocument::fromJson(json).object().value(QStringLiteral("processes")).toArray();
     for (const QJsonValue &v : procs)
         if (v.toObject().value(QStringLiteral("name")).toString() == name)
             return v.toObject();
@@ -492,9 +494,10 @@ void tst_ControlServer::statisticsTravelWithHeartbeats()
     const quint64 sentOut = pub->statistics().messagesOut;
     QVERIFY(sentOut >= N);
     // Figures taken after the N messages were written arrive within a heartbeat and a publication.
-    QTRY_VERIFY_WITH_TIMEOUT(statisticsOf(latest, QStringLiteral("Counted")).value(QStringLiteral("messages_out")).toDouble()
-                                 >= double(sentOut),
-                             5000);
+    QTRY_VERIFY_WITH_TIMEOUT(
+        statisticsOf(latest, QStringLiteral("Counted")).value(QStringLiteral("messages_out")).toDouble() >=
+            double(sentOut),
+        5000);
     const QJsonObject c = statisticsOf(latest, QStringLiteral("Counted"));
     QVERIFY(c.value(QStringLiteral("bytes_out")).toDouble() >= N * 100.0);
     QVERIFY(c.value(QStringLiteral("messages_in")).toDouble() > 0); // the Control Server's answers
@@ -537,7 +540,8 @@ void tst_ControlServer::heartbeatWithoutStatisticsStillAccepted()
     wo.heartbeatMs = 100;
     Client watcher(wo);
     QByteArray latest;
-    watcher.subscribe(QStringLiteral("DIALOG.Statistics"), &watcher, [&](const Message &m) { latest = m.data(); });
+    watcher.subscribe(QStringLiteral("DIALOG.Statistics"), &watcher,
+                      [&](const Message &m) { latest = m.data(); });
     QVERIFY(watcher.start());
     QElapsedTimer t;
     t.start();
@@ -554,6 +558,44 @@ void tst_ControlServer::heartbeatWithoutStatisticsStillAccepted()
     QVERIFY(!m_fx->processEntry(QStringLiteral("OldRelease")).isEmpty());
     QTRY_VERIFY_WITH_TIMEOUT(!statisticsOf(latest, QStringLiteral("Watcher")).isEmpty(), 5000);
     QVERIFY(statisticsOf(latest, QStringLiteral("OldRelease")).isEmpty());
+}
+
+// Connections that never sent HELLO used to be kept for ever, without a cap (8,800 held by one
+// attacker); now they are capped per address and closed after the handshake time-out.
+void tst_ControlServer::connectionsWithoutHelloTimedOutAndCapped()
+{
+    ProcessFixture fx;
+    QVERIFY(fx.startControlServer({QStringLiteral("--handshake-timeout-ms"), QStringLiteral("1000"),
+                                   QStringLiteral("--max-handshaking-per-address"), QStringLiteral("3")}));
+    std::vector<std::unique_ptr<QTcpSocket>> silent;
+    for (int i = 0; i < 3; ++i) {
+        silent.push_back(std::make_unique<QTcpSocket>());
+        silent.back()->connectToHost(QHostAddress::LocalHost, fx.port());
+        QVERIFY(silent.back()->waitForConnected(3000));
+    }
+    // Over the per-address cap: closed at once, long before the time-out.
+    QTcpSocket over;
+    over.connectToHost(QHostAddress::LocalHost, fx.port());
+    QVERIFY(over.waitForConnected(3000));
+    QVERIFY(over.waitForDisconnected(900));
+    // Another address is not held back by this one's share.
+    {
+        QTcpSocket other;
+        QVERIFY(other.bind(QHostAddress(QStringLiteral("127.0.0.2"))));
+        other.connectToHost(QHostAddress::LocalHost, fx.port());
+        QVERIFY(other.waitForConnected(3000));
+        QVERIFY(!other.waitForDisconnected(300));
+    }
+    // The silent ones are closed after the time-out.
+    for (auto &s : silent)
+        QVERIFY(s->state() == QAbstractSocket::UnconnectedState || s->waitForDisconnected(5000));
+    // Room again: a real process registers and is listed.
+    Client c(fx.clientOptions(QStringLiteral("AfterFlood")));
+    c.publish(QStringLiteral("AfterFlood.State"));
+    QVERIFY(c.start());
+    QByteArray out;
+    QCOMPARE(fx.run(QStringLiteral("dialog"), {QStringLiteral("ls")}, &out), 0);
+    QVERIFY2(out.contains("AfterFlood.State"), out.constData());
 }
 
 QTEST_GUILESS_MAIN(tst_ControlServer)
