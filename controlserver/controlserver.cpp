@@ -348,7 +348,12 @@ void ControlServer::onConnect(const net::Inbound &in)
     QString why;
     const auto result = m_directory.connectProcess(p, &why);
     if (result == Directory::ConnectResult::NameInUse) {
-        qCInfo(lcServer).noquote() << "refused connection of" << p.name << reply.toString() << "-" << why;
+        // One line for the first refusal of a name and then at 2, 4, 8, … (the refused process
+        // backs off, but a misconfigured one may keep knocking).
+        const int times = ++m_refusedConnects[p.name];
+        if ((times & (times - 1)) == 0)
+            qCInfo(lcServer).noquote() << "refused connection of" << p.name << reply.toString() << "-" << why
+                                       << (times > 1 ? QStringLiteral("(%1 times)").arg(times) : QString());
         wire::Refused r;
         r.set_what("connect");
         r.set_name(c.name());
@@ -359,6 +364,7 @@ void ControlServer::onConnect(const net::Inbound &in)
             sendToEndpoint(Endpoint{old->host, old->port}, controlFrame(Type::Heartbeat, wire::Heartbeat()));
         return;
     }
+    m_refusedConnects.remove(p.name);
     qCInfo(lcServer).noquote() << "process" << p.name << "connected from" << reply.toString() << "pid"
                                << p.pid << (result == Directory::ConnectResult::Refreshed ? "(again)" : "");
     wire::Connected ok;

@@ -94,6 +94,7 @@ private:
     QTimer *m_publishTimer = nullptr;
     QElapsedTimer m_clock;
     qint64 m_epochOffset = 0;
+    QHash<QString, int> m_refusedConnects; // connections refused per name in use, until it connects
     std::unique_ptr<Client> m_primaryWatch;
     // Command routing for the reader threads, rebuilt by the main thread on every directory change.
     mutable QReadWriteLock m_routesLock;

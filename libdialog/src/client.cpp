@@ -71,6 +71,8 @@ void ClientPrivate::setState(Client::State s)
     if (s == state)
         return;
     state = s;
+    if (s == Client::State::Connected)
+        connectRefusals = 0;
     Q_EMIT q->stateChanged(s);
     if (s == Client::State::Connected)
         Q_EMIT q->connected();
@@ -188,6 +190,19 @@ void ClientPrivate::onRefused(const QString &what, const QString &name, const QS
             std::fprintf(stderr, "%s: %s\n", qPrintable(options.name), qPrintable(why));
             std::fflush(stderr);
             ::_exit(1);
+        }
+    } else if (what == QLatin1String("connect")) {
+        // Said once, not at every retry; the retries back off (ClientCore::onRefused).
+        if (++connectRefusals == 1)
+            qCWarning(lcClient).noquote() << options.name << ":" << why << "- asking again with back-off";
+        if (connectRefusals == MaxConnectRefusals) {
+            if (options.exitOnRefusal) {
+                std::fprintf(stderr, "%s: %s (%d times)\n", qPrintable(options.name), qPrintable(why),
+                             connectRefusals);
+                std::fflush(stderr);
+                ::_exit(1);
+            }
+            fail(Status::Code::ServiceRefused, why);
         }
     } else {
         qCWarning(lcClient).noquote() << options.name << ":" << why;

@@ -50,7 +50,8 @@ void ClientCore::start()
         sendToControl(controlFrame(Type::Heartbeat, hb));
     });
     m_retry = new QTimer(this);
-    m_retry->setInterval(qMax(10, m_options.retryMs > 0 ? m_options.retryMs : m_options.heartbeatMs));
+    m_retryBaseMs = qMax(10, m_options.retryMs > 0 ? m_options.retryMs : m_options.heartbeatMs);
+    m_retry->setInterval(m_retryBaseMs);
     m_clock.start();
     connect(m_retry, &QTimer::timeout, this, [this] {
         if (m_state == Client::State::Connected)
@@ -288,6 +289,8 @@ void ClientCore::onConnected(const net::Inbound &in)
     parseControl(in.data, c);
     m_serverMisses = c.heartbeat_misses() > 0 ? int(c.heartbeat_misses()) : 3;
     m_lastHeardMs = m_clock.elapsed();
+    m_connectRefusals = 0;
+    m_retry->setInterval(m_retryBaseMs);
     qCInfo(lcClient).noquote() << m_self.name << "connected to Control Server"
                                << m_servers.at(m_serverIndex).toString();
     setState(Client::State::Connected);
@@ -393,6 +396,13 @@ void ClientCore::onRefused(const net::Inbound &in)
     parseControl(in.data, r);
     if (r.what() == "service")
         m_services.remove(qs(r.name()));
+    if (r.what() == "connect" && m_state != Client::State::Connected) {
+        // Our name is in use: ask again, less and less often (at most every 30 s), not at the
+        // heartbeat rate for ever.
+        ++m_connectRefusals;
+        m_retry->setInterval(int(qMin<qint64>(30000, qint64(m_retryBaseMs) << qMin(m_connectRefusals, 15))));
+        m_retry->start();
+    }
     Q_EMIT refused(qs(r.what()), qs(r.name()), qs(r.reason()));
 }
 

@@ -72,6 +72,7 @@ private Q_SLOTS:
     void statisticsTravelWithHeartbeats();
     void heartbeatWithoutStatisticsStillAccepted();
     void connectionsWithoutHelloTimedOutAndCapped();
+    void duplicateProcessNameGivesUpInsteadOfRetryingForEver();
 
 private:
     std::unique_ptr<ProcessFixture> m_fx;
@@ -596,6 +597,32 @@ void tst_ControlServer::connectionsWithoutHelloTimedOutAndCapped()
     QByteArray out;
     QCOMPARE(fx.run(QStringLiteral("dialog"), {QStringLiteral("ls")}, &out), 0);
     QVERIFY2(out.contains("AfterFlood.State"), out.constData());
+}
+
+// A process refused for its name used to ask again every heartbeat for ever, and the Control Server
+// logged each refusal. Now it backs off and, with exitOnRefusal (the tools), exits with the reason.
+void tst_ControlServer::duplicateProcessNameGivesUpInsteadOfRetryingForEver()
+{
+    m_fx->start(QStringLiteral("dialog"), {QStringLiteral("publish"), QStringLiteral("Held.Service"),
+                                           QStringLiteral("--name"), QStringLiteral("TakenName")});
+    QTRY_VERIFY_WITH_TIMEOUT(!m_fx->processEntry(QStringLiteral("TakenName")).isEmpty(), 10000);
+    QByteArray err;
+    const int rc =
+        m_fx->run(QStringLiteral("dialog"),
+                  {QStringLiteral("publish"), QStringLiteral("Other.Service"), QStringLiteral("--name"),
+                   QStringLiteral("TakenName"), QStringLiteral("--heartbeat-ms"), QStringLiteral("200")},
+                  nullptr, &err, 15000);
+    QCOMPARE(rc, 1);
+    QVERIFY2(err.contains("TakenName") && err.contains("refused") && err.contains("3 times"),
+             err.constData());
+    // The holder is untouched; the server said it in two lines (first and second refusal), not three.
+    QCOMPARE(
+        m_fx->processEntry(QStringLiteral("TakenName")).value(QStringLiteral("services")).toArray().size(),
+        1);
+    QProcess *cs = m_fx->controlServerProcess();
+    cs->setReadChannel(QProcess::StandardError);
+    QByteArray log;
+    QTRY_COMPARE_WITH_TIMEOUT((log += cs->readAll()).count("refused connection of TakenName"), 2, 5000);
 }
 
 QTEST_GUILESS_MAIN(tst_ControlServer)
