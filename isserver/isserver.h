@@ -3,6 +3,7 @@
 
 #include "dispatcher.h"
 #include "mirror.h"
+#include "quota.h"
 
 #include "dialog/client.h"
 #include "dialog/is/dictionary.h"
@@ -35,6 +36,7 @@ struct ServerOptions
     int httpIdleS = 30;         ///< an HTTP connection without a request in progress is closed after this
     int httpMaxPerAddress = 32; ///< open HTTP/WebSocket connections from one client address
     int httpHeadS = 5;          ///< a connection's first request head must be complete within this
+    Quota::Limits quota;        ///< what one client may store, and the server in total
     QString webRoot;            ///< directory of the web page (resources/web); empty: the built-in default
     // Mirror (mirror.h): a read-only copy of the server mirrorOf, restricted to mirrorCriteria.
     QString mirrorOf;
@@ -70,6 +72,7 @@ private:
     void subscribe(const Request &request, const QString &channel, const is::Criteria &criteria, bool withValues,
                    bool snapshot);
     bool refuseIfMirror(const Request &request);
+    QString quotaKey(const QString &name) const;
     void scheduleFlush();
     void publishStatistics();
     void checkpoint();
@@ -83,6 +86,7 @@ private:
     std::unique_ptr<Dispatcher> m_dispatcher;
     std::unique_ptr<Client> m_client;
     std::unique_ptr<Mirror> m_mirror; // with --mirror-of
+    std::unique_ptr<Quota> m_quota;
     QThreadPool m_pool; // reads (get, list, types) and checkpoints
     bool m_flushScheduled = false;
     QTimer *m_statsTimer = nullptr;

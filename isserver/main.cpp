@@ -58,6 +58,19 @@ int main(int argc, char *argv[])
     p.addOption({QStringLiteral("http-head-s"),
                  QStringLiteral("A request head must be complete this long after connecting, or 408 (default 5)."),
                  QStringLiteral("s"), QStringLiteral("5")});
+    p.addOption({QStringLiteral("quota-object-bytes"),
+                 QStringLiteral("Largest encoded object value accepted, in bytes (default 4194304)."),
+                 QStringLiteral("bytes"), QStringLiteral("4194304")});
+    p.addOption({QStringLiteral("quota-client-objects"),
+                 QStringLiteral("Objects one client process may own (default 100000)."), QStringLiteral("n"),
+                 QStringLiteral("100000")});
+    p.addOption({QStringLiteral("quota-client-bytes"),
+                 QStringLiteral("Bytes one client process may own (default 268435456)."), QStringLiteral("bytes"),
+                 QStringLiteral("268435456")});
+    p.addOption({QStringLiteral("quota-objects"), QStringLiteral("Objects in the server (default 1000000)."),
+                 QStringLiteral("n"), QStringLiteral("1000000")});
+    p.addOption({QStringLiteral("quota-bytes"), QStringLiteral("Bytes in the server (default 2147483648)."),
+                 QStringLiteral("bytes"), QStringLiteral("2147483648")});
     p.addOption({QStringLiteral("regex-max-length"),
                  QStringLiteral("Longest criteria regular expression, in characters (default 1024)."),
                  QStringLiteral("n"), QStringLiteral("1024")});
@@ -123,6 +136,20 @@ int main(int argc, char *argv[])
     o.httpHeadS = p.value(QStringLiteral("http-head-s")).toInt(&ok);
     if (!ok || o.httpHeadS < 1)
         return fail(QStringLiteral("invalid --http-head-s '%1'").arg(p.value(QStringLiteral("http-head-s"))));
+    const struct
+    {
+        const char *option;
+        qint64 *value;
+    } quotas[] = {{"quota-object-bytes", &o.quota.maxObjectBytes},
+                  {"quota-client-objects", &o.quota.maxObjectsPerClient},
+                  {"quota-client-bytes", &o.quota.maxBytesPerClient},
+                  {"quota-objects", &o.quota.maxObjects},
+                  {"quota-bytes", &o.quota.maxBytes}};
+    for (const auto &q : quotas) {
+        *q.value = p.value(QLatin1String(q.option)).toLongLong(&ok);
+        if (!ok || *q.value < 1)
+            return fail(QStringLiteral("invalid --%1 '%2'").arg(QLatin1String(q.option), p.value(QLatin1String(q.option))));
+    }
     dialog::is::Criteria::Limits regexLimits;
     regexLimits.maxPatternLength = p.value(QStringLiteral("regex-max-length")).toInt(&ok);
     if (!ok || regexLimits.maxPatternLength < 1)
