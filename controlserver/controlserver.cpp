@@ -387,12 +387,21 @@ void ControlServer::registerService(const QString &process, const QString &servi
     const qsizetype length = service.toUtf8().size();
     const bool validName = length > 0 && length <= MaxNameLength;
     const bool own = ownService(service) != nullptr;
-    if (!validName || own || !m_directory.registerService(process, service, &owner)) {
+    // Registrations are bounded: one process cannot make the directory grow without limit.
+    const ProcessRecord *rec = m_directory.process(process);
+    QString limit;
+    if (rec && rec->services.size() >= m_options.maxServicesPerProcess && !rec->services.contains(service))
+        limit = QStringLiteral("%1 provides %2 services, the most one process may").arg(process).arg(
+            m_options.maxServicesPerProcess);
+    else if (m_directory.serviceCount() >= m_options.maxServices && !(rec && rec->services.contains(service)))
+        limit = QStringLiteral("the directory holds %1 services, its limit").arg(m_options.maxServices);
+    if (!limit.isEmpty() || !validName || own || !m_directory.registerService(process, service, &owner)) {
         if (own)
             owner = m_self.name;
         const QString why =
-            validName ? QStringLiteral("service '%1' is already provided by %2").arg(service, owner)
-                      : QStringLiteral("invalid service name (empty or over %1 bytes)").arg(MaxNameLength);
+            !limit.isEmpty() ? limit
+            : validName      ? QStringLiteral("service '%1' is already provided by %2").arg(service, owner)
+                             : QStringLiteral("invalid service name (empty or over %1 bytes)").arg(MaxNameLength);
         qCWarning(lcServer).noquote() << "refused service" << service << "of" << process << "-" << why;
         wire::Refused r;
         r.set_what("service");

@@ -24,6 +24,8 @@ struct ServerOptions
     QString advertisedHost;  ///< how processes reach us (default: the bind address, or the host name)
     int heartbeatMs = 1000;  ///< expected heartbeat interval (processes may announce their own)
     int heartbeatMisses = 3; ///< missed intervals before a process is declared lost
+    int maxServicesPerProcess = 10000; ///< services one process may provide; more are refused
+    int maxServices = 100000;          ///< services in the directory; more are refused
     QString standbyOf;       ///< "host:port" of the primary: wait as a spare until it is gone
     net::TransportOptions transport;
 };

@@ -48,6 +48,12 @@ int main(int argc, char *argv[])
     p.addOption({QStringLiteral("max-handshaking-per-address"),
                  QStringLiteral("Connections waiting for their HELLO from one address (default 64)."),
                  QStringLiteral("n"), QStringLiteral("64")});
+    p.addOption({QStringLiteral("max-services-per-process"),
+                 QStringLiteral("Services one process may provide; more are refused (default 10000)."),
+                 QStringLiteral("n"), QStringLiteral("10000")});
+    p.addOption({QStringLiteral("max-services"),
+                 QStringLiteral("Services in the directory; more are refused (default 100000)."),
+                 QStringLiteral("n"), QStringLiteral("100000")});
     p.addOption(
         {QStringLiteral("listen-backlog"),
          QStringLiteral("Listen backlog: connections queued before they are accepted (default 1024)."),
@@ -85,7 +91,9 @@ int main(int argc, char *argv[])
     } limits[] = {{"handshake-timeout-ms", &o.transport.handshakeTimeoutMs},
                   {"max-handshaking", &o.transport.maxHandshaking},
                   {"max-handshaking-per-address", &o.transport.maxHandshakingPerAddress},
-                  {"listen-backlog", &o.transport.listenBacklog}};
+                  {"listen-backlog", &o.transport.listenBacklog},
+                  {"max-services-per-process", &o.maxServicesPerProcess},
+                  {"max-services", &o.maxServices}};
     for (const auto &l : limits) {
         *l.value = p.value(QLatin1String(l.option)).toInt(&ok);
         if (!ok || *l.value < 1)

@@ -73,6 +73,7 @@ private Q_SLOTS:
     void heartbeatWithoutStatisticsStillAccepted();
     void connectionsWithoutHelloTimedOutAndCapped();
     void duplicateProcessNameGivesUpInsteadOfRetryingForEver();
+    void registrationsOverTheLimitRefusedWithReason();
 
 private:
     std::unique_ptr<ProcessFixture> m_fx;
@@ -624,6 +625,23 @@ void tst_ControlServer::duplicateProcessNameGivesUpInsteadOfRetryingForEver()
     cs->setReadChannel(QProcess::StandardError);
     QByteArray log;
     QTRY_COMPARE_WITH_TIMEOUT((log += cs->readAll()).count("refused connection of TakenName"), 2, 5000);
+}
+
+// Five processes registering 60,000 names each used to push DIALOG.Directory over the message limit.
+void tst_ControlServer::registrationsOverTheLimitRefusedWithReason()
+{
+    ProcessFixture fx;
+    QVERIFY(fx.startControlServer({QStringLiteral("--max-services-per-process"), QStringLiteral("3")}));
+    Client c(fx.clientOptions(QStringLiteral("Greedy")));
+    for (int i = 0; i < 4; ++i)
+        c.publish(QStringLiteral("Greedy.S%1").arg(i));
+    QSignalSpy errors(&c, &Client::errorOccurred);
+    QVERIFY(c.start());
+    QTRY_COMPARE_WITH_TIMEOUT(errors.size(), 1, 10000);
+    QCOMPARE(errors.first().first().value<Client::Error>(), Client::Error::ServiceRefused);
+    QVERIFY2(c.errorString().contains(QLatin1String("the most one process may")),
+             qPrintable(c.errorString()));
+    QCOMPARE(fx.processEntry(QStringLiteral("Greedy")).value(QStringLiteral("services")).toArray().size(), 3);
 }
 
 QTEST_GUILESS_MAIN(tst_ControlServer)
