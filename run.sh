@@ -18,7 +18,7 @@ PACKAGES=(
     pkg-config ninja-build
     qt6-base-dev qt6-base-dev-tools libgl-dev libqt6opengl6-dev
     qt6-charts-dev qt6-websockets-dev qt6-httpserver-dev
-    libprotobuf-dev protobuf-compiler libzstd-dev fonts-dejavu-core
+    libprotobuf-dev protobuf-compiler libzstd-dev libpcre2-dev fonts-dejavu-core
     chromium openssh-client openssh-server
     python3-protobuf python3-zstandard python3-pytest
     libqt6sql6-sqlite libsqlite3-dev libqt6sql6-psql postgresql

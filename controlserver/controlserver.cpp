@@ -448,14 +448,20 @@ void ControlServer::admit(const net::Inbound &in, const QList<QHostAddress> &add
     }
     const auto result = m_directory.connectProcess(p, &why);
     if (result == Directory::ConnectResult::NameInUse) {
-        qCInfo(lcServer).noquote() << "refused connection of" << p.name << "from"
-                                   << in.peer->source.toString() << "-" << why;
+        // One line for the first refusal of a name and then at 2, 4, 8, … (the refused process
+        // backs off, but a misconfigured one may keep knocking).
+        const int times = ++m_refusedConnects[p.name];
+        if ((times & (times - 1)) == 0)
+            qCInfo(lcServer).noquote() << "refused connection of" << p.name << "from"
+                                       << in.peer->source.toString() << "-" << why
+                                       << (times > 1 ? QStringLiteral("(%1 times)").arg(times) : QString());
         refuseConnect(in, QStringLiteral("connect"), why);
         // A replacement is knocking: if the holder of the name is dead, the probe finds out now.
         if (const ProcessRecord *old = m_directory.process(p.name))
             sendToEndpoint(Endpoint{old->host, old->port}, controlFrame(Type::Heartbeat, wire::Heartbeat()));
         return;
     }
+    m_refusedConnects.remove(p.name);
     qCInfo(lcServer).noquote() << "process" << p.name << "connected from" << reply.toString() << "pid"
                                << p.pid << (result == Directory::ConnectResult::Refreshed ? "(again)" : "");
     // Until it answers, it is on probation: if SUCCESSFULLY_CONNECTED cannot be delivered, the
@@ -510,12 +516,21 @@ void ControlServer::registerService(const QString &process, const QString &servi
     const qsizetype length = service.toUtf8().size();
     const bool validName = length > 0 && length <= MaxNameLength;
     const bool own = ownService(service) != nullptr;
-    if (!validName || own || !m_directory.registerService(process, service, &owner)) {
+    // Registrations are bounded: one process cannot make the directory grow without limit.
+    const ProcessRecord *rec = m_directory.process(process);
+    QString limit;
+    if (rec && rec->services.size() >= m_options.maxServicesPerProcess && !rec->services.contains(service))
+        limit = QStringLiteral("%1 provides %2 services, the most one process may").arg(process).arg(
+            m_options.maxServicesPerProcess);
+    else if (m_directory.serviceCount() >= m_options.maxServices && !(rec && rec->services.contains(service)))
+        limit = QStringLiteral("the directory holds %1 services, its limit").arg(m_options.maxServices);
+    if (!limit.isEmpty() || !validName || own || !m_directory.registerService(process, service, &owner)) {
         if (own)
             owner = m_self.name;
         const QString why =
-            validName ? QStringLiteral("service '%1' is already provided by %2").arg(service, owner)
-                      : QStringLiteral("invalid service name (empty or over %1 bytes)").arg(MaxNameLength);
+            !limit.isEmpty() ? limit
+            : validName      ? QStringLiteral("service '%1' is already provided by %2").arg(service, owner)
+                             : QStringLiteral("invalid service name (empty or over %1 bytes)").arg(MaxNameLength);
         qCWarning(lcServer).noquote() << "refused service" << service << "of" << process << "-" << why;
         wire::Refused r;
         r.set_what("service");

@@ -25,6 +25,8 @@ struct ServerOptions
     QString advertisedHost;  ///< how processes reach us (default: the bind address, or the host name)
     int heartbeatMs = 1000;  ///< expected heartbeat interval (processes may announce their own)
     int heartbeatMisses = 3; ///< missed intervals before a process is declared lost
+    int maxServicesPerProcess = 10000; ///< services one process may provide; more are refused
+    int maxServices = 100000;          ///< services in the directory; more are refused
     QString standbyOf;       ///< "host:port" of the primary: wait as a spare until it is gone
     /// Accept any address a process advertises. By default it must be the address its connection
     /// comes from (or, from this host, one of this host's addresses).
@@ -107,6 +109,7 @@ private:
     QTimer *m_publishTimer = nullptr;
     QElapsedTimer m_clock;
     qint64 m_epochOffset = 0;
+    QHash<QString, int> m_refusedConnects; // connections refused per name in use, until it connects
     std::unique_ptr<Client> m_primaryWatch;
     // Connect-back: processes accepted but not yet proven reachable (no frame since SUCCESSFULLY_
     // CONNECTED was sent to where they claim to listen), and recent failures to reach a claim.

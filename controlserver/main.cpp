@@ -42,6 +42,26 @@ int main(int argc, char *argv[])
         {QStringLiteral("trust-advertised"),
          QStringLiteral("Accept any address a process advertises (default: it must be the address its "
                         "connection comes from, or from this host one of this host's addresses).")});
+    p.addOption({QStringLiteral("handshake-timeout-ms"),
+                 QStringLiteral("Close connections that send no HELLO within this (default 5000)."),
+                 QStringLiteral("ms"), QStringLiteral("5000")});
+    p.addOption(
+        {QStringLiteral("max-handshaking"),
+         QStringLiteral("Connections waiting for their HELLO, in total; more are closed (default 1024)."),
+         QStringLiteral("n"), QStringLiteral("1024")});
+    p.addOption({QStringLiteral("max-handshaking-per-address"),
+                 QStringLiteral("Connections waiting for their HELLO from one address (default 64)."),
+                 QStringLiteral("n"), QStringLiteral("64")});
+    p.addOption({QStringLiteral("max-services-per-process"),
+                 QStringLiteral("Services one process may provide; more are refused (default 10000)."),
+                 QStringLiteral("n"), QStringLiteral("10000")});
+    p.addOption({QStringLiteral("max-services"),
+                 QStringLiteral("Services in the directory; more are refused (default 100000)."),
+                 QStringLiteral("n"), QStringLiteral("100000")});
+    p.addOption(
+        {QStringLiteral("listen-backlog"),
+         QStringLiteral("Listen backlog: connections queued before they are accepted (default 1024)."),
+         QStringLiteral("n"), QStringLiteral("1024")});
     p.process(app);
 
     auto fail = [](const QString &why) {
@@ -68,6 +88,22 @@ int main(int argc, char *argv[])
     if (!ok || o.heartbeatMisses < 1)
         return fail(QStringLiteral("invalid --heartbeat-misses '%1'")
                         .arg(p.value(QStringLiteral("heartbeat-misses"))));
+    const struct
+    {
+        const char *option;
+        int *value;
+    } limits[] = {{"handshake-timeout-ms", &o.transport.handshakeTimeoutMs},
+                  {"max-handshaking", &o.transport.maxHandshaking},
+                  {"max-handshaking-per-address", &o.transport.maxHandshakingPerAddress},
+                  {"listen-backlog", &o.transport.listenBacklog},
+                  {"max-services-per-process", &o.maxServicesPerProcess},
+                  {"max-services", &o.maxServices}};
+    for (const auto &l : limits) {
+        *l.value = p.value(QLatin1String(l.option)).toInt(&ok);
+        if (!ok || *l.value < 1)
+            return fail(QStringLiteral("invalid --%1 '%2'")
+                            .arg(QLatin1String(l.option), p.value(QLatin1String(l.option))));
+    }
 
     o.trustAdvertised = p.isSet(QStringLiteral("trust-advertised"));
     o.standbyOf = p.value(QStringLiteral("standby-of"));

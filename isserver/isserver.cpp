@@ -62,6 +62,8 @@ is::TypeInfo statisticsType()
                       QStringLiteral("Notifications delivered to each subscriber"), true),
         AttributeInfo(QStringLiteral("subscriberDropped"), BasicType::U64,
                       QStringLiteral("Notifications dropped for each subscriber"), true),
+        AttributeInfo(QStringLiteral("quotaRefused"), BasicType::U64,
+                      QStringLiteral("Writes refused for a quota since start")),
     });
     return t;
 }
@@ -171,6 +173,10 @@ bool IsServer::start(QString *error)
 
     if (!startHistory(error))
         return false;
+    // What a checkpoint brought counts to the server's total, owned by nobody.
+    m_quota = std::make_unique<Quota>(m_options.quota);
+    for (const is::StoredObject &so : m_repository->objects())
+        m_quota->written(QString(), so.name, is::encode(so.object).size());
 
     DispatcherOptions dopt;
     dopt.workers = m_options.threads;
@@ -409,6 +415,13 @@ bool IsServer::refuseIfMirror(const Request &request)
     return true;
 }
 
+QString IsServer::quotaKey(const QString &name) const
+{
+    // Requests may name an object with or without the "Server." prefix; the repository does not.
+    const QString prefix = m_options.name + QLatin1Char('.');
+    return name.startsWith(prefix) ? name.mid(prefix.size()) : name;
+}
+
 void IsServer::write(const Request &request, int op, const QString &name, const QByteArray &value)
 {
     QString error;
@@ -421,7 +434,14 @@ void IsServer::write(const Request &request, int op, const QString &name, const 
     }
     if (op == isproto::Request::REMOVE) {
         res = m_repository->remove(name, &error);
+        if (res == is::Repository::Result::Ok)
+            m_quota->removed(quotaKey(name));
     } else {
+        const QString refused = m_quota->check(request.origin(), quotaKey(name), value.size());
+        if (!refused.isEmpty()) {
+            replyStatus(request, Status::Code::QuotaExceeded, refused);
+            return;
+        }
         is::Object obj;
         if (!is::decode(value, m_types, obj, &error)) {
             // Tell an unknown type from a malformed value.
@@ -434,6 +454,8 @@ void IsServer::write(const Request &request, int op, const QString &name, const 
         res = op == isproto::Request::INSERT   ? m_repository->insert(name, obj, &error)
               : op == isproto::Request::UPDATE ? m_repository->update(name, obj, &error)
                                                : m_repository->upsert(name, obj, &error);
+        if (res == is::Repository::Result::Ok)
+            m_quota->written(request.origin(), quotaKey(name), value.size());
     }
     if (res == is::Repository::Result::Ok) {
         const QString object = m_repository->objectName(name);
@@ -706,6 +728,7 @@ void IsServer::publishStatistics()
     o.set(QStringLiteral("subscriberPriorities"), prios);
     o.set(QStringLiteral("subscriberDelivered"), delivered);
     o.set(QStringLiteral("subscriberDropped"), dropped);
+    o.set<quint64>(QStringLiteral("quotaRefused"), m_quota->refused());
     if (m_repository->upsert(StatisticsObject, o) == is::Repository::Result::Ok)
         ++m_statsPublished;
     m_lastStatsMs = nowMs;

@@ -5,6 +5,7 @@
 #include "mirror.h"
 #include "pushreceiver.h"
 #include "pushsender.h"
+#include "quota.h"
 
 #include "dialog/client.h"
 #include "dialog/is/dictionary.h"
@@ -36,6 +37,9 @@ struct ServerOptions
     int httpMaxRequests = 16;  ///< concurrent HTTP requests; more get 503
     int httpMaxWebSockets = 64; ///< concurrent WebSocket clients; more are closed with a reason
     int httpIdleS = 30;         ///< an HTTP connection without a request in progress is closed after this
+    int httpMaxPerAddress = 32; ///< open HTTP/WebSocket connections from one client address
+    int httpHeadS = 5;          ///< a connection's first request head must be complete within this
+    Quota::Limits quota;        ///< what one client may store, and the server in total
     QString webRoot;            ///< directory of the web page (resources/web); empty: the built-in default
     QString metricsCriteria;    ///< object-name regex of the objects GET /metrics exports; empty: none
     // Mirror (mirror.h): a read-only copy of the server mirrorOf, restricted to mirrorCriteria.
@@ -103,6 +107,7 @@ private:
     void subscribe(const Request &request, const QString &channel, const is::Criteria &criteria,
                    bool withValues, bool snapshot, const QString &archiveService = {}, qint64 historyUs = 0);
     bool refuseIfMirror(const Request &request);
+    QString quotaKey(const QString &name) const;
     void scheduleFlush();
     void publishStatistics();
     void checkpoint();
@@ -125,6 +130,7 @@ private:
     std::vector<std::unique_ptr<PushSender>> m_pushers; // with --push-to
     std::unique_ptr<PushReceiver> m_pushReceiver;       // with --mirror-listen
     bool startPush(QString *error);
+    std::unique_ptr<Quota> m_quota;
     QThreadPool m_pool; // reads (get, list, types) and checkpoints
     bool m_flushScheduled = false;
     QTimer *m_statsTimer = nullptr;

@@ -3,6 +3,7 @@
 
 #include "dialog/application.h"
 #include "dialog/report.h"
+#include "dialog/is/criteria.h"
 
 #include <QCommandLineParser>
 #include <QCoreApplication>
@@ -53,6 +54,34 @@ int main(int argc, char *argv[])
     p.addOption({QStringLiteral("http-max-websockets"),
                  QStringLiteral("Concurrent WebSocket clients; more are closed with a reason (default 64)."),
                  QStringLiteral("n"), QStringLiteral("64")});
+    p.addOption({QStringLiteral("http-max-per-address"),
+                 QStringLiteral("Open web IS connections from one client address; more get 503 (default 32)."),
+                 QStringLiteral("n"), QStringLiteral("32")});
+    p.addOption({QStringLiteral("http-head-s"),
+                 QStringLiteral("A request head must be complete this long after connecting, or 408 (default 5)."),
+                 QStringLiteral("s"), QStringLiteral("5")});
+    p.addOption({QStringLiteral("quota-object-bytes"),
+                 QStringLiteral("Largest encoded object value accepted, in bytes (default 4194304)."),
+                 QStringLiteral("bytes"), QStringLiteral("4194304")});
+    p.addOption({QStringLiteral("quota-client-objects"),
+                 QStringLiteral("Objects one client process may own (default 100000)."), QStringLiteral("n"),
+                 QStringLiteral("100000")});
+    p.addOption({QStringLiteral("quota-client-bytes"),
+                 QStringLiteral("Bytes one client process may own (default 268435456)."), QStringLiteral("bytes"),
+                 QStringLiteral("268435456")});
+    p.addOption({QStringLiteral("quota-objects"), QStringLiteral("Objects in the server (default 1000000)."),
+                 QStringLiteral("n"), QStringLiteral("1000000")});
+    p.addOption({QStringLiteral("quota-bytes"), QStringLiteral("Bytes in the server (default 2147483648)."),
+                 QStringLiteral("bytes"), QStringLiteral("2147483648")});
+    p.addOption({QStringLiteral("regex-max-length"),
+                 QStringLiteral("Longest criteria regular expression, in characters (default 1024)."),
+                 QStringLiteral("n"), QStringLiteral("1024")});
+    p.addOption({QStringLiteral("regex-match-limit"),
+                 QStringLiteral("PCRE2 match limit of a criteria regex on one name (default 1000000)."),
+                 QStringLiteral("n"), QStringLiteral("1000000")});
+    p.addOption({QStringLiteral("regex-heap-kib"),
+                 QStringLiteral("PCRE2 heap limit of one match, in KiB (default 8192)."), QStringLiteral("kib"),
+                 QStringLiteral("8192")});
     p.addOption({QStringLiteral("web-root"),
                  QStringLiteral("Directory of the web page files (default: resources/web of the installation)."),
                  QStringLiteral("dir")});
@@ -160,8 +189,38 @@ int main(int argc, char *argv[])
         return fail(QStringLiteral("invalid --http-idle-s '%1'").arg(p.value(QStringLiteral("http-idle-s"))));
     o.httpMaxWebSockets = p.value(QStringLiteral("http-max-websockets")).toInt(&ok);
     if (!ok || o.httpMaxWebSockets < 1)
-        return fail(QStringLiteral("invalid --http-max-websockets '%1'")
-                        .arg(p.value(QStringLiteral("http-max-websockets"))));
+        return fail(QStringLiteral("invalid --http-max-websockets '%1'").arg(p.value(QStringLiteral("http-max-websockets"))));
+    o.httpMaxPerAddress = p.value(QStringLiteral("http-max-per-address")).toInt(&ok);
+    if (!ok || o.httpMaxPerAddress < 1)
+        return fail(QStringLiteral("invalid --http-max-per-address '%1'").arg(p.value(QStringLiteral("http-max-per-address"))));
+    o.httpHeadS = p.value(QStringLiteral("http-head-s")).toInt(&ok);
+    if (!ok || o.httpHeadS < 1)
+        return fail(QStringLiteral("invalid --http-head-s '%1'").arg(p.value(QStringLiteral("http-head-s"))));
+    const struct
+    {
+        const char *option;
+        qint64 *value;
+    } quotas[] = {{"quota-object-bytes", &o.quota.maxObjectBytes},
+                  {"quota-client-objects", &o.quota.maxObjectsPerClient},
+                  {"quota-client-bytes", &o.quota.maxBytesPerClient},
+                  {"quota-objects", &o.quota.maxObjects},
+                  {"quota-bytes", &o.quota.maxBytes}};
+    for (const auto &q : quotas) {
+        *q.value = p.value(QLatin1String(q.option)).toLongLong(&ok);
+        if (!ok || *q.value < 1)
+            return fail(QStringLiteral("invalid --%1 '%2'").arg(QLatin1String(q.option), p.value(QLatin1String(q.option))));
+    }
+    dialog::is::Criteria::Limits regexLimits;
+    regexLimits.maxPatternLength = p.value(QStringLiteral("regex-max-length")).toInt(&ok);
+    if (!ok || regexLimits.maxPatternLength < 1)
+        return fail(QStringLiteral("invalid --regex-max-length '%1'").arg(p.value(QStringLiteral("regex-max-length"))));
+    regexLimits.matchLimit = p.value(QStringLiteral("regex-match-limit")).toUInt(&ok);
+    if (!ok || regexLimits.matchLimit < 1)
+        return fail(QStringLiteral("invalid --regex-match-limit '%1'").arg(p.value(QStringLiteral("regex-match-limit"))));
+    regexLimits.heapLimitKiB = p.value(QStringLiteral("regex-heap-kib")).toUInt(&ok);
+    if (!ok || regexLimits.heapLimitKiB < 1)
+        return fail(QStringLiteral("invalid --regex-heap-kib '%1'").arg(p.value(QStringLiteral("regex-heap-kib"))));
+    dialog::is::Criteria::setLimits(regexLimits);
     o.webRoot = p.value(QStringLiteral("web-root"));
     o.metricsCriteria = p.value(QStringLiteral("metrics-criteria"));
     if (!o.metricsCriteria.isEmpty() && o.httpPort < 0)

@@ -136,10 +136,13 @@ bool WebServer::listen(QString *error)
     }
     // Open connections are bounded too (each costs a socket and memory even when idle): room for
     // every WebSocket client and four connections per concurrent HTTP request.
-    const int maxConnections = o.httpMaxWebSockets + 4 * o.httpMaxRequests;
-    auto tcp =
-        std::make_unique<WebTcpServer>(&m_webSockets, o.httpIdleS * 1000, maxConnections,
-                                       [this](QTcpSocket *s) { return !m_pipelines.value(s).isEmpty(); });
+    WebTcpServer::Limits limits;
+    limits.maxConnections = o.httpMaxWebSockets + 4 * o.httpMaxRequests;
+    limits.idleMs = o.httpIdleS * 1000;
+    limits.maxPerAddress = o.httpMaxPerAddress;
+    limits.headMs = o.httpHeadS * 1000;
+    auto tcp = std::make_unique<WebTcpServer>(
+        &m_webSockets, limits, [this](QTcpSocket *s) { return !m_pipelines.value(s).isEmpty(); });
     if (!tcp->listen(address, o.httpPort)) {
         *error = QStringLiteral("cannot listen on %1:%2: %3")
                      .arg(o.httpBind)

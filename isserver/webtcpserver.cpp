@@ -7,9 +7,9 @@
 
 namespace dialog::isd {
 
-WebTcpServer::WebTcpServer(QWebSocketServer *webSockets, int idleMs, int maxConnections,
+WebTcpServer::WebTcpServer(QWebSocketServer *webSockets, const Limits &limits,
                            std::function<bool(QTcpSocket *)> busy)
-    : m_webSockets(webSockets), m_idleMs(idleMs), m_maxConnections(maxConnections), m_busy(std::move(busy))
+    : m_webSockets(webSockets), m_limits(limits), m_busy(std::move(busy))
 {
 }
 
@@ -28,15 +28,26 @@ void WebTcpServer::incomingConnection(qintptr descriptor)
 
 bool WebTcpServer::admit(QTcpSocket *socket)
 {
-    if (m_open >= m_maxConnections) {
-        refuse(socket, "503 Service Unavailable",
-               "503 Service Unavailable: " + QByteArray::number(m_maxConnections) +
-                   " connections are open, the most this server accepts; try again later\n");
+    const QHostAddress from = socket->peerAddress();
+    QByteArray why;
+    if (m_open >= m_limits.maxConnections)
+        why = QByteArray::number(m_limits.maxConnections) +
+              " connections are open, the most this server accepts";
+    else if (m_openFrom.value(from) >= m_limits.maxPerAddress)
+        why = QByteArray::number(m_limits.maxPerAddress) + " connections from " + from.toString().toUtf8() +
+              " are open, the most one address may hold";
+    if (!why.isEmpty()) {
+        refuse(socket, "503 Service Unavailable", "503 Service Unavailable: " + why + "; try again later\n");
         connect(socket, &QTcpSocket::disconnected, socket, &QObject::deleteLater);
         return false;
     }
     ++m_open;
-    connect(socket, &QObject::destroyed, this, [this] { --m_open; });
+    ++m_openFrom[from];
+    connect(socket, &QObject::destroyed, this, [this, from] {
+        --m_open;
+        if (--m_openFrom[from] <= 0)
+            m_openFrom.remove(from);
+    });
     return true;
 }
 
@@ -46,7 +57,7 @@ QTimer *WebTcpServer::watchIdle(QTcpSocket *socket)
     // many and send nothing (the request bound only counts requests).
     auto *idle = new QTimer(socket);
     idle->setSingleShot(true);
-    idle->setInterval(m_idleMs);
+    idle->setInterval(m_limits.idleMs);
     connect(idle, &QTimer::timeout, socket, [this, socket, idle] {
         if (m_busy(socket))
             idle->start();
@@ -66,7 +77,19 @@ void WebTcpServer::sniff(QTcpSocket *socket, QTimer *idle)
     // any more, so the header block is gathered from what each call finds new.
     auto first = std::make_shared<QMetaObject::Connection>();
     auto head = std::make_shared<QByteArray>();
-    *first = connect(socket, &QTcpSocket::readyRead, socket, [this, socket, first, head, idle] {
+    // The head must be complete in time however it trickles in (a slow loris resets the idle
+    // timer with every byte and would hold its slot for ever).
+    auto deadline = new QTimer(socket);
+    deadline->setSingleShot(true);
+    connect(deadline, &QTimer::timeout, socket, [this, socket, first] {
+        QObject::disconnect(*first);
+        QObject::disconnect(socket, &QTcpSocket::readyRead, nullptr, nullptr);
+        refuse(socket, "408 Request Timeout",
+               "408 Request Timeout: the request head was not complete within " +
+                   QByteArray::number(m_limits.headMs) + " ms\n");
+    });
+    deadline->start(m_limits.headMs);
+    *first = connect(socket, &QTcpSocket::readyRead, socket, [this, socket, first, head, idle, deadline] {
         *head += socket->peek(qMin<qint64>(socket->bytesAvailable(), MaxHeaderBytes + 1 - head->size()));
         // Not HTTP at all (e.g. another protocol on the wrong port): said at once, not after a time-out.
         const int lineEnd = head->indexOf('\n');
@@ -87,6 +110,7 @@ void WebTcpServer::sniff(QTcpSocket *socket, QTimer *idle)
             return;
         }
         QObject::disconnect(*first);
+        delete deadline;
         if (isUpgradeToWebSocket(head->left(end)))
             upgrade(socket, idle);
         // else HTTP: left to QAbstractHttpServer

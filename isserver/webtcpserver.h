@@ -3,6 +3,8 @@
 // server, anything else stays HTTP, and what is not HTTP/1.x at all is answered 400 at once.
 #pragma once
 
+#include <QHash>
+#include <QHostAddress>
 #include <QTcpServer>
 #include <functional>
 
@@ -19,11 +21,17 @@ public:
     /// Longest request head (request line + headers) of the first request of a connection.
     static constexpr int MaxHeaderBytes = 64 * 1024;
 
+    /// Admission and time bounds of the connections.
+    struct Limits
+    {
+        int idleMs = 30000;       ///< connections idle this long are closed (WebSockets excepted)
+        int maxConnections = 128; ///< open connections (HTTP and WebSocket); more are answered 503
+        int maxPerAddress = 32;   ///< open connections from one client address; more are answered 503
+        int headMs = 5000; ///< the first request head must be complete this long after connecting, or 408
+    };
+
     /// @p busy tells whether a connection has an answer pending (then it is not idle).
-    /// At most @p maxConnections connections (HTTP and WebSocket) are open at once; more are
-    /// answered 503 and closed. Connections idle for @p idleMs are closed (WebSockets excepted).
-    WebTcpServer(QWebSocketServer *webSockets, int idleMs, int maxConnections,
-                 std::function<bool(QTcpSocket *)> busy);
+    WebTcpServer(QWebSocketServer *webSockets, const Limits &limits, std::function<bool(QTcpSocket *)> busy);
 
     // The sniffing decisions, on bytes only (unit-tested and fuzzed without a socket).
     /// True for an HTTP/1.x request line ("GET /path HTTP/1.1", a trailing CR allowed).
@@ -44,9 +52,9 @@ private:
     static void refuse(QTcpSocket *socket, const QByteArray &status, const QByteArray &body);
 
     QWebSocketServer *m_webSockets;
-    int m_idleMs;
-    int m_maxConnections;
+    Limits m_limits;
     int m_open = 0;
+    QHash<QHostAddress, int> m_openFrom;
     std::function<bool(QTcpSocket *)> m_busy;
 };
 

@@ -49,7 +49,7 @@ QString compact(const QJsonValue &v)
 
 void addCriteriaOptions(QCommandLineParser &p)
 {
-    p.addOption({QStringLiteral("regex"), QStringLiteral("POSIX regular expression on the object name."),
+    p.addOption({QStringLiteral("regex"), QStringLiteral("Regular expression (PCRE2) on the whole object name."),
                  QStringLiteral("re")});
     p.addOption({QStringLiteral("type"), QStringLiteral("Only objects of this type."), QStringLiteral("type")});
     p.addOption({QStringLiteral("subtypes"), QStringLiteral("With --type: also its subtypes.")});

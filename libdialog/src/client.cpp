@@ -69,6 +69,8 @@ void ClientPrivate::setState(Client::State s)
     if (s == state)
         return;
     state = s;
+    if (s == Client::State::Connected)
+        connectRefusals = 0;
     Q_EMIT q->stateChanged(s);
     if (s == Client::State::Connected)
         Q_EMIT q->connected();
@@ -192,6 +194,19 @@ void ClientPrivate::onRefused(const QString &what, const QString &name, const QS
         // must know, on stderr and through errorOccurred; the core retries with back-off.
         fail(Status::Code::Broken,
              QStringLiteral("the Control Server refused the connection: %1").arg(reason));
+    } else if (what == QLatin1String("connect")) {
+        // Said once, not at every retry; the retries back off (ClientCore::onRefused).
+        if (++connectRefusals == 1)
+            qCWarning(lcClient).noquote() << options.name << ":" << why << "- asking again with back-off";
+        if (connectRefusals == MaxConnectRefusals) {
+            if (options.exitOnRefusal) {
+                std::fprintf(stderr, "%s: %s (%d times)\n", qPrintable(options.name), qPrintable(why),
+                             connectRefusals);
+                std::fflush(stderr);
+                ::_exit(1);
+            }
+            fail(Status::Code::ServiceRefused, why);
+        }
     } else {
         qCWarning(lcClient).noquote() << options.name << ":" << why;
     }

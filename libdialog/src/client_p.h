@@ -62,6 +62,7 @@ private:
     void onLostReceiver(const net::Inbound &in);
     void onConnectionLost(const net::Inbound &in);
     void onRefused(const net::Inbound &in);
+    void backOffNameInUse();
     /// A REFUSED the Control Server wrote back on our connection: it cannot connect back to us.
     void onAnswered(const net::Endpoint &dest, const QByteArray &payload);
     /// Tells the Service handle (in the Client's thread) its new subscriber count.
@@ -92,6 +93,8 @@ private:
     net::OutboxPtr m_cs; // guarded by m_csLock
     QTimer *m_heartbeat = nullptr;
     QTimer *m_retry = nullptr;
+    int m_retryBaseMs = 1000;
+    int m_connectRefusals = 0; // in a row; the retry interval doubles with each (name in use)
     quint64 m_heartbeatSeq = 0;
     bool m_stopping = false;
     bool m_dirty = false;
@@ -165,6 +168,11 @@ public:
     void handleRequest(const net::Inbound &in);
     bool sendReply(const Request &r, quint8 status, const QByteArray &data);
     void onRefused(const QString &what, const QString &name, const QString &reason);
+    /// Refusals of this process's name in a row after which a process with exitOnRefusal exits:
+    /// long enough for the Control Server to find a dead holder of the name (it probes it at the
+    /// first refusal), short enough that a true duplicate does not linger.
+    static constexpr int MaxConnectRefusals = 3;
+    int connectRefusals = 0; // in a row; reset when connected
     /// The one exit for failures: sets error and errorString, and for a failure that leaves the
     /// client unusable (ListenFailed, InvalidAddress) the state, then emits stateChanged (if it
     /// changed) and errorOccurred. Called in the Client's thread.

@@ -50,7 +50,8 @@ void ClientCore::start()
         sendToControl(controlFrame(Type::Heartbeat, hb));
     });
     m_retry = new QTimer(this);
-    m_retry->setInterval(qMax(10, m_options.retryMs > 0 ? m_options.retryMs : m_options.heartbeatMs));
+    m_retryBaseMs = qMax(10, m_options.retryMs > 0 ? m_options.retryMs : m_options.heartbeatMs);
+    m_retry->setInterval(m_retryBaseMs);
     m_clock.start();
     connect(m_retry, &QTimer::timeout, this, [this] {
         if (m_state == Client::State::Connected || m_clock.elapsed() < m_nextConnectMs)
@@ -301,6 +302,8 @@ void ClientCore::onConnected(const net::Inbound &in)
     m_lastHeardMs = m_clock.elapsed();
     m_backoffMs = 0;
     m_nextConnectMs = 0;
+    m_connectRefusals = 0;
+    m_retry->setInterval(m_retryBaseMs);
     qCInfo(lcClient).noquote() << m_self.name << "connected to Control Server"
                                << m_servers.at(m_serverIndex).toString();
     setState(Client::State::Connected);
@@ -413,8 +416,13 @@ void ClientCore::onAnswered(const Endpoint &dest, const QByteArray &payload)
     wire::Refused r;
     if (!r.ParseFromArray(payload.constData(), int(payload.size())))
         return;
+    if (r.what() == "connect") { // our name is in use
+        backOffNameInUse();
+        Q_EMIT refused(qs(r.what()), qs(r.name()), qs(r.reason()));
+        return;
+    }
     if (r.what() != "address") {
-        Q_EMIT refused(qs(r.what()), qs(r.name()), qs(r.reason())); // e.g. the name is in use
+        Q_EMIT refused(qs(r.what()), qs(r.name()), qs(r.reason()));
         return;
     }
     // Not in a tight loop: the next CONNECT waits 2, 4, 8 … up to 30 s (reset once connected).
@@ -435,7 +443,20 @@ void ClientCore::onRefused(const net::Inbound &in)
     parseControl(in.data, r);
     if (r.what() == "service")
         m_services.remove(qs(r.name()));
+    if (r.what() == "connect")
+        backOffNameInUse();
     Q_EMIT refused(qs(r.what()), qs(r.name()), qs(r.reason()));
+}
+
+void ClientCore::backOffNameInUse()
+{
+    if (m_state == Client::State::Connected)
+        return;
+    // Our name is in use: ask again, less and less often (at most every 30 s), not at the
+    // heartbeat rate for ever.
+    ++m_connectRefusals;
+    m_retry->setInterval(int(qMin<qint64>(30000, qint64(m_retryBaseMs) << qMin(m_connectRefusals, 15))));
+    m_retry->start();
 }
 
 } // namespace dialog

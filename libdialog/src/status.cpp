@@ -55,6 +55,8 @@ QString Status::codeName(Code code)
         return QStringLiteral("broken");
     case Code::StorageError:
         return QStringLiteral("storage error");
+    case Code::QuotaExceeded:
+        return QStringLiteral("quota exceeded");
     }
     return QStringLiteral("error");
 }

@@ -84,6 +84,8 @@ bool Transport::listen(const QHostAddress &address, quint16 port, QString *error
     QMetaObject::invokeMethod(
         m_listener,
         [&] {
+            // Qt accepts in a loop (until EAGAIN) on each notification; the backlog absorbs bursts.
+            m_listener->setListenBacklogSize(m_options.listenBacklog);
             ok = m_listener->listen(address, port);
             if (ok)
                 m_port = m_listener->serverPort();
@@ -214,6 +216,36 @@ void Transport::acceptDescriptor(qintptr fd)
     ReaderWorker *r = m_readers.at(m_nextReader.fetch_add(1) % m_readers.size());
     QMetaObject::invokeMethod(
         r, [r, fd] { r->addDescriptor(fd); }, Qt::QueuedConnection);
+}
+
+bool Transport::admitHandshake(const QHostAddress &from, QString *why)
+{
+    QMutexLocker l(&m_handshakeLock);
+    if (m_handshaking >= m_options.maxHandshaking) {
+        *why = QStringLiteral("%1 connections are waiting for their HELLO, the most accepted")
+                   .arg(m_handshaking);
+        return false;
+    }
+    int &fromThere = m_handshakingFrom[from];
+    if (fromThere >= m_options.maxHandshakingPerAddress) {
+        *why = QStringLiteral(
+                   "%1 connections from %2 are waiting for their HELLO, the most one address may hold")
+                   .arg(fromThere)
+                   .arg(from.toString());
+        return false;
+    }
+    ++fromThere;
+    ++m_handshaking;
+    return true;
+}
+
+void Transport::handshakeDone(const QHostAddress &from)
+{
+    QMutexLocker l(&m_handshakeLock);
+    --m_handshaking;
+    auto it = m_handshakingFrom.find(from);
+    if (it != m_handshakingFrom.end() && --*it <= 0)
+        m_handshakingFrom.erase(it);
 }
 
 void Transport::deliver(DeliveryQueue &q, InboundBatch &items, qint64 bytes)

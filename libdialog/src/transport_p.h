@@ -7,6 +7,7 @@
 #include "payload_p.h"
 
 #include <QDeadlineTimer>
+#include <QHash>
 #include <QHostAddress>
 #include <QList>
 #include <QLoggingCategory>
@@ -88,6 +89,12 @@ struct TransportOptions
     int idleTimeoutMs = 60000;
     int connectTimeoutMs = 5000;
     qint64 receiveBufferBytes = 0; ///< kernel and Qt buffer of each inbound socket (0: system default)
+    // Inbound connections before their HELLO cost a descriptor and memory and say nothing about who
+    // they are: they get a time-out and are capped, per source address and in total.
+    int handshakeTimeoutMs = 5000;     ///< an inbound connection without HELLO by then is closed
+    int maxHandshaking = 1024;         ///< inbound connections waiting for their HELLO, in total
+    int maxHandshakingPerAddress = 64; ///< the same, from one source address
+    int listenBacklog = 1024;          ///< the kernel's queue of connections not yet accepted
 };
 
 /// Queue of frames to one destination. Thread-safe; owned jointly by the transport and users.
@@ -262,6 +269,14 @@ private:
     QList<QThread *> m_threads;
     QList<SenderWorker *> m_senders;
     QList<ReaderWorker *> m_readers;
+    /// Counts an inbound connection from @p from as waiting for its HELLO; false (not counted)
+    /// when a cap is reached, with @p why. Thread-safe (reader threads).
+    bool admitHandshake(const QHostAddress &from, QString *why);
+    /// The connection from @p from is no longer waiting (HELLO seen, or closed). Thread-safe.
+    void handshakeDone(const QHostAddress &from);
+    QMutex m_handshakeLock;
+    int m_handshaking = 0;                      // guarded by m_handshakeLock
+    QHash<QHostAddress, int> m_handshakingFrom; // guarded by m_handshakeLock
     Listener *m_listener = nullptr;
     QThread *m_listenerThread = nullptr;
     std::atomic<int> m_nextReader{0};

@@ -257,6 +257,8 @@ struct ReaderWorker::Connection
     InboundDecoder decoder;
     PeerPtr peer;
     QString label;
+    QHostAddress from;
+    bool handshaking = false; ///< counted by Transport::admitHandshake until its HELLO or close
     QList<QByteArray> names;
     QByteArray intern(QByteArrayView name);
     explicit Connection(qint64 maxPayload) : decoder(maxPayload) {}
@@ -300,11 +302,31 @@ void ReaderWorker::addDescriptor(qintptr fd)
     s->setReadBufferSize(rcv > 0 ? qMin<qint64>(rcv, 4 * 1024 * 1024) : 4 * 1024 * 1024);
     if (rcv > 0)
         s->setSocketOption(QAbstractSocket::ReceiveBufferSizeSocketOption, int(qMin<qint64>(rcv, INT_MAX)));
+    QString why;
+    if (!m_transport->admitHandshake(s->peerAddress(), &why)) {
+        qCWarning(lcReceiver).noquote()
+            << "refusing connection from" << s->peerAddress().toString() << "-" << why;
+        s->abort();
+        delete s;
+        return;
+    }
     auto *c = new Connection(m_transport->options().maxMessageSize + NameOverhead);
     c->socket = s;
+    c->from = s->peerAddress();
+    c->handshaking = true;
     c->label = s->peerAddress().toString() + QLatin1Char(':') + QString::number(s->peerPort());
     m_conns.insert(s, c);
     m_transport->m_incoming.fetch_add(1);
+    // A connection that never says who it is is closed after the handshake time-out.
+    auto *handshake = new QTimer(s);
+    handshake->setSingleShot(true);
+    connect(handshake, &QTimer::timeout, this, [this, s] {
+        Connection *c = m_conns.value(s);
+        if (c && !c->peer)
+            closeWithError(
+                c, QStringLiteral("no HELLO within %1 ms").arg(m_transport->options().handshakeTimeoutMs));
+    });
+    handshake->start(m_transport->options().handshakeTimeoutMs);
     connect(s, &QTcpSocket::readyRead, this, [this, s] {
         if (Connection *c = m_conns.value(s))
             readFrom(c);
@@ -353,6 +375,8 @@ void ReaderWorker::resume()
 
 void ReaderWorker::drop(Connection *c)
 {
+    if (c->handshaking)
+        m_transport->handshakeDone(c->from);
     m_conns.remove(c->socket);
     m_transport->m_incoming.fetch_sub(1);
     // Detach first: abort() emits disconnected() synchronously.
@@ -400,6 +424,10 @@ bool ReaderWorker::acceptHello(Connection *c, Type type, QByteArrayView payload,
     p->reader = this;
     p->connection = c;
     c->peer = std::move(p);
+    if (c->handshaking) {
+        c->handshaking = false;
+        m_transport->handshakeDone(c->from);
+    }
     return true;
 }
 

@@ -71,6 +71,9 @@ private Q_SLOTS:
     void invalidNamesAndOversizeMessagesRefusedAtTheSender();
     void statisticsTravelWithHeartbeats();
     void heartbeatWithoutStatisticsStillAccepted();
+    void connectionsWithoutHelloTimedOutAndCapped();
+    void duplicateProcessNameGivesUpInsteadOfRetryingForEver();
+    void registrationsOverTheLimitRefusedWithReason();
 
 private:
     std::unique_ptr<ProcessFixture> m_fx;
@@ -453,7 +456,8 @@ namespace {
 /// The process entry named @p name in a DIALOG.Statistics snapshot (empty if absent).
 QJsonObject statisticsOf(const QByteArray &json, const QString &name)
 {
-    const QJsonArray procs = QJsonDocument::fromJson(json).object().value(QStringLiteral("processes")).toArray();
+    const QJsonArray procs =
+        QJsonDocument::fromJson(json).object().value(QStringLiteral("processes")).toArray();
     for (const QJsonValue &v : procs)
         if (v.toObject().value(QStringLiteral("name")).toString() == name)
             return v.toObject();
@@ -492,9 +496,10 @@ void tst_ControlServer::statisticsTravelWithHeartbeats()
     const quint64 sentOut = pub->statistics().messagesOut;
     QVERIFY(sentOut >= N);
     // Figures taken after the N messages were written arrive within a heartbeat and a publication.
-    QTRY_VERIFY_WITH_TIMEOUT(statisticsOf(latest, QStringLiteral("Counted")).value(QStringLiteral("messages_out")).toDouble()
-                                 >= double(sentOut),
-                             5000);
+    QTRY_VERIFY_WITH_TIMEOUT(
+        statisticsOf(latest, QStringLiteral("Counted")).value(QStringLiteral("messages_out")).toDouble() >=
+            double(sentOut),
+        5000);
     const QJsonObject c = statisticsOf(latest, QStringLiteral("Counted"));
     QVERIFY(c.value(QStringLiteral("bytes_out")).toDouble() >= N * 100.0);
     QVERIFY(c.value(QStringLiteral("messages_in")).toDouble() > 0); // the Control Server's answers
@@ -537,7 +542,8 @@ void tst_ControlServer::heartbeatWithoutStatisticsStillAccepted()
     wo.heartbeatMs = 100;
     Client watcher(wo);
     QByteArray latest;
-    watcher.subscribe(QStringLiteral("DIALOG.Statistics"), &watcher, [&](const Message &m) { latest = m.data(); });
+    watcher.subscribe(QStringLiteral("DIALOG.Statistics"), &watcher,
+                      [&](const Message &m) { latest = m.data(); });
     QVERIFY(watcher.start());
     QElapsedTimer t;
     t.start();
@@ -554,6 +560,88 @@ void tst_ControlServer::heartbeatWithoutStatisticsStillAccepted()
     QVERIFY(!m_fx->processEntry(QStringLiteral("OldRelease")).isEmpty());
     QTRY_VERIFY_WITH_TIMEOUT(!statisticsOf(latest, QStringLiteral("Watcher")).isEmpty(), 5000);
     QVERIFY(statisticsOf(latest, QStringLiteral("OldRelease")).isEmpty());
+}
+
+// Connections that never sent HELLO used to be kept for ever, without a cap (8,800 held by one
+// attacker); now they are capped per address and closed after the handshake time-out.
+void tst_ControlServer::connectionsWithoutHelloTimedOutAndCapped()
+{
+    ProcessFixture fx;
+    QVERIFY(fx.startControlServer({QStringLiteral("--handshake-timeout-ms"), QStringLiteral("3000"),
+                                   QStringLiteral("--max-handshaking-per-address"), QStringLiteral("3")}));
+    std::vector<std::unique_ptr<QTcpSocket>> silent;
+    for (int i = 0; i < 3; ++i) {
+        silent.push_back(std::make_unique<QTcpSocket>());
+        silent.back()->connectToHost(QHostAddress::LocalHost, fx.port());
+        QVERIFY(silent.back()->waitForConnected(3000));
+    }
+    // Over the per-address cap: closed at once, while the three earlier ones are still waiting.
+    QTcpSocket over;
+    over.connectToHost(QHostAddress::LocalHost, fx.port());
+    QVERIFY(over.waitForConnected(3000));
+    QVERIFY(over.waitForDisconnected(5000));
+    QCOMPARE(silent.front()->state(), QAbstractSocket::ConnectedState);
+    // Another address is not held back by this one's share.
+    {
+        QTcpSocket other;
+        QVERIFY(other.bind(QHostAddress(QStringLiteral("127.0.0.2"))));
+        other.connectToHost(QHostAddress::LocalHost, fx.port());
+        QVERIFY(other.waitForConnected(3000));
+        QVERIFY(!other.waitForDisconnected(300));
+    }
+    // The silent ones are closed after the time-out.
+    for (auto &s : silent)
+        QVERIFY(s->state() == QAbstractSocket::UnconnectedState || s->waitForDisconnected(5000));
+    // Room again: a real process registers and is listed.
+    Client c(fx.clientOptions(QStringLiteral("AfterFlood")));
+    c.publish(QStringLiteral("AfterFlood.State"));
+    QVERIFY(c.start());
+    QByteArray out;
+    QCOMPARE(fx.run(QStringLiteral("dialog"), {QStringLiteral("ls")}, &out), 0);
+    QVERIFY2(out.contains("AfterFlood.State"), out.constData());
+}
+
+// A process refused for its name used to ask again every heartbeat for ever, and the Control Server
+// logged each refusal. Now it backs off and, with exitOnRefusal (the tools), exits with the reason.
+void tst_ControlServer::duplicateProcessNameGivesUpInsteadOfRetryingForEver()
+{
+    m_fx->start(QStringLiteral("dialog"), {QStringLiteral("publish"), QStringLiteral("Held.Service"),
+                                           QStringLiteral("--name"), QStringLiteral("TakenName")});
+    QTRY_VERIFY_WITH_TIMEOUT(!m_fx->processEntry(QStringLiteral("TakenName")).isEmpty(), 10000);
+    QByteArray err;
+    const int rc =
+        m_fx->run(QStringLiteral("dialog"),
+                  {QStringLiteral("publish"), QStringLiteral("Other.Service"), QStringLiteral("--name"),
+                   QStringLiteral("TakenName"), QStringLiteral("--heartbeat-ms"), QStringLiteral("200")},
+                  nullptr, &err, 15000);
+    QCOMPARE(rc, 1);
+    QVERIFY2(err.contains("TakenName") && err.contains("refused") && err.contains("3 times"),
+             err.constData());
+    // The holder is untouched; the server said it in two lines (first and second refusal), not three.
+    QCOMPARE(
+        m_fx->processEntry(QStringLiteral("TakenName")).value(QStringLiteral("services")).toArray().size(),
+        1);
+    QProcess *cs = m_fx->controlServerProcess();
+    cs->setReadChannel(QProcess::StandardError);
+    QByteArray log;
+    QTRY_COMPARE_WITH_TIMEOUT((log += cs->readAll()).count("refused connection of TakenName"), 2, 5000);
+}
+
+// Five processes registering 60,000 names each used to push DIALOG.Directory over the message limit.
+void tst_ControlServer::registrationsOverTheLimitRefusedWithReason()
+{
+    ProcessFixture fx;
+    QVERIFY(fx.startControlServer({QStringLiteral("--max-services-per-process"), QStringLiteral("3")}));
+    Client c(fx.clientOptions(QStringLiteral("Greedy")));
+    for (int i = 0; i < 4; ++i)
+        c.publish(QStringLiteral("Greedy.S%1").arg(i));
+    QSignalSpy errors(&c, &Client::errorOccurred);
+    QVERIFY(c.start());
+    QTRY_COMPARE_WITH_TIMEOUT(errors.size(), 1, 10000);
+    QCOMPARE(errors.first().first().value<Client::Error>(), Client::Error::ServiceRefused);
+    QVERIFY2(c.errorString().contains(QLatin1String("the most one process may")),
+             qPrintable(c.errorString()));
+    QCOMPARE(fx.processEntry(QStringLiteral("Greedy")).value(QStringLiteral("services")).toArray().size(), 3);
 }
 
 QTEST_GUILESS_MAIN(tst_ControlServer)

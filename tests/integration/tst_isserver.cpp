@@ -36,6 +36,7 @@ private Q_SLOTS:
     void corruptDataFile();
     void malformedRequestsAnswered();
     void toolCommandsAndErrors();
+    void quotaExceededRefusedAndCounted();
 };
 
 namespace {
@@ -656,6 +657,36 @@ void tst_IsServer::toolCommandsAndErrors()
              QStringLiteral("created"));
     QCOMPARE(QJsonDocument::fromJson(lines[1]).object().value(QLatin1String("event")).toString(),
              QStringLiteral("removed"));
+}
+
+// One client used to create objects without bound (1,000,000 at ~29,000/s) and 50 MB values.
+void tst_IsServer::quotaExceededRefusedAndCounted()
+{
+    startServer(QStringLiteral("Quota"), {QStringLiteral("--quota-client-objects"), QStringLiteral("3"),
+                                          QStringLiteral("--quota-object-bytes"), QStringLiteral("2000")});
+    QVERIFY(waitForServer(QStringLiteral("Quota")));
+    is::Object run = is::Object::create(m_dict->types(), QStringLiteral("RunInfo"));
+    for (int i = 0; i < 3; ++i)
+        QVERIFY(m_dict->updateSync(QStringLiteral("Quota.R%1").arg(i), run).isOk());
+    // Replacing its own object is no new object.
+    QVERIFY(m_dict->updateSync(QStringLiteral("Quota.R0"), run).isOk());
+    const is::Status over = m_dict->updateSync(QStringLiteral("Quota.R3"), run);
+    QCOMPARE(over.code(), is::Status::Code::QuotaExceeded);
+    QVERIFY2(over.message().contains(QLatin1String("quota exceeded")), qPrintable(over.toString()));
+    is::Entry e;
+    QCOMPARE(m_dict->getSync(QStringLiteral("Quota.R3"), &e).code(), is::Status::Code::NotFound);
+    // Removing one makes room.
+    QVERIFY(m_dict->removeSync(QStringLiteral("Quota.R2")).isOk());
+    QVERIFY(m_dict->updateSync(QStringLiteral("Quota.R3"), run).isOk());
+    // A value over the largest accepted.
+    QVERIFY(run.set(QStringLiteral("runType"), QString(5000, QLatin1Char('x'))));
+    const is::Status big = m_dict->updateSync(QStringLiteral("Quota.R0"), run);
+    QCOMPARE(big.code(), is::Status::Code::QuotaExceeded);
+    QVERIFY2(big.message().contains(QLatin1String("largest accepted is 2000")), qPrintable(big.toString()));
+    // Counted in the server's statistics.
+    QTRY_VERIFY_WITH_TIMEOUT(m_dict->getSync(QStringLiteral("Quota.Statistics"), &e).isOk() &&
+                                 e.object.get<quint64>(QStringLiteral("quotaRefused")) == 2,
+                             5000);
 }
 
 QTEST_GUILESS_MAIN(tst_IsServer)

@@ -37,6 +37,7 @@ private Q_SLOTS:
     void pageFilesBuiltInAndFromWebRoot();
     void idleConnectionsAreClosed();
     void fourthRequestOverLimitOfThreeGets503();
+    void slowLorisIsTimedOutAndCappedPerAddress();
 };
 
 namespace {
@@ -335,6 +336,13 @@ void tst_IsWeb::errors_data()
         << QByteArray("ProcessStats");
     QTest::newRow("bad regex") << QByteArray("GET") << QByteArray("/is/DAQ?regex=(") << 400
                                << QByteArray("bad regular expression");
+    // One GET with a nested bounded repetition used to make the server grow by ~1 GB/s.
+    QTest::newRow("catastrophic regex")
+        << QByteArray("GET") << QByteArray("/is/DAQ?regex=X.(((a%7B1,255%7D)%7B1,255%7D)%7B1,255%7D)") << 400
+        << QByteArray("too large");
+    QTest::newRow("regex too long") << QByteArray("GET")
+                                    << QByteArray("/is/DAQ?regex=") + QByteArray(1500, 'a') << 400
+                                    << QByteArray("too long");
     QTest::newRow("bad format") << QByteArray("GET") << QByteArray("/is/DAQ?format=yaml") << 400
                                 << QByteArray("unknown format");
     QTest::newRow("bad subtypes") << QByteArray("GET") << QByteArray("/is/DAQ?type=RunInfo&subtypes=maybe")
@@ -586,6 +594,52 @@ void tst_IsWeb::idleConnectionsAreClosed()
     QVERIFY(!ws.closed);
     ws.socket.sendTextMessage(QStringLiteral("{}"));
     QTRY_VERIFY_WITH_TIMEOUT(ws.indexOf(QStringLiteral("synced")) >= 0, 5000);
+}
+
+// Connections trickling a request head one byte at a time used to hold every slot for as long as
+// they trickled (each byte reset the idle timer), and everybody else got 503.
+void tst_IsWeb::slowLorisIsTimedOutAndCappedPerAddress()
+{
+    startWebServer(QStringLiteral("DAQ"), {QStringLiteral("--http-head-s"), QStringLiteral("1"),
+                                           QStringLiteral("--http-max-per-address"), QStringLiteral("3")});
+    QVERIFY(waitForServer(QStringLiteral("DAQ")));
+    QVERIFY(m_http != 0);
+    std::vector<std::unique_ptr<HttpConnection>> loris;
+    for (int i = 0; i < 3; ++i) {
+        loris.push_back(std::make_unique<HttpConnection>());
+        QVERIFY(loris.back()->open(m_http));
+    }
+    // The same address again: over its share, refused although the server has room.
+    HttpConnection over;
+    QVERIFY(over.open(m_http));
+    const HttpReply refused = over.wait(5000);
+    QCOMPARE(refused.status, 503);
+    QVERIFY2(refused.body.contains("connections from 127.0.0.1"), refused.body.constData());
+    // Another address is served meanwhile.
+    HttpConnection other;
+    QVERIFY(other.open(m_http, QHostAddress(QStringLiteral("127.0.0.2"))));
+    other.send("GET", "/is/DAQ/DAQ.Statistics");
+    QCOMPARE(other.wait().status, 200);
+    // Trickling does not keep the connections: the head is not complete in time, 408.
+    const QByteArray head = "GET /is/DAQ HTTP/1.1\r\nHost: 127.0.0.1\r\n";
+    for (int i = 0; i < head.size(); ++i) {
+        for (auto &c : loris) {
+            if (c->socket().state() == QAbstractSocket::ConnectedState) {
+                c->socket().write(head.mid(i, 1));
+                c->socket().flush();
+            }
+        }
+        if (std::all_of(loris.begin(), loris.end(), [](auto &c) { return c->hasReply(); }))
+            break;
+        QTest::qWait(100);
+    }
+    for (auto &c : loris) {
+        const HttpReply r = c->wait(5000);
+        QCOMPARE(r.status, 408);
+        QVERIFY2(r.body.contains("not complete within"), r.body.constData());
+    }
+    loris.clear();
+    QTRY_COMPARE_WITH_TIMEOUT(httpGet(m_http, "/is/DAQ").status, 200, 5000);
 }
 
 QTEST_GUILESS_MAIN(tst_IsWeb)

@@ -55,8 +55,11 @@ inline bool takeReply(QByteArray &buffer, HttpReply *out, bool head = false)
 class HttpConnection
 {
 public:
-    bool open(quint16 port)
+    /// Connects from @p from when given (any 127.x.y.z address reaches the loopback server).
+    bool open(quint16 port, const QHostAddress &from = QHostAddress())
     {
+        if (!from.isNull() && !m_socket.bind(from))
+            return false;
         m_socket.connectToHost(QHostAddress::LocalHost, port);
         return m_socket.waitForConnected(5000);
     }

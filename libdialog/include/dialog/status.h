@@ -44,6 +44,7 @@ public:
         QueueFull,       ///< the destination's queue is at its bound; nothing was queued
         Broken,          ///< the destination could not be reached or its connection broke
         StorageError,    ///< a file could not be read or written, or is damaged (checkpoints)
+        QuotaExceeded,   ///< a write over a limit of what one client (or the server) may store
     };
     Q_ENUM(Code)
 

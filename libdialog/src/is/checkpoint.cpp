@@ -12,6 +12,7 @@
 #include <QFile>
 #include <QFileInfo>
 #include <QLoggingCategory>
+#include <QRegularExpression>
 #include <QSaveFile>
 
 #ifdef Q_OS_UNIX
@@ -123,12 +124,37 @@ Status Checkpoint::load(Repository &repository, const QString &dir)
     return load(repository, dir, LoadOptions(), nullptr);
 }
 
+namespace {
+// A process killed while QSaveFile writes leaves its temporary file (PATH.XXXXXX) behind; nobody
+// else writes these names, so at start they are removed.
+void removeLeftoverTemporaries(const QString &latest, const QString &previous)
+{
+    const QFileInfo info(latest);
+    QDir dir = info.absoluteDir();
+    static const QRegularExpression suffix(QStringLiteral("^[A-Za-z0-9]{6}$"));
+    for (const QString &base : {info.fileName(), QFileInfo(previous).fileName()}) {
+        const QStringList found =
+            dir.entryList({base + QStringLiteral(".??????")}, QDir::Files | QDir::Hidden);
+        for (const QString &name : found) {
+            if (!suffix.match(name.mid(base.size() + 1)).hasMatch())
+                continue;
+            if (dir.remove(name))
+                qCInfo(lcCheckpoint).noquote()
+                    << "removed" << dir.filePath(name) << "left by an interrupted write";
+            else
+                qCWarning(lcCheckpoint).noquote() << "cannot remove" << dir.filePath(name);
+        }
+    }
+}
+} // namespace
+
 Status Checkpoint::load(Repository &repository, const QString &dir, const LoadOptions &options,
                         LoadResult *result)
 {
     LoadResult r;
     const QString latest = filePath(dir, repository.serverName());
     const QString previous = previousFilePath(dir, repository.serverName());
+    removeLeftoverTemporaries(latest, previous);
     const auto finish = [&](bool ok, const QString &message) {
         if (!ok)
             r.status = LoadStatus::Failed;

@@ -2,28 +2,91 @@
 
 #include "dialog/is/typeregistry.h"
 
-#include <regex.h>
+#define PCRE2_CODE_UNIT_WIDTH 16
+#include <pcre2.h>
+
+#include <QLoggingCategory>
+#include <atomic>
+#include <mutex>
+
+Q_LOGGING_CATEGORY(lcCriteria, "dialog.is.criteria")
 
 namespace dialog::is {
+
+namespace {
+std::mutex limitsLock;
+Criteria::Limits currentLimits;
+
+Criteria::Limits limitsNow()
+{
+    std::lock_guard<std::mutex> lock(limitsLock);
+    return currentLimits;
+}
+
+QString pcreMessage(int code)
+{
+    PCRE2_UCHAR16 buf[256];
+    const int n = pcre2_get_error_message(code, buf, sizeof buf / sizeof buf[0]);
+    return n < 0 ? QStringLiteral("error %1").arg(code)
+                 : QString::fromUtf16(reinterpret_cast<const char16_t *>(buf), n);
+}
+} // namespace
 
 struct CriteriaPrivate
 {
     QString regex, type;
     Criteria::TypeSelector selector = Criteria::TypeSelector::Any;
     Criteria::Logic logic = Criteria::Logic::And;
-    bool compiled = false;
-    regex_t re{};
+    pcre2_code *code = nullptr;
+    // Shared read-only by every matches() call: PCRE2 allows a match context in several threads
+    // as long as nobody changes it.
+    pcre2_match_context *matchContext = nullptr;
     QString error;
+    mutable std::atomic<bool> limitReported{false};
 
     ~CriteriaPrivate()
     {
-        if (compiled)
-            regfree(&re);
+        pcre2_match_context_free(matchContext);
+        pcre2_code_free(code);
     }
 };
 
 namespace {
 const char *selectorNames[] = {"any", "exactly", "subtypes", "not", "not-subtypes"};
+
+// Compiles @p regex with the process-wide limits: the pattern length and the parenthesis nesting
+// are bounded here, the compiled size by PCRE2 itself (a pattern whose compiled form would exceed
+// its internal link size fails with "regular expression is too large" before any memory grows);
+// matching is bounded by the match, depth and heap limits of the match context.
+void compile(CriteriaPrivate *p, const QString &regex)
+{
+    const Criteria::Limits limits = limitsNow();
+    if (regex.size() > limits.maxPatternLength) {
+        p->error = QStringLiteral("regular expression too long: %1 characters, the limit is %2")
+                       .arg(regex.size())
+                       .arg(limits.maxPatternLength);
+        return;
+    }
+    pcre2_compile_context *cc = pcre2_compile_context_create(nullptr);
+    pcre2_set_max_pattern_length(cc, PCRE2_SIZE(limits.maxPatternLength));
+    pcre2_set_parens_nest_limit(cc, 64);
+    int errorCode = 0;
+    PCRE2_SIZE errorOffset = 0;
+    // Anchored at both ends: the expression must match the whole name, as in the IS.
+    p->code = pcre2_compile(reinterpret_cast<PCRE2_SPTR16>(regex.utf16()), PCRE2_SIZE(regex.size()),
+                            PCRE2_UTF | PCRE2_ANCHORED | PCRE2_ENDANCHORED, &errorCode, &errorOffset, cc);
+    pcre2_compile_context_free(cc);
+    if (!p->code) {
+        p->error = QStringLiteral("invalid regular expression '%1': %2 at offset %3")
+                       .arg(regex, pcreMessage(errorCode))
+                       .arg(qulonglong(errorOffset));
+        return;
+    }
+    p->matchContext = pcre2_match_context_create(nullptr);
+    pcre2_set_match_limit(p->matchContext, limits.matchLimit);
+    pcre2_set_depth_limit(p->matchContext, limits.depthLimit);
+    pcre2_set_heap_limit(p->matchContext, limits.heapLimitKiB);
+}
 
 std::shared_ptr<const CriteriaPrivate> make(const QString &regex, const QString &type,
                                             Criteria::TypeSelector selector, Criteria::Logic logic)
@@ -33,22 +96,38 @@ std::shared_ptr<const CriteriaPrivate> make(const QString &regex, const QString 
     p->type = type;
     p->selector = type.isEmpty() ? Criteria::TypeSelector::Any : selector;
     p->logic = logic;
-    if (!regex.isEmpty()) {
-        // Anchored: the expression must match the whole name, as in the IS.
-        const QByteArray anchored = "^(" + regex.toUtf8() + ")$";
-        const int rc = regcomp(&p->re, anchored.constData(), REG_EXTENDED | REG_NOSUB);
-        if (rc != 0) {
-            char buf[256];
-            regerror(rc, &p->re, buf, sizeof buf);
-            p->error =
-                QStringLiteral("invalid regular expression '%1': %2").arg(regex, QString::fromLocal8Bit(buf));
-        } else {
-            p->compiled = true;
-        }
-    }
+    if (!regex.isEmpty())
+        compile(p.get(), regex);
     return p;
 }
+
+bool nameMatches(const CriteriaPrivate &p, const QString &name)
+{
+    pcre2_match_data *md = pcre2_match_data_create(1, nullptr);
+    const int rc = pcre2_match(p.code, reinterpret_cast<PCRE2_SPTR16>(name.utf16()), PCRE2_SIZE(name.size()),
+                               0, 0, md, p.matchContext);
+    pcre2_match_data_free(md);
+    if (rc >= 0)
+        return true;
+    if (rc != PCRE2_ERROR_NOMATCH && !p.limitReported.exchange(true)) {
+        // A limit (match, depth, heap) or bad UTF-16 in a name: the object does not match; said once.
+        qCWarning(lcCriteria).noquote() << "regular expression" << p.regex << "on" << name << ":"
+                                        << pcreMessage(rc) << "- counted as no match";
+    }
+    return false;
+}
 } // namespace
+
+void Criteria::setLimits(const Limits &limits)
+{
+    std::lock_guard<std::mutex> lock(limitsLock);
+    currentLimits = limits;
+}
+
+Criteria::Limits Criteria::limits()
+{
+    return limitsNow();
+}
 
 Criteria::Criteria() : d(make(QString(), QString(), TypeSelector::Any, Logic::And)) {}
 
@@ -90,12 +169,11 @@ bool Criteria::matches(const QString &objectName, const QString &typeName, const
 {
     if (!isValid())
         return false;
-    const bool hasName = d->compiled;
+    const bool hasName = d->code != nullptr;
     const bool hasType = d->selector != TypeSelector::Any;
     if (!hasName && !hasType)
         return true;
-    // regexec on a compiled, read-only regex_t is thread-safe.
-    const bool nameOk = hasName && regexec(&d->re, objectName.toUtf8().constData(), 0, nullptr, 0) == 0;
+    const bool nameOk = hasName && nameMatches(*d, objectName);
     bool typeOk = false;
     switch (d->selector) {
     case TypeSelector::Any:

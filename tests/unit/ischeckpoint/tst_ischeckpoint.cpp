@@ -38,6 +38,7 @@ private Q_SLOTS:
     void failedSaveKeepsPrevious();
     void saveKeepsPrevious();
     void fallbackToPrevious();
+    void leftoverTemporariesRemovedAtLoad();
     void latestMissingPreviousExists();
 
 private:
@@ -432,6 +433,28 @@ void tst_IsCheckpoint::saveKeepsPrevious()
     QVERIFY2(check(Checkpoint::save(repo, dir.path()), &error), qPrintable(error));
     QCOMPARE(readAll(Checkpoint::previousFilePath(dir.path(), S)), first);
     QCOMPARE(QDir(dir.path()).entryList(QDir::Files), (QStringList{"Srv.is", "Srv.is.previous"}));
+}
+
+// SIGKILL during the .previous rewrite left NAME.is.previous.XXXXXX behind, never cleaned.
+void tst_IsCheckpoint::leftoverTemporariesRemovedAtLoad()
+{
+    QTemporaryDir dir;
+    Repository repo(S, m_types);
+    fill(repo, 0);
+    QString error;
+    QVERIFY2(check(Checkpoint::save(repo, dir.path()), &error), qPrintable(error));
+    const QString latest = Checkpoint::filePath(dir.path(), S);
+    const QString previous = Checkpoint::previousFilePath(dir.path(), S);
+    QVERIFY(writeAll(previous + QStringLiteral(".aB3xYz"), QByteArray("half a file")));
+    QVERIFY(writeAll(latest + QStringLiteral(".Q1w2E3"), QByteArray("half a file")));
+    // Not ours: other suffixes, other servers.
+    QVERIFY(writeAll(latest + QStringLiteral(".bak"), QByteArray("kept")));
+    QVERIFY(writeAll(dir.filePath(QStringLiteral("Other.is.previous.aB3xYz")), QByteArray("kept")));
+    Repository loaded(S, m_types);
+    QVERIFY2(check(Checkpoint::load(loaded, dir.path()), &error), qPrintable(error));
+    compareContents(repo, loaded);
+    QCOMPARE(QDir(dir.path()).entryList(QDir::Files),
+             (QStringList{"Other.is.previous.aB3xYz", "Srv.is", "Srv.is.bak"}));
 }
 
 void tst_IsCheckpoint::fallbackToPrevious()

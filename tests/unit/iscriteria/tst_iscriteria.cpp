@@ -1,4 +1,4 @@
-// IS criteria: POSIX regular expression on names, and/or type selectors, JSON form.
+// IS criteria: regular expression (bounded) on names, and/or type selectors, JSON form.
 #include "dialog/is/criteria.h"
 #include "dialog/is/typeregistry.h"
 
@@ -17,6 +17,9 @@ private Q_SLOTS:
     void matches_data();
     void matches();
     void invalidRegexMatchesNothing();
+    void catastrophicRegexRefused_data();
+    void catastrophicRegexRefused();
+    void backtrackingBoundedByMatchLimit();
     void exactNameMatchesOnlyThatName_data();
     void exactNameMatchesOnlyThatName();
     void jsonRoundTrip();
@@ -107,6 +110,38 @@ void tst_IsCriteria::invalidRegexMatchesNothing()
     QVERIFY(!c.isValid());
     QVERIFY(c.errorString().startsWith(QStringLiteral("invalid regular expression 'Readout[0-9'")));
     QVERIFY(!c.matches(QStringLiteral("Readout1"), QStringLiteral("RunInfo"), m_types));
+}
+
+void tst_IsCriteria::catastrophicRegexRefused_data()
+{
+    QTest::addColumn<QString>("regex");
+    QTest::addColumn<QString>("says");
+    QTest::newRow("nested-bounded-repeats")
+        << QStringLiteral("X.(((a{1,255}){1,255}){1,255})") << QStringLiteral("too large");
+    QTest::newRow("too-long") << QString(Criteria::limits().maxPatternLength + 1, QLatin1Char('a'))
+                              << QStringLiteral("too long");
+    QTest::newRow("too-deep") << QString(200, QLatin1Char('(')) + QString(200, QLatin1Char(')'))
+                              << QStringLiteral("nested");
+}
+
+// Compiling used to take ~1 GB/s until the process was killed; now it is refused at once.
+void tst_IsCriteria::catastrophicRegexRefused()
+{
+    QFETCH(QString, regex);
+    QFETCH(QString, says);
+    const Criteria c(regex);
+    QVERIFY(!c.isValid());
+    QVERIFY2(c.errorString().contains(says), qPrintable(c.errorString()));
+    QVERIFY(!c.matches(QStringLiteral("Xaaa"), QStringLiteral("RunInfo"), m_types));
+}
+
+// Exponential backtracking stops at the match limit and counts as no match.
+void tst_IsCriteria::backtrackingBoundedByMatchLimit()
+{
+    const Criteria c(QStringLiteral("(a|a|aa)*(a|a)*b"));
+    QVERIFY2(c.isValid(), qPrintable(c.errorString()));
+    QVERIFY(!c.matches(QString(60, QLatin1Char('a')), QStringLiteral("RunInfo"), m_types));
+    QVERIFY(c.matches(QStringLiteral("aab"), QStringLiteral("RunInfo"), m_types));
 }
 
 void tst_IsCriteria::exactNameMatchesOnlyThatName_data()

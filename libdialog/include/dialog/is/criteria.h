@@ -2,6 +2,7 @@
 
 #include <QJsonObject>
 #include <QString>
+#include <QtGlobal>
 #include <memory>
 
 namespace dialog::is {
@@ -9,9 +10,12 @@ namespace dialog::is {
 class TypeRegistry;
 struct CriteriaPrivate;
 
-/// Selects IS objects for iteration and subscription (the ATLAS IS paper, section 2.3): a POSIX
-/// extended regular expression on the object name, combined with `and` / `or` with a type
-/// selector. The expression must match the whole object name (the part after "Server.").
+/// Selects IS objects for iteration and subscription (the ATLAS IS paper, section 2.3): a regular
+/// expression on the object name (PCRE2 syntax, of which the POSIX extended expressions used for
+/// names are a subset), combined with `and` / `or` with a type selector. The expression must match
+/// the whole object name (the part after "Server."). Compiling and matching are bounded by
+/// Criteria::limits(): a pattern over the limits does not compile (isValid() is false), a match
+/// that exhausts them counts as no match.
 /// An absent part (empty expression, TypeSelector::Any) does not constrain; the default
 /// Criteria matches every object. Immutable and cheap to copy; matches() is thread-safe.
 class Criteria
@@ -31,6 +35,18 @@ public:
         Or
     };
 
+    /// Bounds on what one expression may cost; process-wide, read when a Criteria is constructed.
+    struct Limits
+    {
+        int maxPatternLength = 1024;  ///< characters of the expression
+        quint32 matchLimit = 1000000; ///< PCRE2 match limit (backtracking steps per name)
+        quint32 depthLimit = 10000;   ///< PCRE2 depth limit (nested backtracking)
+        quint32 heapLimitKiB = 8192;  ///< PCRE2 heap limit for one match, in KiB
+    };
+    /// Sets the limits for Criteria constructed from now on. Thread-safe.
+    static void setLimits(const Limits &limits);
+    static Limits limits();
+
     Criteria();
     Criteria(const QString &regex, const QString &type = QString(), TypeSelector selector = TypeSelector::Any,
              Logic logic = Logic::And);
@@ -39,7 +55,7 @@ public:
     Criteria &operator=(const Criteria &);
 
     /// Matches exactly the object named @p objectName (without the server prefix): its regular
-    /// expression is the name with every POSIX special character escaped.
+    /// expression is the name with every special character escaped.
     static Criteria exactName(const QString &objectName, const QString &type = QString(),
                               TypeSelector selector = TypeSelector::Any);
 

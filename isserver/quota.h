@@ -1,0 +1,54 @@
+// What one client may store in an IS server, and what the server holds in total.
+#pragma once
+
+#include <QHash>
+#include <QString>
+
+namespace dialog::isd {
+
+/// Accounts the objects and bytes (encoded values) of an IS server per client process (the one
+/// that wrote an object last owns it) and in total, and refuses writes over the limits. Used by the
+/// server's main thread only.
+class Quota
+{
+public:
+    struct Limits
+    {
+        qint64 maxObjectBytes = 4 * 1024 * 1024;        ///< one encoded value
+        qint64 maxObjectsPerClient = 100000;            ///< objects one client process owns
+        qint64 maxBytesPerClient = 256LL * 1024 * 1024; ///< bytes one client process owns
+        qint64 maxObjects = 1000000;                    ///< objects in the server
+        qint64 maxBytes = 2LL * 1024 * 1024 * 1024;     ///< bytes in the server
+    };
+
+    explicit Quota(const Limits &limits) : m_limits(limits) {}
+
+    /// Empty when @p client may write @p bytes to @p name; otherwise why not (and counted).
+    QString check(const QString &client, const QString &name, qint64 bytes);
+    /// @p client wrote @p bytes to @p name (created or replaced); it owns the object now.
+    void written(const QString &client, const QString &name, qint64 bytes);
+    void removed(const QString &name);
+
+    /// Writes refused since start.
+    quint64 refused() const { return m_refused; }
+    qint64 objects() const { return m_owned.size(); }
+    qint64 bytes() const { return m_bytes; }
+
+private:
+    struct Owned
+    {
+        QString client;
+        qint64 bytes = 0;
+    };
+    struct Usage
+    {
+        qint64 objects = 0, bytes = 0;
+    };
+    Limits m_limits;
+    QHash<QString, Owned> m_owned; // object name -> owner and size
+    QHash<QString, Usage> m_usage; // client -> what it owns
+    qint64 m_bytes = 0;
+    quint64 m_refused = 0;
+};
+
+} // namespace dialog::isd
