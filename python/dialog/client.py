@@ -117,7 +117,8 @@ class _Outbox:
             self.writer = writer
             self.client.stats["reconnects"] += 1
             writer.write(wire.control_frame(T.HELLO, self.client._hello()))
-            watch = asyncio.get_running_loop().create_task(reader.read(1))  # EOF = peer gone
+            # EOF = peer gone; the Control Server may write a REFUSED back first (protocol.md, section 1)
+            watch = asyncio.get_running_loop().create_task(self.client._read_back(self.endpoint, reader))
             watch.add_done_callback(lambda t: t.cancelled() or t.exception())  # a reset is an EOF too
             while True:
                 if not self.queue:
@@ -383,6 +384,10 @@ class Client:
         self._started = False
         self._stopping = False
         self.on_error: Optional[Callable[[Exception], Any]] = None
+        # Back-off after the Control Server refused this process (name in use, address unreachable):
+        # 2, 4, 8 ... 30 s between attempts, as libdialog does; reset by a successful connection.
+        self._connect_delay = 0.0
+        self._connect_not_before = 0.0
 
     # --- life cycle ---
 
@@ -613,6 +618,8 @@ class Client:
         )
         if self.state != "connecting":
             self.state = "connecting"
+        if asyncio.get_running_loop().time() < self._connect_not_before:
+            return  # refused: wait (the keep-alive loop tries again once the back-off is over)
         self._control(T.CONNECT_TO_CONTROL_SERVER, c)
 
     async def _keepalive(self) -> None:
@@ -716,6 +723,7 @@ class Client:
             self._misses = msg.heartbeat_misses or 3
             self._last_heard = loop.time()
             self.state = "connected"
+            self._connect_delay = 0.0
             self._connected.set()
             log.info("%s connected to Control Server %s", self.name, msg.server)
         elif t == T.INFO_SERVICE:
@@ -764,6 +772,24 @@ class Client:
                 self._services.pop(msg.name, None)
             self.refusals.append((msg.what, msg.name, msg.reason))
             log.warning("%s: %s '%s' refused: %s", self.name, msg.what, msg.name, msg.reason)
+            if msg.what in ("connect", "address"):
+                self._connect_delay = min(30.0, max(2.0, 2 * self._connect_delay))
+                self._connect_not_before = loop.time() + self._connect_delay
+                if self.on_error is not None:
+                    self.on_error(ClientError("refused by the Control Server: %s (next attempt in %g s)" % (msg.reason, self._connect_delay)))
+
+    async def _read_back(self, ep: Endpoint, reader: asyncio.StreamReader) -> None:
+        """Reads what the peer of an outgoing connection writes back: nothing but a REFUSED from the
+        Control Server. Returns at EOF; anything else is a protocol error (the connection is dropped)."""
+        decoder = wire.FrameDecoder()
+        while True:
+            data = await reader.read(64 * 1024)
+            if not data:
+                return
+            for f in decoder.feed(data):
+                if f.type != T.REFUSED or ep not in self.servers:
+                    raise ProtocolError("unexpected %s written back by %s:%s" % (f.type.name, ep[0], ep[1]))
+                self._handle_control(pb.Hello(name=CONTROL_SERVER_NAME), f)
 
     def _handle_data(self, peer: pb.Hello, f: wire.Frame) -> None:
         t = f.type

@@ -252,3 +252,33 @@ def test_service_of_another_process_is_refused(daemons):
             assert (await sub.get(10)).data == b"a"
 
     run(main(), 30)
+
+
+def test_name_in_use_is_refused_on_the_connection_and_retried_with_back_off(daemons):
+    """The Control Server answers a CONNECT naming a live process on the connection it came by;
+    the refused client reports it once per attempt and waits 2, 4, ... s between attempts."""
+
+    async def main():
+        async with client(daemons, "PyTwin") as a:
+            await a.wait_connected(10)
+            errors = []
+            b = client(daemons, "PyTwin")
+            b.on_error = errors.append
+            await b.start()
+            try:
+                for _ in range(100):
+                    if b.refusals:
+                        break
+                    await asyncio.sleep(0.05)
+                assert b.refusals, "no refusal reached the second client"
+                what, name, reason = b.refusals[0]
+                assert (what, name) == ("connect", "PyTwin") and reason
+                assert errors and "refused by the Control Server" in str(errors[0])
+                # 1.5 s at 200 ms heartbeats: without the back-off it would try about 7 more times.
+                await asyncio.sleep(1.5)
+                assert len(b.refusals) == 1 and b.state != "connected"
+            finally:
+                await b.close()
+            assert a.state == "connected"
+
+    run(main(), 30)
