@@ -296,7 +296,17 @@ bool Client::start()
 
     connect(
         d->transport.get(), &net::Transport::destinationFailed, this,
-        [this](const net::Endpoint &dest, const QString &) { d->onDestinationFailed(dest); },
+        [this](const net::Endpoint &dest, const QString &why) {
+            d->onDestinationFailed(dest);
+            // Requests live in the Client's thread; this runs in a sender thread.
+            QMetaObject::invokeMethod(
+                this,
+                [this, dest, why] {
+                    if (d->requests)
+                        d->requests->onDestinationFailed(dest, why);
+                },
+                Qt::QueuedConnection);
+        },
         Qt::DirectConnection);
 
     net::PeerInfo self;

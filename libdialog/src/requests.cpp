@@ -87,6 +87,7 @@ void RequestTracker::onProviderKnown(const QString &service)
         if (it->service != service || it->sent)
             continue;
         it->sent = true;
+        it->sentTo = where.value();
         d->transport->send(box, it->frame);
     }
 }
@@ -100,6 +101,23 @@ void RequestTracker::onProviderLost(const QString &service, const QString &provi
     for (quint64 id : std::as_const(lost))
         finish(id, Reply(id, Status(Status::Code::ProviderLost,
                                     QStringLiteral("provider %1 of '%2' was lost").arg(provider, service))));
+}
+
+void RequestTracker::onDestinationFailed(const net::Endpoint &destination, const QString &reason)
+{
+    QList<quint64> failed;
+    for (auto it = m_pending.cbegin(); it != m_pending.cend(); ++it)
+        if (it->sent && it->sentTo == destination)
+            failed << it.key();
+    for (quint64 id : std::as_const(failed)) {
+        const auto it = m_pending.constFind(id);
+        if (it == m_pending.cend())
+            continue; // finished by a callback of this loop
+        const QString service = it->service;
+        finish(id, Reply(id, Status(Status::Code::ProviderLost,
+                                    QStringLiteral("connection to the provider of '%1' at %2 failed: %3")
+                                        .arg(service, destination.toString(), reason))));
+    }
 }
 
 QString RequestTracker::providerOf(const QString &service) const

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "dialog/request.h"
+#include "transport_p.h"
 
 #include <QElapsedTimer>
 #include <QHash>
@@ -35,6 +36,10 @@ public:
     void onProviderKnown(const QString &service);
     /// The provider of @p service was lost: requests already sent to it will never be answered.
     void onProviderLost(const QString &service, const QString &provider);
+    /// The connection to @p destination failed: requests sent there may never arrive, and a
+    /// provider that went away and came back elsewhere would never answer them. They fail now
+    /// (ProviderLost, with the reason) instead of waiting out their time-out.
+    void onDestinationFailed(const net::Endpoint &destination, const QString &reason);
     /// The provider found by a locator (empty if none, or none is pending).
     QString providerOf(const QString &service) const;
     /// Hidden subscriptions alive (one per service with pending requests and no user subscription).
@@ -49,6 +54,7 @@ private:
         bool hasContext = false;
         std::function<void(const Reply &)> callback;
         bool sent = false;
+        net::Endpoint sentTo; ///< where the frame went, if sent
         int timeoutMs = 0;
         std::multimap<qint64, quint64>::iterator deadline; // in m_deadlines, if hasDeadline
         bool hasDeadline = false;

@@ -22,6 +22,7 @@ private Q_SLOTS:
     void errorRepliesAndNotAccepted();
     void unansweredRequestTimesOut();
     void lostProviderFailsPendingRequests();
+    void requestToAProviderThatRestartedDoesNotWaitOutItsTimeout();
     void invalidRequestsRefusedAtOnce();
     void callbackSkippedWhenContextIsGone();
 
@@ -160,6 +161,39 @@ void tst_Request::lostProviderFailsPendingRequests()
     QTRY_COMPARE_WITH_TIMEOUT(got.replies.size(), 1, 5000);
     QCOMPARE(got.replies.first().error(), Status::Code::ProviderLost);
     ::kill(pid_t(provider->processId()), SIGKILL);
+}
+
+void tst_Request::requestToAProviderThatRestartedDoesNotWaitOutItsTimeout()
+{
+    auto server = std::make_unique<Client>(m_fx->clientOptions(QStringLiteral("Phoenix")));
+    server->publish(QStringLiteral("Phoenix.Service"));
+    serveUpperCase(*server);
+    QVERIFY(server->start());
+    Client client(m_fx->clientOptions(QStringLiteral("Caller")));
+    QVERIFY(client.start());
+    Collector first;
+    client.request(QStringLiteral("Phoenix.Service"), "one", 10000, this, first.fn());
+    QTRY_COMPARE_WITH_TIMEOUT(first.replies.size(), 1, 10000);
+    QVERIFY(first.replies.first().isOk());
+    // The provider goes away cleanly and a new one starts on another port. A request sent at once
+    // may still go to the old address (the connection is refused): it must fail as ProviderLost or
+    // reach the new provider, not wait for its 60 s time-out.
+    server.reset();
+    Collector got;
+    client.request(QStringLiteral("Phoenix.Service"), "two", 60000, this, got.fn());
+    Client again(m_fx->clientOptions(QStringLiteral("Phoenix")));
+    again.publish(QStringLiteral("Phoenix.Service"));
+    serveUpperCase(again);
+    QVERIFY(again.start());
+    QTRY_COMPARE_WITH_TIMEOUT(got.replies.size(), 1, 20000);
+    const Reply &r = got.replies.first();
+    QVERIFY2(r.isOk() || r.error() == Status::Code::ProviderLost, qPrintable(r.errorString()));
+    // And the service works again.
+    Collector third;
+    client.request(QStringLiteral("Phoenix.Service"), "three", 10000, this, third.fn());
+    QTRY_COMPARE_WITH_TIMEOUT(third.replies.size(), 1, 10000);
+    QVERIFY2(third.replies.first().isOk(), qPrintable(third.replies.first().errorString()));
+    QCOMPARE(third.replies.first().data(), QByteArray("THREE for Caller"));
 }
 
 void tst_Request::invalidRequestsRefusedAtOnce()
