@@ -359,9 +359,22 @@ class Soak:
         other_port = other.argv[other.argv.index("--port") + 1]
         argv = [self.exe("dialog-controlserver"), "--port", my_port]
         if other.alive():
+            # Only once the other one serves (a standby takes over after its heartbeat misses):
+            # a spare of a server that does not answer yet would take over at once itself.
+            deadline = time.time() + 20
+            while time.time() < deadline and not self.listening(int(other_port)):
+                time.sleep(0.2)
             argv += ["--standby-of", f"127.0.0.1:{other_port}"]
         victim.argv = argv
         victim.start()
+
+    @staticmethod
+    def listening(port):
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=1):
+                return True
+        except OSError:
+            return False
 
     def await_recovery(self, key, victim, t0):
         deadline = t0 + self.args.recovery_s
@@ -491,6 +504,8 @@ class Soak:
         sys.stdout.flush()
 
     def teardown(self):
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second ^C must not leave children behind
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
         self.stop_flag = True
         for w in self.watchers.values():
             w["popen"].terminate()
@@ -510,7 +525,14 @@ class Soak:
                 popen.wait()
 
 
+def interrupted(signum, frame):
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
 def main():
+    # Also when started in the background (SIGINT ignored): every child is reaped on the way out.
+    signal.signal(signal.SIGINT, interrupted)
+    signal.signal(signal.SIGTERM, interrupted)
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--bin", default=os.path.join(SOURCE, "build", "bin"))
     ap.add_argument("--minutes", type=float, default=2)
