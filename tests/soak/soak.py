@@ -316,17 +316,25 @@ class Soak:
         return len(acked)
 
     # ---- faults ---------------------------------------------------------------------------
+    def current_role(self, p):
+        """A Control Server's role is what it does now: "controlserver" while it serves (listens on
+        its port), "standby" while it is the spare; they swap at every take-over."""
+        if p.role not in ("controlserver", "standby"):
+            return p.role
+        port = int(p.argv[p.argv.index("--port") + 1])
+        return "controlserver" if self.listening(port) else "standby"
+
     def victims(self):
         roles = self.args.roles.split(",")
-        return [p for p in self.procs.values() if p.role in roles]
+        return [(self.current_role(p), p) for p in self.procs.values() if p.role in roles]
 
     def allowed(self, kind, role):
         return f"{kind}:{role}" not in self.skip
 
     def inject(self):
-        choices = [(k, p) for k in self.args.faults.split(",") for p in self.victims() if self.allowed(k, p.role)]
-        kind, victim = random.choice(choices)
-        key = f"{kind}:{victim.role}"
+        choices = [(k, r, p) for k in self.args.faults.split(",") for r, p in self.victims() if self.allowed(k, r)]
+        kind, role, victim = random.choice(choices)
+        key = f"{kind}:{role}"
         self.faults[key] = self.faults.get(key, 0) + 1
         log(f"fault {kind} {victim.name}")
         if kind == "kill":
