@@ -400,7 +400,11 @@ class Soak:
         log(f"  NOT back to Running: {st.get('state')} {st.get('error', '')}")
         # Carry on: the operator's way back (restart what the master blames, then reset, configure,
         # start), so the faults after this one are still tested.
-        for name in st.get("culprits", []):
+        blamed = list(st.get("culprits", []))
+        error = st.get("error", "")
+        if "not running: " in error:  # e.g. "configure failed: not running: FE2, FE3"
+            blamed += [n.strip() for n in error.split("not running: ", 1)[1].split(",")]
+        for name in dict.fromkeys(blamed):
             p = self.procs.get(name)
             if p and p.alive():
                 log(f"  operator restarts {name}")
