@@ -118,7 +118,9 @@ sanitized_tests() {
     export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:detect_stack_use_after_return=0
     export LSAN_OPTIONS=suppressions=$supp/lsan.supp:print_suppressions=0
     export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:suppressions=$supp/ubsan.supp
-    export TSAN_OPTIONS=suppressions=$supp/tsan.supp:halt_on_error=0:second_deadlock_stack=1:history_size=4
+    # die_after_fork=0: QProcess forks the test helpers and daemons from a threaded process; the
+    # child only calls exec, which TSan cannot tell from a child that goes on running threads.
+    export TSAN_OPTIONS=suppressions=$supp/tsan.supp:halt_on_error=0:second_deadlock_stack=1:die_after_fork=0
     # Not the package test: it builds a consumer outside the tree with the plain compiler flags, and
     # an instrumented libdialog needs the sanitizer's run-time in that consumer too.
     say "running the test suite under -fsanitize=$kind"

@@ -316,17 +316,25 @@ class Soak:
         return len(acked)
 
     # ---- faults ---------------------------------------------------------------------------
+    def current_role(self, p):
+        """A Control Server's role is what it does now: "controlserver" while it serves (listens on
+        its port), "standby" while it is the spare; they swap at every take-over."""
+        if p.role not in ("controlserver", "standby"):
+            return p.role
+        port = int(p.argv[p.argv.index("--port") + 1])
+        return "controlserver" if self.listening(port) else "standby"
+
     def victims(self):
         roles = self.args.roles.split(",")
-        return [p for p in self.procs.values() if p.role in roles]
+        return [(self.current_role(p), p) for p in self.procs.values() if p.role in roles]
 
     def allowed(self, kind, role):
         return f"{kind}:{role}" not in self.skip
 
     def inject(self):
-        choices = [(k, p) for k in self.args.faults.split(",") for p in self.victims() if self.allowed(k, p.role)]
-        kind, victim = random.choice(choices)
-        key = f"{kind}:{victim.role}"
+        choices = [(k, r, p) for k in self.args.faults.split(",") for r, p in self.victims() if self.allowed(k, r)]
+        kind, role, victim = random.choice(choices)
+        key = f"{kind}:{role}"
         self.faults[key] = self.faults.get(key, 0) + 1
         log(f"fault {kind} {victim.name}")
         if kind == "kill":
@@ -359,9 +367,22 @@ class Soak:
         other_port = other.argv[other.argv.index("--port") + 1]
         argv = [self.exe("dialog-controlserver"), "--port", my_port]
         if other.alive():
+            # Only once the other one serves (a standby takes over after its heartbeat misses):
+            # a spare of a server that does not answer yet would take over at once itself.
+            deadline = time.time() + 20
+            while time.time() < deadline and not self.listening(int(other_port)):
+                time.sleep(0.2)
             argv += ["--standby-of", f"127.0.0.1:{other_port}"]
         victim.argv = argv
         victim.start()
+
+    @staticmethod
+    def listening(port):
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=1):
+                return True
+        except OSError:
+            return False
 
     def await_recovery(self, key, victim, t0):
         deadline = t0 + self.args.recovery_s
@@ -379,7 +400,11 @@ class Soak:
         log(f"  NOT back to Running: {st.get('state')} {st.get('error', '')}")
         # Carry on: the operator's way back (restart what the master blames, then reset, configure,
         # start), so the faults after this one are still tested.
-        for name in st.get("culprits", []):
+        blamed = list(st.get("culprits", []))
+        error = st.get("error", "")
+        if "not running: " in error:  # e.g. "configure failed: not running: FE2, FE3"
+            blamed += [n.strip() for n in error.split("not running: ", 1)[1].split(",")]
+        for name in dict.fromkeys(blamed):
             p = self.procs.get(name)
             if p and p.alive():
                 log(f"  operator restarts {name}")
@@ -491,6 +516,8 @@ class Soak:
         sys.stdout.flush()
 
     def teardown(self):
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second ^C must not leave children behind
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
         self.stop_flag = True
         for w in self.watchers.values():
             w["popen"].terminate()
@@ -510,7 +537,14 @@ class Soak:
                 popen.wait()
 
 
+def interrupted(signum, frame):
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
 def main():
+    # Also when started in the background (SIGINT ignored): every child is reaped on the way out.
+    signal.signal(signal.SIGINT, interrupted)
+    signal.signal(signal.SIGTERM, interrupted)
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--bin", default=os.path.join(SOURCE, "build", "bin"))
     ap.add_argument("--minutes", type=float, default=2)

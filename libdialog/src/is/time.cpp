@@ -1,12 +1,17 @@
 #include "dialog/is/time.h"
 
+#include <QtNumeric>
+
 namespace dialog::is {
 
 Time Time::fromDateTime(const QDateTime &dateTime)
 {
     if (!dateTime.isValid())
         return Time();
-    return Time(dateTime.toMSecsSinceEpoch() * 1000);
+    qint64 us = 0;
+    if (qMulOverflow(dateTime.toMSecsSinceEpoch(), qint64(1000), &us))
+        return Time(); // beyond what microseconds since the epoch can hold
+    return Time(us);
 }
 
 Time Time::currentTime()
@@ -24,7 +29,8 @@ QDateTime Time::toDateTime() const
 QString Time::toString() const
 {
     const qint64 secs = m_us >= 0 ? m_us / 1000000 : -((-(m_us + 1)) / 1000000) - 1;
-    const qint64 frac = m_us - secs * 1000000;
+    // Not m_us - secs * 1000000: for times near the ends of the range that product overflows.
+    const qint64 frac = m_us % 1000000 < 0 ? m_us % 1000000 + 1000000 : m_us % 1000000;
     QString s = QDateTime::fromSecsSinceEpoch(secs, Qt::UTC).toString(Qt::ISODate);
     if (s.endsWith(QLatin1Char('Z')))
         s.chop(1);

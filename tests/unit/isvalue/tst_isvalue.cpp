@@ -72,6 +72,7 @@ private slots:
     void json();
     void timeToString_data();
     void timeToString();
+    void timeAtTheEndsOfTheRange();
 
 private:
     Object allTypes() const;
@@ -549,6 +550,17 @@ void TestIsValue::timeToString()
     QCOMPARE(Time(us).toString(), expected);
     QCOMPARE(Time(us).toDateTime().toMSecsSinceEpoch(), us >= 0 ? us / 1000 : -((-us + 999) / 1000));
     QCOMPARE(Time::fromDateTime(Time(us).toDateTime()).microsecondsSinceEpoch() / 1000, us / 1000);
+}
+
+// Found by fuzz_isvalue: the fraction was m_us - secs * 1000000, which overflows at the ends of
+// the range (a time attribute of INT64_MIN in a decoded object).
+void TestIsValue::timeAtTheEndsOfTheRange()
+{
+    QVERIFY(Time(std::numeric_limits<qint64>::min()).toString().endsWith(QLatin1String(".224192Z")));
+    QVERIFY(Time(std::numeric_limits<qint64>::max()).toString().endsWith(QLatin1String(".775807Z")));
+    // Milliseconds a QDateTime holds but microseconds since the epoch cannot: no overflow.
+    const QDateTime far = QDateTime::fromMSecsSinceEpoch(std::numeric_limits<qint64>::max() / 100, Qt::UTC);
+    QCOMPARE(Time::fromDateTime(far).microsecondsSinceEpoch(), Time().microsecondsSinceEpoch());
 }
 
 QTEST_GUILESS_MAIN(TestIsValue)
