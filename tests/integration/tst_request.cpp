@@ -188,12 +188,21 @@ void tst_Request::requestToAProviderThatRestartedDoesNotWaitOutItsTimeout()
     QTRY_COMPARE_WITH_TIMEOUT(got.replies.size(), 1, 20000);
     const Reply &r = got.replies.first();
     QVERIFY2(r.isOk() || r.error() == Status::Code::ProviderLost, qPrintable(r.errorString()));
-    // And the service works again.
-    Collector third;
-    client.request(QStringLiteral("Phoenix.Service"), "three", 10000, this, third.fn());
-    QTRY_COMPARE_WITH_TIMEOUT(third.replies.size(), 1, 10000);
-    QVERIFY2(third.replies.first().isOk(), qPrintable(third.replies.first().errorString()));
-    QCOMPARE(third.replies.first().data(), QByteArray("THREE for Caller"));
+    // And the service works again once the new provider is known (a request that still went to the
+    // old address fails at once; asking again is what a caller does).
+    QByteArray answer;
+    for (int attempt = 0; attempt < 100 && answer.isEmpty(); ++attempt) {
+        Collector third;
+        client.request(QStringLiteral("Phoenix.Service"), "three", 10000, this, third.fn());
+        QTRY_COMPARE_WITH_TIMEOUT(third.replies.size(), 1, 10000);
+        const Reply &t = third.replies.first();
+        QVERIFY2(t.isOk() || t.error() == Status::Code::ProviderLost, qPrintable(t.errorString()));
+        if (t.isOk())
+            answer = t.data();
+        else
+            QTest::qWait(50);
+    }
+    QCOMPARE(answer, QByteArray("THREE for Caller"));
 }
 
 void tst_Request::invalidRequestsRefusedAtOnce()
