@@ -22,7 +22,7 @@ namespace {
 // A claimed address that could not be reached is refused without dialling it again for this long.
 constexpr qint64 DialRetryMs = 5000;
 // Processes from one source address that may wait for their connect-back at once.
-constexpr int MaxUnverifiedPerSource = 16;
+constexpr int MaxUnverifiedPerSource = 256; // a host starting its whole farm at once fits
 // An accepted process that sends nothing within this time is no longer remembered as unverified.
 constexpr qint64 UnverifiedForgetMs = 60000;
 
