@@ -81,6 +81,12 @@ void SubscriptionPrivate::deliver(const Message &m, quint64 providerIncarnation)
         lastSequence = m.sequence() - 1;
     }
     providerLost = false;
+    if (attached && m.sequence() <= lastSequence && received > 0) {
+        // A channel's stream is never re-sent, so a number that goes back means the sender opened a
+        // new Stream on this channel (it replaced a subscription: the receiver subscribed again after
+        // the server was stopped and continued, or after a broken connection): counted afresh.
+        lastSequence = m.sequence() - 1;
+    }
     if (m.sequence() <= lastSequence && received > 0) {
         // A value already seen (re-sent on re-subscription, e.g. after a Control Server restart):
         // not delivered twice, but it proves the provider is there again.

@@ -253,6 +253,10 @@ class Subscription:
 
     def _deliver(self, m: Message, incarnation: int) -> None:
         prev = self._seq.get(incarnation)
+        if self.attached and prev is not None and m.sequence <= prev:
+            # A stream is never re-sent: a number that goes back is a new stream the sender opened
+            # on this channel (we subscribed again), counted afresh.
+            prev = m.sequence - 1
         if prev is not None and m.sequence <= prev:
             return  # a value already seen (re-sent on (re)subscription)
         if prev is not None and m.sequence > prev + 1:
