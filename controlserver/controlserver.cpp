@@ -9,7 +9,14 @@
 #include <QLoggingCategory>
 #include <QNetworkInterface>
 #include <QRandomGenerator>
+#include <QFile>
+#include <QTcpSocket>
 #include <QTimer>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <unistd.h>
 
 Q_LOGGING_CATEGORY(lcServer, "dialog.controlserver", QtInfoMsg)
 
@@ -462,6 +469,14 @@ void ControlServer::admit(const net::Inbound &in, const QList<QHostAddress> &add
         return;
     }
     m_refusedConnects.remove(p.name);
+    m_shortestHeartbeatMs = qMin(m_shortestHeartbeatMs, p.heartbeatMs);
+    if (p.name.startsWith(QLatin1String("DIALOG.Standby."))) {
+        // A standby is named after the port it takes over on; it serves from its own host.
+        bool ok = false;
+        const quint16 port = p.name.mid(int(qstrlen("DIALOG.Standby."))).toUShort(&ok);
+        if (ok && port != 0)
+            m_standby = Endpoint{p.host, port};
+    }
     qCInfo(lcServer).noquote() << "process" << p.name << "connected from" << reply.toString() << "pid"
                                << p.pid << (result == Directory::ConnectResult::Refreshed ? "(again)" : "");
     // Until it answers, it is on probation: if SUCCESSFULLY_CONNECTED cannot be delivered, the
@@ -610,10 +625,95 @@ void ControlServer::lose(const QString &name, const QString &reason)
 
 void ControlServer::checkHeartbeats()
 {
+    const qint64 t = now();
+    const qint64 gap = m_lastCheckMs < 0 ? 0 : t - m_lastCheckMs;
+    m_lastCheckMs = t;
+    // Processes (and the standby) give up on us after misses × their own interval.
+    if (gap > qMax<qint64>(200, qint64(m_options.heartbeatMisses) * qMin(m_options.heartbeatMs, m_shortestHeartbeatMs)))
+        wokeUp(gap);
+    if (m_probingStandby)
+        return; // nobody is declared lost until we know whether we still serve
     if (!m_unverified.isEmpty() || !m_dialFailures.isEmpty())
         expireConnectBacks();
     for (const QString &name : m_directory.expired(now(), m_options.heartbeatMisses))
         lose(name, QStringLiteral("no heartbeat for %1 intervals").arg(m_options.heartbeatMisses));
+}
+
+void ControlServer::wokeUp(qint64 stalledMs)
+{
+    qCWarning(lcServer).noquote() << QStringLiteral("this Control Server did not run for %1 ms (stopped or starved)")
+                                         .arg(stalledMs);
+    // The heartbeats it missed are its own fault: every process gets a fresh interval.
+    for (const QString &name : m_directory.processNames())
+        m_directory.heartbeat(name, now());
+    if (m_standby.port == 0 || m_probingStandby)
+        return;
+    // Its processes may have moved to the standby, which serves only once it took over.
+    m_probingStandby = true;
+    auto *probe = new QTcpSocket(this);
+    auto *timeout = new QTimer(probe);
+    timeout->setSingleShot(true);
+    const net::Endpoint standby = m_standby;
+    auto finish = [this, probe](bool listening, const net::Endpoint &at) {
+        probe->disconnect();
+        probe->deleteLater();
+        m_probingStandby = false;
+        if (listening)
+            stepDown(at);
+        else
+            qCInfo(lcServer).noquote() << "the standby at" << at.toString() << "did not take over: still serving";
+    };
+    connect(probe, &QTcpSocket::connected, this, [finish, standby] { finish(true, standby); });
+    connect(probe, &QTcpSocket::errorOccurred, this, [finish, standby] { finish(false, standby); });
+    connect(timeout, &QTimer::timeout, this, [finish, standby] { finish(false, standby); });
+    timeout->start(qMax(500, m_options.heartbeatMs));
+    probe->connectToHost(standby.host, standby.port);
+}
+
+void ControlServer::stepDown(const net::Endpoint &active)
+{
+    // Two servers must not serve one partition. The standby that took over keeps serving (the
+    // processes are there now); this one becomes its standby with a clean slate: the process
+    // executes itself again with --standby-of the active server (same PID, so a supervisor keeps
+    // watching it; every socket is closed on exec, and the processes still here fail over).
+    const QString at = active.toString();
+    qCWarning(lcServer).noquote() << "the standby at" << at
+                                  << "took over while this server was not running: stepping down to be its standby";
+    QStringList args = QCoreApplication::arguments();
+    const QString program = QCoreApplication::applicationFilePath();
+    if (!args.isEmpty())
+        args.removeFirst();
+    for (int i = 0; i < args.size();) {
+        if (args.at(i) == QLatin1String("--standby-of") && i + 1 < args.size())
+            args.remove(i, 2);
+        else if (args.at(i).startsWith(QLatin1String("--standby-of=")))
+            args.remove(i);
+        else
+            ++i;
+    }
+    for (int i = 0; i < args.size();) { // a standby needs a real port: the one it served on
+        if (args.at(i) == QLatin1String("--port") && i + 1 < args.size())
+            args.remove(i, 2);
+        else if (args.at(i).startsWith(QLatin1String("--port=")))
+            args.remove(i);
+        else
+            ++i;
+    }
+    args << QStringLiteral("--port") << QString::number(port()) << QStringLiteral("--standby-of") << at;
+    std::vector<QByteArray> storage;
+    storage.push_back(QFile::encodeName(program));
+    for (const QString &a : std::as_const(args))
+        storage.push_back(a.toLocal8Bit());
+    std::vector<char *> argv;
+    for (QByteArray &b : storage)
+        argv.push_back(b.data());
+    argv.push_back(nullptr);
+    fflush(stdout);
+    fflush(stderr);
+    ::execv(argv[0], argv.data());
+    qCCritical(lcServer).noquote() << "cannot step down (exec" << program << "failed:" << qt_error_string(errno)
+                                   << "); exiting so that the standby serves alone";
+    QCoreApplication::exit(1);
 }
 
 bool ControlServer::routeCommand(const net::Inbound &in)

@@ -87,6 +87,11 @@ private:
     void sendTo(const QString &process, const QByteArray &frame);
     void sendToEndpoint(const net::Endpoint &e, const QByteArray &frame);
     void checkHeartbeats();
+    /// After this server was not running for longer than processes wait for it (SIGSTOP, a swap
+    /// storm): nobody is blamed for heartbeats it could not read, and if its standby took over
+    /// meanwhile it steps down to be that server's standby.
+    void wokeUp(qint64 stalledMs);
+    void stepDown(const net::Endpoint &active);
     bool routeCommand(const net::Inbound &in); // reader threads
     static QByteArray relayedCommand(const net::Inbound &in);
     void rebuildRoutes();
@@ -132,6 +137,10 @@ private:
     mutable QReadWriteLock m_routesLock;
     QHash<QByteArray, QList<net::OutboxPtr>> m_commandRoutes;
     QSet<QPair<QString, quint64>> m_connectedPeers; // standby only: a DIALOG client of the primary
+    qint64 m_lastCheckMs = -1;
+    int m_shortestHeartbeatMs = 1 << 30; // of the processes admitted so far
+    net::Endpoint m_standby; // where our standby serves once it takes over (from its name)
+    bool m_probingStandby = false;
 };
 
 } // namespace dialog::cs

@@ -122,8 +122,8 @@ bool Controllable::requestTransition(const TransitionRequest &request, Done done
             m_machine.fail(QStringLiteral("%1 failed: %2").arg(transitionName(t), error));
             log(Severity::Error, m_machine.error());
         }
+        transitionEnded(t, ok); // first: what it sets (the run's start time) is in the state published
         publishState();
-        transitionEnded(t, ok);
         if (done)
             done(ok, ok ? QString() : m_machine.error());
     };

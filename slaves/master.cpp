@@ -61,7 +61,8 @@ bool Master::readRunNumber(const QString &file, quint32 *out, QString *error)
         return false;
     }
     bool ok = false;
-    const uint n = f.readAll().trimmed().toUInt(&ok);
+    // The number, then (since takeover exists) the start time of that run in ms on a second line.
+    const uint n = f.readAll().split('\n').value(0).trimmed().toUInt(&ok);
     if (!ok) {
         *error = QStringLiteral("%1 does not hold a run number; starting from 0").arg(file);
         return false;
@@ -70,11 +71,12 @@ bool Master::readRunNumber(const QString &file, quint32 *out, QString *error)
     return true;
 }
 
-bool Master::writeRunNumber(quint32 n, QString *error)
+bool Master::writeRunNumber(quint32 n, qint64 startMs, QString *error)
 {
     QDir().mkpath(QFileInfo(m_runNumberFile).absolutePath());
     QSaveFile f(m_runNumberFile);
-    if (!f.open(QIODevice::WriteOnly) || f.write(QByteArray::number(n) + '\n') < 0 || !f.commit()) {
+    const QByteArray text = QByteArray::number(n) + '\n' + QByteArray::number(startMs) + '\n';
+    if (!f.open(QIODevice::WriteOnly) || f.write(text) < 0 || !f.commit()) {
         *error = QStringLiteral("cannot save the run number to %1: %2").arg(m_runNumberFile, f.errorString());
         return false;
     }
@@ -134,12 +136,56 @@ void Master::onSlaveMessage(const QString &name, const QByteArray &data)
     v.transition = st->transition;
     v.error = st->error;
     v.pid = st->pid;
+    v.runNumber = st->runNumber;
     if (fresh)
         log(Severity::Info,
             QStringLiteral("%1 is there (%2, pid %3)").arg(name, stateName(v.state)).arg(v.pid));
+    takeOver();
     checkConsistency();
     recoverStep();
     publishState();
+}
+
+void Master::takeOver()
+{
+    if (machine().state() != State::Initial || machine().busy())
+        return;
+    State common = State::Initial;
+    quint32 run = 0;
+    for (const QString &n : std::as_const(m_order)) {
+        const SlaveView &v = m_slaves[n];
+        if (!v.seen || v.lost || v.busy)
+            return;
+        if (n == m_order.first())
+            common = v.state;
+        else if (v.state != common)
+            return;
+        run = qMax(run, v.runNumber);
+    }
+    if (m_order.isEmpty() || (common != State::Configured && common != State::Running && common != State::Paused))
+        return;
+    if (!restoreState(common))
+        return;
+    if (run > m_runNumber) {
+        // The run number file lags (a start whose save was lost with the machine): the slaves know.
+        QString error;
+        if (!writeRunNumber(run, 0, &error))
+            log(Severity::Warning, error);
+        m_runNumber = run;
+    }
+    if (m_runStartMs == 0) {
+        // When the run began: written beside its number at start (the active time restarts from 0).
+        QFile f(m_runNumberFile);
+        if (f.open(QIODevice::ReadOnly))
+            m_runStartMs = f.readAll().split('\n').value(1).trimmed().toLongLong();
+    }
+    if (common == State::Running) {
+        m_runningSince.start();
+        m_runInfoTimer.start();
+    }
+    log(Severity::Info, QStringLiteral("took over the run: every slave is %1 (run %2)")
+                            .arg(stateName(common))
+                            .arg(m_runNumber));
 }
 
 void Master::checkConsistency()
@@ -260,7 +306,7 @@ void Master::perform(Transition t, const TransitionRequest &params, Done done)
     }
     if (t == Transition::Start) {
         QString error;
-        if (!writeRunNumber(m_runNumber + 1, &error)) {
+        if (!writeRunNumber(m_runNumber + 1, 0, &error)) {
             done(false, error);
             return;
         }
@@ -343,6 +389,8 @@ void Master::transitionEnded(Transition t, bool ok)
         case Transition::Start:
             m_runStartMs = nowMs();
             m_runStopMs = 0;
+            if (QString error; !writeRunNumber(m_runNumber, m_runStartMs, &error)) // for a takeover
+                log(Severity::Warning, error);
             m_activeMsBefore = 0;
             m_runningSince.start();
             m_runInfoTimer.start();

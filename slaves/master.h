@@ -15,7 +15,8 @@ namespace dialog::rc {
 /// time-out and publishes the aggregated state: the state every slave agrees on, or Error naming
 /// the culprits. Owns the run number (persisted, +1 on every start) and RunParams.RunInfo. A lost
 /// slave puts the run in Error; a replacement that appears is brought to the state of the run, and
-/// the master leaves Error when every slave is back there.
+/// the master leaves Error when every slave is back there. A master that (re)starts while its slaves
+/// agree on a configured, running or paused run takes that run over (its state and run number).
 class Master : public Controllable
 {
     Q_OBJECT
@@ -30,6 +31,7 @@ public:
         std::optional<Transition> transition;
         QString error;
         qint64 pid = 0;
+        quint32 runNumber = 0; ///< of the run the slave was last started in
         bool recovering = false;
     };
 
@@ -57,11 +59,12 @@ private:
                    quint64 epoch);
     void checkConsistency();
     void recoverStep();
+    void takeOver();
     void slaveFailed(const QString &name, const QString &why);
     void publishRunInfo();
     /// The request the master sends its slaves for @p t (with the run number and type).
     TransitionRequest slaveRequest(Transition t) const;
-    bool writeRunNumber(quint32 n, QString *error);
+    bool writeRunNumber(quint32 n, qint64 startMs, QString *error);
     qint64 activeMs() const;
 
     Partition m_partition;

@@ -337,10 +337,11 @@ void tst_Recovery::standbyTakesOverFromKilledPrimary()
 void tst_Recovery::hungControlServerIsLeftForStandby()
 {
     const quint16 standbyPort = freePort();
-    QVERIFY(m_fx->startControlServerOn(standbyPort,
-                                       {QStringLiteral("--standby-of"), m_fx->controlServer(),
-                                        QStringLiteral("--heartbeat-ms"), HeartbeatArg},
-                                       false));
+    QProcess *standby = m_fx->startControlServerOn(standbyPort,
+                                                   {QStringLiteral("--standby-of"), m_fx->controlServer(),
+                                                    QStringLiteral("--heartbeat-ms"), HeartbeatArg},
+                                                   false);
+    QVERIFY(standby);
     ClientOptions o = fast(QStringLiteral("PatientProcess"));
     o.controlServers = {m_fx->controlServer(), QStringLiteral("127.0.0.1:%1").arg(standbyPort)};
     Client c(o);
@@ -362,7 +363,59 @@ void tst_Recovery::hungControlServerIsLeftForStandby()
                        &out),
              0);
     QVERIFY(out.contains("ok"));
+
+    // A subscriber that came up on the standby while the primary was hung.
+    ClientOptions wo = fast(QStringLiteral("Watcher"));
+    wo.controlServers = o.controlServers;
+    Client watcher(wo);
+    Subscription *sub = watcher.subscribe(QStringLiteral("Patient.State"));
+    int lostSeen = 0;
+    connect(sub, &Subscription::stateChanged, this, [&lostSeen](Subscription::State st) {
+        if (st == Subscription::State::Lost)
+            ++lostSeen;
+    });
+    QVERIFY(watcher.start());
+    QTRY_COMPARE_WITH_TIMEOUT(sub->state(), Subscription::State::Active, 5000);
+
+    // The primary wakes up: two servers must not serve one partition. It blames nobody for the
+    // heartbeats it missed and steps down to be the standby of the server that took over (same
+    // process, no longer listening on its port).
+    const qint64 pid = m_fx->controlServerProcess()->processId();
+    const quint16 primaryPort = m_fx->port();
     signalProcess(m_fx->controlServerProcess(), SIGCONT);
+    auto standbyEntry = [&] {
+        QByteArray ls;
+        m_fx->run(QStringLiteral("dialog"),
+                  {QStringLiteral("ls"), QStringLiteral("--json"), QStringLiteral("--control-server"),
+                   QStringLiteral("127.0.0.1:%1").arg(standbyPort)},
+                  &ls);
+        for (const QJsonValue &v : QJsonDocument::fromJson(ls).object().value(QStringLiteral("processes")).toArray())
+            if (v.toObject().value(QStringLiteral("name")).toString() ==
+                QStringLiteral("DIALOG.Standby.%1").arg(primaryPort))
+                return v.toObject();
+        return QJsonObject();
+    };
+    QTRY_VERIFY_WITH_TIMEOUT(!standbyEntry().isEmpty(), 10000);
+    QCOMPARE(qint64(standbyEntry().value(QStringLiteral("pid")).toInteger()), pid);
+    QCOMPARE(m_fx->controlServerProcess()->state(), QProcess::Running);
+    QVERIFY(!ProcessFixture::waitForPort(primaryPort, 300));
+    QTest::qWait(3 * Heartbeat);
+    QCOMPARE(lostSeen, 0);
+    QCOMPARE(c.state(), Client::State::Connected);
+    QCOMPARE(sub->state(), Subscription::State::Active);
+
+    // And it is a real standby: the server that took over dies, the old primary serves again.
+    signalProcess(standby, SIGKILL);
+    QVERIFY(ProcessFixture::waitForPort(primaryPort, 10000));
+    QTRY_COMPARE_WITH_TIMEOUT(c.state(), Client::State::Connected, 10000);
+    out.clear();
+    QCOMPARE(m_fx->run(QStringLiteral("dialog"),
+                       {QStringLiteral("get"), QStringLiteral("Patient.State"), QStringLiteral("--count"),
+                        QStringLiteral("1"), QStringLiteral("--timeout-ms"), QStringLiteral("5000"),
+                        QStringLiteral("--control-server"), m_fx->controlServer()},
+                       &out),
+             0);
+    QVERIFY(out.contains("ok"));
 }
 
 void tst_Recovery::misbehavingProcessIsDisconnected()

@@ -33,6 +33,7 @@ private Q_SLOTS:
     void commandDrivesTheMasterToo();
     void slaveCrashMidRunPutsErrorThenRecoversWhenRestarted();
     void hungSlaveDeclaredLostIsSeenAgainAndRunRecovers();
+    void restartedMasterTakesOverTheRun();
     void slaveFailingConfigureIsNamedAndResetRecovers();
     void hangingSlaveTimesOut();
     void readoutCountsCorruptEventsAndWritesOutput();
@@ -353,6 +354,49 @@ void tst_RunControl::hungSlaveDeclaredLostIsSeenAgainAndRunRecovers()
     QVERIFY(transition(QStringLiteral("reset")).isOk());
     const Reply configured = transition(QStringLiteral("configure"));
     QVERIFY2(configured.isOk(), qPrintable(configured.errorString()));
+}
+
+void tst_RunControl::restartedMasterTakesOverTheRun()
+{
+    // The master crashes mid-run and is restarted (by a supervisor): the slaves are still Running,
+    // and the new master takes that run over (state, run number, start time) instead of sitting in
+    // Initial beside a running run.
+    const QString partition = writePartition(threeSlaves);
+    QProcess *master = startMaster(partition);
+    startSlave(QStringLiteral("control"), QStringLiteral("FE1"));
+    startSlave(QStringLiteral("control"), QStringLiteral("FE2"));
+    startSlave(QStringLiteral("readout"), QStringLiteral("RO1"),
+               {QStringLiteral("--threads"), QStringLiteral("2")});
+    QTRY_VERIFY_WITH_TIMEOUT(allSlavesPresent(), 10000);
+    QVERIFY(transition(QStringLiteral("configure")).isOk());
+    QVERIFY(transition(QStringLiteral("start")).isOk());
+    QVERIFY(transition(QStringLiteral("stop")).isOk());
+    QVERIFY(transition(QStringLiteral("start")).isOk()); // run 2
+    QTRY_VERIFY_WITH_TIMEOUT(masterState().value(QStringLiteral("run_number")).toInt() == 2 &&
+                                 !masterState().value(QStringLiteral("busy")).toBool() &&
+                                 masterState().value(QStringLiteral("state")).toString() == QLatin1String("Running"),
+                             5000);
+    const qint64 startMs = qint64(masterState().value(QStringLiteral("run_start_ms")).toDouble());
+    QVERIFY(startMs > 0);
+
+    const qint64 oldPid = master->processId();
+    ::kill(pid_t(oldPid), SIGKILL);
+    QTRY_COMPARE_WITH_TIMEOUT(m_master->state(), Subscription::State::Lost, 10000);
+    const qint64 newPid = startMaster(partition)->processId();
+    QVERIFY(newPid != oldPid);
+    QTRY_COMPARE_WITH_TIMEOUT(qint64(masterState().value(QStringLiteral("pid")).toInteger()), newPid, 10000);
+    QTRY_COMPARE_WITH_TIMEOUT(masterState().value(QStringLiteral("state")).toString(),
+                              QStringLiteral("Running"), 15000);
+    QCOMPARE(masterState().value(QStringLiteral("run_number")).toInt(), 2);
+    QCOMPARE(qint64(masterState().value(QStringLiteral("run_start_ms")).toDouble()), startMs);
+    QVERIFY(allSlavesPresent());
+    // It drives the run it took over: stop reaches every slave, and the next start is run 3.
+    const Reply stopped = transition(QStringLiteral("stop"));
+    QVERIFY2(stopped.isOk(), qPrintable(stopped.errorString()));
+    QCOMPARE(slaveState(QStringLiteral("RO1")), QStringLiteral("Configured"));
+    QVERIFY(transition(QStringLiteral("start")).isOk());
+    QTRY_COMPARE_WITH_TIMEOUT(masterState().value(QStringLiteral("run_number")).toInt(), 3, 5000);
+    QVERIFY(transition(QStringLiteral("stop")).isOk());
 }
 
 void tst_RunControl::slaveFailingConfigureIsNamedAndResetRecovers()

@@ -195,7 +195,7 @@ void StateMachine::fail(const QString &why)
 
 bool StateMachine::restore(State s)
 {
-    if (m_state != State::Error || s == State::Error || m_pending)
+    if ((m_state != State::Error && m_state != State::Initial) || s == State::Error || m_pending)
         return false;
     m_state = s;
     m_error.clear();

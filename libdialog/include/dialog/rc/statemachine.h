@@ -71,8 +71,9 @@ public:
     bool finish();
     /// Enters Error with @p why (from anywhere, abandoning a pending transition).
     void fail(const QString &why);
-    /// Leaves Error directly for @p s (the master, once every slave is back in @p s). False if not in
-    /// Error or @p s is Error.
+    /// Leaves Error directly for @p s (the master, once every slave is back in @p s), or Initial (a
+    /// restarted master taking over the run its slaves are in). False if not in Error or Initial, if
+    /// a transition is pending, or if @p s is Error.
     bool restore(State s);
 
 private:
