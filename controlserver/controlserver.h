@@ -27,6 +27,10 @@ struct ServerOptions
     int heartbeatMisses = 3; ///< missed intervals before a process is declared lost
     int maxServicesPerProcess = 10000; ///< services one process may provide; more are refused
     int maxServices = 100000;          ///< services in the directory; more are refused
+    /// Largest DIALOG.Directory message (JSON bytes): a larger directory goes out in pages. Below
+    /// the message limit (64 MiB) so that every subscriber can take it.
+    qint64 directoryPageBytes = 8 * 1024 * 1024;
+    LostLimits lost;                   ///< bounds of the "lost" history
     QString standbyOf;       ///< "host:port" of the primary: wait as a spare until it is gone
     /// Accept any address a process advertises. By default it must be the address its connection
     /// comes from (or, from this host, one of this host's addresses).
@@ -52,6 +56,8 @@ public:
     /// Name of the service carrying every process's communication figures as JSON, published at most
     /// once per statisticsIntervalMs() while they change (they arrive with the heartbeats).
     static QString statisticsService() { return statisticsServiceName(); }
+    /// Name of the service whose requests are commands, forwarded and confirmed (dialog send).
+    static QString commandService() { return commandServiceName(); }
     static constexpr int statisticsIntervalMs() { return 1000; }
 
 private:
@@ -88,6 +94,8 @@ private:
     void sendToEndpoint(const net::Endpoint &e, const QByteArray &frame);
     void checkHeartbeats();
     bool routeCommand(const net::Inbound &in); // reader threads
+    /// A request to DIALOG.Command: forwards the command and answers whom it was handed to.
+    void onCommandRequest(const net::Inbound &in);
     static QByteArray relayedCommand(const net::Inbound &in);
     void rebuildRoutes();
     void directoryChanged();
@@ -104,10 +112,12 @@ private:
     net::PeerInfo m_self;
     ServiceStatePtr m_directoryService;
     ServiceStatePtr m_statisticsService;
+    ServiceStatePtr m_commandService; // takes requests only, publishes nothing
     QTimer *m_statisticsTimer = nullptr;
     QTimer *m_heartbeatTimer = nullptr;
     QTimer *m_publishTimer = nullptr;
     QElapsedTimer m_clock;
+    quint64 m_directoryGeneration = 0;
     qint64 m_epochOffset = 0;
     QHash<QString, int> m_refusedConnects; // connections refused per name in use, until it connects
     std::unique_ptr<Client> m_primaryWatch;
@@ -131,7 +141,12 @@ private:
     // Command routing for the reader threads, rebuilt by the main thread on every directory change.
     mutable QReadWriteLock m_routesLock;
     QHash<QByteArray, QList<net::OutboxPtr>> m_commandRoutes;
-    QSet<QPair<QString, quint64>> m_connectedPeers; // standby only: a DIALOG client of the primary
+    QSet<QPair<QString, quint64>> m_connectedPeers; // processes whose commands are forwarded
+    // Processes lost a moment ago, whose commands are still forwarded: a short-lived sender (dialog
+    // send) may be declared lost (its receiving socket closed when it exited) before its command,
+    // written earlier on its own connection, was read. They completed CONNECT; the command is theirs.
+    QHash<QPair<QString, quint64>, qint64> m_recentlyLost; // -> when (now())
+    bool mayCommand(const net::Inbound &in) const;
 };
 
 } // namespace dialog::cs

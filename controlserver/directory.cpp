@@ -76,12 +76,30 @@ ProcessRecord Directory::removeProcess(const QString &name, const QString &reaso
             m_requests.erase(it);
     }
     if (!reason.isEmpty()) {
-        m_lost.append(LostRecord{p, nowMs, reason});
-        constexpr int MaxLost = 100;
-        while (m_lost.size() > MaxLost)
+        LostRecord l{p, nowMs, reason, 0};
+        // The lists of a lost process are history: the first names (in order) are kept, the rest
+        // counted. A process that registered thousands of long names leaves a small trace.
+        for (QSet<QString> *set : {&l.process.services, &l.process.commands, &l.process.requests}) {
+            if (set->size() <= m_lostLimits.maxNames)
+                continue;
+            const QStringList keep = sorted(*set).mid(0, m_lostLimits.maxNames);
+            l.omittedNames += int(set->size()) - int(keep.size());
+            *set = QSet<QString>(keep.cbegin(), keep.cend());
+        }
+        l.process.statistics = ProcessStatistics();
+        m_lost.append(std::move(l));
+        while (m_lost.size() > m_lostLimits.maxCount)
             m_lost.removeFirst();
+        expireLost(nowMs);
     }
     return p;
+}
+
+bool Directory::expireLost(qint64 nowMs)
+{
+    const auto n = m_lost.removeIf(
+        [&](const LostRecord &l) { return l.lostAtMs != 0 && nowMs - l.lostAtMs > m_lostLimits.maxAgeMs; });
+    return n > 0;
 }
 
 const ProcessRecord *Directory::process(const QString &name) const
@@ -277,6 +295,7 @@ DirectorySnapshot Directory::snapshot(qint64 nowMs) const
         snap.lost.append(entry(l.process));
         snap.lost.last().lostAtMs = l.lostAtMs;
         snap.lost.last().lostReason = l.reason;
+        snap.lost.last().omittedNames = l.omittedNames;
     }
     return snap;
 }

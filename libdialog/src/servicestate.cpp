@@ -18,6 +18,7 @@ bool ServiceState::publish(const QByteArray &data)
         seq = ++sequence;
         lastData = prepared;
         lastFlags = flags;
+        leadingPages.clear();
         hasValue = true;
         subs = subscribers; // implicitly shared snapshot, no copy unless the list changes
     }
@@ -35,6 +36,55 @@ bool ServiceState::publish(const QByteArray &data)
         }
     }
     return all;
+}
+
+bool ServiceState::publishPages(const QList<QByteArray> &pages)
+{
+    if (pages.size() == 1)
+        return publish(pages.first());
+    QList<Page> prepared;
+    prepared.reserve(pages.size());
+    for (const QByteArray &p : pages) {
+        Page page;
+        page.data = prepareData(p, compressionThreshold, page.flags);
+        prepared.append(page);
+    }
+    QMutexLocker serial(&updateLock);
+    QList<Subscriber> subs;
+    {
+        QMutexLocker l(&lock);
+        for (Page &p : prepared)
+            p.sequence = ++sequence;
+        lastData = prepared.last().data;
+        lastFlags = prepared.last().flags;
+        leadingPages = prepared.first(prepared.size() - 1);
+        hasValue = true;
+        subs = subscribers;
+    }
+    if (subs.isEmpty() || !transport)
+        return true;
+    bool all = true;
+    for (const Subscriber &s : std::as_const(subs)) {
+        for (const Page &p : std::as_const(prepared)) {
+            if (!sendTo(s, p.sequence, p.flags, p.data, 0)) {
+                // The rest of this value would arrive with a gap: it all comes again with room.
+                all = false;
+                dropped.fetch_add(1, std::memory_order_relaxed);
+                markBehind(s);
+                break;
+            }
+        }
+    }
+    return all;
+}
+
+bool ServiceState::sendCurrent(const Subscriber &s)
+{
+    // Pages already delivered come again with the numbers they had: the subscriber skips them.
+    for (const Page &p : std::as_const(leadingPages))
+        if (!sendTo(s, p.sequence, p.flags, p.data, 0))
+            return false;
+    return sendTo(s, sequence, lastFlags, lastData, 0);
 }
 
 bool ServiceState::sendTo(const Subscriber &s, quint64 seq, quint8 flags, const QByteArray &data, int blockMs)
@@ -61,7 +111,7 @@ void ServiceState::addSubscriber(const Subscriber &s)
         }
     }
     subscribers.append(s);
-    if (hasValue && !sendTo(s, sequence, lastFlags, lastData, 0)) {
+    if (hasValue && !sendCurrent(s)) {
         dropped.fetch_add(1, std::memory_order_relaxed);
         l.unlock();
         markBehind(s);
@@ -87,7 +137,7 @@ void ServiceState::markBehind(const Subscriber &s)
         for (const Subscriber &sub : std::as_const(self->subscribers)) {
             if (sub.box != box)
                 continue;
-            if (self->hasValue && !self->sendTo(sub, self->sequence, self->lastFlags, self->lastData, 0)) {
+            if (self->hasValue && !self->sendCurrent(sub)) {
                 l.unlock();
                 self->markBehind(sub); // still full: try again at the next drain
             }
