@@ -30,6 +30,8 @@ constexpr qint64 UnverifiedForgetMs = 60000;
 // Commands of a process are forwarded for this long after it was lost (see m_recentlyLost).
 constexpr qint64 RecentlyLostMs = 10000;
 constexpr int MaxRecentlyLost = 4096;
+// How long a process whose connection broke may take to say it disconnected (see destinationFailed).
+constexpr int ExitGraceMs = 100;
 
 bool sameAddress(const QHostAddress &a, const QHostAddress &b)
 {
@@ -145,8 +147,15 @@ bool ControlServer::activate(QString *error)
                 // A process we cannot reach is dead (its receiving socket refuses): no need to wait for
                 // heartbeats.
                 const QString name = m_directory.processAt(e.host, e.port);
-                if (!name.isEmpty())
-                    lose(name, QStringLiteral("unreachable (%1)").arg(why));
+                if (name.isEmpty())
+                    return;
+                // A process that exits closes its receiving socket at about the time its DISCONNECT
+                // (written before) is read: a moment's grace tells an exit from a crash in the log.
+                const quint64 incarnation = m_directory.process(name)->incarnation;
+                QTimer::singleShot(ExitGraceMs, this, [this, name, incarnation, why] {
+                    if (m_directory.connected(name, incarnation))
+                        lose(name, QStringLiteral("unreachable (%1)").arg(why));
+                });
             });
     connect(m_transport, &net::Transport::protocolError, this,
             [this](const QString &peer, const QString &why, const QString &name, quint64 incarnation) {
