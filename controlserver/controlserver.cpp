@@ -354,7 +354,7 @@ void ControlServer::onUnregisterService(const net::Inbound &in)
 void ControlServer::onRegisterCommand(const net::Inbound &in)
 {
     for (const QString &c : namesIn(in))
-        m_directory.registerCommand(in.peer->name, c);
+        registerCommand(in.peer->name, c);
     directoryChanged();
 }
 
@@ -501,7 +501,7 @@ void ControlServer::admit(const net::Inbound &in, const QList<QHostAddress> &add
     for (const auto &s : c.services())
         registerService(p.name, qs(s));
     for (const auto &cmd : c.commands())
-        m_directory.registerCommand(p.name, qs(cmd));
+        registerCommand(p.name, qs(cmd));
     for (const auto &r : c.requests())
         request(p.name, qs(r));
     directoryChanged();
@@ -579,8 +579,49 @@ void ControlServer::registerService(const QString &process, const QString &servi
         sendInfo(r, service);
 }
 
+bool ControlServer::admitName(const QString &process, const QString &what, const QString &name,
+                              const QSet<QString> &have)
+{
+    if (have.contains(name))
+        return true;
+    const qsizetype length = name.toUtf8().size();
+    QString why;
+    if (length == 0 || length > MaxNameLength)
+        why = QStringLiteral("invalid name (empty or over %1 bytes)").arg(MaxNameLength);
+    else if (have.size() >= m_options.maxNamesPerProcess)
+        why = QStringLiteral("%1 has %2 %3s, the most one process may")
+                  .arg(process)
+                  .arg(m_options.maxNamesPerProcess)
+                  .arg(what);
+    else if (m_directory.nameCount() >= m_options.maxNames)
+        why = QStringLiteral("the directory holds %1 commands and subscriptions, its limit").arg(m_options.maxNames);
+    if (why.isEmpty())
+        return true;
+    // One line for the first refusal and then at 2, 4, 8 … (a flood of names is not a flood of lines).
+    const int times = ++m_refusedNames[process];
+    if ((times & (times - 1)) == 0)
+        qCWarning(lcServer).noquote() << "refused" << what << name.left(64) << "of" << process << "-" << why
+                                      << (times > 1 ? QStringLiteral("(%1 refusals)").arg(times) : QString());
+    wire::Refused r;
+    r.set_what(ss(what));
+    r.set_name(ss(name.left(MaxNameLength)));
+    r.set_reason(ss(why));
+    sendTo(process, controlFrame(Type::Refused, r));
+    return false;
+}
+
+void ControlServer::registerCommand(const QString &process, const QString &command)
+{
+    const ProcessRecord *p = m_directory.process(process);
+    if (p && admitName(process, QStringLiteral("command"), command, p->commands))
+        m_directory.registerCommand(process, command);
+}
+
 void ControlServer::request(const QString &process, const QString &service)
 {
+    const ProcessRecord *p = m_directory.process(process);
+    if (!p || !admitName(process, QStringLiteral("subscription"), service, p->requests))
+        return;
     m_directory.request(process, service);
     sendInfo(process, service);
 }
@@ -619,6 +660,7 @@ void ControlServer::lose(const QString &name, const QString &reason)
     if (m_recentlyLost.size() >= MaxRecentlyLost)
         m_recentlyLost.clear(); // bounded; entries are short-lived anyway
     m_recentlyLost.insert(qMakePair(p.name, p.incarnation), now());
+    m_refusedNames.remove(p.name);
     if (reason.isEmpty())
         qCInfo(lcServer).noquote() << "process" << name << "disconnected";
     else

@@ -27,6 +27,8 @@ struct ServerOptions
     int heartbeatMisses = 3; ///< missed intervals before a process is declared lost
     int maxServicesPerProcess = 10000; ///< services one process may provide; more are refused
     int maxServices = 100000;          ///< services in the directory; more are refused
+    int maxNamesPerProcess = 10000;    ///< commands one process registers, services it requests (each)
+    int maxNames = 200000;             ///< command registrations + requests in the directory
     /// Largest DIALOG.Directory message (JSON bytes): a larger directory goes out in pages. Below
     /// the message limit (64 MiB) so that every subscriber can take it.
     qint64 directoryPageBytes = 8 * 1024 * 1024;
@@ -88,6 +90,11 @@ private:
     void onCancelRequest(const net::Inbound &in);
     void registerService(const QString &process, const QString &service);
     void request(const QString &process, const QString &service);
+    void registerCommand(const QString &process, const QString &command);
+    /// True if @p process may have @p name in @p have (its commands or requests); else false, and
+    /// the refusal is sent back as REFUSED of @p what (and logged at the 1st, 2nd, 4th … time).
+    bool admitName(const QString &process, const QString &what, const QString &name,
+                   const QSet<QString> &have);
     void sendInfo(const QString &to, const QString &service);
     void lose(const QString &name, const QString &reason);
     void sendTo(const QString &process, const QByteArray &frame);
@@ -120,6 +127,7 @@ private:
     quint64 m_directoryGeneration = 0;
     qint64 m_epochOffset = 0;
     QHash<QString, int> m_refusedConnects; // connections refused per name in use, until it connects
+    QHash<QString, int> m_refusedNames;    // command/subscription refusals per process (for the log)
     std::unique_ptr<Client> m_primaryWatch;
     // Connect-back: processes accepted but not yet proven reachable (no frame since SUCCESSFULLY_
     // CONNECTED was sent to where they claim to listen), and recent failures to reach a claim.

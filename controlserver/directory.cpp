@@ -63,6 +63,7 @@ ProcessRecord Directory::removeProcess(const QString &name, const QString &reaso
     ProcessRecord p = m_processes.take(name);
     if (p.name.isEmpty())
         return p;
+    m_names -= int(p.commands.size() + p.requests.size());
     for (const QString &s : std::as_const(p.services))
         m_providers.remove(s);
     for (const QString &c : std::as_const(p.commands)) {
@@ -166,17 +167,18 @@ const ProcessRecord *Directory::provider(const QString &service) const
 void Directory::registerCommand(const QString &process, const QString &command)
 {
     auto p = m_processes.find(process);
-    if (p == m_processes.end())
+    if (p == m_processes.end() || p->commands.contains(command))
         return;
     p->commands.insert(command);
     m_commands[command].insert(process);
+    ++m_names;
 }
 
 void Directory::unregisterCommand(const QString &process, const QString &command)
 {
     auto p = m_processes.find(process);
-    if (p != m_processes.end())
-        p->commands.remove(command);
+    if (p != m_processes.end() && p->commands.remove(command))
+        --m_names;
     auto it = m_commands.find(command);
     if (it != m_commands.end() && (it->remove(process), it->isEmpty()))
         m_commands.erase(it);
@@ -193,17 +195,18 @@ QStringList Directory::commandTargets(const QString &command) const
 void Directory::request(const QString &process, const QString &service)
 {
     auto p = m_processes.find(process);
-    if (p == m_processes.end())
+    if (p == m_processes.end() || p->requests.contains(service))
         return;
     p->requests.insert(service);
     m_requests[service].insert(process);
+    ++m_names;
 }
 
 void Directory::cancelRequest(const QString &process, const QString &service)
 {
     auto p = m_processes.find(process);
-    if (p != m_processes.end())
-        p->requests.remove(service);
+    if (p != m_processes.end() && p->requests.remove(service))
+        --m_names;
     auto it = m_requests.find(service);
     if (it != m_requests.end() && (it->remove(process), it->isEmpty()))
         m_requests.erase(it);

@@ -114,6 +114,8 @@ public:
     QJsonObject toJson(qint64 nowMs) const;
     int processCount() const { return int(m_processes.size()); }
     int serviceCount() const { return int(m_providers.size()); }
+    /// Command registrations plus requests (subscriptions) of every process.
+    int nameCount() const { return m_names; }
 
 private:
     QHash<QString, ProcessRecord> m_processes;
@@ -122,6 +124,7 @@ private:
     QHash<QString, QSet<QString>> m_requests; // service -> processes
     QList<LostRecord> m_lost;                 // most recent last, bounded by m_lostLimits
     LostLimits m_lostLimits;
+    int m_names = 0; // command registrations + requests
 };
 
 } // namespace dialog::cs

@@ -58,6 +58,14 @@ int main(int argc, char *argv[])
     p.addOption({QStringLiteral("max-services"),
                  QStringLiteral("Services in the directory; more are refused (default 100000)."),
                  QStringLiteral("n"), QStringLiteral("100000")});
+    p.addOption({QStringLiteral("max-names-per-process"),
+                 QStringLiteral("Commands one process may register, and services it may subscribe to, each; "
+                                "more are refused (default 10000)."),
+                 QStringLiteral("n"), QStringLiteral("10000")});
+    p.addOption({QStringLiteral("max-names"),
+                 QStringLiteral("Command registrations and subscriptions in the directory, in total; more are "
+                                "refused (default 200000)."),
+                 QStringLiteral("n"), QStringLiteral("200000")});
     p.addOption({QStringLiteral("directory-page-bytes"),
                  QStringLiteral("Largest DIALOG.Directory message; a larger directory is published in pages "
                                 "(default 8388608, at least 65536, at most 67108864)."),
@@ -114,7 +122,9 @@ int main(int argc, char *argv[])
                   {"max-handshaking-per-address", &o.transport.maxHandshakingPerAddress},
                   {"listen-backlog", &o.transport.listenBacklog},
                   {"max-services-per-process", &o.maxServicesPerProcess},
-                  {"max-services", &o.maxServices}};
+                  {"max-services", &o.maxServices},
+                  {"max-names-per-process", &o.maxNamesPerProcess},
+                  {"max-names", &o.maxNames}};
     for (const auto &l : limits) {
         *l.value = p.value(QLatin1String(l.option)).toInt(&ok);
         if (!ok || *l.value < 1)

@@ -74,6 +74,7 @@ private Q_SLOTS:
     void connectionsWithoutHelloTimedOutAndCapped();
     void duplicateProcessNameGivesUpInsteadOfRetryingForEver();
     void registrationsOverTheLimitRefusedWithReason();
+    void commandsAndSubscriptionsOverTheLimitRefused();
     void directoryOverThePageSizeComesInPagesAndLostListStaysBounded();
     void sendExitStatusSaysDeliveredRefusedOrLost();
     void sendFloodEveryConfirmedSendIsReceived();
@@ -645,6 +646,45 @@ void tst_ControlServer::registrationsOverTheLimitRefusedWithReason()
     QVERIFY2(c.errorString().contains(QLatin1String("the most one process may")),
              qPrintable(c.errorString()));
     QCOMPARE(fx.processEntry(QStringLiteral("Greedy")).value(QStringLiteral("services")).toArray().size(), 3);
+}
+
+void tst_ControlServer::commandsAndSubscriptionsOverTheLimitRefused()
+{
+    ProcessFixture fx;
+    QVERIFY(fx.startControlServer({QStringLiteral("--max-names-per-process"), QStringLiteral("3"),
+                                   QStringLiteral("--max-names"), QStringLiteral("8")}));
+    // The reader's own subscription is the first of the 8.
+    Client reader(fx.clientOptions(QStringLiteral("Reader")));
+    DirectoryAssembler pages;
+    std::optional<DirectorySnapshot> dir;
+    reader.subscribe(directoryServiceName(), &reader, [&](const Message &m) {
+        if (auto d = pages.add(m.data()))
+            dir = std::move(d);
+    });
+    QVERIFY(reader.start());
+    QTRY_VERIFY_WITH_TIMEOUT(dir && dir->process(QStringLiteral("Reader")), 10000);
+    const auto count = [&](const QString &process, QStringList ProcessEntry::*list) {
+        const ProcessEntry *e = dir ? dir->process(process) : nullptr;
+        return e ? int((e->*list).size()) : -1;
+    };
+    Client a(fx.clientOptions(QStringLiteral("Greedy")));
+    for (int i = 0; i < 5; ++i) {
+        a.registerCommand(QStringLiteral("Greedy.C%1").arg(i));
+        a.subscribe(QStringLiteral("Greedy.Wants%1").arg(i));
+    }
+    QVERIFY(a.start());
+    QTRY_VERIFY_WITH_TIMEOUT(count(QStringLiteral("Greedy"), &ProcessEntry::commands) == 3 &&
+                                 count(QStringLiteral("Greedy"), &ProcessEntry::subscriptions) == 3,
+                             10000);
+    // 1 + 6 held: one more command fits in the total of 8, not two.
+    Client b(fx.clientOptions(QStringLiteral("Second")));
+    for (int i = 0; i < 3; ++i)
+        b.registerCommand(QStringLiteral("Second.C%1").arg(i));
+    QVERIFY(b.start());
+    QTRY_COMPARE_WITH_TIMEOUT(count(QStringLiteral("Second"), &ProcessEntry::commands), 1, 10000);
+    QTest::qWait(300); // more would show by now
+    QCOMPARE(count(QStringLiteral("Second"), &ProcessEntry::commands), 1);
+    QCOMPARE(count(QStringLiteral("Greedy"), &ProcessEntry::commands), 3);
 }
 
 void tst_ControlServer::directoryOverThePageSizeComesInPagesAndLostListStaysBounded()
