@@ -594,7 +594,8 @@ bool ControlServer::admitName(const QString &process, const QString &what, const
                   .arg(m_options.maxNamesPerProcess)
                   .arg(what);
     else if (m_directory.nameCount() >= m_options.maxNames)
-        why = QStringLiteral("the directory holds %1 commands and subscriptions, its limit").arg(m_options.maxNames);
+        why = QStringLiteral("the directory holds %1 commands and subscriptions, its limit")
+                  .arg(m_options.maxNames);
     if (why.isEmpty())
         return true;
     // One line for the first refusal and then at 2, 4, 8 … (a flood of names is not a flood of lines).
@@ -762,8 +763,8 @@ void ControlServer::onCommandRequest(const net::Inbound &in)
         qCWarning(lcServer).noquote() << "command" << command << "from" << in.peer->name << "not delivered to"
                                       << t << "- its queue is full";
     }
-    answer(Ok, QJsonDocument(QJsonObject{{QStringLiteral("delivered"), delivered},
-                                         {QStringLiteral("failed"), failed}})
+    answer(Ok, QJsonDocument(
+                   QJsonObject{{QStringLiteral("delivered"), delivered}, {QStringLiteral("failed"), failed}})
                    .toJson(QJsonDocument::Compact));
 }
 

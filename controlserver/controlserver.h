@@ -32,7 +32,7 @@ struct ServerOptions
     /// Largest DIALOG.Directory message (JSON bytes): a larger directory goes out in pages. Below
     /// the message limit (64 MiB) so that every subscriber can take it.
     qint64 directoryPageBytes = 8 * 1024 * 1024;
-    LostLimits lost;                   ///< bounds of the "lost" history
+    LostLimits lost;         ///< bounds of the "lost" history
     QString standbyOf;       ///< "host:port" of the primary: wait as a spare until it is gone
     /// Accept any address a process advertises. By default it must be the address its connection
     /// comes from (or, from this host, one of this host's addresses).

@@ -46,9 +46,9 @@ struct LostRecord
 /// operators see what went, but the history never grows without limit.
 struct LostLimits
 {
-    int maxCount = 100;          ///< lost processes listed; the oldest go first
-    qint64 maxAgeMs = 3600000;   ///< a lost process is forgotten after this long
-    int maxNames = 100;          ///< names kept per list (services, commands, subscriptions)
+    int maxCount = 100;        ///< lost processes listed; the oldest go first
+    qint64 maxAgeMs = 3600000; ///< a lost process is forgotten after this long
+    int maxNames = 100;        ///< names kept per list (services, commands, subscriptions)
 };
 
 class Directory

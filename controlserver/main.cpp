@@ -62,10 +62,11 @@ int main(int argc, char *argv[])
                  QStringLiteral("Commands one process may register, and services it may subscribe to, each; "
                                 "more are refused (default 10000)."),
                  QStringLiteral("n"), QStringLiteral("10000")});
-    p.addOption({QStringLiteral("max-names"),
-                 QStringLiteral("Command registrations and subscriptions in the directory, in total; more are "
-                                "refused (default 200000)."),
-                 QStringLiteral("n"), QStringLiteral("200000")});
+    p.addOption(
+        {QStringLiteral("max-names"),
+         QStringLiteral("Command registrations and subscriptions in the directory, in total; more are "
+                        "refused (default 200000)."),
+         QStringLiteral("n"), QStringLiteral("200000")});
     p.addOption({QStringLiteral("directory-page-bytes"),
                  QStringLiteral("Largest DIALOG.Directory message; a larger directory is published in pages "
                                 "(default 8388608, at least 65536, at most 67108864)."),
@@ -117,7 +118,8 @@ int main(int argc, char *argv[])
         int *value;
     } limits[] = {{"max-lost", &o.lost.maxCount},
                   {"lost-max-age-s", &lostMaxAgeS},
-                  {"lost-max-names", &o.lost.maxNames},{"handshake-timeout-ms", &o.transport.handshakeTimeoutMs},
+                  {"lost-max-names", &o.lost.maxNames},
+                  {"handshake-timeout-ms", &o.transport.handshakeTimeoutMs},
                   {"max-handshaking", &o.transport.maxHandshaking},
                   {"max-handshaking-per-address", &o.transport.maxHandshakingPerAddress},
                   {"listen-backlog", &o.transport.listenBacklog},

@@ -22,8 +22,8 @@ int failWith(int code, const QString &verb, const QString &why)
 }
 
 /// The exit code and message for the Control Server's answer to a command request.
-int outcome(const Reply &r, const QString &verb, const QString &command, qint64 timeoutMs, const Client &client,
-            bool connected)
+int outcome(const Reply &r, const QString &verb, const QString &command, qint64 timeoutMs,
+            const Client &client, bool connected)
 {
     switch (r.error()) {
     case Status::Code::Ok:
@@ -35,20 +35,23 @@ int outcome(const Reply &r, const QString &verb, const QString &command, qint64 
         return failWith(Refused, verb, QStringLiteral("refused: %1").arg(r.status().message()));
     case Status::Code::Timeout:
         if (!connected)
-            return failWith(Lost, verb,
-                            QStringLiteral("lost: not connected to the Control Server at %1 within %2 ms; '%3' "
-                                           "was not sent")
-                                .arg(client.options().controlServers.join(QLatin1Char(',')))
-                                .arg(timeoutMs)
-                                .arg(command));
-        return failWith(Lost, verb,
-                        QStringLiteral("lost: no answer from the Control Server within %1 ms; '%2' may or may "
-                                       "not have been delivered")
-                            .arg(timeoutMs)
-                            .arg(command));
+            return failWith(
+                Lost, verb,
+                QStringLiteral("lost: not connected to the Control Server at %1 within %2 ms; '%3' "
+                               "was not sent")
+                    .arg(client.options().controlServers.join(QLatin1Char(',')))
+                    .arg(timeoutMs)
+                    .arg(command));
+        return failWith(
+            Lost, verb,
+            QStringLiteral("lost: no answer from the Control Server within %1 ms; '%2' may or may "
+                           "not have been delivered")
+                .arg(timeoutMs)
+                .arg(command));
     default:
-        return failWith(Lost, verb, QStringLiteral("lost: '%1' was not confirmed: %2")
-                                        .arg(command, r.status().message()));
+        return failWith(
+            Lost, verb,
+            QStringLiteral("lost: '%1' was not confirmed: %2").arg(command, r.status().message()));
     }
     const QJsonObject o = QJsonDocument::fromJson(r.data()).object();
     const QJsonArray delivered = o.value(QLatin1String("delivered")).toArray();
@@ -84,9 +87,10 @@ int send(const QStringList &args)
     p.addPositionalArgument(QStringLiteral("data"), QStringLiteral("Command data (text), optional."),
                             QStringLiteral("[data]"));
     p.addOption({QStringLiteral("hex"), QStringLiteral("The data is hexadecimal (e.g. 'de ad be ef').")});
-    p.addOption({QStringLiteral("timeout-ms"),
-                 QStringLiteral("Give up connecting or waiting for the answer after this long (default 5000)."),
-                 QStringLiteral("ms")});
+    p.addOption(
+        {QStringLiteral("timeout-ms"),
+         QStringLiteral("Give up connecting or waiting for the answer after this long (default 5000)."),
+         QStringLiteral("ms")});
     if (!parse(p, args, verb))
         return Usage;
     const QStringList pos = p.positionalArguments();
@@ -104,7 +108,8 @@ int send(const QStringList &args)
     }
     const QString command = pos.first();
     if (command.isEmpty() || command.toUtf8().size() > 1024 || command.contains(QChar(0)))
-        return failWith(Refused, verb, QStringLiteral("refused: invalid command name (empty or over 1024 bytes)"));
+        return failWith(Refused, verb,
+                        QStringLiteral("refused: invalid command name (empty or over 1024 bytes)"));
     QString error;
     auto client = makeClient(p, verb, &error);
     if (!client)

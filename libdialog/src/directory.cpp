@@ -93,7 +93,7 @@ QList<QByteArray> splitEntry(const ProcessEntry &p, bool lost, qint64 room)
         bytes = base;
     };
     const QList<QStringList ProcessEntry::*> lists{&ProcessEntry::services, &ProcessEntry::commands,
-                                                    &ProcessEntry::subscriptions};
+                                                   &ProcessEntry::subscriptions};
     for (QStringList ProcessEntry::*list : lists) {
         for (const QString &name : p.*list) {
             const qint64 size = compact(QJsonArray{name}).size() - 1; // the name and a comma
@@ -260,8 +260,8 @@ QList<QByteArray> DirectorySnapshot::toPages(qint64 maxBytes, quint64 generation
     for (qsizetype i = 0; i < pages.size(); ++i) {
         QByteArray page;
         page.reserve(pages.at(i).bytes + PageOverhead);
-        page += "{\"time_ms\":" + QByteArray::number(timeMs) + ",\"generation\":" +
-                QByteArray::number(generation) + ",\"page\":" + QByteArray::number(i) +
+        page += "{\"time_ms\":" + QByteArray::number(timeMs) +
+                ",\"generation\":" + QByteArray::number(generation) + ",\"page\":" + QByteArray::number(i) +
                 ",\"pages\":" + QByteArray::number(pages.size()) + ",\"processes\":[";
         page += pages.at(i).processes;
         page += "],\"lost\":[";

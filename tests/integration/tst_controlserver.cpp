@@ -704,8 +704,10 @@ void tst_ControlServer::directoryOverThePageSizeComesInPagesAndLostListStaysBoun
                          QStringLiteral("Hog%1").arg(r)};
         for (int n = 0; n < Names; ++n)
             args << QStringLiteral("--command")
-                 << QStringLiteral("Hog%1.C%2.").arg(r).arg(n, 3, 10, QLatin1Char('0')).leftJustified(
-                        NameBytes, QLatin1Char('x'));
+                 << QStringLiteral("Hog%1.C%2.")
+                        .arg(r)
+                        .arg(n, 3, 10, QLatin1Char('0'))
+                        .leftJustified(NameBytes, QLatin1Char('x'));
         registrants << fx.start(QStringLiteral("dialog"), args);
     }
     // A reader that takes no message over 128 KiB gets the whole directory, page by page.
@@ -768,7 +770,8 @@ void tst_ControlServer::sendExitStatusSaysDeliveredRefusedOrLost()
 {
     // Finding 5 of issue 14: the exit status of `dialog send` says what became of the command.
     QByteArray out, err;
-    QCOMPARE(m_fx->run(QStringLiteral("dialog"), {QStringLiteral("send"), QStringLiteral("--help")}, &out), 0);
+    QCOMPARE(m_fx->run(QStringLiteral("dialog"), {QStringLiteral("send"), QStringLiteral("--help")}, &out),
+             0);
     QVERIFY2(out.contains("2 refused") && out.contains("3 lost"), out.constData());
     QCOMPARE(m_fx->run(QStringLiteral("dialog"), {QStringLiteral("send"), QStringLiteral("Nobody.Listens")},
                        nullptr, &err),
@@ -776,14 +779,16 @@ void tst_ControlServer::sendExitStatusSaysDeliveredRefusedOrLost()
     QVERIFY2(err.startsWith("dialog send: refused: no process registered command 'Nobody.Listens'"),
              err.constData());
     QProcess *echo =
-        m_fx->start(QStringLiteral("dialog"), {QStringLiteral("echo"), QStringLiteral("--command"),
-                                               QStringLiteral("Some.Listens"), QStringLiteral("--name"), QStringLiteral("Listener")});
+        m_fx->start(QStringLiteral("dialog"),
+                    {QStringLiteral("echo"), QStringLiteral("--command"), QStringLiteral("Some.Listens"),
+                     QStringLiteral("--name"), QStringLiteral("Listener")});
     QTRY_VERIFY_WITH_TIMEOUT(
-        m_fx->processEntry(QStringLiteral("Listener")).value(QStringLiteral("commands")).toArray().size() == 1,
+        m_fx->processEntry(QStringLiteral("Listener")).value(QStringLiteral("commands")).toArray().size() ==
+            1,
         10000);
     QCOMPARE(m_fx->run(QStringLiteral("dialog"),
-                       {QStringLiteral("send"), QStringLiteral("Some.Listens"), QStringLiteral("hello")}, nullptr,
-                       &err),
+                       {QStringLiteral("send"), QStringLiteral("Some.Listens"), QStringLiteral("hello")},
+                       nullptr, &err),
              0);
     QVERIFY2(err.isEmpty(), err.constData());
     QTRY_VERIFY_WITH_TIMEOUT(echo->bytesAvailable() > 0, 5000);
@@ -796,9 +801,9 @@ void tst_ControlServer::sendExitStatusSaysDeliveredRefusedOrLost()
     const quint16 nobody = closed.serverPort();
     closed.close();
     QCOMPARE(m_fx->run(QStringLiteral("dialog"),
-                       {QStringLiteral("send"), QStringLiteral("Some.Listens"), QStringLiteral("--control-server"),
-                        QStringLiteral("127.0.0.1:%1").arg(nobody), QStringLiteral("--timeout-ms"),
-                        QStringLiteral("1000")},
+                       {QStringLiteral("send"), QStringLiteral("Some.Listens"),
+                        QStringLiteral("--control-server"), QStringLiteral("127.0.0.1:%1").arg(nobody),
+                        QStringLiteral("--timeout-ms"), QStringLiteral("1000")},
                        nullptr, &err),
              3);
     QVERIFY2(err.startsWith("dialog send: lost: not connected to the Control Server"), err.constData());
@@ -810,10 +815,12 @@ void tst_ControlServer::sendFloodEveryConfirmedSendIsReceived()
 {
     // Short-lived senders, 8 at a time, against one registrant: every send that exited 0 arrived.
     QProcess *sink =
-        m_fx->start(QStringLiteral("dialog"), {QStringLiteral("echo"), QStringLiteral("--command"),
-                                               QStringLiteral("Flood.Cmd"), QStringLiteral("--name"), QStringLiteral("Sink")});
+        m_fx->start(QStringLiteral("dialog"),
+                    {QStringLiteral("echo"), QStringLiteral("--command"), QStringLiteral("Flood.Cmd"),
+                     QStringLiteral("--name"), QStringLiteral("Sink")});
     QTRY_VERIFY_WITH_TIMEOUT(
-        m_fx->processEntry(QStringLiteral("Sink")).value(QStringLiteral("commands")).toArray().size() == 1, 10000);
+        m_fx->processEntry(QStringLiteral("Sink")).value(QStringLiteral("commands")).toArray().size() == 1,
+        10000);
     constexpr int Sends = 300, Parallel = 8;
     QHash<QProcess *, int> running;
     QSet<int> confirmed;
@@ -826,8 +833,8 @@ void tst_ControlServer::sendFloodEveryConfirmedSendIsReceived()
             auto *p = new QProcess(this);
             p->start(bin(QStringLiteral("dialog")),
                      {QStringLiteral("send"), QStringLiteral("Flood.Cmd"), QStringLiteral("m%1").arg(next),
-                      QStringLiteral("--control-server"), m_fx->controlServer(), QStringLiteral("--timeout-ms"),
-                      QStringLiteral("20000")});
+                      QStringLiteral("--control-server"), m_fx->controlServer(),
+                      QStringLiteral("--timeout-ms"), QStringLiteral("20000")});
             running.insert(p, next++);
         }
         QTest::qWait(5);

@@ -427,17 +427,17 @@ void Dictionary::servers(std::function<void(const Status &, const QStringList &)
     });
     connect(sub, &Subscription::messageReceived, this,
             [finish, pages = std::make_shared<DirectoryAssembler>()](const Message &m) {
-        const auto dir = pages->add(m.data()); // a large directory comes in pages
-        if (!dir)
-            return;
-        QStringList names;
-        for (const ProcessEntry &p : dir->processes)
-            for (const QString &s : p.services)
-                if (s.startsWith(servicePrefix()))
-                    names << s.mid(servicePrefix().size());
-        names.sort();
-        finish(Status(), names);
-    });
+                const auto dir = pages->add(m.data()); // a large directory comes in pages
+                if (!dir)
+                    return;
+                QStringList names;
+                for (const ProcessEntry &p : dir->processes)
+                    for (const QString &s : p.services)
+                        if (s.startsWith(servicePrefix()))
+                            names << s.mid(servicePrefix().size());
+                names.sort();
+                finish(Status(), names);
+            });
     timer->start(d->timeoutMs);
 }
 

@@ -116,8 +116,10 @@ DirectorySnapshot large(int processes, int services, int nameBytes)
         p.host = QStringLiteral("127.0.0.1");
         p.port = quint16(20000 + i);
         for (int s = 0; s < services; ++s)
-            p.services << QStringLiteral("%1.S%2.").arg(p.name).arg(s, 5, 10, QLatin1Char('0')).leftJustified(
-                nameBytes, QLatin1Char('x'));
+            p.services << QStringLiteral("%1.S%2.")
+                              .arg(p.name)
+                              .arg(s, 5, 10, QLatin1Char('0'))
+                              .leftJustified(nameBytes, QLatin1Char('x'));
         p.commands = {p.name + QStringLiteral(".Cmd")};
         p.subscriptions = {QStringLiteral("Other.\"quoted\"\u00e9")}; // escapes count in the size
         d.processes << p;
