@@ -314,6 +314,9 @@ void InspectorWindow::showDetails()
     group(QStringLiteral("Commands"), r.commands, CommandItem);
     if (r.lost)
         new QTreeWidgetItem(m_details, QStringList{QStringLiteral("LOST: %1").arg(r.lostReason)});
+    if (r.lost && r.omittedNames > 0) // the Control Server keeps the first names of a lost process
+        new QTreeWidgetItem(m_details,
+                            QStringList{QStringLiteral("%1 more names not kept").arg(r.omittedNames)});
     m_figuresItem = new QTreeWidgetItem(m_details, QStringList{QStringLiteral("Communication")});
     m_figuresItem->setExpanded(true);
     showFigures();
