@@ -67,9 +67,13 @@ bool ServiceState::publishPages(const QList<QByteArray> &pages)
     for (const Subscriber &s : std::as_const(subs)) {
         for (const Page &p : std::as_const(prepared)) {
             if (!sendTo(s, p.sequence, p.flags, p.data, 0)) {
-                // The rest of this value would arrive with a gap: it all comes again with room.
+                // The rest of this value comes, in order, when there is room.
                 all = false;
                 dropped.fetch_add(1, std::memory_order_relaxed);
+                {
+                    QMutexLocker l(&lock);
+                    resumeAt.insert(s.box.get(), p.sequence);
+                }
                 markBehind(s);
                 break;
             }
@@ -80,11 +84,39 @@ bool ServiceState::publishPages(const QList<QByteArray> &pages)
 
 bool ServiceState::sendCurrent(const Subscriber &s)
 {
-    // Pages already delivered come again with the numbers they had: the subscriber skips them.
-    for (const Page &p : std::as_const(leadingPages))
-        if (!sendTo(s, p.sequence, p.flags, p.data, 0))
+    // A value in pages resumes at the first page this subscriber was not given (an older value's
+    // mark means: from the start). The pages go in order, so the subscriber sees no gap.
+    const quint64 first = leadingPages.isEmpty() ? sequence : leadingPages.first().sequence;
+    quint64 from = resumeAt.value(s.box.get(), 0);
+    if (from < first || from > sequence)
+        from = first;
+    for (const Page &p : std::as_const(leadingPages)) {
+        if (p.sequence < from)
+            continue;
+        if (!sendTo(s, p.sequence, p.flags, p.data, 0)) {
+            resumeAt.insert(s.box.get(), p.sequence);
             return false;
-    return sendTo(s, sequence, lastFlags, lastData, 0);
+        }
+    }
+    if (!sendTo(s, sequence, lastFlags, lastData, 0)) {
+        resumeAt.insert(s.box.get(), sequence);
+        return false;
+    }
+    resumeAt.remove(s.box.get());
+    return true;
+}
+
+qint64 ServiceState::nextCatchUpBytes(const net::Outbox *box) const
+{
+    const quint64 from = resumeAt.value(box, 0);
+    qint64 size = lastData.size();
+    for (const Page &p : leadingPages) {
+        if (p.sequence >= from) {
+            size = p.data.size();
+            break;
+        }
+    }
+    return size + HeaderSize + 2 + key.size() + 8;
 }
 
 bool ServiceState::sendTo(const Subscriber &s, quint64 seq, quint8 flags, const QByteArray &data, int blockMs)
@@ -120,11 +152,15 @@ void ServiceState::addSubscriber(const Subscriber &s)
 
 void ServiceState::markBehind(const Subscriber &s)
 {
+    qint64 bytes = 0;
     {
         QMutexLocker l(&lock);
         if (behind.contains(s.box.get()))
             return;
         behind.insert(s.box.get());
+        // A value above half the queue's bound waits until it fits: the catch-up always queues
+        // something, so it never comes back at once for nothing.
+        bytes = nextCatchUpBytes(s.box.get());
     }
     std::weak_ptr<ServiceState> weak = weak_from_this();
     net::OutboxPtr box = s.box;
@@ -143,14 +179,17 @@ void ServiceState::markBehind(const Subscriber &s)
             }
             return;
         }
-    });
+    }, bytes);
 }
 
 int ServiceState::removeSubscribers(const net::Endpoint &endpoint, quint64 incarnation)
 {
     QMutexLocker l(&lock);
     const auto n = subscribers.removeIf([&](const Subscriber &s) {
-        return s.box->endpoint == endpoint && (incarnation == 0 || s.incarnation == incarnation);
+        const bool gone = s.box->endpoint == endpoint && (incarnation == 0 || s.incarnation == incarnation);
+        if (gone)
+            resumeAt.remove(s.box.get());
+        return gone;
     });
     return int(n);
 }
