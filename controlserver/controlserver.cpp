@@ -1,10 +1,12 @@
 #include "controlserver.h"
 
 #include "control_p.h"
+#include "payload_p.h"
 
 #include <QCoreApplication>
 #include <QDateTime>
 #include <QHostInfo>
+#include <QJsonArray>
 #include <QJsonDocument>
 #include <QLoggingCategory>
 #include <QNetworkInterface>
@@ -32,6 +34,11 @@ constexpr qint64 DialRetryMs = 5000;
 constexpr int MaxUnverifiedPerSource = 256; // a host starting its whole farm at once fits
 // An accepted process that sends nothing within this time is no longer remembered as unverified.
 constexpr qint64 UnverifiedForgetMs = 60000;
+// Commands of a process are forwarded for this long after it was lost (see m_recentlyLost).
+constexpr qint64 RecentlyLostMs = 10000;
+constexpr int MaxRecentlyLost = 4096;
+// How long a process whose connection broke may take to say it disconnected (see destinationFailed).
+constexpr int ExitGraceMs = 100;
 
 bool sameAddress(const QHostAddress &a, const QHostAddress &b)
 {
@@ -49,6 +56,7 @@ bool isLoopback(const QHostAddress &a)
 ControlServer::ControlServer(const ServerOptions &options, QObject *parent)
     : QObject(parent), m_options(options)
 {
+    m_directory.setLostLimits(m_options.lost);
     m_clock.start();
     m_epochOffset = QDateTime::currentMSecsSinceEpoch();
 }
@@ -146,8 +154,15 @@ bool ControlServer::activate(QString *error)
                 // A process we cannot reach is dead (its receiving socket refuses): no need to wait for
                 // heartbeats.
                 const QString name = m_directory.processAt(e.host, e.port);
-                if (!name.isEmpty())
-                    lose(name, QStringLiteral("unreachable (%1)").arg(why));
+                if (name.isEmpty())
+                    return;
+                // A process that exits closes its receiving socket at about the time its DISCONNECT
+                // (written before) is read: a moment's grace tells an exit from a crash in the log.
+                const quint64 incarnation = m_directory.process(name)->incarnation;
+                QTimer::singleShot(ExitGraceMs, this, [this, name, incarnation, why] {
+                    if (m_directory.connected(name, incarnation))
+                        lose(name, QStringLiteral("unreachable (%1)").arg(why));
+                });
             });
     connect(m_transport, &net::Transport::protocolError, this,
             [this](const QString &peer, const QString &why, const QString &name, quint64 incarnation) {
@@ -167,6 +182,7 @@ bool ControlServer::activate(QString *error)
 
     m_directoryService = makeService(directoryService());
     m_statisticsService = makeService(statisticsService());
+    m_commandService = makeService(commandService());
     m_statisticsTimer = new QTimer(this);
     m_statisticsTimer->setSingleShot(true);
     m_statisticsTimer->setInterval(statisticsIntervalMs()); // one snapshot for many heartbeats
@@ -208,9 +224,13 @@ void ControlServer::handleControl(net::InboundBatch &batch)
 void ControlServer::handleData(net::InboundBatch &batch)
 {
     for (const net::Inbound &in : std::as_const(batch)) {
+        if (in.type == Type::Request) {
+            onCommandRequest(in);
+            continue;
+        }
         if (in.type != Type::CommandMessage)
             continue;
-        if (!m_directory.connected(in.peer->name, in.peer->incarnation)) {
+        if (!mayCommand(in)) {
             tellNotConnected(in);
             continue;
         }
@@ -222,6 +242,12 @@ void ControlServer::handleData(net::InboundBatch &batch)
         if (targets.isEmpty())
             qCDebug(lcServer) << "command" << command << "from" << in.peer->name << "has no registrant";
     }
+}
+
+bool ControlServer::mayCommand(const net::Inbound &in) const
+{
+    return m_directory.connected(in.peer->name, in.peer->incarnation) ||
+           m_recentlyLost.contains(qMakePair(in.peer->name, in.peer->incarnation));
 }
 
 void ControlServer::handle(const net::Inbound &in)
@@ -335,7 +361,7 @@ void ControlServer::onUnregisterService(const net::Inbound &in)
 void ControlServer::onRegisterCommand(const net::Inbound &in)
 {
     for (const QString &c : namesIn(in))
-        m_directory.registerCommand(in.peer->name, c);
+        registerCommand(in.peer->name, c);
     directoryChanged();
 }
 
@@ -490,7 +516,7 @@ void ControlServer::admit(const net::Inbound &in, const QList<QHostAddress> &add
     for (const auto &s : c.services())
         registerService(p.name, qs(s));
     for (const auto &cmd : c.commands())
-        m_directory.registerCommand(p.name, qs(cmd));
+        registerCommand(p.name, qs(cmd));
     for (const auto &r : c.requests())
         request(p.name, qs(r));
     directoryChanged();
@@ -523,6 +549,14 @@ void ControlServer::expireConnectBacks()
         it = t - it->atMs > UnverifiedForgetMs ? m_unverified.erase(it) : std::next(it);
     for (auto it = m_dialFailures.begin(); it != m_dialFailures.end();)
         it = t - it->atMs > DialRetryMs ? m_dialFailures.erase(it) : std::next(it);
+    bool forgot = false;
+    for (auto it = m_recentlyLost.begin(); it != m_recentlyLost.end();) {
+        const bool old = t - it.value() > RecentlyLostMs;
+        forgot = forgot || old;
+        it = old ? m_recentlyLost.erase(it) : std::next(it);
+    }
+    if (forgot)
+        rebuildRoutes();
 }
 
 void ControlServer::registerService(const QString &process, const QString &service)
@@ -560,8 +594,50 @@ void ControlServer::registerService(const QString &process, const QString &servi
         sendInfo(r, service);
 }
 
+bool ControlServer::admitName(const QString &process, const QString &what, const QString &name,
+                              const QSet<QString> &have)
+{
+    if (have.contains(name))
+        return true;
+    const qsizetype length = name.toUtf8().size();
+    QString why;
+    if (length == 0 || length > MaxNameLength)
+        why = QStringLiteral("invalid name (empty or over %1 bytes)").arg(MaxNameLength);
+    else if (have.size() >= m_options.maxNamesPerProcess)
+        why = QStringLiteral("%1 has %2 %3s, the most one process may")
+                  .arg(process)
+                  .arg(m_options.maxNamesPerProcess)
+                  .arg(what);
+    else if (m_directory.nameCount() >= m_options.maxNames)
+        why = QStringLiteral("the directory holds %1 commands and subscriptions, its limit")
+                  .arg(m_options.maxNames);
+    if (why.isEmpty())
+        return true;
+    // One line for the first refusal and then at 2, 4, 8 … (a flood of names is not a flood of lines).
+    const int times = ++m_refusedNames[process];
+    if ((times & (times - 1)) == 0)
+        qCWarning(lcServer).noquote() << "refused" << what << name.left(64) << "of" << process << "-" << why
+                                      << (times > 1 ? QStringLiteral("(%1 refusals)").arg(times) : QString());
+    wire::Refused r;
+    r.set_what(ss(what));
+    r.set_name(ss(name.left(MaxNameLength)));
+    r.set_reason(ss(why));
+    sendTo(process, controlFrame(Type::Refused, r));
+    return false;
+}
+
+void ControlServer::registerCommand(const QString &process, const QString &command)
+{
+    const ProcessRecord *p = m_directory.process(process);
+    if (p && admitName(process, QStringLiteral("command"), command, p->commands))
+        m_directory.registerCommand(process, command);
+}
+
 void ControlServer::request(const QString &process, const QString &service)
 {
+    const ProcessRecord *p = m_directory.process(process);
+    if (!p || !admitName(process, QStringLiteral("subscription"), service, p->requests))
+        return;
     m_directory.request(process, service);
     sendInfo(process, service);
 }
@@ -597,6 +673,10 @@ void ControlServer::lose(const QString &name, const QString &reason)
     const QStringList providers = m_directory.providersFor(*cur);
     const ProcessRecord p =
         m_directory.removeProcess(name, reason.isEmpty() ? QString() : reason, m_epochOffset + now());
+    if (m_recentlyLost.size() >= MaxRecentlyLost)
+        m_recentlyLost.clear(); // bounded; entries are short-lived anyway
+    m_recentlyLost.insert(qMakePair(p.name, p.incarnation), now());
+    m_refusedNames.remove(p.name);
     if (reason.isEmpty())
         qCInfo(lcServer).noquote() << "process" << name << "disconnected";
     else
@@ -633,10 +713,12 @@ void ControlServer::checkHeartbeats()
         wokeUp(gap);
     if (m_probingStandby)
         return; // nobody is declared lost until we know whether we still serve
-    if (!m_unverified.isEmpty() || !m_dialFailures.isEmpty())
+    if (!m_unverified.isEmpty() || !m_dialFailures.isEmpty() || !m_recentlyLost.isEmpty())
         expireConnectBacks();
     for (const QString &name : m_directory.expired(now(), m_options.heartbeatMisses))
         lose(name, QStringLiteral("no heartbeat for %1 intervals").arg(m_options.heartbeatMisses));
+    if (m_directory.lostCount() > 0 && m_directory.expireLost(m_epochOffset + now()))
+        directoryChanged();
 }
 
 void ControlServer::wokeUp(qint64 stalledMs)
@@ -734,6 +816,58 @@ bool ControlServer::routeCommand(const net::Inbound &in)
     return true;
 }
 
+void ControlServer::onCommandRequest(const net::Inbound &in)
+{
+    const auto answer = [&](quint8 status, const QByteArray &text) {
+        quint8 flags = 0;
+        const QByteArray data = prepareData(text, 64 * 1024, flags);
+        m_transport->send(m_transport->outbox(in.peer->endpoint),
+                          encodeReplyFrame(in.sequence, status, flags, data));
+    };
+    constexpr quint8 Ok = 0, Failed = 1, NotAccepted = 2; // the wire's reply status
+    if (QString::fromUtf8(in.name) != commandService()) {
+        answer(NotAccepted, QStringLiteral("%1 does not provide '%2'")
+                                .arg(m_self.name, QString::fromUtf8(in.name.left(MaxNameLength)))
+                                .toUtf8());
+        return;
+    }
+    if (!mayCommand(in)) {
+        answer(Failed, "not connected to the Control Server: send CONNECT_TO_CONTROL_SERVER first");
+        return;
+    }
+    m_unverified.remove(in.peer->endpoint); // it heard SUCCESSFULLY_CONNECTED: we reach it
+    QByteArray name, data;
+    if (!splitCommandRequest(in.data, name, data) || name.isEmpty() || name.size() > MaxNameLength) {
+        answer(Failed, "invalid command request (a command name of 1 to 1024 bytes, NUL, the data)");
+        return;
+    }
+    const QString command = QString::fromUtf8(name);
+    const QStringList targets = m_directory.commandTargets(command);
+    if (targets.isEmpty()) {
+        answer(Failed, QStringLiteral("no process registered command '%1'").arg(command).toUtf8());
+        return;
+    }
+    quint8 flags = 0;
+    const QByteArray prepared = prepareData(data, 64 * 1024, flags);
+    const QByteArray frame = encodeCommandFrame(name, in.peer->name.toUtf8(), flags, prepared);
+    QJsonArray delivered, failed;
+    for (const QString &t : targets) {
+        const ProcessRecord *p = m_directory.process(t);
+        if (p && m_transport->send(m_transport->outbox(Endpoint{p->host, p->port}), frame) ==
+                     net::Transport::SendResult::Queued) {
+            delivered.append(t);
+            continue;
+        }
+        failed.append(QJsonObject{{QStringLiteral("name"), t},
+                                  {QStringLiteral("reason"), QStringLiteral("its queue is full")}});
+        qCWarning(lcServer).noquote() << "command" << command << "from" << in.peer->name << "not delivered to"
+                                      << t << "- its queue is full";
+    }
+    answer(Ok, QJsonDocument(
+                   QJsonObject{{QStringLiteral("delivered"), delivered}, {QStringLiteral("failed"), failed}})
+                   .toJson(QJsonDocument::Compact));
+}
+
 QByteArray ControlServer::relayedCommand(const net::Inbound &in)
 {
     // The transport leaves command data as it came (see Transport::setDirectRoute), checked but
@@ -745,6 +879,8 @@ void ControlServer::rebuildRoutes()
 {
     QHash<QByteArray, QList<net::OutboxPtr>> routes;
     QSet<QPair<QString, quint64>> peers;
+    for (auto it = m_recentlyLost.cbegin(); it != m_recentlyLost.cend(); ++it)
+        peers.insert(it.key());
     for (const QString &name : m_directory.processNames()) {
         const ProcessRecord *p = m_directory.process(name);
         peers.insert(qMakePair(p->name, p->incarnation));
@@ -780,6 +916,8 @@ ServiceStatePtr ControlServer::ownService(const QString &name) const
         return m_directoryService;
     if (name == statisticsService())
         return m_statisticsService;
+    if (name == commandService())
+        return m_commandService;
     return nullptr;
 }
 
@@ -812,9 +950,10 @@ void ControlServer::onHeartbeat(const net::Inbound &in)
 
 void ControlServer::publishDirectory()
 {
-    // The same path as Service::update: a subscriber that fell behind gets the latest value.
-    m_directoryService->publish(
-        QJsonDocument(m_directory.toJson(m_epochOffset + now())).toJson(QJsonDocument::Compact));
+    // The same path as Service::update: a subscriber that fell behind gets the latest value. A
+    // directory over the page size goes out in pages, so no message exceeds the message limit.
+    m_directoryService->publishPages(m_directory.snapshot(m_epochOffset + now())
+                                         .toPages(m_options.directoryPageBytes, ++m_directoryGeneration));
 }
 
 void ControlServer::publishStatistics()

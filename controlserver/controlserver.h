@@ -27,6 +27,12 @@ struct ServerOptions
     int heartbeatMisses = 3; ///< missed intervals before a process is declared lost
     int maxServicesPerProcess = 10000; ///< services one process may provide; more are refused
     int maxServices = 100000;          ///< services in the directory; more are refused
+    int maxNamesPerProcess = 10000;    ///< commands one process registers, services it requests (each)
+    int maxNames = 200000;             ///< command registrations + requests in the directory
+    /// Largest DIALOG.Directory message (JSON bytes): a larger directory goes out in pages. Below
+    /// the message limit (64 MiB) so that every subscriber can take it.
+    qint64 directoryPageBytes = 8 * 1024 * 1024;
+    LostLimits lost;         ///< bounds of the "lost" history
     QString standbyOf;       ///< "host:port" of the primary: wait as a spare until it is gone
     /// Accept any address a process advertises. By default it must be the address its connection
     /// comes from (or, from this host, one of this host's addresses).
@@ -52,6 +58,8 @@ public:
     /// Name of the service carrying every process's communication figures as JSON, published at most
     /// once per statisticsIntervalMs() while they change (they arrive with the heartbeats).
     static QString statisticsService() { return statisticsServiceName(); }
+    /// Name of the service whose requests are commands, forwarded and confirmed (dialog send).
+    static QString commandService() { return commandServiceName(); }
     static constexpr int statisticsIntervalMs() { return 1000; }
 
 private:
@@ -82,6 +90,11 @@ private:
     void onCancelRequest(const net::Inbound &in);
     void registerService(const QString &process, const QString &service);
     void request(const QString &process, const QString &service);
+    void registerCommand(const QString &process, const QString &command);
+    /// True if @p process may have @p name in @p have (its commands or requests); else false, and
+    /// the refusal is sent back as REFUSED of @p what (and logged at the 1st, 2nd, 4th … time).
+    bool admitName(const QString &process, const QString &what, const QString &name,
+                   const QSet<QString> &have);
     void sendInfo(const QString &to, const QString &service);
     void lose(const QString &name, const QString &reason);
     void sendTo(const QString &process, const QByteArray &frame);
@@ -93,6 +106,8 @@ private:
     void wokeUp(qint64 stalledMs);
     void stepDown(const net::Endpoint &active);
     bool routeCommand(const net::Inbound &in); // reader threads
+    /// A request to DIALOG.Command: forwards the command and answers whom it was handed to.
+    void onCommandRequest(const net::Inbound &in);
     static QByteArray relayedCommand(const net::Inbound &in);
     void rebuildRoutes();
     void directoryChanged();
@@ -109,12 +124,15 @@ private:
     net::PeerInfo m_self;
     ServiceStatePtr m_directoryService;
     ServiceStatePtr m_statisticsService;
+    ServiceStatePtr m_commandService; // takes requests only, publishes nothing
     QTimer *m_statisticsTimer = nullptr;
     QTimer *m_heartbeatTimer = nullptr;
     QTimer *m_publishTimer = nullptr;
     QElapsedTimer m_clock;
+    quint64 m_directoryGeneration = 0;
     qint64 m_epochOffset = 0;
     QHash<QString, int> m_refusedConnects; // connections refused per name in use, until it connects
+    QHash<QString, int> m_refusedNames;    // command/subscription refusals per process (for the log)
     std::unique_ptr<Client> m_primaryWatch;
     // Connect-back: processes accepted but not yet proven reachable (no frame since SUCCESSFULLY_
     // CONNECTED was sent to where they claim to listen), and recent failures to reach a claim.
@@ -136,7 +154,12 @@ private:
     // Command routing for the reader threads, rebuilt by the main thread on every directory change.
     mutable QReadWriteLock m_routesLock;
     QHash<QByteArray, QList<net::OutboxPtr>> m_commandRoutes;
-    QSet<QPair<QString, quint64>> m_connectedPeers; // standby only: a DIALOG client of the primary
+    QSet<QPair<QString, quint64>> m_connectedPeers; // processes whose commands are forwarded
+    // Processes lost a moment ago, whose commands are still forwarded: a short-lived sender (dialog
+    // send) may be declared lost (its receiving socket closed when it exited) before its command,
+    // written earlier on its own connection, was read. They completed CONNECT; the command is theirs.
+    QHash<QPair<QString, quint64>, qint64> m_recentlyLost; // -> when (now())
+    bool mayCommand(const net::Inbound &in) const;
     qint64 m_lastCheckMs = -1;
     int m_shortestHeartbeatMs = 1 << 30; // of the processes admitted so far
     net::Endpoint m_standby; // where our standby serves once it takes over (from its name)

@@ -63,6 +63,7 @@ ProcessRecord Directory::removeProcess(const QString &name, const QString &reaso
     ProcessRecord p = m_processes.take(name);
     if (p.name.isEmpty())
         return p;
+    m_names -= int(p.commands.size() + p.requests.size());
     for (const QString &s : std::as_const(p.services))
         m_providers.remove(s);
     for (const QString &c : std::as_const(p.commands)) {
@@ -76,12 +77,30 @@ ProcessRecord Directory::removeProcess(const QString &name, const QString &reaso
             m_requests.erase(it);
     }
     if (!reason.isEmpty()) {
-        m_lost.append(LostRecord{p, nowMs, reason});
-        constexpr int MaxLost = 100;
-        while (m_lost.size() > MaxLost)
+        LostRecord l{p, nowMs, reason, 0};
+        // The lists of a lost process are history: the first names (in order) are kept, the rest
+        // counted. A process that registered thousands of long names leaves a small trace.
+        for (QSet<QString> *set : {&l.process.services, &l.process.commands, &l.process.requests}) {
+            if (set->size() <= m_lostLimits.maxNames)
+                continue;
+            const QStringList keep = sorted(*set).mid(0, m_lostLimits.maxNames);
+            l.omittedNames += int(set->size()) - int(keep.size());
+            *set = QSet<QString>(keep.cbegin(), keep.cend());
+        }
+        l.process.statistics = ProcessStatistics();
+        m_lost.append(std::move(l));
+        while (m_lost.size() > m_lostLimits.maxCount)
             m_lost.removeFirst();
+        expireLost(nowMs);
     }
     return p;
+}
+
+bool Directory::expireLost(qint64 nowMs)
+{
+    const auto n = m_lost.removeIf(
+        [&](const LostRecord &l) { return l.lostAtMs != 0 && nowMs - l.lostAtMs > m_lostLimits.maxAgeMs; });
+    return n > 0;
 }
 
 const ProcessRecord *Directory::process(const QString &name) const
@@ -148,17 +167,18 @@ const ProcessRecord *Directory::provider(const QString &service) const
 void Directory::registerCommand(const QString &process, const QString &command)
 {
     auto p = m_processes.find(process);
-    if (p == m_processes.end())
+    if (p == m_processes.end() || p->commands.contains(command))
         return;
     p->commands.insert(command);
     m_commands[command].insert(process);
+    ++m_names;
 }
 
 void Directory::unregisterCommand(const QString &process, const QString &command)
 {
     auto p = m_processes.find(process);
-    if (p != m_processes.end())
-        p->commands.remove(command);
+    if (p != m_processes.end() && p->commands.remove(command))
+        --m_names;
     auto it = m_commands.find(command);
     if (it != m_commands.end() && (it->remove(process), it->isEmpty()))
         m_commands.erase(it);
@@ -175,17 +195,18 @@ QStringList Directory::commandTargets(const QString &command) const
 void Directory::request(const QString &process, const QString &service)
 {
     auto p = m_processes.find(process);
-    if (p == m_processes.end())
+    if (p == m_processes.end() || p->requests.contains(service))
         return;
     p->requests.insert(service);
     m_requests[service].insert(process);
+    ++m_names;
 }
 
 void Directory::cancelRequest(const QString &process, const QString &service)
 {
     auto p = m_processes.find(process);
-    if (p != m_processes.end())
-        p->requests.remove(service);
+    if (p != m_processes.end() && p->requests.remove(service))
+        --m_names;
     auto it = m_requests.find(service);
     if (it != m_requests.end() && (it->remove(process), it->isEmpty()))
         m_requests.erase(it);
@@ -277,6 +298,7 @@ DirectorySnapshot Directory::snapshot(qint64 nowMs) const
         snap.lost.append(entry(l.process));
         snap.lost.last().lostAtMs = l.lostAtMs;
         snap.lost.last().lostReason = l.reason;
+        snap.lost.last().omittedNames = l.omittedNames;
     }
     return snap;
 }

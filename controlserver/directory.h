@@ -39,6 +39,16 @@ struct LostRecord
     ProcessRecord process;
     qint64 lostAtMs = 0;
     QString reason;
+    int omittedNames = 0; // names of its lists not kept (LostLimits::maxNames)
+};
+
+/// Bounds of the "lost" history: a lost process stays listed with its services for a while so
+/// operators see what went, but the history never grows without limit.
+struct LostLimits
+{
+    int maxCount = 100;        ///< lost processes listed; the oldest go first
+    qint64 maxAgeMs = 3600000; ///< a lost process is forgotten after this long
+    int maxNames = 100;        ///< names kept per list (services, commands, subscriptions)
 };
 
 class Directory
@@ -53,8 +63,13 @@ public:
 
     /// Adds a process (without its services/commands/requests: register them one by one).
     ConnectResult connectProcess(const ProcessRecord &p, QString *reason);
+    void setLostLimits(const LostLimits &limits) { m_lostLimits = limits; }
+    /// Forgets lost processes older than LostLimits::maxAgeMs; true if any went.
+    bool expireLost(qint64 nowMs);
+    int lostCount() const { return int(m_lost.size()); }
     /// Removes a process; returns its record (empty name if unknown). Its services become
-    /// unavailable; requests of others for them stay queued.
+    /// unavailable; requests of others for them stay queued. With a @p reason it is remembered
+    /// as lost (within LostLimits; @p nowMs is then ms since the epoch).
     ProcessRecord removeProcess(const QString &name, const QString &reason, qint64 nowMs);
 
     const ProcessRecord *process(const QString &name) const;
@@ -99,13 +114,17 @@ public:
     QJsonObject toJson(qint64 nowMs) const;
     int processCount() const { return int(m_processes.size()); }
     int serviceCount() const { return int(m_providers.size()); }
+    /// Command registrations plus requests (subscriptions) of every process.
+    int nameCount() const { return m_names; }
 
 private:
     QHash<QString, ProcessRecord> m_processes;
     QHash<QString, QString> m_providers;      // service -> process
     QHash<QString, QSet<QString>> m_commands; // command -> processes
     QHash<QString, QSet<QString>> m_requests; // service -> processes
-    QList<LostRecord> m_lost;                 // most recent last, bounded
+    QList<LostRecord> m_lost;                 // most recent last, bounded by m_lostLimits
+    LostLimits m_lostLimits;
+    int m_names = 0; // command registrations + requests
 };
 
 } // namespace dialog::cs

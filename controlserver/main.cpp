@@ -58,6 +58,29 @@ int main(int argc, char *argv[])
     p.addOption({QStringLiteral("max-services"),
                  QStringLiteral("Services in the directory; more are refused (default 100000)."),
                  QStringLiteral("n"), QStringLiteral("100000")});
+    p.addOption({QStringLiteral("max-names-per-process"),
+                 QStringLiteral("Commands one process may register, and services it may subscribe to, each; "
+                                "more are refused (default 10000)."),
+                 QStringLiteral("n"), QStringLiteral("10000")});
+    p.addOption(
+        {QStringLiteral("max-names"),
+         QStringLiteral("Command registrations and subscriptions in the directory, in total; more are "
+                        "refused (default 200000)."),
+         QStringLiteral("n"), QStringLiteral("200000")});
+    p.addOption({QStringLiteral("directory-page-bytes"),
+                 QStringLiteral("Largest DIALOG.Directory message; a larger directory is published in pages "
+                                "(default 8388608, at least 65536, at most 67108864)."),
+                 QStringLiteral("bytes"), QStringLiteral("8388608")});
+    p.addOption({QStringLiteral("max-lost"),
+                 QStringLiteral("Lost processes kept in the directory's \"lost\" list (default 100)."),
+                 QStringLiteral("n"), QStringLiteral("100")});
+    p.addOption({QStringLiteral("lost-max-age-s"),
+                 QStringLiteral("Seconds a lost process stays in the \"lost\" list (default 3600)."),
+                 QStringLiteral("s"), QStringLiteral("3600")});
+    p.addOption({QStringLiteral("lost-max-names"),
+                 QStringLiteral("Services, commands and subscriptions kept per list of a lost process; the "
+                                "rest are counted as omitted (default 100)."),
+                 QStringLiteral("n"), QStringLiteral("100")});
     p.addOption(
         {QStringLiteral("listen-backlog"),
          QStringLiteral("Listen backlog: connections queued before they are accepted (default 1024)."),
@@ -88,22 +111,34 @@ int main(int argc, char *argv[])
     if (!ok || o.heartbeatMisses < 1)
         return fail(QStringLiteral("invalid --heartbeat-misses '%1'")
                         .arg(p.value(QStringLiteral("heartbeat-misses"))));
+    int lostMaxAgeS = 0;
     const struct
     {
         const char *option;
         int *value;
-    } limits[] = {{"handshake-timeout-ms", &o.transport.handshakeTimeoutMs},
+    } limits[] = {{"max-lost", &o.lost.maxCount},
+                  {"lost-max-age-s", &lostMaxAgeS},
+                  {"lost-max-names", &o.lost.maxNames},
+                  {"handshake-timeout-ms", &o.transport.handshakeTimeoutMs},
                   {"max-handshaking", &o.transport.maxHandshaking},
                   {"max-handshaking-per-address", &o.transport.maxHandshakingPerAddress},
                   {"listen-backlog", &o.transport.listenBacklog},
                   {"max-services-per-process", &o.maxServicesPerProcess},
-                  {"max-services", &o.maxServices}};
+                  {"max-services", &o.maxServices},
+                  {"max-names-per-process", &o.maxNamesPerProcess},
+                  {"max-names", &o.maxNames}};
     for (const auto &l : limits) {
         *l.value = p.value(QLatin1String(l.option)).toInt(&ok);
         if (!ok || *l.value < 1)
             return fail(QStringLiteral("invalid --%1 '%2'")
                             .arg(QLatin1String(l.option), p.value(QLatin1String(l.option))));
     }
+    o.lost.maxAgeMs = qint64(lostMaxAgeS) * 1000;
+    const qint64 pageBytes = p.value(QStringLiteral("directory-page-bytes")).toLongLong(&ok);
+    if (!ok || pageBytes < dialog::DirectorySnapshot::MinPageBytes || pageBytes > 64 * 1024 * 1024)
+        return fail(QStringLiteral("invalid --directory-page-bytes '%1' (65536 to 67108864)")
+                        .arg(p.value(QStringLiteral("directory-page-bytes"))));
+    o.directoryPageBytes = pageBytes;
 
     o.trustAdvertised = p.isSet(QStringLiteral("trust-advertised"));
     o.standbyOf = p.value(QStringLiteral("standby-of"));

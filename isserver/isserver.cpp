@@ -197,7 +197,11 @@ bool IsServer::start(QString *error)
         return false;
     }
     // Who is lost: the objects they wrote are stale and leave the sums.
-    m_client->subscribe(directoryServiceName(), this, [this](const Message &m) { onDirectory(m); });
+    m_client->subscribe(directoryServiceName(), this,
+                        [this, pages = std::make_shared<DirectoryAssembler>()](const Message &m) {
+                            if (const auto dir = pages->add(m.data())) // a large directory comes in pages
+                                onDirectory(*dir);
+                        });
     Service *announce = m_client->publish(is::protocol::serviceName(m_options.name));
     QJsonObject announcement{
         {QStringLiteral("server"), m_options.name},
@@ -806,11 +810,9 @@ bool IsServer::startSums(QString *error)
     return true;
 }
 
-void IsServer::onDirectory(const Message &message)
+void IsServer::onDirectory(const DirectorySnapshot &directory)
 {
-    const std::optional<DirectorySnapshot> dir = DirectorySnapshot::fromJson(message.data());
-    if (!dir)
-        return;
+    const DirectorySnapshot *dir = &directory;
     const QStringList alive = dir->processNames();
     QSet<QString> lost;
     for (const ProcessEntry &p : dir->lost)

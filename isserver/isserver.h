@@ -8,6 +8,7 @@
 #include "quota.h"
 
 #include "dialog/client.h"
+#include "dialog/directory.h"
 #include "dialog/is/dictionary.h"
 #include "dialog/is/history.h"
 #include "dialog/is/repository.h"
@@ -115,7 +116,7 @@ private:
     bool saveDeclaredTypes(QString *error);
     bool startSums(QString *error);
     bool startAlarms(QString *error);
-    void onDirectory(const Message &message);
+    void onDirectory(const DirectorySnapshot &directory);
 
     ServerOptions m_options;
     is::TypeRegistry m_types;

@@ -64,15 +64,18 @@ int ls(const QStringList &args)
     const QString self = client->name();
     int rc = 1;
     Subscription *sub = client->subscribe(directoryServiceName());
+    DirectoryAssembler pages; // a large directory comes in pages
     // Wait for a snapshot that lists ourselves: it was made after we registered, so it is current.
     QObject::connect(sub, &Subscription::messageReceived, client.get(), [&](const Message &m) {
         QString why;
-        auto dir = DirectorySnapshot::fromJson(m.data(), &why);
-        if (!dir) {
+        auto dir = pages.add(m.data(), &why);
+        if (!why.isEmpty()) {
             rc = fail(verb, why);
             QCoreApplication::quit();
             return;
         }
+        if (!dir)
+            return;
         if (!dir->process(self))
             return;
         // This tool is not part of the system it lists.

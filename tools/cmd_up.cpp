@@ -268,8 +268,9 @@ int up(const QStringList &args)
     if (!client.start())
         return fail(verb, client.errorString());
     QSet<QString> registered;
+    DirectoryAssembler pages; // a large directory comes in pages
     client.subscribe(directoryServiceName(), &client, [&](const Message &m) {
-        if (const auto dir = DirectorySnapshot::fromJson(m.data())) {
+        if (const auto dir = pages.add(m.data())) {
             const QStringList names = dir->processNames();
             registered = QSet<QString>(names.cbegin(), names.cend());
         }

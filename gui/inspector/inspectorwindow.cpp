@@ -214,8 +214,11 @@ QWidget *InspectorWindow::buildListen()
 
 void InspectorWindow::onDirectory(const QByteArray &json)
 {
-    m_pendingDirectory = json;
-    scheduleRefresh();
+    // An unreadable page (never sent by a Control Server) leaves the table as it was.
+    if (auto directory = m_directoryPages.add(json)) {
+        m_pendingDirectory = std::move(directory);
+        scheduleRefresh();
+    }
 }
 
 void InspectorWindow::onStatistics(const QByteArray &json)
@@ -233,10 +236,7 @@ void InspectorWindow::scheduleRefresh()
 void InspectorWindow::refresh()
 {
     // Only the latest snapshots count: a burst of updates costs one model change.
-    // An unreadable snapshot (never sent by a Control Server) leaves the table as it was.
-    const auto directory = m_pendingDirectory.isEmpty()
-                               ? std::nullopt
-                               : DirectorySnapshot::fromJson(std::exchange(m_pendingDirectory, {}));
+    const auto directory = std::exchange(m_pendingDirectory, std::nullopt);
     if (directory) {
         const QString keep = m_selected;
         m_model->setDirectory(*directory);
@@ -314,6 +314,9 @@ void InspectorWindow::showDetails()
     group(QStringLiteral("Commands"), r.commands, CommandItem);
     if (r.lost)
         new QTreeWidgetItem(m_details, QStringList{QStringLiteral("LOST: %1").arg(r.lostReason)});
+    if (r.lost && r.omittedNames > 0) // the Control Server keeps the first names of a lost process
+        new QTreeWidgetItem(m_details,
+                            QStringList{QStringLiteral("%1 more names not kept").arg(r.omittedNames)});
     m_figuresItem = new QTreeWidgetItem(m_details, QStringList{QStringLiteral("Communication")});
     m_figuresItem->setExpanded(true);
     showFigures();

@@ -73,7 +73,8 @@ private:
     QCheckBox *m_hex = nullptr;
     QList<QLineEdit *> m_fields;
     QLineEdit *m_freeText = nullptr;
-    QByteArray m_pendingDirectory;
+    DirectoryAssembler m_directoryPages; // a large directory comes in pages
+    std::optional<DirectorySnapshot> m_pendingDirectory;
     QByteArray m_pendingStatistics;
     QTreeWidgetItem *m_figuresItem = nullptr; ///< "Communication" group of the details, updated in place
     quint64 m_detailsGeneration = 0;          ///< a logger answer for details since cleared is dropped

@@ -149,14 +149,16 @@ RunControlWindow::RunControlWindow(const ClientOptions &options, const QString &
         updateButtons();
     });
     // Control is ours once the Control Server lists us as the provider of the lock service.
-    m_client->subscribe(directoryServiceName(), this, [this](const Message &m) {
-        if (!m_client->service(controlLockService()) || m_mode == Mode::Control)
-            return;
-        const auto directory = DirectorySnapshot::fromJson(m.data());
-        const ProcessEntry *self = directory ? directory->process(m_client->name()) : nullptr;
-        if (self && self->services.contains(controlLockService()))
-            setMode(Mode::Control, QString());
-    });
+    m_client->subscribe(directoryServiceName(), this,
+                        [this, pages = std::make_shared<DirectoryAssembler>()](const Message &m) {
+                            const auto directory = pages->add(m.data()); // a large directory comes in pages
+                            if (!m_client->service(controlLockService()) || m_mode == Mode::Control)
+                                return;
+                            const ProcessEntry *self =
+                                directory ? directory->process(m_client->name()) : nullptr;
+                            if (self && self->services.contains(controlLockService()))
+                                setMode(Mode::Control, QString());
+                        });
     auto *tick = new QTimer(this);
     connect(tick, &QTimer::timeout, this, &RunControlWindow::updateDuration);
     tick->start(1000);

@@ -3,6 +3,8 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 
+#include <utility>
+
 namespace dialog {
 
 namespace {
@@ -14,7 +16,8 @@ const QLatin1String timeMs("time_ms"), processes("processes"), lost("lost"), nam
     messagesOut("messages_out"), bytesOut("bytes_out"), messagesIn("messages_in"), bytesIn("bytes_in"),
     dropped("dropped"), reconnects("reconnects"), protocolErrors("protocol_errors"),
     queuedBytes("queued_bytes"), outgoingConnections("outgoing_connections"),
-    incomingConnections("incoming_connections");
+    incomingConnections("incoming_connections"), generation("generation"), page("page"), pages("pages"),
+    continued("continued"), omitted("omitted");
 } // namespace key
 
 QStringList strings(const QJsonValue &v)
@@ -38,6 +41,8 @@ QJsonObject entryJson(const ProcessEntry &p, bool lost)
     if (lost) {
         o.insert(key::lostAtMs, p.lostAtMs);
         o.insert(key::reason, p.lostReason);
+        if (p.omittedNames > 0)
+            o.insert(key::omitted, p.omittedNames);
     }
     return o;
 }
@@ -55,7 +60,58 @@ ProcessEntry entryFrom(const QJsonObject &o)
     p.connectedAtMs = o.value(key::connectedAtMs).toInteger();
     p.lostAtMs = o.value(key::lostAtMs).toInteger();
     p.lostReason = o.value(key::reason).toString();
+    p.omittedNames = qMax(0, o.value(key::omitted).toInt());
     return p;
+}
+
+QByteArray compact(const QJsonValue &v)
+{
+    return v.isArray() ? QJsonDocument(v.toArray()).toJson(QJsonDocument::Compact)
+                       : QJsonDocument(v.toObject()).toJson(QJsonDocument::Compact);
+}
+
+/// A process whose entry is over @p room bytes of JSON, as entries of at most that size each (the
+/// second and later marked "continued"); a part holds at least one name, so a name longer than
+/// the room still travels, alone.
+QList<QByteArray> splitEntry(const ProcessEntry &p, bool lost, qint64 room)
+{
+    ProcessEntry skeleton = p;
+    skeleton.services.clear();
+    skeleton.commands.clear();
+    skeleton.subscriptions.clear();
+    // The continuation flag and separators: a few bytes per part beyond the skeleton.
+    const qint64 base = compact(entryJson(skeleton, lost)).size() + 20;
+    QList<QByteArray> parts;
+    ProcessEntry cur = skeleton;
+    qint64 bytes = base;
+    const auto flush = [&] {
+        QJsonObject o = entryJson(cur, lost);
+        if (!parts.isEmpty())
+            o.insert(key::continued, true);
+        parts.append(compact(o));
+        cur = skeleton;
+        bytes = base;
+    };
+    const QList<QStringList ProcessEntry::*> lists{&ProcessEntry::services, &ProcessEntry::commands,
+                                                   &ProcessEntry::subscriptions};
+    for (QStringList ProcessEntry::*list : lists) {
+        for (const QString &name : p.*list) {
+            const qint64 size = compact(QJsonArray{name}).size() - 1; // the name and a comma
+            if (bytes + size > room && bytes > base)
+                flush();
+            (cur.*list).append(name);
+            bytes += size;
+        }
+    }
+    flush();
+    return parts;
+}
+
+void mergeInto(ProcessEntry &into, const ProcessEntry &more)
+{
+    into.services += more.services;
+    into.commands += more.commands;
+    into.subscriptions += more.subscriptions;
 }
 
 /// The object of @p json if it has an array under "processes".
@@ -95,11 +151,31 @@ QString statisticsServiceName()
     return QStringLiteral("DIALOG.Statistics");
 }
 
+QString commandServiceName()
+{
+    return QStringLiteral("DIALOG.Command");
+}
+
+QByteArray commandRequestData(const QString &command, const QByteArray &data)
+{
+    return command.toUtf8() + '\0' + data;
+}
+
+bool splitCommandRequest(const QByteArray &request, QByteArray &command, QByteArray &data)
+{
+    const qsizetype nul = request.indexOf('\0');
+    if (nul < 0)
+        return false;
+    command = request.left(nul);
+    data = request.mid(nul + 1);
+    return true;
+}
+
 bool ProcessEntry::operator==(const ProcessEntry &o) const
 {
     return name == o.name && host == o.host && port == o.port && pid == o.pid && services == o.services &&
            commands == o.commands && subscriptions == o.subscriptions && connectedAtMs == o.connectedAtMs &&
-           lostAtMs == o.lostAtMs && lostReason == o.lostReason;
+           lostAtMs == o.lostAtMs && lostReason == o.lostReason && omittedNames == o.omittedNames;
 }
 
 const ProcessEntry *DirectorySnapshot::process(const QString &name) const
@@ -143,6 +219,100 @@ std::optional<DirectorySnapshot> DirectorySnapshot::fromJson(const QByteArray &j
     for (const QJsonValue &v : o->value(key::lost).toArray())
         s.lost.append(entryFrom(v.toObject()));
     return s;
+}
+
+QList<QByteArray> DirectorySnapshot::toPages(qint64 maxBytes, quint64 generation) const
+{
+    maxBytes = qMax(maxBytes, MinPageBytes);
+    // Room for the page's own fields (time, generation, page numbers, the two arrays).
+    constexpr qint64 PageOverhead = 256;
+    const qint64 room = maxBytes - PageOverhead;
+    struct Page
+    {
+        QByteArray processes, lost; // entries, comma-separated
+        qint64 bytes = 0;
+    };
+    QList<Page> pages(1);
+    const auto add = [&](const QByteArray &entry, bool isLost) {
+        if (pages.last().bytes + entry.size() + 1 > room && pages.last().bytes > 0)
+            pages.append(Page());
+        QByteArray &list = isLost ? pages.last().lost : pages.last().processes;
+        if (!list.isEmpty())
+            list.append(',');
+        list.append(entry);
+        pages.last().bytes += entry.size() + 1;
+    };
+    const auto place = [&](const ProcessEntry &e, bool isLost) {
+        const QByteArray whole = compact(entryJson(e, isLost));
+        if (whole.size() <= room)
+            add(whole, isLost);
+        else
+            for (const QByteArray &part : splitEntry(e, isLost, room))
+                add(part, isLost);
+    };
+    for (const ProcessEntry &p : processes)
+        place(p, false);
+    for (const ProcessEntry &p : lost)
+        place(p, true);
+    // Entries are compact JSON objects already: the page is put together around them.
+    QList<QByteArray> out;
+    out.reserve(pages.size());
+    for (qsizetype i = 0; i < pages.size(); ++i) {
+        QByteArray page;
+        page.reserve(pages.at(i).bytes + PageOverhead);
+        page += "{\"time_ms\":" + QByteArray::number(timeMs) +
+                ",\"generation\":" + QByteArray::number(generation) + ",\"page\":" + QByteArray::number(i) +
+                ",\"pages\":" + QByteArray::number(pages.size()) + ",\"processes\":[";
+        page += pages.at(i).processes;
+        page += "],\"lost\":[";
+        page += pages.at(i).lost;
+        page += "]}";
+        out.append(page);
+    }
+    return out;
+}
+
+std::optional<DirectorySnapshot> DirectoryAssembler::add(const QByteArray &message, QString *error)
+{
+    if (error)
+        error->clear();
+    const auto o = snapshotObject(message, "DIALOG.Directory", error);
+    if (!o)
+        return std::nullopt;
+    const int pages = o->value(key::pages).toInt(1);
+    const int page = o->value(key::page).toInt(0);
+    const quint64 generation = quint64(o->value(key::generation).toDouble(0));
+    if (pages < 1 || page < 0 || page >= pages) {
+        if (error)
+            *error = QStringLiteral("malformed DIALOG.Directory: page %1 of %2").arg(page).arg(pages);
+        return std::nullopt;
+    }
+    if (page == 0) {
+        m_generation = generation;
+        m_pages = pages;
+        m_next = 0;
+        m_partial = DirectorySnapshot();
+        m_partial.timeMs = o->value(key::timeMs).toInteger();
+    } else if (generation != m_generation || pages != m_pages || page != m_next) {
+        return std::nullopt; // a page of a generation whose start was missed: wait for the next one
+    }
+    const auto append = [](QList<ProcessEntry> &list, const QJsonArray &entries) {
+        for (const QJsonValue &v : entries) {
+            const QJsonObject e = v.toObject();
+            ProcessEntry p = entryFrom(e);
+            if (e.value(key::continued).toBool() && !list.isEmpty() && list.last().name == p.name)
+                mergeInto(list.last(), p);
+            else
+                list.append(std::move(p));
+        }
+    };
+    append(m_partial.processes, o->value(key::processes).toArray());
+    append(m_partial.lost, o->value(key::lost).toArray());
+    if (++m_next < m_pages)
+        return std::nullopt;
+    m_next = 0;
+    m_pages = 0;
+    return std::exchange(m_partial, DirectorySnapshot());
 }
 
 bool DirectorySnapshot::operator==(const DirectorySnapshot &o) const

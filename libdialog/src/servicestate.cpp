@@ -18,6 +18,7 @@ bool ServiceState::publish(const QByteArray &data)
         seq = ++sequence;
         lastData = prepared;
         lastFlags = flags;
+        leadingPages.clear();
         hasValue = true;
         subs = subscribers; // implicitly shared snapshot, no copy unless the list changes
     }
@@ -35,6 +36,87 @@ bool ServiceState::publish(const QByteArray &data)
         }
     }
     return all;
+}
+
+bool ServiceState::publishPages(const QList<QByteArray> &pages)
+{
+    if (pages.size() == 1)
+        return publish(pages.first());
+    QList<Page> prepared;
+    prepared.reserve(pages.size());
+    for (const QByteArray &p : pages) {
+        Page page;
+        page.data = prepareData(p, compressionThreshold, page.flags);
+        prepared.append(page);
+    }
+    QMutexLocker serial(&updateLock);
+    QList<Subscriber> subs;
+    {
+        QMutexLocker l(&lock);
+        for (Page &p : prepared)
+            p.sequence = ++sequence;
+        lastData = prepared.last().data;
+        lastFlags = prepared.last().flags;
+        leadingPages = prepared.first(prepared.size() - 1);
+        hasValue = true;
+        subs = subscribers;
+    }
+    if (subs.isEmpty() || !transport)
+        return true;
+    bool all = true;
+    for (const Subscriber &s : std::as_const(subs)) {
+        for (const Page &p : std::as_const(prepared)) {
+            if (!sendTo(s, p.sequence, p.flags, p.data, 0)) {
+                // The rest of this value comes, in order, when there is room.
+                all = false;
+                dropped.fetch_add(1, std::memory_order_relaxed);
+                {
+                    QMutexLocker l(&lock);
+                    resumeAt.insert(s.box.get(), p.sequence);
+                }
+                markBehind(s);
+                break;
+            }
+        }
+    }
+    return all;
+}
+
+bool ServiceState::sendCurrent(const Subscriber &s)
+{
+    // A value in pages resumes at the first page this subscriber was not given (an older value's
+    // mark means: from the start). The pages go in order, so the subscriber sees no gap.
+    const quint64 first = leadingPages.isEmpty() ? sequence : leadingPages.first().sequence;
+    quint64 from = resumeAt.value(s.box.get(), 0);
+    if (from < first || from > sequence)
+        from = first;
+    for (const Page &p : std::as_const(leadingPages)) {
+        if (p.sequence < from)
+            continue;
+        if (!sendTo(s, p.sequence, p.flags, p.data, 0)) {
+            resumeAt.insert(s.box.get(), p.sequence);
+            return false;
+        }
+    }
+    if (!sendTo(s, sequence, lastFlags, lastData, 0)) {
+        resumeAt.insert(s.box.get(), sequence);
+        return false;
+    }
+    resumeAt.remove(s.box.get());
+    return true;
+}
+
+qint64 ServiceState::nextCatchUpBytes(const net::Outbox *box) const
+{
+    const quint64 from = resumeAt.value(box, 0);
+    qint64 size = lastData.size();
+    for (const Page &p : leadingPages) {
+        if (p.sequence >= from) {
+            size = p.data.size();
+            break;
+        }
+    }
+    return size + HeaderSize + 2 + key.size() + 8;
 }
 
 bool ServiceState::sendTo(const Subscriber &s, quint64 seq, quint8 flags, const QByteArray &data, int blockMs)
@@ -61,7 +143,7 @@ void ServiceState::addSubscriber(const Subscriber &s)
         }
     }
     subscribers.append(s);
-    if (hasValue && !sendTo(s, sequence, lastFlags, lastData, 0)) {
+    if (hasValue && !sendCurrent(s)) {
         dropped.fetch_add(1, std::memory_order_relaxed);
         l.unlock();
         markBehind(s);
@@ -70,11 +152,15 @@ void ServiceState::addSubscriber(const Subscriber &s)
 
 void ServiceState::markBehind(const Subscriber &s)
 {
+    qint64 bytes = 0;
     {
         QMutexLocker l(&lock);
         if (behind.contains(s.box.get()))
             return;
         behind.insert(s.box.get());
+        // A value above half the queue's bound waits until it fits: the catch-up always queues
+        // something, so it never comes back at once for nothing.
+        bytes = nextCatchUpBytes(s.box.get());
     }
     std::weak_ptr<ServiceState> weak = weak_from_this();
     net::OutboxPtr box = s.box;
@@ -87,20 +173,23 @@ void ServiceState::markBehind(const Subscriber &s)
         for (const Subscriber &sub : std::as_const(self->subscribers)) {
             if (sub.box != box)
                 continue;
-            if (self->hasValue && !self->sendTo(sub, self->sequence, self->lastFlags, self->lastData, 0)) {
+            if (self->hasValue && !self->sendCurrent(sub)) {
                 l.unlock();
                 self->markBehind(sub); // still full: try again at the next drain
             }
             return;
         }
-    });
+    }, bytes);
 }
 
 int ServiceState::removeSubscribers(const net::Endpoint &endpoint, quint64 incarnation)
 {
     QMutexLocker l(&lock);
     const auto n = subscribers.removeIf([&](const Subscriber &s) {
-        return s.box->endpoint == endpoint && (incarnation == 0 || s.incarnation == incarnation);
+        const bool gone = s.box->endpoint == endpoint && (incarnation == 0 || s.incarnation == incarnation);
+        if (gone)
+            resumeAt.remove(s.box.get());
+        return gone;
     });
     return int(n);
 }

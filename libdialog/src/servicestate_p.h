@@ -8,6 +8,7 @@
 
 #include <QMutex>
 #include <QPointer>
+#include <QHash>
 #include <QSet>
 #include <atomic>
 
@@ -34,6 +35,18 @@ struct ServiceState : std::enable_shared_from_this<ServiceState>
     QByteArray lastData; // prepared (possibly compressed)
     quint8 lastFlags = 0;
     quint64 sequence = 0;
+    /// A value published in pages (publishPages): the pages before the last one, which is
+    /// lastData / lastFlags / sequence. Empty for a value of one message.
+    struct Page
+    {
+        QByteArray data;
+        quint8 flags = 0;
+        quint64 sequence = 0;
+    };
+    QList<Page> leadingPages;
+    /// Per subscriber that fell behind on a paged value: the sequence of the first page it was not
+    /// given (its catch-up resumes there, so a value larger than its queue still gets through).
+    QHash<const net::Outbox *, quint64> resumeAt;
     bool hasValue = false;
 
     std::atomic<int> flowControl{int(Service::FlowControl::Drop)};
@@ -48,8 +61,18 @@ struct ServiceState : std::enable_shared_from_this<ServiceState>
     /// Waits for room as flowControl says. False if it was dropped for at least one subscriber
     /// (counted in dropped; that subscriber gets the latest value once it has room).
     bool publish(const QByteArray &data);
+    /// Publishes one value as several messages (pages), each with its own sequence number, sent
+    /// in order. A subscriber that cannot take one page gets none of the rest now and the whole
+    /// current value (every page) once it has room; a new subscriber gets every page. @p pages
+    /// must not be empty.
+    bool publishPages(const QList<QByteArray> &pages);
     /// Queues one update for one subscriber. Called with no lock or with `lock` held (blockMs 0).
     bool sendTo(const Subscriber &s, quint64 seq, quint8 flags, const QByteArray &data, int blockMs);
+    /// Queues the current value (every page of it, from where it was left) for one subscriber;
+    /// called with `lock` held.
+    bool sendCurrent(const Subscriber &s);
+    /// The bytes the next catch-up of @p box must queue at once; called with `lock` held.
+    qint64 nextCatchUpBytes(const net::Outbox *box) const;
     /// Adds (or replaces, same endpoint) a subscriber and sends it the current value.
     void addSubscriber(const Subscriber &s);
     /// Records that an update was dropped for @p s: once its queue drains, the latest value is sent

@@ -199,12 +199,14 @@ Transport::SendResult Transport::send(const OutboxPtr &box, std::initializer_lis
     return SendResult::Queued;
 }
 
-void Transport::whenRoom(const OutboxPtr &box, std::function<void()> fn)
+void Transport::whenRoom(const OutboxPtr &box, std::function<void()> fn, qint64 bytes)
 {
+    const qint64 max = m_options.maxQueueBytes;
+    const qint64 level = bytes <= 0 ? max / 2 : qMax<qint64>(0, qMin(max / 2, max - bytes));
     {
         QMutexLocker l(&box->m_lock);
-        if (box->m_queued > m_options.maxQueueBytes / 2) {
-            box->m_onRoom.push_back(std::move(fn));
+        if (box->m_queued > level) {
+            box->m_onRoom.emplace_back(level, std::move(fn));
             return;
         }
     }

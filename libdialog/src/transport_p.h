@@ -130,7 +130,8 @@ private:
     qint64 m_queued = 0;   // bytes in m_chunks + bytes handed to the socket but not yet written
     bool m_wakePosted = false;
     quint64 m_generation = 0; // bumped when the connection fails: stale accounting is ignored
-    std::vector<std::function<void()>> m_onRoom; // run (in the sender thread) once the queue is half empty
+    // Run (in the sender thread) once the queue holds at most `first` bytes (see whenRoom).
+    std::vector<std::pair<qint64, std::function<void()>>> m_onRoom;
 };
 using OutboxPtr = std::shared_ptr<Outbox>;
 
@@ -204,9 +205,10 @@ public:
         return SendResult::Queued;
     }
 
-    /// Runs @p fn once the queue of @p box has drained to half its bound (at once if it already has).
-    /// Called from the sender thread; dropped if the connection fails.
-    void whenRoom(const OutboxPtr &box, std::function<void()> fn);
+    /// Runs @p fn once the queue of @p box has drained to half its bound (at once if it already has),
+    /// or, with @p bytes, once a message of that many bytes fits (the queue is empty, or it fits
+    /// within the bound). Called from the sender thread; dropped if the connection fails.
+    void whenRoom(const OutboxPtr &box, std::function<void()> fn, qint64 bytes = 0);
 
     /// Blocks until everything queued for every destination was written (or dropped with its failed
     /// connection), or until @p deadline; false on time-out. Waits on each queue's condition (woken

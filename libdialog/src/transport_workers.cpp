@@ -67,8 +67,14 @@ SenderWorker::Connection *SenderWorker::open(const OutboxPtr &box)
                 b->m_queued = qMax<qint64>(0, b->m_queued - n);
                 if (b->m_queued < m_transport->options().maxQueueBytes)
                     b->m_room.wakeAll();
-                if (!b->m_onRoom.empty() && b->m_queued <= m_transport->options().maxQueueBytes / 2)
-                    ready.swap(b->m_onRoom);
+                for (auto it = b->m_onRoom.begin(); it != b->m_onRoom.end();) {
+                    if (b->m_queued > it->first) {
+                        ++it;
+                        continue;
+                    }
+                    ready.push_back(std::move(it->second));
+                    it = b->m_onRoom.erase(it);
+                }
             }
         }
         for (const auto &fn : ready) // outside the lock: they queue frames on this outbox

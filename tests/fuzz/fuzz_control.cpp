@@ -103,8 +103,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     QString error;
     switch (data[0] & 7) {
     case 0:
-        if (auto d = dialog::DirectorySnapshot::fromJson(payload, &error))
+        if (auto d = dialog::DirectorySnapshot::fromJson(payload, &error)) {
             (void)d->toJson();
+            (void)d->toPages(dialog::DirectorySnapshot::MinPageBytes, 1);
+        }
+        {
+            // Pages: the same bytes twice, as page 0 and then as what follows it.
+            dialog::DirectoryAssembler pages;
+            (void)pages.add(payload, &error);
+            (void)pages.add(payload, &error);
+        }
         break;
     case 1:
         (void)dialog::StatisticsSnapshot::fromJson(payload, &error);

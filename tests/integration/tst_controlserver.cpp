@@ -74,6 +74,10 @@ private Q_SLOTS:
     void connectionsWithoutHelloTimedOutAndCapped();
     void duplicateProcessNameGivesUpInsteadOfRetryingForEver();
     void registrationsOverTheLimitRefusedWithReason();
+    void commandsAndSubscriptionsOverTheLimitRefused();
+    void directoryOverThePageSizeComesInPagesAndLostListStaysBounded();
+    void sendExitStatusSaysDeliveredRefusedOrLost();
+    void sendFloodEveryConfirmedSendIsReceived();
 
 private:
     std::unique_ptr<ProcessFixture> m_fx;
@@ -642,6 +646,233 @@ void tst_ControlServer::registrationsOverTheLimitRefusedWithReason()
     QVERIFY2(c.errorString().contains(QLatin1String("the most one process may")),
              qPrintable(c.errorString()));
     QCOMPARE(fx.processEntry(QStringLiteral("Greedy")).value(QStringLiteral("services")).toArray().size(), 3);
+}
+
+void tst_ControlServer::commandsAndSubscriptionsOverTheLimitRefused()
+{
+    ProcessFixture fx;
+    QVERIFY(fx.startControlServer({QStringLiteral("--max-names-per-process"), QStringLiteral("3"),
+                                   QStringLiteral("--max-names"), QStringLiteral("8")}));
+    // The reader's own subscription is the first of the 8.
+    Client reader(fx.clientOptions(QStringLiteral("Reader")));
+    DirectoryAssembler pages;
+    std::optional<DirectorySnapshot> dir;
+    reader.subscribe(directoryServiceName(), &reader, [&](const Message &m) {
+        if (auto d = pages.add(m.data()))
+            dir = std::move(d);
+    });
+    QVERIFY(reader.start());
+    QTRY_VERIFY_WITH_TIMEOUT(dir && dir->process(QStringLiteral("Reader")), 10000);
+    const auto count = [&](const QString &process, QStringList ProcessEntry::*list) {
+        const ProcessEntry *e = dir ? dir->process(process) : nullptr;
+        return e ? int((e->*list).size()) : -1;
+    };
+    Client a(fx.clientOptions(QStringLiteral("Greedy")));
+    for (int i = 0; i < 5; ++i) {
+        a.registerCommand(QStringLiteral("Greedy.C%1").arg(i));
+        a.subscribe(QStringLiteral("Greedy.Wants%1").arg(i));
+    }
+    QVERIFY(a.start());
+    QTRY_VERIFY_WITH_TIMEOUT(count(QStringLiteral("Greedy"), &ProcessEntry::commands) == 3 &&
+                                 count(QStringLiteral("Greedy"), &ProcessEntry::subscriptions) == 3,
+                             10000);
+    // 1 + 6 held: one more command fits in the total of 8, not two.
+    Client b(fx.clientOptions(QStringLiteral("Second")));
+    for (int i = 0; i < 3; ++i)
+        b.registerCommand(QStringLiteral("Second.C%1").arg(i));
+    QVERIFY(b.start());
+    QTRY_COMPARE_WITH_TIMEOUT(count(QStringLiteral("Second"), &ProcessEntry::commands), 1, 10000);
+    QTest::qWait(300); // more would show by now
+    QCOMPARE(count(QStringLiteral("Second"), &ProcessEntry::commands), 1);
+    QCOMPARE(count(QStringLiteral("Greedy"), &ProcessEntry::commands), 3);
+}
+
+void tst_ControlServer::directoryOverThePageSizeComesInPagesAndLostListStaysBounded()
+{
+    // Finding 2 of issue 14, scaled down: registrants whose names add up to far more than the
+    // directory's page size (64 KiB here, the message limit of the reader below is 128 KiB).
+    ProcessFixture fx;
+    constexpr int PageBytes = 65536;
+    QVERIFY(fx.startControlServer({QStringLiteral("--directory-page-bytes"), QString::number(PageBytes),
+                                   QStringLiteral("--max-lost"), QStringLiteral("3"),
+                                   QStringLiteral("--lost-max-names"), QStringLiteral("5"),
+                                   QStringLiteral("--lost-max-age-s"), QStringLiteral("12")}));
+    constexpr int Registrants = 5, Names = 60, NameBytes = 1000; // ~300 KB of names
+    QList<QProcess *> registrants;
+    for (int r = 0; r < Registrants; ++r) {
+        QStringList args{QStringLiteral("echo"), QStringLiteral("--quiet"), QStringLiteral("--name"),
+                         QStringLiteral("Hog%1").arg(r)};
+        for (int n = 0; n < Names; ++n)
+            args << QStringLiteral("--command")
+                 << QStringLiteral("Hog%1.C%2.")
+                        .arg(r)
+                        .arg(n, 3, 10, QLatin1Char('0'))
+                        .leftJustified(NameBytes, QLatin1Char('x'));
+        registrants << fx.start(QStringLiteral("dialog"), args);
+    }
+    // A reader that takes no message over 128 KiB gets the whole directory, page by page.
+    ClientOptions o = fx.clientOptions(QStringLiteral("Reader"));
+    o.maxMessageSize = 2 * PageBytes;
+    Client reader(o);
+    DirectoryAssembler pages;
+    std::optional<DirectorySnapshot> whole;
+    qsizetype largest = 0, messages = 0;
+    reader.subscribe(directoryServiceName(), &reader, [&](const Message &m) {
+        largest = qMax(largest, m.data().size());
+        ++messages;
+        if (auto d = pages.add(m.data()))
+            whole = std::move(d);
+    });
+    QVERIFY(reader.start());
+    const auto allThere = [&](const DirectorySnapshot &d) {
+        for (int r = 0; r < Registrants; ++r) {
+            const ProcessEntry *e = d.process(QStringLiteral("Hog%1").arg(r));
+            if (!e || e->commands.size() != Names)
+                return false;
+        }
+        return true;
+    };
+    QTRY_VERIFY_WITH_TIMEOUT(whole && allThere(*whole), 30000);
+    QVERIFY2(largest <= PageBytes, qPrintable(QString::number(largest)));
+    QVERIFY2(messages > Registrants * Names * NameBytes / PageBytes, qPrintable(QString::number(messages)));
+    QCOMPARE(whole->process(QStringLiteral("Hog3"))->commands.first(),
+             QStringLiteral("Hog3.C000.").leftJustified(NameBytes, QLatin1Char('x')));
+    // `dialog ls` reads it too.
+    QByteArray out;
+    QCOMPARE(fx.run(QStringLiteral("dialog"), {QStringLiteral("ls"), QStringLiteral("--json")}, &out, nullptr,
+                    30000),
+             0);
+    const auto listed = DirectorySnapshot::fromJson(out);
+    QVERIFY(listed);
+    QVERIFY(allThere(*listed));
+
+    // The registrants die: the lost list keeps at most 3 of them, 5 names each, then forgets them.
+    for (QProcess *p : registrants)
+        ::kill(pid_t(p->processId()), SIGKILL);
+    for (QProcess *p : registrants)
+        QVERIFY(p->waitForFinished(10000));
+    QTRY_VERIFY_WITH_TIMEOUT(whole && !whole->process(QStringLiteral("Hog0")) &&
+                                 !whole->process(QStringLiteral("Hog4")) && whole->lost.size() == 3,
+                             15000);
+    for (const ProcessEntry &l : whole->lost) {
+        QVERIFY2(l.name.startsWith(QLatin1String("Hog")), qPrintable(l.name));
+        QCOMPARE(l.commands.size(), 5);
+        QCOMPARE(l.omittedNames, Names - 5);
+        QVERIFY(!l.lostReason.isEmpty());
+    }
+    QCOMPARE(fx.run(QStringLiteral("dialog"), {QStringLiteral("ls")}, &out, nullptr, 30000), 0);
+    QVERIFY2(out.count(" lost: ") == 3, out.constData());
+    // --lost-max-age-s 12: the history empties by itself.
+    QTRY_VERIFY_WITH_TIMEOUT(whole && whole->lost.isEmpty(), 40000);
+}
+
+void tst_ControlServer::sendExitStatusSaysDeliveredRefusedOrLost()
+{
+    // Finding 5 of issue 14: the exit status of `dialog send` says what became of the command.
+    QByteArray out, err;
+    QCOMPARE(m_fx->run(QStringLiteral("dialog"), {QStringLiteral("send"), QStringLiteral("--help")}, &out),
+             0);
+    QVERIFY2(out.contains("2 refused") && out.contains("3 lost"), out.constData());
+    QCOMPARE(m_fx->run(QStringLiteral("dialog"), {QStringLiteral("send"), QStringLiteral("Nobody.Listens")},
+                       nullptr, &err),
+             2);
+    QVERIFY2(err.startsWith("dialog send: refused: no process registered command 'Nobody.Listens'"),
+             err.constData());
+    QProcess *echo =
+        m_fx->start(QStringLiteral("dialog"),
+                    {QStringLiteral("echo"), QStringLiteral("--command"), QStringLiteral("Some.Listens"),
+                     QStringLiteral("--name"), QStringLiteral("Listener")});
+    QTRY_VERIFY_WITH_TIMEOUT(
+        m_fx->processEntry(QStringLiteral("Listener")).value(QStringLiteral("commands")).toArray().size() ==
+            1,
+        10000);
+    QCOMPARE(m_fx->run(QStringLiteral("dialog"),
+                       {QStringLiteral("send"), QStringLiteral("Some.Listens"), QStringLiteral("hello")},
+                       nullptr, &err),
+             0);
+    QVERIFY2(err.isEmpty(), err.constData());
+    QTRY_VERIFY_WITH_TIMEOUT(echo->bytesAvailable() > 0, 5000);
+    const QByteArray line = echo->readAllStandardOutput();
+    QVERIFY2(line.startsWith("Some.Listens from dialog-send-") && line.trimmed().endsWith(": hello"),
+             line.constData());
+    // No Control Server there: nothing was sent, and it says so.
+    QTcpServer closed;
+    QVERIFY(closed.listen(QHostAddress::LocalHost, 0));
+    const quint16 nobody = closed.serverPort();
+    closed.close();
+    QCOMPARE(m_fx->run(QStringLiteral("dialog"),
+                       {QStringLiteral("send"), QStringLiteral("Some.Listens"),
+                        QStringLiteral("--control-server"), QStringLiteral("127.0.0.1:%1").arg(nobody),
+                        QStringLiteral("--timeout-ms"), QStringLiteral("1000")},
+                       nullptr, &err),
+             3);
+    QVERIFY2(err.startsWith("dialog send: lost: not connected to the Control Server"), err.constData());
+    // Bad arguments: 1, nothing sent.
+    QCOMPARE(m_fx->run(QStringLiteral("dialog"), {QStringLiteral("send")}, nullptr, &err), 1);
+}
+
+void tst_ControlServer::sendFloodEveryConfirmedSendIsReceived()
+{
+    // Short-lived senders, 8 at a time, against one registrant: every send that exited 0 arrived.
+    QProcess *sink =
+        m_fx->start(QStringLiteral("dialog"),
+                    {QStringLiteral("echo"), QStringLiteral("--command"), QStringLiteral("Flood.Cmd"),
+                     QStringLiteral("--name"), QStringLiteral("Sink")});
+    QTRY_VERIFY_WITH_TIMEOUT(
+        m_fx->processEntry(QStringLiteral("Sink")).value(QStringLiteral("commands")).toArray().size() == 1,
+        10000);
+    constexpr int Sends = 300, Parallel = 8;
+    QHash<QProcess *, int> running;
+    QSet<int> confirmed;
+    QMap<int, int> codes; // exit code -> how many
+    QByteArray received;
+    int next = 0;
+    const QDeadlineTimer deadline(240000);
+    while ((next < Sends || !running.isEmpty()) && !deadline.hasExpired()) {
+        while (next < Sends && running.size() < Parallel) {
+            auto *p = new QProcess(this);
+            p->start(bin(QStringLiteral("dialog")),
+                     {QStringLiteral("send"), QStringLiteral("Flood.Cmd"), QStringLiteral("m%1").arg(next),
+                      QStringLiteral("--control-server"), m_fx->controlServer(),
+                      QStringLiteral("--timeout-ms"), QStringLiteral("20000")});
+            running.insert(p, next++);
+        }
+        QTest::qWait(5);
+        received += sink->readAllStandardOutput();
+        for (auto it = running.begin(); it != running.end();) {
+            QProcess *p = it.key();
+            if (p->state() != QProcess::NotRunning) {
+                ++it;
+                continue;
+            }
+            const int code = p->exitStatus() == QProcess::NormalExit ? p->exitCode() : -1;
+            ++codes[code];
+            if (code == 0)
+                confirmed.insert(it.value());
+            else
+                qWarning() << "send" << it.value() << "exited" << code << p->readAllStandardError();
+            p->deleteLater();
+            it = running.erase(it);
+        }
+    }
+    QVERIFY2(running.isEmpty(), "the flood did not finish in time");
+    qInfo() << "exit codes of" << Sends << "sends:" << codes;
+    QVERIFY(!confirmed.isEmpty());
+    const auto missing = [&] {
+        received += sink->readAllStandardOutput();
+        QSet<int> got;
+        for (const QByteArray &l : received.split('\n'))
+            if (const qsizetype at = l.lastIndexOf(": m"); at >= 0)
+                got.insert(l.mid(at + 3).toInt());
+        QList<int> m;
+        for (int i : std::as_const(confirmed))
+            if (!got.contains(i))
+                m << i;
+        return m;
+    };
+    QTRY_VERIFY_WITH_TIMEOUT(missing().isEmpty(), 10000);
+    // Nothing is refused while the registrant is there.
+    QCOMPARE(codes.value(2), 0);
 }
 
 QTEST_GUILESS_MAIN(tst_ControlServer)

@@ -19,6 +19,16 @@ QString directoryServiceName();
 /// "DIALOG.Statistics": every process' communication figures; published at most once a second,
 /// only while someone subscribes.
 QString statisticsServiceName();
+/// "DIALOG.Command": a request to it is a command the Control Server forwards to every process
+/// that registered it, as it forwards COMMAND_MESSAGE, and then answers: Ok with
+/// {"delivered":[names],"failed":[{"name":…,"reason":…}]} (failed: a registrant's queue was full),
+/// or Failed with the reason it was refused (no process registered the command, invalid name).
+/// "Delivered" means handed to the registrant's connection by the Control Server.
+QString commandServiceName();
+/// The data of a request to DIALOG.Command: the command name (UTF-8), a NUL byte, the command data.
+QByteArray commandRequestData(const QString &command, const QByteArray &data);
+/// Splits what commandRequestData() makes; false if there is no NUL byte.
+bool splitCommandRequest(const QByteArray &request, QByteArray &command, QByteArray &data);
 
 /// One process in the directory (alive, or lost with when and why).
 struct ProcessEntry
@@ -33,11 +43,16 @@ struct ProcessEntry
     qint64 connectedAtMs = 0;  ///< ms since the epoch
     qint64 lostAtMs = 0;       ///< lost entries only: when it was declared lost
     QString lostReason;        ///< lost entries only: why
+    /// Lost entries only: names (services, commands, subscriptions) the Control Server no longer
+    /// keeps for it (each list of a lost process is bounded, see --lost-max-names).
+    int omittedNames = 0;
 
     bool operator==(const ProcessEntry &o) const;
 };
 
-/// The content of DIALOG.Directory.
+/// The content of DIALOG.Directory. The Control Server publishes it as one or more pages, each
+/// a JSON object of this shape below its size limit (a message never exceeds the message limit):
+/// read them with DirectoryAssembler. A directory that fits one page is one message, as before.
 struct DirectorySnapshot
 {
     qint64 timeMs = 0;             ///< when the Control Server made it (ms since the epoch)
@@ -55,7 +70,32 @@ struct DirectorySnapshot
     /// not a JSON object with a "processes" array. Unknown keys are ignored.
     static std::optional<DirectorySnapshot> fromJson(const QByteArray &json, QString *error = nullptr);
 
+    /// The snapshot as pages of at most @p maxBytes each (UTF-8 JSON; at least MinPageBytes), all
+    /// marked with @p generation, page number and page count. Processes are kept whole where they
+    /// fit; a process whose lists do not fit one page is continued on the next ones. Every page is
+    /// itself a valid snapshot (a reader that knows nothing of pages sees part of the directory).
+    QList<QByteArray> toPages(qint64 maxBytes, quint64 generation) const;
+    static constexpr qint64 MinPageBytes = 64 * 1024;
+
     bool operator==(const DirectorySnapshot &o) const;
+};
+
+/// Puts the pages of DIALOG.Directory back together: feed it every message of the subscription,
+/// in order; it returns the whole directory when the last page of a generation arrives and every
+/// page of it was seen. Pages of an older generation are forgotten when a newer one starts; a
+/// message without page fields is a whole directory. Not thread-safe (one per subscription).
+class DirectoryAssembler
+{
+public:
+    /// The complete directory, or std::nullopt while pages are missing. A malformed message gives
+    /// std::nullopt with a one-line @p error (and is otherwise ignored); @p error is cleared else.
+    std::optional<DirectorySnapshot> add(const QByteArray &message, QString *error = nullptr);
+
+private:
+    quint64 m_generation = 0;
+    int m_pages = 0;
+    int m_next = 0; // the page expected next
+    DirectorySnapshot m_partial;
 };
 
 /// One process' communication figures, as it reports them in its heartbeats (cumulative counters

@@ -1,6 +1,7 @@
 #include "dialog/is/dictionary.h"
 
 #include "dialog/client.h"
+#include "dialog/directory.h"
 #include "dialog/is/codec.h"
 #include "protocol_p.h"
 
@@ -424,16 +425,19 @@ void Dictionary::servers(std::function<void(const Status &, const QStringList &)
                       QStringLiteral("no directory from the Control Server within %1 ms").arg(d->timeoutMs)),
                {});
     });
-    connect(sub, &Subscription::messageReceived, this, [finish](const Message &m) {
-        const QJsonObject dir = QJsonDocument::fromJson(m.data()).object();
-        QStringList names;
-        for (const QJsonValue &p : dir.value(QLatin1String("processes")).toArray())
-            for (const QJsonValue &s : p.toObject().value(QLatin1String("services")).toArray())
-                if (s.toString().startsWith(servicePrefix()))
-                    names << s.toString().mid(servicePrefix().size());
-        names.sort();
-        finish(Status(), names);
-    });
+    connect(sub, &Subscription::messageReceived, this,
+            [finish, pages = std::make_shared<DirectoryAssembler>()](const Message &m) {
+                const auto dir = pages->add(m.data()); // a large directory comes in pages
+                if (!dir)
+                    return;
+                QStringList names;
+                for (const ProcessEntry &p : dir->processes)
+                    for (const QString &s : p.services)
+                        if (s.startsWith(servicePrefix()))
+                            names << s.mid(servicePrefix().size());
+                names.sort();
+                finish(Status(), names);
+            });
     timer->start(d->timeoutMs);
 }
 

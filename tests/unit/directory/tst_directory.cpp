@@ -81,6 +81,7 @@ private Q_SLOTS:
     void removeUnknownProcessReturnsEmptyRecord();
     void reconnectAfterLossLeavesLostList();
     void lostListIsBounded();
+    void lostListBoundedByAgeAndNames();
 
     void expiryUsesEachProcessHeartbeat();
     void toJsonShape();
@@ -486,6 +487,41 @@ void tst_Directory::reconnectAfterLossLeavesLostList()
     QCOMPARE(processNamesIn(json.value(QStringLiteral("lost")).toArray()), QStringList{QStringLiteral("B")});
     QCOMPARE(processNamesIn(json.value(QStringLiteral("processes")).toArray()),
              QStringList{QStringLiteral("A")});
+}
+
+void tst_Directory::lostListBoundedByAgeAndNames()
+{
+    Directory d;
+    d.setLostLimits(LostLimits{3, 10000, 4});
+    for (int i = 0; i < 5; ++i) {
+        const QString n = QStringLiteral("Hog%1").arg(i);
+        d.connectProcess(proc(n, quint16(1000 + i), quint32(i), 1), nullptr);
+        for (int s = 0; s < 10; ++s) {
+            QVERIFY(d.registerService(n, QStringLiteral("%1.S%2").arg(n).arg(s), nullptr));
+            d.registerCommand(n, QStringLiteral("%1.C%2").arg(n).arg(s));
+        }
+        d.request(n, QStringLiteral("Other.Service"));
+        // The full record goes back to the caller (it tells the partners about every service).
+        QCOMPARE(d.removeProcess(n, QStringLiteral("lost"), 1000 * (i + 1)).services.size(), 10);
+    }
+    dialog::DirectorySnapshot snap = d.snapshot(5000);
+    QCOMPARE(snap.lost.size(), 3); // the count bound: the two oldest went
+    QCOMPARE(snap.lost.first().name, QStringLiteral("Hog2"));
+    for (const dialog::ProcessEntry &l : snap.lost) {
+        QCOMPARE(l.services.size(), 4);
+        QCOMPARE(l.commands.size(), 4);
+        QCOMPARE(l.subscriptions.size(), 1);
+        QCOMPARE(l.omittedNames, 12);
+        QCOMPARE(l.services.first(), l.name + QStringLiteral(".S0")); // the first names are kept
+    }
+    // The age bound: Hog2 was lost at 3000, Hog3 at 4000.
+    QVERIFY(!d.expireLost(13000));
+    QVERIFY(d.expireLost(13500));
+    snap = d.snapshot(13500);
+    QCOMPARE(snap.lost.size(), 2);
+    QCOMPARE(snap.lost.first().name, QStringLiteral("Hog3"));
+    QVERIFY(d.expireLost(100000));
+    QCOMPARE(d.lostCount(), 0);
 }
 
 void tst_Directory::lostListIsBounded()

@@ -18,6 +18,10 @@ private Q_SLOTS:
     void directoryKeepsTheWireNames();
     void malformedIsRefused_data();
     void malformedIsRefused();
+    void smallDirectoryIsOnePage();
+    void largeDirectoryComesInPages();
+    void assemblerSkipsIncompleteGenerations();
+    void lostEntryCountsOmittedNames();
     void statisticsRoundTrips();
     void statisticsClampsNonsense();
     void serviceNames();
@@ -98,6 +102,117 @@ void tst_Snapshot::malformedIsRefused()
     QVERIFY2(error.startsWith(reason), qPrintable(error));
     QVERIFY(!StatisticsSnapshot::fromJson(json, &error));
     QVERIFY2(error.startsWith(QStringLiteral("malformed DIALOG.Statistics")), qPrintable(error));
+}
+
+namespace {
+/// @p processes processes with @p services long service names each (and a lost one like them).
+DirectorySnapshot large(int processes, int services, int nameBytes)
+{
+    DirectorySnapshot d;
+    d.timeMs = 42;
+    for (int i = 0; i < processes; ++i) {
+        ProcessEntry p;
+        p.name = QStringLiteral("P%1").arg(i, 3, 10, QLatin1Char('0'));
+        p.host = QStringLiteral("127.0.0.1");
+        p.port = quint16(20000 + i);
+        for (int s = 0; s < services; ++s)
+            p.services << QStringLiteral("%1.S%2.")
+                              .arg(p.name)
+                              .arg(s, 5, 10, QLatin1Char('0'))
+                              .leftJustified(nameBytes, QLatin1Char('x'));
+        p.commands = {p.name + QStringLiteral(".Cmd")};
+        p.subscriptions = {QStringLiteral("Other.\"quoted\"\u00e9")}; // escapes count in the size
+        d.processes << p;
+    }
+    ProcessEntry gone = d.processes.first();
+    gone.name = QStringLiteral("Gone");
+    gone.lostAtMs = 41;
+    gone.lostReason = QStringLiteral("no heartbeat");
+    d.lost << gone;
+    return d;
+}
+
+std::optional<DirectorySnapshot> assemble(const QList<QByteArray> &pages, DirectoryAssembler &a)
+{
+    std::optional<DirectorySnapshot> out;
+    for (qsizetype i = 0; i < pages.size(); ++i) {
+        QString error;
+        out = a.add(pages.at(i), &error);
+        if (!error.isEmpty())
+            qWarning() << error;
+        if (i + 1 < pages.size() && out)
+            return std::nullopt; // complete before the last page: wrong
+    }
+    return out;
+}
+} // namespace
+
+void tst_Snapshot::smallDirectoryIsOnePage()
+{
+    const DirectorySnapshot d = sample();
+    const QList<QByteArray> pages = d.toPages(1 << 20, 7);
+    QCOMPARE(pages.size(), 1);
+    // A reader that knows nothing of pages reads it as before.
+    QCOMPARE(*DirectorySnapshot::fromJson(pages.first()), d);
+    DirectoryAssembler a;
+    const auto back = a.add(pages.first());
+    QVERIFY(back);
+    QCOMPARE(*back, d);
+    // A message of a Control Server that does not page is a whole directory.
+    QCOMPARE(*a.add(d.toJson()), d);
+}
+
+void tst_Snapshot::largeDirectoryComesInPages()
+{
+    // 3 processes × 300 names of 1,000 bytes (~900 KB) in pages of 64 KiB: one process spans pages.
+    const DirectorySnapshot d = large(3, 300, 1000);
+    const qint64 limit = DirectorySnapshot::MinPageBytes;
+    const QList<QByteArray> pages = d.toPages(limit, 9);
+    QVERIFY2(pages.size() > 3 * 300 * 1000 / limit, qPrintable(QString::number(pages.size())));
+    for (const QByteArray &p : pages) {
+        QVERIFY2(p.size() <= limit, qPrintable(QString::number(p.size())));
+        QVERIFY(DirectorySnapshot::fromJson(p)); // each page is a valid (partial) snapshot
+    }
+    DirectoryAssembler a;
+    const auto back = assemble(pages, a);
+    QVERIFY(back);
+    QCOMPARE(*back, d);
+    // The next generation on the same assembler.
+    const auto again = assemble(d.toPages(limit, 10), a);
+    QVERIFY(again);
+    QCOMPARE(*again, d);
+}
+
+void tst_Snapshot::assemblerSkipsIncompleteGenerations()
+{
+    const DirectorySnapshot d = large(2, 200, 1000);
+    const QList<QByteArray> g1 = d.toPages(DirectorySnapshot::MinPageBytes, 1);
+    DirectorySnapshot e = d;
+    e.processes.removeLast();
+    const QList<QByteArray> g2 = e.toPages(DirectorySnapshot::MinPageBytes, 2);
+    QVERIFY(g1.size() > 2);
+    DirectoryAssembler a;
+    // Generation 1 breaks off after two pages, generation 2 comes whole: only it is complete.
+    QVERIFY(!a.add(g1.at(0)));
+    QVERIFY(!a.add(g1.at(1)));
+    const auto back = assemble(g2, a);
+    QVERIFY(back);
+    QCOMPARE(*back, e);
+    // A page whose generation's start was missed is not taken for a whole directory.
+    for (qsizetype i = 1; i < g1.size(); ++i)
+        QVERIFY(!a.add(g1.at(i)));
+    QString error;
+    QVERIFY(!a.add(R"({"processes":[],"page":3,"pages":2})", &error));
+    QVERIFY2(error.contains(QStringLiteral("page 3 of 2")), qPrintable(error));
+}
+
+void tst_Snapshot::lostEntryCountsOmittedNames()
+{
+    DirectorySnapshot d = sample();
+    d.lost.first().omittedNames = 1234;
+    const QJsonObject l = d.toJsonObject().value(QStringLiteral("lost")).toArray().first().toObject();
+    QCOMPARE(l.value(QStringLiteral("omitted")).toInt(), 1234);
+    QCOMPARE(*DirectorySnapshot::fromJson(d.toJson()), d);
 }
 
 void tst_Snapshot::statisticsRoundTrips()

@@ -3,6 +3,7 @@
 // sender every queued frame, each counted; bad input closes that one connection and nothing else.
 #include "control_p.h"
 #include "payload_p.h"
+#include "servicestate_p.h"
 #include "transport_p.h"
 #include "wirecodec.h"
 
@@ -83,6 +84,7 @@ class tst_Transport : public QObject
 
 private Q_SLOTS:
     void framesDeliveredInOrder();
+    void pagedValueLargerThanTheQueueArrivesInOrder();
     void largePayloadsArriveWhole_data();
     void largePayloadsArriveWhole();
     void everyDiscardedFrameIsCounted();
@@ -120,6 +122,48 @@ void tst_Transport::framesDeliveredInOrder()
     QCOMPARE(r.transport->stats().framesIn, quint64(N));
     QCOMPARE(r.transport->stats().protocolErrors, quint64(0));
     QCOMPARE(s->stats().framesDropped, quint64(0));
+}
+
+void tst_Transport::pagedValueLargerThanTheQueueArrivesInOrder()
+{
+    // DIALOG.Directory in pages: 6 pages of 50 KB to a subscriber whose queue holds 64 KiB. Each
+    // catch-up resumes at the first page not queued and waits until that page fits: every page
+    // arrives once, in order (before: the catch-up started again at page 0 and came back at once
+    // while the queue was half empty).
+    Receiver r;
+    QVERIFY(r.listen());
+    TransportOptions o;
+    o.maxQueueBytes = 64 * 1024;
+    Transport sender(o);
+    PeerInfo me;
+    me.name = QStringLiteral("pager");
+    me.endpoint = Endpoint{QStringLiteral("127.0.0.1"), 1};
+    me.incarnation = 9;
+    sender.setIdentity(me);
+    auto st = std::make_shared<ServiceState>();
+    st->name = QStringLiteral("S.Paged");
+    st->key = st->name.toUtf8();
+    st->transport = &sender;
+    st->addSubscriber(Subscriber{sender.outbox(r.endpoint()), QStringLiteral("reader"), 1});
+    QList<QByteArray> pages;
+    for (int i = 0; i < 6; ++i)
+        pages << pattern(50000, quint32(i + 1));
+    QVERIFY(!st->publishPages(pages)); // the second page does not fit at once
+    QTRY_COMPARE_WITH_TIMEOUT(r.data.size(), 6, Timeout);
+    for (int i = 0; i < 6; ++i) {
+        QCOMPARE(r.data.at(i).sequence, quint64(i + 1));
+        QVERIFY(r.data.at(i).data == pages.at(i));
+    }
+    // A new subscriber gets every page too.
+    Receiver late;
+    QVERIFY(late.listen());
+    st->addSubscriber(Subscriber{sender.outbox(late.endpoint()), QStringLiteral("late"), 1});
+    QTRY_COMPARE_WITH_TIMEOUT(late.data.size(), 6, Timeout);
+    for (int i = 0; i < 6; ++i)
+        QCOMPARE(late.data.at(i).sequence, quint64(i + 1));
+    QTest::qWait(100); // nothing more comes
+    QCOMPARE(r.data.size(), 6);
+    QCOMPARE(late.data.size(), 6);
 }
 
 void tst_Transport::largePayloadsArriveWhole_data()
