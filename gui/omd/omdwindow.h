@@ -57,6 +57,9 @@ public:
     void setAutoscale(bool on);
     /// Repaints every chart now (normally five times a second).
     void refresh();
+    /// Asks the servers which of the plotted objects are stale (done every second): their series
+    /// and bars are greyed and their ages shown.
+    void pollStale();
 
     /// The value of the numeric attribute at @p path ("a" or "nested.a") of @p object.
     static bool numericValue(const is::Object &object, const QString &path, double *out);
@@ -74,7 +77,10 @@ private:
     {
         QString object; ///< full name
         QList<Target> targets;
+        is::Time lastEvent; ///< of the newest update received
+        bool stale = false;
     };
+    void setFeedStale(Feed &feed, const std::optional<is::Staleness> &staleness);
     void buildToolBar();
     void relayout();
     void feedSeries(TimeSeriesChart *chart, int series, const SeriesSpec &spec);
@@ -106,6 +112,7 @@ private:
     int m_columns = 2;
     bool m_paused = false;
     quint64 m_eventsAtLastStatus = 0;
+    int m_stalePending = 0; ///< pollStale() answers on their way
 };
 
 } // namespace dialog::omd
