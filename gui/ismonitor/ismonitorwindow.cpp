@@ -85,7 +85,6 @@ IsMonitorWindow::IsMonitorWindow(const ClientOptions &options, QWidget *parent)
     connect(m_session, &MonitorSession::staleListed, this, [this](const QList<is::Entry> &stale) {
         refresh(); // events received before the answer first: they may make an object fresh
         m_objects->setStale(stale);
-        m_staleCount = int(stale.size());
         showSelectedStaleness();
     });
     connect(m_session, &MonitorSession::typesChanged, this, &IsMonitorWindow::updateTypes);
@@ -154,7 +153,7 @@ QWidget *IsMonitorWindow::buildObjects()
     m_objectView->verticalHeader()->hide();
     m_objectView->verticalHeader()->setDefaultSectionSize(20);
     m_objectView->setAlternatingRowColors(true);
-    const int widths[] = {110, 125, 95};
+    const int widths[] = {95, 115, 165}; // room for "12:00:00.000 · stale 12 s"
     for (int c = 0; c < 3; ++c)
         m_objectView->setColumnWidth(c, widths[c]);
     m_regex->setToolTip(QStringLiteral("POSIX regular expression that must match the whole object name "
@@ -559,7 +558,8 @@ void IsMonitorWindow::updateStatus()
 {
     m_counts->setText(QStringLiteral("%1 objects%2 · %3 events/s · %4")
                           .arg(m_objects->rowCount())
-                          .arg(m_staleCount > 0 ? QStringLiteral(" (%1 stale)").arg(m_staleCount) : QString())
+                          .arg(m_objects->staleCount() > 0 ? QStringLiteral(" (%1 stale)").arg(m_objects->staleCount())
+                                                  : QString())
                           .arg(m_session->objectEvents() - m_eventsAtLastStatus)
                           .arg(client()->state() == Client::State::Connected
                                    ? QStringLiteral("connected")

@@ -117,7 +117,6 @@ private:
     is::Time m_valueTime;
     bool m_valuePending = false;
     quint64 m_eventsAtLastStatus = 0;
-    int m_staleCount = 0; ///< stale objects among those shown
 };
 
 } // namespace dialog::ismonitor

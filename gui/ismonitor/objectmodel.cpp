@@ -161,9 +161,17 @@ void ObjectModel::setStale(const QList<is::Entry> &stale)
     for (auto it = now.cbegin(); it != now.cend(); ++it)
         rows << m_index.value(it.key(), -1); // new, or its age changed
     m_stale = now;
-    for (int r : std::as_const(rows))
-        if (r >= 0)
-            Q_EMIT dataChanged(index(r, Name), index(r, ColumnCount - 1));
+    // One signal per run of adjacent rows: thousands of stale objects age every second.
+    rows.removeAll(-1);
+    std::sort(rows.begin(), rows.end());
+    rows.erase(std::unique(rows.begin(), rows.end()), rows.end());
+    for (qsizetype i = 0; i < rows.size();) {
+        qsizetype j = i;
+        while (j + 1 < rows.size() && rows.at(j + 1) == rows.at(j) + 1)
+            ++j;
+        Q_EMIT dataChanged(index(rows.at(i), Name), index(rows.at(j), ColumnCount - 1));
+        i = j + 1;
+    }
 }
 
 std::optional<is::Staleness> ObjectModel::staleness(const QString &name) const
@@ -207,9 +215,10 @@ QVariant ObjectModel::data(const QModelIndex &index, int role) const
             return r.type;
         case Updated:
             if (isStale) // the age tells more than the time: how long nothing came
-                return QStringLiteral("%1  stale %2")
+                return QStringLiteral("%1 · stale %2")
                     .arg(r.time.toDateTime().toLocalTime().toString(QStringLiteral("HH:mm:ss.zzz")),
                          ageText(stale->ageUs));
+            return r.time.toDateTime().toLocalTime().toString(QStringLiteral("HH:mm:ss.zzz"));
         case Updates:
             return r.updates;
         }

@@ -53,6 +53,8 @@ public:
     void setStale(const QList<is::Entry> &stale);
     /// The staleness of @p name (without the server prefix), if it is stale.
     std::optional<is::Staleness> staleness(const QString &name) const;
+    /// How many of the rows are stale.
+    int staleCount() const { return int(m_stale.size()); }
     bool hasPending() const { return !m_pending.isEmpty(); }
 
     int rowOf(const QString &name) const { return m_index.value(name, -1); }

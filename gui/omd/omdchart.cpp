@@ -198,6 +198,13 @@ int TimeSeriesChart::addSeries(const SeriesSpec &s)
     m_lines << line;
     m_colors << pen.color();
     m_stale << std::nullopt;
+    // The threshold lines stay after the data in the legend.
+    for (QLineSeries *t : std::as_const(m_thresholdLines)) {
+        chart()->removeSeries(t);
+        chart()->addSeries(t);
+        t->attachAxis(m_thresholdX);
+        t->attachAxis(m_y);
+    }
     m_data.append(QList<QPointF>());
     m_spec.series << s;
     connect(line, &QLineSeries::hovered, this, [this, index](const QPointF &p, bool state) {

@@ -404,7 +404,7 @@ void tst_IsMonitor::greysStaleObjectsAndShowsTheirAge()
     QTRY_VERIFY_WITH_TIMEOUT(staleShown(), 10000);
     const int r = model->rowOf(QStringLiteral("Beat"));
     QCOMPARE(model->index(r, ObjectModel::Name).data(Qt::ForegroundRole).value<QBrush>().color(), QColor(Qt::gray));
-    QVERIFY2(model->index(r, ObjectModel::Updated).data().toString().contains(QLatin1String("  stale ")),
+    QVERIFY2(model->index(r, ObjectModel::Updated).data().toString().contains(QStringLiteral(" · stale ")),
              qPrintable(model->index(r, ObjectModel::Updated).data().toString()));
     QVERIFY(model->index(r, ObjectModel::Updated).data(Qt::ToolTipRole).toString().contains(
         QLatin1String("not updated for")));
@@ -420,6 +420,9 @@ void tst_IsMonitor::greysStaleObjectsAndShowsTheirAge()
     const int run = model->rowOf(QStringLiteral("Run"));
     QVERIFY(run >= 0);
     QVERIFY(!model->index(run, ObjectModel::Name).data(ObjectModel::StaleRole).toBool());
+    QVERIFY(QRegularExpression(QStringLiteral("^\\d\\d:\\d\\d:\\d\\d\\.\\d{3}$"))
+                .match(model->index(run, ObjectModel::Updated).data().toString())
+                .hasMatch());
     QTest::qWait(1100); // the age grows in the picture
     const QString path = screenshotPath(QStringLiteral("ismonitor-stale.png"));
     QVERIFY(m_window->grab().save(path));

@@ -472,7 +472,7 @@ void tst_Omd::marksStaleSeriesAndDrawsThresholds()
     firstWrites = false;
     QTRY_VERIFY_WITH_TIMEOUT(chart->isStale(0), 10000);
     QVERIFY(!chart->isStale(1));
-    QVERIFY2(chart->lineSeries(0)->name().startsWith(QLatin1String("Pulse1 — stale ")),
+    QVERIFY2(chart->lineSeries(0)->name().startsWith(QStringLiteral("Pulse1 — stale ")),
              qPrintable(chart->lineSeries(0)->name()));
     QCOMPARE(chart->lineSeries(0)->pen().style(), Qt::DashLine);
     QCOMPARE(chart->lineSeries(1)->name(), QStringLiteral("Pulse2"));
