@@ -470,8 +470,10 @@ int isTypes(const QStringList &args)
             out(QString::fromUtf8(QJsonDocument(j).toJson(QJsonDocument::Compact)));
             continue;
         }
-        out(QStringLiteral("%1%2  %3")
-                .arg(n, t.baseName().isEmpty() ? QString() : QStringLiteral(" : ") + t.baseName(), t.description()));
+        const double interval = s.dict->types().expectedIntervalS(n);
+        out(QStringLiteral("%1%2  %3%4")
+                .arg(n, t.baseName().isEmpty() ? QString() : QStringLiteral(" : ") + t.baseName(), t.description(),
+                     interval > 0 ? QStringLiteral("  (expected every %1 s)").arg(interval) : QString()));
         for (const is::AttributeInfo &a : t.allAttributes())
             out(QStringLiteral("    %1 %2  %3")
                     .arg(a.name().leftJustified(20),
