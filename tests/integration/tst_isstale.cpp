@@ -9,6 +9,7 @@
 #include <QScopeGuard>
 #include <QTemporaryDir>
 #include <QTimer>
+#include <QWebSocket>
 #include <QtTest>
 #include <csignal>
 #include <cstdio>
@@ -187,6 +188,19 @@ void tst_IsStale::overdueObjectIsStaleUntilWrittenAgain()
     const QByteArray metrics = httpGet(m_http, "/metrics").body;
     QVERIFY2(metrics.contains("dialog_is_stale{server=\"DAQ\",object=\"Beat\",type=\"SubBeat\"} 1\n"), metrics);
     QVERIFY2(metrics.contains("dialog_is_stale{server=\"DAQ\",object=\"Quiet\",type=\"Note\"} 0\n"), metrics);
+    // A WebSocket subscriber is told with the current value.
+    WsClient ws;
+    ws.socket.open(QUrl(QStringLiteral("ws://127.0.0.1:%1/is/ws").arg(m_http)));
+    QTRY_VERIFY_WITH_TIMEOUT(ws.socket.state() == QAbstractSocket::ConnectedState, 5000);
+    ws.socket.sendTextMessage(QStringLiteral(R"({"server": "DAQ", "regex": "Beat|Quiet"})"));
+    QTRY_VERIFY_WITH_TIMEOUT(ws.indexOf(QStringLiteral("synced")) >= 0, 5000);
+    const int beatAt = ws.indexOf(QStringLiteral("value"), QStringLiteral("DAQ.Beat"));
+    const int quietAt = ws.indexOf(QStringLiteral("value"), QStringLiteral("DAQ.Quiet"));
+    QVERIFY(beatAt >= 0 && quietAt >= 0);
+    QCOMPARE(ws.received.at(beatAt).value(QLatin1String("stale")), QJsonValue(true));
+    QVERIFY(ws.received.at(beatAt).value(QLatin1String("age_s")).toDouble() > 1.0);
+    QCOMPARE(ws.received.at(quietAt).value(QLatin1String("stale")), QJsonValue(false));
+    ws.socket.close();
 
     // It writes again: fresh at once.
     writer.start(200);
