@@ -111,33 +111,62 @@ QString OmdChart::ageText(qint64 us)
 
 void OmdChart::addThresholdLines()
 {
-    if (m_spec.thresholds.isEmpty())
-        return;
-    // A hidden 0..1 x axis: the lines span the plot whatever the chart's own x axis is.
-    m_thresholdX = new QValueAxis;
-    m_thresholdX->setRange(0, 1);
-    chart()->addAxis(m_thresholdX, Qt::AlignTop);
-    m_thresholdX->setVisible(false);
-    for (const Threshold &t : std::as_const(m_spec.thresholds)) {
-        auto *line = new QLineSeries;
-        line->setName(t.displayLabel());
-        line->append(0, t.value);
-        line->append(1, t.value);
-        chart()->addSeries(line);
-        line->attachAxis(m_thresholdX);
-        line->attachAxis(m_y);
-        const QColor c = t.severity == QLatin1String("info")      ? QColor(40, 110, 200)
-                         : t.severity == QLatin1String("warning") ? QColor(230, 140, 0)
-                         : t.severity == QLatin1String("error")   ? QColor(210, 30, 30)
-                                                                  : QColor(120, 0, 0);
-        line->setPen(QPen(c, 1.5, Qt::DashLine));
-        m_thresholdLines << line;
+    for (const Threshold &t : std::as_const(m_spec.thresholds))
+        m_thresholdLines << addThresholdLine(t);
+}
+
+QLineSeries *OmdChart::addThresholdLine(const Threshold &t)
+{
+    if (!m_thresholdX) {
+        // A hidden 0..1 x axis: the lines span the plot whatever the chart's own x axis is.
+        m_thresholdX = new QValueAxis;
+        m_thresholdX->setRange(0, 1);
+        chart()->addAxis(m_thresholdX, Qt::AlignTop);
+        m_thresholdX->setVisible(false);
     }
+    auto *line = new QLineSeries;
+    line->setName(t.displayLabel());
+    line->append(0, t.value);
+    line->append(1, t.value);
+    chart()->addSeries(line);
+    line->attachAxis(m_thresholdX);
+    line->attachAxis(m_y);
+    const QColor c = t.severity == QLatin1String("info")      ? QColor(40, 110, 200)
+                     : t.severity == QLatin1String("warning") ? QColor(230, 140, 0)
+                     : t.severity == QLatin1String("error")   ? QColor(210, 30, 30)
+                                                              : QColor(120, 0, 0);
+    line->setPen(QPen(c, 1.5, Qt::DashLine));
+    return line;
+}
+
+void OmdChart::raiseThresholdLines()
+{
+    for (QLineSeries *t : m_thresholdLines + m_ruleLines) {
+        chart()->removeSeries(t);
+        chart()->addSeries(t);
+        t->attachAxis(m_thresholdX);
+        t->attachAxis(m_y);
+    }
+}
+
+void OmdChart::setRuleThresholds(const QList<Threshold> &thresholds)
+{
+    if (thresholds == m_ruleThresholds)
+        return;
+    for (QLineSeries *l : std::as_const(m_ruleLines)) {
+        chart()->removeSeries(l);
+        delete l;
+    }
+    m_ruleLines.clear();
+    m_ruleThresholds = thresholds;
+    for (const Threshold &t : thresholds)
+        m_ruleLines << addThresholdLine(t);
+    m_dirty = true;
 }
 
 void OmdChart::includeThresholds(double &lo, double &hi) const
 {
-    for (const Threshold &t : m_spec.thresholds) {
+    for (const Threshold &t : m_spec.thresholds + m_ruleThresholds) {
         lo = std::min(lo, t.value);
         hi = std::max(hi, t.value);
     }
@@ -198,13 +227,7 @@ int TimeSeriesChart::addSeries(const SeriesSpec &s)
     m_lines << line;
     m_colors << pen.color();
     m_stale << std::nullopt;
-    // The threshold lines stay after the data in the legend.
-    for (QLineSeries *t : std::as_const(m_thresholdLines)) {
-        chart()->removeSeries(t);
-        chart()->addSeries(t);
-        t->attachAxis(m_thresholdX);
-        t->attachAxis(m_y);
-    }
+    raiseThresholdLines(); // they stay after the data in the legend
     m_data.append(QList<QPointF>());
     m_spec.series << s;
     connect(line, &QLineSeries::hovered, this, [this, index](const QPointF &p, bool state) {

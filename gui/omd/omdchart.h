@@ -37,6 +37,10 @@ public:
     void setStatusText(const QString &text);
     /// The threshold lines drawn (one per spec().thresholds, in order).
     const QList<QLineSeries *> &thresholdLines() const { return m_thresholdLines; }
+    /// Threshold lines that come from alarm rules (dialog-omd --alarms), drawn after the layout's own
+    /// and not part of spec(); replaces the previous ones.
+    void setRuleThresholds(const QList<Threshold> &thresholds);
+    const QList<QLineSeries *> &ruleThresholdLines() const { return m_ruleLines; }
 
 Q_SIGNALS:
     void exportPngRequested();
@@ -51,6 +55,9 @@ protected:
     void includeThresholds(double &lo, double &hi) const;
     /// Draws spec().thresholds (called by the subclasses once their own axes are in place).
     void addThresholdLines();
+    QLineSeries *addThresholdLine(const Threshold &t);
+    /// Moves the threshold lines after the data series (legend order).
+    void raiseThresholdLines();
     /// The title with the status and the stale note.
     void updateTitle();
     /// "12 s", "3 min", "2 h 5 min".
@@ -60,6 +67,8 @@ protected:
     QValueAxis *m_y;
     QValueAxis *m_thresholdX = nullptr; ///< hidden 0..1 axis the threshold lines span
     QList<QLineSeries *> m_thresholdLines;
+    QList<Threshold> m_ruleThresholds;
+    QList<QLineSeries *> m_ruleLines;
     QString m_statusText;
     QString m_staleText;
     bool m_paused = false;

@@ -189,8 +189,35 @@ int OmdWindow::addChart(const ChartSpec &spec)
     } else {
         startBar(static_cast<BarChart *>(chart));
     }
+    chart->setRuleThresholds(ruleThresholds(chart->spec()));
     relayout();
     return index;
+}
+
+void OmdWindow::setAlarmRules(const QList<is::AlarmRule> &rules)
+{
+    m_alarmRules = rules;
+    for (OmdChart *c : std::as_const(m_charts))
+        c->setRuleThresholds(ruleThresholds(c->spec()));
+}
+
+QList<Threshold> OmdWindow::ruleThresholds(const ChartSpec &spec) const
+{
+    QList<Threshold> out;
+    for (const is::AlarmRule &r : m_alarmRules) {
+        bool applies = false;
+        if (spec.kind == ChartSpec::Kind::TimeSeries) {
+            for (const SeriesSpec &s : spec.series)
+                applies = applies || r.appliesTo(s.object, s.attribute);
+        } else {
+            // A bar per object of the server: a rule on that attribute of objects of that server.
+            applies = r.attribute == spec.attribute && r.source.startsWith(spec.server + QLatin1Char('.'));
+        }
+        if (applies) // one line per rule, however many series it is about
+            out << Threshold{r.threshold, QStringLiteral("%1 (%2 %3)").arg(r.text, r.op, QString::number(r.threshold)),
+                             r.severityName()};
+    }
+    return out;
 }
 
 void OmdWindow::addSeries(int chart, const SeriesSpec &series)
@@ -199,6 +226,7 @@ void OmdWindow::addSeries(int chart, const SeriesSpec &series)
     if (!ts)
         return;
     feedSeries(ts, ts->addSeries(series), series);
+    ts->setRuleThresholds(ruleThresholds(ts->spec()));
 }
 
 void OmdWindow::feedSeries(TimeSeriesChart *chart, int series, const SeriesSpec &spec)

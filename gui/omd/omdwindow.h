@@ -7,6 +7,8 @@
 #include "layout.h"
 #include "omdchart.h"
 
+#include "dialog/is/alarmrule.h"
+
 #include <QMainWindow>
 #include <QPointer>
 #include <QSet>
@@ -57,6 +59,12 @@ public:
     void setAutoscale(bool on);
     /// Repaints every chart now (normally five times a second).
     void refresh();
+    /// Alarm rules (the file of dialog-isserver --alarms): every chart plotting an attribute a rule
+    /// is about draws the rule's threshold as a line, named by the rule's text, in its severity's
+    /// colour. They are not part of the layout.
+    void setAlarmRules(const QList<is::AlarmRule> &rules);
+    /// The threshold lines @p spec gets from the alarm rules.
+    QList<Threshold> ruleThresholds(const ChartSpec &spec) const;
     /// Asks the servers which of the plotted objects are stale (done every second): their series
     /// and bars are greyed and their ages shown.
     void pollStale();
@@ -113,6 +121,7 @@ private:
     bool m_paused = false;
     quint64 m_eventsAtLastStatus = 0;
     int m_stalePending = 0; ///< pollStale() answers on their way
+    QList<is::AlarmRule> m_alarmRules;
 };
 
 } // namespace dialog::omd

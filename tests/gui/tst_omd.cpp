@@ -40,6 +40,7 @@ private Q_SLOTS:
     void layoutOnTheCommandLine();
     void exportsPngAndCsv();
     void marksStaleSeriesAndDrawsThresholds();
+    void drawsTheThresholdsOfAlarmRules();
     void screenshot();
 
 private:
@@ -493,6 +494,63 @@ void tst_Omd::marksStaleSeriesAndDrawsThresholds()
     writer.stop();
     m_dict->removeSync(QStringLiteral("DAQ.Pulse1"));
     m_dict->removeSync(QStringLiteral("DAQ.Pulse2"));
+}
+
+void tst_Omd::drawsTheThresholdsOfAlarmRules()
+{
+    QList<is::AlarmRule> rules;
+    QString error;
+    QVERIFY2(is::AlarmRule::parse(QStringLiteral("# the IS server's rules\n"
+                                                 "DAQ.RO*.rate < 1000 for 5s -> error \"rate too low\"\n"
+                                                 "DAQ.RO*.errors > 0 -> warning \"readout errors\"\n"
+                                                 "Other.RO*.rate > 5 -> info \"not this server\"\n"),
+                                  &rules, &error),
+             qPrintable(error));
+    m_window->setAlarmRules(rules);
+    ChartSpec ts;
+    ts.title = QStringLiteral("Rates");
+    ts.series << SeriesSpec{QStringLiteral("DAQ.RO1"), QStringLiteral("rate"), {}}
+              << SeriesSpec{QStringLiteral("DAQ.RO2"), QStringLiteral("rate"), {}};
+    ChartSpec cpu;
+    cpu.title = QStringLiteral("CPU");
+    cpu.series << SeriesSpec{QStringLiteral("DAQ.RO1"), QStringLiteral("cpuLoad"), {}};
+    ChartSpec bar;
+    bar.kind = ChartSpec::Kind::Bar;
+    bar.title = QStringLiteral("Errors");
+    bar.server = QStringLiteral("DAQ");
+    bar.regex = QStringLiteral("RO.*");
+    bar.attribute = QStringLiteral("errors");
+    Layout l;
+    l.charts << ts << cpu << bar;
+    m_window->applyLayout(l);
+    // One line per rule however many series it is about, named by its text and condition.
+    QCOMPARE(m_window->chart(0)->ruleThresholdLines().size(), 1);
+    QLineSeries *low = m_window->chart(0)->ruleThresholdLines().first();
+    QCOMPARE(low->name(), QStringLiteral("rate too low (< 1000)"));
+    QCOMPARE(low->at(0).y(), 1000.0);
+    QCOMPARE(low->pen().color(), QColor(210, 30, 30));
+    QVERIFY(m_window->chart(1)->ruleThresholdLines().isEmpty()); // no rule about cpuLoad
+    QCOMPARE(m_window->chart(2)->ruleThresholdLines().size(), 1);
+    QCOMPARE(m_window->chart(2)->ruleThresholdLines().first()->name(), QStringLiteral("readout errors (> 0)"));
+    // A series added later brings its rule's line.
+    m_window->addSeries(1, SeriesSpec{QStringLiteral("DAQ.RO3"), QStringLiteral("errors"), {}});
+    QCOMPARE(m_window->chart(1)->ruleThresholdLines().size(), 1);
+    // They are not part of the layout: saving it does not copy the rules into it.
+    l.charts[1].series << SeriesSpec{QStringLiteral("DAQ.RO3"), QStringLiteral("errors"), {}};
+    QVERIFY(m_window->currentLayout() == l);
+    m_window->setAlarmRules({});
+    QVERIFY(m_window->chart(0)->ruleThresholdLines().isEmpty());
+
+    // On the command line: a file that does not parse is refused with its line.
+    const QString bad = m_tmp.filePath(QStringLiteral("bad.rules"));
+    QFile f(bad);
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write("DAQ.RO*.rate < 1000 -> error \"ok\"\nDAQ.RO*.rate <> 3 -> error \"bad\"\n");
+    f.close();
+    QByteArray err;
+    QCOMPARE(m_fx->run(QStringLiteral("dialog-omd"), {QStringLiteral("--alarms"), bad}, nullptr, &err), 1);
+    const QByteArray reason = err.trimmed().split('\n').last();
+    QVERIFY2(reason.startsWith("dialog-omd: --alarms ") && reason.contains("bad.rules:2: not a rule"), err);
 }
 
 void tst_Omd::screenshot()
