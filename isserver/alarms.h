@@ -26,7 +26,6 @@ namespace dialog::isd {
 /// its threshold lines.
 using AlarmRule = is::AlarmRule;
 
-
 /// Evaluates the rules against this server's objects: on every change of a matching object and
 /// every 200 ms for the durations. An alarm is raised when a rule's condition has held on an object
 /// for the rule's duration: the IS object "Alarm.<line>.<Object>" of type Alarm is created (and a

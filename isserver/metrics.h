@@ -42,7 +42,8 @@ class MetricsExporter : public QObject
     Q_OBJECT
 public:
     /// @p repository and @p client must outlive this object. An empty @p criteria exports no object.
-    /// @p stale tells whether an object is stale (its writer lost, or older than its type's expected interval).
+    /// @p stale tells whether an object is stale (its writer lost, or older than its type's expected
+    /// interval).
     MetricsExporter(is::Repository &repository, Client &client, const is::Criteria &criteria,
                     std::function<bool(const is::StoredObject &)> stale, QObject *parent = nullptr);
     ~MetricsExporter() override;

@@ -119,8 +119,9 @@ WebServer::WebServer(IsServer &server, QObject *parent)
             return server.staleness(o.name, o.object.typeName(), o.time).isStale();
         });
     m_hub->setHistory(server.history());
-    m_hub->setStaleness(
-        [&server](const is::StoredObject &o) { return server.staleness(o.name, o.object.typeName(), o.time); });
+    m_hub->setStaleness([&server](const is::StoredObject &o) {
+        return server.staleness(o.name, o.object.typeName(), o.time);
+    });
     connect(&m_webSockets, &QWebSocketServer::newConnection, this, &WebServer::onNewWebSocket);
 }
 
@@ -446,8 +447,9 @@ void WebServer::serveObject(const Target &t, const QString &server, const QStrin
         default:
             return finish(t, error(400, why));
         }
-        const web::ObjectValue v{name, info.typeName, info.time, info.updateCount, value,
-                                 m_server.staleness(obj, info.typeName, info.time)};
+        const web::ObjectValue v{name,      info.typeName,
+                                 info.time, info.updateCount,
+                                 value,     m_server.staleness(obj, info.typeName, info.time)};
         return finish(t, ok(t, web::objectXml(v), web::objectJson(v)));
     }
     m_dictionary->get(

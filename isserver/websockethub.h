@@ -9,8 +9,8 @@
 #include <QByteArray>
 #include <QHash>
 #include <QObject>
-#include <functional>
 #include <QStringList>
+#include <functional>
 #include <memory>
 
 class QWebSocket;

@@ -472,7 +472,8 @@ int isTypes(const QStringList &args)
         }
         const double interval = s.dict->types().expectedIntervalS(n);
         out(QStringLiteral("%1%2  %3%4")
-                .arg(n, t.baseName().isEmpty() ? QString() : QStringLiteral(" : ") + t.baseName(), t.description(),
+                .arg(n, t.baseName().isEmpty() ? QString() : QStringLiteral(" : ") + t.baseName(),
+                     t.description(),
                      interval > 0 ? QStringLiteral("  (expected every %1 s)").arg(interval) : QString()));
         for (const is::AttributeInfo &a : t.allAttributes())
             out(QStringLiteral("    %1 %2  %3")

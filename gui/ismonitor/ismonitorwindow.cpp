@@ -375,9 +375,10 @@ void IsMonitorWindow::showSelectedStaleness()
         m_staleLabel->hide();
         return;
     }
-    m_staleLabel->setText(QStringLiteral("<b>Stale</b> — %1; last update %2 s ago. The values below are the last "
-                                         "ones written.")
-                              .arg(st->reason().toHtmlEscaped(), QString::number(st->ageUs / 1e6, 'f', 0)));
+    m_staleLabel->setText(
+        QStringLiteral("<b>Stale</b> — %1; last update %2 s ago. The values below are the last "
+                       "ones written.")
+            .arg(st->reason().toHtmlEscaped(), QString::number(st->ageUs / 1e6, 'f', 0)));
     m_staleLabel->show();
 }
 
@@ -556,14 +557,14 @@ void IsMonitorWindow::setStatus(const QString &message)
 
 void IsMonitorWindow::updateStatus()
 {
-    m_counts->setText(QStringLiteral("%1 objects%2 · %3 events/s · %4")
-                          .arg(m_objects->rowCount())
-                          .arg(m_objects->staleCount() > 0 ? QStringLiteral(" (%1 stale)").arg(m_objects->staleCount())
-                                                  : QString())
-                          .arg(m_session->objectEvents() - m_eventsAtLastStatus)
-                          .arg(client()->state() == Client::State::Connected
-                                   ? QStringLiteral("connected")
-                                   : QStringLiteral("not connected")));
+    m_counts->setText(
+        QStringLiteral("%1 objects%2 · %3 events/s · %4")
+            .arg(m_objects->rowCount())
+            .arg(m_objects->staleCount() > 0 ? QStringLiteral(" (%1 stale)").arg(m_objects->staleCount())
+                                             : QString())
+            .arg(m_session->objectEvents() - m_eventsAtLastStatus)
+            .arg(client()->state() == Client::State::Connected ? QStringLiteral("connected")
+                                                               : QStringLiteral("not connected")));
     m_eventsAtLastStatus = m_session->objectEvents();
 }
 

@@ -205,7 +205,8 @@ QVariant ObjectModel::data(const QModelIndex &index, int role) const
         return QBrush(Qt::gray);
     if (isStale && role == Qt::ToolTipRole)
         return QStringLiteral("Stale: %1\nLast update %2 (%3 s ago)")
-            .arg(stale->reason(), r.time.toDateTime().toLocalTime().toString(QStringLiteral("yyyy-MM-dd HH:mm:ss.zzz")),
+            .arg(stale->reason(),
+                 r.time.toDateTime().toLocalTime().toString(QStringLiteral("yyyy-MM-dd HH:mm:ss.zzz")),
                  QString::number(stale->ageUs / 1e6, 'f', 1));
     if (role == Qt::DisplayRole) {
         switch (index.column()) {

@@ -30,8 +30,8 @@ bool readThresholds(const QJsonObject &chart, const QString &where, QList<Thresh
         *error = where + QStringLiteral("\"thresholds\" must be an array");
         return false;
     }
-    static const QStringList severities{QStringLiteral("info"), QStringLiteral("warning"), QStringLiteral("error"),
-                                        QStringLiteral("fatal")};
+    static const QStringList severities{QStringLiteral("info"), QStringLiteral("warning"),
+                                        QStringLiteral("error"), QStringLiteral("fatal")};
     for (const QJsonValue &v : list.toArray()) {
         const QJsonObject t = v.toObject();
         Threshold th;

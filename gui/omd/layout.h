@@ -32,7 +32,7 @@ struct SeriesSpec
 struct Threshold
 {
     double value = 0;
-    QString label;    ///< legend text; empty: "<severity> <value>"
+    QString label;                                ///< legend text; empty: "<severity> <value>"
     QString severity = QStringLiteral("warning"); ///< info, warning, error or fatal
     QString displayLabel() const;
     friend bool operator==(const Threshold &a, const Threshold &b)

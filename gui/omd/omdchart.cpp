@@ -91,7 +91,8 @@ void OmdChart::setStatusText(const QString &text)
 
 void OmdChart::updateTitle()
 {
-    QString t = m_statusText.isEmpty() ? m_spec.title : QStringLiteral("%1 (%2)").arg(m_spec.title, m_statusText);
+    QString t =
+        m_statusText.isEmpty() ? m_spec.title : QStringLiteral("%1 (%2)").arg(m_spec.title, m_statusText);
     if (!m_staleText.isEmpty())
         t += QStringLiteral(" — ") + m_staleText;
     chart()->setTitle(t);
@@ -254,7 +255,8 @@ QString TimeSeriesChart::tooltipAt(int series, const QPointF &at) const
              QDateTime::fromMSecsSinceEpoch(qint64(it->x()))
                  .toString(QStringLiteral("yyyy-MM-dd HH:mm:ss.zzz")),
              formatValue(it->y()),
-             m_stale.at(series) ? QStringLiteral("\nstale: %1").arg(m_stale.at(series)->reason()) : QString());
+             m_stale.at(series) ? QStringLiteral("\nstale: %1").arg(m_stale.at(series)->reason())
+                                : QString());
 }
 
 void TimeSeriesChart::addPoint(int series, qint64 timeMs, double value)
@@ -326,7 +328,8 @@ void TimeSeriesChart::setStale(int series, const std::optional<is::Staleness> &s
     for (int i = 0; i < m_stale.size(); ++i)
         if (m_stale.at(i))
             stale << m_spec.series.at(i).displayLabel();
-    m_staleText = stale.isEmpty() ? QString() : QStringLiteral("stale: %1").arg(stale.join(QLatin1String(", ")));
+    m_staleText =
+        stale.isEmpty() ? QString() : QStringLiteral("stale: %1").arg(stale.join(QLatin1String(", ")));
     updateTitle();
 }
 
@@ -414,14 +417,14 @@ BarChart::BarChart(const ChartSpec &spec, QWidget *parent)
     addThresholdLines();
     connect(m_series, &QBarSeries::hovered, this, [this](bool state, int index, QBarSet *set) {
         if (state && index < categories().size())
-            QToolTip::showText(
-                QCursor::pos(),
-                QStringLiteral("%1\n%2 = %3%4")
-                    .arg(categories().at(index), m_spec.attribute, formatValue(set->at(index)),
-                         m_stale.contains(categories().at(index))
-                             ? QStringLiteral("\nstale: %1").arg(m_stale.value(categories().at(index)).reason())
-                             : QString()),
-                this);
+            QToolTip::showText(QCursor::pos(),
+                               QStringLiteral("%1\n%2 = %3%4")
+                                   .arg(categories().at(index), m_spec.attribute, formatValue(set->at(index)),
+                                        m_stale.contains(categories().at(index))
+                                            ? QStringLiteral("\nstale: %1")
+                                                  .arg(m_stale.value(categories().at(index)).reason())
+                                            : QString()),
+                               this);
         else
             QToolTip::hideText();
     });
@@ -448,7 +451,8 @@ void BarChart::setStale(const QHash<QString, is::Staleness> &stale)
     QStringList parts;
     for (const QString &n : std::as_const(names))
         parts << QStringLiteral("%1 %2").arg(n, ageText(stale.value(n).ageUs));
-    m_staleText = parts.isEmpty() ? QString() : QStringLiteral("stale: %1").arg(parts.join(QLatin1String(", ")));
+    m_staleText =
+        parts.isEmpty() ? QString() : QStringLiteral("stale: %1").arg(parts.join(QLatin1String(", ")));
     updateTitle();
     m_dirty = true;
 }

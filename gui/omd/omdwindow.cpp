@@ -214,7 +214,8 @@ QList<Threshold> OmdWindow::ruleThresholds(const ChartSpec &spec) const
             applies = r.attribute == spec.attribute && r.source.startsWith(spec.server + QLatin1Char('.'));
         }
         if (applies) // one line per rule, however many series it is about
-            out << Threshold{r.threshold, QStringLiteral("%1 (%2 %3)").arg(r.text, r.op, QString::number(r.threshold)),
+            out << Threshold{r.threshold,
+                             QStringLiteral("%1 (%2 %3)").arg(r.text, r.op, QString::number(r.threshold)),
                              r.severityName()};
     }
     return out;
@@ -406,28 +407,29 @@ void OmdWindow::pollStale()
     for (auto it = byServer.cbegin(); it != byServer.cend(); ++it) {
         const QString server = it.key();
         ++m_stalePending;
-        dictionary()->listStale(
-            server, is::Criteria(QStringLiteral("(?:%1)").arg(it.value().join(QLatin1Char('|')))),
-            [this, server, guard = QPointer<OmdWindow>(this)](const is::Status &s, const QList<is::Entry> &stale) {
-                if (!guard)
-                    return;
-                --m_stalePending;
-                if (!s.isOk())
-                    return;
-                QHash<QString, is::Entry> byName;
-                for (const is::Entry &e : stale)
-                    byName.insert(e.name, e);
-                for (Feed &f : m_feeds) {
-                    if (!f.object.startsWith(server + QLatin1Char('.')))
-                        continue;
-                    const auto e = byName.constFind(f.object);
-                    // Updated since the server answered: fresh.
-                    if (e == byName.cend() || e->time < f.lastEvent)
-                        setFeedStale(f, std::nullopt);
-                    else
-                        setFeedStale(f, e->staleness);
-                }
-            });
+        dictionary()->listStale(server,
+                                is::Criteria(QStringLiteral("(?:%1)").arg(it.value().join(QLatin1Char('|')))),
+                                [this, server, guard = QPointer<OmdWindow>(this)](
+                                    const is::Status &s, const QList<is::Entry> &stale) {
+                                    if (!guard)
+                                        return;
+                                    --m_stalePending;
+                                    if (!s.isOk())
+                                        return;
+                                    QHash<QString, is::Entry> byName;
+                                    for (const is::Entry &e : stale)
+                                        byName.insert(e.name, e);
+                                    for (Feed &f : m_feeds) {
+                                        if (!f.object.startsWith(server + QLatin1Char('.')))
+                                            continue;
+                                        const auto e = byName.constFind(f.object);
+                                        // Updated since the server answered: fresh.
+                                        if (e == byName.cend() || e->time < f.lastEvent)
+                                            setFeedStale(f, std::nullopt);
+                                        else
+                                            setFeedStale(f, e->staleness);
+                                    }
+                                });
     }
     // The bar charts: their own criteria.
     for (auto it = m_bars.cbegin(); it != m_bars.cend(); ++it) {

@@ -379,8 +379,10 @@ void tst_IsMonitor::greysStaleObjectsAndShowsTheirAge()
 {
     // A type expected every second, declared at run time on the server.
     is::TypeInfo beat(QStringLiteral("Heartbeat"), QStringLiteral("A process's sign of life"));
-    beat.addAttribute(is::AttributeInfo(QStringLiteral("beats"), is::BasicType::U64, QStringLiteral("Beats sent")));
-    beat.addAttribute(is::AttributeInfo(QStringLiteral("load"), is::BasicType::Double, QStringLiteral("Load")));
+    beat.addAttribute(
+        is::AttributeInfo(QStringLiteral("beats"), is::BasicType::U64, QStringLiteral("Beats sent")));
+    beat.addAttribute(
+        is::AttributeInfo(QStringLiteral("load"), is::BasicType::Double, QStringLiteral("Load")));
     beat.setExpectedIntervalS(1);
     QVERIFY(m_dict->declareTypesSync(QStringLiteral("DAQ"), {beat}).isOk());
     const auto write = [this](quint64 n) {
@@ -403,16 +405,21 @@ void tst_IsMonitor::greysStaleObjectsAndShowsTheirAge()
     // Not written for more than its second: greyed, its age shown, the values greyed and explained.
     QTRY_VERIFY_WITH_TIMEOUT(staleShown(), 10000);
     const int r = model->rowOf(QStringLiteral("Beat"));
-    QCOMPARE(model->index(r, ObjectModel::Name).data(Qt::ForegroundRole).value<QBrush>().color(), QColor(Qt::gray));
+    QCOMPARE(model->index(r, ObjectModel::Name).data(Qt::ForegroundRole).value<QBrush>().color(),
+             QColor(Qt::gray));
     QVERIFY2(model->index(r, ObjectModel::Updated).data().toString().contains(QStringLiteral(" · stale ")),
              qPrintable(model->index(r, ObjectModel::Updated).data().toString()));
-    QVERIFY(model->index(r, ObjectModel::Updated).data(Qt::ToolTipRole).toString().contains(
-        QLatin1String("not updated for")));
+    QVERIFY(model->index(r, ObjectModel::Updated)
+                .data(Qt::ToolTipRole)
+                .toString()
+                .contains(QLatin1String("not updated for")));
     QTRY_VERIFY_WITH_TIMEOUT(m_window->staleLabel()->isVisible(), 5000);
     QVERIFY2(m_window->staleLabel()->text().contains(QLatin1String("not updated for")),
              qPrintable(m_window->staleLabel()->text()));
     QVERIFY(attrs->isStale());
-    QCOMPARE(attrs->find(QStringLiteral("beats")).siblingAtColumn(AttributeModel::Value).data(Qt::ForegroundRole)
+    QCOMPARE(attrs->find(QStringLiteral("beats"))
+                 .siblingAtColumn(AttributeModel::Value)
+                 .data(Qt::ForegroundRole)
                  .value<QBrush>()
                  .color(),
              QColor(Qt::gray));

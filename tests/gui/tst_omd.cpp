@@ -7,10 +7,10 @@
 #include "dialog/is/dictionary.h"
 
 #include <QAction>
-#include <QJsonArray>
-#include <QJsonObject>
 #include <QDateTimeAxis>
 #include <QImage>
+#include <QJsonArray>
+#include <QJsonObject>
 #include <QLineSeries>
 #include <QTemporaryDir>
 #include <QTimer>
@@ -338,10 +338,12 @@ void tst_Omd::layoutRoundTripsThroughItsFile()
                             QJsonArray{QJsonObject{{QStringLiteral("kind"), QStringLiteral("timeseries")},
                                                    {QStringLiteral("thresholds"), QJsonArray{t}}}}}};
     };
-    QVERIFY(!Layout::fromJson(withThreshold({{QStringLiteral("value"), 1}, {QStringLiteral("severity"), QStringLiteral("bad")}}),
-                              &demo, &error));
+    QVERIFY(!Layout::fromJson(
+        withThreshold({{QStringLiteral("value"), 1}, {QStringLiteral("severity"), QStringLiteral("bad")}}),
+        &demo, &error));
     QVERIFY2(error.contains(QStringLiteral("unknown threshold severity 'bad'")), qPrintable(error));
-    QVERIFY(!Layout::fromJson(withThreshold({{QStringLiteral("value"), QStringLiteral("ten")}}), &demo, &error));
+    QVERIFY(
+        !Layout::fromJson(withThreshold({{QStringLiteral("value"), QStringLiteral("ten")}}), &demo, &error));
     QVERIFY2(error.contains(QStringLiteral("a threshold needs a numeric \"value\"")), qPrintable(error));
     m_window->setAutoscale(true);
 }
@@ -408,7 +410,8 @@ void tst_Omd::marksStaleSeriesAndDrawsThresholds()
 {
     // A type expected every second, declared at run time; Pulse2 keeps being written, Pulse1 stops.
     is::TypeInfo pulse(QStringLiteral("Pulse"), QStringLiteral("A value written every 200 ms"));
-    pulse.addAttribute(is::AttributeInfo(QStringLiteral("load"), is::BasicType::Double, QStringLiteral("Load")));
+    pulse.addAttribute(
+        is::AttributeInfo(QStringLiteral("load"), is::BasicType::Double, QStringLiteral("Load")));
     pulse.setExpectedIntervalS(1);
     QVERIFY(m_dict->declareTypesSync(QStringLiteral("DAQ"), {pulse}).isOk());
     int step = 0;
@@ -531,7 +534,8 @@ void tst_Omd::drawsTheThresholdsOfAlarmRules()
     QCOMPARE(low->pen().color(), QColor(210, 30, 30));
     QVERIFY(m_window->chart(1)->ruleThresholdLines().isEmpty()); // no rule about cpuLoad
     QCOMPARE(m_window->chart(2)->ruleThresholdLines().size(), 1);
-    QCOMPARE(m_window->chart(2)->ruleThresholdLines().first()->name(), QStringLiteral("readout errors (> 0)"));
+    QCOMPARE(m_window->chart(2)->ruleThresholdLines().first()->name(),
+             QStringLiteral("readout errors (> 0)"));
     // A series added later brings its rule's line.
     m_window->addSeries(1, SeriesSpec{QStringLiteral("DAQ.RO3"), QStringLiteral("errors"), {}});
     QCOMPARE(m_window->chart(1)->ruleThresholdLines().size(), 1);

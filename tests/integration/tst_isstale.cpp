@@ -72,9 +72,9 @@ private:
     QJsonObject toolGet(const QString &name, QByteArray *text = nullptr)
     {
         QByteArray out, err;
-        if (m_fx->run(QStringLiteral("dialog"), {QStringLiteral("is"), QStringLiteral("get"), name,
-                                                 QStringLiteral("--json")},
-                      &out, &err) != 0) {
+        if (m_fx->run(QStringLiteral("dialog"),
+                      {QStringLiteral("is"), QStringLiteral("get"), name, QStringLiteral("--json")}, &out,
+                      &err) != 0) {
             qWarning() << "dialog is get failed:" << err;
             return {};
         }
@@ -93,10 +93,10 @@ private:
         QVERIFY(f.open(QIODevice::WriteOnly) && f.write(TypesXml) == TypesXml.size());
         f.close();
         // The later --types wins: the server knows only the test's types (and the built-in ones).
-        QProcess *server = startServer(QStringLiteral("DAQ"),
-                                       {QStringLiteral("--types"), m_types.path(), QStringLiteral("--http-port"),
-                                        QStringLiteral("0"), QStringLiteral("--metrics-criteria"),
-                                        QStringLiteral(".*")});
+        QProcess *server =
+            startServer(QStringLiteral("DAQ"),
+                        {QStringLiteral("--types"), m_types.path(), QStringLiteral("--http-port"),
+                         QStringLiteral("0"), QStringLiteral("--metrics-criteria"), QStringLiteral(".*")});
         m_http = httpPortOf(server);
         QVERIFY(m_http != 0);
         QVERIFY(waitForServer(QStringLiteral("DAQ")));
@@ -130,7 +130,8 @@ void tst_IsStale::overdueObjectIsStaleUntilWrittenAgain()
         o.set(QStringLiteral("n"), ++n);
         provider.update(QStringLiteral("DAQ.Beat"), o);
     };
-    QVERIFY(provider.updateSync(QStringLiteral("DAQ.Quiet"), note(provider.types(), QStringLiteral("x"))).isOk());
+    QVERIFY(
+        provider.updateSync(QStringLiteral("DAQ.Quiet"), note(provider.types(), QStringLiteral("x"))).isOk());
     beat();
     QTimer writer;
     connect(&writer, &QTimer::timeout, this, beat);
@@ -149,16 +150,18 @@ void tst_IsStale::overdueObjectIsStaleUntilWrittenAgain()
 
     // It stops writing: after more than a second, stale with its age everywhere.
     writer.stop();
-    QTRY_COMPARE_WITH_TIMEOUT(toolGet(QStringLiteral("DAQ.Beat")).value(QLatin1String("stale")), QJsonValue(true),
-                              10000);
+    QTRY_COMPARE_WITH_TIMEOUT(toolGet(QStringLiteral("DAQ.Beat")).value(QLatin1String("stale")),
+                              QJsonValue(true), 10000);
     QByteArray text;
     got = toolGet(QStringLiteral("DAQ.Beat"), &text);
     QCOMPARE(got.value(QLatin1String("stale")), QJsonValue(true));
     QVERIFY2(got.value(QLatin1String("age_s")).toDouble() > 1.0, QJsonDocument(got).toJson());
-    QVERIFY2(got.value(QLatin1String("stale_reason")).toString().startsWith(QLatin1String("not updated for ")),
-             QJsonDocument(got).toJson());
-    QVERIFY2(got.value(QLatin1String("stale_reason")).toString().endsWith(QLatin1String("(expected every 1 s)")),
-             QJsonDocument(got).toJson());
+    QVERIFY2(
+        got.value(QLatin1String("stale_reason")).toString().startsWith(QLatin1String("not updated for ")),
+        QJsonDocument(got).toJson());
+    QVERIFY2(
+        got.value(QLatin1String("stale_reason")).toString().endsWith(QLatin1String("(expected every 1 s)")),
+        QJsonDocument(got).toJson());
     QVERIFY2(text.contains("\n  STALE: not updated for "), text);
     QVERIFY2(text.contains("s ago"), text);
 
@@ -175,7 +178,8 @@ void tst_IsStale::overdueObjectIsStaleUntilWrittenAgain()
     QCOMPARE(staleOnes.first().name, QStringLiteral("DAQ.Beat"));
     QByteArray ls;
     QCOMPARE(m_fx->run(QStringLiteral("dialog"),
-                       {QStringLiteral("is"), QStringLiteral("ls"), QStringLiteral("DAQ"), QStringLiteral("--stale")},
+                       {QStringLiteral("is"), QStringLiteral("ls"), QStringLiteral("DAQ"),
+                        QStringLiteral("--stale")},
                        &ls),
              0);
     QVERIFY2(ls.startsWith("DAQ.Beat ") && ls.count('\n') == 1 && ls.contains("STALE (not updated for "), ls);
@@ -186,7 +190,8 @@ void tst_IsStale::overdueObjectIsStaleUntilWrittenAgain()
     const QByteArray xml = httpGet(m_http, "/is/DAQ/DAQ.Beat").body;
     QVERIFY2(xml.contains(" stale=\"1\" stale_reason=\"not updated for "), xml);
     const QByteArray metrics = httpGet(m_http, "/metrics").body;
-    QVERIFY2(metrics.contains("dialog_is_stale{server=\"DAQ\",object=\"Beat\",type=\"SubBeat\"} 1\n"), metrics);
+    QVERIFY2(metrics.contains("dialog_is_stale{server=\"DAQ\",object=\"Beat\",type=\"SubBeat\"} 1\n"),
+             metrics);
     QVERIFY2(metrics.contains("dialog_is_stale{server=\"DAQ\",object=\"Quiet\",type=\"Note\"} 0\n"), metrics);
     // A WebSocket subscriber is told with the current value.
     WsClient ws;
@@ -204,8 +209,8 @@ void tst_IsStale::overdueObjectIsStaleUntilWrittenAgain()
 
     // It writes again: fresh at once.
     writer.start(200);
-    QTRY_COMPARE_WITH_TIMEOUT(toolGet(QStringLiteral("DAQ.Beat")).value(QLatin1String("stale")), QJsonValue(false),
-                              10000);
+    QTRY_COMPARE_WITH_TIMEOUT(toolGet(QStringLiteral("DAQ.Beat")).value(QLatin1String("stale")),
+                              QJsonValue(false), 10000);
     QVERIFY(m_dict->listStaleSync(QStringLiteral("DAQ"), is::Criteria(), &staleOnes).isOk());
     QVERIFY(staleOnes.isEmpty());
     writer.stop();
@@ -233,20 +238,22 @@ void tst_IsStale::killedWriterMakesItsObjectStale()
     QCOMPARE(toolGet(QStringLiteral("DAQ.Lost")).value(QLatin1String("stale")), QJsonValue(false));
 
     ::kill(pid_t(child.processId()), SIGKILL);
-    QTRY_COMPARE_WITH_TIMEOUT(toolGet(QStringLiteral("DAQ.Lost")).value(QLatin1String("stale")), QJsonValue(true),
-                              15000);
+    QTRY_COMPARE_WITH_TIMEOUT(toolGet(QStringLiteral("DAQ.Lost")).value(QLatin1String("stale")),
+                              QJsonValue(true), 15000);
     const QJsonObject got = toolGet(QStringLiteral("DAQ.Lost"));
     QCOMPARE(got.value(QLatin1String("stale_reason")).toString(), QStringLiteral("writer lost"));
     QVERIFY(got.value(QLatin1String("age_s")).isDouble());
     QVERIFY(!got.contains(QLatin1String("expected_interval_s"))); // Note declares none
-    QCOMPARE(webGet("DAQ.Lost").value(QLatin1String("stale_reason")).toString(), QStringLiteral("writer lost"));
+    QCOMPARE(webGet("DAQ.Lost").value(QLatin1String("stale_reason")).toString(),
+             QStringLiteral("writer lost"));
     is::Entry e;
     QVERIFY(m_dict->getSync(QStringLiteral("DAQ.Lost"), &e).isOk());
     QVERIFY(e.staleness.writerLost);
     QVERIFY(!e.staleness.overdue);
 
     // Another writer takes over: fresh again.
-    QVERIFY(m_dict->updateSync(QStringLiteral("DAQ.Lost"), note(m_dict->types(), QStringLiteral("again"))).isOk());
+    QVERIFY(m_dict->updateSync(QStringLiteral("DAQ.Lost"), note(m_dict->types(), QStringLiteral("again")))
+                .isOk());
     QCOMPARE(toolGet(QStringLiteral("DAQ.Lost")).value(QLatin1String("stale")), QJsonValue(false));
 }
 

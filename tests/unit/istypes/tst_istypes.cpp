@@ -2,12 +2,12 @@
 // queries (libdialog/include/dialog/is/typeregistry.h).
 #include "dialog/is/typeregistry.h"
 
+#include <QDir>
 #include <QFile>
 #include <QJsonArray>
 #include <QJsonObject>
 #include <QTemporaryDir>
 #include <QThread>
-#include <QDir>
 #include <QtTest>
 #include <atomic>
 
@@ -198,18 +198,14 @@ void TestIsTypes::xmlErrors_data()
     QTest::newRow("badAttributeName")
         << doc("<type name=\"X\">\n<attribute name=\"a b\" type=\"u8\"/>\n</type>\n")
         << "types.xml:3: invalid attribute name 'a b' in type 'X'";
-    QTest::newRow("intervalZero")
-        << doc("<type name=\"X\" expected_interval_s=\"0\">\n</type>\n")
-        << "types.xml:2: invalid expected_interval_s '0' in type 'X'";
-    QTest::newRow("intervalNegative")
-        << doc("<type name=\"X\" expected_interval_s=\"-1\">\n</type>\n")
-        << "types.xml:2: invalid expected_interval_s '-1' in type 'X'";
-    QTest::newRow("intervalNotANumber")
-        << doc("<type name=\"X\" expected_interval_s=\"5s\">\n</type>\n")
-        << "types.xml:2: invalid expected_interval_s '5s' in type 'X'";
-    QTest::newRow("intervalOverAYear")
-        << doc("<type name=\"X\" expected_interval_s=\"1e9\">\n</type>\n")
-        << "types.xml:2: invalid expected_interval_s '1e9' in type 'X'";
+    QTest::newRow("intervalZero") << doc("<type name=\"X\" expected_interval_s=\"0\">\n</type>\n")
+                                  << "types.xml:2: invalid expected_interval_s '0' in type 'X'";
+    QTest::newRow("intervalNegative") << doc("<type name=\"X\" expected_interval_s=\"-1\">\n</type>\n")
+                                      << "types.xml:2: invalid expected_interval_s '-1' in type 'X'";
+    QTest::newRow("intervalNotANumber") << doc("<type name=\"X\" expected_interval_s=\"5s\">\n</type>\n")
+                                        << "types.xml:2: invalid expected_interval_s '5s' in type 'X'";
+    QTest::newRow("intervalOverAYear") << doc("<type name=\"X\" expected_interval_s=\"1e9\">\n</type>\n")
+                                       << "types.xml:2: invalid expected_interval_s '1e9' in type 'X'";
 }
 
 void TestIsTypes::xmlErrors()
@@ -508,7 +504,8 @@ void TestIsTypes::expectedIntervalThroughJson()
     QVERIFY(r.declareType(t));
     const QJsonObject json = typeToJson(r.type(QStringLiteral("Beat")));
     QCOMPARE(json.value(QLatin1String("expected_interval_s")).toDouble(), 1.0);
-    QVERIFY(!typeToJson(r.type(QStringLiteral("Histogram1D"))).contains(QLatin1String("expected_interval_s")));
+    QVERIFY(
+        !typeToJson(r.type(QStringLiteral("Histogram1D"))).contains(QLatin1String("expected_interval_s")));
     QList<TypeInfo> back;
     QString error;
     QVERIFY2(typesFromJson(QJsonArray{json}, &back, &error), qPrintable(error));

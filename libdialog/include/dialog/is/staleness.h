@@ -14,9 +14,9 @@ namespace dialog::is {
 /// (Entry::staleness).
 struct Staleness
 {
-    bool writerLost = false; ///< the process that wrote the object last was declared lost
-    bool overdue = false;    ///< older than its type's expected interval
-    qint64 ageUs = -1;       ///< time since its last write when the server answered; -1: not known
+    bool writerLost = false;      ///< the process that wrote the object last was declared lost
+    bool overdue = false;         ///< older than its type's expected interval
+    qint64 ageUs = -1;            ///< time since its last write when the server answered; -1: not known
     double expectedIntervalS = 0; ///< its type's expected interval; 0: none declared
 
     bool isStale() const { return writerLost || overdue; }
