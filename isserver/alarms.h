@@ -2,6 +2,7 @@
 // cleared as IS objects of the type Alarm.
 #pragma once
 
+#include "dialog/is/alarmrule.h"
 #include "dialog/is/object.h"
 #include "dialog/logrecord.h"
 
@@ -21,30 +22,9 @@ struct Change;
 
 namespace dialog::isd {
 
-/// One rule of an alarm file:
-///
-///     PATTERN.ATTRIBUTE OP NUMBER [for DURATION] -> SEVERITY "TEXT"
-///
-/// PATTERN is a glob on full object names ("DAQ.RO*": '*' any characters, '?' one), ATTRIBUTE a
-/// numeric attribute of the object (the part after the last '.'), OP one of > >= < <= == !=, DURATION a
-/// number with ms, s, m or h (default 0: at once), SEVERITY info, warning, error or fatal; "→" may
-/// stand for "->". Blank lines and lines starting with '#' are ignored.
-struct AlarmRule
-{
-    int line = 0;
-    QString source; ///< the rule as written
-    QRegularExpression pattern;
-    QString attribute;
-    QString op;
-    double threshold = 0;
-    qint64 forMs = 0;
-    Severity severity = Severity::Warning;
-    QString text;
-
-    bool holds(double value) const;
-    /// Parses a whole file's text; false with "LINE: reason" in @p error.
-    static bool parse(const QString &text, QList<AlarmRule> *rules, QString *error);
-};
+/// The rules' parser lives in libdialog (dialog/is/alarmrule.h): the OMD reads the same file for
+/// its threshold lines.
+using AlarmRule = is::AlarmRule;
 
 /// Evaluates the rules against this server's objects: on every change of a matching object and
 /// every 200 ms for the durations. An alarm is raised when a rule's condition has held on an object

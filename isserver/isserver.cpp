@@ -463,7 +463,10 @@ void IsServer::write(const Request &request, int op, const QString &name, const 
     }
     if (res == is::Repository::Result::Ok) {
         const QString object = m_repository->objectName(name);
-        m_stale.remove(object);
+        {
+            QMutexLocker locker(&m_lostLock);
+            m_writerLost.remove(object);
+        }
         if (op == isproto::Request::REMOVE)
             m_writers.remove(object);
         else
@@ -480,12 +483,17 @@ void IsServer::read(const Request &request, const QByteArray &data)
         isproto::Request r;
         r.ParseFromArray(data.constData(), int(data.size()));
         isproto::Reply out;
-        const auto fill = [](isproto::Entry *e, const QString &name, const QString &type, is::Time t,
-                             quint64 n, const is::Object *obj) {
+        const auto fill = [this](isproto::Entry *e, const QString &name, const QString &type, is::Time t,
+                                 quint64 n, const is::Object *obj) {
             e->set_name(name.toStdString());
             e->set_type(type.toStdString());
             e->set_time_us(t.microsecondsSinceEpoch());
             e->set_update_count(n);
+            const is::Staleness st = staleness(name, type, t);
+            e->set_writer_lost(st.writerLost);
+            e->set_overdue(st.overdue);
+            e->set_age_us(st.ageUs);
+            e->set_expected_interval_s(st.expectedIntervalS);
             if (obj) {
                 const QByteArray v = is::encode(*obj);
                 e->set_value(v.constData(), size_t(v.size()));
@@ -506,6 +514,10 @@ void IsServer::read(const Request &request, const QByteArray &data)
             if (!c.isValid()) {
                 out.set_code(quint32(Status::Code::BadRequest));
                 out.set_error(c.errorString().toStdString());
+            } else if (r.stale_only()) {
+                for (const is::ObjectInfo &o : m_repository->list(c))
+                    if (staleness(o.name, o.typeName, o.time).isStale())
+                        fill(out.add_entries(), o.name, o.typeName, o.time, o.updateCount, nullptr);
             } else if (r.with_values()) {
                 for (const is::StoredObject &o : m_repository->objects(c))
                     fill(out.add_entries(), o.name, o.object.typeName(), o.time, o.updateCount, &o.object);
@@ -826,11 +838,26 @@ void IsServer::onDirectory(const DirectorySnapshot &directory)
             ++it;
             continue;
         }
-        m_stale.insert(it.key());
+        {
+            QMutexLocker locker(&m_lostLock);
+            m_writerLost.insert(it.key());
+        }
         for (const auto &summer : m_summers)
             summer->partLost(it.key());
         it = m_writers.erase(it);
     }
+}
+
+bool IsServer::isWriterLost(const QString &object) const
+{
+    QMutexLocker locker(&m_lostLock);
+    return m_writerLost.contains(object);
+}
+
+is::Staleness IsServer::staleness(const QString &object, const QString &type, is::Time lastWrite) const
+{
+    return is::Staleness::evaluate(isWriterLost(object), lastWrite, m_types.expectedIntervalS(type),
+                                   is::Time::currentTime());
 }
 
 bool IsServer::startAlarms(QString *error)

@@ -15,6 +15,7 @@
 #include "dialog/is/typeregistry.h"
 
 #include <QElapsedTimer>
+#include <QMutex>
 #include <QObject>
 #include <QThreadPool>
 #include <atomic>
@@ -89,8 +90,11 @@ public:
     const is::TypeRegistry &types() const { return m_types; }
     Client &client() { return *m_client; }
     /// Whether the process that wrote @p object (its object name) last was declared lost since.
-    /// Main thread only.
-    bool isStale(const QString &object) const { return m_stale.contains(object); }
+    /// Any thread.
+    bool isWriterLost(const QString &object) const;
+    /// The staleness, now, of @p object (its object name) of type @p type last written at
+    /// @p lastWrite: its writer lost, or older than the type's expected interval. Any thread.
+    is::Staleness staleness(const QString &object, const QString &type, is::Time lastWrite) const;
 
 private:
     void onRequest(const Request &request);
@@ -150,8 +154,9 @@ private:
     std::vector<std::unique_ptr<Summer>> m_summers;
     std::unique_ptr<AlarmEvaluator> m_alarms;
     // The process that wrote each object (object name) last, and the objects whose writer was lost.
-    QHash<QString, QString> m_writers;
-    QSet<QString> m_stale;
+    QHash<QString, QString> m_writers; // main thread
+    mutable QMutex m_lostLock;         // guards m_writerLost: reads check it from the worker pool
+    QSet<QString> m_writerLost;
 };
 
 } // namespace dialog::isd

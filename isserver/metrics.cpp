@@ -91,7 +91,7 @@ QByteArray metricsNumber(double value)
 }
 
 MetricsExporter::MetricsExporter(is::Repository &repository, Client &client, const is::Criteria &criteria,
-                                 std::function<bool(const QString &)> stale, QObject *parent)
+                                 std::function<bool(const is::StoredObject &)> stale, QObject *parent)
     : QObject(parent), m_repository(repository), m_client(client), m_criteria(criteria),
       m_stale(std::move(stale)), m_exportObjects(!criteria.regex().isEmpty() || !criteria.type().isEmpty())
 {
@@ -140,10 +140,12 @@ QByteArray MetricsExporter::render()
         out += "dialog_is_updates_total{" + labels.at(i) + "} " +
                QByteArray::number(objects.at(i).updateCount) + '\n';
 
-    family(out, "dialog_is_stale", "gauge", "1 when the process that wrote the IS object last was lost");
+    family(out, "dialog_is_stale", "gauge",
+           "1 when the IS object is stale: the process that wrote it last was lost, or it was not written "
+           "within its type's expected interval");
     for (int i = 0; i < objects.size(); ++i)
-        out += "dialog_is_stale{" + labels.at(i) + "} " +
-               (m_stale && m_stale(objects.at(i).name) ? "1" : "0") + '\n';
+        out +=
+            "dialog_is_stale{" + labels.at(i) + "} " + (m_stale && m_stale(objects.at(i)) ? "1" : "0") + '\n';
 
     // The server's own statistics, as it publishes them in <Server>.Statistics.
     is::Object stats;

@@ -3,6 +3,7 @@
 
 #include "dialog/directory.h"
 #include "dialog/is/criteria.h"
+#include "dialog/is/repository.h"
 
 #include <QByteArray>
 #include <QObject>
@@ -26,7 +27,7 @@ namespace dialog::isd {
 ///                                                   as "outer.inner") of the objects matching the
 ///                                                   criteria (none while the criteria are empty)
 ///   dialog_is_updates_total{server,object,type}     the update count of the same objects
-///   dialog_is_stale{server,object,type}             1 when the object's writer was lost, else 0
+///   dialog_is_stale{server,object,type}             1 when the object is stale (writer lost or overdue)
 ///   dialog_isserver_*{server}                       this server's own statistics (<Server>.Statistics)
 ///   dialog_process_*{process}                       every process's communication figures, from the
 ///                                                   Control Server's DIALOG.Statistics service
@@ -41,9 +42,10 @@ class MetricsExporter : public QObject
     Q_OBJECT
 public:
     /// @p repository and @p client must outlive this object. An empty @p criteria exports no object.
-    /// @p stale tells whether an object (its object name) is stale (its writer was lost).
+    /// @p stale tells whether an object is stale (its writer lost, or older than its type's expected
+    /// interval).
     MetricsExporter(is::Repository &repository, Client &client, const is::Criteria &criteria,
-                    std::function<bool(const QString &)> stale, QObject *parent = nullptr);
+                    std::function<bool(const is::StoredObject &)> stale, QObject *parent = nullptr);
     ~MetricsExporter() override;
 
     static QByteArray contentType();
@@ -54,7 +56,7 @@ private:
     is::Repository &m_repository;
     Client &m_client;
     is::Criteria m_criteria;
-    std::function<bool(const QString &)> m_stale;
+    std::function<bool(const is::StoredObject &)> m_stale;
     bool m_exportObjects;
     QPointer<Subscription> m_statistics;
     StatisticsSnapshot m_snapshot;

@@ -12,7 +12,7 @@ namespace dialog::isd::web {
 namespace {
 
 void writeObject(QXmlStreamWriter &w, const is::Object &object, const QString &name = {},
-                 const QString &time = {});
+                 const QString &time = {}, const is::Staleness *staleness = nullptr);
 
 template <typename T> QString scalarText(const T &x)
 {
@@ -70,7 +70,8 @@ void writeAttribute(QXmlStreamWriter &w, const is::AttributeInfo &info, const is
     w.writeEndElement();
 }
 
-void writeObject(QXmlStreamWriter &w, const is::Object &object, const QString &name, const QString &time)
+void writeObject(QXmlStreamWriter &w, const is::Object &object, const QString &name, const QString &time,
+                 const is::Staleness *staleness)
 {
     w.writeStartElement(QStringLiteral("obj"));
     if (!name.isEmpty())
@@ -78,6 +79,12 @@ void writeObject(QXmlStreamWriter &w, const is::Object &object, const QString &n
     w.writeAttribute(QStringLiteral("type"), object.typeName());
     if (!time.isEmpty())
         w.writeAttribute(QStringLiteral("time"), time);
+    // Only when stale: the paper's shape is unchanged for the live values.
+    if (staleness && staleness->isStale()) {
+        w.writeAttribute(QStringLiteral("stale"), QStringLiteral("1"));
+        w.writeAttribute(QStringLiteral("stale_reason"), staleness->reason());
+        w.writeAttribute(QStringLiteral("age_s"), QString::number(double(staleness->ageUs / 1000) / 1000.0));
+    }
     const QList<is::AttributeInfo> attrs = object.attributes();
     for (int i = 0; i < attrs.size(); ++i) {
         if (const is::Value *v = object.valueAt(i))
@@ -126,17 +133,19 @@ void writeType(QXmlStreamWriter &w, const is::TypeInfo &t)
 QByteArray objectXml(const ObjectValue &value)
 {
     Document d;
-    writeObject(d.w, value.object, value.name, value.time.toString());
+    writeObject(d.w, value.object, value.name, value.time.toString(), &value.staleness);
     return d.finish();
 }
 
 QJsonObject objectJson(const ObjectValue &value)
 {
-    return QJsonObject{{QStringLiteral("name"), value.name},
-                       {QStringLiteral("type"), value.typeName},
-                       {QStringLiteral("time"), value.time.toString()},
-                       {QStringLiteral("updates"), qint64(value.updateCount)},
-                       {QStringLiteral("value"), is::toJson(value.object)}};
+    QJsonObject out{{QStringLiteral("name"), value.name},
+                    {QStringLiteral("type"), value.typeName},
+                    {QStringLiteral("time"), value.time.toString()},
+                    {QStringLiteral("updates"), qint64(value.updateCount)},
+                    {QStringLiteral("value"), is::toJson(value.object)}};
+    value.staleness.addTo(out);
+    return out;
 }
 
 QByteArray serversXml(const QList<ServerInfo> &servers)

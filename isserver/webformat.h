@@ -3,6 +3,7 @@
 
 #include "dialog/is/object.h"
 #include "dialog/is/repository.h"
+#include "dialog/is/staleness.h"
 #include "dialog/is/typeregistry.h"
 
 #include <QByteArray>
@@ -29,12 +30,15 @@ struct ObjectValue
     is::Time time;
     quint64 updateCount = 0;
     is::Object object;
+    is::Staleness staleness; ///< when the object was read
 };
 
 /// `<obj name="S.O" type="T" time="…"><attr name="a" descr="…" type="u32"><v>1</v></attr>…</obj>`:
-/// vectors as several <v> (and array="1"), nested objects as a nested <obj> inside <v>.
+/// vectors as several <v> (and array="1"), nested objects as a nested <obj> inside <v>; a stale
+/// object's <obj> has stale="1", stale_reason and age_s too.
 QByteArray objectXml(const ObjectValue &value);
-/// {"name", "type", "time", "updates", "value": dialog::is::toJson(object)}.
+/// {"name", "type", "time", "updates", "value": dialog::is::toJson(object), "stale", "age_s",
+/// ["stale_reason"], ["expected_interval_s"]} (Staleness::addTo).
 QJsonObject objectJson(const ObjectValue &value);
 
 QByteArray serversXml(const QList<ServerInfo> &servers);

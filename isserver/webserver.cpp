@@ -115,8 +115,13 @@ WebServer::WebServer(IsServer &server, QObject *parent)
                                            server.options().httpMaxWebSockets);
     m_metrics = std::make_unique<MetricsExporter>(
         server.repository(), server.client(), is::Criteria(server.options().metricsCriteria),
-        [&server](const QString &object) { return server.isStale(object); });
+        [&server](const is::StoredObject &o) {
+            return server.staleness(o.name, o.object.typeName(), o.time).isStale();
+        });
     m_hub->setHistory(server.history());
+    m_hub->setStaleness([&server](const is::StoredObject &o) {
+        return server.staleness(o.name, o.object.typeName(), o.time);
+    });
     connect(&m_webSockets, &QWebSocketServer::newConnection, this, &WebServer::onNewWebSocket);
 }
 
@@ -442,15 +447,17 @@ void WebServer::serveObject(const Target &t, const QString &server, const QStrin
         default:
             return finish(t, error(400, why));
         }
-        const web::ObjectValue v{name, info.typeName, info.time, info.updateCount, value};
-        return finish(t, ok(t, web::objectXml(v), withStale(web::objectJson(v), obj)));
+        const web::ObjectValue v{name,      info.typeName,
+                                 info.time, info.updateCount,
+                                 value,     m_server.staleness(obj, info.typeName, info.time)};
+        return finish(t, ok(t, web::objectXml(v), web::objectJson(v)));
     }
     m_dictionary->get(
         name,
         [this, t](const is::Status &s, const is::Entry &e) {
             if (!s.isOk())
                 return finish(t, error(httpStatus(s), s.toString()));
-            const web::ObjectValue v{e.name, e.typeName, e.time, e.updateCount, e.object};
+            const web::ObjectValue v{e.name, e.typeName, e.time, e.updateCount, e.object, e.staleness};
             finish(t, ok(t, web::objectXml(v), web::objectJson(v)));
         },
         as);
@@ -554,12 +561,6 @@ void WebServer::serveMetrics(const Target &t)
     a.contentType = MetricsExporter::contentType();
     a.body = m_metrics->render();
     finish(t, a);
-}
-
-QJsonObject WebServer::withStale(QJsonObject json, const QString &object) const
-{
-    json.insert(QStringLiteral("stale"), m_server.isStale(object));
-    return json;
 }
 
 } // namespace dialog::isd

@@ -106,8 +106,6 @@ private:
                       const QUrlQuery &query);
     void serveFile(const Target &target, const QString &file);
     void serveMetrics(const Target &target);
-    /// @p json with "stale": whether the object's writer was lost (IsServer::isStale).
-    QJsonObject withStale(QJsonObject json, const QString &object) const;
     bool criteriaFromQuery(const QUrlQuery &query, is::Criteria *out, QString *error, int *status) const;
     void onNewWebSocket();
 

@@ -40,7 +40,7 @@ const char *kindName(is::Change::Kind k)
 }
 
 QByteArray eventMessage(const char *event, const QString &fullName, const QString &type, is::Time time,
-                        const is::Object &value)
+                        const is::Object &value, const is::Staleness *staleness = nullptr)
 {
     QJsonObject o{{QStringLiteral("event"), QLatin1String(event)},
                   {QStringLiteral("name"), fullName},
@@ -48,6 +48,8 @@ QByteArray eventMessage(const char *event, const QString &fullName, const QStrin
                   {QStringLiteral("time"), time.toString()}};
     if (value.isValid())
         o.insert(QStringLiteral("value"), is::toJson(value));
+    if (staleness)
+        staleness->addTo(o);
     return compact(o);
 }
 } // namespace
@@ -226,7 +228,11 @@ void WebSocketHub::subscribeLocal(Client &c)
     for (const is::StoredObject &o : objects) {
         if (c.historyUs > 0)
             sendHistory(c, o.name);
-        enqueue(c, o.name, eventMessage("value", prefix + o.name, o.object.typeName(), o.time, o.object));
+        // The current value says whether it is stale; an update is a write, so never stale.
+        const is::Staleness st = m_staleness ? m_staleness(o) : is::Staleness();
+        enqueue(c, o.name,
+                eventMessage("value", prefix + o.name, o.object.typeName(), o.time, o.object,
+                             m_staleness ? &st : nullptr));
     }
     enqueue(c, SyncedKey, compact(QJsonObject{{QStringLiteral("event"), QStringLiteral("synced")}}));
 }

@@ -4,11 +4,13 @@
 #include "dialog/is/criteria.h"
 #include "dialog/is/history.h"
 #include "dialog/is/repository.h"
+#include "dialog/is/staleness.h"
 
 #include <QByteArray>
 #include <QHash>
 #include <QObject>
 #include <QStringList>
+#include <functional>
 #include <memory>
 
 class QWebSocket;
@@ -48,6 +50,11 @@ public:
     /// The server's history ring: a subscription to the local server with "history": "10m" gets
     /// each object's recent values ({"event":"history",…}) before its current value.
     void setHistory(const is::HistoryStore *history) { m_history = history; }
+    /// How the "value" messages of this server's objects say whether they are stale.
+    void setStaleness(std::function<is::Staleness(const is::StoredObject &)> staleness)
+    {
+        m_staleness = std::move(staleness);
+    }
     static constexpr qint64 highWater() { return 1 << 20; }
 
 private:
@@ -69,6 +76,7 @@ private:
     int m_maxClients;
     int m_listener = 0;
     const is::HistoryStore *m_history = nullptr;
+    std::function<is::Staleness(const is::StoredObject &)> m_staleness;
     QHash<QWebSocket *, std::shared_ptr<Client>> m_clients;
 };
 

@@ -19,8 +19,8 @@ const char *isUsage =
     "usage: dialog is <command> [options]\n"
     "\n"
     "commands:\n"
-    "  ls [SERVER]                  IS servers, or the objects of SERVER (criteria options)\n"
-    "  get Server.Object            an object's value\n"
+    "  ls [SERVER]                  IS servers, or the objects of SERVER (criteria options; --stale)\n"
+    "  get Server.Object            an object's value (and whether it is stale)\n"
     "  put Server.Object --type T attr=value …   create or update an object\n"
     "  rm Server.Object             remove an object\n"
     "  watch SERVER[.REGEX]         print every create/update/remove as it happens\n"
@@ -85,12 +85,16 @@ QJsonObject entryJson(const is::Entry &e)
                   {QStringLiteral("updates"), qint64(e.updateCount)}};
     if (e.object.isValid())
         o.insert(QStringLiteral("value"), is::toJson(e.object));
+    e.staleness.addTo(o);
     return o;
 }
 
 void printObject(const is::Entry &e, const is::TypeRegistry &types)
 {
     out(QStringLiteral("%1  (%2, updated %3)").arg(e.name, e.typeName, e.time.toString()));
+    if (e.staleness.isStale())
+        out(QStringLiteral("  STALE: %1; last update %2 s ago")
+                .arg(e.staleness.reason(), QString::number(e.staleness.ageUs / 1e6, 'f', 1)));
     const QJsonObject v = is::toJson(e.object);
     const is::TypeInfo t = types.type(e.object.typeName());
     const QList<is::AttributeInfo> attrs = e.object.attributes();
@@ -172,6 +176,8 @@ int isLs(const QStringList &args)
     p.addPositionalArgument(QStringLiteral("server"), QStringLiteral("IS server (default: list the servers)."),
                             QStringLiteral("[SERVER]"));
     addCriteriaOptions(p);
+    p.addOption({QStringLiteral("stale"), QStringLiteral("Only the stale objects (their writer lost, or not "
+                                                         "updated within their type's expected interval).")});
     if (!setup(p, args, verb, QStringLiteral("Lists the IS servers, or the objects of one server.")))
         return 1;
     const bool json = p.isSet(QStringLiteral("json"));
@@ -206,14 +212,18 @@ int isLs(const QStringList &args)
     if (!checkServer(s, server, &error))
         return fail(verb, error);
     QList<is::Entry> entries;
-    const is::Status st = s.dict->listSync(server, c, &entries, false);
+    const is::Status st = p.isSet(QStringLiteral("stale")) ? s.dict->listStaleSync(server, c, &entries)
+                                                           : s.dict->listSync(server, c, &entries, false);
     if (!st.isOk())
         return fail(verb, st.toString());
     for (const is::Entry &e : std::as_const(entries)) {
         if (json)
             out(QString::fromUtf8(QJsonDocument(entryJson(e)).toJson(QJsonDocument::Compact)));
         else
-            out(QStringLiteral("%1 %2 %3").arg(e.name.leftJustified(40), e.typeName.leftJustified(20), e.time.toString()));
+            out(QStringLiteral("%1 %2 %3%4")
+                    .arg(e.name.leftJustified(40), e.typeName.leftJustified(20), e.time.toString(),
+                         e.staleness.isStale() ? QStringLiteral("  STALE (%1)").arg(e.staleness.reason())
+                                               : QString()));
     }
     return 0;
 }
@@ -460,8 +470,11 @@ int isTypes(const QStringList &args)
             out(QString::fromUtf8(QJsonDocument(j).toJson(QJsonDocument::Compact)));
             continue;
         }
-        out(QStringLiteral("%1%2  %3")
-                .arg(n, t.baseName().isEmpty() ? QString() : QStringLiteral(" : ") + t.baseName(), t.description()));
+        const double interval = s.dict->types().expectedIntervalS(n);
+        out(QStringLiteral("%1%2  %3%4")
+                .arg(n, t.baseName().isEmpty() ? QString() : QStringLiteral(" : ") + t.baseName(),
+                     t.description(),
+                     interval > 0 ? QStringLiteral("  (expected every %1 s)").arg(interval) : QString()));
         for (const is::AttributeInfo &a : t.allAttributes())
             out(QStringLiteral("    %1 %2  %3")
                     .arg(a.name().leftJustified(20),

@@ -235,12 +235,25 @@ QVariant AttributeModel::data(const QModelIndex &index, int role) const
         return QVariant::fromValue(n->object);
     if (role == Qt::ForegroundRole && index.column() == Description)
         return QBrush(Qt::darkGray);
+    if (role == Qt::ForegroundRole && m_stale)
+        return QBrush(Qt::gray);
     if (role == Qt::FontRole && index.column() == Name && !n->children.empty()) {
         QFont f;
         f.setBold(true);
         return f;
     }
     return {};
+}
+
+void AttributeModel::setStale(bool stale)
+{
+    if (stale == m_stale)
+        return;
+    m_stale = stale;
+    // The views repaint what they show; nested rows follow from their parents' signal.
+    const int rows = rowCount();
+    if (rows > 0)
+        Q_EMIT dataChanged(index(0, 0), index(rows - 1, ColumnCount - 1), {Qt::ForegroundRole});
 }
 
 QVariant AttributeModel::headerData(int section, Qt::Orientation o, int role) const

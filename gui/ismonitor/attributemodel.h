@@ -35,6 +35,9 @@ public:
     /// (expanded nodes and the selection stay); another shape resets the model.
     void setObject(const is::Object &object);
     const is::Object &object() const { return m_object; }
+    /// Shows the values greyed (the object is stale) or normally.
+    void setStale(bool stale);
+    bool isStale() const { return m_stale; }
 
     /// The index of the attribute at @p path ("a", "a.b", "list.2.c"), invalid if none.
     QModelIndex find(const QString &path) const;
@@ -61,6 +64,7 @@ private:
 
     is::Object m_object;
     std::unique_ptr<Node> m_root;
+    bool m_stale = false;
 };
 
 } // namespace dialog::ismonitor

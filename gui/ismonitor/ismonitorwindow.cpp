@@ -82,6 +82,11 @@ IsMonitorWindow::IsMonitorWindow(const ClientOptions &options, QWidget *parent)
         scheduleRefresh();
     });
     connect(m_session, &MonitorSession::valueRemoved, this, &IsMonitorWindow::onValueRemoved);
+    connect(m_session, &MonitorSession::staleListed, this, [this](const QList<is::Entry> &stale) {
+        refresh(); // events received before the answer first: they may make an object fresh
+        m_objects->setStale(stale);
+        showSelectedStaleness();
+    });
     connect(m_session, &MonitorSession::typesChanged, this, &IsMonitorWindow::updateTypes);
     connect(m_session, &MonitorSession::statusChanged, this, &IsMonitorWindow::setStatus);
     connect(m_session, &MonitorSession::removeFinished, this, &IsMonitorWindow::removeFinished);
@@ -148,7 +153,7 @@ QWidget *IsMonitorWindow::buildObjects()
     m_objectView->verticalHeader()->hide();
     m_objectView->verticalHeader()->setDefaultSectionSize(20);
     m_objectView->setAlternatingRowColors(true);
-    const int widths[] = {110, 125, 95};
+    const int widths[] = {95, 115, 165}; // room for "12:00:00.000 · stale 12 s"
     for (int c = 0; c < 3; ++c)
         m_objectView->setColumnWidth(c, widths[c]);
     m_regex->setToolTip(QStringLiteral("POSIX regular expression that must match the whole object name "
@@ -187,6 +192,13 @@ QWidget *IsMonitorWindow::buildValue()
     m_objectTitle->setTextInteractionFlags(Qt::TextSelectableByMouse);
     m_objectTitle->setWordWrap(true);
     l->addWidget(m_objectTitle);
+    m_staleLabel = new QLabel;
+    m_staleLabel->setObjectName(QStringLiteral("staleLabel"));
+    m_staleLabel->setWordWrap(true);
+    m_staleLabel->setStyleSheet(QStringLiteral(
+        "QLabel { background: #e4e4e4; color: #505050; border: 1px solid #b0b0b0; padding: 3px; }"));
+    m_staleLabel->hide();
+    l->addWidget(m_staleLabel);
     auto *buttons = new QHBoxLayout;
     const QList<QPair<QString, QString>> names{{QStringLiteral("Copy name"), QStringLiteral("copyName")},
                                                {QStringLiteral("Copy value"), QStringLiteral("copyValue")},
@@ -342,6 +354,32 @@ void IsMonitorWindow::refresh()
         m_valuePending = false;
         showValue(m_pendingValue, m_valueTime);
     }
+    showSelectedStaleness();
+}
+
+void IsMonitorWindow::showSelectedStaleness()
+{
+    const QString object = m_selected.mid(m_server.size() + 1);
+    std::optional<is::Staleness> st;
+    if (!m_selected.isEmpty() && m_attributes->object().isValid()) {
+        st = m_objects->staleness(object);
+        const int r = m_objects->rowOf(object);
+        if (st && r >= 0 && m_objects->row(r).time < m_valueTime)
+            st.reset(); // a newer value than the row's came through the value's own subscription
+    }
+    if (m_attributes->isStale() != st.has_value()) {
+        m_attributes->setStale(st.has_value());
+        m_attributeView->viewport()->update(); // nested rows too
+    }
+    if (!st) {
+        m_staleLabel->hide();
+        return;
+    }
+    m_staleLabel->setText(
+        QStringLiteral("<b>Stale</b> — %1; last update %2 s ago. The values below are the last "
+                       "ones written.")
+            .arg(st->reason().toHtmlEscaped(), QString::number(st->ageUs / 1e6, 'f', 0)));
+    m_staleLabel->show();
 }
 
 void IsMonitorWindow::selectObject(const QString &object)
@@ -519,12 +557,14 @@ void IsMonitorWindow::setStatus(const QString &message)
 
 void IsMonitorWindow::updateStatus()
 {
-    m_counts->setText(QStringLiteral("%1 objects · %2 events/s · %3")
-                          .arg(m_objects->rowCount())
-                          .arg(m_session->objectEvents() - m_eventsAtLastStatus)
-                          .arg(client()->state() == Client::State::Connected
-                                   ? QStringLiteral("connected")
-                                   : QStringLiteral("not connected")));
+    m_counts->setText(
+        QStringLiteral("%1 objects%2 · %3 events/s · %4")
+            .arg(m_objects->rowCount())
+            .arg(m_objects->staleCount() > 0 ? QStringLiteral(" (%1 stale)").arg(m_objects->staleCount())
+                                             : QString())
+            .arg(m_session->objectEvents() - m_eventsAtLastStatus)
+            .arg(client()->state() == Client::State::Connected ? QStringLiteral("connected")
+                                                               : QStringLiteral("not connected")));
     m_eventsAtLastStatus = m_session->objectEvents();
 }
 

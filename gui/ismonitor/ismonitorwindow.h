@@ -42,6 +42,8 @@ public:
     HistogramView *histogramView() const { return m_histogram; }
     /// The plot of the selected numeric attribute's history (hidden when none is selected).
     HistoryPlot *historyPlot() const { return m_historyPlot; }
+    /// The line under the selected object's title saying it is stale (hidden while it is fresh).
+    QLabel *staleLabel() const { return m_staleLabel; }
     /// Full name of the selected object, empty if none.
     QString selectedObject() const { return m_selected; }
     /// True once the objects of the selected server were listed (after each (re)subscription).
@@ -83,6 +85,8 @@ private:
     /// The history plot follows @p attribute if it is a top-level numeric attribute, else hides.
     void showHistoryFor(const QModelIndex &attribute);
     void plotValue(const is::Object &o, is::Time time);
+    /// Greys the selected object's values and says why and since when, if it is stale.
+    void showSelectedStaleness();
     void updateTypes();
     void scheduleRefresh();
     void updateStatus();
@@ -101,6 +105,7 @@ private:
     QComboBox *m_type = nullptr;
     QCheckBox *m_subtypes = nullptr;
     QLabel *m_objectTitle = nullptr;
+    QLabel *m_staleLabel = nullptr;
     QLabel *m_status = nullptr;
     QLabel *m_counts = nullptr;
     QTimer *m_refresh = nullptr;

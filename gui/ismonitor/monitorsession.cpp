@@ -25,6 +25,11 @@ MonitorSession::MonitorSession(const ClientOptions &options, QObject *parent)
                     Q_EMIT statusChanged(error);
                 }
             });
+    // Staleness changes without any event (time passes, a writer is lost): asked for every second.
+    m_staleTimer = new QTimer(this);
+    m_staleTimer->setInterval(1000);
+    connect(m_staleTimer, &QTimer::timeout, this, &MonitorSession::pollStale);
+    m_staleTimer->start();
     // The IS servers come and go with the DIALOG directory; look again when it changes.
     m_serversTimer = new QTimer(this);
     m_serversTimer->setInterval(300);
@@ -94,6 +99,24 @@ void MonitorSession::list()
                 QStringLiteral("live: %1 (%2 objects when listed)").arg(server).arg(entries.size()));
         },
         false);
+}
+
+void MonitorSession::pollStale()
+{
+    if (m_server.isEmpty() || !m_loaded || m_stalePolling)
+        return;
+    m_stalePolling = true;
+    const int generation = m_generation;
+    QPointer<MonitorSession> guard(this);
+    m_dictionary->listStale(m_server, m_criteria,
+                            [this, guard, generation](const is::Status &s, const QList<is::Entry> &entries) {
+                                if (!guard)
+                                    return;
+                                m_stalePolling = false;
+                                if (generation != m_generation || !s.isOk())
+                                    return; // another watch since, or the server is away: next time
+                                Q_EMIT staleListed(entries);
+                            });
 }
 
 void MonitorSession::watchValue(const QString &fullName)

@@ -51,6 +51,9 @@ public:
     void readHistory(const QString &fullName, const QString &attribute, int seconds, int maxPoints);
     /// Removes @p fullName from its server; removeFinished() tells how it went.
     void remove(const QString &fullName);
+    /// Asks the watched server which of the watched objects are stale (done every second while
+    /// objects are watched); staleListed() brings the answer.
+    void pollStale();
 
 Q_SIGNALS:
     /// The list of IS servers changed (looked up again whenever the DIALOG directory changes,
@@ -75,6 +78,9 @@ Q_SIGNALS:
     void statusChanged(const QString &message);
     /// The answer to the last readHistory() (an empty series and the reason when it failed).
     void historyRead(const QString &fullName, const dialog::is::HistorySeries &series, const QString &error);
+    /// The stale objects among the watched ones (Entry::staleness says why and how old), as the
+    /// server answered the last pollStale(); every other watched object is fresh.
+    void staleListed(const QList<dialog::is::Entry> &stale);
     /// Emitted once per remove() when the server answered.
     void removeFinished(const QString &name, bool ok, const QString &message);
 
@@ -89,6 +95,8 @@ private:
     std::unique_ptr<is::Dictionary> m_dictionary;
     std::unique_ptr<is::Receiver> m_receiver;
     QTimer *m_serversTimer = nullptr;
+    QTimer *m_staleTimer = nullptr;
+    bool m_stalePolling = false; ///< a pollStale() answer is on its way
     QStringList m_servers;
     QString m_server;
     is::Criteria m_criteria;

@@ -1,5 +1,6 @@
 #include "objectmodel.h"
 
+#include <QBrush>
 #include <QSet>
 
 namespace dialog::ismonitor {
@@ -7,6 +8,19 @@ namespace dialog::ismonitor {
 namespace {
 // Above this many rows removed in one flush a reset is cheaper than one signal per row.
 constexpr int ResetThreshold = 200;
+
+/// "4 s", "3 min", "2 h 5 min", "3 d".
+QString ageText(qint64 us)
+{
+    const qint64 s = qMax<qint64>(0, us / 1000000);
+    if (s < 120)
+        return QStringLiteral("%1 s").arg(s);
+    if (s < 3600)
+        return QStringLiteral("%1 min").arg(s / 60);
+    if (s < 86400)
+        return QStringLiteral("%1 h %2 min").arg(s / 3600).arg(s % 3600 / 60);
+    return QStringLiteral("%1 d").arg(s / 86400);
+}
 } // namespace
 
 void ObjectModel::clear()
@@ -15,6 +29,7 @@ void ObjectModel::clear()
     m_rows.clear();
     m_index.clear();
     m_pending.clear();
+    m_stale.clear();
     endResetModel();
 }
 
@@ -60,6 +75,7 @@ bool ObjectModel::flush()
     for (auto it = pending.cbegin(); it != pending.cend(); ++it) {
         const int r = m_index.value(it.key(), -1);
         if (it->kind == is::Event::Kind::Removed) {
+            m_stale.remove(it.key());
             if (r >= 0)
                 removals << r;
             continue;
@@ -71,6 +87,7 @@ bool ObjectModel::flush()
         ObjectRow &row = m_rows[r];
         if (it->time < row.time)
             continue; // older than what a listing already showed
+        m_stale.remove(it.key()); // written: fresh
         row.type = it->type;
         row.time = it->time;
         row.updates += it->count;
@@ -125,6 +142,46 @@ bool ObjectModel::flush()
     return true;
 }
 
+void ObjectModel::setStale(const QList<is::Entry> &stale)
+{
+    QHash<QString, is::Staleness> now;
+    for (const is::Entry &e : stale) {
+        QString object;
+        is::Dictionary::splitName(e.name, nullptr, &object);
+        const int r = m_index.value(object, -1);
+        // Written since the server answered (or not shown): fresh.
+        if (r < 0 || e.time < m_rows.at(r).time || m_pending.contains(object))
+            continue;
+        now.insert(object, e.staleness);
+    }
+    QList<int> rows;
+    for (auto it = m_stale.cbegin(); it != m_stale.cend(); ++it)
+        if (!now.contains(it.key()))
+            rows << m_index.value(it.key(), -1);
+    for (auto it = now.cbegin(); it != now.cend(); ++it)
+        rows << m_index.value(it.key(), -1); // new, or its age changed
+    m_stale = now;
+    // One signal per run of adjacent rows: thousands of stale objects age every second.
+    rows.removeAll(-1);
+    std::sort(rows.begin(), rows.end());
+    rows.erase(std::unique(rows.begin(), rows.end()), rows.end());
+    for (qsizetype i = 0; i < rows.size();) {
+        qsizetype j = i;
+        while (j + 1 < rows.size() && rows.at(j + 1) == rows.at(j) + 1)
+            ++j;
+        Q_EMIT dataChanged(index(rows.at(i), Name), index(rows.at(j), ColumnCount - 1));
+        i = j + 1;
+    }
+}
+
+std::optional<is::Staleness> ObjectModel::staleness(const QString &name) const
+{
+    const auto it = m_stale.constFind(name);
+    if (it == m_stale.cend())
+        return std::nullopt;
+    return *it;
+}
+
 int ObjectModel::rowCount(const QModelIndex &parent) const
 {
     return parent.isValid() ? 0 : int(m_rows.size());
@@ -140,6 +197,17 @@ QVariant ObjectModel::data(const QModelIndex &index, int role) const
     if (!index.isValid() || index.row() >= m_rows.size())
         return {};
     const ObjectRow &r = m_rows.at(index.row());
+    const auto stale = m_stale.constFind(r.name);
+    const bool isStale = stale != m_stale.cend();
+    if (role == StaleRole)
+        return isStale;
+    if (isStale && role == Qt::ForegroundRole)
+        return QBrush(Qt::gray);
+    if (isStale && role == Qt::ToolTipRole)
+        return QStringLiteral("Stale: %1\nLast update %2 (%3 s ago)")
+            .arg(stale->reason(),
+                 r.time.toDateTime().toLocalTime().toString(QStringLiteral("yyyy-MM-dd HH:mm:ss.zzz")),
+                 QString::number(stale->ageUs / 1e6, 'f', 1));
     if (role == Qt::DisplayRole) {
         switch (index.column()) {
         case Name:
@@ -147,6 +215,10 @@ QVariant ObjectModel::data(const QModelIndex &index, int role) const
         case Type:
             return r.type;
         case Updated:
+            if (isStale) // the age tells more than the time: how long nothing came
+                return QStringLiteral("%1 · stale %2")
+                    .arg(r.time.toDateTime().toLocalTime().toString(QStringLiteral("HH:mm:ss.zzz")),
+                         ageText(stale->ageUs));
             return r.time.toDateTime().toLocalTime().toString(QStringLiteral("HH:mm:ss.zzz"));
         case Updates:
             return r.updates;

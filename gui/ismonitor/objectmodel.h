@@ -6,6 +6,7 @@
 
 #include <QAbstractTableModel>
 #include <QHash>
+#include <optional>
 
 namespace dialog::ismonitor {
 
@@ -34,7 +35,8 @@ public:
     };
     enum Role
     {
-        SortRole = Qt::UserRole + 1
+        SortRole = Qt::UserRole + 1,
+        StaleRole, ///< bool: the object is stale (greyed, its age shown)
     };
 
     using QAbstractTableModel::QAbstractTableModel;
@@ -46,6 +48,13 @@ public:
     void addEntries(const QList<is::Entry> &entries);
     /// Applies the queued events. Returns true if anything changed.
     bool flush();
+    /// The stale objects as the server listed them (every other one is fresh): their rows are
+    /// greyed and show their age. An object written after the listing was made stays fresh.
+    void setStale(const QList<is::Entry> &stale);
+    /// The staleness of @p name (without the server prefix), if it is stale.
+    std::optional<is::Staleness> staleness(const QString &name) const;
+    /// How many of the rows are stale.
+    int staleCount() const { return int(m_stale.size()); }
     bool hasPending() const { return !m_pending.isEmpty(); }
 
     int rowOf(const QString &name) const { return m_index.value(name, -1); }
@@ -73,6 +82,7 @@ private:
     QList<ObjectRow> m_rows;
     QHash<QString, int> m_index;
     QHash<QString, Pending> m_pending;
+    QHash<QString, is::Staleness> m_stale; ///< object name → why and how old (stale ones only)
 };
 
 } // namespace dialog::ismonitor

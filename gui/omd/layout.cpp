@@ -15,6 +15,44 @@ QString SeriesSpec::displayLabel() const
     return (dot < 0 ? object : object.mid(dot + 1)) + QLatin1Char('.') + attribute;
 }
 
+QString Threshold::displayLabel() const
+{
+    return label.isEmpty() ? QStringLiteral("%1 %2").arg(severity, QString::number(value, 'g', 8)) : label;
+}
+
+namespace {
+bool readThresholds(const QJsonObject &chart, const QString &where, QList<Threshold> *out, QString *error)
+{
+    const QJsonValue list = chart.value(QStringLiteral("thresholds"));
+    if (list.isUndefined())
+        return true;
+    if (!list.isArray()) {
+        *error = where + QStringLiteral("\"thresholds\" must be an array");
+        return false;
+    }
+    static const QStringList severities{QStringLiteral("info"), QStringLiteral("warning"),
+                                        QStringLiteral("error"), QStringLiteral("fatal")};
+    for (const QJsonValue &v : list.toArray()) {
+        const QJsonObject t = v.toObject();
+        Threshold th;
+        if (!t.value(QStringLiteral("value")).isDouble()) {
+            *error = where + QStringLiteral("a threshold needs a numeric \"value\"");
+            return false;
+        }
+        th.value = t.value(QStringLiteral("value")).toDouble();
+        th.label = t.value(QStringLiteral("label")).toString();
+        th.severity = t.value(QStringLiteral("severity")).toString(QStringLiteral("warning"));
+        if (!severities.contains(th.severity)) {
+            *error = where + QStringLiteral("unknown threshold severity '%1' (info, warning, error or fatal)")
+                                 .arg(th.severity);
+            return false;
+        }
+        *out << th;
+    }
+    return true;
+}
+} // namespace
+
 QJsonObject Layout::toJson() const
 {
     QJsonArray charts;
@@ -38,6 +76,16 @@ QJsonObject Layout::toJson() const
             j.insert(QStringLiteral("type"), c.type);
             j.insert(QStringLiteral("subtypes"), c.subtypes);
             j.insert(QStringLiteral("attribute"), c.attribute);
+        }
+        if (!c.thresholds.isEmpty()) {
+            QJsonArray thresholds;
+            for (const Threshold &t : c.thresholds) {
+                QJsonObject tj{{QStringLiteral("value"), t.value}, {QStringLiteral("severity"), t.severity}};
+                if (!t.label.isEmpty())
+                    tj.insert(QStringLiteral("label"), t.label);
+                thresholds.append(tj);
+            }
+            j.insert(QStringLiteral("thresholds"), thresholds);
         }
         charts.append(j);
     }
@@ -94,6 +142,8 @@ bool Layout::fromJson(const QJsonObject &json, Layout *out, QString *error)
             *error = where + QStringLiteral("unknown kind '%1' (timeseries or bar)").arg(kind);
             return false;
         }
+        if (!readThresholds(j, where, &c.thresholds, error))
+            return false;
         l.charts << c;
     }
     *out = l;

@@ -3,7 +3,8 @@
 //     {"kind": "timeseries", "title": "Event rate",
 //      "series": [{"object": "DAQ.RO1", "attribute": "rate", "label": "RO1"}, ...]},
 //     {"kind": "bar", "title": "Rate per readout", "server": "DAQ", "regex": "RO.*",
-//      "type": "ReadoutStats", "subtypes": true, "attribute": "rate"}]}
+//      "type": "ReadoutStats", "subtypes": true, "attribute": "rate",
+//      "thresholds": [{"value": 10, "label": "rate too low", "severity": "error"}]}]}
 #pragma once
 
 #include <QJsonObject>
@@ -26,6 +27,20 @@ struct SeriesSpec
     }
 };
 
+/// A horizontal line drawn across a chart at a value (an alarm limit): dashed, in the colour of
+/// its severity (info blue, warning orange, error red, fatal dark red), with its label in the legend.
+struct Threshold
+{
+    double value = 0;
+    QString label;                                ///< legend text; empty: "<severity> <value>"
+    QString severity = QStringLiteral("warning"); ///< info, warning, error or fatal
+    QString displayLabel() const;
+    friend bool operator==(const Threshold &a, const Threshold &b)
+    {
+        return a.value == b.value && a.label == b.label && a.severity == b.severity;
+    }
+};
+
 struct ChartSpec
 {
     enum class Kind
@@ -38,12 +53,13 @@ struct ChartSpec
     QList<SeriesSpec> series;               ///< TimeSeries
     QString server, regex, type, attribute; ///< Bar
     bool subtypes = true;                   ///< Bar: the type and its subtypes
+    QList<Threshold> thresholds;            ///< both kinds
 
     friend bool operator==(const ChartSpec &a, const ChartSpec &b)
     {
         return a.kind == b.kind && a.title == b.title && a.series == b.series && a.server == b.server &&
                a.regex == b.regex && a.type == b.type && a.attribute == b.attribute &&
-               a.subtypes == b.subtypes;
+               a.subtypes == b.subtypes && a.thresholds == b.thresholds;
     }
 };
 

@@ -6,6 +6,7 @@
 
 #include <QApplication>
 #include <QCommandLineParser>
+#include <QFile>
 #include <cstdio>
 
 int main(int argc, char *argv[])
@@ -27,6 +28,10 @@ int main(int argc, char *argv[])
                  QStringLiteral("name")});
     p.addOption({QStringLiteral("window"), QStringLiteral("Time window in seconds: 60, 600 or 3600."),
                  QStringLiteral("s")});
+    p.addOption({QStringLiteral("alarms"),
+                 QStringLiteral("Alarm rules (the file of dialog-isserver --alarms): each chart draws the "
+                                "thresholds of the rules about what it plots."),
+                 QStringLiteral("file")});
     dialog::ClientOptions::addParserOptions(p);
     p.process(app);
     dialog::ClientOptions o = dialog::ClientOptions::fromEnvironment(
@@ -42,6 +47,19 @@ int main(int argc, char *argv[])
         std::fprintf(stderr, "dialog-omd: %s\n", qPrintable(error));
         return 1;
     }
+    QList<dialog::is::AlarmRule> rules;
+    if (p.isSet(QStringLiteral("alarms"))) {
+        QFile f(p.value(QStringLiteral("alarms")));
+        if (!f.open(QIODevice::ReadOnly)) {
+            std::fprintf(stderr, "dialog-omd: cannot read --alarms %s: %s\n", qPrintable(f.fileName()),
+                         qPrintable(f.errorString()));
+            return 1;
+        }
+        if (!dialog::is::AlarmRule::parse(QString::fromUtf8(f.readAll()), &rules, &error)) {
+            std::fprintf(stderr, "dialog-omd: --alarms %s:%s\n", qPrintable(f.fileName()), qPrintable(error));
+            return 1;
+        }
+    }
     const int window = p.value(QStringLiteral("window")).toInt();
     if (p.isSet(QStringLiteral("window")) && window != 60 && window != 600 && window != 3600) {
         std::fprintf(stderr, "dialog-omd: --window must be 60, 600 or 3600\n");
@@ -49,6 +67,7 @@ int main(int argc, char *argv[])
     }
     dialog::quitOnTerminationSignals();
     dialog::omd::OmdWindow w(o);
+    w.setAlarmRules(rules);
     if (p.isSet(QStringLiteral("layout")))
         w.applyLayout(layout);
     if (window)

@@ -85,7 +85,92 @@ void OmdChart::setAutoscale(bool on)
 
 void OmdChart::setStatusText(const QString &text)
 {
-    chart()->setTitle(text.isEmpty() ? m_spec.title : QStringLiteral("%1 (%2)").arg(m_spec.title, text));
+    m_statusText = text;
+    updateTitle();
+}
+
+void OmdChart::updateTitle()
+{
+    QString t =
+        m_statusText.isEmpty() ? m_spec.title : QStringLiteral("%1 (%2)").arg(m_spec.title, m_statusText);
+    if (!m_staleText.isEmpty())
+        t += QStringLiteral(" — ") + m_staleText;
+    chart()->setTitle(t);
+}
+
+QString OmdChart::ageText(qint64 us)
+{
+    const qint64 s = qMax<qint64>(0, us / 1000000);
+    if (s < 120)
+        return QStringLiteral("%1 s").arg(s);
+    if (s < 3600)
+        return QStringLiteral("%1 min").arg(s / 60);
+    if (s < 86400)
+        return QStringLiteral("%1 h %2 min").arg(s / 3600).arg(s % 3600 / 60);
+    return QStringLiteral("%1 d").arg(s / 86400);
+}
+
+void OmdChart::addThresholdLines()
+{
+    for (const Threshold &t : std::as_const(m_spec.thresholds))
+        m_thresholdLines << addThresholdLine(t);
+}
+
+QLineSeries *OmdChart::addThresholdLine(const Threshold &t)
+{
+    if (!m_thresholdX) {
+        // A hidden 0..1 x axis: the lines span the plot whatever the chart's own x axis is.
+        m_thresholdX = new QValueAxis;
+        m_thresholdX->setRange(0, 1);
+        chart()->addAxis(m_thresholdX, Qt::AlignTop);
+        m_thresholdX->setVisible(false);
+    }
+    auto *line = new QLineSeries;
+    line->setName(t.displayLabel());
+    line->append(0, t.value);
+    line->append(1, t.value);
+    chart()->addSeries(line);
+    line->attachAxis(m_thresholdX);
+    line->attachAxis(m_y);
+    const QColor c = t.severity == QLatin1String("info")      ? QColor(40, 110, 200)
+                     : t.severity == QLatin1String("warning") ? QColor(230, 140, 0)
+                     : t.severity == QLatin1String("error")   ? QColor(210, 30, 30)
+                                                              : QColor(120, 0, 0);
+    line->setPen(QPen(c, 1.5, Qt::DashLine));
+    return line;
+}
+
+void OmdChart::raiseThresholdLines()
+{
+    for (QLineSeries *t : m_thresholdLines + m_ruleLines) {
+        chart()->removeSeries(t);
+        chart()->addSeries(t);
+        t->attachAxis(m_thresholdX);
+        t->attachAxis(m_y);
+    }
+}
+
+void OmdChart::setRuleThresholds(const QList<Threshold> &thresholds)
+{
+    if (thresholds == m_ruleThresholds)
+        return;
+    for (QLineSeries *l : std::as_const(m_ruleLines)) {
+        chart()->removeSeries(l);
+        delete l;
+    }
+    m_ruleLines.clear();
+    m_ruleThresholds = thresholds;
+    for (const Threshold &t : thresholds)
+        m_ruleLines << addThresholdLine(t);
+    m_dirty = true;
+}
+
+void OmdChart::includeThresholds(double &lo, double &hi) const
+{
+    for (const Threshold &t : m_spec.thresholds + m_ruleThresholds) {
+        lo = std::min(lo, t.value);
+        hi = std::max(hi, t.value);
+    }
 }
 
 QPair<double, double> OmdChart::padded(double lo, double hi)
@@ -126,6 +211,7 @@ TimeSeriesChart::TimeSeriesChart(const ChartSpec &spec, QWidget *parent)
     chart()->addAxis(m_x, Qt::AlignBottom);
     for (const SeriesSpec &s : spec.series)
         addSeries(s);
+    addThresholdLines();
 }
 
 int TimeSeriesChart::addSeries(const SeriesSpec &s)
@@ -140,6 +226,9 @@ int TimeSeriesChart::addSeries(const SeriesSpec &s)
     line->setPen(pen);
     const int index = int(m_lines.size());
     m_lines << line;
+    m_colors << pen.color();
+    m_stale << std::nullopt;
+    raiseThresholdLines(); // they stay after the data in the legend
     m_data.append(QList<QPointF>());
     m_spec.series << s;
     connect(line, &QLineSeries::hovered, this, [this, index](const QPointF &p, bool state) {
@@ -161,11 +250,13 @@ QString TimeSeriesChart::tooltipAt(int series, const QPointF &at) const
         std::lower_bound(d.begin(), d.end(), at.x(), [](const QPointF &p, double x) { return p.x() < x; });
     if (it == d.end() || (it != d.begin() && at.x() - (it - 1)->x() < it->x() - at.x()))
         --it;
-    return QStringLiteral("%1\n%2\n%3")
+    return QStringLiteral("%1\n%2\n%3%4")
         .arg(m_lines.at(series)->name(),
              QDateTime::fromMSecsSinceEpoch(qint64(it->x()))
                  .toString(QStringLiteral("yyyy-MM-dd HH:mm:ss.zzz")),
-             formatValue(it->y()));
+             formatValue(it->y()),
+             m_stale.at(series) ? QStringLiteral("\nstale: %1").arg(m_stale.at(series)->reason())
+                                : QString());
 }
 
 void TimeSeriesChart::addPoint(int series, qint64 timeMs, double value)
@@ -214,6 +305,34 @@ void TimeSeriesChart::addHistory(int series, const QList<QPointF> &points)
     m_dirty = true;
 }
 
+void TimeSeriesChart::setStale(int series, const std::optional<is::Staleness> &staleness)
+{
+    if (series < 0 || series >= m_lines.size())
+        return;
+    const bool was = m_stale.at(series).has_value();
+    m_stale[series] = staleness;
+    QLineSeries *line = m_lines.at(series);
+    const QString label = m_spec.series.at(series).displayLabel();
+    if (!staleness) {
+        if (was) {
+            line->setName(label);
+            line->setPen(QPen(m_colors.at(series), 2));
+        }
+    } else {
+        // Grey and dashed: the last values are still there, but nothing new is coming.
+        line->setName(QStringLiteral("%1 — stale %2").arg(label, ageText(staleness->ageUs)));
+        if (!was)
+            line->setPen(QPen(QColor(150, 150, 150), 2, Qt::DashLine));
+    }
+    QStringList stale;
+    for (int i = 0; i < m_stale.size(); ++i)
+        if (m_stale.at(i))
+            stale << m_spec.series.at(i).displayLabel();
+    m_staleText =
+        stale.isEmpty() ? QString() : QStringLiteral("stale: %1").arg(stale.join(QLatin1String(", ")));
+    updateTitle();
+}
+
 int TimeSeriesChart::drawnCount(int series) const
 {
     return int(m_lines.at(series)->count());
@@ -251,6 +370,7 @@ void TimeSeriesChart::refresh()
             m_lines[i]->setPointsVisible(visible.size() <= 60);
         }
         if (m_autoscale) {
+            includeThresholds(lo, hi);
             const auto r = padded(lo, hi);
             m_y->setRange(r.first, r.second);
             m_y->applyNiceNumbers();
@@ -293,13 +413,18 @@ BarChart::BarChart(const ChartSpec &spec, QWidget *parent)
     m_series->attachAxis(m_x);
     m_series->attachAxis(m_y);
     m_set->setLabelColor(QColor(40, 40, 40));
+    m_set->setSelectedColor(QColor(175, 175, 175)); // the stale bars
+    addThresholdLines();
     connect(m_series, &QBarSeries::hovered, this, [this](bool state, int index, QBarSet *set) {
         if (state && index < categories().size())
-            QToolTip::showText(
-                QCursor::pos(),
-                QStringLiteral("%1\n%2 = %3")
-                    .arg(categories().at(index), m_spec.attribute, formatValue(set->at(index))),
-                this);
+            QToolTip::showText(QCursor::pos(),
+                               QStringLiteral("%1\n%2 = %3%4")
+                                   .arg(categories().at(index), m_spec.attribute, formatValue(set->at(index)),
+                                        m_stale.contains(categories().at(index))
+                                            ? QStringLiteral("\nstale: %1")
+                                                  .arg(m_stale.value(categories().at(index)).reason())
+                                            : QString()),
+                               this);
         else
             QToolTip::hideText();
     });
@@ -316,6 +441,29 @@ void BarChart::setValue(const QString &object, double value)
 void BarChart::removeObject(const QString &object)
 {
     m_dirty |= m_values.remove(object) > 0;
+}
+
+void BarChart::setStale(const QHash<QString, is::Staleness> &stale)
+{
+    m_stale = stale;
+    QStringList names = stale.keys();
+    names.sort();
+    QStringList parts;
+    for (const QString &n : std::as_const(names))
+        parts << QStringLiteral("%1 %2").arg(n, ageText(stale.value(n).ageUs));
+    m_staleText =
+        parts.isEmpty() ? QString() : QStringLiteral("stale: %1").arg(parts.join(QLatin1String(", ")));
+    updateTitle();
+    m_dirty = true;
+}
+
+void BarChart::markFresh(const QString &object)
+{
+    if (!m_stale.contains(object))
+        return;
+    QHash<QString, is::Staleness> stale = m_stale;
+    stale.remove(object);
+    setStale(stale);
 }
 
 QStringList BarChart::categories() const
@@ -356,7 +504,16 @@ void BarChart::refresh()
         m_set->remove(0, m_set->count());
         m_set->append(values);
     }
+    QList<int> stale;
+    for (int i = 0; i < names.size(); ++i)
+        if (m_stale.contains(names.at(i)))
+            stale << i;
+    if (stale != m_set->selectedBars()) {
+        m_set->deselectAllBars();
+        m_set->selectBars(stale);
+    }
     if (m_autoscale) {
+        includeThresholds(lo, hi);
         const auto r = padded(lo, hi * 1.08); // room for the labels above the bars
         m_y->setRange(r.first, r.second);
         m_y->applyNiceNumbers();

@@ -5,9 +5,12 @@
 
 #include "layout.h"
 
+#include "dialog/is/staleness.h"
+
 #include <QChartView>
 #include <QHash>
 #include <QMap>
+#include <optional>
 
 class QBarCategoryAxis;
 class QBarSeries;
@@ -32,6 +35,12 @@ public:
     bool isPaused() const { return m_paused; }
     void setAutoscale(bool on);
     void setStatusText(const QString &text);
+    /// The threshold lines drawn (one per spec().thresholds, in order).
+    const QList<QLineSeries *> &thresholdLines() const { return m_thresholdLines; }
+    /// Threshold lines that come from alarm rules (dialog-omd --alarms), drawn after the layout's own
+    /// and not part of spec(); replaces the previous ones.
+    void setRuleThresholds(const QList<Threshold> &thresholds);
+    const QList<QLineSeries *> &ruleThresholdLines() const { return m_ruleLines; }
 
 Q_SIGNALS:
     void exportPngRequested();
@@ -42,9 +51,26 @@ protected:
     void contextMenuEvent(QContextMenuEvent *event) override;
     /// y range of @p lo..@p hi with a margin (autoscale).
     static QPair<double, double> padded(double lo, double hi);
+    /// Widens @p lo..@p hi to the thresholds, so that autoscale keeps their lines in view.
+    void includeThresholds(double &lo, double &hi) const;
+    /// Draws spec().thresholds (called by the subclasses once their own axes are in place).
+    void addThresholdLines();
+    QLineSeries *addThresholdLine(const Threshold &t);
+    /// Moves the threshold lines after the data series (legend order).
+    void raiseThresholdLines();
+    /// The title with the status and the stale note.
+    void updateTitle();
+    /// "12 s", "3 min", "2 h 5 min".
+    static QString ageText(qint64 us);
 
     ChartSpec m_spec;
     QValueAxis *m_y;
+    QValueAxis *m_thresholdX = nullptr; ///< hidden 0..1 axis the threshold lines span
+    QList<QLineSeries *> m_thresholdLines;
+    QList<Threshold> m_ruleThresholds;
+    QList<QLineSeries *> m_ruleLines;
+    QString m_statusText;
+    QString m_staleText;
     bool m_paused = false;
     bool m_autoscale = true;
     bool m_dirty = true;
@@ -75,10 +101,15 @@ public:
     bool exportCsv(const QString &path, QString *error) const override;
     /// The tooltip text for the point of @p series nearest to @p at (x in ms since the epoch).
     QString tooltipAt(int series, const QPointF &at) const;
+    /// Marks @p series stale (drawn grey and dashed, its age in the legend) or fresh (nullopt).
+    void setStale(int series, const std::optional<is::Staleness> &staleness);
+    bool isStale(int series) const { return m_stale.value(series).has_value(); }
 
 private:
     QDateTimeAxis *m_x;
     QList<QLineSeries *> m_lines;
+    QList<QColor> m_colors; ///< each series' own colour (a stale one is drawn grey)
+    QList<std::optional<is::Staleness>> m_stale;
     QList<QList<QPointF>> m_data;
     int m_windowS = 600;
 };
@@ -96,10 +127,17 @@ public:
     /// The bars drawn: category names and values, in order.
     QStringList categories() const;
     QList<double> barValues() const;
+    /// The stale objects among the bars (their bars greyed, their ages in the title); the others
+    /// are fresh.
+    void setStale(const QHash<QString, is::Staleness> &stale);
+    bool isStale(const QString &object) const { return m_stale.contains(object); }
+    /// @p object was written: fresh.
+    void markFresh(const QString &object);
     void refresh() override;
     bool exportCsv(const QString &path, QString *error) const override;
 
 private:
+    QHash<QString, is::Staleness> m_stale;
     QBarCategoryAxis *m_x;
     QBarSeries *m_series;
     QBarSet *m_set;

@@ -1,5 +1,7 @@
 #include "omdwindow.h"
 
+#include <QRegularExpression>
+
 #include <QAction>
 #include <QCheckBox>
 #include <QComboBox>
@@ -62,6 +64,10 @@ OmdWindow::OmdWindow(const ClientOptions &options, QWidget *parent)
     m_refresh = new QTimer(this);
     connect(m_refresh, &QTimer::timeout, this, &OmdWindow::refresh);
     m_refresh->start(200);
+    // Staleness changes without any event (time passes, a writer is lost): asked every second.
+    auto *staleTimer = new QTimer(this);
+    connect(staleTimer, &QTimer::timeout, this, &OmdWindow::pollStale);
+    staleTimer->start(1000);
     auto *statusTimer = new QTimer(this);
     connect(statusTimer, &QTimer::timeout, this, &OmdWindow::updateStatus);
     statusTimer->start(1000);
@@ -183,8 +189,36 @@ int OmdWindow::addChart(const ChartSpec &spec)
     } else {
         startBar(static_cast<BarChart *>(chart));
     }
+    chart->setRuleThresholds(ruleThresholds(chart->spec()));
     relayout();
     return index;
+}
+
+void OmdWindow::setAlarmRules(const QList<is::AlarmRule> &rules)
+{
+    m_alarmRules = rules;
+    for (OmdChart *c : std::as_const(m_charts))
+        c->setRuleThresholds(ruleThresholds(c->spec()));
+}
+
+QList<Threshold> OmdWindow::ruleThresholds(const ChartSpec &spec) const
+{
+    QList<Threshold> out;
+    for (const is::AlarmRule &r : m_alarmRules) {
+        bool applies = false;
+        if (spec.kind == ChartSpec::Kind::TimeSeries) {
+            for (const SeriesSpec &s : spec.series)
+                applies = applies || r.appliesTo(s.object, s.attribute);
+        } else {
+            // A bar per object of the server: a rule on that attribute of objects of that server.
+            applies = r.attribute == spec.attribute && r.source.startsWith(spec.server + QLatin1Char('.'));
+        }
+        if (applies) // one line per rule, however many series it is about
+            out << Threshold{r.threshold,
+                             QStringLiteral("%1 (%2 %3)").arg(r.text, r.op, QString::number(r.threshold)),
+                             r.severityName()};
+    }
+    return out;
 }
 
 void OmdWindow::addSeries(int chart, const SeriesSpec &series)
@@ -193,6 +227,7 @@ void OmdWindow::addSeries(int chart, const SeriesSpec &series)
     if (!ts)
         return;
     feedSeries(ts, ts->addSeries(series), series);
+    ts->setRuleThresholds(ruleThresholds(ts->spec()));
 }
 
 void OmdWindow::feedSeries(TimeSeriesChart *chart, int series, const SeriesSpec &spec)
@@ -323,14 +358,21 @@ void OmdWindow::onEvent(int id, const is::Event &e)
     if (BarChart *bar = m_bars.value(id)) {
         const QString object = QString::fromUtf8(e.objectNameUtf8());
         double v;
+        bar->markFresh(object); // written, or gone
         if (e.kind() == is::Event::Kind::Removed)
             bar->removeObject(object);
         else if (numericValue(e.object(), bar->spec().attribute, &v))
             bar->setValue(object, v);
         return;
     }
-    const auto it = m_feeds.constFind(id);
-    if (it == m_feeds.cend() || e.kind() == is::Event::Kind::Removed)
+    const auto feed = m_feeds.find(id);
+    if (feed == m_feeds.end())
+        return;
+    if (feed->lastEvent < e.time())
+        feed->lastEvent = e.time();
+    setFeedStale(*feed, std::nullopt); // written (or removed: nothing more will come, but not stale)
+    const auto it = feed;
+    if (e.kind() == is::Event::Kind::Removed)
         return;
     const is::Object o = e.object();
     const qint64 ms = e.time().microsecondsSinceEpoch() / 1000;
@@ -338,6 +380,86 @@ void OmdWindow::onEvent(int id, const is::Event &e)
         double v;
         if (t.chart && numericValue(o, t.attribute, &v))
             t.chart->addPoint(t.series, ms, v);
+    }
+}
+
+void OmdWindow::setFeedStale(Feed &feed, const std::optional<is::Staleness> &staleness)
+{
+    if (!staleness && !feed.stale)
+        return;
+    feed.stale = staleness.has_value();
+    for (const Target &t : std::as_const(feed.targets))
+        if (t.chart)
+            t.chart->setStale(t.series, staleness);
+}
+
+void OmdWindow::pollStale()
+{
+    if (m_stalePending > 0)
+        return; // the last answers are not all in: the servers are slow or away
+    // The time series: one question per server, naming its plotted objects.
+    QHash<QString, QStringList> byServer;
+    for (const Feed &f : std::as_const(m_feeds)) {
+        QString server, object;
+        if (is::Dictionary::splitName(f.object, &server, &object))
+            byServer[server] << QRegularExpression::escape(object);
+    }
+    for (auto it = byServer.cbegin(); it != byServer.cend(); ++it) {
+        const QString server = it.key();
+        ++m_stalePending;
+        dictionary()->listStale(server,
+                                is::Criteria(QStringLiteral("(?:%1)").arg(it.value().join(QLatin1Char('|')))),
+                                [this, server, guard = QPointer<OmdWindow>(this)](
+                                    const is::Status &s, const QList<is::Entry> &stale) {
+                                    if (!guard)
+                                        return;
+                                    --m_stalePending;
+                                    if (!s.isOk())
+                                        return;
+                                    QHash<QString, is::Entry> byName;
+                                    for (const is::Entry &e : stale)
+                                        byName.insert(e.name, e);
+                                    for (Feed &f : m_feeds) {
+                                        if (!f.object.startsWith(server + QLatin1Char('.')))
+                                            continue;
+                                        const auto e = byName.constFind(f.object);
+                                        // Updated since the server answered: fresh.
+                                        if (e == byName.cend() || e->time < f.lastEvent)
+                                            setFeedStale(f, std::nullopt);
+                                        else
+                                            setFeedStale(f, e->staleness);
+                                    }
+                                });
+    }
+    // The bar charts: their own criteria.
+    for (auto it = m_bars.cbegin(); it != m_bars.cend(); ++it) {
+        BarChart *bar = it.value();
+        if (!bar)
+            continue;
+        const ChartSpec spec = bar->spec();
+        const is::Criteria c(spec.regex, spec.type,
+                             spec.type.isEmpty() ? is::Criteria::TypeSelector::Any
+                                                 : (spec.subtypes ? is::Criteria::TypeSelector::WithSubtypes
+                                                                  : is::Criteria::TypeSelector::Exactly));
+        if (!c.isValid())
+            continue;
+        ++m_stalePending;
+        dictionary()->listStale(spec.server, c,
+                                [this, bar = QPointer<BarChart>(bar), guard = QPointer<OmdWindow>(this)](
+                                    const is::Status &s, const QList<is::Entry> &stale) {
+                                    if (!guard)
+                                        return;
+                                    --m_stalePending;
+                                    if (!s.isOk() || !bar)
+                                        return;
+                                    QHash<QString, is::Staleness> byObject;
+                                    for (const is::Entry &e : stale) {
+                                        QString object;
+                                        is::Dictionary::splitName(e.name, nullptr, &object);
+                                        byObject.insert(object, e.staleness);
+                                    }
+                                    bar->setStale(byObject);
+                                });
     }
 }
 

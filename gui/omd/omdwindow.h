@@ -7,6 +7,8 @@
 #include "layout.h"
 #include "omdchart.h"
 
+#include "dialog/is/alarmrule.h"
+
 #include <QMainWindow>
 #include <QPointer>
 #include <QSet>
@@ -57,6 +59,15 @@ public:
     void setAutoscale(bool on);
     /// Repaints every chart now (normally five times a second).
     void refresh();
+    /// Alarm rules (the file of dialog-isserver --alarms): every chart plotting an attribute a rule
+    /// is about draws the rule's threshold as a line, named by the rule's text, in its severity's
+    /// colour. They are not part of the layout.
+    void setAlarmRules(const QList<is::AlarmRule> &rules);
+    /// The threshold lines @p spec gets from the alarm rules.
+    QList<Threshold> ruleThresholds(const ChartSpec &spec) const;
+    /// Asks the servers which of the plotted objects are stale (done every second): their series
+    /// and bars are greyed and their ages shown.
+    void pollStale();
 
     /// The value of the numeric attribute at @p path ("a" or "nested.a") of @p object.
     static bool numericValue(const is::Object &object, const QString &path, double *out);
@@ -74,7 +85,10 @@ private:
     {
         QString object; ///< full name
         QList<Target> targets;
+        is::Time lastEvent; ///< of the newest update received
+        bool stale = false;
     };
+    void setFeedStale(Feed &feed, const std::optional<is::Staleness> &staleness);
     void buildToolBar();
     void relayout();
     void feedSeries(TimeSeriesChart *chart, int series, const SeriesSpec &spec);
@@ -106,6 +120,8 @@ private:
     int m_columns = 2;
     bool m_paused = false;
     quint64 m_eventsAtLastStatus = 0;
+    int m_stalePending = 0; ///< pollStale() answers on their way
+    QList<is::AlarmRule> m_alarmRules;
 };
 
 } // namespace dialog::omd

@@ -6,6 +6,7 @@
 
 #include "dialog/is/dictionary.h"
 
+#include <QBrush>
 #include <QClipboard>
 #include <QComboBox>
 #include <QJsonDocument>
@@ -39,6 +40,7 @@ private Q_SLOTS:
     void omdCommandLine();
     void drawsTwoDimensionalHistograms();
     void plotsTheHistoryOfANumericAttribute();
+    void greysStaleObjectsAndShowsTheirAge();
     void manyObjects();
     void staysResponsiveWith10000Objects();
     void screenshot();
@@ -371,6 +373,74 @@ void tst_IsMonitor::plotsTheHistoryOfANumericAttribute()
     m_window->attributeView()->setCurrentIndex(attrs->find(QStringLiteral("host")));
     QVERIFY(!m_window->historyPlot()->isVisible());
     QVERIFY(m_dict->removeSync(QStringLiteral("DAQ.Plotted")).isOk());
+}
+
+void tst_IsMonitor::greysStaleObjectsAndShowsTheirAge()
+{
+    // A type expected every second, declared at run time on the server.
+    is::TypeInfo beat(QStringLiteral("Heartbeat"), QStringLiteral("A process's sign of life"));
+    beat.addAttribute(
+        is::AttributeInfo(QStringLiteral("beats"), is::BasicType::U64, QStringLiteral("Beats sent")));
+    beat.addAttribute(
+        is::AttributeInfo(QStringLiteral("load"), is::BasicType::Double, QStringLiteral("Load")));
+    beat.setExpectedIntervalS(1);
+    QVERIFY(m_dict->declareTypesSync(QStringLiteral("DAQ"), {beat}).isOk());
+    const auto write = [this](quint64 n) {
+        is::Object o = is::Object::create(m_dict->types(), QStringLiteral("Heartbeat"));
+        o.set(QStringLiteral("beats"), n);
+        o.set(QStringLiteral("load"), 0.25 * double(n));
+        put(QStringLiteral("DAQ.Beat"), o);
+    };
+    write(1);
+    m_window->setFilter({});
+    QTRY_VERIFY_WITH_TIMEOUT(m_window->isLoaded(), 5000);
+    m_window->selectObject(QStringLiteral("Beat"));
+    auto *attrs = m_window->attributeModel();
+    QTRY_VERIFY_WITH_TIMEOUT(attrs->find(QStringLiteral("beats")).isValid(), 5000);
+    ObjectModel *model = m_window->objectModel();
+    const auto staleShown = [&] {
+        const int r = model->rowOf(QStringLiteral("Beat"));
+        return r >= 0 && model->index(r, ObjectModel::Name).data(ObjectModel::StaleRole).toBool();
+    };
+    // Not written for more than its second: greyed, its age shown, the values greyed and explained.
+    QTRY_VERIFY_WITH_TIMEOUT(staleShown(), 10000);
+    const int r = model->rowOf(QStringLiteral("Beat"));
+    QCOMPARE(model->index(r, ObjectModel::Name).data(Qt::ForegroundRole).value<QBrush>().color(),
+             QColor(Qt::gray));
+    QVERIFY2(model->index(r, ObjectModel::Updated).data().toString().contains(QStringLiteral(" · stale ")),
+             qPrintable(model->index(r, ObjectModel::Updated).data().toString()));
+    QVERIFY(model->index(r, ObjectModel::Updated)
+                .data(Qt::ToolTipRole)
+                .toString()
+                .contains(QLatin1String("not updated for")));
+    QTRY_VERIFY_WITH_TIMEOUT(m_window->staleLabel()->isVisible(), 5000);
+    QVERIFY2(m_window->staleLabel()->text().contains(QLatin1String("not updated for")),
+             qPrintable(m_window->staleLabel()->text()));
+    QVERIFY(attrs->isStale());
+    QCOMPARE(attrs->find(QStringLiteral("beats"))
+                 .siblingAtColumn(AttributeModel::Value)
+                 .data(Qt::ForegroundRole)
+                 .value<QBrush>()
+                 .color(),
+             QColor(Qt::gray));
+    // Other objects of the same server without an interval stay as they are.
+    const int run = model->rowOf(QStringLiteral("Run"));
+    QVERIFY(run >= 0);
+    QVERIFY(!model->index(run, ObjectModel::Name).data(ObjectModel::StaleRole).toBool());
+    QVERIFY(QRegularExpression(QStringLiteral("^\\d\\d:\\d\\d:\\d\\d\\.\\d{3}$"))
+                .match(model->index(run, ObjectModel::Updated).data().toString())
+                .hasMatch());
+    QTest::qWait(1100); // the age grows in the picture
+    const QString path = screenshotPath(QStringLiteral("ismonitor-stale.png"));
+    QVERIFY(m_window->grab().save(path));
+
+    // Written again: fresh at once (the update itself says so), values normal.
+    write(2);
+    QTRY_VERIFY_WITH_TIMEOUT(!staleShown(), 5000);
+    QTRY_VERIFY_WITH_TIMEOUT(!m_window->staleLabel()->isVisible(), 5000);
+    QVERIFY(!attrs->isStale());
+    QVERIFY(m_dict->removeSync(QStringLiteral("DAQ.Beat")).isOk());
+    QTRY_COMPARE_WITH_TIMEOUT(model->rowOf(QStringLiteral("Beat")), -1, 5000);
 }
 
 void tst_IsMonitor::manyObjects()

@@ -9,8 +9,11 @@
 #include <QAction>
 #include <QDateTimeAxis>
 #include <QImage>
+#include <QJsonArray>
+#include <QJsonObject>
 #include <QLineSeries>
 #include <QTemporaryDir>
+#include <QTimer>
 #include <QValueAxis>
 #include <QtTest>
 #include <cmath>
@@ -36,6 +39,8 @@ private Q_SLOTS:
     void layoutRoundTripsThroughItsFile();
     void layoutOnTheCommandLine();
     void exportsPngAndCsv();
+    void marksStaleSeriesAndDrawsThresholds();
+    void drawsTheThresholdsOfAlarmRules();
     void screenshot();
 
 private:
@@ -290,6 +295,8 @@ void tst_Omd::layoutRoundTripsThroughItsFile()
     ts.title = QStringLiteral("Rates");
     ts.series << SeriesSpec{QStringLiteral("DAQ.RO1"), QStringLiteral("rate"), QStringLiteral("RO1")}
               << SeriesSpec{QStringLiteral("DAQ.RO2"), QStringLiteral("rate"), {}};
+    ts.thresholds << Threshold{10, QStringLiteral("rate too low"), QStringLiteral("error")}
+                  << Threshold{90000, {}, QStringLiteral("info")};
     ChartSpec bar;
     bar.kind = ChartSpec::Kind::Bar;
     bar.title = QStringLiteral("CPU");
@@ -326,6 +333,18 @@ void tst_Omd::layoutRoundTripsThroughItsFile()
         &demo, &error));
     QVERIFY(error.contains(QStringLiteral("pie")));
     QVERIFY(!Layout::fromJson(QJsonObject{{QStringLiteral("window_s"), 5}}, &demo, &error));
+    const auto withThreshold = [](const QJsonObject &t) {
+        return QJsonObject{{QStringLiteral("charts"),
+                            QJsonArray{QJsonObject{{QStringLiteral("kind"), QStringLiteral("timeseries")},
+                                                   {QStringLiteral("thresholds"), QJsonArray{t}}}}}};
+    };
+    QVERIFY(!Layout::fromJson(
+        withThreshold({{QStringLiteral("value"), 1}, {QStringLiteral("severity"), QStringLiteral("bad")}}),
+        &demo, &error));
+    QVERIFY2(error.contains(QStringLiteral("unknown threshold severity 'bad'")), qPrintable(error));
+    QVERIFY(
+        !Layout::fromJson(withThreshold({{QStringLiteral("value"), QStringLiteral("ten")}}), &demo, &error));
+    QVERIFY2(error.contains(QStringLiteral("a threshold needs a numeric \"value\"")), qPrintable(error));
     m_window->setAutoscale(true);
 }
 
@@ -385,6 +404,157 @@ void tst_Omd::exportsPngAndCsv()
     QFile g(csv);
     QVERIFY(g.open(QIODevice::ReadOnly));
     QCOMPARE(g.readAll(), QByteArray("object,rate\nRO1,42.5\n"));
+}
+
+void tst_Omd::marksStaleSeriesAndDrawsThresholds()
+{
+    // A type expected every second, declared at run time; Pulse2 keeps being written, Pulse1 stops.
+    is::TypeInfo pulse(QStringLiteral("Pulse"), QStringLiteral("A value written every 200 ms"));
+    pulse.addAttribute(
+        is::AttributeInfo(QStringLiteral("load"), is::BasicType::Double, QStringLiteral("Load")));
+    pulse.setExpectedIntervalS(1);
+    QVERIFY(m_dict->declareTypesSync(QStringLiteral("DAQ"), {pulse}).isOk());
+    int step = 0;
+    bool firstWrites = true;
+    const auto write = [&](const QString &name, double v) {
+        is::Object o = is::Object::create(m_dict->types(), QStringLiteral("Pulse"));
+        o.set(QStringLiteral("load"), v);
+        m_dict->update(name, o);
+    };
+    QTimer writer;
+    connect(&writer, &QTimer::timeout, this, [&] {
+        ++step;
+        if (firstWrites)
+            write(QStringLiteral("DAQ.Pulse1"), 1.2 + 0.3 * std::sin(step / 3.0));
+        write(QStringLiteral("DAQ.Pulse2"), 0.8 + 0.2 * std::cos(step / 4.0));
+    });
+    write(QStringLiteral("DAQ.Pulse1"), 1.2);
+    write(QStringLiteral("DAQ.Pulse2"), 0.8);
+    writer.start(200);
+
+    ChartSpec ts;
+    ts.title = QStringLiteral("Load");
+    ts.series << SeriesSpec{QStringLiteral("DAQ.Pulse1"), QStringLiteral("load"), QStringLiteral("Pulse1")}
+              << SeriesSpec{QStringLiteral("DAQ.Pulse2"), QStringLiteral("load"), QStringLiteral("Pulse2")};
+    ts.thresholds << Threshold{2.0, QStringLiteral("load too high"), QStringLiteral("error")}
+                  << Threshold{0.5, {}, QStringLiteral("warning")};
+    ChartSpec bar;
+    bar.kind = ChartSpec::Kind::Bar;
+    bar.title = QStringLiteral("Load per pulse");
+    bar.server = QStringLiteral("DAQ");
+    bar.regex = QStringLiteral("Pulse.*");
+    bar.type = QStringLiteral("Pulse");
+    bar.attribute = QStringLiteral("load");
+    bar.thresholds << Threshold{2.0, QStringLiteral("load too high"), QStringLiteral("error")};
+    Layout l;
+    l.windowSeconds = 60;
+    l.charts << ts << bar;
+    m_window->applyLayout(l);
+    TimeSeriesChart *chart = m_window->timeSeries(0);
+    BarChart *bars = m_window->barChart(1);
+    QVERIFY(chart && bars);
+
+    // The threshold lines: dashed, in their severity's colour, named, across the plot.
+    QCOMPARE(chart->thresholdLines().size(), 2);
+    QLineSeries *high = chart->thresholdLines().first();
+    QCOMPARE(high->name(), QStringLiteral("load too high"));
+    QCOMPARE(high->pen().style(), Qt::DashLine);
+    QCOMPARE(high->pen().color(), QColor(210, 30, 30));
+    QCOMPARE(high->count(), 2);
+    QCOMPARE(high->at(0).y(), 2.0);
+    QCOMPARE(high->at(1).y(), 2.0);
+    QCOMPARE(chart->thresholdLines().at(1)->name(), QStringLiteral("warning 0.5"));
+    QCOMPARE(bars->thresholdLines().size(), 1);
+    QTRY_VERIFY_WITH_TIMEOUT(chart->points(0).size() > 3 && chart->points(1).size() > 3, 5000);
+    m_window->refresh();
+    const auto *y = qobject_cast<QValueAxis *>(chart->chart()->axes(Qt::Vertical).first());
+    QVERIFY(y->min() <= 0.5 && y->max() >= 2.0); // autoscale keeps the lines in view
+    QVERIFY(!chart->isStale(0) && !chart->isStale(1));
+
+    // Pulse1 is no longer written: after its second, its series is grey and dashed with its age.
+    QTest::qWait(2000); // a history to look at in the picture
+    firstWrites = false;
+    QTRY_VERIFY_WITH_TIMEOUT(chart->isStale(0), 10000);
+    QVERIFY(!chart->isStale(1));
+    QVERIFY2(chart->lineSeries(0)->name().startsWith(QStringLiteral("Pulse1 — stale ")),
+             qPrintable(chart->lineSeries(0)->name()));
+    QCOMPARE(chart->lineSeries(0)->pen().style(), Qt::DashLine);
+    QCOMPARE(chart->lineSeries(1)->name(), QStringLiteral("Pulse2"));
+    QCOMPARE(chart->lineSeries(1)->pen().style(), Qt::SolidLine);
+    QVERIFY(chart->chart()->title().contains(QLatin1String("stale: Pulse1")));
+    QTRY_VERIFY_WITH_TIMEOUT(bars->isStale(QStringLiteral("Pulse1")), 5000);
+    QVERIFY(!bars->isStale(QStringLiteral("Pulse2")));
+    QTest::qWait(1500); // the stale part grows in the picture
+    m_window->refresh();
+    QVERIFY(m_window->grab().save(screenshotPath(QStringLiteral("omd-stale.png"))));
+
+    // Written again: fresh, in its own colour again.
+    firstWrites = true;
+    QTRY_VERIFY_WITH_TIMEOUT(!chart->isStale(0), 5000);
+    QCOMPARE(chart->lineSeries(0)->name(), QStringLiteral("Pulse1"));
+    QCOMPARE(chart->lineSeries(0)->pen().style(), Qt::SolidLine);
+    QTRY_VERIFY_WITH_TIMEOUT(!bars->isStale(QStringLiteral("Pulse1")), 5000);
+    writer.stop();
+    m_dict->removeSync(QStringLiteral("DAQ.Pulse1"));
+    m_dict->removeSync(QStringLiteral("DAQ.Pulse2"));
+}
+
+void tst_Omd::drawsTheThresholdsOfAlarmRules()
+{
+    QList<is::AlarmRule> rules;
+    QString error;
+    QVERIFY2(is::AlarmRule::parse(QStringLiteral("# the IS server's rules\n"
+                                                 "DAQ.RO*.rate < 1000 for 5s -> error \"rate too low\"\n"
+                                                 "DAQ.RO*.errors > 0 -> warning \"readout errors\"\n"
+                                                 "Other.RO*.rate > 5 -> info \"not this server\"\n"),
+                                  &rules, &error),
+             qPrintable(error));
+    m_window->setAlarmRules(rules);
+    ChartSpec ts;
+    ts.title = QStringLiteral("Rates");
+    ts.series << SeriesSpec{QStringLiteral("DAQ.RO1"), QStringLiteral("rate"), {}}
+              << SeriesSpec{QStringLiteral("DAQ.RO2"), QStringLiteral("rate"), {}};
+    ChartSpec cpu;
+    cpu.title = QStringLiteral("CPU");
+    cpu.series << SeriesSpec{QStringLiteral("DAQ.RO1"), QStringLiteral("cpuLoad"), {}};
+    ChartSpec bar;
+    bar.kind = ChartSpec::Kind::Bar;
+    bar.title = QStringLiteral("Errors");
+    bar.server = QStringLiteral("DAQ");
+    bar.regex = QStringLiteral("RO.*");
+    bar.attribute = QStringLiteral("errors");
+    Layout l;
+    l.charts << ts << cpu << bar;
+    m_window->applyLayout(l);
+    // One line per rule however many series it is about, named by its text and condition.
+    QCOMPARE(m_window->chart(0)->ruleThresholdLines().size(), 1);
+    QLineSeries *low = m_window->chart(0)->ruleThresholdLines().first();
+    QCOMPARE(low->name(), QStringLiteral("rate too low (< 1000)"));
+    QCOMPARE(low->at(0).y(), 1000.0);
+    QCOMPARE(low->pen().color(), QColor(210, 30, 30));
+    QVERIFY(m_window->chart(1)->ruleThresholdLines().isEmpty()); // no rule about cpuLoad
+    QCOMPARE(m_window->chart(2)->ruleThresholdLines().size(), 1);
+    QCOMPARE(m_window->chart(2)->ruleThresholdLines().first()->name(),
+             QStringLiteral("readout errors (> 0)"));
+    // A series added later brings its rule's line.
+    m_window->addSeries(1, SeriesSpec{QStringLiteral("DAQ.RO3"), QStringLiteral("errors"), {}});
+    QCOMPARE(m_window->chart(1)->ruleThresholdLines().size(), 1);
+    // They are not part of the layout: saving it does not copy the rules into it.
+    l.charts[1].series << SeriesSpec{QStringLiteral("DAQ.RO3"), QStringLiteral("errors"), {}};
+    QVERIFY(m_window->currentLayout() == l);
+    m_window->setAlarmRules({});
+    QVERIFY(m_window->chart(0)->ruleThresholdLines().isEmpty());
+
+    // On the command line: a file that does not parse is refused with its line.
+    const QString bad = m_tmp.filePath(QStringLiteral("bad.rules"));
+    QFile f(bad);
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write("DAQ.RO*.rate < 1000 -> error \"ok\"\nDAQ.RO*.rate <> 3 -> error \"bad\"\n");
+    f.close();
+    QByteArray err;
+    QCOMPARE(m_fx->run(QStringLiteral("dialog-omd"), {QStringLiteral("--alarms"), bad}, nullptr, &err), 1);
+    const QByteArray reason = err.trimmed().split('\n').last();
+    QVERIFY2(reason.startsWith("dialog-omd: --alarms ") && reason.contains("bad.rules:2: not a rule"), err);
 }
 
 void tst_Omd::screenshot()

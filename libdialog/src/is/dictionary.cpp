@@ -31,6 +31,8 @@ public:
                      const isproto::Request &request, ReplyFn done);
     void withTypes(Dictionary *q, const QString &server, std::function<void(const Status &)> then);
     Entry entryFrom(const QString &server, const isproto::Entry &e, Status *status);
+    void list(Dictionary *q, const QString &server, const Criteria &criteria, Dictionary::ListDone done,
+              bool withValues, bool staleOnly);
 };
 
 void DictionaryPrivate::call(Dictionary *q, const QString &server, const isproto::Request &request, ReplyFn done)
@@ -102,6 +104,10 @@ Entry DictionaryPrivate::entryFrom(const QString &server, const isproto::Entry &
     out.typeName = QString::fromStdString(e.type());
     out.time = Time(e.time_us());
     out.updateCount = e.update_count();
+    out.staleness.writerLost = e.writer_lost();
+    out.staleness.overdue = e.overdue();
+    out.staleness.ageUs = e.age_us();
+    out.staleness.expectedIntervalS = e.expected_interval_s();
     if (!e.value().empty()) {
         QString error;
         if (!decode(QByteArrayView(e.value().data(), qsizetype(e.value().size())), *types, out.object, &error)
@@ -233,11 +239,22 @@ void Dictionary::get(const QString &name, GetDone done, const QString &asType)
 
 void Dictionary::list(const QString &server, const Criteria &criteria, ListDone done, bool withValues)
 {
+    d->list(this, server, criteria, std::move(done), withValues, false);
+}
+
+void Dictionary::listStale(const QString &server, const Criteria &criteria, ListDone done)
+{
+    d->list(this, server, criteria, std::move(done), false, true);
+}
+
+void DictionaryPrivate::list(Dictionary *q, const QString &server, const Criteria &criteria,
+                             Dictionary::ListDone done, bool withValues, bool staleOnly)
+{
     if (!criteria.isValid()) {
         done(Status(Status::Code::BadRequest, criteria.errorString()), {});
         return;
     }
-    d->withTypes(this, server, [this, server, criteria, withValues, done](const Status &ts) {
+    withTypes(q, server, [this, q, server, criteria, withValues, staleOnly, done](const Status &ts) {
         if (!ts.isOk()) {
             done(ts, {});
             return;
@@ -245,14 +262,15 @@ void Dictionary::list(const QString &server, const Criteria &criteria, ListDone 
         isproto::Request r;
         r.set_op(isproto::Request::LIST);
         r.set_with_values(withValues);
+        r.set_stale_only(staleOnly);
         toProto(criteria, r.mutable_criteria());
-        d->call(this, server, r, [this, server, done](const Status &s, const isproto::Reply &reply) {
+        call(q, server, r, [this, server, done](const Status &s, const isproto::Reply &reply) {
             QList<Entry> out;
             Status st = s;
             if (s.isOk()) {
                 out.reserve(reply.entries_size());
                 for (const isproto::Entry &e : reply.entries())
-                    out.append(d->entryFrom(server, e, &st));
+                    out.append(entryFrom(server, e, &st));
             }
             done(st, out);
         });
@@ -493,6 +511,16 @@ Status Dictionary::listSync(const QString &server, const Criteria &criteria, QLi
                 fin(s);
             },
             withValues);
+    });
+}
+Status Dictionary::listStaleSync(const QString &server, const Criteria &criteria, QList<Entry> *out)
+{
+    return runSync([&](Done fin) {
+        listStale(server, criteria, [out, fin](const Status &s, const QList<Entry> &l) {
+            if (out)
+                *out = l;
+            fin(s);
+        });
     });
 }
 Status Dictionary::historySync(const QString &name, Time from, Time to, qsizetype maxPoints, History *out,

@@ -10,10 +10,13 @@ QJsonObject typeToJson(const TypeInfo &type)
                                  {QStringLiteral("description"), a.description()},
                                  {QStringLiteral("type"), a.typeName()},
                                  {QStringLiteral("vector"), a.isVector()}});
-    return QJsonObject{{QStringLiteral("name"), type.name()},
-                       {QStringLiteral("description"), type.description()},
-                       {QStringLiteral("base"), type.baseName()},
-                       {QStringLiteral("attributes"), attrs}};
+    QJsonObject out{{QStringLiteral("name"), type.name()},
+                    {QStringLiteral("description"), type.description()},
+                    {QStringLiteral("base"), type.baseName()},
+                    {QStringLiteral("attributes"), attrs}};
+    if (type.expectedIntervalS() > 0)
+        out.insert(QStringLiteral("expected_interval_s"), type.expectedIntervalS());
+    return out;
 }
 
 QJsonArray typesToJson(const TypeRegistry &registry)
@@ -41,6 +44,14 @@ bool typesFromJson(const QJsonArray &json, QList<TypeInfo> *out, QString *error)
             return fail(QStringLiteral("type %1: no name").arg(i));
         TypeInfo info(name, t.value(QLatin1String("description")).toString(),
                       t.value(QLatin1String("base")).toString());
+        const QJsonValue interval = t.value(QLatin1String("expected_interval_s"));
+        if (!interval.isUndefined() && !interval.isNull()) {
+            if (!interval.isDouble() || !(interval.toDouble() > 0) || interval.toDouble() > 366.0 * 86400)
+                return fail(QStringLiteral("type %1: 'expected_interval_s' is not a number of seconds > 0, "
+                                           "at most a year")
+                                .arg(name));
+            info.setExpectedIntervalS(interval.toDouble());
+        }
         const QJsonValue attrs = t.value(QLatin1String("attributes"));
         if (!attrs.isArray() && !attrs.isUndefined())
             return fail(QStringLiteral("type %1: 'attributes' is not an array").arg(name));

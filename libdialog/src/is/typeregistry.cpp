@@ -158,4 +158,19 @@ QStringList TypeRegistry::subtypesOf(const QString &base) const
     return out;
 }
 
+double TypeRegistry::expectedIntervalS(const QString &type) const
+{
+    QReadLocker locker(&d->lock);
+    // Cycles are rejected on declaration, so every chain ends.
+    for (QString t = type; !t.isEmpty();) {
+        const auto it = d->types.constFind(t);
+        if (it == d->types.cend())
+            return 0;
+        if (it->expectedIntervalS() > 0)
+            return it->expectedIntervalS();
+        t = it->baseName();
+    }
+    return 0;
+}
+
 } // namespace dialog::is

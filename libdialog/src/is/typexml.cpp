@@ -1,6 +1,6 @@
 // Reader of the IS type XML format (resources/is-types/*.xml):
 //   <is-types>
-//     <type name="T" base="B" description="...">
+//     <type name="T" base="B" description="..." expected_interval_s="10">
 //       <attribute name="a" type="u32|...|OtherType" vector="true|false" description="..."/>
 //     </type>
 //   </is-types>
@@ -67,6 +67,17 @@ private:
                              attrs.value(QLatin1String("base")).toString());
         decl.source = m_source;
         decl.line = int(m_reader.lineNumber());
+        const QStringView interval = attrs.value(QLatin1String("expected_interval_s"));
+        if (!interval.isNull()) {
+            bool ok = false;
+            const double seconds = interval.toDouble(&ok);
+            // At most a year: a bigger figure is a typo (ms for s), and qint64 µs stay far away.
+            if (!ok || !(seconds > 0) || seconds > 366.0 * 86400)
+                return fail(QStringLiteral("invalid expected_interval_s '%1' in type '%2' (a number of "
+                                           "seconds > 0, at most a year)")
+                                .arg(interval.toString(), name));
+            decl.info.setExpectedIntervalS(seconds);
+        }
         while (m_reader.readNextStartElement()) {
             if (m_reader.name() != QLatin1String("attribute"))
                 return fail(

@@ -2,10 +2,12 @@
 // queries (libdialog/include/dialog/is/typeregistry.h).
 #include "dialog/is/typeregistry.h"
 
+#include <QDir>
 #include <QFile>
+#include <QJsonArray>
+#include <QJsonObject>
 #include <QTemporaryDir>
 #include <QThread>
-#include <QDir>
 #include <QtTest>
 #include <atomic>
 
@@ -56,6 +58,8 @@ private slots:
     void inheritanceQueries();
     void subtypesAreTransitive();
     void concurrentReadersDuringDeclarations();
+    void expectedIntervalFromXml();
+    void expectedIntervalThroughJson();
 };
 
 void TestIsTypes::primitiveTypeNames()
@@ -194,6 +198,14 @@ void TestIsTypes::xmlErrors_data()
     QTest::newRow("badAttributeName")
         << doc("<type name=\"X\">\n<attribute name=\"a b\" type=\"u8\"/>\n</type>\n")
         << "types.xml:3: invalid attribute name 'a b' in type 'X'";
+    QTest::newRow("intervalZero") << doc("<type name=\"X\" expected_interval_s=\"0\">\n</type>\n")
+                                  << "types.xml:2: invalid expected_interval_s '0' in type 'X'";
+    QTest::newRow("intervalNegative") << doc("<type name=\"X\" expected_interval_s=\"-1\">\n</type>\n")
+                                      << "types.xml:2: invalid expected_interval_s '-1' in type 'X'";
+    QTest::newRow("intervalNotANumber") << doc("<type name=\"X\" expected_interval_s=\"5s\">\n</type>\n")
+                                        << "types.xml:2: invalid expected_interval_s '5s' in type 'X'";
+    QTest::newRow("intervalOverAYear") << doc("<type name=\"X\" expected_interval_s=\"1e9\">\n</type>\n")
+                                       << "types.xml:2: invalid expected_interval_s '1e9' in type 'X'";
 }
 
 void TestIsTypes::xmlErrors()
@@ -454,6 +466,55 @@ void TestIsTypes::concurrentReadersDuringDeclarations()
     QCOMPARE(bad.load(), 0);
     QCOMPARE(r.subtypesOf(QStringLiteral("T0")).size(), 199);
     QCOMPARE(r.type(QStringLiteral("T199")).allAttributes().size(), 200);
+}
+
+void TestIsTypes::expectedIntervalFromXml()
+{
+    TypeRegistry r;
+    QString error;
+    QVERIFY2(r.loadXml("<is-types>\n"
+                       "<type name=\"Base\" expected_interval_s=\"2.5\"/>\n"
+                       "<type name=\"Inherits\" base=\"Base\"/>\n"
+                       "<type name=\"Own\" base=\"Inherits\" expected_interval_s=\"10\"/>\n"
+                       "<type name=\"None\"/>\n"
+                       "</is-types>\n",
+                       QStringLiteral("t.xml"), &error),
+             qPrintable(error));
+    QCOMPARE(r.type(QStringLiteral("Base")).expectedIntervalS(), 2.5);
+    QCOMPARE(r.type(QStringLiteral("Inherits")).expectedIntervalS(), 0.0); // its own: none
+    QCOMPARE(r.expectedIntervalS(QStringLiteral("Inherits")), 2.5);        // the one that applies
+    QCOMPARE(r.expectedIntervalS(QStringLiteral("Own")), 10.0);
+    QCOMPARE(r.expectedIntervalS(QStringLiteral("None")), 0.0);
+    QCOMPARE(r.expectedIntervalS(QStringLiteral("Histogram1D")), 0.0);
+    QCOMPARE(r.expectedIntervalS(QStringLiteral("Unknown")), 0.0);
+    // The shipped process statistics are expected every 5 s, and so are their subtypes.
+    TypeRegistry shipped;
+    QVERIFY2(shipped.loadDirectory(ResourceDir, &error), qPrintable(error));
+    QCOMPARE(shipped.expectedIntervalS(QStringLiteral("ReadoutStats")), 5.0);
+    QCOMPARE(shipped.expectedIntervalS(QStringLiteral("RunInfo")), 0.0);
+}
+
+void TestIsTypes::expectedIntervalThroughJson()
+{
+    // Clients learn the interval with the server's types (JSON), and a checkpoint keeps it.
+    TypeRegistry r;
+    TypeInfo t(QStringLiteral("Beat"));
+    t.addAttribute(AttributeInfo(QStringLiteral("n"), BasicType::U32));
+    t.setExpectedIntervalS(1);
+    QVERIFY(r.declareType(t));
+    const QJsonObject json = typeToJson(r.type(QStringLiteral("Beat")));
+    QCOMPARE(json.value(QLatin1String("expected_interval_s")).toDouble(), 1.0);
+    QVERIFY(
+        !typeToJson(r.type(QStringLiteral("Histogram1D"))).contains(QLatin1String("expected_interval_s")));
+    QList<TypeInfo> back;
+    QString error;
+    QVERIFY2(typesFromJson(QJsonArray{json}, &back, &error), qPrintable(error));
+    QCOMPARE(back.size(), 1);
+    QCOMPARE(back.first().expectedIntervalS(), 1.0);
+    QJsonObject bad = json;
+    bad.insert(QStringLiteral("expected_interval_s"), QStringLiteral("1"));
+    QVERIFY(!typesFromJson(QJsonArray{bad}, &back, &error));
+    QVERIFY2(error.contains(QLatin1String("expected_interval_s")), qPrintable(error));
 }
 
 QTEST_GUILESS_MAIN(TestIsTypes)

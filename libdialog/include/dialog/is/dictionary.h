@@ -3,6 +3,7 @@
 #include "dialog/is/criteria.h"
 #include "dialog/is/history.h"
 #include "dialog/is/object.h"
+#include "dialog/is/staleness.h"
 #include "dialog/is/time.h"
 #include "dialog/is/typeregistry.h"
 #include "dialog/status.h"
@@ -31,6 +32,7 @@ struct Entry
     Time time;        ///< last update
     quint64 updateCount = 0;
     Object object; ///< invalid when listed without values
+    Staleness staleness; ///< as the server saw it when it answered (ageUs -1 from an older server)
 };
 
 /// The IS dictionary (ATLAS IS API): insert, update, remove, get and list objects of any IS server.
@@ -75,6 +77,9 @@ public:
     void get(const QString &name, GetDone done, const QString &asType = {});
     /// Objects of @p server matching @p criteria, sorted by name (values only if @p withValues).
     void list(const QString &server, const Criteria &criteria, ListDone done, bool withValues = true);
+    /// The stale objects of @p server matching @p criteria (Entry::staleness says why and since
+    /// when), sorted by name, without values: cheap enough to ask every second.
+    void listStale(const QString &server, const Criteria &criteria, ListDone done);
     /// The values of the numeric attributes of @p name between @p from and @p to, oldest first, at
     /// most @p maxPoints per attribute (downsampled with min/max/mean buckets beyond; <= 0: every
     /// point); only @p attribute when it is set. The server answers from its history ring; the part
@@ -96,6 +101,7 @@ public:
     Status removeSync(const QString &name);
     Status getSync(const QString &name, Entry *out, const QString &asType = {});
     Status listSync(const QString &server, const Criteria &criteria, QList<Entry> *out, bool withValues = true);
+    Status listStaleSync(const QString &server, const Criteria &criteria, QList<Entry> *out);
     Status historySync(const QString &name, Time from, Time to, qsizetype maxPoints, History *out,
                        const QString &attribute = {});
     Status fetchTypesSync(const QString &server);

@@ -82,6 +82,12 @@ public:
     QList<AttributeInfo> attributes() const { return m_attributes; }
     /// Inherited attributes (outermost base first), then the type's own.
     QList<AttributeInfo> allAttributes() const;
+    /// How often an object of this type is expected to be written, in seconds, as declared by the
+    /// type itself (XML `expected_interval_s`); 0 when it declares none. An object not written
+    /// within it is stale. TypeRegistry::expectedIntervalS() gives the one that applies, inherited
+    /// from the nearest base that declares one.
+    double expectedIntervalS() const { return m_expectedIntervalS; }
+    void setExpectedIntervalS(double seconds) { m_expectedIntervalS = seconds > 0 ? seconds : 0; }
 
     void setDescription(const QString &description) { m_description = description; }
     void setBaseName(const QString &baseName) { m_base = baseName; }
@@ -95,6 +101,7 @@ private:
     QString m_base;
     QList<AttributeInfo> m_attributes;
     QList<AttributeInfo> m_all;
+    double m_expectedIntervalS = 0;
     bool m_resolved = false;
 };
 

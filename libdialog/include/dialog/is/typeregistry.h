@@ -53,6 +53,10 @@ public:
     bool isSameOrDerived(const QString &type, const QString &base) const;
     /// Every type that derives from @p base directly or indirectly (not @p base itself), sorted.
     QStringList subtypesOf(const QString &base) const;
+    /// The expected update interval of objects of @p type in seconds: the type's own
+    /// (TypeInfo::expectedIntervalS) or, when it declares none, that of its nearest base declaring
+    /// one; 0 when none does (objects of the type are never stale for being old) or it is unknown.
+    double expectedIntervalS(const QString &type) const;
 
 private:
     std::unique_ptr<TypeRegistryPrivate> const d;

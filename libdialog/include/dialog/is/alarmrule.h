@@ -1,0 +1,45 @@
+// Alarm rules: the file format of dialog-isserver --alarms FILE (evaluated by the IS server) and
+// of dialog-omd --alarms FILE (drawn as threshold lines).
+#pragma once
+
+#include "dialog/logrecord.h"
+
+#include <QList>
+#include <QRegularExpression>
+#include <QString>
+
+namespace dialog::is {
+
+/// One rule of an alarm file:
+///
+///     PATTERN.ATTRIBUTE OP NUMBER [for DURATION] -> SEVERITY "TEXT"
+///
+/// PATTERN is a glob on full object names ("DAQ.RO*": '*' any characters, '?' one), ATTRIBUTE a
+/// numeric attribute of the object (the part after the last '.'), OP one of > >= < <= == !=, DURATION a
+/// number with ms, s, m or h (default 0: at once), SEVERITY info, warning, error or fatal; "→" may
+/// stand for "->". Blank lines and lines starting with '#' are ignored.
+struct AlarmRule
+{
+    int line = 0;
+    QString source; ///< the rule as written
+    QRegularExpression pattern;
+    QString attribute;
+    QString op;
+    double threshold = 0;
+    qint64 forMs = 0;
+    Severity severity = Severity::Warning;
+    QString text;
+
+    bool holds(double value) const;
+    /// Whether the rule is about @p attribute of the object @p fullName ("Server.Object").
+    bool appliesTo(const QString &fullName, const QString &attribute) const
+    {
+        return attribute == this->attribute && pattern.match(fullName).hasMatch();
+    }
+    /// "info", "warning", "error" or "fatal".
+    QString severityName() const;
+    /// Parses a whole file's text; false with "LINE: reason" in @p error.
+    static bool parse(const QString &text, QList<AlarmRule> *rules, QString *error);
+};
+
+} // namespace dialog::is
