@@ -32,7 +32,12 @@ struct ServerOptions
     /// comes from (or, from this host, one of this host's addresses).
     bool trustAdvertised = false;
     net::TransportOptions transport;
+    /// Publish this process' reported messages (dialog::installMessageHandler()) on
+    /// logservice::controlServer() for dialog-logger (the daemon does; in-process servers do not).
+    bool reportMessages = false;
 };
+
+class MessageLog;
 
 class ControlServer : public QObject
 {
@@ -104,6 +109,8 @@ private:
     net::PeerInfo m_self;
     ServiceStatePtr m_directoryService;
     ServiceStatePtr m_statisticsService;
+    ServiceStatePtr m_logService;        // with reportMessages only
+    MessageLog *m_messageLog = nullptr; // with reportMessages only
     QTimer *m_statisticsTimer = nullptr;
     QTimer *m_heartbeatTimer = nullptr;
     QTimer *m_publishTimer = nullptr;

@@ -2,6 +2,7 @@
 #include "controlserver.h"
 
 #include "dialog/application.h"
+#include "dialog/report.h"
 #include <QCommandLineParser>
 #include <QCoreApplication>
 
@@ -109,6 +110,10 @@ int main(int argc, char *argv[])
     o.standbyOf = p.value(QStringLiteral("standby-of"));
     if (!o.standbyOf.isEmpty() && o.port == 0)
         return fail(QStringLiteral("--standby-of needs the port to take over on (--port 0 is not one)"));
+    // Its own messages (connected, lost, refused, limits, take-over) go to the message log: the
+    // server publishes them for dialog-logger, having no Client to send them with.
+    dialog::installMessageHandler();
+    o.reportMessages = true;
     dialog::quitOnTerminationSignals();
     dialog::cs::ControlServer server(o);
     QString why;

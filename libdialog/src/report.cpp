@@ -309,6 +309,21 @@ bool flushReports(int timeoutMs)
     return false;
 }
 
+QList<LogRecord> takeReports(int max)
+{
+    Reporting &g = reporting();
+    {
+        QMutexLocker lock(&g.lock);
+        if (g.sender)
+            return {};
+    }
+    const qint64 now = nowMs();
+    QList<LogRecord> out = g.queue.take(max, now);
+    // A count of drops (queue full) becomes a message of its own at the head, taken next time.
+    g.queue.delivered(quint64(out.size()), now);
+    return out;
+}
+
 ReportStatistics reportStatistics()
 {
     Reporting &g = reporting();
