@@ -39,8 +39,7 @@ void MessageLog::collect()
         }
         m_changed = true;
     }
-    while (!m_ring.empty() &&
-           (int(m_ring.size()) > m_options.ringRecords || m_bytes > m_options.ringBytes)) {
+    while (!m_ring.empty() && (int(m_ring.size()) > m_options.ringRecords || m_bytes > m_options.ringBytes)) {
         m_bytes -= weight(m_ring.front());
         m_ring.pop_front();
     }

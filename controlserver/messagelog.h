@@ -22,9 +22,9 @@ class MessageLog : public QObject
 public:
     struct Options
     {
-        int ringRecords = 1000;          ///< messages kept in the published value
+        int ringRecords = 1000;           ///< messages kept in the published value
         qsizetype ringBytes = 256 * 1024; ///< and at most this many bytes of text
-        int intervalMs = 200;            ///< how often the queue is looked at (one update at most)
+        int intervalMs = 200;             ///< how often the queue is looked at (one update at most)
     };
     /// Starts collecting (the timer runs in this thread); @p process names the records.
     MessageLog(const QString &process, const Options &options, QObject *parent = nullptr);

@@ -192,13 +192,14 @@ private:
     {
         if (sqlite3_stmt *s = m_statements.value(rows))
             return s;
-        QByteArray sql = "INSERT OR IGNORE INTO messages (time, severity, process, host, pid, category, text, file, "
-                         "line, run, vals, seq) VALUES ";
+        QByteArray sql =
+            "INSERT OR IGNORE INTO messages (time, severity, process, host, pid, category, text, file, "
+            "line, run, vals, seq) VALUES ";
         for (int i = 0; i < rows; ++i)
             sql += i ? ",(?,?,?,?,?,?,?,?,?,?,?,?)" : "(?,?,?,?,?,?,?,?,?,?,?,?)";
         sqlite3_stmt *s = nullptr;
-        if (sqlite3_prepare_v3(m_db, sql.constData(), int(sql.size()), SQLITE_PREPARE_PERSISTENT, &s, nullptr) !=
-            SQLITE_OK)
+        if (sqlite3_prepare_v3(m_db, sql.constData(), int(sql.size()), SQLITE_PREPARE_PERSISTENT, &s,
+                               nullptr) != SQLITE_OK)
             return nullptr;
         m_statements.insert(rows, s);
         return s;
@@ -207,9 +208,8 @@ private:
     /// The highest row id ever given (AUTOINCREMENT keeps it in sqlite_sequence), once per transaction.
     bool readHighestId()
     {
-        if (!m_highest &&
-            sqlite3_prepare_v2(m_db, "SELECT seq FROM sqlite_sequence WHERE name = 'messages'", -1, &m_highest,
-                               nullptr) != SQLITE_OK)
+        if (!m_highest && sqlite3_prepare_v2(m_db, "SELECT seq FROM sqlite_sequence WHERE name = 'messages'",
+                                             -1, &m_highest, nullptr) != SQLITE_OK)
             return false;
         const int rc = sqlite3_step(m_highest);
         m_highestId = rc == SQLITE_ROW ? sqlite3_column_int64(m_highest, 0) : 0;
@@ -252,7 +252,8 @@ private:
         qsizetype room = 0;
         for (qsizetype i = first; i < first + n; ++i) {
             const LogRecord &r = records.at(i);
-            room += 3 * (r.process.size() + r.host.size() + r.category.size() + r.text.size() + r.file.size());
+            room +=
+                3 * (r.process.size() + r.host.size() + r.category.size() + r.text.size() + r.file.size());
         }
         QList<QByteArray> values; // the rare key/values, as JSON
         m_utf8.resize(room);
@@ -289,7 +290,8 @@ private:
             if (r.values.isEmpty()) {
                 sqlite3_bind_null(st, b + 11);
             } else {
-                values.append(QJsonDocument(QJsonObject::fromVariantMap(r.values)).toJson(QJsonDocument::Compact));
+                values.append(
+                    QJsonDocument(QJsonObject::fromVariantMap(r.values)).toJson(QJsonDocument::Compact));
                 sqlite3_bind_text(st, b + 11, values.last().constData(), int(values.last().size()),
                                   SQLITE_STATIC);
             }
@@ -319,8 +321,9 @@ private:
 
     bool identifyNew(QList<LogRecord> &records, qsizetype first, int n, qint64 before)
     {
-        if (!m_lookup && sqlite3_prepare_v2(m_db, "SELECT id FROM messages WHERE process = ? AND pid = ? AND seq = ?",
-                                            -1, &m_lookup, nullptr) != SQLITE_OK)
+        if (!m_lookup &&
+            sqlite3_prepare_v2(m_db, "SELECT id FROM messages WHERE process = ? AND pid = ? AND seq = ?", -1,
+                               &m_lookup, nullptr) != SQLITE_OK)
             return false;
         for (int k = 0; k < n; ++k) {
             LogRecord &r = records[first + k];

@@ -44,7 +44,7 @@ struct Environment
         port = ChildProcesses::freePort();
         address = QStringLiteral("127.0.0.1:%1").arg(port);
         controlServer = children.start(ChildProcesses::binary(QStringLiteral("dialog-controlserver")),
-                       {QStringLiteral("--port"), QString::number(port)});
+                                       {QStringLiteral("--port"), QString::number(port)});
         if (!ChildProcesses::waitForPort(port, 5000)) {
             *error = QStringLiteral("the Control Server did not start on port %1").arg(port);
             return false;
@@ -52,6 +52,5 @@ struct Environment
         return true;
     }
 };
-
 
 } // namespace dialog::tool

@@ -5,10 +5,10 @@
 #include "dialog/logrecord.h"
 
 #include <QDateTime>
+#include <QDir>
 #include <QFile>
 #include <QJsonDocument>
 #include <QJsonObject>
-#include <QDir>
 #include <QMap>
 #include <QTemporaryDir>
 #include <algorithm>
@@ -157,15 +157,15 @@ int benchLog(const QStringList &args)
     QList<QProcess *> reporters;
     const double reapedBefore = childrenCpu();
     for (qint64 i = 0; i < processes; ++i)
-        reporters << env.children.start(ChildProcesses::binary(QStringLiteral("dialog")),
-                           {QStringLiteral("log"), QStringLiteral("report"), QStringLiteral("--name"),
-                            QStringLiteral("Bench%1").arg(i, 2, 10, QLatin1Char('0')),
-                            QStringLiteral("--count"), QString::number(messages),
-                            QStringLiteral("--numbered"), QStringLiteral("--queue"),
-                            QString::number(messages), QStringLiteral("--collapse-ms"), QStringLiteral("0"),
-                            QStringLiteral("--severity"), QLatin1String(i % 2 ? "warning" : "info"),
-                            QStringLiteral("--timeout-ms"), QStringLiteral("600000"),
-                            QStringLiteral("readout buffer occupancy above threshold")});
+        reporters << env.children.start(
+            ChildProcesses::binary(QStringLiteral("dialog")),
+            {QStringLiteral("log"), QStringLiteral("report"), QStringLiteral("--name"),
+             QStringLiteral("Bench%1").arg(i, 2, 10, QLatin1Char('0')), QStringLiteral("--count"),
+             QString::number(messages), QStringLiteral("--numbered"), QStringLiteral("--queue"),
+             QString::number(messages), QStringLiteral("--collapse-ms"), QStringLiteral("0"),
+             QStringLiteral("--severity"), QLatin1String(i % 2 ? "warning" : "info"),
+             QStringLiteral("--timeout-ms"), QStringLiteral("600000"),
+             QStringLiteral("readout buffer occupancy above threshold")});
     // The rate counts from the first stored message to the last, so process start-up is left out.
     QElapsedTimer clock;
     clock.start();
@@ -217,7 +217,8 @@ int benchLog(const QStringList &args)
     for (auto it = loggerUs.cbegin(); it != loggerUs.cend(); ++it) {
         if (it.value() < 0.05)
             continue;
-        threads += QStringLiteral("%1%2 %3").arg(threads.isEmpty() ? QString() : QStringLiteral(", "), it.key())
+        threads += QStringLiteral("%1%2 %3")
+                       .arg(threads.isEmpty() ? QString() : QStringLiteral(", "), it.key())
                        .arg(it.value(), 0, 'f', 2);
         threadsJson.insert(it.key(), qRound64(it.value() * 100) / 100.0);
     }
@@ -242,21 +243,21 @@ int benchLog(const QStringList &args)
     const double p50 = times.at(times.size() / 2),
                  p99 = times.at(std::min<int>(times.size() - 1, int(times.size() * 0.99)));
     if (p.isSet(QStringLiteral("json"))) {
-        const QJsonObject j{{QStringLiteral("test"), QStringLiteral("log")},
-                            {QStringLiteral("processes"), processes},
-                            {QStringLiteral("messages"), total},
-                            {QStringLiteral("stored_per_s"), qRound64(rate)},
-                            {QStringLiteral("logger_peak_kib"), memKiB},
-                            {QStringLiteral("database"),
-                             db.isEmpty() ? QStringLiteral("sqlite") : QStringLiteral("postgresql")},
-                            {QStringLiteral("query_rows"), rows},
-                            {QStringLiteral("query_p50_ms"), qRound64(p50 * 100) / 100.0},
-                            {QStringLiteral("query_p99_ms"), qRound64(p99 * 100) / 100.0},
-                            {QStringLiteral("logger_cpu_us_per_message"), qRound64(loggerTotalUs * 100) / 100.0},
-                            {QStringLiteral("logger_threads_cpu_us_per_message"), threadsJson},
-                            {QStringLiteral("controlserver_cpu_us_per_message"),
-                             qRound64(controlServerUs * 100) / 100.0},
-                            {QStringLiteral("reporters_cpu_us_per_message"), qRound64(reportersUs * 100) / 100.0}};
+        const QJsonObject j{
+            {QStringLiteral("test"), QStringLiteral("log")},
+            {QStringLiteral("processes"), processes},
+            {QStringLiteral("messages"), total},
+            {QStringLiteral("stored_per_s"), qRound64(rate)},
+            {QStringLiteral("logger_peak_kib"), memKiB},
+            {QStringLiteral("database"),
+             db.isEmpty() ? QStringLiteral("sqlite") : QStringLiteral("postgresql")},
+            {QStringLiteral("query_rows"), rows},
+            {QStringLiteral("query_p50_ms"), qRound64(p50 * 100) / 100.0},
+            {QStringLiteral("query_p99_ms"), qRound64(p99 * 100) / 100.0},
+            {QStringLiteral("logger_cpu_us_per_message"), qRound64(loggerTotalUs * 100) / 100.0},
+            {QStringLiteral("logger_threads_cpu_us_per_message"), threadsJson},
+            {QStringLiteral("controlserver_cpu_us_per_message"), qRound64(controlServerUs * 100) / 100.0},
+            {QStringLiteral("reporters_cpu_us_per_message"), qRound64(reportersUs * 100) / 100.0}};
         std::printf("%s\n", QJsonDocument(j).toJson(QJsonDocument::Compact).constData());
     } else {
         std::printf(

@@ -116,7 +116,8 @@ void ReportSender::answered(const Reply &reply)
         tick();
         return;
     }
-    const bool refused = reply.error() == Status::Code::Failed && reply.errorString() != logservice::busyError();
+    const bool refused =
+        reply.error() == Status::Code::Failed && reply.errorString() != logservice::busyError();
     const bool unsendable =
         reply.error() == Status::Code::InvalidName || reply.error() == Status::Code::MessageTooLarge;
     if (refused || unsendable) {

@@ -10,8 +10,10 @@
 #include <QFile>
 #include <QHash>
 #include <QLoggingCategory>
+#include <QRegularExpression>
 #include <QScopeGuard>
 #include <QTemporaryDir>
+#include <functional>
 #include <unistd.h>
 
 using namespace dialog::test;
@@ -98,6 +100,31 @@ private:
                 QTest::qWait(20);
             }
         return true;
+    }
+
+    /// `dialog log search --json --process DIALOG.ControlServer ARGS` polled until @p done accepts the
+    /// texts found (bounded); the texts of the last search.
+    QStringList waitForControlServerTexts(const QStringList &args,
+                                          const std::function<bool(const QStringList &)> &done)
+    {
+        QStringList texts;
+        waitUntil(
+            [&] {
+                texts.clear();
+                for (const QJsonObject &r :
+                     search(QStringList{QStringLiteral("--process"), QStringLiteral("DIALOG.ControlServer"),
+                                        QStringLiteral("--limit"), QStringLiteral("1000")} +
+                            args))
+                    texts << r.value(QStringLiteral("text")).toString();
+                return done(texts);
+            },
+            20000, 200);
+        return texts;
+    }
+
+    static bool containsMatch(const QStringList &texts, const QString &pattern)
+    {
+        return !texts.filter(QRegularExpression(pattern)).isEmpty();
     }
 
 private Q_SLOTS:
@@ -630,6 +657,89 @@ private Q_SLOTS:
                            &err),
                  0);
         QCOMPARE(search({QStringLiteral("--process"), QStringLiteral("Writer")}).size(), 1);
+    }
+
+    void controlServerEventsAreStored()
+    {
+        // A process connects, a second one of the same name is refused, the first one dies.
+        QProcess *victim =
+            m_fx->start(QStringLiteral("dialog"),
+                        {QStringLiteral("publish"), QStringLiteral("--name"), QStringLiteral("Victim"),
+                         QStringLiteral("--rate"), QStringLiteral("10"), QStringLiteral("Victim.Data")});
+        QTRY_VERIFY_WITH_TIMEOUT(!m_fx->processEntry(QStringLiteral("Victim")).isEmpty(), 10000);
+        QProcess *twin =
+            m_fx->start(QStringLiteral("dialog"), {QStringLiteral("publish"), QStringLiteral("--name"),
+                                                   QStringLiteral("Victim"), QStringLiteral("Victim.Other")});
+        QVERIFY(twin->waitForFinished(10000));
+        QVERIFY(twin->exitCode() != 0);
+        victim->kill();
+        QVERIFY(victim->waitForFinished(5000));
+        const QStringList texts = waitForControlServerTexts(
+            {QStringLiteral("--text"), QStringLiteral("Victim")},
+            [](const QStringList &t) { return containsMatch(t, QStringLiteral("Victim.* lost: ")); });
+        QVERIFY2(containsMatch(texts, QStringLiteral("^process Victim connected from ")),
+                 qPrintable(texts.join('\n')));
+        QVERIFY2(containsMatch(texts, QStringLiteral("^refused connection of Victim ")),
+                 qPrintable(texts.join('\n')));
+        QVERIFY2(containsMatch(texts, QStringLiteral("^process Victim \\S+ pid \\d+ lost: ")),
+                 qPrintable(texts.join('\n')));
+        // With their severity, category and the Control Server's PID.
+        const auto lost = search({QStringLiteral("--process"), QStringLiteral("DIALOG.ControlServer"),
+                                  QStringLiteral("--severity"), QStringLiteral("warning"),
+                                  QStringLiteral("--text"), QStringLiteral("Victim")});
+        QVERIFY(!lost.isEmpty());
+        QCOMPARE(lost.last().value(QStringLiteral("category")).toString(),
+                 QStringLiteral("dialog.controlserver"));
+        QCOMPARE(lost.last().value(QStringLiteral("pid")).toInteger(),
+                 qint64(m_fx->controlServerProcess()->processId()));
+
+        // What the Control Server said before the logger started is there too (it keeps its newest
+        // messages for a logger that subscribes later) - and once only, across a logger restart.
+        const QStringList listening{QStringLiteral("--text"), QStringLiteral("Control Server listening on")};
+        QCOMPARE(
+            waitForControlServerTexts(listening, [](const QStringList &t) { return !t.isEmpty(); }).size(),
+            1);
+        m_logger->terminate();
+        QVERIFY(m_logger->waitForFinished(5000));
+        m_logger = startLogger();
+        QVERIFY(!waitForLogger().isEmpty());
+        // The restarted logger's own connection is new, so it is stored: everything before it, once.
+        const QStringList again =
+            waitForControlServerTexts({QStringLiteral("--text"), QStringLiteral("dialog-logger")},
+                                      [](const QStringList &t) { return t.size() >= 2; });
+        QCOMPARE(again.filter(QStringLiteral("process dialog-logger connected")).size(), 2);
+        QCOMPARE(search(QStringList{QStringLiteral("--process"), QStringLiteral("DIALOG.ControlServer")} +
+                        listening)
+                     .size(),
+                 1);
+    }
+
+    void standbyTakeOverIsStored()
+    {
+        const quint16 standbyPort = freePort();
+        QVERIFY(m_fx->startControlServerOn(standbyPort,
+                                           {QStringLiteral("--standby-of"), m_fx->controlServer()}, false));
+        const QString both = m_fx->controlServer() + QStringLiteral(",127.0.0.1:%1").arg(standbyPort);
+        m_logger->terminate();
+        QVERIFY(m_logger->waitForFinished(5000));
+        m_logger = startLogger({QStringLiteral("--control-server"), both});
+        QVERIFY(!waitForLogger().isEmpty());
+        QTRY_VERIFY_WITH_TIMEOUT(
+            !m_fx->processEntry(QStringLiteral("DIALOG.Standby.%1").arg(standbyPort)).isEmpty(), 10000);
+        m_fx->controlServerProcess()->kill();
+        QVERIFY(ProcessFixture::waitForPort(standbyPort, 15000));
+        // The standby's messages, from its start as a spare to the take-over, reach the logger once it
+        // has failed over.
+        const QStringList texts =
+            waitForControlServerTexts({QStringLiteral("--control-server"), both}, [](const QStringList &t) {
+                return containsMatch(t, QStringLiteral("^primary Control Server .* is gone: taking over"));
+            });
+        QVERIFY2(containsMatch(texts, QStringLiteral("^primary Control Server .* is gone: taking over")),
+                 qPrintable(texts.join('\n')));
+        QVERIFY2(containsMatch(texts, QStringLiteral("^standby of ")), qPrintable(texts.join('\n')));
+        QVERIFY2(containsMatch(texts,
+                               QStringLiteral("^Control Server listening on 127.0.0.1:%1").arg(standbyPort)),
+                 qPrintable(texts.join('\n')));
     }
 
     void readOnlyDatabaseDropsSaysWhyAndRecovers()
