@@ -3,11 +3,12 @@
 #include <QCborArray>
 #include <QCborMap>
 #include <QCborStreamReader>
-#include <QCborStreamWriter>
 #include <QCborValue>
 #include <QDateTime>
 #include <QJsonDocument>
 #include <QRegularExpression>
+#include <QStringEncoder>
+#include <cstring>
 
 namespace dialog {
 
@@ -26,61 +27,124 @@ const QString since = QStringLiteral("since"), until = QStringLiteral("until"),
 
 const char *const names[] = {"debug", "info", "warning", "error", "fatal"};
 
-// Records are coded with QCborStreamWriter/Reader rather than QCborValue trees: a logger decodes
-// hundreds of thousands a second, and a tree per batch, key look-ups by QString and a QString per
-// field cost more than storing them. The format is the same: an array of maps with the keys above.
-void writeRecord(QCborStreamWriter &w, const LogRecord &r)
+// Records are written by hand (CBOR's few header forms, straight into one QByteArray) and read with
+// QCborStreamReader, not as QCborValue trees: a logger decodes hundreds of thousands a second, and a
+// tree per batch, key look-ups by QString and a QString per field cost more than storing them; and
+// QCborStreamWriter goes through a QIODevice call per token. The format is the same: a definite-length
+// array of definite-length maps with the one-letter keys above.
+class RecordWriter
 {
-    const bool hasFile = !r.file.isEmpty();
-    const int fields = 3 + !r.process.isEmpty() + !r.host.isEmpty() + (r.pid != 0) + !r.category.isEmpty() +
-                       2 * hasFile + (r.run != 0) + !r.values.isEmpty() + (r.sequence != 0) + (r.id != 0);
-    w.startMap(fields);
-    w.append(QLatin1StringView("t"));
-    w.append(r.timeMs);
-    if (!r.process.isEmpty()) {
-        w.append(QLatin1StringView("p"));
-        w.append(QStringView(r.process));
+public:
+    explicit RecordWriter(qsizetype records) { m_out.reserve(records * 96 + 16); }
+
+    QByteArray take() { return std::move(m_out); }
+
+    /// Major type @p major (0 unsigned, 1 negative, 3 text, 4 array, 5 map) with argument @p value.
+    void header(quint8 major, quint64 value)
+    {
+        char h[9];
+        m_out.append(h, encodeHeader(h, major, value));
     }
-    if (!r.host.isEmpty()) {
-        w.append(QLatin1StringView("h"));
-        w.append(QStringView(r.host));
+
+    void integer(qint64 v)
+    {
+        if (v >= 0)
+            header(0, quint64(v));
+        else
+            header(1, quint64(-1 - v));
     }
-    if (r.pid) {
-        w.append(QLatin1StringView("i"));
-        w.append(r.pid);
+
+    /// A one-letter key.
+    void key(char k)
+    {
+        m_out.append(char(0x61)); // text string of length 1
+        m_out.append(k);
     }
-    w.append(QLatin1StringView("s"));
-    w.append(qint64(r.severity));
-    if (!r.category.isEmpty()) {
-        w.append(QLatin1StringView("c"));
-        w.append(QStringView(r.category));
+
+    void text(const QString &s)
+    {
+        // Converted into the output after room for the longest header, then moved behind the real one.
+        const qsizetype at = m_out.size();
+        m_out.resize(at + 9 + 3 * s.size());
+        char *begin = m_out.data() + at + 9;
+        const qsizetype length = m_encoder.appendToBuffer(begin, s) - begin;
+        char h[9];
+        const int headerSize = encodeHeader(h, 3, quint64(length));
+        std::memmove(m_out.data() + at + headerSize, begin, size_t(length));
+        std::memcpy(m_out.data() + at, h, size_t(headerSize));
+        m_out.resize(at + headerSize + length);
     }
-    w.append(QLatin1StringView("x"));
-    w.append(QStringView(r.text));
-    if (hasFile) {
-        w.append(QLatin1StringView("f"));
-        w.append(QStringView(r.file));
-        w.append(QLatin1StringView("l"));
-        w.append(qint64(r.line));
+
+    void record(const LogRecord &r)
+    {
+        const bool hasFile = !r.file.isEmpty();
+        const int fields = 3 + !r.process.isEmpty() + !r.host.isEmpty() + (r.pid != 0) + !r.category.isEmpty() +
+                           2 * hasFile + (r.run != 0) + !r.values.isEmpty() + (r.sequence != 0) + (r.id != 0);
+        header(5, quint64(fields));
+        key('t');
+        integer(r.timeMs);
+        if (!r.process.isEmpty()) {
+            key('p');
+            text(r.process);
+        }
+        if (!r.host.isEmpty()) {
+            key('h');
+            text(r.host);
+        }
+        if (r.pid) {
+            key('i');
+            integer(r.pid);
+        }
+        key('s');
+        integer(qint64(r.severity));
+        if (!r.category.isEmpty()) {
+            key('c');
+            text(r.category);
+        }
+        key('x');
+        text(r.text);
+        if (hasFile) {
+            key('f');
+            text(r.file);
+            key('l');
+            integer(r.line);
+        }
+        if (r.run) {
+            key('r');
+            integer(qint64(r.run));
+        }
+        if (!r.values.isEmpty()) {
+            key('v');
+            m_out += QCborValue(QCborMap::fromVariantMap(r.values)).toCbor();
+        }
+        if (r.sequence) {
+            key('n');
+            header(0, r.sequence);
+        }
+        if (r.id) {
+            key('d');
+            integer(r.id);
+        }
     }
-    if (r.run) {
-        w.append(QLatin1StringView("r"));
-        w.append(qint64(r.run));
+
+private:
+    static int encodeHeader(char *out, quint8 major, quint64 value)
+    {
+        const char m = char(major << 5);
+        if (value < 24) {
+            out[0] = char(m | char(value));
+            return 1;
+        }
+        const int bytes = value <= 0xff ? 1 : value <= 0xffff ? 2 : value <= 0xffffffffULL ? 4 : 8;
+        out[0] = char(m | (bytes == 1 ? 24 : bytes == 2 ? 25 : bytes == 4 ? 26 : 27));
+        for (int i = 0; i < bytes; ++i)
+            out[1 + i] = char((value >> (8 * (bytes - 1 - i))) & 0xff);
+        return 1 + bytes;
     }
-    if (!r.values.isEmpty()) {
-        w.append(QLatin1StringView("v"));
-        QCborValue(QCborMap::fromVariantMap(r.values)).toCbor(w);
-    }
-    if (r.sequence) {
-        w.append(QLatin1StringView("n"));
-        w.append(quint64(r.sequence));
-    }
-    if (r.id) {
-        w.append(QLatin1StringView("d"));
-        w.append(r.id);
-    }
-    w.endMap();
-}
+
+    QByteArray m_out;
+    QStringEncoder m_encoder{QStringEncoder::Utf8, QStringConverter::Flag::Stateless};
+};
 
 // Reads the text string at @p r as UTF-8 into @p buffer (any number of chunks). False on a CBOR error.
 bool readUtf8(QCborStreamReader &r, QByteArray &buffer)
@@ -353,14 +417,11 @@ bool LogRecord::operator==(const LogRecord &o) const
 
 QByteArray encodeRecords(const QList<LogRecord> &records)
 {
-    QByteArray out;
-    out.reserve(records.size() * 96 + 16);
-    QCborStreamWriter w(&out);
-    w.startArray(quint64(records.size()));
+    RecordWriter w(records.size());
+    w.header(4, quint64(records.size()));
     for (const LogRecord &r : records)
-        writeRecord(w, r);
-    w.endArray();
-    return out;
+        w.record(r);
+    return w.take();
 }
 
 std::optional<QList<LogRecord>> decodeRecords(const QByteArray &data, QString *error)
