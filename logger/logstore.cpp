@@ -1,4 +1,5 @@
 #include "logstore.h"
+#include "sqliteinsert.h"
 
 #include <QDateTime>
 #include <QJsonDocument>
@@ -6,9 +7,7 @@
 #include <QSqlDriver>
 #include <QSqlError>
 #include <QSqlQuery>
-#include <QStringEncoder>
 #include <QThread>
-#include <QVarLengthArray>
 #include <algorithm>
 #include <cstdio>
 #include <sqlite3.h>
@@ -129,230 +128,6 @@ void LogStore::writePending()
     }
 }
 
-// The insert goes to SQLite through the QSQLITE connection's own handle: Qt SQL's positional binding
-// costs a string key and a hash look-up per value, which made it the logger's bottleneck (several
-// times the cost of SQLite's insert). Opening, transactions, searches and retention stay in Qt SQL.
-//
-// Rows go in multi-row INSERTs of up to ChunkRows rows: SQLite's cost per statement (opening a cursor
-// on the table and on each index, the AUTOINCREMENT bookkeeping) is then paid once per chunk instead
-// of once per row, which halves the cost of a row. The strings are bound as UTF-8 (the database's
-// encoding, so SQLite converts nothing), converted into one buffer per chunk; the process, host and
-// category, the same from row to row, are converted once. The statements are prepared once per
-// connection.
-class SqliteInsert
-{
-public:
-    static constexpr int ChunkRows = 100;
-    static constexpr int Columns = 12;
-
-    explicit SqliteInsert(sqlite3 *db) : m_db(db) {}
-    ~SqliteInsert()
-    {
-        for (sqlite3_stmt *s : std::as_const(m_statements))
-            sqlite3_finalize(s);
-        sqlite3_finalize(m_lookup);
-        sqlite3_finalize(m_highest);
-    }
-    QString error() const { return QString::fromUtf8(sqlite3_errmsg(m_db)); }
-
-    /// Inserts @p records (in a transaction the caller opened). Sets the row id of every record that
-    /// was new and leaves 0 in those stored before (a batch sent again); returns how many were new,
-    /// or -1 on failure.
-    qint64 insert(QList<LogRecord> &records)
-    {
-        if (!readHighestId())
-            return -1;
-        qint64 inserted = 0;
-        for (qsizetype first = 0; first < records.size();) {
-            // Full chunks, then the rest in 64, 16, 4, 1 rows (few distinct statements to prepare).
-            const qsizetype left = records.size() - first;
-            int n = ChunkRows;
-            for (int size : {ChunkRows, 64, 16, 4, 1})
-                if (left >= size) {
-                    n = size;
-                    break;
-                }
-            const qint64 added = insertChunk(records, first, n);
-            if (added < 0)
-                return -1;
-            inserted += added;
-            first += n;
-        }
-        return inserted;
-    }
-
-private:
-    struct Span
-    {
-        qsizetype at = 0;
-        int size = -1; ///< -1: NULL
-    };
-
-    sqlite3_stmt *statement(int rows)
-    {
-        if (sqlite3_stmt *s = m_statements.value(rows))
-            return s;
-        QByteArray sql =
-            "INSERT OR IGNORE INTO messages (time, severity, process, host, pid, category, text, file, "
-            "line, run, vals, seq) VALUES ";
-        for (int i = 0; i < rows; ++i)
-            sql += i ? ",(?,?,?,?,?,?,?,?,?,?,?,?)" : "(?,?,?,?,?,?,?,?,?,?,?,?)";
-        sqlite3_stmt *s = nullptr;
-        if (sqlite3_prepare_v3(m_db, sql.constData(), int(sql.size()), SQLITE_PREPARE_PERSISTENT, &s,
-                               nullptr) != SQLITE_OK)
-            return nullptr;
-        m_statements.insert(rows, s);
-        return s;
-    }
-
-    /// The highest row id ever given (AUTOINCREMENT keeps it in sqlite_sequence), once per transaction.
-    bool readHighestId()
-    {
-        if (!m_highest && sqlite3_prepare_v2(m_db, "SELECT seq FROM sqlite_sequence WHERE name = 'messages'",
-                                             -1, &m_highest, nullptr) != SQLITE_OK)
-            return false;
-        const int rc = sqlite3_step(m_highest);
-        m_highestId = rc == SQLITE_ROW ? sqlite3_column_int64(m_highest, 0) : 0;
-        sqlite3_reset(m_highest);
-        return rc == SQLITE_ROW || rc == SQLITE_DONE;
-    }
-
-    /// Appends @p s as UTF-8 to m_utf8 (reserved large enough by the caller); the same string as the
-    /// previous row's in this column is not converted again.
-    Span utf8(const QString &s, int column, bool nullIfEmpty = false)
-    {
-        if (nullIfEmpty && s.isEmpty())
-            return Span{};
-        Span &last = m_lastSpan[column];
-        QString &lastText = m_lastText[column];
-        if (last.size >= 0 && s == lastText)
-            return last;
-        char *begin = m_utf8.data() + m_used;
-        char *end = m_encoder.appendToBuffer(begin, s);
-        last = Span{m_used, int(end - begin)};
-        lastText = s;
-        m_used += end - begin;
-        return last;
-    }
-
-    void bindText(sqlite3_stmt *st, int index, const Span &span)
-    {
-        if (span.size < 0)
-            sqlite3_bind_null(st, index);
-        else
-            sqlite3_bind_text(st, index, m_utf8.constData() + span.at, span.size, SQLITE_STATIC);
-    }
-
-    qint64 insertChunk(QList<LogRecord> &records, qsizetype first, int n)
-    {
-        sqlite3_stmt *st = statement(n);
-        if (!st)
-            return -1;
-        // Room for every string of the chunk at 3 bytes per UTF-16 unit, so spans stay valid.
-        qsizetype room = 0;
-        for (qsizetype i = first; i < first + n; ++i) {
-            const LogRecord &r = records.at(i);
-            room +=
-                3 * (r.process.size() + r.host.size() + r.category.size() + r.text.size() + r.file.size());
-        }
-        QList<QByteArray> values; // the rare key/values, as JSON
-        m_utf8.resize(room);
-        m_used = 0;
-        for (Span &s : m_lastSpan)
-            s = Span{};
-        struct Row
-        {
-            Span process, host, category, text, file;
-        };
-        QVarLengthArray<Row, ChunkRows> rows(n);
-        for (int k = 0; k < n; ++k) {
-            const LogRecord &r = records.at(first + k);
-            rows[k] = Row{utf8(r.process, 0), utf8(r.host, 1), utf8(r.category, 2), utf8(r.text, 3),
-                          utf8(r.file, 4, true)};
-        }
-        for (int k = 0; k < n; ++k) {
-            const LogRecord &r = records.at(first + k);
-            const Row &row = rows.at(k);
-            const int b = k * Columns;
-            sqlite3_bind_int64(st, b + 1, r.timeMs);
-            sqlite3_bind_int(st, b + 2, int(r.severity));
-            bindText(st, b + 3, row.process);
-            bindText(st, b + 4, row.host);
-            sqlite3_bind_int64(st, b + 5, r.pid);
-            bindText(st, b + 6, row.category);
-            bindText(st, b + 7, row.text);
-            bindText(st, b + 8, row.file);
-            if (row.file.size < 0)
-                sqlite3_bind_null(st, b + 9);
-            else
-                sqlite3_bind_int(st, b + 9, r.line);
-            sqlite3_bind_int64(st, b + 10, r.run);
-            if (r.values.isEmpty()) {
-                sqlite3_bind_null(st, b + 11);
-            } else {
-                values.append(
-                    QJsonDocument(QJsonObject::fromVariantMap(r.values)).toJson(QJsonDocument::Compact));
-                sqlite3_bind_text(st, b + 11, values.last().constData(), int(values.last().size()),
-                                  SQLITE_STATIC);
-            }
-            sqlite3_bind_int64(st, b + 12, qint64(r.sequence));
-        }
-        const int rc = sqlite3_step(st);
-        sqlite3_reset(st);
-        if (rc != SQLITE_DONE)
-            return -1;
-        const int changes = sqlite3_changes(m_db);
-        const qint64 before = m_highestId;
-        if (changes > 0)
-            m_highestId = sqlite3_last_insert_rowid(m_db);
-        if (changes == n) {
-            // One statement in a transaction of the only writer: consecutive ids, in the rows' order.
-            for (int k = 0; k < n; ++k)
-                records[first + k].id = m_highestId - n + 1 + k;
-            return n;
-        }
-        for (int k = 0; k < n; ++k)
-            records[first + k].id = 0;
-        if (changes == 0)
-            return 0; // all of them stored before (a batch sent again)
-        // Some were stored before: the new ones are those whose id is above the highest one before.
-        return identifyNew(records, first, n, before) ? changes : -1;
-    }
-
-    bool identifyNew(QList<LogRecord> &records, qsizetype first, int n, qint64 before)
-    {
-        if (!m_lookup &&
-            sqlite3_prepare_v2(m_db, "SELECT id FROM messages WHERE process = ? AND pid = ? AND seq = ?", -1,
-                               &m_lookup, nullptr) != SQLITE_OK)
-            return false;
-        for (int k = 0; k < n; ++k) {
-            LogRecord &r = records[first + k];
-            const QByteArray process = r.process.toUtf8();
-            sqlite3_bind_text(m_lookup, 1, process.constData(), int(process.size()), SQLITE_STATIC);
-            sqlite3_bind_int64(m_lookup, 2, r.pid);
-            sqlite3_bind_int64(m_lookup, 3, qint64(r.sequence));
-            const int rc = sqlite3_step(m_lookup);
-            if (rc == SQLITE_ROW && sqlite3_column_int64(m_lookup, 0) > before)
-                r.id = sqlite3_column_int64(m_lookup, 0);
-            sqlite3_reset(m_lookup);
-            if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-                return false;
-        }
-        return true;
-    }
-
-    sqlite3 *m_db;
-    QHash<int, sqlite3_stmt *> m_statements;
-    sqlite3_stmt *m_lookup = nullptr;
-    sqlite3_stmt *m_highest = nullptr;
-    qint64 m_highestId = 0;
-    QStringEncoder m_encoder{QStringEncoder::Utf8, QStringConverter::Flag::Stateless};
-    QByteArray m_utf8;
-    qsizetype m_used = 0;
-    Span m_lastSpan[5];
-    QString m_lastText[5];
-};
-
 bool LogStore::writeBatch(QList<LogRecord> &records, QList<LogRecord> *stored, QString *error)
 {
     QSqlDatabase db = QSqlDatabase::database(m_connection, false);
@@ -366,15 +141,21 @@ bool LogStore::writeBatch(QList<LogRecord> &records, QList<LogRecord> *stored, Q
                                                       : insertSqlite(db, records, stored, error);
     if (!ok) {
         db.rollback();
+        if (m_insert)
+            m_insert->rolledBack();
         stored->clear();
         return false;
     }
     if (!db.commit()) {
         *error = db.lastError().text().trimmed();
         db.rollback();
+        if (m_insert)
+            m_insert->rolledBack();
         stored->clear();
         return false;
     }
+    if (m_insert)
+        m_insert->committed();
     return true;
 }
 
@@ -514,6 +295,13 @@ void LogStore::applyRetention()
         q.bindValue(0, QDateTime::currentMSecsSinceEpoch() - qint64(m_options.keepDays) * 86400000);
         if (!q.exec())
             std::fprintf(stderr, "dialog-logger: retention: %s\n", qPrintable(q.lastError().text()));
+        // The origins of processes silent for as long (their sequences are not needed any more).
+        if (!postgres) {
+            q.prepare(QStringLiteral("DELETE FROM origins WHERE time < ?"));
+            q.bindValue(0, QDateTime::currentMSecsSinceEpoch() - qint64(m_options.keepDays) * 86400000);
+            if (!q.exec())
+                std::fprintf(stderr, "dialog-logger: retention: %s\n", qPrintable(q.lastError().text()));
+        }
     }
     // PostgreSQL gives freed space back only on VACUUM FULL: --max-bytes is refused for it at start.
     if (m_options.maxBytes <= 0 || postgres)
