@@ -63,6 +63,9 @@ int main(int argc, char *argv[])
         {QStringLiteral("listen-backlog"),
          QStringLiteral("Listen backlog: connections queued before they are accepted (default 1024)."),
          QStringLiteral("n"), QStringLiteral("1024")});
+    p.addOption({QStringLiteral("no-message-log"),
+                 QStringLiteral("Do not publish this server's messages (connected, lost, refused, take-over) "
+                                "for dialog-logger (DIALOG.ControlServer.Log).")});
     p.process(app);
 
     auto fail = [](const QString &why) {
@@ -112,8 +115,9 @@ int main(int argc, char *argv[])
         return fail(QStringLiteral("--standby-of needs the port to take over on (--port 0 is not one)"));
     // Its own messages (connected, lost, refused, limits, take-over) go to the message log: the
     // server publishes them for dialog-logger, having no Client to send them with.
-    dialog::installMessageHandler();
-    o.reportMessages = true;
+    o.reportMessages = !p.isSet(QStringLiteral("no-message-log"));
+    if (o.reportMessages)
+        dialog::installMessageHandler();
     dialog::quitOnTerminationSignals();
     dialog::cs::ControlServer server(o);
     QString why;
