@@ -6,12 +6,15 @@
 
 #include "dialog/report.h"
 
+#include <QDateTime>
 #include <QDir>
 #include <QFile>
 #include <QHash>
 #include <QLoggingCategory>
 #include <QRegularExpression>
 #include <QScopeGuard>
+#include <QSqlDatabase>
+#include <QSqlQuery>
 #include <QTemporaryDir>
 #include <functional>
 #include <unistd.h>
@@ -740,6 +743,65 @@ private Q_SLOTS:
         QVERIFY2(containsMatch(texts,
                                QStringLiteral("^Control Server listening on 127.0.0.1:%1").arg(standbyPort)),
                  qPrintable(texts.join('\n')));
+    }
+
+    void databaseOfAnEarlierLoggerIsMigrated()
+    {
+        // An earlier logger recognised batches sent again by a unique index on (process, pid, seq); this
+        // one keeps the highest sequence per origin in `origins`, taken from the messages when it opens
+        // such a database.
+        m_logger->terminate();
+        QVERIFY(m_logger->waitForFinished(5000));
+        QTemporaryDir dir;
+        QVERIFY(dir.isValid());
+        const QString file = QDir(dir.path()).filePath(QStringLiteral("messages.sqlite"));
+        {
+            QSqlDatabase db = QSqlDatabase::addDatabase(QStringLiteral("QSQLITE"), QStringLiteral("old"));
+            db.setDatabaseName(file);
+            QVERIFY(db.open());
+            QSqlQuery q(db);
+            QVERIFY(q.exec(QStringLiteral(
+                "CREATE TABLE messages (id INTEGER PRIMARY KEY AUTOINCREMENT, time INTEGER NOT NULL, "
+                "severity INTEGER NOT NULL, process TEXT NOT NULL, host TEXT NOT NULL, pid INTEGER NOT NULL, "
+                "category TEXT NOT NULL, text TEXT NOT NULL, file TEXT, line INTEGER, run INTEGER NOT NULL, "
+                "vals TEXT, seq INTEGER NOT NULL)")));
+            QVERIFY(q.exec(
+                QStringLiteral("CREATE UNIQUE INDEX messages_origin ON messages (process, pid, seq)")));
+            const qint64 now = QDateTime::currentMSecsSinceEpoch();
+            for (int seq = 1; seq <= 3; ++seq)
+                QVERIFY(q.exec(
+                    QStringLiteral("INSERT INTO messages (time, severity, process, host, pid, category, "
+                                   "text, run, seq) VALUES (%1, 1, 'Old', 'h', 77, 'default', 'old "
+                                   "#%2', 0, %2)")
+                        .arg(now - 1000 + seq)
+                        .arg(seq)));
+            db.close();
+        }
+        QSqlDatabase::removeDatabase(QStringLiteral("old"));
+        m_logger = m_fx->start(QStringLiteral("dialog-logger"), {QStringLiteral("--data-dir"), dir.path()});
+        QVERIFY(!waitForLogger().isEmpty());
+        QCOMPARE(search({QStringLiteral("--process"), QStringLiteral("Old")}).size(), 3);
+        QCOMPARE(
+            m_fx->run(QStringLiteral("dialog"), reportArgs(QStringLiteral("New"), {QStringLiteral("new")})),
+            0);
+        QCOMPARE(search({QStringLiteral("--process"), QStringLiteral("New")}).size(), 1);
+        QSqlDatabase db = QSqlDatabase::addDatabase(QStringLiteral("QSQLITE"), QStringLiteral("migrated"));
+        db.setDatabaseName(file);
+        db.setConnectOptions(QStringLiteral("QSQLITE_OPEN_READONLY"));
+        QVERIFY(db.open());
+        QSqlQuery q(db);
+        QVERIFY(q.exec(QStringLiteral("SELECT count(*) FROM sqlite_master WHERE name = 'messages_origin'")) &&
+                q.next());
+        QCOMPARE(q.value(0).toInt(), 0);
+        QVERIFY(q.exec(QStringLiteral("SELECT seq FROM origins WHERE process = 'Old' AND pid = 77")) &&
+                q.next());
+        QCOMPARE(q.value(0).toInt(), 3);
+        QVERIFY(q.exec(QStringLiteral("SELECT seq FROM origins WHERE process = 'New'")) && q.next());
+        QCOMPARE(q.value(0).toInt(), 1);
+        q.finish();
+        db.close();
+        db = QSqlDatabase();
+        QSqlDatabase::removeDatabase(QStringLiteral("migrated"));
     }
 
     void readOnlyDatabaseDropsSaysWhyAndRecovers()
