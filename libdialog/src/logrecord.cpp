@@ -78,8 +78,9 @@ public:
     void record(const LogRecord &r)
     {
         const bool hasFile = !r.file.isEmpty();
-        const int fields = 3 + !r.process.isEmpty() + !r.host.isEmpty() + (r.pid != 0) + !r.category.isEmpty() +
-                           2 * hasFile + (r.run != 0) + !r.values.isEmpty() + (r.sequence != 0) + (r.id != 0);
+        const int fields = 3 + !r.process.isEmpty() + !r.host.isEmpty() + (r.pid != 0) +
+                           !r.category.isEmpty() + 2 * hasFile + (r.run != 0) + !r.values.isEmpty() +
+                           (r.sequence != 0) + (r.id != 0);
         header(5, quint64(fields));
         key('t');
         integer(r.timeMs);
@@ -146,13 +147,14 @@ private:
     QStringEncoder m_encoder{QStringEncoder::Utf8, QStringConverter::Flag::Stateless};
 };
 
-// Reads the text string at @p r as UTF-8 into @p buffer (any number of chunks). False on a CBOR error.
-bool readUtf8(QCborStreamReader &r, QByteArray &buffer)
+// Reads the text string at @p r as UTF-8 into @p buffer (any number of chunks). False on a CBOR error,
+// or when the string claims more than the @p limit bytes of the whole input (hostile lengths).
+bool readUtf8(QCborStreamReader &r, QByteArray &buffer, qsizetype limit)
 {
     buffer.resize(0);
     for (;;) {
         const qsizetype size = r.currentStringChunkSize();
-        if (size < 0)
+        if (size < 0 || size > limit - buffer.size())
             return false;
         const qsizetype at = buffer.size();
         buffer.resize(at + size);
@@ -226,6 +228,15 @@ private:
         return std::nullopt;
     }
 
+    bool malformed(QString *error)
+    {
+        if (error)
+            *error = m_reader.lastError() != QCborError::NoError
+                         ? QStringLiteral("malformed CBOR: %1").arg(m_reader.lastError().toString())
+                         : QStringLiteral("malformed CBOR: a string longer than the batch");
+        return false;
+    }
+
     bool integer(qint64 *out)
     {
         if (!m_reader.isInteger())
@@ -238,7 +249,7 @@ private:
     {
         if (!m_reader.isString())
             return m_reader.next();
-        if (!readUtf8(m_reader, m_buffer))
+        if (!readUtf8(m_reader, m_buffer, m_size))
             return false;
         *out = shared ? shared->get(m_buffer) : QString::fromUtf8(m_buffer);
         return true;
@@ -255,12 +266,12 @@ private:
         while (m_reader.lastError() == QCborError::NoError && m_reader.hasNext()) {
             char key = 0;
             if (m_reader.isString()) {
-                if (!readUtf8(m_reader, m_buffer))
-                    break;
+                if (!readUtf8(m_reader, m_buffer, m_size))
+                    return malformed(error);
                 if (m_buffer.size() == 1)
                     key = m_buffer.at(0);
             } else if (!m_reader.next()) {
-                break;
+                return malformed(error);
             }
             qint64 n = 0;
             bool ok = true;
@@ -321,12 +332,10 @@ private:
                 break;
             }
             if (!ok)
-                break;
+                return malformed(error); // the reader may be inside a string: not left normally
         }
-        if (m_reader.lastError() != QCborError::NoError || !m_reader.leaveContainer()) {
-            fail(error);
-            return false;
-        }
+        if (m_reader.lastError() != QCborError::NoError || !m_reader.leaveContainer())
+            return malformed(error);
         if (!hasTime || !hasSeverity || !hasText || severity < 0 || severity > int(Severity::Fatal)) {
             if (error)
                 *error = QStringLiteral("a record lacks a valid time, severity or text");

@@ -226,6 +226,13 @@ private Q_SLOTS:
         QVERIFY(!decodeRecords(QByteArray("\xff\x00garbage", 9), &error));
         QVERIFY(!error.isEmpty());
         QVERIFY(!decodeRecords(QByteArray("\x81\x01", 2), &error)); // [1]: not a map
+        // [{"x": a text string claiming 2^40 bytes}]: refused, nothing allocated for it.
+        QVERIFY(!decodeRecords(QByteArray("\x81\xa1\x61x\x7b\x00\x00\x01\x00\x00\x00\x00\x00", 13), &error));
+        QVERIFY2(error.contains(QLatin1String("malformed")), qPrintable(error));
+        // Truncated in the middle of a record.
+        const QByteArray good = encodeRecords({record(QStringLiteral("whole"))});
+        for (qsizetype n = 0; n < good.size(); ++n)
+            QVERIFY(!decodeRecords(good.left(n), &error));
         QVERIFY(!LogQuery::decode(QByteArray("x"), &error));
         LogQuery q;
         q.limit = 0;
