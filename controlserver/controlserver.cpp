@@ -2,6 +2,7 @@
 
 #include "control_p.h"
 #include "payload_p.h"
+#include "messagelog.h"
 
 #include <QCoreApplication>
 #include <QDateTime>
@@ -59,6 +60,8 @@ ControlServer::ControlServer(const ServerOptions &options, QObject *parent)
     m_directory.setLostLimits(m_options.lost);
     m_clock.start();
     m_epochOffset = QDateTime::currentMSecsSinceEpoch();
+    if (m_options.reportMessages) // from the start: a standby's messages are published once it serves
+        m_messageLog = new MessageLog(QStringLiteral("DIALOG.ControlServer"), MessageLog::Options(), this);
 }
 
 ControlServer::~ControlServer()
@@ -183,6 +186,10 @@ bool ControlServer::activate(QString *error)
     m_directoryService = makeService(directoryService());
     m_statisticsService = makeService(statisticsService());
     m_commandService = makeService(commandService());
+    if (m_messageLog) {
+        m_logService = makeService(logservice::controlServer());
+        m_messageLog->setService(m_logService);
+    }
     m_statisticsTimer = new QTimer(this);
     m_statisticsTimer->setSingleShot(true);
     m_statisticsTimer->setInterval(statisticsIntervalMs()); // one snapshot for many heartbeats
@@ -684,6 +691,8 @@ void ControlServer::lose(const QString &name, const QString &reason)
                                       << "pid" << p.pid << "lost:" << reason;
     m_directoryService->removeSubscribers(Endpoint{p.host, p.port}, p.incarnation);
     m_statisticsService->removeSubscribers(Endpoint{p.host, p.port}, p.incarnation);
+    if (m_logService)
+        m_logService->removeSubscribers(Endpoint{p.host, p.port}, p.incarnation);
     if (p.statistics.atMs != 0 && !m_statisticsTimer->isActive())
         m_statisticsTimer->start(); // its figures leave the snapshot
 
@@ -918,6 +927,8 @@ ServiceStatePtr ControlServer::ownService(const QString &name) const
         return m_statisticsService;
     if (name == commandService())
         return m_commandService;
+    if (m_logService && name == logservice::controlServer())
+        return m_logService;
     return nullptr;
 }
 

@@ -38,7 +38,12 @@ struct ServerOptions
     /// comes from (or, from this host, one of this host's addresses).
     bool trustAdvertised = false;
     net::TransportOptions transport;
+    /// Publish this process' reported messages (dialog::installMessageHandler()) on
+    /// logservice::controlServer() for dialog-logger (the daemon does; in-process servers do not).
+    bool reportMessages = false;
 };
+
+class MessageLog;
 
 class ControlServer : public QObject
 {
@@ -125,6 +130,8 @@ private:
     ServiceStatePtr m_directoryService;
     ServiceStatePtr m_statisticsService;
     ServiceStatePtr m_commandService; // takes requests only, publishes nothing
+    ServiceStatePtr m_logService;        // with reportMessages only
+    MessageLog *m_messageLog = nullptr; // with reportMessages only
     QTimer *m_statisticsTimer = nullptr;
     QTimer *m_heartbeatTimer = nullptr;
     QTimer *m_publishTimer = nullptr;

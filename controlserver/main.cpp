@@ -2,6 +2,7 @@
 #include "controlserver.h"
 
 #include "dialog/application.h"
+#include "dialog/report.h"
 #include <QCommandLineParser>
 #include <QCoreApplication>
 
@@ -85,6 +86,9 @@ int main(int argc, char *argv[])
         {QStringLiteral("listen-backlog"),
          QStringLiteral("Listen backlog: connections queued before they are accepted (default 1024)."),
          QStringLiteral("n"), QStringLiteral("1024")});
+    p.addOption({QStringLiteral("no-message-log"),
+                 QStringLiteral("Do not publish this server's messages (connected, lost, refused, take-over) "
+                                "for dialog-logger (DIALOG.ControlServer.Log).")});
     p.process(app);
 
     auto fail = [](const QString &why) {
@@ -144,6 +148,11 @@ int main(int argc, char *argv[])
     o.standbyOf = p.value(QStringLiteral("standby-of"));
     if (!o.standbyOf.isEmpty() && o.port == 0)
         return fail(QStringLiteral("--standby-of needs the port to take over on (--port 0 is not one)"));
+    // Its own messages (connected, lost, refused, limits, take-over) go to the message log: the
+    // server publishes them for dialog-logger, having no Client to send them with.
+    o.reportMessages = !p.isSet(QStringLiteral("no-message-log"));
+    if (o.reportMessages)
+        dialog::installMessageHandler();
     dialog::quitOnTerminationSignals();
     dialog::cs::ControlServer server(o);
     QString why;

@@ -28,14 +28,17 @@ bool execAll(QSqlDatabase &db, const char *const *statements, int n, QString *er
 
 bool createSqliteSchema(QSqlDatabase &db, QString *error)
 {
-    // The unique key makes a batch sent again (after a lost acknowledgement) harmless. Ids only grow
-    // (AUTOINCREMENT), even when the retention empties the table: clients page and follow by id.
+    // Ids only grow (AUTOINCREMENT), even when the retention empties the table: clients page and follow
+    // by id. `origins` holds the highest sequence stored of every reporting process (and PID): a batch
+    // sent again (after a lost acknowledgement) is recognised by it (SqliteInsert).
     static const char *const statements[] = {
         "CREATE TABLE IF NOT EXISTS messages (id INTEGER PRIMARY KEY AUTOINCREMENT, time INTEGER NOT NULL, "
         "severity INTEGER NOT NULL, process TEXT NOT NULL, host TEXT NOT NULL, pid INTEGER NOT NULL, "
         "category TEXT NOT NULL, text TEXT NOT NULL, file TEXT, line INTEGER, run INTEGER NOT NULL, "
         "vals TEXT, seq INTEGER NOT NULL)",
-        "CREATE UNIQUE INDEX IF NOT EXISTS messages_origin ON messages (process, pid, seq)",
+        "CREATE TABLE IF NOT EXISTS origins (process TEXT NOT NULL, pid INTEGER NOT NULL, seq INTEGER NOT "
+        "NULL, "
+        "time INTEGER NOT NULL, PRIMARY KEY (process, pid)) WITHOUT ROWID",
         "CREATE INDEX IF NOT EXISTS messages_time ON messages (time)",
         // Entries of an index are ordered by (column, rowid): a process' newest messages are read
         // backwards from it without a sort.
@@ -44,7 +47,30 @@ bool createSqliteSchema(QSqlDatabase &db, QString *error)
         // in the last hour" costs the rows of that hour even when none matches (LogSearch chooses it).
         "CREATE INDEX IF NOT EXISTS messages_process_time ON messages (process, time, severity)",
     };
-    return execAll(db, statements, int(std::size(statements)), error);
+    if (!execAll(db, statements, int(std::size(statements)), error))
+        return false;
+    // A database of an earlier logger had a unique index on (process, pid, seq) instead of `origins`:
+    // the origins are taken from the messages once, and the index goes.
+    QSqlQuery q(db);
+    if (!q.exec(QStringLiteral(
+            "SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = 'messages_origin'"))) {
+        *error = q.lastError().text();
+        return false;
+    }
+    if (!q.next())
+        return true;
+    q.finish();
+    static const char *const migration[] = {
+        "BEGIN IMMEDIATE",
+        "INSERT OR REPLACE INTO origins (process, pid, seq, time) SELECT process, pid, max(seq), max(time) "
+        "FROM messages GROUP BY process, pid",
+        "DROP INDEX messages_origin",
+        "COMMIT",
+    };
+    if (execAll(db, migration, int(std::size(migration)), error))
+        return true;
+    exec(db, QStringLiteral("ROLLBACK"), nullptr);
+    return false;
 }
 
 bool createPostgresSchema(QSqlDatabase &db, QString *error)

@@ -39,6 +39,8 @@ bool LoggerServer::start(QString *error)
         return false;
     }
     connect(m_client, &Client::requestReceived, this, &LoggerServer::onRequest);
+    m_client->subscribe(logservice::controlServer(), this,
+                        [this](const Message &m) { onControlServerLog(m); });
     m_store->setKeepStored(m_live->subscriberCount() > 0);
     connect(m_live, &Service::subscriberCountChanged, this,
             [this](int count) { m_store->setKeepStored(count > 0); });
@@ -90,6 +92,36 @@ void LoggerServer::onRequest(const Request &request)
     }
 }
 
+void LoggerServer::onControlServerLog(const Message &message)
+{
+    QString error;
+    auto records = decodeRecords(message.data(), &error);
+    if (!records) {
+        qWarning().noquote() << "malformed messages of the Control Server:" << error;
+        return;
+    }
+    QList<LogRecord> fresh;
+    QHash<QString, quint64> seen = m_controlServerSeen;
+    for (LogRecord &r : *records) {
+        const QString origin = r.host + QLatin1Char(' ') + QString::number(r.pid);
+        const auto it = seen.find(origin);
+        if (it != seen.end() && r.sequence <= *it)
+            continue;
+        if (it != seen.end() && r.sequence > *it + 1)
+            m_controlServerMissed += r.sequence - *it - 1;
+        seen.insert(origin, r.sequence);
+        // Only the Control Server can publish this service (it is one of its own).
+        r.process = QStringLiteral("DIALOG.ControlServer");
+        fresh.append(std::move(r));
+    }
+    if (fresh.isEmpty())
+        return;
+    // No request waits for this ticket. A full buffer leaves them unseen: the next update (the ring
+    // holds them still) brings them again. Stored twice they are not (the unique origin key).
+    if (m_store->enqueue(m_nextTicket++, fresh))
+        m_controlServerSeen.swap(seen);
+}
+
 void LoggerServer::search(const LogQuery &query, QObject *context, SearchDone done)
 {
     QPointer<QObject> guard(context);
@@ -108,7 +140,11 @@ void LoggerServer::onWritten(const QList<quint64> &tickets, const QString &error
                              const QList<LogRecord> &stored)
 {
     for (quint64 t : tickets) {
-        const Request r = m_waiting.take(t);
+        const auto it = m_waiting.constFind(t);
+        if (it == m_waiting.cend())
+            continue; // the Control Server's messages: nobody to answer
+        const Request r = *it;
+        m_waiting.erase(it);
         if (error.isEmpty())
             m_client->reply(r, QByteArray());
         else
@@ -126,6 +162,7 @@ QByteArray LoggerServer::statistics() const
                   {QStringLiteral("dropped"), qint64(m_store->droppedCount())},
                   {QStringLiteral("refused_batches"), qint64(m_refused)},
                   {QStringLiteral("buffered"), m_store->bufferedCount()},
+                  {QStringLiteral("control_server_missed"), qint64(m_controlServerMissed)},
                   {QStringLiteral("last_error"), m_store->lastError()}};
     return QJsonDocument(o).toJson(QJsonDocument::Compact);
 }

@@ -41,6 +41,8 @@ public:
 
 private:
     void onRequest(const Request &request);
+    /// The Control Server's messages (the ring it publishes): the ones not seen yet are stored.
+    void onControlServerLog(const Message &message);
     void onWritten(const QList<quint64> &tickets, const QString &error, const QList<LogRecord> &stored);
 
     Client *m_client;
@@ -52,6 +54,11 @@ private:
     QHash<quint64, Request> m_waiting; ///< batches not yet committed, by ticket
     quint64 m_nextTicket = 1;
     quint64 m_refused = 0; ///< batches refused because the buffer was full
+    /// The Control Server's messages: the last sequence number buffered for storing, per host and
+    /// PID (a restarted or standby Control Server is another PID), and those missed (fallen out of
+    /// its ring before the logger saw them).
+    QHash<QString, quint64> m_controlServerSeen;
+    quint64 m_controlServerMissed = 0;
 };
 
 } // namespace dialog::logger

@@ -1,4 +1,5 @@
 #include "logstore.h"
+#include "sqliteinsert.h"
 
 #include <QDateTime>
 #include <QJsonDocument>
@@ -20,11 +21,13 @@ LogStore::LogStore(const Options &options)
 
 LogStore::~LogStore()
 {
+    m_insert.reset();
     closeDatabase(m_connection);
 }
 
 void LogStore::close()
 {
+    m_insert.reset(); // its statements are finalized before the connection closes
     closeDatabase(m_connection);
     m_open = false;
 }
@@ -125,74 +128,6 @@ void LogStore::writePending()
     }
 }
 
-namespace {
-// The insert goes to SQLite through the QSQLITE connection's own handle: Qt SQL's positional binding
-// costs a string key and a hash look-up per value, which made it the logger's bottleneck (several
-// times the cost of SQLite's insert). Opening, transactions, searches and retention stay in Qt SQL.
-class Insert
-{
-public:
-    explicit Insert(QSqlDatabase &db)
-    {
-        const QVariant h = db.driver()->handle();
-        if (h.isValid() && qstrcmp(h.typeName(), "sqlite3*") == 0)
-            m_db = *static_cast<sqlite3 *const *>(h.constData());
-        if (m_db)
-            sqlite3_prepare_v2(
-                m_db,
-                "INSERT OR IGNORE INTO messages (time, severity, process, host, pid, category, text, "
-                "file, line, run, vals, seq) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                -1, &m_stmt, nullptr);
-    }
-    ~Insert() { sqlite3_finalize(m_stmt); }
-    bool isValid() const { return m_stmt; }
-    QString error() const
-    {
-        return m_db ? QString::fromUtf8(sqlite3_errmsg(m_db)) : QStringLiteral("not a QSQLITE connection");
-    }
-
-    /// Inserts @p r; its row id, 0 if it was stored before, -1 on failure.
-    qint64 exec(const LogRecord &r)
-    {
-        auto text = [this](int i, const QString &s) {
-            sqlite3_bind_text16(m_stmt, i, s.utf16(), int(s.size() * 2), SQLITE_STATIC);
-        };
-        sqlite3_bind_int64(m_stmt, 1, r.timeMs);
-        sqlite3_bind_int(m_stmt, 2, int(r.severity));
-        text(3, r.process);
-        text(4, r.host);
-        sqlite3_bind_int64(m_stmt, 5, r.pid);
-        text(6, r.category);
-        text(7, r.text);
-        if (r.file.isEmpty()) {
-            sqlite3_bind_null(m_stmt, 8);
-            sqlite3_bind_null(m_stmt, 9);
-        } else {
-            text(8, r.file);
-            sqlite3_bind_int(m_stmt, 9, r.line);
-        }
-        sqlite3_bind_int64(m_stmt, 10, r.run);
-        QByteArray values;
-        if (r.values.isEmpty()) {
-            sqlite3_bind_null(m_stmt, 11);
-        } else {
-            values = QJsonDocument(QJsonObject::fromVariantMap(r.values)).toJson(QJsonDocument::Compact);
-            sqlite3_bind_text(m_stmt, 11, values.constData(), int(values.size()), SQLITE_STATIC);
-        }
-        sqlite3_bind_int64(m_stmt, 12, qint64(r.sequence));
-        const int rc = sqlite3_step(m_stmt);
-        sqlite3_reset(m_stmt);
-        if (rc != SQLITE_DONE)
-            return -1;
-        return sqlite3_changes(m_db) > 0 ? sqlite3_last_insert_rowid(m_db) : 0;
-    }
-
-private:
-    sqlite3 *m_db = nullptr;
-    sqlite3_stmt *m_stmt = nullptr;
-};
-} // namespace
-
 bool LogStore::writeBatch(QList<LogRecord> &records, QList<LogRecord> *stored, QString *error)
 {
     QSqlDatabase db = QSqlDatabase::database(m_connection, false);
@@ -206,41 +141,49 @@ bool LogStore::writeBatch(QList<LogRecord> &records, QList<LogRecord> *stored, Q
                                                       : insertSqlite(db, records, stored, error);
     if (!ok) {
         db.rollback();
+        if (m_insert)
+            m_insert->rolledBack();
         stored->clear();
         return false;
     }
     if (!db.commit()) {
         *error = db.lastError().text().trimmed();
         db.rollback();
+        if (m_insert)
+            m_insert->rolledBack();
         stored->clear();
         return false;
     }
+    if (m_insert)
+        m_insert->committed();
     return true;
 }
 
 bool LogStore::insertSqlite(QSqlDatabase &db, QList<LogRecord> &records, QList<LogRecord> *stored,
                             QString *error)
 {
-    Insert insert(db);
-    if (!insert.isValid()) {
-        *error = insert.error();
-        return false;
-    }
-    for (LogRecord &r : records) {
-        const qint64 id = insert.exec(r);
-        if (id < 0) {
-            *error = insert.error();
+    if (!m_insert) {
+        const QVariant h = db.driver()->handle();
+        sqlite3 *handle = nullptr;
+        if (h.isValid() && qstrcmp(h.typeName(), "sqlite3*") == 0)
+            handle = *static_cast<sqlite3 *const *>(h.constData());
+        if (!handle) {
+            *error = QStringLiteral("not a QSQLITE connection");
             return false;
         }
-        if (id > 0) {
-            ++m_inserted;
-            // Copied only for a live subscriber: the copies cost as much as a quarter of the insert.
-            if (m_keepStored.load(std::memory_order_relaxed)) {
-                r.id = id;
-                stored->append(r);
-            }
-        }
+        m_insert = std::make_unique<SqliteInsert>(handle);
     }
+    const qint64 inserted = m_insert->insert(records);
+    if (inserted < 0) {
+        *error = m_insert->error();
+        return false;
+    }
+    m_inserted += quint64(inserted);
+    // Copied only for a live subscriber: the copies cost as much as a quarter of the insert.
+    if (m_keepStored.load(std::memory_order_relaxed) && inserted > 0)
+        for (const LogRecord &r : std::as_const(records))
+            if (r.id > 0)
+                stored->append(r);
     return true;
 }
 
@@ -352,6 +295,13 @@ void LogStore::applyRetention()
         q.bindValue(0, QDateTime::currentMSecsSinceEpoch() - qint64(m_options.keepDays) * 86400000);
         if (!q.exec())
             std::fprintf(stderr, "dialog-logger: retention: %s\n", qPrintable(q.lastError().text()));
+        // The origins of processes silent for as long (their sequences are not needed any more).
+        if (!postgres) {
+            q.prepare(QStringLiteral("DELETE FROM origins WHERE time < ?"));
+            q.bindValue(0, QDateTime::currentMSecsSinceEpoch() - qint64(m_options.keepDays) * 86400000);
+            if (!q.exec())
+                std::fprintf(stderr, "dialog-logger: retention: %s\n", qPrintable(q.lastError().text()));
+        }
     }
     // PostgreSQL gives freed space back only on VACUUM FULL: --max-bytes is refused for it at start.
     if (m_options.maxBytes <= 0 || postgres)

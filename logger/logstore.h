@@ -13,8 +13,11 @@
 #include <QSqlDatabase>
 #include <QTimer>
 #include <atomic>
+#include <memory>
 
 namespace dialog::logger {
+
+class SqliteInsert;
 
 class LogStore : public QObject
 {
@@ -80,7 +83,8 @@ private:
     QString m_lastError;
     std::atomic<quint64> m_stored{0}, m_dropped{0};
     std::atomic<bool> m_keepStored{true};
-    quint64 m_inserted = 0; ///< rows inserted by the write in progress (store thread)
+    quint64 m_inserted = 0;                 ///< rows inserted by the write in progress (store thread)
+    std::unique_ptr<SqliteInsert> m_insert; ///< the prepared inserts of the open SQLite connection
 };
 
 } // namespace dialog::logger

@@ -37,13 +37,14 @@ struct Environment
     ChildProcesses children;
     quint16 port = 0;
     QString address;
+    QProcess *controlServer = nullptr;
 
     bool startControlServer(QString *error)
     {
         port = ChildProcesses::freePort();
         address = QStringLiteral("127.0.0.1:%1").arg(port);
-        children.start(ChildProcesses::binary(QStringLiteral("dialog-controlserver")),
-                       {QStringLiteral("--port"), QString::number(port)});
+        controlServer = children.start(ChildProcesses::binary(QStringLiteral("dialog-controlserver")),
+                                       {QStringLiteral("--port"), QString::number(port)});
         if (!ChildProcesses::waitForPort(port, 5000)) {
             *error = QStringLiteral("the Control Server did not start on port %1").arg(port);
             return false;
@@ -51,6 +52,5 @@ struct Environment
         return true;
     }
 };
-
 
 } // namespace dialog::tool

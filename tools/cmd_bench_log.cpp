@@ -5,12 +5,16 @@
 #include "dialog/logrecord.h"
 
 #include <QDateTime>
+#include <QDir>
 #include <QFile>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QMap>
 #include <QTemporaryDir>
 #include <algorithm>
 #include <cstdio>
+#include <sys/resource.h>
+#include <unistd.h>
 
 namespace dialog::tool {
 
@@ -39,6 +43,46 @@ qint64 peakKiB(qint64 pid)
         if (line.startsWith("VmHWM:"))
             return line.mid(6).trimmed().split(' ').first().toLongLong();
     return 0;
+}
+
+/// CPU seconds (user + system) of each thread of process @p pid, summed by thread name.
+QMap<QString, double> threadCpu(qint64 pid)
+{
+    QMap<QString, double> out;
+    const double tick = double(sysconf(_SC_CLK_TCK));
+    const QDir tasks(QStringLiteral("/proc/%1/task").arg(pid));
+    for (const QString &tid : tasks.entryList(QDir::Dirs | QDir::NoDotAndDotDot)) {
+        QFile f(tasks.filePath(tid + QStringLiteral("/stat")));
+        if (!f.open(QIODevice::ReadOnly))
+            continue;
+        const QByteArray stat = f.readAll();
+        // pid (comm) state ppid … : fields after the closing parenthesis, utime and stime 12th and 13th.
+        const qsizetype open = stat.indexOf('('), close = stat.lastIndexOf(')');
+        if (open < 0 || close < open)
+            continue;
+        const QList<QByteArray> fields = stat.mid(close + 2).split(' ');
+        if (fields.size() < 13)
+            continue;
+        const QString name = QString::fromUtf8(stat.mid(open + 1, close - open - 1));
+        out[name] += (fields.at(11).toLongLong() + fields.at(12).toLongLong()) / tick;
+    }
+    return out;
+}
+
+double cpuSum(const QMap<QString, double> &cpu)
+{
+    double sum = 0;
+    for (double v : cpu)
+        sum += v;
+    return sum;
+}
+
+/// CPU seconds of the children reaped so far.
+double childrenCpu()
+{
+    rusage u{};
+    getrusage(RUSAGE_CHILDREN, &u);
+    return u.ru_utime.tv_sec + u.ru_utime.tv_usec / 1e6 + u.ru_stime.tv_sec + u.ru_stime.tv_usec / 1e6;
 }
 
 } // namespace
@@ -110,31 +154,41 @@ int benchLog(const QStringList &args)
     const qint64 base = stored();
     const qint64 total = processes * messages;
     // Every other process reports warnings, the others infos.
+    QList<QProcess *> reporters;
+    const double reapedBefore = childrenCpu();
     for (qint64 i = 0; i < processes; ++i)
-        env.children.start(ChildProcesses::binary(QStringLiteral("dialog")),
-                           {QStringLiteral("log"), QStringLiteral("report"), QStringLiteral("--name"),
-                            QStringLiteral("Bench%1").arg(i, 2, 10, QLatin1Char('0')),
-                            QStringLiteral("--count"), QString::number(messages),
-                            QStringLiteral("--numbered"), QStringLiteral("--queue"),
-                            QString::number(messages), QStringLiteral("--collapse-ms"), QStringLiteral("0"),
-                            QStringLiteral("--severity"), QLatin1String(i % 2 ? "warning" : "info"),
-                            QStringLiteral("--timeout-ms"), QStringLiteral("600000"),
-                            QStringLiteral("readout buffer occupancy above threshold")});
+        reporters << env.children.start(
+            ChildProcesses::binary(QStringLiteral("dialog")),
+            {QStringLiteral("log"), QStringLiteral("report"), QStringLiteral("--name"),
+             QStringLiteral("Bench%1").arg(i, 2, 10, QLatin1Char('0')), QStringLiteral("--count"),
+             QString::number(messages), QStringLiteral("--numbered"), QStringLiteral("--queue"),
+             QString::number(messages), QStringLiteral("--collapse-ms"), QStringLiteral("0"),
+             QStringLiteral("--severity"), QLatin1String(i % 2 ? "warning" : "info"),
+             QStringLiteral("--timeout-ms"), QStringLiteral("600000"),
+             QStringLiteral("readout buffer occupancy above threshold")});
     // The rate counts from the first stored message to the last, so process start-up is left out.
     QElapsedTimer clock;
     clock.start();
     qint64 firstMs = -1, firstCount = 0, lastMs = 0, now = base;
+    // The CPU the logger's threads spend from the first stored message to the last.
+    QMap<QString, double> loggerCpuFirst, loggerCpuLast;
+    const qint64 controlServerPid = env.controlServer->processId();
+    double controlServerCpuFirst = 0;
     while (now - base < total && clock.elapsed() < 600000) {
         runFor(20);
         const qint64 s = stored();
         if (s < 0)
             continue;
+        const QMap<QString, double> cpu = threadCpu(logger->processId());
         now = s;
         if (firstMs < 0 && now > base) {
             firstMs = clock.elapsed();
             firstCount = now - base;
+            loggerCpuFirst = cpu;
+            controlServerCpuFirst = cpuSum(threadCpu(controlServerPid));
         }
         lastMs = clock.elapsed();
+        loggerCpuLast = cpu;
     }
     if (now - base < total)
         return fail(verb,
@@ -142,6 +196,32 @@ int benchLog(const QStringList &args)
     const double seconds = std::max<qint64>(1, lastMs - firstMs) / 1000.0;
     const double rate = (total - firstCount) / seconds;
     const qint64 memKiB = peakKiB(logger->processId());
+    const double counted = double(std::max<qint64>(1, total - firstCount));
+    // µs of CPU per stored message: the logger's threads (by name), the Control Server, and the
+    // reporting processes (all of their lives, start-up included, once they have exited).
+    QMap<QString, double> loggerUs;
+    for (auto it = loggerCpuLast.cbegin(); it != loggerCpuLast.cend(); ++it)
+        loggerUs[it.key()] = (it.value() - loggerCpuFirst.value(it.key())) * 1e6 / counted;
+    const double loggerTotalUs = cpuSum(loggerUs);
+    const double controlServerUs =
+        (cpuSum(threadCpu(controlServerPid)) - controlServerCpuFirst) * 1e6 / counted;
+    runUntil(
+        [&] {
+            return std::all_of(reporters.cbegin(), reporters.cend(),
+                               [](QProcess *r) { return r->state() == QProcess::NotRunning; });
+        },
+        20000);
+    const double reportersUs = (childrenCpu() - reapedBefore) * 1e6 / double(total);
+    QString threads;
+    QJsonObject threadsJson;
+    for (auto it = loggerUs.cbegin(); it != loggerUs.cend(); ++it) {
+        if (it.value() < 0.05)
+            continue;
+        threads += QStringLiteral("%1%2 %3")
+                       .arg(threads.isEmpty() ? QString() : QStringLiteral(", "), it.key())
+                       .arg(it.value(), 0, 'f', 2);
+        threadsJson.insert(it.key(), qRound64(it.value() * 100) / 100.0);
+    }
 
     LogQuery q;
     q.sinceMs = QDateTime::currentMSecsSinceEpoch() - 3600000;
@@ -163,25 +243,31 @@ int benchLog(const QStringList &args)
     const double p50 = times.at(times.size() / 2),
                  p99 = times.at(std::min<int>(times.size() - 1, int(times.size() * 0.99)));
     if (p.isSet(QStringLiteral("json"))) {
-        const QJsonObject j{{QStringLiteral("test"), QStringLiteral("log")},
-                            {QStringLiteral("processes"), processes},
-                            {QStringLiteral("messages"), total},
-                            {QStringLiteral("stored_per_s"), qRound64(rate)},
-                            {QStringLiteral("logger_peak_kib"), memKiB},
-                            {QStringLiteral("database"),
-                             db.isEmpty() ? QStringLiteral("sqlite") : QStringLiteral("postgresql")},
-                            {QStringLiteral("query_rows"), rows},
-                            {QStringLiteral("query_p50_ms"), qRound64(p50 * 100) / 100.0},
-                            {QStringLiteral("query_p99_ms"), qRound64(p99 * 100) / 100.0}};
+        const QJsonObject j{
+            {QStringLiteral("test"), QStringLiteral("log")},
+            {QStringLiteral("processes"), processes},
+            {QStringLiteral("messages"), total},
+            {QStringLiteral("stored_per_s"), qRound64(rate)},
+            {QStringLiteral("logger_peak_kib"), memKiB},
+            {QStringLiteral("database"),
+             db.isEmpty() ? QStringLiteral("sqlite") : QStringLiteral("postgresql")},
+            {QStringLiteral("query_rows"), rows},
+            {QStringLiteral("query_p50_ms"), qRound64(p50 * 100) / 100.0},
+            {QStringLiteral("query_p99_ms"), qRound64(p99 * 100) / 100.0},
+            {QStringLiteral("logger_cpu_us_per_message"), qRound64(loggerTotalUs * 100) / 100.0},
+            {QStringLiteral("logger_threads_cpu_us_per_message"), threadsJson},
+            {QStringLiteral("controlserver_cpu_us_per_message"), qRound64(controlServerUs * 100) / 100.0},
+            {QStringLiteral("reporters_cpu_us_per_message"), qRound64(reportersUs * 100) / 100.0}};
         std::printf("%s\n", QJsonDocument(j).toJson(QJsonDocument::Compact).constData());
     } else {
         std::printf(
             "log: %lld messages from %lld processes stored at %.0f messages/s into %s; logger peak RSS "
             "%lld MiB\n"
+            "log: CPU per message: logger %.2f us (threads: %s), Control Server %.2f us, reporters %.2f us\n"
             "log: \"warnings of %s in the last hour\" (%d rows; %lld messages stored by this run): p50 %.2f "
             "ms, p99 %.2f ms\n",
-            total, processes, rate, db.isEmpty() ? "SQLite" : "PostgreSQL", memKiB / 1024,
-            qPrintable(q.process), rows, total, p50, p99);
+            total, processes, rate, db.isEmpty() ? "SQLite" : "PostgreSQL", memKiB / 1024, loggerTotalUs,
+            qPrintable(threads), controlServerUs, reportersUs, qPrintable(q.process), rows, total, p50, p99);
     }
     return 0;
 }

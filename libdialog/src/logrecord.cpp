@@ -2,10 +2,13 @@
 
 #include <QCborArray>
 #include <QCborMap>
+#include <QCborStreamReader>
 #include <QCborValue>
 #include <QDateTime>
 #include <QJsonDocument>
 #include <QRegularExpression>
+#include <QStringEncoder>
+#include <cstring>
 
 namespace dialog {
 
@@ -24,61 +27,329 @@ const QString since = QStringLiteral("since"), until = QStringLiteral("until"),
 
 const char *const names[] = {"debug", "info", "warning", "error", "fatal"};
 
-QCborMap toCbor(const LogRecord &r)
+// Records are written by hand (CBOR's few header forms, straight into one QByteArray) and read with
+// QCborStreamReader, not as QCborValue trees: a logger decodes hundreds of thousands a second, and a
+// tree per batch, key look-ups by QString and a QString per field cost more than storing them; and
+// QCborStreamWriter goes through a QIODevice call per token. The format is the same: a definite-length
+// array of definite-length maps with the one-letter keys above.
+class RecordWriter
 {
-    QCborMap m;
-    m.insert(key::time, r.timeMs);
-    if (!r.process.isEmpty())
-        m.insert(key::process, r.process);
-    if (!r.host.isEmpty())
-        m.insert(key::host, r.host);
-    if (r.pid)
-        m.insert(key::pid, r.pid);
-    m.insert(key::severity, int(r.severity));
-    if (!r.category.isEmpty())
-        m.insert(key::category, r.category);
-    m.insert(key::text, r.text);
-    if (!r.file.isEmpty()) {
-        m.insert(key::file, r.file);
-        m.insert(key::line, r.line);
+public:
+    explicit RecordWriter(qsizetype records) { m_out.reserve(records * 96 + 16); }
+
+    QByteArray take() { return std::move(m_out); }
+
+    /// Major type @p major (0 unsigned, 1 negative, 3 text, 4 array, 5 map) with argument @p value.
+    void header(quint8 major, quint64 value)
+    {
+        char h[9];
+        m_out.append(h, encodeHeader(h, major, value));
     }
-    if (r.run)
-        m.insert(key::run, qint64(r.run));
-    if (!r.values.isEmpty())
-        m.insert(key::values, QCborMap::fromVariantMap(r.values));
-    if (r.sequence)
-        m.insert(key::sequence, qint64(r.sequence));
-    if (r.id)
-        m.insert(key::id, r.id);
-    return m;
+
+    void integer(qint64 v)
+    {
+        if (v >= 0)
+            header(0, quint64(v));
+        else
+            header(1, quint64(-1 - v));
+    }
+
+    /// A one-letter key.
+    void key(char k)
+    {
+        m_out.append(char(0x61)); // text string of length 1
+        m_out.append(k);
+    }
+
+    void text(const QString &s)
+    {
+        // Converted into the output after room for the longest header, then moved behind the real one.
+        const qsizetype at = m_out.size();
+        m_out.resize(at + 9 + 3 * s.size());
+        char *begin = m_out.data() + at + 9;
+        const qsizetype length = m_encoder.appendToBuffer(begin, s) - begin;
+        char h[9];
+        const int headerSize = encodeHeader(h, 3, quint64(length));
+        std::memmove(m_out.data() + at + headerSize, begin, size_t(length));
+        std::memcpy(m_out.data() + at, h, size_t(headerSize));
+        m_out.resize(at + headerSize + length);
+    }
+
+    void record(const LogRecord &r)
+    {
+        const bool hasFile = !r.file.isEmpty();
+        const int fields = 3 + !r.process.isEmpty() + !r.host.isEmpty() + (r.pid != 0) +
+                           !r.category.isEmpty() + 2 * hasFile + (r.run != 0) + !r.values.isEmpty() +
+                           (r.sequence != 0) + (r.id != 0);
+        header(5, quint64(fields));
+        key('t');
+        integer(r.timeMs);
+        if (!r.process.isEmpty()) {
+            key('p');
+            text(r.process);
+        }
+        if (!r.host.isEmpty()) {
+            key('h');
+            text(r.host);
+        }
+        if (r.pid) {
+            key('i');
+            integer(r.pid);
+        }
+        key('s');
+        integer(qint64(r.severity));
+        if (!r.category.isEmpty()) {
+            key('c');
+            text(r.category);
+        }
+        key('x');
+        text(r.text);
+        if (hasFile) {
+            key('f');
+            text(r.file);
+            key('l');
+            integer(r.line);
+        }
+        if (r.run) {
+            key('r');
+            integer(qint64(r.run));
+        }
+        if (!r.values.isEmpty()) {
+            key('v');
+            m_out += QCborValue(QCborMap::fromVariantMap(r.values)).toCbor();
+        }
+        if (r.sequence) {
+            key('n');
+            header(0, r.sequence);
+        }
+        if (r.id) {
+            key('d');
+            integer(r.id);
+        }
+    }
+
+private:
+    static int encodeHeader(char *out, quint8 major, quint64 value)
+    {
+        const char m = char(major << 5);
+        if (value < 24) {
+            out[0] = char(m | char(value));
+            return 1;
+        }
+        const int bytes = value <= 0xff ? 1 : value <= 0xffff ? 2 : value <= 0xffffffffULL ? 4 : 8;
+        out[0] = char(m | (bytes == 1 ? 24 : bytes == 2 ? 25 : bytes == 4 ? 26 : 27));
+        for (int i = 0; i < bytes; ++i)
+            out[1 + i] = char((value >> (8 * (bytes - 1 - i))) & 0xff);
+        return 1 + bytes;
+    }
+
+    QByteArray m_out;
+    QStringEncoder m_encoder{QStringEncoder::Utf8, QStringConverter::Flag::Stateless};
+};
+
+// Reads the text string at @p r as UTF-8 into @p buffer (any number of chunks). False on a CBOR error,
+// or when the string claims more than the @p limit bytes of the whole input (hostile lengths).
+bool readUtf8(QCborStreamReader &r, QByteArray &buffer, qsizetype limit)
+{
+    buffer.resize(0);
+    for (;;) {
+        const qsizetype size = r.currentStringChunkSize();
+        if (size < 0 || size > limit - buffer.size())
+            return false;
+        const qsizetype at = buffer.size();
+        buffer.resize(at + size);
+        const auto chunk = r.readStringChunk(buffer.data() + at, size);
+        if (chunk.status == QCborStreamReader::Error)
+            return false;
+        if (chunk.status == QCborStreamReader::EndOfString) {
+            buffer.resize(at);
+            return true;
+        }
+        buffer.resize(at + chunk.data);
+    }
 }
 
-std::optional<LogRecord> fromCbor(const QCborMap &m, QString *error)
+// The strings that repeat from record to record (host, category, file): the previous value is reused
+// when the bytes are the same, so a batch shares one QString per distinct value.
+struct SharedText
 {
-    LogRecord r;
-    const QCborValue sev = m.value(key::severity);
-    if (!m.value(key::time).isInteger() || !sev.isInteger() || sev.toInteger() < 0 ||
-        sev.toInteger() > int(Severity::Fatal) || !m.value(key::text).isString()) {
+    QByteArray utf8;
+    QString text;
+    const QString &get(const QByteArray &bytes)
+    {
+        if (bytes != utf8) {
+            utf8 = bytes;
+            text = QString::fromUtf8(bytes);
+        }
+        return text;
+    }
+};
+
+class RecordReader
+{
+public:
+    explicit RecordReader(const QByteArray &data) : m_reader(data), m_size(data.size()) {}
+
+    std::optional<QList<LogRecord>> readAll(QString *error)
+    {
+        QList<LogRecord> out;
+        if (!m_reader.isArray()) {
+            if (error)
+                *error = m_reader.lastError() != QCborError::NoError
+                             ? QStringLiteral("malformed CBOR: %1").arg(m_reader.lastError().toString())
+                             : QStringLiteral("not a list of records");
+            return std::nullopt;
+        }
+        if (m_reader.isLengthKnown()) // bounded by the input: a record takes at least 8 bytes
+            out.reserve(qsizetype(std::min<quint64>(m_reader.length(), quint64(m_size / 8))));
+        if (!m_reader.enterContainer())
+            return fail(error);
+        while (m_reader.lastError() == QCborError::NoError && m_reader.hasNext()) {
+            if (!m_reader.isMap()) {
+                if (error)
+                    *error = QStringLiteral("a record is not a map");
+                return std::nullopt;
+            }
+            LogRecord r;
+            if (!readRecord(r, error))
+                return std::nullopt;
+            out.append(std::move(r));
+        }
+        if (m_reader.lastError() != QCborError::NoError || !m_reader.leaveContainer())
+            return fail(error);
+        return out;
+    }
+
+private:
+    std::nullopt_t fail(QString *error)
+    {
         if (error)
-            *error = QStringLiteral("a record lacks a valid time, severity or text");
+            *error = QStringLiteral("malformed CBOR: %1").arg(m_reader.lastError().toString());
         return std::nullopt;
     }
-    r.timeMs = m.value(key::time).toInteger();
-    r.severity = Severity(sev.toInteger());
-    r.text = m.value(key::text).toString();
-    r.process = m.value(key::process).toString();
-    r.host = m.value(key::host).toString();
-    r.pid = m.value(key::pid).toInteger();
-    r.category = m.value(key::category).toString();
-    r.file = m.value(key::file).toString();
-    r.line = int(m.value(key::line).toInteger());
-    r.run = quint32(m.value(key::run).toInteger());
-    if (m.value(key::values).isMap())
-        r.values = m.value(key::values).toMap().toVariantMap();
-    r.sequence = quint64(m.value(key::sequence).toInteger());
-    r.id = m.value(key::id).toInteger();
-    return r;
-}
+
+    bool malformed(QString *error)
+    {
+        if (error)
+            *error = m_reader.lastError() != QCborError::NoError
+                         ? QStringLiteral("malformed CBOR: %1").arg(m_reader.lastError().toString())
+                         : QStringLiteral("malformed CBOR: a string longer than the batch");
+        return false;
+    }
+
+    bool integer(qint64 *out)
+    {
+        if (!m_reader.isInteger())
+            return m_reader.next(); // another type: ignored, as a missing field
+        *out = m_reader.toInteger();
+        return m_reader.next();
+    }
+
+    bool text(QString *out, SharedText *shared)
+    {
+        if (!m_reader.isString())
+            return m_reader.next();
+        if (!readUtf8(m_reader, m_buffer, m_size))
+            return false;
+        *out = shared ? shared->get(m_buffer) : QString::fromUtf8(m_buffer);
+        return true;
+    }
+
+    bool readRecord(LogRecord &r, QString *error)
+    {
+        if (!m_reader.enterContainer()) {
+            fail(error);
+            return false;
+        }
+        bool hasTime = false, hasSeverity = false, hasText = false;
+        qint64 severity = -1;
+        while (m_reader.lastError() == QCborError::NoError && m_reader.hasNext()) {
+            char key = 0;
+            if (m_reader.isString()) {
+                if (!readUtf8(m_reader, m_buffer, m_size))
+                    return malformed(error);
+                if (m_buffer.size() == 1)
+                    key = m_buffer.at(0);
+            } else if (!m_reader.next()) {
+                return malformed(error);
+            }
+            qint64 n = 0;
+            bool ok = true;
+            switch (key) {
+            case 't':
+                hasTime = m_reader.isInteger();
+                ok = integer(&r.timeMs);
+                break;
+            case 's':
+                hasSeverity = m_reader.isInteger();
+                ok = integer(&severity);
+                break;
+            case 'x':
+                hasText = m_reader.isString();
+                ok = text(&r.text, nullptr);
+                break;
+            case 'p':
+                ok = text(&r.process, &m_process);
+                break;
+            case 'h':
+                ok = text(&r.host, &m_host);
+                break;
+            case 'c':
+                ok = text(&r.category, &m_category);
+                break;
+            case 'f':
+                ok = text(&r.file, &m_file);
+                break;
+            case 'i':
+                ok = integer(&r.pid);
+                break;
+            case 'l':
+                ok = integer(&n);
+                r.line = int(n);
+                break;
+            case 'r':
+                ok = integer(&n);
+                r.run = quint32(n);
+                break;
+            case 'n':
+                ok = integer(&n);
+                r.sequence = quint64(n);
+                break;
+            case 'd':
+                ok = integer(&r.id);
+                break;
+            case 'v':
+                if (m_reader.isMap()) {
+                    const QCborValue v = QCborValue::fromCbor(m_reader);
+                    r.values = v.toMap().toVariantMap();
+                    ok = m_reader.lastError() == QCborError::NoError;
+                } else {
+                    ok = m_reader.next();
+                }
+                break;
+            default:
+                ok = m_reader.next(); // a key of a later version: ignored
+                break;
+            }
+            if (!ok)
+                return malformed(error); // the reader may be inside a string: not left normally
+        }
+        if (m_reader.lastError() != QCborError::NoError || !m_reader.leaveContainer())
+            return malformed(error);
+        if (!hasTime || !hasSeverity || !hasText || severity < 0 || severity > int(Severity::Fatal)) {
+            if (error)
+                *error = QStringLiteral("a record lacks a valid time, severity or text");
+            return false;
+        }
+        r.severity = Severity(severity);
+        return true;
+    }
+
+    QCborStreamReader m_reader;
+    qsizetype m_size;
+    QByteArray m_buffer;
+    SharedText m_process, m_host, m_category, m_file;
+};
 } // namespace
 
 QString severityName(Severity severity)
@@ -155,38 +426,16 @@ bool LogRecord::operator==(const LogRecord &o) const
 
 QByteArray encodeRecords(const QList<LogRecord> &records)
 {
-    QCborArray a;
+    RecordWriter w(records.size());
+    w.header(4, quint64(records.size()));
     for (const LogRecord &r : records)
-        a.append(toCbor(r));
-    return a.toCborValue().toCbor();
+        w.record(r);
+    return w.take();
 }
 
 std::optional<QList<LogRecord>> decodeRecords(const QByteArray &data, QString *error)
 {
-    QCborParserError pe;
-    const QCborValue v = QCborValue::fromCbor(data, &pe);
-    if (pe.error != QCborError::NoError || !v.isArray()) {
-        if (error)
-            *error = pe.error != QCborError::NoError
-                         ? QStringLiteral("malformed CBOR: %1").arg(pe.errorString())
-                         : QStringLiteral("not a list of records");
-        return std::nullopt;
-    }
-    const QCborArray a = v.toArray();
-    QList<LogRecord> out;
-    out.reserve(a.size());
-    for (const QCborValue &e : a) {
-        if (!e.isMap()) {
-            if (error)
-                *error = QStringLiteral("a record is not a map");
-            return std::nullopt;
-        }
-        auto r = fromCbor(e.toMap(), error);
-        if (!r)
-            return std::nullopt;
-        out.append(std::move(*r));
-    }
-    return out;
+    return RecordReader(data).readAll(error);
 }
 
 QByteArray LogQuery::encode() const

@@ -116,7 +116,8 @@ void ReportSender::answered(const Reply &reply)
         tick();
         return;
     }
-    const bool refused = reply.error() == Status::Code::Failed && reply.errorString() != logservice::busyError();
+    const bool refused =
+        reply.error() == Status::Code::Failed && reply.errorString() != logservice::busyError();
     const bool unsendable =
         reply.error() == Status::Code::InvalidName || reply.error() == Status::Code::MessageTooLarge;
     if (refused || unsendable) {
@@ -307,6 +308,21 @@ bool flushReports(int timeoutMs)
         QThread::msleep(1);
     }
     return false;
+}
+
+QList<LogRecord> takeReports(int max)
+{
+    Reporting &g = reporting();
+    {
+        QMutexLocker lock(&g.lock);
+        if (g.sender)
+            return {};
+    }
+    const qint64 now = nowMs();
+    QList<LogRecord> out = g.queue.take(max, now);
+    // A count of drops (queue full) becomes a message of its own at the head, taken next time.
+    g.queue.delivered(quint64(out.size()), now);
+    return out;
 }
 
 ReportStatistics reportStatistics()

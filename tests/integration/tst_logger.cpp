@@ -6,12 +6,17 @@
 
 #include "dialog/report.h"
 
+#include <QDateTime>
 #include <QDir>
 #include <QFile>
 #include <QHash>
 #include <QLoggingCategory>
+#include <QRegularExpression>
 #include <QScopeGuard>
+#include <QSqlDatabase>
+#include <QSqlQuery>
 #include <QTemporaryDir>
+#include <functional>
 #include <unistd.h>
 
 using namespace dialog::test;
@@ -98,6 +103,31 @@ private:
                 QTest::qWait(20);
             }
         return true;
+    }
+
+    /// `dialog log search --json --process DIALOG.ControlServer ARGS` polled until @p done accepts the
+    /// texts found (bounded); the texts of the last search.
+    QStringList waitForControlServerTexts(const QStringList &args,
+                                          const std::function<bool(const QStringList &)> &done)
+    {
+        QStringList texts;
+        waitUntil(
+            [&] {
+                texts.clear();
+                for (const QJsonObject &r :
+                     search(QStringList{QStringLiteral("--process"), QStringLiteral("DIALOG.ControlServer"),
+                                        QStringLiteral("--limit"), QStringLiteral("1000")} +
+                            args))
+                    texts << r.value(QStringLiteral("text")).toString();
+                return done(texts);
+            },
+            20000, 200);
+        return texts;
+    }
+
+    static bool containsMatch(const QStringList &texts, const QString &pattern)
+    {
+        return !texts.filter(QRegularExpression(pattern)).isEmpty();
     }
 
 private Q_SLOTS:
@@ -630,6 +660,148 @@ private Q_SLOTS:
                            &err),
                  0);
         QCOMPARE(search({QStringLiteral("--process"), QStringLiteral("Writer")}).size(), 1);
+    }
+
+    void controlServerEventsAreStored()
+    {
+        // A process connects, a second one of the same name is refused, the first one dies.
+        QProcess *victim =
+            m_fx->start(QStringLiteral("dialog"),
+                        {QStringLiteral("publish"), QStringLiteral("--name"), QStringLiteral("Victim"),
+                         QStringLiteral("--rate"), QStringLiteral("10"), QStringLiteral("Victim.Data")});
+        QTRY_VERIFY_WITH_TIMEOUT(!m_fx->processEntry(QStringLiteral("Victim")).isEmpty(), 10000);
+        QProcess *twin =
+            m_fx->start(QStringLiteral("dialog"), {QStringLiteral("publish"), QStringLiteral("--name"),
+                                                   QStringLiteral("Victim"), QStringLiteral("Victim.Other")});
+        QVERIFY(twin->waitForFinished(10000));
+        QVERIFY(twin->exitCode() != 0);
+        victim->kill();
+        QVERIFY(victim->waitForFinished(5000));
+        const QStringList texts = waitForControlServerTexts(
+            {QStringLiteral("--text"), QStringLiteral("Victim")},
+            [](const QStringList &t) { return containsMatch(t, QStringLiteral("Victim.* lost: ")); });
+        QVERIFY2(containsMatch(texts, QStringLiteral("^process Victim connected from ")),
+                 qPrintable(texts.join('\n')));
+        QVERIFY2(containsMatch(texts, QStringLiteral("^refused connection of Victim ")),
+                 qPrintable(texts.join('\n')));
+        QVERIFY2(containsMatch(texts, QStringLiteral("^process Victim \\S+ pid \\d+ lost: ")),
+                 qPrintable(texts.join('\n')));
+        // With their severity, category and the Control Server's PID.
+        const auto lost = search({QStringLiteral("--process"), QStringLiteral("DIALOG.ControlServer"),
+                                  QStringLiteral("--severity"), QStringLiteral("warning"),
+                                  QStringLiteral("--text"), QStringLiteral("Victim")});
+        QVERIFY(!lost.isEmpty());
+        QCOMPARE(lost.last().value(QStringLiteral("category")).toString(),
+                 QStringLiteral("dialog.controlserver"));
+        QCOMPARE(lost.last().value(QStringLiteral("pid")).toInteger(),
+                 qint64(m_fx->controlServerProcess()->processId()));
+
+        // What the Control Server said before the logger started is there too (it keeps its newest
+        // messages for a logger that subscribes later) - and once only, across a logger restart.
+        const QStringList listening{QStringLiteral("--text"), QStringLiteral("Control Server listening on")};
+        QCOMPARE(
+            waitForControlServerTexts(listening, [](const QStringList &t) { return !t.isEmpty(); }).size(),
+            1);
+        m_logger->terminate();
+        QVERIFY(m_logger->waitForFinished(5000));
+        m_logger = startLogger();
+        QVERIFY(!waitForLogger().isEmpty());
+        // The restarted logger's own connection is new, so it is stored: everything before it, once.
+        const QStringList again =
+            waitForControlServerTexts({QStringLiteral("--text"), QStringLiteral("dialog-logger")},
+                                      [](const QStringList &t) { return t.size() >= 2; });
+        QCOMPARE(again.filter(QStringLiteral("process dialog-logger connected")).size(), 2);
+        QCOMPARE(search(QStringList{QStringLiteral("--process"), QStringLiteral("DIALOG.ControlServer")} +
+                        listening)
+                     .size(),
+                 1);
+    }
+
+    void standbyTakeOverIsStored()
+    {
+        const quint16 standbyPort = freePort();
+        QVERIFY(m_fx->startControlServerOn(standbyPort,
+                                           {QStringLiteral("--standby-of"), m_fx->controlServer()}, false));
+        const QString both = m_fx->controlServer() + QStringLiteral(",127.0.0.1:%1").arg(standbyPort);
+        m_logger->terminate();
+        QVERIFY(m_logger->waitForFinished(5000));
+        m_logger = startLogger({QStringLiteral("--control-server"), both});
+        QVERIFY(!waitForLogger().isEmpty());
+        QTRY_VERIFY_WITH_TIMEOUT(
+            !m_fx->processEntry(QStringLiteral("DIALOG.Standby.%1").arg(standbyPort)).isEmpty(), 10000);
+        m_fx->controlServerProcess()->kill();
+        QVERIFY(ProcessFixture::waitForPort(standbyPort, 15000));
+        // The standby's messages, from its start as a spare to the take-over, reach the logger once it
+        // has failed over.
+        const QStringList texts =
+            waitForControlServerTexts({QStringLiteral("--control-server"), both}, [](const QStringList &t) {
+                return containsMatch(t, QStringLiteral("^primary Control Server .* is gone: taking over"));
+            });
+        QVERIFY2(containsMatch(texts, QStringLiteral("^primary Control Server .* is gone: taking over")),
+                 qPrintable(texts.join('\n')));
+        QVERIFY2(containsMatch(texts, QStringLiteral("^standby of ")), qPrintable(texts.join('\n')));
+        QVERIFY2(containsMatch(texts,
+                               QStringLiteral("^Control Server listening on 127.0.0.1:%1").arg(standbyPort)),
+                 qPrintable(texts.join('\n')));
+    }
+
+    void databaseOfAnEarlierLoggerIsMigrated()
+    {
+        // An earlier logger recognised batches sent again by a unique index on (process, pid, seq); this
+        // one keeps the highest sequence per origin in `origins`, taken from the messages when it opens
+        // such a database.
+        m_logger->terminate();
+        QVERIFY(m_logger->waitForFinished(5000));
+        QTemporaryDir dir;
+        QVERIFY(dir.isValid());
+        const QString file = QDir(dir.path()).filePath(QStringLiteral("messages.sqlite"));
+        {
+            QSqlDatabase db = QSqlDatabase::addDatabase(QStringLiteral("QSQLITE"), QStringLiteral("old"));
+            db.setDatabaseName(file);
+            QVERIFY(db.open());
+            QSqlQuery q(db);
+            QVERIFY(q.exec(QStringLiteral(
+                "CREATE TABLE messages (id INTEGER PRIMARY KEY AUTOINCREMENT, time INTEGER NOT NULL, "
+                "severity INTEGER NOT NULL, process TEXT NOT NULL, host TEXT NOT NULL, pid INTEGER NOT NULL, "
+                "category TEXT NOT NULL, text TEXT NOT NULL, file TEXT, line INTEGER, run INTEGER NOT NULL, "
+                "vals TEXT, seq INTEGER NOT NULL)")));
+            QVERIFY(q.exec(
+                QStringLiteral("CREATE UNIQUE INDEX messages_origin ON messages (process, pid, seq)")));
+            const qint64 now = QDateTime::currentMSecsSinceEpoch();
+            for (int seq = 1; seq <= 3; ++seq)
+                QVERIFY(q.exec(
+                    QStringLiteral("INSERT INTO messages (time, severity, process, host, pid, category, "
+                                   "text, run, seq) VALUES (%1, 1, 'Old', 'h', 77, 'default', 'old "
+                                   "#%2', 0, %2)")
+                        .arg(now - 1000 + seq)
+                        .arg(seq)));
+            db.close();
+        }
+        QSqlDatabase::removeDatabase(QStringLiteral("old"));
+        m_logger = m_fx->start(QStringLiteral("dialog-logger"), {QStringLiteral("--data-dir"), dir.path()});
+        QVERIFY(!waitForLogger().isEmpty());
+        QCOMPARE(search({QStringLiteral("--process"), QStringLiteral("Old")}).size(), 3);
+        QCOMPARE(
+            m_fx->run(QStringLiteral("dialog"), reportArgs(QStringLiteral("New"), {QStringLiteral("new")})),
+            0);
+        QCOMPARE(search({QStringLiteral("--process"), QStringLiteral("New")}).size(), 1);
+        QSqlDatabase db = QSqlDatabase::addDatabase(QStringLiteral("QSQLITE"), QStringLiteral("migrated"));
+        db.setDatabaseName(file);
+        db.setConnectOptions(QStringLiteral("QSQLITE_OPEN_READONLY"));
+        QVERIFY(db.open());
+        QSqlQuery q(db);
+        QVERIFY(q.exec(QStringLiteral("SELECT count(*) FROM sqlite_master WHERE name = 'messages_origin'")) &&
+                q.next());
+        QCOMPARE(q.value(0).toInt(), 0);
+        QVERIFY(q.exec(QStringLiteral("SELECT seq FROM origins WHERE process = 'Old' AND pid = 77")) &&
+                q.next());
+        QCOMPARE(q.value(0).toInt(), 3);
+        QVERIFY(q.exec(QStringLiteral("SELECT seq FROM origins WHERE process = 'New'")) && q.next());
+        QCOMPARE(q.value(0).toInt(), 1);
+        q.finish();
+        db.close();
+        db = QSqlDatabase();
+        QSqlDatabase::removeDatabase(QStringLiteral("migrated"));
     }
 
     void readOnlyDatabaseDropsSaysWhyAndRecovers()

@@ -95,6 +95,12 @@ inline QString live()
 {
     return QStringLiteral("DIALOG.Logger.Live");
 }
+/// The Control Server's own messages (it has no Client to send them with): the newest ones as one
+/// encodeRecords() value, published as they come; dialog-logger subscribes and stores the new ones.
+inline QString controlServer()
+{
+    return QStringLiteral("DIALOG.ControlServer.Log");
+}
 /// Request envelopes: a one-byte kind then the payload.
 constexpr char StoreKind = 's';
 constexpr char QueryKind = 'q';

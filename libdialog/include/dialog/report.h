@@ -60,6 +60,12 @@ void stopReporting();
 /// reporting. False on time-out (the rest stays queued).
 bool flushReports(int timeoutMs = 5000);
 
+/// For a process that delivers its messages itself instead of through a Client (the Control Server,
+/// which is the directory and has no Client, publishes them on logservice::controlServer()): moves
+/// up to @p max queued messages out, oldest first, with their sequence numbers, host and PID set,
+/// and counts them as acknowledged. Empty while startReporting() sends the queue.
+QList<LogRecord> takeReports(int max);
+
 /// Counters of this process' reporting since it started.
 struct ReportStatistics
 {

@@ -2,6 +2,9 @@
 // repeated messages, sequence order; and the record codec.
 #include "reportqueue_p.h"
 
+#include <QCborArray>
+#include <QCborMap>
+#include <QCborValue>
 #include <QTest>
 
 using namespace dialog;
@@ -189,12 +192,47 @@ private Q_SLOTS:
         QCOMPARE(back->at(0), r);
     }
 
+    void recordsAreStandardCborOfEveryLength()
+    {
+        // The writer fits CBOR's header forms by hand: strings and integers across every size boundary
+        // must read back, and read as standard CBOR (QCborValue) with the same keys.
+        QList<LogRecord> records;
+        for (qsizetype length : {0, 1, 23, 24, 255, 256, 65535, 65536, 70000}) {
+            LogRecord r = record(QString(length, QLatin1Char('a')) + QStringLiteral("é€"));
+            r.timeMs = length % 2 ? -5 : (qint64(1) << 40) + length;
+            r.pid = qint64(length) * 70000;
+            r.sequence = quint64(length) << 20;
+            r.line = int(length);
+            r.file = length ? QStringLiteral("f.cpp") : QString();
+            records << r;
+        }
+        const QByteArray data = encodeRecords(records);
+        const auto back = decodeRecords(data);
+        QVERIFY(back);
+        QCOMPARE(*back, records);
+        QCborParserError e;
+        const QCborValue tree = QCborValue::fromCbor(data, &e);
+        QCOMPARE(e.error, QCborError::NoError);
+        QCOMPARE(tree.toArray().size(), records.size());
+        const QCborMap last = tree.toArray().last().toMap();
+        QCOMPARE(last.value(QStringLiteral("x")).toString(), records.last().text);
+        QCOMPARE(last.value(QStringLiteral("n")).toInteger(), qint64(records.last().sequence));
+        QCOMPARE(tree.toArray().at(1).toMap().value(QStringLiteral("t")).toInteger(), qint64(-5));
+    }
+
     void malformedRecordsAreRefused()
     {
         QString error;
         QVERIFY(!decodeRecords(QByteArray("\xff\x00garbage", 9), &error));
         QVERIFY(!error.isEmpty());
         QVERIFY(!decodeRecords(QByteArray("\x81\x01", 2), &error)); // [1]: not a map
+        // [{"x": a text string claiming 2^40 bytes}]: refused, nothing allocated for it.
+        QVERIFY(!decodeRecords(QByteArray("\x81\xa1\x61x\x7b\x00\x00\x01\x00\x00\x00\x00\x00", 13), &error));
+        QVERIFY2(error.contains(QLatin1String("malformed")), qPrintable(error));
+        // Truncated in the middle of a record.
+        const QByteArray good = encodeRecords({record(QStringLiteral("whole"))});
+        for (qsizetype n = 0; n < good.size(); ++n)
+            QVERIFY(!decodeRecords(good.left(n), &error));
         QVERIFY(!LogQuery::decode(QByteArray("x"), &error));
         LogQuery q;
         q.limit = 0;
