@@ -485,6 +485,7 @@ void IsServer::write(const Request &request, int op, const QString &name, const 
 
 bool IsServer::startJournal(QString *error)
 {
+    Q_UNUSED(error); // a journal that cannot be written refuses writes, it does not stop the server
     if (!m_options.journal || !m_options.mirrorOf.isEmpty() || m_options.mirrorListenPort >= 0)
         return true;
     // The changes acknowledged since the checkpoint, on top of it. A damaged journal never stops
@@ -496,13 +497,18 @@ bool IsServer::startJournal(QString *error)
         std::fprintf(stderr, "dialog-isserver %s: replayed %lld changes (%lld records) from %d journal segments\n",
                      qPrintable(m_options.name), qlonglong(rr.applied), qlonglong(rr.records), rr.segments);
     m_journal = std::make_unique<is::Journal>(m_options.dataDir, m_options.name, m_options.journalSync);
-    if (!m_journal->open(error)) {
-        *error = QStringLiteral("cannot start the journal: %1 (--no-journal starts without it)").arg(*error);
-        return false;
+    QString why;
+    if (m_journal->open(&why)) {
+        std::fprintf(stderr, "dialog-isserver %s: journal %s (sync %s)\n", qPrintable(m_options.name),
+                     qPrintable(is::Journal::segmentPath(m_options.dataDir, m_options.name, m_journal->segment())),
+                     qPrintable(is::Journal::syncName(m_options.journalSync)));
+    } else {
+        // A full disk must not keep the server from serving reads; every write is refused (each
+        // commit tries a new segment) until the journal can be written again.
+        std::fprintf(stderr, "dialog-isserver %s: journal: %s; writes are refused until it can be written\n",
+                     qPrintable(m_options.name), qPrintable(why));
+        m_journalFailing = true;
     }
-    std::fprintf(stderr, "dialog-isserver %s: journal %s (sync %s)\n", qPrintable(m_options.name),
-                 qPrintable(is::Journal::segmentPath(m_options.dataDir, m_options.name, m_journal->segment())),
-                 qPrintable(is::Journal::syncName(m_options.journalSync)));
     std::fflush(stderr);
     m_repository->addListener([this](const is::Change &c) {
         if (c.name == StatisticsObject)
