@@ -470,7 +470,7 @@ void IsServer::write(const Request &request, int op, const QString &name, const 
         else
             m_writers.insert(object, request.origin());
     }
-    if (m_journal && (m_journal->hasPending() || !m_pendingReplies.isEmpty())) {
+    if (m_journal && (m_journal->hasPending() || !m_pendingReplies.isEmpty() || m_journalInFlight > 0)) {
         // Acknowledged only once its journal record is written (and synced, by the policy); the
         // replies of one batch keep their order.
         m_pendingReplies.append({request, res, error});
@@ -536,11 +536,20 @@ void IsServer::scheduleJournalCommit()
 
 void IsServer::commitJournal()
 {
-    if (!m_journal)
+    if (!m_journal || (!m_journal->hasPending() && m_pendingReplies.isEmpty()))
         return;
-    QString why;
-    const bool ok = m_journal->commit(&why);
-    const QList<PendingReply> replies = std::exchange(m_pendingReplies, {});
+    ++m_journalInFlight;
+    // With --journal-sync batch the fdatasync runs on the journal's thread while this one goes on
+    // with the next requests; the replies come back here, in order, once the records are durable.
+    m_journal->commitAsync(this, [this, replies = std::exchange(m_pendingReplies, {})](bool ok,
+                                                                                        const QString &why) {
+        --m_journalInFlight;
+        journalCommitted(replies, ok, why);
+    });
+}
+
+void IsServer::journalCommitted(const QList<PendingReply> &replies, bool ok, const QString &why)
+{
     if (!ok) {
         quint64 refused = 0;
         for (const PendingReply &p : replies)
@@ -903,12 +912,20 @@ bool IsServer::saveNow(QString *error)
     m_pool.waitForDone();
     if (m_options.dataDir.isEmpty() || !m_repository)
         return true;
-    commitJournal();
+    if (m_journal) {
+        commitJournal();
+        m_journal->drain();
+        QCoreApplication::sendPostedEvents(this, QEvent::MetaCall); // the last acknowledgements
+    }
     const Status saved = is::Checkpoint::save(*m_repository, m_options.dataDir);
     if (!saved.isOk())
         *error = saved.message();
     else if (m_journal)
         m_journal->removeUpTo(m_journalCheckpointed);
+    if (m_journal)
+        std::fprintf(stderr, "dialog-isserver %s: journal: %llu bytes written, %llu fdatasyncs, %llu writes refused\n",
+                     qPrintable(m_options.name), qulonglong(m_journal->bytesWritten()),
+                     qulonglong(m_journal->syncs()), qulonglong(m_journalErrors.load()));
     return saved.isOk();
 }
 

@@ -168,6 +168,8 @@ private:
     quint64 m_journalCheckpointed = 0; // newest segment covered by the last checkpoint written
     std::atomic<quint64> m_journalErrors{0};
     bool m_journalFailing = false; // the last commit failed (logged once per episode)
+    int m_journalInFlight = 0;     // commits whose fdatasync (and replies) are still to come
+    void journalCommitted(const QList<PendingReply> &replies, bool ok, const QString &why);
 
     // With --sum and --alarms.
     std::vector<std::unique_ptr<Summer>> m_summers;

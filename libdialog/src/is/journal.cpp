@@ -6,6 +6,9 @@
 
 #include <QDir>
 #include <QFile>
+#include <QHash>
+#include <QMetaObject>
+#include <QObject>
 #include <QLoggingCategory>
 #include <QRegularExpression>
 #include <QtEndian>
@@ -194,11 +197,94 @@ using namespace journalformat;
 Journal::Journal(const QString &dir, const QString &serverName, Sync sync)
     : m_dir(dir), m_serverName(serverName), m_sync(sync)
 {
+    if (m_sync == Sync::Batch)
+        m_syncThread = std::thread([this] { syncLoop(); });
 }
 
 Journal::~Journal()
 {
+    if (m_syncThread.joinable()) {
+        {
+            std::lock_guard<std::mutex> g(m_lock);
+            m_stop = true;
+        }
+        m_wake.notify_all();
+        m_syncThread.join();
+    }
     close();
+}
+
+void Journal::syncLoop()
+{
+    std::unique_lock<std::mutex> lk(m_lock);
+    for (;;) {
+        m_wake.wait(lk, [this] { return m_stop || !m_queue.empty(); });
+        if (m_queue.empty())
+            return; // stopping, and everything queued is done
+        std::deque<SyncItem> items;
+        items.swap(m_queue);
+        m_busy = true;
+        lk.unlock();
+        // Everything queued meanwhile is covered by one fdatasync of its segment.
+        QList<int> synced;
+        QHash<int, QString> failed;
+        for (const SyncItem &item : items) {
+            if (item.fd < 0 || !item.ok || synced.contains(item.fd) || failed.contains(item.fd))
+                continue;
+            if (::fdatasync(item.fd) == 0) {
+                synced << item.fd;
+                m_syncs.fetch_add(1);
+            } else {
+                failed.insert(item.fd, QStringLiteral("fdatasync: %1").arg(QString::fromLocal8Bit(std::strerror(errno))));
+                m_syncFailed.store(true);
+            }
+        }
+        for (SyncItem &item : items) {
+            bool ok = item.ok;
+            QString error = item.error;
+            if (ok && failed.contains(item.fd)) {
+                ok = false;
+                error = QStringLiteral("journal segment of IS server %1: %2").arg(m_serverName, failed.value(item.fd));
+            }
+            if (item.done)
+                QMetaObject::invokeMethod(
+                    item.context, [done = std::move(item.done), ok, error] { done(ok, error); }, Qt::QueuedConnection);
+        }
+        lk.lock();
+        m_busy = false;
+        m_idle.notify_all();
+    }
+}
+
+void Journal::drain()
+{
+    if (!m_syncThread.joinable())
+        return;
+    std::unique_lock<std::mutex> lk(m_lock);
+    m_idle.wait(lk, [this] { return m_queue.empty() && !m_busy; });
+}
+
+void Journal::commitAsync(QObject *context, Done done)
+{
+    if (m_sync != Sync::Batch) {
+        QString error;
+        const bool ok = commit(&error);
+        if (done)
+            done(ok, error);
+        return;
+    }
+    SyncItem item;
+    item.context = context;
+    item.done = std::move(done);
+    const bool hadRecords = !m_pending.isEmpty();
+    item.ok = writePending(&item.error);
+    if (item.ok && hadRecords)
+        item.fd = m_fd;
+    {
+        std::lock_guard<std::mutex> g(m_lock);
+        m_queue.push_back(std::move(item));
+    }
+    m_wake.notify_one();
 }
 
 QString Journal::segmentPath(const QString &dir, const QString &serverName, quint64 segment)
@@ -352,10 +438,31 @@ void Journal::append(const Change &change)
 
 bool Journal::commit(QString *error)
 {
+    if (!writePending(error))
+        return false;
+    if (m_sync == Sync::Batch) {
+        // Durable once every queued sync is done, and this one.
+        drain();
+        if (m_fd >= 0 && ::fdatasync(m_fd) != 0) {
+            *error = QStringLiteral("%1: fdatasync: %2")
+                         .arg(segmentPath(m_dir, m_serverName, m_segment), QString::fromLocal8Bit(std::strerror(errno)));
+            m_broken = true;
+            return false;
+        }
+        m_syncs.fetch_add(1);
+    }
+    return true;
+}
+
+bool Journal::writePending(QString *error)
+{
     if (m_pending.isEmpty())
         return true;
     const QByteArray bytes = std::exchange(m_pending, {});
+    if (m_syncFailed.exchange(false))
+        m_broken = true;
     if (m_fd < 0 || m_broken) {
+        drain(); // the sync thread may still use the old descriptor
         QString why;
         if (!open(&why)) {
             *error = why;
@@ -375,11 +482,11 @@ bool Journal::commit(QString *error)
         }
         done += w;
     }
-    if (err == 0 && m_sync != Sync::None) {
+    if (err == 0 && m_sync == Sync::Always) {
         if (::fdatasync(m_fd) != 0)
             err = errno;
         else
-            ++m_syncs;
+            m_syncs.fetch_add(1);
     }
     if (err != 0) {
         *error = QStringLiteral("%1: cannot append: %2").arg(path, QString::fromLocal8Bit(std::strerror(err)));
@@ -398,6 +505,7 @@ quint64 Journal::rotate(QString *error)
 {
     if (!commit(error))
         return 0;
+    drain();
     const quint64 closed = m_segment;
     if (!openSegment(m_segment + 1, error))
         return 0;

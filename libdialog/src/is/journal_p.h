@@ -11,7 +11,14 @@
 #include <QList>
 #include <QString>
 #include <QStringList>
+#include <atomic>
+#include <condition_variable>
+#include <deque>
 #include <functional>
+#include <mutex>
+#include <thread>
+
+class QObject;
 
 namespace dialog::is {
 
@@ -70,7 +77,8 @@ Decoded decodeSegment(QByteArrayView bytes, const QString &serverName,
 /// segment is deleted once two later checkpoints are written (the one before the latest is
 /// `.previous`, which the checkpoint loader may fall back to).
 ///
-/// Not thread-safe: one thread appends, commits, rotates (the IS server's main thread).
+/// Not thread-safe: one thread appends, commits, rotates (the IS server's main thread). With
+/// Sync::Batch a thread of its own runs the fdatasyncs (commitAsync()).
 class Journal
 {
 public:
@@ -116,6 +124,15 @@ public:
     /// Adds the record of @p change to the records not written yet.
     void append(const Change &change);
     bool hasPending() const { return !m_pending.isEmpty(); }
+    using Done = std::function<void(bool ok, const QString &error)>;
+    /// Writes the pending records to the segment now; with Sync::Batch the fdatasync runs on the
+    /// journal's sync thread (one fdatasync for every commit queued meanwhile: group commit) and
+    /// @p done is called in @p context's thread once the records are durable, or failed; with the
+    /// other policies it is commit() and @p done is called before this returns. The @p done of
+    /// successive commits are called in commit order. False if the records could not be written.
+    void commitAsync(QObject *context, Done done);
+    /// Until every commitAsync() queued so far is synced and its @p done posted.
+    void drain();
     /// Writes the pending records to the segment and, by the policy, fdatasyncs it. On failure
     /// (full disk, I/O error) returns false with the reason: the pending records are dropped, the
     /// segment is cut back to its last complete record, and the next commit starts a new segment
@@ -129,11 +146,23 @@ public:
     void removeUpTo(quint64 segment);
 
     quint64 bytesWritten() const { return m_bytesWritten; }
-    quint64 syncs() const { return m_syncs; }
+    quint64 syncs() const { return m_syncs.load(); }
 
 private:
     bool openSegment(quint64 segment, QString *error);
     void close();
+    /// write() of the pending records; false with the reason (the segment cut back). No sync.
+    bool writePending(QString *error);
+    void syncLoop();
+
+    struct SyncItem
+    {
+        int fd = -1;      // -1: nothing to sync (a failure or a commit without records)
+        bool ok = true;
+        QString error;
+        QObject *context = nullptr;
+        Done done;
+    };
 
     QString m_dir;
     QString m_serverName;
@@ -144,7 +173,15 @@ private:
     bool m_broken = false; // the open segment may end in a partial record: start a new one
     QByteArray m_pending;
     quint64 m_bytesWritten = 0;
-    quint64 m_syncs = 0;
+    std::atomic<quint64> m_syncs{0};
+
+    // Sync::Batch: the sync thread and its queue.
+    std::thread m_syncThread;
+    std::mutex m_lock;
+    std::condition_variable m_wake, m_idle;
+    std::deque<SyncItem> m_queue;
+    bool m_busy = false, m_stop = false;
+    std::atomic<bool> m_syncFailed{false}; // an fdatasync failed: start a new segment
 };
 
 } // namespace dialog::is
