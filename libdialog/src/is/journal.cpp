@@ -350,23 +350,11 @@ Journal::ReplayResult Journal::replay(Repository &repository, const QString &dir
         qsizetype bad = 0;
         QString firstBad;
         const Decoded d = decodeSegment(bytes, server, [&](const Record &rec) {
-            Change c;
-            c.kind = rec.kind == RecordKind::Created   ? Change::Kind::Created
-                     : rec.kind == RecordKind::Updated ? Change::Kind::Updated
-                                                       : Change::Kind::Removed;
-            // The full name: an object name may hold dots.
-            c.name = server + QLatin1Char('.') + rec.name;
-            c.time = Time(rec.timeUs);
             QString why;
-            if (c.kind != Change::Kind::Removed && !decode(rec.value, repository.registry(), c.object, &why)) {
-                if (bad++ == 0)
-                    firstBad = QStringLiteral("%1: %2").arg(rec.name, why);
-                return;
-            }
-            const Repository::Result res = repository.mirror(c, &why);
+            const Repository::Result res = apply(repository, rec, &why);
             if (res == Repository::Result::Ok)
                 ++result.applied;
-            else if (!(c.kind == Change::Kind::Removed && res == Repository::Result::NotFound) && bad++ == 0)
+            else if (!(rec.kind == RecordKind::Removed && res == Repository::Result::NotFound) && bad++ == 0)
                 firstBad = QStringLiteral("%1: %2").arg(rec.name, why);
         });
         result.records += d.records;
@@ -382,6 +370,20 @@ Journal::ReplayResult Journal::replay(Repository &repository, const QString &dir
                 firstBad);
     }
     return result;
+}
+
+Repository::Result Journal::apply(Repository &repository, const Record &rec, QString *error)
+{
+    Change c;
+    c.kind = rec.kind == RecordKind::Created   ? Change::Kind::Created
+             : rec.kind == RecordKind::Updated ? Change::Kind::Updated
+                                               : Change::Kind::Removed;
+    // The full name: an object name may hold dots.
+    c.name = repository.serverName() + QLatin1Char('.') + rec.name;
+    c.time = Time(rec.timeUs);
+    if (c.kind != Change::Kind::Removed && !decode(rec.value, repository.registry(), c.object, error))
+        return Repository::Result::InvalidObject;
+    return repository.mirror(c, error);
 }
 
 bool Journal::open(QString *error)

@@ -111,6 +111,11 @@ public:
     /// keeping each change's time). Never fails and never stops the server: a damaged header, a
     /// torn tail or a record of an unknown type is skipped and described in problems.
     static ReplayResult replay(Repository &repository, const QString &dir);
+    /// Applies one record to @p repository (Repository::mirror with the record's time). Ok, or
+    /// NotFound for the removal of a missing object (harmless in a replay), or the failure with
+    /// @p error set (an undecodable value, a type not in the registry).
+    static Repository::Result apply(Repository &repository, const journalformat::Record &record,
+                                    QString *error);
 
     static bool parseSync(const QString &text, Sync *sync);
     static QString syncName(Sync sync);
