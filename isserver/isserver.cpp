@@ -152,6 +152,7 @@ bool IsServer::start(QString *error)
         is::Checkpoint::LoadOptions lo;
         lo.fallbackToPrevious = true;
         lo.renameCorrupt = true;
+        lo.skipObjects = {StatisticsObject}; // made afresh every second; its type may have grown
         is::Checkpoint::LoadResult lr;
         const Status loaded = is::Checkpoint::load(*m_repository, m_options.dataDir, lo, &lr);
         if (!loaded.isOk()) {

@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <unistd.h>
 
 namespace dialog::tool {
 
@@ -575,7 +576,19 @@ int isWrite(const QStringList &args)
         isArgs << QStringLiteral("--no-journal");
     else
         isArgs << QStringLiteral("--journal-sync") << journal;
-    env.children.start(ChildProcesses::binary(QStringLiteral("dialog-isserver")), isArgs);
+    QProcess *server = env.children.start(ChildProcesses::binary(QStringLiteral("dialog-isserver")), isArgs);
+    // CPU seconds (user + system) the server has used: less at the mercy of a shared machine's
+    // load than the rate.
+    const auto serverCpuS = [server] {
+        QFile f(QStringLiteral("/proc/%1/stat").arg(server->processId()));
+        if (!f.open(QIODevice::ReadOnly))
+            return -1.0;
+        const QByteArray stat = f.readAll();
+        const QList<QByteArray> fields = stat.mid(stat.lastIndexOf(')') + 2).split(' ');
+        if (fields.size() < 13)
+            return -1.0;
+        return (fields.at(11).toDouble() + fields.at(12).toDouble()) / double(sysconf(_SC_CLK_TCK));
+    };
     ClientOptions o = ClientOptions::fromEnvironment(QStringLiteral("bench-is-write"));
     o.exitOnRefusal = true;
     o.controlServers = {env.address};
@@ -612,11 +625,13 @@ int isWrite(const QStringList &args)
     };
     QElapsedTimer clock;
     clock.start();
+    const double cpuBefore = serverCpuS();
     for (qint64 i = 0; i < inFlight && next < writes; ++i)
         one();
     if (!runUntil([&] { return done == writes; }, 600000))
         return fail(verb, QStringLiteral("the writes timed out"));
     const double seconds = clock.nsecsElapsed() / 1e9;
+    const double cpuUs = (serverCpuS() - cpuBefore) * 1e6 / double(writes);
     if (failures)
         return fail(verb, QStringLiteral("%1 writes failed (first: %2)").arg(failures).arg(firstFailure));
     qint64 journalBytes = 0;
@@ -631,12 +646,13 @@ int isWrite(const QStringList &args)
                             {QStringLiteral("in_flight"), inFlight},
                             {QStringLiteral("writes_per_s"), qRound64(rate)},
                             {QStringLiteral("us_per_write"), qRound64(1e7 / rate) / 10.0},
+                            {QStringLiteral("server_cpu_us_per_write"), qRound64(cpuUs * 10) / 10.0},
                             {QStringLiteral("journal_bytes"), journalBytes}};
         std::printf("%s\n", QJsonDocument(j).toJson(QJsonDocument::Compact).constData());
     } else {
         std::printf("is-write: journal %s, %lld writes (%lld objects of 10 attributes, %lld in flight): %.0f writes/s "
-                    "(%.1f us each), journal %.1f MB\n",
-                    qPrintable(journal), writes, objects, inFlight, rate, 1e6 / rate, journalBytes / 1048576.0);
+                    "(%.1f us each; server CPU %.1f us per write), journal %.1f MB\n",
+                    qPrintable(journal), writes, objects, inFlight, rate, 1e6 / rate, cpuUs, journalBytes / 1048576.0);
     }
     return 0;
 }
