@@ -301,6 +301,9 @@ int main(int argc, char *argv[])
     o.typesDir = p.value(QStringLiteral("types"));
     if (p.isSet(QStringLiteral("journal")) && o.dataDir.isEmpty())
         return fail(QStringLiteral("--journal needs --data-dir (the journal is kept next to the checkpoint)"));
+    if (p.isSet(QStringLiteral("journal")) && (!o.mirrorOf.isEmpty() || o.mirrorListenPort >= 0))
+        return fail(QStringLiteral("--journal on a mirror: a mirror keeps no journal (it copies its master again "
+                                   "when it starts)"));
     o.client = dialog::ClientOptions::fromEnvironment(QStringLiteral("IS.Server.") + o.name);
     o.client.exitOnRefusal = true;            // a second server of the same name must not run
     o.client.maxQueueBytes = 4 * 1024 * 1024; // per subscriber process; a slow one costs at most this

@@ -348,6 +348,12 @@ void tst_IsJournal::badOptionsRefused()
                        nullptr, &err),
              1);
     QVERIFY2(err.contains("--journal needs --data-dir"), err.constData());
+    QCOMPARE(m_fx->run(QStringLiteral("dialog-isserver"),
+                       {QStringLiteral("--name"), QStringLiteral("M"), QStringLiteral("--mirror-of"), Server,
+                        QStringLiteral("--data-dir"), QDir::tempPath(), QStringLiteral("--journal")},
+                       nullptr, &err),
+             1);
+    QVERIFY2(err.contains("a mirror keeps no journal"), err.constData());
 }
 
 QTEST_GUILESS_MAIN(tst_IsJournal)
