@@ -38,14 +38,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     Repository repository(QStringLiteral("Fuzz"), dialog::fuzz::registry());
     qsizetype seen = 0;
-    const journalformat::Decoded d = journalformat::decodeSegment(file, QStringLiteral("Fuzz"),
-                                                                  [&](const journalformat::Record &r) {
-                                                                      ++seen;
-                                                                      QString error;
-                                                                      (void)Journal::apply(repository, r, &error);
-                                                                  });
+    const journalformat::Decoded d =
+        journalformat::decodeSegment(file, QStringLiteral("Fuzz"), [&](const journalformat::Record &r) {
+            ++seen;
+            QString error;
+            (void)Journal::apply(repository, r, &error);
+        });
     // What the reader says must add up, whatever the bytes.
-    if (seen != d.records || d.goodBytes + d.droppedBytes != file.size() || (d.droppedBytes > 0 && d.error.isEmpty()))
+    if (seen != d.records || d.goodBytes + d.droppedBytes != file.size() ||
+        (d.droppedBytes > 0 && d.error.isEmpty()))
         abort();
     return 0;
 }

@@ -80,15 +80,16 @@ int tst_IsJournal::writeMany(int first, int count, quint32 base, QString *firstE
     std::function<void()> one = [&] {
         const int i = next++;
         obj.set<quint32>(QStringLiteral("runNumber"), base + quint32(i));
-        m_dict->update(objName(i), obj, is::Dictionary::UpdateMode::CreateIfMissing, [&](const is::Status &s) {
-            ++answered;
-            if (s.isOk())
-                ++ok;
-            else if (firstError && firstError->isEmpty())
-                *firstError = s.toString();
-            if (next < end)
-                one();
-        });
+        m_dict->update(objName(i), obj, is::Dictionary::UpdateMode::CreateIfMissing,
+                       [&](const is::Status &s) {
+                           ++answered;
+                           if (s.isOk())
+                               ++ok;
+                           else if (firstError && firstError->isEmpty())
+                               *firstError = s.toString();
+                           if (next < end)
+                               one();
+                       });
     };
     for (int k = 0; k < 256 && next < end; ++k)
         one();
@@ -132,10 +133,11 @@ void tst_IsJournal::acknowledgedWritesSurviveSigkill_data()
     QTest::addColumn<bool>("survive");
     // --checkpoint-s 0: no checkpoint before the kill, so the journal alone holds the writes.
     QTest::newRow("journal, sync batch (default)") << QStringList{} << true;
-    QTest::newRow("journal, sync none") << QStringList{QStringLiteral("--journal-sync"), QStringLiteral("none")}
-                                        << true;
+    QTest::newRow("journal, sync none")
+        << QStringList{QStringLiteral("--journal-sync"), QStringLiteral("none")} << true;
     QTest::newRow("journal, sync always")
-        << QStringList{QStringLiteral("--journal"), QStringLiteral("--journal-sync"), QStringLiteral("always")}
+        << QStringList{QStringLiteral("--journal"), QStringLiteral("--journal-sync"),
+                       QStringLiteral("always")}
         << true;
     // What the journal is for: without it, the acknowledged writes die with the process.
     QTest::newRow("no journal: lost") << QStringList{QStringLiteral("--no-journal")} << false;
@@ -146,8 +148,8 @@ void tst_IsJournal::acknowledgedWritesSurviveSigkill()
     QFETCH(QStringList, options);
     QFETCH(bool, survive);
     QTemporaryDir dir;
-    const QStringList args = QStringList{QStringLiteral("--data-dir"), dir.path(), QStringLiteral("--checkpoint-s"),
-                                         QStringLiteral("0")} +
+    const QStringList args = QStringList{QStringLiteral("--data-dir"), dir.path(),
+                                         QStringLiteral("--checkpoint-s"), QStringLiteral("0")} +
                              options;
     QProcess *server = startServer(Server, args);
     QVERIFY(waitForServer(Server));
@@ -177,10 +179,12 @@ void tst_IsJournal::damagedJournalReadUpToTheDamage_data()
     QTest::addColumn<QString>("damage");
     QTest::addColumn<int>("expected"); // objects written back of 100
     QTest::addColumn<QString>("said");
-    QTest::newRow("torn tail (cut mid-record)") << QStringLiteral("truncate") << 99 << QStringLiteral("torn tail");
+    QTest::newRow("torn tail (cut mid-record)")
+        << QStringLiteral("truncate") << 99 << QStringLiteral("torn tail");
     QTest::newRow("last record damaged") << QStringLiteral("flip") << 99 << QStringLiteral("CRC mismatch");
     QTest::newRow("garbage appended") << QStringLiteral("garbage") << 100 << QStringLiteral("dropped");
-    QTest::newRow("segment header damaged") << QStringLiteral("header") << 0 << QStringLiteral("segment skipped");
+    QTest::newRow("segment header damaged")
+        << QStringLiteral("header") << 0 << QStringLiteral("segment skipped");
     QTest::newRow("not a journal") << QStringLiteral("replace") << 0 << QStringLiteral("bad magic");
 }
 
@@ -221,7 +225,8 @@ void tst_IsJournal::damagedJournalReadUpToTheDamage()
     }
     f.close();
     server = restart(server, args);
-    QVERIFY2(server->state() == QProcess::Running, "a damaged journal must never keep the server from starting");
+    QVERIFY2(server->state() == QProcess::Running,
+             "a damaged journal must never keep the server from starting");
     QCOMPARE(countPresent(0, 100, 7), expected);
     if (expected == 99)
         QCOMPARE(m_dict->getSync(objName(99), nullptr).code(), is::Status::Code::NotFound);
@@ -287,8 +292,8 @@ void tst_IsJournal::fullDiskRefusesWritesAndRecovers()
         p.start(QStringLiteral("mount"), args);
         return p.waitForFinished(10000) && p.exitStatus() == QProcess::NormalExit && p.exitCode() == 0;
     };
-    if (!mount({QStringLiteral("-t"), QStringLiteral("tmpfs"), QStringLiteral("-o"), QStringLiteral("size=256k"),
-                QStringLiteral("tmpfs"), dir}))
+    if (!mount({QStringLiteral("-t"), QStringLiteral("tmpfs"), QStringLiteral("-o"),
+                QStringLiteral("size=256k"), QStringLiteral("tmpfs"), dir}))
         QSKIP("cannot mount a tmpfs here (a container without the capability)");
     QProcess *server = nullptr;
     auto unmount = qScopeGuard([&] {
@@ -296,7 +301,8 @@ void tst_IsJournal::fullDiskRefusesWritesAndRecovers()
             sigkill(server);
         QProcess::execute(QStringLiteral("umount"), {dir});
     });
-    const QStringList args{QStringLiteral("--data-dir"), dir, QStringLiteral("--checkpoint-s"), QStringLiteral("0")};
+    const QStringList args{QStringLiteral("--data-dir"), dir, QStringLiteral("--checkpoint-s"),
+                           QStringLiteral("0")};
     server = startServer(Server, args);
     QVERIFY(waitForServer(Server));
     // Records of ~4 KB: 256 KiB hold about 60 of them.
@@ -340,12 +346,13 @@ void tst_IsJournal::badOptionsRefused()
 {
     QByteArray err;
     QCOMPARE(m_fx->run(QStringLiteral("dialog-isserver"),
-                       {QStringLiteral("--name"), Server, QStringLiteral("--journal-sync"), QStringLiteral("sometimes")},
+                       {QStringLiteral("--name"), Server, QStringLiteral("--journal-sync"),
+                        QStringLiteral("sometimes")},
                        nullptr, &err),
              1);
     QVERIFY2(err.contains("invalid --journal-sync 'sometimes'"), err.constData());
-    QCOMPARE(m_fx->run(QStringLiteral("dialog-isserver"), {QStringLiteral("--name"), Server, QStringLiteral("--journal")},
-                       nullptr, &err),
+    QCOMPARE(m_fx->run(QStringLiteral("dialog-isserver"),
+                       {QStringLiteral("--name"), Server, QStringLiteral("--journal")}, nullptr, &err),
              1);
     QVERIFY2(err.contains("--journal needs --data-dir"), err.constData());
     QCOMPARE(m_fx->run(QStringLiteral("dialog-isserver"),

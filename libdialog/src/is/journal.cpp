@@ -7,9 +7,9 @@
 #include <QDir>
 #include <QFile>
 #include <QHash>
+#include <QLoggingCategory>
 #include <QMetaObject>
 #include <QObject>
-#include <QLoggingCategory>
 #include <QRegularExpression>
 #include <QtEndian>
 #include <array>
@@ -130,7 +130,8 @@ Decoded decodeSegment(QByteArrayView bytes, const QString &serverName,
         return d;
     }
     if (!r.get(version) || version != FormatVersion) {
-        d.error = QStringLiteral("journal format version %1 (this build reads %2)").arg(version).arg(FormatVersion);
+        d.error =
+            QStringLiteral("journal format version %1 (this build reads %2)").arg(version).arg(FormatVersion);
         d.droppedBytes = bytes.size();
         return d;
     }
@@ -142,7 +143,8 @@ Decoded decodeSegment(QByteArrayView bytes, const QString &serverName,
         return d;
     }
     if (QString::fromUtf8(name) != serverName) {
-        d.error = QStringLiteral("a journal of IS server '%1', not '%2'").arg(QString::fromUtf8(name), serverName);
+        d.error =
+            QStringLiteral("a journal of IS server '%1', not '%2'").arg(QString::fromUtf8(name), serverName);
         d.droppedBytes = bytes.size();
         return d;
     }
@@ -160,8 +162,9 @@ Decoded decodeSegment(QByteArrayView bytes, const QString &serverName,
             break;
         }
         if (!r.take(length, payload)) {
-            d.error = QStringLiteral("record of %1 bytes with %2 present (torn tail)").arg(length).arg(
-                bytes.size() - d.goodBytes - 8);
+            d.error = QStringLiteral("record of %1 bytes with %2 present (torn tail)")
+                          .arg(length)
+                          .arg(bytes.size() - d.goodBytes - 8);
             break;
         }
         if (crc32(payload) != crc) {
@@ -235,7 +238,9 @@ void Journal::syncLoop()
                 synced << item.fd;
                 m_syncs.fetch_add(1);
             } else {
-                failed.insert(item.fd, QStringLiteral("fdatasync: %1").arg(QString::fromLocal8Bit(std::strerror(errno))));
+                failed.insert(
+                    item.fd,
+                    QStringLiteral("fdatasync: %1").arg(QString::fromLocal8Bit(std::strerror(errno))));
                 m_syncFailed.store(true);
             }
         }
@@ -244,11 +249,13 @@ void Journal::syncLoop()
             QString error = item.error;
             if (ok && failed.contains(item.fd)) {
                 ok = false;
-                error = QStringLiteral("journal segment of IS server %1: %2").arg(m_serverName, failed.value(item.fd));
+                error = QStringLiteral("journal segment of IS server %1: %2")
+                            .arg(m_serverName, failed.value(item.fd));
             }
             if (item.done)
                 QMetaObject::invokeMethod(
-                    item.context, [done = std::move(item.done), ok, error] { done(ok, error); }, Qt::QueuedConnection);
+                    item.context, [done = std::move(item.done), ok, error] { done(ok, error); },
+                    Qt::QueuedConnection);
         }
         lk.lock();
         m_busy = false;
@@ -366,8 +373,8 @@ Journal::ReplayResult Journal::replay(Repository &repository, const QString &dir
                                    .arg(d.droppedBytes)
                                    .arg(d.records);
         if (bad > 0)
-            result.problems << QStringLiteral("%1: %2 records not applied (first: %3)").arg(path).arg(bad).arg(
-                firstBad);
+            result.problems
+                << QStringLiteral("%1: %2 records not applied (first: %3)").arg(path).arg(bad).arg(firstBad);
     }
     return result;
 }
@@ -396,16 +403,20 @@ bool Journal::open(QString *error)
 bool Journal::openSegment(quint64 segment, QString *error)
 {
     const QString path = segmentPath(m_dir, m_serverName, segment);
-    const int fd = ::open(QFile::encodeName(path).constData(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    const int fd =
+        ::open(QFile::encodeName(path).constData(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0) {
-        *error = QStringLiteral("%1: cannot create: %2").arg(path, QString::fromLocal8Bit(std::strerror(errno)));
+        *error =
+            QStringLiteral("%1: cannot create: %2").arg(path, QString::fromLocal8Bit(std::strerror(errno)));
         return false;
     }
     const QByteArray header = encodeHeader(m_serverName, segment);
     const ssize_t w = ::write(fd, header.constData(), size_t(header.size()));
     if (w != ssize_t(header.size()) || (m_sync != Sync::None && ::fdatasync(fd) != 0)) {
-        *error = QStringLiteral("%1: cannot write: %2")
-                     .arg(path, QString::fromLocal8Bit(std::strerror(w < 0 || w == header.size() ? errno : ENOSPC)));
+        *error =
+            QStringLiteral("%1: cannot write: %2")
+                .arg(path,
+                     QString::fromLocal8Bit(std::strerror(w < 0 || w == header.size() ? errno : ENOSPC)));
         ::close(fd);
         ::unlink(QFile::encodeName(path).constData());
         return false;
@@ -447,7 +458,8 @@ bool Journal::commit(QString *error)
         drain();
         if (m_fd >= 0 && ::fdatasync(m_fd) != 0) {
             *error = QStringLiteral("%1: fdatasync: %2")
-                         .arg(segmentPath(m_dir, m_serverName, m_segment), QString::fromLocal8Bit(std::strerror(errno)));
+                         .arg(segmentPath(m_dir, m_serverName, m_segment),
+                              QString::fromLocal8Bit(std::strerror(errno)));
             m_broken = true;
             return false;
         }
@@ -491,7 +503,8 @@ bool Journal::writePending(QString *error)
             m_syncs.fetch_add(1);
     }
     if (err != 0) {
-        *error = QStringLiteral("%1: cannot append: %2").arg(path, QString::fromLocal8Bit(std::strerror(err)));
+        *error =
+            QStringLiteral("%1: cannot append: %2").arg(path, QString::fromLocal8Bit(std::strerror(err)));
         // Cut the partial records off, so that later records are not hidden behind them; if that
         // fails too, the next commit starts a new segment.
         if (::ftruncate(m_fd, m_size) != 0 || ::lseek(m_fd, m_size, SEEK_SET) != m_size)

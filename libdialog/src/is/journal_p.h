@@ -42,7 +42,7 @@ struct Record
 {
     RecordKind kind = RecordKind::Created;
     qint64 timeUs = 0;
-    QString name; ///< object name, without the server prefix
+    QString name;     ///< object name, without the server prefix
     QByteArray value; ///< dialog::is::encode() of the object; empty for Removed
 };
 
@@ -50,10 +50,10 @@ struct Record
 struct Decoded
 {
     bool headerOk = false;
-    QString error;          ///< header problem, or why the records stop before the end of the bytes
-    quint64 segment = 0;    ///< number from the header
-    qsizetype records = 0;  ///< complete records handed to the callback
-    qsizetype goodBytes = 0; ///< bytes up to the end of the last complete record
+    QString error;              ///< header problem, or why the records stop before the end of the bytes
+    quint64 segment = 0;        ///< number from the header
+    qsizetype records = 0;      ///< complete records handed to the callback
+    qsizetype goodBytes = 0;    ///< bytes up to the end of the last complete record
     qsizetype droppedBytes = 0; ///< bytes after it (a torn or damaged tail)
 };
 
@@ -94,9 +94,9 @@ public:
     struct ReplayResult
     {
         int segments = 0;
-        qsizetype records = 0;  ///< complete records read
-        qsizetype applied = 0;  ///< of which applied (a removal of a missing object is not)
-        QStringList problems;   ///< one line per damaged segment, torn tail or unusable record
+        qsizetype records = 0; ///< complete records read
+        qsizetype applied = 0; ///< of which applied (a removal of a missing object is not)
+        QStringList problems;  ///< one line per damaged segment, torn tail or unusable record
     };
 
     Journal(const QString &dir, const QString &serverName, Sync sync);
@@ -162,7 +162,7 @@ private:
 
     struct SyncItem
     {
-        int fd = -1;      // -1: nothing to sync (a failure or a commit without records)
+        int fd = -1; // -1: nothing to sync (a failure or a commit without records)
         bool ok = true;
         QString error;
         QObject *context = nullptr;
@@ -174,7 +174,7 @@ private:
     Sync m_sync;
     int m_fd = -1;
     quint64 m_segment = 0;
-    qint64 m_size = 0; // bytes of complete records (and the header) in the open segment
+    qint64 m_size = 0;     // bytes of complete records (and the header) in the open segment
     bool m_broken = false; // the open segment may end in a partial record: start a new one
     QByteArray m_pending;
     quint64 m_bytesWritten = 0;

@@ -91,7 +91,9 @@ void tst_IsJournalFormat::recordRoundTrip()
     for (int i = 0; i < in.size(); ++i) {
         QCOMPARE(out[i].name, in[i].name);
         QCOMPARE(out[i].timeUs, in[i].time.microsecondsSinceEpoch());
-        QCOMPARE(int(out[i].kind), in[i].kind == Change::Kind::Removed ? 3 : in[i].kind == Change::Kind::Updated ? 2 : 1);
+        QCOMPARE(int(out[i].kind), in[i].kind == Change::Kind::Removed   ? 3
+                                   : in[i].kind == Change::Kind::Updated ? 2
+                                                                         : 1);
         if (in[i].kind == Change::Kind::Removed) {
             QVERIFY(out[i].value.isEmpty());
             continue;
@@ -194,8 +196,10 @@ void tst_IsJournalFormat::replayRebuildsTheRepository()
         Object got;
         ObjectInfo info;
         QCOMPARE(copy.get(S + QLatin1Char('.') + so.name, &got, {}, nullptr, &info), Repository::Result::Ok);
-        QCOMPARE(got.get<quint32>(QStringLiteral("runNumber")), so.object.get<quint32>(QStringLiteral("runNumber")));
-        QCOMPARE(info.time.microsecondsSinceEpoch(), so.time.microsecondsSinceEpoch()); // kept from the record
+        QCOMPARE(got.get<quint32>(QStringLiteral("runNumber")),
+                 so.object.get<quint32>(QStringLiteral("runNumber")));
+        QCOMPARE(info.time.microsecondsSinceEpoch(),
+                 so.time.microsecondsSinceEpoch()); // kept from the record
     }
     // Replaying again over the result changes nothing (a checkpoint holding some records already).
     QCOMPARE(Journal::replay(copy, dir.path()).problems, QStringList());
