@@ -64,6 +64,9 @@ is::TypeInfo statisticsType()
                       QStringLiteral("Notifications dropped for each subscriber"), true),
         AttributeInfo(QStringLiteral("quotaRefused"), BasicType::U64,
                       QStringLiteral("Writes refused for a quota since start")),
+        AttributeInfo(QStringLiteral("journalErrors"), BasicType::U64,
+                      QStringLiteral("Writes refused since start because their journal record could not "
+                                     "be written")),
     });
     return t;
 }
@@ -149,6 +152,7 @@ bool IsServer::start(QString *error)
         is::Checkpoint::LoadOptions lo;
         lo.fallbackToPrevious = true;
         lo.renameCorrupt = true;
+        lo.skipObjects = {StatisticsObject}; // made afresh every second; its type may have grown
         is::Checkpoint::LoadResult lr;
         const Status loaded = is::Checkpoint::load(*m_repository, m_options.dataDir, lo, &lr);
         if (!loaded.isOk()) {
@@ -169,6 +173,8 @@ bool IsServer::start(QString *error)
             std::fprintf(stderr, "dialog-isserver %s: loaded %lld objects from %s\n",
                          qPrintable(m_options.name), qlonglong(lr.objects), qPrintable(lr.file));
         std::fflush(stderr);
+        if (!startJournal(error))
+            return false;
     }
 
     if (!startHistory(error))
@@ -472,7 +478,113 @@ void IsServer::write(const Request &request, int op, const QString &name, const 
         else
             m_writers.insert(object, request.origin());
     }
+    if (m_journal && (m_journal->hasPending() || !m_pendingReplies.isEmpty() || m_journalInFlight > 0)) {
+        // Acknowledged only once its journal record is written (and synced, by the policy); the
+        // replies of one batch keep their order.
+        m_pendingReplies.append({request, res, error});
+        if (m_options.journalSync == is::Journal::Sync::Always)
+            commitJournal();
+        else
+            scheduleJournalCommit();
+        return;
+    }
     replyStatus(request, res, error);
+}
+
+bool IsServer::startJournal(QString *error)
+{
+    Q_UNUSED(error); // a journal that cannot be written refuses writes, it does not stop the server
+    if (!m_options.journal || !m_options.mirrorOf.isEmpty() || m_options.mirrorListenPort >= 0)
+        return true;
+    // The changes acknowledged since the checkpoint, on top of it. A damaged journal never stops
+    // the server: what can be read is applied, the rest is said.
+    const is::Journal::ReplayResult rr = is::Journal::replay(*m_repository, m_options.dataDir);
+    for (const QString &problem : rr.problems)
+        std::fprintf(stderr, "dialog-isserver %s: journal: %s\n", qPrintable(m_options.name), qPrintable(problem));
+    if (rr.segments > 0)
+        std::fprintf(stderr, "dialog-isserver %s: replayed %lld changes (%lld records) from %d journal segments\n",
+                     qPrintable(m_options.name), qlonglong(rr.applied), qlonglong(rr.records), rr.segments);
+    m_journal = std::make_unique<is::Journal>(m_options.dataDir, m_options.name, m_options.journalSync);
+    QString why;
+    if (m_journal->open(&why)) {
+        std::fprintf(stderr, "dialog-isserver %s: journal %s (sync %s)\n", qPrintable(m_options.name),
+                     qPrintable(is::Journal::segmentPath(m_options.dataDir, m_options.name, m_journal->segment())),
+                     qPrintable(is::Journal::syncName(m_options.journalSync)));
+    } else {
+        // A full disk must not keep the server from serving reads; every write is refused (each
+        // commit tries a new segment) until the journal can be written again.
+        std::fprintf(stderr, "dialog-isserver %s: journal: %s; writes are refused until it can be written\n",
+                     qPrintable(m_options.name), qPrintable(why));
+        m_journalFailing = true;
+    }
+    std::fflush(stderr);
+    m_repository->addListener([this](const is::Change &c) {
+        if (c.name == StatisticsObject)
+            return; // the server's own figures are made afresh at start
+        m_journal->append(c);
+        scheduleJournalCommit();
+    });
+    return true;
+}
+
+void IsServer::scheduleJournalCommit()
+{
+    if (m_journalCommitScheduled)
+        return;
+    m_journalCommitScheduled = true;
+    // After the requests of the current batch: one write (and one fdatasync) for all of them.
+    QMetaObject::invokeMethod(
+        this,
+        [this] {
+            m_journalCommitScheduled = false;
+            commitJournal();
+        },
+        Qt::QueuedConnection);
+}
+
+void IsServer::commitJournal()
+{
+    if (!m_journal || (!m_journal->hasPending() && m_pendingReplies.isEmpty()))
+        return;
+    ++m_journalInFlight;
+    // With --journal-sync batch the fdatasync runs on the journal's thread while this one goes on
+    // with the next requests; the replies come back here, in order, once the records are durable.
+    m_journal->commitAsync(this, [this, replies = std::exchange(m_pendingReplies, {})](bool ok,
+                                                                                        const QString &why) {
+        --m_journalInFlight;
+        journalCommitted(replies, ok, why);
+    });
+}
+
+void IsServer::journalCommitted(const QList<PendingReply> &replies, bool ok, const QString &why)
+{
+    if (!ok) {
+        quint64 refused = 0;
+        for (const PendingReply &p : replies)
+            refused += p.code == Status::Code::Ok;
+        m_journalErrors.fetch_add(qMax<quint64>(refused, 1));
+        if (!m_journalFailing)
+            std::fprintf(stderr,
+                         "dialog-isserver %s: journal append failed: %s; %llu writes refused (StorageError), "
+                         "until the journal can be written again\n",
+                         qPrintable(m_options.name), qPrintable(why), qulonglong(refused));
+        std::fflush(stderr);
+        m_journalFailing = true;
+    } else if (m_journalFailing && !replies.isEmpty()) {
+        m_journalFailing = false;
+        std::fprintf(stderr, "dialog-isserver %s: journal appends succeed again (%llu writes refused so far)\n",
+                     qPrintable(m_options.name), qulonglong(m_journalErrors.load()));
+        std::fflush(stderr);
+    }
+    for (const PendingReply &p : replies) {
+        if (ok || p.code != Status::Code::Ok)
+            replyStatus(p.request, p.code, p.error);
+        else
+            replyStatus(p.request, Status::Code::StorageError,
+                        QStringLiteral("not journaled, so not acknowledged: %1 (the change is held in memory "
+                                       "only and is lost if the server dies before its next checkpoint)")
+                            .arg(why));
+    }
 }
 
 void IsServer::read(const Request &request, const QByteArray &data)
@@ -745,6 +857,7 @@ void IsServer::publishStatistics()
     o.set(QStringLiteral("subscriberDelivered"), delivered);
     o.set(QStringLiteral("subscriberDropped"), dropped);
     o.set<quint64>(QStringLiteral("quotaRefused"), m_quota->refused());
+    o.set<quint64>(QStringLiteral("journalErrors"), m_journalErrors.load());
     if (m_repository->upsert(StatisticsObject, o) == is::Repository::Result::Ok)
         ++m_statsPublished;
     m_lastStatsMs = nowMs;
@@ -756,10 +869,30 @@ void IsServer::checkpoint()
 {
     if (m_saving.exchange(true))
         return; // the previous one is still being written
-    m_pool.start([this] {
+    // Every change made so far is in segment `closed` or before; the checkpoint taken after this
+    // holds them all (and maybe some of the next segment: replaying those again is harmless,
+    // each record sets an object's whole value).
+    quint64 closed = 0;
+    if (m_journal) {
+        commitJournal();
+        QString why;
+        closed = m_journal->rotate(&why);
+        if (closed == 0) {
+            std::fprintf(stderr, "dialog-isserver %s: journal: cannot start a new segment: %s\n",
+                         qPrintable(m_options.name), qPrintable(why));
+            std::fflush(stderr);
+        }
+    }
+    m_pool.start([this, closed] {
         const Status saved = is::Checkpoint::save(*m_repository, m_options.dataDir);
         if (saved.isOk()) {
             m_lastCheckpointUs.store(is::Time::currentTime().microsecondsSinceEpoch());
+            if (closed > 0)
+                QMetaObject::invokeMethod(this, [this, closed] {
+                    // Keep what `.previous` (the checkpoint before) needs, drop the older ones.
+                    m_journal->removeUpTo(m_journalCheckpointed);
+                    m_journalCheckpointed = closed;
+                });
         } else {
             m_checkpointErrors.fetch_add(1);
             std::fprintf(stderr, "dialog-isserver %s: checkpoint failed: %s (the previous one is kept)\n",
@@ -796,9 +929,20 @@ bool IsServer::saveNow(QString *error)
     m_pool.waitForDone();
     if (m_options.dataDir.isEmpty() || !m_repository)
         return true;
+    if (m_journal) {
+        commitJournal();
+        m_journal->drain();
+        QCoreApplication::sendPostedEvents(this, QEvent::MetaCall); // the last acknowledgements
+    }
     const Status saved = is::Checkpoint::save(*m_repository, m_options.dataDir);
     if (!saved.isOk())
         *error = saved.message();
+    else if (m_journal)
+        m_journal->removeUpTo(m_journalCheckpointed);
+    if (m_journal)
+        std::fprintf(stderr, "dialog-isserver %s: journal: %llu bytes written, %llu fdatasyncs, %llu writes refused\n",
+                     qPrintable(m_options.name), qulonglong(m_journal->bytesWritten()),
+                     qulonglong(m_journal->syncs()), qulonglong(m_journalErrors.load()));
     return saved.isOk();
 }
 

@@ -13,6 +13,7 @@
 #include "dialog/is/history.h"
 #include "dialog/is/repository.h"
 #include "dialog/is/typeregistry.h"
+#include "is/journal_p.h"
 
 #include <QElapsedTimer>
 #include <QMutex>
@@ -32,6 +33,10 @@ struct ServerOptions
     QString dataDir;  ///< empty: no persistence
     QString typesDir; ///< empty: only the built-in types (and those declared at run time)
     int checkpointS = 10;
+    /// Write-ahead journal next to the checkpoint (is/journal_p.h): an acknowledged write survives
+    /// a crash. Only with a data directory, never on a mirror (its content comes from the master).
+    bool journal = true;
+    is::Journal::Sync journalSync = is::Journal::Sync::Batch;
     int queueRecords = 10000;
     // Web IS (webserver.h): off while httpPort < 0; 0 listens on any free port.
     int httpPort = -1;
@@ -116,6 +121,11 @@ private:
     void scheduleFlush();
     void publishStatistics();
     void checkpoint();
+    bool startJournal(QString *error);
+    /// Writes the journal records of the writes applied so far, then sends their replies (an
+    /// error instead of Ok for writes that could not be journaled). Main thread.
+    void commitJournal();
+    void scheduleJournalCommit();
     QString typesFile() const;
     bool saveDeclaredTypes(QString *error);
     bool startSums(QString *error);
@@ -149,6 +159,22 @@ private:
     quint64 m_requests = 0;
     quint64 m_statsPublished = 0;
     std::unique_ptr<WebServer> m_web; // with --http-port
+
+    // With the journal: the replies of the writes whose records are not committed yet, in order.
+    struct PendingReply
+    {
+        Request request;
+        is::Status::Code code;
+        QString error;
+    };
+    std::unique_ptr<is::Journal> m_journal;
+    QList<PendingReply> m_pendingReplies;
+    bool m_journalCommitScheduled = false;
+    quint64 m_journalCheckpointed = 0; // newest segment covered by the last checkpoint written
+    std::atomic<quint64> m_journalErrors{0};
+    bool m_journalFailing = false; // the last commit failed (logged once per episode)
+    int m_journalInFlight = 0;     // commits whose fdatasync (and replies) are still to come
+    void journalCommitted(const QList<PendingReply> &replies, bool ok, const QString &why);
 
     // With --sum and --alarms.
     std::vector<std::unique_ptr<Summer>> m_summers;

@@ -34,6 +34,18 @@ int main(int argc, char *argv[])
     p.addOption({QStringLiteral("checkpoint-s"),
                  QStringLiteral("Checkpoint interval in seconds (default 10; 0: only at exit)."),
                  QStringLiteral("s"), QStringLiteral("10")});
+    p.addOption({QStringLiteral("journal"),
+                 QStringLiteral("Write-ahead journal <name>.is.journal.N in --data-dir: a write is acknowledged "
+                                "only once journaled, so it survives a crash (default: on with --data-dir).")});
+    p.addOption({QStringLiteral("no-journal"),
+                 QStringLiteral("No journal: a crash (SIGKILL, power cut) loses every write acknowledged since "
+                                "the last checkpoint (up to --checkpoint-s).")});
+    p.addOption({QStringLiteral("journal-sync"),
+                 QStringLiteral("When journal records are made durable: none (written to the kernel before the "
+                                "acknowledgement: survives a crash of the server, not of the machine), batch "
+                                "(one fdatasync per batch of writes before their acknowledgements: group "
+                                "commit), always (one fdatasync per write). Default batch."),
+                 QStringLiteral("policy"), QStringLiteral("batch")});
     p.addOption({QStringLiteral("subscriber-queue"),
                  QStringLiteral("Bound of a slow subscriber's own queue, in notifications (default 10000)."),
                  QStringLiteral("n"), QStringLiteral("10000")});
@@ -168,6 +180,12 @@ int main(int argc, char *argv[])
     if (!ok || o.checkpointS < 0)
         return fail(
             QStringLiteral("invalid --checkpoint-s '%1'").arg(p.value(QStringLiteral("checkpoint-s"))));
+    if (p.isSet(QStringLiteral("journal")) && p.isSet(QStringLiteral("no-journal")))
+        return fail(QStringLiteral("--journal and --no-journal exclude each other"));
+    o.journal = !p.isSet(QStringLiteral("no-journal"));
+    if (!dialog::is::Journal::parseSync(p.value(QStringLiteral("journal-sync")), &o.journalSync))
+        return fail(QStringLiteral("invalid --journal-sync '%1' (none, batch or always)")
+                        .arg(p.value(QStringLiteral("journal-sync"))));
     o.queueRecords = p.value(QStringLiteral("subscriber-queue")).toInt(&ok);
     if (!ok || o.queueRecords < 1)
         return fail(QStringLiteral("invalid --subscriber-queue '%1'")
@@ -281,6 +299,11 @@ int main(int argc, char *argv[])
     o.alarmsFile = p.value(QStringLiteral("alarms"));
     o.dataDir = p.value(QStringLiteral("data-dir"));
     o.typesDir = p.value(QStringLiteral("types"));
+    if (p.isSet(QStringLiteral("journal")) && o.dataDir.isEmpty())
+        return fail(QStringLiteral("--journal needs --data-dir (the journal is kept next to the checkpoint)"));
+    if (p.isSet(QStringLiteral("journal")) && (!o.mirrorOf.isEmpty() || o.mirrorListenPort >= 0))
+        return fail(QStringLiteral("--journal on a mirror: a mirror keeps no journal (it copies its master again "
+                                   "when it starts)"));
     o.client = dialog::ClientOptions::fromEnvironment(QStringLiteral("IS.Server.") + o.name);
     o.client.exitOnRefusal = true;            // a second server of the same name must not run
     o.client.maxQueueBytes = 4 * 1024 * 1024; // per subscriber process; a slow one costs at most this

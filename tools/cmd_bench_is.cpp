@@ -7,6 +7,8 @@
 #include "dialog/is/dictionary.h"
 #include "dialog/is/receiver.h"
 
+#include <QDir>
+#include <QElapsedTimer>
 #include <QFile>
 #include <QFileInfo>
 #include <QJsonArray>
@@ -16,6 +18,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <unistd.h>
 
 namespace dialog::tool {
 
@@ -525,10 +528,141 @@ int isLoad(const QStringList &args)
     return 0;
 }
 
+/// The write rate of an IS server with and without its journal, per sync policy.
+int isWrite(const QStringList &args)
+{
+    const QString verb = QStringLiteral("bench is-write");
+    QCommandLineParser p;
+    p.setApplicationDescription(QStringLiteral(
+        "Updates --objects objects of 10 attributes --writes times in all, --in-flight at a time, on an IS "
+        "server with a data directory, and reports acknowledged writes per second. --journal off|none|batch|"
+        "always: without the journal, or with it and that sync policy (default batch)."));
+    p.addOption({QStringLiteral("writes"), QStringLiteral("Writes (default 100000)."), QStringLiteral("n")});
+    p.addOption({QStringLiteral("objects"), QStringLiteral("Distinct objects (default 1000)."), QStringLiteral("n")});
+    p.addOption({QStringLiteral("in-flight"), QStringLiteral("Writes awaiting their acknowledgement (default 256)."),
+                 QStringLiteral("n")});
+    p.addOption({QStringLiteral("journal"), QStringLiteral("off, none, batch or always (default batch)."),
+                 QStringLiteral("policy")});
+    p.addOption({QStringLiteral("data-dir"),
+                 QStringLiteral("Directory for the server's files (default: a temporary directory in $TMPDIR)."),
+                 QStringLiteral("dir")});
+    p.addOption({QStringLiteral("json"), QStringLiteral("Print one JSON line.")});
+    if (!parse(p, args, verb))
+        return 1;
+    qint64 writes = 100000, objects = 1000, inFlight = 256;
+    if (!intOption(p, verb, QStringLiteral("writes"), 1, 100000000, writes) ||
+        !intOption(p, verb, QStringLiteral("objects"), 1, 1000000, objects) ||
+        !intOption(p, verb, QStringLiteral("in-flight"), 1, 100000, inFlight))
+        return 1;
+    const QString journal = p.isSet(QStringLiteral("journal")) ? p.value(QStringLiteral("journal"))
+                                                                : QStringLiteral("batch");
+    if (!QStringList{QStringLiteral("off"), QStringLiteral("none"), QStringLiteral("batch"), QStringLiteral("always")}
+             .contains(journal))
+        return fail(verb, QStringLiteral("invalid --journal '%1' (off, none, batch or always)").arg(journal));
+    QString error;
+    Environment env;
+    if (!env.startControlServer(&error))
+        return fail(verb, error);
+    std::unique_ptr<QTemporaryDir> tmp;
+    QString dirPath = p.value(QStringLiteral("data-dir"));
+    if (dirPath.isEmpty()) {
+        tmp = std::make_unique<QTemporaryDir>();
+        dirPath = tmp->path();
+    }
+    QStringList isArgs{QStringLiteral("--name"), BenchServer, QStringLiteral("--control-server"), env.address,
+                       QStringLiteral("--data-dir"), dirPath, QStringLiteral("--checkpoint-s"),
+                       QStringLiteral("10")};
+    if (journal == QLatin1String("off"))
+        isArgs << QStringLiteral("--no-journal");
+    else
+        isArgs << QStringLiteral("--journal-sync") << journal;
+    QProcess *server = env.children.start(ChildProcesses::binary(QStringLiteral("dialog-isserver")), isArgs);
+    // CPU seconds (user + system) the server has used: less at the mercy of a shared machine's
+    // load than the rate.
+    const auto serverCpuS = [server] {
+        QFile f(QStringLiteral("/proc/%1/stat").arg(server->processId()));
+        if (!f.open(QIODevice::ReadOnly))
+            return -1.0;
+        const QByteArray stat = f.readAll();
+        const QList<QByteArray> fields = stat.mid(stat.lastIndexOf(')') + 2).split(' ');
+        if (fields.size() < 13)
+            return -1.0;
+        return (fields.at(11).toDouble() + fields.at(12).toDouble()) / double(sysconf(_SC_CLK_TCK));
+    };
+    ClientOptions o = ClientOptions::fromEnvironment(QStringLiteral("bench-is-write"));
+    o.exitOnRefusal = true;
+    o.controlServers = {env.address};
+    Client client(o);
+    if (!client.start())
+        return fail(verb, client.errorString());
+    is::Dictionary dict(&client);
+    dict.setTimeout(30000);
+    is::TypeInfo t(QStringLiteral("Bench10"), QStringLiteral("Ten attributes"));
+    using is::AttributeInfo;
+    using is::BasicType;
+    t.setAttributes({AttributeInfo(QStringLiteral("a"), BasicType::U32), AttributeInfo(QStringLiteral("b"), BasicType::U64),
+                     AttributeInfo(QStringLiteral("c"), BasicType::Double), AttributeInfo(QStringLiteral("d"), BasicType::Float),
+                     AttributeInfo(QStringLiteral("e"), BasicType::String), AttributeInfo(QStringLiteral("f"), BasicType::Time),
+                     AttributeInfo(QStringLiteral("g"), BasicType::Bool), AttributeInfo(QStringLiteral("h"), BasicType::S32),
+                     AttributeInfo(QStringLiteral("i"), BasicType::S64), AttributeInfo(QStringLiteral("j"), BasicType::U16)});
+    if (!runUntil([&] { return dict.declareTypesSync(BenchServer, {t}).isOk(); }, 30000))
+        return fail(verb, QStringLiteral("the IS server did not start"));
+    is::Object obj = is::Object::create(dict.types(), QStringLiteral("Bench10"));
+    obj.set(QStringLiteral("e"), QStringLiteral("readout-crate-07"));
+    qint64 next = 0, done = 0, failures = 0;
+    QString firstFailure;
+    std::function<void()> one = [&] {
+        obj.set<quint32>(QStringLiteral("a"), quint32(next));
+        obj.set<double>(QStringLiteral("c"), double(next) * 0.5);
+        dict.update(QStringLiteral("%1.obj%2").arg(BenchServer).arg(next++ % objects), obj,
+                    is::Dictionary::UpdateMode::CreateIfMissing, [&](const is::Status &s) {
+                        ++done;
+                        if (!s.isOk() && failures++ == 0)
+                            firstFailure = s.toString();
+                        if (next < writes)
+                            one();
+                    });
+    };
+    QElapsedTimer clock;
+    clock.start();
+    const double cpuBefore = serverCpuS();
+    for (qint64 i = 0; i < inFlight && next < writes; ++i)
+        one();
+    if (!runUntil([&] { return done == writes; }, 600000))
+        return fail(verb, QStringLiteral("the writes timed out"));
+    const double seconds = clock.nsecsElapsed() / 1e9;
+    const double cpuUs = (serverCpuS() - cpuBefore) * 1e6 / double(writes);
+    if (failures)
+        return fail(verb, QStringLiteral("%1 writes failed (first: %2)").arg(failures).arg(firstFailure));
+    qint64 journalBytes = 0;
+    for (const QFileInfo &fi : QDir(dirPath).entryInfoList({BenchServer + QStringLiteral(".is.journal.*")}, QDir::Files))
+        journalBytes += fi.size();
+    env.children.stopAll();
+    const double rate = writes / seconds;
+    if (p.isSet(QStringLiteral("json"))) {
+        const QJsonObject j{{QStringLiteral("test"), QStringLiteral("is-write")},
+                            {QStringLiteral("journal"), journal},
+                            {QStringLiteral("writes"), writes},
+                            {QStringLiteral("in_flight"), inFlight},
+                            {QStringLiteral("writes_per_s"), qRound64(rate)},
+                            {QStringLiteral("us_per_write"), qRound64(1e7 / rate) / 10.0},
+                            {QStringLiteral("server_cpu_us_per_write"), qRound64(cpuUs * 10) / 10.0},
+                            {QStringLiteral("journal_bytes"), journalBytes}};
+        std::printf("%s\n", QJsonDocument(j).toJson(QJsonDocument::Compact).constData());
+    } else {
+        std::printf("is-write: journal %s, %lld writes (%lld objects of 10 attributes, %lld in flight): %.0f writes/s "
+                    "(%.1f us each; server CPU %.1f us per write), journal %.1f MB\n",
+                    qPrintable(journal), writes, objects, inFlight, rate, 1e6 / rate, cpuUs, journalBytes / 1048576.0);
+    }
+    return 0;
+}
+
 } // namespace
 
 int benchIs(const QString &test, const QStringList &args)
 {
+    if (test == QLatin1String("is-write"))
+        return isWrite(args);
     if (test == QLatin1String("is-fanout"))
         return isFanout(args);
     if (test == QLatin1String("is-latency"))

@@ -122,12 +122,13 @@ class Soak:
         self.lock = threading.Lock()
         self.stop_flag = False
         isserver_help = self.run(["dialog-isserver", "--help"], timeout=10).stdout
-        self.journal = "--journal" in isserver_help
+        self.has_journal = "--journal" in isserver_help
+        self.journal = self.has_journal and not args.no_journal
         self.skip = set(filter(None, args.skip.split(",")))
         if not self.journal and not args.kill_is_without_journal:
             # Without a write-ahead journal an IS server loses what was acknowledged since its
             # last checkpoint when killed: the writes invariant would fail by design.
-            log("dialog-isserver has no --journal: kill:isserver is skipped")
+            log("IS servers without a journal (--no-journal, or none in this build): kill:isserver is skipped")
             self.skip.add("kill:isserver")
         self.skipped = sorted(self.skip)
 
@@ -160,7 +161,9 @@ class Soak:
         part = self.partition()
         isargs = ["--types", self.types, "--data-dir", os.path.join(self.run_dir, "is"), "--checkpoint-s", "2"]
         if self.journal:
-            isargs.append("--journal")
+            isargs.append("--journal")  # the default with --data-dir; said for the record
+        elif self.has_journal:
+            isargs.append("--no-journal")
         self.add("ControlServer", "controlserver", ["dialog-controlserver", "--port", str(self.primary_port)])
         self.add("Standby", "standby", ["dialog-controlserver", "--port", str(self.standby_port), "--standby-of",
                                         f"127.0.0.1:{self.primary_port}"])
@@ -448,7 +451,7 @@ class Soak:
     def main(self):
         random.seed(self.args.seed)
         log(f"soak in {self.run_dir}, Control Servers 127.0.0.1:{self.primary_port} (primary), "
-            f":{self.standby_port} (standby); IS journal {'on' if self.journal else 'not available'}")
+            f":{self.standby_port} (standby); IS journal {self.journal_state()}")
         try:
             self.setup()
             self.warm_until = time.time() + 10
@@ -488,6 +491,9 @@ class Soak:
             if wrong:
                 self.failures["subscribers"].append(f"watch {server}: " + "; ".join(wrong))
 
+    def journal_state(self):
+        return "on" if self.journal else "off (--no-journal)" if self.has_journal else "not available"
+
     def report(self, checked):
         times = [dt for _, dt in self.recoveries]
         print("\n==== soak report ====")
@@ -503,7 +509,7 @@ class Soak:
         for key, ts in sorted(by.items()):
             print(f"  {key:22} n={len(ts):3}  median {statistics.median(ts):.2f} s  max {max(ts):.2f} s")
         print(f"IS writes: {self.writes_acked} acknowledged, {self.writes_failed} not acknowledged; "
-              f"{checked} objects checked (journal {'on' if self.journal else 'not available'})")
+              f"{checked} objects checked (journal {self.journal_state()})")
         print("process           restarts  RSS KiB start -> end (peak)   fds start -> end (peak)")
         for p in self.procs.values():
             a, b = p.first_sample or (0, 0), p.last_sample or (0, 0)
@@ -558,6 +564,9 @@ def main():
     ap.add_argument("--kill-is-without-journal", action="store_true",
                     help="SIGKILL IS servers even when dialog-isserver has no --journal (the writes "
                     "acknowledged since the last checkpoint are then lost, and the writes invariant says so)")
+    ap.add_argument("--no-journal", action="store_true",
+                    help="IS servers with --no-journal (with --kill-is-without-journal: shows what the journal "
+                    "prevents, the writes invariant fails)")
     ap.add_argument("--seed", type=int, default=int(time.time()))
     ap.add_argument("--run-dir")
     ap.add_argument("--no-gui", action="store_true")

@@ -28,7 +28,8 @@ namespace {
 
 using namespace checkpointformat;
 
-Parsed readCheckpoint(const QString &path, const Repository &repository, QList<StoredObject> &out)
+Parsed readCheckpoint(const QString &path, const Repository &repository, QList<StoredObject> &out,
+                      const QStringList &skip)
 {
     QFile file(path);
     if (!file.open(QIODevice::ReadOnly))
@@ -36,7 +37,7 @@ Parsed readCheckpoint(const QString &path, const Repository &repository, QList<S
     const QByteArray bytes = file.readAll();
     if (file.error() != QFileDevice::NoError)
         return {Problem::Io, QStringLiteral("%1: cannot read: %2").arg(path, file.errorString())};
-    return decode(bytes, path, repository.serverName(), repository.registry(), out);
+    return decode(bytes, path, repository.serverName(), repository.registry(), out, skip);
 }
 
 bool writeAtomically(const QString &path, QByteArrayView bytes, QString *error)
@@ -184,7 +185,7 @@ Status Checkpoint::load(Repository &repository, const QString &dir, const LoadOp
                               .arg(latest, previous));
         r.latestError = QStringLiteral("%1: missing").arg(latest);
     } else {
-        const Parsed p = readCheckpoint(latest, repository, objects);
+        const Parsed p = readCheckpoint(latest, repository, objects, options.skipObjects);
         if (p.problem == Problem::None)
             return apply(latest, objects, LoadStatus::Loaded);
         // Only a damaged file is renamed or skipped: an intact file this build cannot use must
@@ -206,7 +207,7 @@ Status Checkpoint::load(Repository &repository, const QString &dir, const LoadOp
         qCWarning(lcCheckpoint).noquote() << p.error << "- loading" << previous;
     }
     objects.clear();
-    const Parsed p = readCheckpoint(previous, repository, objects);
+    const Parsed p = readCheckpoint(previous, repository, objects, options.skipObjects);
     if (p.problem != Problem::None)
         return finish(false, r.latestError + QStringLiteral("; ") + p.error);
     return apply(previous, objects, LoadStatus::LoadedFromPrevious);

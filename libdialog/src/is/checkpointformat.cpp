@@ -141,7 +141,7 @@ Parsed parseHeader(QByteArrayView file, const QString &path, Header &h)
 }
 
 Parsed parseObjects(QByteArrayView payload, const Header &h, const QString &path,
-                    const TypeRegistry &registry, QList<StoredObject> &out)
+                    const TypeRegistry &registry, QList<StoredObject> &out, const QStringList &skip)
 {
     if (h.objectCount > quint64(payload.size()) / MinRecordSize)
         return corrupt(path, QStringLiteral("object count %1 does not fit the payload").arg(h.objectCount));
@@ -156,6 +156,8 @@ Parsed parseObjects(QByteArrayView payload, const Header &h, const QString &path
             !r.get(encodedLength) || !r.bytes(encodedLength, encoded))
             return corrupt(path, QStringLiteral("object #%1 is truncated").arg(i));
         o.name = QString::fromUtf8(name);
+        if (skip.contains(o.name))
+            continue;
         o.time = Time(time);
         QString reason;
         if (!decode(encoded, registry, o.object, &reason))
@@ -176,7 +178,7 @@ Parsed checkIntegrity(QByteArrayView bytes, const QString &path)
 }
 
 Parsed decode(QByteArrayView bytes, const QString &path, const QString &serverName,
-              const TypeRegistry &registry, QList<StoredObject> &out)
+              const TypeRegistry &registry, QList<StoredObject> &out, const QStringList &skip)
 {
     Header h;
     Parsed p = parseHeader(bytes, path, h);
@@ -195,7 +197,7 @@ Parsed decode(QByteArrayView bytes, const QString &path, const QString &serverNa
     QString why;
     if (!zstd::decompress(compressed, payload, frameSize, &why))
         return corrupt(path, why);
-    return parseObjects(payload, h, path, registry, out);
+    return parseObjects(payload, h, path, registry, out, skip);
 }
 
 QByteArray encode(const QString &serverName, const QList<StoredObject> &objects, QString *error)

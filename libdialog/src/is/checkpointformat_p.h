@@ -39,7 +39,8 @@ Parsed checkIntegrity(QByteArrayView bytes, const QString &path);
 
 /// Decodes the bytes of a checkpoint file into @p out. @p path names the file in errors; the
 /// checkpoint must be of server @p serverName and its objects of types known to @p registry.
+/// Objects named in @p skip are left out unread (their values are not decoded).
 Parsed decode(QByteArrayView bytes, const QString &path, const QString &serverName,
-              const TypeRegistry &registry, QList<StoredObject> &out);
+              const TypeRegistry &registry, QList<StoredObject> &out, const QStringList &skip = {});
 
 } // namespace dialog::is::checkpointformat

@@ -3,6 +3,7 @@
 #include "dialog/status.h"
 
 #include <QString>
+#include <QStringList>
 
 namespace dialog::is {
 
@@ -50,6 +51,10 @@ public:
         /// Rename a corrupt latest file to `<file>.corrupt-<UTC yyyyMMddTHHmmss>` (default: leave
         /// it alone, so a later save() does not replace it while someone still wants to look).
         bool renameCorrupt = false;
+        /// Objects (names without the server prefix) left out unread: what the loader makes afresh
+        /// anyway, such as an IS server's own `Statistics`, whose type may have gained attributes
+        /// since the checkpoint was written.
+        QStringList skipObjects;
     };
 
     struct LoadResult

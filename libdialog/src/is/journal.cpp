@@ -1,0 +1,541 @@
+// Write-ahead journal of an IS repository (journal_p.h; format in docs/is-journal.md).
+#include "journal_p.h"
+
+#include "dialog/is/codec.h"
+#include "dialog/is/typeregistry.h"
+
+#include <QDir>
+#include <QFile>
+#include <QHash>
+#include <QLoggingCategory>
+#include <QMetaObject>
+#include <QObject>
+#include <QRegularExpression>
+#include <QtEndian>
+#include <array>
+#include <cerrno>
+#include <cstring>
+
+#include <fcntl.h>
+#include <unistd.h>
+
+Q_LOGGING_CATEGORY(lcJournal, "dialog.is.journal", QtInfoMsg)
+
+namespace dialog::is {
+
+namespace journalformat {
+
+namespace {
+constexpr char Magic[8] = {'D', 'I', 'A', 'L', 'O', 'G', 'I', 'J'};
+// kind, time, name length, value length: the smallest payload.
+constexpr quint32 MinPayload = 1 + 8 + 4 + 4;
+
+template <typename T> void put(QByteArray &out, T v)
+{
+    char b[sizeof(T)];
+    qToLittleEndian(v, b);
+    out.append(b, sizeof(T));
+}
+
+// Reads little-endian values from a view; every get fails once the bytes run out.
+struct Reader
+{
+    QByteArrayView bytes;
+    qsizetype pos = 0;
+    qsizetype left() const { return bytes.size() - pos; }
+    template <typename T> bool get(T &v)
+    {
+        if (left() < qsizetype(sizeof(T)))
+            return false;
+        v = qFromLittleEndian<T>(bytes.data() + pos);
+        pos += sizeof(T);
+        return true;
+    }
+    bool take(qsizetype n, QByteArrayView &out)
+    {
+        if (n < 0 || left() < n)
+            return false;
+        out = bytes.sliced(pos, n);
+        pos += n;
+        return true;
+    }
+};
+} // namespace
+
+quint32 crc32(QByteArrayView data)
+{
+    static const auto table = [] {
+        std::array<quint32, 256> t{};
+        for (quint32 i = 0; i < 256; ++i) {
+            quint32 c = i;
+            for (int k = 0; k < 8; ++k)
+                c = (c & 1) ? 0xEDB88320u ^ (c >> 1) : c >> 1;
+            t[i] = c;
+        }
+        return t;
+    }();
+    quint32 crc = 0xFFFFFFFFu;
+    for (char ch : data)
+        crc = table[(crc ^ quint8(ch)) & 0xFF] ^ (crc >> 8);
+    return crc ^ 0xFFFFFFFFu;
+}
+
+QByteArray encodeHeader(const QString &serverName, quint64 segment)
+{
+    const QByteArray name = serverName.toUtf8();
+    QByteArray out;
+    out.append(Magic, sizeof(Magic));
+    put<quint32>(out, FormatVersion);
+    put<quint32>(out, quint32(sizeof(Magic) + 4 + 4 + 2 + name.size() + 8 + 4)); // header length
+    put<quint16>(out, quint16(name.size()));
+    out.append(name);
+    put<quint64>(out, segment);
+    put<quint32>(out, crc32(out));
+    return out;
+}
+
+void appendRecord(QByteArray &out, const Change &change)
+{
+    const QByteArray name = change.name.toUtf8();
+    const QByteArray value = change.kind == Change::Kind::Removed ? QByteArray() : encode(change.object);
+    const quint32 payload = MinPayload + quint32(name.size()) + quint32(value.size());
+    const qsizetype start = out.size();
+    put<quint32>(out, payload);
+    put<quint32>(out, 0); // CRC, filled in below
+    const qsizetype body = out.size();
+    const RecordKind kind = change.kind == Change::Kind::Created   ? RecordKind::Created
+                            : change.kind == Change::Kind::Updated ? RecordKind::Updated
+                                                                   : RecordKind::Removed;
+    put<quint8>(out, quint8(kind));
+    put<qint64>(out, change.time.microsecondsSinceEpoch());
+    put<quint32>(out, quint32(name.size()));
+    out.append(name);
+    put<quint32>(out, quint32(value.size()));
+    out.append(value);
+    qToLittleEndian(crc32(QByteArrayView(out).sliced(body)), out.data() + start + 4);
+}
+
+Decoded decodeSegment(QByteArrayView bytes, const QString &serverName,
+                      const std::function<void(const Record &)> &onRecord)
+{
+    Decoded d;
+    Reader r{bytes};
+    QByteArrayView magic;
+    quint32 version = 0, headerLength = 0, headerCrc = 0;
+    quint16 nameLength = 0;
+    QByteArrayView name;
+    if (!r.take(sizeof(Magic), magic) || magic != QByteArrayView(Magic, sizeof(Magic))) {
+        d.error = QStringLiteral("not a journal segment (bad magic)");
+        d.droppedBytes = bytes.size();
+        return d;
+    }
+    if (!r.get(version) || version != FormatVersion) {
+        d.error =
+            QStringLiteral("journal format version %1 (this build reads %2)").arg(version).arg(FormatVersion);
+        d.droppedBytes = bytes.size();
+        return d;
+    }
+    if (!r.get(headerLength) || !r.get(nameLength) || !r.take(nameLength, name) || !r.get(d.segment) ||
+        headerLength != quint32(r.pos + 4) || !r.get(headerCrc) ||
+        crc32(bytes.first(headerLength - 4)) != headerCrc) {
+        d.error = QStringLiteral("damaged segment header");
+        d.droppedBytes = bytes.size();
+        return d;
+    }
+    if (QString::fromUtf8(name) != serverName) {
+        d.error =
+            QStringLiteral("a journal of IS server '%1', not '%2'").arg(QString::fromUtf8(name), serverName);
+        d.droppedBytes = bytes.size();
+        return d;
+    }
+    d.headerOk = true;
+    d.goodBytes = r.pos;
+    while (r.left() > 0) {
+        quint32 length = 0, crc = 0;
+        QByteArrayView payload;
+        if (!r.get(length) || !r.get(crc)) {
+            d.error = QStringLiteral("incomplete record header (torn tail)");
+            break;
+        }
+        if (length < MinPayload || length > MaxRecordPayload) {
+            d.error = QStringLiteral("record length %1 out of bounds (damaged)").arg(length);
+            break;
+        }
+        if (!r.take(length, payload)) {
+            d.error = QStringLiteral("record of %1 bytes with %2 present (torn tail)")
+                          .arg(length)
+                          .arg(bytes.size() - d.goodBytes - 8);
+            break;
+        }
+        if (crc32(payload) != crc) {
+            d.error = QStringLiteral("record CRC mismatch (damaged or torn)");
+            break;
+        }
+        Reader p{payload};
+        quint8 kind = 0;
+        quint32 len = 0;
+        QByteArrayView recordName, value;
+        Record rec;
+        if (!p.get(kind) || kind < quint8(RecordKind::Created) || kind > quint8(RecordKind::Removed) ||
+            !p.get(rec.timeUs) || !p.get(len) || !p.take(len, recordName) || !p.get(len) ||
+            !p.take(len, value) || p.left() != 0) {
+            d.error = QStringLiteral("malformed record with a valid CRC");
+            break;
+        }
+        rec.kind = RecordKind(kind);
+        rec.name = QString::fromUtf8(recordName);
+        rec.value = value.toByteArray();
+        d.goodBytes = r.pos;
+        ++d.records;
+        onRecord(rec);
+    }
+    d.droppedBytes = bytes.size() - d.goodBytes;
+    return d;
+}
+
+} // namespace journalformat
+
+using namespace journalformat;
+
+Journal::Journal(const QString &dir, const QString &serverName, Sync sync)
+    : m_dir(dir), m_serverName(serverName), m_sync(sync)
+{
+    if (m_sync == Sync::Batch)
+        m_syncThread = std::thread([this] { syncLoop(); });
+}
+
+Journal::~Journal()
+{
+    if (m_syncThread.joinable()) {
+        {
+            std::lock_guard<std::mutex> g(m_lock);
+            m_stop = true;
+        }
+        m_wake.notify_all();
+        m_syncThread.join();
+    }
+    close();
+}
+
+void Journal::syncLoop()
+{
+    std::unique_lock<std::mutex> lk(m_lock);
+    for (;;) {
+        m_wake.wait(lk, [this] { return m_stop || !m_queue.empty(); });
+        if (m_queue.empty())
+            return; // stopping, and everything queued is done
+        std::deque<SyncItem> items;
+        items.swap(m_queue);
+        m_busy = true;
+        lk.unlock();
+        // Everything queued meanwhile is covered by one fdatasync of its segment.
+        QList<int> synced;
+        QHash<int, QString> failed;
+        for (const SyncItem &item : items) {
+            if (item.fd < 0 || !item.ok || synced.contains(item.fd) || failed.contains(item.fd))
+                continue;
+            if (::fdatasync(item.fd) == 0) {
+                synced << item.fd;
+                m_syncs.fetch_add(1);
+            } else {
+                failed.insert(
+                    item.fd,
+                    QStringLiteral("fdatasync: %1").arg(QString::fromLocal8Bit(std::strerror(errno))));
+                m_syncFailed.store(true);
+            }
+        }
+        for (SyncItem &item : items) {
+            bool ok = item.ok;
+            QString error = item.error;
+            if (ok && failed.contains(item.fd)) {
+                ok = false;
+                error = QStringLiteral("journal segment of IS server %1: %2")
+                            .arg(m_serverName, failed.value(item.fd));
+            }
+            if (item.done)
+                QMetaObject::invokeMethod(
+                    item.context, [done = std::move(item.done), ok, error] { done(ok, error); },
+                    Qt::QueuedConnection);
+        }
+        lk.lock();
+        m_busy = false;
+        m_idle.notify_all();
+    }
+}
+
+void Journal::drain()
+{
+    if (!m_syncThread.joinable())
+        return;
+    std::unique_lock<std::mutex> lk(m_lock);
+    m_idle.wait(lk, [this] { return m_queue.empty() && !m_busy; });
+}
+
+void Journal::commitAsync(QObject *context, Done done)
+{
+    if (m_sync != Sync::Batch) {
+        QString error;
+        const bool ok = commit(&error);
+        if (done)
+            done(ok, error);
+        return;
+    }
+    SyncItem item;
+    item.context = context;
+    item.done = std::move(done);
+    const bool hadRecords = !m_pending.isEmpty();
+    item.ok = writePending(&item.error);
+    if (item.ok && hadRecords)
+        item.fd = m_fd;
+    {
+        std::lock_guard<std::mutex> g(m_lock);
+        m_queue.push_back(std::move(item));
+    }
+    m_wake.notify_one();
+}
+
+QString Journal::segmentPath(const QString &dir, const QString &serverName, quint64 segment)
+{
+    return QDir(dir).filePath(serverName + QStringLiteral(".is.journal.") + QString::number(segment));
+}
+
+QList<quint64> Journal::segments(const QString &dir, const QString &serverName)
+{
+    const QString prefix = serverName + QStringLiteral(".is.journal.");
+    static const QRegularExpression digits(QStringLiteral("^[0-9]{1,19}$"));
+    QList<quint64> out;
+    for (const QString &f : QDir(dir).entryList({prefix + QLatin1Char('*')}, QDir::Files)) {
+        const QString tail = f.mid(prefix.size());
+        bool ok = false;
+        const quint64 n = tail.toULongLong(&ok);
+        if (ok && n > 0 && digits.match(tail).hasMatch())
+            out << n;
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+}
+
+bool Journal::parseSync(const QString &text, Sync *sync)
+{
+    if (text == QLatin1String("none"))
+        *sync = Sync::None;
+    else if (text == QLatin1String("batch"))
+        *sync = Sync::Batch;
+    else if (text == QLatin1String("always"))
+        *sync = Sync::Always;
+    else
+        return false;
+    return true;
+}
+
+QString Journal::syncName(Sync sync)
+{
+    switch (sync) {
+    case Sync::None:
+        return QStringLiteral("none");
+    case Sync::Batch:
+        return QStringLiteral("batch");
+    case Sync::Always:
+        return QStringLiteral("always");
+    }
+    return {};
+}
+
+Journal::ReplayResult Journal::replay(Repository &repository, const QString &dir)
+{
+    ReplayResult result;
+    const QString server = repository.serverName();
+    for (quint64 n : segments(dir, server)) {
+        const QString path = segmentPath(dir, server, n);
+        QFile f(path);
+        if (!f.open(QIODevice::ReadOnly)) {
+            result.problems << QStringLiteral("%1: cannot read: %2 (skipped)").arg(path, f.errorString());
+            continue;
+        }
+        const QByteArray bytes = f.readAll();
+        ++result.segments;
+        qsizetype bad = 0;
+        QString firstBad;
+        const Decoded d = decodeSegment(bytes, server, [&](const Record &rec) {
+            QString why;
+            const Repository::Result res = apply(repository, rec, &why);
+            if (res == Repository::Result::Ok)
+                ++result.applied;
+            else if (!(rec.kind == RecordKind::Removed && res == Repository::Result::NotFound) && bad++ == 0)
+                firstBad = QStringLiteral("%1: %2").arg(rec.name, why);
+        });
+        result.records += d.records;
+        if (!d.headerOk)
+            result.problems << QStringLiteral("%1: %2 (segment skipped)").arg(path, d.error);
+        else if (d.droppedBytes > 0)
+            result.problems << QStringLiteral("%1: %2: the last %3 bytes dropped after %4 complete records")
+                                   .arg(path, d.error)
+                                   .arg(d.droppedBytes)
+                                   .arg(d.records);
+        if (bad > 0)
+            result.problems
+                << QStringLiteral("%1: %2 records not applied (first: %3)").arg(path).arg(bad).arg(firstBad);
+    }
+    return result;
+}
+
+Repository::Result Journal::apply(Repository &repository, const Record &rec, QString *error)
+{
+    Change c;
+    c.kind = rec.kind == RecordKind::Created   ? Change::Kind::Created
+             : rec.kind == RecordKind::Updated ? Change::Kind::Updated
+                                               : Change::Kind::Removed;
+    // The full name: an object name may hold dots.
+    c.name = repository.serverName() + QLatin1Char('.') + rec.name;
+    c.time = Time(rec.timeUs);
+    if (c.kind != Change::Kind::Removed && !decode(rec.value, repository.registry(), c.object, error))
+        return Repository::Result::InvalidObject;
+    return repository.mirror(c, error);
+}
+
+bool Journal::open(QString *error)
+{
+    const QList<quint64> present = segments(m_dir, m_serverName);
+    const quint64 next = qMax(m_segment, present.isEmpty() ? 0 : present.last()) + 1;
+    return openSegment(next, error);
+}
+
+bool Journal::openSegment(quint64 segment, QString *error)
+{
+    const QString path = segmentPath(m_dir, m_serverName, segment);
+    const int fd =
+        ::open(QFile::encodeName(path).constData(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        *error =
+            QStringLiteral("%1: cannot create: %2").arg(path, QString::fromLocal8Bit(std::strerror(errno)));
+        return false;
+    }
+    const QByteArray header = encodeHeader(m_serverName, segment);
+    const ssize_t w = ::write(fd, header.constData(), size_t(header.size()));
+    if (w != ssize_t(header.size()) || (m_sync != Sync::None && ::fdatasync(fd) != 0)) {
+        *error =
+            QStringLiteral("%1: cannot write: %2")
+                .arg(path,
+                     QString::fromLocal8Bit(std::strerror(w < 0 || w == header.size() ? errno : ENOSPC)));
+        ::close(fd);
+        ::unlink(QFile::encodeName(path).constData());
+        return false;
+    }
+    if (m_sync != Sync::None) {
+        // The new name must survive a power cut too.
+        const int dfd = ::open(QFile::encodeName(m_dir).constData(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (dfd >= 0) {
+            ::fsync(dfd);
+            ::close(dfd);
+        }
+    }
+    close();
+    m_fd = fd;
+    m_segment = segment;
+    m_size = header.size();
+    m_broken = false;
+    return true;
+}
+
+void Journal::close()
+{
+    if (m_fd >= 0)
+        ::close(m_fd);
+    m_fd = -1;
+}
+
+void Journal::append(const Change &change)
+{
+    appendRecord(m_pending, change);
+}
+
+bool Journal::commit(QString *error)
+{
+    if (!writePending(error))
+        return false;
+    if (m_sync == Sync::Batch) {
+        // Durable once every queued sync is done, and this one.
+        drain();
+        if (m_fd >= 0 && ::fdatasync(m_fd) != 0) {
+            *error = QStringLiteral("%1: fdatasync: %2")
+                         .arg(segmentPath(m_dir, m_serverName, m_segment),
+                              QString::fromLocal8Bit(std::strerror(errno)));
+            m_broken = true;
+            return false;
+        }
+        m_syncs.fetch_add(1);
+    }
+    return true;
+}
+
+bool Journal::writePending(QString *error)
+{
+    if (m_pending.isEmpty())
+        return true;
+    const QByteArray bytes = std::exchange(m_pending, {});
+    if (m_syncFailed.exchange(false))
+        m_broken = true;
+    if (m_fd < 0 || m_broken) {
+        drain(); // the sync thread may still use the old descriptor
+        QString why;
+        if (!open(&why)) {
+            *error = why;
+            return false;
+        }
+    }
+    const QString path = segmentPath(m_dir, m_serverName, m_segment);
+    qsizetype done = 0;
+    int err = 0;
+    while (done < bytes.size()) {
+        const ssize_t w = ::write(m_fd, bytes.constData() + done, size_t(bytes.size() - done));
+        if (w < 0) {
+            if (errno == EINTR)
+                continue;
+            err = errno;
+            break;
+        }
+        done += w;
+    }
+    if (err == 0 && m_sync == Sync::Always) {
+        if (::fdatasync(m_fd) != 0)
+            err = errno;
+        else
+            m_syncs.fetch_add(1);
+    }
+    if (err != 0) {
+        *error =
+            QStringLiteral("%1: cannot append: %2").arg(path, QString::fromLocal8Bit(std::strerror(err)));
+        // Cut the partial records off, so that later records are not hidden behind them; if that
+        // fails too, the next commit starts a new segment.
+        if (::ftruncate(m_fd, m_size) != 0 || ::lseek(m_fd, m_size, SEEK_SET) != m_size)
+            m_broken = true;
+        return false;
+    }
+    m_size += bytes.size();
+    m_bytesWritten += quint64(bytes.size());
+    return true;
+}
+
+quint64 Journal::rotate(QString *error)
+{
+    if (!commit(error))
+        return 0;
+    drain();
+    const quint64 closed = m_segment;
+    if (!openSegment(m_segment + 1, error))
+        return 0;
+    return closed;
+}
+
+void Journal::removeUpTo(quint64 segment)
+{
+    for (quint64 n : segments(m_dir, m_serverName)) {
+        if (n > segment || n == m_segment)
+            continue;
+        const QString path = segmentPath(m_dir, m_serverName, n);
+        if (!QFile::remove(path))
+            qCWarning(lcJournal).noquote() << "cannot remove" << path;
+    }
+}
+
+} // namespace dialog::is
