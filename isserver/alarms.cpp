@@ -43,22 +43,6 @@ bool attributeOf(const is::Object &object, const QString &path, double *out)
     return nested && attributeOf(*nested, path.mid(dot + 1), out);
 }
 
-QString alarmSeverity(Severity s)
-{
-    switch (s) {
-    case Severity::Info:
-        return QStringLiteral("info");
-    case Severity::Warning:
-        return QStringLiteral("warning");
-    case Severity::Error:
-        return QStringLiteral("error");
-    case Severity::Fatal:
-        return QStringLiteral("fatal");
-    default:
-        return QStringLiteral("debug");
-    }
-}
-
 } // namespace
 
 AlarmEvaluator::AlarmEvaluator(is::Repository &repository, const QList<AlarmRule> &rules, QObject *parent)
@@ -175,7 +159,7 @@ void AlarmEvaluator::raise(int rule, const QString &object, State &state)
     state.raised = true;
     const QString full = m_repository.serverName() + QLatin1Char('.') + object;
     is::Object a = is::Object::create(m_repository.registry(), typeName());
-    a.set(QStringLiteral("severity"), alarmSeverity(r.severity));
+    a.set(QStringLiteral("severity"), r.severityName());
     a.set(QStringLiteral("text"), r.text);
     a.set(QStringLiteral("object"), full);
     a.set(QStringLiteral("attribute"), r.attribute);

@@ -9,18 +9,6 @@ namespace {
 // Above this many rows removed in one flush a reset is cheaper than one signal per row.
 constexpr int ResetThreshold = 200;
 
-/// "4 s", "3 min", "2 h 5 min", "3 d".
-QString ageText(qint64 us)
-{
-    const qint64 s = qMax<qint64>(0, us / 1000000);
-    if (s < 120)
-        return QStringLiteral("%1 s").arg(s);
-    if (s < 3600)
-        return QStringLiteral("%1 min").arg(s / 60);
-    if (s < 86400)
-        return QStringLiteral("%1 h %2 min").arg(s / 3600).arg(s % 3600 / 60);
-    return QStringLiteral("%1 d").arg(s / 86400);
-}
 } // namespace
 
 void ObjectModel::clear()
@@ -218,7 +206,7 @@ QVariant ObjectModel::data(const QModelIndex &index, int role) const
             if (isStale) // the age tells more than the time: how long nothing came
                 return QStringLiteral("%1 · stale %2")
                     .arg(r.time.toDateTime().toLocalTime().toString(QStringLiteral("HH:mm:ss.zzz")),
-                         ageText(stale->ageUs));
+                         is::Staleness::ageText(stale->ageUs));
             return r.time.toDateTime().toLocalTime().toString(QStringLiteral("HH:mm:ss.zzz"));
         case Updates:
             return r.updates;

@@ -98,18 +98,6 @@ void OmdChart::updateTitle()
     chart()->setTitle(t);
 }
 
-QString OmdChart::ageText(qint64 us)
-{
-    const qint64 s = qMax<qint64>(0, us / 1000000);
-    if (s < 120)
-        return QStringLiteral("%1 s").arg(s);
-    if (s < 3600)
-        return QStringLiteral("%1 min").arg(s / 60);
-    if (s < 86400)
-        return QStringLiteral("%1 h %2 min").arg(s / 3600).arg(s % 3600 / 60);
-    return QStringLiteral("%1 d").arg(s / 86400);
-}
-
 void OmdChart::addThresholdLines()
 {
     for (const Threshold &t : std::as_const(m_spec.thresholds))
@@ -320,7 +308,7 @@ void TimeSeriesChart::setStale(int series, const std::optional<is::Staleness> &s
         }
     } else {
         // Grey and dashed: the last values are still there, but nothing new is coming.
-        line->setName(QStringLiteral("%1 — stale %2").arg(label, ageText(staleness->ageUs)));
+        line->setName(QStringLiteral("%1 — stale %2").arg(label, is::Staleness::ageText(staleness->ageUs)));
         if (!was)
             line->setPen(QPen(QColor(150, 150, 150), 2, Qt::DashLine));
     }
@@ -450,7 +438,7 @@ void BarChart::setStale(const QHash<QString, is::Staleness> &stale)
     names.sort();
     QStringList parts;
     for (const QString &n : std::as_const(names))
-        parts << QStringLiteral("%1 %2").arg(n, ageText(stale.value(n).ageUs));
+        parts << QStringLiteral("%1 %2").arg(n, is::Staleness::ageText(stale.value(n).ageUs));
     m_staleText =
         parts.isEmpty() ? QString() : QStringLiteral("stale: %1").arg(parts.join(QLatin1String(", ")));
     updateTitle();

@@ -60,8 +60,6 @@ protected:
     void raiseThresholdLines();
     /// The title with the status and the stale note.
     void updateTitle();
-    /// "12 s", "3 min", "2 h 5 min".
-    static QString ageText(qint64 us);
 
     ChartSpec m_spec;
     QValueAxis *m_y;

@@ -1,5 +1,7 @@
 #include "dialog/is/alarmrule.h"
 
+#include "dialog/logrecord.h"
+
 namespace dialog::is {
 
 bool AlarmRule::holds(double v) const
@@ -77,18 +79,7 @@ bool AlarmRule::parse(const QString &text, QList<AlarmRule> *rules, QString *err
 
 QString AlarmRule::severityName() const
 {
-    switch (severity) {
-    case Severity::Info:
-        return QStringLiteral("info");
-    case Severity::Warning:
-        return QStringLiteral("warning");
-    case Severity::Error:
-        return QStringLiteral("error");
-    case Severity::Fatal:
-        return QStringLiteral("fatal");
-    default:
-        return QStringLiteral("debug");
-    }
+    return dialog::severityName(severity);
 }
 
 } // namespace dialog::is

@@ -1,6 +1,7 @@
 // The byte format of IS checkpoint files (documented in dialog/is/checkpoint.h): encoding and
 // decoding only, no file handling (checkpoint.cpp reads and writes the files).
 #include "checkpointformat_p.h"
+#include "crc32_p.h"
 
 #include "dialog/is/checkpoint.h"
 #include "dialog/is/codec.h"
@@ -20,24 +21,6 @@ constexpr char Magic[8] = {'D', 'I', 'A', 'L', 'O', 'G', 'I', 'S'};
 constexpr int ZstdLevel = 3;
 // Bytes of an object record before the name and the encoding: the smallest record.
 constexpr quint64 MinRecordSize = 4 + 8 + 8 + 4;
-
-quint32 crc32(QByteArrayView data)
-{
-    static const auto table = [] {
-        std::array<quint32, 256> t{};
-        for (quint32 i = 0; i < 256; ++i) {
-            quint32 c = i;
-            for (int k = 0; k < 8; ++k)
-                c = (c & 1) ? 0xEDB88320u ^ (c >> 1) : c >> 1;
-            t[i] = c;
-        }
-        return t;
-    }();
-    quint32 crc = 0xFFFFFFFFu;
-    for (char ch : data)
-        crc = table[(crc ^ quint8(ch)) & 0xFF] ^ (crc >> 8);
-    return crc ^ 0xFFFFFFFFu;
-}
 
 template <typename T> void put(QByteArray &out, T v)
 {

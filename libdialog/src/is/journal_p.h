@@ -4,6 +4,7 @@
 // they are tested and fuzzed without a disk.
 #pragma once
 
+#include "crc32_p.h"
 #include "dialog/is/repository.h"
 
 #include <QByteArray>
@@ -57,8 +58,7 @@ struct Decoded
     qsizetype droppedBytes = 0; ///< bytes after it (a torn or damaged tail)
 };
 
-/// CRC-32 (IEEE 802.3, as zlib's crc32()).
-quint32 crc32(QByteArrayView data);
+using dialog::is::crc32; // crc32_p.h
 /// The segment header of server @p serverName, segment number @p segment.
 QByteArray encodeHeader(const QString &serverName, quint64 segment);
 /// Appends the record of @p change to @p out.

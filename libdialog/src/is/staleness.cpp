@@ -45,4 +45,16 @@ Staleness Staleness::evaluate(bool writerLost, Time lastWrite, double expectedIn
     return s;
 }
 
+QString Staleness::ageText(qint64 us)
+{
+    const qint64 s = qMax<qint64>(0, us / 1000000);
+    if (s < 120)
+        return QStringLiteral("%1 s").arg(s);
+    if (s < 3600)
+        return QStringLiteral("%1 min").arg(s / 60);
+    if (s < 86400)
+        return QStringLiteral("%1 h %2 min").arg(s / 3600).arg(s % 3600 / 60);
+    return QStringLiteral("%1 d").arg(s / 86400);
+}
+
 } // namespace dialog::is

@@ -26,6 +26,8 @@ struct Staleness
     /// "stale_reason" when stale and "expected_interval_s" when declared.
     void addTo(QJsonObject &json) const;
 
+    /// An age for people: "4 s", "3 min", "2 h 5 min", "3 d".
+    static QString ageText(qint64 us);
     /// The staleness at @p now of an object last written at @p lastWrite.
     static Staleness evaluate(bool writerLost, Time lastWrite, double expectedIntervalS, Time now);
 };
