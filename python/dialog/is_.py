@@ -74,13 +74,33 @@ class Criteria:
 
 @dataclass
 class Entry:
-    """An IS object as read: full name, type, time of its last update, update count and value."""
+    """An IS object as read: full name, type, time of its last update, update count and value, and
+    whether it is stale when the server answered: its writer was lost (writer_lost) or it was not
+    written within its type's expected_interval_s (overdue); age_s is the time since its last write."""
 
     name: str
     type: str
     time: _dt.datetime
     update_count: int
     value: Optional[Dict[str, Any]]
+    writer_lost: bool = False
+    overdue: bool = False
+    age_s: Optional[float] = None
+    expected_interval_s: float = 0.0
+
+    @property
+    def stale(self) -> bool:
+        return self.writer_lost or self.overdue
+
+    @property
+    def stale_reason(self) -> str:
+        """As the C++ API and `dialog is get` say it; empty when not stale."""
+        why = []
+        if self.writer_lost:
+            why.append("writer lost")
+        if self.overdue:
+            why.append("not updated for %.1f s (expected every %g s)" % (self.age_s or 0.0, self.expected_interval_s))
+        return "; ".join(why)
 
 
 @dataclass
@@ -287,7 +307,9 @@ class Dictionary:
                 value = iscodec.decode(e.value, self.types, self.use_numpy)[1]
             except CodecError as err:
                 raise ISError(Status.SERVER_ERROR, "cannot decode %s.%s: %s" % (server, e.name, err)) from None
-        return Entry("%s.%s" % (server, e.name), e.type, iscodec.us_to_time(e.time_us), e.update_count, value)
+        return Entry("%s.%s" % (server, e.name), e.type, iscodec.us_to_time(e.time_us), e.update_count, value,
+                     writer_lost=e.writer_lost, overdue=e.overdue,
+                     age_s=e.age_us / 1e6 if e.age_us >= 0 else None, expected_interval_s=e.expected_interval_s)
 
     async def get(self, name: str, as_type: str = "") -> Entry:
         """The object @p name ("Server.Object"), optionally read as its base type @p as_type."""

@@ -151,6 +151,30 @@ def test_list_remove_and_errors(isserver):
     run(main(), 60)
 
 
+def test_stale_when_overdue(isserver):
+    """FrontEndStatus inherits ProcessStats' expected_interval_s="5": a value not written again
+    within 5 s is stale, with its age and the reason; written again, it is fresh."""
+
+    async def main():
+        async with client(isserver, "PyStale") as c:
+            d = Dictionary(c)
+            await d.put("PyIS.FEs", "FrontEndStatus", {"registers": 1})
+            e = await d.get("PyIS.FEs")
+            assert not e.stale and e.stale_reason == "" and e.expected_interval_s == 5
+            assert e.age_s is not None and 0 <= e.age_s < 5
+            await asyncio.sleep(5.5)
+            e = await d.get("PyIS.FEs")
+            assert e.overdue and e.stale and not e.writer_lost and e.age_s > 5
+            assert e.stale_reason.startswith("not updated for ") and "expected every 5 s" in e.stale_reason
+            assert [x.name for x in await d.list("PyIS", type="FrontEndStatus") if x.stale] == ["PyIS.FEs"]
+            out = json.loads(await run_tool("is", "get", "--json", "PyIS.FEs", address=isserver.address))
+            assert out["stale"] is True
+            await d.put("PyIS.FEs", "FrontEndStatus", {"registers": 2})
+            assert not (await d.get("PyIS.FEs")).stale
+
+    run(main(), 60)
+
+
 def test_subscribe_with_criteria_survives_server_restart(isserver):
     async def main():
         async with client(isserver, "PyWatcher") as c:

@@ -185,3 +185,22 @@ def test_encoder_reproduces_examples():
     assert service and service[0][3] == wire.service_frame("Master.State", 3, b"Running")
     command = [e for e in by_line.values() if ("type", "COMMAND_MESSAGE") in e[2]]
     assert command[0][3] == wire.command_frame("Run.Start", "Master", b"run=42")
+
+
+def test_generated_modules_match_the_proto_files(tmp_path):
+    """dialog/_proto/*_pb2.py are committed (python/README.md says how to regenerate them): a .proto
+    changed without regenerating them leaves the Python client without the new fields."""
+    import shutil
+    import subprocess
+
+    protoc = shutil.which("protoc")
+    if protoc is None:
+        pytest.skip("protoc not installed (Debian protobuf-compiler)")
+    proto_dir = SOURCE_DIR / "libdialog" / "proto"
+    subprocess.run([protoc, "-I%s" % proto_dir, "--python_out=%s" % tmp_path,
+                    str(proto_dir / "dialog.proto"), str(proto_dir / "is.proto")], check=True, timeout=60)
+    for name in ("dialog_pb2.py", "is_pb2.py"):
+        generated = (tmp_path / name).read_text(encoding="utf-8").replace(
+            "\nimport dialog_pb2", "\nfrom . import dialog_pb2")
+        committed = (SOURCE_DIR / "python" / "dialog" / "_proto" / name).read_text(encoding="utf-8")
+        assert generated == committed, "python/dialog/_proto/%s is out of date: regenerate it (python/README.md)" % name
