@@ -23,6 +23,9 @@ public:
     std::optional<QList<LogRecord>> run(const LogQuery &query, bool *more, QString *error);
 
 private:
+    std::optional<QList<LogRecord>> execute(const QString &sql, const QVariantList &binds, int limit, bool *more,
+                                            QString *error);
+
     DatabaseConfig m_database;
     QString m_connection;
     bool m_open = false;

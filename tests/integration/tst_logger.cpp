@@ -391,6 +391,53 @@ private Q_SLOTS:
         QCOMPARE(records.first().value(QStringLiteral("text")).toString(), QStringLiteral("disk on fire"));
     }
 
+    void windowSearchOfABusyProcess()
+    {
+        // One process' window is tried newest rows first (2,000 of them), then read from the window
+        // index: sparse matches behind many newer rows, and dense ones, both come back right.
+        auto report = [&](const QString &severity, const QString &text, int count) {
+            QCOMPARE(m_fx->run(QStringLiteral("dialog"),
+                               reportArgs(QStringLiteral("Busy"),
+                                          {QStringLiteral("--severity"), severity, QStringLiteral("--count"),
+                                           QString::number(count), QStringLiteral("--numbered"),
+                                           QStringLiteral("--collapse-ms"), QStringLiteral("0"), text}),
+                               nullptr, nullptr, 60000),
+                     0);
+        };
+        report(QStringLiteral("warning"), QStringLiteral("early warning"), 3);
+        report(QStringLiteral("info"), QStringLiteral("routine"), 2500);
+        const QStringList window{QStringLiteral("--since"), QStringLiteral("1h"), QStringLiteral("--process"),
+                                 QStringLiteral("Busy"), QStringLiteral("--severity"), QStringLiteral("warning")};
+        auto texts = [](const QList<QJsonObject> &rs) {
+            QStringList t;
+            for (const auto &r : rs)
+                t << r.value(QStringLiteral("text")).toString();
+            return t;
+        };
+        QTRY_COMPARE_WITH_TIMEOUT(texts(search(window + QStringList{QStringLiteral("--limit"), QStringLiteral("2")})),
+                                  (QStringList{QStringLiteral("early warning #2"), QStringLiteral("early warning #3")}),
+                                  10000);
+        report(QStringLiteral("warning"), QStringLiteral("late warning"), 150);
+        QByteArray err;
+        QList<QJsonObject> page;
+        // The page is printed oldest first.
+        QTRY_VERIFY_WITH_TIMEOUT((page = search(window + QStringList{QStringLiteral("--limit"), QStringLiteral("100")},
+                                                nullptr, &err))
+                                         .value(99)
+                                         .value(QStringLiteral("text"))
+                                         .toString() == QLatin1String("late warning #150"),
+                                 10000);
+        QCOMPARE(page.size(), 100);
+        QCOMPARE(page.first().value(QStringLiteral("text")).toString(), QStringLiteral("late warning #51"));
+        const int at = err.indexOf("--before ");
+        QVERIFY2(at >= 0, err.constData()); // more match
+        const QString before = QString::fromUtf8(err.mid(at + 9).trimmed());
+        const QStringList rest = texts(search(window + QStringList{QStringLiteral("--before"), before}));
+        QCOMPARE(rest.size(), 53);
+        QCOMPARE(rest.first(), QStringLiteral("early warning #1"));
+        QCOMPARE(rest.last(), QStringLiteral("late warning #50"));
+    }
+
     void searchFiltersAndPaging()
     {
         auto report = [&](const QString &name, const QString &severity, const QString &text,
