@@ -1,6 +1,7 @@
 // The web IS page end to end: dialog-isserver serves it, headless Chromium loads it (driven over the
 // DevTools protocol from this test), an object is clicked, and a value the test then changes
 // through the IS API changes on the page. Saves the screenshot isweb.png (screenshot.h).
+#include "chromium.h"
 #include "isweb.h"
 #include "screenshot.h"
 
@@ -17,69 +18,6 @@
 using namespace dialog;
 using namespace dialog::test;
 
-namespace {
-
-/// A minimal DevTools-protocol client: one page target, commands answered in order of ids.
-class DevTools
-{
-public:
-    bool connect(const QUrl &url)
-    {
-        QObject::connect(&m_ws, &QWebSocket::textMessageReceived, &m_ws, [this](const QString &text) {
-            const QJsonObject o = QJsonDocument::fromJson(text.toUtf8()).object();
-            if (o.contains(QLatin1String("id")))
-                m_answers.insert(o.value(QLatin1String("id")).toInt(), o);
-            else if (o.value(QLatin1String("method")).toString() == QLatin1String("Runtime.exceptionThrown"))
-                m_pageErrors << QString::fromUtf8(
-                    QJsonDocument(o.value(QLatin1String("params")).toObject()).toJson());
-            else if (o.value(QLatin1String("method")).toString() == QLatin1String("Log.entryAdded") &&
-                     o.value(QLatin1String("params"))
-                             .toObject()
-                             .value(QLatin1String("entry"))
-                             .toObject()
-                             .value(QLatin1String("level"))
-                             .toString() == QLatin1String("error"))
-                m_pageErrors << QString::fromUtf8(
-                    QJsonDocument(o.value(QLatin1String("params")).toObject()).toJson());
-        });
-        m_ws.open(url);
-        if (!waitUntil([this] { return m_ws.state() == QAbstractSocket::ConnectedState; }, 10000))
-            qWarning() << "DevTools WebSocket" << url << m_ws.errorString();
-        return m_ws.state() == QAbstractSocket::ConnectedState;
-    }
-    QJsonObject call(const QString &method, const QJsonObject &params = {}, int timeoutMs = 15000)
-    {
-        const int id = ++m_id;
-        m_ws.sendTextMessage(QString::fromUtf8(QJsonDocument(QJsonObject{{QStringLiteral("id"), id},
-                                                                         {QStringLiteral("method"), method},
-                                                                         {QStringLiteral("params"), params}})
-                                                   .toJson(QJsonDocument::Compact)));
-        waitUntil([&] { return m_answers.contains(id); }, timeoutMs);
-        return m_answers.take(id);
-    }
-    /// The value of a JavaScript expression in the page (JSON-serialisable), or undefined.
-    QJsonValue eval(const QString &expression)
-    {
-        const QJsonObject r =
-            call(QStringLiteral("Runtime.evaluate"),
-                 {{QStringLiteral("expression"), expression}, {QStringLiteral("returnByValue"), true}});
-        return r.value(QLatin1String("result"))
-            .toObject()
-            .value(QLatin1String("result"))
-            .toObject()
-            .value(QLatin1String("value"));
-    }
-    void close() { m_ws.close(); }
-    /// Uncaught exceptions and errors logged by the page (failed loads, …).
-    QStringList pageErrors() const { return m_pageErrors; }
-
-private:
-    QStringList m_pageErrors;
-    QWebSocket m_ws;
-    int m_id = 0;
-    QHash<int, QJsonObject> m_answers;
-};
-} // namespace
 
 class tst_IsWebPage : public QObject
 {
@@ -91,8 +29,7 @@ private Q_SLOTS:
 
 void tst_IsWebPage::pageShowsLiveValues()
 {
-    const QString chromium = QStandardPaths::findExecutable(QStringLiteral("chromium"));
-    if (chromium.isEmpty())
+    if (HeadlessChromium::executable().isEmpty())
         QSKIP("chromium is not installed (Debian package 'chromium'; ./run.sh installs it)");
 
     ProcessFixture fx;
@@ -126,53 +63,10 @@ void tst_IsWebPage::pageShowsLiveValues()
         QVERIFY(dict.insertSync(QStringLiteral("RunParams.Readout%1").arg(i), rs).isOk());
     }
 
-    // Headless Chromium with the DevTools protocol on a loopback port of its choice, which it writes
-    // into DevToolsActivePort in its profile directory.
-    QTemporaryDir profile;
-    QProcess browser;
-    browser.setStandardOutputFile(QProcess::nullDevice());
-    browser.setStandardErrorFile(profile.filePath(QStringLiteral("chromium.log"))); // its D-Bus complaints
-    browser.start(chromium,
-                  {QStringLiteral("--headless"), QStringLiteral("--no-sandbox"),
-                   QStringLiteral("--disable-gpu"), QStringLiteral("--no-first-run"),
-                   QStringLiteral("--disable-extensions"), QStringLiteral("--disable-dev-shm-usage"),
-                   QStringLiteral("--window-size=1280,760"),
-                   QStringLiteral("--remote-debugging-address=127.0.0.1"),
-                   QStringLiteral("--remote-debugging-port=0"), QStringLiteral("--remote-allow-origins=*"),
-                   QStringLiteral("--user-data-dir=") + profile.path(), QStringLiteral("about:blank")});
-    QVERIFY2(browser.waitForStarted(10000), qPrintable(browser.errorString()));
-    auto stopBrowser = qScopeGuard([&browser] {
-        if (browser.state() != QProcess::NotRunning) {
-            browser.terminate();
-            if (!browser.waitForFinished(5000)) {
-                browser.kill();
-                browser.waitForFinished(5000);
-            }
-        }
-    });
-    quint16 devtools = 0;
-    QTRY_VERIFY_WITH_TIMEOUT(
-        [&] {
-            QFile active(profile.filePath(QStringLiteral("DevToolsActivePort")));
-            if (active.open(QIODevice::ReadOnly))
-                devtools = quint16(active.readLine().trimmed().toUInt());
-            return devtools != 0;
-        }(),
-        20000);
-
-    QUrl pageWs;
-    waitUntil(
-        [&] {
-            const HttpReply r = httpGet(devtools, "/json/list");
-            for (const QJsonValue &v : QJsonDocument::fromJson(r.body).array())
-                if (v.toObject().value(QLatin1String("type")).toString() == QLatin1String("page"))
-                    pageWs = QUrl(v.toObject().value(QLatin1String("webSocketDebuggerUrl")).toString());
-            return !pageWs.isEmpty();
-        },
-        20000, 100);
-    QVERIFY2(!pageWs.isEmpty(), "Chromium's DevTools endpoint did not answer");
-    pageWs.setHost(QStringLiteral("127.0.0.1")); // built from our Host header, which has no port
-    pageWs.setPort(devtools);
+    HeadlessChromium browser;
+    QString error;
+    const QUrl pageWs = browser.start(&error);
+    QVERIFY2(!pageWs.isEmpty(), qPrintable(error));
     DevTools dt;
     QVERIFY(dt.connect(pageWs));
     QVERIFY(!dt.call(QStringLiteral("Page.enable")).isEmpty());
@@ -254,7 +148,7 @@ void tst_IsWebPage::pageShowsLiveValues()
 
     dt.call(QStringLiteral("Browser.close"), {}, 3000);
     dt.close();
-    browser.waitForFinished(10000); // stopBrowser terminates and reaps it if it did not exit
+    browser.process().waitForFinished(10000); // ~HeadlessChromium terminates and reaps it if not
 }
 
 QTEST_GUILESS_MAIN(tst_IsWebPage)
