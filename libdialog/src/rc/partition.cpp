@@ -4,10 +4,15 @@
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
+#include <QHostAddress>
+#include <QHostInfo>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QNetworkInterface>
 #include <QSet>
+
+#include <algorithm>
 
 namespace dialog::rc {
 
@@ -197,8 +202,17 @@ QString ProcessSpec::program() const
 
 bool ProcessSpec::isLocal() const
 {
-    return host == QLatin1String("localhost") || host == QLatin1String("127.0.0.1") ||
-           host == QLatin1String("::1");
+    if (host == QLatin1String("localhost") || host.compare(QHostInfo::localHostName(), Qt::CaseInsensitive) == 0)
+        return true;
+    // An address of this host (any interface, loopback included) is this host, not one to ssh to.
+    const QHostAddress address(host);
+    if (address.isNull())
+        return false;
+    if (address.isLoopback())
+        return true;
+    const QList<QHostAddress> own = QNetworkInterface::allAddresses();
+    return std::any_of(own.cbegin(), own.cend(),
+                       [&](const QHostAddress &a) { return a.isEqual(address, QHostAddress::TolerantConversion); });
 }
 
 QStringList ProcessSpec::arguments(const Partition &p) const

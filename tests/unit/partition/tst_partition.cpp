@@ -1,6 +1,8 @@
 // Partition files: the demo validates; every malformed input is refused naming the field.
 #include "dialog/rc/partition.h"
 
+#include <QHostInfo>
+#include <QNetworkInterface>
 #include <QtTest>
 
 using namespace dialog::rc;
@@ -13,6 +15,7 @@ private Q_SLOTS:
     void demoPartitionIsValid();
     void minimalPartitionGetsDefaults();
     void isTypesDefaultBesideThePartitionElseInstalled();
+    void localHostsAreThisHostsNamesAndAddresses();
     void malformed_data();
     void malformed();
     void processArguments();
@@ -64,6 +67,25 @@ void tst_Partition::minimalPartitionGetsDefaults()
     QVERIFY2(QDir::fromNativeSeparators(p.isTypesDir).endsWith(QLatin1String("/share/dialog/is-types")),
              qPrintable(p.isTypesDir));
     QCOMPARE(p.sshCommand.first(), QStringLiteral("ssh"));
+}
+
+void tst_Partition::localHostsAreThisHostsNamesAndAddresses()
+{
+    ProcessSpec s;
+    for (const QString &local : {QStringLiteral("localhost"), QStringLiteral("127.0.0.1"), QStringLiteral("127.0.1.1"),
+                                 QStringLiteral("::1"), QHostInfo::localHostName()}) {
+        s.host = local;
+        QVERIFY2(s.isLocal(), qPrintable(local));
+    }
+    for (const QHostAddress &a : QNetworkInterface::allAddresses()) {
+        s.host = a.toString();
+        QVERIFY2(s.isLocal(), qPrintable(s.host));
+    }
+    // Documentation addresses (RFC 5737) and a name that is not this host's: over ssh.
+    for (const QString &remote : {QStringLiteral("192.0.2.17"), QStringLiteral("daq-pc2.example")}) {
+        s.host = remote;
+        QVERIFY2(!s.isLocal(), qPrintable(remote));
+    }
 }
 
 void tst_Partition::isTypesDefaultBesideThePartitionElseInstalled()

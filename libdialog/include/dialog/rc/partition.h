@@ -37,6 +37,8 @@ struct ProcessSpec
     QString program() const;
     /// The full argument list of the program (without the program itself).
     QStringList arguments(const struct Partition &partition) const;
+    /// This host: "localhost", its host name, or one of its addresses (loopback included); the
+    /// others are started over ssh.
     bool isLocal() const;
 };
 
