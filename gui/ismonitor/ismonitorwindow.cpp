@@ -153,7 +153,9 @@ QWidget *IsMonitorWindow::buildObjects()
     m_objectView->verticalHeader()->hide();
     m_objectView->verticalHeader()->setDefaultSectionSize(20);
     m_objectView->setAlternatingRowColors(true);
-    const int widths[] = {95, 115, 165}; // room for "12:00:00.000 · stale 12 s"
+    const int widths[] = {80, 110, 160}; // room for "12:00:00.000 · stale 12 s"
+    // The update count (last, stretched) stays in view beside them at the default window size.
+    m_objectView->horizontalHeader()->setMinimumSectionSize(48);
     for (int c = 0; c < 3; ++c)
         m_objectView->setColumnWidth(c, widths[c]);
     m_regex->setToolTip(QStringLiteral("POSIX regular expression that must match the whole object name "
