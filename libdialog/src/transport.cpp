@@ -6,6 +6,9 @@
 #include <QCoreApplication>
 #include <QThread>
 
+#include <condition_variable>
+#include <mutex>
+
 Q_LOGGING_CATEGORY(lcSender, "dialog.net.sender", QtInfoMsg)
 Q_LOGGING_CATEGORY(lcReceiver, "dialog.net.receiver", QtInfoMsg)
 
@@ -79,20 +82,37 @@ bool Transport::listen(const QHostAddress &address, quint16 port, QString *error
     Q_ASSERT(!m_listener);
     m_listener = new Listener(this);
     m_listenerThread = startThread(QStringLiteral("dialog-receiver"), m_listener);
-    bool ok = false;
-    QString why;
+    // The listener thread answers through a std::mutex and std::condition_variable, not a
+    // BlockingQueuedConnection: Qt's semaphore behind the latter lives in uninstrumented
+    // libQt6Core, so ThreadSanitizer could not see that the results written there (m_port, ok, why)
+    // are read only after the call returned; pthread's mutex it sees.
+    struct Result
+    {
+        std::mutex lock;
+        std::condition_variable done;
+        bool finished = false, ok = false;
+        QString why;
+    } result;
+    std::unique_lock<std::mutex> wait(result.lock);
     QMetaObject::invokeMethod(
         m_listener,
-        [&] {
+        [this, &result, address, port] {
+            std::lock_guard<std::mutex> l(result.lock);
             // Qt accepts in a loop (until EAGAIN) on each notification; the backlog absorbs bursts.
             m_listener->setListenBacklogSize(m_options.listenBacklog);
-            ok = m_listener->listen(address, port);
-            if (ok)
+            result.ok = m_listener->listen(address, port);
+            if (result.ok)
                 m_port = m_listener->serverPort();
             else
-                why = m_listener->errorString();
+                result.why = m_listener->errorString();
+            result.finished = true;
+            result.done.notify_all();
         },
-        Qt::BlockingQueuedConnection);
+        Qt::QueuedConnection);
+    result.done.wait(wait, [&result] { return result.finished; });
+    const bool ok = result.ok;
+    const QString why = result.why;
+    wait.unlock();
     if (!ok && error)
         *error = QStringLiteral("cannot listen on %1:%2: %3").arg(address.toString()).arg(port).arg(why);
     return ok;

@@ -13,6 +13,8 @@
 #include <QtEndian>
 #include <QtTest>
 
+#include <mutex>
+
 using namespace dialog;
 using namespace dialog::net;
 using namespace dialog::wire_format;
@@ -75,6 +77,43 @@ QByteArray hello(const QString &name)
     h.set_incarnation(3);
     return controlFrame(Type::Hello, h);
 }
+
+/// Counts a signal the transport emits from its own threads (destinationFailed, protocolError) and
+/// keeps the first emission's first argument. A QSignalSpy is not for that: it appends in the
+/// emitting thread under its own lock while the test reads its list with none (a data race).
+class CrossThreadSpy
+{
+public:
+    template <typename Sender, typename Signal>
+    CrossThreadSpy(Sender *sender, Signal signal)
+    {
+        QObject::connect(
+            sender, signal, &m_context,
+            [this](const auto &first, const auto &...) {
+                std::lock_guard<std::mutex> l(m_lock);
+                if (m_count++ == 0)
+                    m_first = QVariant::fromValue(first);
+            },
+            Qt::DirectConnection);
+    }
+    int size() const
+    {
+        std::lock_guard<std::mutex> l(m_lock);
+        return m_count;
+    }
+    bool isEmpty() const { return size() == 0; }
+    QVariant first() const
+    {
+        std::lock_guard<std::mutex> l(m_lock);
+        return m_first;
+    }
+
+private:
+    mutable std::mutex m_lock;
+    int m_count = 0;
+    QVariant m_first;
+    QObject m_context; // destroyed first: no call comes in once the rest goes
+};
 
 } // namespace
 
@@ -212,7 +251,7 @@ void tst_Transport::everyDiscardedFrameIsCounted()
         port = gone.transport->serverPort();
     }
     auto s = makeSender(QStringLiteral("lonely"));
-    QSignalSpy failed(s.get(), &Transport::destinationFailed);
+    CrossThreadSpy failed(s.get(), &Transport::destinationFailed);
     const OutboxPtr box = s->outbox(Endpoint{QStringLiteral("127.0.0.1"), port});
     constexpr int Small = 40, Large = 3;
     for (int i = 0; i < Small; ++i)
@@ -231,7 +270,7 @@ void tst_Transport::peerThatDisappearsCostsItsFramesOnly()
     auto r = std::make_unique<Receiver>();
     QVERIFY(r->listen());
     auto s = makeSender(QStringLiteral("steady"));
-    QSignalSpy failed(s.get(), &Transport::destinationFailed);
+    CrossThreadSpy failed(s.get(), &Transport::destinationFailed);
     const OutboxPtr box = s->outbox(r->endpoint());
     s->send(box, serviceFrame("S", 1, "before"));
     QTRY_COMPARE_WITH_TIMEOUT(r->data.size(), 1, Timeout);
@@ -246,7 +285,7 @@ void tst_Transport::peerThatDisappearsCostsItsFramesOnly()
                               s->stats().framesDropped > 0),
                              Timeout);
     QVERIFY(!failed.isEmpty());
-    QCOMPARE(failed.first().at(0).value<Endpoint>(), goneAt);
+    QCOMPARE(failed.first().value<Endpoint>(), goneAt);
     QVERIFY(s->stats().framesDropped <= seq - 2);
 
     // The sender itself is unharmed: another destination gets its frames.
@@ -284,7 +323,7 @@ void tst_Transport::badInputClosesOnlyThatConnection()
     o.maxMessageSize = 64 * 1024 - NameOverhead; // frames up to 64 KiB
     Receiver r(o);
     QVERIFY(r.listen());
-    QSignalSpy errors(r.transport.get(), &Transport::protocolError);
+    CrossThreadSpy errors(r.transport.get(), &Transport::protocolError);
 
     QTcpSocket raw;
     raw.connectToHost(QHostAddress::LocalHost, r.transport->serverPort());
@@ -344,7 +383,7 @@ void tst_Transport::routerNeverSeesBadCompressedCommands()
     std::atomic<int> routed{0};
     r.transport->setDirectRoute([&](const Inbound &) { return ++routed, true; });
     QVERIFY(r.listen());
-    QSignalSpy errors(r.transport.get(), &Transport::protocolError);
+    CrossThreadSpy errors(r.transport.get(), &Transport::protocolError);
     quint8 flags = 0;
     const QByteArray tooLarge = prepareData(QByteArray(200000, 'x'), 1024, flags);
     QCOMPARE(flags, quint8(Compressed));
