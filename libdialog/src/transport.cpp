@@ -6,9 +6,6 @@
 #include <QCoreApplication>
 #include <QThread>
 
-#include <condition_variable>
-#include <mutex>
-
 Q_LOGGING_CATEGORY(lcSender, "dialog.net.sender", QtInfoMsg)
 Q_LOGGING_CATEGORY(lcReceiver, "dialog.net.receiver", QtInfoMsg)
 
@@ -80,42 +77,27 @@ Transport::~Transport()
 bool Transport::listen(const QHostAddress &address, quint16 port, QString *error)
 {
     Q_ASSERT(!m_listener);
-    m_listener = new Listener(this);
+    // Listen here, then move the listening server to its thread and start that thread: the results
+    // (m_port, the error) never cross threads, and whatever the server set up happens before the
+    // thread starts (pthread_create orders it, for ThreadSanitizer too). QSocketNotifier re-arms
+    // itself in the new thread. The calling thread needs an event dispatcher (any QThread or the
+    // main thread of a QCoreApplication).
+    auto *listener = new Listener(this);
+    // Qt accepts in a loop (until EAGAIN) on each notification; the backlog absorbs bursts.
+    listener->setListenBacklogSize(m_options.listenBacklog);
+    if (!listener->listen(address, port)) {
+        if (error)
+            *error = QStringLiteral("cannot listen on %1:%2: %3")
+                         .arg(address.toString())
+                         .arg(port)
+                         .arg(listener->errorString());
+        delete listener;
+        return false;
+    }
+    m_port = listener->serverPort();
+    m_listener = listener;
     m_listenerThread = startThread(QStringLiteral("dialog-receiver"), m_listener);
-    // The listener thread answers through a std::mutex and std::condition_variable, not a
-    // BlockingQueuedConnection: Qt's semaphore behind the latter lives in uninstrumented
-    // libQt6Core, so ThreadSanitizer could not see that the results written there (m_port, ok, why)
-    // are read only after the call returned; pthread's mutex it sees.
-    struct Result
-    {
-        std::mutex lock;
-        std::condition_variable done;
-        bool finished = false, ok = false;
-        QString why;
-    } result;
-    std::unique_lock<std::mutex> wait(result.lock);
-    QMetaObject::invokeMethod(
-        m_listener,
-        [this, &result, address, port] {
-            std::lock_guard<std::mutex> l(result.lock);
-            // Qt accepts in a loop (until EAGAIN) on each notification; the backlog absorbs bursts.
-            m_listener->setListenBacklogSize(m_options.listenBacklog);
-            result.ok = m_listener->listen(address, port);
-            if (result.ok)
-                m_port = m_listener->serverPort();
-            else
-                result.why = m_listener->errorString();
-            result.finished = true;
-            result.done.notify_all();
-        },
-        Qt::QueuedConnection);
-    result.done.wait(wait, [&result] { return result.finished; });
-    const bool ok = result.ok;
-    const QString why = result.why;
-    wait.unlock();
-    if (!ok && error)
-        *error = QStringLiteral("cannot listen on %1:%2: %3").arg(address.toString()).arg(port).arg(why);
-    return ok;
+    return true;
 }
 
 void Transport::setIdentity(const PeerInfo &self)
