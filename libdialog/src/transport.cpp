@@ -6,6 +6,9 @@
 #include <QCoreApplication>
 #include <QThread>
 
+#include <condition_variable>
+#include <mutex>
+
 Q_LOGGING_CATEGORY(lcSender, "dialog.net.sender", QtInfoMsg)
 Q_LOGGING_CATEGORY(lcReceiver, "dialog.net.receiver", QtInfoMsg)
 
@@ -26,13 +29,42 @@ bool Endpoint::parse(const QString &text, Endpoint &out)
 }
 
 namespace {
-QThread *startThread(const QString &name, QObject *worker)
+// Starts @p worker's thread and returns once that thread runs its event loop's dispatcher. Qt
+// publishes a new thread's event dispatcher (and its wake-up eventfd) through atomics in
+// uninstrumented libQt6Core; waiting here on a std::condition_variable, signalled from the new
+// thread's started(), makes that ordering visible to ThreadSanitizer for every later post to the
+// thread. The worker, when it is destroyed at the thread's end, passes through @p joined: the
+// destructor of the transport takes it after QThread::wait() (whose own ordering TSan cannot see
+// when the thread had already finished). Neither is on a per-message path.
+QThread *startThread(const QString &name, QObject *worker, std::mutex *joined)
 {
     auto *t = new QThread;
     t->setObjectName(name);
     worker->moveToThread(t);
     QObject::connect(t, &QThread::finished, worker, &QObject::deleteLater);
+    QObject::connect(
+        worker, &QObject::destroyed, t, [joined] { std::lock_guard<std::mutex> l(*joined); },
+        Qt::DirectConnection);
+    struct
+    {
+        std::mutex lock;
+        std::condition_variable cond;
+        bool running = false;
+    } start;
+    const auto started = QObject::connect(
+        t, &QThread::started, t,
+        [&start] {
+            std::lock_guard<std::mutex> l(start.lock);
+            start.running = true;
+            start.cond.notify_all();
+        },
+        Qt::DirectConnection);
     t->start();
+    {
+        std::unique_lock<std::mutex> l(start.lock);
+        start.cond.wait(l, [&start] { return start.running; });
+    }
+    QObject::disconnect(started);
     return t;
 }
 } // namespace
@@ -45,12 +77,12 @@ Transport::Transport(const TransportOptions &options, QObject *parent) : QObject
     for (int i = 0; i < m_options.senderThreads; ++i) {
         auto *w = new SenderWorker(this);
         m_senders.append(w);
-        m_threads.append(startThread(QStringLiteral("dialog-sender-%1").arg(i), w));
+        m_threads.append(startThread(QStringLiteral("dialog-sender-%1").arg(i), w, &m_joined));
     }
     for (int i = 0; i < m_options.readerThreads; ++i) {
         auto *w = new ReaderWorker(this);
         m_readers.append(w);
-        m_threads.append(startThread(QStringLiteral("dialog-reader-%1").arg(i), w));
+        m_threads.append(startThread(QStringLiteral("dialog-reader-%1").arg(i), w, &m_joined));
     }
 }
 
@@ -60,13 +92,18 @@ Transport::~Transport()
     if (m_listenerThread) {
         m_listenerThread->quit();
         m_listenerThread->wait();
+        std::lock_guard<std::mutex> l(m_joined);
         delete m_listenerThread;
     }
     for (QThread *t : std::as_const(m_threads)) {
         t->quit();
         t->wait();
-        delete t;
     }
+    {
+        // Every worker was destroyed in its thread and passed through m_joined (see startThread).
+        std::lock_guard<std::mutex> l(m_joined);
+    }
+    qDeleteAll(m_threads);
     // Deliveries posted but not run must not reach a destroyed transport.
     if (m_control.context)
         QCoreApplication::removePostedEvents(m_control.context, QEvent::MetaCall);
@@ -96,7 +133,7 @@ bool Transport::listen(const QHostAddress &address, quint16 port, QString *error
     }
     m_port = listener->serverPort();
     m_listener = listener;
-    m_listenerThread = startThread(QStringLiteral("dialog-receiver"), m_listener);
+    m_listenerThread = startThread(QStringLiteral("dialog-receiver"), m_listener, &m_joined);
     return true;
 }
 

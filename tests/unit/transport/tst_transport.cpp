@@ -263,6 +263,7 @@ void tst_Transport::everyDiscardedFrameIsCounted()
     QTRY_COMPARE_WITH_TIMEOUT(s->stats().framesDropped, quint64(Small + Large), Timeout);
     QCOMPARE(box->framesSent.load(), quint64(Small + Large));
     QCOMPARE(box->queuedBytes(), 0);
+    s.reset(); // its threads stop before the spy on it goes
 }
 
 void tst_Transport::peerThatDisappearsCostsItsFramesOnly()
@@ -294,6 +295,7 @@ void tst_Transport::peerThatDisappearsCostsItsFramesOnly()
     s->send(s->outbox(other.endpoint()), serviceFrame("S", 99, "after"));
     QTRY_COMPARE_WITH_TIMEOUT(other.data.size(), 1, Timeout);
     QCOMPARE(other.data.first().data, QByteArray("after"));
+    s.reset(); // its threads stop before the spy on it goes
 }
 
 void tst_Transport::badInputClosesOnlyThatConnection_data()
@@ -340,6 +342,7 @@ void tst_Transport::badInputClosesOnlyThatConnection()
     QTRY_COMPARE_WITH_TIMEOUT(r.data.size(), 1, Timeout);
     QCOMPARE(r.data.first().data, QByteArray("fine"));
     QCOMPARE(errors.size(), 1);
+    r.transport.reset(); // its threads stop before the spy on it goes
 }
 
 void tst_Transport::routerSeesCommandsAsSent()
@@ -396,6 +399,7 @@ void tst_Transport::routerNeverSeesBadCompressedCommands()
         QTRY_COMPARE_WITH_TIMEOUT(errors.size(), int(i + 1), Timeout);
     }
     QCOMPARE(routed.load(), 0);
+    r.transport.reset(); // its threads stop before the spy on it goes
 }
 
 QTEST_GUILESS_MAIN(tst_Transport)
