@@ -1,6 +1,7 @@
 #include "transport_p.h"
 
 #include "control_p.h"
+#include "handoff_p.h"
 #include "transport_workers_p.h"
 
 #include <QCoreApplication>
@@ -174,7 +175,7 @@ void Transport::wake(const OutboxPtr &box)
 {
     SenderWorker *w = m_senders.at(box->worker);
     QMetaObject::invokeMethod(
-        w, [w, box] { w->flush(box); }, Qt::QueuedConnection);
+        w, handOff([w, box] { w->flush(box); }), Qt::QueuedConnection);
 }
 
 bool Transport::waitForRoom(Outbox &box, qint64 size, int blockMs)
@@ -256,7 +257,7 @@ void Transport::acceptDescriptor(qintptr fd)
 {
     ReaderWorker *r = m_readers.at(m_nextReader.fetch_add(1) % m_readers.size());
     QMetaObject::invokeMethod(
-        r, [r, fd] { r->addDescriptor(fd); }, Qt::QueuedConnection);
+        r, handOff([r, fd] { r->addDescriptor(fd); }), Qt::QueuedConnection);
 }
 
 bool Transport::admitHandshake(const QHostAddress &from, QString *why)
@@ -307,7 +308,7 @@ void Transport::deliver(DeliveryQueue &q, InboundBatch &items, qint64 bytes)
     items.clear();
     if (post && q.context)
         QMetaObject::invokeMethod(
-            q.context, [this, &q] { drain(q); }, Qt::QueuedConnection);
+            q.context, handOff([this, &q] { drain(q); }), Qt::QueuedConnection);
 }
 
 void Transport::drain(DeliveryQueue &q)
@@ -328,7 +329,7 @@ void Transport::drain(DeliveryQueue &q)
     if (!deliveryBlocked() && m_readersPaused.exchange(false)) {
         for (ReaderWorker *r : std::as_const(m_readers))
             QMetaObject::invokeMethod(
-                r, [r] { r->resume(); }, Qt::QueuedConnection);
+                r, handOff([r] { r->resume(); }), Qt::QueuedConnection);
     }
 }
 
@@ -354,7 +355,7 @@ void Transport::answer(const PeerPtr &peer, const QByteArray &frame)
     if (!reader)
         return;
     const void *connection = peer->connection;
-    QMetaObject::invokeMethod(reader, [reader, connection, frame] { reader->answer(connection, frame); });
+    QMetaObject::invokeMethod(reader, handOff([reader, connection, frame] { reader->answer(connection, frame); }));
 }
 
 Transport::Stats Transport::stats() const
