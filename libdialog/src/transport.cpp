@@ -150,14 +150,18 @@ PeerInfo Transport::identity() const
     return m_identity;
 }
 
+// Under the queue's lock: Client::start() sets its control sink after listen(), when a reader
+// thread may already deliver (any peer may connect once we listen) and read the context.
 void Transport::setControlSink(QObject *context, Sink sink)
 {
+    QMutexLocker l(&m_control.lock);
     m_control.context = context;
     m_control.sink = std::move(sink);
 }
 
 void Transport::setDataSink(QObject *context, Sink sink)
 {
+    QMutexLocker l(&m_data.lock);
     m_data.context = context;
     m_data.sink = std::move(sink);
 }
@@ -296,19 +300,22 @@ void Transport::deliver(DeliveryQueue &q, InboundBatch &items, qint64 bytes)
         return;
     m_pendingDelivery.fetch_add(bytes);
     bool post = false;
+    QObject *context = nullptr;
     {
         QMutexLocker l(&q.lock);
         if (q.items.isEmpty())
             q.items.swap(items);
         else
             q.items.append(std::move(items));
-        post = !q.posted;
-        q.posted = true;
+        // Without a sink yet the frames wait: the first delivery after it is set posts them.
+        context = q.context;
+        post = !q.posted && context;
+        q.posted = q.posted || post;
     }
     items.clear();
-    if (post && q.context)
+    if (post)
         QMetaObject::invokeMethod(
-            q.context, handOff([this, &q] { drain(q); }), Qt::QueuedConnection);
+            context, handOff([this, &q] { drain(q); }), Qt::QueuedConnection);
 }
 
 void Transport::drain(DeliveryQueue &q)
