@@ -132,6 +132,7 @@ private Q_SLOTS:
     void badInputClosesOnlyThatConnection();
     void routerSeesCommandsAsSent();
     void routerNeverSeesBadCompressedCommands();
+    void framesBeforeTheSinkIsSetReachItOnceSet();
 };
 
 void tst_Transport::framesDeliveredInOrder()
@@ -400,6 +401,27 @@ void tst_Transport::routerNeverSeesBadCompressedCommands()
     }
     QCOMPARE(routed.load(), 0);
     r.transport.reset(); // its threads stop before the spy on it goes
+}
+
+void tst_Transport::framesBeforeTheSinkIsSetReachItOnceSet()
+{
+    // Client::start() sets its control sink after listen(): a frame may come first. It waits and
+    // reaches the sink with the next delivery (before: the queue stayed marked as posted with
+    // nobody to drain it, and nothing was ever delivered again).
+    QObject context;
+    Transport receiver{TransportOptions()};
+    QString error;
+    QVERIFY2(receiver.listen(QHostAddress::LocalHost, 0, &error), qPrintable(error));
+    auto s = makeSender(QStringLiteral("early"));
+    const OutboxPtr box = s->outbox(Endpoint{QStringLiteral("127.0.0.1"), receiver.serverPort()});
+    s->send(box, serviceFrame("S", 1, "early"));
+    QTRY_COMPARE_WITH_TIMEOUT(receiver.stats().framesIn, quint64(1), Timeout);
+    InboundBatch got;
+    receiver.setDataSink(&context, [&got](InboundBatch &b) { got.append(b); });
+    s->send(box, serviceFrame("S", 2, "late"));
+    QTRY_COMPARE_WITH_TIMEOUT(got.size(), 2, Timeout);
+    QCOMPARE(got.at(0).data, QByteArray("early"));
+    QCOMPARE(got.at(1).data, QByteArray("late"));
 }
 
 QTEST_GUILESS_MAIN(tst_Transport)
