@@ -1,10 +1,14 @@
 #include "transport_p.h"
 
 #include "control_p.h"
+#include "handoff_p.h"
 #include "transport_workers_p.h"
 
 #include <QCoreApplication>
 #include <QThread>
+
+#include <condition_variable>
+#include <mutex>
 
 Q_LOGGING_CATEGORY(lcSender, "dialog.net.sender", QtInfoMsg)
 Q_LOGGING_CATEGORY(lcReceiver, "dialog.net.receiver", QtInfoMsg)
@@ -26,13 +30,42 @@ bool Endpoint::parse(const QString &text, Endpoint &out)
 }
 
 namespace {
-QThread *startThread(const QString &name, QObject *worker)
+// Starts @p worker's thread and returns once that thread runs its event loop's dispatcher. Qt
+// publishes a new thread's event dispatcher (and its wake-up eventfd) through atomics in
+// uninstrumented libQt6Core; waiting here on a std::condition_variable, signalled from the new
+// thread's started(), makes that ordering visible to ThreadSanitizer for every later post to the
+// thread. The worker, when it is destroyed at the thread's end, passes through @p joined: the
+// destructor of the transport takes it after QThread::wait() (whose own ordering TSan cannot see
+// when the thread had already finished). Neither is on a per-message path.
+QThread *startThread(const QString &name, QObject *worker, std::mutex *joined)
 {
     auto *t = new QThread;
     t->setObjectName(name);
     worker->moveToThread(t);
     QObject::connect(t, &QThread::finished, worker, &QObject::deleteLater);
+    QObject::connect(
+        worker, &QObject::destroyed, t, [joined] { std::lock_guard<std::mutex> l(*joined); },
+        Qt::DirectConnection);
+    struct
+    {
+        std::mutex lock;
+        std::condition_variable cond;
+        bool running = false;
+    } start;
+    const auto started = QObject::connect(
+        t, &QThread::started, t,
+        [&start] {
+            std::lock_guard<std::mutex> l(start.lock);
+            start.running = true;
+            start.cond.notify_all();
+        },
+        Qt::DirectConnection);
     t->start();
+    {
+        std::unique_lock<std::mutex> l(start.lock);
+        start.cond.wait(l, [&start] { return start.running; });
+    }
+    QObject::disconnect(started);
     return t;
 }
 } // namespace
@@ -45,12 +78,12 @@ Transport::Transport(const TransportOptions &options, QObject *parent) : QObject
     for (int i = 0; i < m_options.senderThreads; ++i) {
         auto *w = new SenderWorker(this);
         m_senders.append(w);
-        m_threads.append(startThread(QStringLiteral("dialog-sender-%1").arg(i), w));
+        m_threads.append(startThread(QStringLiteral("dialog-sender-%1").arg(i), w, &m_joined));
     }
     for (int i = 0; i < m_options.readerThreads; ++i) {
         auto *w = new ReaderWorker(this);
         m_readers.append(w);
-        m_threads.append(startThread(QStringLiteral("dialog-reader-%1").arg(i), w));
+        m_threads.append(startThread(QStringLiteral("dialog-reader-%1").arg(i), w, &m_joined));
     }
 }
 
@@ -60,13 +93,18 @@ Transport::~Transport()
     if (m_listenerThread) {
         m_listenerThread->quit();
         m_listenerThread->wait();
+        std::lock_guard<std::mutex> l(m_joined);
         delete m_listenerThread;
     }
     for (QThread *t : std::as_const(m_threads)) {
         t->quit();
         t->wait();
-        delete t;
     }
+    {
+        // Every worker was destroyed in its thread and passed through m_joined (see startThread).
+        std::lock_guard<std::mutex> l(m_joined);
+    }
+    qDeleteAll(m_threads);
     // Deliveries posted but not run must not reach a destroyed transport.
     if (m_control.context)
         QCoreApplication::removePostedEvents(m_control.context, QEvent::MetaCall);
@@ -77,25 +115,27 @@ Transport::~Transport()
 bool Transport::listen(const QHostAddress &address, quint16 port, QString *error)
 {
     Q_ASSERT(!m_listener);
-    m_listener = new Listener(this);
-    m_listenerThread = startThread(QStringLiteral("dialog-receiver"), m_listener);
-    bool ok = false;
-    QString why;
-    QMetaObject::invokeMethod(
-        m_listener,
-        [&] {
-            // Qt accepts in a loop (until EAGAIN) on each notification; the backlog absorbs bursts.
-            m_listener->setListenBacklogSize(m_options.listenBacklog);
-            ok = m_listener->listen(address, port);
-            if (ok)
-                m_port = m_listener->serverPort();
-            else
-                why = m_listener->errorString();
-        },
-        Qt::BlockingQueuedConnection);
-    if (!ok && error)
-        *error = QStringLiteral("cannot listen on %1:%2: %3").arg(address.toString()).arg(port).arg(why);
-    return ok;
+    // Listen here, then move the listening server to its thread and start that thread: the results
+    // (m_port, the error) never cross threads, and whatever the server set up happens before the
+    // thread starts (pthread_create orders it, for ThreadSanitizer too). QSocketNotifier re-arms
+    // itself in the new thread. The calling thread needs an event dispatcher (any QThread or the
+    // main thread of a QCoreApplication).
+    auto *listener = new Listener(this);
+    // Qt accepts in a loop (until EAGAIN) on each notification; the backlog absorbs bursts.
+    listener->setListenBacklogSize(m_options.listenBacklog);
+    if (!listener->listen(address, port)) {
+        if (error)
+            *error = QStringLiteral("cannot listen on %1:%2: %3")
+                         .arg(address.toString())
+                         .arg(port)
+                         .arg(listener->errorString());
+        delete listener;
+        return false;
+    }
+    m_port = listener->serverPort();
+    m_listener = listener;
+    m_listenerThread = startThread(QStringLiteral("dialog-receiver"), m_listener, &m_joined);
+    return true;
 }
 
 void Transport::setIdentity(const PeerInfo &self)
@@ -110,14 +150,18 @@ PeerInfo Transport::identity() const
     return m_identity;
 }
 
+// Under the queue's lock: Client::start() sets its control sink after listen(), when a reader
+// thread may already deliver (any peer may connect once we listen) and read the context.
 void Transport::setControlSink(QObject *context, Sink sink)
 {
+    QMutexLocker l(&m_control.lock);
     m_control.context = context;
     m_control.sink = std::move(sink);
 }
 
 void Transport::setDataSink(QObject *context, Sink sink)
 {
+    QMutexLocker l(&m_data.lock);
     m_data.context = context;
     m_data.sink = std::move(sink);
 }
@@ -135,7 +179,7 @@ void Transport::wake(const OutboxPtr &box)
 {
     SenderWorker *w = m_senders.at(box->worker);
     QMetaObject::invokeMethod(
-        w, [w, box] { w->flush(box); }, Qt::QueuedConnection);
+        w, handOff([w, box] { w->flush(box); }), Qt::QueuedConnection);
 }
 
 bool Transport::waitForRoom(Outbox &box, qint64 size, int blockMs)
@@ -217,7 +261,7 @@ void Transport::acceptDescriptor(qintptr fd)
 {
     ReaderWorker *r = m_readers.at(m_nextReader.fetch_add(1) % m_readers.size());
     QMetaObject::invokeMethod(
-        r, [r, fd] { r->addDescriptor(fd); }, Qt::QueuedConnection);
+        r, handOff([r, fd] { r->addDescriptor(fd); }), Qt::QueuedConnection);
 }
 
 bool Transport::admitHandshake(const QHostAddress &from, QString *why)
@@ -256,19 +300,22 @@ void Transport::deliver(DeliveryQueue &q, InboundBatch &items, qint64 bytes)
         return;
     m_pendingDelivery.fetch_add(bytes);
     bool post = false;
+    QObject *context = nullptr;
     {
         QMutexLocker l(&q.lock);
         if (q.items.isEmpty())
             q.items.swap(items);
         else
             q.items.append(std::move(items));
-        post = !q.posted;
-        q.posted = true;
+        // Without a sink yet the frames wait: the first delivery after it is set posts them.
+        context = q.context;
+        post = !q.posted && context;
+        q.posted = q.posted || post;
     }
     items.clear();
-    if (post && q.context)
+    if (post)
         QMetaObject::invokeMethod(
-            q.context, [this, &q] { drain(q); }, Qt::QueuedConnection);
+            context, handOff([this, &q] { drain(q); }), Qt::QueuedConnection);
 }
 
 void Transport::drain(DeliveryQueue &q)
@@ -289,7 +336,7 @@ void Transport::drain(DeliveryQueue &q)
     if (!deliveryBlocked() && m_readersPaused.exchange(false)) {
         for (ReaderWorker *r : std::as_const(m_readers))
             QMetaObject::invokeMethod(
-                r, [r] { r->resume(); }, Qt::QueuedConnection);
+                r, handOff([r] { r->resume(); }), Qt::QueuedConnection);
     }
 }
 
@@ -315,7 +362,7 @@ void Transport::answer(const PeerPtr &peer, const QByteArray &frame)
     if (!reader)
         return;
     const void *connection = peer->connection;
-    QMetaObject::invokeMethod(reader, [reader, connection, frame] { reader->answer(connection, frame); });
+    QMetaObject::invokeMethod(reader, handOff([reader, connection, frame] { reader->answer(connection, frame); }));
 }
 
 Transport::Stats Transport::stats() const

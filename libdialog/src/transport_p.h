@@ -18,6 +18,7 @@
 #include <atomic>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <vector>
 
 Q_DECLARE_LOGGING_CATEGORY(lcSender)
@@ -281,6 +282,7 @@ private:
     QHash<QHostAddress, int> m_handshakingFrom; // guarded by m_handshakeLock
     Listener *m_listener = nullptr;
     QThread *m_listenerThread = nullptr;
+    std::mutex m_joined; // see startThread() in transport.cpp
     std::atomic<int> m_nextReader{0};
     std::atomic<int> m_nextSender{0};
 

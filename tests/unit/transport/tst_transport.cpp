@@ -13,6 +13,8 @@
 #include <QtEndian>
 #include <QtTest>
 
+#include <mutex>
+
 using namespace dialog;
 using namespace dialog::net;
 using namespace dialog::wire_format;
@@ -76,6 +78,43 @@ QByteArray hello(const QString &name)
     return controlFrame(Type::Hello, h);
 }
 
+/// Counts a signal the transport emits from its own threads (destinationFailed, protocolError) and
+/// keeps the first emission's first argument. A QSignalSpy is not for that: it appends in the
+/// emitting thread under its own lock while the test reads its list with none (a data race).
+class CrossThreadSpy
+{
+public:
+    template <typename Sender, typename Signal>
+    CrossThreadSpy(Sender *sender, Signal signal)
+    {
+        QObject::connect(
+            sender, signal, &m_context,
+            [this](const auto &first, const auto &...) {
+                std::lock_guard<std::mutex> l(m_lock);
+                if (m_count++ == 0)
+                    m_first = QVariant::fromValue(first);
+            },
+            Qt::DirectConnection);
+    }
+    int size() const
+    {
+        std::lock_guard<std::mutex> l(m_lock);
+        return m_count;
+    }
+    bool isEmpty() const { return size() == 0; }
+    QVariant first() const
+    {
+        std::lock_guard<std::mutex> l(m_lock);
+        return m_first;
+    }
+
+private:
+    mutable std::mutex m_lock;
+    int m_count = 0;
+    QVariant m_first;
+    QObject m_context; // destroyed first: no call comes in once the rest goes
+};
+
 } // namespace
 
 class tst_Transport : public QObject
@@ -93,6 +132,7 @@ private Q_SLOTS:
     void badInputClosesOnlyThatConnection();
     void routerSeesCommandsAsSent();
     void routerNeverSeesBadCompressedCommands();
+    void framesBeforeTheSinkIsSetReachItOnceSet();
 };
 
 void tst_Transport::framesDeliveredInOrder()
@@ -212,7 +252,7 @@ void tst_Transport::everyDiscardedFrameIsCounted()
         port = gone.transport->serverPort();
     }
     auto s = makeSender(QStringLiteral("lonely"));
-    QSignalSpy failed(s.get(), &Transport::destinationFailed);
+    CrossThreadSpy failed(s.get(), &Transport::destinationFailed);
     const OutboxPtr box = s->outbox(Endpoint{QStringLiteral("127.0.0.1"), port});
     constexpr int Small = 40, Large = 3;
     for (int i = 0; i < Small; ++i)
@@ -224,6 +264,7 @@ void tst_Transport::everyDiscardedFrameIsCounted()
     QTRY_COMPARE_WITH_TIMEOUT(s->stats().framesDropped, quint64(Small + Large), Timeout);
     QCOMPARE(box->framesSent.load(), quint64(Small + Large));
     QCOMPARE(box->queuedBytes(), 0);
+    s.reset(); // its threads stop before the spy on it goes
 }
 
 void tst_Transport::peerThatDisappearsCostsItsFramesOnly()
@@ -231,7 +272,7 @@ void tst_Transport::peerThatDisappearsCostsItsFramesOnly()
     auto r = std::make_unique<Receiver>();
     QVERIFY(r->listen());
     auto s = makeSender(QStringLiteral("steady"));
-    QSignalSpy failed(s.get(), &Transport::destinationFailed);
+    CrossThreadSpy failed(s.get(), &Transport::destinationFailed);
     const OutboxPtr box = s->outbox(r->endpoint());
     s->send(box, serviceFrame("S", 1, "before"));
     QTRY_COMPARE_WITH_TIMEOUT(r->data.size(), 1, Timeout);
@@ -246,7 +287,7 @@ void tst_Transport::peerThatDisappearsCostsItsFramesOnly()
                               s->stats().framesDropped > 0),
                              Timeout);
     QVERIFY(!failed.isEmpty());
-    QCOMPARE(failed.first().at(0).value<Endpoint>(), goneAt);
+    QCOMPARE(failed.first().value<Endpoint>(), goneAt);
     QVERIFY(s->stats().framesDropped <= seq - 2);
 
     // The sender itself is unharmed: another destination gets its frames.
@@ -255,6 +296,7 @@ void tst_Transport::peerThatDisappearsCostsItsFramesOnly()
     s->send(s->outbox(other.endpoint()), serviceFrame("S", 99, "after"));
     QTRY_COMPARE_WITH_TIMEOUT(other.data.size(), 1, Timeout);
     QCOMPARE(other.data.first().data, QByteArray("after"));
+    s.reset(); // its threads stop before the spy on it goes
 }
 
 void tst_Transport::badInputClosesOnlyThatConnection_data()
@@ -284,7 +326,7 @@ void tst_Transport::badInputClosesOnlyThatConnection()
     o.maxMessageSize = 64 * 1024 - NameOverhead; // frames up to 64 KiB
     Receiver r(o);
     QVERIFY(r.listen());
-    QSignalSpy errors(r.transport.get(), &Transport::protocolError);
+    CrossThreadSpy errors(r.transport.get(), &Transport::protocolError);
 
     QTcpSocket raw;
     raw.connectToHost(QHostAddress::LocalHost, r.transport->serverPort());
@@ -301,6 +343,7 @@ void tst_Transport::badInputClosesOnlyThatConnection()
     QTRY_COMPARE_WITH_TIMEOUT(r.data.size(), 1, Timeout);
     QCOMPARE(r.data.first().data, QByteArray("fine"));
     QCOMPARE(errors.size(), 1);
+    r.transport.reset(); // its threads stop before the spy on it goes
 }
 
 void tst_Transport::routerSeesCommandsAsSent()
@@ -344,7 +387,7 @@ void tst_Transport::routerNeverSeesBadCompressedCommands()
     std::atomic<int> routed{0};
     r.transport->setDirectRoute([&](const Inbound &) { return ++routed, true; });
     QVERIFY(r.listen());
-    QSignalSpy errors(r.transport.get(), &Transport::protocolError);
+    CrossThreadSpy errors(r.transport.get(), &Transport::protocolError);
     quint8 flags = 0;
     const QByteArray tooLarge = prepareData(QByteArray(200000, 'x'), 1024, flags);
     QCOMPARE(flags, quint8(Compressed));
@@ -357,6 +400,28 @@ void tst_Transport::routerNeverSeesBadCompressedCommands()
         QTRY_COMPARE_WITH_TIMEOUT(errors.size(), int(i + 1), Timeout);
     }
     QCOMPARE(routed.load(), 0);
+    r.transport.reset(); // its threads stop before the spy on it goes
+}
+
+void tst_Transport::framesBeforeTheSinkIsSetReachItOnceSet()
+{
+    // Client::start() sets its control sink after listen(): a frame may come first. It waits and
+    // reaches the sink with the next delivery (before: the queue stayed marked as posted with
+    // nobody to drain it, and nothing was ever delivered again).
+    QObject context;
+    Transport receiver{TransportOptions()};
+    QString error;
+    QVERIFY2(receiver.listen(QHostAddress::LocalHost, 0, &error), qPrintable(error));
+    auto s = makeSender(QStringLiteral("early"));
+    const OutboxPtr box = s->outbox(Endpoint{QStringLiteral("127.0.0.1"), receiver.serverPort()});
+    s->send(box, serviceFrame("S", 1, "early"));
+    QTRY_COMPARE_WITH_TIMEOUT(receiver.stats().framesIn, quint64(1), Timeout);
+    InboundBatch got;
+    receiver.setDataSink(&context, [&got](InboundBatch &b) { got.append(b); });
+    s->send(box, serviceFrame("S", 2, "late"));
+    QTRY_COMPARE_WITH_TIMEOUT(got.size(), 2, Timeout);
+    QCOMPARE(got.at(0).data, QByteArray("early"));
+    QCOMPARE(got.at(1).data, QByteArray("late"));
 }
 
 QTEST_GUILESS_MAIN(tst_Transport)
