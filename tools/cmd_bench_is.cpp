@@ -24,6 +24,20 @@ namespace dialog::tool {
 
 namespace {
 
+/// The objects of the IS load and write benches: ten attributes of the usual kinds.
+is::TypeInfo bench10Type()
+{
+    is::TypeInfo t(QStringLiteral("Bench10"), QStringLiteral("Ten attributes"));
+    using is::AttributeInfo;
+    using is::BasicType;
+    t.setAttributes({AttributeInfo(QStringLiteral("a"), BasicType::U32), AttributeInfo(QStringLiteral("b"), BasicType::U64),
+                     AttributeInfo(QStringLiteral("c"), BasicType::Double), AttributeInfo(QStringLiteral("d"), BasicType::Float),
+                     AttributeInfo(QStringLiteral("e"), BasicType::String), AttributeInfo(QStringLiteral("f"), BasicType::Time),
+                     AttributeInfo(QStringLiteral("g"), BasicType::Bool), AttributeInfo(QStringLiteral("h"), BasicType::S32),
+                     AttributeInfo(QStringLiteral("i"), BasicType::S64), AttributeInfo(QStringLiteral("j"), BasicType::U16)});
+    return t;
+}
+
 const QString BenchServer = QStringLiteral("Bench");
 const QString SampleType = QStringLiteral("BenchSample");
 
@@ -460,14 +474,7 @@ int isLoad(const QStringList &args)
         return fail(verb, client.errorString());
     is::Dictionary dict(&client);
     dict.setTimeout(30000);
-    is::TypeInfo t(QStringLiteral("Bench10"), QStringLiteral("Ten attributes"));
-    using is::AttributeInfo;
-    using is::BasicType;
-    t.setAttributes({AttributeInfo(QStringLiteral("a"), BasicType::U32), AttributeInfo(QStringLiteral("b"), BasicType::U64),
-                     AttributeInfo(QStringLiteral("c"), BasicType::Double), AttributeInfo(QStringLiteral("d"), BasicType::Float),
-                     AttributeInfo(QStringLiteral("e"), BasicType::String), AttributeInfo(QStringLiteral("f"), BasicType::Time),
-                     AttributeInfo(QStringLiteral("g"), BasicType::Bool), AttributeInfo(QStringLiteral("h"), BasicType::S32),
-                     AttributeInfo(QStringLiteral("i"), BasicType::S64), AttributeInfo(QStringLiteral("j"), BasicType::U16)});
+    const is::TypeInfo t = bench10Type();
     const is::Status ds = dict.declareTypesSync(BenchServer, {t});
     if (!ds.isOk())
         return fail(verb, ds.toString());
@@ -597,14 +604,7 @@ int isWrite(const QStringList &args)
         return fail(verb, client.errorString());
     is::Dictionary dict(&client);
     dict.setTimeout(30000);
-    is::TypeInfo t(QStringLiteral("Bench10"), QStringLiteral("Ten attributes"));
-    using is::AttributeInfo;
-    using is::BasicType;
-    t.setAttributes({AttributeInfo(QStringLiteral("a"), BasicType::U32), AttributeInfo(QStringLiteral("b"), BasicType::U64),
-                     AttributeInfo(QStringLiteral("c"), BasicType::Double), AttributeInfo(QStringLiteral("d"), BasicType::Float),
-                     AttributeInfo(QStringLiteral("e"), BasicType::String), AttributeInfo(QStringLiteral("f"), BasicType::Time),
-                     AttributeInfo(QStringLiteral("g"), BasicType::Bool), AttributeInfo(QStringLiteral("h"), BasicType::S32),
-                     AttributeInfo(QStringLiteral("i"), BasicType::S64), AttributeInfo(QStringLiteral("j"), BasicType::U16)});
+    const is::TypeInfo t = bench10Type();
     if (!runUntil([&] { return dict.declareTypesSync(BenchServer, {t}).isOk(); }, 30000))
         return fail(verb, QStringLiteral("the IS server did not start"));
     is::Object obj = is::Object::create(dict.types(), QStringLiteral("Bench10"));

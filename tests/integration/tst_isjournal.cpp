@@ -287,13 +287,7 @@ void tst_IsJournal::fullDiskRefusesWritesAndRecovers()
     QTemporaryDir base;
     const QString dir = QDir(base.path()).filePath(QStringLiteral("small"));
     QVERIFY(QDir().mkpath(dir));
-    auto mount = [](const QStringList &args) {
-        QProcess p;
-        p.start(QStringLiteral("mount"), args);
-        return p.waitForFinished(10000) && p.exitStatus() == QProcess::NormalExit && p.exitCode() == 0;
-    };
-    if (!mount({QStringLiteral("-t"), QStringLiteral("tmpfs"), QStringLiteral("-o"),
-                QStringLiteral("size=256k"), QStringLiteral("tmpfs"), dir}))
+    if (!ProcessFixture::mountTmpfs(dir, QStringLiteral("256k")))
         QSKIP("cannot mount a tmpfs here (a container without the capability)");
     QProcess *server = nullptr;
     auto unmount = qScopeGuard([&] {
@@ -327,7 +321,7 @@ void tst_IsJournal::fullDiskRefusesWritesAndRecovers()
                              5000);
     std::printf("full disk: %lld acknowledged, then: %s\n", qlonglong(acked.size()), qPrintable(refusal));
     // Room again: writes are acknowledged again, after the refused ones (cut off the segment).
-    QVERIFY(mount({QStringLiteral("-o"), QStringLiteral("remount,size=64m"), dir}));
+    QVERIFY(ProcessFixture::mountTmpfs(dir, QStringLiteral("64m"), true));
     obj.set<quint32>(QStringLiteral("runNumber"), 4242);
     QVERIFY(m_dict->updateSync(QStringLiteral("RunParams.after"), obj).isOk());
     acked << QStringLiteral("RunParams.after");

@@ -666,13 +666,7 @@ private Q_SLOTS:
         QVERIFY(m_logger->waitForFinished(5000));
         const QString dir = QDir(m_dir->path()).filePath(QStringLiteral("small"));
         QVERIFY(QDir().mkpath(dir));
-        auto mount = [](const QStringList &args) {
-            QProcess p;
-            p.start(QStringLiteral("mount"), args);
-            return p.waitForFinished(10000) && p.exitStatus() == QProcess::NormalExit && p.exitCode() == 0;
-        };
-        if (!mount({QStringLiteral("-t"), QStringLiteral("tmpfs"), QStringLiteral("-o"),
-                    QStringLiteral("size=1m"), QStringLiteral("tmpfs"), dir}))
+        if (!ProcessFixture::mountTmpfs(dir, QStringLiteral("1m")))
             QSKIP("cannot mount a tmpfs here (a container without the capability)");
         QProcess *logger = m_fx->start(QStringLiteral("dialog-logger"), {QStringLiteral("--data-dir"), dir});
         auto unmount = qScopeGuard([&] {
@@ -701,7 +695,7 @@ private Q_SLOTS:
                  loggerErr.constData());
         std::printf("full disk: %s\n", qPrintable(QString::fromUtf8(err).trimmed()));
         // Room again: the same logger stores at once.
-        QVERIFY(mount({QStringLiteral("-o"), QStringLiteral("remount,size=64m"), dir}));
+        QVERIFY(ProcessFixture::mountTmpfs(dir, QStringLiteral("64m"), true));
         QCOMPARE(m_fx->run(QStringLiteral("dialog"),
                            reportArgs(QStringLiteral("Writer"), {QStringLiteral("stored again")}), nullptr,
                            &err),

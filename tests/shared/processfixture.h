@@ -121,6 +121,19 @@ public:
         return p;
     }
 
+    /// Mounts a tmpfs of @p size ("256k", "1m") on @p dir (root only): a small file system to fill;
+    /// with @p resize, gives the one mounted there that size. False if it cannot be done here (not
+    /// root, or a container without the capability).
+    static bool mountTmpfs(const QString &dir, const QString &size, bool resize = false)
+    {
+        QProcess p;
+        p.start(QStringLiteral("mount"),
+                resize ? QStringList{QStringLiteral("-o"), QStringLiteral("remount,size=") + size, dir}
+                       : QStringList{QStringLiteral("-t"), QStringLiteral("tmpfs"), QStringLiteral("-o"),
+                                     QStringLiteral("size=") + size, QStringLiteral("tmpfs"), dir});
+        return p.waitForFinished(10000) && p.exitStatus() == QProcess::NormalExit && p.exitCode() == 0;
+    }
+
     /// Until something accepts connections on 127.0.0.1:@p port (a daemon restarted on a known port).
     static bool waitForPort(quint16 port, int timeoutMs)
     {
