@@ -23,7 +23,7 @@ PACKAGES=(
     python3-protobuf python3-zstandard python3-pytest
     libqt6sql6-sqlite libsqlite3-dev libqt6sql6-psql postgresql
     clang-14 libclang-rt-14-dev
-    prometheus
+    prometheus openssl
 )
 
 say() { printf '\033[1m==> %s\033[0m\n' "$*"; }

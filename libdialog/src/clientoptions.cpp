@@ -13,6 +13,10 @@ ClientOptions ClientOptions::fromEnvironment(const QString &name)
     if (!env.isEmpty())
         o.controlServers = env.split(QLatin1Char(','), Qt::SkipEmptyParts);
     o.host = qEnvironmentVariable("DIALOG_ADVERTISE").trimmed();
+    o.secretFile = qEnvironmentVariable("DIALOG_SECRET_FILE");
+    o.tlsCert = qEnvironmentVariable("DIALOG_TLS_CERT");
+    o.tlsKey = qEnvironmentVariable("DIALOG_TLS_KEY");
+    o.tlsCa = qEnvironmentVariable("DIALOG_TLS_CA");
     return o;
 }
 
@@ -42,6 +46,14 @@ ClientOptions ClientOptions::fromArguments(const QStringList &arguments, const Q
             o.retryMs = qMax(10, v.toInt());
         else if (value(QStringLiteral("--advertise"), v))
             o.host = v.trimmed();
+        else if (value(QStringLiteral("--secret-file"), v))
+            o.secretFile = v;
+        else if (value(QStringLiteral("--tls-cert"), v))
+            o.tlsCert = v;
+        else if (value(QStringLiteral("--tls-key"), v))
+            o.tlsKey = v;
+        else if (value(QStringLiteral("--tls-ca"), v))
+            o.tlsCa = v;
     }
     return o;
 }
@@ -79,6 +91,20 @@ void ClientOptions::addParserOptions(QCommandLineParser &p)
                  QStringLiteral("host")});
     p.addOption({QStringLiteral("dialog-port"),
                  QStringLiteral("Port to receive on (default: any free port)."), QStringLiteral("port")});
+    p.addOption({QStringLiteral("secret-file"),
+                 QStringLiteral("Shared secret of the partition (default: $DIALOG_SECRET_FILE; none: no "
+                                "authentication)."),
+                 QStringLiteral("path")});
+    p.addOption({QStringLiteral("tls-cert"),
+                 QStringLiteral("PEM certificate of this process for TLS (default: $DIALOG_TLS_CERT)."),
+                 QStringLiteral("path")});
+    p.addOption({QStringLiteral("tls-key"),
+                 QStringLiteral("PEM private key of --tls-cert (default: $DIALOG_TLS_KEY)."),
+                 QStringLiteral("path")});
+    p.addOption({QStringLiteral("tls-ca"),
+                 QStringLiteral("PEM certificate of the authority peers must be signed by (default: "
+                                "$DIALOG_TLS_CA)."),
+                 QStringLiteral("path")});
 }
 
 bool ClientOptions::applyParser(const QCommandLineParser &p, QString *error)
@@ -110,6 +136,11 @@ bool ClientOptions::applyParser(const QCommandLineParser &p, QString *error)
                              .arg(p.value(QStringLiteral("advertise")));
             return false;
         }
+    }
+    for (auto [opt, target] : {std::pair{"secret-file", &secretFile}, std::pair{"tls-cert", &tlsCert},
+                               std::pair{"tls-key", &tlsKey}, std::pair{"tls-ca", &tlsCa}}) {
+        if (p.isSet(QLatin1String(opt)))
+            *target = p.value(QLatin1String(opt));
     }
     if (p.isSet(QStringLiteral("control-server")))
         controlServers =

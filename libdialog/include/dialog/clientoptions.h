@@ -34,16 +34,22 @@ struct ClientOptions
     /// (Client::errorOccurred(ServiceRefused)) and the application decides; the daemons and the
     /// dialog tool turn it on.
     bool exitOnRefusal = false;
+    /// Shared secret of the partition (--secret-file, $DIALOG_SECRET_FILE; see dialog/security.h).
+    /// Empty: no authentication.
+    QString secretFile;
+    /// TLS files (--tls-cert/--tls-key/--tls-ca, $DIALOG_TLS_CERT/_KEY/_CA). Empty: plain TCP.
+    QString tlsCert, tlsKey, tlsCa;
 
-    /// Defaults plus DIALOG_CONTROL_SERVER.
+    /// Defaults plus DIALOG_CONTROL_SERVER, DIALOG_ADVERTISE, DIALOG_SECRET_FILE and DIALOG_TLS_*.
     static ClientOptions fromEnvironment(const QString &name = QString());
-    /// fromEnvironment() plus --control-server, --heartbeat-ms and --retry-ms found in @p arguments
+    /// fromEnvironment() plus --control-server, --heartbeat-ms, --retry-ms, --advertise,
+    /// --secret-file and --tls-cert/--tls-key/--tls-ca found in @p arguments
     /// (e.g. QCoreApplication::arguments(); the first one, the program, is skipped). Other
     /// arguments are ignored: programs with options of their own use addParserOptions() instead.
     static ClientOptions fromArguments(const QStringList &arguments, const QString &name = QString());
     /// Adds the common options (--control-server, --heartbeat-ms, --retry-ms, --sender-threads,
-    /// --reader-threads,
-    /// --queue-bytes, --dialog-port) to a parser.
+    /// --reader-threads, --queue-bytes, --pending-bytes, --receive-buffer-bytes, --advertise,
+    /// --dialog-port, --secret-file, --tls-cert, --tls-key, --tls-ca) to a parser.
     static void addParserOptions(QCommandLineParser &parser);
     /// Applies the options added by addParserOptions(); false with @p error on a bad value.
     bool applyParser(const QCommandLineParser &parser, QString *error);

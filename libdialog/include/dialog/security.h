@@ -1,0 +1,37 @@
+// What a process needs to take part in a protected partition: the shared secret (--secret-file,
+// $DIALOG_SECRET_FILE) and its TLS files (--tls-cert, --tls-key, --tls-ca, $DIALOG_TLS_*).
+#pragma once
+
+#include <QByteArray>
+#include <QString>
+
+class QSslConfiguration;
+
+namespace dialog::security {
+
+/// Longest secret file accepted; a secret is a few dozen random bytes, a larger file is a mistake.
+constexpr qint64 MaxSecretFileBytes = 4096;
+/// Shortest secret accepted (bytes after trimming): a guessable secret protects nothing.
+constexpr qint64 MinSecretBytes = 16;
+
+/// Reads the shared secret from @p path: the file's content with surrounding white space trimmed
+/// (so `head -c 32 /dev/urandom | base64 > secret` works). False with @p error when the file cannot
+/// be read, is larger than MaxSecretFileBytes, or holds fewer than MinSecretBytes.
+bool readSecretFile(const QString &path, QByteArray *secret, QString *error);
+
+/// The TLS files of a process: all three given, or none.
+struct TlsFiles
+{
+    QString cert; ///< PEM certificate of this process
+    QString key;  ///< PEM private key of that certificate (RSA or EC, unencrypted)
+    QString ca;   ///< PEM certificate(s) of the authority peers' certificates must be signed by
+    bool isEmpty() const { return cert.isEmpty() && key.isEmpty() && ca.isEmpty(); }
+};
+
+/// Loads @p files into @p out for mutual authentication: this process presents its certificate,
+/// and a peer must present one signed by the given authority (and only by it). False with
+/// @p error when a file is missing, unreadable or not PEM, or only some of the three are given
+/// (a key that does not match its certificate fails at the first TLS handshake).
+bool tlsConfiguration(const TlsFiles &files, QSslConfiguration *out, QString *error);
+
+} // namespace dialog::security

@@ -1,0 +1,76 @@
+#include "dialog/security.h"
+
+#include <QFile>
+#include <QSslCertificate>
+#include <QSslConfiguration>
+#include <QSslKey>
+#include <QSslSocket>
+
+namespace dialog::security {
+
+bool readSecretFile(const QString &path, QByteArray *secret, QString *error)
+{
+    auto fail = [&](const QString &why) {
+        if (error)
+            *error = QStringLiteral("secret file %1: %2").arg(path, why);
+        return false;
+    };
+    QFile f(path);
+    if (!f.open(QIODevice::ReadOnly))
+        return fail(f.errorString());
+    const QByteArray content = f.read(MaxSecretFileBytes + 1);
+    if (content.size() > MaxSecretFileBytes)
+        return fail(QStringLiteral("larger than %1 bytes").arg(MaxSecretFileBytes));
+    const QByteArray trimmed = content.trimmed();
+    if (trimmed.size() < MinSecretBytes)
+        return fail(
+            QStringLiteral("holds %1 bytes, at least %2 are needed").arg(trimmed.size()).arg(MinSecretBytes));
+    *secret = trimmed;
+    return true;
+}
+
+bool tlsConfiguration(const TlsFiles &files, QSslConfiguration *out, QString *error)
+{
+    auto fail = [&](const QString &why) {
+        if (error)
+            *error = why;
+        return false;
+    };
+    if (files.cert.isEmpty() || files.key.isEmpty() || files.ca.isEmpty())
+        return fail(QStringLiteral("TLS needs all of --tls-cert, --tls-key and --tls-ca"));
+    auto readAll = [](const QString &path, QByteArray *data, QString *why) {
+        QFile f(path);
+        if (!f.open(QIODevice::ReadOnly)) {
+            *why = QStringLiteral("%1: %2").arg(path, f.errorString());
+            return false;
+        }
+        *data = f.readAll();
+        return true;
+    };
+    QString why;
+    QByteArray certPem, keyPem, caPem;
+    if (!readAll(files.cert, &certPem, &why) || !readAll(files.key, &keyPem, &why) ||
+        !readAll(files.ca, &caPem, &why))
+        return fail(why);
+    const QList<QSslCertificate> certs = QSslCertificate::fromData(certPem, QSsl::Pem);
+    if (certs.isEmpty() || certs.first().isNull())
+        return fail(QStringLiteral("%1: no PEM certificate").arg(files.cert));
+    QSslKey key(keyPem, QSsl::Rsa, QSsl::Pem, QSsl::PrivateKey);
+    if (key.isNull())
+        key = QSslKey(keyPem, QSsl::Ec, QSsl::Pem, QSsl::PrivateKey);
+    if (key.isNull())
+        return fail(QStringLiteral("%1: no unencrypted PEM private key (RSA or EC)").arg(files.key));
+    const QList<QSslCertificate> ca = QSslCertificate::fromData(caPem, QSsl::Pem);
+    if (ca.isEmpty())
+        return fail(QStringLiteral("%1: no PEM certificate").arg(files.ca));
+    QSslConfiguration c = QSslConfiguration::defaultConfiguration();
+    c.setLocalCertificateChain(certs);
+    c.setPrivateKey(key);
+    c.setCaCertificates(ca);
+    c.setPeerVerifyMode(QSslSocket::VerifyPeer);
+    c.setProtocol(QSsl::TlsV1_2OrLater);
+    *out = c;
+    return true;
+}
+
+} // namespace dialog::security

@@ -1,0 +1,154 @@
+// The security settings of a process: the options and environment that name them, the secret file's
+// checks and the TLS files' loading. (Their use on connections is tested by the integration tests.)
+#include "../../shared/tlsfiles.h"
+
+#include "dialog/clientoptions.h"
+#include "dialog/security.h"
+
+#include <QCommandLineParser>
+#include <QSslConfiguration>
+#include <QSslSocket>
+#include <QTemporaryDir>
+#include <QtTest>
+
+using namespace dialog;
+
+class tst_Security : public QObject
+{
+    Q_OBJECT
+private Q_SLOTS:
+    void optionsAndEnvironmentNameTheFiles();
+    void secretFileChecked_data();
+    void secretFileChecked();
+    void tlsFilesLoaded();
+    void tlsFilesRefusedWithAReason();
+
+private:
+    QString writeFile(const QString &name, const QByteArray &content)
+    {
+        const QString path = m_dir.filePath(name);
+        QFile f(path);
+        if (!f.open(QIODevice::WriteOnly))
+            return {};
+        f.write(content);
+        return path;
+    }
+    QTemporaryDir m_dir{QDir::currentPath() + QStringLiteral("/tst_security-XXXXXX")};
+};
+
+void tst_Security::optionsAndEnvironmentNameTheFiles()
+{
+    qputenv("DIALOG_SECRET_FILE", "/env/secret");
+    qputenv("DIALOG_TLS_CERT", "/env/cert.pem");
+    qputenv("DIALOG_TLS_KEY", "/env/key.pem");
+    qputenv("DIALOG_TLS_CA", "/env/ca.pem");
+    ClientOptions fromEnv = ClientOptions::fromEnvironment();
+    QCOMPARE(fromEnv.secretFile, QStringLiteral("/env/secret"));
+    QCOMPARE(fromEnv.tlsCert, QStringLiteral("/env/cert.pem"));
+    QCOMPARE(fromEnv.tlsKey, QStringLiteral("/env/key.pem"));
+    QCOMPARE(fromEnv.tlsCa, QStringLiteral("/env/ca.pem"));
+
+    // The light scan and the parser both let the command line win over the environment.
+    const QStringList args{QStringLiteral("prog"), QStringLiteral("--secret-file=/cli/secret"),
+                           QStringLiteral("--tls-cert"), QStringLiteral("/cli/cert.pem"),
+                           QStringLiteral("--tls-ca=/cli/ca.pem")};
+    const ClientOptions scanned = ClientOptions::fromArguments(args);
+    QCOMPARE(scanned.secretFile, QStringLiteral("/cli/secret"));
+    QCOMPARE(scanned.tlsCert, QStringLiteral("/cli/cert.pem"));
+    QCOMPARE(scanned.tlsKey, QStringLiteral("/env/key.pem"));
+    QCOMPARE(scanned.tlsCa, QStringLiteral("/cli/ca.pem"));
+
+    QCommandLineParser p;
+    ClientOptions::addParserOptions(p);
+    QVERIFY(p.parse(args));
+    ClientOptions parsed = ClientOptions::fromEnvironment();
+    QString error;
+    QVERIFY2(parsed.applyParser(p, &error), qPrintable(error));
+    QCOMPARE(parsed.secretFile, scanned.secretFile);
+    QCOMPARE(parsed.tlsCert, scanned.tlsCert);
+    QCOMPARE(parsed.tlsKey, scanned.tlsKey);
+    QCOMPARE(parsed.tlsCa, scanned.tlsCa);
+
+    for (const char *v : {"DIALOG_SECRET_FILE", "DIALOG_TLS_CERT", "DIALOG_TLS_KEY", "DIALOG_TLS_CA"})
+        qunsetenv(v);
+    const ClientOptions none = ClientOptions::fromEnvironment();
+    QVERIFY(none.secretFile.isEmpty() && none.tlsCert.isEmpty() && none.tlsKey.isEmpty() &&
+            none.tlsCa.isEmpty());
+}
+
+void tst_Security::secretFileChecked_data()
+{
+    QTest::addColumn<QByteArray>("content");
+    QTest::addColumn<QByteArray>("secret"); // empty: refused
+    QTest::addColumn<QString>("errorPart");
+    QTest::newRow("base64-line") << QByteArray("c2VjcmV0LXNlY3JldC1zZWNyZXQ=\n")
+                                 << QByteArray("c2VjcmV0LXNlY3JldC1zZWNyZXQ=") << QString();
+    QTest::newRow("binary")
+        << QByteArray("\x01\x02\x03\x04\x05\x06\x07\x08\x09\x0a\x0b\x0c\x0d\x0e\x0f\x10\x11", 17)
+        << QByteArray("\x01\x02\x03\x04\x05\x06\x07\x08\x09\x0a\x0b\x0c\x0d\x0e\x0f\x10\x11", 17)
+        << QString();
+    QTest::newRow("short") << QByteArray("  too short \n") << QByteArray() << QStringLiteral("at least 16");
+    QTest::newRow("empty") << QByteArray() << QByteArray() << QStringLiteral("at least 16");
+    QTest::newRow("large") << QByteArray(security::MaxSecretFileBytes + 1, 'x') << QByteArray()
+                           << QStringLiteral("larger than");
+}
+
+void tst_Security::secretFileChecked()
+{
+    QFETCH(QByteArray, content);
+    QFETCH(QByteArray, secret);
+    QFETCH(QString, errorPart);
+    const QString path = writeFile(QString::fromLatin1(QTest::currentDataTag()), content);
+    QVERIFY(!path.isEmpty());
+    QByteArray read;
+    QString error;
+    QCOMPARE(security::readSecretFile(path, &read, &error), !secret.isEmpty());
+    if (secret.isEmpty()) {
+        QVERIFY2(error.contains(errorPart) && error.contains(path), qPrintable(error));
+    } else {
+        QCOMPARE(read, secret);
+    }
+    QVERIFY(!security::readSecretFile(m_dir.filePath(QStringLiteral("missing")), &read, &error));
+    QVERIFY2(error.contains(QStringLiteral("missing")), qPrintable(error));
+}
+
+void tst_Security::tlsFilesLoaded()
+{
+    if (!QSslSocket::supportsSsl())
+        QSKIP("this Qt has no TLS backend");
+    test::TlsFiles files;
+    QString error;
+    QVERIFY2(
+        test::makeTlsFiles(m_dir.filePath(QStringLiteral("pki")), QStringLiteral("proc"), &files, &error),
+        qPrintable(error));
+    QSslConfiguration c;
+    QVERIFY2(security::tlsConfiguration({files.cert, files.key, files.ca}, &c, &error), qPrintable(error));
+    QCOMPARE(c.peerVerifyMode(), QSslSocket::VerifyPeer);
+    QCOMPARE(c.caCertificates().size(), 1);
+    QCOMPARE(c.localCertificate().subjectInfo(QSslCertificate::CommonName),
+             QStringList{QStringLiteral("proc")});
+    QVERIFY(!c.privateKey().isNull());
+}
+
+void tst_Security::tlsFilesRefusedWithAReason()
+{
+    test::TlsFiles files;
+    QString error;
+    QVERIFY2(
+        test::makeTlsFiles(m_dir.filePath(QStringLiteral("pki2")), QStringLiteral("proc"), &files, &error),
+        qPrintable(error));
+    QSslConfiguration c;
+    QVERIFY(!security::tlsConfiguration({files.cert, files.key, QString()}, &c, &error));
+    QVERIFY2(error.contains(QStringLiteral("--tls-ca")), qPrintable(error));
+    QVERIFY(!security::tlsConfiguration({files.cert, m_dir.filePath(QStringLiteral("nokey")), files.ca}, &c,
+                                        &error));
+    QVERIFY2(error.contains(QStringLiteral("nokey")), qPrintable(error));
+    const QString junk = writeFile(QStringLiteral("junk.pem"), "not a certificate\n");
+    QVERIFY(!security::tlsConfiguration({junk, files.key, files.ca}, &c, &error));
+    QVERIFY2(error.contains(QStringLiteral("no PEM certificate")), qPrintable(error));
+    QVERIFY(!security::tlsConfiguration({files.cert, junk, files.ca}, &c, &error));
+    QVERIFY2(error.contains(QStringLiteral("private key")), qPrintable(error));
+}
+
+QTEST_GUILESS_MAIN(tst_Security)
+#include "tst_security.moc"
