@@ -24,6 +24,7 @@ PACKAGES=(
     libqt6sql6-sqlite libsqlite3-dev libqt6sql6-psql postgresql
     clang-14 libclang-rt-14-dev
     prometheus openssl
+    iproute2 ethtool python3 # the multihost tests: namespaces, a slow cable (tests/multihost/wire.py)
 )
 
 say() { printf '\033[1m==> %s\033[0m\n' "$*"; }

@@ -745,8 +745,10 @@ void ControlServer::wokeUp(qint64 stalledMs)
     auto *timeout = new QTimer(probe);
     timeout->setSingleShot(true);
     const net::Endpoint standby = m_standby;
-    auto finish = [this, probe](bool listening, const net::Endpoint &at) {
+    auto finish = [this, probe, timeout](bool listening, const net::Endpoint &at) {
+        // Whichever comes first (connected, an error, the time-out) decides, once.
         probe->disconnect();
+        timeout->disconnect();
         probe->deleteLater();
         m_probingStandby = false;
         if (listening)

@@ -1,7 +1,9 @@
 // Several hosts on one machine: network namespaces joined by a bridge (in a namespace of its own,
 // so nothing touches the machine's network), one DIALOG process group per "host", addresses
-// 10.213.0.0/24 that no host name resolves to. Cables are pulled with `ip link set down`, latency
-// and loss added with tc netem. Run as root; skipped with the reason when namespaces cannot be made.
+// 10.213.0.0/24 that no host name resolves to. Cables are pulled with `ip link set down`; latency
+// and loss come from a slow cable (tests/multihost/wire.py: frames forwarded in user space after a
+// delay, some dropped) put between a host and the switch, so that no kernel qdisc (tc netem) is
+// needed. Run as root; skipped with the reason when namespaces cannot be made.
 // The test process itself is the operator's host: it enters the last namespace.
 #include "processfixture.h"
 
@@ -51,12 +53,15 @@ public:
                 .arg(args.join(QLatin1Char(' ')), QString::fromLocal8Bit(p.readAllStandardError()).trimmed());
         return {};
     }
-    static QString tc(const QStringList &args)
+    /// Runs `ip netns exec NS ethtool ARGS`; empty on success, else the reason.
+    static QString ethtool(const QString &ns, const QStringList &args)
     {
         QProcess p;
-        p.start(QStringLiteral("tc"), args);
-        if (!p.waitForFinished(10000) || p.exitCode() != 0)
-            return QStringLiteral("tc %1: %2")
+        p.start(QStringLiteral("ip"),
+                QStringList{QStringLiteral("netns"), QStringLiteral("exec"), ns, QStringLiteral("ethtool")} +
+                    args);
+        if (!p.waitForFinished(10000) || p.exitStatus() != QProcess::NormalExit || p.exitCode() != 0)
+            return QStringLiteral("ethtool %1: %2")
                 .arg(args.join(QLatin1Char(' ')), QString::fromLocal8Bit(p.readAllStandardError()).trimmed());
         return {};
     }
@@ -117,21 +122,85 @@ public:
                    switchPort(i), up ? QStringLiteral("up") : QStringLiteral("down")});
     }
 
-    QString netem(int i, const QStringList &params)
+    /// A second network (10.214.0.0/24, "the data network") of hosts @p a and @p b alone: a cable
+    /// straight between them. Idempotent.
+    QString dataNetwork(int a, int b)
     {
-        return tc(QStringList{QStringLiteral("-n"), host(i), QStringLiteral("qdisc"),
-                              QStringLiteral("replace"), QStringLiteral("dev"), nic(i),
-                              QStringLiteral("root"), QStringLiteral("netem")} +
-                  params);
+        if (m_dataNetwork)
+            return {};
+        const QString na = m_prefix + QStringLiteral("d%1").arg(a), nb = m_prefix + QStringLiteral("d%1").arg(b);
+        QString why = ip({QStringLiteral("link"), QStringLiteral("add"), na, QStringLiteral("netns"), host(a),
+                          QStringLiteral("type"), QStringLiteral("veth"), QStringLiteral("peer"),
+                          QStringLiteral("name"), nb, QStringLiteral("netns"), host(b)});
+        for (const auto &[i, n] : {std::pair{a, na}, std::pair{b, nb}}) {
+            why += ip({QStringLiteral("-n"), host(i), QStringLiteral("addr"), QStringLiteral("add"),
+                       dataAddress(i) + QStringLiteral("/24"), QStringLiteral("dev"), n});
+            why += ip({QStringLiteral("-n"), host(i), QStringLiteral("link"), QStringLiteral("set"), n,
+                       QStringLiteral("up")});
+        }
+        m_dataNetwork = why.isEmpty();
+        return why;
     }
-    QString noNetem(int i)
+    QString dataAddress(int i) const { return QStringLiteral("10.214.0.%1").arg(i); }
+
+    /// Puts a slow cable between host @p i and the switch: every frame, each way, is delayed by
+    /// @p delayMs and dropped with probability @p loss. Host i's switch port leaves the bridge; a
+    /// veth pair in the switch joins the bridge instead, and wire.py forwards between the two. The
+    /// interfaces that send into the wire hand it whole, checksummed frames (no offloads).
+    QString slowCable(int i, int delayMs, double loss)
     {
-        return tc({QStringLiteral("-n"), host(i), QStringLiteral("qdisc"), QStringLiteral("del"),
-                   QStringLiteral("dev"), nic(i), QStringLiteral("root")});
+        const QString sw = switchNs(), a = wireBridgePort(i), b = wireEnd(i);
+        QString why = ip({QStringLiteral("-n"), sw, QStringLiteral("link"), QStringLiteral("set"), switchPort(i),
+                          QStringLiteral("nomaster")});
+        why += ip({QStringLiteral("-n"), sw, QStringLiteral("link"), QStringLiteral("add"), a,
+                   QStringLiteral("type"), QStringLiteral("veth"), QStringLiteral("peer"), QStringLiteral("name"), b});
+        why += ip({QStringLiteral("-n"), sw, QStringLiteral("link"), QStringLiteral("set"), a,
+                   QStringLiteral("master"), QStringLiteral("br0"), QStringLiteral("up")});
+        why += ip({QStringLiteral("-n"), sw, QStringLiteral("link"), QStringLiteral("set"), b, QStringLiteral("up")});
+        const QStringList noOffloads{QStringLiteral("tso"), QStringLiteral("off"), QStringLiteral("gso"),
+                                     QStringLiteral("off"), QStringLiteral("tx"), QStringLiteral("off")};
+        why += ethtool(host(i), QStringList{QStringLiteral("-K"), nic(i)} + noOffloads);
+        why += ethtool(sw, QStringList{QStringLiteral("-K"), a} + noOffloads);
+        if (!why.isEmpty())
+            return why;
+        m_wire = std::make_unique<QProcess>();
+        m_wire->setProcessChannelMode(QProcess::ForwardedErrorChannel);
+        m_wire->start(QStringLiteral("ip"),
+                      {QStringLiteral("netns"), QStringLiteral("exec"), sw, QStringLiteral("python3"),
+                       QStringLiteral(DIALOG_SOURCE_DIR "/tests/multihost/wire.py"), switchPort(i), b,
+                       QStringLiteral("--delay-ms"), QString::number(delayMs), QStringLiteral("--loss"),
+                       QString::number(loss)});
+        if (!m_wire->waitForReadyRead(10000) || !m_wire->readLine().startsWith("ready"))
+            return QStringLiteral("the slow cable (wire.py) did not start");
+        m_slow = i;
+        return {};
+    }
+    /// Host @p i back on the switch directly; the wire's counts ("forwarded=… dropped=…"), if any.
+    QString fastCable()
+    {
+        if (m_slow == 0)
+            return {};
+        QString counts;
+        if (m_wire) {
+            m_wire->terminate();
+            if (!m_wire->waitForFinished(5000)) {
+                m_wire->kill();
+                m_wire->waitForFinished(3000);
+            }
+            counts = QString::fromLocal8Bit(m_wire->readAll()).trimmed();
+            m_wire.reset();
+        }
+        const QString sw = switchNs();
+        ip({QStringLiteral("-n"), sw, QStringLiteral("link"), QStringLiteral("del"), wireBridgePort(m_slow)});
+        ip({QStringLiteral("-n"), sw, QStringLiteral("link"), QStringLiteral("set"), switchPort(m_slow),
+            QStringLiteral("master"), QStringLiteral("br0"), QStringLiteral("up")});
+        m_slow = 0;
+        return counts;
     }
 
     void tearDown()
     {
+        fastCable();
         if (!m_made)
             return;
         m_made = false;
@@ -155,8 +224,14 @@ private:
         }
     }
 
+    QString wireBridgePort(int i) const { return m_prefix + QStringLiteral("w%1a").arg(i); }
+    QString wireEnd(int i) const { return m_prefix + QStringLiteral("w%1b").arg(i); }
+
     QString m_prefix;
     bool m_made = false;
+    int m_slow = 0; // the host behind the slow cable, 0: none
+    bool m_dataNetwork = false;
+    std::unique_ptr<QProcess> m_wire;
 };
 
 } // namespace
@@ -172,6 +247,7 @@ private Q_SLOTS:
     void runCycleAcrossHostsAndSlaveCablePulled();
     void runCycleWithLatencyAndLoss();
     void controlServerHostCutStandbyTakesOver();
+    void advertisedAddressFollowsTheStandby();
     void upAndDownOverSshOnAnotherHost();
 
 private:
@@ -225,10 +301,11 @@ void tst_MultiHost::cleanup()
         }
     }
     m_children.clear();
-    for (int i = 1; i < Hosts; ++i) {
+    const QString counts = m_net.fastCable();
+    if (!counts.isEmpty())
+        qInfo("slow cable: %s", qPrintable(counts));
+    for (int i = 1; i < Hosts; ++i)
         m_net.cable(i, true);
-        m_net.noNetem(i);
-    }
 }
 
 QProcess *tst_MultiHost::start(int host, const QString &program, const QStringList &args,
@@ -436,11 +513,9 @@ void tst_MultiHost::runCycleAcrossHostsAndSlaveCablePulled()
 
 void tst_MultiHost::runCycleWithLatencyAndLoss()
 {
-    // 20 ms each way and 1 % loss on the readout host (tc netem: the kernel's sch_netem).
-    const QString why = m_net.netem(
-        4, {QStringLiteral("delay"), QStringLiteral("20ms"), QStringLiteral("loss"), QStringLiteral("1%")});
-    if (!why.isEmpty())
-        QSKIP(qPrintable(QStringLiteral("multihost: no tc netem in this kernel (%1)").arg(why)));
+    // 20 ms each way and 1 % of the frames lost each way on the readout host's cable.
+    const QString why = m_net.slowCable(4, 20, 0.01);
+    QVERIFY2(why.isEmpty(), qPrintable(why));
     startPartition();
     QElapsedTimer t;
     t.start();
@@ -453,6 +528,11 @@ void tst_MultiHost::runCycleWithLatencyAndLoss()
     QCOMPARE(masterState().value(QStringLiteral("state")).toString(), QStringLiteral("Initial"));
     // The subscribers on another host (IS on host 1, read from host 5) end with the last values.
     checkIsHolds(QStringLiteral("Initial"));
+    // And the readouts' traffic did go through the slow cable.
+    const QString counts = m_net.fastCable();
+    qInfo("slow cable: %s", qPrintable(counts));
+    static const QRegularExpression forwarded(QStringLiteral("forwarded=(\\d+)"));
+    QVERIFY2(forwarded.match(counts).captured(1).toLongLong() > 0, qPrintable(counts));
 }
 
 void tst_MultiHost::controlServerHostCutStandbyTakesOver()
@@ -512,6 +592,52 @@ void tst_MultiHost::controlServerHostCutStandbyTakesOver()
     qInfo("Control Server host cut: operator noticed after %lld ms, connected to the standby after %lld ms; "
           "updates received during the cut: %llu",
           leftAt, backAt, static_cast<unsigned long long>(during - before));
+}
+
+void tst_MultiHost::advertisedAddressFollowsTheStandby()
+{
+    // Host 3 reaches the primary (host 1) over the control network and the standby (host 2) over a
+    // data network of its own. A process that is told no address advertises the one of its route to
+    // the Control Server it is connected to: after the failover, its data-network address.
+    QCOMPARE(m_net.dataNetwork(2, 3), QString());
+    const QString primary = m_net.address(1) + QStringLiteral(":3425");
+    const QString standby = m_net.dataAddress(2) + QStringLiteral(":3425");
+    start(1, QStringLiteral("dialog-controlserver"),
+          QStringList{QStringLiteral("--bind"), QStringLiteral("0.0.0.0"), QStringLiteral("--port"),
+                      QStringLiteral("3425")} +
+              kHeartbeat);
+    start(2, QStringLiteral("dialog-controlserver"),
+          QStringList{QStringLiteral("--bind"), QStringLiteral("0.0.0.0"), QStringLiteral("--port"),
+                      QStringLiteral("3425"), QStringLiteral("--advertise"), m_net.address(2),
+                      QStringLiteral("--standby-of"), primary} +
+              kHeartbeat);
+    start(3, QStringLiteral("dialog"),
+          QStringList{QStringLiteral("publish"), QStringLiteral("Counter.Data"), QStringLiteral("--name"),
+                      QStringLiteral("DataPublisher"), QStringLiteral("--rate"), QStringLiteral("20")} +
+              kHeartbeat,
+          primary + QLatin1Char(',') + standby);
+    // Where the publisher says it is, asked from the operator's host (both servers are on its network).
+    auto advertised = [this](const QString &server) {
+        QProcess ls;
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.insert(QStringLiteral("DIALOG_CONTROL_SERVER"), server);
+        ls.setProcessEnvironment(env);
+        ls.start(bin(QStringLiteral("dialog")),
+                 {QStringLiteral("ls"), QStringLiteral("--json"), QStringLiteral("--timeout-ms"), QStringLiteral("2000")});
+        if (!ls.waitForFinished(10000))
+            ls.kill();
+        ls.waitForFinished(2000);
+        for (const QJsonValue &v : QJsonDocument::fromJson(ls.readAllStandardOutput())
+                                       .object()
+                                       .value(QStringLiteral("processes"))
+                                       .toArray())
+            if (v.toObject().value(QStringLiteral("name")).toString() == QLatin1String("DataPublisher"))
+                return v.toObject().value(QStringLiteral("host")).toString();
+        return QString();
+    };
+    QTRY_COMPARE_WITH_TIMEOUT(advertised(primary), m_net.address(3), 20000);
+    QCOMPARE(m_net.cable(1, false), QString());
+    QTRY_COMPARE_WITH_TIMEOUT(advertised(m_net.address(2) + QStringLiteral(":3425")), m_net.dataAddress(3), 30000);
 }
 
 namespace {
