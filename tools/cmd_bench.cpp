@@ -233,10 +233,12 @@ int bench(const QStringList &args)
     if (args.size() < 2 || args.at(1).startsWith(QLatin1Char('-'))) {
         if (args.size() >= 2 &&
             (args.at(1) == QLatin1String("--help") || args.at(1) == QLatin1String("-h"))) {
-            std::puts("usage: dialog bench fanin|rtt|is-fanout|is-latency [options]   (dialog bench fanin --help)");
+            std::puts("usage: dialog bench fanin|rtt|cs-scale|is-fanout|is-latency [options]   (dialog bench "
+                      "fanin --help)");
             return 0;
         }
-        return fail(QStringLiteral("bench"), QStringLiteral("expected a test: fanin, rtt, is-fanout or is-latency"));
+        return fail(QStringLiteral("bench"),
+                    QStringLiteral("expected a test: fanin, rtt, cs-scale, is-fanout or is-latency"));
     }
     QStringList rest = args;
     const QString test = rest.takeAt(1);
@@ -257,10 +259,15 @@ int bench(const QStringList &args)
         return benchArchive(rest);
     if (test == QLatin1String("is-sum"))
         return benchIsSum(rest);
+    if (test == QLatin1String("cs-scale"))
+        return benchCsScale(rest);
+    if (test == QLatin1String("cs-scale-clients"))
+        return benchCsScaleClients(rest);
     if (test.startsWith(QLatin1String("is-")))
         return benchIs(test, rest);
-    return fail(QStringLiteral("bench"),
-                QStringLiteral("unknown test '%1' (fanin, rtt, is-fanout or is-latency)").arg(test));
+    return fail(
+        QStringLiteral("bench"),
+        QStringLiteral("unknown test '%1' (fanin, rtt, cs-scale, is-fanout or is-latency)").arg(test));
 }
 
 } // namespace dialog::tool

@@ -431,17 +431,6 @@ int isLatency(const QStringList &args)
     return 0;
 }
 
-qint64 rssKb(qint64 pid)
-{
-    QFile f(QStringLiteral("/proc/%1/status").arg(pid));
-    if (!f.open(QIODevice::ReadOnly))
-        return -1;
-    for (const QByteArray &line : f.readAll().split('\n'))
-        if (line.startsWith("VmRSS:"))
-            return line.mid(6).trimmed().split(' ').first().toLongLong();
-    return -1;
-}
-
 /// An IS server holding N objects of 10 attributes: its memory, and the time of a restart with reload.
 int isLoad(const QStringList &args)
 {
@@ -480,7 +469,7 @@ int isLoad(const QStringList &args)
         return fail(verb, ds.toString());
     is::Object obj = is::Object::create(dict.types(), QStringLiteral("Bench10"));
     obj.set(QStringLiteral("e"), QStringLiteral("readout-crate-07"));
-    const qint64 rssEmpty = rssKb(server->processId());
+    const qint64 rssEmpty = processStatusKb(server->processId(), "VmRSS");
     qint64 next = 0, done = 0, failures = 0;
     std::function<void()> one = [&] {
         obj.set<quint32>(QStringLiteral("a"), quint32(next));
@@ -500,7 +489,7 @@ int isLoad(const QStringList &args)
     if (failures)
         return fail(verb, QStringLiteral("%1 inserts failed").arg(failures));
     runFor(1500); // a statistics round
-    const qint64 rssFull = rssKb(server->processId());
+    const qint64 rssFull = processStatusKb(server->processId(), "VmRSS");
     server->terminate();
     if (!server->waitForFinished(60000) || server->exitCode() != 0)
         return fail(verb, QStringLiteral("the server did not save and exit cleanly"));
