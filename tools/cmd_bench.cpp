@@ -85,11 +85,16 @@ int fanin(const QStringList &args)
         return std::make_pair(received, lost);
     };
     const auto before = totals();
+    const qint64 self = QCoreApplication::applicationPid();
+    const double cpuBefore = processCpuSeconds(self);
     QElapsedTimer t;
     t.start();
     runFor(int(seconds * 1000));
     const auto after = totals();
     const double elapsed = t.nsecsElapsed() / 1e9;
+    const double cpu = processCpuSeconds(self) - cpuBefore;
+    // This process is the subscriber: its memory with every connection busy, and the most it held.
+    const qint64 rssKb = processStatusKb(self, "VmRSS"), peakKb = processStatusKb(self, "VmHWM");
     // Close the subscriber first: its connections break, which releases publishers blocked in update().
     client.reset();
     env.children.stopAll();
@@ -97,6 +102,8 @@ int fanin(const QStringList &args)
     const double msgs = double(after.first - before.first) / elapsed;
     const double mbs = msgs * double(size) / 1e6;
     const quint64 lost = after.second - before.second;
+    const quint64 received = after.first - before.first;
+    const double cpuUsPerMsg = received > 0 ? cpu * 1e6 / double(received) : 0;
     if (p.isSet(QStringLiteral("json"))) {
         const QJsonObject j{{QStringLiteral("test"), QStringLiteral("fanin")},
                             {QStringLiteral("senders"), senders},
@@ -104,12 +111,17 @@ int fanin(const QStringList &args)
                             {QStringLiteral("seconds"), seconds},
                             {QStringLiteral("messages_per_s"), qRound64(msgs)},
                             {QStringLiteral("mb_per_s"), qRound64(mbs * 10) / 10.0},
-                            {QStringLiteral("lost"), qint64(lost)}};
+                            {QStringLiteral("lost"), qint64(lost)},
+                            {QStringLiteral("subscriber_cpu_us_per_msg"), qRound64(cpuUsPerMsg * 1000) / 1000.0},
+                            {QStringLiteral("subscriber_rss_mb"), qRound64(rssKb / 102.4) / 10.0},
+                            {QStringLiteral("subscriber_peak_mb"), qRound64(peakKb / 102.4) / 10.0}};
         std::printf("%s\n", QJsonDocument(j).toJson(QJsonDocument::Compact).constData());
     } else {
         std::printf("fanin: %lld senders -> 1 subscriber, %lld B messages, %.2f s\n", senders, size, elapsed);
         std::printf("  %.0f messages/s, %.1f MB/s, %llu lost\n", msgs, mbs,
                     static_cast<unsigned long long>(lost));
+        std::printf("  subscriber: %.3f us CPU per message, %.1f MB resident (peak %.1f MB)\n", cpuUsPerMsg,
+                    rssKb / 1024.0, peakKb / 1024.0);
     }
     return 0;
 }
