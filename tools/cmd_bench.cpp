@@ -105,16 +105,17 @@ int fanin(const QStringList &args)
     const quint64 received = after.first - before.first;
     const double cpuUsPerMsg = received > 0 ? cpu * 1e6 / double(received) : 0;
     if (p.isSet(QStringLiteral("json"))) {
-        const QJsonObject j{{QStringLiteral("test"), QStringLiteral("fanin")},
-                            {QStringLiteral("senders"), senders},
-                            {QStringLiteral("size"), size},
-                            {QStringLiteral("seconds"), seconds},
-                            {QStringLiteral("messages_per_s"), qRound64(msgs)},
-                            {QStringLiteral("mb_per_s"), qRound64(mbs * 10) / 10.0},
-                            {QStringLiteral("lost"), qint64(lost)},
-                            {QStringLiteral("subscriber_cpu_us_per_msg"), qRound64(cpuUsPerMsg * 1000) / 1000.0},
-                            {QStringLiteral("subscriber_rss_mb"), qRound64(rssKb / 102.4) / 10.0},
-                            {QStringLiteral("subscriber_peak_mb"), qRound64(peakKb / 102.4) / 10.0}};
+        const QJsonObject j{
+            {QStringLiteral("test"), QStringLiteral("fanin")},
+            {QStringLiteral("senders"), senders},
+            {QStringLiteral("size"), size},
+            {QStringLiteral("seconds"), seconds},
+            {QStringLiteral("messages_per_s"), qRound64(msgs)},
+            {QStringLiteral("mb_per_s"), qRound64(mbs * 10) / 10.0},
+            {QStringLiteral("lost"), qint64(lost)},
+            {QStringLiteral("subscriber_cpu_us_per_msg"), qRound64(cpuUsPerMsg * 1000) / 1000.0},
+            {QStringLiteral("subscriber_rss_mb"), qRound64(rssKb / 102.4) / 10.0},
+            {QStringLiteral("subscriber_peak_mb"), qRound64(peakKb / 102.4) / 10.0}};
         std::printf("%s\n", QJsonDocument(j).toJson(QJsonDocument::Compact).constData());
     } else {
         std::printf("fanin: %lld senders -> 1 subscriber, %lld B messages, %.2f s\n", senders, size, elapsed);

@@ -212,8 +212,9 @@ struct Subscribers
 
 /// The IS server Bench, @p processes subscriber processes with @p total subscriptions in all; with
 /// @p viaMirror they subscribe to BenchMirror, a mirror of Bench.
-bool startSystem(Environment &env, Client &client, Subscribers &subs, qint64 processes, qint64 total, bool latency,
-                 QString *error, int isThreads, bool viaMirror = false, QProcess **isServer = nullptr)
+bool startSystem(Environment &env, Client &client, Subscribers &subs, qint64 processes, qint64 total,
+                 bool latency, QString *error, int isThreads, bool viaMirror = false,
+                 QProcess **isServer = nullptr)
 {
     QStringList isArgs{QStringLiteral("--name"), BenchServer, QStringLiteral("--control-server"), env.address};
     if (isThreads > 0)
@@ -338,7 +339,8 @@ int isFanout(const QStringList &args)
     Client &client = *clientPtr;
     Subscribers subs;
     QProcess *server = nullptr;
-    if (!startSystem(env, client, subs, processes, subscribers, false, &error, int(isThreads), false, &server))
+    if (!startSystem(env, client, subs, processes, subscribers, false, &error, int(isThreads), false,
+                     &server))
         return fail(verb, error);
     startSenders(env, senders, size, 0, 10);
     if (!runUntil([&] { return subs.totals().count > 0; }, 30000))
@@ -373,7 +375,8 @@ int isFanout(const QStringList &args)
                     subscribers, processes, size);
         std::printf("  %.0f deliveries/s (%.0f updates/s), %lld dropped\n", rate, rate / double(subscribers),
                     dropped);
-        std::printf("  IS server: %.1f MB resident (peak %.1f MB)\n", serverRssKb / 1024.0, serverPeakKb / 1024.0);
+        std::printf("  IS server: %.1f MB resident (peak %.1f MB)\n", serverRssKb / 1024.0,
+                    serverPeakKb / 1024.0);
     }
     return 0;
 }
