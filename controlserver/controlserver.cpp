@@ -31,8 +31,6 @@ using net::Endpoint;
 namespace {
 // A claimed address that could not be reached is refused without dialling it again for this long.
 constexpr qint64 DialRetryMs = 5000;
-// Processes from one source address that may wait for their connect-back at once.
-constexpr int MaxUnverifiedPerSource = 256; // a host starting its whole farm at once fits
 // An accepted process that sends nothing within this time is no longer remembered as unverified.
 constexpr qint64 UnverifiedForgetMs = 60000;
 // Commands of a process are forwarded for this long after it was lost (see m_recentlyLost).
@@ -224,8 +222,15 @@ void ControlServer::sendTo(const QString &process, const QByteArray &frame)
 
 void ControlServer::handleControl(net::InboundBatch &batch)
 {
+    // The command routes are rebuilt once for the batch, not once per CONNECT in it: with thousands
+    // of processes (re)connecting at once, a rebuild per change made the storm quadratic. Meanwhile
+    // the reader threads route with the routes as they were; a command from a process they do not
+    // list yet takes the main thread's path (handleData), which reads the directory itself.
+    ++m_controlBatchDepth;
     for (const net::Inbound &in : std::as_const(batch))
         handle(in);
+    if (--m_controlBatchDepth == 0 && m_routesDirty)
+        rebuildRoutes();
 }
 
 void ControlServer::handleData(net::InboundBatch &batch)
@@ -476,7 +481,7 @@ void ControlServer::admit(const net::Inbound &in, const QList<QHostAddress> &add
         const auto fromSource =
             std::count_if(m_unverified.cbegin(), m_unverified.cend(),
                           [&](const Unverified &u) { return sameAddress(u.via->source, in.peer->source); });
-        if (fromSource >= MaxUnverifiedPerSource)
+        if (fromSource >= m_options.maxConnectingPerAddress)
             why = QStringLiteral("too many processes from %1 wait for their connect-back; try again later")
                       .arg(in.peer->source.toString());
     }
@@ -888,15 +893,18 @@ QByteArray ControlServer::relayedCommand(const net::Inbound &in)
 
 void ControlServer::rebuildRoutes()
 {
+    m_routesDirty = false;
     QHash<QByteArray, QList<net::OutboxPtr>> routes;
     QSet<QPair<QString, quint64>> peers;
+    peers.reserve(m_recentlyLost.size() + m_directory.processCount());
     for (auto it = m_recentlyLost.cbegin(); it != m_recentlyLost.cend(); ++it)
         peers.insert(it.key());
-    for (const QString &name : m_directory.processNames()) {
-        const ProcessRecord *p = m_directory.process(name);
-        peers.insert(qMakePair(p->name, p->incarnation));
-        const net::OutboxPtr box = m_transport->outbox(Endpoint{p->host, p->port});
-        for (const QString &c : p->commands)
+    for (const ProcessRecord &p : m_directory.processRecords()) {
+        peers.insert(qMakePair(p.name, p.incarnation));
+        if (p.commands.isEmpty())
+            continue;
+        const net::OutboxPtr box = m_transport->outbox(Endpoint{p.host, p.port});
+        for (const QString &c : p.commands)
             routes[c.toUtf8()].append(box);
     }
     QWriteLocker l(&m_routesLock);
@@ -906,7 +914,9 @@ void ControlServer::rebuildRoutes()
 
 void ControlServer::directoryChanged()
 {
-    rebuildRoutes();
+    m_routesDirty = true;
+    if (m_controlBatchDepth == 0)
+        rebuildRoutes();
     if (!m_publishTimer->isActive())
         m_publishTimer->start();
 }
@@ -965,8 +975,13 @@ void ControlServer::publishDirectory()
 {
     // The same path as Service::update: a subscriber that fell behind gets the latest value. A
     // directory over the page size goes out in pages, so no message exceeds the message limit.
+    QElapsedTimer cost;
+    cost.start();
     m_directoryService->publishPages(m_directory.snapshot(m_epochOffset + now())
                                          .toPages(m_options.directoryPageBytes, ++m_directoryGeneration));
+    // A large directory costs tens of ms to publish: while it changes all the time (thousands of
+    // processes registering) it is published at most every 10 times that, at least every 50 ms.
+    m_publishTimer->setInterval(int(qBound(qint64(50), 10 * cost.elapsed(), qint64(2000))));
 }
 
 void ControlServer::publishStatistics()

@@ -29,6 +29,9 @@ struct ServerOptions
     int maxServices = 100000;          ///< services in the directory; more are refused
     int maxNamesPerProcess = 10000;    ///< commands one process registers, services it requests (each)
     int maxNames = 200000;             ///< command registrations + requests in the directory
+    /// Processes from one source address that may wait for their connect-back (accepted, not yet heard
+    /// from since) at once; more are refused with "try again later" and come back paced.
+    int maxConnectingPerAddress = 256; // a host starting its whole farm at once fits
     /// Largest DIALOG.Directory message (JSON bytes): a larger directory goes out in pages. Below
     /// the message limit (64 MiB) so that every subscriber can take it.
     qint64 directoryPageBytes = 8 * 1024 * 1024;
@@ -135,6 +138,8 @@ private:
     QTimer *m_statisticsTimer = nullptr;
     QTimer *m_heartbeatTimer = nullptr;
     QTimer *m_publishTimer = nullptr;
+    int m_controlBatchDepth = 0; // > 0 while a batch of control frames is handled
+    bool m_routesDirty = false;  // the directory changed since rebuildRoutes()
     QElapsedTimer m_clock;
     quint64 m_directoryGeneration = 0;
     qint64 m_epochOffset = 0;

@@ -113,6 +113,8 @@ public:
     DirectorySnapshot snapshot(qint64 nowMs) const;
     QJsonObject toJson(qint64 nowMs) const;
     int processCount() const { return int(m_processes.size()); }
+    /// Every connected process, in no particular order (no copy, no sort: for per-change work).
+    const QHash<QString, ProcessRecord> &processRecords() const { return m_processes; }
     int serviceCount() const { return int(m_providers.size()); }
     /// Command registrations plus requests (subscriptions) of every process.
     int nameCount() const { return m_names; }

@@ -53,6 +53,11 @@ int main(int argc, char *argv[])
     p.addOption({QStringLiteral("max-handshaking-per-address"),
                  QStringLiteral("Connections waiting for their HELLO from one address (default 64)."),
                  QStringLiteral("n"), QStringLiteral("64")});
+    p.addOption(
+        {QStringLiteral("max-connecting-per-address"),
+         QStringLiteral("Processes from one address that may wait for their connect-back at once; more "
+                        "are told to try again later (default 256)."),
+         QStringLiteral("n"), QStringLiteral("256")});
     p.addOption({QStringLiteral("max-services-per-process"),
                  QStringLiteral("Services one process may provide; more are refused (default 10000)."),
                  QStringLiteral("n"), QStringLiteral("10000")});
@@ -127,6 +132,7 @@ int main(int argc, char *argv[])
                   {"max-handshaking", &o.transport.maxHandshaking},
                   {"max-handshaking-per-address", &o.transport.maxHandshakingPerAddress},
                   {"listen-backlog", &o.transport.listenBacklog},
+                  {"max-connecting-per-address", &o.maxConnectingPerAddress},
                   {"max-services-per-process", &o.maxServicesPerProcess},
                   {"max-services", &o.maxServices},
                   {"max-names-per-process", &o.maxNamesPerProcess},

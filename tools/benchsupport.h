@@ -6,7 +6,9 @@
 
 #include <QElapsedTimer>
 #include <QEventLoop>
+#include <QFile>
 #include <QTimer>
+#include <unistd.h>
 
 namespace dialog::tool {
 
@@ -32,6 +34,33 @@ inline void runFor(int ms)
     loop.exec();
 }
 
+/// A field of /proc/PID/status in kB ("VmRSS", "VmHWM"); -1 if unknown.
+inline qint64 processStatusKb(qint64 pid, const char *field)
+{
+    QFile f(QStringLiteral("/proc/%1/status").arg(pid));
+    if (!f.open(QIODevice::ReadOnly))
+        return -1;
+    const QByteArray key = QByteArray(field) + ':';
+    for (const QByteArray &line : f.readAll().split('\n'))
+        if (line.startsWith(key))
+            return line.mid(key.size()).trimmed().split(' ').first().toLongLong();
+    return -1;
+}
+
+/// CPU time (user + system) a process has used so far, in seconds; 0 if unknown.
+inline double processCpuSeconds(qint64 pid)
+{
+    QFile f(QStringLiteral("/proc/%1/stat").arg(pid));
+    if (!f.open(QIODevice::ReadOnly))
+        return 0;
+    const QByteArray stat = f.readAll();
+    // Fields after the command name (which may hold spaces): state is field 3, utime 14, stime 15.
+    const QList<QByteArray> fields = stat.mid(stat.lastIndexOf(')') + 2).split(' ');
+    if (fields.size() < 13)
+        return 0;
+    return double(fields.at(11).toLongLong() + fields.at(12).toLongLong()) / double(::sysconf(_SC_CLK_TCK));
+}
+
 struct Environment
 {
     ChildProcesses children;
@@ -39,12 +68,16 @@ struct Environment
     QString address;
     QProcess *controlServer = nullptr;
 
-    bool startControlServer(QString *error)
+    /// Starts dialog-controlserver on a free port with @p extra options; again on the same port if one
+    /// was started before (a restart).
+    bool startControlServer(QString *error, const QStringList &extra = {})
     {
-        port = ChildProcesses::freePort();
-        address = QStringLiteral("127.0.0.1:%1").arg(port);
+        if (port == 0) {
+            port = ChildProcesses::freePort();
+            address = QStringLiteral("127.0.0.1:%1").arg(port);
+        }
         controlServer = children.start(ChildProcesses::binary(QStringLiteral("dialog-controlserver")),
-                                       {QStringLiteral("--port"), QString::number(port)});
+                                       QStringList{QStringLiteral("--port"), QString::number(port)} + extra);
         if (!ChildProcesses::waitForPort(port, 5000)) {
             *error = QStringLiteral("the Control Server did not start on port %1").arg(port);
             return false;

@@ -17,11 +17,19 @@ class ChildProcesses
 public:
     ~ChildProcesses() { stopAll(); }
 
-    QProcess *start(const QString &program, const QStringList &args)
+    /// What becomes of a child's standard output: discarded, or kept for the caller to read.
+    enum class Output
+    {
+        Discard,
+        Read
+    };
+
+    QProcess *start(const QString &program, const QStringList &args, Output output = Output::Discard)
     {
         auto p = std::make_unique<QProcess>();
         p->setProcessChannelMode(QProcess::ForwardedErrorChannel);
-        p->setStandardOutputFile(QProcess::nullDevice());
+        if (output == Output::Discard)
+            p->setStandardOutputFile(QProcess::nullDevice());
         p->start(program, args);
         m_children.push_back(std::move(p));
         return m_children.back().get();

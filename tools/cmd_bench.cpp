@@ -85,11 +85,16 @@ int fanin(const QStringList &args)
         return std::make_pair(received, lost);
     };
     const auto before = totals();
+    const qint64 self = QCoreApplication::applicationPid();
+    const double cpuBefore = processCpuSeconds(self);
     QElapsedTimer t;
     t.start();
     runFor(int(seconds * 1000));
     const auto after = totals();
     const double elapsed = t.nsecsElapsed() / 1e9;
+    const double cpu = processCpuSeconds(self) - cpuBefore;
+    // This process is the subscriber: its memory with every connection busy, and the most it held.
+    const qint64 rssKb = processStatusKb(self, "VmRSS"), peakKb = processStatusKb(self, "VmHWM");
     // Close the subscriber first: its connections break, which releases publishers blocked in update().
     client.reset();
     env.children.stopAll();
@@ -97,19 +102,27 @@ int fanin(const QStringList &args)
     const double msgs = double(after.first - before.first) / elapsed;
     const double mbs = msgs * double(size) / 1e6;
     const quint64 lost = after.second - before.second;
+    const quint64 received = after.first - before.first;
+    const double cpuUsPerMsg = received > 0 ? cpu * 1e6 / double(received) : 0;
     if (p.isSet(QStringLiteral("json"))) {
-        const QJsonObject j{{QStringLiteral("test"), QStringLiteral("fanin")},
-                            {QStringLiteral("senders"), senders},
-                            {QStringLiteral("size"), size},
-                            {QStringLiteral("seconds"), seconds},
-                            {QStringLiteral("messages_per_s"), qRound64(msgs)},
-                            {QStringLiteral("mb_per_s"), qRound64(mbs * 10) / 10.0},
-                            {QStringLiteral("lost"), qint64(lost)}};
+        const QJsonObject j{
+            {QStringLiteral("test"), QStringLiteral("fanin")},
+            {QStringLiteral("senders"), senders},
+            {QStringLiteral("size"), size},
+            {QStringLiteral("seconds"), seconds},
+            {QStringLiteral("messages_per_s"), qRound64(msgs)},
+            {QStringLiteral("mb_per_s"), qRound64(mbs * 10) / 10.0},
+            {QStringLiteral("lost"), qint64(lost)},
+            {QStringLiteral("subscriber_cpu_us_per_msg"), qRound64(cpuUsPerMsg * 1000) / 1000.0},
+            {QStringLiteral("subscriber_rss_mb"), qRound64(rssKb / 102.4) / 10.0},
+            {QStringLiteral("subscriber_peak_mb"), qRound64(peakKb / 102.4) / 10.0}};
         std::printf("%s\n", QJsonDocument(j).toJson(QJsonDocument::Compact).constData());
     } else {
         std::printf("fanin: %lld senders -> 1 subscriber, %lld B messages, %.2f s\n", senders, size, elapsed);
         std::printf("  %.0f messages/s, %.1f MB/s, %llu lost\n", msgs, mbs,
                     static_cast<unsigned long long>(lost));
+        std::printf("  subscriber: %.3f us CPU per message, %.1f MB resident (peak %.1f MB)\n", cpuUsPerMsg,
+                    rssKb / 1024.0, peakKb / 1024.0);
     }
     return 0;
 }
@@ -119,8 +132,12 @@ int rtt(const QStringList &args)
     const QString verb = QStringLiteral("bench rtt");
     QCommandLineParser p;
     p.setApplicationDescription(QStringLiteral(
-        "Command -> provider -> service update -> back, between this process and an echo process, through "
-        "the Control Server. Starts its own Control Server."));
+        "Round trips between this process and an echo process. --mode command (default): command -> Control "
+        "Server -> provider -> service update -> back. --mode request: a request straight to the provider "
+        "and "
+        "its reply (two processes, no Control Server on the path). Starts its own Control Server."));
+    p.addOption(
+        {QStringLiteral("mode"), QStringLiteral("command (default) or request."), QStringLiteral("mode")});
     p.addOption({QStringLiteral("size"), QStringLiteral("Payload size in bytes (default 64)."),
                  QStringLiteral("bytes")});
     p.addOption({QStringLiteral("count"), QStringLiteral("Round trips to measure (default 10000)."),
@@ -132,15 +149,22 @@ int rtt(const QStringList &args)
     if (!intOption(p, verb, QStringLiteral("size"), 8, 64 * 1024 * 1024, size) ||
         !intOption(p, verb, QStringLiteral("count"), 1, 10000000, count))
         return 1;
+    const QString mode = p.value(QStringLiteral("mode")).isEmpty() ? QStringLiteral("command")
+                                                                   : p.value(QStringLiteral("mode"));
+    if (mode != QLatin1String("command") && mode != QLatin1String("request"))
+        return fail(verb, QStringLiteral("unknown --mode '%1' (command or request)").arg(mode));
+    const bool request = mode == QLatin1String("request");
     QString error;
     Environment env;
     if (!env.startControlServer(&error))
         return fail(verb, error);
-    env.children.start(ChildProcesses::binary(QStringLiteral("dialog")),
-                       {QStringLiteral("echo"), QStringLiteral("--name"), QStringLiteral("bench.echo"),
-                        QStringLiteral("--control-server"), env.address, QStringLiteral("--command"),
-                        QStringLiteral("bench.ping"), QStringLiteral("--service"),
-                        QStringLiteral("bench.pong"), QStringLiteral("--quiet")});
+    env.children.start(
+        ChildProcesses::binary(QStringLiteral("dialog")),
+        QStringList{QStringLiteral("echo"), QStringLiteral("--name"), QStringLiteral("bench.echo"),
+                    QStringLiteral("--control-server"), env.address, QStringLiteral("--quiet")} +
+            (request ? QStringList{QStringLiteral("--reply"), QStringLiteral("bench.rr")}
+                     : QStringList{QStringLiteral("--command"), QStringLiteral("bench.ping"),
+                                   QStringLiteral("--service"), QStringLiteral("bench.pong")}));
     ClientOptions o = ClientOptions::fromEnvironment(QStringLiteral("bench-rtt"));
     o.exitOnRefusal = true;
     if (!o.applyParser(p, &error))
@@ -149,34 +173,45 @@ int rtt(const QStringList &args)
     Client client(o);
     if (!client.start())
         return fail(verb, client.errorString());
-    Subscription *pong = client.subscribe(QStringLiteral("bench.pong"));
 
+    // Both modes: ping(n) sends n; answered(data) is called with what came back.
     QByteArray payload(size, 'x');
     quint64 expected = 0;
     bool got = false;
-    QObject::connect(pong, &Subscription::messageReceived, &client, [&](const Message &m) {
-        if (m.data().size() >= 8 && qFromLittleEndian<quint64>(m.data().constData()) == expected)
+    std::function<void(const QByteArray &)> answered = [&](const QByteArray &d) {
+        if (d.size() >= 8 && qFromLittleEndian<quint64>(d.constData()) == expected)
             got = true;
-    });
+    };
+    Subscription *pong = request ? nullptr : client.subscribe(QStringLiteral("bench.pong"));
+    if (pong)
+        QObject::connect(pong, &Subscription::messageReceived, &client,
+                         [&](const Message &m) { answered(m.data()); });
+    QObject replies;
     auto ping = [&](quint64 n) {
         qToLittleEndian<quint64>(n, payload.data());
         expected = n;
         got = false;
-        return client.sendCommand(QStringLiteral("bench.ping"), payload);
+        if (!request)
+            return client.sendCommand(QStringLiteral("bench.ping"), payload);
+        client.request(QStringLiteral("bench.rr"), payload, 5000, &replies, [&](const Reply &r) {
+            if (r.isOk())
+                answered(r.data());
+        });
+        return true;
     };
-    // Warm-up: until the echo answers (its command registration may still be on its way).
+    // Warm-up: until the echo answers (its registration may still be on its way).
     quint64 n = 1;
     const bool up = runUntil(
         [&] {
             if (!got && client.state() == Client::State::Connected)
                 ping(n++);
-            runFor(20);
+            runFor(request ? 200 : 20);
             return got;
         },
         15000);
     if (!up)
         return fail(verb, QStringLiteral("the echo process did not answer within 15 s"));
-    // Event-driven: each pong sends the next ping from the slot, no polling.
+    // Event-driven: each answer sends the next ping from the slot, no polling.
     QList<qint64> samples;
     samples.reserve(count);
     QElapsedTimer t;
@@ -189,8 +224,8 @@ int rtt(const QStringList &args)
         failed = true;
         loop.quit();
     });
-    QObject::connect(pong, &Subscription::messageReceived, &loop, [&](const Message &m) {
-        if (m.data().size() < 8 || qFromLittleEndian<quint64>(m.data().constData()) != expected)
+    answered = [&](const QByteArray &d) {
+        if (d.size() < 8 || qFromLittleEndian<quint64>(d.constData()) != expected)
             return;
         samples.append(t.nsecsElapsed());
         if (samples.size() >= count) {
@@ -200,7 +235,7 @@ int rtt(const QStringList &args)
         t.start();
         ping(++n);
         watchdog.start();
-    });
+    };
     t.start();
     ping(++n);
     watchdog.start();
@@ -214,14 +249,15 @@ int rtt(const QStringList &args)
     };
     if (p.isSet(QStringLiteral("json"))) {
         const QJsonObject j{{QStringLiteral("test"), QStringLiteral("rtt")},
+                            {QStringLiteral("mode"), mode},
                             {QStringLiteral("size"), size},
                             {QStringLiteral("count"), count},
                             {QStringLiteral("p50_us"), qRound64(pct(0.50) * 10) / 10.0},
                             {QStringLiteral("p99_us"), qRound64(pct(0.99) * 10) / 10.0}};
         std::printf("%s\n", QJsonDocument(j).toJson(QJsonDocument::Compact).constData());
     } else {
-        std::printf("rtt: %lld round trips of %lld B: p50 %.1f us, p99 %.1f us, max %.1f us\n", count, size,
-                    pct(0.5), pct(0.99), samples.last() / 1000.0);
+        std::printf("rtt (%s): %lld round trips of %lld B: p50 %.1f us, p99 %.1f us, max %.1f us\n",
+                    qPrintable(mode), count, size, pct(0.5), pct(0.99), samples.last() / 1000.0);
     }
     return 0;
 }
@@ -233,10 +269,12 @@ int bench(const QStringList &args)
     if (args.size() < 2 || args.at(1).startsWith(QLatin1Char('-'))) {
         if (args.size() >= 2 &&
             (args.at(1) == QLatin1String("--help") || args.at(1) == QLatin1String("-h"))) {
-            std::puts("usage: dialog bench fanin|rtt|is-fanout|is-latency [options]   (dialog bench fanin --help)");
+            std::puts("usage: dialog bench fanin|rtt|cs-scale|is-fanout|is-latency [options]   (dialog bench "
+                      "fanin --help)");
             return 0;
         }
-        return fail(QStringLiteral("bench"), QStringLiteral("expected a test: fanin, rtt, is-fanout or is-latency"));
+        return fail(QStringLiteral("bench"),
+                    QStringLiteral("expected a test: fanin, rtt, cs-scale, is-fanout or is-latency"));
     }
     QStringList rest = args;
     const QString test = rest.takeAt(1);
@@ -257,10 +295,15 @@ int bench(const QStringList &args)
         return benchArchive(rest);
     if (test == QLatin1String("is-sum"))
         return benchIsSum(rest);
+    if (test == QLatin1String("cs-scale"))
+        return benchCsScale(rest);
+    if (test == QLatin1String("cs-scale-clients"))
+        return benchCsScaleClients(rest);
     if (test.startsWith(QLatin1String("is-")))
         return benchIs(test, rest);
-    return fail(QStringLiteral("bench"),
-                QStringLiteral("unknown test '%1' (fanin, rtt, is-fanout or is-latency)").arg(test));
+    return fail(
+        QStringLiteral("bench"),
+        QStringLiteral("unknown test '%1' (fanin, rtt, cs-scale, is-fanout or is-latency)").arg(test));
 }
 
 } // namespace dialog::tool

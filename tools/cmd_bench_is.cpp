@@ -212,13 +212,16 @@ struct Subscribers
 
 /// The IS server Bench, @p processes subscriber processes with @p total subscriptions in all; with
 /// @p viaMirror they subscribe to BenchMirror, a mirror of Bench.
-bool startSystem(Environment &env, Client &client, Subscribers &subs, qint64 processes, qint64 total, bool latency,
-                 QString *error, int isThreads, bool viaMirror = false)
+bool startSystem(Environment &env, Client &client, Subscribers &subs, qint64 processes, qint64 total,
+                 bool latency, QString *error, int isThreads, bool viaMirror = false,
+                 QProcess **isServer = nullptr)
 {
     QStringList isArgs{QStringLiteral("--name"), BenchServer, QStringLiteral("--control-server"), env.address};
     if (isThreads > 0)
         isArgs << QStringLiteral("--threads") << QString::number(isThreads);
-    env.children.start(ChildProcesses::binary(QStringLiteral("dialog-isserver")), isArgs);
+    QProcess *master = env.children.start(ChildProcesses::binary(QStringLiteral("dialog-isserver")), isArgs);
+    if (isServer)
+        *isServer = master;
     const QString server = viaMirror ? BenchServer + QStringLiteral("Mirror") : BenchServer;
     if (viaMirror)
         env.children.start(ChildProcesses::binary(QStringLiteral("dialog-isserver")),
@@ -335,7 +338,9 @@ int isFanout(const QStringList &args)
         return fail(verb, error);
     Client &client = *clientPtr;
     Subscribers subs;
-    if (!startSystem(env, client, subs, processes, subscribers, false, &error, int(isThreads)))
+    QProcess *server = nullptr;
+    if (!startSystem(env, client, subs, processes, subscribers, false, &error, int(isThreads), false,
+                     &server))
         return fail(verb, error);
     startSenders(env, senders, size, 0, 10);
     if (!runUntil([&] { return subs.totals().count > 0; }, 30000))
@@ -347,6 +352,8 @@ int isFanout(const QStringList &args)
     runFor(int(seconds * 1000));
     const Totals after = subs.totals();
     const double elapsed = t.nsecsElapsed() / 1e9;
+    const qint64 serverRssKb = processStatusKb(server->processId(), "VmRSS");
+    const qint64 serverPeakKb = processStatusKb(server->processId(), "VmHWM");
     env.children.stopAll();
     const double rate = double(after.count - before.count) / elapsed;
     const qint64 dropped = after.dropped - before.dropped;
@@ -359,13 +366,17 @@ int isFanout(const QStringList &args)
                             {QStringLiteral("seconds"), seconds},
                             {QStringLiteral("deliveries_per_s"), qRound64(rate)},
                             {QStringLiteral("updates_per_s"), qRound64(rate / double(subscribers))},
-                            {QStringLiteral("dropped"), dropped}};
+                            {QStringLiteral("dropped"), dropped},
+                            {QStringLiteral("server_rss_mb"), qRound64(serverRssKb / 102.4) / 10.0},
+                            {QStringLiteral("server_peak_mb"), qRound64(serverPeakKb / 102.4) / 10.0}};
         std::printf("%s\n", QJsonDocument(j).toJson(QJsonDocument::Compact).constData());
     } else {
         std::printf("is-fanout: %lld senders -> IS server -> %lld subscribers in %lld processes, %lld B\n", senders,
                     subscribers, processes, size);
         std::printf("  %.0f deliveries/s (%.0f updates/s), %lld dropped\n", rate, rate / double(subscribers),
                     dropped);
+        std::printf("  IS server: %.1f MB resident (peak %.1f MB)\n", serverRssKb / 1024.0,
+                    serverPeakKb / 1024.0);
     }
     return 0;
 }
@@ -431,17 +442,6 @@ int isLatency(const QStringList &args)
     return 0;
 }
 
-qint64 rssKb(qint64 pid)
-{
-    QFile f(QStringLiteral("/proc/%1/status").arg(pid));
-    if (!f.open(QIODevice::ReadOnly))
-        return -1;
-    for (const QByteArray &line : f.readAll().split('\n'))
-        if (line.startsWith("VmRSS:"))
-            return line.mid(6).trimmed().split(' ').first().toLongLong();
-    return -1;
-}
-
 /// An IS server holding N objects of 10 attributes: its memory, and the time of a restart with reload.
 int isLoad(const QStringList &args)
 {
@@ -480,7 +480,7 @@ int isLoad(const QStringList &args)
         return fail(verb, ds.toString());
     is::Object obj = is::Object::create(dict.types(), QStringLiteral("Bench10"));
     obj.set(QStringLiteral("e"), QStringLiteral("readout-crate-07"));
-    const qint64 rssEmpty = rssKb(server->processId());
+    const qint64 rssEmpty = processStatusKb(server->processId(), "VmRSS");
     qint64 next = 0, done = 0, failures = 0;
     std::function<void()> one = [&] {
         obj.set<quint32>(QStringLiteral("a"), quint32(next));
@@ -500,7 +500,7 @@ int isLoad(const QStringList &args)
     if (failures)
         return fail(verb, QStringLiteral("%1 inserts failed").arg(failures));
     runFor(1500); // a statistics round
-    const qint64 rssFull = rssKb(server->processId());
+    const qint64 rssFull = processStatusKb(server->processId(), "VmRSS");
     server->terminate();
     if (!server->waitForFinished(60000) || server->exitCode() != 0)
         return fail(verb, QStringLiteral("the server did not save and exit cleanly"));

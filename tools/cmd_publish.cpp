@@ -147,16 +147,20 @@ int echo(const QStringList &args)
     const QString verb = QStringLiteral("echo");
     QCommandLineParser p;
     p.setApplicationDescription(QStringLiteral("Registers a command, prints every command received and, with "
-                                               "--service, publishes its data on that service."));
+                                               "--service, publishes its data on that service; with --reply, "
+                                               "answers every request to that service with its data."));
     p.addOption({QStringLiteral("command"), QStringLiteral("Command to register (repeatable)."),
                  QStringLiteral("name")});
     p.addOption({QStringLiteral("service"), QStringLiteral("Service to update with each command's data."),
                  QStringLiteral("name")});
+    p.addOption({QStringLiteral("reply"),
+                 QStringLiteral("Service to provide whose requests are answered with their own data."),
+                 QStringLiteral("name")});
     p.addOption({QStringLiteral("quiet"), QStringLiteral("Do not print received commands.")});
     if (!parse(p, args, verb))
         return 1;
-    if (!p.isSet(QStringLiteral("command")))
-        return fail(verb, QStringLiteral("--command is required"));
+    if (!p.isSet(QStringLiteral("command")) && !p.isSet(QStringLiteral("reply")))
+        return fail(verb, QStringLiteral("--command or --reply is required"));
     ClientOptions o = ClientOptions::fromEnvironment(processName(p, verb));
     o.exitOnRefusal = true;
     QString error;
@@ -169,6 +173,12 @@ int echo(const QStringList &args)
         return fail(verb, client.errorString());
     for (const QString &c : p.values(QStringLiteral("command")))
         client.registerCommand(c);
+    if (p.isSet(QStringLiteral("reply"))) {
+        if (!client.publish(p.value(QStringLiteral("reply"))))
+            return fail(verb, client.errorString());
+        QObject::connect(&client, &Client::requestReceived, &client,
+                         [&client](const Request &r) { client.reply(r, r.data()); });
+    }
     const bool quiet = p.isSet(QStringLiteral("quiet"));
     QObject::connect(&client, &Client::commandReceived, &client, [&](const Command &c) {
         if (service)

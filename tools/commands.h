@@ -30,6 +30,11 @@ int benchIsHttp(const QStringList &args);
 int benchIsMirrorCost(const QStringList &args);
 int benchIsSum(const QStringList &args);
 
+/// Thousands of light DIALOG processes against one Control Server, and its restart (cmd_bench_scale.cpp).
+int benchCsScale(const QStringList &args);
+/// The OS processes of clients that benchCsScale() starts.
+int benchCsScaleClients(const QStringList &args);
+
 /// Memory and query latency of the IS history ring (cmd_bench_history.cpp).
 int benchIsHistory(const QStringList &args);
 /// dialog-archiver's insert rate and one-week query time (cmd_bench_history.cpp).

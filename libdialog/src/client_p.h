@@ -20,6 +20,14 @@ Q_DECLARE_LOGGING_CATEGORY(lcClient)
 
 namespace dialog {
 
+/// The wait before a CONNECT to the Control Server, so that thousands of processes that lost it at
+/// the same moment come back spread out instead of in one storm (DIM's name server was overloaded by
+/// its mass restarts). @p attempt 0 is the first try after an established connection was lost:
+/// uniform in [0, base). Attempt n >= 1 follows n tries that failed or went unanswered: "equal
+/// jitter" exponential back-off, in [c/2, c) with c = base * 2^n, c at most 8 * base and at most
+/// 30 s (but never below base). @p random is uniform in [0, 1).
+qint64 reconnectDelayMs(int attempt, int baseMs, double random);
+
 /// The server thread of the DIALOG paper: talks to the Control Server (connect, heartbeats,
 /// registrations, INFO_SERVICE) and to providers/subscribers about subscriptions.
 /// Lives in its own thread; the Client talks to it with queued calls only.
@@ -68,6 +76,9 @@ private:
     /// Tells the Service handle (in the Client's thread) its new subscriber count.
     void notifySubscriberCount(const ServiceStatePtr &s);
     void sendConnect();
+    /// The next CONNECT in @p delayMs (replaces any planned one).
+    void scheduleRetry(qint64 delayMs);
+    void onRetry();
     void setState(Client::State s);
     void onDestinationFailed(const net::Endpoint &dest, const QString &reason);
     void forgetProviders(const QString &why);
@@ -95,6 +106,7 @@ private:
     QTimer *m_retry = nullptr;
     int m_retryBaseMs = 1000;
     int m_connectRefusals = 0; // in a row; the retry interval doubles with each (name in use)
+    int m_attempts = 0;        // CONNECTs since the last SUCCESSFULLY_CONNECTED (paced back-off)
     quint64 m_heartbeatSeq = 0;
     bool m_stopping = false;
     bool m_dirty = false;

@@ -1,6 +1,7 @@
 #include "client_p.h"
 #include "control_p.h"
 
+#include <QRandomGenerator>
 #include <QTimer>
 
 Q_LOGGING_CATEGORY(lcClient, "dialog.client", QtInfoMsg)
@@ -27,8 +28,7 @@ void ClientCore::start()
         if (m_clock.elapsed() - m_lastHeardMs > qint64(m_serverMisses) * m_options.heartbeatMs) {
             serverLost(QStringLiteral("no answer from the Control Server for %1 heartbeat intervals")
                            .arg(m_serverMisses));
-            sendConnect();
-            return;
+            return; // the retry timer reconnects, paced
         }
         wire::Heartbeat hb;
         hb.set_incarnation(m_self.incarnation);
@@ -50,19 +50,44 @@ void ClientCore::start()
         sendToControl(controlFrame(Type::Heartbeat, hb));
     });
     m_retry = new QTimer(this);
+    m_retry->setSingleShot(true);
     m_retryBaseMs = qMax(10, m_options.retryMs > 0 ? m_options.retryMs : m_options.heartbeatMs);
-    m_retry->setInterval(m_retryBaseMs);
     m_clock.start();
-    connect(m_retry, &QTimer::timeout, this, [this] {
-        if (m_state == Client::State::Connected || m_clock.elapsed() < m_nextConnectMs)
-            return; // connected, or backing off after a refusal
-        if (m_state == Client::State::Connecting && m_servers.size() > 1)
-            m_serverIndex = (m_serverIndex + 1) % m_servers.size(); // no answer: try the next one
-        sendConnect();
-    });
+    connect(m_retry, &QTimer::timeout, this, &ClientCore::onRetry);
     connect(m_transport, &net::Transport::destinationFailed, this, &ClientCore::onDestinationFailed);
     connect(m_transport, &net::Transport::answered, this, &ClientCore::onAnswered);
-    m_retry->start();
+    sendConnect();
+}
+
+qint64 reconnectDelayMs(int attempt, int baseMs, double random)
+{
+    const qint64 base = qMax(1, baseMs);
+    random = qBound(0.0, random, 1.0);
+    if (attempt <= 0)
+        return qint64(random * double(base));
+    const qint64 cap = qMax<qint64>(base, qMin<qint64>(30000, 8 * base));
+    const qint64 ceiling = qMin<qint64>(cap, base << qMin(attempt, 20));
+    return ceiling / 2 + qint64(random * double(ceiling - ceiling / 2));
+}
+
+void ClientCore::scheduleRetry(qint64 delayMs)
+{
+    if (m_stopping)
+        return;
+    m_retry->start(int(qBound(qint64(0), delayMs, qint64(3600000))));
+}
+
+void ClientCore::onRetry()
+{
+    if (m_state == Client::State::Connected)
+        return;
+    const qint64 wait = m_nextConnectMs - m_clock.elapsed();
+    if (wait > 0) { // backing off after a refusal of our address
+        scheduleRetry(wait);
+        return;
+    }
+    if (m_state == Client::State::Connecting && m_servers.size() > 1)
+        m_serverIndex = (m_serverIndex + 1) % m_servers.size(); // no answer: try the next one
     sendConnect();
 }
 
@@ -131,6 +156,9 @@ void ClientCore::sendConnect()
     m_dirty = false;
     qCDebug(lcClient) << m_self.name << "connecting to Control Server" << server.toString();
     sendToControl(controlFrame(Type::ConnectToControlServer, c));
+    // Unanswered or failed, it is asked again later and later, with jitter (a refusal reschedules).
+    scheduleRetry(
+        reconnectDelayMs(++m_attempts, m_retryBaseMs, QRandomGenerator::global()->generateDouble()));
 }
 
 void ClientCore::forgetProviders(const QString &why)
@@ -145,11 +173,17 @@ void ClientCore::forgetProviders(const QString &why)
 
 void ClientCore::serverLost(const QString &why)
 {
+    const bool wasConnected = m_state == Client::State::Connected;
     if (m_state != Client::State::Unconnected)
         forgetProviders(why);
     setState(Client::State::Unconnected);
     if (m_servers.size() > 1)
         m_serverIndex = (m_serverIndex + 1) % m_servers.size(); // fail over to the next one
+    // Every process of the partition loses the Control Server at the same moment: the first attempt
+    // is spread over one retry interval. A failed attempt keeps the back-off sendConnect() planned.
+    if (wasConnected || !m_retry->isActive())
+        scheduleRetry(reconnectDelayMs(wasConnected ? 0 : m_attempts, m_retryBaseMs,
+                                       QRandomGenerator::global()->generateDouble()));
 }
 
 void ClientCore::onDestinationFailed(const Endpoint &dest, const QString &reason)
@@ -303,7 +337,8 @@ void ClientCore::onConnected(const net::Inbound &in)
     m_backoffMs = 0;
     m_nextConnectMs = 0;
     m_connectRefusals = 0;
-    m_retry->setInterval(m_retryBaseMs);
+    m_attempts = 0;
+    m_retry->stop();
     qCInfo(lcClient).noquote() << m_self.name << "connected to Control Server"
                                << m_servers.at(m_serverIndex).toString();
     setState(Client::State::Connected);
@@ -425,16 +460,22 @@ void ClientCore::onAnswered(const Endpoint &dest, const QByteArray &payload)
         Q_EMIT refused(qs(r.what()), qs(r.name()), qs(r.reason()));
         return;
     }
-    // Not in a tight loop: the next CONNECT waits 2, 4, 8 … up to 30 s (reset once connected).
-    const qint64 base = qMax<qint64>(1000, m_retry->interval());
+    // Not in a tight loop: the next CONNECT waits up to 2, 4, 8 … up to 30 s (reset once connected),
+    // at least half of it, with jitter: processes refused together (a server that is busy with
+    // connect-backs says "try again later") do not come back together.
+    const qint64 base = qMax<qint64>(1000, m_retryBaseMs);
     m_backoffMs = qMin<qint64>(30000, m_backoffMs > 0 ? 2 * m_backoffMs : 2 * base);
-    m_nextConnectMs = m_clock.elapsed() + m_backoffMs;
+    const qint64 wait =
+        m_backoffMs / 2 + qint64(QRandomGenerator::global()->generateDouble() * double(m_backoffMs / 2));
+    m_nextConnectMs = m_clock.elapsed() + wait;
     if (m_state == Client::State::Connected)
         serverLost(qs(r.reason()));
     else
         setState(Client::State::Unconnected);
-    Q_EMIT refused(QStringLiteral("address"), qs(r.name()),
-                   QStringLiteral("%1 (next attempt in %2 s)").arg(qs(r.reason())).arg(m_backoffMs / 1000.0));
+    scheduleRetry(wait);
+    Q_EMIT refused(
+        QStringLiteral("address"), qs(r.name()),
+        QStringLiteral("%1 (next attempt within %2 s)").arg(qs(r.reason())).arg(m_backoffMs / 1000.0));
 }
 
 void ClientCore::onRefused(const net::Inbound &in)
@@ -455,8 +496,7 @@ void ClientCore::backOffNameInUse()
     // Our name is in use: ask again, less and less often (at most every 30 s), not at the
     // heartbeat rate for ever.
     ++m_connectRefusals;
-    m_retry->setInterval(int(qMin<qint64>(30000, qint64(m_retryBaseMs) << qMin(m_connectRefusals, 15))));
-    m_retry->start();
+    scheduleRetry(qMin<qint64>(30000, qint64(m_retryBaseMs) << qMin(m_connectRefusals, 15)));
 }
 
 } // namespace dialog

@@ -69,7 +69,8 @@ void ClientOptions::addParserOptions(QCommandLineParser &p)
                  QStringLiteral("ms")});
     p.addOption(
         {QStringLiteral("retry-ms"),
-         QStringLiteral("Control Server reconnection interval in ms (default: the heartbeat interval)."),
+         QStringLiteral("Control Server reconnection interval in ms, the unit of the jittered back-off "
+                        "(default: the heartbeat interval)."),
          QStringLiteral("ms")});
     p.addOption({QStringLiteral("sender-threads"), QStringLiteral("Sender threads (default 2)."),
                  QStringLiteral("n")});

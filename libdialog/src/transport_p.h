@@ -79,6 +79,8 @@ struct Inbound
 using InboundBatch = QList<Inbound>;
 /// What one queued Inbound costs beyond its data, for the bound on undelivered messages.
 constexpr qint64 InboundOverhead = 192;
+/// Qt's read buffer of an inbound socket unless TransportOptions::receiveBufferBytes says otherwise.
+constexpr qint64 DefaultReadBufferBytes = 256 * 1024;
 
 struct TransportOptions
 {
@@ -89,7 +91,9 @@ struct TransportOptions
     qint64 maxPendingDelivery = 32 * 1024 * 1024; ///< decoded bytes waiting for a sink
     int idleTimeoutMs = 60000;
     int connectTimeoutMs = 5000;
-    qint64 receiveBufferBytes = 0; ///< kernel and Qt buffer of each inbound socket (0: system default)
+    /// Kernel and Qt buffer of each inbound socket (0: the system's kernel buffer, Qt's
+    /// DefaultReadBufferBytes)
+    qint64 receiveBufferBytes = 0;
     // Inbound connections before their HELLO cost a descriptor and memory and say nothing about who
     // they are: they get a time-out and are capped, per source address and in total.
     int handshakeTimeoutMs = 5000;     ///< an inbound connection without HELLO by then is closed

@@ -303,9 +303,11 @@ void ReaderWorker::addDescriptor(qintptr fd)
         delete s;
         return;
     }
-    // Bounded socket buffer: when the sinks fall behind we stop reading and TCP pushes back.
+    // Bounded socket buffer: when the sinks fall behind we stop reading and TCP pushes back. What
+    // Qt holds for a paused connection counts per connection (200 senders x 4 MiB was 800 MB), so it
+    // is small: a read of 256 KiB is still thousands of small messages.
     const qint64 rcv = m_transport->options().receiveBufferBytes;
-    s->setReadBufferSize(rcv > 0 ? qMin<qint64>(rcv, 4 * 1024 * 1024) : 4 * 1024 * 1024);
+    s->setReadBufferSize(rcv > 0 ? qMin<qint64>(rcv, 4 * 1024 * 1024) : DefaultReadBufferBytes);
     if (rcv > 0)
         s->setSocketOption(QAbstractSocket::ReceiveBufferSizeSocketOption, int(qMin<qint64>(rcv, INT_MAX)));
     QString why;
@@ -486,7 +488,9 @@ bool ReaderWorker::takeFrame(Connection *c, Type type, quint8 flags, QByteArrayV
 
 void ReaderWorker::readFrom(Connection *c)
 {
-    if (shouldPause())
+    // A connection still waiting for its HELLO is read even while delivery is paused: otherwise new
+    // senders time out (or hit the handshake cap) while the old ones are pushed back.
+    if (c->peer && shouldPause())
         return;
     Received r;
     r.data.reserve(1024); // a batch of small messages holds hundreds of them: grow rarely

@@ -175,7 +175,7 @@ void tst_ConnectBack::foreignAddressFromLoopbackRefusedClientBacksOff()
     QVERIFY2(
         client.errorString().contains(QLatin1String("advertises 192.0.2.1 but connected from 127.0.0.1")),
         qPrintable(client.errorString()));
-    QVERIFY2(client.errorString().contains(QLatin1String("next attempt in 2 s")),
+    QVERIFY2(client.errorString().contains(QLatin1String("next attempt within 2 s")),
              qPrintable(client.errorString()));
     QTest::qWait(2500); // 25 retry intervals
     QCOMPARE(client.state(), Client::State::Unconnected);

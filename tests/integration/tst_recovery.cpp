@@ -41,6 +41,7 @@ private Q_SLOTS:
     void replacementWithSameNameTakesOver();
     void controlServerRestartKeepsDataFlowingAndRecovers();
     void controlServerRestartWith25Processes();
+    void controlServerRestartWith300ProcessesAllReRegister();
     void standbyTakesOverFromKilledPrimary();
     void hungControlServerIsLeftForStandby();
     void misbehavingProcessIsDisconnected();
@@ -279,6 +280,32 @@ void tst_Recovery::controlServerRestartWith25Processes()
         }(),
         5000);
     report("Control Server back -> all 25 services flowing to the subscriber", t.elapsed());
+}
+
+void tst_Recovery::controlServerRestartWith300ProcessesAllReRegister()
+{
+    // dialog bench cs-scale: 300 light processes (3 OS processes of 100) with 3,000 services register,
+    // the Control Server is killed and restarted, and every one comes back with all its services; the
+    // paced reconnection refuses nobody and loses nobody.
+    QProcess *bench =
+        m_fx->start(QStringLiteral("dialog"),
+                    {QStringLiteral("bench"), QStringLiteral("cs-scale"), QStringLiteral("--processes"),
+                     QStringLiteral("300"), QStringLiteral("--services"), QStringLiteral("3000"),
+                     QStringLiteral("--per-process"), QStringLiteral("100"), QStringLiteral("--heartbeat-ms"),
+                     HeartbeatArg, QStringLiteral("--down-ms"), QStringLiteral("500"),
+                     QStringLiteral("--timeout-s"), QStringLiteral("90"), QStringLiteral("--json")});
+    QVERIFY(bench->waitForFinished(200000));
+    const QByteArray out = bench->readAllStandardOutput();
+    QVERIFY2(bench->exitCode() == 0, bench->readAllStandardError().constData());
+    const QJsonObject j = QJsonDocument::fromJson(out).object();
+    qInfo("%s", out.trimmed().constData());
+    QCOMPARE(j.value(QStringLiteral("ls_processes")).toInt(), 300);
+    QCOMPARE(j.value(QStringLiteral("ls_services")).toInt(), 3000);
+    QCOMPARE(j.value(QStringLiteral("ls_after_restart_processes")).toInt(), 300);
+    QCOMPARE(j.value(QStringLiteral("ls_after_restart_services")).toInt(), 3000);
+    QCOMPARE(j.value(QStringLiteral("refused")).toInt(), 0);
+    // Every process opened at least one new connection to the restarted server.
+    QVERIFY(j.value(QStringLiteral("connect_attempts")).toInt() >= 300);
 }
 
 void tst_Recovery::standbyTakesOverFromKilledPrimary()

@@ -25,6 +25,8 @@ private Q_SLOTS:
     void requestToAProviderThatRestartedDoesNotWaitOutItsTimeout();
     void invalidRequestsRefusedAtOnce();
     void callbackSkippedWhenContextIsGone();
+    void echoAnswersRequestsWithTheirData();
+    void benchRoundTripOfRequests();
 
 private:
     std::unique_ptr<ProcessFixture> m_fx;
@@ -51,6 +53,49 @@ void serveUpperCase(Client &c)
     });
 }
 } // namespace
+
+void tst_Request::echoAnswersRequestsWithTheirData()
+{
+    // dialog echo --reply: the provider side of dialog bench rtt --mode request.
+    m_fx->start(QStringLiteral("dialog"),
+                {QStringLiteral("echo"), QStringLiteral("--name"), QStringLiteral("Echo"),
+                 QStringLiteral("--reply"), QStringLiteral("Echo.rr"), QStringLiteral("--quiet")});
+    Client client(m_fx->clientOptions(QStringLiteral("EchoAsker")));
+    QVERIFY(client.start());
+    QList<Reply> replies;
+    for (const QByteArray &d : {QByteArray("one"), QByteArray(100000, 'x')})
+        client.request(QStringLiteral("Echo.rr"), d, 10000, this, [&](const Reply &r) { replies << r; });
+    QTRY_COMPARE_WITH_TIMEOUT(replies.size(), 2, 15000);
+    // Each reply carries its own request's data (the order of the two is not fixed).
+    std::sort(replies.begin(), replies.end(),
+              [](const Reply &a, const Reply &b) { return a.data().size() < b.data().size(); });
+    QVERIFY2(replies.at(0).isOk(), qPrintable(replies.at(0).errorString()));
+    QCOMPARE(replies.at(0).data(), QByteArray("one"));
+    QCOMPARE(replies.at(1).data(), QByteArray(100000, 'x'));
+}
+
+void tst_Request::benchRoundTripOfRequests()
+{
+    QProcess *bench = m_fx->start(QStringLiteral("dialog"),
+                                  {QStringLiteral("bench"), QStringLiteral("rtt"), QStringLiteral("--mode"),
+                                   QStringLiteral("request"), QStringLiteral("--count"),
+                                   QStringLiteral("200"), QStringLiteral("--json")});
+    QVERIFY(bench->waitForFinished(60000));
+    const QByteArray out = bench->readAllStandardOutput();
+    QVERIFY2(bench->exitCode() == 0, bench->readAllStandardError().constData());
+    const QJsonObject j = QJsonDocument::fromJson(out).object();
+    QCOMPARE(j.value(QStringLiteral("mode")).toString(), QStringLiteral("request"));
+    QCOMPARE(j.value(QStringLiteral("count")).toInt(), 200);
+    QVERIFY(j.value(QStringLiteral("p50_us")).toDouble() > 0);
+    QVERIFY(j.value(QStringLiteral("p99_us")).toDouble() >= j.value(QStringLiteral("p50_us")).toDouble());
+
+    QProcess *bad =
+        m_fx->start(QStringLiteral("dialog"), {QStringLiteral("bench"), QStringLiteral("rtt"),
+                                               QStringLiteral("--mode"), QStringLiteral("carrier-pigeon")});
+    QVERIFY(bad->waitForFinished(10000));
+    QCOMPARE(bad->exitCode(), 1);
+    QVERIFY(bad->readAllStandardError().contains("unknown --mode 'carrier-pigeon'"));
+}
 
 void tst_Request::init()
 {

@@ -28,7 +28,9 @@ struct ClientOptions
         64 * 1024;             ///< data at least this large is zstd-compressed if it pays (0 = never)
     int idleTimeoutMs = 60000; ///< outgoing sockets close after this much silence
     int heartbeatMs = 1000;    ///< heartbeat interval towards the Control Server
-    int retryMs = 0;           ///< Control Server reconnection interval (0: the heartbeat interval)
+    /// Control Server reconnection interval (0: the heartbeat interval): the first try after losing it
+    /// comes within one interval, later ones back off to 8 intervals (at most 30 s), with jitter.
+    int retryMs = 0;
     /// Exit the process (status 1, the reason on stderr) when the Control Server refuses a service
     /// name, as the DIALOG rule wants for daemons. Off by default: the library reports the refusal
     /// (Client::errorOccurred(ServiceRefused)) and the application decides; the daemons and the

@@ -3,6 +3,8 @@
 // Two clients in one process against a real Control Server process.
 #include "../controlserverprocess.h"
 
+#include "client_p.h"
+
 #include "dialog/client.h"
 #include "dialog/directory.h"
 
@@ -20,6 +22,8 @@ private Q_SLOTS:
     void fromArgumentsReadsCommonOptions_data();
     void fromArgumentsReadsCommonOptions();
     void statusNamesEveryCode();
+    void reconnectDelayBacksOffWithinBounds();
+    void reconnectDelaySpreadsProcessesThatLostTheServerTogether();
     void invalidNameRefused_data();
     void invalidNameRefused();
     void invalidAddressFailsStartOnce();
@@ -80,6 +84,43 @@ void tst_Client::fromArgumentsReadsCommonOptions()
     QCOMPARE(o.heartbeatMs, heartbeatMs);
     QCOMPARE(o.retryMs, retryMs);
     QVERIFY(!o.exitOnRefusal); // the library never exits unless asked to
+}
+
+void tst_Client::reconnectDelayBacksOffWithinBounds()
+{
+    // The first try after a loss: anywhere in one retry interval.
+    QCOMPARE(reconnectDelayMs(0, 1000, 0.0), qint64(0));
+    QCOMPARE(reconnectDelayMs(0, 1000, 0.5), qint64(500));
+    QVERIFY(reconnectDelayMs(0, 1000, 0.999) < 1000);
+    // Then [c/2, c) with c doubling from 2 x base to 8 x base.
+    for (const auto &[attempt, ceiling] : {std::pair{1, 2000}, {2, 4000}, {3, 8000}, {4, 8000}, {40, 8000}}) {
+        QCOMPARE(reconnectDelayMs(attempt, 1000, 0.0), qint64(ceiling / 2));
+        QVERIFY(reconnectDelayMs(attempt, 1000, 0.999) < ceiling);
+        QVERIFY(reconnectDelayMs(attempt, 1000, 0.999) >= ceiling * 99 / 100);
+    }
+    // Never beyond 30 s, unless the retry interval itself is longer.
+    QCOMPARE(reconnectDelayMs(10, 10000, 0.0), qint64(15000));
+    QVERIFY(reconnectDelayMs(10, 10000, 0.999) < 30000);
+    QCOMPARE(reconnectDelayMs(3, 60000, 0.0), qint64(30000));
+    QVERIFY(reconnectDelayMs(3, 60000, 0.999) < 60000);
+    // Out-of-range input stays in range.
+    QCOMPARE(reconnectDelayMs(1, 1000, -1.0), qint64(1000));
+    QVERIFY(reconnectDelayMs(1, 1000, 5.0) <= 2000);
+}
+
+void tst_Client::reconnectDelaySpreadsProcessesThatLostTheServerTogether()
+{
+    // 5,000 processes lose the Control Server at once: their first tries spread over the whole retry
+    // interval (no second of it gets more than a small share), not all in the same instant.
+    QRandomGenerator random(16);
+    QList<int> perBin(10, 0);
+    for (int i = 0; i < 5000; ++i) {
+        const qint64 d = reconnectDelayMs(0, 1000, random.generateDouble());
+        QVERIFY(d >= 0 && d < 1000);
+        ++perBin[int(d / 100)];
+    }
+    for (int n : std::as_const(perBin))
+        QVERIFY2(n > 350 && n < 650, qPrintable(QString::number(n)));
 }
 
 void tst_Client::statusNamesEveryCode()

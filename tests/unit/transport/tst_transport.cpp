@@ -133,6 +133,7 @@ private Q_SLOTS:
     void routerSeesCommandsAsSent();
     void routerNeverSeesBadCompressedCommands();
     void framesBeforeTheSinkIsSetReachItOnceSet();
+    void newSenderIsHeardWhileDeliveryIsPaused();
 };
 
 void tst_Transport::framesDeliveredInOrder()
@@ -422,6 +423,49 @@ void tst_Transport::framesBeforeTheSinkIsSetReachItOnceSet()
     QTRY_COMPARE_WITH_TIMEOUT(got.size(), 2, Timeout);
     QCOMPARE(got.at(0).data, QByteArray("early"));
     QCOMPARE(got.at(1).data, QByteArray("late"));
+}
+
+void tst_Transport::newSenderIsHeardWhileDeliveryIsPaused()
+{
+    // The user's thread (this one, not running its event loop) takes nothing: once 64 KiB wait,
+    // reading pauses and TCP pushes back on the first sender. A second sender that connects then is
+    // still heard (its HELLO and what came with it): before, its connection was not read until the
+    // backlog drained, and it was closed for sending no HELLO. Then everything arrives, in order.
+    TransportOptions o;
+    o.readerThreads = 1;
+    o.maxPendingDelivery = 64 * 1024;
+    Receiver r(o);
+    QVERIFY(r.listen());
+    const auto framesInSettled = [&] {
+        quint64 last = r.transport->stats().framesIn;
+        for (;;) {
+            QThread::msleep(200);
+            const quint64 now = r.transport->stats().framesIn;
+            if (now == last)
+                return now;
+            last = now;
+        }
+    };
+    auto first = makeSender(QStringLiteral("first"));
+    const OutboxPtr a = first->outbox(r.endpoint());
+    constexpr int Frames = 400;
+    for (int i = 1; i <= Frames; ++i)
+        QCOMPARE(first->send(a, serviceFrame("A", quint64(i), pattern(1024, i)), Timeout),
+                 Transport::SendResult::Queued);
+    const quint64 paused = framesInSettled();
+    QVERIFY2(paused < quint64(Frames), "reading did not pause");
+    auto second = makeSender(QStringLiteral("second"));
+    second->send(second->outbox(r.endpoint()), serviceFrame("B", 1, "late"));
+    QDeadlineTimer deadline(Timeout);
+    while (r.transport->stats().framesIn < paused + 1 && !deadline.hasExpired()) // B 1 (HELLO is not counted)
+        QThread::msleep(20);
+    QVERIFY2(r.transport->stats().framesIn >= paused + 1, "the second sender was not read");
+    QTRY_COMPARE_WITH_TIMEOUT(r.data.size(), Frames + 1, Timeout);
+    quint64 next = 1;
+    for (const Inbound &in : std::as_const(r.data))
+        if (in.name == "A")
+            QCOMPARE(in.sequence, next++);
+    QCOMPARE(r.transport->stats().protocolErrors, quint64(0));
 }
 
 QTEST_GUILESS_MAIN(tst_Transport)

@@ -1,0 +1,353 @@
+// dialog bench cs-scale: the Control Server with thousands of processes (the scale of an experiment:
+// the IS paper's 1,500 nodes, ATLAS' > 25,000 applications). Many light DIALOG processes share an
+// OS process (dialog bench cs-scale-clients): each is a real dialog::Client with one sender and one
+// reader thread, its own listening port and connections.
+#include "benchsupport.h"
+
+#include "dialog/directory.h"
+
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <cstdio>
+#include <sys/resource.h>
+
+namespace dialog::tool {
+
+namespace {
+
+QString scaleName(qint64 i)
+{
+    return QStringLiteral("scale.%1").arg(i, 5, 10, QLatin1Char('0'));
+}
+
+/// Lets this process and its children open as many descriptors as the system allows them.
+void raiseDescriptorLimit()
+{
+    rlimit r{};
+    if (::getrlimit(RLIMIT_NOFILE, &r) == 0 && r.rlim_cur < r.rlim_max) {
+        r.rlim_cur = r.rlim_max;
+        ::setrlimit(RLIMIT_NOFILE, &r);
+    }
+}
+
+/// What the OS processes of clients last reported (one line "scale CONNECTED REFUSED CONNECTIONS").
+struct ClientHosts
+{
+    struct Host
+    {
+        QProcess *process = nullptr;
+        QByteArray partial;
+        qint64 connected = 0, refused = 0, connections = 0;
+    };
+    std::vector<Host> hosts;
+
+    void read(Host &h)
+    {
+        h.partial += h.process->readAllStandardOutput();
+        qsizetype nl;
+        while ((nl = h.partial.indexOf('\n')) >= 0) {
+            const QList<QByteArray> f = h.partial.left(nl).split(' ');
+            h.partial.remove(0, nl + 1);
+            if (f.size() == 4 && f.at(0) == "scale") {
+                h.connected = f.at(1).toLongLong();
+                h.refused = f.at(2).toLongLong();
+                h.connections = f.at(3).toLongLong();
+            }
+        }
+    }
+    qint64 sum(qint64 Host::*field) const
+    {
+        qint64 n = 0;
+        for (const Host &h : hosts)
+            n += h.*field;
+        return n;
+    }
+    QString dead() const
+    {
+        for (const Host &h : hosts)
+            if (h.process->state() == QProcess::NotRunning)
+                return QStringLiteral("a process of clients exited (%1)").arg(h.process->exitCode());
+        return QString();
+    }
+};
+
+struct CsUsage
+{
+    double cpuS = 0;
+    qint64 rssKb = 0, hwmKb = 0;
+};
+
+CsUsage csUsage(qint64 pid)
+{
+    return CsUsage{processCpuSeconds(pid), processStatusKb(pid, "VmRSS"), processStatusKb(pid, "VmHWM")};
+}
+
+/// The Control Server's view through `dialog ls --json`: processes and services listed, and the time
+/// the command took (start, connect, the directory's pages, exit).
+struct Listing
+{
+    qint64 processes = -1, services = -1;
+    double ms = 0;
+};
+
+Listing listDirectory(const QString &address)
+{
+    Listing l;
+    QProcess ls;
+    QElapsedTimer t;
+    t.start();
+    ls.start(ChildProcesses::binary(QStringLiteral("dialog")),
+             {QStringLiteral("ls"), QStringLiteral("--json"), QStringLiteral("--control-server"), address,
+              QStringLiteral("--timeout-ms"), QStringLiteral("30000")});
+    if (!ls.waitForFinished(40000)) {
+        ls.kill();
+        ls.waitForFinished(3000);
+        return l;
+    }
+    l.ms = t.nsecsElapsed() / 1e6;
+    const QJsonArray procs = QJsonDocument::fromJson(ls.readAllStandardOutput())
+                                 .object()
+                                 .value(QStringLiteral("processes"))
+                                 .toArray();
+    if (ls.exitCode() != 0)
+        return l;
+    l.processes = procs.size();
+    l.services = 0;
+    for (const QJsonValue &v : procs)
+        l.services += v.toObject().value(QStringLiteral("services")).toArray().size();
+    return l;
+}
+
+} // namespace
+
+int benchCsScaleClients(const QStringList &args)
+{
+    const QString verb = QStringLiteral("bench cs-scale-clients");
+    QCommandLineParser p;
+    p.setApplicationDescription(QStringLiteral(
+        "Started by dialog bench cs-scale: --count DIALOG processes (scale.FIRST …) in this OS process, each "
+        "publishing its share of --services services; prints 'scale CONNECTED REFUSED CONNECTIONS' lines."));
+    p.addOption(
+        {QStringLiteral("first"), QStringLiteral("Number of the first process."), QStringLiteral("n")});
+    p.addOption({QStringLiteral("count"), QStringLiteral("Processes to run here."), QStringLiteral("n")});
+    p.addOption(
+        {QStringLiteral("processes"), QStringLiteral("Processes in the whole test."), QStringLiteral("n")});
+    p.addOption(
+        {QStringLiteral("services"), QStringLiteral("Services in the whole test."), QStringLiteral("n")});
+    if (!parse(p, args, verb))
+        return 1;
+    qint64 first = 0, count = 1, processes = 1, services = 1;
+    if (!intOption(p, verb, QStringLiteral("first"), 0, 10000000, first) ||
+        !intOption(p, verb, QStringLiteral("count"), 1, 100000, count) ||
+        !intOption(p, verb, QStringLiteral("processes"), 1, 10000000, processes) ||
+        !intOption(p, verb, QStringLiteral("services"), 0, 100000000, services))
+        return 1;
+    raiseDescriptorLimit();
+    std::vector<std::unique_ptr<Client>> clients;
+    qint64 refused = 0;
+    for (qint64 i = first; i < first + count; ++i) {
+        ClientOptions o = ClientOptions::fromEnvironment(scaleName(i));
+        QString error;
+        if (!o.applyParser(p, &error))
+            return fail(verb, error);
+        o.senderThreads = 1; // light: 4 threads per process (sender, reader, listener, server)
+        o.readerThreads = 1;
+        auto c = std::make_unique<Client>(o);
+        // Process i provides services i, i + processes, i + 2 * processes … (declared before start(): they
+        // travel in its CONNECT).
+        for (qint64 s = i; s < services; s += processes)
+            c->publish(QStringLiteral("scale.service.%1").arg(s));
+        QObject::connect(c.get(), &Client::errorOccurred, c.get(), [&refused](Status::Code e) {
+            if (e == Status::Code::ServiceRefused)
+                ++refused;
+        });
+        if (!c->start())
+            return fail(verb, c->errorString());
+        clients.push_back(std::move(c));
+    }
+    QTimer report;
+    QObject::connect(&report, &QTimer::timeout, &report, [&] {
+        qint64 connected = 0, connections = 0;
+        for (const auto &c : clients) {
+            connected += c->state() == Client::State::Connected;
+            connections += qint64(c->statistics().reconnects);
+        }
+        std::printf("scale %lld %lld %lld\n", connected, refused, connections);
+        std::fflush(stdout);
+    });
+    report.start(100);
+    return QCoreApplication::exec();
+}
+
+int benchCsScale(const QStringList &args)
+{
+    const QString verb = QStringLiteral("bench cs-scale");
+    QCommandLineParser p;
+    p.setApplicationDescription(QStringLiteral(
+        "Thousands of DIALOG processes against one Control Server: the time until all registered, the "
+        "Control "
+        "Server's memory and CPU, `dialog ls` with all of them, and the time until all re-registered after "
+        "the "
+        "Control Server was killed and restarted. Starts its own Control Server; the processes are light "
+        "(one sender and one reader thread each), --per-process of them in each OS process."));
+    p.addOption({QStringLiteral("processes"), QStringLiteral("DIALOG processes (default 1000)."),
+                 QStringLiteral("n")});
+    p.addOption({QStringLiteral("services"),
+                 QStringLiteral("Services over all of them (default 10 per process)."), QStringLiteral("n")});
+    p.addOption({QStringLiteral("per-process"),
+                 QStringLiteral("DIALOG processes per OS process (default 250)."), QStringLiteral("n")});
+    p.addOption({QStringLiteral("down-ms"),
+                 QStringLiteral("How long the Control Server stays down before its restart (default 1000)."),
+                 QStringLiteral("ms")});
+    p.addOption({QStringLiteral("timeout-s"),
+                 QStringLiteral("Give up waiting for registrations after this long (default 120)."),
+                 QStringLiteral("s")});
+    p.addOption(
+        {QStringLiteral("per-address"),
+         QStringLiteral("The Control Server's --max-handshaking-per-address and --max-connecting-per-address "
+                        "(default 1024: here every process comes from 127.0.0.1, in an experiment from "
+                        "many hosts)."),
+         QStringLiteral("n")});
+    p.addOption({QStringLiteral("json"), QStringLiteral("Print one JSON line.")});
+    if (!parse(p, args, verb))
+        return 1;
+    qint64 processes = 1000, perProcess = 250, downMs = 1000, timeoutS = 120, perAddress = 1024;
+    if (!intOption(p, verb, QStringLiteral("processes"), 1, 100000, processes) ||
+        !intOption(p, verb, QStringLiteral("per-process"), 1, 5000, perProcess) ||
+        !intOption(p, verb, QStringLiteral("down-ms"), 0, 600000, downMs) ||
+        !intOption(p, verb, QStringLiteral("timeout-s"), 1, 3600, timeoutS) ||
+        !intOption(p, verb, QStringLiteral("per-address"), 1, 1000000, perAddress))
+        return 1;
+    qint64 services = 10 * processes;
+    if (!intOption(p, verb, QStringLiteral("services"), 0, 10000000, services))
+        return 1;
+    raiseDescriptorLimit();
+    // One line per connected process from the Control Server would drown the figures: its children
+    // say only what goes wrong (unless the caller chose the logging rules).
+    if (!qEnvironmentVariableIsSet("QT_LOGGING_RULES"))
+        qputenv("QT_LOGGING_RULES", "dialog.*.info=false");
+    QString error;
+    Environment env;
+    const QStringList csOptions{QStringLiteral("--max-handshaking-per-address"), QString::number(perAddress),
+                                QStringLiteral("--max-connecting-per-address"), QString::number(perAddress)};
+    if (!env.startControlServer(&error, csOptions))
+        return fail(verb, error);
+    const auto forwarded = [&] {
+        QStringList a{QStringLiteral("--control-server"), env.address};
+        for (const char *o : {"heartbeat-ms", "retry-ms"})
+            if (p.isSet(QLatin1String(o)))
+                a << QStringLiteral("--%1").arg(QLatin1String(o)) << p.value(QLatin1String(o));
+        return a;
+    }();
+
+    ClientHosts hosts;
+    QElapsedTimer t;
+    t.start();
+    for (qint64 first = 0; first < processes; first += perProcess) {
+        const qint64 count = qMin(perProcess, processes - first);
+        QProcess *h = env.children.start(
+            ChildProcesses::binary(QStringLiteral("dialog")),
+            QStringList{QStringLiteral("bench"), QStringLiteral("cs-scale-clients"),
+                        QStringLiteral("--first"), QString::number(first), QStringLiteral("--count"),
+                        QString::number(count), QStringLiteral("--processes"), QString::number(processes),
+                        QStringLiteral("--services"), QString::number(services)} +
+                forwarded,
+            ChildProcesses::Output::Read);
+        hosts.hosts.push_back(ClientHosts::Host{h, {}, 0, 0, 0});
+    }
+    for (ClientHosts::Host &h : hosts.hosts)
+        QObject::connect(h.process, &QProcess::readyReadStandardOutput, h.process,
+                         [&hosts, &h] { hosts.read(h); });
+    const auto waitConnected = [&](qint64 want, QString *why) {
+        const bool ok = runUntil(
+            [&] { return hosts.sum(&ClientHosts::Host::connected) == want || !hosts.dead().isEmpty(); },
+            int(timeoutS * 1000));
+        if (!hosts.dead().isEmpty())
+            *why = hosts.dead();
+        else if (!ok)
+            *why = QStringLiteral("%1 of %2 processes connected after %3 s")
+                       .arg(hosts.sum(&ClientHosts::Host::connected))
+                       .arg(want)
+                       .arg(timeoutS);
+        return ok && why->isEmpty();
+    };
+    if (!waitConnected(processes, &error))
+        return fail(verb, error);
+    const double registerS = t.nsecsElapsed() / 1e9;
+    const CsUsage afterRegister = csUsage(env.controlServer->processId());
+    const Listing first = listDirectory(env.address);
+
+    // Steady state: every process heartbeating.
+    const CsUsage steady0 = csUsage(env.controlServer->processId());
+    QElapsedTimer steadyT;
+    steadyT.start();
+    runFor(5000);
+    const CsUsage steady1 = csUsage(env.controlServer->processId());
+    const double steadyCpu = (steady1.cpuS - steady0.cpuS) / (steadyT.nsecsElapsed() / 1e9);
+
+    // The Control Server dies: everyone notices, it comes back on the same port, everyone re-registers.
+    const qint64 connectionsBefore = hosts.sum(&ClientHosts::Host::connections);
+    env.controlServer->kill();
+    env.controlServer->waitForFinished(5000);
+    if (!waitConnected(0, &error))
+        return fail(verb, QStringLiteral("after the Control Server was killed: %1").arg(error));
+    runFor(int(downMs));
+    if (!env.startControlServer(&error, csOptions))
+        return fail(verb, QStringLiteral("restart: %1").arg(error));
+    t.start();
+    if (!waitConnected(processes, &error))
+        return fail(verb, QStringLiteral("after the Control Server's restart: %1").arg(error));
+    const double reregisterS = t.nsecsElapsed() / 1e9;
+    const CsUsage afterRestart = csUsage(env.controlServer->processId());
+    const qint64 attempts = hosts.sum(&ClientHosts::Host::connections) - connectionsBefore;
+    const Listing second = listDirectory(env.address);
+    const qint64 refused = hosts.sum(&ClientHosts::Host::refused);
+    env.children.stopAll();
+
+    const auto mb = [](qint64 kb) { return qRound64(kb / 102.4) / 10.0; };
+    if (p.isSet(QStringLiteral("json"))) {
+        const QJsonObject j{
+            {QStringLiteral("test"), QStringLiteral("cs-scale")},
+            {QStringLiteral("processes"), processes},
+            {QStringLiteral("services"), services},
+            {QStringLiteral("os_processes"), qint64(hosts.hosts.size())},
+            {QStringLiteral("register_s"), qRound64(registerS * 100) / 100.0},
+            {QStringLiteral("reregister_s"), qRound64(reregisterS * 100) / 100.0},
+            {QStringLiteral("down_ms"), downMs},
+            {QStringLiteral("connect_attempts"), attempts},
+            {QStringLiteral("refused"), refused},
+            {QStringLiteral("cs_rss_mb"), mb(afterRegister.rssKb)},
+            {QStringLiteral("cs_rss_after_restart_mb"), mb(afterRestart.rssKb)},
+            {QStringLiteral("cs_peak_after_restart_mb"), mb(afterRestart.hwmKb)},
+            {QStringLiteral("cs_cpu_steady_pct"), qRound64(steadyCpu * 1000) / 10.0},
+            {QStringLiteral("cs_cpu_register_s"), qRound64(afterRegister.cpuS * 100) / 100.0},
+            {QStringLiteral("cs_cpu_reregister_s"), qRound64(afterRestart.cpuS * 100) / 100.0},
+            {QStringLiteral("ls_ms"), qRound64(first.ms)},
+            {QStringLiteral("ls_processes"), first.processes},
+            {QStringLiteral("ls_services"), first.services},
+            {QStringLiteral("ls_after_restart_ms"), qRound64(second.ms)},
+            {QStringLiteral("ls_after_restart_processes"), second.processes},
+            {QStringLiteral("ls_after_restart_services"), second.services}};
+        std::printf("%s\n", QJsonDocument(j).toJson(QJsonDocument::Compact).constData());
+    } else {
+        std::printf("cs-scale: %lld processes (%zu OS processes), %lld services\n", processes,
+                    hosts.hosts.size(), services);
+        std::printf("  all registered in %.2f s; Control Server %.1f MB resident, %.2f s CPU so far\n",
+                    registerS, mb(afterRegister.rssKb), afterRegister.cpuS);
+        std::printf("  steady (heartbeats): Control Server CPU %.1f %%\n", steadyCpu * 100);
+        std::printf("  dialog ls: %.0f ms, %lld processes, %lld services\n", first.ms, first.processes,
+                    first.services);
+        std::printf(
+            "  Control Server killed, down %lld ms, restarted: all re-registered in %.2f s, %lld connection "
+            "attempts, %lld refused\n",
+            downMs, reregisterS, attempts, refused);
+        std::printf("  restarted Control Server: %.1f MB resident (peak %.1f MB), %.2f s CPU\n",
+                    mb(afterRestart.rssKb), mb(afterRestart.hwmKb), afterRestart.cpuS);
+        std::printf("  dialog ls after the restart: %.0f ms, %lld processes, %lld services\n", second.ms,
+                    second.processes, second.services);
+    }
+    return 0;
+}
+
+} // namespace dialog::tool
