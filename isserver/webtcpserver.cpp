@@ -41,8 +41,8 @@ void WebTcpServer::incomingConnection(qintptr descriptor)
     }
     if (auto *ssl = qobject_cast<QSslSocket *>(socket)) {
         // A failed handshake (plain HTTP on the HTTPS port, a client that rejects the certificate)
-        // closes the connection: no answer can reach such a client. What is written before the
-        // handshake ends (a 503 of admit()) is sent encrypted once it has.
+        // closes the connection: no answer can reach such a client. A connection over the bounds
+        // of admit() is closed without a 503 (nothing readable can be said before the handshake).
         connect(ssl, &QSslSocket::errorOccurred, ssl, [ssl](QAbstractSocket::SocketError e) {
             if (e == QAbstractSocket::SslHandshakeFailedError) {
                 qCInfo(lcWeb).noquote() << "TLS handshake with" << ssl->peerAddress().toString()
@@ -235,6 +235,12 @@ bool WebTcpServer::isRequestLine(QByteArray line)
 
 void WebTcpServer::refuse(QTcpSocket *socket, const QByteArray &status, const QByteArray &body)
 {
+    // A TLS handshake that never completed (a slow loris on the HTTPS port): nothing can be said,
+    // and a graceful close would wait for the handshake.
+    if (auto *ssl = qobject_cast<QSslSocket *>(socket); ssl && !ssl->isEncrypted()) {
+        ssl->abort();
+        return;
+    }
     socket->write("HTTP/1.1 " + status + "\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: " +
                   QByteArray::number(body.size()) + "\r\nConnection: close\r\n\r\n" + body);
     socket->disconnectFromHost();
