@@ -289,7 +289,8 @@ class Dictionary:
             raise ISError(Status.SERVER_ERROR, "IS server %s sent a malformed reply" % server) from None
         if reply.code != Status.OK:
             msg = Status.name(reply.code) + (": " + reply.error if reply.error else "")
-            raise ISError(reply.code if reply.code <= Status.SERVER_ERROR else Status.SERVER_ERROR, msg)
+            known = reply.code <= Status.SERVER_ERROR or reply.code in Status.LATER_NAMES
+            raise ISError(reply.code if known else Status.SERVER_ERROR, msg)
         return reply
 
     async def fetch_types(self, server: str) -> None:
