@@ -901,16 +901,16 @@ void ControlServer::onCommandRequest(const net::Inbound &in)
 bool ControlServer::permitCommand(const net::Inbound &in, const QString &command, QString *why)
 {
     const Origin origin{in.peer->name, in.peer->user, in.peer->hostName, in.peer->source.toString()};
-    const AccessList::Decision d =
-        m_options.access.access.check(AccessList::Kind::Command, command, origin);
+    const AccessList::Decision d = m_options.access.access.check(AccessList::Kind::Command, command, origin);
     if (!d.allowed) {
         ++m_commandsRefused;
-        *why = QStringLiteral("permission denied: the access list (%1) does not let %2 (user '%3', host '%4') "
-                              "send '%5'")
-                   .arg(d.because, origin.process, origin.user, origin.host, command);
-        qCWarning(lcServer).noquote() << "command" << command << "from" << origin.process << "user" << origin.user
-                                      << "host" << origin.host << origin.address << "refused by"
-                                      << d.because << "of the access list";
+        *why =
+            QStringLiteral("permission denied: the access list (%1) does not let %2 (user '%3', host '%4') "
+                           "send '%5'")
+                .arg(d.because, origin.process, origin.user, origin.host, command);
+        qCWarning(lcServer).noquote()
+            << "command" << command << "from" << origin.process << "user" << origin.user << "host"
+            << origin.host << origin.address << "refused by" << d.because << "of the access list";
     }
     if (m_audit) {
         AuditRecord r;

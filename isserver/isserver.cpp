@@ -13,10 +13,10 @@
 #include <QCoreApplication>
 #include <QDateTime>
 #include <QDir>
-#include <QLoggingCategory>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QLoggingCategory>
 #include <QSaveFile>
 #include <QTimer>
 #include <cstdio>
@@ -509,7 +509,8 @@ bool IsServer::permitWrite(const Request &request, int op, const QString &name)
     if (!m_audit && m_options.access.access.isEmpty())
         return true;
     const QString object = m_options.name + QLatin1Char('.') + quotaKey(name);
-    const Origin origin{request.origin(), request.originUser(), request.originHost(), request.originAddress()};
+    const Origin origin{request.origin(), request.originUser(), request.originHost(),
+                        request.originAddress()};
     const AccessList::Decision d = m_options.access.access.check(AccessList::Kind::IsWrite, object, origin);
     const QString operation = op == isproto::Request::INSERT   ? QStringLiteral("insert")
                               : op == isproto::Request::UPDATE ? QStringLiteral("update")
@@ -533,9 +534,10 @@ bool IsServer::permitWrite(const Request &request, int op, const QString &name)
     qCWarning(lcAccess).noquote() << operation << object << "from" << origin.process << "user" << origin.user
                                   << "host" << origin.host << origin.address << "refused by" << d.because
                                   << "of the access list";
-    replyStatus(request, Status::Code::PermissionDenied,
-                QStringLiteral("the access list (%1) of IS server %2 does not let %3 (user '%4', host '%5') %6 %7")
-                    .arg(d.because, m_options.name, origin.process, origin.user, origin.host, operation, object));
+    replyStatus(
+        request, Status::Code::PermissionDenied,
+        QStringLiteral("the access list (%1) of IS server %2 does not let %3 (user '%4', host '%5') %6 %7")
+            .arg(d.because, m_options.name, origin.process, origin.user, origin.host, operation, object));
     return false;
 }
 

@@ -18,8 +18,8 @@
 
 #include <QElapsedTimer>
 #include <QMutex>
-#include <QSslConfiguration>
 #include <QObject>
+#include <QSslConfiguration>
 #include <QThreadPool>
 #include <atomic>
 #include <memory>
@@ -51,7 +51,7 @@ struct ServerOptions
     QByteArray httpToken;       ///< bearer token of /is and /metrics (HTTP and WebSocket); empty: none
     bool httpTls = false;       ///< HTTPS/WSS with httpTlsConfiguration
     QSslConfiguration httpTlsConfiguration;
-    AccessOptions access; ///< who may write which object, and the audit trail of writes
+    AccessOptions access;       ///< who may write which object, and the audit trail of writes
     Quota::Limits quota;        ///< what one client may store, and the server in total
     QString webRoot;            ///< directory of the web page (resources/web); empty: the built-in default
     QString metricsCriteria;    ///< object-name regex of the objects GET /metrics exports; empty: none

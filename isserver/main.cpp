@@ -2,9 +2,9 @@
 #include "isserver.h"
 
 #include "dialog/application.h"
+#include "dialog/is/criteria.h"
 #include "dialog/report.h"
 #include "dialog/security.h"
-#include "dialog/is/criteria.h"
 
 #include <QCommandLineParser>
 #include <QCoreApplication>
@@ -74,11 +74,12 @@ int main(int argc, char *argv[])
     p.addOption({QStringLiteral("http-head-s"),
                  QStringLiteral("A request head must be complete this long after connecting, or 408 (default 5)."),
                  QStringLiteral("s"), QStringLiteral("5")});
-    p.addOption({QStringLiteral("http-token-file"),
-                 QStringLiteral("The web IS's /is and /metrics (HTTP and WebSocket) need the bearer token held in "
-                                "this file (at least 16 bytes; white space around it ignored). With "
-                                "--tls-cert/--tls-key/--tls-ca the web IS is HTTPS."),
-                 QStringLiteral("file")});
+    p.addOption(
+        {QStringLiteral("http-token-file"),
+         QStringLiteral("The web IS's /is and /metrics (HTTP and WebSocket) need the bearer token held in "
+                        "this file (at least 16 bytes; white space around it ignored). With "
+                        "--tls-cert/--tls-key/--tls-ca the web IS is HTTPS."),
+         QStringLiteral("file")});
     p.addOption({QStringLiteral("quota-object-bytes"),
                  QStringLiteral("Largest encoded object value accepted, in bytes (default 4194304)."),
                  QStringLiteral("bytes"), QStringLiteral("4194304")});

@@ -291,9 +291,11 @@ bool WebServer::handleRequest(const QHttpServerRequest &request, QTcpSocket *soc
     const QString path = url.path(QUrl::FullyDecoded);
     const QStringList segments = path.split(QLatin1Char('/')).mid(1);
     if (!authorized(request, segments)) {
-        Answer a = error(401, QStringLiteral("this web IS needs a token: send 'Authorization: Bearer <token>' "
-                                             "(the content of the server's --http-token-file)"));
-        a.headers.append(qMakePair(QByteArray("WWW-Authenticate"), QByteArray("Bearer realm=\"dialog-isserver\"")));
+        Answer a =
+            error(401, QStringLiteral("this web IS needs a token: send 'Authorization: Bearer <token>' "
+                                      "(the content of the server's --http-token-file)"));
+        a.headers.append(
+            qMakePair(QByteArray("WWW-Authenticate"), QByteArray("Bearer realm=\"dialog-isserver\"")));
         finish(t, a);
         return true;
     }

@@ -146,8 +146,8 @@ void WebTcpServer::sniff(QTcpSocket *socket, QTimer *idle)
         if (isUpgradeToWebSocket(head->left(end))) {
             if (!m_token.isEmpty() && !headCarriesToken(head->left(end), m_token)) {
                 QObject::disconnect(socket, &QTcpSocket::readyRead, nullptr, nullptr);
-                qCInfo(lcWeb).noquote() << "WebSocket from" << socket->peerAddress().toString()
-                                        << "refused: no valid token";
+                qCInfo(lcWeb).noquote()
+                    << "WebSocket from" << socket->peerAddress().toString() << "refused: no valid token";
                 refuse(socket, "401 Unauthorized",
                        "401 Unauthorized: this web IS needs a token; a WebSocket sends it as ?token=<token> "
                        "or 'Authorization: Bearer <token>'\n");
@@ -217,7 +217,8 @@ bool WebTcpServer::headCarriesToken(const QByteArray &head, const QByteArray &to
         return false;
     const QUrlQuery query(QUrl::fromEncoded(parts.at(1)));
     return query.hasQueryItem(QStringLiteral("token")) &&
-           constantTimeEquals(query.queryItemValue(QStringLiteral("token"), QUrl::FullyDecoded).toUtf8(), token);
+           constantTimeEquals(query.queryItemValue(QStringLiteral("token"), QUrl::FullyDecoded).toUtf8(),
+                              token);
 }
 
 bool WebTcpServer::isRequestLine(QByteArray line)

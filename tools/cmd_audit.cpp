@@ -23,9 +23,10 @@ void printAudit(const AuditRecord &r, bool json)
         line = QJsonDocument(r.toJson()).toJson(QJsonDocument::Compact);
     } else {
         line = QStringLiteral("%1 %2 %3 %4 %5 by %6 user %7 host %8 (%9) [%10]")
-                   .arg(QDateTime::fromMSecsSinceEpoch(r.timeMs).toString(QStringLiteral("yyyy-MM-dd HH:mm:ss.zzz")),
-                        r.allowed ? QStringLiteral("ALLOWED") : QStringLiteral("REFUSED"), accessKindName(r.kind),
-                        r.name, r.operation, r.origin.process,
+                   .arg(QDateTime::fromMSecsSinceEpoch(r.timeMs).toString(
+                            QStringLiteral("yyyy-MM-dd HH:mm:ss.zzz")),
+                        r.allowed ? QStringLiteral("ALLOWED") : QStringLiteral("REFUSED"),
+                        accessKindName(r.kind), r.name, r.operation, r.origin.process,
                         r.origin.user.isEmpty() ? QStringLiteral("?") : r.origin.user,
                         r.origin.host.isEmpty() ? QStringLiteral("?") : r.origin.host, r.origin.address)
                    .arg(r.because.isEmpty() ? r.daemon : r.daemon + QLatin1Char(' ') + r.because)
@@ -85,25 +86,29 @@ int audit(const QStringList &args)
         "server applied or refused, with its origin (process, user, host, address) and the access-list rule "
         "that decided. Read from the message log (dialog-logger), or with --file from the audit files of the "
         "daemons (--audit-file; rotated generations PATH.1 … included). Oldest first."));
-    p.addOption({QStringLiteral("since"),
-                 QStringLiteral("From this time: 1h, 30m, 2026-11-23T18:00:00 or ms since the epoch (default 1h)."),
-                 QStringLiteral("time"), QStringLiteral("1h")});
-    p.addOption({QStringLiteral("until"), QStringLiteral("Up to this time (same forms)."), QStringLiteral("time")});
-    p.addOption({QStringLiteral("file"),
-                 QStringLiteral("Read this audit file (and its rotated generations) instead of the message log; "
-                                "may be repeated."),
-                 QStringLiteral("path")});
+    p.addOption(
+        {QStringLiteral("since"),
+         QStringLiteral("From this time: 1h, 30m, 2026-11-23T18:00:00 or ms since the epoch (default 1h)."),
+         QStringLiteral("time"), QStringLiteral("1h")});
+    p.addOption(
+        {QStringLiteral("until"), QStringLiteral("Up to this time (same forms)."), QStringLiteral("time")});
+    p.addOption(
+        {QStringLiteral("file"),
+         QStringLiteral("Read this audit file (and its rotated generations) instead of the message log; "
+                        "may be repeated."),
+         QStringLiteral("path")});
     p.addOption({QStringLiteral("kind"), QStringLiteral("Only \"command\" or \"is-write\" records."),
                  QStringLiteral("kind")});
     p.addOption({QStringLiteral("refused"), QStringLiteral("Only refused actions.")});
     p.addOption({QStringLiteral("json"), QStringLiteral("One JSON object per line.")});
-    p.addOption({QStringLiteral("timeout-ms"), QStringLiteral("Wait this long for the logger (default 5000)."),
-                 QStringLiteral("ms")});
+    p.addOption({QStringLiteral("timeout-ms"),
+                 QStringLiteral("Wait this long for the logger (default 5000)."), QStringLiteral("ms")});
     if (!parse(p, args, verb))
         return 1;
     if (!p.positionalArguments().isEmpty())
-        return fail(verb,
-                    QStringLiteral("unexpected argument '%1' (see --help)").arg(p.positionalArguments().first()));
+        return fail(
+            verb,
+            QStringLiteral("unexpected argument '%1' (see --help)").arg(p.positionalArguments().first()));
     const auto since = parseLogTime(p.value(QStringLiteral("since")));
     if (!since)
         return fail(verb, QStringLiteral("invalid --since '%1' (e.g. 1h, 30m, 2026-11-23T18:00:00)")
@@ -130,7 +135,8 @@ int audit(const QStringList &args)
             int skipped = 0;
             records += AuditTrail::read(f, *since, &skipped);
             if (skipped)
-                std::fprintf(stderr, "dialog audit: %s: %d unreadable lines skipped\n", qPrintable(f), skipped);
+                std::fprintf(stderr, "dialog audit: %s: %d unreadable lines skipped\n", qPrintable(f),
+                             skipped);
         }
     } else {
         QString error;

@@ -104,7 +104,8 @@ bool AccessList::parse(const QByteArray &json, const QString &source, AccessList
                 return fail(where + QLatin1Char('.') + key,
                             QStringLiteral("unknown key (expected name, process, user, host, comment)"));
             if (!it.value().isString() || it.value().toString().isEmpty())
-                return fail(where + QLatin1Char('.') + key, QStringLiteral("expected a non-empty glob pattern"));
+                return fail(where + QLatin1Char('.') + key,
+                            QStringLiteral("expected a non-empty glob pattern"));
             *pattern = globToRegex(it.value().toString());
             if (!pattern->isValid())
                 return fail(where + QLatin1Char('.') + key,

@@ -121,22 +121,25 @@ void AuditTrail::record(const AuditRecord &r)
 
 void AccessOptions::addParserOptions(QCommandLineParser &p)
 {
-    p.addOption({QStringLiteral("access"),
-                 QStringLiteral("Access list (JSON): which processes, users and hosts may send which commands "
-                                "and write which IS objects; refusals are logged (default: everything allowed)."),
-                 QStringLiteral("file")});
-    p.addOption({QStringLiteral("audit"),
-                 QStringLiteral("Keep an audit trail of every command / IS write (origin, outcome) in the message "
-                                "log (category dialog.audit).")});
-    p.addOption({QStringLiteral("audit-file"),
-                 QStringLiteral("Also write the audit trail to this file (JSON lines, rotated); implies --audit."),
-                 QStringLiteral("path")});
+    p.addOption(
+        {QStringLiteral("access"),
+         QStringLiteral("Access list (JSON): which processes, users and hosts may send which commands "
+                        "and write which IS objects; refusals are logged (default: everything allowed)."),
+         QStringLiteral("file")});
+    p.addOption(
+        {QStringLiteral("audit"),
+         QStringLiteral("Keep an audit trail of every command / IS write (origin, outcome) in the message "
+                        "log (category dialog.audit).")});
+    p.addOption(
+        {QStringLiteral("audit-file"),
+         QStringLiteral("Also write the audit trail to this file (JSON lines, rotated); implies --audit."),
+         QStringLiteral("path")});
     p.addOption({QStringLiteral("audit-file-bytes"),
                  QStringLiteral("Size past which the audit file rotates (default 10485760)."),
                  QStringLiteral("n"), QStringLiteral("10485760")});
     p.addOption({QStringLiteral("audit-files"),
-                 QStringLiteral("Rotated audit files kept: PATH.1 … PATH.N (default 5)."), QStringLiteral("n"),
-                 QStringLiteral("5")});
+                 QStringLiteral("Rotated audit files kept: PATH.1 … PATH.N (default 5)."),
+                 QStringLiteral("n"), QStringLiteral("5")});
 }
 
 bool AccessOptions::applyParser(const QCommandLineParser &p, QString *error)
@@ -157,7 +160,8 @@ bool AccessOptions::applyParser(const QCommandLineParser &p, QString *error)
     }
     trail.generations = p.value(QStringLiteral("audit-files")).toInt(&ok);
     if (!ok || trail.generations < 0 || trail.generations > 1000) {
-        *error = QStringLiteral("invalid --audit-files '%1' (0..1000)").arg(p.value(QStringLiteral("audit-files")));
+        *error = QStringLiteral("invalid --audit-files '%1' (0..1000)")
+                     .arg(p.value(QStringLiteral("audit-files")));
         return false;
     }
     return true;

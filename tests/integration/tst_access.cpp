@@ -130,11 +130,9 @@ void tst_Access::commandRefusedAtSenderAndAudited()
                                  master.state() == Client::State::Connected &&
                                  intruder.state() == Client::State::Connected,
                              10000);
-    QTRY_VERIFY_WITH_TIMEOUT(!m_fx->processEntry(QStringLiteral("Slave1"))
-                                  .value(QLatin1String("commands"))
-                                  .toArray()
-                                  .isEmpty(),
-                             10000);
+    QTRY_VERIFY_WITH_TIMEOUT(
+        !m_fx->processEntry(QStringLiteral("Slave1")).value(QLatin1String("commands")).toArray().isEmpty(),
+        10000);
 
     // Refused: the sender is told, the registrant never gets it.
     QVERIFY(intruder.sendCommand(QStringLiteral("RunCtrl.Slave1.Command"), "stop"));
@@ -158,16 +156,16 @@ void tst_Access::commandRefusedAtSenderAndAudited()
 
     // The Control Server logged each refusal with the origin and the rule.
     QByteArray csErr;
-    QTRY_VERIFY_WITH_TIMEOUT(
-        (csErr += m_fx->controlServerProcess()->readAllStandardError()).count("refused by rules[1] of the access list") == 2,
-        5000);
+    QTRY_VERIFY_WITH_TIMEOUT((csErr += m_fx->controlServerProcess()->readAllStandardError())
+                                     .count("refused by rules[1] of the access list") == 2,
+                             5000);
     QVERIFY2(csErr.contains("command RunCtrl.Slave1.Command from Intruder user " + userName().toUtf8()),
              csErr.constData());
 
     // The audit trail: who sent each command, allowed or not.
-    const ToolRun a = runDialog(m_fx->controlServer(), {QStringLiteral("audit"), QStringLiteral("--since"),
-                                                        QStringLiteral("1h"), QStringLiteral("--json"),
-                                                        QStringLiteral("--file"), audit});
+    const ToolRun a = runDialog(m_fx->controlServer(),
+                                {QStringLiteral("audit"), QStringLiteral("--since"), QStringLiteral("1h"),
+                                 QStringLiteral("--json"), QStringLiteral("--file"), audit});
     QCOMPARE(a.exitCode, 0);
     const QList<QJsonObject> records = jsonLines(a.out);
     QCOMPARE(records.size(), 3);
@@ -185,11 +183,12 @@ void tst_Access::commandRefusedAtSenderAndAudited()
         QCOMPARE(r.value(QLatin1String("address")).toString(), QStringLiteral("127.0.0.1"));
     }
     // The text form names the same.
-    const ToolRun text = runDialog(m_fx->controlServer(),
-                                   {QStringLiteral("audit"), QStringLiteral("--file"), audit, QStringLiteral("--refused")});
+    const ToolRun text = runDialog(m_fx->controlServer(), {QStringLiteral("audit"), QStringLiteral("--file"),
+                                                           audit, QStringLiteral("--refused")});
     QCOMPARE(text.exitCode, 0);
     QCOMPARE(text.out.count('\n'), 2);
-    QVERIFY2(text.out.contains("REFUSED command RunCtrl.Slave1.Command send by Intruder user " + userName().toUtf8()),
+    QVERIFY2(text.out.contains("REFUSED command RunCtrl.Slave1.Command send by Intruder user " +
+                               userName().toUtf8()),
              text.out.constData());
 }
 
@@ -198,9 +197,9 @@ void tst_Access::isWriteRefusedAtWriterAndAudited()
     QVERIFY(m_fx->startControlServer());
     const QString audit = m_dir->filePath(QStringLiteral("is-RunParams.audit"));
     QProcess *server = m_fx->start(QStringLiteral("dialog-isserver"),
-                                   {QStringLiteral("--name"), QStringLiteral("RunParams"), QStringLiteral("--types"),
-                                    isTypesDir(), QStringLiteral("--access"), writeAccessFile(),
-                                    QStringLiteral("--audit-file"), audit});
+                                   {QStringLiteral("--name"), QStringLiteral("RunParams"),
+                                    QStringLiteral("--types"), isTypesDir(), QStringLiteral("--access"),
+                                    writeAccessFile(), QStringLiteral("--audit-file"), audit});
     Client writerClient(m_fx->clientOptions(QStringLiteral("Writer")));
     Client otherClient(m_fx->clientOptions(QStringLiteral("Other")));
     QVERIFY(writerClient.start());
@@ -232,13 +231,13 @@ void tst_Access::isWriteRefusedAtWriterAndAudited()
     QCOMPARE(e.object.get<quint32>(QStringLiteral("runNumber")), 1u);
     // The server logged the refusal.
     QByteArray err;
-    QTRY_VERIFY_WITH_TIMEOUT((err += server->readAllStandardError()).contains("refused by rules[3] of the access list"),
-                             5000);
+    QTRY_VERIFY_WITH_TIMEOUT(
+        (err += server->readAllStandardError()).contains("refused by rules[3] of the access list"), 5000);
     QVERIFY2(err.contains("update RunParams.RunInfo from Other"), err.constData());
 
-    const ToolRun a = runDialog(m_fx->controlServer(), {QStringLiteral("audit"), QStringLiteral("--json"),
-                                                        QStringLiteral("--kind"), QStringLiteral("is-write"),
-                                                        QStringLiteral("--file"), audit});
+    const ToolRun a = runDialog(m_fx->controlServer(),
+                                {QStringLiteral("audit"), QStringLiteral("--json"), QStringLiteral("--kind"),
+                                 QStringLiteral("is-write"), QStringLiteral("--file"), audit});
     QCOMPARE(a.exitCode, 0);
     const QList<QJsonObject> records = jsonLines(a.out);
     QCOMPARE(records.size(), 3);
@@ -278,17 +277,18 @@ void tst_Access::auditReadFromTheMessageLog()
     QList<QJsonObject> records;
     QVERIFY(waitUntil(
         [&] {
-            const ToolRun a = runDialog(m_fx->controlServer(),
-                                        {QStringLiteral("audit"), QStringLiteral("--since"), QStringLiteral("1h"),
-                                         QStringLiteral("--json"), QStringLiteral("--timeout-ms"),
-                                         QStringLiteral("2000")});
+            const ToolRun a =
+                runDialog(m_fx->controlServer(),
+                          {QStringLiteral("audit"), QStringLiteral("--since"), QStringLiteral("1h"),
+                           QStringLiteral("--json"), QStringLiteral("--timeout-ms"), QStringLiteral("2000")});
             records = jsonLines(a.out);
             return a.exitCode == 0 && !records.isEmpty();
         },
         20000, 250));
     QCOMPARE(records.size(), 1);
     QCOMPARE(records.first().value(QLatin1String("process")).toString(), QStringLiteral("Master"));
-    QCOMPARE(records.first().value(QLatin1String("name")).toString(), QStringLiteral("RunCtrl.Slave2.Command"));
+    QCOMPARE(records.first().value(QLatin1String("name")).toString(),
+             QStringLiteral("RunCtrl.Slave2.Command"));
     QCOMPARE(records.first().value(QLatin1String("user")).toString(), userName());
     QCOMPARE(records.first().value(QLatin1String("outcome")).toString(), QStringLiteral("allowed"));
 }
@@ -300,12 +300,14 @@ void tst_Access::badAccessListStopsTheDaemon()
     QVERIFY(f.open(QIODevice::WriteOnly));
     f.write(R"({"rules": [{"allow": "commands", "name": "X"}]})");
     f.close();
-    QProcess *cs = m_fx->start(QStringLiteral("dialog-controlserver"),
-                               {QStringLiteral("--port"), QStringLiteral("0"), QStringLiteral("--access"), path});
+    QProcess *cs =
+        m_fx->start(QStringLiteral("dialog-controlserver"),
+                    {QStringLiteral("--port"), QStringLiteral("0"), QStringLiteral("--access"), path});
     QVERIFY(cs->waitForFinished(10000));
     QCOMPARE(cs->exitCode(), 1);
     const QByteArray err = cs->readAllStandardError();
-    QVERIFY2(err.contains("--access: ") && err.contains("rules[0]") && err.contains("\"command\", \"is-write\""),
+    QVERIFY2(err.contains("--access: ") && err.contains("rules[0]") &&
+                 err.contains("\"command\", \"is-write\""),
              err.constData());
 }
 

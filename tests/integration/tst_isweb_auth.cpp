@@ -51,7 +51,9 @@ void tst_IsWebAuth::tokenGuardsHttp()
     QCOMPARE(r.status, 401);
     QCOMPARE(r.header("www-authenticate"), QByteArray("Bearer realm=\"dialog-isserver\""));
     QVERIFY2(r.body.startsWith("401 Unauthorized: this web IS needs a token"), r.body.constData());
-    QCOMPARE(httpGet(m_http, "/is/DAQ", "Authorization: Bearer wrong-token-of-the-same-size-0123456\r\n").status, 401);
+    QCOMPARE(
+        httpGet(m_http, "/is/DAQ", "Authorization: Bearer wrong-token-of-the-same-size-0123456\r\n").status,
+        401);
     QCOMPARE(httpGet(m_http, "/is/DAQ?token=" + Token).status, 401); // HTTP takes the header only
     QCOMPARE(httpGet(m_http, "/metrics").status, 401);
     r = httpGet(m_http, "/is/DAQ?format=json", "Authorization: Bearer " + Token + "\r\n");
@@ -81,7 +83,8 @@ void tst_IsWebAuth::tokenGuardsWebSocket()
 
     WsClient without;
     without.socket.open(QUrl(QStringLiteral("ws://127.0.0.1:%1/is/ws").arg(m_http)));
-    QTRY_VERIFY_WITH_TIMEOUT(without.closed || without.socket.error() != QAbstractSocket::UnknownSocketError, 10000);
+    QTRY_VERIFY_WITH_TIMEOUT(without.closed || without.socket.error() != QAbstractSocket::UnknownSocketError,
+                             10000);
     QVERIFY(without.socket.state() != QAbstractSocket::ConnectedState);
 
     // With it, as a browser sends it (?token=) and as a header.
@@ -108,10 +111,12 @@ void tst_IsWebAuth::tokenFileMustBeUsable()
     for (const QStringList &args :
          {QStringList{QStringLiteral("--http-token-file"), shortToken},
           QStringList{QStringLiteral("--http-token-file"), m_tmp.filePath(QStringLiteral("missing"))}}) {
-        QProcess *p = startServer(QStringLiteral("DAQ"), QStringList{QStringLiteral("--http-port"), QStringLiteral("0")} + args);
+        QProcess *p = startServer(QStringLiteral("DAQ"),
+                                  QStringList{QStringLiteral("--http-port"), QStringLiteral("0")} + args);
         QVERIFY(p->waitForFinished(10000));
         QCOMPARE(p->exitCode(), 1);
-        QVERIFY2(p->readAllStandardError().contains("dialog-isserver: --http-token-file: "), qPrintable(args.join(' ')));
+        QVERIFY2(p->readAllStandardError().contains("dialog-isserver: --http-token-file: "),
+                 qPrintable(args.join(' ')));
     }
 }
 
@@ -123,7 +128,8 @@ void tst_IsWebAuth::httpsWithTestCa()
              qPrintable(error));
     m_server = startWebServer(QStringLiteral("DAQ"),
                               {QStringLiteral("--tls-cert"), tls.cert, QStringLiteral("--tls-key"), tls.key,
-                               QStringLiteral("--tls-ca"), tls.ca, QStringLiteral("--http-token-file"), tokenFile()});
+                               QStringLiteral("--tls-ca"), tls.ca, QStringLiteral("--http-token-file"),
+                               tokenFile()});
     QVERIFY(m_http != 0);
 
     QSslConfiguration ssl = QSslConfiguration::defaultConfiguration();
@@ -152,8 +158,8 @@ void tst_IsWebAuth::httpsWithTestCa()
 
     // Secure WebSocket, the token as a browser sends it.
     WsClient wss;
-    QNetworkRequest wsRequest(
-        QUrl(QStringLiteral("wss://127.0.0.1:%1/is/ws?token=%2").arg(m_http).arg(QString::fromLatin1(Token))));
+    QNetworkRequest wsRequest(QUrl(
+        QStringLiteral("wss://127.0.0.1:%1/is/ws?token=%2").arg(m_http).arg(QString::fromLatin1(Token))));
     wss.socket.setSslConfiguration(ssl);
     wss.socket.open(wsRequest);
     QTRY_COMPARE_WITH_TIMEOUT(wss.socket.state(), QAbstractSocket::ConnectedState, 10000);
@@ -172,9 +178,10 @@ void tst_IsWebAuth::unfinishedTlsHandshakeIsClosed()
     QString error;
     QVERIFY2(makeTlsFiles(m_tmp.filePath(QStringLiteral("tls")), QStringLiteral("isserver"), &tls, &error),
              qPrintable(error));
-    m_server = startWebServer(QStringLiteral("DAQ"), {QStringLiteral("--tls-cert"), tls.cert, QStringLiteral("--tls-key"),
-                                                      tls.key, QStringLiteral("--tls-ca"), tls.ca,
-                                                      QStringLiteral("--http-head-s"), QStringLiteral("1")});
+    m_server = startWebServer(QStringLiteral("DAQ"),
+                              {QStringLiteral("--tls-cert"), tls.cert, QStringLiteral("--tls-key"), tls.key,
+                               QStringLiteral("--tls-ca"), tls.ca, QStringLiteral("--http-head-s"),
+                               QStringLiteral("1")});
     QVERIFY(m_http != 0);
     // A slow loris: connects and never sends its ClientHello. The head bound closes it.
     QTcpSocket loris;

@@ -171,9 +171,9 @@ void tst_IsWebPage::pageAsksForTheTokenOnce()
     QVERIFY(dict.types().loadDirectory(IsTypesDir));
     const quint16 http = ProcessFixture::waitForListening(
         fx.start(QStringLiteral("dialog-isserver"),
-                 {QStringLiteral("--name"), QStringLiteral("RunParams"), QStringLiteral("--types"), IsTypesDir,
-                  QStringLiteral("--http-port"), QStringLiteral("0"), QStringLiteral("--http-token-file"),
-                  tokenFile.fileName()}),
+                 {QStringLiteral("--name"), QStringLiteral("RunParams"), QStringLiteral("--types"),
+                  IsTypesDir, QStringLiteral("--http-port"), QStringLiteral("0"),
+                  QStringLiteral("--http-token-file"), tokenFile.fileName()}),
         ProcessFixture::webIsListening());
     QVERIFY(http != 0);
     is::Object run = is::Object::create(dict.types(), QStringLiteral("RunInfo"));
@@ -196,7 +196,8 @@ void tst_IsWebPage::pageAsksForTheTokenOnce()
     QVERIFY(!dt.call(QStringLiteral("Runtime.enable")).isEmpty());
     const QString url =
         QStringLiteral("http://127.0.0.1:%1/#server=RunParams&object=RunParams.RunInfo").arg(http);
-    QVERIFY(dt.call(QStringLiteral("Page.navigate"), {{QStringLiteral("url"), url}}).contains(QLatin1String("result")));
+    QVERIFY(dt.call(QStringLiteral("Page.navigate"), {{QStringLiteral("url"), url}})
+                .contains(QLatin1String("result")));
 
     // Asked for the token (the data requests were answered 401), nothing shown meanwhile.
     const QString loginShown = QStringLiteral("!document.getElementById('login').hidden");
@@ -205,17 +206,19 @@ void tst_IsWebPage::pageAsksForTheTokenOnce()
     // A wrong token is asked again.
     dt.eval(QStringLiteral("document.getElementById('token').value = 'wrong'; "
                            "document.getElementById('tokenok').click()"));
-    QTRY_COMPARE_WITH_TIMEOUT(dt.eval(QStringLiteral("document.getElementById('tokenwhy').textContent")).toString(),
-                              QStringLiteral("The token was not accepted; enter it again."), 10000);
+    QTRY_COMPARE_WITH_TIMEOUT(
+        dt.eval(QStringLiteral("document.getElementById('tokenwhy').textContent")).toString(),
+        QStringLiteral("The token was not accepted; enter it again."), 10000);
     QVERIFY(dt.eval(loginShown).toBool());
     dt.eval(QStringLiteral("document.getElementById('token').value = '%1'; "
                            "document.getElementById('tokenok').click()")
                 .arg(QString::fromLatin1(token)));
-    QTRY_VERIFY_WITH_TIMEOUT(dt.eval(QStringLiteral("document.querySelectorAll('#objects li').length")).toInt() >= 2,
-                             15000);
+    QTRY_VERIFY_WITH_TIMEOUT(
+        dt.eval(QStringLiteral("document.querySelectorAll('#objects li').length")).toInt() >= 2, 15000);
     QVERIFY(!dt.eval(loginShown).toBool());
-    QTRY_COMPARE_WITH_TIMEOUT(dt.eval(QStringLiteral("document.getElementById('status').textContent")).toString(),
-                              QStringLiteral("live"), 10000);
+    QTRY_COMPARE_WITH_TIMEOUT(
+        dt.eval(QStringLiteral("document.getElementById('status').textContent")).toString(),
+        QStringLiteral("live"), 10000);
     // Live update over the WebSocket (which carries the token as ?token=).
     const QString activeCell =
         QStringLiteral("document.querySelector('tr[data-attr=\"activeTime\"] .val').textContent");
@@ -226,8 +229,8 @@ void tst_IsWebPage::pageAsksForTheTokenOnce()
 
     // Asked once: a reload in the same tab does not ask again.
     dt.call(QStringLiteral("Page.reload"));
-    QTRY_VERIFY_WITH_TIMEOUT(dt.eval(QStringLiteral("document.querySelectorAll('#objects li').length")).toInt() >= 2,
-                             15000);
+    QTRY_VERIFY_WITH_TIMEOUT(
+        dt.eval(QStringLiteral("document.querySelectorAll('#objects li').length")).toInt() >= 2, 15000);
     QVERIFY(!dt.eval(loginShown).toBool());
 
     dt.call(QStringLiteral("Browser.close"), {}, 3000);

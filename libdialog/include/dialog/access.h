@@ -48,8 +48,8 @@ public:
     struct Decision
     {
         bool allowed = true;
-        int rule = -1;    ///< index of the deciding rule; -1: the default
-        QString because;  ///< "rules[2]" or "default"
+        int rule = -1;   ///< index of the deciding rule; -1: the default
+        QString because; ///< "rules[2]" or "default"
     };
 
     /// Reads the list from the JSON file @p path; false with "PATH: where: why" on error.

@@ -19,14 +19,14 @@ namespace dialog {
 /// One audited action.
 struct AuditRecord
 {
-    qint64 timeMs = 0;  ///< when the daemon decided, ms since the epoch
-    QString daemon;     ///< the process that decided (the Control Server, IS.Server.<name>)
+    qint64 timeMs = 0; ///< when the daemon decided, ms since the epoch
+    QString daemon;    ///< the process that decided (the Control Server, IS.Server.<name>)
     AccessList::Kind kind = AccessList::Kind::Command;
-    QString name;       ///< the command, or the IS object (Server.Object)
-    QString operation;  ///< "send" for a command; "insert", "update", "upsert", "remove" for IS
+    QString name;      ///< the command, or the IS object (Server.Object)
+    QString operation; ///< "send" for a command; "insert", "update", "upsert", "remove" for IS
     Origin origin;
     bool allowed = true;
-    QString because;    ///< the deciding rule ("rules[2]"), "default", or "" without an access list
+    QString because; ///< the deciding rule ("rules[2]"), "default", or "" without an access list
 
     QJsonObject toJson() const;
     static std::optional<AuditRecord> fromJson(const QJsonObject &o);
@@ -45,9 +45,9 @@ class AuditTrail
 public:
     struct Options
     {
-        QString path;                        ///< empty: message log only
-        qint64 maxBytes = 10 * 1024 * 1024;  ///< size past which the file rotates
-        int generations = 5;                 ///< rotated files kept
+        QString path;                       ///< empty: message log only
+        qint64 maxBytes = 10 * 1024 * 1024; ///< size past which the file rotates
+        int generations = 5;                ///< rotated files kept
     };
     explicit AuditTrail(const Options &options) : m_options(options) {}
 
@@ -75,8 +75,8 @@ private:
 /// --audit-files N.
 struct AccessOptions
 {
-    AccessList access;          ///< empty: everything allowed
-    bool audit = false;         ///< keep an audit trail (message log, and trail.path when set)
+    AccessList access;  ///< empty: everything allowed
+    bool audit = false; ///< keep an audit trail (message log, and trail.path when set)
     AuditTrail::Options trail;
 
     static void addParserOptions(QCommandLineParser &parser);

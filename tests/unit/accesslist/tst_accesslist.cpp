@@ -29,17 +29,20 @@ void tst_AccessList::badListsAreRefusedWithWhere_data()
     QTest::addColumn<QString>("error");
     QTest::newRow("not-json") << QByteArray("{") << QStringLiteral("a.json: not JSON");
     QTest::newRow("array") << QByteArray("[]") << QStringLiteral("a.json: an access list is a JSON object");
-    QTest::newRow("unknown-key") << QByteArray(R"({"rule": []})") << QStringLiteral("a.json: rule: unknown key");
+    QTest::newRow("unknown-key") << QByteArray(R"({"rule": []})")
+                                 << QStringLiteral("a.json: rule: unknown key");
     QTest::newRow("bad-default") << QByteArray(R"({"default": "maybe"})")
                                  << QStringLiteral("a.json: default: expected \"allow\" or \"deny\"");
     QTest::newRow("both") << QByteArray(R"({"rules": [{"allow": "command", "deny": "command"}]})")
                           << QStringLiteral("a.json: rules[0]: needs one of \"allow\" and \"deny\"");
     QTest::newRow("bad-kind") << QByteArray(R"({"rules": [{"deny": "commands"}]})")
-                              << QStringLiteral("a.json: rules[0]: \"deny\" must be \"command\", \"is-write\" or \"*\"");
+                              << QStringLiteral(
+                                     "a.json: rules[0]: \"deny\" must be \"command\", \"is-write\" or \"*\"");
     QTest::newRow("bad-field") << QByteArray(R"({"rules": [{"deny": "*", "proces": "X"}]})")
                                << QStringLiteral("a.json: rules[0].proces: unknown key");
     QTest::newRow("empty-pattern") << QByteArray(R"({"rules": [{"deny": "*"}, {"deny": "*", "user": ""}]})")
-                                   << QStringLiteral("a.json: rules[1].user: expected a non-empty glob pattern");
+                                   << QStringLiteral(
+                                          "a.json: rules[1].user: expected a non-empty glob pattern");
 }
 
 void tst_AccessList::badListsAreRefusedWithWhere()
@@ -72,17 +75,36 @@ void tst_AccessList::firstMatchWins_data()
     QTest::addColumn<QString>("user");
     QTest::addColumn<bool>("allowed");
     QTest::addColumn<QString>("because");
-    QTest::newRow("master-may") << true << "RunCtrl.S1.Command" << "Master" << "x" << true << "rules[0]";
-    QTest::newRow("gui-may") << true << "RunCtrl.S1.Command" << "RunControl.GUI.7" << "x" << true << "rules[1]";
-    QTest::newRow("gui-prefix-only") << true << "RunCtrl.S1.Command" << "MyRunControl.GUI" << "x" << false
-                                     << "rules[2]";
-    QTest::newRow("others-not") << true << "RunCtrl.S1.Command" << "Slave1" << "x" << false << "rules[2]";
-    QTest::newRow("other-command") << true << "Echo" << "Slave1" << "x" << true << "default";
-    QTest::newRow("write-by-daq") << false << "RunParams.RunInfo" << "Anything" << "daq" << true << "rules[3]";
-    QTest::newRow("write-by-other") << false << "RunParams.RunInfo" << "Anything" << "bob" << false << "rules[4]";
-    QTest::newRow("write-elsewhere") << false << "DAQ.Readout1" << "Anything" << "bob" << true << "default";
-    QTest::newRow("question-mark") << false << "DAQ.Secret7" << "P" << "bob" << false << "rules[5]";
-    QTest::newRow("set") << false << "DAQ.Secret77" << "P" << "bob" << true << "default";
+    QTest::newRow("master-may") << true << "RunCtrl.S1.Command"
+                                << "Master"
+                                << "x" << true << "rules[0]";
+    QTest::newRow("gui-may") << true << "RunCtrl.S1.Command"
+                             << "RunControl.GUI.7"
+                             << "x" << true << "rules[1]";
+    QTest::newRow("gui-prefix-only") << true << "RunCtrl.S1.Command"
+                                     << "MyRunControl.GUI"
+                                     << "x" << false << "rules[2]";
+    QTest::newRow("others-not") << true << "RunCtrl.S1.Command"
+                                << "Slave1"
+                                << "x" << false << "rules[2]";
+    QTest::newRow("other-command") << true << "Echo"
+                                   << "Slave1"
+                                   << "x" << true << "default";
+    QTest::newRow("write-by-daq") << false << "RunParams.RunInfo"
+                                  << "Anything"
+                                  << "daq" << true << "rules[3]";
+    QTest::newRow("write-by-other") << false << "RunParams.RunInfo"
+                                    << "Anything"
+                                    << "bob" << false << "rules[4]";
+    QTest::newRow("write-elsewhere") << false << "DAQ.Readout1"
+                                     << "Anything"
+                                     << "bob" << true << "default";
+    QTest::newRow("question-mark") << false << "DAQ.Secret7"
+                                   << "P"
+                                   << "bob" << false << "rules[5]";
+    QTest::newRow("set") << false << "DAQ.Secret77"
+                         << "P"
+                         << "bob" << true << "default";
 }
 
 void tst_AccessList::firstMatchWins()
@@ -119,9 +141,11 @@ void tst_AccessList::defaultDeny()
     QVERIFY(AccessList::parse(R"({"default": "deny", "rules": [{"allow": "*", "user": "daq"}]})",
                               QStringLiteral("a.json"), &list, &why));
     QVERIFY(!list.isEmpty());
-    QVERIFY(list.check(AccessList::Kind::IsWrite, QStringLiteral("A.B"), Origin{QStringLiteral("P"), QStringLiteral("daq"), {}, {}}).allowed);
-    const AccessList::Decision d =
-        list.check(AccessList::Kind::Command, QStringLiteral("C"), Origin{QStringLiteral("P"), QStringLiteral("root"), {}, {}});
+    QVERIFY(list.check(AccessList::Kind::IsWrite, QStringLiteral("A.B"),
+                       Origin{QStringLiteral("P"), QStringLiteral("daq"), {}, {}})
+                .allowed);
+    const AccessList::Decision d = list.check(AccessList::Kind::Command, QStringLiteral("C"),
+                                              Origin{QStringLiteral("P"), QStringLiteral("root"), {}, {}});
     QVERIFY(!d.allowed);
     QCOMPARE(d.because, QStringLiteral("default"));
 }
@@ -134,7 +158,9 @@ void tst_AccessList::hostMatchesNameOrAddress()
                                   {"allow": "command", "host": "10.1.*"}]})",
                               QStringLiteral("a.json"), &list, &why));
     auto allowed = [&](const QString &host, const QString &address) {
-        return list.check(AccessList::Kind::Command, QStringLiteral("C"), Origin{QStringLiteral("P"), {}, host, address})
+        return list
+            .check(AccessList::Kind::Command, QStringLiteral("C"),
+                   Origin{QStringLiteral("P"), {}, host, address})
             .allowed;
     };
     QVERIFY(allowed(QStringLiteral("daq-07"), QStringLiteral("192.168.1.2")));
@@ -156,7 +182,8 @@ void tst_AccessList::auditFileRotatesAndReadsBackInOrder()
         r.daemon = QStringLiteral("ControlServer");
         r.name = QStringLiteral("RunCtrl.S%1.Command").arg(i);
         r.operation = QStringLiteral("send");
-        r.origin = Origin{QStringLiteral("Master"), QStringLiteral("daq"), QStringLiteral("h1"), QStringLiteral("10.0.0.1")};
+        r.origin = Origin{QStringLiteral("Master"), QStringLiteral("daq"), QStringLiteral("h1"),
+                          QStringLiteral("10.0.0.1")};
         r.allowed = i % 3 != 0;
         r.because = QStringLiteral("rules[0]");
         trail.record(r);

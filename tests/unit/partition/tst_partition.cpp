@@ -206,12 +206,15 @@ void tst_Partition::accessListAndAuditDirReachTheDaemons()
     QCOMPARE(p.accessFile, access.fileName());
     QList<ProcessSpec> procs = p.processes();
     const QStringList cs = procs.first().arguments(p);
-    QVERIFY2(cs.join(' ').contains(QStringLiteral("--access %1 --audit-file %2")
-                                       .arg(access.fileName(), dir.filePath(QStringLiteral("audit/controlserver.audit")))),
+    QVERIFY2(cs.join(' ').contains(
+                 QStringLiteral("--access %1 --audit-file %2")
+                     .arg(access.fileName(), dir.filePath(QStringLiteral("audit/controlserver.audit")))),
              qPrintable(cs.join(' ')));
     const QStringList is = p.isServers.first().arguments(p);
-    QVERIFY2(is.join(' ').contains(QStringLiteral("--audit-file %1").arg(dir.filePath(QStringLiteral("audit/is-RunParams.audit")))),
-             qPrintable(is.join(' ')));
+    QVERIFY2(
+        is.join(' ').contains(
+            QStringLiteral("--audit-file %1").arg(dir.filePath(QStringLiteral("audit/is-RunParams.audit")))),
+        qPrintable(is.join(' ')));
     QVERIFY(!p.slaves.first().arguments(p).contains(QStringLiteral("--access")));
 
     // A bad access list stops the partition from loading, with the file and the rule.
@@ -219,7 +222,8 @@ void tst_Partition::accessListAndAuditDirReachTheDaemons()
     access.write(R"({"rules": [{"deny": "everything"}]})");
     access.close();
     QVERIFY(!Partition::parse(json, file, &p, &error));
-    QVERIFY2(error.contains(QLatin1String("access")) && error.contains(QLatin1String("rules[0]")), qPrintable(error));
+    QVERIFY2(error.contains(QLatin1String("access")) && error.contains(QLatin1String("rules[0]")),
+             qPrintable(error));
 }
 
 void tst_Partition::restartPolicy()
