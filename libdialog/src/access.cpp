@@ -1,5 +1,7 @@
 #include "dialog/access.h"
 
+#include "dialog/glob.h"
+
 #include <QFile>
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -10,28 +12,6 @@ namespace dialog {
 QString accessKindName(AccessList::Kind kind)
 {
     return kind == AccessList::Kind::Command ? QStringLiteral("command") : QStringLiteral("is-write");
-}
-
-QRegularExpression AccessList::globToRegex(const QString &glob)
-{
-    QString re = QStringLiteral("\\A");
-    for (qsizetype i = 0; i < glob.size(); ++i) {
-        const QChar c = glob.at(i);
-        if (c == QLatin1Char('*')) {
-            re += QLatin1String(".*");
-        } else if (c == QLatin1Char('?')) {
-            re += QLatin1Char('.');
-        } else if (c == QLatin1Char('[') && glob.indexOf(QLatin1Char(']'), i + 2) > i) {
-            const qsizetype end = glob.indexOf(QLatin1Char(']'), i + 2);
-            QString set = glob.mid(i + 1, end - i - 1);
-            set.replace(QLatin1Char('\\'), QLatin1String("\\\\"));
-            re += QLatin1Char('[') + set + QLatin1Char(']');
-            i = end;
-        } else {
-            re += QRegularExpression::escape(QString(c));
-        }
-    }
-    return QRegularExpression(re + QLatin1String("\\z"), QRegularExpression::DotMatchesEverythingOption);
 }
 
 bool AccessList::load(const QString &path, AccessList *out, QString *error)

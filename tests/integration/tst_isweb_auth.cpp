@@ -40,6 +40,17 @@ private:
             f.write(Token + "\n");
         return path;
     }
+    /// Test TLS files into @p tls and the DAQ server with the web IS over HTTPS (m_http: 0 on failure).
+    void startHttpsServer(TlsFiles *tls, const QStringList &extra)
+    {
+        QString error;
+        QVERIFY2(makeTlsFiles(m_tmp.filePath(QStringLiteral("tls")), QStringLiteral("isserver"), tls, &error),
+                 qPrintable(error));
+        m_server = startWebServer(QStringLiteral("DAQ"), QStringList{QStringLiteral("--tls-cert"), tls->cert,
+                                                                     QStringLiteral("--tls-key"), tls->key,
+                                                                     QStringLiteral("--tls-ca"), tls->ca} +
+                                                             extra);
+    }
     QTemporaryDir m_tmp;
 };
 
@@ -123,13 +134,7 @@ void tst_IsWebAuth::tokenFileMustBeUsable()
 void tst_IsWebAuth::httpsWithTestCa()
 {
     TlsFiles tls;
-    QString error;
-    QVERIFY2(makeTlsFiles(m_tmp.filePath(QStringLiteral("tls")), QStringLiteral("isserver"), &tls, &error),
-             qPrintable(error));
-    m_server = startWebServer(QStringLiteral("DAQ"),
-                              {QStringLiteral("--tls-cert"), tls.cert, QStringLiteral("--tls-key"), tls.key,
-                               QStringLiteral("--tls-ca"), tls.ca, QStringLiteral("--http-token-file"),
-                               tokenFile()});
+    startHttpsServer(&tls, {QStringLiteral("--http-token-file"), tokenFile()});
     QVERIFY(m_http != 0);
 
     QSslConfiguration ssl = QSslConfiguration::defaultConfiguration();
@@ -175,13 +180,7 @@ void tst_IsWebAuth::httpsWithTestCa()
 void tst_IsWebAuth::unfinishedTlsHandshakeIsClosed()
 {
     TlsFiles tls;
-    QString error;
-    QVERIFY2(makeTlsFiles(m_tmp.filePath(QStringLiteral("tls")), QStringLiteral("isserver"), &tls, &error),
-             qPrintable(error));
-    m_server = startWebServer(QStringLiteral("DAQ"),
-                              {QStringLiteral("--tls-cert"), tls.cert, QStringLiteral("--tls-key"), tls.key,
-                               QStringLiteral("--tls-ca"), tls.ca, QStringLiteral("--http-head-s"),
-                               QStringLiteral("1")});
+    startHttpsServer(&tls, {QStringLiteral("--http-head-s"), QStringLiteral("1")});
     QVERIFY(m_http != 0);
     // A slow loris: connects and never sends its ClientHello. The head bound closes it.
     QTcpSocket loris;

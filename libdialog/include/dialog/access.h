@@ -33,7 +33,7 @@ struct Origin
 ///         { "deny":  "is-write", "name": "RunParams.*" } ] }
 ///
 /// A rule has "allow" or "deny" with what it is about ("command", "is-write" or "*"), and glob
-/// patterns ('*' any characters, '?' one, "[...]" one of a set; case-sensitive, whole string)
+/// patterns (dialog/glob.h: '*' any characters, '?' one, "[...]" one of a set; whole string)
 /// "name" (the command, or the IS object as Server.Object), "process", "user" and "host" (the
 /// claimed host name or the connection's address); a pattern left out matches anything.
 /// Immutable once loaded: safe to use from any thread.
@@ -60,9 +60,6 @@ public:
     bool isEmpty() const { return m_rules.isEmpty() && m_defaultAllows; }
     int ruleCount() const { return int(m_rules.size()); }
     Decision check(Kind kind, const QString &name, const Origin &origin) const;
-
-    /// The whole-string regular expression of a glob pattern ('*', '?', "[...]").
-    static QRegularExpression globToRegex(const QString &glob);
 
 private:
     struct Rule
