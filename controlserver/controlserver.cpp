@@ -131,6 +131,12 @@ bool ControlServer::activate(QString *error)
     m_transport = new net::Transport(m_options.transport);
     m_transport->setControlSink(this, [this](net::InboundBatch &b) { handleControl(b); });
     m_transport->setDataSink(this, [this](net::InboundBatch &b) { handleData(b); });
+    m_checkCommands = !m_options.access.access.isEmpty() || m_options.access.audit;
+    if (m_options.access.audit) {
+        m_audit = std::make_unique<AuditTrail>(m_options.access.trail);
+        if (!m_audit->open(error))
+            return false;
+    }
     m_transport->setDirectRoute([this](const net::Inbound &in) { return routeCommand(in); });
     if (!m_transport->listen(m_options.bind, m_options.port, error))
         return false;
@@ -247,6 +253,15 @@ void ControlServer::handleData(net::InboundBatch &batch)
             continue;
         }
         const QString command = QString::fromUtf8(in.name);
+        QString why;
+        if (m_checkCommands && !permitCommand(in, command, &why)) {
+            wire::Refused r;
+            r.set_what("permission");
+            r.set_name(ss(command));
+            r.set_reason(ss(why));
+            m_transport->answer(in.peer, controlFrame(Type::Refused, r));
+            continue;
+        }
         const QStringList targets = m_directory.commandTargets(command);
         const QByteArray frame = relayedCommand(in);
         for (const QString &t : targets)
@@ -816,8 +831,9 @@ void ControlServer::stepDown(const net::Endpoint &active)
 
 bool ControlServer::routeCommand(const net::Inbound &in)
 {
-    // Forward in the reader thread: a command does not wait for the main thread.
-    if (in.type != Type::CommandMessage)
+    // Forward in the reader thread: a command does not wait for the main thread. Commands that are
+    // checked or audited go through the main thread (where the access list and the trail are used).
+    if (in.type != Type::CommandMessage || m_checkCommands)
         return false;
     QList<net::OutboxPtr> targets;
     {
@@ -840,7 +856,7 @@ void ControlServer::onCommandRequest(const net::Inbound &in)
         m_transport->send(m_transport->outbox(in.peer->endpoint),
                           encodeReplyFrame(in.sequence, status, flags, data));
     };
-    constexpr quint8 Ok = 0, Failed = 1, NotAccepted = 2; // the wire's reply status
+    constexpr quint8 Ok = 0, Failed = 1, NotAccepted = 2, PermissionDenied = 3; // the wire's reply status
     if (QString::fromUtf8(in.name) != commandService()) {
         answer(NotAccepted, QStringLiteral("%1 does not provide '%2'")
                                 .arg(m_self.name, QString::fromUtf8(in.name.left(MaxNameLength)))
@@ -858,6 +874,11 @@ void ControlServer::onCommandRequest(const net::Inbound &in)
         return;
     }
     const QString command = QString::fromUtf8(name);
+    QString why;
+    if (m_checkCommands && !permitCommand(in, command, &why)) {
+        answer(PermissionDenied, why.toUtf8());
+        return;
+    }
     const QStringList targets = m_directory.commandTargets(command);
     if (targets.isEmpty()) {
         answer(Failed, QStringLiteral("no process registered command '%1'").arg(command).toUtf8());
@@ -882,6 +903,35 @@ void ControlServer::onCommandRequest(const net::Inbound &in)
     answer(Ok, QJsonDocument(
                    QJsonObject{{QStringLiteral("delivered"), delivered}, {QStringLiteral("failed"), failed}})
                    .toJson(QJsonDocument::Compact));
+}
+
+bool ControlServer::permitCommand(const net::Inbound &in, const QString &command, QString *why)
+{
+    const Origin origin{in.peer->name, in.peer->user, in.peer->hostName, in.peer->source.toString()};
+    const AccessList::Decision d = m_options.access.access.check(AccessList::Kind::Command, command, origin);
+    if (!d.allowed) {
+        ++m_commandsRefused;
+        *why =
+            QStringLiteral("permission denied: the access list (%1) does not let %2 (user '%3', host '%4') "
+                           "send '%5'")
+                .arg(d.because, origin.process, origin.user, origin.host, command);
+        qCWarning(lcServer).noquote()
+            << "command" << command << "from" << origin.process << "user" << origin.user << "host"
+            << origin.host << origin.address << "refused by" << d.because << "of the access list";
+    }
+    if (m_audit) {
+        AuditRecord r;
+        r.timeMs = QDateTime::currentMSecsSinceEpoch();
+        r.daemon = m_self.name;
+        r.kind = AccessList::Kind::Command;
+        r.name = command;
+        r.operation = QStringLiteral("send");
+        r.origin = origin;
+        r.allowed = d.allowed;
+        r.because = m_options.access.access.isEmpty() ? QString() : d.because;
+        m_audit->record(r);
+    }
+    return d.allowed;
 }
 
 QByteArray ControlServer::relayedCommand(const net::Inbound &in)
@@ -996,8 +1046,9 @@ void ControlServer::publishStatistics()
             return;
         }
     }
-    m_statisticsService->publish(
-        QJsonDocument(m_directory.statisticsJson(m_epochOffset + now())).toJson(QJsonDocument::Compact));
+    QJsonObject stats = m_directory.statisticsJson(m_epochOffset + now());
+    stats.insert(QStringLiteral("commandsRefused"), qint64(m_commandsRefused));
+    m_statisticsService->publish(QJsonDocument(stats).toJson(QJsonDocument::Compact));
 }
 
 } // namespace dialog::cs

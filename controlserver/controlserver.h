@@ -2,6 +2,7 @@
 // supervises heartbeats and tells processes about lost partners.
 #pragma once
 
+#include "dialog/audit.h"
 #include "dialog/client.h"
 #include "directory.h"
 #include "servicestate_p.h"
@@ -44,6 +45,8 @@ struct ServerOptions
     /// Publish this process' reported messages (dialog::installMessageHandler()) on
     /// logservice::controlServer() for dialog-logger (the daemon does; in-process servers do not).
     bool reportMessages = false;
+    /// Who may send which command, and the audit trail of commands (dialog/audit.h).
+    AccessOptions access;
 };
 
 class MessageLog;
@@ -117,6 +120,9 @@ private:
     /// A request to DIALOG.Command: forwards the command and answers whom it was handed to.
     void onCommandRequest(const net::Inbound &in);
     static QByteArray relayedCommand(const net::Inbound &in);
+    /// Checks @p command from @p in against the access list and audits it; false when refused
+    /// (logged and counted; the caller tells the sender).
+    bool permitCommand(const net::Inbound &in, const QString &command, QString *why);
     void rebuildRoutes();
     void directoryChanged();
     void publishDirectory();
@@ -127,6 +133,9 @@ private:
     qint64 now() const;
 
     ServerOptions m_options;
+    bool m_checkCommands = false; // access list or audit: commands go through the main thread
+    std::unique_ptr<AuditTrail> m_audit;
+    quint64 m_commandsRefused = 0;
     net::Transport *m_transport = nullptr;
     Directory m_directory;
     net::PeerInfo m_self;

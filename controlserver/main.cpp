@@ -94,6 +94,7 @@ int main(int argc, char *argv[])
     p.addOption({QStringLiteral("no-message-log"),
                  QStringLiteral("Do not publish this server's messages (connected, lost, refused, take-over) "
                                 "for dialog-logger (DIALOG.ControlServer.Log).")});
+    dialog::AccessOptions::addParserOptions(p);
     p.process(app);
 
     auto fail = [](const QString &why) {
@@ -157,6 +158,9 @@ int main(int argc, char *argv[])
     // Its own messages (connected, lost, refused, limits, take-over) go to the message log: the
     // server publishes them for dialog-logger, having no Client to send them with.
     o.reportMessages = !p.isSet(QStringLiteral("no-message-log"));
+    QString problem;
+    if (!o.access.applyParser(p, &problem))
+        return fail(problem);
     if (o.reportMessages)
         dialog::installMessageHandler();
     dialog::quitOnTerminationSignals();

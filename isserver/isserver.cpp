@@ -11,13 +11,17 @@
 #include "is/protocol_p.h"
 
 #include <QCoreApplication>
+#include <QDateTime>
 #include <QDir>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QLoggingCategory>
 #include <QSaveFile>
 #include <QTimer>
 #include <cstdio>
+
+Q_LOGGING_CATEGORY(lcAccess, "dialog.is.access")
 
 namespace dialog::isd {
 
@@ -64,6 +68,8 @@ is::TypeInfo statisticsType()
                       QStringLiteral("Notifications dropped for each subscriber"), true),
         AttributeInfo(QStringLiteral("quotaRefused"), BasicType::U64,
                       QStringLiteral("Writes refused for a quota since start")),
+        AttributeInfo(QStringLiteral("accessRefused"), BasicType::U64,
+                      QStringLiteral("Writes refused by the access list since start")),
         AttributeInfo(QStringLiteral("journalErrors"), BasicType::U64,
                       QStringLiteral("Writes refused since start because their journal record could not "
                                      "be written")),
@@ -105,6 +111,11 @@ bool IsServer::start(QString *error)
     if (!m_types.contains(StatisticsType) && !m_types.declareType(statisticsType(), error))
         return false;
     m_repository = std::make_unique<is::Repository>(m_options.name, m_types);
+    if (m_options.access.audit) {
+        m_audit = std::make_unique<AuditTrail>(m_options.access.trail);
+        if (!m_audit->open(error))
+            return false;
+    }
     is::Criteria mirrorCriteria;
     if (!m_options.mirrorCriteria.isEmpty()) {
         mirrorCriteria = is::Criteria(m_options.mirrorCriteria);
@@ -442,6 +453,8 @@ void IsServer::write(const Request &request, int op, const QString &name, const 
             QStringLiteral("%1.%2 is written by the server only").arg(m_options.name, StatisticsObject));
         return;
     }
+    if (!permitWrite(request, op, name))
+        return;
     if (op == isproto::Request::REMOVE) {
         res = m_repository->remove(name, &error);
         if (res == is::Repository::Result::Ok)
@@ -489,6 +502,43 @@ void IsServer::write(const Request &request, int op, const QString &name, const 
         return;
     }
     replyStatus(request, res, error);
+}
+
+bool IsServer::permitWrite(const Request &request, int op, const QString &name)
+{
+    if (!m_audit && m_options.access.access.isEmpty())
+        return true;
+    const QString object = m_options.name + QLatin1Char('.') + quotaKey(name);
+    const Origin origin{request.origin(), request.originUser(), request.originHost(),
+                        request.originAddress()};
+    const AccessList::Decision d = m_options.access.access.check(AccessList::Kind::IsWrite, object, origin);
+    const QString operation = op == isproto::Request::INSERT   ? QStringLiteral("insert")
+                              : op == isproto::Request::UPDATE ? QStringLiteral("update")
+                              : op == isproto::Request::UPSERT ? QStringLiteral("upsert")
+                                                               : QStringLiteral("remove");
+    if (m_audit) {
+        AuditRecord r;
+        r.timeMs = QDateTime::currentMSecsSinceEpoch();
+        r.daemon = m_options.client.name;
+        r.kind = AccessList::Kind::IsWrite;
+        r.name = object;
+        r.operation = operation;
+        r.origin = origin;
+        r.allowed = d.allowed;
+        r.because = m_options.access.access.isEmpty() ? QString() : d.because;
+        m_audit->record(r);
+    }
+    if (d.allowed)
+        return true;
+    ++m_accessRefused;
+    qCWarning(lcAccess).noquote() << operation << object << "from" << origin.process << "user" << origin.user
+                                  << "host" << origin.host << origin.address << "refused by" << d.because
+                                  << "of the access list";
+    replyStatus(
+        request, Status::Code::PermissionDenied,
+        QStringLiteral("the access list (%1) of IS server %2 does not let %3 (user '%4', host '%5') %6 %7")
+            .arg(d.because, m_options.name, origin.process, origin.user, origin.host, operation, object));
+    return false;
 }
 
 bool IsServer::startJournal(QString *error)
@@ -858,6 +908,7 @@ void IsServer::publishStatistics()
     o.set(QStringLiteral("subscriberDropped"), dropped);
     o.set<quint64>(QStringLiteral("quotaRefused"), m_quota->refused());
     o.set<quint64>(QStringLiteral("journalErrors"), m_journalErrors.load());
+    o.set<quint64>(QStringLiteral("accessRefused"), m_accessRefused);
     if (m_repository->upsert(StatisticsObject, o) == is::Repository::Result::Ok)
         ++m_statsPublished;
     m_lastStatsMs = nowMs;

@@ -7,6 +7,7 @@
 #include "pushsender.h"
 #include "quota.h"
 
+#include "dialog/audit.h"
 #include "dialog/client.h"
 #include "dialog/directory.h"
 #include "dialog/is/dictionary.h"
@@ -18,6 +19,7 @@
 #include <QElapsedTimer>
 #include <QMutex>
 #include <QObject>
+#include <QSslConfiguration>
 #include <QThreadPool>
 #include <atomic>
 #include <memory>
@@ -46,6 +48,10 @@ struct ServerOptions
     int httpIdleS = 30;         ///< an HTTP connection without a request in progress is closed after this
     int httpMaxPerAddress = 32; ///< open HTTP/WebSocket connections from one client address
     int httpHeadS = 5;          ///< a connection's first request head must be complete within this
+    QByteArray httpToken;       ///< bearer token of /is and /metrics (HTTP and WebSocket); empty: none
+    bool httpTls = false;       ///< HTTPS/WSS with httpTlsConfiguration
+    QSslConfiguration httpTlsConfiguration;
+    AccessOptions access;       ///< who may write which object, and the audit trail of writes
     Quota::Limits quota;        ///< what one client may store, and the server in total
     QString webRoot;            ///< directory of the web page (resources/web); empty: the built-in default
     QString metricsCriteria;    ///< object-name regex of the objects GET /metrics exports; empty: none
@@ -106,6 +112,9 @@ private:
     void reply(const Request &request, const QByteArray &data);
     void replyStatus(const Request &request, is::Status::Code code, const QString &error = {});
     void write(const Request &request, int op, const QString &name, const QByteArray &value);
+    /// Checks a write against the access list and audits it; false (and the request answered
+    /// PermissionDenied, logged, counted) when refused.
+    bool permitWrite(const Request &request, int op, const QString &name);
     void read(const Request &request, const QByteArray &data);
     void readHistory(const Request &request, const QByteArray &data);
     bool startHistory(QString *error);
@@ -146,6 +155,8 @@ private:
     std::unique_ptr<PushReceiver> m_pushReceiver;       // with --mirror-listen
     bool startPush(QString *error);
     std::unique_ptr<Quota> m_quota;
+    std::unique_ptr<AuditTrail> m_audit; // with --audit / --audit-file
+    quint64 m_accessRefused = 0;
     QThreadPool m_pool; // reads (get, list, types) and checkpoints
     bool m_flushScheduled = false;
     QTimer *m_statsTimer = nullptr;

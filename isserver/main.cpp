@@ -2,11 +2,13 @@
 #include "isserver.h"
 
 #include "dialog/application.h"
-#include "dialog/report.h"
 #include "dialog/is/criteria.h"
+#include "dialog/report.h"
+#include "dialog/security.h"
 
 #include <QCommandLineParser>
 #include <QCoreApplication>
+#include <QSslSocket>
 #include <QThread>
 #include <cstdio>
 
@@ -72,6 +74,12 @@ int main(int argc, char *argv[])
     p.addOption({QStringLiteral("http-head-s"),
                  QStringLiteral("A request head must be complete this long after connecting, or 408 (default 5)."),
                  QStringLiteral("s"), QStringLiteral("5")});
+    p.addOption(
+        {QStringLiteral("http-token-file"),
+         QStringLiteral("The web IS's /is and /metrics (HTTP and WebSocket) need the bearer token held in "
+                        "this file (at least 16 bytes; white space around it ignored). With "
+                        "--tls-cert/--tls-key/--tls-ca the web IS is HTTPS."),
+         QStringLiteral("file")});
     p.addOption({QStringLiteral("quota-object-bytes"),
                  QStringLiteral("Largest encoded object value accepted, in bytes (default 4194304)."),
                  QStringLiteral("bytes"), QStringLiteral("4194304")});
@@ -157,6 +165,7 @@ int main(int argc, char *argv[])
                                 "`type TYPE ...`)."),
                  QStringLiteral("file")});
     dialog::ClientOptions::addParserOptions(p);
+    dialog::AccessOptions::addParserOptions(p);
     p.process(app);
 
     auto fail = [](const QString &why) {
@@ -311,6 +320,22 @@ int main(int argc, char *argv[])
     if (!o.client.applyParser(p, &why))
         return fail(why);
     o.client.name = QStringLiteral("IS.Server.") + o.name;
+    if (p.isSet(QStringLiteral("http-token-file"))) {
+        if (o.httpPort < 0)
+            return fail(QStringLiteral("--http-token-file needs --http-port"));
+        if (!dialog::security::readSecretFile(p.value(QStringLiteral("http-token-file")), &o.httpToken, &why))
+            return fail(QStringLiteral("--http-token-file: %1").arg(why));
+    }
+    if (!o.access.applyParser(p, &why))
+        return fail(why);
+    const dialog::security::TlsFiles tls{o.client.tlsCert, o.client.tlsKey, o.client.tlsCa};
+    if (o.httpPort >= 0 && !tls.isEmpty()) {
+        if (!dialog::security::tlsConfiguration(tls, &o.httpTlsConfiguration, &why))
+            return fail(why);
+        // Browsers present no client certificate: the web port only proves its own identity.
+        o.httpTlsConfiguration.setPeerVerifyMode(QSslSocket::VerifyNone);
+        o.httpTls = true;
+    }
 
     dialog::quitOnTerminationSignals();
     dialog::isd::IsServer server(o);

@@ -35,6 +35,8 @@ QByteArray reasonPhrase(int status)
         return "OK";
     case 400:
         return "Bad Request";
+    case 401:
+        return "Unauthorized";
     case 404:
         return "Not Found";
     case 405:
@@ -148,6 +150,9 @@ bool WebServer::listen(QString *error)
     limits.headMs = o.httpHeadS * 1000;
     auto tcp = std::make_unique<WebTcpServer>(
         &m_webSockets, limits, [this](QTcpSocket *s) { return !m_pipelines.value(s).isEmpty(); });
+    tcp->setToken(o.httpToken);
+    if (o.httpTls)
+        tcp->setTls(o.httpTlsConfiguration);
     if (!tcp->listen(address, o.httpPort)) {
         *error = QStringLiteral("cannot listen on %1:%2: %3")
                      .arg(o.httpBind)
@@ -157,7 +162,11 @@ bool WebServer::listen(QString *error)
     }
     m_tcp = tcp.release();
     bind(m_tcp); // parents m_tcp to this
-    qCInfo(lcWeb) << "web IS on" << QStringLiteral("http://%1:%2/").arg(o.httpBind).arg(m_tcp->serverPort());
+    qCInfo(lcWeb) << "web IS on"
+                  << QStringLiteral("%1://%2:%3/")
+                         .arg(o.httpTls ? QStringLiteral("https") : QStringLiteral("http"), o.httpBind)
+                         .arg(m_tcp->serverPort())
+                  << (o.httpToken.isEmpty() ? "" : "(token required)");
     return true;
 }
 
@@ -280,8 +289,30 @@ bool WebServer::handleRequest(const QHttpServerRequest &request, QTcpSocket *soc
     t.json = format == QLatin1String("json") ||
              (format.isEmpty() && header(request, "accept").contains("application/json"));
     const QString path = url.path(QUrl::FullyDecoded);
-    route(t, request, path.split(QLatin1Char('/')).mid(1));
+    const QStringList segments = path.split(QLatin1Char('/')).mid(1);
+    if (!authorized(request, segments)) {
+        Answer a =
+            error(401, QStringLiteral("this web IS needs a token: send 'Authorization: Bearer <token>' "
+                                      "(the content of the server's --http-token-file)"));
+        a.headers.append(
+            qMakePair(QByteArray("WWW-Authenticate"), QByteArray("Bearer realm=\"dialog-isserver\"")));
+        finish(t, a);
+        return true;
+    }
+    route(t, request, segments);
     return true;
+}
+
+bool WebServer::authorized(const QHttpServerRequest &request, const QStringList &segments) const
+{
+    const QByteArray &token = m_server.options().httpToken;
+    if (token.isEmpty())
+        return true;
+    // The page's own files hold no data: they load without the token, and the page then asks for it.
+    const bool page = segments.size() == 1 && segments.first() != QLatin1String("metrics");
+    if (page)
+        return true;
+    return WebTcpServer::bearerMatches(header(request, "authorization"), token);
 }
 
 void WebServer::route(const Target &t, const QHttpServerRequest &request, const QStringList &seg)

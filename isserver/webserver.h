@@ -37,6 +37,9 @@ class WebSocketHub;
 /// are read through the IS API (dialog::is::Dictionary), asynchronously: the server's main thread
 /// never waits for the network.
 ///
+/// With a token (ServerOptions::httpToken), /is and /metrics need `Authorization: Bearer <token>`
+/// (401 without), a WebSocket the header or `?token=`; with TLS, everything is HTTPS/WSS.
+///
 /// At most ServerOptions::httpMaxRequests requests are in progress at once (a request is in
 /// progress from its arrival until its answer is written); more are answered 503 at once.
 ///
@@ -106,6 +109,9 @@ private:
                       const QUrlQuery &query);
     void serveFile(const Target &target, const QString &file);
     void serveMetrics(const Target &target);
+    /// True when no token is needed for @p segments (the page's files, or no --http-token-file) or
+    /// @p request carries it.
+    bool authorized(const QHttpServerRequest &request, const QStringList &segments) const;
     bool criteriaFromQuery(const QUrlQuery &query, is::Criteria *out, QString *error, int *status) const;
     void onNewWebSocket();
 

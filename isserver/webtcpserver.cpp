@@ -1,9 +1,15 @@
 #include "webtcpserver.h"
 
+#include <QLoggingCategory>
+#include <QSslSocket>
 #include <QTcpSocket>
 #include <QTimer>
+#include <QUrl>
+#include <QUrlQuery>
 #include <QWebSocketServer>
 #include <memory>
+
+Q_DECLARE_LOGGING_CATEGORY(lcWeb)
 
 namespace dialog::isd {
 
@@ -13,12 +19,38 @@ WebTcpServer::WebTcpServer(QWebSocketServer *webSockets, const Limits &limits,
 {
 }
 
+void WebTcpServer::setTls(const QSslConfiguration &configuration)
+{
+    m_tls = true;
+    m_tlsConfiguration = configuration;
+}
+
 void WebTcpServer::incomingConnection(qintptr descriptor)
 {
-    auto *socket = new QTcpSocket(this);
+    QTcpSocket *socket = nullptr;
+    if (m_tls) {
+        auto *ssl = new QSslSocket(this);
+        ssl->setSslConfiguration(m_tlsConfiguration);
+        socket = ssl;
+    } else {
+        socket = new QTcpSocket(this);
+    }
     if (!socket->setSocketDescriptor(descriptor)) {
         delete socket;
         return;
+    }
+    if (auto *ssl = qobject_cast<QSslSocket *>(socket)) {
+        // A failed handshake (plain HTTP on the HTTPS port, a client that rejects the certificate)
+        // closes the connection: no answer can reach such a client. A connection over the bounds
+        // of admit() is closed without a 503 (nothing readable can be said before the handshake).
+        connect(ssl, &QSslSocket::errorOccurred, ssl, [ssl](QAbstractSocket::SocketError e) {
+            if (e == QAbstractSocket::SslHandshakeFailedError) {
+                qCInfo(lcWeb).noquote() << "TLS handshake with" << ssl->peerAddress().toString()
+                                        << "failed:" << ssl->errorString();
+                ssl->abort();
+            }
+        });
+        ssl->startServerEncryption();
     }
     if (!admit(socket))
         return;
@@ -111,8 +143,18 @@ void WebTcpServer::sniff(QTcpSocket *socket, QTimer *idle)
         }
         QObject::disconnect(*first);
         delete deadline;
-        if (isUpgradeToWebSocket(head->left(end)))
+        if (isUpgradeToWebSocket(head->left(end))) {
+            if (!m_token.isEmpty() && !headCarriesToken(head->left(end), m_token)) {
+                QObject::disconnect(socket, &QTcpSocket::readyRead, nullptr, nullptr);
+                qCInfo(lcWeb).noquote()
+                    << "WebSocket from" << socket->peerAddress().toString() << "refused: no valid token";
+                refuse(socket, "401 Unauthorized",
+                       "401 Unauthorized: this web IS needs a token; a WebSocket sends it as ?token=<token> "
+                       "or 'Authorization: Bearer <token>'\n");
+                return;
+            }
             upgrade(socket, idle);
+        }
         // else HTTP: left to QAbstractHttpServer
     });
 }
@@ -138,6 +180,47 @@ bool WebTcpServer::isUpgradeToWebSocket(const QByteArray &head)
     return upgrade;
 }
 
+bool WebTcpServer::constantTimeEquals(const QByteArray &a, const QByteArray &b)
+{
+    // Every byte of the longer one is looked at whatever the content: the time tells the length
+    // at most, not how much of the token was right.
+    const qsizetype n = qMax(a.size(), b.size());
+    unsigned char diff = a.size() == b.size() ? 0 : 1;
+    for (qsizetype i = 0; i < n; ++i)
+        diff |= (i < a.size() ? uchar(a[i]) : 0) ^ (i < b.size() ? uchar(b[i]) : 0);
+    return diff == 0;
+}
+
+bool WebTcpServer::bearerMatches(const QByteArray &authorization, const QByteArray &token)
+{
+    const QByteArray v = authorization.trimmed();
+    const int space = v.indexOf(' ');
+    if (space < 0 || v.left(space).compare("bearer", Qt::CaseInsensitive) != 0)
+        return false;
+    return constantTimeEquals(v.mid(space + 1).trimmed(), token);
+}
+
+bool WebTcpServer::headCarriesToken(const QByteArray &head, const QByteArray &token)
+{
+    const QList<QByteArray> lines = head.split('\n');
+    if (lines.isEmpty())
+        return false;
+    for (qsizetype i = 1; i < lines.size(); ++i) {
+        const QByteArray &line = lines.at(i);
+        const int colon = line.indexOf(':');
+        if (colon > 0 && line.left(colon).trimmed().compare("authorization", Qt::CaseInsensitive) == 0 &&
+            bearerMatches(line.mid(colon + 1), token))
+            return true;
+    }
+    const QList<QByteArray> parts = lines.first().trimmed().split(' ');
+    if (parts.size() != 3)
+        return false;
+    const QUrlQuery query(QUrl::fromEncoded(parts.at(1)));
+    return query.hasQueryItem(QStringLiteral("token")) &&
+           constantTimeEquals(query.queryItemValue(QStringLiteral("token"), QUrl::FullyDecoded).toUtf8(),
+                              token);
+}
+
 bool WebTcpServer::isRequestLine(QByteArray line)
 {
     if (line.endsWith('\r'))
@@ -153,6 +236,12 @@ bool WebTcpServer::isRequestLine(QByteArray line)
 
 void WebTcpServer::refuse(QTcpSocket *socket, const QByteArray &status, const QByteArray &body)
 {
+    // A TLS handshake that never completed (a slow loris on the HTTPS port): nothing can be said,
+    // and a graceful close would wait for the handshake.
+    if (auto *ssl = qobject_cast<QSslSocket *>(socket); ssl && !ssl->isEncrypted()) {
+        ssl->abort();
+        return;
+    }
     socket->write("HTTP/1.1 " + status + "\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: " +
                   QByteArray::number(body.size()) + "\r\nConnection: close\r\n\r\n" + body);
     socket->disconnectFromHost();

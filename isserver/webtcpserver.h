@@ -1,10 +1,13 @@
 // Connection admission of the web IS: every TCP connection is counted, watched for idleness and
 // sniffed before the HTTP server sees it; a WebSocket upgrade request is handed to the WebSocket
 // server, anything else stays HTTP, and what is not HTTP/1.x at all is answered 400 at once.
+// With a token, a WebSocket upgrade without it is answered 401 before the upgrade; with TLS, every
+// connection is HTTPS (the head time bound includes the handshake).
 #pragma once
 
 #include <QHash>
 #include <QHostAddress>
+#include <QSslConfiguration>
 #include <QTcpServer>
 #include <functional>
 
@@ -33,11 +36,24 @@ public:
     /// @p busy tells whether a connection has an answer pending (then it is not idle).
     WebTcpServer(QWebSocketServer *webSockets, const Limits &limits, std::function<bool(QTcpSocket *)> busy);
 
+    /// WebSocket upgrades must carry @p token (see headCarriesToken); empty: no token needed.
+    void setToken(const QByteArray &token) { m_token = token; }
+    /// Every connection is TLS with @p configuration (HTTPS, WSS). Call before listen().
+    void setTls(const QSslConfiguration &configuration);
+
     // The sniffing decisions, on bytes only (unit-tested and fuzzed without a socket).
     /// True for an HTTP/1.x request line ("GET /path HTTP/1.1", a trailing CR allowed).
     static bool isRequestLine(QByteArray line);
     /// True when the request head @p head (without the blank line) asks for a WebSocket upgrade.
     static bool isUpgradeToWebSocket(const QByteArray &head);
+    /// True when the request head @p head (without the blank line) carries @p token, as
+    /// `Authorization: Bearer <token>` or as the query item `token=` of the request target (what a
+    /// browser's WebSocket can send). Compared in constant time.
+    static bool headCarriesToken(const QByteArray &head, const QByteArray &token);
+    /// True when @p authorization (an Authorization header's value) is `Bearer <token>`.
+    static bool bearerMatches(const QByteArray &authorization, const QByteArray &token);
+    /// Equality whose time does not depend on where @p a and @p b differ.
+    static bool constantTimeEquals(const QByteArray &a, const QByteArray &b);
 
 protected:
     void incomingConnection(qintptr descriptor) override;
@@ -56,6 +72,9 @@ private:
     int m_open = 0;
     QHash<QHostAddress, int> m_openFrom;
     std::function<bool(QTcpSocket *)> m_busy;
+    QByteArray m_token;
+    bool m_tls = false;
+    QSslConfiguration m_tlsConfiguration;
 };
 
 } // namespace dialog::isd

@@ -1,6 +1,7 @@
 // dialog log: the message log — tail, search (answered by dialog-logger), report (from scripts).
 #include "clientsetup.h"
 
+#include "dialog/glob.h"
 #include "dialog/logrecord.h"
 #include "dialog/report.h"
 
@@ -88,30 +89,6 @@ bool buildQuery(const QCommandLineParser &p, const QString &verb, int defaultLim
     q->limit = int(limit);
     q->beforeId = before;
     return true;
-}
-
-/// The logger's GLOB (whole string, case-sensitive, "*" also across "/") as a regular expression.
-QRegularExpression globToRegex(const QString &glob)
-{
-    QString re = QStringLiteral("\\A");
-    for (qsizetype i = 0; i < glob.size(); ++i) {
-        const QChar c = glob.at(i);
-        if (c == QLatin1Char('*')) {
-            re += QLatin1String(".*");
-        } else if (c == QLatin1Char('?')) {
-            re += QLatin1Char('.');
-        } else if (c == QLatin1Char('[') && glob.indexOf(QLatin1Char(']'), i + 2) > i) {
-            const qsizetype end = glob.indexOf(QLatin1Char(']'), i + 2);
-            QString set = glob.mid(i + 1, end - i - 1);
-            // "[^…]" negates in both.
-            set.replace(QLatin1Char('\\'), QLatin1String("\\\\"));
-            re += QLatin1Char('[') + set + QLatin1Char(']');
-            i = end;
-        } else {
-            re += QRegularExpression::escape(QString(c));
-        }
-    }
-    return QRegularExpression(re + QLatin1String("\\z"), QRegularExpression::DotMatchesEverythingOption);
 }
 
 QString formatRecord(const LogRecord &r)

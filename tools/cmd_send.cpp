@@ -14,6 +14,7 @@ constexpr int Delivered = 0; // handed to every registrant's connection by the C
 constexpr int Usage = 1;     // bad arguments: nothing was sent
 constexpr int Refused = 2;   // the Control Server refused it: nobody registered the command, …
 constexpr int Lost = 3;      // not delivered, or not known to be: see stderr
+constexpr int Denied = 4;    // the partition's access list does not let this sender send it
 
 int failWith(int code, const QString &verb, const QString &why)
 {
@@ -30,6 +31,8 @@ int outcome(const Reply &r, const QString &verb, const QString &command, qint64 
         break;
     case Status::Code::Failed:
         return failWith(Refused, verb, QStringLiteral("refused: %1").arg(r.status().message()));
+    case Status::Code::PermissionDenied:
+        return failWith(Denied, verb, QStringLiteral("denied: %1").arg(r.status().message()));
     case Status::Code::InvalidName:
     case Status::Code::MessageTooLarge:
         return failWith(Refused, verb, QStringLiteral("refused: %1").arg(r.status().message()));
@@ -82,7 +85,8 @@ int send(const QStringList &args)
         "Exit status: 0 delivered (the Control Server handed it to every registrant's connection); "
         "1 bad arguments, nothing sent; 2 refused (no process registered the command, invalid name, too "
         "large); 3 lost (not connected to the Control Server, no answer within --timeout-ms, or not "
-        "handed to some registrant). On failure, one line on stderr says which and why."));
+        "handed to some registrant); 4 denied (the partition's access list does not let this user, host or "
+        "process send it). On failure, one line on stderr says which and why."));
     p.addPositionalArgument(QStringLiteral("command"), QStringLiteral("Command name."));
     p.addPositionalArgument(QStringLiteral("data"), QStringLiteral("Command data (text), optional."),
                             QStringLiteral("[data]"));

@@ -20,6 +20,8 @@ int down(const QStringList &args);
 int supervise(const QStringList &args);
 /// The message log: tail, search, report, stats (cmd_log.cpp).
 int log(const QStringList &args);
+/// The audit trail of commands and IS writes (cmd_audit.cpp).
+int audit(const QStringList &args);
 /// The IS benchmarks (is-fanout, is-latency) and their child processes (is-sender, is-subscriber).
 int benchIs(const QString &test, const QStringList &args);
 /// Messages stored per second by dialog-logger and its search time (cmd_bench_log.cpp).

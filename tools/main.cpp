@@ -22,6 +22,7 @@ const char *usage = "usage: dialog <verb> [options]\n"
                     "  down       stop the processes of a partition\n"
                     "  supervise  restart the lost processes of a partition that is up\n"
                     "  log        the message log: tail, search, report, stats\n"
+                    "  audit      who sent which command / wrote which IS object (--since 1h)\n"
                     "\n"
                     "Every verb accepts --help and --control-server host:port (or $DIALOG_CONTROL_SERVER).\n";
 }
@@ -63,6 +64,8 @@ int main(int argc, char *argv[])
         return supervise(args);
     if (verb == QLatin1String("log"))
         return log(args);
+    if (verb == QLatin1String("audit"))
+        return audit(args);
     if (verb == QLatin1String("bench"))
         return bench(args);
     std::fprintf(stderr, "dialog: unknown verb '%s'\n\n%s", qPrintable(verb), usage);

@@ -155,6 +155,11 @@ void ClientPrivate::handleRequest(const net::Inbound &in)
     r.d->origin = in.peer ? in.peer->name : QString();
     r.d->host = in.peer ? in.peer->endpoint.host : QString();
     r.d->port = in.peer ? in.peer->endpoint.port : 0;
+    if (in.peer) {
+        r.d->originUser = in.peer->user;
+        r.d->originHost = in.peer->hostName;
+        r.d->originAddress = in.peer->source.toString();
+    }
     if (!services.contains(r.d->service)) {
         sendReply(r, 2, QStringLiteral("%1 does not provide '%2'").arg(options.name, r.d->service).toUtf8());
         return;
@@ -207,6 +212,10 @@ void ClientPrivate::onRefused(const QString &what, const QString &name, const QS
             }
             fail(Status::Code::ServiceRefused, why);
         }
+    } else if (what == QLatin1String("permission")) {
+        // The partition's access list refused a command this process sent.
+        fail(Status::Code::PermissionDenied,
+             QStringLiteral("command '%1' refused by the Control Server: %2").arg(name, reason));
     } else {
         qCWarning(lcClient).noquote() << options.name << ":" << why;
     }

@@ -137,6 +137,7 @@ class RequestPrivate : public QSharedData
 {
 public:
     QString service, origin, host;
+    QString originUser, originHost, originAddress;
     QByteArray data;
     quint64 id = 0;
     quint16 port = 0;

@@ -108,6 +108,18 @@ QString Request::origin() const
 {
     return d->origin;
 }
+QString Request::originUser() const
+{
+    return d->originUser;
+}
+QString Request::originHost() const
+{
+    return d->originHost;
+}
+QString Request::originAddress() const
+{
+    return d->originAddress;
+}
 quint64 Request::id() const
 {
     return d->id;

@@ -68,9 +68,9 @@ bool RequestTracker::cancel(quint64 id)
 
 void RequestTracker::onReply(quint64 id, quint8 wireStatus, const QByteArray &data)
 {
-    static const Status::Code fromWire[] = {Status::Code::Ok, Status::Code::Failed,
-                                            Status::Code::NotAccepted};
-    const Status::Code code = wireStatus < 3 ? fromWire[wireStatus] : Status::Code::Failed;
+    static const Status::Code fromWire[] = {Status::Code::Ok, Status::Code::Failed, Status::Code::NotAccepted,
+                                            Status::Code::PermissionDenied};
+    const Status::Code code = wireStatus < 4 ? fromWire[wireStatus] : Status::Code::Failed;
     if (code == Status::Code::Ok)
         finish(id, Reply(id, Status(), data));
     else

@@ -51,6 +51,8 @@ struct PeerInfo
     Endpoint endpoint; // where it listens (as it claims in its HELLO)
     quint32 pid = 0;
     quint64 incarnation = 0;
+    QString user;     // the OS user it runs as, as it claims in its HELLO (empty: not said)
+    QString hostName; // its host name, as it claims in its HELLO (empty: not said)
     // Inbound peers only: the address the connection came from, and the connection itself (for
     // Transport::answer; an opaque key, never dereferenced outside its reader thread).
     QHostAddress source;

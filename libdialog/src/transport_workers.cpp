@@ -3,10 +3,30 @@
 #include "control_p.h"
 #include "inbounddecoder_p.h"
 
+#include <QSysInfo>
 #include <QTcpSocket>
 #include <QTimer>
 
+#include <pwd.h>
+#include <unistd.h>
+
 namespace dialog::net {
+
+namespace {
+/// The name of the user this process runs as (claimed in HELLO for access lists and the audit).
+QString processUser()
+{
+    static const QString user = [] {
+        struct passwd pw;
+        struct passwd *found = nullptr;
+        char buffer[4096];
+        if (::getpwuid_r(::geteuid(), &pw, buffer, sizeof buffer, &found) == 0 && found)
+            return QString::fromLocal8Bit(found->pw_name);
+        return QString::number(::geteuid());
+    }();
+    return user;
+}
+} // namespace
 
 using namespace wire_format;
 
@@ -95,6 +115,8 @@ SenderWorker::Connection *SenderWorker::open(const OutboxPtr &box)
     hello.set_port(me.endpoint.port);
     hello.set_pid(me.pid);
     hello.set_incarnation(me.incarnation);
+    hello.set_user(ss(processUser()));
+    hello.set_host_name(ss(QSysInfo::machineHostName()));
     const QByteArray frame = controlFrame(Type::Hello, hello);
     {
         QMutexLocker l(&box->m_lock);
@@ -428,6 +450,8 @@ bool ReaderWorker::acceptHello(Connection *c, Type type, QByteArrayView payload,
     p->endpoint = Endpoint{qs(h.host()), quint16(h.port())};
     p->pid = h.pid();
     p->incarnation = h.incarnation();
+    p->user = qs(h.user());
+    p->hostName = qs(h.host_name());
     p->source = c->socket->peerAddress();
     p->reader = this;
     p->connection = c;

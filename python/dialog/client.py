@@ -15,6 +15,19 @@ from ._proto import dialog_pb2 as pb
 from .wire import MessageType as T
 from .wire import ProtocolError
 
+
+def _os_user() -> str:
+    """The user this process runs as (claimed in HELLO for access lists and the audit trail)."""
+    try:
+        import pwd
+
+        return pwd.getpwuid(os.geteuid()).pw_name
+    except (ImportError, KeyError):
+        return str(os.geteuid()) if hasattr(os, "geteuid") else ""
+
+
+_USER = _os_user()
+
 log = logging.getLogger("dialog")
 
 Endpoint = Tuple[str, int]
@@ -60,7 +73,8 @@ class Request:
 
 
 class RequestError(Exception):
-    """A request was not answered: ``status`` is "failed", "not-accepted", "timeout" or "provider-lost"."""
+    """A request was not answered: ``status`` is "failed", "not-accepted", "permission-denied" (the
+    partition's access list refused it), "timeout" or "provider-lost"."""
 
     def __init__(self, status: str, message: str) -> None:
         super().__init__("%s: %s" % (status, message) if message else status)
@@ -592,7 +606,15 @@ class Client:
     # --- internals: control ---
 
     def _hello(self) -> pb.Hello:
-        return pb.Hello(name=self.name, host=self.host, port=self.port, pid=self.pid, incarnation=self.incarnation)
+        return pb.Hello(
+            name=self.name,
+            host=self.host,
+            port=self.port,
+            pid=self.pid,
+            incarnation=self.incarnation,
+            user=_USER,
+            host_name=socket.gethostname(),
+        )
 
     def _outbox(self, ep: Endpoint) -> _Outbox:
         b = self._outboxes.get(ep)
@@ -781,6 +803,9 @@ class Client:
                 self._connect_not_before = loop.time() + self._connect_delay
                 if self.on_error is not None:
                     self.on_error(ClientError("refused by the Control Server: %s (next attempt in %g s)" % (msg.reason, self._connect_delay)))
+            elif msg.what == "permission" and self.on_error is not None:
+                # The partition's access list refused a command this client sent.
+                self.on_error(ClientError("command '%s' refused by the Control Server: %s" % (msg.name, msg.reason)))
 
     async def _read_back(self, ep: Endpoint, reader: asyncio.StreamReader) -> None:
         """Reads what the peer of an outgoing connection writes back: nothing but a REFUSED from the
@@ -848,7 +873,10 @@ class Client:
                 p[1].set_result(data)
             else:
                 p[1].set_exception(
-                    RequestError("not-accepted" if status == 2 else "failed", data.decode("utf-8", "replace"))
+                    RequestError(
+                        {2: "not-accepted", 3: "permission-denied"}.get(status, "failed"),
+                        data.decode("utf-8", "replace"),
+                    )
                 )
 
     def reply_status(self, r: Request, status: int, text: str) -> None:

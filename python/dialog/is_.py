@@ -37,14 +37,19 @@ class Status:
     TIMEOUT = 9
     BAD_REQUEST = 10
     SERVER_ERROR = 11
+    QUOTA_EXCEEDED = 25
+    PERMISSION_DENIED = 26
     NAMES = [
         "ok", "not found", "already exists", "type mismatch", "unknown type", "invalid name",
         "invalid object", "read-only", "unknown server", "time-out", "bad request", "server error",
     ]  # fmt: skip
+    LATER_NAMES = {25: "quota exceeded", 26: "permission denied"}
 
     @classmethod
     def name(cls, code: int) -> str:
-        return cls.NAMES[code] if 0 <= code < len(cls.NAMES) else "error"
+        if 0 <= code < len(cls.NAMES):
+            return cls.NAMES[code]
+        return cls.LATER_NAMES.get(code, "error")
 
 
 @dataclass
@@ -284,7 +289,8 @@ class Dictionary:
             raise ISError(Status.SERVER_ERROR, "IS server %s sent a malformed reply" % server) from None
         if reply.code != Status.OK:
             msg = Status.name(reply.code) + (": " + reply.error if reply.error else "")
-            raise ISError(reply.code if reply.code <= Status.SERVER_ERROR else Status.SERVER_ERROR, msg)
+            known = reply.code <= Status.SERVER_ERROR or reply.code in Status.LATER_NAMES
+            raise ISError(reply.code if known else Status.SERVER_ERROR, msg)
         return reply
 
     async def fetch_types(self, server: str) -> None:

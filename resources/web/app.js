@@ -25,10 +25,44 @@ function writeHash() {
   history.replaceState(null, '', '#' + h.toString());
 }
 
+// ---- token (dialog-isserver --http-token-file) ----
+// Asked once when the server answers 401, kept for the browser tab (sessionStorage), sent as a
+// bearer token with every request and as ?token= with the WebSocket (a browser cannot set its headers).
+const TOKEN_KEY = 'dialog-is-token';
+let tokenPrompt = null;
+
+function askToken(why) {
+  if (tokenPrompt) return tokenPrompt;
+  tokenPrompt = new Promise((resolve) => {
+    $('tokenwhy').textContent = why;
+    $('login').hidden = false;
+    $('token').focus();
+    $('login').onsubmit = (e) => {
+      e.preventDefault();
+      sessionStorage.setItem(TOKEN_KEY, $('token').value.trim());
+      $('token').value = '';
+      $('login').hidden = true;
+      tokenPrompt = null;
+      resolve();
+    };
+  });
+  return tokenPrompt;
+}
+
 async function getJson(path) {
-  const r = await fetch(path, { headers: { Accept: 'application/json' } });
-  if (!r.ok) throw new Error((await r.text()).trim());
-  return r.json();
+  for (;;) {
+    const headers = { Accept: 'application/json' };
+    const token = sessionStorage.getItem(TOKEN_KEY);
+    if (token) headers.Authorization = 'Bearer ' + token;
+    const r = await fetch(path, { headers });
+    if (r.status === 401) {
+      sessionStorage.removeItem(TOKEN_KEY);
+      await askToken(token ? 'The token was not accepted; enter it again.' : 'This IS server needs a token.');
+      continue;
+    }
+    if (!r.ok) throw new Error((await r.text()).trim());
+    return r.json();
+  }
 }
 
 function fmtTime(iso) {
@@ -197,7 +231,9 @@ function subscribe() {
 }
 
 function connect() {
-  const ws = new WebSocket((location.protocol === 'https:' ? 'wss://' : 'ws://') + location.host + '/is/ws');
+  const token = sessionStorage.getItem(TOKEN_KEY);
+  const ws = new WebSocket((location.protocol === 'https:' ? 'wss://' : 'ws://') + location.host + '/is/ws' +
+                           (token ? '?token=' + encodeURIComponent(token) : ''));
   state.ws = ws;
   ws.onopen = () => { $('status').textContent = 'live'; $('status').className = 'status on'; state.wsRetry = 500; subscribe(); };
   ws.onclose = (e) => {

@@ -25,6 +25,7 @@ class tst_IsWebPage : public QObject
 
 private Q_SLOTS:
     void pageShowsLiveValues();
+    void pageAsksForTheTokenOnce();
 };
 
 void tst_IsWebPage::pageShowsLiveValues()
@@ -149,6 +150,92 @@ void tst_IsWebPage::pageShowsLiveValues()
     dt.call(QStringLiteral("Browser.close"), {}, 3000);
     dt.close();
     browser.process().waitForFinished(10000); // ~HeadlessChromium terminates and reaps it if not
+}
+
+void tst_IsWebPage::pageAsksForTheTokenOnce()
+{
+    if (HeadlessChromium::executable().isEmpty())
+        QSKIP("chromium is not installed (Debian package 'chromium'; ./run.sh installs it)");
+    QTemporaryDir tmp;
+    const QByteArray token = "page-token-0123456789abcdef";
+    QFile tokenFile(tmp.filePath(QStringLiteral("token")));
+    QVERIFY(tokenFile.open(QIODevice::WriteOnly));
+    tokenFile.write(token);
+    tokenFile.close();
+
+    ProcessFixture fx;
+    QVERIFY(fx.startControlServer());
+    Client client(fx.clientOptions(QStringLiteral("isweb-token-test")));
+    QVERIFY(client.start());
+    is::Dictionary dict(&client);
+    QVERIFY(dict.types().loadDirectory(IsTypesDir));
+    const quint16 http = ProcessFixture::waitForListening(
+        fx.start(QStringLiteral("dialog-isserver"),
+                 {QStringLiteral("--name"), QStringLiteral("RunParams"), QStringLiteral("--types"),
+                  IsTypesDir, QStringLiteral("--http-port"), QStringLiteral("0"),
+                  QStringLiteral("--http-token-file"), tokenFile.fileName()}),
+        ProcessFixture::webIsListening());
+    QVERIFY(http != 0);
+    is::Object run = is::Object::create(dict.types(), QStringLiteral("RunInfo"));
+    QVERIFY(run.set<quint32>(QStringLiteral("activeTime"), 100));
+    QTRY_VERIFY_WITH_TIMEOUT(
+        [&] {
+            is::Entry e;
+            return dict.getSync(QStringLiteral("RunParams.Statistics"), &e).isOk();
+        }(),
+        10000);
+    QVERIFY(dict.insertSync(QStringLiteral("RunParams.RunInfo"), run).isOk());
+
+    HeadlessChromium browser;
+    QString error;
+    const QUrl pageWs = browser.start(&error);
+    QVERIFY2(!pageWs.isEmpty(), qPrintable(error));
+    DevTools dt;
+    QVERIFY(dt.connect(pageWs));
+    QVERIFY(!dt.call(QStringLiteral("Page.enable")).isEmpty());
+    QVERIFY(!dt.call(QStringLiteral("Runtime.enable")).isEmpty());
+    const QString url =
+        QStringLiteral("http://127.0.0.1:%1/#server=RunParams&object=RunParams.RunInfo").arg(http);
+    QVERIFY(dt.call(QStringLiteral("Page.navigate"), {{QStringLiteral("url"), url}})
+                .contains(QLatin1String("result")));
+
+    // Asked for the token (the data requests were answered 401), nothing shown meanwhile.
+    const QString loginShown = QStringLiteral("!document.getElementById('login').hidden");
+    QTRY_VERIFY_WITH_TIMEOUT(dt.eval(loginShown).toBool(), 15000);
+    QCOMPARE(dt.eval(QStringLiteral("document.querySelectorAll('#objects li').length")).toInt(), 0);
+    // A wrong token is asked again.
+    dt.eval(QStringLiteral("document.getElementById('token').value = 'wrong'; "
+                           "document.getElementById('tokenok').click()"));
+    QTRY_COMPARE_WITH_TIMEOUT(
+        dt.eval(QStringLiteral("document.getElementById('tokenwhy').textContent")).toString(),
+        QStringLiteral("The token was not accepted; enter it again."), 10000);
+    QVERIFY(dt.eval(loginShown).toBool());
+    dt.eval(QStringLiteral("document.getElementById('token').value = '%1'; "
+                           "document.getElementById('tokenok').click()")
+                .arg(QString::fromLatin1(token)));
+    QTRY_VERIFY_WITH_TIMEOUT(
+        dt.eval(QStringLiteral("document.querySelectorAll('#objects li').length")).toInt() >= 2, 15000);
+    QVERIFY(!dt.eval(loginShown).toBool());
+    QTRY_COMPARE_WITH_TIMEOUT(
+        dt.eval(QStringLiteral("document.getElementById('status').textContent")).toString(),
+        QStringLiteral("live"), 10000);
+    // Live update over the WebSocket (which carries the token as ?token=).
+    const QString activeCell =
+        QStringLiteral("document.querySelector('tr[data-attr=\"activeTime\"] .val').textContent");
+    QTRY_COMPARE_WITH_TIMEOUT(dt.eval(activeCell).toString(), QStringLiteral("100"), 10000);
+    QVERIFY(run.set<quint32>(QStringLiteral("activeTime"), 4242));
+    QVERIFY(dict.updateSync(QStringLiteral("RunParams.RunInfo"), run).isOk());
+    QTRY_COMPARE_WITH_TIMEOUT(dt.eval(activeCell).toString(), QStringLiteral("4242"), 10000);
+
+    // Asked once: a reload in the same tab does not ask again.
+    dt.call(QStringLiteral("Page.reload"));
+    QTRY_VERIFY_WITH_TIMEOUT(
+        dt.eval(QStringLiteral("document.querySelectorAll('#objects li').length")).toInt() >= 2, 15000);
+    QVERIFY(!dt.eval(loginShown).toBool());
+
+    dt.call(QStringLiteral("Browser.close"), {}, 3000);
+    dt.close();
+    browser.process().waitForFinished(10000);
 }
 
 QTEST_GUILESS_MAIN(tst_IsWebPage)

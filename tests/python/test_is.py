@@ -292,3 +292,42 @@ def test_vectors_as_numpy_arrays(isserver):
             assert e.value["queueDepths"].dtype == np.uint32 and e.value["errorMessages"] == ["x"]
 
     run(main(), 30)
+
+
+def test_access_list_refuses_a_write_and_audits_it(daemons, tmp_path):
+    # The Python client claims its OS user and host name in HELLO: the access list matches the
+    # user, and the audit file shows it.
+    import getpass
+    import socket
+
+    access = tmp_path / "access.json"
+    access.write_text(json.dumps({"rules": [
+        {"allow": "is-write", "name": "PyAcl.*", "process": "PyAllowed", "user": getpass.getuser()},
+        {"deny": "is-write", "name": "PyAcl.*"},
+    ]}))  # fmt: skip
+    audit = tmp_path / "acl.audit"
+    daemons.start("dialog-isserver", "--name", "PyAcl", "--types", str(TYPES_DIR), "--control-server",
+                  daemons.address, "--access", str(access), "--audit-file", str(audit))  # fmt: skip
+
+    async def main():
+        async with client(daemons, "PyAllowed") as a, client(daemons, "PyDenied") as b:
+            allowed, denied = Dictionary(a), Dictionary(b)
+            for _ in range(100):  # until the server is up
+                try:
+                    await allowed.put("PyAcl.Run", "RunInfo", {"runNumber": 7})
+                    break
+                except ISError as e:
+                    assert e.code in (Status.UNKNOWN_SERVER, Status.TIMEOUT)
+                    await asyncio.sleep(0.1)
+            with pytest.raises(ISError) as e:
+                await denied.put("PyAcl.Run", "RunInfo", {"runNumber": 666})
+            assert e.value.code == Status.PERMISSION_DENIED == 26
+            assert str(e.value).startswith("permission denied: the access list (rules[1])")
+            assert (await allowed.get("PyAcl.Run")).value["runNumber"] == 7
+            out = await run_tool("audit", "--json", "--file", str(audit), address=daemons.address)
+            records = [json.loads(line) for line in out.splitlines() if line.strip()]
+            assert [(r["process"], r["outcome"]) for r in records] == [("PyAllowed", "allowed"), ("PyDenied", "refused")]
+            assert {r["user"] for r in records} == {getpass.getuser()}
+            assert {r["host"] for r in records} == {socket.gethostname()}
+
+    run(main(), 60)

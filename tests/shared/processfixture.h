@@ -86,7 +86,7 @@ public:
     /// The line an IS server logs once its web IS is bound: web IS on "http://ADDRESS:PORT/".
     static QRegularExpression webIsListening()
     {
-        return QRegularExpression(QStringLiteral("web IS on \"?http://[^/\\s]+:(\\d+)/"));
+        return QRegularExpression(QStringLiteral("web IS on \"?https?://[^/\\s]+:(\\d+)/"));
     }
 
     /// Waits until @p p logs a line that @p line matches (its first group: a port number) and

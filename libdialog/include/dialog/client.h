@@ -81,7 +81,9 @@ public:
     void registerCommand(const QString &name);
     void unregisterCommand(const QString &name);
     /// Sends a command to every registrant via the Control Server. False when not connected, for an
-    /// invalid name or for data over the maximum message size.
+    /// invalid name or for data over the maximum message size. When the partition's access list
+    /// refuses it, the Control Server does not relay it and says so: errorOccurred(PermissionDenied)
+    /// follows (errorString() names the command and the rule).
     bool sendCommand(const QString &name, const QByteArray &data = QByteArray());
 
     /// Sends @p data to the process providing @p service (found as a subscription finds it, so the

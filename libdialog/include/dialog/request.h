@@ -32,6 +32,12 @@ public:
     QByteArray data() const;
     /// Name of the requesting process.
     QString origin() const;
+    /// The OS user and host name the requesting process claims in its HELLO (empty when it did not
+    /// say); trustworthy when the partition has a shared secret.
+    QString originUser() const;
+    QString originHost() const;
+    /// The address the request's connection came from.
+    QString originAddress() const;
     quint64 id() const;
 
 private:

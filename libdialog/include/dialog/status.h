@@ -45,6 +45,8 @@ public:
         Broken,          ///< the destination could not be reached or its connection broke
         StorageError,    ///< a file could not be read or written, or is damaged (checkpoints)
         QuotaExceeded,   ///< a write over a limit of what one client (or the server) may store
+        /// the partition's access list refuses the command or IS write to the sender
+        PermissionDenied,
     };
     Q_ENUM(Code)
 

@@ -75,8 +75,10 @@ bool nextRecord(QByteArrayView batch, qsizetype &pos, RecordView &out, QString *
 Status statusFromReply(const isproto::Reply &reply)
 {
     const quint32 c = reply.code();
-    // Codes an IS server sends: those up to ServerError, and QuotaExceeded (added later).
-    const auto code = c <= quint32(Status::Code::ServerError) || c == quint32(Status::Code::QuotaExceeded)
+    // Codes an IS server sends: those up to ServerError, and QuotaExceeded and PermissionDenied
+    // (added later).
+    const auto code = c <= quint32(Status::Code::ServerError) || c == quint32(Status::Code::QuotaExceeded) ||
+                              c == quint32(Status::Code::PermissionDenied)
                           ? Status::Code(c)
                           : Status::Code::ServerError;
     return Status(code, QString::fromStdString(reply.error()));

@@ -1,5 +1,7 @@
 #include "dialog/rc/partition.h"
 
+#include "dialog/access.h"
+
 #include <QCoreApplication>
 #include <QDir>
 #include <QFile>
@@ -223,9 +225,11 @@ QStringList ProcessSpec::arguments(const Partition &p) const
         a << QStringLiteral("--port") << QString::number(p.controlServerPort);
         if (p.heartbeatMs > 0)
             a << QStringLiteral("--heartbeat-ms") << QString::number(p.heartbeatMs);
+        a << p.accessArguments(QStringLiteral("controlserver"));
         break;
     case Role::IsServer:
         a << QStringLiteral("--name") << name << QStringLiteral("--types") << p.isTypesDir;
+        a << p.accessArguments(QStringLiteral("is-") + name);
         break;
     case Role::Master:
         a << QStringLiteral("--config") << p.file;
@@ -242,6 +246,16 @@ QStringList ProcessSpec::arguments(const Partition &p) const
     if (role != Role::ControlServer && p.heartbeatMs > 0)
         a << QStringLiteral("--heartbeat-ms") << QString::number(p.heartbeatMs);
     return a + args;
+}
+
+QStringList Partition::accessArguments(const QString &auditName) const
+{
+    QStringList a;
+    if (!accessFile.isEmpty())
+        a << QStringLiteral("--access") << accessFile;
+    if (!auditDir.isEmpty())
+        a << QStringLiteral("--audit-file") << QDir(auditDir).filePath(auditName + QStringLiteral(".audit"));
+    return a;
 }
 
 QString Partition::controlServerAddress() const
@@ -311,7 +325,8 @@ bool Partition::parse(const QByteArray &json, const QString &path, Partition *ou
                 {QStringLiteral("name"), QStringLiteral("description"), QStringLiteral("control_server"),
                  QStringLiteral("ssh_command"), QStringLiteral("bin_dir"), QStringLiteral("is_types_dir"),
                  QStringLiteral("heartbeat_ms"), QStringLiteral("is_servers"), QStringLiteral("master"),
-                 QStringLiteral("slaves"), QStringLiteral("logger")});
+                 QStringLiteral("slaves"), QStringLiteral("logger"), QStringLiteral("access"),
+                 QStringLiteral("audit_dir")});
     p.name = r.string(root, {}, QStringLiteral("name"), true);
     if (!r.failed() && !validName(p.name))
         r.fail(QStringLiteral("name"), QStringLiteral("'%1' is not a valid partition name").arg(p.name));
@@ -344,6 +359,17 @@ bool Partition::parse(const QByteArray &json, const QString &path, Partition *ou
         p.isTypesDir = QFileInfo(beside).isDir() ? beside : installedIsTypesDir();
     }
     p.heartbeatMs = int(r.integer(root, {}, QStringLiteral("heartbeat_ms"), 0, 60000, 0));
+    // Who may command what (an access list file, dialog/access.h), checked here so that a bad file
+    // stops `dialog up` before anything starts; and where the audit files go.
+    if (root.contains(QStringLiteral("access"))) {
+        p.accessFile = resolve(base, r.string(root, {}, QStringLiteral("access"), true));
+        AccessList list;
+        QString why;
+        if (!r.failed() && !AccessList::load(p.accessFile, &list, &why))
+            r.fail(QStringLiteral("access"), why);
+    }
+    if (root.contains(QStringLiteral("audit_dir")))
+        p.auditDir = resolve(base, r.string(root, {}, QStringLiteral("audit_dir"), true));
 
     const QJsonValue isv = root.value(QStringLiteral("is_servers"));
     if (!isv.isUndefined() && !isv.isArray())

@@ -141,6 +141,8 @@ void tst_Client::statusNamesEveryCode()
     // The IS codes travel on the wire: their numbers never change.
     QCOMPARE(int(Status::Code::NotFound), 1);
     QCOMPARE(int(Status::Code::ServerError), 11);
+    QCOMPARE(int(Status::Code::QuotaExceeded), 25);
+    QCOMPARE(int(Status::Code::PermissionDenied), 26);
 }
 
 void tst_Client::invalidNameRefused_data()

@@ -20,6 +20,7 @@ private Q_SLOTS:
     void malformed();
     void processArguments();
     void restartPolicy();
+    void accessListAndAuditDirReachTheDaemons();
 };
 
 void tst_Partition::demoPartitionIsValid()
@@ -186,6 +187,43 @@ void tst_Partition::processArguments()
     QVERIFY(a.contains(QStringLiteral("--heartbeat-ms")));
     QCOMPARE(a.mid(a.size() - 2), (QStringList{"--threads", "2"}));
     QCOMPARE(p.master.arguments(p).mid(0, 2), (QStringList{"--config", "/p/t.json"}));
+}
+
+void tst_Partition::accessListAndAuditDirReachTheDaemons()
+{
+    QTemporaryDir dir;
+    const QString file = dir.filePath(QStringLiteral("t.json"));
+    QFile access(dir.filePath(QStringLiteral("access.json")));
+    QVERIFY(access.open(QIODevice::WriteOnly));
+    access.write(R"({"rules": [{"deny": "command", "name": "RunCtrl.*"}]})");
+    access.close();
+    const QByteArray json = R"({"name":"t","control_server":{"port":4000},"master":{"name":"M"},
+        "is_servers":[{"name":"RunParams"}],"slaves":[{"name":"S1","kind":"readout"}],
+        "access":"access.json","audit_dir":"audit"})";
+    Partition p;
+    QString error;
+    QVERIFY2(Partition::parse(json, file, &p, &error), qPrintable(error));
+    QCOMPARE(p.accessFile, access.fileName());
+    QList<ProcessSpec> procs = p.processes();
+    const QStringList cs = procs.first().arguments(p);
+    QVERIFY2(cs.join(' ').contains(
+                 QStringLiteral("--access %1 --audit-file %2")
+                     .arg(access.fileName(), dir.filePath(QStringLiteral("audit/controlserver.audit")))),
+             qPrintable(cs.join(' ')));
+    const QStringList is = p.isServers.first().arguments(p);
+    QVERIFY2(
+        is.join(' ').contains(
+            QStringLiteral("--audit-file %1").arg(dir.filePath(QStringLiteral("audit/is-RunParams.audit")))),
+        qPrintable(is.join(' ')));
+    QVERIFY(!p.slaves.first().arguments(p).contains(QStringLiteral("--access")));
+
+    // A bad access list stops the partition from loading, with the file and the rule.
+    QVERIFY(access.open(QIODevice::WriteOnly | QIODevice::Truncate));
+    access.write(R"({"rules": [{"deny": "everything"}]})");
+    access.close();
+    QVERIFY(!Partition::parse(json, file, &p, &error));
+    QVERIFY2(error.contains(QLatin1String("access")) && error.contains(QLatin1String("rules[0]")),
+             qPrintable(error));
 }
 
 void tst_Partition::restartPolicy()

@@ -65,6 +65,14 @@ struct Partition
     QList<ProcessSpec> isServers;
     QList<ProcessSpec> slaves;
     QList<ProcessSpec> loggers; ///< none, or the one of the partition's optional "logger" object
+    /// Absolute path of the access list ("access"; dialog/access.h) the Control Server and the IS
+    /// servers enforce; empty: everything allowed.
+    QString accessFile;
+    /// Absolute directory of the audit files ("audit_dir"): the Control Server writes
+    /// controlserver.audit, each IS server is-<name>.audit; empty: no audit files.
+    QString auditDir;
+    /// --access and --audit-file for the Control Server or an IS server (audit file @p auditName).
+    QStringList accessArguments(const QString &auditName) const;
 
     /// "host:port" processes use to reach the Control Server.
     QString controlServerAddress() const;

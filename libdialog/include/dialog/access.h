@@ -1,0 +1,79 @@
+// Who may command what: a partition's access list (which processes, users and hosts may send which
+// commands and write which IS objects), checked by the Control Server and the IS servers, and the
+// audit trail of every command and IS write they see (audit.h).
+#pragma once
+
+#include <QList>
+#include <QRegularExpression>
+#include <QString>
+
+namespace dialog {
+
+/// Where a command or an IS write comes from. The process name, user and host name are what the
+/// sender claims in its HELLO (trustworthy when the partition has a shared secret: only holders of
+/// the secret can connect); the address is where its connection came from.
+struct Origin
+{
+    QString process;
+    QString user;
+    QString host;
+    QString address;
+};
+
+/// An ordered list of allow/deny rules; the first rule that matches decides, and when none matches
+/// the default decides ("allow" unless the list says "default": "deny"). An empty list allows
+/// everything. Read from JSON:
+///
+///     { "default": "allow",
+///       "rules": [
+///         { "allow": "command",  "name": "RunCtrl.*.Command", "process": "RunControl*" },
+///         { "allow": "command",  "name": "RunCtrl.*.Command", "process": "Master" },
+///         { "deny":  "command",  "name": "RunCtrl.*.Command" },
+///         { "allow": "is-write", "name": "RunParams.*", "user": "daq", "host": "daq-*" },
+///         { "deny":  "is-write", "name": "RunParams.*" } ] }
+///
+/// A rule has "allow" or "deny" with what it is about ("command", "is-write" or "*"), and glob
+/// patterns (dialog/glob.h: '*' any characters, '?' one, "[...]" one of a set; whole string)
+/// "name" (the command, or the IS object as Server.Object), "process", "user" and "host" (the
+/// claimed host name or the connection's address); a pattern left out matches anything.
+/// Immutable once loaded: safe to use from any thread.
+class AccessList
+{
+public:
+    enum class Kind
+    {
+        Command, ///< sending a command (COMMAND_MESSAGE or DIALOG.Command)
+        IsWrite, ///< inserting, updating or removing an IS object
+    };
+    struct Decision
+    {
+        bool allowed = true;
+        int rule = -1;   ///< index of the deciding rule; -1: the default
+        QString because; ///< "rules[2]" or "default"
+    };
+
+    /// Reads the list from the JSON file @p path; false with "PATH: where: why" on error.
+    static bool load(const QString &path, AccessList *out, QString *error);
+    /// Parses @p json (@p source names it in errors).
+    static bool parse(const QByteArray &json, const QString &source, AccessList *out, QString *error);
+
+    bool isEmpty() const { return m_rules.isEmpty() && m_defaultAllows; }
+    int ruleCount() const { return int(m_rules.size()); }
+    Decision check(Kind kind, const QString &name, const Origin &origin) const;
+
+private:
+    struct Rule
+    {
+        bool allow = true;
+        bool anyKind = false;
+        Kind kind = Kind::Command;
+        QRegularExpression name, process, user, host; // invalid: matches anything
+    };
+    QList<Rule> m_rules;
+    bool m_defaultAllows = true;
+};
+
+/// "command" or "is-write".
+QString accessKindName(AccessList::Kind kind);
+
+} // namespace dialog

@@ -1,0 +1,94 @@
+// The audit trail: one record per command the Control Server relays and per IS write an IS server
+// applies (or refuses), with its origin; written to a rotating file of JSON lines and reported to
+// the message log (category "dialog.audit"). Read back by `dialog audit`.
+#pragma once
+
+#include "dialog/access.h"
+
+#include <QFile>
+#include <QJsonObject>
+#include <QList>
+#include <QString>
+#include <QVariantMap>
+#include <optional>
+
+class QCommandLineParser;
+
+namespace dialog {
+
+/// One audited action.
+struct AuditRecord
+{
+    qint64 timeMs = 0; ///< when the daemon decided, ms since the epoch
+    QString daemon;    ///< the process that decided (the Control Server, IS.Server.<name>)
+    AccessList::Kind kind = AccessList::Kind::Command;
+    QString name;      ///< the command, or the IS object (Server.Object)
+    QString operation; ///< "send" for a command; "insert", "update", "upsert", "remove" for IS
+    Origin origin;
+    bool allowed = true;
+    QString because; ///< the deciding rule ("rules[2]"), "default", or "" without an access list
+
+    QJsonObject toJson() const;
+    static std::optional<AuditRecord> fromJson(const QJsonObject &o);
+    /// The record's fields as message-log values (see fromValues()).
+    QVariantMap values() const;
+    static std::optional<AuditRecord> fromValues(const QVariantMap &values, qint64 timeMs);
+    /// "RunCtrl.Slave1.Command send by Master (daq@host1 127.0.0.1): allowed (rules[0])"
+    QString text() const;
+};
+
+/// Writes audit records, in the thread that owns it, to a file of JSON lines that rotates when
+/// it passes maxBytes (PATH -> PATH.1 -> … -> PATH.<generations>, the oldest dropped), and to the
+/// message log (dialog::report, category "dialog.audit", refusals as warnings).
+class AuditTrail
+{
+public:
+    struct Options
+    {
+        QString path;                       ///< empty: message log only
+        qint64 maxBytes = 10 * 1024 * 1024; ///< size past which the file rotates
+        int generations = 5;                ///< rotated files kept
+    };
+    explicit AuditTrail(const Options &options) : m_options(options) {}
+
+    /// Opens (appends to) the file; false with a reason when it cannot be written.
+    bool open(QString *error);
+    void record(const AuditRecord &r);
+    /// Records that could not be written to the file (disk full, …); they still went to the log.
+    quint64 writeFailures() const { return m_writeFailures; }
+
+    /// The records of the file @p path and its rotated generations, oldest first, at or after
+    /// @p sinceMs. Unreadable lines are skipped and counted in @p skipped.
+    static QList<AuditRecord> read(const QString &path, qint64 sinceMs, int *skipped = nullptr);
+
+private:
+    void rotate();
+
+    Options m_options;
+    QFile m_file;
+    quint64 m_writeFailures = 0;
+    quint64 m_sequence = 0;
+};
+
+/// The access and audit settings of a daemon that checks commands or IS writes (the Control
+/// Server, dialog-isserver): --access FILE, --audit, --audit-file PATH, --audit-file-bytes N,
+/// --audit-files N.
+struct AccessOptions
+{
+    AccessList access;  ///< empty: everything allowed
+    bool audit = false; ///< keep an audit trail (message log, and trail.path when set)
+    AuditTrail::Options trail;
+
+    static void addParserOptions(QCommandLineParser &parser);
+    /// Reads the options added by addParserOptions(); false with a one-line reason on bad values
+    /// or an access file that cannot be read.
+    bool applyParser(const QCommandLineParser &parser, QString *error);
+};
+
+/// The category of audit records in the message log.
+inline QString auditCategory()
+{
+    return QStringLiteral("dialog.audit");
+}
+
+} // namespace dialog

@@ -1,0 +1,162 @@
+// dialog audit: who sent which command and wrote which IS object, and whether it was allowed — from
+// the message log (dialog-logger) or from the audit files of the daemons (--file).
+#include "clientsetup.h"
+#include "commands.h"
+
+#include "dialog/audit.h"
+#include "dialog/logrecord.h"
+
+#include <QDateTime>
+#include <QEventLoop>
+#include <QJsonDocument>
+#include <algorithm>
+#include <cstdio>
+
+namespace dialog::tool {
+
+namespace {
+
+void printAudit(const AuditRecord &r, bool json)
+{
+    QByteArray line;
+    if (json) {
+        line = QJsonDocument(r.toJson()).toJson(QJsonDocument::Compact);
+    } else {
+        line = QStringLiteral("%1 %2 %3 %4 %5 by %6 user %7 host %8 (%9) [%10]")
+                   .arg(QDateTime::fromMSecsSinceEpoch(r.timeMs).toString(
+                            QStringLiteral("yyyy-MM-dd HH:mm:ss.zzz")),
+                        r.allowed ? QStringLiteral("ALLOWED") : QStringLiteral("REFUSED"),
+                        accessKindName(r.kind), r.name, r.operation, r.origin.process,
+                        r.origin.user.isEmpty() ? QStringLiteral("?") : r.origin.user,
+                        r.origin.host.isEmpty() ? QStringLiteral("?") : r.origin.host, r.origin.address)
+                   .arg(r.because.isEmpty() ? r.daemon : r.daemon + QLatin1Char(' ') + r.because)
+                   .toUtf8();
+    }
+    std::fwrite(line.constData(), 1, size_t(line.size()), stdout);
+    std::fputc('\n', stdout);
+}
+
+/// The audit records of the message log at or after @p sinceMs (oldest first), paging through it.
+bool fromLogger(Client &client, qint64 sinceMs, qint64 untilMs, int timeoutMs, QList<AuditRecord> *out,
+                QString *error)
+{
+    LogQuery q;
+    q.sinceMs = sinceMs;
+    q.untilMs = untilMs;
+    q.category = auditCategory();
+    q.limit = 10000;
+    for (;;) {
+        Reply answer;
+        QEventLoop loop;
+        client.request(logservice::service(), QByteArray(1, logservice::QueryKind) + q.encode(), timeoutMs,
+                       &loop, [&](const Reply &r) {
+                           answer = r;
+                           loop.quit();
+                       });
+        loop.exec();
+        if (!answer.isOk()) {
+            *error = answer.error() == Status::Code::Timeout
+                         ? QStringLiteral("no answer from %1 within %2 ms (is dialog-logger running? Without "
+                                          "one, read the daemons' audit files with --file)")
+                               .arg(logservice::service())
+                               .arg(timeoutMs)
+                         : answer.errorString();
+            return false;
+        }
+        const auto page = LogPage::decode(answer.data(), error);
+        if (!page)
+            return false;
+        for (const LogRecord &rec : page->records)
+            if (const auto a = AuditRecord::fromValues(rec.values, rec.timeMs))
+                out->append(*a);
+        if (!page->more || page->records.isEmpty())
+            return true;
+        q.beforeId = page->records.last().id;
+    }
+}
+
+} // namespace
+
+int audit(const QStringList &args)
+{
+    const QString verb = QStringLiteral("audit");
+    QCommandLineParser p;
+    p.setApplicationDescription(QStringLiteral(
+        "Shows the audit trail: every command the Control Server relayed or refused and every IS write an IS "
+        "server applied or refused, with its origin (process, user, host, address) and the access-list rule "
+        "that decided. Read from the message log (dialog-logger), or with --file from the audit files of the "
+        "daemons (--audit-file; rotated generations PATH.1 … included). Oldest first."));
+    p.addOption(
+        {QStringLiteral("since"),
+         QStringLiteral("From this time: 1h, 30m, 2026-11-23T18:00:00 or ms since the epoch (default 1h)."),
+         QStringLiteral("time"), QStringLiteral("1h")});
+    p.addOption(
+        {QStringLiteral("until"), QStringLiteral("Up to this time (same forms)."), QStringLiteral("time")});
+    p.addOption(
+        {QStringLiteral("file"),
+         QStringLiteral("Read this audit file (and its rotated generations) instead of the message log; "
+                        "may be repeated."),
+         QStringLiteral("path")});
+    p.addOption({QStringLiteral("kind"), QStringLiteral("Only \"command\" or \"is-write\" records."),
+                 QStringLiteral("kind")});
+    p.addOption({QStringLiteral("refused"), QStringLiteral("Only refused actions.")});
+    p.addOption({QStringLiteral("json"), QStringLiteral("One JSON object per line.")});
+    p.addOption({QStringLiteral("timeout-ms"),
+                 QStringLiteral("Wait this long for the logger (default 5000)."), QStringLiteral("ms")});
+    if (!parse(p, args, verb))
+        return 1;
+    if (!p.positionalArguments().isEmpty())
+        return fail(
+            verb,
+            QStringLiteral("unexpected argument '%1' (see --help)").arg(p.positionalArguments().first()));
+    const auto since = parseLogTime(p.value(QStringLiteral("since")));
+    if (!since)
+        return fail(verb, QStringLiteral("invalid --since '%1' (e.g. 1h, 30m, 2026-11-23T18:00:00)")
+                              .arg(p.value(QStringLiteral("since"))));
+    qint64 until = 0;
+    if (p.isSet(QStringLiteral("until"))) {
+        const auto u = parseLogTime(p.value(QStringLiteral("until")));
+        if (!u)
+            return fail(verb, QStringLiteral("invalid --until '%1'").arg(p.value(QStringLiteral("until"))));
+        until = *u;
+    }
+    const QString kind = p.value(QStringLiteral("kind"));
+    if (!kind.isEmpty() && kind != QLatin1String("command") && kind != QLatin1String("is-write"))
+        return fail(verb, QStringLiteral("invalid --kind '%1' (command or is-write)").arg(kind));
+    qint64 timeout = 5000;
+    if (!intOption(p, verb, QStringLiteral("timeout-ms"), 1, 3600000, timeout))
+        return 1;
+    QList<AuditRecord> records;
+    const QStringList files = p.values(QStringLiteral("file"));
+    if (!files.isEmpty()) {
+        for (const QString &f : files) {
+            if (!QFile::exists(f))
+                return fail(verb, QStringLiteral("no audit file %1").arg(f));
+            int skipped = 0;
+            records += AuditTrail::read(f, *since, &skipped);
+            if (skipped)
+                std::fprintf(stderr, "dialog audit: %s: %d unreadable lines skipped\n", qPrintable(f),
+                             skipped);
+        }
+    } else {
+        QString error;
+        auto client = makeClient(p, verb, &error);
+        if (!client)
+            return fail(verb, error);
+        if (!fromLogger(*client, *since, until, int(timeout), &records, &error))
+            return fail(verb, error);
+    }
+    std::stable_sort(records.begin(), records.end(),
+                     [](const AuditRecord &a, const AuditRecord &b) { return a.timeMs < b.timeMs; });
+    const bool json = p.isSet(QStringLiteral("json"));
+    for (const AuditRecord &r : std::as_const(records)) {
+        if ((until && r.timeMs > until) || (!kind.isEmpty() && accessKindName(r.kind) != kind) ||
+            (p.isSet(QStringLiteral("refused")) && r.allowed))
+            continue;
+        printAudit(r, json);
+    }
+    std::fflush(stdout);
+    return 0;
+}
+
+} // namespace dialog::tool
