@@ -81,6 +81,8 @@ quint16 ControlServer::port() const
 
 bool ControlServer::start(QString *error)
 {
+    if (!net::applySecurity(m_options.secretFile, m_options.tls, m_options.transport, error))
+        return false;
     if (m_options.standbyOf.isEmpty())
         return activate(error);
     net::Endpoint primary;
@@ -98,6 +100,10 @@ void ControlServer::watchPrimary()
     // so a dead or hung primary shows up as a lost connection.
     ClientOptions o;
     o.name = QStringLiteral("DIALOG.Standby.%1").arg(m_options.port);
+    o.secretFile = m_options.secretFile;
+    o.tlsCert = m_options.tls.cert;
+    o.tlsKey = m_options.tls.key;
+    o.tlsCa = m_options.tls.ca;
     o.controlServers = {m_options.standbyOf};
     o.heartbeatMs = m_options.heartbeatMs;
     o.exitOnRefusal = false;

@@ -38,6 +38,10 @@ struct ServerOptions
     /// comes from (or, from this host, one of this host's addresses).
     bool trustAdvertised = false;
     net::TransportOptions transport;
+    /// The partition's secret and TLS files (loaded into transport by start(); also those of the
+    /// standby's connection to its primary).
+    QString secretFile;
+    security::TlsFiles tls;
     /// Publish this process' reported messages (dialog::installMessageHandler()) on
     /// logservice::controlServer() for dialog-logger (the daemon does; in-process servers do not).
     bool reportMessages = false;

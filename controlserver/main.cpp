@@ -86,6 +86,20 @@ int main(int argc, char *argv[])
         {QStringLiteral("listen-backlog"),
          QStringLiteral("Listen backlog: connections queued before they are accepted (default 1024)."),
          QStringLiteral("n"), QStringLiteral("1024")});
+    p.addOption({QStringLiteral("secret-file"),
+                 QStringLiteral("Shared secret of the partition: every connection must prove it (default: "
+                                "$DIALOG_SECRET_FILE; none: no authentication)."),
+                 QStringLiteral("path")});
+    p.addOption({QStringLiteral("tls-cert"),
+                 QStringLiteral("PEM certificate of this server for TLS (default: $DIALOG_TLS_CERT)."),
+                 QStringLiteral("path")});
+    p.addOption({QStringLiteral("tls-key"),
+                 QStringLiteral("PEM private key of --tls-cert (default: $DIALOG_TLS_KEY)."),
+                 QStringLiteral("path")});
+    p.addOption({QStringLiteral("tls-ca"),
+                 QStringLiteral("PEM certificate of the authority processes must be signed by (default: "
+                                "$DIALOG_TLS_CA)."),
+                 QStringLiteral("path")});
     p.addOption({QStringLiteral("no-message-log"),
                  QStringLiteral("Do not publish this server's messages (connected, lost, refused, take-over) "
                                 "for dialog-logger (DIALOG.ControlServer.Log).")});
@@ -144,6 +158,14 @@ int main(int argc, char *argv[])
                         .arg(p.value(QStringLiteral("directory-page-bytes"))));
     o.directoryPageBytes = pageBytes;
 
+    // The same settings, and defaults, as every DIALOG process (ClientOptions).
+    const dialog::ClientOptions env = dialog::ClientOptions::fromEnvironment();
+    auto fileOption = [&p](const char *name, const QString &fallback) {
+        return p.isSet(QLatin1String(name)) ? p.value(QLatin1String(name)) : fallback;
+    };
+    o.secretFile = fileOption("secret-file", env.secretFile);
+    o.tls = {fileOption("tls-cert", env.tlsCert), fileOption("tls-key", env.tlsKey),
+             fileOption("tls-ca", env.tlsCa)};
     o.trustAdvertised = p.isSet(QStringLiteral("trust-advertised"));
     o.standbyOf = p.value(QStringLiteral("standby-of"));
     if (!o.standbyOf.isEmpty() && o.port == 0)

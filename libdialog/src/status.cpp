@@ -57,6 +57,8 @@ QString Status::codeName(Code code)
         return QStringLiteral("storage error");
     case Code::QuotaExceeded:
         return QStringLiteral("quota exceeded");
+    case Code::SecurityError:
+        return QStringLiteral("security error");
     }
     return QStringLiteral("error");
 }

@@ -45,6 +45,7 @@ public:
         Broken,          ///< the destination could not be reached or its connection broke
         StorageError,    ///< a file could not be read or written, or is damaged (checkpoints)
         QuotaExceeded,   ///< a write over a limit of what one client (or the server) may store
+        SecurityError,   ///< the secret file or the TLS files cannot be used (see dialog/security.h)
     };
     Q_ENUM(Code)
 

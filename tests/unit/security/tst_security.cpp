@@ -7,6 +7,7 @@
 
 #include <QCommandLineParser>
 #include <QSslConfiguration>
+#include <QSslKey>
 #include <QSslSocket>
 #include <QTemporaryDir>
 #include <QtTest>
