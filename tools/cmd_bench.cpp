@@ -36,13 +36,13 @@ int fanin(const QStringList &args)
         !intOption(p, verb, QStringLiteral("seconds"), 1, 3600, seconds))
         return 1;
     QString error;
-    Environment env;
-    if (!env.startControlServer(&error))
-        return fail(verb, error);
-
     ClientOptions o = ClientOptions::fromEnvironment(QStringLiteral("bench-subscriber"));
     o.exitOnRefusal = true;
     if (!o.applyParser(p, &error))
+        return fail(verb, error);
+    Environment env;
+    Environment::shareSecurity(o);
+    if (!env.startControlServer(&error))
         return fail(verb, error);
     o.controlServers = {env.address};
     auto client = std::make_unique<Client>(o);
@@ -133,7 +133,12 @@ int rtt(const QStringList &args)
         !intOption(p, verb, QStringLiteral("count"), 1, 10000000, count))
         return 1;
     QString error;
+    ClientOptions o = ClientOptions::fromEnvironment(QStringLiteral("bench-rtt"));
+    o.exitOnRefusal = true;
+    if (!o.applyParser(p, &error))
+        return fail(verb, error);
     Environment env;
+    Environment::shareSecurity(o);
     if (!env.startControlServer(&error))
         return fail(verb, error);
     env.children.start(ChildProcesses::binary(QStringLiteral("dialog")),
@@ -141,10 +146,6 @@ int rtt(const QStringList &args)
                         QStringLiteral("--control-server"), env.address, QStringLiteral("--command"),
                         QStringLiteral("bench.ping"), QStringLiteral("--service"),
                         QStringLiteral("bench.pong"), QStringLiteral("--quiet")});
-    ClientOptions o = ClientOptions::fromEnvironment(QStringLiteral("bench-rtt"));
-    o.exitOnRefusal = true;
-    if (!o.applyParser(p, &error))
-        return fail(verb, error);
     o.controlServers = {env.address};
     Client client(o);
     if (!client.start())

@@ -241,6 +241,10 @@ QStringList ProcessSpec::arguments(const Partition &p) const
     }
     if (role != Role::ControlServer && p.heartbeatMs > 0)
         a << QStringLiteral("--heartbeat-ms") << QString::number(p.heartbeatMs);
+    for (auto [option, value] : {std::pair{"--secret-file", &p.secretFile}, std::pair{"--tls-cert", &p.tlsCert},
+                                 std::pair{"--tls-key", &p.tlsKey}, std::pair{"--tls-ca", &p.tlsCa}})
+        if (!value->isEmpty())
+            a << QLatin1String(option) << *value;
     return a + args;
 }
 
@@ -311,7 +315,8 @@ bool Partition::parse(const QByteArray &json, const QString &path, Partition *ou
                 {QStringLiteral("name"), QStringLiteral("description"), QStringLiteral("control_server"),
                  QStringLiteral("ssh_command"), QStringLiteral("bin_dir"), QStringLiteral("is_types_dir"),
                  QStringLiteral("heartbeat_ms"), QStringLiteral("is_servers"), QStringLiteral("master"),
-                 QStringLiteral("slaves"), QStringLiteral("logger")});
+                 QStringLiteral("slaves"), QStringLiteral("logger"), QStringLiteral("secret_file"),
+                 QStringLiteral("tls_cert"), QStringLiteral("tls_key"), QStringLiteral("tls_ca")});
     p.name = r.string(root, {}, QStringLiteral("name"), true);
     if (!r.failed() && !validName(p.name))
         r.fail(QStringLiteral("name"), QStringLiteral("'%1' is not a valid partition name").arg(p.name));
@@ -344,6 +349,14 @@ bool Partition::parse(const QByteArray &json, const QString &path, Partition *ou
         p.isTypesDir = QFileInfo(beside).isDir() ? beside : installedIsTypesDir();
     }
     p.heartbeatMs = int(r.integer(root, {}, QStringLiteral("heartbeat_ms"), 0, 60000, 0));
+    for (auto [key, target] : {std::pair{"secret_file", &p.secretFile}, std::pair{"tls_cert", &p.tlsCert},
+                               std::pair{"tls_key", &p.tlsKey}, std::pair{"tls_ca", &p.tlsCa}}) {
+        const QString path = r.string(root, {}, QLatin1String(key), false);
+        *target = path.isEmpty() ? QString() : resolve(base, path);
+    }
+    const int tlsGiven = int(!p.tlsCert.isEmpty()) + int(!p.tlsKey.isEmpty()) + int(!p.tlsCa.isEmpty());
+    if (!r.failed() && tlsGiven != 0 && tlsGiven != 3)
+        r.fail(QStringLiteral("tls_cert"), QStringLiteral("TLS needs all of tls_cert, tls_key and tls_ca"));
 
     const QJsonValue isv = root.value(QStringLiteral("is_servers"));
     if (!isv.isUndefined() && !isv.isArray())
