@@ -9,6 +9,7 @@
 #include "dialog/is/checkpoint.h"
 #include "dialog/is/codec.h"
 #include "is/protocol_p.h"
+#include "transport_p.h"
 
 #include <QCoreApplication>
 #include <QDir>
@@ -358,8 +359,17 @@ void IsServer::onRequest(const Request &request)
 
 bool IsServer::startPush(QString *error)
 {
+    push::Security security;
+    {
+        net::TransportOptions to;
+        const ClientOptions &c = m_options.client;
+        if (!net::applySecurity(c.secretFile, {c.tlsCert, c.tlsKey, c.tlsCa}, to, error))
+            return false;
+        security = {to.secret, to.tls};
+    }
     if (m_options.mirrorListenPort >= 0) {
-        m_pushReceiver = std::make_unique<PushReceiver>(*m_repository, m_types, m_options.mirrorMaster);
+        m_pushReceiver =
+            std::make_unique<PushReceiver>(*m_repository, m_types, m_options.mirrorMaster, security);
         connect(m_pushReceiver.get(), &PushReceiver::typesAdded, this,
                 [this](const QList<is::TypeInfo> &types) {
                     m_declared += types; // a checkpoint of the copy needs them to be read back
@@ -395,7 +405,7 @@ bool IsServer::startPush(QString *error)
         if (host.startsWith(QLatin1Char('[')) && host.endsWith(QLatin1Char(']')))
             host = host.mid(1, host.size() - 2);
         m_pushers.push_back(
-            std::make_unique<PushSender>(*m_repository, host, quint16(port), criteria, m_options.pushPingMs));
+            std::make_unique<PushSender>(*m_repository, host, quint16(port), criteria, m_options.pushPingMs, security));
     }
     // Writes are applied in this thread, so the listener runs here too (see PushSender).
     m_repository->addListener([this](const is::Change &c) {

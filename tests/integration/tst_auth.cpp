@@ -17,6 +17,7 @@
 #include <QSignalSpy>
 #include <QTcpSocket>
 #include <QTemporaryDir>
+#include <QtEndian>
 #include <QtTest>
 
 using namespace dialog;
@@ -102,6 +103,7 @@ private Q_SLOTS:
     void refusedAtAnIsServerAndEverythingWorksWithTheSecret();
     void acceptorWithoutTheSecretIsNotBelieved();
     void tlsWithTheRightCaWorksAndAWrongCaIsRefused();
+    void pushMirrorConnectionNeedsTheSecret();
 
 private:
     ClientOptions options(const QString &name, const QString &secretFile) const
@@ -382,6 +384,85 @@ void tst_Auth::tlsWithTheRightCaWorksAndAWrongCaIsRefused()
     // The server logged why it refused the stranger's certificate.
     const QByteArray log = tls.controlServerProcess()->readAllStandardError();
     QVERIFY2(log.contains("authentication failed") && log.contains("TLS"), log.constData());
+}
+
+void tst_Auth::pushMirrorConnectionNeedsTheSecret()
+{
+    m_client = std::make_unique<Client>(options(QStringLiteral("PushUser"), m_secret));
+    QVERIFY(m_client->start());
+    m_dict = std::make_unique<is::Dictionary>(m_client.get());
+    QVERIFY(m_dict->types().loadDirectory(isTypesDir()));
+    // The mirror's own system: a second Control Server of the same partition (same secret).
+    QProcess *remoteCs =
+        m_fx->start(QStringLiteral("dialog-controlserver"), {QStringLiteral("--port"), QStringLiteral("0")});
+    const quint16 remotePort = ProcessFixture::waitForListening(remoteCs, ProcessFixture::controlServerListening());
+    QVERIFY(remotePort != 0);
+    const QString remote = QStringLiteral("127.0.0.1:%1").arg(remotePort);
+    const quint16 pushPort = freePort();
+    QProcess *mirror = m_fx->start(
+        QStringLiteral("dialog-isserver"),
+        {QStringLiteral("--name"), QStringLiteral("RunParams"), QStringLiteral("--threads"), QStringLiteral("2"),
+         QStringLiteral("--control-server"), remote, QStringLiteral("--mirror-listen"),
+         QStringLiteral("127.0.0.1:%1").arg(pushPort)});
+    mirror->setProcessChannelMode(QProcess::SeparateChannels);
+    QVERIFY(ProcessFixture::waitForPort(pushPort, 10000));
+
+    // A push hello without the proof is refused, with the reason.
+    {
+        QTcpSocket s;
+        s.connectToHost(QHostAddress::LocalHost, pushPort);
+        QVERIFY(s.waitForConnected(3000));
+        const QByteArray hello = R"({"server":"RunParams","ping_ms":2000,"types":[]})";
+        QByteArray frame(10, Qt::Uninitialized);
+        qToBigEndian<quint32>(0x4449504d, frame.data());
+        frame[4] = 1;
+        frame[5] = 1; // Hello
+        qToBigEndian<quint32>(quint32(hello.size()), frame.data() + 6);
+        s.write(frame + hello);
+        QByteArray answer;
+        QElapsedTimer t;
+        t.start();
+        while (t.elapsed() < 5000 && s.state() == QAbstractSocket::ConnectedState)
+            if (s.waitForReadyRead(200))
+                answer += s.readAll();
+        answer += s.readAll();
+        QVERIFY2(answer.size() > 10 && answer.at(5) == 3, answer.toHex().constData()); // Refuse
+        QVERIFY2(answer.contains("authentication failed"), answer.constData());
+    }
+
+    // A master with another secret pushes nothing.
+    QProcess *impostor = m_fx->start(
+        QStringLiteral("dialog-isserver"),
+        {QStringLiteral("--name"), QStringLiteral("Impostor"), QStringLiteral("--threads"), QStringLiteral("2"),
+         QStringLiteral("--types"), isTypesDir(), QStringLiteral("--push-to"),
+         QStringLiteral("127.0.0.1:%1").arg(pushPort), QStringLiteral("--secret-file"), m_other});
+    impostor->setProcessChannelMode(QProcess::SeparateChannels);
+    QByteArray said;
+    const bool told = waitUntil(
+        [&] {
+            said += impostor->readAllStandardError();
+            return said.contains("cannot push (authentication failed");
+        },
+        15000);
+    QVERIFY2(told, said.constData());
+    impostor->terminate();
+    QVERIFY(impostor->waitForFinished(5000));
+
+    // The master of the partition pushes; the copy is read on the mirror's side.
+    startServer(QStringLiteral("RunParams"), {QStringLiteral("--push-to"), QStringLiteral("127.0.0.1:%1").arg(pushPort)});
+    QVERIFY(waitForServer(QStringLiteral("RunParams")));
+    is::Object run = is::Object::create(m_dict->types(), QStringLiteral("RunInfo"));
+    QVERIFY(run.set<quint32>(QStringLiteral("runNumber"), 77));
+    QCOMPARE(m_dict->insertSync(QStringLiteral("RunParams.RunInfo"), run).code(), is::Status::Code::Ok);
+    ClientOptions ro = options(QStringLiteral("PushReader"), m_secret);
+    ro.controlServers = {remote};
+    Client reader(ro);
+    QVERIFY(reader.start());
+    is::Dictionary copy(&reader);
+    QVERIFY(copy.types().loadDirectory(isTypesDir()));
+    is::Entry e;
+    QTRY_VERIFY_WITH_TIMEOUT(copy.getSync(QStringLiteral("RunParams.RunInfo"), &e).isOk(), 15000);
+    QCOMPARE(e.object.get<quint32>(QStringLiteral("runNumber")), 77u);
 }
 
 QTEST_GUILESS_MAIN(tst_Auth)
