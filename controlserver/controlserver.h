@@ -32,8 +32,8 @@ struct ServerOptions
     /// Largest DIALOG.Directory message (JSON bytes): a larger directory goes out in pages. Below
     /// the message limit (64 MiB) so that every subscriber can take it.
     qint64 directoryPageBytes = 8 * 1024 * 1024;
-    LostLimits lost;         ///< bounds of the "lost" history
-    QString standbyOf;       ///< "host:port" of the primary: wait as a spare until it is gone
+    LostLimits lost;   ///< bounds of the "lost" history
+    QString standbyOf; ///< "host:port" of the primary: wait as a spare until it is gone
     /// Accept any address a process advertises. By default it must be the address its connection
     /// comes from (or, from this host, one of this host's addresses).
     bool trustAdvertised = false;
@@ -133,8 +133,8 @@ private:
     net::PeerInfo m_self;
     ServiceStatePtr m_directoryService;
     ServiceStatePtr m_statisticsService;
-    ServiceStatePtr m_commandService; // takes requests only, publishes nothing
-    ServiceStatePtr m_logService;        // with reportMessages only
+    ServiceStatePtr m_commandService;   // takes requests only, publishes nothing
+    ServiceStatePtr m_logService;       // with reportMessages only
     MessageLog *m_messageLog = nullptr; // with reportMessages only
     QTimer *m_statisticsTimer = nullptr;
     QTimer *m_heartbeatTimer = nullptr;
@@ -173,7 +173,7 @@ private:
     bool mayCommand(const net::Inbound &in) const;
     qint64 m_lastCheckMs = -1;
     int m_shortestHeartbeatMs = 1 << 30; // of the processes admitted so far
-    net::Endpoint m_standby; // where our standby serves once it takes over (from its name)
+    net::Endpoint m_standby;             // where our standby serves once it takes over (from its name)
     bool m_probingStandby = false;
 };
 

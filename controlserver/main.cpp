@@ -86,20 +86,7 @@ int main(int argc, char *argv[])
         {QStringLiteral("listen-backlog"),
          QStringLiteral("Listen backlog: connections queued before they are accepted (default 1024)."),
          QStringLiteral("n"), QStringLiteral("1024")});
-    p.addOption({QStringLiteral("secret-file"),
-                 QStringLiteral("Shared secret of the partition: every connection must prove it (default: "
-                                "$DIALOG_SECRET_FILE; none: no authentication)."),
-                 QStringLiteral("path")});
-    p.addOption({QStringLiteral("tls-cert"),
-                 QStringLiteral("PEM certificate of this server for TLS (default: $DIALOG_TLS_CERT)."),
-                 QStringLiteral("path")});
-    p.addOption({QStringLiteral("tls-key"),
-                 QStringLiteral("PEM private key of --tls-cert (default: $DIALOG_TLS_KEY)."),
-                 QStringLiteral("path")});
-    p.addOption({QStringLiteral("tls-ca"),
-                 QStringLiteral("PEM certificate of the authority processes must be signed by (default: "
-                                "$DIALOG_TLS_CA)."),
-                 QStringLiteral("path")});
+    dialog::ClientOptions::addSecurityParserOptions(p);
     p.addOption({QStringLiteral("no-message-log"),
                  QStringLiteral("Do not publish this server's messages (connected, lost, refused, take-over) "
                                 "for dialog-logger (DIALOG.ControlServer.Log).")});

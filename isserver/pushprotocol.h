@@ -62,8 +62,8 @@ QString typeName(Type type);
 /// The shared secret and TLS configuration of the push connection (the IS server's own).
 struct Security
 {
-    QByteArray secret;                             ///< empty: no authentication
-    std::shared_ptr<const QSslConfiguration> tls;  ///< null: plain TCP
+    QByteArray secret;                            ///< empty: no authentication
+    std::shared_ptr<const QSslConfiguration> tls; ///< null: plain TCP
 };
 
 } // namespace dialog::isd::push

@@ -80,18 +80,18 @@ bool PushReceiver::listen(const QHostAddress &address, quint16 port, QString *er
                      .arg(m_server->errorString());
         return false;
     }
-    connect(m_server.get(), &QTcpServer::newConnection, this, &PushReceiver::onNewConnection);
+    // Not newConnection: a TLS connection is pending only once its handshake is done.
+    connect(m_server.get(), &QTcpServer::pendingConnectionAvailable, this, &PushReceiver::onNewConnection);
     m_timer = new QTimer(this);
     connect(m_timer, &QTimer::timeout, this, &PushReceiver::onTimer);
     m_timer->start(TickMs);
     report(
         QStringLiteral("push mirror listening on %1:%2").arg(address.toString()).arg(m_server->serverPort()));
     if (!address.isLoopback() && m_security.secret.isEmpty())
-        report(
-            QStringLiteral("warning: the push port takes no credentials (no --secret-file); whoever can "
-                           "connect to it and says the name %1 is taken for the master: let only the "
-                           "master's host through")
-                .arg(m_master));
+        report(QStringLiteral("warning: the push port takes no credentials (no --secret-file); whoever can "
+                              "connect to it and says the name %1 is taken for the master: let only the "
+                              "master's host through")
+                   .arg(m_master));
     return true;
 }
 
@@ -241,8 +241,8 @@ bool PushReceiver::hello(QTcpSocket *s, const QByteArray &payload, QString *erro
         return false;
     }
     const QJsonObject o = doc.object();
-    const QByteArray nonce =
-        QByteArray::fromHex(o.value(QStringLiteral("nonce")).toString().toLatin1()).left(security::NonceBytes);
+    const QByteArray nonce = QByteArray::fromHex(o.value(QStringLiteral("nonce")).toString().toLatin1())
+                                 .left(security::NonceBytes);
     if (m_security.secret.isEmpty()) {
         if (o.contains(QStringLiteral("nonce"))) {
             *error = QStringLiteral("authentication failed: this mirror has no shared secret");
@@ -258,8 +258,9 @@ bool PushReceiver::hello(QTcpSocket *s, const QByteArray &payload, QString *erro
     const QByteArray mine = security::newNonce();
     s->setProperty(HelloProperty, payload);
     s->setProperty(NoncesProperty, nonce + mine);
-    s->write(push::encode(push::Type::Auth,
-                          mine + security::proof(m_security.secret, security::Role::Acceptor, nonce, mine, payload)));
+    s->write(
+        push::encode(push::Type::Auth, mine + security::proof(m_security.secret, security::Role::Acceptor,
+                                                              nonce, mine, payload)));
     return true;
 }
 

@@ -75,7 +75,7 @@ private:
     const QString m_master;
     const push::Security m_security;
     std::unique_ptr<QTcpServer> m_server; // a QSslServer with TLS
-    QPointer<QTcpSocket> m_active; // the master's accepted connection
+    QPointer<QTcpSocket> m_active;        // the master's accepted connection
     QTimer *m_timer = nullptr;
     QSet<QString> m_seen; // object names received since SnapshotBegin
     bool m_inSnapshot = false;

@@ -212,8 +212,9 @@ bool PushSender::authenticate(const QByteArray &payload, QString *error)
         return false;
     }
     m_authenticated = true;
-    m_socket->write(push::encode(push::Type::Auth, security::proof(m_security.secret, security::Role::Connector,
-                                                                   m_nonce, theirs, m_hello)));
+    m_socket->write(
+        push::encode(push::Type::Auth, security::proof(m_security.secret, security::Role::Connector, m_nonce,
+                                                       theirs, m_hello)));
     return true;
 }
 

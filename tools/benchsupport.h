@@ -43,8 +43,9 @@ struct Environment
     /// @p o: its secret file and TLS files, handed on through DIALOG_SECRET_FILE / DIALOG_TLS_*.
     static void shareSecurity(const ClientOptions &o)
     {
-        for (auto [name, value] : {std::pair{"DIALOG_SECRET_FILE", &o.secretFile}, std::pair{"DIALOG_TLS_CERT", &o.tlsCert},
-                                   std::pair{"DIALOG_TLS_KEY", &o.tlsKey}, std::pair{"DIALOG_TLS_CA", &o.tlsCa}})
+        for (auto [name, value] :
+             {std::pair{"DIALOG_SECRET_FILE", &o.secretFile}, std::pair{"DIALOG_TLS_CERT", &o.tlsCert},
+              std::pair{"DIALOG_TLS_KEY", &o.tlsKey}, std::pair{"DIALOG_TLS_CA", &o.tlsCa}})
             if (!value->isEmpty())
                 qputenv(name, value->toLocal8Bit());
     }

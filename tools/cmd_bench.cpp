@@ -234,10 +234,12 @@ int bench(const QStringList &args)
     if (args.size() < 2 || args.at(1).startsWith(QLatin1Char('-'))) {
         if (args.size() >= 2 &&
             (args.at(1) == QLatin1String("--help") || args.at(1) == QLatin1String("-h"))) {
-            std::puts("usage: dialog bench fanin|rtt|is-fanout|is-latency [options]   (dialog bench fanin --help)");
+            std::puts(
+                "usage: dialog bench fanin|rtt|is-fanout|is-latency [options]   (dialog bench fanin --help)");
             return 0;
         }
-        return fail(QStringLiteral("bench"), QStringLiteral("expected a test: fanin, rtt, is-fanout or is-latency"));
+        return fail(QStringLiteral("bench"),
+                    QStringLiteral("expected a test: fanin, rtt, is-fanout or is-latency"));
     }
     QStringList rest = args;
     const QString test = rest.takeAt(1);

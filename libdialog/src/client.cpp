@@ -59,7 +59,8 @@ void ClientPrivate::fail(Status::Code e, const QString &why)
     error = e;
     errorString = why;
     qCWarning(lcClient).noquote() << options.name << ":" << why;
-    if (e == Status::Code::ListenFailed || e == Status::Code::InvalidAddress || e == Status::Code::SecurityError)
+    if (e == Status::Code::ListenFailed || e == Status::Code::InvalidAddress ||
+        e == Status::Code::SecurityError)
         setState(Client::State::Unconnected);
     Q_EMIT q->errorOccurred(e);
 }
@@ -288,8 +289,8 @@ bool Client::start()
     to.maxMessageSize = d->options.maxMessageSize;
     to.idleTimeoutMs = d->options.idleTimeoutMs;
     QString securityError;
-    if (!net::applySecurity(d->options.secretFile,
-                            {d->options.tlsCert, d->options.tlsKey, d->options.tlsCa}, to, &securityError)) {
+    if (!net::applySecurity(d->options.secretFile, {d->options.tlsCert, d->options.tlsKey, d->options.tlsCa},
+                            to, &securityError)) {
         d->fail(Status::Code::SecurityError, securityError);
         return false;
     }

@@ -198,8 +198,7 @@ OutboxPtr Transport::outbox(const Endpoint &destination)
 void Transport::wake(const OutboxPtr &box)
 {
     SenderWorker *w = m_senders.at(box->worker);
-    QMetaObject::invokeMethod(
-        w, handOff([w, box] { w->flush(box); }), Qt::QueuedConnection);
+    QMetaObject::invokeMethod(w, handOff([w, box] { w->flush(box); }), Qt::QueuedConnection);
 }
 
 bool Transport::waitForRoom(Outbox &box, qint64 size, int blockMs)
@@ -280,8 +279,7 @@ void Transport::whenRoom(const OutboxPtr &box, std::function<void()> fn, qint64 
 void Transport::acceptDescriptor(qintptr fd)
 {
     ReaderWorker *r = m_readers.at(m_nextReader.fetch_add(1) % m_readers.size());
-    QMetaObject::invokeMethod(
-        r, handOff([r, fd] { r->addDescriptor(fd); }), Qt::QueuedConnection);
+    QMetaObject::invokeMethod(r, handOff([r, fd] { r->addDescriptor(fd); }), Qt::QueuedConnection);
 }
 
 bool Transport::admitHandshake(const QHostAddress &from, QString *why)
@@ -325,11 +323,10 @@ void Transport::authFailed(const QHostAddress &address, const QString &peer, con
         times = ++m_authFailuresFrom[address];
     }
     if ((times & (times - 1)) == 0)
-        qCWarning(lcReceiver).noquote() << "authentication failed with" << peer << "-" << reason
-                                        << (times > 1 ? QStringLiteral("(%1 times from %2)")
-                                                            .arg(times)
-                                                            .arg(address.toString())
-                                                      : QString());
+        qCWarning(lcReceiver).noquote()
+            << "authentication failed with" << peer << "-" << reason
+            << (times > 1 ? QStringLiteral("(%1 times from %2)").arg(times).arg(address.toString())
+                          : QString());
 }
 
 void Transport::deliver(DeliveryQueue &q, InboundBatch &items, qint64 bytes)
@@ -352,8 +349,7 @@ void Transport::deliver(DeliveryQueue &q, InboundBatch &items, qint64 bytes)
     }
     items.clear();
     if (post)
-        QMetaObject::invokeMethod(
-            context, handOff([this, &q] { drain(q); }), Qt::QueuedConnection);
+        QMetaObject::invokeMethod(context, handOff([this, &q] { drain(q); }), Qt::QueuedConnection);
 }
 
 void Transport::drain(DeliveryQueue &q)
@@ -373,8 +369,7 @@ void Transport::drain(DeliveryQueue &q)
     // Readers set the flag before re-checking deliveryBlocked(), so a pause is never missed here.
     if (!deliveryBlocked() && m_readersPaused.exchange(false)) {
         for (ReaderWorker *r : std::as_const(m_readers))
-            QMetaObject::invokeMethod(
-                r, handOff([r] { r->resume(); }), Qt::QueuedConnection);
+            QMetaObject::invokeMethod(r, handOff([r] { r->resume(); }), Qt::QueuedConnection);
     }
 }
 
@@ -400,7 +395,8 @@ void Transport::answer(const PeerPtr &peer, const QByteArray &frame)
     if (!reader)
         return;
     const void *connection = peer->connection;
-    QMetaObject::invokeMethod(reader, handOff([reader, connection, frame] { reader->answer(connection, frame); }));
+    QMetaObject::invokeMethod(reader,
+                              handOff([reader, connection, frame] { reader->answer(connection, frame); }));
 }
 
 Transport::Stats Transport::stats() const

@@ -652,7 +652,8 @@ bool ReaderWorker::acceptProof(Connection *c, Type type, QByteArrayView payload,
 {
     wire::Auth a;
     if (type != Type::Auth || !a.ParseFromArray(payload.data(), int(payload.size()))) {
-        error = QStringLiteral("%1 instead of the AUTH answering the challenge").arg(QLatin1String(typeName(type)));
+        error = QStringLiteral("%1 instead of the AUTH answering the challenge")
+                    .arg(QLatin1String(typeName(type)));
         return false;
     }
     const QByteArray expected = security::proof(m_transport->options().secret, security::Role::Connector,

@@ -82,6 +82,17 @@ bool refusedForAuth(const QList<QPair<Type, QByteArray>> &answers, QByteArray *r
     return false;
 }
 
+/// Until @p p wrote @p text on stderr (bounded: 15 s); what it wrote is in @p heard.
+bool waitForOutput(QProcess *p, const QByteArray &text, QByteArray *heard)
+{
+    return waitUntil(
+        [&] {
+            *heard += p->readAllStandardError();
+            return heard->contains(text);
+        },
+        15000);
+}
+
 bool writeSecret(const QString &path, const QByteArray &secret)
 {
     QFile f(path);
@@ -103,6 +114,7 @@ private Q_SLOTS:
     void refusedAtAnIsServerAndEverythingWorksWithTheSecret();
     void acceptorWithoutTheSecretIsNotBelieved();
     void tlsWithTheRightCaWorksAndAWrongCaIsRefused();
+    void pushMirrorConnectionNeedsTheSecret_data();
     void pushMirrorConnectionNeedsTheSecret();
 
 private:
@@ -110,8 +122,30 @@ private:
     {
         ClientOptions o = m_fx->clientOptions(name);
         o.secretFile = secretFile;
+        o.tlsCert = m_tls.cert;
+        o.tlsKey = m_tls.key;
+        o.tlsCa = m_tls.ca;
         return o;
     }
+    /// Every process started from now on, and options(), use TLS with @p files.
+    void useTls(const TlsFiles &files)
+    {
+        m_tls = files;
+        qputenv("DIALOG_TLS_CERT", files.cert.toLocal8Bit());
+        qputenv("DIALOG_TLS_KEY", files.key.toLocal8Bit());
+        qputenv("DIALOG_TLS_CA", files.ca.toLocal8Bit());
+    }
+    /// TLS files of the test authorities (ca1: the partition's, ca2: a stranger's).
+    bool tlsFiles(const QString &ca, const QString &name, TlsFiles *out)
+    {
+        QString error;
+        const bool ok =
+            makeTlsFiles(QStringLiteral(DIALOG_BIN_DIR "/../tls-tst_auth/") + ca, name, out, &error);
+        if (!ok)
+            qWarning("%s", qPrintable(error));
+        return ok;
+    }
+    TlsFiles m_tls;
     QString processesInDirectory();
 
     QTemporaryDir m_dir;
@@ -138,6 +172,10 @@ void tst_Auth::init()
 void tst_Auth::cleanup()
 {
     tearDownIs();
+    m_tls = {};
+    qunsetenv("DIALOG_TLS_CERT");
+    qunsetenv("DIALOG_TLS_KEY");
+    qunsetenv("DIALOG_TLS_CA");
 }
 
 QString tst_Auth::processesInDirectory()
@@ -188,7 +226,8 @@ void tst_Auth::forgedHelloNamingALiveProcessIsRefused()
     c.set_name("Live");
     QByteArray reason;
     QVERIFY(refusedForAuth(
-        exchange(m_fx->port(), helloFrame(QStringLiteral("Live"), 7) + controlFrame(Type::ConnectToControlServer, c),
+        exchange(m_fx->port(),
+                 helloFrame(QStringLiteral("Live"), 7) + controlFrame(Type::ConnectToControlServer, c),
                  &closed),
         &reason));
     QVERIFY(closed);
@@ -197,9 +236,10 @@ void tst_Auth::forgedHelloNamingALiveProcessIsRefused()
     // A HELLO with a nonce, then an AUTH with a made-up proof.
     wire::Auth bogus;
     bogus.set_proof(std::string(32, 'x'));
-    const auto answers = exchange(
-        m_fx->port(), helloFrame(QStringLiteral("Live"), 9, security::newNonce()) + controlFrame(Type::Auth, bogus),
-        &closed);
+    const auto answers = exchange(m_fx->port(),
+                                  helloFrame(QStringLiteral("Live"), 9, security::newNonce()) +
+                                      controlFrame(Type::Auth, bogus),
+                                  &closed);
     QVERIFY(!answers.isEmpty());
     QCOMPARE(answers.first().first, Type::Auth); // the challenge...
     QVERIFY(refusedForAuth(answers));            // ...then the refusal
@@ -386,8 +426,25 @@ void tst_Auth::tlsWithTheRightCaWorksAndAWrongCaIsRefused()
     QVERIFY2(log.contains("authentication failed") && log.contains("TLS"), log.constData());
 }
 
+void tst_Auth::pushMirrorConnectionNeedsTheSecret_data()
+{
+    QTest::addColumn<bool>("tls");
+    QTest::newRow("secret") << false;
+    QTest::newRow("secret+tls") << true;
+}
+
 void tst_Auth::pushMirrorConnectionNeedsTheSecret()
 {
+    QFETCH(bool, tls);
+    TlsFiles strangerFiles;
+    if (tls) {
+        TlsFiles ours;
+        QVERIFY(tlsFiles(QStringLiteral("ca1"), QStringLiteral("node"), &ours));
+        QVERIFY(tlsFiles(QStringLiteral("ca2"), QStringLiteral("stranger"), &strangerFiles));
+        useTls(ours);
+        m_fx = std::make_unique<ProcessFixture>(); // its Control Server with TLS
+        QVERIFY(m_fx->startControlServer());
+    }
     m_client = std::make_unique<Client>(options(QStringLiteral("PushUser"), m_secret));
     QVERIFY(m_client->start());
     m_dict = std::make_unique<is::Dictionary>(m_client.get());
@@ -395,20 +452,21 @@ void tst_Auth::pushMirrorConnectionNeedsTheSecret()
     // The mirror's own system: a second Control Server of the same partition (same secret).
     QProcess *remoteCs =
         m_fx->start(QStringLiteral("dialog-controlserver"), {QStringLiteral("--port"), QStringLiteral("0")});
-    const quint16 remotePort = ProcessFixture::waitForListening(remoteCs, ProcessFixture::controlServerListening());
+    const quint16 remotePort =
+        ProcessFixture::waitForListening(remoteCs, ProcessFixture::controlServerListening());
     QVERIFY(remotePort != 0);
     const QString remote = QStringLiteral("127.0.0.1:%1").arg(remotePort);
     const quint16 pushPort = freePort();
-    QProcess *mirror = m_fx->start(
-        QStringLiteral("dialog-isserver"),
-        {QStringLiteral("--name"), QStringLiteral("RunParams"), QStringLiteral("--threads"), QStringLiteral("2"),
-         QStringLiteral("--control-server"), remote, QStringLiteral("--mirror-listen"),
-         QStringLiteral("127.0.0.1:%1").arg(pushPort)});
+    QProcess *mirror =
+        m_fx->start(QStringLiteral("dialog-isserver"),
+                    {QStringLiteral("--name"), QStringLiteral("RunParams"), QStringLiteral("--threads"),
+                     QStringLiteral("2"), QStringLiteral("--control-server"), remote,
+                     QStringLiteral("--mirror-listen"), QStringLiteral("127.0.0.1:%1").arg(pushPort)});
     mirror->setProcessChannelMode(QProcess::SeparateChannels);
     QVERIFY(ProcessFixture::waitForPort(pushPort, 10000));
 
     // A push hello without the proof is refused, with the reason.
-    {
+    if (!tls) {
         QTcpSocket s;
         s.connectToHost(QHostAddress::LocalHost, pushPort);
         QVERIFY(s.waitForConnected(3000));
@@ -433,23 +491,33 @@ void tst_Auth::pushMirrorConnectionNeedsTheSecret()
     // A master with another secret pushes nothing.
     QProcess *impostor = m_fx->start(
         QStringLiteral("dialog-isserver"),
-        {QStringLiteral("--name"), QStringLiteral("Impostor"), QStringLiteral("--threads"), QStringLiteral("2"),
-         QStringLiteral("--types"), isTypesDir(), QStringLiteral("--push-to"),
+        {QStringLiteral("--name"), QStringLiteral("Impostor"), QStringLiteral("--threads"),
+         QStringLiteral("2"), QStringLiteral("--types"), isTypesDir(), QStringLiteral("--push-to"),
          QStringLiteral("127.0.0.1:%1").arg(pushPort), QStringLiteral("--secret-file"), m_other});
     impostor->setProcessChannelMode(QProcess::SeparateChannels);
     QByteArray said;
-    const bool told = waitUntil(
-        [&] {
-            said += impostor->readAllStandardError();
-            return said.contains("cannot push (authentication failed");
-        },
-        15000);
-    QVERIFY2(told, said.constData());
+    QVERIFY2(waitForOutput(impostor, "cannot push (authentication failed", &said), said.constData());
     impostor->terminate();
     QVERIFY(impostor->waitForFinished(5000));
+    if (tls) {
+        // A master whose certificate is signed by another authority: refused by TLS.
+        QProcess *stranger = m_fx->start(
+            QStringLiteral("dialog-isserver"),
+            {QStringLiteral("--name"), QStringLiteral("Stranger"), QStringLiteral("--threads"),
+             QStringLiteral("2"), QStringLiteral("--types"), isTypesDir(), QStringLiteral("--push-to"),
+             QStringLiteral("127.0.0.1:%1").arg(pushPort), QStringLiteral("--tls-cert"), strangerFiles.cert,
+             QStringLiteral("--tls-key"), strangerFiles.key, QStringLiteral("--tls-ca"), strangerFiles.ca});
+        stranger->setProcessChannelMode(QProcess::SeparateChannels);
+        QByteArray heard;
+        QVERIFY2(waitForOutput(stranger, "cannot push (authentication failed: TLS", &heard),
+                 heard.constData());
+        stranger->terminate();
+        QVERIFY(stranger->waitForFinished(5000));
+    }
 
     // The master of the partition pushes; the copy is read on the mirror's side.
-    startServer(QStringLiteral("RunParams"), {QStringLiteral("--push-to"), QStringLiteral("127.0.0.1:%1").arg(pushPort)});
+    startServer(QStringLiteral("RunParams"),
+                {QStringLiteral("--push-to"), QStringLiteral("127.0.0.1:%1").arg(pushPort)});
     QVERIFY(waitForServer(QStringLiteral("RunParams")));
     is::Object run = is::Object::create(m_dict->types(), QStringLiteral("RunInfo"));
     QVERIFY(run.set<quint32>(QStringLiteral("runNumber"), 77));

@@ -202,7 +202,8 @@ QString ProcessSpec::program() const
 
 bool ProcessSpec::isLocal() const
 {
-    if (host == QLatin1String("localhost") || host.compare(QHostInfo::localHostName(), Qt::CaseInsensitive) == 0)
+    if (host == QLatin1String("localhost") ||
+        host.compare(QHostInfo::localHostName(), Qt::CaseInsensitive) == 0)
         return true;
     // An address of this host (any interface, loopback included) is this host, not one to ssh to.
     const QHostAddress address(host);
@@ -211,8 +212,9 @@ bool ProcessSpec::isLocal() const
     if (address.isLoopback())
         return true;
     const QList<QHostAddress> own = QNetworkInterface::allAddresses();
-    return std::any_of(own.cbegin(), own.cend(),
-                       [&](const QHostAddress &a) { return a.isEqual(address, QHostAddress::TolerantConversion); });
+    return std::any_of(own.cbegin(), own.cend(), [&](const QHostAddress &a) {
+        return a.isEqual(address, QHostAddress::TolerantConversion);
+    });
 }
 
 QStringList ProcessSpec::arguments(const Partition &p) const
@@ -241,8 +243,9 @@ QStringList ProcessSpec::arguments(const Partition &p) const
     }
     if (role != Role::ControlServer && p.heartbeatMs > 0)
         a << QStringLiteral("--heartbeat-ms") << QString::number(p.heartbeatMs);
-    for (auto [option, value] : {std::pair{"--secret-file", &p.secretFile}, std::pair{"--tls-cert", &p.tlsCert},
-                                 std::pair{"--tls-key", &p.tlsKey}, std::pair{"--tls-ca", &p.tlsCa}})
+    for (auto [option, value] :
+         {std::pair{"--secret-file", &p.secretFile}, std::pair{"--tls-cert", &p.tlsCert},
+          std::pair{"--tls-key", &p.tlsKey}, std::pair{"--tls-ca", &p.tlsCa}})
         if (!value->isEmpty())
             a << QLatin1String(option) << *value;
     return a + args;

@@ -156,7 +156,8 @@ void tst_Security::tlsFilesRefusedWithAReason()
 void tst_Security::proofsMatchTheDocumentedExample()
 {
     // docs/protocol.md §3.1.1: the HELLO payload of the example, both nonces, the two proofs.
-    const QByteArray payload = QByteArray::fromHex("0a0852656164" "6f75743112093132372e302e302e3118c1b80220"
+    const QByteArray payload = QByteArray::fromHex("0a0852656164"
+                                                   "6f75743112093132372e302e302e3118c1b80220"
                                                    "922128ef9baf8589cf959a125220") +
                                QByteArray(32, '\x01');
     const QByteArray secret("an example secret of the partition");
