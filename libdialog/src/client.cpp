@@ -550,6 +550,7 @@ Client::Statistics Client::statistics() const
     s.messagesIn = t.framesIn;
     s.bytesIn = t.bytesIn;
     s.protocolErrors = t.protocolErrors;
+    s.authFailures = t.authFailures;
     s.queuedBytes = t.queuedBytes;
     s.outgoingConnections = t.outgoingConnections;
     s.incomingConnections = t.incomingConnections;

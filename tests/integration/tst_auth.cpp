@@ -264,6 +264,7 @@ void tst_Auth::refusedAtAProvidersDataPort()
     bool closed = false;
     QVERIFY(refusedForAuth(exchange(provider.port(), helloFrame(QStringLiteral("Intruder"), 3), &closed)));
     QVERIFY(closed);
+    QTRY_COMPARE_WITH_TIMEOUT(provider.statistics().authFailures, 1u, 5000); // counted
 
     // A real transport with another secret: it is refused, and it refuses the provider in turn
     // (the provider cannot prove a secret it does not share).
