@@ -1,18 +1,18 @@
 #include "controlserver.h"
 
 #include "control_p.h"
-#include "payload_p.h"
 #include "messagelog.h"
+#include "payload_p.h"
 
 #include <QCoreApplication>
 #include <QDateTime>
+#include <QFile>
 #include <QHostInfo>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QLoggingCategory>
 #include <QNetworkInterface>
 #include <QRandomGenerator>
-#include <QFile>
 #include <QTcpSocket>
 #include <QTimer>
 
@@ -79,6 +79,8 @@ quint16 ControlServer::port() const
 
 bool ControlServer::start(QString *error)
 {
+    if (!net::applySecurity(m_options.secretFile, m_options.tls, m_options.transport, error))
+        return false;
     if (m_options.standbyOf.isEmpty())
         return activate(error);
     net::Endpoint primary;
@@ -96,6 +98,10 @@ void ControlServer::watchPrimary()
     // so a dead or hung primary shows up as a lost connection.
     ClientOptions o;
     o.name = QStringLiteral("DIALOG.Standby.%1").arg(m_options.port);
+    o.secretFile = m_options.secretFile;
+    o.tlsCert = m_options.tls.cert;
+    o.tlsKey = m_options.tls.key;
+    o.tlsCa = m_options.tls.ca;
     o.controlServers = {m_options.standbyOf};
     o.heartbeatMs = m_options.heartbeatMs;
     o.exitOnRefusal = false;
@@ -512,9 +518,9 @@ void ControlServer::admit(const net::Inbound &in, const QList<QHostAddress> &add
         // backs off, but a misconfigured one may keep knocking).
         const int times = ++m_refusedConnects[p.name];
         if ((times & (times - 1)) == 0)
-            qCInfo(lcServer).noquote() << "refused connection of" << p.name << "from"
-                                       << in.peer->source.toString() << "-" << why
-                                       << (times > 1 ? QStringLiteral("(%1 times)").arg(times) : QString());
+            qCInfo(lcServer).noquote()
+                << "refused connection of" << p.name << "from" << in.peer->source.toString() << "-" << why
+                << (times > 1 ? QStringLiteral("(%1 times)").arg(times) : QString());
         refuseConnect(in, QStringLiteral("connect"), why);
         // A replacement is knocking: if the holder of the name is dead, the probe finds out now.
         if (const ProcessRecord *old = m_directory.process(p.name))
@@ -596,8 +602,9 @@ void ControlServer::registerService(const QString &process, const QString &servi
     const ProcessRecord *rec = m_directory.process(process);
     QString limit;
     if (rec && rec->services.size() >= m_options.maxServicesPerProcess && !rec->services.contains(service))
-        limit = QStringLiteral("%1 provides %2 services, the most one process may").arg(process).arg(
-            m_options.maxServicesPerProcess);
+        limit = QStringLiteral("%1 provides %2 services, the most one process may")
+                    .arg(process)
+                    .arg(m_options.maxServicesPerProcess);
     else if (m_directory.serviceCount() >= m_options.maxServices && !(rec && rec->services.contains(service)))
         limit = QStringLiteral("the directory holds %1 services, its limit").arg(m_options.maxServices);
     if (!limit.isEmpty() || !validName || own || !m_directory.registerService(process, service, &owner)) {
@@ -606,7 +613,7 @@ void ControlServer::registerService(const QString &process, const QString &servi
         const QString why =
             !limit.isEmpty() ? limit
             : validName      ? QStringLiteral("service '%1' is already provided by %2").arg(service, owner)
-                             : QStringLiteral("invalid service name (empty or over %1 bytes)").arg(MaxNameLength);
+                        : QStringLiteral("invalid service name (empty or over %1 bytes)").arg(MaxNameLength);
         qCWarning(lcServer).noquote() << "refused service" << service << "of" << process << "-" << why;
         wire::Refused r;
         r.set_what("service");
@@ -738,7 +745,8 @@ void ControlServer::checkHeartbeats()
     const qint64 gap = m_lastCheckMs < 0 ? 0 : t - m_lastCheckMs;
     m_lastCheckMs = t;
     // Processes (and the standby) give up on us after misses × their own interval.
-    if (gap > qMax<qint64>(200, qint64(m_options.heartbeatMisses) * qMin(m_options.heartbeatMs, m_shortestHeartbeatMs)))
+    if (gap > qMax<qint64>(200, qint64(m_options.heartbeatMisses) *
+                                    qMin(m_options.heartbeatMs, m_shortestHeartbeatMs)))
         wokeUp(gap);
     if (m_probingStandby)
         return; // nobody is declared lost until we know whether we still serve
@@ -752,8 +760,8 @@ void ControlServer::checkHeartbeats()
 
 void ControlServer::wokeUp(qint64 stalledMs)
 {
-    qCWarning(lcServer).noquote() << QStringLiteral("this Control Server did not run for %1 ms (stopped or starved)")
-                                         .arg(stalledMs);
+    qCWarning(lcServer).noquote()
+        << QStringLiteral("this Control Server did not run for %1 ms (stopped or starved)").arg(stalledMs);
     // The heartbeats it missed are its own fault: every process gets a fresh interval.
     for (const QString &name : m_directory.processNames())
         m_directory.heartbeat(name, now());
@@ -774,7 +782,8 @@ void ControlServer::wokeUp(qint64 stalledMs)
         if (listening)
             stepDown(at);
         else
-            qCInfo(lcServer).noquote() << "the standby at" << at.toString() << "did not take over: still serving";
+            qCInfo(lcServer).noquote()
+                << "the standby at" << at.toString() << "did not take over: still serving";
     };
     connect(probe, &QTcpSocket::connected, this, [finish, standby] { finish(true, standby); });
     connect(probe, &QTcpSocket::errorOccurred, this, [finish, standby] { finish(false, standby); });
@@ -790,8 +799,9 @@ void ControlServer::stepDown(const net::Endpoint &active)
     // executes itself again with --standby-of the active server (same PID, so a supervisor keeps
     // watching it; every socket is closed on exec, and the processes still here fail over).
     const QString at = active.toString();
-    qCWarning(lcServer).noquote() << "the standby at" << at
-                                  << "took over while this server was not running: stepping down to be its standby";
+    qCWarning(lcServer).noquote()
+        << "the standby at" << at
+        << "took over while this server was not running: stepping down to be its standby";
     QStringList args = QCoreApplication::arguments();
     const QString program = QCoreApplication::applicationFilePath();
     if (!args.isEmpty())
@@ -824,7 +834,8 @@ void ControlServer::stepDown(const net::Endpoint &active)
     fflush(stdout);
     fflush(stderr);
     ::execv(argv[0], argv.data());
-    qCCritical(lcServer).noquote() << "cannot step down (exec" << program << "failed:" << qt_error_string(errno)
+    qCCritical(lcServer).noquote() << "cannot step down (exec" << program
+                                   << "failed:" << qt_error_string(errno)
                                    << "); exiting so that the standby serves alone";
     QCoreApplication::exit(1);
 }

@@ -36,12 +36,16 @@ struct ServerOptions
     /// Largest DIALOG.Directory message (JSON bytes): a larger directory goes out in pages. Below
     /// the message limit (64 MiB) so that every subscriber can take it.
     qint64 directoryPageBytes = 8 * 1024 * 1024;
-    LostLimits lost;         ///< bounds of the "lost" history
-    QString standbyOf;       ///< "host:port" of the primary: wait as a spare until it is gone
+    LostLimits lost;   ///< bounds of the "lost" history
+    QString standbyOf; ///< "host:port" of the primary: wait as a spare until it is gone
     /// Accept any address a process advertises. By default it must be the address its connection
     /// comes from (or, from this host, one of this host's addresses).
     bool trustAdvertised = false;
     net::TransportOptions transport;
+    /// The partition's secret and TLS files (loaded into transport by start(); also those of the
+    /// standby's connection to its primary).
+    QString secretFile;
+    security::TlsFiles tls;
     /// Publish this process' reported messages (dialog::installMessageHandler()) on
     /// logservice::controlServer() for dialog-logger (the daemon does; in-process servers do not).
     bool reportMessages = false;
@@ -141,8 +145,8 @@ private:
     net::PeerInfo m_self;
     ServiceStatePtr m_directoryService;
     ServiceStatePtr m_statisticsService;
-    ServiceStatePtr m_commandService; // takes requests only, publishes nothing
-    ServiceStatePtr m_logService;        // with reportMessages only
+    ServiceStatePtr m_commandService;   // takes requests only, publishes nothing
+    ServiceStatePtr m_logService;       // with reportMessages only
     MessageLog *m_messageLog = nullptr; // with reportMessages only
     QTimer *m_statisticsTimer = nullptr;
     QTimer *m_heartbeatTimer = nullptr;
@@ -183,7 +187,7 @@ private:
     bool mayCommand(const net::Inbound &in) const;
     qint64 m_lastCheckMs = -1;
     int m_shortestHeartbeatMs = 1 << 30; // of the processes admitted so far
-    net::Endpoint m_standby; // where our standby serves once it takes over (from its name)
+    net::Endpoint m_standby;             // where our standby serves once it takes over (from its name)
     bool m_probingStandby = false;
 };
 

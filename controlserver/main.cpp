@@ -91,6 +91,7 @@ int main(int argc, char *argv[])
         {QStringLiteral("listen-backlog"),
          QStringLiteral("Listen backlog: connections queued before they are accepted (default 1024)."),
          QStringLiteral("n"), QStringLiteral("1024")});
+    dialog::ClientOptions::addSecurityParserOptions(p);
     p.addOption({QStringLiteral("no-message-log"),
                  QStringLiteral("Do not publish this server's messages (connected, lost, refused, take-over) "
                                 "for dialog-logger (DIALOG.ControlServer.Log).")});
@@ -151,6 +152,14 @@ int main(int argc, char *argv[])
                         .arg(p.value(QStringLiteral("directory-page-bytes"))));
     o.directoryPageBytes = pageBytes;
 
+    // The same settings, and defaults, as every DIALOG process (ClientOptions).
+    const dialog::ClientOptions env = dialog::ClientOptions::fromEnvironment();
+    auto fileOption = [&p](const char *name, const QString &fallback) {
+        return p.isSet(QLatin1String(name)) ? p.value(QLatin1String(name)) : fallback;
+    };
+    o.secretFile = fileOption("secret-file", env.secretFile);
+    o.tls = {fileOption("tls-cert", env.tlsCert), fileOption("tls-key", env.tlsKey),
+             fileOption("tls-ca", env.tlsCa)};
     o.trustAdvertised = p.isSet(QStringLiteral("trust-advertised"));
     o.standbyOf = p.value(QStringLiteral("standby-of"));
     if (!o.standbyOf.isEmpty() && o.port == 0)

@@ -9,6 +9,7 @@
 #include "dialog/is/checkpoint.h"
 #include "dialog/is/codec.h"
 #include "is/protocol_p.h"
+#include "transport_p.h"
 
 #include <QCoreApplication>
 #include <QDateTime>
@@ -88,7 +89,7 @@ IsServer::~IsServer()
 {
     m_summers.clear();
     m_alarms.reset();
-    m_web.reset();    // its dictionary and WebSocket clients use the client and the repository
+    m_web.reset(); // its dictionary and WebSocket clients use the client and the repository
     m_pushers.clear();
     m_pushReceiver.reset();
     m_mirror.reset(); // it unsubscribes through the client
@@ -369,8 +370,17 @@ void IsServer::onRequest(const Request &request)
 
 bool IsServer::startPush(QString *error)
 {
+    push::Security security;
+    {
+        net::TransportOptions to;
+        const ClientOptions &c = m_options.client;
+        if (!net::applySecurity(c.secretFile, {c.tlsCert, c.tlsKey, c.tlsCa}, to, error))
+            return false;
+        security = {to.secret, to.tls};
+    }
     if (m_options.mirrorListenPort >= 0) {
-        m_pushReceiver = std::make_unique<PushReceiver>(*m_repository, m_types, m_options.mirrorMaster);
+        m_pushReceiver =
+            std::make_unique<PushReceiver>(*m_repository, m_types, m_options.mirrorMaster, security);
         connect(m_pushReceiver.get(), &PushReceiver::typesAdded, this,
                 [this](const QList<is::TypeInfo> &types) {
                     m_declared += types; // a checkpoint of the copy needs them to be read back
@@ -405,8 +415,8 @@ bool IsServer::startPush(QString *error)
         QString host = target.left(colon);
         if (host.startsWith(QLatin1Char('[')) && host.endsWith(QLatin1Char(']')))
             host = host.mid(1, host.size() - 2);
-        m_pushers.push_back(
-            std::make_unique<PushSender>(*m_repository, host, quint16(port), criteria, m_options.pushPingMs));
+        m_pushers.push_back(std::make_unique<PushSender>(*m_repository, host, quint16(port), criteria,
+                                                         m_options.pushPingMs, security));
     }
     // Writes are applied in this thread, so the listener runs here too (see PushSender).
     m_repository->addListener([this](const is::Change &c) {
@@ -550,16 +560,19 @@ bool IsServer::startJournal(QString *error)
     // the server: what can be read is applied, the rest is said.
     const is::Journal::ReplayResult rr = is::Journal::replay(*m_repository, m_options.dataDir);
     for (const QString &problem : rr.problems)
-        std::fprintf(stderr, "dialog-isserver %s: journal: %s\n", qPrintable(m_options.name), qPrintable(problem));
+        std::fprintf(stderr, "dialog-isserver %s: journal: %s\n", qPrintable(m_options.name),
+                     qPrintable(problem));
     if (rr.segments > 0)
-        std::fprintf(stderr, "dialog-isserver %s: replayed %lld changes (%lld records) from %d journal segments\n",
+        std::fprintf(stderr,
+                     "dialog-isserver %s: replayed %lld changes (%lld records) from %d journal segments\n",
                      qPrintable(m_options.name), qlonglong(rr.applied), qlonglong(rr.records), rr.segments);
     m_journal = std::make_unique<is::Journal>(m_options.dataDir, m_options.name, m_options.journalSync);
     QString why;
     if (m_journal->open(&why)) {
-        std::fprintf(stderr, "dialog-isserver %s: journal %s (sync %s)\n", qPrintable(m_options.name),
-                     qPrintable(is::Journal::segmentPath(m_options.dataDir, m_options.name, m_journal->segment())),
-                     qPrintable(is::Journal::syncName(m_options.journalSync)));
+        std::fprintf(
+            stderr, "dialog-isserver %s: journal %s (sync %s)\n", qPrintable(m_options.name),
+            qPrintable(is::Journal::segmentPath(m_options.dataDir, m_options.name, m_journal->segment())),
+            qPrintable(is::Journal::syncName(m_options.journalSync)));
     } else {
         // A full disk must not keep the server from serving reads; every write is refused (each
         // commit tries a new segment) until the journal can be written again.
@@ -599,11 +612,11 @@ void IsServer::commitJournal()
     ++m_journalInFlight;
     // With --journal-sync batch the fdatasync runs on the journal's thread while this one goes on
     // with the next requests; the replies come back here, in order, once the records are durable.
-    m_journal->commitAsync(this, [this, replies = std::exchange(m_pendingReplies, {})](bool ok,
-                                                                                        const QString &why) {
-        --m_journalInFlight;
-        journalCommitted(replies, ok, why);
-    });
+    m_journal->commitAsync(
+        this, [this, replies = std::exchange(m_pendingReplies, {})](bool ok, const QString &why) {
+            --m_journalInFlight;
+            journalCommitted(replies, ok, why);
+        });
 }
 
 void IsServer::journalCommitted(const QList<PendingReply> &replies, bool ok, const QString &why)
@@ -622,7 +635,8 @@ void IsServer::journalCommitted(const QList<PendingReply> &replies, bool ok, con
         m_journalFailing = true;
     } else if (m_journalFailing && !replies.isEmpty()) {
         m_journalFailing = false;
-        std::fprintf(stderr, "dialog-isserver %s: journal appends succeed again (%llu writes refused so far)\n",
+        std::fprintf(stderr,
+                     "dialog-isserver %s: journal appends succeed again (%llu writes refused so far)\n",
                      qPrintable(m_options.name), qulonglong(m_journalErrors.load()));
         std::fflush(stderr);
     }
@@ -820,7 +834,8 @@ void IsServer::historyRecords(Subscriber &s, qint64 historyUs)
     int records = 0;
     for (const is::ObjectInfo &o : m_repository->list(s.criteria)) {
         is::History h;
-        if (!m_history->query(o.name, {}, is::Time(now.microsecondsSinceEpoch() - historyUs), now, 0, &h).isOk())
+        if (!m_history->query(o.name, {}, is::Time(now.microsecondsSinceEpoch() - historyUs), now, 0, &h)
+                 .isOk())
             continue;
         isproto::Reply reply;
         is::protocol::toProto(h, &reply);
@@ -991,9 +1006,10 @@ bool IsServer::saveNow(QString *error)
     else if (m_journal)
         m_journal->removeUpTo(m_journalCheckpointed);
     if (m_journal)
-        std::fprintf(stderr, "dialog-isserver %s: journal: %llu bytes written, %llu fdatasyncs, %llu writes refused\n",
-                     qPrintable(m_options.name), qulonglong(m_journal->bytesWritten()),
-                     qulonglong(m_journal->syncs()), qulonglong(m_journalErrors.load()));
+        std::fprintf(
+            stderr, "dialog-isserver %s: journal: %llu bytes written, %llu fdatasyncs, %llu writes refused\n",
+            qPrintable(m_options.name), qulonglong(m_journal->bytesWritten()), qulonglong(m_journal->syncs()),
+            qulonglong(m_journalErrors.load()));
     return saved.isOk();
 }
 

@@ -39,7 +39,7 @@ Take take(QByteArray &buffer, Frame *out, QString *error)
         return Take::Error;
     }
     const quint8 type = h[5];
-    if (type < quint8(Type::Hello) || type > quint8(Type::Pong)) {
+    if (type < quint8(Type::Hello) || type > quint8(Type::Auth)) {
         *error = QStringLiteral("unknown push-mirror frame type %1").arg(type);
         return Take::Error;
     }
@@ -73,6 +73,8 @@ QString typeName(Type type)
         return QStringLiteral("Ping");
     case Type::Pong:
         return QStringLiteral("Pong");
+    case Type::Auth:
+        return QStringLiteral("Auth");
     }
     return QStringLiteral("frame %1").arg(int(type));
 }

@@ -8,11 +8,17 @@
 //                   of types declared since), Records (IS notification records, is/protocol_p.h:
 //                   SnapshotBegin, Created..., SnapshotEnd, then Created/Updated/Removed), Ping.
 // mirror -> master: Accept (JSON {"server"}) or Refuse (UTF-8 reason, then the mirror closes), Pong.
+// With a shared secret (--secret-file, the same on both sides) the Hello carries "nonce" (64 hex
+// digits) and, before Accept, mirror -> master: Auth (its nonce, 32 bytes, and its proof), master ->
+// mirror: Auth (its proof): the challenge-response of docs/protocol.md §3.1.1, H being the Hello
+// payload. With TLS files the connection is TLS with mutual authentication from its first byte.
 // Nothing else ever goes from the mirror to the master: a mirror cannot write back.
 #pragma once
 
 #include <QByteArray>
+#include <QSslConfiguration>
 #include <QString>
+#include <memory>
 
 namespace dialog::isd::push {
 
@@ -31,6 +37,7 @@ enum class Type : quint8
     Records = 5,
     Ping = 6,
     Pong = 7,
+    Auth = 8,
 };
 
 struct Frame
@@ -51,5 +58,12 @@ enum class Take
 Take take(QByteArray &buffer, Frame *out, QString *error);
 
 QString typeName(Type type);
+
+/// The shared secret and TLS configuration of the push connection (the IS server's own).
+struct Security
+{
+    QByteArray secret;                            ///< empty: no authentication
+    std::shared_ptr<const QSslConfiguration> tls; ///< null: plain TCP
+};
 
 } // namespace dialog::isd::push

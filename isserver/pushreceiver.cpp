@@ -3,12 +3,15 @@
 
 #include "dialog/is/codec.h"
 #include "dialog/is/typeregistry.h"
+#include "dialog/security.h"
 #include "is/protocol_p.h"
 
 #include <QElapsedTimer>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QSslServer>
+#include <QSslSocket>
 #include <QTcpSocket>
 #include <QTimer>
 #include <cstdio>
@@ -25,6 +28,9 @@ const char *BufferProperty = "pushBuffer";
 const char *HeardProperty = "pushHeardMs";
 const char *PingProperty = "pushPingMs";
 const char *AcceptedProperty = "pushAccepted";
+// With a secret: the hello waiting for the master's proof, and both nonces.
+const char *HelloProperty = "pushHello";
+const char *NoncesProperty = "pushNonces";
 QElapsedTimer &clock()
 {
     static QElapsedTimer c = [] {
@@ -41,9 +47,19 @@ QString peerName(const QTcpSocket *s)
 } // namespace
 
 PushReceiver::PushReceiver(is::Repository &repository, is::TypeRegistry &types, const QString &master,
-                           QObject *parent)
-    : QObject(parent), m_repository(repository), m_types(types), m_master(master)
+                           const push::Security &security, QObject *parent)
+    : QObject(parent), m_repository(repository), m_types(types), m_master(master), m_security(security)
 {
+    if (!m_security.tls) {
+        m_server = std::make_unique<QTcpServer>();
+        return;
+    }
+    auto *server = new QSslServer;
+    server->setSslConfiguration(*m_security.tls);
+    connect(server, &QSslServer::errorOccurred, this, [this](QSslSocket *s, QAbstractSocket::SocketError) {
+        report(QStringLiteral("authentication failed: TLS with %1: %2").arg(peerName(s), s->errorString()));
+    });
+    m_server.reset(server);
 }
 
 PushReceiver::~PushReceiver() = default;
@@ -57,30 +73,31 @@ void PushReceiver::report(const QString &what)
 
 bool PushReceiver::listen(const QHostAddress &address, quint16 port, QString *error)
 {
-    if (!m_server.listen(address, port)) {
+    if (!m_server->listen(address, port)) {
         *error = QStringLiteral("cannot listen for the master on %1:%2: %3")
                      .arg(address.toString())
                      .arg(port)
-                     .arg(m_server.errorString());
+                     .arg(m_server->errorString());
         return false;
     }
-    connect(&m_server, &QTcpServer::newConnection, this, &PushReceiver::onNewConnection);
+    // Not newConnection: a TLS connection is pending only once its handshake is done.
+    connect(m_server.get(), &QTcpServer::pendingConnectionAvailable, this, &PushReceiver::onNewConnection);
     m_timer = new QTimer(this);
     connect(m_timer, &QTimer::timeout, this, &PushReceiver::onTimer);
     m_timer->start(TickMs);
     report(
-        QStringLiteral("push mirror listening on %1:%2").arg(address.toString()).arg(m_server.serverPort()));
-    if (!address.isLoopback())
-        report(
-            QStringLiteral("warning: the push port takes no credentials; whoever can connect to it and says "
-                           "the name %1 is taken for the master: let only the master's host through")
-                .arg(m_master));
+        QStringLiteral("push mirror listening on %1:%2").arg(address.toString()).arg(m_server->serverPort()));
+    if (!address.isLoopback() && m_security.secret.isEmpty())
+        report(QStringLiteral("warning: the push port takes no credentials (no --secret-file); whoever can "
+                              "connect to it and says the name %1 is taken for the master: let only the "
+                              "master's host through")
+                   .arg(m_master));
     return true;
 }
 
 void PushReceiver::onNewConnection()
 {
-    while (QTcpSocket *s = m_server.nextPendingConnection()) {
+    while (QTcpSocket *s = m_server->nextPendingConnection()) {
         int pending = 0;
         for (QTcpSocket *o : findChildren<QTcpSocket *>(Qt::FindDirectChildrenOnly))
             pending += !o->property(AcceptedProperty).toBool();
@@ -159,7 +176,7 @@ void PushReceiver::onReadyRead(QTcpSocket *s)
             break;
         if (t == push::Take::Error || !onFrame(s, int(f.type), f.payload, &error)) {
             // A refused hello is told to the peer (a master with a wrong name wants to know why).
-            if (t == push::Take::Frame && f.type == push::Type::Hello &&
+            if (t == push::Take::Frame && (f.type == push::Type::Hello || f.type == push::Type::Auth) &&
                 !s->property(AcceptedProperty).toBool()) {
                 s->write(push::encode(push::Type::Refuse, error.toUtf8()));
                 close(s, error, true);
@@ -177,11 +194,15 @@ bool PushReceiver::onFrame(QTcpSocket *s, int type, const QByteArray &payload, Q
     const bool accepted = s->property(AcceptedProperty).toBool();
     switch (push::Type(type)) {
     case push::Type::Hello:
-        if (accepted) {
+        if (accepted || s->property(HelloProperty).isValid()) {
             *error = QStringLiteral("a second hello");
             return false;
         }
         return hello(s, payload, error);
+    case push::Type::Auth:
+        if (!accepted && s->property(HelloProperty).isValid())
+            return authenticated(s, payload, error);
+        break;
     case push::Type::Ping:
         if (accepted)
             s->write(push::encode(push::Type::Pong));
@@ -220,6 +241,45 @@ bool PushReceiver::hello(QTcpSocket *s, const QByteArray &payload, QString *erro
         return false;
     }
     const QJsonObject o = doc.object();
+    const QByteArray nonce = QByteArray::fromHex(o.value(QStringLiteral("nonce")).toString().toLatin1())
+                                 .left(security::NonceBytes);
+    if (m_security.secret.isEmpty()) {
+        if (o.contains(QStringLiteral("nonce"))) {
+            *error = QStringLiteral("authentication failed: this mirror has no shared secret");
+            return false;
+        }
+        return accept(s, o, error);
+    }
+    if (nonce.size() != security::NonceBytes) {
+        *error = QStringLiteral("authentication failed: no proof of the secret offered (no --secret-file?)");
+        return false;
+    }
+    // The challenge; the hello is accepted once the master proved the secret in turn.
+    const QByteArray mine = security::newNonce();
+    s->setProperty(HelloProperty, payload);
+    s->setProperty(NoncesProperty, nonce + mine);
+    s->write(
+        push::encode(push::Type::Auth, mine + security::proof(m_security.secret, security::Role::Acceptor,
+                                                              nonce, mine, payload)));
+    return true;
+}
+
+bool PushReceiver::authenticated(QTcpSocket *s, const QByteArray &payload, QString *error)
+{
+    const QByteArray hello = s->property(HelloProperty).toByteArray();
+    const QByteArray nonces = s->property(NoncesProperty).toByteArray();
+    const QByteArray expected =
+        security::proof(m_security.secret, security::Role::Connector, nonces.left(security::NonceBytes),
+                        nonces.mid(security::NonceBytes), hello);
+    if (!security::proofsEqual(expected, payload)) {
+        *error = QStringLiteral("authentication failed: wrong proof of the secret (another secret?)");
+        return false;
+    }
+    return accept(s, QJsonDocument::fromJson(hello).object(), error);
+}
+
+bool PushReceiver::accept(QTcpSocket *s, const QJsonObject &o, QString *error)
+{
     const QString server = o.value(QStringLiteral("server")).toString();
     if (server != m_master) {
         *error = QStringLiteral("this mirror copies the IS server %1, not %2").arg(m_master, server);

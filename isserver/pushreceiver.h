@@ -4,6 +4,7 @@
 
 #include "dialog/is/repository.h"
 #include "dialog/is/typeinfo.h"
+#include "pushprotocol.h"
 
 #include <QHostAddress>
 #include <QList>
@@ -11,6 +12,7 @@
 #include <QPointer>
 #include <QSet>
 #include <QTcpServer>
+#include <memory>
 
 class QTcpSocket;
 class QTimer;
@@ -39,12 +41,12 @@ class PushReceiver : public QObject
     Q_OBJECT
 public:
     PushReceiver(is::Repository &repository, is::TypeRegistry &types, const QString &master,
-                 QObject *parent = nullptr);
+                 const push::Security &security = {}, QObject *parent = nullptr);
     ~PushReceiver() override;
 
     /// Listens on @p address:@p port (0: any free port). False with @p error.
     bool listen(const QHostAddress &address, quint16 port, QString *error);
-    quint16 port() const { return m_server.serverPort(); }
+    quint16 port() const { return m_server->serverPort(); }
     QString master() const { return m_master; }
 
 Q_SIGNALS:
@@ -59,6 +61,9 @@ private:
     void onReadyRead(QTcpSocket *socket);
     bool onFrame(QTcpSocket *socket, int type, const QByteArray &payload, QString *error);
     bool hello(QTcpSocket *socket, const QByteArray &payload, QString *error);
+    /// With a secret: the master's Auth answering our challenge; accepts its hello if right.
+    bool authenticated(QTcpSocket *socket, const QByteArray &payload, QString *error);
+    bool accept(QTcpSocket *socket, const QJsonObject &hello, QString *error);
     bool takeTypes(const QJsonArray &json, QString *error);
     bool records(const QByteArray &payload, QString *error);
     void close(QTcpSocket *socket, const QString &why, bool graceful = false);
@@ -68,8 +73,9 @@ private:
     is::Repository &m_repository;
     is::TypeRegistry &m_types;
     const QString m_master;
-    QTcpServer m_server;
-    QPointer<QTcpSocket> m_active; // the master's accepted connection
+    const push::Security m_security;
+    std::unique_ptr<QTcpServer> m_server; // a QSslServer with TLS
+    QPointer<QTcpSocket> m_active;        // the master's accepted connection
     QTimer *m_timer = nullptr;
     QSet<QString> m_seen; // object names received since SnapshotBegin
     bool m_inSnapshot = false;

@@ -3,11 +3,13 @@
 
 #include "dialog/is/codec.h"
 #include "dialog/is/typeregistry.h"
+#include "dialog/security.h"
 #include "is/protocol_p.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QSslSocket>
 #include <QTimer>
 #include <cstdio>
 
@@ -29,9 +31,10 @@ quint8 recordKind(is::Change::Kind k)
 } // namespace
 
 PushSender::PushSender(const is::Repository &repository, const QString &host, quint16 port,
-                       const is::Criteria &criteria, int pingMs, QObject *parent)
+                       const is::Criteria &criteria, int pingMs, const push::Security &security,
+                       QObject *parent)
     : QObject(parent), m_repository(repository), m_host(host), m_port(port), m_criteria(criteria),
-      m_pingMs(qMax(100, pingMs))
+      m_pingMs(qMax(100, pingMs)), m_security(security)
 {
     m_clock.start();
 }
@@ -65,10 +68,29 @@ void PushSender::connectNow()
 {
     if (m_socket)
         m_socket->deleteLater();
-    m_socket = new QTcpSocket(this);
+    QSslSocket *tls = m_security.tls ? new QSslSocket(this) : nullptr;
+    m_socket = tls ? tls : new QTcpSocket(this);
     m_socket->setSocketOption(QAbstractSocket::LowDelayOption, 1);
     m_socket->setSocketOption(QAbstractSocket::KeepAliveOption, 1);
-    connect(m_socket, &QTcpSocket::connected, this, &PushSender::onConnected);
+    if (tls) {
+        tls->setSslConfiguration(*m_security.tls);
+        connect(tls, &QSslSocket::encrypted, this, &PushSender::onConnected);
+        // The mirror's certificate must be signed by the authority; the name in it is not compared.
+        connect(tls, &QSslSocket::sslErrors, this, [this, tls](const QList<QSslError> &errors) {
+            QStringList fatal;
+            for (const QSslError &e : errors)
+                if (e.error() != QSslError::HostNameMismatch)
+                    fatal << e.errorString();
+            if (fatal.isEmpty()) {
+                tls->ignoreSslErrors(errors);
+                return;
+            }
+            drop(QStringLiteral("authentication failed: TLS: %1").arg(fatal.join(QStringLiteral("; "))));
+            m_retryTimer->start(MaxRetryMs);
+        });
+    } else {
+        connect(m_socket, &QTcpSocket::connected, this, &PushSender::onConnected);
+    }
     connect(m_socket, &QTcpSocket::readyRead, this, &PushSender::onReadyRead);
     connect(m_socket, &QTcpSocket::bytesWritten, this, &PushSender::onBytesWritten);
     connect(m_socket, &QTcpSocket::errorOccurred, this, [this](QAbstractSocket::SocketError) {
@@ -79,7 +101,10 @@ void PushSender::connectNow()
     });
     m_state = State::Connecting;
     m_lastHeardMs = m_lastWrittenMs = m_clock.elapsed();
-    m_socket->connectToHost(m_host, m_port);
+    if (tls)
+        tls->connectToHostEncrypted(m_host, m_port);
+    else
+        m_socket->connectToHost(m_host, m_port);
 }
 
 void PushSender::onConnected()
@@ -90,7 +115,13 @@ void PushSender::onConnected()
                       {QStringLiteral("criteria"), m_criteria.isValid() ? m_criteria.regex() : QString()},
                       {QStringLiteral("ping_ms"), m_pingMs},
                       {QStringLiteral("types"), is::typesToJson(m_repository.registry())}};
-    m_socket->write(push::encode(push::Type::Hello, QJsonDocument(hello).toJson(QJsonDocument::Compact)));
+    m_authenticated = m_security.secret.isEmpty();
+    if (!m_authenticated) {
+        m_nonce = security::newNonce();
+        hello.insert(QStringLiteral("nonce"), QString::fromLatin1(m_nonce.toHex()));
+    }
+    m_hello = QJsonDocument(hello).toJson(QJsonDocument::Compact);
+    m_socket->write(push::encode(push::Type::Hello, m_hello));
 }
 
 void PushSender::drop(const QString &why)
@@ -137,6 +168,20 @@ void PushSender::onReadyRead()
             m_retryTimer->start(MaxRetryMs); // it will not change its mind soon
             return;
         }
+        if (m_state == State::Handshake && f.type == push::Type::Auth && !m_authenticated) {
+            QString why;
+            if (!authenticate(f.payload, &why)) {
+                drop(QStringLiteral("authentication failed: %1").arg(why));
+                m_retryTimer->start(MaxRetryMs);
+                return;
+            }
+            continue;
+        }
+        if (m_state == State::Handshake && f.type == push::Type::Accept && !m_authenticated) {
+            drop(QStringLiteral("authentication failed: the mirror accepted without proving the secret"));
+            m_retryTimer->start(MaxRetryMs);
+            return;
+        }
         if (m_state == State::Handshake && f.type == push::Type::Accept) {
             const QString mirror =
                 QJsonDocument::fromJson(f.payload).object().value(QStringLiteral("server")).toString();
@@ -151,6 +196,26 @@ void PushSender::onReadyRead()
         drop(QStringLiteral("unexpected %1 frame from the mirror").arg(push::typeName(f.type)));
         return;
     }
+}
+
+bool PushSender::authenticate(const QByteArray &payload, QString *error)
+{
+    if (payload.size() != 2 * security::NonceBytes) {
+        *error = QStringLiteral("malformed Auth from the mirror");
+        return false;
+    }
+    const QByteArray theirs = payload.left(security::NonceBytes);
+    const QByteArray expected =
+        security::proof(m_security.secret, security::Role::Acceptor, m_nonce, theirs, m_hello);
+    if (!security::proofsEqual(expected, payload.mid(security::NonceBytes))) {
+        *error = QStringLiteral("the mirror did not prove the secret (another secret?)");
+        return false;
+    }
+    m_authenticated = true;
+    m_socket->write(
+        push::encode(push::Type::Auth, security::proof(m_security.secret, security::Role::Connector, m_nonce,
+                                                       theirs, m_hello)));
+    return true;
 }
 
 void PushSender::onBytesWritten()

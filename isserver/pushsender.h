@@ -5,6 +5,7 @@
 #include "dialog/is/criteria.h"
 #include "dialog/is/repository.h"
 #include "dialog/is/typeinfo.h"
+#include "pushprotocol.h"
 
 #include <QByteArray>
 #include <QElapsedTimer>
@@ -35,7 +36,8 @@ class PushSender : public QObject
     Q_OBJECT
 public:
     PushSender(const is::Repository &repository, const QString &host, quint16 port,
-               const is::Criteria &criteria, int pingMs = 2000, QObject *parent = nullptr);
+               const is::Criteria &criteria, int pingMs = 2000, const push::Security &security = {},
+               QObject *parent = nullptr);
     ~PushSender() override;
 
     void start();
@@ -61,6 +63,8 @@ private:
     void connectNow();
     void onConnected();
     void onReadyRead();
+    /// The mirror's Auth: checks its proof, answers with ours. False with @p error.
+    bool authenticate(const QByteArray &payload, QString *error);
     void onBytesWritten();
     void onPingTimer();
     void drop(const QString &why);
@@ -74,6 +78,9 @@ private:
     const quint16 m_port;
     const is::Criteria m_criteria;
     const int m_pingMs;
+    const push::Security m_security;
+    QByteArray m_nonce, m_hello; // of the current connection, for the proofs
+    bool m_authenticated = false;
     QTcpSocket *m_socket = nullptr;
     QTimer *m_retryTimer = nullptr;
     QTimer *m_pingTimer = nullptr;

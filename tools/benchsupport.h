@@ -68,6 +68,17 @@ struct Environment
     QString address;
     QProcess *controlServer = nullptr;
 
+    /// The processes started from now on (the Control Server included) join the partition of
+    /// @p o: its secret file and TLS files, handed on through DIALOG_SECRET_FILE / DIALOG_TLS_*.
+    static void shareSecurity(const ClientOptions &o)
+    {
+        for (auto [name, value] :
+             {std::pair{"DIALOG_SECRET_FILE", &o.secretFile}, std::pair{"DIALOG_TLS_CERT", &o.tlsCert},
+              std::pair{"DIALOG_TLS_KEY", &o.tlsKey}, std::pair{"DIALOG_TLS_CA", &o.tlsCa}})
+            if (!value->isEmpty())
+                qputenv(name, value->toLocal8Bit());
+    }
+
     /// Starts dialog-controlserver on a free port with @p extra options; again on the same port if one
     /// was started before (a restart).
     bool startControlServer(QString *error, const QStringList &extra = {})

@@ -36,13 +36,13 @@ int fanin(const QStringList &args)
         !intOption(p, verb, QStringLiteral("seconds"), 1, 3600, seconds))
         return 1;
     QString error;
-    Environment env;
-    if (!env.startControlServer(&error))
-        return fail(verb, error);
-
     ClientOptions o = ClientOptions::fromEnvironment(QStringLiteral("bench-subscriber"));
     o.exitOnRefusal = true;
     if (!o.applyParser(p, &error))
+        return fail(verb, error);
+    Environment env;
+    Environment::shareSecurity(o);
+    if (!env.startControlServer(&error))
         return fail(verb, error);
     o.controlServers = {env.address};
     auto client = std::make_unique<Client>(o);
@@ -155,7 +155,12 @@ int rtt(const QStringList &args)
         return fail(verb, QStringLiteral("unknown --mode '%1' (command or request)").arg(mode));
     const bool request = mode == QLatin1String("request");
     QString error;
+    ClientOptions o = ClientOptions::fromEnvironment(QStringLiteral("bench-rtt"));
+    o.exitOnRefusal = true;
+    if (!o.applyParser(p, &error))
+        return fail(verb, error);
     Environment env;
+    Environment::shareSecurity(o);
     if (!env.startControlServer(&error))
         return fail(verb, error);
     env.children.start(
@@ -165,10 +170,6 @@ int rtt(const QStringList &args)
             (request ? QStringList{QStringLiteral("--reply"), QStringLiteral("bench.rr")}
                      : QStringList{QStringLiteral("--command"), QStringLiteral("bench.ping"),
                                    QStringLiteral("--service"), QStringLiteral("bench.pong")}));
-    ClientOptions o = ClientOptions::fromEnvironment(QStringLiteral("bench-rtt"));
-    o.exitOnRefusal = true;
-    if (!o.applyParser(p, &error))
-        return fail(verb, error);
     o.controlServers = {env.address};
     Client client(o);
     if (!client.start())

@@ -19,6 +19,17 @@
 namespace dialog::tool {
 
 namespace {
+/// The partition's secret and TLS files, unless the command line or the environment gave others.
+void partitionSecurity(const rc::Partition &p, ClientOptions &o)
+{
+    if (o.secretFile.isEmpty())
+        o.secretFile = p.secretFile;
+    if (o.tlsCert.isEmpty() && o.tlsKey.isEmpty() && o.tlsCa.isEmpty()) {
+        o.tlsCert = p.tlsCert;
+        o.tlsKey = p.tlsKey;
+        o.tlsCa = p.tlsCa;
+    }
+}
 
 struct Common
 {
@@ -264,6 +275,7 @@ int up(const QStringList &args)
     if (!o.applyParser(p, &error))
         return fail(verb, error);
     o.controlServers = {c.partition.controlServerAddress()};
+    partitionSecurity(c.partition, o);
     Client client(o);
     if (!client.start())
         return fail(verb, client.errorString());
@@ -350,6 +362,7 @@ int supervise(const QStringList &args)
     if (!o.applyParser(p, &error))
         return fail(verb, error);
     o.controlServers = {c.partition.controlServerAddress()};
+    partitionSecurity(c.partition, o);
     Supervisor supervisor(c.partition, c.runDir, c.binDir);
     if (!supervisor.start(&error))
         return fail(verb, error);

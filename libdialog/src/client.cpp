@@ -59,7 +59,8 @@ void ClientPrivate::fail(Status::Code e, const QString &why)
     error = e;
     errorString = why;
     qCWarning(lcClient).noquote() << options.name << ":" << why;
-    if (e == Status::Code::ListenFailed || e == Status::Code::InvalidAddress)
+    if (e == Status::Code::ListenFailed || e == Status::Code::InvalidAddress ||
+        e == Status::Code::SecurityError)
         setState(Client::State::Unconnected);
     Q_EMIT q->errorOccurred(e);
 }
@@ -194,7 +195,7 @@ void ClientPrivate::onRefused(const QString &what, const QString &name, const QS
             std::fflush(stderr);
             ::_exit(1);
         }
-    } else if (what == QLatin1String("address")) {
+    } else if (what == QLatin1String("address") || what == QLatin1String("auth")) {
         // The Control Server cannot reach us back (or refused the address we advertise): the user
         // must know, on stderr and through errorOccurred; the core retries with back-off.
         fail(Status::Code::Broken,
@@ -256,7 +257,8 @@ Client::~Client()
 bool Client::start()
 {
     if (d->started)
-        return d->error != Status::Code::ListenFailed && d->error != Status::Code::InvalidAddress;
+        return d->error != Status::Code::ListenFailed && d->error != Status::Code::InvalidAddress &&
+               d->error != Status::Code::SecurityError;
     d->started = true;
 
     for (const QString &s : std::as_const(d->options.controlServers)) {
@@ -295,6 +297,12 @@ bool Client::start()
     to.receiveBufferBytes = d->options.receiveBufferBytes;
     to.maxMessageSize = d->options.maxMessageSize;
     to.idleTimeoutMs = d->options.idleTimeoutMs;
+    QString securityError;
+    if (!net::applySecurity(d->options.secretFile, {d->options.tlsCert, d->options.tlsKey, d->options.tlsCa},
+                            to, &securityError)) {
+        d->fail(Status::Code::SecurityError, securityError);
+        return false;
+    }
     d->transport = std::make_unique<net::Transport>(to);
     d->transport->setDataSink(this, [this](net::InboundBatch &b) { d->deliver(b); });
     connect(d->transport.get(), &net::Transport::protocolError, this,
@@ -551,6 +559,7 @@ Client::Statistics Client::statistics() const
     s.messagesIn = t.framesIn;
     s.bytesIn = t.bytesIn;
     s.protocolErrors = t.protocolErrors;
+    s.authFailures = t.authFailures;
     s.queuedBytes = t.queuedBytes;
     s.outgoingConnections = t.outgoingConnections;
     s.incomingConnections = t.incomingConnections;

@@ -456,7 +456,7 @@ void ClientCore::onAnswered(const Endpoint &dest, const QByteArray &payload)
         Q_EMIT refused(qs(r.what()), qs(r.name()), qs(r.reason()));
         return;
     }
-    if (r.what() != "address") {
+    if (r.what() != "address" && r.what() != "auth") { // "auth": we or it lack the partition's secret
         Q_EMIT refused(qs(r.what()), qs(r.name()), qs(r.reason()));
         return;
     }

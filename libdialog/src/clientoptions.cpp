@@ -92,6 +92,11 @@ void ClientOptions::addParserOptions(QCommandLineParser &p)
                  QStringLiteral("host")});
     p.addOption({QStringLiteral("dialog-port"),
                  QStringLiteral("Port to receive on (default: any free port)."), QStringLiteral("port")});
+    addSecurityParserOptions(p);
+}
+
+void ClientOptions::addSecurityParserOptions(QCommandLineParser &p)
+{
     p.addOption({QStringLiteral("secret-file"),
                  QStringLiteral("Shared secret of the partition (default: $DIALOG_SECRET_FILE; none: no "
                                 "authentication)."),

@@ -33,6 +33,8 @@ bool validControlPayload(Type type, const QByteArray &payload)
         return check(wire::LostProcess());
     case Type::Refused:
         return check(wire::Refused());
+    case Type::Auth:
+        return check(wire::Auth());
     case Type::Disconnect:
         return payload.isEmpty();
     case Type::ServiceMessage:

@@ -52,6 +52,8 @@ const char *typeName(Type t)
         return "REQUEST";
     case Type::Reply:
         return "REPLY";
+    case Type::Auth:
+        return "AUTH";
     }
     return "UNKNOWN";
 }

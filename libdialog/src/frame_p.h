@@ -47,8 +47,9 @@ enum class Type : quint8
     Disconnect = 20,
     Request = 21, ///< to the provider of a service, answered by a Reply
     Reply = 22,
+    Auth = 23, ///< challenge-response of a connection in a partition with a shared secret
 };
-constexpr quint8 MaxType = 22;
+constexpr quint8 MaxType = 23;
 
 const char *typeName(Type t);
 inline bool isDataType(Type t)

@@ -1,6 +1,8 @@
 #include "dialog/security.h"
 
 #include <QFile>
+#include <QMessageAuthenticationCode>
+#include <QRandomGenerator>
 #include <QSslCertificate>
 #include <QSslConfiguration>
 #include <QSslKey>
@@ -71,6 +73,39 @@ bool tlsConfiguration(const TlsFiles &files, QSslConfiguration *out, QString *er
     c.setProtocol(QSsl::TlsV1_2OrLater);
     *out = c;
     return true;
+}
+
+QByteArray newNonce()
+{
+    QByteArray n(NonceBytes, Qt::Uninitialized);
+    QRandomGenerator::system()->fillRange(reinterpret_cast<quint32 *>(n.data()), NonceBytes / 4);
+    return n;
+}
+
+QByteArray proof(const QByteArray &secret, Role role, const QByteArray &connectorNonce,
+                 const QByteArray &acceptorNonce, const QByteArray &hello)
+{
+    QMessageAuthenticationCode mac(QCryptographicHash::Sha256, secret);
+    static const char acceptor[] = "DIALOG-AUTH-1 acceptor\n";
+    static const char connector[] = "DIALOG-AUTH-1 connector\n";
+    if (role == Role::Acceptor)
+        mac.addData(acceptor, sizeof acceptor - 1);
+    else
+        mac.addData(connector, sizeof connector - 1);
+    mac.addData(connectorNonce);
+    mac.addData(acceptorNonce);
+    mac.addData(hello);
+    return mac.result();
+}
+
+bool proofsEqual(const QByteArray &a, const QByteArray &b)
+{
+    if (a.size() != b.size())
+        return false;
+    unsigned char diff = 0;
+    for (qsizetype i = 0; i < a.size(); ++i)
+        diff |= static_cast<unsigned char>(a.at(i) ^ b.at(i));
+    return diff == 0;
 }
 
 } // namespace dialog::security

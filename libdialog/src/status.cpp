@@ -59,6 +59,8 @@ QString Status::codeName(Code code)
         return QStringLiteral("quota exceeded");
     case Code::PermissionDenied:
         return QStringLiteral("permission denied");
+    case Code::SecurityError:
+        return QStringLiteral("security error");
     }
     return QStringLiteral("error");
 }

@@ -29,6 +29,20 @@ bool Endpoint::parse(const QString &text, Endpoint &out)
     return true;
 }
 
+bool applySecurity(const QString &secretFile, const security::TlsFiles &tls, TransportOptions &to,
+                   QString *error)
+{
+    if (!secretFile.isEmpty() && !security::readSecretFile(secretFile, &to.secret, error))
+        return false;
+    if (tls.isEmpty())
+        return true;
+    QSslConfiguration config;
+    if (!security::tlsConfiguration(tls, &config, error))
+        return false;
+    to.tls = std::make_shared<const QSslConfiguration>(config);
+    return true;
+}
+
 namespace {
 // Starts @p worker's thread and returns once that thread runs its event loop's dispatcher. Qt
 // publishes a new thread's event dispatcher (and its wake-up eventfd) through atomics in
@@ -133,6 +147,12 @@ bool Transport::listen(const QHostAddress &address, quint16 port, QString *error
         return false;
     }
     m_port = listener->serverPort();
+    if (m_options.secret.isEmpty() && !address.isLoopback())
+        qCWarning(lcReceiver).noquote()
+            << QStringLiteral("listening on %1:%2 without a shared secret: any process that can reach "
+                              "this port is believed (see --secret-file)")
+                   .arg(address.toString())
+                   .arg(m_port);
     m_listener = listener;
     m_listenerThread = startThread(QStringLiteral("dialog-receiver"), m_listener, &m_joined);
     return true;
@@ -178,8 +198,7 @@ OutboxPtr Transport::outbox(const Endpoint &destination)
 void Transport::wake(const OutboxPtr &box)
 {
     SenderWorker *w = m_senders.at(box->worker);
-    QMetaObject::invokeMethod(
-        w, handOff([w, box] { w->flush(box); }), Qt::QueuedConnection);
+    QMetaObject::invokeMethod(w, handOff([w, box] { w->flush(box); }), Qt::QueuedConnection);
 }
 
 bool Transport::waitForRoom(Outbox &box, qint64 size, int blockMs)
@@ -260,8 +279,7 @@ void Transport::whenRoom(const OutboxPtr &box, std::function<void()> fn, qint64 
 void Transport::acceptDescriptor(qintptr fd)
 {
     ReaderWorker *r = m_readers.at(m_nextReader.fetch_add(1) % m_readers.size());
-    QMetaObject::invokeMethod(
-        r, handOff([r, fd] { r->addDescriptor(fd); }), Qt::QueuedConnection);
+    QMetaObject::invokeMethod(r, handOff([r, fd] { r->addDescriptor(fd); }), Qt::QueuedConnection);
 }
 
 bool Transport::admitHandshake(const QHostAddress &from, QString *why)
@@ -294,6 +312,23 @@ void Transport::handshakeDone(const QHostAddress &from)
         m_handshakingFrom.erase(it);
 }
 
+void Transport::authFailed(const QHostAddress &address, const QString &peer, const QString &reason)
+{
+    m_authFailures.fetch_add(1);
+    quint64 times = 0;
+    {
+        QMutexLocker l(&m_handshakeLock);
+        if (m_authFailuresFrom.size() >= 4096 && !m_authFailuresFrom.contains(address))
+            m_authFailuresFrom.clear(); // bounded: a flood from many addresses only logs more
+        times = ++m_authFailuresFrom[address];
+    }
+    if ((times & (times - 1)) == 0)
+        qCWarning(lcReceiver).noquote()
+            << "authentication failed with" << peer << "-" << reason
+            << (times > 1 ? QStringLiteral("(%1 times from %2)").arg(times).arg(address.toString())
+                          : QString());
+}
+
 void Transport::deliver(DeliveryQueue &q, InboundBatch &items, qint64 bytes)
 {
     if (items.isEmpty())
@@ -314,8 +349,7 @@ void Transport::deliver(DeliveryQueue &q, InboundBatch &items, qint64 bytes)
     }
     items.clear();
     if (post)
-        QMetaObject::invokeMethod(
-            context, handOff([this, &q] { drain(q); }), Qt::QueuedConnection);
+        QMetaObject::invokeMethod(context, handOff([this, &q] { drain(q); }), Qt::QueuedConnection);
 }
 
 void Transport::drain(DeliveryQueue &q)
@@ -335,8 +369,7 @@ void Transport::drain(DeliveryQueue &q)
     // Readers set the flag before re-checking deliveryBlocked(), so a pause is never missed here.
     if (!deliveryBlocked() && m_readersPaused.exchange(false)) {
         for (ReaderWorker *r : std::as_const(m_readers))
-            QMetaObject::invokeMethod(
-                r, handOff([r] { r->resume(); }), Qt::QueuedConnection);
+            QMetaObject::invokeMethod(r, handOff([r] { r->resume(); }), Qt::QueuedConnection);
     }
 }
 
@@ -362,7 +395,8 @@ void Transport::answer(const PeerPtr &peer, const QByteArray &frame)
     if (!reader)
         return;
     const void *connection = peer->connection;
-    QMetaObject::invokeMethod(reader, handOff([reader, connection, frame] { reader->answer(connection, frame); }));
+    QMetaObject::invokeMethod(reader,
+                              handOff([reader, connection, frame] { reader->answer(connection, frame); }));
 }
 
 Transport::Stats Transport::stats() const
@@ -383,6 +417,7 @@ Transport::Stats Transport::stats() const
     s.framesIn = m_framesIn.load();
     s.bytesIn = m_bytesIn.load();
     s.protocolErrors = m_protocolErrors.load();
+    s.authFailures = m_authFailures.load();
     s.incomingConnections = m_incoming.load();
     s.outgoingConnections = m_outgoing.load();
     return s;

@@ -3,6 +3,7 @@
 // Frames are handed to two sinks (control, data) in the sinks' own threads, in batches.
 #pragma once
 
+#include "dialog/security.h"
 #include "frame_p.h"
 #include "payload_p.h"
 
@@ -14,6 +15,7 @@
 #include <QMutex>
 #include <QObject>
 #include <QPointer>
+#include <QSslConfiguration>
 #include <QWaitCondition>
 #include <atomic>
 #include <functional>
@@ -102,6 +104,12 @@ struct TransportOptions
     int maxHandshaking = 1024;         ///< inbound connections waiting for their HELLO, in total
     int maxHandshakingPerAddress = 64; ///< the same, from one source address
     int listenBacklog = 1024;          ///< the kernel's queue of connections not yet accepted
+    /// The partition's shared secret: every connection, both ways, proves it (challenge-response
+    /// with AUTH frames) before any frame is accepted or sent. Empty: no authentication.
+    QByteArray secret;
+    /// TLS with mutual authentication on every connection (see security::tlsConfiguration). Null:
+    /// plain TCP.
+    std::shared_ptr<const QSslConfiguration> tls;
 };
 
 /// Queue of frames to one destination. Thread-safe; owned jointly by the transport and users.
@@ -141,6 +149,11 @@ private:
     std::vector<std::pair<qint64, std::function<void()>>> m_onRoom;
 };
 using OutboxPtr = std::shared_ptr<Outbox>;
+
+/// Loads the shared secret in @p secretFile and the TLS files @p tls (each optional) into @p to.
+/// False with @p error when one is given but cannot be used.
+bool applySecurity(const QString &secretFile, const security::TlsFiles &tls, TransportOptions &to,
+                   QString *error);
 
 class SenderWorker;
 class ReaderWorker;
@@ -232,6 +245,8 @@ public:
     {
         quint64 framesOut = 0, bytesOut = 0, framesDropped = 0, reconnects = 0;
         quint64 framesIn = 0, bytesIn = 0, protocolErrors = 0;
+        /// Connections refused, or given up, for a failed authentication or TLS handshake (both ways).
+        quint64 authFailures = 0;
         qint64 queuedBytes = 0;
         int outgoingConnections = 0, incomingConnections = 0;
     };
@@ -283,6 +298,10 @@ private:
     bool admitHandshake(const QHostAddress &from, QString *why);
     /// The connection from @p from is no longer waiting (HELLO seen, or closed). Thread-safe.
     void handshakeDone(const QHostAddress &from);
+    /// Counts a failed authentication (or TLS handshake) with @p peer and logs it: the first time
+    /// for that address and then at 2, 4, 8, … times, not at every retry. Thread-safe.
+    void authFailed(const QHostAddress &address, const QString &peer, const QString &reason);
+    QHash<QHostAddress, quint64> m_authFailuresFrom; // guarded by m_handshakeLock
     QMutex m_handshakeLock;
     int m_handshaking = 0;                      // guarded by m_handshakeLock
     QHash<QHostAddress, int> m_handshakingFrom; // guarded by m_handshakeLock
@@ -303,7 +322,7 @@ private:
     std::atomic<qint64> m_pendingDelivery{0};
     std::atomic<bool> m_readersPaused{false};
 
-    std::atomic<quint64> m_framesIn{0}, m_bytesIn{0}, m_protocolErrors{0};
+    std::atomic<quint64> m_framesIn{0}, m_bytesIn{0}, m_protocolErrors{0}, m_authFailures{0};
     std::atomic<int> m_incoming{0}, m_outgoing{0};
 };
 

@@ -1,9 +1,11 @@
 #include "transport_workers_p.h"
 
 #include "control_p.h"
+#include "dialog/security.h"
 #include "inbounddecoder_p.h"
 
 #include <QSysInfo>
+#include <QSslSocket>
 #include <QTcpSocket>
 #include <QTimer>
 
@@ -58,20 +60,27 @@ SenderWorker::Connection *SenderWorker::open(const OutboxPtr &box)
 {
     auto *c = new Connection;
     c->box = box;
-    c->socket = new QTcpSocket(this);
-    c->lastActivity = m_clock.elapsed();
     Outbox *key = box.get();
+    c->socket = newSocket(key);
+    c->lastActivity = c->openedAt = m_clock.elapsed();
     {
         QMutexLocker l(&box->m_lock);
         c->generation = box->m_generation;
     }
     QTcpSocket *s = c->socket;
-    connect(s, &QTcpSocket::connected, this, [this, key] {
+    // With TLS the connection is up once encrypted: a stalled TLS handshake is a connect time-out.
+    const bool tls = qobject_cast<QSslSocket *>(s);
+    connect(s, &QTcpSocket::connected, this, [this, key, tls] {
         if (Connection *c = m_conns.value(key)) {
-            c->connected = true;
+            c->connected = !tls;
             c->socket->setSocketOption(QAbstractSocket::LowDelayOption, 1);
         }
     });
+    if (tls)
+        connect(static_cast<QSslSocket *>(s), &QSslSocket::encrypted, this, [this, key] {
+            if (Connection *c = m_conns.value(key))
+                c->connected = true;
+        });
     connect(s, &QTcpSocket::bytesWritten, this, [this, key](qint64 n) {
         Connection *c = m_conns.value(key);
         if (!c)
@@ -106,7 +115,10 @@ SenderWorker::Connection *SenderWorker::open(const OutboxPtr &box)
     m_conns.insert(key, c);
     m_transport->m_outgoing.fetch_add(1);
     box->reconnects.fetch_add(1, std::memory_order_relaxed);
-    s->connectToHost(box->endpoint.host, box->endpoint.port);
+    if (auto *tls = qobject_cast<QSslSocket *>(s))
+        tls->connectToHostEncrypted(box->endpoint.host, box->endpoint.port);
+    else
+        s->connectToHost(box->endpoint.host, box->endpoint.port);
 
     const PeerInfo me = m_transport->identity();
     wire::Hello hello;
@@ -117,7 +129,14 @@ SenderWorker::Connection *SenderWorker::open(const OutboxPtr &box)
     hello.set_incarnation(me.incarnation);
     hello.set_user(ss(processUser()));
     hello.set_host_name(ss(QSysInfo::machineHostName()));
+    if (!m_transport->options().secret.isEmpty()) {
+        c->authenticated = false;
+        c->nonce = security::newNonce();
+        hello.set_nonce(c->nonce.constData(), size_t(c->nonce.size()));
+    }
     const QByteArray frame = controlFrame(Type::Hello, hello);
+    if (!c->authenticated)
+        c->hello = frame.mid(HeaderSize);
     {
         QMutexLocker l(&box->m_lock);
         box->m_queued += frame.size();
@@ -126,6 +145,32 @@ SenderWorker::Connection *SenderWorker::open(const OutboxPtr &box)
     c->hand(frame.size(), 0);
     qCDebug(lcSender) << "connecting to" << box->endpoint.toString();
     return c;
+}
+
+QTcpSocket *SenderWorker::newSocket(Outbox *key)
+{
+    const auto &tls = m_transport->options().tls;
+    if (!tls)
+        return new QTcpSocket(this);
+    auto *s = new QSslSocket(this);
+    s->setSslConfiguration(*tls);
+    // The peer's certificate must be signed by the partition's authority; the host name or address
+    // it names is not compared (processes are reached at the addresses they advertise).
+    connect(s, &QSslSocket::sslErrors, this, [this, key, s](const QList<QSslError> &errors) {
+        QStringList fatal;
+        for (const QSslError &e : errors)
+            if (e.error() != QSslError::HostNameMismatch)
+                fatal.append(e.errorString());
+        if (fatal.isEmpty()) {
+            s->ignoreSslErrors(errors);
+            return;
+        }
+        const QString why = QStringLiteral("TLS: %1").arg(fatal.join(QStringLiteral("; ")));
+        if (Connection *c = m_conns.value(key))
+            refused(c, why);
+        fail(key, why);
+    });
+    return s;
 }
 
 void SenderWorker::Connection::hand(qint64 bytes, qint64 frames)
@@ -155,6 +200,10 @@ void SenderWorker::flush(const OutboxPtr &box)
     Connection *c = m_conns.value(box.get());
     if (!c)
         c = open(box);
+    if (!c->authenticated) {
+        c->held.append(std::move(chunks));
+        return;
+    }
     for (const Outbox::Chunk &chunk : std::as_const(chunks)) {
         c->socket->write(chunk.bytes);
         c->hand(chunk.bytes.size(), chunk.frames);
@@ -172,12 +221,19 @@ void SenderWorker::readAnswers(Outbox *key)
     QString bad;
     const Endpoint dest = c->box->endpoint;
     QList<QByteArray> refusals;
+    QByteArray auth;
+    bool sawAuth = false;
     while (bad.isEmpty() && c->socket->bytesAvailable() > 0) {
         const InboundDecoder::Buffer b = c->answers->buffer();
         const qint64 n = c->socket->read(b.data, b.size);
         if (n <= 0)
             break;
         const bool ok = c->answers->decode(n, [&](Type type, quint8, QByteArrayView payload, QByteArray *) {
+            if (type == Type::Auth && !c->authenticated && !sawAuth && refusals.isEmpty()) {
+                sawAuth = true;
+                auth = payload.toByteArray();
+                return true;
+            }
             if (type != Type::Refused || refusals.size() >= 16)
                 return false;
             refusals.append(payload.toByteArray());
@@ -186,10 +242,75 @@ void SenderWorker::readAnswers(Outbox *key)
         if (!ok)
             bad = QStringLiteral("unexpected data written back by %1").arg(dest.toString());
     }
+    QString authError;
+    if (sawAuth && !authenticate(c, auth, &authError)) {
+        refused(c, authError);
+        fail(key, authError);
+        return;
+    }
     for (const QByteArray &r : std::as_const(refusals))
         Q_EMIT m_transport->answered(dest, r);
+    if (!refusals.isEmpty() && !c->authenticated) {
+        // Refused while authenticating: the destination closes the connection; say why now.
+        wire::Refused r;
+        r.ParseFromArray(refusals.constFirst().constData(), int(refusals.constFirst().size()));
+        bad = QStringLiteral("refused by %1: %2").arg(dest.toString(), qs(r.reason()));
+    }
     if (!bad.isEmpty())
         fail(key, bad);
+}
+
+void SenderWorker::refused(Connection *c, const QString &reason)
+{
+    const Endpoint dest = c->box->endpoint;
+    m_transport->authFailed(c->socket->peerAddress(), dest.toString(), reason);
+    // Reported as a refusal, as one the destination would have written: the user is told why and
+    // the connection to the Control Server backs off.
+    wire::Refused r;
+    r.set_what("auth");
+    r.set_reason(ss(QStringLiteral("authentication failed: %1").arg(reason)));
+    Q_EMIT m_transport->answered(dest, controlFrame(Type::Refused, r).mid(HeaderSize));
+}
+
+bool SenderWorker::authenticate(Connection *c, const QByteArray &payload, QString *error)
+{
+    const QByteArray &secret = m_transport->options().secret;
+    wire::Auth a;
+    if (!a.ParseFromArray(payload.constData(), int(payload.size())) ||
+        a.nonce().size() != size_t(security::NonceBytes)) {
+        *error = QStringLiteral("malformed AUTH from %1").arg(c->box->endpoint.toString());
+        return false;
+    }
+    const QByteArray theirNonce(a.nonce().data(), qsizetype(a.nonce().size()));
+    const QByteArray expected =
+        security::proof(secret, security::Role::Acceptor, c->nonce, theirNonce, c->hello);
+    if (!security::proofsEqual(expected, QByteArray(a.proof().data(), qsizetype(a.proof().size())))) {
+        *error = QStringLiteral("%1 did not prove the partition's secret (another secret?)")
+                     .arg(c->box->endpoint.toString());
+        return false;
+    }
+    wire::Auth mine;
+    const QByteArray p = security::proof(secret, security::Role::Connector, c->nonce, theirNonce, c->hello);
+    mine.set_proof(p.constData(), size_t(p.size()));
+    const QByteArray frame = controlFrame(Type::Auth, mine);
+    c->authenticated = true;
+    c->nonce.clear();
+    c->hello.clear();
+    Outbox *b = c->box.get();
+    {
+        QMutexLocker l(&b->m_lock);
+        if (c->generation == b->m_generation)
+            b->m_queued += frame.size();
+    }
+    c->socket->write(frame);
+    c->hand(frame.size(), 0);
+    for (const Outbox::Chunk &chunk : std::as_const(c->held)) {
+        c->socket->write(chunk.bytes);
+        c->hand(chunk.bytes.size(), chunk.frames);
+    }
+    c->held.clear();
+    c->lastActivity = m_clock.elapsed();
+    return true;
 }
 
 void SenderWorker::fail(Outbox *key, const QString &reason)
@@ -205,6 +326,8 @@ void SenderWorker::fail(Outbox *key, const QString &reason)
     qint64 lostFrames = 0;
     for (const auto &[end, frames] : c->unwritten)
         lostFrames += frames;
+    for (const Outbox::Chunk &chunk : std::as_const(c->held))
+        lostFrames += chunk.frames;
     {
         QMutexLocker l(&key->m_lock);
         lost = key->m_queued;
@@ -252,8 +375,8 @@ void SenderWorker::checkTimeouts()
     QList<Outbox *> idle, stuck;
     for (auto it = m_conns.cbegin(); it != m_conns.cend(); ++it) {
         Connection *c = it.value();
-        if (!c->connected) {
-            if (now - c->lastActivity > o.connectTimeoutMs)
+        if (!c->connected || !c->authenticated) {
+            if (now - c->openedAt > o.connectTimeoutMs)
                 stuck.append(it.key());
             continue;
         }
@@ -264,8 +387,15 @@ void SenderWorker::checkTimeouts()
                 idle.append(it.key());
         }
     }
-    for (Outbox *k : std::as_const(stuck))
-        fail(k, QStringLiteral("connection timed out"));
+    for (Outbox *k : std::as_const(stuck)) {
+        const Connection *c = m_conns.value(k);
+        if (c->connected)
+            fail(k, QStringLiteral("%1 did not authenticate within %2 ms")
+                        .arg(c->box->endpoint.toString())
+                        .arg(o.connectTimeoutMs));
+        else
+            fail(k, QStringLiteral("connection timed out"));
+    }
     for (Outbox *k : std::as_const(idle)) {
         // Queued accounting restarts with the next connection.
         {
@@ -287,6 +417,9 @@ struct ReaderWorker::Connection
     QString label;
     QHostAddress from;
     bool handshaking = false; ///< counted by Transport::admitHandshake until its HELLO or close
+    // With a shared secret: who the HELLO claims to be, until its AUTH proves the secret.
+    PeerPtr claimed;
+    QByteArray nonce, peerNonce, hello; // both nonces and the HELLO payload, for the proofs
     QList<QByteArray> names;
     QByteArray intern(QByteArrayView name);
     explicit Connection(qint64 maxPayload) : decoder(maxPayload) {}
@@ -319,7 +452,10 @@ void ReaderWorker::answer(const void *connection, const QByteArray &frame)
 
 void ReaderWorker::addDescriptor(qintptr fd)
 {
-    auto *s = new QTcpSocket(this);
+    const auto &tls = m_transport->options().tls;
+    QTcpSocket *s = tls ? new QSslSocket(this) : new QTcpSocket(this);
+    if (tls)
+        static_cast<QSslSocket *>(s)->setSslConfiguration(*tls);
     if (!s->setSocketDescriptor(fd)) {
         qCWarning(lcReceiver) << "cannot adopt accepted socket:" << s->errorString();
         delete s;
@@ -352,11 +488,29 @@ void ReaderWorker::addDescriptor(qintptr fd)
     handshake->setSingleShot(true);
     connect(handshake, &QTimer::timeout, this, [this, s] {
         Connection *c = m_conns.value(s);
-        if (c && !c->peer)
-            closeWithError(
-                c, QStringLiteral("no HELLO within %1 ms").arg(m_transport->options().handshakeTimeoutMs));
+        const int ms = m_transport->options().handshakeTimeoutMs;
+        if (c && c->claimed)
+            refuse(c, QStringLiteral("no AUTH within %1 ms").arg(ms));
+        else if (c && !c->peer)
+            closeWithError(c, QStringLiteral("no HELLO within %1 ms").arg(ms));
     });
     handshake->start(m_transport->options().handshakeTimeoutMs);
+    if (tls) {
+        auto *ssl = static_cast<QSslSocket *>(s);
+        connect(ssl, &QSslSocket::sslErrors, this, [this, s](const QList<QSslError> &errors) {
+            QStringList why;
+            for (const QSslError &e : errors)
+                why.append(e.errorString());
+            if (Connection *c = m_conns.value(s))
+                refuse(c, QStringLiteral("TLS: %1").arg(why.join(QStringLiteral("; "))), false);
+        });
+        connect(ssl, &QSslSocket::errorOccurred, this, [this, s](QAbstractSocket::SocketError e) {
+            Connection *c = m_conns.value(s);
+            if (c && e == QAbstractSocket::SslHandshakeFailedError)
+                refuse(c, QStringLiteral("TLS: %1").arg(s->errorString()), false);
+        });
+        ssl->startServerEncryption();
+    }
     connect(s, &QTcpSocket::readyRead, this, [this, s] {
         if (Connection *c = m_conns.value(s))
             readFrom(c);
@@ -438,8 +592,40 @@ QByteArray ReaderWorker::Connection::intern(QByteArrayView name)
     return names.last();
 }
 
-bool ReaderWorker::acceptHello(Connection *c, Type type, QByteArrayView payload, QString &error)
+void ReaderWorker::refuse(Connection *c, const QString &reason, bool tell)
 {
+    const QString name = c->claimed ? c->claimed->name : QString();
+    const QString who = name.isEmpty() ? c->label : QStringLiteral("%1 (%2)").arg(name, c->label);
+    m_transport->authFailed(c->from, who, reason);
+    QTcpSocket *s = c->socket;
+    if (c->handshaking)
+        m_transport->handshakeDone(c->from);
+    m_conns.remove(s);
+    m_transport->m_incoming.fetch_sub(1);
+    delete c;
+    s->disconnect(this);
+    if (!tell || s->state() != QAbstractSocket::ConnectedState) {
+        s->abort();
+        s->deleteLater();
+        return;
+    }
+    // Told once, then closed once the refusal is written (or after a second at most).
+    wire::Refused r;
+    r.set_what("auth");
+    r.set_name(ss(name));
+    r.set_reason(ss(QStringLiteral("authentication failed: %1").arg(reason)));
+    s->write(controlFrame(Type::Refused, r));
+    connect(s, &QTcpSocket::disconnected, s, &QObject::deleteLater);
+    QTimer::singleShot(1000, s, [s] {
+        s->abort();
+        s->deleteLater();
+    });
+    s->disconnectFromHost();
+}
+
+bool ReaderWorker::acceptHello(Connection *c, Type type, QByteArrayView payload, Received &r)
+{
+    QString &error = r.error;
     wire::Hello h;
     if (type != Type::Hello || !h.ParseFromArray(payload.data(), int(payload.size()))) {
         error = QStringLiteral("first frame is %1, not a valid HELLO").arg(QLatin1String(typeName(type)));
@@ -455,7 +641,57 @@ bool ReaderWorker::acceptHello(Connection *c, Type type, QByteArrayView payload,
     p->source = c->socket->peerAddress();
     p->reader = this;
     p->connection = c;
+    const QByteArray &secret = m_transport->options().secret;
+    if (secret.isEmpty() && !h.nonce().empty()) {
+        error = QStringLiteral("this process has no shared secret (it runs without --secret-file)");
+        r.authFailed = true;
+        return false;
+    }
+    if (!secret.isEmpty()) {
+        if (h.nonce().size() != size_t(security::NonceBytes)) {
+            error = QStringLiteral("no proof of the partition's secret offered (no --secret-file?)");
+            r.authFailed = true;
+            return false;
+        }
+        // The challenge: our nonce and our proof; the peer proves the secret in turn.
+        c->claimed = std::move(p);
+        c->nonce = security::newNonce();
+        c->hello = payload.toByteArray();
+        c->peerNonce = QByteArray(h.nonce().data(), qsizetype(h.nonce().size()));
+        const QByteArray mine =
+            security::proof(secret, security::Role::Acceptor, c->peerNonce, c->nonce, c->hello);
+        wire::Auth a;
+        a.set_nonce(c->nonce.constData(), size_t(c->nonce.size()));
+        a.set_proof(mine.constData(), size_t(mine.size()));
+        c->socket->write(controlFrame(Type::Auth, a));
+        return true;
+    }
     c->peer = std::move(p);
+    if (c->handshaking) {
+        c->handshaking = false;
+        m_transport->handshakeDone(c->from);
+    }
+    return true;
+}
+
+bool ReaderWorker::acceptProof(Connection *c, Type type, QByteArrayView payload, QString &error)
+{
+    wire::Auth a;
+    if (type != Type::Auth || !a.ParseFromArray(payload.data(), int(payload.size()))) {
+        error = QStringLiteral("%1 instead of the AUTH answering the challenge")
+                    .arg(QLatin1String(typeName(type)));
+        return false;
+    }
+    const QByteArray expected = security::proof(m_transport->options().secret, security::Role::Connector,
+                                                c->peerNonce, c->nonce, c->hello);
+    if (!security::proofsEqual(expected, QByteArray(a.proof().data(), qsizetype(a.proof().size())))) {
+        error = QStringLiteral("wrong proof of the partition's secret (another secret?)");
+        return false;
+    }
+    c->peer = std::move(c->claimed);
+    c->nonce.clear();
+    c->peerNonce.clear();
+    c->hello.clear();
     if (c->handshaking) {
         c->handshaking = false;
         m_transport->handshakeDone(c->from);
@@ -466,8 +702,12 @@ bool ReaderWorker::acceptHello(Connection *c, Type type, QByteArrayView payload,
 bool ReaderWorker::takeFrame(Connection *c, Type type, quint8 flags, QByteArrayView payload,
                              QByteArray *owned, Received &r)
 {
+    if (c->claimed) {
+        r.authFailed = !acceptProof(c, type, payload, r.error);
+        return !r.authFailed;
+    }
     if (!c->peer)
-        return acceptHello(c, type, payload, r.error);
+        return acceptHello(c, type, payload, r);
     ++r.frames;
     Inbound in;
     in.type = type;
@@ -538,7 +778,9 @@ void ReaderWorker::readFrom(Connection *c)
     // Frames decoded before an error are still delivered: they were valid.
     m_transport->deliver(m_transport->m_control, r.control, r.controlBytes);
     m_transport->deliver(m_transport->m_data, r.data, r.dataBytes);
-    if (!ok)
+    if (!ok && r.authFailed)
+        refuse(c, r.error);
+    else if (!ok)
         closeWithError(c, r.error);
 }
 

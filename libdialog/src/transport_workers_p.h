@@ -39,9 +39,23 @@ private:
         void hand(qint64 bytes, qint64 frames);
         void wrote(qint64 bytes);
         std::unique_ptr<wire_format::InboundDecoder> answers; // frames the destination writes back (refusals)
+        // With a shared secret: nothing is written after the HELLO until the destination proved the
+        // secret (its AUTH); frames wait in held meanwhile.
+        bool authenticated = true;
+        QByteArray nonce, hello; // our nonce and HELLO payload, for the proofs
+        QList<Outbox::Chunk> held;
+        qint64 openedAt = 0;
     };
-    /// Reads what a destination wrote back on our connection: REFUSED frames only.
+    /// Reads what a destination wrote back on our connection: its AUTH while authenticating, then
+    /// REFUSED frames only.
     void readAnswers(Outbox *key);
+    /// Checks the destination's AUTH; on success proves the secret in turn and writes the frames
+    /// held meanwhile. False with @p error otherwise.
+    bool authenticate(Connection *c, const QByteArray &auth, QString *error);
+    QTcpSocket *newSocket(Outbox *key);
+    /// We refuse the destination (its proof or its certificate): counted, logged, and reported
+    /// with answered() as a REFUSED "auth".
+    void refused(Connection *c, const QString &reason);
     Connection *open(const OutboxPtr &box);
     void fail(Outbox *key, const QString &reason);
     void close(Outbox *key);
@@ -75,6 +89,7 @@ private:
         qint64 controlBytes = 0, dataBytes = 0;
         quint64 frames = 0;
         QString error;
+        bool authFailed = false; ///< the error is a failed authentication: refuse, telling why
     };
     void readFrom(Connection *c);
     /// Decodes one frame the connection's decoder handed over into @p r (see
@@ -82,10 +97,15 @@ private:
     bool takeFrame(Connection *c, wire_format::Type type, quint8 flags, QByteArrayView payload,
                    QByteArray *owned, Received &r);
     /// The first frame of a connection: who is sending. False with @p error if it is not a HELLO.
-    bool acceptHello(Connection *c, wire_format::Type type, QByteArrayView payload, QString &error);
+    bool acceptHello(Connection *c, wire_format::Type type, QByteArrayView payload, Received &r);
     /// True when the sinks are too far behind: stop reading, TCP pushes back on the senders.
     bool shouldPause();
     void closeWithError(Connection *c, const QString &reason);
+    /// Ends a failed authentication: counts and logs it, tells the peer why with a REFUSED frame
+    /// (when it can still be written), then closes the connection.
+    void refuse(Connection *c, const QString &reason, bool tell = true);
+    /// With a secret: the AUTH answering our challenge. False with @p error if it is not.
+    bool acceptProof(Connection *c, wire_format::Type type, QByteArrayView payload, QString &error);
     void drop(Connection *c);
 
     Transport *m_transport;

@@ -5,8 +5,11 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import hmac
 import random
+import secrets
 import socket
+import ssl
 from dataclasses import dataclass
 from typing import Any, Awaitable, Callable, Dict, List, Optional, Set, Tuple, Union
 
@@ -81,6 +84,32 @@ class RequestError(Exception):
         self.status = status
 
 
+class _AuthFailed(Exception):
+    """An inbound connection did not prove the partition's secret: refused, telling why."""
+
+
+def _tls_contexts(cert: Optional[str], key: Optional[str], ca: Optional[str]):
+    """(client, server) SSL contexts for mutual TLS with the partition's authority; (None, None)
+    without TLS files. As libdialog: the peer's certificate must be signed by @p ca; the host name
+    it names is not compared."""
+    if not (cert or key or ca):
+        return None, None
+    if not (cert and key and ca):
+        raise ClientError("TLS needs all of tls_cert, tls_key and tls_ca")
+    try:
+        client = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+        server = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        for c in (client, server):
+            c.minimum_version = ssl.TLSVersion.TLSv1_2
+            c.load_cert_chain(cert, key)
+            c.load_verify_locations(cafile=ca)
+            c.check_hostname = False
+            c.verify_mode = ssl.CERT_REQUIRED
+    except (OSError, ssl.SSLError) as e:
+        raise ClientError("TLS files: %s" % e) from None
+    return client, server
+
+
 class ClientError(Exception):
     """The client cannot work (invalid address, listen failure, refused registration)."""
 
@@ -126,13 +155,24 @@ class _Outbox:
         watch: Optional[asyncio.Task] = None
         try:
             reader, writer = await asyncio.wait_for(
-                asyncio.open_connection(*self.endpoint), self.client.connect_timeout
+                asyncio.open_connection(*self.endpoint, ssl=self.client._tls_client), self.client.connect_timeout
             )
             self.writer = writer
             self.client.stats["reconnects"] += 1
-            writer.write(wire.control_frame(T.HELLO, self.client._hello()))
+            hello = self.client._hello()
+            nonce = b""
+            if self.client._secret is not None:
+                nonce = secrets.token_bytes(wire.NONCE_BYTES)
+                hello.nonce = nonce
+            hello_payload = hello.SerializeToString()
+            writer.write(wire.encode_frame(T.HELLO, hello_payload))
+            decoder = wire.FrameDecoder()
+            if nonce:
+                await asyncio.wait_for(
+                    self._authenticate(reader, writer, decoder, nonce, hello_payload), self.client.connect_timeout
+                )
             # EOF = peer gone; the Control Server may write a REFUSED back first (protocol.md, section 1)
-            watch = asyncio.get_running_loop().create_task(self.client._read_back(self.endpoint, reader))
+            watch = asyncio.get_running_loop().create_task(self.client._read_back(self.endpoint, reader, decoder))
             watch.add_done_callback(lambda t: t.cancelled() or t.exception())  # a reset is an EOF too
             while True:
                 if not self.queue:
@@ -164,7 +204,7 @@ class _Outbox:
             if self.writer:
                 self.writer.close()
             raise
-        except (OSError, ConnectionError, asyncio.TimeoutError) as e:
+        except (OSError, ConnectionError, asyncio.TimeoutError, ProtocolError) as e:
             reason = str(e) or type(e).__name__
         finally:
             for t in (waiter, watch):
@@ -178,6 +218,36 @@ class _Outbox:
             self.writer.close()
         self.writer = None
         self.client._destination_failed(self.endpoint, reason)
+
+    async def _authenticate(
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, decoder: wire.FrameDecoder,
+        nonce: bytes, hello: bytes,
+    ) -> None:
+        """The connecting side of the challenge-response (protocol.md, "Authentication"): checks the
+        destination's AUTH, then proves the secret in turn. Nothing else is written before."""
+        secret = self.client._secret
+        where = "%s:%s" % self.endpoint
+        while True:
+            data = await reader.read(64 * 1024)
+            if not data:
+                raise ConnectionError("%s closed the connection while authenticating" % where)
+            for f in decoder.feed(data):
+                if f.type == T.REFUSED:
+                    msg = wire.parse_control(f)
+                    self.client._auth_refused(self.endpoint, msg.reason)
+                    raise ConnectionError("refused by %s: %s" % (where, msg.reason))
+                if f.type != T.AUTH:
+                    raise ProtocolError("unexpected %s written back by %s" % (f.type.name, where))
+                a = wire.parse_control(f)
+                expected = wire.auth_proof(secret, "acceptor", nonce, a.nonce, hello)
+                if len(a.nonce) != wire.NONCE_BYTES or not hmac.compare_digest(expected, a.proof):
+                    reason = "authentication failed: %s did not prove the partition's secret" % where
+                    self.client.stats["auth_failures"] += 1
+                    self.client._auth_refused(self.endpoint, reason)
+                    raise ConnectionError(reason)
+                proof = wire.auth_proof(secret, "connector", nonce, a.nonce, hello)
+                writer.write(wire.control_frame(T.AUTH, pb.Auth(proof=proof)))
+                return
 
     def close(self) -> None:
         if self.task and not self.task.done():
@@ -345,6 +415,10 @@ class Client:
         idle_timeout: float = 60.0,
         connect_timeout: float = 5.0,
         host: Optional[str] = None,
+        secret_file: Optional[str] = None,
+        tls_cert: Optional[str] = None,
+        tls_key: Optional[str] = None,
+        tls_ca: Optional[str] = None,
     ) -> None:
         if not name or len(name.encode()) > wire.MAX_NAME_LENGTH:
             raise ClientError("invalid process name '%s'" % name[:64])
@@ -359,6 +433,17 @@ class Client:
         if not self.servers:
             raise ClientError("no Control Server address")
         self.name = name
+        # The partition's shared secret and TLS files (default: $DIALOG_SECRET_FILE, $DIALOG_TLS_*).
+        secret_file = secret_file if secret_file is not None else os.environ.get("DIALOG_SECRET_FILE")
+        try:
+            self._secret: Optional[bytes] = wire.read_secret_file(secret_file) if secret_file else None
+        except ValueError as e:
+            raise ClientError(str(e)) from None
+        self._tls_client, self._tls_server = _tls_contexts(
+            tls_cert if tls_cert is not None else os.environ.get("DIALOG_TLS_CERT"),
+            tls_key if tls_key is not None else os.environ.get("DIALOG_TLS_KEY"),
+            tls_ca if tls_ca is not None else os.environ.get("DIALOG_TLS_CA"),
+        )
         self.heartbeat_ms = max(10, heartbeat_ms)
         self.compression_threshold = compression_threshold
         self.max_message_size = max_message_size
@@ -375,7 +460,8 @@ class Client:
         #: "unconnected", "connecting" or "connected"
         self.state = "unconnected"
         self.stats: Dict[str, int] = dict(
-            messages_out=0, bytes_out=0, messages_in=0, bytes_in=0, dropped=0, reconnects=0, protocol_errors=0
+            messages_out=0, bytes_out=0, messages_in=0, bytes_in=0, dropped=0, reconnects=0, protocol_errors=0,
+            auth_failures=0,
         )
         #: ProtocolError of every connection closed for malformed input (most recent last, at most 100)
         self.protocol_errors: List[ProtocolError] = []
@@ -416,7 +502,7 @@ class Client:
         self._started = True
         bind = "127.0.0.1" if self.host.startswith("127.") or self.host == "localhost" else "0.0.0.0"
         try:
-            self._server = await asyncio.start_server(self._accept, bind, 0, limit=1 << 20)
+            self._server = await asyncio.start_server(self._accept, bind, 0, limit=1 << 20, ssl=self._tls_server)
         except OSError as e:
             raise ClientError("cannot listen: %s" % e) from e
         self.port = self._server.sockets[0].getsockname()[1]
@@ -798,7 +884,7 @@ class Client:
                 self._services.pop(msg.name, None)
             self.refusals.append((msg.what, msg.name, msg.reason))
             log.warning("%s: %s '%s' refused: %s", self.name, msg.what, msg.name, msg.reason)
-            if msg.what in ("connect", "address"):
+            if msg.what in ("connect", "address", "auth"):
                 self._connect_delay = min(30.0, max(2.0, 2 * self._connect_delay))
                 self._connect_not_before = loop.time() + self._connect_delay
                 if self.on_error is not None:
@@ -807,10 +893,19 @@ class Client:
                 # The partition's access list refused a command this client sent.
                 self.on_error(ClientError("command '%s' refused by the Control Server: %s" % (msg.name, msg.reason)))
 
-    async def _read_back(self, ep: Endpoint, reader: asyncio.StreamReader) -> None:
+    def _auth_refused(self, ep: Endpoint, reason: str) -> None:
+        """A connection to @p ep failed its authentication: for the Control Server, a refusal (told
+        once per attempt, with back-off)."""
+        if ep in self.servers:
+            f = wire.Frame(T.REFUSED, 0, pb.Refused(what="auth", reason=reason).SerializeToString())
+            self._handle_control(pb.Hello(name=CONTROL_SERVER_NAME), f)
+
+    async def _read_back(
+        self, ep: Endpoint, reader: asyncio.StreamReader, decoder: Optional[wire.FrameDecoder] = None
+    ) -> None:
         """Reads what the peer of an outgoing connection writes back: nothing but a REFUSED from the
         Control Server. Returns at EOF; anything else is a protocol error (the connection is dropped)."""
-        decoder = wire.FrameDecoder()
+        decoder = decoder or wire.FrameDecoder()
         while True:
             data = await reader.read(64 * 1024)
             if not data:
@@ -899,6 +994,7 @@ class Client:
         self._inbound.add(writer)
         decoder = wire.FrameDecoder(self.max_message_size + wire.NAME_OVERHEAD)
         peer: Optional[pb.Hello] = None
+        claimed: Optional[Tuple[pb.Hello, bytes, bytes]] = None  # HELLO, its payload, our nonce
         label = "%s:%s" % (writer.get_extra_info("peername") or ("?", 0))[:2]
         try:
             while True:
@@ -907,11 +1003,31 @@ class Client:
                     return
                 self.stats["bytes_in"] += len(data)
                 for f in decoder.feed(data):
+                    if claimed is not None:
+                        hello, payload, nonce = claimed
+                        a = wire.parse_control(f) if f.type == T.AUTH else None
+                        expected = wire.auth_proof(self._secret, "connector", hello.nonce, nonce, payload)
+                        if a is None or not hmac.compare_digest(expected, a.proof):
+                            raise _AuthFailed("wrong proof of the partition's secret (another secret?)")
+                        peer, claimed = hello, None
+                        continue
                     if peer is None:
                         if f.type != T.HELLO:
                             raise ProtocolError("first frame is %s, not a valid HELLO" % f.type.name)
-                        peer = wire.parse_control(f)
-                        label = "%s (%s)" % (peer.name, label)
+                        hello = wire.parse_control(f)
+                        label = "%s (%s)" % (hello.name, label)
+                        if self._secret is None:
+                            if hello.nonce:
+                                raise _AuthFailed("this process has no shared secret")
+                            peer = hello
+                            continue
+                        if len(hello.nonce) != wire.NONCE_BYTES:
+                            raise _AuthFailed("no proof of the partition's secret offered")
+                        nonce = secrets.token_bytes(wire.NONCE_BYTES)
+                        payload = bytes(f.payload)
+                        proof = wire.auth_proof(self._secret, "acceptor", hello.nonce, nonce, payload)
+                        writer.write(wire.control_frame(T.AUTH, pb.Auth(nonce=nonce, proof=proof)))
+                        claimed = (hello, payload, nonce)
                         continue
                     self.stats["messages_in"] += 1
                     if f.type in wire.DATA_TYPES:
@@ -920,6 +1036,15 @@ class Client:
                         raise ProtocolError("malformed HELLO payload")
                     else:
                         self._handle_control(peer, f)
+        except _AuthFailed as e:
+            self.stats["auth_failures"] += 1
+            log.warning("authentication failed with %s - %s", label, e)
+            refusal = pb.Refused(what="auth", reason="authentication failed: %s" % e)
+            try:
+                writer.write(wire.control_frame(T.REFUSED, refusal))
+                await asyncio.wait_for(writer.drain(), 1.0)
+            except (ConnectionError, OSError, asyncio.TimeoutError):
+                pass
         except ProtocolError as e:
             err = ProtocolError("closed connection from %s: %s" % (label, e))
             self.stats["protocol_errors"] += 1

@@ -6,6 +6,8 @@ Everything here is pure byte manipulation (no sockets); docs/protocol.md describ
 from __future__ import annotations
 
 import enum
+import hashlib
+import hmac
 import struct
 from dataclasses import dataclass
 from typing import List, Optional, Tuple
@@ -57,9 +59,10 @@ class MessageType(enum.IntEnum):
     DISCONNECT = 20
     REQUEST = 21
     REPLY = 22
+    AUTH = 23
 
 
-MAX_TYPE = 22
+MAX_TYPE = 23
 _TYPE_OF = {int(t): t for t in MessageType}
 
 #: The protobuf message carried by each control message type (None: empty payload).
@@ -82,6 +85,7 @@ CONTROL_MESSAGES = {
     MessageType.LOST_RECEIVER: wire_pb2.LostProcess,
     MessageType.REFUSED: wire_pb2.Refused,
     MessageType.DISCONNECT: None,
+    MessageType.AUTH: wire_pb2.Auth,
 }
 
 DATA_TYPES = frozenset(
@@ -301,3 +305,33 @@ def parse_control(frame: Frame):
     except Exception as e:  # google.protobuf.message.DecodeError
         raise ProtocolError("malformed %s payload" % frame.type.name) from e
     return msg
+
+
+# --- Authentication (docs/protocol.md, "Authentication") ---
+
+NONCE_BYTES = 32
+MIN_SECRET_BYTES = 16
+MAX_SECRET_FILE_BYTES = 4096
+_ROLE_LABEL = {"acceptor": b"DIALOG-AUTH-1 acceptor\n", "connector": b"DIALOG-AUTH-1 connector\n"}
+
+
+def read_secret_file(path: str) -> bytes:
+    """The shared secret in @p path (surrounding white space trimmed), as libdialog reads it."""
+    try:
+        with open(path, "rb") as f:
+            content = f.read(MAX_SECRET_FILE_BYTES + 1)
+    except OSError as e:
+        raise ValueError("secret file %s: %s" % (path, e.strerror or e)) from None
+    if len(content) > MAX_SECRET_FILE_BYTES:
+        raise ValueError("secret file %s: larger than %d bytes" % (path, MAX_SECRET_FILE_BYTES))
+    secret = content.strip()
+    if len(secret) < MIN_SECRET_BYTES:
+        raise ValueError(
+            "secret file %s: holds %d bytes, at least %d are needed" % (path, len(secret), MIN_SECRET_BYTES)
+        )
+    return secret
+
+
+def auth_proof(secret: bytes, role: str, connector_nonce: bytes, acceptor_nonce: bytes, hello: bytes) -> bytes:
+    """HMAC-SHA256(secret, label of @p role || connector nonce || acceptor nonce || HELLO payload)."""
+    return hmac.new(secret, _ROLE_LABEL[role] + connector_nonce + acceptor_nonce + hello, hashlib.sha256).digest()

@@ -44,6 +44,8 @@ def examples() -> List[Tuple[int, str, List[Tuple[str, str]], bytes]]:
 
 
 def text(v) -> str:
+    if isinstance(v, bytes):
+        return v.hex()
     if isinstance(v, bool):
         return "true" if v else "false"
     if isinstance(v, float):

@@ -130,6 +130,9 @@ public:
         quint64 messagesIn = 0, bytesIn = 0, protocolErrors = 0;
         qint64 queuedBytes = 0; ///< handed to DIALOG, not yet written to the sockets
         int outgoingConnections = 0, incomingConnections = 0;
+        /// Connections refused, or given up, for a failed authentication (shared secret) or TLS
+        /// handshake, both ways. Not sent with the heartbeats.
+        quint64 authFailures = 0;
     };
     Statistics statistics() const;
 

@@ -53,6 +53,9 @@ struct ClientOptions
     /// --reader-threads, --queue-bytes, --pending-bytes, --receive-buffer-bytes, --advertise,
     /// --dialog-port, --secret-file, --tls-cert, --tls-key, --tls-ca) to a parser.
     static void addParserOptions(QCommandLineParser &parser);
+    /// Adds --secret-file, --tls-cert, --tls-key and --tls-ca alone (part of addParserOptions(),
+    /// for programs that take no other client option, such as dialog-controlserver).
+    static void addSecurityParserOptions(QCommandLineParser &parser);
     /// Applies the options added by addParserOptions(); false with @p error on a bad value.
     bool applyParser(const QCommandLineParser &parser, QString *error);
 };

@@ -34,4 +34,24 @@ struct TlsFiles
 /// (a key that does not match its certificate fails at the first TLS handshake).
 bool tlsConfiguration(const TlsFiles &files, QSslConfiguration *out, QString *error);
 
+// The challenge-response of a connection (docs/protocol.md, "Authentication"): each side sends a
+// fresh nonce, each proves the secret with an HMAC-SHA256 over both nonces and the connecting
+// side's HELLO, with a label of its role so that a proof is never valid for the other role.
+
+/// Bytes of a nonce.
+constexpr qsizetype NonceBytes = 32;
+/// A fresh nonce from the system's random generator.
+QByteArray newNonce();
+enum class Role
+{
+    Acceptor, ///< the side that accepted the connection (it proves first)
+    Connector ///< the side that opened it
+};
+/// HMAC-SHA256(secret, "DIALOG-AUTH-1 acceptor\n" or "DIALOG-AUTH-1 connector\n" || @p connectorNonce
+/// || @p acceptorNonce || @p hello).
+QByteArray proof(const QByteArray &secret, Role role, const QByteArray &connectorNonce,
+                 const QByteArray &acceptorNonce, const QByteArray &hello);
+/// Compares two proofs in a time that does not depend on where they differ.
+bool proofsEqual(const QByteArray &a, const QByteArray &b);
+
 } // namespace dialog::security

@@ -47,6 +47,7 @@ public:
         QuotaExceeded,   ///< a write over a limit of what one client (or the server) may store
         /// the partition's access list refuses the command or IS write to the sender
         PermissionDenied,
+        SecurityError,   ///< the secret file or the TLS files cannot be used (see dialog/security.h)
     };
     Q_ENUM(Code)
 

@@ -204,7 +204,8 @@ QString ProcessSpec::program() const
 
 bool ProcessSpec::isLocal() const
 {
-    if (host == QLatin1String("localhost") || host.compare(QHostInfo::localHostName(), Qt::CaseInsensitive) == 0)
+    if (host == QLatin1String("localhost") ||
+        host.compare(QHostInfo::localHostName(), Qt::CaseInsensitive) == 0)
         return true;
     // An address of this host (any interface, loopback included) is this host, not one to ssh to.
     const QHostAddress address(host);
@@ -213,8 +214,9 @@ bool ProcessSpec::isLocal() const
     if (address.isLoopback())
         return true;
     const QList<QHostAddress> own = QNetworkInterface::allAddresses();
-    return std::any_of(own.cbegin(), own.cend(),
-                       [&](const QHostAddress &a) { return a.isEqual(address, QHostAddress::TolerantConversion); });
+    return std::any_of(own.cbegin(), own.cend(), [&](const QHostAddress &a) {
+        return a.isEqual(address, QHostAddress::TolerantConversion);
+    });
 }
 
 QStringList ProcessSpec::arguments(const Partition &p) const
@@ -245,6 +247,11 @@ QStringList ProcessSpec::arguments(const Partition &p) const
     }
     if (role != Role::ControlServer && p.heartbeatMs > 0)
         a << QStringLiteral("--heartbeat-ms") << QString::number(p.heartbeatMs);
+    for (auto [option, value] :
+         {std::pair{"--secret-file", &p.secretFile}, std::pair{"--tls-cert", &p.tlsCert},
+          std::pair{"--tls-key", &p.tlsKey}, std::pair{"--tls-ca", &p.tlsCa}})
+        if (!value->isEmpty())
+            a << QLatin1String(option) << *value;
     return a + args;
 }
 
@@ -326,7 +333,8 @@ bool Partition::parse(const QByteArray &json, const QString &path, Partition *ou
                  QStringLiteral("ssh_command"), QStringLiteral("bin_dir"), QStringLiteral("is_types_dir"),
                  QStringLiteral("heartbeat_ms"), QStringLiteral("is_servers"), QStringLiteral("master"),
                  QStringLiteral("slaves"), QStringLiteral("logger"), QStringLiteral("access"),
-                 QStringLiteral("audit_dir")});
+                 QStringLiteral("audit_dir"), QStringLiteral("secret_file"), QStringLiteral("tls_cert"),
+                 QStringLiteral("tls_key"), QStringLiteral("tls_ca")});
     p.name = r.string(root, {}, QStringLiteral("name"), true);
     if (!r.failed() && !validName(p.name))
         r.fail(QStringLiteral("name"), QStringLiteral("'%1' is not a valid partition name").arg(p.name));
@@ -370,6 +378,14 @@ bool Partition::parse(const QByteArray &json, const QString &path, Partition *ou
     }
     if (root.contains(QStringLiteral("audit_dir")))
         p.auditDir = resolve(base, r.string(root, {}, QStringLiteral("audit_dir"), true));
+    for (auto [key, target] : {std::pair{"secret_file", &p.secretFile}, std::pair{"tls_cert", &p.tlsCert},
+                               std::pair{"tls_key", &p.tlsKey}, std::pair{"tls_ca", &p.tlsCa}}) {
+        const QString path = r.string(root, {}, QLatin1String(key), false);
+        *target = path.isEmpty() ? QString() : resolve(base, path);
+    }
+    const int tlsGiven = int(!p.tlsCert.isEmpty()) + int(!p.tlsKey.isEmpty()) + int(!p.tlsCa.isEmpty());
+    if (!r.failed() && tlsGiven != 0 && tlsGiven != 3)
+        r.fail(QStringLiteral("tls_cert"), QStringLiteral("TLS needs all of tls_cert, tls_key and tls_ca"));
 
     const QJsonValue isv = root.value(QStringLiteral("is_servers"));
     if (!isv.isUndefined() && !isv.isArray())

@@ -38,6 +38,7 @@ QList<Sample> populatedSamples()
     hello.set_port(40123);
     hello.set_pid(4242);
     hello.set_incarnation(0xFEDCBA9876543210ull);
+    hello.set_nonce(std::string(32, '\x01'));
 
     wire::Connect connect;
     connect.set_name("Detector.Reader");
@@ -90,6 +91,10 @@ QList<Sample> populatedSamples()
     refused.set_name("Reader.Rate");
     refused.set_reason("provided by Other.Process");
 
+    wire::Auth auth;
+    auth.set_nonce(std::string(32, '\x5a'));
+    auth.set_proof(std::string(32, '\xa5'));
+
     return {sample(Type::Hello, hello),
             sample(Type::ConnectToControlServer, connect),
             sample(Type::SuccessfullyConnected, connected),
@@ -106,7 +111,8 @@ QList<Sample> populatedSamples()
             sample(Type::ConnectionLost, lost),
             sample(Type::LostSender, lostProcess),
             sample(Type::LostReceiver, lostProcess),
-            sample(Type::Refused, refused)};
+            sample(Type::Refused, refused),
+            sample(Type::Auth, auth)};
 }
 
 bool isProtobufType(Type t)
@@ -114,10 +120,10 @@ bool isProtobufType(Type t)
     return !isDataType(t) && t != Type::Disconnect;
 }
 
-// Types whose field 1 is a string (all protobuf control types but HEARTBEAT).
+// Types whose field 1 is a string (all protobuf control types but HEARTBEAT and AUTH).
 bool fieldOneIsString(Type t)
 {
-    return isProtobufType(t) && t != Type::Heartbeat;
+    return isProtobufType(t) && t != Type::Heartbeat && t != Type::Auth;
 }
 
 } // namespace

@@ -19,6 +19,7 @@ private Q_SLOTS:
     void malformed_data();
     void malformed();
     void processArguments();
+    void secretAndTlsFilesAreHandedToEveryProcess();
     void restartPolicy();
     void accessListAndAuditDirReachTheDaemons();
 };
@@ -73,8 +74,9 @@ void tst_Partition::minimalPartitionGetsDefaults()
 void tst_Partition::localHostsAreThisHostsNamesAndAddresses()
 {
     ProcessSpec s;
-    for (const QString &local : {QStringLiteral("localhost"), QStringLiteral("127.0.0.1"), QStringLiteral("127.0.1.1"),
-                                 QStringLiteral("::1"), QHostInfo::localHostName()}) {
+    for (const QString &local :
+         {QStringLiteral("localhost"), QStringLiteral("127.0.0.1"), QStringLiteral("127.0.1.1"),
+          QStringLiteral("::1"), QHostInfo::localHostName()}) {
         s.host = local;
         QVERIFY2(s.isLocal(), qPrintable(local));
     }
@@ -160,6 +162,9 @@ void tst_Partition::malformed_data()
     QTest::newRow("bad-restart-limit")
         << "{" + base + R"(,"slaves":[{"name":"A","kind":"control","restart_limit":0}]})"
         << "p.json: slaves[0].restart_limit: expected an integer in 1..1000";
+    QTest::newRow("tls-incomplete") << "{" + base +
+                                           R"(,"tls_cert":"c.pem","slaves":[{"name":"A","kind":"control"}]})"
+                                    << "p.json: tls_cert: TLS needs all of tls_cert, tls_key and tls_ca";
 }
 
 void tst_Partition::malformed()
@@ -224,6 +229,26 @@ void tst_Partition::accessListAndAuditDirReachTheDaemons()
     QVERIFY(!Partition::parse(json, file, &p, &error));
     QVERIFY2(error.contains(QLatin1String("access")) && error.contains(QLatin1String("rules[0]")),
              qPrintable(error));
+}
+
+void tst_Partition::secretAndTlsFilesAreHandedToEveryProcess()
+{
+    Partition p;
+    QString error;
+    QVERIFY2(Partition::parse(R"({"name":"t","control_server":{"port":4000},"secret_file":"secret",
+                                  "tls_cert":"/etc/dialog/node.pem","tls_key":"node.key","tls_ca":"ca.pem",
+                                  "master":{"name":"M"},"slaves":[{"name":"S1","kind":"readout"}]})",
+                              QStringLiteral("/p/t.json"), &p, &error),
+             qPrintable(error));
+    QCOMPARE(p.secretFile, QStringLiteral("/p/secret")); // relative to the partition file
+    QCOMPARE(p.tlsCert, QStringLiteral("/etc/dialog/node.pem"));
+    for (const ProcessSpec &s : p.processes()) {
+        const QStringList a = s.arguments(p);
+        QVERIFY2(a.join(QLatin1Char(' '))
+                     .contains(QLatin1String("--secret-file /p/secret --tls-cert /etc/dialog/node.pem "
+                                             "--tls-key /p/node.key --tls-ca /p/ca.pem")),
+                 qPrintable(s.name + QLatin1String(": ") + a.join(QLatin1Char(' '))));
+    }
 }
 
 void tst_Partition::restartPolicy()

@@ -38,6 +38,11 @@ QString str(const std::string &s)
 {
     return QString::fromStdString(s);
 }
+QString hex(const std::string &s)
+{
+    return QString::fromLatin1(QByteArray::fromStdString(s).toHex());
+}
+
 QString num(quint64 v)
 {
     return QString::number(v);
@@ -178,6 +183,15 @@ bool addControl(Fields &f, Type type, const QByteArray &payload)
         f.insert(QStringLiteral("port"), num(m.port()));
         f.insert(QStringLiteral("pid"), num(m.pid()));
         f.insert(QStringLiteral("incarnation"), num(m.incarnation()));
+        f.insert(QStringLiteral("nonce"), hex(m.nonce()));
+        return true;
+    }
+    case Type::Auth: {
+        dialog::wire::Auth m;
+        if (!parseControl(payload, m))
+            return false;
+        f.insert(QStringLiteral("nonce"), hex(m.nonce()));
+        f.insert(QStringLiteral("proof"), hex(m.proof()));
         return true;
     }
     case Type::ConnectToControlServer: {

@@ -23,6 +23,8 @@ private Q_SLOTS:
     void secretFileChecked();
     void tlsFilesLoaded();
     void tlsFilesRefusedWithAReason();
+    void proofsMatchTheDocumentedExample();
+    void proofsCompareEveryByte();
 
 private:
     QString writeFile(const QString &name, const QByteArray &content)
@@ -149,6 +151,36 @@ void tst_Security::tlsFilesRefusedWithAReason()
     QVERIFY2(error.contains(QStringLiteral("no PEM certificate")), qPrintable(error));
     QVERIFY(!security::tlsConfiguration({files.cert, junk, files.ca}, &c, &error));
     QVERIFY2(error.contains(QStringLiteral("private key")), qPrintable(error));
+}
+
+void tst_Security::proofsMatchTheDocumentedExample()
+{
+    // docs/protocol.md §3.1.1: the HELLO payload of the example, both nonces, the two proofs.
+    const QByteArray payload = QByteArray::fromHex("0a0852656164"
+                                                   "6f75743112093132372e302e302e3118c1b80220"
+                                                   "922128ef9baf8589cf959a125220") +
+                               QByteArray(32, '\x01');
+    const QByteArray secret("an example secret of the partition");
+    const QByteArray nc(32, '\x01'), na(32, '\x02');
+    QCOMPARE(security::proof(secret, security::Role::Acceptor, nc, na, payload).toHex(),
+             QByteArray("27e467ffe6ec821a451da82c394feae98c2e0e72bf8e59bf60ebba26dcab8783"));
+    QCOMPARE(security::proof(secret, security::Role::Connector, nc, na, payload).toHex(),
+             QByteArray("66f40b02c5c2f69a7ff149bedfab4bb9ea9212dd877acb7948ac525a7c6b775c"));
+    QCOMPARE(security::newNonce().size(), security::NonceBytes);
+    QVERIFY(security::newNonce() != security::newNonce());
+}
+
+void tst_Security::proofsCompareEveryByte()
+{
+    const QByteArray a = security::proof("a secret of sixteen+", security::Role::Acceptor, "n", "m", "h");
+    QVERIFY(security::proofsEqual(a, a));
+    for (int i = 0; i < a.size(); ++i) {
+        QByteArray b = a;
+        b[i] = char(b[i] ^ 0x01);
+        QVERIFY(!security::proofsEqual(a, b));
+    }
+    QVERIFY(!security::proofsEqual(a, a.left(31)));
+    QVERIFY(!security::proofsEqual(a, QByteArray()));
 }
 
 QTEST_GUILESS_MAIN(tst_Security)

@@ -61,6 +61,10 @@ struct Partition
     QString runNumberFile;                                 ///< absolute, empty: the master's default location
     int transitionTimeoutMs = 10000;
     int heartbeatMs = 0; ///< 0: every process' default
+    /// The partition's shared secret and TLS files (absolute; empty: none), handed to every
+    /// program started (--secret-file, --tls-cert, --tls-key, --tls-ca) and used by `dialog up`.
+    /// The same paths must hold the files on every host.
+    QString secretFile, tlsCert, tlsKey, tlsCa;
     ProcessSpec master;
     QList<ProcessSpec> isServers;
     QList<ProcessSpec> slaves;
