@@ -89,18 +89,28 @@ bool Dispatcher::congested() const
     }
     if (m_behind.load(std::memory_order_relaxed) == 0)
         return false;
+    // Counted by subscriber process: the subscriptions of one process share its queue, and some of
+    // them falling behind means the process is.
     const qint64 now = m_clock.elapsed();
-    int live = 0, behind = 0;
+    QSet<QString> behindProcesses;
     QMutexLocker l(&m_subsLock);
+    for (const auto &p : m_subs) {
+        const Subscriber &s = *p.first;
+        if (s.priority.load(std::memory_order_relaxed) > 0 && s.lagging.load(std::memory_order_relaxed) &&
+            now - s.progressMs.load(std::memory_order_relaxed) < m_options.pacingStallMs)
+            behindProcesses.insert(s.origin);
+    }
+    if (behindProcesses.isEmpty())
+        return false;
+    int live = 0, behind = 0;
     for (const auto &p : m_subs) {
         const Subscriber &s = *p.first;
         if (s.priority.load(std::memory_order_relaxed) == 0)
             continue; // slow: served from its own queue, dropped for
         ++live;
-        behind += s.lagging.load(std::memory_order_relaxed) &&
-                  now - s.progressMs.load(std::memory_order_relaxed) < m_options.pacingStallMs;
+        behind += behindProcesses.contains(s.origin);
     }
-    return behind > 0 && qint64(behind) * qMax(1, m_options.paceShare) >= live;
+    return qint64(behind) * qMax(1, m_options.paceShare) >= live;
 }
 
 void Dispatcher::pace()

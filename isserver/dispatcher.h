@@ -87,8 +87,8 @@ struct DispatcherOptions
     /// Messages of a subscriber's own queue sent at a time, before the others' turn.
     int drainTurn = 2;
     /// Pacing: a subscriber is behind while more than 1/paceFraction of its own queue bound waits
-    /// and it took a notification in the last pacingStallMs. While at least 1/paceShare of the
-    /// subscribers that are not slow are behind, flush() waits for them.
+    /// and it took a notification in the last pacingStallMs. While the processes with a subscriber
+    /// behind hold at least 1/paceShare of the subscribers that are not slow, flush() waits.
     int paceFraction = 8;
     int paceShare = 8;
     int pacingStallMs = 3000;
