@@ -92,7 +92,8 @@ struct DispatcherOptions
     int paceFraction = 8;
     int paceShare = 8;
     int pacingStallMs = 3000;
-    /// And while a worker has more than this many notifications (changes x its subscribers) to place.
+    /// And while a worker has more than queueRecords / paceFraction changes, or more than this many
+    /// notifications (changes x its subscribers), to place.
     qint64 maxQueuedDeliveries = 1 << 20;
 };
 
