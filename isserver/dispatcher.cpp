@@ -11,6 +11,11 @@ Dispatcher::Dispatcher(const is::Repository &repository, const DispatcherOptions
     : m_repository(repository), m_options(options)
 {
     m_options.workers = qMax(1, m_options.workers);
+    m_clock.start();
+    m_roomThread.setObjectName(QStringLiteral("is-room"));
+    m_roomContext = new QObject;
+    m_roomContext->moveToThread(&m_roomThread);
+    m_roomThread.start();
     for (int i = 0; i < m_options.workers; ++i) {
         auto w = std::make_shared<Worker>();
         Worker *raw = w.get();
@@ -25,6 +30,9 @@ Dispatcher::~Dispatcher()
         post(*w, Job{Job::Stop, {}, {}});
     for (const auto &w : m_workers)
         w->thread.join();
+    m_roomThread.quit();
+    m_roomThread.wait();
+    delete m_roomContext; // its thread has finished: no event is being delivered to it
 }
 
 void Dispatcher::publish(const is::Change &c)
@@ -58,9 +66,91 @@ void Dispatcher::flush()
     }
     auto batch = std::make_shared<const std::vector<Note>>(std::move(m_batch));
     m_batch = {};
-    for (const auto &w : m_workers)
-        if (w->count.load(std::memory_order_relaxed) > 0)
+    for (const auto &w : m_workers) {
+        if (w->count.load(std::memory_order_relaxed) > 0) {
+            w->queuedNotes.fetch_add(qint64(batch->size()), std::memory_order_relaxed);
             post(*w, Job{Job::Notes, batch, {}});
+        }
+    }
+    pace();
+}
+
+bool Dispatcher::congested() const
+{
+    // The workers' own backlog of changes: a bound on the notifications they have yet to place.
+    // (At most a pacing threshold of a subscriber's own queue, so that a subscriber that keeps up
+    // is never pushed past its bound by what was handed over before it fell behind.)
+    const qint64 maxNotes = qMax<qint64>(1, m_options.queueRecords / qMax(1, m_options.paceFraction));
+    for (const auto &w : m_workers) {
+        const qint64 queued = w->queuedNotes.load(std::memory_order_relaxed);
+        if (queued > maxNotes ||
+            queued * qMax(1, w->count.load(std::memory_order_relaxed)) > m_options.maxQueuedDeliveries)
+            return true;
+    }
+    if (m_behind.load(std::memory_order_relaxed) == 0)
+        return false;
+    // Counted by subscriber process: the subscriptions of one process share its queue, and some of
+    // them falling behind means the process is.
+    const qint64 now = m_clock.elapsed();
+    QSet<QString> behindProcesses;
+    QMutexLocker l(&m_subsLock);
+    for (const auto &p : m_subs) {
+        const Subscriber &s = *p.first;
+        if (s.priority.load(std::memory_order_relaxed) > 0 && s.lagging.load(std::memory_order_relaxed) &&
+            now - s.progressMs.load(std::memory_order_relaxed) < m_options.pacingStallMs)
+            behindProcesses.insert(s.origin);
+    }
+    if (behindProcesses.isEmpty())
+        return false;
+    int live = 0, behind = 0;
+    for (const auto &p : m_subs) {
+        const Subscriber &s = *p.first;
+        if (s.priority.load(std::memory_order_relaxed) == 0)
+            continue; // slow: served from its own queue, dropped for
+        ++live;
+        behind += behindProcesses.contains(s.origin);
+    }
+    return qint64(behind) * qMax(1, m_options.paceShare) >= live;
+}
+
+void Dispatcher::pace()
+{
+    // The IS paper delivers from the thread that handles the update, so that the updates go no
+    // faster than the subscribers take them; here the workers deliver, and the thread handing them
+    // the changes waits instead while many subscribers are behind. A few (slow or hung
+    // subscribers) do not hold it: their own queues fill and their newest notifications are
+    // dropped; nor does a subscriber that took nothing for pacingStallMs.
+    QMutexLocker l(&m_paceLock);
+    while (congested())
+        m_paceWake.wait(&m_paceLock, 20);
+}
+
+void Dispatcher::account(Subscriber &s)
+{
+    const qint64 f = qMax(1, m_options.paceFraction);
+    const bool behind =
+        !s.removed && s.priority.load(std::memory_order_relaxed) > 0 &&
+        (s.backlogRecords * f >= m_options.queueRecords || s.backlogBytes * f >= m_options.queueBytes);
+    if (behind == s.behind)
+        return;
+    s.behind = behind;
+    if (behind)
+        s.progressMs.store(m_clock.elapsed(), std::memory_order_relaxed);
+    s.lagging.store(behind, std::memory_order_relaxed);
+    m_behind.fetch_add(behind ? 1 : -1, std::memory_order_relaxed);
+    if (!behind)
+        m_paceWake.wakeAll();
+}
+
+void Dispatcher::drop(Subscriber &s, const QString &name)
+{
+    s.dropped.fetch_add(1, std::memory_order_relaxed);
+    m_drops.fetch_add(1, std::memory_order_relaxed);
+    ++s.unreported;
+    s.stale.insert(name);
+    // Its own queue is full: slow. Its notifications now bypass the transport until it caught up.
+    s.priority.store(0, std::memory_order_relaxed);
+    account(s);
 }
 
 void Dispatcher::addSubscriber(const SubscriberPtr &s)
@@ -131,6 +221,8 @@ void Dispatcher::run(Worker &w)
                 return;
             case Job::Notes:
                 process(w, *j.notes);
+                w.queuedNotes.fetch_sub(qint64(j.notes->size()), std::memory_order_relaxed);
+                m_paceWake.wakeAll();
                 break;
             case Job::Add:
                 w.subs.push_back(j.subscriber);
@@ -182,6 +274,7 @@ void Dispatcher::run(Worker &w)
 void Dispatcher::removeFrom(Worker &w, Subscriber *s)
 {
     s->removed = true;
+    account(*s);
     for (auto it = w.subs.begin(); it != w.subs.end(); ++it) {
         if (it->get() == s) {
             w.subs.erase(it);
@@ -215,14 +308,10 @@ void Dispatcher::process(Worker &w, const std::vector<Note> &notes)
             if (s->priority.load(std::memory_order_relaxed) == 0) {
                 // Slow: straight to its own queue (or dropped), no transport work.
                 if (s->backlogRecords >= m_options.queueRecords ||
-                    s->backlogBytes + rec.size() > m_options.queueBytes) {
-                    s->dropped.fetch_add(1, std::memory_order_relaxed);
-                    m_drops.fetch_add(1, std::memory_order_relaxed);
-                    ++s->unreported;
-                    s->stale.insert(n.name);
-                } else {
+                    s->backlogBytes + rec.size() > m_options.queueBytes)
+                    drop(*s, n.name);
+                else
                     toBacklog(*s, rec, 1);
-                }
                 continue;
             }
             if (s->pendingRecords == 0)
@@ -277,7 +366,7 @@ void Dispatcher::sendSnapshot(Worker &w, Subscriber &s)
 
 void Dispatcher::toBacklog(Subscriber &s, const QByteArray &records, int count)
 {
-    if (!s.backlog.empty() && s.backlog.back().data.size() + records.size() <= m_options.maxMessage) {
+    if (!s.backlog.empty() && s.backlog.back().data.size() + records.size() <= m_options.backlogChunk) {
         s.backlog.back().data.append(records);
         s.backlog.back().records += count;
     } else {
@@ -285,6 +374,7 @@ void Dispatcher::toBacklog(Subscriber &s, const QByteArray &records, int count)
     }
     s.backlogRecords += count;
     s.backlogBytes += records.size();
+    account(s);
 }
 
 void Dispatcher::flushSubscriber(Worker &w, Subscriber &s)
@@ -307,9 +397,7 @@ void Dispatcher::flushSubscriber(Worker &w, Subscriber &s)
             return; // removed after this round of jobs
         case Status::Code::QueueFull:
         default: // send() answers Ok, QueueFull or Broken only; anything else is kept, as here
-            // Slow: lower its priority; at zero, its notifications bypass the transport.
-            s.priority.store(qMax(0, s.priority.load(std::memory_order_relaxed) - 1),
-                             std::memory_order_relaxed);
+            // Behind, not yet slow: its own queue takes the rest (and counts towards pacing).
             break;
         }
     }
@@ -323,16 +411,13 @@ void Dispatcher::flushSubscriber(Worker &w, Subscriber &s)
         while (is::protocol::nextRecord(data, pos, r, nullptr)) {
             const qsizetype start = r.nameOffset - 3;
             const qsizetype len = pos - start;
-            if (s.backlogRecords < m_options.queueRecords && s.backlogBytes + len <= m_options.queueBytes) {
+            if (s.backlogRecords < m_options.queueRecords && s.backlogBytes + len <= m_options.queueBytes)
                 toBacklog(s, data.mid(start, len), 1);
-            } else {
-                s.dropped.fetch_add(1, std::memory_order_relaxed);
-                m_drops.fetch_add(1, std::memory_order_relaxed);
-                ++s.unreported;
-                s.stale.insert(QString::fromUtf8(data.constData() + r.nameOffset, r.nameLength));
-            }
+            else
+                drop(s, QString::fromUtf8(data.constData() + r.nameOffset, r.nameLength));
         }
     }
+    account(s);
     waitForRoom(w, s);
 }
 
@@ -352,7 +437,7 @@ void Dispatcher::waitForRoom(Worker &w, Subscriber &s)
     if (!self)
         return;
     std::weak_ptr<Subscriber> weakSub = self;
-    s.stream->whenRoom(&m_roomContext, [this, weakWorker, weakSub] {
+    s.stream->whenRoom(m_roomContext, [weakWorker, weakSub] {
         const auto worker = weakWorker.lock();
         const auto sub = weakSub.lock();
         if (worker && sub)
@@ -362,12 +447,20 @@ void Dispatcher::waitForRoom(Worker &w, Subscriber &s)
 
 void Dispatcher::drain(Worker &w, Subscriber &s)
 {
+    int turn = 0;
     while (!s.backlog.empty()) {
+        if (turn++ == m_options.drainTurn) {
+            // Its turn is over: the subscriptions that share its process's queue take theirs first
+            // (whenRoom() calls back in the order asked).
+            waitForRoom(w, s);
+            return;
+        }
         Subscriber::Chunk &c = s.backlog.front();
         const Status::Code r = s.stream->send(c.data);
         if (r == Status::Code::Broken)
             return;
         if (r == Status::Code::QueueFull) {
+            account(s);
             waitForRoom(w, s);
             return;
         }
@@ -376,6 +469,8 @@ void Dispatcher::drain(Worker &w, Subscriber &s)
         s.backlogRecords -= c.records;
         s.backlogBytes -= c.data.size();
         s.backlog.pop_front();
+        s.progressMs.store(m_clock.elapsed(), std::memory_order_relaxed);
+        account(s);
     }
     // Caught up: the newest value of every object whose notifications were dropped, and the count.
     if (!s.stale.isEmpty() || s.unreported > 0) {
@@ -409,6 +504,7 @@ void Dispatcher::drain(Worker &w, Subscriber &s)
     }
     if (s.priority.load(std::memory_order_relaxed) == 0)
         s.priority.store(1, std::memory_order_relaxed);
+    account(s);
 }
 
 } // namespace dialog::isd

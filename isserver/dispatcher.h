@@ -6,10 +6,12 @@
 #include "dialog/stream.h"
 
 #include <QByteArray>
+#include <QElapsedTimer>
 #include <QHash>
 #include <QMutex>
 #include <QObject>
 #include <QString>
+#include <QThread>
 #include <QWaitCondition>
 #include <atomic>
 #include <deque>
@@ -65,15 +67,34 @@ struct Subscriber
     bool waitingRoom = false; // a whenRoom() callback is registered
     bool dirty = false;
     bool removed = false;
+    bool behind = false; // counted in Dispatcher::m_behind
+    /// Read by the pacing: behind, and when it last took a notification (or fell behind), in ms of
+    /// Dispatcher's clock.
+    std::atomic<bool> lagging{false};
+    std::atomic<qint64> progressMs{0};
 };
 using SubscriberPtr = std::shared_ptr<Subscriber>;
 
 struct DispatcherOptions
 {
-    int workers = 2;              ///< delivery threads; also the maximum priority of a subscriber
-    int queueRecords = 10000;     ///< bound of a slow subscriber's own queue, in notifications
-    qint64 queueBytes = 4 << 20;  ///< and in bytes
+    int workers = 2;               ///< delivery threads; also the maximum priority of a subscriber
+    int queueRecords = 10000;      ///< bound of a slow subscriber's own queue, in notifications
+    qint64 queueBytes = 4 << 20;   ///< and in bytes
     qint64 maxMessage = 256 << 10; ///< a stream message is sent once this many bytes are batched
+    /// Notifications waiting in a subscriber's own queue are joined into messages of up to this
+    /// many bytes: small enough that the subscriptions sharing a process's queue take turns.
+    qint64 backlogChunk = 32 << 10;
+    /// Messages of a subscriber's own queue sent at a time, before the others' turn.
+    int drainTurn = 2;
+    /// Pacing: a subscriber is behind while more than 1/paceFraction of its own queue bound waits
+    /// and it took a notification in the last pacingStallMs. While the processes with a subscriber
+    /// behind hold at least 1/paceShare of the subscribers that are not slow, flush() waits.
+    int paceFraction = 8;
+    int paceShare = 8;
+    int pacingStallMs = 3000;
+    /// And while a worker has more than queueRecords / paceFraction changes, or more than this many
+    /// notifications (changes x its subscribers), to place.
+    qint64 maxQueuedDeliveries = 1 << 20;
 };
 
 class Dispatcher
@@ -84,7 +105,9 @@ public:
 
     /// Encodes a change and queues it for delivery (call from one thread, in change order).
     void publish(const is::Change &change);
-    /// Hands the changes published so far to the workers.
+    /// Hands the changes published so far to the workers. Waits while many subscribers are behind
+    /// (see DispatcherOptions::paceFraction): the update rate is paced by the subscribers that keep
+    /// up, and a few slow or hung ones are left behind, their newest notifications dropped.
     void flush();
     bool hasPending() const { return !m_batch.empty(); }
 
@@ -128,8 +151,9 @@ private:
         QHash<QString, Match> cache;
         std::vector<Subscriber *> dirty;
         std::atomic<int> count{0};
+        std::atomic<qint64> queuedNotes{0}; // in jobs, not yet processed
     };
-    void post(Worker &w, Job job);
+    static void post(Worker &w, Job job);
     void run(Worker &w);
     void process(Worker &w, const std::vector<Note> &notes);
     const std::vector<Subscriber *> &match(Worker &w, const Note &n);
@@ -139,16 +163,28 @@ private:
     void waitForRoom(Worker &w, Subscriber &s);
     void removeFrom(Worker &w, Subscriber *s);
     void sendSnapshot(Worker &w, Subscriber &s);
+    void drop(Subscriber &s, const QString &name);
+    /// Updates the behind count and flag after a change of @p s's queue or priority.
+    void account(Subscriber &s);
+    bool congested() const;
+    void pace();
 
     const is::Repository &m_repository;
     DispatcherOptions m_options;
-    QObject m_roomContext; // Stream::whenRoom() calls back in the owner's thread while the dispatcher lives
+    // Stream::whenRoom() calls back in this object's thread: its own, as the thread calling flush()
+    // may be waiting for the subscribers to take their notifications.
+    QThread m_roomThread;
+    QObject *m_roomContext = nullptr;
     std::vector<std::shared_ptr<Worker>> m_workers;
     std::vector<Note> m_batch;
     mutable QMutex m_subsLock;
     QHash<QString, std::pair<SubscriberPtr, int>> m_subs; // key -> subscriber, worker
     std::atomic<quint64> m_deliveries{0}, m_drops{0};
     std::atomic<int> m_subscriberCount{0};
+    std::atomic<int> m_behind{0};
+    QElapsedTimer m_clock;
+    QMutex m_paceLock;
+    QWaitCondition m_paceWake;
 };
 
 } // namespace dialog::isd
