@@ -100,7 +100,10 @@ bool Dispatcher::congested() const
             now - s.progressMs.load(std::memory_order_relaxed) < m_options.pacingStallMs)
             behindProcesses.insert(s.origin);
     }
-    if (behindProcesses.isEmpty())
+    // One process behind is a slow subscriber (a GUI on a slow link, a remote mirror): it is
+    // dropped for, never followed. Several, holding a good share of the subscriptions, is the
+    // server outrunning its subscribers: then the updates wait.
+    if (behindProcesses.size() < 2)
         return false;
     int live = 0, behind = 0;
     for (const auto &p : m_subs) {

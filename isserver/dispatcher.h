@@ -88,9 +88,10 @@ struct DispatcherOptions
     int drainTurn = 2;
     /// Pacing: a subscriber is behind while more than 1/paceFraction of its own queue bound waits
     /// and it took a notification in the last pacingStallMs. While the processes with a subscriber
-    /// behind hold at least 1/paceShare of the subscribers that are not slow, flush() waits.
+    /// behind (at least two of them) hold at least 1/paceShare of the subscribers that are not slow,
+    /// flush() waits.
     int paceFraction = 8;
-    int paceShare = 8;
+    int paceShare = 4;
     int pacingStallMs = 3000;
     /// And while a worker has more than queueRecords / paceFraction changes, or more than this many
     /// notifications (changes x its subscribers), to place.

@@ -623,7 +623,7 @@ void tst_MultiHost::advertisedAddressFollowsTheStandby()
         env.insert(QStringLiteral("DIALOG_CONTROL_SERVER"), server);
         ls.setProcessEnvironment(env);
         ls.start(bin(QStringLiteral("dialog")),
-                 {QStringLiteral("ls"), QStringLiteral("--json"), QStringLiteral("--timeout-ms"), QStringLiteral("2000")});
+                 {QStringLiteral("ls"), QStringLiteral("--json"), QStringLiteral("--timeout-ms"), QStringLiteral("5000")});
         if (!ls.waitForFinished(10000))
             ls.kill();
         ls.waitForFinished(2000);
@@ -635,9 +635,9 @@ void tst_MultiHost::advertisedAddressFollowsTheStandby()
                 return v.toObject().value(QStringLiteral("host")).toString();
         return QString();
     };
-    QTRY_COMPARE_WITH_TIMEOUT(advertised(primary), m_net.address(3), 20000);
+    QTRY_COMPARE_WITH_TIMEOUT(advertised(primary), m_net.address(3), 40000);
     QCOMPARE(m_net.cable(1, false), QString());
-    QTRY_COMPARE_WITH_TIMEOUT(advertised(m_net.address(2) + QStringLiteral(":3425")), m_net.dataAddress(3), 30000);
+    QTRY_COMPARE_WITH_TIMEOUT(advertised(m_net.address(2) + QStringLiteral(":3425")), m_net.dataAddress(3), 40000);
 }
 
 namespace {
