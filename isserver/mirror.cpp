@@ -141,6 +141,10 @@ bool Mirror::apply(const is::Event &event, bool mayFetchTypes)
         Q_EMIT synchronised(objects);
         return true;
     }
+    case is::Event::Kind::History:
+        // Only for receivers that asked for history first (Receiver::setHistoryFirst), which a
+        // mirror never does: nothing to copy.
+        return true;
     case is::Event::Kind::Created:
     case is::Event::Kind::Updated:
     case is::Event::Kind::Removed:
