@@ -103,12 +103,8 @@ int audit(const QStringList &args)
     p.addOption({QStringLiteral("json"), QStringLiteral("One JSON object per line.")});
     p.addOption({QStringLiteral("timeout-ms"),
                  QStringLiteral("Wait this long for the logger (default 5000)."), QStringLiteral("ms")});
-    if (!parse(p, args, verb))
+    if (!parseOptionsOnly(p, args, verb))
         return 1;
-    if (!p.positionalArguments().isEmpty())
-        return fail(
-            verb,
-            QStringLiteral("unexpected argument '%1' (see --help)").arg(p.positionalArguments().first()));
     const auto since = parseLogTime(p.value(QStringLiteral("since")));
     if (!since)
         return fail(verb, QStringLiteral("invalid --since '%1' (e.g. 1h, 30m, 2026-11-23T18:00:00)")

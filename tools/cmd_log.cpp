@@ -154,12 +154,8 @@ int query(const QStringList &args, const QString &verb, bool tail)
     addFilterOptions(p, tail ? 20 : 100);
     if (tail)
         p.addOption({QStringLiteral("follow"), QStringLiteral("Keep printing messages as they are stored.")});
-    if (!parse(p, args, verb))
+    if (!parseOptionsOnly(p, args, verb))
         return 1;
-    if (!p.positionalArguments().isEmpty())
-        return fail(
-            verb,
-            QStringLiteral("unexpected argument '%1' (see --help)").arg(p.positionalArguments().first()));
     LogQuery q;
     qint64 timeout = 5000;
     if (!buildQuery(p, verb, tail ? 20 : 100, &q) ||

@@ -46,6 +46,8 @@ int benchArchive(const QStringList &args);
 int fail(const QString &verb, const QString &why);
 /// Parses @p args with the common DIALOG options added; exits on --help. False on bad values.
 bool parse(QCommandLineParser &parser, const QStringList &args, const QString &verb);
+/// parse() for a verb that takes options only: a positional argument is an error.
+bool parseOptionsOnly(QCommandLineParser &parser, const QStringList &args, const QString &verb);
 /// Reads an integer option; false (with a message printed) if it is not in [min, max].
 bool intOption(const QCommandLineParser &p, const QString &verb, const QString &name, qint64 min, qint64 max,
                qint64 &out);

@@ -29,6 +29,18 @@ bool parse(QCommandLineParser &p, const QStringList &args, const QString &verb)
     return true;
 }
 
+bool parseOptionsOnly(QCommandLineParser &p, const QStringList &args, const QString &verb)
+{
+    if (!parse(p, args, verb))
+        return false;
+    if (!p.positionalArguments().isEmpty()) {
+        fail(verb,
+             QStringLiteral("unexpected argument '%1' (see --help)").arg(p.positionalArguments().first()));
+        return false;
+    }
+    return true;
+}
+
 bool intOption(const QCommandLineParser &p, const QString &verb, const QString &name, qint64 min, qint64 max,
                qint64 &out)
 {
