@@ -56,6 +56,8 @@ PushReceiver::PushReceiver(is::Repository &repository, is::TypeRegistry &types, 
     }
     auto *server = new QSslServer;
     server->setSslConfiguration(*m_security.tls);
+    // A connection that does not finish its TLS handshake is closed like one that sends no hello.
+    server->setHandshakeTimeout(HandshakeMs);
     connect(server, &QSslServer::errorOccurred, this, [this](QSslSocket *s, QAbstractSocket::SocketError) {
         report(QStringLiteral("authentication failed: TLS with %1: %2").arg(peerName(s), s->errorString()));
     });

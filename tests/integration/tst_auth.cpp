@@ -466,6 +466,12 @@ void tst_Auth::pushMirrorConnectionNeedsTheSecret()
     mirror->setProcessChannelMode(QProcess::SeparateChannels);
     QVERIFY(ProcessFixture::waitForPort(pushPort, 10000));
 
+    // A connection that never starts its TLS handshake is closed by the mirror (checked at the end).
+    QTcpSocket silent;
+    if (tls) {
+        silent.connectToHost(QHostAddress::LocalHost, pushPort);
+        QVERIFY(silent.waitForConnected(3000));
+    }
     // A push hello without the proof is refused, with the reason.
     if (!tls) {
         QTcpSocket s;
@@ -532,6 +538,8 @@ void tst_Auth::pushMirrorConnectionNeedsTheSecret()
     is::Entry e;
     QTRY_VERIFY_WITH_TIMEOUT(copy.getSync(QStringLiteral("RunParams.RunInfo"), &e).isOk(), 15000);
     QCOMPARE(e.object.get<quint32>(QStringLiteral("runNumber")), 77u);
+    if (tls) // the mirror's handshake time-out is 10 s
+        QTRY_VERIFY_WITH_TIMEOUT(silent.state() == QAbstractSocket::UnconnectedState, 20000);
 }
 
 QTEST_GUILESS_MAIN(tst_Auth)
