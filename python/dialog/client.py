@@ -110,6 +110,20 @@ def _tls_contexts(cert: Optional[str], key: Optional[str], ca: Optional[str]):
     return client, server
 
 
+
+def reconnect_delay(attempt: int, interval: float, r: float) -> float:
+    """Seconds until the next attempt to reach the Control Server, as libdialog's clientcore does:
+    every process of a partition loses the Control Server at the same moment, so the first attempt
+    (attempt 0) is anywhere in one heartbeat interval; an attempt that fails or stays unanswered
+    waits in [c/2, c), c doubling from 2 intervals up to 8 intervals (at most 30 s). @p r in [0, 1]."""
+    base = max(0.001, interval)
+    r = min(1.0, max(0.0, r))
+    if attempt <= 0:
+        return r * base
+    cap = max(base, min(30.0, 8 * base))
+    ceiling = min(cap, base * (1 << min(attempt, 20)))
+    return ceiling / 2 + r * (ceiling - ceiling / 2)
+
 class ClientError(Exception):
     """The client cannot work (invalid address, listen failure, refused registration)."""
 
@@ -492,6 +506,7 @@ class Client:
         # 2, 4, 8 ... 30 s between attempts, as libdialog does; reset by a successful connection.
         self._connect_delay = 0.0
         self._connect_not_before = 0.0
+        self._connect_attempts = 0  # since the last successful connection (paced: reconnect_delay)
 
     # --- life cycle ---
 
@@ -730,19 +745,38 @@ class Client:
         )
         if self.state != "connecting":
             self.state = "connecting"
-        if asyncio.get_running_loop().time() < self._connect_not_before:
-            return  # refused: wait (the keep-alive loop tries again once the back-off is over)
+        now = asyncio.get_running_loop().time()
+        if now < self._connect_not_before:
+            return  # paced or refused: the keep-alive loop tries again once the wait is over
         self._control(T.CONNECT_TO_CONTROL_SERVER, c)
+        # Unanswered or failed, it is asked again later and later, with jitter (a refusal reschedules).
+        self._connect_attempts += 1
+        self._connect_not_before = now + reconnect_delay(self._connect_attempts, self.heartbeat_ms / 1000.0,
+                                                         random.random())
+
+    def _spread_first_attempt(self) -> None:
+        """The Control Server was lost (or lost us): the next CONNECT goes anywhere in one interval."""
+        self._connect_attempts = 0
+        self._connect_not_before = asyncio.get_running_loop().time() + reconnect_delay(
+            0, self.heartbeat_ms / 1000.0, random.random())
 
     async def _keepalive(self) -> None:
         loop = asyncio.get_running_loop()
         interval = self.heartbeat_ms / 1000.0
         while True:
+            if self.state != "connected":
+                wait = self._connect_not_before - loop.time()
+                await asyncio.sleep(min(interval, wait) if wait > 0 else 0)
+                if self.state == "connected" or loop.time() < self._connect_not_before:
+                    continue
+                if self.state == "connecting" and len(self.servers) > 1:
+                    self._server_index = (self._server_index + 1) % len(self.servers)
+                self._send_connect()
+                continue
             await asyncio.sleep(interval)
             if self.state == "connected":
                 if loop.time() - self._last_heard > self._misses * interval:
                     self._server_lost("no answer from the Control Server for %d heartbeat intervals" % self._misses)
-                    self._send_connect()
                     continue
                 self._hb_seq += 1
                 st = pb.Statistics(
@@ -758,10 +792,6 @@ class Client:
                     incoming_connections=len(self._inbound),
                 )
                 self._control(T.HEARTBEAT, pb.Heartbeat(incarnation=self.incarnation, sequence=self._hb_seq, statistics=st))
-            else:
-                if self.state == "connecting" and len(self.servers) > 1:
-                    self._server_index = (self._server_index + 1) % len(self.servers)
-                self._send_connect()
 
     def _forget_providers(self, why: str) -> None:
         for name in list(self._providers):
@@ -771,6 +801,8 @@ class Client:
         log.info("%s lost the Control Server: %s", self.name, why)
 
     def _server_lost(self, why: str) -> None:
+        if self.state == "connected":
+            self._spread_first_attempt()
         if self.state != "unconnected":
             self._forget_providers(why)
         self.state = "unconnected"
@@ -836,6 +868,7 @@ class Client:
             self._last_heard = loop.time()
             self.state = "connected"
             self._connect_delay = 0.0
+            self._connect_attempts = 0
             self._connected.set()
             log.info("%s connected to Control Server %s", self.name, msg.server)
         elif t == T.INFO_SERVICE:
@@ -878,17 +911,21 @@ class Client:
                 self._forget_providers(msg.reason)
             self.state = "unconnected"
             self._connected.clear()
-            self._send_connect()
+            self._spread_first_attempt()
         elif t == T.REFUSED:
             if msg.what == "service":
                 self._services.pop(msg.name, None)
             self.refusals.append((msg.what, msg.name, msg.reason))
             log.warning("%s: %s '%s' refused: %s", self.name, msg.what, msg.name, msg.reason)
             if msg.what in ("connect", "address", "auth"):
-                self._connect_delay = min(30.0, max(2.0, 2 * self._connect_delay))
-                self._connect_not_before = loop.time() + self._connect_delay
+                # At least half of the back-off, with jitter: processes refused together (a server
+                # busy with connect-backs says "try again later") do not come back together.
+                base = max(1.0, self.heartbeat_ms / 1000.0)
+                self._connect_delay = min(30.0, 2 * self._connect_delay if self._connect_delay > 0 else 2 * base)
+                wait = self._connect_delay / 2 + random.random() * self._connect_delay / 2
+                self._connect_not_before = loop.time() + wait
                 if self.on_error is not None:
-                    self.on_error(ClientError("refused by the Control Server: %s (next attempt in %g s)" % (msg.reason, self._connect_delay)))
+                    self.on_error(ClientError("refused by the Control Server: %s (next attempt in %.1f s)" % (msg.reason, wait)))
             elif msg.what == "permission" and self.on_error is not None:
                 # The partition's access list refused a command this client sent.
                 self.on_error(ClientError("command '%s' refused by the Control Server: %s" % (msg.name, msg.reason)))

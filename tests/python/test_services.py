@@ -274,11 +274,65 @@ def test_name_in_use_is_refused_on_the_connection_and_retried_with_back_off(daem
                 what, name, reason = b.refusals[0]
                 assert (what, name) == ("connect", "PyTwin") and reason
                 assert errors and "refused by the Control Server" in str(errors[0])
-                # 1.5 s at 200 ms heartbeats: without the back-off it would try about 7 more times.
-                await asyncio.sleep(1.5)
+                # The first back-off is 2 s, jittered to at least half of it; 0.9 s at 200 ms
+                # heartbeats: without the back-off it would try about 4 more times.
+                await asyncio.sleep(0.9)
                 assert len(b.refusals) == 1 and b.state != "connected"
             finally:
                 await b.close()
             assert a.state == "connected"
 
     run(main(), 30)
+
+
+def test_reconnect_delay_is_jittered_and_bounded():
+    """As libdialog's clientcore: the first attempt anywhere in one interval, then [c/2, c) with c
+    doubling from 2 intervals up to 8 intervals, never above 30 s."""
+    from dialog.client import reconnect_delay
+
+    for r in (0.0, 0.25, 0.5, 0.999, 1.0):
+        assert 0.0 <= reconnect_delay(0, 0.2, r) <= 0.2
+        assert 0.2 <= reconnect_delay(1, 0.2, r) <= 0.4
+        assert 0.4 <= reconnect_delay(2, 0.2, r) <= 0.8
+        assert 0.8 <= reconnect_delay(3, 0.2, r) <= 1.6
+        assert 0.8 <= reconnect_delay(50, 0.2, r) <= 1.6  # capped at 8 intervals
+        assert 15.0 <= reconnect_delay(3, 10.0, r) <= 30.0  # ... and at 30 s
+    assert reconnect_delay(1, 0.2, 0.0) < reconnect_delay(1, 0.2, 1.0)  # the random part is used
+    assert reconnect_delay(0, 0.2, -3.0) == 0.0 and reconnect_delay(0, 0.2, 7.0) == 0.2
+
+
+def test_connects_to_a_silent_control_server_are_paced():
+    """A Control Server that never answers (hung, or drowning in a reconnection storm) gets a
+    CONNECT later and later, not one per heartbeat interval from every process."""
+    connects = []
+
+    async def main():
+        async def serve(reader, writer):
+            decoder = wire.FrameDecoder()
+            try:
+                while True:
+                    data = await reader.read(65536)
+                    if not data:
+                        return
+                    for f in decoder.feed(data):
+                        if f.type == wire.MessageType.CONNECT_TO_CONTROL_SERVER:
+                            connects.append(asyncio.get_running_loop().time())
+            finally:
+                writer.close()
+
+        server = await asyncio.start_server(serve, "127.0.0.1", 0)
+        port = server.sockets[0].getsockname()[1]
+        c = dialog.Client("PyPaced", "127.0.0.1:%d" % port, heartbeat_ms=100)
+        await c.start()
+        try:
+            await asyncio.sleep(3.0)
+        finally:
+            await c.close()
+            server.close()
+
+    run(main(), 30)
+    # Unpaced: one CONNECT per 100 ms interval, about 30. Paced: 0.1-0.2, 0.2-0.4, then 0.4-0.8 s
+    # apart, 5 to 9 in 3 s (fewer on a loaded machine).
+    assert 2 <= len(connects) <= 12, connects
+    gaps = [b - a for a, b in zip(connects, connects[1:])]
+    assert all(g >= 0.09 for g in gaps), gaps
