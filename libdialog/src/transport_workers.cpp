@@ -119,6 +119,10 @@ SenderWorker::Connection *SenderWorker::open(const OutboxPtr &box)
         tls->connectToHostEncrypted(box->endpoint.host, box->endpoint.port);
     else
         s->connectToHost(box->endpoint.host, box->endpoint.port);
+    // A connect can fail at once (no route to the host: "Network unreachable", e.g. a cable
+    // pulled): errorOccurred has then already run fail(), which deleted the connection.
+    if (!m_conns.contains(key))
+        return nullptr;
 
     const PeerInfo me = m_transport->identity();
     wire::Hello hello;
@@ -198,8 +202,15 @@ void SenderWorker::flush(const OutboxPtr &box)
     if (chunks.isEmpty())
         return;
     Connection *c = m_conns.value(box.get());
-    if (!c)
-        c = open(box);
+    if (!c && !(c = open(box))) {
+        // The connection failed as it was opened: fail() discarded what was still queued, and
+        // these frames, already taken from the queue, are discarded and counted with them.
+        qint64 frames = 0;
+        for (const Outbox::Chunk &chunk : std::as_const(chunks))
+            frames += chunk.frames;
+        box->framesDropped.fetch_add(quint64(frames), std::memory_order_relaxed);
+        return;
+    }
     if (!c->authenticated) {
         c->held.append(std::move(chunks));
         return;

@@ -56,6 +56,7 @@ private:
     /// We refuse the destination (its proof or its certificate): counted, logged, and reported
     /// with answered() as a REFUSED "auth".
     void refused(Connection *c, const QString &reason);
+    /// Null when the connection failed as it was opened (fail() has run and deleted it).
     Connection *open(const OutboxPtr &box);
     void fail(Outbox *key, const QString &reason);
     void close(Outbox *key);

@@ -128,6 +128,7 @@ private Q_SLOTS:
     void largePayloadsArriveWhole();
     void everyDiscardedFrameIsCounted();
     void peerThatDisappearsCostsItsFramesOnly();
+    void connectionThatFailsAtOnceCostsItsFramesOnly();
     void badInputClosesOnlyThatConnection_data();
     void badInputClosesOnlyThatConnection();
     void routerSeesCommandsAsSent();
@@ -265,6 +266,34 @@ void tst_Transport::everyDiscardedFrameIsCounted()
     QTRY_COMPARE_WITH_TIMEOUT(s->stats().framesDropped, quint64(Small + Large), Timeout);
     QCOMPARE(box->framesSent.load(), quint64(Small + Large));
     QCOMPARE(box->queuedBytes(), 0);
+    s.reset(); // its threads stop before the spy on it goes
+}
+
+void tst_Transport::connectionThatFailsAtOnceCostsItsFramesOnly()
+{
+    // TCP to a multicast address fails inside connect() ("Network unreachable", nothing is sent),
+    // as a connect does when the host's cable is pulled: the socket reports the error before
+    // connectToHost() returns. Once, the sender then wrote the HELLO and the frames into the
+    // connection that error had just deleted.
+    auto s = makeSender(QStringLiteral("unplugged"));
+    CrossThreadSpy failed(s.get(), &Transport::destinationFailed);
+    const OutboxPtr box = s->outbox(Endpoint{QStringLiteral("224.0.0.1"), 9});
+    constexpr int Frames = 5;
+    for (int i = 0; i < Frames; ++i)
+        s->send(box, serviceFrame("S", quint64(i), "lost"));
+    QTRY_VERIFY_WITH_TIMEOUT(!failed.isEmpty(), Timeout);
+    QCOMPARE(failed.first().value<Endpoint>().host, QStringLiteral("224.0.0.1"));
+    QTRY_COMPARE_WITH_TIMEOUT(s->stats().framesDropped, quint64(Frames), Timeout);
+    QCOMPARE(box->queuedBytes(), 0);
+
+    // Again (a new connection each time), and the sender still serves another destination.
+    s->send(box, serviceFrame("S", 9, "lost too"));
+    QTRY_COMPARE_WITH_TIMEOUT(s->stats().framesDropped, quint64(Frames + 1), Timeout);
+    Receiver other;
+    QVERIFY(other.listen());
+    s->send(s->outbox(other.endpoint()), serviceFrame("S", 99, "after"));
+    QTRY_COMPARE_WITH_TIMEOUT(other.data.size(), 1, Timeout);
+    QCOMPARE(other.data.first().data, QByteArray("after"));
     s.reset(); // its threads stop before the spy on it goes
 }
 
