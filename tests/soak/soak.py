@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
 """A compressed month of faults: the demo partition running (readout included), a standby Control
 Server, an IS mirror, IS subscribers and two GUIs offscreen; every few seconds one random process
-gets SIGKILL (and is restarted with its own command line, as a supervisor would) or SIGSTOP then
-SIGCONT. Invariants are checked as it goes and at the end; every one is reported, and the exit
-status is 1 if one failed.
+gets SIGKILL (and is restarted with its own command line, as a supervisor would), or SIGSTOP then
+SIGCONT, or its cable pulled: RO2, FE4 and the mirror run on a second host (a network namespace of
+the soak's own, joined to this one by a veth pair), whose link goes down for --stop-s seconds.
+Invariants are checked as it goes and at the end; every one is reported, and the exit status is 1
+if one failed.
 
-  tests/soak/soak.py --bin build/bin --minutes 60 [--faults kill,stop] [--roles slave,isserver,...]
+  tests/soak/soak.py --bin build/bin --minutes 60 [--faults kill,stop,cable] [--roles slave,isserver,...]
 
 Invariants:
   recovery   after every fault the run is back in Running (master and every slave) by itself,
@@ -19,13 +21,19 @@ Invariants:
              the warm-up, per process name across restarts
   crashes    no process exits other than those the soak killed
 
-Only loopback is used. Everything is written under --run-dir (default: a new directory in $TMPDIR).
+Without cable faults only loopback is used. With them (root, `ip netns add` works) every process
+uses the soak's own veth pair instead, 10.215.X.Y/30 (X.Y from the soak's PID): the Control Servers
+listen on its end in this namespace, and each process advertises the address of its route to them.
+The namespace ("dsoak<PID>") and its veth pair are removed at the end, also on ^C or an error, and
+those of an earlier soak that was killed (its PID gone) at the next start.
+Everything is written under --run-dir (default: a new directory in $TMPDIR).
 """
 
 import argparse
 import json
 import os
 import random
+import re
 import shutil
 import signal
 import socket
@@ -42,12 +50,15 @@ SLAVES = [("FE1", "control", ["--registers", "32"]), ("FE2", "control", ["--regi
           ("RO1", "readout", ["--threads", "4", "--rate", "20000", "--spill-s", "5", "--off-s", "2"]),
           ("RO2", "readout", ["--threads", "4", "--rate", "20000", "--spill-s", "5", "--off-s", "2"])]
 ROLES = ["slave", "isserver", "master", "controlserver", "standby", "mirror"]
+KINDS = ["kill", "stop", "cable"]
+SECOND_HOST = ["RO2", "FE4", "Mirror"]  # the processes whose cable a cable fault pulls
+BLACKHOLE_METRIC = "4215"  # of the soak's route that holds what is sent to the host while its cable is out
 WRITE_OBJECTS = 8
 
 
-def free_port():
+def free_port(address="127.0.0.1"):
     with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
+        s.bind((address, 0))
         return s.getsockname()[1]
 
 
@@ -55,11 +66,143 @@ def log(msg):
     print(time.strftime("%H:%M:%S"), msg, flush=True)
 
 
+class Host:
+    """The second host of the cable faults: a network namespace of this soak's own, joined to this
+    one by a veth pair with a /30 of 10.215.0.0/16 (the multihost tests use 10.213 and 10.214)."""
+
+    PATTERN = re.compile(r"^dsoak(\d+)$")
+
+    def __init__(self, pull="switch"):
+        self.pull = pull
+        pid = os.getpid()
+        self.ns = f"dsoak{pid}"
+        self.outer, self.inner = self.ns + "r", self.ns + "n"  # this namespace's end, the host's end
+        i = pid % 16384
+        net = f"10.215.{i // 64}.{(i % 64) * 4}"
+        self.subnet = net + "/30"
+        self.address = f"10.215.{i // 64}.{(i % 64) * 4 + 1}"  # this side: the Control Servers
+        self.peer = f"10.215.{i // 64}.{(i % 64) * 4 + 2}"  # the second host
+        self.made = False
+        self.down = False
+
+    @staticmethod
+    def ip(*args):
+        """Runs `ip ARGS`; "" on success, else the reason."""
+        try:
+            r = subprocess.run(["ip"] + list(args), capture_output=True, text=True, timeout=10)
+        except (OSError, subprocess.TimeoutExpired) as e:
+            return f"ip {' '.join(args)}: {e}"
+        return "" if r.returncode == 0 else f"ip {' '.join(args)}: {r.stderr.strip()}"
+
+    def set_up(self):
+        """Makes the namespace and the cable; "" on success, else why not."""
+        if os.geteuid() != 0:
+            return "not root: network namespaces need CAP_SYS_ADMIN"
+        if not shutil.which("ip"):
+            return "the ip command (iproute2) is not installed"
+        self.remove_leftovers()
+        taken = subprocess.run(["ip", "-o", "-4", "addr", "show", "to", self.subnet], capture_output=True,
+                               text=True, timeout=10).stdout.strip()
+        if taken:
+            return f"{self.subnet} is already in use here ({taken.split()[1]})"
+        why = self.ip("netns", "add", self.ns)
+        if why:
+            return why
+        self.made = True
+        for args in (("link", "add", self.outer, "type", "veth", "peer", "name", self.inner, "netns", self.ns),
+                     ("addr", "add", self.address + "/30", "dev", self.outer),
+                     # While the cable is out, what is sent to the host goes nowhere (not to the
+                     # default route).
+                     ("route", "add", "blackhole", self.subnet, "metric", BLACKHOLE_METRIC),
+                     ("link", "set", self.outer, "up"),
+                     ("-n", self.ns, "addr", "add", self.peer + "/30", "dev", self.inner),
+                     ("-n", self.ns, "link", "set", self.inner, "up"),
+                     ("-n", self.ns, "link", "set", "lo", "up")):
+            why = self.ip(*args)
+            if why:
+                return why
+        return ""
+
+    def cable(self, up):
+        """Plugs the host's cable in or pulls it. "switch": the other end of the veth pair (the
+        switch's port) up or down; the host's interface stays up without a carrier, its address and
+        routes stay, nothing gets through either way. "host": the host's own interface down, as a
+        host that deconfigures a link without carrier: its routes go, connecting is refused at once
+        ("Network unreachable"). "" on success, else why not."""
+        state = "up" if up else "down"
+        why = self.ip("link", "set", self.outer, state) if self.pull == "switch" else \
+            self.ip("-n", self.ns, "link", "set", self.inner, state)
+        if not why:
+            self.down = not up
+        return why
+
+    def exec_prefix(self):
+        return ["ip", "netns", "exec", self.ns]  # execs the program: the PID is the program's
+
+    def tear_down(self):
+        if self.made:
+            self.made = False
+            self.remove(self.ns)
+            self.ip("route", "del", "blackhole", self.subnet, "metric", BLACKHOLE_METRIC)
+
+    @classmethod
+    def remove(cls, ns):
+        """Kills what still runs in namespace @ns, deletes it (its end of the veth pair with it,
+        and so the pair) and the pair's other end if it outlived it."""
+        pids = subprocess.run(["ip", "netns", "pids", ns], capture_output=True, text=True, timeout=10).stdout
+        for pid in pids.split():
+            try:
+                os.kill(int(pid), signal.SIGKILL)
+            except (OSError, ValueError):
+                pass
+        cls.ip("netns", "del", ns)
+        if os.path.exists(f"/sys/class/net/{ns}r"):
+            cls.ip("link", "del", ns + "r")
+
+    @classmethod
+    def remove_leftovers(cls):
+        """The namespaces and veth pairs of earlier soaks whose process is gone (killed before its
+        clean-up)."""
+        listing = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True, timeout=10).stdout
+        names = {line.split()[0] for line in listing.splitlines() if line.strip()}
+        try:
+            names |= {n[:-1] for n in os.listdir("/sys/class/net") if n.endswith("r")}
+        except OSError:
+            pass
+        for name in sorted(names):
+            m = cls.PATTERN.match(name)
+            if m and int(m.group(1)) != os.getpid() and not pid_alive(int(m.group(1))):
+                log(f"removing the network namespace of an earlier soak (PID {m.group(1)} gone): {name}")
+                cls.remove(name)
+        # Their blackhole routes: those of no soak's veth pair left.
+        routes = subprocess.run(["ip", "-4", "route", "show", "type", "blackhole", "root", "10.215.0.0/16"],
+                                capture_output=True, text=True, timeout=10).stdout
+        for line in routes.splitlines():
+            f = line.split()
+            if len(f) >= 4 and f[0] == "blackhole" and f[2:4] == ["metric", BLACKHOLE_METRIC]:
+                owner = subprocess.run(["ip", "-o", "-4", "addr", "show", "to", f[1]], capture_output=True,
+                                       text=True, timeout=10).stdout
+                if not owner.strip():
+                    cls.ip("route", "del", "blackhole", f[1], "metric", BLACKHOLE_METRIC)
+
+
+def pid_alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
 class Proc:
-    """One supervised process: its command line, its log, the Popen of its current incarnation."""
+    """One supervised process: its command line, its log, the Popen of its current incarnation;
+    on the second host if netns is set."""
 
     def __init__(self, soak, name, role, argv):
         self.soak, self.name, self.role, self.argv = soak, name, role, argv
+        self.netns = None
         self.popen = None
         self.killed = False  # the soak killed the current incarnation
         self.stopped = False
@@ -70,8 +213,9 @@ class Proc:
 
     def start(self):
         logf = open(os.path.join(self.soak.run_dir, "logs", self.name + ".log"), "ab")
-        self.popen = subprocess.Popen(self.argv, stdout=logf, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                      env=self.soak.env, cwd=self.soak.run_dir)
+        prefix = self.soak.host.exec_prefix() if self.netns else []
+        self.popen = subprocess.Popen(prefix + self.argv, stdout=logf, stderr=subprocess.STDOUT,
+                                      stdin=subprocess.DEVNULL, env=self.soak.env, cwd=self.soak.run_dir)
         logf.close()
         self.killed = False
         self.stopped = False
@@ -105,11 +249,18 @@ class Soak:
             shutil.rmtree(os.path.join(self.run_dir, old), ignore_errors=True)
         os.makedirs(os.path.join(self.run_dir, "logs"), exist_ok=True)
         os.makedirs(os.path.join(self.run_dir, "is"), exist_ok=True)
-        self.primary_port, self.standby_port = free_port(), free_port()
+        self.kinds = list(dict.fromkeys(args.faults.split(","))) if args.faults else list(KINDS)
+        unknown = [k for k in self.kinds if k not in KINDS]
+        if unknown or not self.kinds:
+            raise SystemExit(f"soak: unknown fault kind {','.join(unknown)!r} (kinds: {', '.join(KINDS)})")
+        self.host = None  # the second host, while cable faults are injected
+        self.unavailable = []  # fault kinds that cannot be injected here, with the reason
+        self.address = "127.0.0.1"  # where the Control Servers listen
+        self.primary_port = self.standby_port = 0
         self.env = dict(os.environ)
-        self.env["DIALOG_CONTROL_SERVER"] = f"127.0.0.1:{self.primary_port},127.0.0.1:{self.standby_port}"
         self.env["QT_QPA_PLATFORM"] = "offscreen"
         self.env.pop("DIALOG_ADVERTISE", None)
+        self.env.pop("DIALOG_CONTROL_SERVER", None)
         self.types = os.path.join(SOURCE, "resources", "is-types")
         self.procs = {}
         self.failures = {k: [] for k in ("recovery", "writes", "subscribers", "resources", "crashes")}
@@ -142,12 +293,38 @@ class Soak:
 
     def add(self, name, role, argv):
         p = Proc(self, name, role, [self.exe(argv[0])] + argv[1:])
+        if self.host and name in SECOND_HOST:
+            p.netns = self.host.ns
         self.procs[name] = p
         return p
 
+    def make_network(self):
+        """The second host, if cable faults are asked for and namespaces can be made (else the kind
+        is skipped, said once); then the Control Servers' address and ports."""
+        if "cable" in self.kinds:
+            host = Host(self.args.cable_pull)
+            why = host.set_up()
+            if why:
+                host.tear_down()
+                log(f"no second host ({why}): cable faults are skipped")
+                self.kinds.remove("cable")
+                self.unavailable.append(f"cable ({why})")
+                if not self.kinds:
+                    raise SystemExit("soak: no fault kind left to inject")
+            else:
+                self.host = host
+                self.address = host.address
+        self.primary_port, self.standby_port = free_port(self.address), free_port(self.address)
+        self.env["DIALOG_CONTROL_SERVER"] = f"{self.address}:{self.primary_port},{self.address}:{self.standby_port}"
+
+    def cs_args(self, port):
+        return ["dialog-controlserver", "--port", str(port)] + (["--bind", self.address] if self.host else [])
+
     def partition(self):
-        slaves = [{"name": n, "kind": k, "host": "localhost", "args": a} for n, k, a in SLAVES]
-        doc = {"name": "soak", "control_server": {"host": "localhost", "port": self.primary_port},
+        here = self.address if self.host else "localhost"
+        slaves = [{"name": n, "kind": k, "host": self.host.peer if self.host and n in SECOND_HOST else here, "args": a}
+                  for n, k, a in SLAVES]
+        doc = {"name": "soak", "control_server": {"host": here, "port": self.primary_port},
                "is_types_dir": self.types,
                "is_servers": [{"name": "RunParams", "host": "localhost"}, {"name": "DAQ", "host": "localhost"}],
                "master": {"name": "Master", "host": "localhost", "transition_timeout_ms": 10000},
@@ -164,9 +341,9 @@ class Soak:
             isargs.append("--journal")  # the default with --data-dir; said for the record
         elif self.has_journal:
             isargs.append("--no-journal")
-        self.add("ControlServer", "controlserver", ["dialog-controlserver", "--port", str(self.primary_port)])
-        self.add("Standby", "standby", ["dialog-controlserver", "--port", str(self.standby_port), "--standby-of",
-                                        f"127.0.0.1:{self.primary_port}"])
+        self.add("ControlServer", "controlserver", self.cs_args(self.primary_port))
+        self.add("Standby", "standby", self.cs_args(self.standby_port) + ["--standby-of",
+                                                                          f"{self.address}:{self.primary_port}"])
         self.add("RunParams", "isserver", ["dialog-isserver", "--name", "RunParams"] + isargs)
         self.add("DAQ", "isserver", ["dialog-isserver", "--name", "DAQ"] + isargs)
         self.add("Mirror", "mirror", ["dialog-isserver", "--name", "Mirror", "--mirror-of", "RunParams",
@@ -327,19 +504,29 @@ class Soak:
         port = int(p.argv[p.argv.index("--port") + 1])
         return "controlserver" if self.listening(port) else "standby"
 
-    def victims(self):
+    def victims(self, kind):
+        """(role, process) that may get a fault of @kind: a cable only on the second host."""
         roles = self.args.roles.split(",")
-        return [(self.current_role(p), p) for p in self.procs.values() if p.role in roles]
+        return [(r, p) for p in self.procs.values() if p.role in roles and (kind != "cable" or p.netns)
+                for r in [self.current_role(p)] if self.allowed(kind, r)]
 
     def allowed(self, kind, role):
         return f"{kind}:{role}" not in self.skip
 
     def inject(self):
-        choices = [(k, r, p) for k in self.args.faults.split(",") for r, p in self.victims() if self.allowed(k, r)]
-        kind, role, victim = random.choice(choices)
+        # The kind first, then its victim: each kind as often, whatever its number of victims.
+        choices = {k: v for k in self.kinds for v in [self.victims(k)] if v}
+        if not choices:
+            raise SystemExit("soak: --faults, --roles and --skip leave no fault to inject")
+        kind = random.choice(list(choices))
+        role, victim = random.choice(choices[kind])
         key = f"{kind}:{role}"
         self.faults[key] = self.faults.get(key, 0) + 1
-        log(f"fault {kind} {victim.name}")
+        if kind == "cable":
+            cut = ", ".join(SECOND_HOST)
+            log(f"fault cable {victim.name} (host {self.host.peer} cut off for {self.args.stop_s:g} s: {cut})")
+        else:
+            log(f"fault {kind} {victim.name}")
         if kind == "kill":
             victim.killed = True
             victim.popen.send_signal(signal.SIGKILL)
@@ -351,12 +538,21 @@ class Soak:
                 victim.start()
             victim.restarts += 1
             t0 = time.time()
-        else:
+        elif kind == "stop":
             victim.stopped = True
             victim.popen.send_signal(signal.SIGSTOP)
             time.sleep(self.args.stop_s)
             victim.popen.send_signal(signal.SIGCONT)
             victim.stopped = False
+            t0 = time.time()
+        else:
+            why = self.host.cable(False)
+            if why:
+                raise SystemExit(f"soak: cannot pull the cable: {why}")
+            time.sleep(self.args.stop_s)
+            why = self.host.cable(True)
+            if why:
+                raise SystemExit(f"soak: cannot plug the cable back in: {why}")
             t0 = time.time()
         self.await_recovery(key, victim, t0)
         if victim.role == "isserver" and victim.name == "RunParams" and kind == "kill":
@@ -368,21 +564,20 @@ class Soak:
         other = self.procs["Standby" if victim.name == "ControlServer" else "ControlServer"]
         my_port = victim.argv[victim.argv.index("--port") + 1]
         other_port = other.argv[other.argv.index("--port") + 1]
-        argv = [self.exe("dialog-controlserver"), "--port", my_port]
+        argv = [self.exe(a) if i == 0 else a for i, a in enumerate(self.cs_args(my_port))]
         if other.alive():
             # Only once the other one serves (a standby takes over after its heartbeat misses):
             # a spare of a server that does not answer yet would take over at once itself.
             deadline = time.time() + 20
             while time.time() < deadline and not self.listening(int(other_port)):
                 time.sleep(0.2)
-            argv += ["--standby-of", f"127.0.0.1:{other_port}"]
+            argv += ["--standby-of", f"{self.address}:{other_port}"]
         victim.argv = argv
         victim.start()
 
-    @staticmethod
-    def listening(port):
+    def listening(self, port):
         try:
-            with socket.create_connection(("127.0.0.1", port), timeout=1):
+            with socket.create_connection((self.address, port), timeout=1):
                 return True
         except OSError:
             return False
@@ -450,9 +645,13 @@ class Soak:
     # ---- main ------------------------------------------------------------------------------
     def main(self):
         random.seed(self.args.seed)
-        log(f"soak in {self.run_dir}, Control Servers 127.0.0.1:{self.primary_port} (primary), "
-            f":{self.standby_port} (standby); IS journal {self.journal_state()}")
         try:
+            self.make_network()
+            log(f"soak in {self.run_dir}, Control Servers {self.address}:{self.primary_port} (primary), "
+                f":{self.standby_port} (standby); IS journal {self.journal_state()}; faults {','.join(self.kinds)}")
+            if self.host:
+                log(f"second host: namespace {self.host.ns}, {self.host.peer} (cable {self.host.inner} - "
+                    f"{self.host.outer} {self.host.address}): {', '.join(SECOND_HOST)}")
             self.setup()
             self.warm_until = time.time() + 10
             wt = threading.Thread(target=self.writer, daemon=True)
@@ -501,6 +700,11 @@ class Soak:
         print("faults: " + ", ".join(f"{k} {v}" for k, v in sorted(self.faults.items())))
         if self.skipped:
             print("not injected (--skip or no journal): " + ", ".join(self.skipped))
+        if self.unavailable:
+            print("not available here: " + ", ".join(self.unavailable))
+        if self.host:
+            print(f"second host {self.host.peer} (namespace {self.host.ns}): {', '.join(SECOND_HOST)}; "
+                  f"Control Servers at {self.address}")
         if times:
             print(f"recoveries: {len(times)}, median {statistics.median(times):.2f} s, max {max(times):.2f} s")
         by = {}
@@ -525,6 +729,8 @@ class Soak:
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second ^C must not leave children behind
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
         self.stop_flag = True
+        if self.host and self.host.down:
+            self.host.cable(True)  # its processes say goodbye to the others
         for w in self.watchers.values():
             w["popen"].terminate()
         for p in self.procs.values():
@@ -541,6 +747,8 @@ class Soak:
             except subprocess.TimeoutExpired:
                 popen.kill()
                 popen.wait()
+        if self.host:
+            self.host.tear_down()  # and whatever still runs in it
 
 
 def interrupted(signum, frame):
@@ -554,13 +762,19 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--bin", default=os.path.join(SOURCE, "build", "bin"))
     ap.add_argument("--minutes", type=float, default=2)
-    ap.add_argument("--faults", default="kill,stop", help="fault kinds: kill, stop")
+    ap.add_argument("--faults", help="fault kinds: kill, stop, cable (default: all three; cable where network "
+                    "namespaces can be made, else skipped)")
     ap.add_argument("--roles", default=",".join(ROLES), help="who gets faults: " + ", ".join(ROLES))
     ap.add_argument("--interval-s", type=float, default=8, help="mean time between faults")
-    ap.add_argument("--stop-s", type=float, default=3, help="how long a SIGSTOPped process stays stopped")
+    ap.add_argument("--stop-s", type=float, default=3,
+                    help="how long a SIGSTOPped process stays stopped, and a pulled cable out")
+    ap.add_argument("--cable-pull", choices=["switch", "host"], default="switch",
+                    help="how a cable is pulled: switch (default: the switch's end of the veth pair down, the host's "
+                    "interface loses its carrier) or host (the host's interface down, its routes gone)")
     ap.add_argument("--recovery-s", type=float, default=30, help="bound of a recovery")
     ap.add_argument("--write-interval", type=float, default=0.3)
-    ap.add_argument("--skip", default="", help="fault kinds not injected, as KIND:ROLE (e.g. stop:slave)")
+    ap.add_argument("--skip", default="",
+                    help="fault kinds not injected, as KIND:ROLE (e.g. stop:slave, cable:mirror)")
     ap.add_argument("--kill-is-without-journal", action="store_true",
                     help="SIGKILL IS servers even when dialog-isserver has no --journal (the writes "
                     "acknowledged since the last checkpoint are then lost, and the writes invariant says so)")
