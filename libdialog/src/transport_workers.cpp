@@ -4,8 +4,8 @@
 #include "dialog/security.h"
 #include "inbounddecoder_p.h"
 
-#include <QSysInfo>
 #include <QSslSocket>
+#include <QSysInfo>
 #include <QTcpSocket>
 #include <QTimer>
 
