@@ -435,6 +435,15 @@ void ClientCore::onConnectionLost(const net::Inbound &in)
 {
     wire::ConnectionLost cl;
     parseControl(in.data, cl);
+    if (m_state == Client::State::Connecting) {
+        // The Control Server answers our CONNECT with SUCCESSFULLY_CONNECTED or REFUSED, never with
+        // this: it answers a frame we sent before the CONNECT now on its way (heartbeats that were
+        // stuck behind a pulled cable, each told "not connected"). Connecting again for each one
+        // would register us again and again; the retry timer covers an unanswered CONNECT.
+        qCDebug(lcClient).noquote() << m_self.name << "ignoring a stale" << qs(cl.reason())
+                                    << "while connecting";
+        return;
+    }
     if (m_state != Client::State::Unconnected)
         forgetProviders(qs(cl.reason()));
     setState(Client::State::Unconnected);

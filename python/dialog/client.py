@@ -907,6 +907,10 @@ class Client:
                 if sub and (msg.incarnation == 0 or sub[1] == msg.incarnation):
                     del s.subscribers[ep]
         elif t == T.CONNECTION_LOST:
+            if self.state == "connecting":
+                # An answer to a frame sent before our CONNECT (heartbeats stuck behind a pulled
+                # cable): the CONNECT itself is answered with SUCCESSFULLY_CONNECTED or REFUSED.
+                return
             if self.state != "unconnected":
                 self._forget_providers(msg.reason)
             self.state = "unconnected"

@@ -4,6 +4,8 @@
 #include "../controlserverprocess.h"
 
 #include "client_p.h"
+#include "control_p.h"
+#include "transport_p.h"
 
 #include "dialog/client.h"
 #include "dialog/directory.h"
@@ -38,6 +40,7 @@ private Q_SLOTS:
     void advertiseOption();
     void advertisesTheRouteToTheControlServer();
     void advertisedAddressIsReachable();
+    void staleNotConnectedAnswersAreIgnoredWhileConnecting();
 
 private:
     test::ControlServerProcess m_cs;
@@ -424,6 +427,53 @@ void tst_Client::advertisedAddressIsReachable()
     QTRY_COMPARE_WITH_TIMEOUT(svc->subscriberCount(), 1, 10000);
     QVERIFY(svc->update("over 127.0.0.2"));
     QTRY_COMPARE_WITH_TIMEOUT(sub->lastMessage().data(), QByteArray("over 127.0.0.2"), 10000);
+}
+
+void tst_Client::staleNotConnectedAnswersAreIgnoredWhileConnecting()
+{
+    // After a pulled cable, the Control Server reads the heartbeats a process sent into the cut
+    // before its CONNECT; it has declared the process lost and answers each of them with
+    // CONNECTION_LOST, then the CONNECT with SUCCESSFULLY_CONNECTED. A server that does exactly that
+    // (three stale answers ahead of every acceptance): the process connects once and stays. Before,
+    // each stale answer made it connect again, each new CONNECT drew new stale answers, and it
+    // registered over and over.
+    net::Transport server{net::TransportOptions{}};
+    QObject context;
+    int connects = 0;
+    server.setControlSink(&context, [&](net::InboundBatch &batch) {
+        for (const net::Inbound &in : std::as_const(batch)) {
+            if (in.type != wire_format::Type::ConnectToControlServer || !in.peer)
+                continue;
+            ++connects;
+            const net::OutboxPtr box = server.outbox(in.peer->endpoint);
+            wire::ConnectionLost stale;
+            stale.set_reason("not connected: send CONNECT_TO_CONTROL_SERVER first");
+            for (int i = 0; i < 3; ++i)
+                server.send(box, wire_format::controlFrame(wire_format::Type::ConnectionLost, stale));
+            wire::Connected ok;
+            ok.set_server("127.0.0.1");
+            ok.set_heartbeat_ms(1000);
+            ok.set_heartbeat_misses(3);
+            server.send(box, wire_format::controlFrame(wire_format::Type::SuccessfullyConnected, ok));
+        }
+    });
+    QString error;
+    QVERIFY2(server.listen(QHostAddress::LocalHost, 0, &error), qPrintable(error));
+    net::PeerInfo self;
+    self.name = QStringLiteral("DIALOG.ControlServer");
+    self.endpoint = net::Endpoint{QStringLiteral("127.0.0.1"), server.serverPort()};
+    self.incarnation = 1;
+    server.setIdentity(self);
+
+    ClientOptions o;
+    o.name = QStringLiteral("StaleAnswers");
+    o.controlServers = {QStringLiteral("127.0.0.1:%1").arg(server.serverPort())};
+    Client c(o);
+    QVERIFY(c.start());
+    QTRY_COMPARE_WITH_TIMEOUT(c.state(), Client::State::Connected, 10000);
+    QTest::qWait(500); // the stale answers have arrived
+    QCOMPARE(c.state(), Client::State::Connected);
+    QCOMPARE(connects, 1);
 }
 
 QTEST_GUILESS_MAIN(tst_Client)
