@@ -116,7 +116,10 @@ sanitized_tests() {
     cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDIALOG_SANITIZE="$kind" >/dev/null
     cmake --build "$BUILD" -j2
     local supp=$ROOT/tests/sanitizers
-    export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:detect_stack_use_after_return=0
+    # quarantine_size_mb: freed blocks kept poisoned to catch a use after free; 64 MiB (not the
+    # default 256) so that the tests' bounds on a process's memory growth still mean something
+    # (tests/shared/isfixture.h rssGrowthBoundKb()).
+    export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:detect_stack_use_after_return=0:quarantine_size_mb=64
     export LSAN_OPTIONS=suppressions=$supp/lsan.supp:print_suppressions=0
     export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:suppressions=$supp/ubsan.supp
     # die_after_fork=0: QProcess forks the test helpers and daemons from a threaded process; the

@@ -115,7 +115,8 @@ int publish(const QStringList &args)
         const qint64 perTick = qMax<qint64>(1, rate * intervalMs / 1000);
         pump.setInterval(int(intervalMs));
         pump.setTimerType(Qt::PreciseTimer);
-        QObject::connect(&pump, &QTimer::timeout, &client, [&] {
+        // perTick by value: this block ends long before the timer fires.
+        QObject::connect(&pump, &QTimer::timeout, &client, [&, perTick] {
             if (service->subscriberCount() < waitSubs)
                 return;
             for (qint64 i = 0; i < perTick && !done(); ++i) {

@@ -253,7 +253,7 @@ void tst_IsWebSocket::slowWebSocketClientIsCoalesced()
     }
     QCOMPARE(httpGet(m_http, "/is/DAQ/DAQ.Control1").status, 200); // the server is not stuck
     const qint64 growthKb = rssKb(m_server->processId()) - rssBefore;
-    QVERIFY2(growthKb < 20 * 1024, qPrintable(QStringLiteral("server RSS grew by %1 KB").arg(growthKb)));
+    QVERIFY2(growthKb < rssGrowthBoundKb(20 * 1024), qPrintable(QStringLiteral("server RSS grew by %1 KB").arg(growthKb)));
 
     // Now read everything: the newest value arrives, after fewer messages than changes, in order.
     raw.setReadBufferSize(0);
@@ -308,7 +308,7 @@ void tst_IsWebSocket::stopsCleanlyWithClientsAndRequestsInProgress()
     m_server->terminate();
     QVERIFY(m_server->waitForFinished(10000));
     QCOMPARE(m_server->exitStatus(), QProcess::NormalExit);
-    QCOMPARE(m_server->exitCode(), 0);
+    QVERIFY2(m_server->exitCode() == 0, m_server->readAllStandardError().right(4000).constData());
     QTRY_VERIFY_WITH_TIMEOUT(ws.closed && remote.closed, 5000);
     QCOMPARE(ws.socket.closeCode(), QWebSocketProtocol::CloseCodeGoingAway);
     QTRY_COMPARE_WITH_TIMEOUT(held.socket().state(), QAbstractSocket::UnconnectedState, 5000);

@@ -28,6 +28,19 @@ inline qint64 rssKb(qint64 pid)
     return -1;
 }
 
+/// A bound on the growth of a process's resident memory, in KiB, for this build. Under
+/// AddressSanitizer a process keeps freed blocks in a quarantine (ASAN_OPTIONS quarantine_size_mb:
+/// 64 MiB in `./run.sh test --sanitize address`) and pads every block with redzones, so what a
+/// bound means there is the same bound over twice the memory, plus the quarantine.
+inline qint64 rssGrowthBoundKb(qint64 boundKb)
+{
+#if defined(__SANITIZE_ADDRESS__)
+    return 2 * boundKb + 64 * 1024;
+#else
+    return boundKb;
+#endif
+}
+
 /// Mixed into a test class: call setUpIs() from init() and tearDownIs() from cleanup().
 class IsTestBase
 {
