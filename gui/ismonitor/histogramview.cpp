@@ -81,6 +81,7 @@ void HistogramView::show1D(const is::Object &h)
         clear();
         m_outline = new QLineSeries;
         m_area = new QAreaSeries(m_outline);
+        m_outline->setParent(m_area); // an area series does not own its line: it goes with the area
         m_area->setColor(QColor(70, 130, 180, 160));
         m_area->setBorderColor(QColor(30, 70, 120));
         chart()->addSeries(m_area);
