@@ -3,6 +3,7 @@
 #include "control_p.h"
 #include "messagelog.h"
 #include "payload_p.h"
+#include "rwlock_p.h"
 
 #include <QCoreApplication>
 #include <QDateTime>
@@ -848,7 +849,7 @@ bool ControlServer::routeCommand(const net::Inbound &in)
         return false;
     QList<net::OutboxPtr> targets;
     {
-        QReadLocker l(&m_routesLock);
+        ReadLocker l(&m_routesLock);
         if (!m_connectedPeers.contains(qMakePair(in.peer->name, in.peer->incarnation)))
             return false; // the main thread tells it it is not connected
         targets = m_commandRoutes.value(in.name);
@@ -968,7 +969,7 @@ void ControlServer::rebuildRoutes()
         for (const QString &c : p.commands)
             routes[c.toUtf8()].append(box);
     }
-    QWriteLocker l(&m_routesLock);
+    WriteLocker l(&m_routesLock);
     m_commandRoutes.swap(routes);
     m_connectedPeers.swap(peers);
 }

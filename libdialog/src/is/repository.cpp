@@ -3,8 +3,10 @@
 
 #include "dialog/is/typeregistry.h"
 
+#include "../rwlock_p.h"
 #include <QMap>
 #include <QMutex>
+
 #include <QReadWriteLock>
 #include <atomic>
 #include <map>
@@ -117,8 +119,8 @@ Result RepositoryPrivate::checkObject(const Object &object, QString *error) cons
     return Result::Ok;
 }
 
-Result RepositoryPrivate::write(WriteMode mode, const QString &name, const Object &object, QString *error, Time at,
-                               bool replaceType)
+Result RepositoryPrivate::write(WriteMode mode, const QString &name, const Object &object, QString *error,
+                                Time at, bool replaceType)
 {
     QString objectName;
     if (!checkName(name, &objectName, error))
@@ -129,7 +131,7 @@ Result RepositoryPrivate::write(WriteMode mode, const QString &name, const Objec
 
     Change change;
     {
-        QWriteLocker locker(&lock);
+        WriteLocker locker(&lock);
         auto it = objects.find(objectName);
         const Time now = at == Time() ? Time::currentTime() : at;
         if (it == objects.end()) {
@@ -223,10 +225,11 @@ Result RepositoryPrivate::remove(const QString &name, Time at, QString *error)
         return fail(Result::InvalidName, error, error ? *error : QString());
     Change change;
     {
-        QWriteLocker locker(&lock);
+        WriteLocker locker(&lock);
         auto it = objects.find(objectName);
         if (it == objects.end())
-            return fail(Result::NotFound, error, QStringLiteral("object '%1' does not exist").arg(fullName(objectName)));
+            return fail(Result::NotFound, error,
+                        QStringLiteral("object '%1' does not exist").arg(fullName(objectName)));
         change.typeName = it->object.typeName();
         objects.erase(it);
         change.sequence = ++sequence;
@@ -261,7 +264,7 @@ Result Repository::get(const QString &name, Object *out, const QString &expected
         return d->fail(Result::UnknownType, error, QStringLiteral("unknown type '%1'").arg(expectedType));
     Entry entry;
     {
-        QReadLocker locker(&d->lock);
+        ReadLocker locker(&d->lock);
         const auto it = d->objects.constFind(objectName);
         if (it == d->objects.cend())
             return d->fail(Result::NotFound, error,
@@ -288,7 +291,7 @@ Result Repository::get(const QString &name, Object *out, const QString &expected
 QList<ObjectInfo> Repository::list(const Criteria &criteria) const
 {
     QList<ObjectInfo> result;
-    QReadLocker locker(&d->lock);
+    ReadLocker locker(&d->lock);
     for (auto it = d->objects.cbegin(); it != d->objects.cend(); ++it) {
         const QString type = it->object.typeName();
         if (criteria.matches(it.key(), type, d->registry))
@@ -300,7 +303,7 @@ QList<ObjectInfo> Repository::list(const Criteria &criteria) const
 QList<StoredObject> Repository::objects(const Criteria &criteria) const
 {
     QList<StoredObject> result;
-    QReadLocker locker(&d->lock);
+    ReadLocker locker(&d->lock);
     for (auto it = d->objects.cbegin(); it != d->objects.cend(); ++it) {
         if (criteria.matches(it.key(), it->object.typeName(), d->registry))
             result.append(StoredObject{it.key(), it->object, it->time, it->updateCount});
@@ -310,7 +313,7 @@ QList<StoredObject> Repository::objects(const Criteria &criteria) const
 
 qsizetype Repository::size() const
 {
-    QReadLocker locker(&d->lock);
+    ReadLocker locker(&d->lock);
     return d->objects.size();
 }
 
@@ -347,7 +350,7 @@ Result Repository::replaceAll(const QList<StoredObject> &objects, QString *error
         fresh.insert(objectName, Entry{o.object, o.time, o.updateCount});
     }
     {
-        QWriteLocker locker(&d->lock);
+        WriteLocker locker(&d->lock);
         d->objects.swap(fresh);
     }
     // The old content is destroyed here, outside the lock.

@@ -1,5 +1,6 @@
 #include "dialog/is/typeregistry.h"
 
+#include "../rwlock_p.h"
 #include "typeregistry_p.h"
 
 #include <QDir>
@@ -62,7 +63,7 @@ bool TypeRegistry::loadFile(const QString &path, QString *error)
     QList<TypeDecl> decls;
     if (!readFile(path, decls, error))
         return false;
-    QWriteLocker locker(&d->lock);
+    WriteLocker locker(&d->lock);
     return d->mergeLocked(decls, error);
 }
 
@@ -80,7 +81,7 @@ bool TypeRegistry::loadDirectory(const QString &path, QString *error)
         if (!readFile(dir.filePath(file), decls, error))
             return false;
     }
-    QWriteLocker locker(&d->lock);
+    WriteLocker locker(&d->lock);
     return d->mergeLocked(decls, error);
 }
 
@@ -89,7 +90,7 @@ bool TypeRegistry::loadXml(QByteArrayView xml, const QString &sourceName, QStrin
     QList<TypeDecl> decls;
     if (!parseTypesXml(xml, sourceName, decls, error))
         return false;
-    QWriteLocker locker(&d->lock);
+    WriteLocker locker(&d->lock);
     return d->mergeLocked(decls, error);
 }
 
@@ -103,25 +104,25 @@ bool TypeRegistry::declareTypes(const QList<TypeInfo> &types, QString *error)
     QList<TypeDecl> decls;
     for (const TypeInfo &t : types)
         decls.append(TypeDecl{t, {}, 0, {}});
-    QWriteLocker locker(&d->lock);
+    WriteLocker locker(&d->lock);
     return d->mergeLocked(decls, error);
 }
 
 bool TypeRegistry::contains(const QString &name) const
 {
-    QReadLocker locker(&d->lock);
+    ReadLocker locker(&d->lock);
     return d->types.contains(name);
 }
 
 TypeInfo TypeRegistry::type(const QString &name) const
 {
-    QReadLocker locker(&d->lock);
+    ReadLocker locker(&d->lock);
     return d->types.value(name);
 }
 
 QStringList TypeRegistry::typeNames() const
 {
-    QReadLocker locker(&d->lock);
+    ReadLocker locker(&d->lock);
     QStringList names = d->types.keys();
     locker.unlock();
     names.sort();
@@ -130,7 +131,7 @@ QStringList TypeRegistry::typeNames() const
 
 bool TypeRegistry::isSameOrDerived(const QString &type, const QString &base) const
 {
-    QReadLocker locker(&d->lock);
+    ReadLocker locker(&d->lock);
     if (!d->types.contains(base))
         return false;
     // Cycles are rejected on declaration, so every chain ends.
@@ -143,7 +144,7 @@ bool TypeRegistry::isSameOrDerived(const QString &type, const QString &base) con
 
 QStringList TypeRegistry::subtypesOf(const QString &base) const
 {
-    QReadLocker locker(&d->lock);
+    ReadLocker locker(&d->lock);
     QStringList out;
     for (auto it = d->types.cbegin(); it != d->types.cend(); ++it) {
         for (QString t = it->baseName(); !t.isEmpty(); t = d->types.value(t).baseName()) {
@@ -160,7 +161,7 @@ QStringList TypeRegistry::subtypesOf(const QString &base) const
 
 double TypeRegistry::expectedIntervalS(const QString &type) const
 {
-    QReadLocker locker(&d->lock);
+    ReadLocker locker(&d->lock);
     // Cycles are rejected on declaration, so every chain ends.
     for (QString t = type; !t.isEmpty();) {
         const auto it = d->types.constFind(t);
