@@ -297,6 +297,7 @@ bool Client::start()
     to.receiveBufferBytes = d->options.receiveBufferBytes;
     to.maxMessageSize = d->options.maxMessageSize;
     to.idleTimeoutMs = d->options.idleTimeoutMs;
+    to.directWrites = d->options.directWrites;
     QString securityError;
     if (!net::applySecurity(d->options.secretFile, {d->options.tlsCert, d->options.tlsKey, d->options.tlsCa},
                             to, &securityError)) {

@@ -57,6 +57,9 @@ private:
     /// with answered() as a REFUSED "auth".
     void refused(Connection *c, const QString &reason);
     Connection *open(const OutboxPtr &box);
+    /// Once the connection is up and authenticated (never with TLS): lets the calling threads write
+    /// to it while its queue is empty (TransportOptions::directWrites).
+    void enableDirect(Connection *c);
     void fail(Outbox *key, const QString &reason);
     void close(Outbox *key);
     void checkTimeouts();

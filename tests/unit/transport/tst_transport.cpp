@@ -4,6 +4,7 @@
 #include "control_p.h"
 #include "payload_p.h"
 #include "servicestate_p.h"
+#include "tlsfiles.h"
 #include "transport_p.h"
 #include "wirecodec.h"
 
@@ -48,9 +49,9 @@ struct Receiver
     Endpoint endpoint() const { return Endpoint{QStringLiteral("127.0.0.1"), transport->serverPort()}; }
 };
 
-std::unique_ptr<Transport> makeSender(const QString &name)
+std::unique_ptr<Transport> makeSender(const QString &name, const TransportOptions &o = TransportOptions())
 {
-    auto t = std::make_unique<Transport>(TransportOptions());
+    auto t = std::make_unique<Transport>(o);
     PeerInfo me;
     me.name = name;
     me.endpoint = Endpoint{QStringLiteral("127.0.0.1"), 1};
@@ -84,8 +85,7 @@ QByteArray hello(const QString &name)
 class CrossThreadSpy
 {
 public:
-    template <typename Sender, typename Signal>
-    CrossThreadSpy(Sender *sender, Signal signal)
+    template <typename Sender, typename Signal> CrossThreadSpy(Sender *sender, Signal signal)
     {
         QObject::connect(
             sender, signal, &m_context,
@@ -134,6 +134,11 @@ private Q_SLOTS:
     void routerNeverSeesBadCompressedCommands();
     void framesBeforeTheSinkIsSetReachItOnceSet();
     void newSenderIsHeardWhileDeliveryIsPaused();
+    void directAndQueuedWritesKeepTheOrder();
+    void partialDirectWriteIsFinishedBySenderThread();
+    void directWritesFollowTheSecretsHandshake();
+    void tlsConnectionsNeverWriteDirect();
+    void noDirectWritesWhenTurnedOff();
 };
 
 void tst_Transport::framesDeliveredInOrder()
@@ -466,6 +471,169 @@ void tst_Transport::newSenderIsHeardWhileDeliveryIsPaused()
         if (in.name == "A")
             QCOMPARE(in.sequence, next++);
     QCOMPARE(r.transport->stats().protocolErrors, quint64(0));
+}
+
+namespace {
+/// A sender whose every frame to an empty queue is written from the calling thread (no gap).
+TransportOptions eagerDirect()
+{
+    TransportOptions o;
+    o.directWriteGapNs = 0;
+    return o;
+}
+
+/// Sends service frames S/1..@p n alternating small ones, written directly when the queue is
+/// empty, and ones over the direct bound (always queued), waiting now and then for the queue to
+/// drain so that direct writes and queued ones mix.
+void sendMixed(Transport &s, const OutboxPtr &box, int n)
+{
+    const QByteArray big = pattern(s.options().directWriteMaxBytes + 1000, 11);
+    for (int i = 1; i <= n; ++i) {
+        const QByteArray data = i % 3 == 0 ? big : QByteArray::number(i);
+        if (i % 2 == 0)
+            QCOMPARE(s.send(box, {serviceFramePrefix("S", quint64(i), 0, data.size()), data}, Timeout),
+                     Transport::SendResult::Queued);
+        else {
+            const QByteArray frame = serviceFrame("S", quint64(i), data);
+            QCOMPARE(s.sendSmall(
+                         box, frame.size(), [&](QByteArray &out) { out.append(frame); }, Timeout),
+                     Transport::SendResult::Queued);
+        }
+        if (i % 7 == 0)
+            QTRY_COMPARE_WITH_TIMEOUT(box->queuedBytes(), 0, Timeout);
+    }
+}
+
+void checkInOrder(const InboundBatch &got, int n, qint64 bigSize)
+{
+    QCOMPARE(got.size(), n);
+    for (int i = 1; i <= n; ++i) {
+        const Inbound &in = got.at(i - 1);
+        QCOMPARE(in.sequence, quint64(i));
+        if (i % 3 == 0) {
+            QCOMPARE(in.data.size(), bigSize);
+            QCOMPARE(in.data, pattern(bigSize, 11));
+        } else {
+            QCOMPARE(in.data, QByteArray::number(i));
+        }
+    }
+}
+} // namespace
+
+void tst_Transport::directAndQueuedWritesKeepTheOrder()
+{
+    // Frames written from the calling thread (queue empty) and frames queued for the sender
+    // thread (behind a large one, or in a burst) reach the receiver in the order of the calls.
+    Receiver r;
+    QVERIFY(r.listen());
+    auto s = makeSender(QStringLiteral("mixed"), eagerDirect());
+    const OutboxPtr box = s->outbox(r.endpoint());
+    constexpr int N = 400;
+    sendMixed(*s, box, N);
+    QTRY_COMPARE_WITH_TIMEOUT(r.data.size(), N, Timeout);
+    checkInOrder(r.data, N, s->options().directWriteMaxBytes + 1000);
+    // Both paths were taken: some frames went directly, the large ones (and those behind them)
+    // through the sender thread.
+    QVERIFY(box->directWrites.load() > 0);
+    QVERIFY(box->directWrites.load() < quint64(N));
+    QCOMPARE(s->stats().framesDropped, quint64(0));
+}
+
+void tst_Transport::partialDirectWriteIsFinishedBySenderThread()
+{
+    // A receiver that stops reading (its user's thread, this one, takes nothing: reading pauses and
+    // the kernel's buffers fill). Frames written directly until the socket takes only part of one:
+    // the rest of that frame goes first to the sender thread, later frames queue behind it, and once
+    // the receiver reads again every frame arrives whole and in order.
+    TransportOptions ro;
+    ro.readerThreads = 1;
+    ro.maxPendingDelivery = 64 * 1024;
+    Receiver r(ro);
+    QVERIFY(r.listen());
+    TransportOptions so = eagerDirect();
+    so.directWriteMaxBytes = 1024 * 1024;
+    so.maxQueueBytes = 64 * 1024 * 1024;
+    auto s = makeSender(QStringLiteral("stuffed"), so);
+    const OutboxPtr box = s->outbox(r.endpoint());
+    const QByteArray data = pattern(50001, 4); // odd: the socket is unlikely to fill on a frame's end
+    s->send(box, {serviceFramePrefix("S", 1, 0, data.size()), data});
+    QTRY_COMPARE_WITH_TIMEOUT(box->queuedBytes(), 0, Timeout); // connected; the next go directly
+    quint64 seq = 1;
+    // Sent without running this thread's event loop: nothing is delivered meanwhile.
+    for (int round = 0; round < 3 && box->directPartial.load() == 0; ++round) {
+        while (box->queuedBytes() == 0 && seq < 4000)
+            QCOMPARE(s->send(box, {serviceFramePrefix("S", ++seq, 0, data.size()), data}),
+                     Transport::SendResult::Queued);
+        for (int i = 0; i < 20; ++i) // and some behind it
+            QCOMPARE(s->send(box, {serviceFramePrefix("S", ++seq, 0, data.size()), data}),
+                     Transport::SendResult::Queued);
+        if (box->directPartial.load() == 0) // the socket filled on a frame's end: drain, try again
+            QTRY_COMPARE_WITH_TIMEOUT(box->queuedBytes(), 0, Timeout);
+    }
+    QVERIFY2(box->directPartial.load() > 0, "no direct write was partial");
+    QVERIFY(box->directWrites.load() > 0);
+    QTRY_COMPARE_WITH_TIMEOUT(r.data.size(), qsizetype(seq), Timeout);
+    for (quint64 i = 1; i <= seq; ++i) {
+        QCOMPARE(r.data.at(qsizetype(i - 1)).sequence, i);
+        QCOMPARE(r.data.at(qsizetype(i - 1)).data, data);
+    }
+    QCOMPARE(s->stats().framesDropped, quint64(0));
+    QCOMPARE(r.transport->stats().protocolErrors, quint64(0));
+}
+
+void tst_Transport::directWritesFollowTheSecretsHandshake()
+{
+    // With a shared secret frames wait for the destination's proof; direct writes start after it
+    // (never ahead of the held frames) and the order holds.
+    TransportOptions o = eagerDirect();
+    o.secret = QByteArray(32, 's');
+    Receiver r(o);
+    QVERIFY(r.listen());
+    auto s = makeSender(QStringLiteral("secretive"), o);
+    const OutboxPtr box = s->outbox(r.endpoint());
+    constexpr int N = 200;
+    sendMixed(*s, box, N);
+    QTRY_COMPARE_WITH_TIMEOUT(r.data.size(), N, Timeout);
+    checkInOrder(r.data, N, o.directWriteMaxBytes + 1000);
+    QVERIFY(box->directWrites.load() > 0);
+    QCOMPARE(s->stats().authFailures, quint64(0));
+}
+
+void tst_Transport::tlsConnectionsNeverWriteDirect()
+{
+    // A QSslSocket encrypts in the sender thread: with TLS nothing is written from the calling
+    // thread, and everything arrives.
+    test::TlsFiles files;
+    QString error;
+    QVERIFY2(test::makeTlsFiles(QStringLiteral(DIALOG_BIN_DIR "/../tls-tst_transport"),
+                                QStringLiteral("peer"), &files, &error),
+             qPrintable(error));
+    TransportOptions o = eagerDirect();
+    QVERIFY2(applySecurity(QString(), {files.cert, files.key, files.ca}, o, &error), qPrintable(error));
+    Receiver r(o);
+    QVERIFY(r.listen());
+    auto s = makeSender(QStringLiteral("encrypted"), o);
+    const OutboxPtr box = s->outbox(r.endpoint());
+    constexpr int N = 100;
+    sendMixed(*s, box, N);
+    QTRY_COMPARE_WITH_TIMEOUT(r.data.size(), N, Timeout);
+    checkInOrder(r.data, N, o.directWriteMaxBytes + 1000);
+    QCOMPARE(box->directWrites.load(), quint64(0));
+}
+
+void tst_Transport::noDirectWritesWhenTurnedOff()
+{
+    TransportOptions o = eagerDirect();
+    o.directWrites = false;
+    Receiver r;
+    QVERIFY(r.listen());
+    auto s = makeSender(QStringLiteral("queued"), o);
+    const OutboxPtr box = s->outbox(r.endpoint());
+    constexpr int N = 100;
+    sendMixed(*s, box, N);
+    QTRY_COMPARE_WITH_TIMEOUT(r.data.size(), N, Timeout);
+    checkInOrder(r.data, N, o.directWriteMaxBytes + 1000);
+    QCOMPARE(box->directWrites.load(), quint64(0));
 }
 
 QTEST_GUILESS_MAIN(tst_Transport)
