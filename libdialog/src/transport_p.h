@@ -118,7 +118,7 @@ struct TransportOptions
     /// Within this many ns of the previous direct write to the same destination frames are queued
     /// instead: a burst is written by the sender thread in chunks of many frames, not one system
     /// call per frame.
-    qint64 directWriteGapNs = 20000;
+    qint64 directWriteGapNs = 10000;
     /// Larger frames always go through the sender thread.
     qint64 directWriteMaxBytes = 64 * 1024;
 };
@@ -211,12 +211,18 @@ public:
     void setDataSink(QObject *context, Sink sink);
 
     /// Optional: called in the reader thread for each data frame before it is queued for the data
-    /// sink; returns true if it consumed the frame (a router that must not wait for another thread).
-    /// Must be thread-safe. Set before listen(). With a direct route, COMMAND_MESSAGE data is left
-    /// as it came (Inbound::flags says whether it is compressed; compressed data has been checked to
-    /// decompress within the bound), for it as for the data sink.
+    /// sink; returns true if it consumed the frame (a router that must not wait for another thread,
+    /// or a receiver that asked for direct delivery). Must be thread-safe. Set before listen(). With
+    /// @p rawCommands (a router) it sees COMMAND_MESSAGE frames only, and their data is left as it
+    /// came (Inbound::flags says whether it is compressed; compressed data has been checked to
+    /// decompress within the bound), for it as for the data sink; without, it sees every data frame
+    /// decoded as the data sink would.
     using DirectRoute = std::function<bool(const Inbound &)>;
-    void setDirectRoute(DirectRoute route) { m_directRoute = std::move(route); }
+    void setDirectRoute(DirectRoute route, bool rawCommands = true)
+    {
+        m_directRoute = std::move(route);
+        m_routeRawCommands = rawCommands;
+    }
 
     /// The outgoing queue for a destination (created on first use). Thread-safe.
     OutboxPtr outbox(const Endpoint &destination);
@@ -360,6 +366,7 @@ private:
     PeerInfo m_identity;
 
     DirectRoute m_directRoute;
+    bool m_routeRawCommands = true;
     DeliveryQueue m_control;
     DeliveryQueue m_data;
     std::atomic<qint64> m_pendingDelivery{0};

@@ -2,6 +2,7 @@
 
 #include "control_p.h"
 #include "dialog/security.h"
+#include "handoff_p.h"
 #include "inbounddecoder_p.h"
 
 #include <QSslSocket>
@@ -231,7 +232,7 @@ void SenderWorker::flush(const OutboxPtr &box)
         return;
     }
     for (const Outbox::Chunk &chunk : std::as_const(chunks)) {
-        c->socket->write(chunk.bytes);
+        c->socket->write(forSocket(chunk.bytes));
         c->hand(chunk.bytes.size(), chunk.frames);
     }
     c->lastActivity = m_clock.elapsed();
@@ -331,7 +332,7 @@ bool SenderWorker::authenticate(Connection *c, const QByteArray &payload, QStrin
     c->socket->write(frame);
     c->hand(frame.size(), 0);
     for (const Outbox::Chunk &chunk : std::as_const(c->held)) {
-        c->socket->write(chunk.bytes);
+        c->socket->write(forSocket(chunk.bytes));
         c->hand(chunk.bytes.size(), chunk.frames);
     }
     c->held.clear();
@@ -757,7 +758,9 @@ bool ReaderWorker::takeFrame(Connection *c, Type type, quint8 flags, QByteArrayV
         return true;
     }
     // Commands for a router stay as they came (compressed or not): it relays them unchanged.
-    const bool keep = type == Type::CommandMessage && m_transport->m_directRoute;
+    const auto &route = m_transport->m_directRoute;
+    const bool raw = m_transport->m_routeRawCommands;
+    const bool keep = type == Type::CommandMessage && route && raw;
     DataParts parts;
     if (!decodeData(type, flags, payload, owned, m_transport->options().maxMessageSize, keep, parts,
                     &r.error))
@@ -773,11 +776,10 @@ bool ReaderWorker::takeFrame(Connection *c, Type type, quint8 flags, QByteArrayV
         in.origin = parts.origin.toByteArray();
     }
     in.data = std::move(parts.data);
-    if (keep) {
+    if (keep)
         in.flags = flags;
-        if (m_transport->m_directRoute(in))
-            return true;
-    }
+    if ((keep || (route && !raw)) && route(in))
+        return true;
     r.dataBytes += in.data.size() + InboundOverhead;
     r.data.append(std::move(in));
     return true;
