@@ -61,6 +61,16 @@ std::unique_ptr<Transport> makeSender(const QString &name, const TransportOption
     return t;
 }
 
+/// Receiver options under which its user's thread (the test's, not running its event loop) soon
+/// stops reading: once 64 KiB wait, reading pauses and TCP pushes back on the senders.
+TransportOptions pausingReceiver()
+{
+    TransportOptions o;
+    o.readerThreads = 1;
+    o.maxPendingDelivery = 64 * 1024;
+    return o;
+}
+
 QByteArray serviceFrame(QByteArrayView name, quint64 seq, QByteArrayView data, quint8 flags = 0)
 {
     QByteArray f;
@@ -436,10 +446,7 @@ void tst_Transport::newSenderIsHeardWhileDeliveryIsPaused()
     // reading pauses and TCP pushes back on the first sender. A second sender that connects then is
     // still heard (its HELLO and what came with it): before, its connection was not read until the
     // backlog drained, and it was closed for sending no HELLO. Then everything arrives, in order.
-    TransportOptions o;
-    o.readerThreads = 1;
-    o.maxPendingDelivery = 64 * 1024;
-    Receiver r(o);
+    Receiver r(pausingReceiver());
     QVERIFY(r.listen());
     const auto framesInSettled = [&] {
         quint64 last = r.transport->stats().framesIn;
@@ -504,11 +511,22 @@ void sendMixed(Transport &s, const OutboxPtr &box, int n)
     }
 }
 
-void checkInOrder(const InboundBatch &got, int n, qint64 bigSize)
+/// A receiver with @p ro, a sender with @p so: sendMixed(@p n), then every frame must arrive whole
+/// and in the order of the calls. Returns the sender's outbox and figures in @p box and @p stats.
+void mixedRun(const TransportOptions &ro, const TransportOptions &so, int n, OutboxPtr *box,
+              Transport::Stats *stats)
 {
-    QCOMPARE(got.size(), n);
+    Receiver r(ro);
+    QVERIFY(r.listen());
+    auto s = makeSender(QStringLiteral("mixed"), so);
+    *box = s->outbox(r.endpoint());
+    sendMixed(*s, *box, n);
+    if (QTest::currentTestFailed())
+        return;
+    QTRY_COMPARE_WITH_TIMEOUT(r.data.size(), n, Timeout);
+    const qint64 bigSize = so.directWriteMaxBytes + 1000;
     for (int i = 1; i <= n; ++i) {
-        const Inbound &in = got.at(i - 1);
+        const Inbound &in = r.data.at(i - 1);
         QCOMPARE(in.sequence, quint64(i));
         if (i % 3 == 0) {
             QCOMPARE(in.data.size(), bigSize);
@@ -517,26 +535,26 @@ void checkInOrder(const InboundBatch &got, int n, qint64 bigSize)
             QCOMPARE(in.data, QByteArray::number(i));
         }
     }
+    *stats = s->stats();
 }
+
 } // namespace
 
 void tst_Transport::directAndQueuedWritesKeepTheOrder()
 {
     // Frames written from the calling thread (queue empty) and frames queued for the sender
     // thread (behind a large one, or in a burst) reach the receiver in the order of the calls.
-    Receiver r;
-    QVERIFY(r.listen());
-    auto s = makeSender(QStringLiteral("mixed"), eagerDirect());
-    const OutboxPtr box = s->outbox(r.endpoint());
+    OutboxPtr box;
+    Transport::Stats stats;
     constexpr int N = 400;
-    sendMixed(*s, box, N);
-    QTRY_COMPARE_WITH_TIMEOUT(r.data.size(), N, Timeout);
-    checkInOrder(r.data, N, s->options().directWriteMaxBytes + 1000);
+    mixedRun(TransportOptions(), eagerDirect(), N, &box, &stats);
+    if (QTest::currentTestFailed())
+        return;
     // Both paths were taken: some frames went directly, the large ones (and those behind them)
     // through the sender thread.
     QVERIFY(box->directWrites.load() > 0);
     QVERIFY(box->directWrites.load() < quint64(N));
-    QCOMPARE(s->stats().framesDropped, quint64(0));
+    QCOMPARE(stats.framesDropped, quint64(0));
 }
 
 void tst_Transport::partialDirectWriteIsFinishedBySenderThread()
@@ -545,10 +563,7 @@ void tst_Transport::partialDirectWriteIsFinishedBySenderThread()
     // the kernel's buffers fill). Frames written directly until the socket takes only part of one:
     // the rest of that frame goes first to the sender thread, later frames queue behind it, and once
     // the receiver reads again every frame arrives whole and in order.
-    TransportOptions ro;
-    ro.readerThreads = 1;
-    ro.maxPendingDelivery = 64 * 1024;
-    Receiver r(ro);
+    Receiver r(pausingReceiver());
     QVERIFY(r.listen());
     TransportOptions so = eagerDirect();
     so.directWriteMaxBytes = 1024 * 1024;
@@ -587,16 +602,13 @@ void tst_Transport::directWritesFollowTheSecretsHandshake()
     // (never ahead of the held frames) and the order holds.
     TransportOptions o = eagerDirect();
     o.secret = QByteArray(32, 's');
-    Receiver r(o);
-    QVERIFY(r.listen());
-    auto s = makeSender(QStringLiteral("secretive"), o);
-    const OutboxPtr box = s->outbox(r.endpoint());
-    constexpr int N = 200;
-    sendMixed(*s, box, N);
-    QTRY_COMPARE_WITH_TIMEOUT(r.data.size(), N, Timeout);
-    checkInOrder(r.data, N, o.directWriteMaxBytes + 1000);
+    OutboxPtr box;
+    Transport::Stats stats;
+    mixedRun(o, o, 200, &box, &stats);
+    if (QTest::currentTestFailed())
+        return;
     QVERIFY(box->directWrites.load() > 0);
-    QCOMPARE(s->stats().authFailures, quint64(0));
+    QCOMPARE(stats.authFailures, quint64(0));
 }
 
 void tst_Transport::tlsConnectionsNeverWriteDirect()
@@ -610,14 +622,11 @@ void tst_Transport::tlsConnectionsNeverWriteDirect()
              qPrintable(error));
     TransportOptions o = eagerDirect();
     QVERIFY2(applySecurity(QString(), {files.cert, files.key, files.ca}, o, &error), qPrintable(error));
-    Receiver r(o);
-    QVERIFY(r.listen());
-    auto s = makeSender(QStringLiteral("encrypted"), o);
-    const OutboxPtr box = s->outbox(r.endpoint());
-    constexpr int N = 100;
-    sendMixed(*s, box, N);
-    QTRY_COMPARE_WITH_TIMEOUT(r.data.size(), N, Timeout);
-    checkInOrder(r.data, N, o.directWriteMaxBytes + 1000);
+    OutboxPtr box;
+    Transport::Stats stats;
+    mixedRun(o, o, 100, &box, &stats);
+    if (QTest::currentTestFailed())
+        return;
     QCOMPARE(box->directWrites.load(), quint64(0));
 }
 
@@ -625,14 +634,11 @@ void tst_Transport::noDirectWritesWhenTurnedOff()
 {
     TransportOptions o = eagerDirect();
     o.directWrites = false;
-    Receiver r;
-    QVERIFY(r.listen());
-    auto s = makeSender(QStringLiteral("queued"), o);
-    const OutboxPtr box = s->outbox(r.endpoint());
-    constexpr int N = 100;
-    sendMixed(*s, box, N);
-    QTRY_COMPARE_WITH_TIMEOUT(r.data.size(), N, Timeout);
-    checkInOrder(r.data, N, o.directWriteMaxBytes + 1000);
+    OutboxPtr box;
+    Transport::Stats stats;
+    mixedRun(TransportOptions(), o, 100, &box, &stats);
+    if (QTest::currentTestFailed())
+        return;
     QCOMPARE(box->directWrites.load(), quint64(0));
 }
 
