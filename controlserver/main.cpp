@@ -91,6 +91,10 @@ int main(int argc, char *argv[])
         {QStringLiteral("listen-backlog"),
          QStringLiteral("Listen backlog: connections queued before they are accepted (default 1024)."),
          QStringLiteral("n"), QStringLiteral("1024")});
+    p.addOption({QStringLiteral("no-direct-writes"),
+                 QStringLiteral("Always hand relayed commands and other frames to a sender thread, never "
+                                "write them from the reader thread (default: write when nothing is queued; "
+                                "$DIALOG_DIRECT_WRITES=0 turns it off too).")});
     dialog::ClientOptions::addSecurityParserOptions(p);
     p.addOption({QStringLiteral("no-message-log"),
                  QStringLiteral("Do not publish this server's messages (connected, lost, refused, take-over) "
@@ -160,6 +164,7 @@ int main(int argc, char *argv[])
     o.secretFile = fileOption("secret-file", env.secretFile);
     o.tls = {fileOption("tls-cert", env.tlsCert), fileOption("tls-key", env.tlsKey),
              fileOption("tls-ca", env.tlsCa)};
+    o.transport.directWrites = env.directWrites && !p.isSet(QStringLiteral("no-direct-writes"));
     o.trustAdvertised = p.isSet(QStringLiteral("trust-advertised"));
     o.standbyOf = p.value(QStringLiteral("standby-of"));
     if (!o.standbyOf.isEmpty() && o.port == 0)

@@ -9,6 +9,7 @@
 #include <QtEndian>
 #include <algorithm>
 #include <cstdio>
+#include <mutex>
 
 namespace dialog::tool {
 
@@ -142,6 +143,10 @@ int rtt(const QStringList &args)
                  QStringLiteral("bytes")});
     p.addOption({QStringLiteral("count"), QStringLiteral("Round trips to measure (default 10000)."),
                  QStringLiteral("n")});
+    p.addOption({QStringLiteral("direct"),
+                 QStringLiteral("Command mode: the echo takes each command, and this process each update, in "
+                                "the reader thread that received it (direct delivery: "
+                                "Client::registerCommandDirect, Client::subscribeDirect).")});
     p.addOption({QStringLiteral("json"), QStringLiteral("Print one JSON line.")});
     if (!parse(p, args, verb))
         return 1;
@@ -154,6 +159,9 @@ int rtt(const QStringList &args)
     if (mode != QLatin1String("command") && mode != QLatin1String("request"))
         return fail(verb, QStringLiteral("unknown --mode '%1' (command or request)").arg(mode));
     const bool request = mode == QLatin1String("request");
+    const bool direct = p.isSet(QStringLiteral("direct"));
+    if (direct && request)
+        return fail(verb, QStringLiteral("--direct is for --mode command"));
     QString error;
     ClientOptions o = ClientOptions::fromEnvironment(QStringLiteral("bench-rtt"));
     o.exitOnRefusal = true;
@@ -169,24 +177,34 @@ int rtt(const QStringList &args)
                     QStringLiteral("--control-server"), env.address, QStringLiteral("--quiet")} +
             (request ? QStringList{QStringLiteral("--reply"), QStringLiteral("bench.rr")}
                      : QStringList{QStringLiteral("--command"), QStringLiteral("bench.ping"),
-                                   QStringLiteral("--service"), QStringLiteral("bench.pong")}));
+                                   QStringLiteral("--service"), QStringLiteral("bench.pong")}) +
+            (direct ? QStringList{QStringLiteral("--direct")} : QStringList()));
     o.controlServers = {env.address};
     Client client(o);
     if (!client.start())
         return fail(verb, client.errorString());
 
-    // Both modes: ping(n) sends n; answered(data) is called with what came back.
+    // Both modes: ping(n) sends n; answered(data) is called with what came back, under `lock` (with
+    // --direct in a reader thread, which then sends the next ping itself).
     QByteArray payload(size, 'x');
+    std::mutex lock;
     quint64 expected = 0;
     bool got = false;
     std::function<void(const QByteArray &)> answered = [&](const QByteArray &d) {
         if (d.size() >= 8 && qFromLittleEndian<quint64>(d.constData()) == expected)
             got = true;
     };
-    Subscription *pong = request ? nullptr : client.subscribe(QStringLiteral("bench.pong"));
-    if (pong)
-        QObject::connect(pong, &Subscription::messageReceived, &client,
-                         [&](const Message &m) { answered(m.data()); });
+    const auto onPong = [&](const Message &m) {
+        std::lock_guard<std::mutex> l(lock);
+        answered(m.data());
+    };
+    Subscription *pong = nullptr;
+    if (!request && direct) {
+        pong = client.subscribeDirect(QStringLiteral("bench.pong"), onPong);
+    } else if (!request) {
+        pong = client.subscribe(QStringLiteral("bench.pong"));
+        QObject::connect(pong, &Subscription::messageReceived, &client, onPong);
+    }
     QObject replies;
     auto ping = [&](quint64 n) {
         qToLittleEndian<quint64>(n, payload.data());
@@ -195,6 +213,7 @@ int rtt(const QStringList &args)
         if (!request)
             return client.sendCommand(QStringLiteral("bench.ping"), payload);
         client.request(QStringLiteral("bench.rr"), payload, 5000, &replies, [&](const Reply &r) {
+            std::lock_guard<std::mutex> l(lock);
             if (r.isOk())
                 answered(r.data());
         });
@@ -204,9 +223,13 @@ int rtt(const QStringList &args)
     quint64 n = 1;
     const bool up = runUntil(
         [&] {
-            if (!got && client.state() == Client::State::Connected)
-                ping(n++);
+            {
+                std::lock_guard<std::mutex> l(lock);
+                if (!got && client.state() == Client::State::Connected)
+                    ping(n++);
+            }
             runFor(request ? 200 : 20);
+            std::lock_guard<std::mutex> l(lock);
             return got;
         },
         15000);
@@ -218,29 +241,38 @@ int rtt(const QStringList &args)
     QElapsedTimer t;
     QEventLoop loop;
     bool failed = false;
+    // No answer for 5 s: the round trip was lost.
     QTimer watchdog;
-    watchdog.setSingleShot(true);
     watchdog.setInterval(5000);
+    qsizetype progress = -1;
     QObject::connect(&watchdog, &QTimer::timeout, &loop, [&] {
-        failed = true;
-        loop.quit();
+        std::lock_guard<std::mutex> l(lock);
+        if (samples.size() == progress) {
+            failed = true;
+            loop.quit();
+        }
+        progress = samples.size();
     });
+    std::unique_lock<std::mutex> measuring(lock);
     answered = [&](const QByteArray &d) {
-        if (d.size() < 8 || qFromLittleEndian<quint64>(d.constData()) != expected)
+        if (d.size() < 8 || qFromLittleEndian<quint64>(d.constData()) != expected || samples.size() >= count)
             return;
         samples.append(t.nsecsElapsed());
         if (samples.size() >= count) {
-            loop.quit();
+            QMetaObject::invokeMethod(&loop, &QEventLoop::quit, Qt::QueuedConnection);
             return;
         }
         t.start();
         ping(++n);
-        watchdog.start();
     };
     t.start();
     ping(++n);
+    measuring.unlock();
     watchdog.start();
     loop.exec();
+    if (pong)
+        client.unsubscribe(pong); // no direct call comes after this (one in progress ended)
+    std::lock_guard<std::mutex> done(lock);
     if (failed)
         return fail(verb, QStringLiteral("round trip %1 timed out").arg(samples.size()));
     env.children.stopAll();
@@ -251,14 +283,16 @@ int rtt(const QStringList &args)
     if (p.isSet(QStringLiteral("json"))) {
         const QJsonObject j{{QStringLiteral("test"), QStringLiteral("rtt")},
                             {QStringLiteral("mode"), mode},
+                            {QStringLiteral("direct"), direct},
                             {QStringLiteral("size"), size},
                             {QStringLiteral("count"), count},
                             {QStringLiteral("p50_us"), qRound64(pct(0.50) * 10) / 10.0},
                             {QStringLiteral("p99_us"), qRound64(pct(0.99) * 10) / 10.0}};
         std::printf("%s\n", QJsonDocument(j).toJson(QJsonDocument::Compact).constData());
     } else {
-        std::printf("rtt (%s): %lld round trips of %lld B: p50 %.1f us, p99 %.1f us, max %.1f us\n",
-                    qPrintable(mode), count, size, pct(0.5), pct(0.99), samples.last() / 1000.0);
+        std::printf("rtt (%s%s): %lld round trips of %lld B: p50 %.1f us, p99 %.1f us, max %.1f us\n",
+                    qPrintable(mode), direct ? ", direct" : "", count, size, pct(0.5), pct(0.99),
+                    samples.last() / 1000.0);
     }
     return 0;
 }

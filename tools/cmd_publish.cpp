@@ -158,6 +158,9 @@ int echo(const QStringList &args)
                  QStringLiteral("Service to provide whose requests are answered with their own data."),
                  QStringLiteral("name")});
     p.addOption({QStringLiteral("quiet"), QStringLiteral("Do not print received commands.")});
+    p.addOption({QStringLiteral("direct"),
+                 QStringLiteral("Take the commands in the reader thread that received them "
+                                "(Client::registerCommandDirect), not in the main thread.")});
     if (!parse(p, args, verb))
         return 1;
     if (!p.isSet(QStringLiteral("command")) && !p.isSet(QStringLiteral("reply")))
@@ -172,8 +175,6 @@ int echo(const QStringList &args)
         p.isSet(QStringLiteral("service")) ? client.publish(p.value(QStringLiteral("service"))) : nullptr;
     if (p.isSet(QStringLiteral("service")) && !service)
         return fail(verb, client.errorString());
-    for (const QString &c : p.values(QStringLiteral("command")))
-        client.registerCommand(c);
     if (p.isSet(QStringLiteral("reply"))) {
         if (!client.publish(p.value(QStringLiteral("reply"))))
             return fail(verb, client.errorString());
@@ -181,7 +182,7 @@ int echo(const QStringList &args)
                          [&client](const Request &r) { client.reply(r, r.data()); });
     }
     const bool quiet = p.isSet(QStringLiteral("quiet"));
-    QObject::connect(&client, &Client::commandReceived, &client, [&](const Command &c) {
+    const auto onCommand = [&](const Command &c) {
         if (service)
             service->update(c.data());
         if (!quiet) {
@@ -192,7 +193,14 @@ int echo(const QStringList &args)
                         text ? d.constData() : ("hex:" + d.toHex()).constData());
             std::fflush(stdout);
         }
-    });
+    };
+    for (const QString &c : p.values(QStringLiteral("command"))) {
+        if (p.isSet(QStringLiteral("direct")))
+            client.registerCommandDirect(c, onCommand); // Service::update is thread-safe
+        else
+            client.registerCommand(c);
+    }
+    QObject::connect(&client, &Client::commandReceived, &client, onCommand);
     if (!client.start())
         return fail(verb, client.errorString());
     return QCoreApplication::exec();

@@ -1,5 +1,6 @@
 #include "client_p.h"
 #include "control_p.h"
+#include "handoff_p.h"
 #include "requests_p.h"
 
 #include <QCoreApplication>
@@ -56,6 +57,12 @@ ClientPrivate::~ClientPrivate() = default;
 
 void ClientPrivate::fail(Status::Code e, const QString &why)
 {
+    if (QThread::currentThread() != q->thread()) {
+        // sendCommand() from a direct handler (a reader thread) or another thread: reported in the
+        // Client's thread, like every failure.
+        QMetaObject::invokeMethod(q, net::handOff([this, e, why] { fail(e, why); }), Qt::QueuedConnection);
+        return;
+    }
     error = e;
     errorString = why;
     qCWarning(lcClient).noquote() << options.name << ":" << why;
@@ -95,6 +102,103 @@ Subscription *ClientPrivate::addSubscription(const QString &name)
     return s;
 }
 
+void ClientPrivate::addDirect(QHash<QByteArray, DirectRoutes::Name> &table, const QByteArray &name,
+                              DirectHandlerPtr h)
+{
+    QWriteLocker l(&direct.lock);
+    table[name].handlers.append(std::move(h));
+    direct.count.fetch_add(1, std::memory_order_release);
+}
+
+void ClientPrivate::removeDirect(QHash<QByteArray, DirectRoutes::Name> &table, const QByteArray &name,
+                                 const DirectHandlerPtr &h)
+{
+    QList<DirectHandlerPtr> gone;
+    {
+        QWriteLocker l(&direct.lock);
+        auto it = table.find(name);
+        if (it == table.end())
+            return;
+        for (qsizetype i = it->handlers.size() - 1; i >= 0; --i) {
+            if (h && it->handlers.at(i) != h)
+                continue;
+            gone.append(it->handlers.takeAt(i));
+            direct.count.fetch_sub(1, std::memory_order_release);
+        }
+        if (it->handlers.isEmpty())
+            table.erase(it);
+    }
+    for (const DirectHandlerPtr &g : std::as_const(gone)) {
+        QMutexLocker l(&g->call); // a call in progress ends first; none starts after
+        g->removed = true;
+    }
+}
+
+void ClientPrivate::refreshQueued(const QByteArray &service)
+{
+    const QList<Subscription *> subs = subscriptions.value(service);
+    const bool queued =
+        std::any_of(subs.cbegin(), subs.cend(), [](const Subscription *s) { return !s->d->direct; });
+    QWriteLocker l(&direct.lock);
+    auto it = direct.services.find(service);
+    if (it != direct.services.end())
+        it->alsoQueued = queued;
+}
+
+bool ClientPrivate::routeDirect(const net::Inbound &in)
+{
+    if (direct.count.load(std::memory_order_acquire) == 0)
+        return false;
+    const bool service = in.type == wire_format::Type::ServiceMessage;
+    if (!service && in.type != wire_format::Type::CommandMessage)
+        return false;
+    DirectRoutes::Name found;
+    {
+        QReadLocker l(&direct.lock);
+        const auto &table = service ? direct.services : direct.commands;
+        const auto it = table.constFind(in.name);
+        if (it == table.cend())
+            return false;
+        found = *it;
+    }
+    bool taken = false;
+    for (const DirectHandlerPtr &h : std::as_const(found.handlers)) {
+        QMutexLocker l(&h->call);
+        if (h->removed)
+            continue;
+        taken = true;
+        if (!service) {
+            h->onCommand(Command(in.name, in.data, in.origin));
+            continue;
+        }
+        if (!h->active.exchange(true))
+            QMetaObject::invokeMethod(q, net::handOff([this, name = in.name] { directActive(name); }),
+                                      Qt::QueuedConnection);
+        if (in.incarnation != h->incarnation) {
+            // A new provider (or a restart): its sequence numbers start afresh.
+            h->incarnation = in.incarnation;
+            h->received = 0;
+        }
+        if (h->received > 0 && in.sequence <= h->lastSequence)
+            continue; // a value already seen, re-sent on re-subscription
+        h->lastSequence = in.sequence;
+        ++h->received;
+        h->onMessage(Message(in.name, in.data, in.sequence));
+    }
+    return taken && !found.alsoQueued;
+}
+
+void ClientPrivate::directActive(const QByteArray &service)
+{
+    const QList<Subscription *> subs = subscriptions.value(service);
+    for (Subscription *s : subs) {
+        if (s->d->direct && s->d->state != Subscription::State::Active) {
+            s->d->state = Subscription::State::Active;
+            Q_EMIT s->stateChanged(s->d->state);
+        }
+    }
+}
+
 void ClientPrivate::deliver(net::InboundBatch &batch)
 {
     // Names are interned per connection by the reader: consecutive messages of one service share
@@ -119,6 +223,8 @@ void ClientPrivate::deliver(net::InboundBatch &batch)
             for (Subscription *s : std::as_const(subs)) {
                 if (generation != subscriptionGeneration && !subscriptions.value(key).contains(s))
                     continue; // deleted by a slot during this delivery
+                if (s->d->direct)
+                    continue; // its handler had it in the reader thread
                 s->d->deliver(m, in.incarnation);
             }
         } else if (in.type == wire_format::Type::CommandMessage) {
@@ -139,8 +245,11 @@ void ClientPrivate::onSubscriptionChanged(const QString &service, int state, con
     else
         providers.remove(service);
     const QList<Subscription *> subs = subscriptions.value(service.toUtf8());
-    for (Subscription *s : subs)
+    for (Subscription *s : subs) {
         s->d->setState(Subscription::State(state), provider);
+        if (s->d->direct && s->d->state != Subscription::State::Active)
+            s->d->direct->active.store(false); // the next message says Active again
+    }
     if (port != 0)
         requests->onProviderKnown(service);
     else if (Subscription::State(state) == Subscription::State::Lost)
@@ -238,6 +347,17 @@ Client::Client(const ClientOptions &options, QObject *parent)
 
 Client::~Client()
 {
+    // No direct handler runs from here on (a call in progress ends first).
+    for (auto *table : {&d->direct.services, &d->direct.commands}) {
+        QList<QByteArray> names;
+        {
+            QReadLocker l(&d->direct.lock);
+            names = table->keys();
+        }
+        for (const QByteArray &n : std::as_const(names))
+            d->removeDirect(*table, n, nullptr);
+    }
+    d->sendCore.store(nullptr);
     if (d->core) {
         QMetaObject::invokeMethod(d->core, &ClientCore::shutdown, Qt::BlockingQueuedConnection);
         flush(200);
@@ -297,6 +417,7 @@ bool Client::start()
     to.receiveBufferBytes = d->options.receiveBufferBytes;
     to.maxMessageSize = d->options.maxMessageSize;
     to.idleTimeoutMs = d->options.idleTimeoutMs;
+    to.directWrites = d->options.directWrites;
     QString securityError;
     if (!net::applySecurity(d->options.secretFile, {d->options.tlsCert, d->options.tlsKey, d->options.tlsCa},
                             to, &securityError)) {
@@ -305,6 +426,7 @@ bool Client::start()
     }
     d->transport = std::make_unique<net::Transport>(to);
     d->transport->setDataSink(this, [this](net::InboundBatch &b) { d->deliver(b); });
+    d->transport->setDirectRoute([this](const net::Inbound &in) { return d->routeDirect(in); }, false);
     connect(d->transport.get(), &net::Transport::protocolError, this,
             [this](const QString &peer, const QString &why, const QString &, quint64) {
                 d->fail(Status::Code::ProtocolError,
@@ -353,6 +475,8 @@ bool Client::start()
     connect(d->core, &ClientCore::refused, this,
             [this](const QString &w, const QString &n, const QString &r) { d->onRefused(w, n, r); });
     d->coreThread.start();
+    d->sendTransport.store(d->transport.get());
+    d->sendCore.store(d->core);
 
     // Everything declared before start() goes to the core now.
     for (Service *s : std::as_const(d->services)) {
@@ -445,7 +569,26 @@ Subscription *Client::subscribe(const QString &name)
                     .arg(wire_format::MaxNameLength));
         return nullptr;
     }
-    return d->addSubscription(name);
+    Subscription *s = d->addSubscription(name);
+    d->refreshQueued(name.toUtf8());
+    return s;
+}
+
+Subscription *Client::subscribeDirect(const QString &name,
+                                      std::function<void(const dialog::Message &)> handler)
+{
+    if (!handler)
+        return subscribe(name);
+    Subscription *s = subscribe(name);
+    if (!s)
+        return nullptr;
+    auto h = std::make_shared<DirectHandler>();
+    h->onMessage = std::move(handler);
+    s->d->direct = h;
+    const QByteArray key = name.toUtf8();
+    d->addDirect(d->direct.services, key, std::move(h));
+    d->refreshQueued(key);
+    return s;
 }
 
 void Client::unsubscribe(Subscription *subscription)
@@ -474,8 +617,23 @@ void Client::registerCommand(const QString &name)
         });
 }
 
+void Client::registerCommandDirect(const QString &name, std::function<void(const dialog::Command &)> handler)
+{
+    if (!isValidName(name)) {
+        registerCommand(name); // refused with its error
+        return;
+    }
+    if (handler) {
+        auto h = std::make_shared<DirectHandler>();
+        h->onCommand = std::move(handler);
+        d->addDirect(d->direct.commands, name.toUtf8(), std::move(h));
+    }
+    registerCommand(name);
+}
+
 void Client::unregisterCommand(const QString &name)
 {
+    d->removeDirect(d->direct.commands, name.toUtf8(), nullptr);
     if (d->core)
         QMetaObject::invokeMethod(d->core, [core = d->core, name] { core->removeCommand(name); });
 }
@@ -494,15 +652,17 @@ bool Client::sendCommand(const QString &name, const QByteArray &data)
                     .arg(d->options.maxMessageSize));
         return false;
     }
-    if (!d->core)
+    ClientCore *core = d->sendCore.load();
+    net::Transport *transport = d->sendTransport.load();
+    if (!core || !transport)
         return false;
-    const net::OutboxPtr cs = d->core->controlOutbox();
+    const net::OutboxPtr cs = core->controlOutbox();
     if (!cs)
         return false;
     quint8 flags = 0;
     const QByteArray prepared = wire_format::prepareData(data, d->options.compressionThreshold, flags);
-    return d->transport->send(cs, wire_format::encodeCommandFrame(name.toUtf8(), d->options.name.toUtf8(),
-                                                                  flags, prepared)) ==
+    return transport->send(cs, wire_format::encodeCommandFrame(name.toUtf8(), d->options.name.toUtf8(), flags,
+                                                               prepared)) ==
            net::Transport::SendResult::Queued;
 }
 

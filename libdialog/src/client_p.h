@@ -9,6 +9,7 @@
 #include <QHash>
 #include <QLoggingCategory>
 #include <QPointer>
+#include <QReadWriteLock>
 #include <QSet>
 #include <QThread>
 #include <QTimer>
@@ -147,6 +148,31 @@ public:
 /// default). May block on a name look-up when @p cs is given by name.
 QString routeAddress(const net::Endpoint &cs);
 
+/// A handler called in the reader threads (Client::subscribeDirect, Client::registerCommandDirect).
+struct DirectHandler
+{
+    QMutex call;          // held while the handler runs: removing it waits for a call in progress
+    bool removed = false; // guarded by call
+    std::function<void(const Message &)> onMessage;
+    std::function<void(const Command &)> onCommand;
+    quint64 incarnation = 0, lastSequence = 0, received = 0; // guarded by call
+    std::atomic<bool> active{false};                         // its Subscription was told it is Active
+};
+using DirectHandlerPtr = std::shared_ptr<DirectHandler>;
+
+/// The direct handlers by service or command name, read by the reader threads.
+struct DirectRoutes
+{
+    struct Name
+    {
+        QList<DirectHandlerPtr> handlers;
+        bool alsoQueued = false; // services: other Subscriptions of the name want the message too
+    };
+    QReadWriteLock lock;
+    QHash<QByteArray, Name> services, commands; // guarded by lock
+    std::atomic<int> count{0};                  // handlers in both: none, no look-up at all
+};
+
 class SubscriptionPrivate
 {
 public:
@@ -165,6 +191,7 @@ public:
     quint64 lost = 0;
     bool providerLost = false; // told Lost since the last message: its re-sent value is delivered
     bool attached = false;     // a channel of a Stream (Client::attach): no Control Server request
+    DirectHandlerPtr direct;   // Client::subscribeDirect: messages go to its handler instead
 };
 
 class RequestTracker;
@@ -196,6 +223,17 @@ public:
     void onDestinationFailed(const net::Endpoint &destination);
     /// Subscribes without the public checks (the hidden locators of RequestTracker too).
     Subscription *addSubscription(const QString &name);
+    /// Called in the reader threads for every data frame: true if a direct handler took it.
+    bool routeDirect(const net::Inbound &in);
+    void addDirect(QHash<QByteArray, DirectRoutes::Name> &table, const QByteArray &name, DirectHandlerPtr h);
+    /// Removes @p h (every handler of @p name when null), waiting for a call in progress.
+    void removeDirect(QHash<QByteArray, DirectRoutes::Name> &table, const QByteArray &name,
+                      const DirectHandlerPtr &h);
+    /// Whether Subscriptions of @p service other than direct ones exist (they get its messages too).
+    void refreshQueued(const QByteArray &service);
+    /// In the Client's thread, after a direct handler took a first message: the direct
+    /// Subscriptions of @p service are Active.
+    void directActive(const QByteArray &service);
 
     Client *q;
     ClientOptions options;
@@ -213,6 +251,10 @@ public:
     QHash<QString, net::Endpoint> providers; // where each subscribed service is, as far as we know
     std::unique_ptr<RequestTracker> requests;
     QMutex streamsLock; // streams are used from any thread; failures arrive from sender threads
+    DirectRoutes direct;
+    // What sendCommand() uses, published once started: it may be called from any thread.
+    std::atomic<ClientCore *> sendCore{nullptr};
+    std::atomic<net::Transport *> sendTransport{nullptr};
     std::vector<std::weak_ptr<StreamState>> streams;
 };
 

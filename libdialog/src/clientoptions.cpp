@@ -17,6 +17,10 @@ ClientOptions ClientOptions::fromEnvironment(const QString &name)
     o.tlsCert = qEnvironmentVariable("DIALOG_TLS_CERT");
     o.tlsKey = qEnvironmentVariable("DIALOG_TLS_KEY");
     o.tlsCa = qEnvironmentVariable("DIALOG_TLS_CA");
+    const QString direct = qEnvironmentVariable("DIALOG_DIRECT_WRITES").trimmed().toLower();
+    if (direct == QLatin1String("0") || direct == QLatin1String("off") || direct == QLatin1String("no") ||
+        direct == QLatin1String("false"))
+        o.directWrites = false;
     return o;
 }
 
@@ -86,6 +90,10 @@ void ClientOptions::addParserOptions(QCommandLineParser &p)
     p.addOption({QStringLiteral("receive-buffer-bytes"),
                  QStringLiteral("Socket receive buffer of inbound connections (default: the system's)."),
                  QStringLiteral("bytes")});
+    p.addOption({QStringLiteral("no-direct-writes"),
+                 QStringLiteral("Always hand messages to a sender thread, never write them from the calling "
+                                "thread (default: write from it when nothing is queued; "
+                                "$DIALOG_DIRECT_WRITES=0 turns it off too).")});
     p.addOption({QStringLiteral("advertise"),
                  QStringLiteral("Address other processes use to reach this one (default: $DIALOG_ADVERTISE, "
                                 "else the local address of the route to the Control Server)."),
@@ -148,6 +156,8 @@ bool ClientOptions::applyParser(const QCommandLineParser &p, QString *error)
         if (p.isSet(QLatin1String(opt)))
             *target = p.value(QLatin1String(opt));
     }
+    if (p.isSet(QStringLiteral("no-direct-writes")))
+        directWrites = false;
     if (p.isSet(QStringLiteral("control-server")))
         controlServers =
             p.value(QStringLiteral("control-server")).split(QLatin1Char(','), Qt::SkipEmptyParts);

@@ -1,6 +1,7 @@
 // Queued calls to another thread, made visible to ThreadSanitizer.
 #pragma once
 
+#include <QByteArray>
 #include <utility>
 
 #if defined(__SANITIZE_THREAD__)
@@ -23,8 +24,7 @@ namespace dialog::net {
 /// orders that with an atomic reference count inside uninstrumented libQt6Core; TSan sees neither.
 /// The wrapper says it: the functor is published (release) once it sits where Qt keeps it, the
 /// receiver acquires before reading it and releases when done, and its destruction acquires.
-template <typename F>
-class HandOff
+template <typename F> class HandOff
 {
 public:
     explicit HandOff(F &&fn) : m_fn(std::move(fn)) { __tsan_release(this); }
@@ -42,15 +42,28 @@ private:
     F m_fn;
 };
 
-template <typename F>
-HandOff<std::decay_t<F>> handOff(F &&fn)
+template <typename F> HandOff<std::decay_t<F>> handOff(F &&fn)
 {
     return HandOff<std::decay_t<F>>(std::decay_t<F>(std::forward<F>(fn)));
 }
+/// A QByteArray for QTcpSocket::write(). Since Qt 6 the socket's write buffer keeps a reference to
+/// the (implicitly shared) array and drops it, freeing the array when it is the last, inside
+/// uninstrumented libQt6Core: when our own reference went first, in another thread, TSan sees that
+/// free unordered with our atomic release of the count. Under TSan the socket gets its own copy, so
+/// every reference to the caller's array is dropped in instrumented code.
+inline QByteArray forSocket(const QByteArray &bytes)
+{
+    return QByteArray(bytes.constData(), bytes.size());
+}
 #else
+/// Without ThreadSanitizer the array itself, shared: no copy.
+inline const QByteArray &forSocket(const QByteArray &bytes)
+{
+    return bytes;
+}
+
 /// Without ThreadSanitizer the functor itself: no cost.
-template <typename F>
-F &&handOff(F &&fn)
+template <typename F> F &&handOff(F &&fn)
 {
     return std::forward<F>(fn);
 }

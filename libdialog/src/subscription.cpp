@@ -22,6 +22,9 @@ Subscription::~Subscription()
         if (it->isEmpty())
             cd->subscriptions.erase(it);
     }
+    if (d->direct)
+        cd->removeDirect(cd->direct.services, key, d->direct);
+    cd->refreshQueued(key);
     if (cd->core && !d->attached) {
         const QString name = d->service;
         QMetaObject::invokeMethod(cd->core, [core = cd->core, name] { core->removeRequest(name); });

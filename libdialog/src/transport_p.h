@@ -110,6 +110,17 @@ struct TransportOptions
     /// TLS with mutual authentication on every connection (see security::tlsConfiguration). Null:
     /// plain TCP.
     std::shared_ptr<const QSslConfiguration> tls;
+    /// A frame for a destination whose queue is empty (nothing queued, nothing left in the socket's
+    /// buffer) is written straight to the socket from the calling thread, without waking the
+    /// sender thread; what the socket does not take is queued, first in line, for the sender thread.
+    /// Never with TLS (the QSslSocket encrypts in the sender thread).
+    bool directWrites = true;
+    /// Within this many ns of the previous direct write to the same destination frames are queued
+    /// instead: a burst is written by the sender thread in chunks of many frames, not one system
+    /// call per frame.
+    qint64 directWriteGapNs = 10000;
+    /// Larger frames always go through the sender thread.
+    qint64 directWriteMaxBytes = 64 * 1024;
 };
 
 /// Queue of frames to one destination. Thread-safe; owned jointly by the transport and users.
@@ -120,11 +131,16 @@ public:
     const int worker;
 
     Outbox(const Endpoint &e, int w) : endpoint(e), worker(w) {}
+    ~Outbox();
 
     std::atomic<quint64> framesSent{0};
     std::atomic<quint64> bytesSent{0};
     std::atomic<quint64> framesDropped{0}; ///< refused when full, or discarded with a failed connection
     std::atomic<quint64> reconnects{0};    ///< connections opened to this destination, the first included
+    /// Frames written (in full or in part) from the calling thread (TransportOptions::directWrites).
+    std::atomic<quint64> directWrites{0};
+    /// Of those, frames the socket took only in part: the rest went to the sender thread.
+    std::atomic<quint64> directPartial{0};
     qint64 queuedBytes() const
     {
         QMutexLocker l(&m_lock);
@@ -147,6 +163,13 @@ private:
     quint64 m_generation = 0; // bumped when the connection fails: stale accounting is ignored
     // Run (in the sender thread) once the queue holds at most `first` bytes (see whenRoom).
     std::vector<std::pair<qint64, std::function<void()>>> m_onRoom;
+    // A duplicate of the connection's descriptor while frames may be written to it from the calling
+    // thread (connected, authenticated, no TLS); -1 otherwise. Written to and closed only under
+    // m_lock: the sender thread closes it before its socket, so it never names another file.
+    int m_directFd = -1;
+    qint64 m_lastDirectNs = 0; // when the last direct write was tried (steady clock)
+    quint64 m_directSeen = 0;  // direct writes when the sender thread last looked (idle time-out)
+    void closeDirect();        // with m_lock held
 };
 using OutboxPtr = std::shared_ptr<Outbox>;
 
@@ -188,12 +211,18 @@ public:
     void setDataSink(QObject *context, Sink sink);
 
     /// Optional: called in the reader thread for each data frame before it is queued for the data
-    /// sink; returns true if it consumed the frame (a router that must not wait for another thread).
-    /// Must be thread-safe. Set before listen(). With a direct route, COMMAND_MESSAGE data is left
-    /// as it came (Inbound::flags says whether it is compressed; compressed data has been checked to
-    /// decompress within the bound), for it as for the data sink.
+    /// sink; returns true if it consumed the frame (a router that must not wait for another thread,
+    /// or a receiver that asked for direct delivery). Must be thread-safe. Set before listen(). With
+    /// @p rawCommands (a router) it sees COMMAND_MESSAGE frames only, and their data is left as it
+    /// came (Inbound::flags says whether it is compressed; compressed data has been checked to
+    /// decompress within the bound), for it as for the data sink; without, it sees every data frame
+    /// decoded as the data sink would.
     using DirectRoute = std::function<bool(const Inbound &)>;
-    void setDirectRoute(DirectRoute route) { m_directRoute = std::move(route); }
+    void setDirectRoute(DirectRoute route, bool rawCommands = true)
+    {
+        m_directRoute = std::move(route);
+        m_routeRawCommands = rawCommands;
+    }
 
     /// The outgoing queue for a destination (created on first use). Thread-safe.
     OutboxPtr outbox(const Endpoint &destination);
@@ -214,10 +243,24 @@ public:
             QMutexLocker l(&box->m_lock);
             if (!waitForRoom(*box, size, blockMs))
                 return SendResult::Full;
-            Outbox::Chunk &chunk = smallChunk(*box, size);
-            write(chunk.bytes);
-            ++chunk.frames;
-            post = commit(*box, size);
+            if (mayWriteDirect(*box, size)) {
+                // Encoded aside, written to the socket; a part it did not take is queued.
+                thread_local QByteArray scratch;
+                scratch.resize(0);
+                write(scratch);
+                const qint64 written = writeDirect(*box, {scratch});
+                if (written < size) {
+                    Outbox::Chunk &chunk = smallChunk(*box, size - written);
+                    chunk.bytes.append(scratch.constData() + written, size - written);
+                    ++chunk.frames;
+                    post = commit(*box, size - written);
+                }
+            } else {
+                Outbox::Chunk &chunk = smallChunk(*box, size);
+                write(chunk.bytes);
+                ++chunk.frames;
+                post = commit(*box, size);
+            }
         }
         box->framesSent.fetch_add(1, std::memory_order_relaxed);
         if (post)
@@ -287,6 +330,12 @@ private:
     bool waitForRoom(Outbox &box, qint64 size, int blockMs);
     Outbox::Chunk &smallChunk(Outbox &box, qint64 size);
     bool commit(Outbox &box, qint64 size);
+    /// True when a frame of @p size bytes is to be written from the calling thread (see
+    /// TransportOptions::directWrites); then the caller calls writeDirect() at once.
+    bool mayWriteDirect(Outbox &box, qint64 size);
+    /// Writes the pieces of one frame to the socket without blocking; returns the bytes it took
+    /// (0 when it took none or the connection is broken: the sender thread finds out).
+    qint64 writeDirect(Outbox &box, std::initializer_list<QByteArray> pieces);
 
     TransportOptions m_options;
     quint16 m_port = 0;
@@ -317,6 +366,7 @@ private:
     PeerInfo m_identity;
 
     DirectRoute m_directRoute;
+    bool m_routeRawCommands = true;
     DeliveryQueue m_control;
     DeliveryQueue m_data;
     std::atomic<qint64> m_pendingDelivery{0};

@@ -2,6 +2,7 @@
 
 #include "control_p.h"
 #include "dialog/security.h"
+#include "handoff_p.h"
 #include "inbounddecoder_p.h"
 
 #include <QSslSocket>
@@ -9,6 +10,7 @@
 #include <QTcpSocket>
 #include <QTimer>
 
+#include <fcntl.h>
 #include <pwd.h>
 #include <unistd.h>
 
@@ -49,11 +51,35 @@ SenderWorker::~SenderWorker()
     // abort() emits signals synchronously: detach our handlers before touching the sockets.
     const auto conns = std::exchange(m_conns, {});
     for (Connection *c : conns) {
+        {
+            QMutexLocker l(&c->box->m_lock);
+            c->box->closeDirect();
+        }
         c->socket->disconnect(this);
         c->socket->abort();
         delete c->socket;
         delete c;
     }
+}
+
+void SenderWorker::enableDirect(Connection *c)
+{
+    // Not with TLS: a QSslSocket encrypts what it is given, in this thread.
+    if (!m_transport->options().directWrites || qobject_cast<QSslSocket *>(c->socket) || !c->connected ||
+        !c->authenticated)
+        return;
+    // A duplicate, closed by us under the outbox's lock: Qt may close its own descriptor at any
+    // moment (an error seen in this thread), and a number it freed could name another file by then.
+    const int fd = ::fcntl(int(c->socket->socketDescriptor()), F_DUPFD_CLOEXEC, 0);
+    if (fd < 0)
+        return;
+    Outbox *b = c->box.get();
+    QMutexLocker l(&b->m_lock);
+    b->closeDirect();
+    if (c->generation == b->m_generation)
+        b->m_directFd = fd;
+    else
+        ::close(fd);
 }
 
 SenderWorker::Connection *SenderWorker::open(const OutboxPtr &box)
@@ -74,6 +100,7 @@ SenderWorker::Connection *SenderWorker::open(const OutboxPtr &box)
         if (Connection *c = m_conns.value(key)) {
             c->connected = !tls;
             c->socket->setSocketOption(QAbstractSocket::LowDelayOption, 1);
+            enableDirect(c);
         }
     });
     if (tls)
@@ -216,7 +243,7 @@ void SenderWorker::flush(const OutboxPtr &box)
         return;
     }
     for (const Outbox::Chunk &chunk : std::as_const(chunks)) {
-        c->socket->write(chunk.bytes);
+        c->socket->write(forSocket(chunk.bytes));
         c->hand(chunk.bytes.size(), chunk.frames);
     }
     c->lastActivity = m_clock.elapsed();
@@ -316,11 +343,12 @@ bool SenderWorker::authenticate(Connection *c, const QByteArray &payload, QStrin
     c->socket->write(frame);
     c->hand(frame.size(), 0);
     for (const Outbox::Chunk &chunk : std::as_const(c->held)) {
-        c->socket->write(chunk.bytes);
+        c->socket->write(forSocket(chunk.bytes));
         c->hand(chunk.bytes.size(), chunk.frames);
     }
     c->held.clear();
     c->lastActivity = m_clock.elapsed();
+    enableDirect(c);
     return true;
 }
 
@@ -344,6 +372,7 @@ void SenderWorker::fail(Outbox *key, const QString &reason)
         lost = key->m_queued;
         for (const Outbox::Chunk &chunk : std::as_const(key->m_chunks))
             lostFrames += chunk.frames;
+        key->closeDirect();
         key->m_queued = 0;
         key->m_chunks.clear();
         key->m_onRoom.clear();
@@ -393,9 +422,21 @@ void SenderWorker::checkTimeouts()
         }
         if (o.idleTimeoutMs > 0 && now - c->lastActivity > o.idleTimeoutMs &&
             c->socket->bytesToWrite() == 0) {
-            QMutexLocker l(&it.key()->m_lock);
-            if (it.key()->m_chunks.isEmpty() && !it.key()->m_wakePosted)
-                idle.append(it.key());
+            Outbox *b = it.key();
+            QMutexLocker l(&b->m_lock);
+            const quint64 direct = b->directWrites.load(std::memory_order_relaxed);
+            if (direct != b->m_directSeen) {
+                // Written to from the calling threads meanwhile: not idle.
+                b->m_directSeen = direct;
+                c->lastActivity = now;
+            } else if (b->m_chunks.isEmpty() && !b->m_wakePosted) {
+                // Decided under the lock: no direct write slips in before the close. Queued
+                // accounting restarts with the next connection.
+                b->closeDirect();
+                b->m_queued = 0;
+                b->m_generation++;
+                idle.append(b);
+            }
         }
     }
     for (Outbox *k : std::as_const(stuck)) {
@@ -407,15 +448,8 @@ void SenderWorker::checkTimeouts()
         else
             fail(k, QStringLiteral("connection timed out"));
     }
-    for (Outbox *k : std::as_const(idle)) {
-        // Queued accounting restarts with the next connection.
-        {
-            QMutexLocker l(&k->m_lock);
-            k->m_queued = 0;
-            k->m_generation++;
-        }
+    for (Outbox *k : std::as_const(idle))
         close(k);
-    }
 }
 
 // ---------------------------------------------------------------- ReaderWorker
@@ -735,7 +769,9 @@ bool ReaderWorker::takeFrame(Connection *c, Type type, quint8 flags, QByteArrayV
         return true;
     }
     // Commands for a router stay as they came (compressed or not): it relays them unchanged.
-    const bool keep = type == Type::CommandMessage && m_transport->m_directRoute;
+    const auto &route = m_transport->m_directRoute;
+    const bool raw = m_transport->m_routeRawCommands;
+    const bool keep = type == Type::CommandMessage && route && raw;
     DataParts parts;
     if (!decodeData(type, flags, payload, owned, m_transport->options().maxMessageSize, keep, parts,
                     &r.error))
@@ -751,11 +787,10 @@ bool ReaderWorker::takeFrame(Connection *c, Type type, quint8 flags, QByteArrayV
         in.origin = parts.origin.toByteArray();
     }
     in.data = std::move(parts.data);
-    if (keep) {
+    if (keep)
         in.flags = flags;
-        if (m_transport->m_directRoute(in))
-            return true;
-    }
+    if ((keep || (route && !raw)) && route(in))
+        return true;
     r.dataBytes += in.data.size() + InboundOverhead;
     r.data.append(std::move(in));
     return true;

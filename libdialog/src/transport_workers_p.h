@@ -58,6 +58,9 @@ private:
     void refused(Connection *c, const QString &reason);
     /// Null when the connection failed as it was opened (fail() has run and deleted it).
     Connection *open(const OutboxPtr &box);
+    /// Once the connection is up and authenticated (never with TLS): lets the calling threads write
+    /// to it while its queue is empty (TransportOptions::directWrites).
+    void enableDirect(Connection *c);
     void fail(Outbox *key, const QString &reason);
     void close(Outbox *key);
     void checkTimeouts();

@@ -74,16 +74,35 @@ public:
             connect(s, &Subscription::messageReceived, context, std::forward<Callback>(callback));
         return s;
     }
+    /// Direct delivery, for latency-sensitive subscribers: subscribes as subscribe() does, but each
+    /// message is passed to @p handler in the reader thread that decoded it, as soon as it is
+    /// decoded, instead of being emitted as Subscription::messageReceived in the Client's thread (one
+    /// thread hand-off fewer). The handler must be thread-safe and short: that reader thread reads
+    /// nothing else meanwhile. It may call Service::update() and sendCommand(). Messages of a
+    /// provider come in its order, one call at a time; a value re-sent after a re-subscription is
+    /// not passed twice. The Subscription reports its state as usual (Active from the first
+    /// message) but keeps no count and no last message. Other Subscriptions of the same service
+    /// in this process still receive its messages in the Client's thread. Deleting the
+    /// Subscription waits for a call of the handler in progress; no call follows.
+    Subscription *subscribeDirect(const QString &name, std::function<void(const dialog::Message &)> handler);
     void unsubscribe(Subscription *subscription);
 
     /// Accepts commands of this name (any number of processes may register the same name).
     /// An invalid name is refused with errorOccurred(InvalidName).
     void registerCommand(const QString &name);
+    /// Direct delivery, for latency-sensitive commands: registers @p name as registerCommand()
+    /// does, and each command of that name is passed to @p handler in the reader thread that
+    /// decoded it (in the order the Control Server relayed them, one call at a time) instead of
+    /// being emitted as commandReceived(). The handler must be thread-safe and short; it may call
+    /// Service::update() and sendCommand().
+    void registerCommandDirect(const QString &name, std::function<void(const dialog::Command &)> handler);
+    /// Also removes the direct handlers of @p name (waiting for a call in progress).
     void unregisterCommand(const QString &name);
     /// Sends a command to every registrant via the Control Server. False when not connected, for an
     /// invalid name or for data over the maximum message size. When the partition's access list
     /// refuses it, the Control Server does not relay it and says so: errorOccurred(PermissionDenied)
-    /// follows (errorString() names the command and the rule).
+    /// follows (errorString() names the command and the rule). Thread-safe once started (failures
+    /// are reported in the Client's thread).
     bool sendCommand(const QString &name, const QByteArray &data = QByteArray());
 
     /// Sends @p data to the process providing @p service (found as a subscription finds it, so the

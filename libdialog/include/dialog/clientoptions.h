@@ -24,6 +24,11 @@ struct ClientOptions
     qint64 maxPendingBytes = 32 * 1024 * 1024; ///< received data not yet delivered before reading pauses
     qint64 receiveBufferBytes = 0; ///< socket receive buffer of inbound connections (0: the system's)
     qint64 maxMessageSize = 64 * 1024 * 1024; ///< largest message accepted from the network
+    /// A message for a destination with nothing queued is written to its socket from the calling
+    /// thread instead of waking a sender thread (one thread hand-off fewer per hop; bursts are still
+    /// queued and written in chunks; never with TLS). --no-direct-writes or $DIALOG_DIRECT_WRITES=0
+    /// turn it off.
+    bool directWrites = true;
     int compressionThreshold =
         64 * 1024;             ///< data at least this large is zstd-compressed if it pays (0 = never)
     int idleTimeoutMs = 60000; ///< outgoing sockets close after this much silence
@@ -42,7 +47,8 @@ struct ClientOptions
     /// TLS files (--tls-cert/--tls-key/--tls-ca, $DIALOG_TLS_CERT/_KEY/_CA). Empty: plain TCP.
     QString tlsCert, tlsKey, tlsCa;
 
-    /// Defaults plus DIALOG_CONTROL_SERVER, DIALOG_ADVERTISE, DIALOG_SECRET_FILE and DIALOG_TLS_*.
+    /// Defaults plus DIALOG_CONTROL_SERVER, DIALOG_ADVERTISE, DIALOG_SECRET_FILE, DIALOG_TLS_* and
+    /// DIALOG_DIRECT_WRITES.
     static ClientOptions fromEnvironment(const QString &name = QString());
     /// fromEnvironment() plus --control-server, --heartbeat-ms, --retry-ms, --advertise,
     /// --secret-file and --tls-cert/--tls-key/--tls-ca found in @p arguments
@@ -50,8 +56,8 @@ struct ClientOptions
     /// arguments are ignored: programs with options of their own use addParserOptions() instead.
     static ClientOptions fromArguments(const QStringList &arguments, const QString &name = QString());
     /// Adds the common options (--control-server, --heartbeat-ms, --retry-ms, --sender-threads,
-    /// --reader-threads, --queue-bytes, --pending-bytes, --receive-buffer-bytes, --advertise,
-    /// --dialog-port, --secret-file, --tls-cert, --tls-key, --tls-ca) to a parser.
+    /// --reader-threads, --queue-bytes, --pending-bytes, --receive-buffer-bytes, --no-direct-writes,
+    /// --advertise, --dialog-port, --secret-file, --tls-cert, --tls-key, --tls-ca) to a parser.
     static void addParserOptions(QCommandLineParser &parser);
     /// Adds --secret-file, --tls-cert, --tls-key and --tls-ca alone (part of addParserOptions(),
     /// for programs that take no other client option, such as dialog-controlserver).

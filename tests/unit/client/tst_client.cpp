@@ -36,6 +36,8 @@ private Q_SLOTS:
     void refusedServiceReportedWithoutExit();
     void commandReachesRegistrant();
     void flushReturnsOnceEverythingIsWritten();
+    void directSubscriptionRunsInTheReaderThread();
+    void directCommandRunsInTheReaderThread();
     void advertiseOption_data();
     void advertiseOption();
     void advertisesTheRouteToTheControlServer();
@@ -342,6 +344,121 @@ void tst_Client::flushReturnsOnceEverythingIsWritten()
     QCOMPARE(provider.statistics().queuedBytes, qint64(0));
     QTRY_COMPARE_WITH_TIMEOUT(sub->receivedCount(), quint64(1), 20000);
     QCOMPARE(sub->lastMessage().data(), data);
+}
+
+namespace {
+/// What a direct handler saw, kept under a lock (it runs in a reader thread).
+struct DirectLog
+{
+    mutable QMutex lock;
+    QList<QByteArray> data;
+    QList<quint64> sequences;
+    QSet<QThread *> threads;
+    void add(const QByteArray &d, quint64 seq = 0)
+    {
+        QMutexLocker l(&lock);
+        data.append(d);
+        sequences.append(seq);
+        threads.insert(QThread::currentThread());
+    }
+    qsizetype size() const
+    {
+        QMutexLocker l(&lock);
+        return data.size();
+    }
+    /// Every call ran in one of the transport's reader threads, never in the Client's.
+    bool inReaderThreads() const
+    {
+        QMutexLocker l(&lock);
+        for (QThread *t : threads)
+            if (t == qApp->thread() || !t->objectName().startsWith(QLatin1String("dialog-reader-")))
+                return false;
+        return !threads.isEmpty();
+    }
+};
+} // namespace
+
+void tst_Client::directSubscriptionRunsInTheReaderThread()
+{
+    Client provider(m_cs.options(QStringLiteral("Provider.Direct")));
+    Client subscriber(m_cs.options(QStringLiteral("Subscriber.Direct")));
+    Service *svc = provider.publish(QStringLiteral("Direct.Counter"));
+    QVERIFY(svc);
+    QVERIFY(provider.start() && subscriber.start());
+    DirectLog log;
+    Subscription *direct = subscriber.subscribeDirect(
+        QStringLiteral("Direct.Counter"), [&log](const Message &m) { log.add(m.data(), m.sequence()); });
+    QVERIFY(direct);
+    // A second, ordinary subscription of the same service in the same process gets it too.
+    Subscription *queued = subscriber.subscribe(QStringLiteral("Direct.Counter"));
+    QSignalSpy queuedReceived(queued, &Subscription::messageReceived);
+    QSignalSpy directEmitted(direct, &Subscription::messageReceived);
+    QTRY_COMPARE_WITH_TIMEOUT(svc->subscriberCount(), 1, 10000);
+    constexpr int N = 200;
+    for (int i = 1; i <= N; ++i)
+        QVERIFY(svc->update(QByteArray::number(i)));
+    QTRY_COMPARE_WITH_TIMEOUT(log.size(), qsizetype(N), 10000);
+    QTRY_COMPARE_WITH_TIMEOUT(queued->receivedCount(), quint64(N), 10000);
+    QVERIFY(log.inReaderThreads());
+    for (int i = 1; i <= N; ++i) {
+        QCOMPARE(log.data.at(i - 1), QByteArray::number(i));
+        QCOMPARE(log.sequences.at(i - 1), quint64(i));
+    }
+    QTRY_COMPARE_WITH_TIMEOUT(direct->state(), Subscription::State::Active, 10000);
+    QCOMPARE(directEmitted.size(), 0); // its messages went to the handler only
+    QCOMPARE(queuedReceived.size(), N);
+
+    // Once the direct subscription is gone its handler is never called again.
+    subscriber.unsubscribe(direct);
+    QVERIFY(svc->update("after"));
+    QTRY_COMPARE_WITH_TIMEOUT(queued->receivedCount(), quint64(N + 1), 10000);
+    QCOMPARE(log.size(), qsizetype(N));
+}
+
+void tst_Client::directCommandRunsInTheReaderThread()
+{
+    // The command is taken in the receiver's reader thread, which answers with a service update
+    // from there (Service::update is thread-safe); commandReceived() is not emitted for it.
+    Client receiver(m_cs.options(QStringLiteral("Direct.Receiver")));
+    Client sender(m_cs.options(QStringLiteral("Direct.Sender")));
+    Service *answer = receiver.publish(QStringLiteral("Direct.Answer"));
+    QVERIFY(answer);
+    DirectLog log;
+    receiver.registerCommandDirect(QStringLiteral("Direct.Do"), [&](const Command &c) {
+        log.add(c.data() + '@' + c.origin().toUtf8());
+        answer->update(c.data());
+    });
+    QSignalSpy queuedCommands(&receiver, &Client::commandReceived);
+    QVERIFY(receiver.start() && sender.start());
+    Subscription *sub = sender.subscribe(QStringLiteral("Direct.Answer"));
+    QTRY_VERIFY_WITH_TIMEOUT(sender.state() == Client::State::Connected, 10000);
+    // The registration may reach the Control Server after our first try: send until it arrives.
+    QTRY_VERIFY_WITH_TIMEOUT((sender.sendCommand(QStringLiteral("Direct.Do"), "first"), log.size() > 0),
+                             10000);
+    QTRY_VERIFY_WITH_TIMEOUT(sub->receivedCount() > 0, 10000);
+    for (int i = 1; i <= 50; ++i)
+        QVERIFY(sender.sendCommand(QStringLiteral("Direct.Do"), QByteArray::number(i)));
+    const auto numbered = [&log] {
+        QMutexLocker l(&log.lock);
+        QList<QByteArray> n;
+        for (const QByteArray &d : std::as_const(log.data))
+            if (!d.startsWith("first"))
+                n.append(d);
+        return n;
+    };
+    QTRY_COMPARE_WITH_TIMEOUT(numbered().size(), 50, 10000);
+    for (int i = 1; i <= 50; ++i) // in the order they were sent
+        QCOMPARE(numbered().at(i - 1), QByteArray::number(i) + "@Direct.Sender");
+    const qsizetype before = log.size();
+    QVERIFY(log.inReaderThreads());
+    QTRY_COMPARE_WITH_TIMEOUT(sub->lastMessage().data(), QByteArray("50"), 10000);
+    QCOMPARE(queuedCommands.size(), 0);
+
+    // Unregistered: the handler is gone with the name.
+    receiver.unregisterCommand(QStringLiteral("Direct.Do"));
+    sender.sendCommand(QStringLiteral("Direct.Do"), "late");
+    QTest::qWait(200);
+    QCOMPARE(log.size(), before);
 }
 
 void tst_Client::advertiseOption_data()

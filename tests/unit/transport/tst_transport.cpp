@@ -4,6 +4,7 @@
 #include "control_p.h"
 #include "payload_p.h"
 #include "servicestate_p.h"
+#include "tlsfiles.h"
 #include "transport_p.h"
 #include "wirecodec.h"
 
@@ -48,9 +49,9 @@ struct Receiver
     Endpoint endpoint() const { return Endpoint{QStringLiteral("127.0.0.1"), transport->serverPort()}; }
 };
 
-std::unique_ptr<Transport> makeSender(const QString &name)
+std::unique_ptr<Transport> makeSender(const QString &name, const TransportOptions &o = TransportOptions())
 {
-    auto t = std::make_unique<Transport>(TransportOptions());
+    auto t = std::make_unique<Transport>(o);
     PeerInfo me;
     me.name = name;
     me.endpoint = Endpoint{QStringLiteral("127.0.0.1"), 1};
@@ -58,6 +59,16 @@ std::unique_ptr<Transport> makeSender(const QString &name)
     me.incarnation = 7;
     t->setIdentity(me);
     return t;
+}
+
+/// Receiver options under which its user's thread (the test's, not running its event loop) soon
+/// stops reading: once 64 KiB wait, reading pauses and TCP pushes back on the senders.
+TransportOptions pausingReceiver()
+{
+    TransportOptions o;
+    o.readerThreads = 1;
+    o.maxPendingDelivery = 64 * 1024;
+    return o;
 }
 
 QByteArray serviceFrame(QByteArrayView name, quint64 seq, QByteArrayView data, quint8 flags = 0)
@@ -84,8 +95,7 @@ QByteArray hello(const QString &name)
 class CrossThreadSpy
 {
 public:
-    template <typename Sender, typename Signal>
-    CrossThreadSpy(Sender *sender, Signal signal)
+    template <typename Sender, typename Signal> CrossThreadSpy(Sender *sender, Signal signal)
     {
         QObject::connect(
             sender, signal, &m_context,
@@ -135,6 +145,11 @@ private Q_SLOTS:
     void routerNeverSeesBadCompressedCommands();
     void framesBeforeTheSinkIsSetReachItOnceSet();
     void newSenderIsHeardWhileDeliveryIsPaused();
+    void directAndQueuedWritesKeepTheOrder();
+    void partialDirectWriteIsFinishedBySenderThread();
+    void directWritesFollowTheSecretsHandshake();
+    void tlsConnectionsNeverWriteDirect();
+    void noDirectWritesWhenTurnedOff();
 };
 
 void tst_Transport::framesDeliveredInOrder()
@@ -176,6 +191,9 @@ void tst_Transport::pagedValueLargerThanTheQueueArrivesInOrder()
     QVERIFY(r.listen());
     TransportOptions o;
     o.maxQueueBytes = 64 * 1024;
+    // The catch-up needs a full queue: once connected, pages written from this thread would go to
+    // the kernel's buffer, not to the queue, whenever the sender thread drained it in time.
+    o.directWrites = false;
     Transport sender(o);
     PeerInfo me;
     me.name = QStringLiteral("pager");
@@ -460,10 +478,7 @@ void tst_Transport::newSenderIsHeardWhileDeliveryIsPaused()
     // reading pauses and TCP pushes back on the first sender. A second sender that connects then is
     // still heard (its HELLO and what came with it): before, its connection was not read until the
     // backlog drained, and it was closed for sending no HELLO. Then everything arrives, in order.
-    TransportOptions o;
-    o.readerThreads = 1;
-    o.maxPendingDelivery = 64 * 1024;
-    Receiver r(o);
+    Receiver r(pausingReceiver());
     QVERIFY(r.listen());
     const auto framesInSettled = [&] {
         quint64 last = r.transport->stats().framesIn;
@@ -495,6 +510,168 @@ void tst_Transport::newSenderIsHeardWhileDeliveryIsPaused()
         if (in.name == "A")
             QCOMPARE(in.sequence, next++);
     QCOMPARE(r.transport->stats().protocolErrors, quint64(0));
+}
+
+namespace {
+/// A sender whose every frame to an empty queue is written from the calling thread (no gap).
+TransportOptions eagerDirect()
+{
+    TransportOptions o;
+    o.directWriteGapNs = 0;
+    return o;
+}
+
+/// Sends service frames S/1..@p n alternating small ones, written directly when the queue is
+/// empty, and ones over the direct bound (always queued), waiting now and then for the queue to
+/// drain so that direct writes and queued ones mix.
+void sendMixed(Transport &s, const OutboxPtr &box, int n)
+{
+    const QByteArray big = pattern(s.options().directWriteMaxBytes + 1000, 11);
+    for (int i = 1; i <= n; ++i) {
+        const QByteArray data = i % 3 == 0 ? big : QByteArray::number(i);
+        if (i % 2 == 0)
+            QCOMPARE(s.send(box, {serviceFramePrefix("S", quint64(i), 0, data.size()), data}, Timeout),
+                     Transport::SendResult::Queued);
+        else {
+            const QByteArray frame = serviceFrame("S", quint64(i), data);
+            QCOMPARE(s.sendSmall(
+                         box, frame.size(), [&](QByteArray &out) { out.append(frame); }, Timeout),
+                     Transport::SendResult::Queued);
+        }
+        if (i % 7 == 0)
+            QTRY_COMPARE_WITH_TIMEOUT(box->queuedBytes(), 0, Timeout);
+    }
+}
+
+/// A receiver with @p ro, a sender with @p so: sendMixed(@p n), then every frame must arrive whole
+/// and in the order of the calls. Returns the sender's outbox and figures in @p box and @p stats.
+void mixedRun(const TransportOptions &ro, const TransportOptions &so, int n, OutboxPtr *box,
+              Transport::Stats *stats)
+{
+    Receiver r(ro);
+    QVERIFY(r.listen());
+    auto s = makeSender(QStringLiteral("mixed"), so);
+    *box = s->outbox(r.endpoint());
+    sendMixed(*s, *box, n);
+    if (QTest::currentTestFailed())
+        return;
+    QTRY_COMPARE_WITH_TIMEOUT(r.data.size(), n, Timeout);
+    const qint64 bigSize = so.directWriteMaxBytes + 1000;
+    for (int i = 1; i <= n; ++i) {
+        const Inbound &in = r.data.at(i - 1);
+        QCOMPARE(in.sequence, quint64(i));
+        if (i % 3 == 0) {
+            QCOMPARE(in.data.size(), bigSize);
+            QCOMPARE(in.data, pattern(bigSize, 11));
+        } else {
+            QCOMPARE(in.data, QByteArray::number(i));
+        }
+    }
+    *stats = s->stats();
+}
+
+} // namespace
+
+void tst_Transport::directAndQueuedWritesKeepTheOrder()
+{
+    // Frames written from the calling thread (queue empty) and frames queued for the sender
+    // thread (behind a large one, or in a burst) reach the receiver in the order of the calls.
+    OutboxPtr box;
+    Transport::Stats stats;
+    constexpr int N = 400;
+    mixedRun(TransportOptions(), eagerDirect(), N, &box, &stats);
+    if (QTest::currentTestFailed())
+        return;
+    // Both paths were taken: some frames went directly, the large ones (and those behind them)
+    // through the sender thread.
+    QVERIFY(box->directWrites.load() > 0);
+    QVERIFY(box->directWrites.load() < quint64(N));
+    QCOMPARE(stats.framesDropped, quint64(0));
+}
+
+void tst_Transport::partialDirectWriteIsFinishedBySenderThread()
+{
+    // A receiver that stops reading (its user's thread, this one, takes nothing: reading pauses and
+    // the kernel's buffers fill). Frames written directly until the socket takes only part of one:
+    // the rest of that frame goes first to the sender thread, later frames queue behind it, and once
+    // the receiver reads again every frame arrives whole and in order.
+    Receiver r(pausingReceiver());
+    QVERIFY(r.listen());
+    TransportOptions so = eagerDirect();
+    so.directWriteMaxBytes = 1024 * 1024;
+    so.maxQueueBytes = 64 * 1024 * 1024;
+    auto s = makeSender(QStringLiteral("stuffed"), so);
+    const OutboxPtr box = s->outbox(r.endpoint());
+    const QByteArray data = pattern(50001, 4); // odd: the socket is unlikely to fill on a frame's end
+    s->send(box, {serviceFramePrefix("S", 1, 0, data.size()), data});
+    QTRY_COMPARE_WITH_TIMEOUT(box->queuedBytes(), 0, Timeout); // connected; the next go directly
+    quint64 seq = 1;
+    // Sent without running this thread's event loop: nothing is delivered meanwhile.
+    for (int round = 0; round < 3 && box->directPartial.load() == 0; ++round) {
+        while (box->queuedBytes() == 0 && seq < 4000)
+            QCOMPARE(s->send(box, {serviceFramePrefix("S", ++seq, 0, data.size()), data}),
+                     Transport::SendResult::Queued);
+        for (int i = 0; i < 20; ++i) // and some behind it
+            QCOMPARE(s->send(box, {serviceFramePrefix("S", ++seq, 0, data.size()), data}),
+                     Transport::SendResult::Queued);
+        if (box->directPartial.load() == 0) // the socket filled on a frame's end: drain, try again
+            QTRY_COMPARE_WITH_TIMEOUT(box->queuedBytes(), 0, Timeout);
+    }
+    QVERIFY2(box->directPartial.load() > 0, "no direct write was partial");
+    QVERIFY(box->directWrites.load() > 0);
+    QTRY_COMPARE_WITH_TIMEOUT(r.data.size(), qsizetype(seq), Timeout);
+    for (quint64 i = 1; i <= seq; ++i) {
+        QCOMPARE(r.data.at(qsizetype(i - 1)).sequence, i);
+        QCOMPARE(r.data.at(qsizetype(i - 1)).data, data);
+    }
+    QCOMPARE(s->stats().framesDropped, quint64(0));
+    QCOMPARE(r.transport->stats().protocolErrors, quint64(0));
+}
+
+void tst_Transport::directWritesFollowTheSecretsHandshake()
+{
+    // With a shared secret frames wait for the destination's proof; direct writes start after it
+    // (never ahead of the held frames) and the order holds.
+    TransportOptions o = eagerDirect();
+    o.secret = QByteArray(32, 's');
+    OutboxPtr box;
+    Transport::Stats stats;
+    mixedRun(o, o, 200, &box, &stats);
+    if (QTest::currentTestFailed())
+        return;
+    QVERIFY(box->directWrites.load() > 0);
+    QCOMPARE(stats.authFailures, quint64(0));
+}
+
+void tst_Transport::tlsConnectionsNeverWriteDirect()
+{
+    // A QSslSocket encrypts in the sender thread: with TLS nothing is written from the calling
+    // thread, and everything arrives.
+    test::TlsFiles files;
+    QString error;
+    QVERIFY2(test::makeTlsFiles(QStringLiteral(DIALOG_BIN_DIR "/../tls-tst_transport"),
+                                QStringLiteral("peer"), &files, &error),
+             qPrintable(error));
+    TransportOptions o = eagerDirect();
+    QVERIFY2(applySecurity(QString(), {files.cert, files.key, files.ca}, o, &error), qPrintable(error));
+    OutboxPtr box;
+    Transport::Stats stats;
+    mixedRun(o, o, 100, &box, &stats);
+    if (QTest::currentTestFailed())
+        return;
+    QCOMPARE(box->directWrites.load(), quint64(0));
+}
+
+void tst_Transport::noDirectWritesWhenTurnedOff()
+{
+    TransportOptions o = eagerDirect();
+    o.directWrites = false;
+    OutboxPtr box;
+    Transport::Stats stats;
+    mixedRun(TransportOptions(), o, 100, &box, &stats);
+    if (QTest::currentTestFailed())
+        return;
+    QCOMPARE(box->directWrites.load(), quint64(0));
 }
 
 QTEST_GUILESS_MAIN(tst_Transport)
