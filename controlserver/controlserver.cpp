@@ -13,6 +13,7 @@
 #include <QJsonDocument>
 #include <QLoggingCategory>
 #include <QNetworkInterface>
+#include <QNetworkProxy>
 #include <QRandomGenerator>
 #include <QTcpSocket>
 #include <QTimer>
@@ -771,6 +772,7 @@ void ControlServer::wokeUp(qint64 stalledMs)
     // Its processes may have moved to the standby, which serves only once it took over.
     m_probingStandby = true;
     auto *probe = new QTcpSocket(this);
+    probe->setProxy(QNetworkProxy::NoProxy);
     auto *timeout = new QTimer(probe);
     timeout->setSingleShot(true);
     const net::Endpoint standby = m_standby;

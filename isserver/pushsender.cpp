@@ -9,6 +9,7 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QNetworkProxy>
 #include <QSslSocket>
 #include <QTimer>
 #include <cstdio>
@@ -70,6 +71,7 @@ void PushSender::connectNow()
         m_socket->deleteLater();
     QSslSocket *tls = m_security.tls ? new QSslSocket(this) : nullptr;
     m_socket = tls ? tls : new QTcpSocket(this);
+    m_socket->setProxy(QNetworkProxy::NoProxy); // the mirror is reached directly
     m_socket->setSocketOption(QAbstractSocket::LowDelayOption, 1);
     m_socket->setSocketOption(QAbstractSocket::KeepAliveOption, 1);
     if (tls) {

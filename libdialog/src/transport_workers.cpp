@@ -5,6 +5,7 @@
 #include "handoff_p.h"
 #include "inbounddecoder_p.h"
 
+#include <QNetworkProxy>
 #include <QSslSocket>
 #include <QSysInfo>
 #include <QTcpSocket>
@@ -181,9 +182,14 @@ SenderWorker::Connection *SenderWorker::open(const OutboxPtr &box)
 QTcpSocket *SenderWorker::newSocket(Outbox *key)
 {
     const auto &tls = m_transport->options().tls;
-    if (!tls)
-        return new QTcpSocket(this);
+    if (!tls) {
+        auto *plain = new QTcpSocket(this);
+        // Processes reach each other directly: no system proxy is looked up (libproxy) per connection.
+        plain->setProxy(QNetworkProxy::NoProxy);
+        return plain;
+    }
     auto *s = new QSslSocket(this);
+    s->setProxy(QNetworkProxy::NoProxy);
     s->setSslConfiguration(*tls);
     // The peer's certificate must be signed by the partition's authority; the host name or address
     // it names is not compared (processes are reached at the addresses they advertise).
