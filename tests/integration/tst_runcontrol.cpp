@@ -376,7 +376,8 @@ void tst_RunControl::restartedMasterTakesOverTheRun()
     QVERIFY(transition(QStringLiteral("start")).isOk()); // run 2
     QTRY_VERIFY_WITH_TIMEOUT(masterState().value(QStringLiteral("run_number")).toInt() == 2 &&
                                  !masterState().value(QStringLiteral("busy")).toBool() &&
-                                 masterState().value(QStringLiteral("state")).toString() == QLatin1String("Running"),
+                                 masterState().value(QStringLiteral("state")).toString() ==
+                                     QLatin1String("Running"),
                              5000);
     const qint64 startMs = qint64(masterState().value(QStringLiteral("run_start_ms")).toDouble());
     QVERIFY(startMs > 0);
@@ -507,6 +508,14 @@ void tst_RunControl::launcherUpAndDownOverSsh()
         QStringLiteral("dialog"),
         {QStringLiteral("up"), partition, QStringLiteral("--run-dir"), runDir, QStringLiteral("--json")},
         &out, &err, 30000);
+    // Whatever fails below, what 'up' started goes: 'down' from the run directory.
+    bool downed = false;
+    auto downAnyway = qScopeGuard([&] {
+        if (!downed)
+            m_fx->run(QStringLiteral("dialog"),
+                      {QStringLiteral("down"), partition, QStringLiteral("--run-dir"), runDir}, nullptr,
+                      nullptr, 30000);
+    });
     const QJsonArray procs =
         QJsonDocument::fromJson(out).object().value(QStringLiteral("processes")).toArray();
     QList<qint64> pids;
@@ -543,6 +552,7 @@ void tst_RunControl::launcherUpAndDownOverSsh()
                         QStringLiteral("--json")},
                        &out, &err, 30000) == 0,
              (out + err).constData());
+    downed = true;
     for (const QJsonValue &v :
          QJsonDocument::fromJson(out).object().value(QStringLiteral("processes")).toArray())
         QCOMPARE(v.toObject().value(QStringLiteral("status")).toString(), QStringLiteral("stopped"));
