@@ -275,15 +275,14 @@ qint64 Transport::writeDirect(Outbox &box, std::initializer_list<QByteArray> pie
 {
     iovec iov[4];
     msghdr m{};
+    qint64 size = 0;
     for (const QByteArray &p : pieces) {
         if (m.msg_iovlen == std::size(iov))
             return 0;
         iov[m.msg_iovlen++] = iovec{const_cast<char *>(p.constData()), size_t(p.size())};
+        size += p.size();
     }
     m.msg_iov = iov;
-    qint64 size = 0;
-    for (const QByteArray &p : pieces)
-        size += p.size();
     ssize_t n;
     do
         n = ::sendmsg(box.m_directFd, &m, MSG_DONTWAIT | MSG_NOSIGNAL);

@@ -132,11 +132,8 @@ bool servesAnotherDestination(Transport &s)
     if (!other.listen())
         return false;
     s.send(s.outbox(other.endpoint()), serviceFrame("S", 99, "after"));
-    QElapsedTimer t;
-    t.start();
-    while (other.data.size() < 1 && t.elapsed() < Timeout)
-        QTest::qWait(20);
-    return other.data.size() == 1 && other.data.first().data == QByteArray("after");
+    return QTest::qWaitFor([&] { return !other.data.isEmpty(); }, Timeout) && other.data.size() == 1 &&
+           other.data.first().data == QByteArray("after");
 }
 
 } // namespace
