@@ -108,7 +108,8 @@ sanitized_tests() {
     local kind=$1; shift
     case "$kind" in
         address) BUILD=$ROOT/build-asan ;;
-        thread) BUILD=$ROOT/build-tsan ;;
+        thread) BUILD=$ROOT/build-tsan
+            PACKAGES+=(qt6-base-private-dev) ;; # Qt's tool hooks (libdialog/src/tsan_qt.cpp)
         *) echo "run.sh: --sanitize takes address or thread, not '$kind'" >&2; exit 1 ;;
     esac
     install_deps

@@ -1,4 +1,5 @@
 #include "archiver.h"
+#include "handoff_p.h"
 
 #include "dialog/is/object.h"
 #include "is/protocol_p.h"
@@ -47,7 +48,7 @@ void Archiver::stop()
 {
     if (!m_store || !m_storeThread.isRunning())
         return;
-    QMetaObject::invokeMethod(m_store.get(), &ArchiveStore::flushAll, Qt::BlockingQueuedConnection);
+    net::callBlocking(m_store.get(), [store = m_store.get()] { store->flushAll(); });
     m_storeThread.quit();
     m_storeThread.wait();
     m_store.reset();
@@ -86,7 +87,7 @@ bool Archiver::start(QString *error)
     m_store->moveToThread(&m_storeThread);
     m_storeThread.setObjectName(QStringLiteral("archive store"));
     m_storeThread.start();
-    QMetaObject::invokeMethod(m_store.get(), &ArchiveStore::open, Qt::QueuedConnection);
+    net::post(m_store.get(), [store = m_store.get()] { store->open(); });
 
     m_client = std::make_unique<Client>(m_options.client);
     connect(m_client.get(), &Client::requestReceived, this, &Archiver::onRequest);

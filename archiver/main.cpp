@@ -1,5 +1,6 @@
 // dialog-archiver: the long-term archive of an IS server's numeric attributes (SQLite).
 #include "archiver.h"
+#include "handoff_p.h"
 
 #include "dialog/application.h"
 
@@ -34,7 +35,7 @@ int benchStore(const QString &dir, qint64 samples, int seriesCount)
     QThread thread;
     store.moveToThread(&thread);
     thread.start();
-    QMetaObject::invokeMethod(&store, &ArchiveStore::open, Qt::BlockingQueuedConnection);
+    dialog::net::callBlocking(&store, [&store] { store.open(); });
     const qint64 nowUs = QDateTime::currentMSecsSinceEpoch() * 1000;
     QList<SeriesName> names;
     for (int s = 1; s <= seriesCount + 1; ++s)
@@ -79,7 +80,7 @@ int benchStore(const QString &dir, qint64 samples, int seriesCount)
     while (store.storedCount() + store.droppedCount() < quint64(sent + weekSamples))
         QThread::msleep(2);
     const double weekS = t.nsecsElapsed() / 1e9;
-    QMetaObject::invokeMethod(&store, &ArchiveStore::flushAll, Qt::BlockingQueuedConnection);
+    dialog::net::callBlocking(&store, [&store] { store.flushAll(); });
     QList<double> times;
     qsizetype points = 0;
     for (int q = 0; q < 20; ++q) {

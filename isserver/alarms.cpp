@@ -1,4 +1,5 @@
 #include "alarms.h"
+#include "handoff_p.h"
 
 #include "dialog/is/repository.h"
 #include "dialog/is/typeregistry.h"
@@ -90,7 +91,7 @@ void AlarmEvaluator::start()
             return;
         if (QThread::currentThread() != thread()) {
             QMetaObject::invokeMethod(
-                this, [this, c] { onChange(c); }, Qt::QueuedConnection);
+                this, net::handOff([this, c] { onChange(c); }), Qt::QueuedConnection);
             return;
         }
         onChange(c);

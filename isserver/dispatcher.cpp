@@ -1,4 +1,5 @@
 #include "dispatcher.h"
+#include "handoff_p.h"
 
 #include "dialog/is/codec.h"
 #include "is/protocol_p.h"
@@ -125,7 +126,7 @@ void Dispatcher::pace()
     // dropped; nor does a subscriber that took nothing for pacingStallMs.
     QMutexLocker l(&m_paceLock);
     while (congested())
-        m_paceWake.wait(&m_paceLock, 20);
+        net::waitOn(m_paceWake, m_paceLock, QDeadlineTimer(20));
 }
 
 void Dispatcher::account(Subscriber &s)
@@ -215,7 +216,7 @@ void Dispatcher::run(Worker &w)
         {
             QMutexLocker l(&w.lock);
             while (w.jobs.empty())
-                w.wake.wait(&w.lock);
+                net::waitOn(w.wake, w.lock);
             jobs.swap(w.jobs);
         }
         for (Job &j : jobs) {

@@ -1,4 +1,5 @@
 #include "isserver.h"
+#include "handoff_p.h"
 #include "alarms.h"
 #include "summer.h"
 #include "webserver.h"
@@ -96,7 +97,7 @@ IsServer::~IsServer()
     m_historyDictionary.reset();
     // The client first: its sender threads may still call back into the dispatcher.
     m_client.reset();
-    m_pool.waitForDone();
+    net::waitForDone(m_pool);
     m_dispatcher.reset();
 }
 
@@ -655,7 +656,7 @@ void IsServer::read(const Request &request, const QByteArray &data)
 {
     // Reads run on the worker pool; the repository and the registry are thread-safe, and so is
     // replying (it only queues a frame).
-    m_pool.start([this, request, data] {
+    net::startIn(m_pool, [this, request, data] {
         isproto::Request r;
         r.ParseFromArray(data.constData(), int(data.size()));
         isproto::Reply out;
@@ -792,7 +793,7 @@ QString IsServer::archiveService() const
 void IsServer::readHistory(const Request &request, const QByteArray &data)
 {
     const QString archive = archiveService(); // the subscriber list is read here, not in the pool
-    m_pool.start([this, request, data, archive] {
+    net::startIn(m_pool, [this, request, data, archive] {
         isproto::Request r;
         r.ParseFromArray(data.constData(), int(data.size()));
         isproto::Reply out;
@@ -949,12 +950,12 @@ void IsServer::checkpoint()
             std::fflush(stderr);
         }
     }
-    m_pool.start([this, closed] {
+    net::startIn(m_pool, [this, closed] {
         const Status saved = is::Checkpoint::save(*m_repository, m_options.dataDir);
         if (saved.isOk()) {
             m_lastCheckpointUs.store(is::Time::currentTime().microsecondsSinceEpoch());
             if (closed > 0)
-                QMetaObject::invokeMethod(this, [this, closed] {
+                net::post(this, [this, closed] {
                     // Keep what `.previous` (the checkpoint before) needs, drop the older ones.
                     m_journal->removeUpTo(m_journalCheckpointed);
                     m_journalCheckpointed = closed;
@@ -992,7 +993,7 @@ bool IsServer::saveDeclaredTypes(QString *error)
 
 bool IsServer::saveNow(QString *error)
 {
-    m_pool.waitForDone();
+    net::waitForDone(m_pool);
     if (m_options.dataDir.isEmpty() || !m_repository)
         return true;
     if (m_journal) {

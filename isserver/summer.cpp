@@ -1,4 +1,5 @@
 #include "summer.h"
+#include "handoff_p.h"
 
 #include "dialog/is/repository.h"
 
@@ -221,7 +222,7 @@ void Summer::onChange(const is::Change &change)
         return;
     if (QThread::currentThread() != thread()) {
         QMetaObject::invokeMethod(
-            this, [this, change] { onChange(change); }, Qt::QueuedConnection);
+            this, net::handOff([this, change] { onChange(change); }), Qt::QueuedConnection);
         return;
     }
     if (change.kind == is::Change::Kind::Removed)

@@ -1,4 +1,5 @@
 #include "websockethub.h"
+#include "handoff_p.h"
 
 #include "dialog/is/codec.h"
 #include "dialog/is/dictionary.h"
@@ -77,7 +78,7 @@ WebSocketHub::WebSocketHub(is::Repository &repository, is::Dictionary *dictionar
             onChange(c);
         else
             QMetaObject::invokeMethod(
-                this, [this, c] { onChange(c); }, Qt::QueuedConnection);
+                this, net::handOff([this, c] { onChange(c); }), Qt::QueuedConnection);
     });
 }
 

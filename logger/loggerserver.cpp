@@ -1,4 +1,5 @@
 #include "loggerserver.h"
+#include "handoff_p.h"
 
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -33,7 +34,7 @@ LoggerServer::~LoggerServer()
 
 bool LoggerServer::start(QString *error)
 {
-    QMetaObject::invokeMethod(m_store, &LogStore::open, Qt::QueuedConnection);
+    net::post(m_store, [store = m_store] { store->open(); });
     if (!m_client->publish(logservice::service()) || !(m_live = m_client->publish(logservice::live()))) {
         *error = m_client->errorString();
         return false;
@@ -125,11 +126,11 @@ void LoggerServer::onControlServerLog(const Message &message)
 void LoggerServer::search(const LogQuery &query, QObject *context, SearchDone done)
 {
     QPointer<QObject> guard(context);
-    QMetaObject::invokeMethod(m_search, [this, guard, done = std::move(done), query] {
+    net::post(m_search, [this, guard, done = std::move(done), query] {
         bool more = false;
         QString e;
         auto records = m_search->run(query, &more, &e);
-        QMetaObject::invokeMethod(this, [guard, done, records, more, e] {
+        net::post(this, [guard, done, records, more, e] {
             if (guard)
                 done(records, more, e);
         });

@@ -80,15 +80,20 @@ struct Environment
     }
 
     /// Starts dialog-controlserver on a free port with @p extra options; again on the same port if one
-    /// was started before (a restart).
+    /// was started before (a restart). Every process of a bench connects from 127.0.0.1, hundreds at
+    /// once: the per-address admission limits, meant for one host among many, are raised to 1024
+    /// (@p extra may set them again; the last one counts).
     bool startControlServer(QString *error, const QStringList &extra = {})
     {
         if (port == 0) {
             port = ChildProcesses::freePort();
             address = QStringLiteral("127.0.0.1:%1").arg(port);
         }
-        controlServer = children.start(ChildProcesses::binary(QStringLiteral("dialog-controlserver")),
-                                       QStringList{QStringLiteral("--port"), QString::number(port)} + extra);
+        const QStringList options{QStringLiteral("--port"), QString::number(port),
+                                  QStringLiteral("--max-handshaking-per-address"), QStringLiteral("1024"),
+                                  QStringLiteral("--max-connecting-per-address"), QStringLiteral("1024")};
+        controlServer =
+            children.start(ChildProcesses::binary(QStringLiteral("dialog-controlserver")), options + extra);
         if (!ChildProcesses::waitForPort(port, 5000)) {
             *error = QStringLiteral("the Control Server did not start on port %1").arg(port);
             return false;

@@ -11,6 +11,7 @@
 #include <QTimer>
 #include <QUdpSocket>
 
+#include <algorithm>
 #include <cstdio>
 #include <unistd.h>
 
@@ -90,7 +91,7 @@ Subscription *ClientPrivate::addSubscription(const QString &name)
     subscriptions[name.toUtf8()].append(s);
     ++subscriptionGeneration;
     const auto post = [this, name] {
-        QMetaObject::invokeMethod(core, [c = core, name] { c->addRequest(name); });
+        net::post(core, [c = core, name] { c->addRequest(name); });
     };
     if (core)
         post();
@@ -244,6 +245,10 @@ void ClientPrivate::onSubscriptionChanged(const QString &service, int state, con
         providers.insert(service, net::Endpoint{host, port});
     else
         providers.remove(service);
+    if (Subscription::State(state) == Subscription::State::Connecting)
+        connecting.insert(service, Connecting{clock.elapsed(), 0});
+    else
+        connecting.remove(service);
     const QList<Subscription *> subs = subscriptions.value(service.toUtf8());
     for (Subscription *s : subs) {
         s->d->setState(Subscription::State(state), provider);
@@ -254,6 +259,27 @@ void ClientPrivate::onSubscriptionChanged(const QString &service, int state, con
         requests->onProviderKnown(service);
     else if (Subscription::State(state) == Subscription::State::Lost)
         requests->onProviderLost(service, provider);
+}
+
+void ClientPrivate::checkConnecting()
+{
+    const qint64 now = clock.elapsed();
+    for (auto it = connecting.begin(); it != connecting.end();) {
+        const QList<Subscription *> subs = subscriptions.value(it.key().toUtf8());
+        const bool waiting = std::any_of(subs.cbegin(), subs.cend(), [](const Subscription *s) {
+            return s->state() == Subscription::State::Connecting;
+        });
+        if (!waiting) {
+            it = connecting.erase(it);
+            continue;
+        }
+        if (now - it->sinceMs >= (qint64(2000) << qMin(it->resent, 4)) && core) {
+            it->sinceMs = now;
+            ++it->resent;
+            net::post(core, [c = core, name = it.key()] { c->resubscribe(name); });
+        }
+        ++it;
+    }
 }
 
 void ClientPrivate::handleRequest(const net::Inbound &in)
@@ -359,7 +385,7 @@ Client::~Client()
     }
     d->sendCore.store(nullptr);
     if (d->core) {
-        QMetaObject::invokeMethod(d->core, &ClientCore::shutdown, Qt::BlockingQueuedConnection);
+        net::callBlocking(d->core, [core = d->core] { core->shutdown(); });
         flush(200);
         d->coreThread.quit();
         d->coreThread.wait(); // the core is deleted with its thread
@@ -440,10 +466,10 @@ bool Client::start()
             // Requests live in the Client's thread; this runs in a sender thread.
             QMetaObject::invokeMethod(
                 this,
-                [this, dest, why] {
+                net::handOff([this, dest, why] {
                     if (d->requests)
                         d->requests->onDestinationFailed(dest, why);
-                },
+                }),
                 Qt::QueuedConnection);
         },
         Qt::DirectConnection);
@@ -474,6 +500,11 @@ bool Client::start()
             });
     connect(d->core, &ClientCore::refused, this,
             [this](const QString &w, const QString &n, const QString &r) { d->onRefused(w, n, r); });
+    d->clock.start();
+    d->connectingCheck = new QTimer(this);
+    d->connectingCheck->setInterval(1000);
+    connect(d->connectingCheck, &QTimer::timeout, this, [this] { d->checkConnecting(); });
+    d->connectingCheck->start();
     d->coreThread.start();
     d->sendTransport.store(d->transport.get());
     d->sendCore.store(d->core);
@@ -482,9 +513,9 @@ bool Client::start()
     for (Service *s : std::as_const(d->services)) {
         ServiceStatePtr st = s->d;
         st->transport = d->transport.get();
-        QMetaObject::invokeMethod(d->core, [core = d->core, st] { core->addService(st); });
+        net::post(d->core, [core = d->core, st] { core->addService(st); });
     }
-    QMetaObject::invokeMethod(d->core, &ClientCore::start);
+    net::post(d->core, [core = d->core] { core->start(); });
     return true;
 }
 
@@ -540,7 +571,7 @@ Service *Client::publish(const QString &name)
     d->services.insert(name, s);
     if (d->core) {
         st->transport = d->transport.get();
-        QMetaObject::invokeMethod(d->core, [core = d->core, st] { core->addService(st); });
+        net::post(d->core, [core = d->core, st] { core->addService(st); });
     }
     return s;
 }
@@ -556,7 +587,7 @@ void Client::unpublish(const QString &name)
     if (!s)
         return;
     if (d->core)
-        QMetaObject::invokeMethod(d->core, [core = d->core, name] { core->removeService(name); });
+        net::post(d->core, [core = d->core, name] { core->removeService(name); });
     delete s;
 }
 
@@ -606,7 +637,7 @@ void Client::registerCommand(const QString &name)
         return;
     }
     const auto post = [this, name] {
-        QMetaObject::invokeMethod(d->core, [core = d->core, name] { core->addCommand(name); });
+        net::post(d->core, [core = d->core, name] { core->addCommand(name); });
     };
     if (d->core)
         post();
@@ -635,7 +666,7 @@ void Client::unregisterCommand(const QString &name)
 {
     d->removeDirect(d->direct.commands, name.toUtf8(), nullptr);
     if (d->core)
-        QMetaObject::invokeMethod(d->core, [core = d->core, name] { core->removeCommand(name); });
+        net::post(d->core, [core = d->core, name] { core->removeCommand(name); });
 }
 
 bool Client::sendCommand(const QString &name, const QByteArray &data)

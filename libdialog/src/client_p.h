@@ -45,6 +45,9 @@ public:
     void removeService(const QString &name);
     void addRequest(const QString &name);
     void removeRequest(const QString &name);
+    /// Sends the subscription to @p name's provider again (it has not answered: see
+    /// ClientPrivate::checkConnecting()).
+    void resubscribe(const QString &name);
     void addCommand(const QString &name);
     void removeCommand(const QString &name);
     void shutdown();
@@ -249,6 +252,20 @@ public:
     QHash<QByteArray, QList<Subscription *>> subscriptions;
     quint64 subscriptionGeneration = 0;      // bumped whenever `subscriptions` changes
     QHash<QString, net::Endpoint> providers; // where each subscribed service is, as far as we know
+    /// Subscriptions sent to a provider that has not answered yet (state Connecting): when, and
+    /// how many times it was sent again. The provider drops a subscriber it cannot connect to (a
+    /// refused or failed connection): sent again, the subscription never stays stuck.
+    struct Connecting
+    {
+        qint64 sinceMs = 0;
+        int resent = 0;
+    };
+    QHash<QString, Connecting> connecting;
+    QTimer *connectingCheck = nullptr;
+    QElapsedTimer clock;
+    /// Sends each subscription still in Connecting 2 s after it was sent to its provider, again
+    /// after 4, 8, 16 s, then every 32 s.
+    void checkConnecting();
     std::unique_ptr<RequestTracker> requests;
     QMutex streamsLock; // streams are used from any thread; failures arrive from sender threads
     DirectRoutes direct;

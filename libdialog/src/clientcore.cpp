@@ -1,4 +1,5 @@
 #include "client_p.h"
+#include "handoff_p.h"
 #include "control_p.h"
 
 #include <QRandomGenerator>
@@ -286,6 +287,16 @@ void ClientCore::subscribeAt(const QString &service, const Endpoint &provider, c
                                provider.port);
 }
 
+void ClientCore::resubscribe(const QString &name)
+{
+    const auto it = m_providers.constFind(name);
+    if (it == m_providers.cend() || !m_requests.contains(name))
+        return;
+    wire::Subscribe s;
+    s.set_name(ss(name));
+    m_transport->send(m_transport->outbox(it->endpoint), controlFrame(Type::SubscribeService, s));
+}
+
 void ClientCore::handleControl(net::InboundBatch &batch)
 {
     for (const net::Inbound &in : std::as_const(batch))
@@ -400,7 +411,7 @@ void ClientCore::notifySubscriberCount(const ServiceStatePtr &s)
         QMutexLocker l(&s->lock);
         return int(s->subscribers.size());
     }();
-    QMetaObject::invokeMethod(s->handle, [h = s->handle, n] {
+    net::post(s->handle, [h = s->handle, n] {
         if (h)
             Q_EMIT h->subscriberCountChanged(n);
     });

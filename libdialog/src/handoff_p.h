@@ -2,6 +2,12 @@
 #pragma once
 
 #include <QByteArray>
+#include <QMetaObject>
+#include <QDeadlineTimer>
+#include <QMutex>
+#include <QObject>
+#include <QThreadPool>
+#include <QWaitCondition>
 #include <utility>
 
 #if defined(__SANITIZE_THREAD__)
@@ -68,5 +74,74 @@ template <typename F> F &&handOff(F &&fn)
     return std::forward<F>(fn);
 }
 #endif
+
+/// Runs @p fn in @p context's thread (queued when that is another thread, as
+/// QMetaObject::invokeMethod() does), in an order ThreadSanitizer can see.
+template <typename F> void post(QObject *context, F &&fn)
+{
+    QMetaObject::invokeMethod(context, handOff(std::forward<F>(fn)));
+}
+
+/// Runs @p fn in @p context's thread and waits for it (Qt::BlockingQueuedConnection: never from
+/// that thread). Qt wakes the caller with a QSemaphore inside libQt6Core; under ThreadSanitizer the
+/// end of @p fn is also released to the caller explicitly.
+template <typename F> void callBlocking(QObject *context, F &&fn)
+{
+#ifdef DIALOG_TSAN
+    char done = 0;
+    QMetaObject::invokeMethod(
+        context,
+        handOff([&fn, &done] {
+            fn();
+            __tsan_release(&done);
+        }),
+        Qt::BlockingQueuedConnection);
+    __tsan_acquire(&done);
+#else
+    QMetaObject::invokeMethod(context, std::forward<F>(fn), Qt::BlockingQueuedConnection);
+#endif
+}
+
+/// QWaitCondition::wait(): gives @p mutex back while waiting and takes it again, inside libQt6Core.
+/// ThreadSanitizer sees QMutex's own lock and unlock (Qt annotates them inline, qtsan_impl.h) but
+/// not the ones inside wait(); under TSan they are said here, so what the waker did under the mutex
+/// is ordered before what the waiter does after.
+inline bool waitOn(QWaitCondition &condition, QMutex &mutex,
+                   QDeadlineTimer deadline = QDeadlineTimer(QDeadlineTimer::Forever))
+{
+#ifdef DIALOG_TSAN
+    __tsan_mutex_pre_unlock(&mutex, 0);
+    __tsan_mutex_post_unlock(&mutex, 0);
+    const bool woken = condition.wait(&mutex, deadline);
+    __tsan_mutex_pre_lock(&mutex, 0);
+    __tsan_mutex_post_lock(&mutex, 0, 0);
+    return woken;
+#else
+    return condition.wait(&mutex, deadline);
+#endif
+}
+
+/// QThreadPool::start(): Qt hands the task to a pool thread, and QThreadPool::waitForDone() waits
+/// for it, with a mutex and a wait condition inside libQt6Core. With startIn() and waitForDone()
+/// ThreadSanitizer sees both orders: start before the task, the task before waitForDone() returns.
+template <typename F> void startIn(QThreadPool &pool, F &&fn)
+{
+#ifdef DIALOG_TSAN
+    pool.start(handOff([&pool, fn = std::decay_t<F>(std::forward<F>(fn))]() mutable {
+        fn();
+        __tsan_release(&pool);
+    }));
+#else
+    pool.start(std::forward<F>(fn));
+#endif
+}
+
+inline void waitForDone(QThreadPool &pool)
+{
+    pool.waitForDone();
+#ifdef DIALOG_TSAN
+    __tsan_acquire(&pool);
+#endif
+}
 
 } // namespace dialog::net

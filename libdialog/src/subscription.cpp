@@ -1,4 +1,5 @@
 #include "client_p.h"
+#include "handoff_p.h"
 
 namespace dialog {
 
@@ -27,7 +28,7 @@ Subscription::~Subscription()
     cd->refreshQueued(key);
     if (cd->core && !d->attached) {
         const QString name = d->service;
-        QMetaObject::invokeMethod(cd->core, [core = cd->core, name] { core->removeRequest(name); });
+        net::post(cd->core, [core = cd->core, name] { core->removeRequest(name); });
     }
 }
 

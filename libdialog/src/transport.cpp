@@ -225,7 +225,7 @@ bool Transport::waitForRoom(Outbox &box, qint64 size, int blockMs)
     if (blockMs > 0) {
         QDeadlineTimer deadline(blockMs);
         while (box.m_queued > 0 && box.m_queued + size > max)
-            if (!box.m_room.wait(&box.m_lock, deadline))
+            if (!waitOn(box.m_room, box.m_lock, deadline))
                 break;
     }
     if (box.m_queued > 0 && box.m_queued + size > max) {
@@ -452,7 +452,7 @@ bool Transport::waitUntilWritten(QDeadlineTimer deadline)
     for (const OutboxPtr &b : std::as_const(boxes)) {
         QMutexLocker l(&b->m_lock);
         while (b->m_queued > 0)
-            if (!b->m_room.wait(&b->m_lock, deadline))
+            if (!waitOn(b->m_room, b->m_lock, deadline))
                 return false;
     }
     return true;

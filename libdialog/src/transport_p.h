@@ -83,8 +83,21 @@ struct Inbound
 using InboundBatch = QList<Inbound>;
 /// What one queued Inbound costs beyond its data, for the bound on undelivered messages.
 constexpr qint64 InboundOverhead = 192;
-/// Qt's read buffer of an inbound socket unless TransportOptions::receiveBufferBytes says otherwise.
+/// Qt's read buffer of an inbound socket unless TransportOptions::receiveBufferBytes says otherwise:
+/// at most this much and, with many connections, smaller (readBufferBytesFor()).
 constexpr qint64 DefaultReadBufferBytes = 256 * 1024;
+constexpr qint64 MinReadBufferBytes = 32 * 1024;
+/// Qt's read buffer of each of @p connections inbound sockets: together at most half of
+/// @p maxPending (what a paused reader leaves in Qt's buffers adds to what waits for delivery, so
+/// memory is bounded by the configuration, not by the number of senders), each a power of two
+/// between MinReadBufferBytes and DefaultReadBufferBytes (a few sizes only: resized rarely).
+constexpr qint64 readBufferBytesFor(qint64 connections, qint64 maxPending)
+{
+    qint64 size = DefaultReadBufferBytes;
+    while (size > MinReadBufferBytes && size * 2 * connections > maxPending)
+        size /= 2;
+    return size;
+}
 
 struct TransportOptions
 {

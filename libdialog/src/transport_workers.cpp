@@ -514,11 +514,13 @@ void ReaderWorker::addDescriptor(qintptr fd)
     }
     // Bounded socket buffer: when the sinks fall behind we stop reading and TCP pushes back. What
     // Qt holds for a paused connection counts per connection (200 senders x 4 MiB was 800 MB), so it
-    // is small: a read of 256 KiB is still thousands of small messages.
+    // is small: a read of 256 KiB is still thousands of small messages, and it shrinks as
+    // connections are added (resizeReadBuffers() below).
     const qint64 rcv = m_transport->options().receiveBufferBytes;
-    s->setReadBufferSize(rcv > 0 ? qMin<qint64>(rcv, 4 * 1024 * 1024) : DefaultReadBufferBytes);
-    if (rcv > 0)
+    if (rcv > 0) {
+        s->setReadBufferSize(qMin<qint64>(rcv, 4 * 1024 * 1024));
         s->setSocketOption(QAbstractSocket::ReceiveBufferSizeSocketOption, int(qMin<qint64>(rcv, INT_MAX)));
+    }
     QString why;
     if (!m_transport->admitHandshake(s->peerAddress(), &why)) {
         qCWarning(lcReceiver).noquote()
@@ -534,6 +536,10 @@ void ReaderWorker::addDescriptor(qintptr fd)
     c->label = s->peerAddress().toString() + QLatin1Char(':') + QString::number(s->peerPort());
     m_conns.insert(s, c);
     m_transport->m_incoming.fetch_add(1);
+    if (rcv <= 0) {
+        s->setReadBufferSize(m_readBufferBytes ? m_readBufferBytes : DefaultReadBufferBytes);
+        resizeReadBuffers();
+    }
     // A connection that never says who it is is closed after the handshake time-out.
     auto *handshake = new QTimer(s);
     handshake->setSingleShot(true);
@@ -608,12 +614,26 @@ void ReaderWorker::resume()
     }
 }
 
+void ReaderWorker::resizeReadBuffers()
+{
+    if (m_transport->options().receiveBufferBytes > 0)
+        return; // the configured size, whatever the number of connections
+    const qint64 size =
+        readBufferBytesFor(m_transport->m_incoming.load(), m_transport->options().maxPendingDelivery);
+    if (size == m_readBufferBytes)
+        return;
+    m_readBufferBytes = size;
+    for (Connection *c : std::as_const(m_conns))
+        c->socket->setReadBufferSize(size);
+}
+
 void ReaderWorker::drop(Connection *c)
 {
     if (c->handshaking)
         m_transport->handshakeDone(c->from);
     m_conns.remove(c->socket);
     m_transport->m_incoming.fetch_sub(1);
+    resizeReadBuffers();
     // Detach first: abort() emits disconnected() synchronously.
     c->socket->disconnect(this);
     c->socket->abort();
@@ -653,6 +673,7 @@ void ReaderWorker::refuse(Connection *c, const QString &reason, bool tell)
         m_transport->handshakeDone(c->from);
     m_conns.remove(s);
     m_transport->m_incoming.fetch_sub(1);
+    resizeReadBuffers();
     delete c;
     s->disconnect(this);
     if (!tell || s->state() != QAbstractSocket::ConnectedState) {

@@ -111,9 +111,13 @@ private:
     /// With a secret: the AUTH answering our challenge. False with @p error if it is not.
     bool acceptProof(Connection *c, wire_format::Type type, QByteArrayView payload, QString &error);
     void drop(Connection *c);
+    /// Qt's read buffer for each inbound socket (see readBufferBytesFor()), applied to this
+    /// reader's sockets when the number of inbound connections moved it.
+    void resizeReadBuffers();
 
     Transport *m_transport;
     QHash<QTcpSocket *, Connection *> m_conns;
+    qint64 m_readBufferBytes = 0;
     bool m_paused = false;
     quint64 m_resumeCount = 0;
 };

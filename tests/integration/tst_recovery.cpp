@@ -6,6 +6,7 @@
 #include "dialog/client.h"
 
 #include <QSignalSpy>
+#include <QTcpSocket>
 #include <QtTest>
 #include <csignal>
 
@@ -38,6 +39,7 @@ private Q_SLOTS:
     void hungProviderDetectedByHeartbeats();
     void killedProviderDetectedAndSubscriberTold();
     void lostSubscriberNoLongerReceives();
+    void subscriptionDroppedByItsProviderIsSentAgain();
     void replacementWithSameNameTakesOver();
     void controlServerRestartKeepsDataFlowingAndRecovers();
     void controlServerRestartWith25Processes();
@@ -120,6 +122,45 @@ void tst_Recovery::killedProviderDetectedAndSubscriberTold()
     report("SIGKILL of a provider -> subscriber told", told);
     QVERIFY2(told < 3 * Heartbeat + 100 + 1000, qPrintable(QString::number(told))); // generous for loaded CI
     QCOMPARE(states.last().first().value<Subscription::State>(), Subscription::State::Lost);
+}
+
+// A provider drops a subscriber it cannot connect to. Here the subscriber itself refuses the
+// provider's connection: 64 connections from 127.0.0.1 that never say HELLO hold every handshake
+// slot that address has (what 200 publishers starting at once on one host did to a fan-in
+// subscriber). Once they are gone, the subscription must not stay stuck in Connecting.
+void tst_Recovery::subscriptionDroppedByItsProviderIsSentAgain()
+{
+    Client provider(fast(QStringLiteral("DroppingProvider")));
+    Service *svc = provider.publish(QStringLiteral("Dropped.Data"));
+    QVERIFY(provider.start());
+    svc->update("the value");
+    Client subscriber(fast(QStringLiteral("DroppedSubscriber")));
+    QVERIFY(subscriber.start());
+    QTRY_COMPARE_WITH_TIMEOUT(subscriber.state(), Client::State::Connected, 10000);
+
+    const int before = subscriber.statistics().incomingConnections; // the Control Server's
+    std::vector<std::unique_ptr<QTcpSocket>> silent;
+    for (int i = 0; i < 64; ++i) {
+        silent.push_back(std::make_unique<QTcpSocket>());
+        silent.back()->connectToHost(QHostAddress::LocalHost, subscriber.port());
+        QVERIFY(silent.back()->waitForConnected(5000));
+    }
+    // (Held for the handshake time-out, 5 s: the rest of this part takes well under that.)
+    QTRY_COMPARE_WITH_TIMEOUT(subscriber.statistics().incomingConnections, before + 64, 10000);
+
+    QSignalSpy counts(svc, &Service::subscriberCountChanged);
+    Subscription *sub = subscriber.subscribe(QStringLiteral("Dropped.Data"));
+    // The provider takes the subscriber, fails to connect to it and drops it again.
+    QTRY_VERIFY_WITH_TIMEOUT(counts.size() >= 2 && counts.last().at(0).toInt() == 0, 10000);
+    QCOMPARE(sub->state(), Subscription::State::Connecting);
+    QCOMPARE(sub->receivedCount(), 0u);
+
+    silent.clear();
+    QTRY_COMPARE_WITH_TIMEOUT(sub->state(), Subscription::State::Active, 15000);
+    QCOMPARE(sub->lastMessage().data(), QByteArray("the value"));
+    QCOMPARE(svc->subscriberCount(), 1);
+    svc->update("and the next");
+    QTRY_COMPARE_WITH_TIMEOUT(sub->lastMessage().data(), QByteArray("and the next"), 5000);
 }
 
 void tst_Recovery::lostSubscriberNoLongerReceives()

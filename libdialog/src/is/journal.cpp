@@ -2,6 +2,7 @@
 #include "journal_p.h"
 
 #include "dialog/is/codec.h"
+#include "../handoff_p.h"
 #include "dialog/is/typeregistry.h"
 
 #include <QDir>
@@ -236,7 +237,7 @@ void Journal::syncLoop()
             }
             if (item.done)
                 QMetaObject::invokeMethod(
-                    item.context, [done = std::move(item.done), ok, error] { done(ok, error); },
+                    item.context, net::handOff([done = std::move(item.done), ok, error] { done(ok, error); }),
                     Qt::QueuedConnection);
         }
         lk.lock();
