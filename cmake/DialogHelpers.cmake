@@ -26,10 +26,18 @@ function(dialog_add_test name)
     if(NOT ARG_TIMEOUT)
         set(ARG_TIMEOUT 120)
     endif()
+    if(DIALOG_SANITIZE)
+        # Instrumented code runs several times slower (TSan: 5-15x): the test's whole time and
+        # QtTest's per-function watchdog (5 min by default) are scaled, not the tests' own waits.
+        math(EXPR ARG_TIMEOUT "${ARG_TIMEOUT} * 4")
+    endif()
     set_tests_properties(${name} PROPERTIES TIMEOUT ${ARG_TIMEOUT}
         ENVIRONMENT "QT_QPA_PLATFORM=offscreen;DIALOG_CONTROL_SERVER=127.0.0.1:1")
     if(ARG_LABELS)
         set_tests_properties(${name} PROPERTIES LABELS "${ARG_LABELS}")
+    endif()
+    if(DIALOG_SANITIZE)
+        set_property(TEST ${name} APPEND PROPERTY ENVIRONMENT "QTEST_FUNCTION_TIMEOUT=1200000")
     endif()
     if(DIALOG_SANITIZE STREQUAL "address" AND "gui" IN_LIST ARG_LABELS)
         # The GUI tests run under ASan+UBSan without LeakSanitizer: at exit LSan reports thousands

@@ -1,6 +1,7 @@
 #include "controlserver.h"
 
 #include "control_p.h"
+#include "handoff_p.h"
 #include "messagelog.h"
 #include "payload_p.h"
 #include "rwlock_p.h"
@@ -160,25 +161,14 @@ bool ControlServer::activate(QString *error)
     m_self.incarnation = QRandomGenerator::system()->generate64() | 1;
     m_transport->setIdentity(m_self);
 
-    connect(m_transport, &net::Transport::destinationFailed, this,
-            [this](const Endpoint &e, const QString &why) {
-                if (m_unverified.contains(e)) {
-                    connectBackFailed(e, why);
-                    return;
-                }
-                // A process we cannot reach is dead (its receiving socket refuses): no need to wait for
-                // heartbeats.
-                const QString name = m_directory.processAt(e.host, e.port);
-                if (name.isEmpty())
-                    return;
-                // A process that exits closes its receiving socket at about the time its DISCONNECT
-                // (written before) is read: a moment's grace tells an exit from a crash in the log.
-                const quint64 incarnation = m_directory.process(name)->incarnation;
-                QTimer::singleShot(ExitGraceMs, this, [this, name, incarnation, why] {
-                    if (m_directory.connected(name, incarnation))
-                        lose(name, QStringLiteral("unreachable (%1)").arg(why));
-                });
-            });
+    // Emitted in a sender thread: the endpoint, a type of ours, is handed over visibly (handOff) rather
+    // than copied into a queued signal by Qt (see libdialog/src/tsan_qt.cpp).
+    connect(
+        m_transport, &net::Transport::destinationFailed, this,
+        [this](const Endpoint &e, const QString &why) {
+            net::post(this, [this, e, why] { onDestinationFailed(e, why); });
+        },
+        Qt::DirectConnection);
     connect(m_transport, &net::Transport::protocolError, this,
             [this](const QString &peer, const QString &why, const QString &name, quint64 incarnation) {
                 qCWarning(lcServer).noquote() << "disconnected" << peer << "for a protocol violation:" << why;
@@ -555,6 +545,26 @@ void ControlServer::admit(const net::Inbound &in, const QList<QHostAddress> &add
     for (const auto &r : c.requests())
         request(p.name, qs(r));
     directoryChanged();
+}
+
+void ControlServer::onDestinationFailed(const Endpoint &e, const QString &why)
+{
+    if (m_unverified.contains(e)) {
+        connectBackFailed(e, why);
+        return;
+    }
+    // A process we cannot reach is dead (its receiving socket refuses): no need to wait for
+    // heartbeats.
+    const QString name = m_directory.processAt(e.host, e.port);
+    if (name.isEmpty())
+        return;
+    // A process that exits closes its receiving socket at about the time its DISCONNECT
+    // (written before) is read: a moment's grace tells an exit from a crash in the log.
+    const quint64 incarnation = m_directory.process(name)->incarnation;
+    QTimer::singleShot(ExitGraceMs, this, [this, name, incarnation, why] {
+        if (m_directory.connected(name, incarnation))
+            lose(name, QStringLiteral("unreachable (%1)").arg(why));
+    });
 }
 
 void ControlServer::connectBackFailed(const Endpoint &e, const QString &reason)

@@ -94,6 +94,7 @@ private:
                        const QList<QHostAddress> &addresses) const;
     /// Answers a CONNECT on the connection it came by (never by dialling the claimed address).
     void refuseConnect(const net::Inbound &in, const QString &what, const QString &reason);
+    void onDestinationFailed(const net::Endpoint &e, const QString &why);
     void connectBackFailed(const net::Endpoint &e, const QString &reason);
     void expireConnectBacks();
     void onSubscribe(const net::Inbound &in);

@@ -53,7 +53,8 @@ struct Reporting
     ReportOptions options;
     QPointer<ReportSender> sender;
     QString lastError;
-    QtMessageHandler previous = nullptr;
+    /// The handler installed before ours: set once installed, read by every thread that logs.
+    std::atomic<QtMessageHandler> previous{nullptr};
 };
 
 // Never destroyed: Qt messages may still arrive during static destruction.
@@ -196,8 +197,8 @@ void messageHandler(QtMsgType type, const QMessageLogContext &context, const QSt
             deliverBeforeAbort(2000);
         inHandler = false;
     }
-    if (g.previous)
-        g.previous(type, context, text);
+    if (const QtMessageHandler previous = g.previous.load(std::memory_order_acquire))
+        previous(type, context, text);
 }
 
 } // namespace
@@ -245,7 +246,7 @@ void installMessageHandler()
     Reporting &g = reporting();
     QtMessageHandler old = qInstallMessageHandler(messageHandler);
     if (old != messageHandler)
-        g.previous = old;
+        g.previous.store(old, std::memory_order_release);
 }
 
 void setReportRunNumber(quint32 run)

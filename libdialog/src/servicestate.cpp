@@ -136,13 +136,13 @@ bool ServiceState::sendTo(const Subscriber &s, quint64 seq, quint8 flags, const 
 void ServiceState::addSubscriber(const Subscriber &s)
 {
     QMutexLocker l(&lock);
-    for (qsizetype i = 0; i < subscribers.size(); ++i) {
-        if (subscribers.at(i).box == s.box) {
-            subscribers.removeAt(i);
-            break;
-        }
-    }
-    subscribers.append(s);
+    QList<Subscriber> next;
+    next.reserve(subscribers.size() + 1);
+    for (const Subscriber &x : std::as_const(subscribers))
+        if (x.box != s.box)
+            next.append(x);
+    next.append(s);
+    replaceSubscribers(std::move(next));
     if (hasValue && !sendCurrent(s)) {
         dropped.fetch_add(1, std::memory_order_relaxed);
         l.unlock();
@@ -185,13 +185,26 @@ void ServiceState::markBehind(const Subscriber &s)
 int ServiceState::removeSubscribers(const net::Endpoint &endpoint, quint64 incarnation)
 {
     QMutexLocker l(&lock);
-    const auto n = subscribers.removeIf([&](const Subscriber &s) {
-        const bool gone = s.box->endpoint == endpoint && (incarnation == 0 || s.incarnation == incarnation);
-        if (gone)
+    QList<Subscriber> next;
+    for (const Subscriber &s : std::as_const(subscribers)) {
+        if (s.box->endpoint == endpoint && (incarnation == 0 || s.incarnation == incarnation))
             resumeAt.remove(s.box.get());
-        return gone;
-    });
-    return int(n);
+        else
+            next.append(s);
+    }
+    const int n = int(subscribers.size() - next.size());
+    if (n > 0)
+        replaceSubscribers(std::move(next));
+    return n;
+}
+
+void ServiceState::replaceSubscribers(QList<Subscriber> &&next)
+{
+    // Never changed in place: publish() reads a snapshot (an implicitly shared copy) outside the
+    // lock, and a QList written in place after it found itself no longer shared (a relaxed load of
+    // the count) would not be ordered after the snapshot's last reads. A new list is; the old one is
+    // freed by whoever drops it last. Subscribers change rarely, messages often.
+    subscribers = std::move(next);
 }
 
 } // namespace dialog

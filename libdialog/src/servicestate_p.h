@@ -31,7 +31,7 @@ struct ServiceState : std::enable_shared_from_this<ServiceState>
 
     QMutex updateLock;   // serializes update(): sequence order == queue order
     mutable QMutex lock; // protects the members below; never held while waiting for room
-    QList<Subscriber> subscribers;
+    QList<Subscriber> subscribers; // replaced as a whole, never changed in place (replaceSubscribers)
     QByteArray lastData; // prepared (possibly compressed)
     quint8 lastFlags = 0;
     quint64 sequence = 0;
@@ -80,6 +80,8 @@ struct ServiceState : std::enable_shared_from_this<ServiceState>
     void markBehind(const Subscriber &s);
     /// Removes subscribers at @p endpoint (with @p incarnation if non-zero). Returns how many.
     int removeSubscribers(const net::Endpoint &endpoint, quint64 incarnation = 0);
+    /// Called with lock held.
+    void replaceSubscribers(QList<Subscriber> &&next);
 };
 using ServiceStatePtr = std::shared_ptr<ServiceState>;
 
