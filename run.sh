@@ -125,12 +125,7 @@ sanitized_tests() {
     export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:suppressions=$supp/ubsan.supp
     # die_after_fork=0: QProcess forks the test helpers and daemons from a threaded process; the
     # child only calls exec, which TSan cannot tell from a child that goes on running threads.
-    # ignore_noninstrumented_modules=1: what Qt's own (uninstrumented) code does through TSan's
-    # interceptors — allocating a queued call's event and arguments, copying, writing a socket — is
-    # not checked: Qt orders it with atomics TSan cannot see, so every such access would be a false
-    # report. Our code is checked as before, and the orders Qt gives are annotated for it
-    # (libdialog/src/tsan_qt.cpp, handoff_p.h, rwlock_p.h).
-    export TSAN_OPTIONS=suppressions=$supp/tsan.supp:halt_on_error=0:second_deadlock_stack=1:die_after_fork=0:ignore_noninstrumented_modules=1
+    export TSAN_OPTIONS=suppressions=$supp/tsan.supp:halt_on_error=0:second_deadlock_stack=1:die_after_fork=0
     # Not the package test: it builds a consumer outside the tree with the plain compiler flags, and
     # an instrumented libdialog needs the sanitizer's run-time in that consumer too.
     say "running the test suite under -fsanitize=$kind"

@@ -1,7 +1,6 @@
 #include "controlserver.h"
 
 #include "control_p.h"
-#include "handoff_p.h"
 #include "messagelog.h"
 #include "payload_p.h"
 #include "rwlock_p.h"
@@ -161,14 +160,10 @@ bool ControlServer::activate(QString *error)
     m_self.incarnation = QRandomGenerator::system()->generate64() | 1;
     m_transport->setIdentity(m_self);
 
-    // Emitted in a sender thread: the endpoint, a type of ours, is handed over visibly (handOff) rather
-    // than copied into a queued signal by Qt (see libdialog/src/tsan_qt.cpp).
-    connect(
-        m_transport, &net::Transport::destinationFailed, this,
-        [this](const Endpoint &e, const QString &why) {
-            net::post(this, [this, e, why] { onDestinationFailed(e, why); });
-        },
-        Qt::DirectConnection);
+    connect(m_transport, &net::Transport::destinationFailed, this,
+            [this](const QString &host, quint16 port, const QString &why) {
+                onDestinationFailed(Endpoint{host, port}, why);
+            });
     connect(m_transport, &net::Transport::protocolError, this,
             [this](const QString &peer, const QString &why, const QString &name, quint64 incarnation) {
                 qCWarning(lcServer).noquote() << "disconnected" << peer << "for a protocol violation:" << why;

@@ -387,9 +387,15 @@ Client::~Client()
     if (d->core) {
         net::callBlocking(d->core, [core = d->core] { core->shutdown(); });
         flush(200);
-        d->coreThread.quit();
-        d->coreThread.wait(); // the core is deleted with its thread
+        // The core goes in its own thread, with its sink: no delivery is posted to it afterwards,
+        // and its end is ordered before what follows here (QThread::wait() alone is not, to TSan).
+        net::callBlocking(d->core, [transport = d->transport.get(), core = d->core] {
+            transport->setControlSink(nullptr, {});
+            delete core;
+        });
         d->core = nullptr;
+        d->coreThread.quit();
+        d->coreThread.wait();
     }
     // Children that refer to d must go while d is alive (QObject would delete them later).
     QList<Subscription *> subs;
@@ -461,7 +467,8 @@ bool Client::start()
 
     connect(
         d->transport.get(), &net::Transport::destinationFailed, this,
-        [this](const net::Endpoint &dest, const QString &why) {
+        [this](const QString &host, quint16 port, const QString &why) {
+            const net::Endpoint dest{host, port};
             d->onDestinationFailed(dest);
             // Requests live in the Client's thread; this runs in a sender thread.
             QMetaObject::invokeMethod(
@@ -492,7 +499,6 @@ bool Client::start()
 
     d->coreThread.setObjectName(QStringLiteral("dialog-server"));
     d->core->moveToThread(&d->coreThread);
-    connect(&d->coreThread, &QThread::finished, d->core, &QObject::deleteLater);
     connect(d->core, &ClientCore::stateChanged, this, [this](int s) { d->setState(State(s)); });
     connect(d->core, &ClientCore::subscriptionChanged, this,
             [this](const QString &svc, int st, const QString &p, const QString &host, quint16 port) {

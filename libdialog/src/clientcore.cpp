@@ -55,20 +55,14 @@ void ClientCore::start()
     m_retryBaseMs = qMax(10, m_options.retryMs > 0 ? m_options.retryMs : m_options.heartbeatMs);
     m_clock.start();
     connect(m_retry, &QTimer::timeout, this, &ClientCore::onRetry);
-    // Both are emitted in a sender thread with an endpoint, a type of ours: handed over visibly
-    // (handOff) rather than copied into a queued signal by Qt (see tsan_qt.cpp).
-    connect(
-        m_transport, &net::Transport::destinationFailed, this,
-        [this](const Endpoint &dest, const QString &why) {
-            net::post(this, [this, dest, why] { onDestinationFailed(dest, why); });
-        },
-        Qt::DirectConnection);
-    connect(
-        m_transport, &net::Transport::answered, this,
-        [this](const Endpoint &dest, const QByteArray &payload) {
-            net::post(this, [this, dest, payload] { onAnswered(dest, payload); });
-        },
-        Qt::DirectConnection);
+    connect(m_transport, &net::Transport::destinationFailed, this,
+            [this](const QString &host, quint16 port, const QString &why) {
+                onDestinationFailed(Endpoint{host, port}, why);
+            });
+    connect(m_transport, &net::Transport::answered, this,
+            [this](const QString &host, quint16 port, const QByteArray &payload) {
+                onAnswered(Endpoint{host, port}, payload);
+            });
     sendConnect();
 }
 

@@ -310,14 +310,16 @@ public:
 
 Q_SIGNALS:
     /// Emitted (from a sender thread) when a destination cannot be reached or its connection broke;
-    /// everything queued for it was dropped and counted.
-    void destinationFailed(const dialog::net::Endpoint &destination, const QString &reason);
+    /// everything queued for it was dropped and counted. (Arguments of Qt's own types only: Qt
+    /// copies them for queued connections in its own code, outside ThreadSanitizer's view; a type
+    /// of ours would be copied by our instrumented code, unordered with the receiving thread.)
+    void destinationFailed(const QString &host, quint16 port, const QString &reason);
     /// Emitted (from a reader thread) when an inbound connection was closed for a protocol error.
     /// @p name / @p incarnation identify the sender if it had sent its HELLO (else empty / 0).
     void protocolError(const QString &peer, const QString &reason, const QString &name, quint64 incarnation);
     /// Emitted (from a sender thread) for a REFUSED frame a destination wrote back on our outgoing
     /// connection to it (see answer()); other frames there are a protocol error.
-    void answered(const dialog::net::Endpoint &destination, const QByteArray &refusedPayload);
+    void answered(const QString &host, quint16 port, const QByteArray &refusedPayload);
     /// Emitted (from a reader thread) when an identified peer closed its connection to us.
     void peerClosed(const QString &name, quint64 incarnation);
 

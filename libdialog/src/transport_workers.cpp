@@ -293,7 +293,7 @@ void SenderWorker::readAnswers(Outbox *key)
         return;
     }
     for (const QByteArray &r : std::as_const(refusals))
-        Q_EMIT m_transport->answered(dest, r);
+        Q_EMIT m_transport->answered(dest.host, dest.port, r);
     if (!refusals.isEmpty() && !c->authenticated) {
         // Refused while authenticating: the destination closes the connection; say why now.
         wire::Refused r;
@@ -313,7 +313,7 @@ void SenderWorker::refused(Connection *c, const QString &reason)
     wire::Refused r;
     r.set_what("auth");
     r.set_reason(ss(QStringLiteral("authentication failed: %1").arg(reason)));
-    Q_EMIT m_transport->answered(dest, controlFrame(Type::Refused, r).mid(HeaderSize));
+    Q_EMIT m_transport->answered(dest.host, dest.port, controlFrame(Type::Refused, r).mid(HeaderSize));
 }
 
 bool SenderWorker::authenticate(Connection *c, const QByteArray &payload, QString *error)
@@ -396,7 +396,7 @@ void SenderWorker::fail(Outbox *key, const QString &reason)
     c->socket->abort();
     c->socket->deleteLater();
     delete c;
-    Q_EMIT m_transport->destinationFailed(dest, reason);
+    Q_EMIT m_transport->destinationFailed(dest.host, dest.port, reason);
 }
 
 void SenderWorker::close(Outbox *key)

@@ -285,7 +285,7 @@ void tst_Auth::refusedAtAProvidersDataPort()
     QTRY_COMPARE_WITH_TIMEOUT(failed.size(), 1, 10000);
     QCOMPARE(answered.size(), 1);
     wire::Refused r;
-    const QByteArray payload = answered.first().at(1).toByteArray();
+    const QByteArray payload = answered.first().at(2).toByteArray();
     QVERIFY(r.ParseFromArray(payload.constData(), int(payload.size())));
     QCOMPARE(r.what(), std::string("auth"));
     QCOMPARE(intruder.stats().authFailures, 1u);
