@@ -146,7 +146,10 @@ int rtt(const QStringList &args)
     p.addOption({QStringLiteral("direct"),
                  QStringLiteral("Command mode: the echo takes each command, and this process each update, in "
                                 "the reader thread that received it (direct delivery: "
-                                "Client::registerCommandDirect, Client::subscribeDirect).")});
+                                "Client::registerCommandDirect, Client::subscribeDirect). Request mode: the "
+                                "echo takes each request in its reader thread "
+                                "(Client::setRequestHandlerDirect); the reply still reaches this process's "
+                                "thread.")});
     p.addOption({QStringLiteral("json"), QStringLiteral("Print one JSON line.")});
     if (!parse(p, args, verb))
         return 1;
@@ -160,8 +163,6 @@ int rtt(const QStringList &args)
         return fail(verb, QStringLiteral("unknown --mode '%1' (command or request)").arg(mode));
     const bool request = mode == QLatin1String("request");
     const bool direct = p.isSet(QStringLiteral("direct"));
-    if (direct && request)
-        return fail(verb, QStringLiteral("--direct is for --mode command"));
     QString error;
     ClientOptions o = ClientOptions::fromEnvironment(QStringLiteral("bench-rtt"));
     o.exitOnRefusal = true;

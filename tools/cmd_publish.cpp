@@ -159,8 +159,9 @@ int echo(const QStringList &args)
                  QStringLiteral("name")});
     p.addOption({QStringLiteral("quiet"), QStringLiteral("Do not print received commands.")});
     p.addOption({QStringLiteral("direct"),
-                 QStringLiteral("Take the commands in the reader thread that received them "
-                                "(Client::registerCommandDirect), not in the main thread.")});
+                 QStringLiteral("Take the commands and the requests in the reader thread that received them "
+                                "(Client::registerCommandDirect, Client::setRequestHandlerDirect), not in "
+                                "the main thread.")});
     if (!parse(p, args, verb))
         return 1;
     if (!p.isSet(QStringLiteral("command")) && !p.isSet(QStringLiteral("reply")))
@@ -178,8 +179,12 @@ int echo(const QStringList &args)
     if (p.isSet(QStringLiteral("reply"))) {
         if (!client.publish(p.value(QStringLiteral("reply"))))
             return fail(verb, client.errorString());
-        QObject::connect(&client, &Client::requestReceived, &client,
-                         [&client](const Request &r) { client.reply(r, r.data()); });
+        if (p.isSet(QStringLiteral("direct")))
+            client.setRequestHandlerDirect(p.value(QStringLiteral("reply")),
+                                           [&client](const Request &r) { client.reply(r, r.data()); });
+        else
+            QObject::connect(&client, &Client::requestReceived, &client,
+                             [&client](const Request &r) { client.reply(r, r.data()); });
     }
     const bool quiet = p.isSet(QStringLiteral("quiet"));
     const auto onCommand = [&](const Command &c) {

@@ -151,12 +151,13 @@ bool ClientPrivate::routeDirect(const net::Inbound &in)
     if (direct.count.load(std::memory_order_acquire) == 0)
         return false;
     const bool service = in.type == wire_format::Type::ServiceMessage;
-    if (!service && in.type != wire_format::Type::CommandMessage)
+    const bool request = in.type == wire_format::Type::Request;
+    if (!service && !request && in.type != wire_format::Type::CommandMessage)
         return false;
     DirectRoutes::Name found;
     {
         QReadLocker l(&direct.lock);
-        const auto &table = service ? direct.services : direct.commands;
+        const auto &table = service ? direct.services : request ? direct.requests : direct.commands;
         const auto it = table.constFind(in.name);
         if (it == table.cend())
             return false;
@@ -168,6 +169,10 @@ bool ClientPrivate::routeDirect(const net::Inbound &in)
         if (h->removed)
             continue;
         taken = true;
+        if (request) {
+            h->onRequest(makeRequest(in));
+            break; // one handler answers a request
+        }
         if (!service) {
             h->onCommand(Command(in.name, in.data, in.origin));
             continue;
@@ -282,7 +287,7 @@ void ClientPrivate::checkConnecting()
     }
 }
 
-void ClientPrivate::handleRequest(const net::Inbound &in)
+Request ClientPrivate::makeRequest(const net::Inbound &in)
 {
     Request r;
     r.d->service = QString::fromUtf8(in.name);
@@ -296,6 +301,12 @@ void ClientPrivate::handleRequest(const net::Inbound &in)
         r.d->originHost = in.peer->hostName;
         r.d->originAddress = in.peer->source.toString();
     }
+    return r;
+}
+
+void ClientPrivate::handleRequest(const net::Inbound &in)
+{
+    const Request r = makeRequest(in);
     if (!services.contains(r.d->service)) {
         sendReply(r, 2, QStringLiteral("%1 does not provide '%2'").arg(options.name, r.d->service).toUtf8());
         return;
@@ -374,7 +385,7 @@ Client::Client(const ClientOptions &options, QObject *parent)
 Client::~Client()
 {
     // No direct handler runs from here on (a call in progress ends first).
-    for (auto *table : {&d->direct.services, &d->direct.commands}) {
+    for (auto *table : {&d->direct.services, &d->direct.commands, &d->direct.requests}) {
         QList<QByteArray> names;
         {
             QReadLocker l(&d->direct.lock);
@@ -666,6 +677,22 @@ void Client::registerCommandDirect(const QString &name, std::function<void(const
         d->addDirect(d->direct.commands, name.toUtf8(), std::move(h));
     }
     registerCommand(name);
+}
+
+void Client::setRequestHandlerDirect(const QString &service,
+                                     std::function<void(const dialog::Request &)> handler)
+{
+    if (!isValidName(service)) {
+        d->fail(Status::Code::InvalidName, QStringLiteral("invalid service name '%1'").arg(service.left(64)));
+        return;
+    }
+    const QByteArray key = service.toUtf8();
+    d->removeDirect(d->direct.requests, key, nullptr);
+    if (handler) {
+        auto h = std::make_shared<DirectHandler>();
+        h->onRequest = std::move(handler);
+        d->addDirect(d->direct.requests, key, std::move(h));
+    }
 }
 
 void Client::unregisterCommand(const QString &name)

@@ -158,6 +158,7 @@ struct DirectHandler
     bool removed = false; // guarded by call
     std::function<void(const Message &)> onMessage;
     std::function<void(const Command &)> onCommand;
+    std::function<void(const Request &)> onRequest;
     quint64 incarnation = 0, lastSequence = 0, received = 0; // guarded by call
     std::atomic<bool> active{false};                         // its Subscription was told it is Active
 };
@@ -172,7 +173,7 @@ struct DirectRoutes
         bool alsoQueued = false; // services: other Subscriptions of the name want the message too
     };
     QReadWriteLock lock;
-    QHash<QByteArray, Name> services, commands; // guarded by lock
+    QHash<QByteArray, Name> services, commands, requests; // guarded by lock
     std::atomic<int> count{0};                  // handlers in both: none, no look-up at all
 };
 
@@ -209,6 +210,7 @@ public:
     void onSubscriptionChanged(const QString &service, int state, const QString &provider,
                                const QString &host, quint16 port);
     void handleRequest(const net::Inbound &in);
+    static Request makeRequest(const net::Inbound &in);
     bool sendReply(const Request &r, quint8 status, const QByteArray &data);
     void onRefused(const QString &what, const QString &name, const QString &reason);
     /// Refusals of this process's name in a row after which a process with exitOnRefusal exits:

@@ -5,6 +5,8 @@
 
 #include <QTimer>
 
+#include <algorithm>
+
 namespace dialog {
 
 RequestTracker::RequestTracker(ClientPrivate *client) : d(client) {}
@@ -83,12 +85,17 @@ void RequestTracker::onProviderKnown(const QString &service)
     if (where == d->providers.cend() || !d->transport)
         return;
     const net::OutboxPtr box = d->transport->outbox(where.value());
-    for (auto it = m_pending.begin(); it != m_pending.end(); ++it) {
-        if (it->service != service || it->sent)
-            continue;
-        it->sent = true;
-        it->sentTo = where.value();
-        d->transport->send(box, it->frame);
+    // In the order they were made (ids grow), not the hash's.
+    QList<quint64> waiting;
+    for (auto it = m_pending.cbegin(); it != m_pending.cend(); ++it)
+        if (it->service == service && !it->sent)
+            waiting << it.key();
+    std::sort(waiting.begin(), waiting.end());
+    for (quint64 id : std::as_const(waiting)) {
+        Pending &p = m_pending[id];
+        p.sent = true;
+        p.sentTo = where.value();
+        d->transport->send(box, p.frame);
     }
 }
 

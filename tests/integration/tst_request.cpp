@@ -6,6 +6,7 @@
 #include <QSignalSpy>
 #include <QtTest>
 #include <csignal>
+#include <mutex>
 
 using namespace dialog;
 using namespace dialog::test;
@@ -18,6 +19,7 @@ private Q_SLOTS:
     void init();
     void cleanup();
     void requestAnsweredByProvider();
+    void directHandlerAnswersInTheReaderThread();
     void requestWaitsForAProviderThatStartsLater();
     void errorRepliesAndNotAccepted();
     void unansweredRequestTimesOut();
@@ -89,6 +91,17 @@ void tst_Request::benchRoundTripOfRequests()
     QVERIFY(j.value(QStringLiteral("p50_us")).toDouble() > 0);
     QVERIFY(j.value(QStringLiteral("p99_us")).toDouble() >= j.value(QStringLiteral("p50_us")).toDouble());
 
+    // --direct: the echo answers in its reader thread (Client::setRequestHandlerDirect).
+    QProcess *direct = m_fx->start(QStringLiteral("dialog"),
+                                   {QStringLiteral("bench"), QStringLiteral("rtt"), QStringLiteral("--mode"),
+                                    QStringLiteral("request"), QStringLiteral("--direct"),
+                                    QStringLiteral("--count"), QStringLiteral("200"), QStringLiteral("--json")});
+    QVERIFY(direct->waitForFinished(60000));
+    QVERIFY2(direct->exitCode() == 0, direct->readAllStandardError().constData());
+    const QJsonObject dj = QJsonDocument::fromJson(direct->readAllStandardOutput()).object();
+    QCOMPARE(dj.value(QStringLiteral("direct")).toBool(), true);
+    QCOMPARE(dj.value(QStringLiteral("count")).toInt(), 200);
+
     QProcess *bad =
         m_fx->start(QStringLiteral("dialog"), {QStringLiteral("bench"), QStringLiteral("rtt"),
                                                QStringLiteral("--mode"), QStringLiteral("carrier-pigeon")});
@@ -131,6 +144,60 @@ void tst_Request::requestAnsweredByProvider()
         else
             QCOMPARE(r.data(), QByteArray(200000, 'Z') + " for Asker");
     }
+}
+
+// Client::setRequestHandlerDirect: requests go to the handler in a reader thread, in the requester's
+// order, and requestReceived() is not emitted for them; replies sent from there arrive; the handler
+// removed, requests are emitted in the Client's thread again.
+void tst_Request::directHandlerAnswersInTheReaderThread()
+{
+    Client server(m_fx->clientOptions(QStringLiteral("DirectUpper")));
+    server.publish(QStringLiteral("DirectUpper.Service"));
+    std::mutex lock;
+    QList<QByteArray> seen;
+    QSet<QThread *> threads;
+    server.setRequestHandlerDirect(QStringLiteral("DirectUpper.Service"), [&](const Request &r) {
+        {
+            std::lock_guard<std::mutex> l(lock);
+            seen << r.data();
+            threads << QThread::currentThread();
+        }
+        server.reply(r, r.data().toUpper() + " for " + r.origin().toUtf8());
+    });
+    int queued = 0;
+    connect(&server, &Client::requestReceived, &server, [&](const Request &r) {
+        ++queued;
+        server.reply(r, "queued " + r.data());
+    });
+    QVERIFY(server.start());
+    Client client(m_fx->clientOptions(QStringLiteral("DirectAsker")));
+    QVERIFY(client.start());
+    Collector got;
+    QList<quint64> ids;
+    for (int i = 0; i < 20; ++i)
+        ids << client.request(QStringLiteral("DirectUpper.Service"), "req" + QByteArray::number(i), 10000, this,
+                              got.fn())
+                   .id();
+    QTRY_COMPARE_WITH_TIMEOUT(got.replies.size(), 20, 15000);
+    for (const Reply &r : std::as_const(got.replies)) {
+        QVERIFY2(r.isOk(), qPrintable(r.errorString()));
+        QCOMPARE(r.data(), "REQ" + QByteArray::number(ids.indexOf(r.id())) + " for DirectAsker");
+    }
+    {
+        std::lock_guard<std::mutex> l(lock);
+        QCOMPARE(seen.size(), 20);
+        for (int i = 0; i < 20; ++i)
+            QCOMPARE(seen.at(i), "req" + QByteArray::number(i)); // the requester's order
+        QVERIFY(!threads.contains(server.thread()));
+    }
+    QCOMPARE(queued, 0);
+
+    server.setRequestHandlerDirect(QStringLiteral("DirectUpper.Service"), nullptr);
+    got.replies.clear();
+    client.request(QStringLiteral("DirectUpper.Service"), "again", 10000, this, got.fn());
+    QTRY_COMPARE_WITH_TIMEOUT(got.replies.size(), 1, 10000);
+    QCOMPARE(got.replies.first().data(), QByteArray("queued again"));
+    QCOMPARE(queued, 1);
 }
 
 void tst_Request::requestWaitsForAProviderThatStartsLater()

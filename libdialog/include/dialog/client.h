@@ -121,7 +121,17 @@ public:
     /// The process known to provide @p service (one this process subscribed to or sent requests
     /// to), empty if none is known (yet).
     QString providerOf(const QString &service) const;
-    /// Answers a request received through requestReceived(). False if it could not be queued.
+    /// Direct delivery, for latency-sensitive providers: each request for @p service is passed to
+    /// @p handler in the reader thread that decoded it, as soon as it is decoded, instead of being
+    /// emitted as requestReceived() in the Client's thread (one thread hand-off fewer). The handler
+    /// must be thread-safe and short (that reader thread reads nothing else meanwhile); it answers
+    /// with reply() or replyError(), which may be called from any thread, there or later. Requests
+    /// of one requester come in its order, one call at a time. The service should be one this
+    /// process publishes (requests are delivered to the handler either way). Replaces an earlier
+    /// handler of @p service; an empty one removes it, waiting for a call in progress.
+    void setRequestHandlerDirect(const QString &service, std::function<void(const dialog::Request &)> handler);
+    /// Answers a request received through requestReceived() or a direct handler. Thread-safe. False
+    /// if it could not be queued.
     bool reply(const Request &request, const QByteArray &data);
     bool replyError(const Request &request, const QString &error);
 
