@@ -1,4 +1,5 @@
 #include "archivestore.h"
+#include "handoff_p.h"
 
 #include <QDateTime>
 #include <QSqlDriver>
@@ -201,7 +202,7 @@ void ArchiveStore::enqueue(const QList<SeriesName> &fresh, const std::vector<Sam
     }
     // One wake-up per burst: everything that arrives meanwhile goes into the same transaction.
     if (wake)
-        QMetaObject::invokeMethod(this, &ArchiveStore::writePending, Qt::QueuedConnection);
+        net::post(this, [this] { writePending(); }); // from the caller's thread to the store's
 }
 
 void ArchiveStore::writePending()

@@ -12,11 +12,16 @@ LoggerServer::LoggerServer(Client *client, const LogStore::Options &options)
 {
     m_store = new LogStore(options);
     m_store->moveToThread(&m_storeThread);
-    connect(&m_storeThread, &QThread::finished, m_store, &QObject::deleteLater);
-    connect(m_store, &LogStore::written, this, &LoggerServer::onWritten, Qt::QueuedConnection);
+    // Emitted in the store's thread with lists of ours: handed over to this thread with handOff() (see
+    // libdialog/src/tsan_qt.cpp). This object outlives the store (the destructor deletes it first).
+    connect(
+        m_store, &LogStore::written, this,
+        [this](const QList<quint64> &tickets, const QString &error, const QList<LogRecord> &stored) {
+            net::post(this, [this, tickets, error, stored] { onWritten(tickets, error, stored); });
+        },
+        Qt::DirectConnection);
     m_search = new LogSearch(options.database);
     m_search->moveToThread(&m_searchThread);
-    connect(&m_searchThread, &QThread::finished, m_search, &QObject::deleteLater);
     m_storeThread.setObjectName(QStringLiteral("logger-store"));
     m_searchThread.setObjectName(QStringLiteral("logger-search"));
     m_storeThread.start();
@@ -25,7 +30,10 @@ LoggerServer::LoggerServer(Client *client, const LogStore::Options &options)
 
 LoggerServer::~LoggerServer()
 {
-    // The store's thread finishes what it was given (pending batches are written) before quitting.
+    // The store and the search go in their own threads (the store writes what it was given first),
+    // in an order ThreadSanitizer sees (callBlocking), then the threads end.
+    net::callBlocking(m_store, [store = m_store] { delete store; });
+    net::callBlocking(m_search, [search = m_search] { delete search; });
     m_storeThread.quit();
     m_searchThread.quit();
     m_storeThread.wait();

@@ -1,5 +1,6 @@
 #include "logstore.h"
 #include "sqliteinsert.h"
+#include "handoff_p.h"
 
 #include <QDateTime>
 #include <QJsonDocument>
@@ -79,7 +80,7 @@ bool LogStore::enqueue(quint64 ticket, const QList<LogRecord> &records)
     }
     // One wake-up per burst: everything that arrives meanwhile goes into the same transaction.
     if (wake)
-        QMetaObject::invokeMethod(this, &LogStore::writePending, Qt::QueuedConnection);
+        net::post(this, [this] { writePending(); }); // from the caller's thread to the store's
     return true;
 }
 

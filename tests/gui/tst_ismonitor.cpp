@@ -446,6 +446,9 @@ void tst_IsMonitor::greysStaleObjectsAndShowsTheirAge()
 void tst_IsMonitor::manyObjects()
 {
     // Thousands of objects created in a burst reach the table through a few model resets.
+#if defined(__SANITIZE_THREAD__)
+    QSKIP("a load figure: under ThreadSanitizer (5-15 times slower) the burst's writes time out");
+#endif
     constexpr int N = 10000; // the figure
     int answered = 0, failed = 0;
     is::Object o = is::Object::create(m_dict->types(), QStringLiteral("ProcessStats"));
@@ -470,6 +473,9 @@ void tst_IsMonitor::staysResponsiveWith10000Objects()
     // monitor lists them live and shows one. It handles the load in batches: its event loop keeps
     // turning and the object table repaints at most ~10 times a second. The longest stall is printed
     // for the README, not asserted.
+#if defined(__SANITIZE_THREAD__)
+    QSKIP("a load figure: under ThreadSanitizer (5-15 times slower) neither side keeps the pace");
+#endif
     m_window->selectServer(QStringLiteral("RunParams"));
     QTRY_VERIFY_WITH_TIMEOUT(m_window->isLoaded(), 10000);
     const int before = m_window->objectModel()->rowCount();

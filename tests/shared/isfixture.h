@@ -36,6 +36,9 @@ inline qint64 rssGrowthBoundKb(qint64 boundKb)
 {
 #if defined(__SANITIZE_ADDRESS__)
     return 2 * boundKb + 64 * 1024;
+#elif defined(__SANITIZE_THREAD__)
+    // ThreadSanitizer keeps 4 bytes of shadow per byte of application memory, and its own history.
+    return 6 * boundKb + 64 * 1024;
 #else
     return boundKb;
 #endif
