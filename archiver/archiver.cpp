@@ -86,7 +86,7 @@ bool Archiver::start(QString *error)
     m_store = std::make_unique<ArchiveStore>(m_options.store);
     m_store->moveToThread(&m_storeThread);
     m_storeThread.setObjectName(QStringLiteral("archive store"));
-    m_storeThread.start();
+    net::startThread(m_storeThread);
     net::post(m_store.get(), [store = m_store.get()] { store->open(); });
 
     m_client = std::make_unique<Client>(m_options.client);

@@ -34,7 +34,7 @@ int benchStore(const QString &dir, qint64 samples, int seriesCount)
     ArchiveStore store(o);
     QThread thread;
     store.moveToThread(&thread);
-    thread.start();
+    dialog::net::startThread(thread);
     dialog::net::callBlocking(&store, [&store] { store.open(); });
     const qint64 nowUs = QDateTime::currentMSecsSinceEpoch() * 1000;
     QList<SeriesName> names;

@@ -16,7 +16,7 @@ Dispatcher::Dispatcher(const is::Repository &repository, const DispatcherOptions
     m_roomThread.setObjectName(QStringLiteral("is-room"));
     m_roomContext = new QObject;
     m_roomContext->moveToThread(&m_roomThread);
-    m_roomThread.start();
+    net::startThread(m_roomThread);
     for (int i = 0; i < m_options.workers; ++i) {
         auto w = std::make_shared<Worker>();
         Worker *raw = w.get();

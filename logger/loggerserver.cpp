@@ -24,8 +24,8 @@ LoggerServer::LoggerServer(Client *client, const LogStore::Options &options)
     m_search->moveToThread(&m_searchThread);
     m_storeThread.setObjectName(QStringLiteral("logger-store"));
     m_searchThread.setObjectName(QStringLiteral("logger-search"));
-    m_storeThread.start();
-    m_searchThread.start();
+    net::startThread(m_storeThread);
+    net::startThread(m_searchThread);
 }
 
 LoggerServer::~LoggerServer()

@@ -522,7 +522,7 @@ bool Client::start()
     d->connectingCheck->setInterval(1000);
     connect(d->connectingCheck, &QTimer::timeout, this, [this] { d->checkConnecting(); });
     d->connectingCheck->start();
-    d->coreThread.start();
+    net::startThread(d->coreThread);
     d->sendTransport.store(d->transport.get());
     d->sendCore.store(d->core);
 

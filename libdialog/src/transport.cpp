@@ -72,12 +72,18 @@ QThread *startThread(const QString &name, QObject *worker, std::mutex *joined)
     } start;
     const auto started = QObject::connect(
         t, &QThread::started, t,
-        [&start] {
+        [&start, t] {
+#ifdef DIALOG_TSAN
+            __tsan_acquire(t); // see net::startThread()
+#endif
             std::lock_guard<std::mutex> l(start.lock);
             start.running = true;
             start.cond.notify_all();
         },
         Qt::DirectConnection);
+#ifdef DIALOG_TSAN
+    __tsan_release(t);
+#endif
     t->start();
     {
         std::unique_lock<std::mutex> l(start.lock);
