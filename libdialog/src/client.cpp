@@ -1,6 +1,7 @@
 #include "client_p.h"
 #include "control_p.h"
 #include "handoff_p.h"
+#include "rwlock_p.h"
 #include "requests_p.h"
 
 #include <QCoreApplication>
@@ -106,7 +107,7 @@ Subscription *ClientPrivate::addSubscription(const QString &name)
 void ClientPrivate::addDirect(QHash<QByteArray, DirectRoutes::Name> &table, const QByteArray &name,
                               DirectHandlerPtr h)
 {
-    QWriteLocker l(&direct.lock);
+    WriteLocker l(&direct.lock);
     table[name].handlers.append(std::move(h));
     direct.count.fetch_add(1, std::memory_order_release);
 }
@@ -116,7 +117,7 @@ void ClientPrivate::removeDirect(QHash<QByteArray, DirectRoutes::Name> &table, c
 {
     QList<DirectHandlerPtr> gone;
     {
-        QWriteLocker l(&direct.lock);
+        WriteLocker l(&direct.lock);
         auto it = table.find(name);
         if (it == table.end())
             return;
@@ -140,7 +141,7 @@ void ClientPrivate::refreshQueued(const QByteArray &service)
     const QList<Subscription *> subs = subscriptions.value(service);
     const bool queued =
         std::any_of(subs.cbegin(), subs.cend(), [](const Subscription *s) { return !s->d->direct; });
-    QWriteLocker l(&direct.lock);
+    WriteLocker l(&direct.lock);
     auto it = direct.services.find(service);
     if (it != direct.services.end())
         it->alsoQueued = queued;
@@ -156,7 +157,7 @@ bool ClientPrivate::routeDirect(const net::Inbound &in)
         return false;
     DirectRoutes::Name found;
     {
-        QReadLocker l(&direct.lock);
+        ReadLocker l(&direct.lock);
         const auto &table = service ? direct.services : request ? direct.requests : direct.commands;
         const auto it = table.constFind(in.name);
         if (it == table.cend())
@@ -388,7 +389,7 @@ Client::~Client()
     for (auto *table : {&d->direct.services, &d->direct.commands, &d->direct.requests}) {
         QList<QByteArray> names;
         {
-            QReadLocker l(&d->direct.lock);
+            ReadLocker l(&d->direct.lock);
             names = table->keys();
         }
         for (const QByteArray &n : std::as_const(names))

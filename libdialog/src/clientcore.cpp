@@ -61,7 +61,10 @@ void ClientCore::start()
             });
     connect(m_transport, &net::Transport::answered, this,
             [this](const QString &host, quint16 port, const QByteArray &payload) {
-                onAnswered(Endpoint{host, port}, payload);
+                // A reference of our own, dropped here by instrumented code: when the sender thread
+                // drops the last one later, ThreadSanitizer orders our reads before its free.
+                const QByteArray own = payload;
+                onAnswered(Endpoint{host, port}, own);
             });
     sendConnect();
 }

@@ -7,6 +7,7 @@
 #include <QCoreApplication>
 #include <QThread>
 
+#include <atomic>
 #include <cerrno>
 #include <condition_variable>
 #include <mutex>
@@ -68,7 +69,7 @@ QThread *startThread(const QString &name, QObject *worker, std::mutex *joined)
     {
         std::mutex lock;
         std::condition_variable cond;
-        bool running = false;
+        std::atomic<bool> running{false}; // atomic as well: ThreadSanitizer misses the lock in one place
     } start;
     const auto started = QObject::connect(
         t, &QThread::started, t,
@@ -77,7 +78,7 @@ QThread *startThread(const QString &name, QObject *worker, std::mutex *joined)
             __tsan_acquire(t); // see net::startThread()
 #endif
             std::lock_guard<std::mutex> l(start.lock);
-            start.running = true;
+            start.running.store(true);
             start.cond.notify_all();
         },
         Qt::DirectConnection);
@@ -87,7 +88,7 @@ QThread *startThread(const QString &name, QObject *worker, std::mutex *joined)
     t->start();
     {
         std::unique_lock<std::mutex> l(start.lock);
-        start.cond.wait(l, [&start] { return start.running; });
+        start.cond.wait(l, [&start] { return start.running.load(); });
     }
     QObject::disconnect(started);
     return t;

@@ -87,7 +87,9 @@ private:
 
     QStringList reportArgs(const QString &name, const QStringList &extra)
     {
-        return QStringList{QStringLiteral("log"), QStringLiteral("report"), QStringLiteral("--name"), name} +
+        return QStringList{QStringLiteral("log"),          QStringLiteral("report"),
+                           QStringLiteral("--name"),       name,
+                           QStringLiteral("--timeout-ms"), QString::number(10000 * SanitizerTimeScale)} +
                extra;
     }
 
@@ -121,7 +123,7 @@ private:
                     texts << r.value(QStringLiteral("text")).toString();
                 return done(texts);
             },
-            20000, 200);
+            20000 * SanitizerTimeScale, 200);
         return texts;
     }
 
@@ -406,27 +408,29 @@ private Q_SLOTS:
         };
         report(QStringLiteral("warning"), QStringLiteral("early warning"), 3);
         report(QStringLiteral("info"), QStringLiteral("routine"), 2500);
-        const QStringList window{QStringLiteral("--since"), QStringLiteral("1h"), QStringLiteral("--process"),
-                                 QStringLiteral("Busy"), QStringLiteral("--severity"), QStringLiteral("warning")};
+        const QStringList window{QStringLiteral("--since"),    QStringLiteral("1h"),
+                                 QStringLiteral("--process"),  QStringLiteral("Busy"),
+                                 QStringLiteral("--severity"), QStringLiteral("warning")};
         auto texts = [](const QList<QJsonObject> &rs) {
             QStringList t;
             for (const auto &r : rs)
                 t << r.value(QStringLiteral("text")).toString();
             return t;
         };
-        QTRY_COMPARE_WITH_TIMEOUT(texts(search(window + QStringList{QStringLiteral("--limit"), QStringLiteral("2")})),
-                                  (QStringList{QStringLiteral("early warning #2"), QStringLiteral("early warning #3")}),
-                                  10000);
+        QTRY_COMPARE_WITH_TIMEOUT(
+            texts(search(window + QStringList{QStringLiteral("--limit"), QStringLiteral("2")})),
+            (QStringList{QStringLiteral("early warning #2"), QStringLiteral("early warning #3")}), 10000);
         report(QStringLiteral("warning"), QStringLiteral("late warning"), 150);
         QByteArray err;
         QList<QJsonObject> page;
         // The page is printed oldest first.
-        QTRY_VERIFY_WITH_TIMEOUT((page = search(window + QStringList{QStringLiteral("--limit"), QStringLiteral("100")},
-                                                nullptr, &err))
-                                         .value(99)
-                                         .value(QStringLiteral("text"))
-                                         .toString() == QLatin1String("late warning #150"),
-                                 10000);
+        QTRY_VERIFY_WITH_TIMEOUT(
+            (page = search(window + QStringList{QStringLiteral("--limit"), QStringLiteral("100")}, nullptr,
+                           &err))
+                    .value(99)
+                    .value(QStringLiteral("text"))
+                    .toString() == QLatin1String("late warning #150"),
+            10000);
         QCOMPARE(page.size(), 100);
         QCOMPARE(page.first().value(QStringLiteral("text")).toString(), QStringLiteral("late warning #51"));
         const int at = err.indexOf("--before ");

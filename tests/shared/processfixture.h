@@ -20,6 +20,18 @@
 
 namespace dialog::test {
 
+/// How many times longer than in a normal build a wait for other processes may take: instrumented
+/// binaries are slower (ThreadSanitizer 5-15 times, AddressSanitizer about 2). For the waits of
+/// multi-process scenarios (fail-overs, stores), not for bounds a test asserts.
+constexpr int SanitizerTimeScale =
+#if defined(__SANITIZE_THREAD__)
+    4;
+#elif defined(__SANITIZE_ADDRESS__)
+    2;
+#else
+    1;
+#endif
+
 inline QString bin(const QString &name)
 {
     return QStringLiteral(DIALOG_BIN_DIR "/") + name;
@@ -152,7 +164,7 @@ public:
 
     /// Runs a short-lived command to completion (bounded); returns its exit code, -1 on time-out.
     int run(const QString &program, const QStringList &args, QByteArray *out = nullptr,
-            QByteArray *err = nullptr, int timeoutMs = 15000)
+            QByteArray *err = nullptr, int timeoutMs = 15000 * SanitizerTimeScale)
     {
         QProcess *p = start(program, args);
         // Keep the event loop turning: in-process clients of the test must stay responsive.
