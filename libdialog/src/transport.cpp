@@ -9,7 +9,6 @@
 
 #include <atomic>
 #include <cerrno>
-#include <condition_variable>
 #include <mutex>
 #include <sys/socket.h>
 #include <time.h>
@@ -51,7 +50,7 @@ bool applySecurity(const QString &secretFile, const security::TlsFiles &tls, Tra
 namespace {
 // Starts @p worker's thread and returns once that thread runs its event loop's dispatcher. Qt
 // publishes a new thread's event dispatcher (and its wake-up eventfd) through atomics in
-// uninstrumented libQt6Core; waiting here on a std::condition_variable, signalled from the new
+// uninstrumented libQt6Core; waiting here on a wait condition (waitOn()), signalled from the new
 // thread's started(), makes that ordering visible to ThreadSanitizer for every later post to the
 // thread. The worker, when it is destroyed at the thread's end, passes through @p joined: the
 // destructor of the transport takes it after QThread::wait() (whose own ordering TSan cannot see
@@ -65,11 +64,13 @@ QThread *startThread(const QString &name, QObject *worker, std::mutex *joined)
     QObject::connect(
         worker, &QObject::destroyed, t, [joined] { std::lock_guard<std::mutex> l(*joined); },
         Qt::DirectConnection);
+    // A QMutex and waitOn(): their ordering is annotated for ThreadSanitizer, which did not see
+    // this wait through std::condition_variable (libstdc++ is not instrumented).
     struct
     {
-        std::mutex lock;
-        std::condition_variable cond;
-        std::atomic<bool> running{false}; // atomic as well: ThreadSanitizer misses the lock in one place
+        QMutex lock;
+        QWaitCondition cond;
+        std::atomic<bool> running{false};
     } start;
     const auto started = QObject::connect(
         t, &QThread::started, t,
@@ -77,9 +78,9 @@ QThread *startThread(const QString &name, QObject *worker, std::mutex *joined)
 #ifdef DIALOG_TSAN
             __tsan_acquire(t); // see net::startThread()
 #endif
-            std::lock_guard<std::mutex> l(start.lock);
+            QMutexLocker l(&start.lock);
             start.running.store(true);
-            start.cond.notify_all();
+            start.cond.wakeAll();
         },
         Qt::DirectConnection);
 #ifdef DIALOG_TSAN
@@ -87,8 +88,9 @@ QThread *startThread(const QString &name, QObject *worker, std::mutex *joined)
 #endif
     t->start();
     {
-        std::unique_lock<std::mutex> l(start.lock);
-        start.cond.wait(l, [&start] { return start.running.load(); });
+        QMutexLocker l(&start.lock);
+        while (!start.running.load())
+            waitOn(start.cond, start.lock);
     }
     QObject::disconnect(started);
     return t;

@@ -98,14 +98,15 @@ public:
     template <typename Sender, typename Signal> CrossThreadSpy(Sender *sender, Signal signal)
     {
         // Connected while the transport's threads run: taking the lock once here orders this
-        // object's construction before the first call in one of them (for ThreadSanitizer).
+        // object's construction before the first call in one of them (a QMutex: its ordering is
+        // annotated for ThreadSanitizer).
         {
-            std::lock_guard<std::mutex> l(m_lock);
+            QMutexLocker l(&m_lock);
         }
         QObject::connect(
             sender, signal, &m_context,
             [this](const auto &...args) {
-                std::lock_guard<std::mutex> l(m_lock);
+                QMutexLocker l(&m_lock);
                 if (m_count++ == 0)
                     m_first = QVariantList{QVariant::fromValue(args)...};
             },
@@ -113,19 +114,19 @@ public:
     }
     int size() const
     {
-        std::lock_guard<std::mutex> l(m_lock);
+        QMutexLocker l(&m_lock);
         return m_count;
     }
     bool isEmpty() const { return size() == 0; }
     /// Argument @p i of the first emission.
     QVariant first(int i = 0) const
     {
-        std::lock_guard<std::mutex> l(m_lock);
+        QMutexLocker l(&m_lock);
         return m_first.value(i);
     }
 
 private:
-    mutable std::mutex m_lock;
+    mutable QMutex m_lock;
     int m_count = 0;
     QVariantList m_first;
     QObject m_context; // destroyed first: no call comes in once the rest goes
