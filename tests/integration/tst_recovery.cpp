@@ -463,7 +463,7 @@ void tst_Recovery::hungControlServerIsLeftForStandby()
                 return v.toObject();
         return QJsonObject();
     };
-    QTRY_VERIFY_WITH_TIMEOUT(!standbyEntry().isEmpty(), 10000);
+    QTRY_VERIFY_WITH_TIMEOUT(!standbyEntry().isEmpty(), 10000 * SanitizerTimeScale);
     QCOMPARE(qint64(standbyEntry().value(QStringLiteral("pid")).toInteger()), pid);
     QCOMPARE(m_fx->controlServerProcess()->state(), QProcess::Running);
     QVERIFY(!ProcessFixture::waitForPort(primaryPort, 300));
