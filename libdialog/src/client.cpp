@@ -1,8 +1,8 @@
 #include "client_p.h"
 #include "control_p.h"
 #include "handoff_p.h"
-#include "rwlock_p.h"
 #include "requests_p.h"
+#include "rwlock_p.h"
 
 #include <QCoreApplication>
 #include <QDeadlineTimer>
@@ -91,9 +91,7 @@ Subscription *ClientPrivate::addSubscription(const QString &name)
     auto *s = new Subscription(name, q, false);
     subscriptions[name.toUtf8()].append(s);
     ++subscriptionGeneration;
-    const auto post = [this, name] {
-        net::post(core, [c = core, name] { c->addRequest(name); });
-    };
+    const auto post = [this, name] { net::post(core, [c = core, name] { c->addRequest(name); }); };
     if (core)
         post();
     else
@@ -108,7 +106,12 @@ void ClientPrivate::addDirect(QHash<QByteArray, DirectRoutes::Name> &table, cons
                               DirectHandlerPtr h)
 {
     WriteLocker l(&direct.lock);
-    table[name].handlers.append(std::move(h));
+    // Lists are replaced, never changed in place: routeDirect() iterates a shared copy outside the
+    // lock (see ServiceState::replaceSubscribers()).
+    QList<DirectHandlerPtr> next = table.value(name).handlers;
+    next.detach();
+    next.append(std::move(h));
+    table[name].handlers = std::move(next);
     direct.count.fetch_add(1, std::memory_order_release);
 }
 
@@ -121,12 +124,16 @@ void ClientPrivate::removeDirect(QHash<QByteArray, DirectRoutes::Name> &table, c
         auto it = table.find(name);
         if (it == table.end())
             return;
-        for (qsizetype i = it->handlers.size() - 1; i >= 0; --i) {
-            if (h && it->handlers.at(i) != h)
+        QList<DirectHandlerPtr> kept; // a new list (see addDirect())
+        for (const DirectHandlerPtr &x : std::as_const(it->handlers)) {
+            if (h && x != h) {
+                kept.append(x);
                 continue;
-            gone.append(it->handlers.takeAt(i));
+            }
+            gone.append(x);
             direct.count.fetch_sub(1, std::memory_order_release);
         }
+        it->handlers = std::move(kept);
         if (it->handlers.isEmpty())
             table.erase(it);
     }
@@ -483,13 +490,11 @@ bool Client::start()
             const net::Endpoint dest{host, port};
             d->onDestinationFailed(dest);
             // Requests live in the Client's thread; this runs in a sender thread.
-            QMetaObject::invokeMethod(
-                this,
-                net::handOff([this, dest, why] {
-                    if (d->requests)
-                        d->requests->onDestinationFailed(dest, why);
-                }),
-                Qt::QueuedConnection);
+            QMetaObject::invokeMethod(this, net::handOff([this, dest, why] {
+                                          if (d->requests)
+                                              d->requests->onDestinationFailed(dest, why);
+                                      }),
+                                      Qt::QueuedConnection);
         },
         Qt::DirectConnection);
 

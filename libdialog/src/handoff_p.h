@@ -143,6 +143,25 @@ inline void waitForDone(QThreadPool &pool)
 #endif
 }
 
+/// An order of one's own for ThreadSanitizer (what was done before release() in one thread comes
+/// before what is done after acquire() of the same address in another); nothing in other builds.
+inline void tsanRelease(const void *address)
+{
+#ifdef DIALOG_TSAN
+    __tsan_release(const_cast<void *>(address));
+#else
+    Q_UNUSED(address);
+#endif
+}
+inline void tsanAcquire(const void *address)
+{
+#ifdef DIALOG_TSAN
+    __tsan_acquire(const_cast<void *>(address));
+#else
+    Q_UNUSED(address);
+#endif
+}
+
 /// QThread::start(): the thread is created inside libQt6Core, whose calls ThreadSanitizer is told
 /// not to follow (tests/sanitizers/tsan.supp), so what the caller did before would not be ordered
 /// before what the new thread does. Under TSan the caller releases the thread object and the thread
