@@ -89,10 +89,13 @@ template <typename F> void post(QObject *context, F &&fn)
 template <typename F> void callBlocking(QObject *context, F &&fn)
 {
 #ifdef DIALOG_TSAN
+    // fn is moved into the posted call: the other thread reads nothing on this thread's stack
+    // (done is only an address to synchronise on).
     char done = 0;
-    QMetaObject::invokeMethod(context, handOff([&fn, &done] {
+    QMetaObject::invokeMethod(context,
+                              handOff([fn = std::decay_t<F>(std::forward<F>(fn)), done = &done]() mutable {
                                   fn();
-                                  __tsan_release(&done);
+                                  __tsan_release(done);
                               }),
                               Qt::BlockingQueuedConnection);
     __tsan_acquire(&done);
