@@ -188,9 +188,13 @@ private:
     static QList<QJsonObject> search(ProcessFixture &fx, const QStringList &args, QByteArray *err = nullptr)
     {
         QByteArray out;
+        // A page of 10,000 records takes a while under a sanitizer: the search's own time-out and
+        // the bound on the run are scaled (SanitizerTimeScale).
         fx.run(QStringLiteral("dialog"),
-               QStringList{QStringLiteral("log"), QStringLiteral("search"), QStringLiteral("--json")} + args,
-               &out, err);
+               QStringList{QStringLiteral("log"), QStringLiteral("search"), QStringLiteral("--json"),
+                           QStringLiteral("--timeout-ms"), QString::number(10000 * SanitizerTimeScale)} +
+                   args,
+               &out, err, 15000 * SanitizerTimeScale);
         QList<QJsonObject> records;
         for (const QByteArray &line : out.split('\n'))
             if (!line.isEmpty())
