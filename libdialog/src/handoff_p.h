@@ -123,6 +123,25 @@ inline bool waitOn(QWaitCondition &condition, QMutex &mutex,
 #endif
 }
 
+/// An order of one's own for ThreadSanitizer (what was done before release() in one thread comes
+/// before what is done after acquire() of the same address in another); nothing in other builds.
+inline void tsanRelease(const void *address)
+{
+#ifdef DIALOG_TSAN
+    __tsan_release(const_cast<void *>(address));
+#else
+    Q_UNUSED(address);
+#endif
+}
+inline void tsanAcquire(const void *address)
+{
+#ifdef DIALOG_TSAN
+    __tsan_acquire(const_cast<void *>(address));
+#else
+    Q_UNUSED(address);
+#endif
+}
+
 /// QThreadPool::start(): Qt hands the task to a pool thread, and QThreadPool::waitForDone() waits
 /// for it, with a mutex and a wait condition inside libQt6Core. With startIn() and waitForDone()
 /// ThreadSanitizer sees both orders: start before the task, the task before waitForDone() returns.
@@ -141,28 +160,7 @@ template <typename F> void startIn(QThreadPool &pool, F &&fn)
 inline void waitForDone(QThreadPool &pool)
 {
     pool.waitForDone();
-#ifdef DIALOG_TSAN
-    __tsan_acquire(&pool);
-#endif
-}
-
-/// An order of one's own for ThreadSanitizer (what was done before release() in one thread comes
-/// before what is done after acquire() of the same address in another); nothing in other builds.
-inline void tsanRelease(const void *address)
-{
-#ifdef DIALOG_TSAN
-    __tsan_release(const_cast<void *>(address));
-#else
-    Q_UNUSED(address);
-#endif
-}
-inline void tsanAcquire(const void *address)
-{
-#ifdef DIALOG_TSAN
-    __tsan_acquire(const_cast<void *>(address));
-#else
-    Q_UNUSED(address);
-#endif
+    tsanAcquire(&pool);
 }
 
 /// QThread::start(): the thread is created inside libQt6Core, whose calls ThreadSanitizer is told

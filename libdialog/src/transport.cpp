@@ -75,17 +75,13 @@ QThread *startThread(const QString &name, QObject *worker, std::mutex *joined)
     const auto started = QObject::connect(
         t, &QThread::started, t,
         [&start, t] {
-#ifdef DIALOG_TSAN
-            __tsan_acquire(t); // see net::startThread()
-#endif
+            tsanAcquire(t); // see net::startThread()
             QMutexLocker l(&start.lock);
             start.running.store(true);
             start.cond.wakeAll();
         },
         Qt::DirectConnection);
-#ifdef DIALOG_TSAN
-    __tsan_release(t);
-#endif
+    tsanRelease(t);
     t->start();
     {
         QMutexLocker l(&start.lock);
