@@ -4,6 +4,8 @@
 #include "childprocesses.h"
 #include "clientsetup.h"
 
+#include "dialog/is/typeinfo.h"
+
 #include <QElapsedTimer>
 #include <QEventLoop>
 #include <QFile>
@@ -59,6 +61,20 @@ inline double processCpuSeconds(qint64 pid)
     if (fields.size() < 13)
         return 0;
     return double(fields.at(11).toLongLong() + fields.at(12).toLongLong()) / double(::sysconf(_SC_CLK_TCK));
+}
+
+/// The objects of the IS load, write and cs-scale benches: ten attributes of the usual kinds.
+inline is::TypeInfo bench10Type()
+{
+    is::TypeInfo t(QStringLiteral("Bench10"), QStringLiteral("Ten attributes"));
+    using is::AttributeInfo;
+    using is::BasicType;
+    t.setAttributes({AttributeInfo(QStringLiteral("a"), BasicType::U32), AttributeInfo(QStringLiteral("b"), BasicType::U64),
+                     AttributeInfo(QStringLiteral("c"), BasicType::Double), AttributeInfo(QStringLiteral("d"), BasicType::Float),
+                     AttributeInfo(QStringLiteral("e"), BasicType::String), AttributeInfo(QStringLiteral("f"), BasicType::Time),
+                     AttributeInfo(QStringLiteral("g"), BasicType::Bool), AttributeInfo(QStringLiteral("h"), BasicType::S32),
+                     AttributeInfo(QStringLiteral("i"), BasicType::S64), AttributeInfo(QStringLiteral("j"), BasicType::U16)});
+    return t;
 }
 
 struct Environment

@@ -8,6 +8,7 @@
 #include <QTimer>
 #include <QtEndian>
 #include <algorithm>
+#include <csignal>
 #include <cstdio>
 #include <mutex>
 
@@ -50,10 +51,11 @@ int fanin(const QStringList &args)
     if (!client->start())
         return fail(verb, client->errorString());
     QList<Subscription *> subs;
+    QList<QProcess *> publishers;
     for (int i = 0; i < senders; ++i) {
         const QString service = QStringLiteral("bench.fanin.%1").arg(i);
         subs.append(client->subscribe(service));
-        env.children.start(ChildProcesses::binary(QStringLiteral("dialog")),
+        publishers << env.children.start(ChildProcesses::binary(QStringLiteral("dialog")),
                            {QStringLiteral("publish"), service, QStringLiteral("--name"),
                             QStringLiteral("bench.publisher.%1").arg(i), QStringLiteral("--control-server"),
                             env.address, QStringLiteral("--rate"), QStringLiteral("0"),
@@ -96,6 +98,26 @@ int fanin(const QStringList &args)
     const double cpu = processCpuSeconds(self) - cpuBefore;
     // This process is the subscriber: its memory with every connection busy, and the most it held.
     const qint64 rssKb = processStatusKb(self, "VmRSS"), peakKb = processStatusKb(self, "VmHWM");
+    // At rest: the publishers stopped (SIGSTOP: their connections stay open and idle), everything
+    // they had sent delivered; then what the subscriber still holds.
+    for (QProcess *pub : std::as_const(publishers))
+        ::kill(pid_t(pub->processId()), SIGSTOP);
+    quint64 heard = totals().first;
+    QElapsedTimer quiet;
+    quiet.start();
+    runUntil(
+        [&] {
+            const quint64 now = totals().first;
+            if (now != heard) {
+                heard = now;
+                quiet.restart();
+            }
+            return quiet.elapsed() >= 1000;
+        },
+        30000);
+    const qint64 restKb = processStatusKb(self, "VmRSS");
+    for (QProcess *pub : std::as_const(publishers))
+        ::kill(pid_t(pub->processId()), SIGCONT);
     // Close the subscriber first: its connections break, which releases publishers blocked in update().
     client.reset();
     env.children.stopAll();
@@ -116,14 +138,16 @@ int fanin(const QStringList &args)
             {QStringLiteral("lost"), qint64(lost)},
             {QStringLiteral("subscriber_cpu_us_per_msg"), qRound64(cpuUsPerMsg * 1000) / 1000.0},
             {QStringLiteral("subscriber_rss_mb"), qRound64(rssKb / 102.4) / 10.0},
-            {QStringLiteral("subscriber_peak_mb"), qRound64(peakKb / 102.4) / 10.0}};
+            {QStringLiteral("subscriber_peak_mb"), qRound64(peakKb / 102.4) / 10.0},
+            {QStringLiteral("subscriber_rest_mb"), qRound64(restKb / 102.4) / 10.0}};
         std::printf("%s\n", QJsonDocument(j).toJson(QJsonDocument::Compact).constData());
     } else {
         std::printf("fanin: %lld senders -> 1 subscriber, %lld B messages, %.2f s\n", senders, size, elapsed);
         std::printf("  %.0f messages/s, %.1f MB/s, %llu lost\n", msgs, mbs,
                     static_cast<unsigned long long>(lost));
-        std::printf("  subscriber: %.3f us CPU per message, %.1f MB resident (peak %.1f MB)\n", cpuUsPerMsg,
-                    rssKb / 1024.0, peakKb / 1024.0);
+        std::printf("  subscriber: %.3f us CPU per message, %.1f MB resident (peak %.1f MB); at rest with %lld "
+                    "idle connections %.1f MB\n",
+                    cpuUsPerMsg, rssKb / 1024.0, peakKb / 1024.0, senders, restKb / 1024.0);
     }
     return 0;
 }

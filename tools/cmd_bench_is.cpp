@@ -24,20 +24,6 @@ namespace dialog::tool {
 
 namespace {
 
-/// The objects of the IS load and write benches: ten attributes of the usual kinds.
-is::TypeInfo bench10Type()
-{
-    is::TypeInfo t(QStringLiteral("Bench10"), QStringLiteral("Ten attributes"));
-    using is::AttributeInfo;
-    using is::BasicType;
-    t.setAttributes({AttributeInfo(QStringLiteral("a"), BasicType::U32), AttributeInfo(QStringLiteral("b"), BasicType::U64),
-                     AttributeInfo(QStringLiteral("c"), BasicType::Double), AttributeInfo(QStringLiteral("d"), BasicType::Float),
-                     AttributeInfo(QStringLiteral("e"), BasicType::String), AttributeInfo(QStringLiteral("f"), BasicType::Time),
-                     AttributeInfo(QStringLiteral("g"), BasicType::Bool), AttributeInfo(QStringLiteral("h"), BasicType::S32),
-                     AttributeInfo(QStringLiteral("i"), BasicType::S64), AttributeInfo(QStringLiteral("j"), BasicType::U16)});
-    return t;
-}
-
 const QString BenchServer = QStringLiteral("Bench");
 const QString SampleType = QStringLiteral("BenchSample");
 

@@ -5,11 +5,14 @@
 #include "benchsupport.h"
 
 #include "dialog/directory.h"
+#include "dialog/is/dictionary.h"
+#include "dialog/is/object.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <cstdio>
+#include <optional>
 #include <sys/resource.h>
 
 namespace dialog::tool {
@@ -31,14 +34,15 @@ void raiseDescriptorLimit()
     }
 }
 
-/// What the OS processes of clients last reported (one line "scale CONNECTED REFUSED CONNECTIONS").
+/// What the OS processes of clients last reported (one line "scale CONNECTED REFUSED CONNECTIONS
+/// WRITTEN", WRITTEN: processes whose last IS update was acknowledged).
 struct ClientHosts
 {
     struct Host
     {
         QProcess *process = nullptr;
         QByteArray partial;
-        qint64 connected = 0, refused = 0, connections = 0;
+        qint64 connected = 0, refused = 0, connections = 0, written = 0;
     };
     std::vector<Host> hosts;
 
@@ -49,10 +53,11 @@ struct ClientHosts
         while ((nl = h.partial.indexOf('\n')) >= 0) {
             const QList<QByteArray> f = h.partial.left(nl).split(' ');
             h.partial.remove(0, nl + 1);
-            if (f.size() == 4 && f.at(0) == "scale") {
+            if (f.size() == 5 && f.at(0) == "scale") {
                 h.connected = f.at(1).toLongLong();
                 h.refused = f.at(2).toLongLong();
                 h.connections = f.at(3).toLongLong();
+                h.written = f.at(4).toLongLong();
             }
         }
     }
@@ -135,14 +140,22 @@ int benchCsScaleClients(const QStringList &args)
         {QStringLiteral("processes"), QStringLiteral("Processes in the whole test."), QStringLiteral("n")});
     p.addOption(
         {QStringLiteral("services"), QStringLiteral("Services in the whole test."), QStringLiteral("n")});
+    p.addOption({QStringLiteral("is"),
+                 QStringLiteral("Each process also writes one Bench10 object SERVER.scale.N to this IS server, "
+                                "again every --is-interval-ms."),
+                 QStringLiteral("server")});
+    p.addOption({QStringLiteral("is-interval-ms"), QStringLiteral("Interval of the IS updates (default 1000)."),
+                 QStringLiteral("ms")});
     if (!parse(p, args, verb))
         return 1;
-    qint64 first = 0, count = 1, processes = 1, services = 1;
+    qint64 first = 0, count = 1, processes = 1, services = 1, isIntervalMs = 1000;
     if (!intOption(p, verb, QStringLiteral("first"), 0, 10000000, first) ||
         !intOption(p, verb, QStringLiteral("count"), 1, 100000, count) ||
         !intOption(p, verb, QStringLiteral("processes"), 1, 10000000, processes) ||
-        !intOption(p, verb, QStringLiteral("services"), 0, 100000000, services))
+        !intOption(p, verb, QStringLiteral("services"), 0, 100000000, services) ||
+        !intOption(p, verb, QStringLiteral("is-interval-ms"), 100, 3600000, isIntervalMs))
         return 1;
+    const QString isServer = p.value(QStringLiteral("is"));
     raiseDescriptorLimit();
     std::vector<std::unique_ptr<Client>> clients;
     qint64 refused = 0;
@@ -166,14 +179,52 @@ int benchCsScaleClients(const QStringList &args)
             return fail(verb, c->errorString());
         clients.push_back(std::move(c));
     }
+    // IS writers: every process updates its object once per interval, spread over the interval (a
+    // tenth of the processes at each 100 ms tick when the interval is 1 s); one update in flight at
+    // a time per process.
+    struct Writer
+    {
+        std::unique_ptr<is::Dictionary> dict;
+        bool inFlight = false, written = false;
+    };
+    std::vector<Writer> writers(isServer.isEmpty() ? 0 : clients.size());
+    std::optional<is::Object> object;
+    if (!isServer.isEmpty()) {
+        for (size_t i = 0; i < writers.size(); ++i) {
+            writers[i].dict = std::make_unique<is::Dictionary>(clients[i].get());
+            writers[i].dict->setTimeout(int(qMin<qint64>(isIntervalMs * 5, 30000)));
+            QString error;
+            if (!writers[i].dict->types().declareType(bench10Type(), &error))
+                return fail(verb, error);
+        }
+        object = is::Object::create(writers.front().dict->types(), QStringLiteral("Bench10"));
+    }
+    qint64 tick = 0;
+    const qint64 ticksPerInterval = qMax<qint64>(1, isIntervalMs / 100);
     QTimer report;
     QObject::connect(&report, &QTimer::timeout, &report, [&] {
-        qint64 connected = 0, connections = 0;
-        for (const auto &c : clients) {
-            connected += c->state() == Client::State::Connected;
-            connections += qint64(c->statistics().reconnects);
+        qint64 connected = 0, connections = 0, written = 0;
+        for (size_t i = 0; i < clients.size(); ++i) {
+            Client &c = *clients[i];
+            const bool up = c.state() == Client::State::Connected;
+            connected += up;
+            connections += qint64(c.statistics().reconnects);
+            if (writers.empty())
+                continue;
+            Writer &w = writers[i];
+            written += w.written;
+            if (!up || w.inFlight || qint64(i) % ticksPerInterval != tick % ticksPerInterval)
+                continue;
+            w.inFlight = true;
+            object->set<quint64>(QStringLiteral("b"), quint64(tick));
+            w.dict->update(QStringLiteral("%1.%2").arg(isServer, c.name()), *object,
+                           is::Dictionary::UpdateMode::CreateIfMissing, [&w](const is::Status &s) {
+                               w.inFlight = false;
+                               w.written = s.isOk();
+                           });
         }
-        std::printf("scale %lld %lld %lld\n", connected, refused, connections);
+        ++tick;
+        std::printf("scale %lld %lld %lld %lld\n", connected, refused, connections, written);
         std::fflush(stdout);
     });
     report.start(100);
@@ -209,9 +260,13 @@ int benchCsScale(const QStringList &args)
                         "(default 1024: here every process comes from 127.0.0.1, in an experiment from "
                         "many hosts)."),
          QStringLiteral("n")});
+    p.addOption({QStringLiteral("is"),
+                 QStringLiteral("Also start an IS server (BenchScale) to which every process writes one object "
+                                "once a second: its memory and CPU with all of them connected.")});
     p.addOption({QStringLiteral("json"), QStringLiteral("Print one JSON line.")});
     if (!parse(p, args, verb))
         return 1;
+    const bool withIs = p.isSet(QStringLiteral("is"));
     qint64 processes = 1000, perProcess = 250, downMs = 1000, timeoutS = 120, perAddress = 1024;
     if (!intOption(p, verb, QStringLiteral("processes"), 1, 100000, processes) ||
         !intOption(p, verb, QStringLiteral("per-process"), 1, 5000, perProcess) ||
@@ -233,8 +288,31 @@ int benchCsScale(const QStringList &args)
                                 QStringLiteral("--max-connecting-per-address"), QString::number(perAddress)};
     if (!env.startControlServer(&error, csOptions))
         return fail(verb, error);
+    const QString isName = QStringLiteral("BenchScale");
+    QProcess *isServer = nullptr;
+    if (withIs) {
+        // Its inbound connections all come from 127.0.0.1 too.
+        isServer = env.children.start(ChildProcesses::binary(QStringLiteral("dialog-isserver")),
+                                      {QStringLiteral("--name"), isName, QStringLiteral("--control-server"),
+                                       env.address, QStringLiteral("--max-handshaking-per-address"),
+                                       QString::number(perAddress)});
+        ClientOptions o = ClientOptions::fromEnvironment(QStringLiteral("bench-cs-scale"));
+        o.controlServers = {env.address};
+        Client client(o);
+        if (!client.start())
+            return fail(verb, client.errorString());
+        is::Dictionary dict(&client);
+        QStringList servers;
+        if (!runUntil([&] { return dict.serversSync(&servers).isOk() && servers.contains(isName); }, 20000))
+            return fail(verb, QStringLiteral("the IS server %1 did not register").arg(isName));
+        const is::Status declared = dict.declareTypesSync(isName, {bench10Type()});
+        if (!declared.isOk())
+            return fail(verb, declared.toString());
+    }
     const auto forwarded = [&] {
         QStringList a{QStringLiteral("--control-server"), env.address};
+        if (withIs)
+            a << QStringLiteral("--is") << isName;
         for (const char *o : {"heartbeat-ms", "retry-ms"})
             if (p.isSet(QLatin1String(o)))
                 a << QStringLiteral("--%1").arg(QLatin1String(o)) << p.value(QLatin1String(o));
@@ -254,7 +332,7 @@ int benchCsScale(const QStringList &args)
                         QStringLiteral("--services"), QString::number(services)} +
                 forwarded,
             ChildProcesses::Output::Read);
-        hosts.hosts.push_back(ClientHosts::Host{h, {}, 0, 0, 0});
+        hosts.hosts.push_back(ClientHosts::Host{h, {}, 0, 0, 0, 0});
     }
     for (ClientHosts::Host &h : hosts.hosts)
         QObject::connect(h.process, &QProcess::readyReadStandardOutput, h.process,
@@ -276,15 +354,31 @@ int benchCsScale(const QStringList &args)
         return fail(verb, error);
     const double registerS = t.nsecsElapsed() / 1e9;
     const CsUsage afterRegister = csUsage(env.controlServer->processId());
+    double writtenS = 0;
+    if (withIs) {
+        if (!runUntil([&] { return hosts.sum(&ClientHosts::Host::written) == processes || !hosts.dead().isEmpty(); },
+                      int(timeoutS * 1000)))
+            return fail(verb, QStringLiteral("%1 of %2 processes wrote their IS object after %3 s")
+                                  .arg(hosts.sum(&ClientHosts::Host::written))
+                                  .arg(processes)
+                                  .arg(timeoutS));
+        if (!hosts.dead().isEmpty())
+            return fail(verb, hosts.dead());
+        writtenS = t.nsecsElapsed() / 1e9;
+    }
     const Listing first = listDirectory(env.address);
 
-    // Steady state: every process heartbeating.
+    // Steady state: every process heartbeating (and writing its IS object once a second).
     const CsUsage steady0 = csUsage(env.controlServer->processId());
+    const CsUsage isSteady0 = withIs ? csUsage(isServer->processId()) : CsUsage{};
     QElapsedTimer steadyT;
     steadyT.start();
     runFor(5000);
     const CsUsage steady1 = csUsage(env.controlServer->processId());
     const double steadyCpu = (steady1.cpuS - steady0.cpuS) / (steadyT.nsecsElapsed() / 1e9);
+    const CsUsage isSteady1 = withIs ? csUsage(isServer->processId()) : CsUsage{};
+    const double isSteadyCpu = (isSteady1.cpuS - isSteady0.cpuS) / (steadyT.nsecsElapsed() / 1e9);
+    const qint64 isWrittenSteady = hosts.sum(&ClientHosts::Host::written);
 
     // The Control Server dies: everyone notices, it comes back on the same port, everyone re-registers.
     const qint64 connectionsBefore = hosts.sum(&ClientHosts::Host::connections);
@@ -329,13 +423,27 @@ int benchCsScale(const QStringList &args)
             {QStringLiteral("ls_after_restart_ms"), qRound64(second.ms)},
             {QStringLiteral("ls_after_restart_processes"), second.processes},
             {QStringLiteral("ls_after_restart_services"), second.services}};
-        std::printf("%s\n", QJsonDocument(j).toJson(QJsonDocument::Compact).constData());
+        QJsonObject out = j;
+        if (withIs) {
+            out.insert(QStringLiteral("is_all_written_s"), qRound64(writtenS * 100) / 100.0);
+            out.insert(QStringLiteral("is_writers_steady"), isWrittenSteady);
+            out.insert(QStringLiteral("is_rss_mb"), mb(isSteady1.rssKb));
+            out.insert(QStringLiteral("is_peak_mb"), mb(isSteady1.hwmKb));
+            out.insert(QStringLiteral("is_cpu_steady_pct"), qRound64(isSteadyCpu * 1000) / 10.0);
+        }
+        std::printf("%s\n", QJsonDocument(out).toJson(QJsonDocument::Compact).constData());
     } else {
         std::printf("cs-scale: %lld processes (%zu OS processes), %lld services\n", processes,
                     hosts.hosts.size(), services);
         std::printf("  all registered in %.2f s; Control Server %.1f MB resident, %.2f s CPU so far\n",
                     registerS, mb(afterRegister.rssKb), afterRegister.cpuS);
         std::printf("  steady (heartbeats): Control Server CPU %.1f %%\n", steadyCpu * 100);
+        if (withIs)
+            std::printf("  IS server %s: all %lld processes wrote their object %.2f s after the start; steady "
+                        "(one update per process per second, %lld acknowledged): %.1f MB resident (peak "
+                        "%.1f MB), CPU %.1f %%\n",
+                        qPrintable(isName), processes, writtenS, isWrittenSteady, mb(isSteady1.rssKb),
+                        mb(isSteady1.hwmKb), isSteadyCpu * 100);
         std::printf("  dialog ls: %.0f ms, %lld processes, %lld services\n", first.ms, first.processes,
                     first.services);
         std::printf(

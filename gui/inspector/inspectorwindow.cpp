@@ -50,6 +50,10 @@ InspectorWindow::InspectorWindow(const ClientOptions &options, QWidget *parent)
     m_view->setSortingEnabled(true);
     m_view->sortByColumn(ProcessModel::Name, Qt::AscendingOrder);
     m_view->horizontalHeader()->setStretchLastSection(true);
+    // Columns are sized to the rows in view, not to every row: with thousands of processes, sizing
+    // to all of them (Qt measures up to 1,000 rows a column) took 0.3-0.5 s of every refresh.
+    m_view->horizontalHeader()->setResizeContentsPrecision(0);
+    m_view->verticalHeader()->setResizeContentsPrecision(0);
     m_view->verticalHeader()->setDefaultSectionSize(22);
     m_view->setAlternatingRowColors(true);
     vertical->addWidget(m_view);

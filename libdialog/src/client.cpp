@@ -467,6 +467,8 @@ bool Client::start()
     to.maxPendingDelivery = d->options.maxPendingBytes;
     to.receiveBufferBytes = d->options.receiveBufferBytes;
     to.maxMessageSize = d->options.maxMessageSize;
+    to.maxHandshakingPerAddress = d->options.maxHandshakingPerAddress;
+    to.maxHandshaking = qMax(to.maxHandshaking, to.maxHandshakingPerAddress);
     to.idleTimeoutMs = d->options.idleTimeoutMs;
     to.directWrites = d->options.directWrites;
     QString securityError;

@@ -90,6 +90,10 @@ void ClientOptions::addParserOptions(QCommandLineParser &p)
     p.addOption({QStringLiteral("receive-buffer-bytes"),
                  QStringLiteral("Socket receive buffer of inbound connections (default: the system's)."),
                  QStringLiteral("bytes")});
+    p.addOption({QStringLiteral("max-handshaking-per-address"),
+                 QStringLiteral("Inbound connections from one address that may wait for their handshake at "
+                                "once (default 64)."),
+                 QStringLiteral("n")});
     p.addOption({QStringLiteral("no-direct-writes"),
                  QStringLiteral("Always hand messages to a sender thread, never write them from the calling "
                                 "thread (default: write from it when nothing is queued; "
@@ -166,6 +170,7 @@ bool ClientOptions::applyParser(const QCommandLineParser &p, QString *error)
            number("queue-bytes", 4096, qint64(1) << 40, maxQueueBytes) &&
            number("pending-bytes", 4096, qint64(1) << 40, maxPendingBytes) &&
            number("receive-buffer-bytes", 4096, qint64(1) << 30, receiveBufferBytes) &&
+           number("max-handshaking-per-address", 1, 1000000, maxHandshakingPerAddress) &&
            number("dialog-port", 0, 65535, port);
 }
 

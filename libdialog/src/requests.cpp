@@ -14,6 +14,7 @@ RequestTracker::RequestTracker(ClientPrivate *client) : d(client) {}
 RequestTracker::~RequestTracker()
 {
     delete m_sweep;
+    delete m_linger;
 }
 
 quint64 RequestTracker::start(const QString &service, const QByteArray &data, int timeoutMs,
@@ -56,6 +57,7 @@ quint64 RequestTracker::start(const QString &service, const QByteArray &data, in
     // while requests for the service are pending.
     if (!d->subscriptions.contains(service.toUtf8()) && !m_locators.contains(service))
         m_locators.insert(service, d->addSubscription(service));
+    m_idleLocators.remove(service); // lingering: in use again
     onProviderKnown(service);
     return id;
 }
@@ -158,7 +160,38 @@ void RequestTracker::releaseLocator(const QString &service)
     for (const Pending &p : std::as_const(m_pending))
         if (p.service == service)
             return;
-    delete m_locators.take(service); // unsubscribes from the provider and cancels the request
+    const int linger = d->options.requestLocatorLingerMs;
+    if (linger <= 0) {
+        delete m_locators.take(service); // unsubscribes from the provider and cancels the request
+        return;
+    }
+    m_idleLocators.insert(service, m_clock.elapsed());
+    if (!m_linger) {
+        m_linger = new QTimer;
+        m_linger->setSingleShot(true);
+        QObject::connect(m_linger, &QTimer::timeout, d->q, [this] { dropIdleLocators(); });
+    }
+    if (!m_linger->isActive())
+        m_linger->start(linger);
+}
+
+void RequestTracker::dropIdleLocators()
+{
+    const qint64 now = m_clock.elapsed();
+    const int linger = d->options.requestLocatorLingerMs;
+    qint64 next = -1; // the next one due, in ms from now
+    for (auto it = m_idleLocators.begin(); it != m_idleLocators.end();) {
+        const qint64 due = it.value() + linger - now;
+        if (due <= 0) {
+            delete m_locators.take(it.key());
+            it = m_idleLocators.erase(it);
+        } else {
+            next = next < 0 ? due : qMin(next, due);
+            ++it;
+        }
+    }
+    if (next >= 0)
+        m_linger->start(int(next));
 }
 
 void RequestTracker::armSweep()

@@ -18,7 +18,8 @@ class Subscription;
 
 /// The requests a Client has sent and waits for (Client::request): time-outs, replies, lost
 /// providers, cancellation, and the hidden subscriptions ("locators") that find the provider of a
-/// requested service. A locator lives exactly as long as a request for its service is pending.
+/// requested service. A locator lives while a request for its service is pending and then
+/// ClientOptions::requestLocatorLingerMs longer (a request in that time uses it again).
 /// Lives in the Client's thread; every function is called there.
 class RequestTracker
 {
@@ -61,8 +62,10 @@ private:
     };
     /// Removes request @p id; with @p deliver, calls its callback with @p reply (once).
     void finish(quint64 id, const Reply &reply, bool deliver = true);
-    /// Drops the locator of @p service once no pending request needs it.
+    /// Once no pending request needs the locator of @p service: drops it, or lets it linger.
     void releaseLocator(const QString &service);
+    /// Drops the locators that lingered long enough; arms m_linger for the next one.
+    void dropIdleLocators();
     // One timer for the time-outs of every pending request, armed to the earliest deadline.
     void armSweep();
     void sweep();
@@ -70,6 +73,8 @@ private:
     ClientPrivate *const d;
     QHash<quint64, Pending> m_pending;
     QHash<QString, Subscription *> m_locators;
+    QHash<QString, qint64> m_idleLocators; // service -> m_clock ms when its last request finished
+    QTimer *m_linger = nullptr;
     std::multimap<qint64, quint64> m_deadlines; // m_clock ms -> request id
     QElapsedTimer m_clock;
     QTimer *m_sweep = nullptr;

@@ -37,6 +37,7 @@ private Q_SLOTS:
     void malformedRequestsAnswered();
     void toolCommandsAndErrors();
     void quotaExceededRefusedAndCounted();
+    void serverWithHundredsOfWritingProcesses();
 };
 
 namespace {
@@ -690,4 +691,28 @@ void tst_IsServer::quotaExceededRefusedAndCounted()
 }
 
 QTEST_GUILESS_MAIN(tst_IsServer)
+// dialog bench cs-scale --is: hundreds of light DIALOG processes (real clients, 100 to an OS process)
+// each write their own object to one IS server once a second: all of them are acknowledged, nobody is
+// refused (they all connect from 127.0.0.1: the bench raises the IS server's per-address handshake
+// limit), and the bench reports the IS server's memory and CPU (figures in the README, not asserted).
+void tst_IsServer::serverWithHundredsOfWritingProcesses()
+{
+    QProcess *bench = m_fx->start(
+        QStringLiteral("dialog"),
+        {QStringLiteral("bench"), QStringLiteral("cs-scale"), QStringLiteral("--is"), QStringLiteral("--processes"),
+         QStringLiteral("200"), QStringLiteral("--services"), QStringLiteral("200"), QStringLiteral("--per-process"),
+         QStringLiteral("100"), QStringLiteral("--down-ms"), QStringLiteral("200"), QStringLiteral("--timeout-s"),
+         QStringLiteral("90"), QStringLiteral("--json")});
+    QVERIFY(bench->waitForFinished(200000));
+    const QByteArray out = bench->readAllStandardOutput();
+    QVERIFY2(bench->exitCode() == 0, bench->readAllStandardError().constData());
+    qInfo("%s", out.trimmed().constData());
+    const QJsonObject j = QJsonDocument::fromJson(out).object();
+    QCOMPARE(j.value(QStringLiteral("is_writers_steady")).toInt(), 200);
+    QVERIFY(j.value(QStringLiteral("is_rss_mb")).toDouble() > 0);
+    QVERIFY(j.value(QStringLiteral("is_all_written_s")).toDouble() > 0);
+    QCOMPARE(j.value(QStringLiteral("ls_processes")).toInt(), 201); // and the IS server
+    QCOMPARE(j.value(QStringLiteral("refused")).toInt(), 0);
+}
+
 #include "tst_isserver.moc"

@@ -24,6 +24,10 @@ struct ClientOptions
     qint64 maxPendingBytes = 32 * 1024 * 1024; ///< received data not yet delivered before reading pauses
     qint64 receiveBufferBytes = 0; ///< socket receive buffer of inbound connections (0: the system's)
     qint64 maxMessageSize = 64 * 1024 * 1024; ///< largest message accepted from the network
+    /// Inbound connections from one address that may wait for their HELLO at once; more are closed
+    /// (their sender retries). Raise it where hundreds of processes of one host (a big node, NAT)
+    /// start against this one at once (--max-handshaking-per-address).
+    int maxHandshakingPerAddress = 64;
     /// A message for a destination with nothing queued is written to its socket from the calling
     /// thread instead of waking a sender thread (one thread hand-off fewer per hop; bursts are still
     /// queued and written in chunks; never with TLS). --no-direct-writes or $DIALOG_DIRECT_WRITES=0
@@ -32,6 +36,11 @@ struct ClientOptions
     int compressionThreshold =
         64 * 1024;             ///< data at least this large is zstd-compressed if it pays (0 = never)
     int idleTimeoutMs = 60000; ///< outgoing sockets close after this much silence
+    /// Client::request() finds a provider through a hidden subscription to the service; it is kept
+    /// this long after the last reply, so that periodic requests (an IS writer updating its object
+    /// every second) do not subscribe and unsubscribe through the Control Server each time.
+    /// 0: dropped with the last reply.
+    int requestLocatorLingerMs = 30000;
     int heartbeatMs = 1000;    ///< heartbeat interval towards the Control Server
     /// Control Server reconnection interval (0: the heartbeat interval): the first try after losing it
     /// comes within one interval, later ones back off to 8 intervals (at most 30 s), with jitter.
@@ -56,7 +65,8 @@ struct ClientOptions
     /// arguments are ignored: programs with options of their own use addParserOptions() instead.
     static ClientOptions fromArguments(const QStringList &arguments, const QString &name = QString());
     /// Adds the common options (--control-server, --heartbeat-ms, --retry-ms, --sender-threads,
-    /// --reader-threads, --queue-bytes, --pending-bytes, --receive-buffer-bytes, --no-direct-writes,
+    /// --reader-threads, --queue-bytes, --pending-bytes, --receive-buffer-bytes,
+    /// --max-handshaking-per-address, --no-direct-writes,
     /// --advertise, --dialog-port, --secret-file, --tls-cert, --tls-key, --tls-ca) to a parser.
     static void addParserOptions(QCommandLineParser &parser);
     /// Adds --secret-file, --tls-cert, --tls-key and --tls-ca alone (part of addParserOptions(),

@@ -11,6 +11,7 @@
 #include "dialog/directory.h"
 
 #include <QSignalSpy>
+#include <QTcpSocket>
 #include <QtTest>
 
 using namespace dialog;
@@ -41,6 +42,7 @@ private Q_SLOTS:
     void advertiseOption_data();
     void advertiseOption();
     void advertisesTheRouteToTheControlServer();
+    void handshakeLimitPerAddressIsAnOption();
     void advertisedAddressIsReachable();
     void staleNotConnectedAnswersAreIgnoredWhileConnecting();
 
@@ -234,9 +236,14 @@ void tst_Client::subscriberReceivesUpdatesAsSharedValues()
 void tst_Client::requestLocatorRemovedAfterReply()
 {
     // Regression: request() subscribed to the service to locate its provider and never
-    // unsubscribed, so one request kept the process subscribed for ever.
+    // unsubscribed, so one request kept the process subscribed for ever. Now the hidden subscription
+    // lingers for requestLocatorLingerMs after the last reply (periodic requesters do not subscribe
+    // and unsubscribe each time), then goes.
     Client provider(m_cs.options(QStringLiteral("Provider.Echo")));
-    Client asker(m_cs.options(QStringLiteral("Asker.Echo")));
+    ClientOptions askerOptions = m_cs.options(QStringLiteral("Asker.Echo"));
+    QCOMPARE(askerOptions.requestLocatorLingerMs, 30000);
+    askerOptions.requestLocatorLingerMs = 1500;
+    Client asker(askerOptions);
     Service *svc = provider.publish(QStringLiteral("Echo.Service"));
     QVERIFY(svc);
     connect(&provider, &Client::requestReceived, this,
@@ -255,7 +262,17 @@ void tst_Client::requestLocatorRemovedAfterReply()
         QCOMPARE(replies.first().data(), QByteArray("ABC"));
         QCOMPARE(replies.first().id(), handle.id());
         QVERIFY(!handle.isPending());
-        // No request pending: the hidden subscription is gone at the provider too.
+        // No request pending: the hidden subscription lingers, and a request now uses it again.
+        QTRY_COMPARE_WITH_TIMEOUT(svc->subscriberCount(), 1, 5000);
+        QCOMPARE(asker.providerOf(QStringLiteral("Echo.Service")), QStringLiteral("Provider.Echo"));
+        QList<Reply> again;
+        asker.request(QStringLiteral("Echo.Service"), "x", 10000, this, [&again](const Reply &r) { again << r; });
+        QTRY_COMPARE_WITH_TIMEOUT(again.size(), 1, 10000);
+        QVERIFY(again.first().isOk());
+        QCOMPARE(svc->subscriberCount(), 1);
+        // After the linger, it is gone at the provider too.
+        QTest::qWait(500);
+        QCOMPARE(svc->subscriberCount(), 1);
         QTRY_COMPARE_WITH_TIMEOUT(svc->subscriberCount(), 0, 10000);
         QVERIFY(asker.providerOf(QStringLiteral("Echo.Service")).isEmpty());
     }
@@ -264,7 +281,9 @@ void tst_Client::requestLocatorRemovedAfterReply()
 void tst_Client::cancelledRequestNeverCallsBack()
 {
     Client provider(m_cs.options(QStringLiteral("Provider.Silent")));
-    Client asker(m_cs.options(QStringLiteral("Asker.Silent")));
+    ClientOptions askerOptions = m_cs.options(QStringLiteral("Asker.Silent"));
+    askerOptions.requestLocatorLingerMs = 300; // the hidden subscription goes soon after the last request
+    Client asker(askerOptions);
     Service *svc = provider.publish(QStringLiteral("Silent.Service"));
     QVERIFY(svc);
     QList<Request> held; // accepted, never answered
@@ -501,6 +520,49 @@ void tst_Client::advertiseOption()
         ClientOptions::fromArguments(QStringList{QStringLiteral("prog")} + arguments, QStringLiteral("A"))
             .host,
         host);
+}
+
+// Many processes of one host starting at once against one process (a big node, NAT, a bench) need
+// more than the 64 inbound connections per address that may wait for their HELLO at once.
+void tst_Client::handshakeLimitPerAddressIsAnOption()
+{
+    {
+        QCommandLineParser p;
+        ClientOptions::addParserOptions(p);
+        QVERIFY(p.parse({QStringLiteral("prog"), QStringLiteral("--max-handshaking-per-address"), QStringLiteral("0")}));
+        ClientOptions o;
+        QString error;
+        QVERIFY(!o.applyParser(p, &error));
+        QVERIFY2(error.startsWith(QStringLiteral("invalid --max-handshaking-per-address")), qPrintable(error));
+    }
+    QCommandLineParser p;
+    ClientOptions::addParserOptions(p);
+    QVERIFY(p.parse({QStringLiteral("prog"), QStringLiteral("--max-handshaking-per-address"), QStringLiteral("2")}));
+    ClientOptions o = m_cs.options(QStringLiteral("Handshaker"));
+    QCOMPARE(o.maxHandshakingPerAddress, 64);
+    QString error;
+    QVERIFY2(o.applyParser(p, &error), qPrintable(error));
+    QCOMPARE(o.maxHandshakingPerAddress, 2);
+    Client c(o);
+    QVERIFY(c.start());
+    // The Control Server's connection to the new process (from 127.0.0.1 too) has said HELLO.
+    QTRY_VERIFY_WITH_TIMEOUT(c.state() == Client::State::Connected, 10000);
+    // Three silent connections: two may wait for their HELLO, one is closed at once (which one
+    // depends on the order the reader threads take them).
+    std::vector<std::unique_ptr<QTcpSocket>> silent;
+    for (int i = 0; i < 3; ++i) {
+        silent.push_back(std::make_unique<QTcpSocket>());
+        silent.back()->connectToHost(QHostAddress::LocalHost, c.port());
+        QVERIFY(silent.back()->waitForConnected(3000));
+    }
+    const auto closed = [&silent] {
+        return std::count_if(silent.cbegin(), silent.cend(), [](const auto &s) {
+            return s->state() == QAbstractSocket::UnconnectedState;
+        });
+    };
+    QTRY_COMPARE_WITH_TIMEOUT(closed(), 1, 4000);
+    QTest::qWait(300);
+    QCOMPARE(closed(), 1); // the two within the limit still wait (the handshake time-out is 5 s)
 }
 
 void tst_Client::advertisesTheRouteToTheControlServer()
