@@ -40,6 +40,9 @@ int fanin(const QStringList &args)
     QString error;
     ClientOptions o = ClientOptions::fromEnvironment(QStringLiteral("bench-subscriber"));
     o.exitOnRefusal = true;
+    // Every publisher connects from 127.0.0.1, up to hundreds at once (as the Control Server's
+    // limits in Environment); --max-handshaking-per-address may set it again.
+    o.maxHandshakingPerAddress = 1024;
     if (!o.applyParser(p, &error))
         return fail(verb, error);
     Environment env;
@@ -112,7 +115,7 @@ int fanin(const QStringList &args)
                 heard = now;
                 quiet.restart();
             }
-            return quiet.elapsed() >= 1000;
+            return quiet.elapsed() >= 2000; // at rest: nothing for 2 s
         },
         30000);
     const qint64 restKb = processStatusKb(self, "VmRSS");

@@ -97,7 +97,7 @@ int publish(const QStringList &args)
         pump.setInterval(0);
         QObject::connect(&pump, &QTimer::timeout, &client, [&] {
             if (service->subscriberCount() < waitSubs)
-                return;
+                return pump.stop(); // no spinning: started again when enough subscribers are back
             clock.start();
             while (!done() && clock.elapsed() < 20) {
                 for (int i = 0; i < 64 && !done(); ++i) {
@@ -118,7 +118,7 @@ int publish(const QStringList &args)
         // perTick by value: this block ends long before the timer fires.
         QObject::connect(&pump, &QTimer::timeout, &client, [&, perTick] {
             if (service->subscriberCount() < waitSubs)
-                return;
+                return pump.stop();
             for (qint64 i = 0; i < perTick && !done(); ++i) {
                 service->update(next());
                 ++sent;

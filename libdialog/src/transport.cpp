@@ -6,9 +6,13 @@
 
 #include <QCoreApplication>
 #include <QThread>
+#include <QTimer>
 
 #include <atomic>
 #include <cerrno>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 #include <mutex>
 #include <sys/socket.h>
 #include <time.h>
@@ -407,7 +411,10 @@ void Transport::deliver(DeliveryQueue &q, InboundBatch &items, qint64 bytes)
 {
     if (items.isEmpty())
         return;
-    m_pendingDelivery.fetch_add(bytes);
+    const qint64 pending = m_pendingDelivery.fetch_add(bytes) + bytes;
+    qint64 high = m_pendingHigh.load(std::memory_order_relaxed);
+    while (pending > high && !m_pendingHigh.compare_exchange_weak(high, pending, std::memory_order_relaxed)) {
+    }
     bool post = false;
     QObject *context = nullptr;
     {
@@ -440,11 +447,30 @@ void Transport::drain(DeliveryQueue &q)
     if (q.sink)
         q.sink(batch);
     m_pendingDelivery.fetch_sub(bytes);
+    trimAfterBurst();
     // Readers set the flag before re-checking deliveryBlocked(), so a pause is never missed here.
     if (!deliveryBlocked() && m_readersPaused.exchange(false)) {
         for (ReaderWorker *r : std::as_const(m_readers))
             QMetaObject::invokeMethod(r, handOff([r] { r->resume(); }), Qt::QueuedConnection);
     }
+}
+
+void Transport::trimAfterBurst()
+{
+#if defined(__GLIBC__)
+    if (m_pendingHigh.load(std::memory_order_relaxed) < TrimAfterBytes ||
+        m_pendingDelivery.load(std::memory_order_relaxed) > TrimLowBytes || m_trimScheduled.exchange(true))
+        return;
+    // In this object's thread (a timer dies with it); everything it touches is atomic.
+    QTimer::singleShot(TrimQuietMs, this, [this] {
+        m_trimScheduled = false;
+        if (m_pendingDelivery.load(std::memory_order_relaxed) > TrimLowBytes)
+            return; // busy again: the next drain asks again
+        m_pendingHigh.store(m_pendingDelivery.load(std::memory_order_relaxed), std::memory_order_relaxed);
+        ::malloc_trim(0);
+        m_heapTrims.fetch_add(1, std::memory_order_relaxed);
+    });
+#endif
 }
 
 bool Transport::waitUntilWritten(QDeadlineTimer deadline)
@@ -492,6 +518,7 @@ Transport::Stats Transport::stats() const
     s.bytesIn = m_bytesIn.load();
     s.protocolErrors = m_protocolErrors.load();
     s.authFailures = m_authFailures.load();
+    s.heapTrims = m_heapTrims.load(std::memory_order_relaxed);
     s.incomingConnections = m_incoming.load();
     s.outgoingConnections = m_outgoing.load();
     return s;

@@ -305,8 +305,14 @@ public:
         quint64 authFailures = 0;
         qint64 queuedBytes = 0;
         int outgoingConnections = 0, incomingConnections = 0;
+        /// Times freed heap was handed back to the system after a burst of received data.
+        quint64 heapTrims = 0;
     };
     Stats stats() const;
+    /// See trimAfterBurst().
+    static constexpr qint64 TrimAfterBytes = 8 * 1024 * 1024;
+    static constexpr qint64 TrimLowBytes = 1024 * 1024;
+    static constexpr int TrimQuietMs = 1000;
 
 Q_SIGNALS:
     /// Emitted (from a sender thread) when a destination cannot be reached or its connection broke;
@@ -339,6 +345,11 @@ private:
     void deliver(DeliveryQueue &q, InboundBatch &items, qint64 bytes);
     void drain(DeliveryQueue &q);
     bool deliveryBlocked() const { return m_pendingDelivery.load() > m_options.maxPendingDelivery; }
+    /// After a burst (TrimAfterBytes or more waited for delivery) has been delivered, hands the
+    /// freed heap back to the system once delivery stays low for TrimQuietMs: the allocator keeps
+    /// freed memory of its per-thread arenas otherwise, and a subscriber at rest would hold its
+    /// busiest moment for ever. Called in a sink's thread after a drain.
+    void trimAfterBurst();
     void acceptDescriptor(qintptr fd);
     void wake(const OutboxPtr &box);
     // Called with box.m_lock held.
@@ -385,6 +396,9 @@ private:
     DeliveryQueue m_control;
     DeliveryQueue m_data;
     std::atomic<qint64> m_pendingDelivery{0};
+    std::atomic<qint64> m_pendingHigh{0}; // highest m_pendingDelivery since the last trim
+    std::atomic<bool> m_trimScheduled{false};
+    std::atomic<quint64> m_heapTrims{0};
     std::atomic<bool> m_readersPaused{false};
 
     std::atomic<quint64> m_framesIn{0}, m_bytesIn{0}, m_protocolErrors{0}, m_authFailures{0};

@@ -13,6 +13,7 @@
 #include <QTcpServer>
 #include <QTcpSocket>
 #include <QtEndian>
+#include <QElapsedTimer>
 #include <QtTest>
 
 #include <mutex>
@@ -164,6 +165,7 @@ private Q_SLOTS:
     void routerNeverSeesBadCompressedCommands();
     void framesBeforeTheSinkIsSetReachItOnceSet();
     void newSenderIsHeardWhileDeliveryIsPaused();
+    void heapIsHandedBackAfterABurst();
     void directAndQueuedWritesKeepTheOrder();
     void partialDirectWriteIsFinishedBySenderThread();
     void directWritesFollowTheSecretsHandshake();
@@ -482,6 +484,41 @@ void tst_Transport::framesBeforeTheSinkIsSetReachItOnceSet()
     QTRY_COMPARE_WITH_TIMEOUT(got.size(), 2, Timeout);
     QCOMPARE(got.at(0).data, QByteArray("early"));
     QCOMPARE(got.at(1).data, QByteArray("late"));
+}
+
+void tst_Transport::heapIsHandedBackAfterABurst()
+{
+#if !defined(__GLIBC__)
+    QSKIP("malloc_trim is glibc's");
+#endif
+    // The test's thread takes nothing until it runs its event loop: the frames wait for delivery.
+    Receiver r;
+    QVERIFY(r.listen());
+    auto s = makeSender(QStringLiteral("burst"));
+    const OutboxPtr box = s->outbox(r.endpoint());
+    const QByteArray payload(64 * 1024, 'b');
+    const auto burst = [&](int frames) {
+        const quint64 before = r.transport->stats().framesIn;
+        for (int i = 0; i < frames; ++i)
+            s->send(box, serviceFrame("S", quint64(i), payload), 5000);
+        QElapsedTimer t;
+        t.start();
+        while (r.transport->stats().framesIn < before + quint64(frames) && t.elapsed() < Timeout)
+            QThread::msleep(5);
+        QCOMPARE(r.transport->stats().framesIn, before + quint64(frames));
+    };
+    // A small burst (640 KiB waiting) is not worth it: nothing is trimmed.
+    burst(10);
+    QTRY_COMPARE_WITH_TIMEOUT(r.data.size(), 10, Timeout);
+    QTest::qWait(Transport::TrimQuietMs + 500);
+    QCOMPARE(r.transport->stats().heapTrims, quint64(0));
+    // 12.5 MiB waiting, then delivered: once delivery stays low, the heap is trimmed, once.
+    burst(200);
+    QCOMPARE(r.transport->stats().heapTrims, quint64(0));
+    QTRY_COMPARE_WITH_TIMEOUT(r.data.size(), 210, Timeout);
+    QTRY_COMPARE_WITH_TIMEOUT(r.transport->stats().heapTrims, quint64(1), Timeout);
+    QTest::qWait(Transport::TrimQuietMs + 500);
+    QCOMPARE(r.transport->stats().heapTrims, quint64(1));
 }
 
 void tst_Transport::newSenderIsHeardWhileDeliveryIsPaused()
