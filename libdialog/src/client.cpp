@@ -233,7 +233,7 @@ void ClientPrivate::deliver(net::InboundBatch &batch)
             }
             if (subs.isEmpty())
                 continue; // not (or no longer) subscribed
-            const Message m(key, in.data, in.sequence);
+            const Message m(key, std::move(in.data), in.sequence); // the batch is not read again
             for (Subscription *s : std::as_const(subs)) {
                 if (generation != subscriptionGeneration && !subscriptions.value(key).contains(s))
                     continue; // deleted by a slot during this delivery

@@ -35,6 +35,12 @@ Message::Message(const QByteArray &service, const QByteArray &data, quint64 sequ
     d->data = data;
     d->sequence = sequence;
 }
+Message::Message(const QByteArray &service, QByteArray &&data, quint64 sequence) : d(new MessagePrivate)
+{
+    d->service = service;
+    d->data = std::move(data);
+    d->sequence = sequence;
+}
 Message::Message(const Message &other) = default;
 Message::Message(Message &&other) noexcept = default;
 Message &Message::operator=(const Message &other) = default;

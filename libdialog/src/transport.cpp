@@ -419,10 +419,7 @@ void Transport::deliver(DeliveryQueue &q, InboundBatch &items, qint64 bytes)
     QObject *context = nullptr;
     {
         QMutexLocker l(&q.lock);
-        if (q.items.isEmpty())
-            q.items.swap(items);
-        else
-            q.items.append(std::move(items));
+        q.items.emplace_back(std::move(items), bytes);
         // Without a sink yet the frames wait: the first delivery after it is set posts them.
         context = q.context;
         post = !q.posted && context;
@@ -435,17 +432,19 @@ void Transport::deliver(DeliveryQueue &q, InboundBatch &items, qint64 bytes)
 
 void Transport::drain(DeliveryQueue &q)
 {
-    InboundBatch batch;
+    std::vector<std::pair<InboundBatch, qint64>> batches;
     {
         QMutexLocker l(&q.lock);
-        batch.swap(q.items);
+        batches.swap(q.items);
         q.posted = false;
     }
     qint64 bytes = 0;
-    for (const Inbound &in : std::as_const(batch))
-        bytes += in.data.size() + InboundOverhead;
-    if (q.sink)
-        q.sink(batch);
+    for (auto &[batch, batchBytes] : batches) {
+        if (q.sink)
+            q.sink(batch);
+        bytes += batchBytes;
+        recycleBatch(std::move(batch));
+    }
     m_pendingDelivery.fetch_sub(bytes);
     trimAfterBurst();
     // Readers set the flag before re-checking deliveryBlocked(), so a pause is never missed here.
@@ -453,6 +452,31 @@ void Transport::drain(DeliveryQueue &q)
         for (ReaderWorker *r : std::as_const(m_readers))
             QMetaObject::invokeMethod(r, handOff([r] { r->resume(); }), Qt::QueuedConnection);
     }
+}
+
+InboundBatch Transport::takeBatch()
+{
+    {
+        QMutexLocker l(&m_batchLock);
+        if (!m_batchPool.empty()) {
+            InboundBatch b = std::move(m_batchPool.back());
+            m_batchPool.pop_back();
+            return b;
+        }
+    }
+    InboundBatch b;
+    b.reserve(BatchReserve);
+    return b;
+}
+
+void Transport::recycleBatch(InboundBatch &&batch)
+{
+    if (batch.capacity() < BatchReserve || batch.capacity() > 4 * BatchReserve || !batch.isDetached())
+        return; // not worth keeping, or too large to hold on to
+    batch.clear(); // keeps the capacity (Qt 6)
+    QMutexLocker l(&m_batchLock);
+    if (m_batchPool.size() < BatchPoolSize)
+        m_batchPool.push_back(std::move(batch));
 }
 
 void Transport::trimAfterBurst()

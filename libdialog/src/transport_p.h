@@ -337,13 +337,25 @@ private:
     struct DeliveryQueue
     {
         QMutex lock;
-        InboundBatch items;
+        /// The readers' batches as they came, with their bytes (InboundOverhead included): handed
+        /// over whole, never merged (merging moved every queued Inbound again each time).
+        std::vector<std::pair<InboundBatch, qint64>> items;
         bool posted = false;
         QPointer<QObject> context; // a deleted context takes its posted deliveries with it
         Sink sink;
     };
     void deliver(DeliveryQueue &q, InboundBatch &items, qint64 bytes);
     void drain(DeliveryQueue &q);
+    /// An empty batch with room for many small messages, reused: a batch used to be allocated
+    /// (~120 KiB) and grown for every read, and freed after its delivery, which cost the subscriber
+    /// of small messages more than decoding them. Thread-safe.
+    InboundBatch takeBatch();
+    /// Empties @p batch and keeps it for takeBatch() (a few at most). Thread-safe.
+    void recycleBatch(InboundBatch &&batch);
+    static constexpr qsizetype BatchReserve = 1024;
+    static constexpr size_t BatchPoolSize = 8;
+    QMutex m_batchLock;
+    std::vector<InboundBatch> m_batchPool; // guarded by m_batchLock
     bool deliveryBlocked() const { return m_pendingDelivery.load() > m_options.maxPendingDelivery; }
     /// After a burst (TrimAfterBytes or more waited for delivery) has been delivered, hands the
     /// freed heap back to the system once delivery stays low for TrimQuietMs: the allocator keeps

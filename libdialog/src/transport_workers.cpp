@@ -830,7 +830,7 @@ void ReaderWorker::readFrom(Connection *c)
     if (c->peer && shouldPause())
         return;
     Received r;
-    r.data.reserve(1024); // a batch of small messages holds hundreds of them: grow rarely
+    r.data = m_transport->takeBatch(); // a batch of small messages holds hundreds of them
     const auto onFrame = [&](Type type, quint8 flags, QByteArrayView payload, QByteArray *owned) {
         return takeFrame(c, type, flags, payload, owned, r);
     };
@@ -851,6 +851,8 @@ void ReaderWorker::readFrom(Connection *c)
     // Frames decoded before an error are still delivered: they were valid.
     m_transport->deliver(m_transport->m_control, r.control, r.controlBytes);
     m_transport->deliver(m_transport->m_data, r.data, r.dataBytes);
+    if (r.data.isEmpty()) // nothing for the data queue (or moved there): keep its room
+        m_transport->recycleBatch(std::move(r.data));
     if (!ok && r.authFailed)
         refuse(c, r.error);
     else if (!ok)

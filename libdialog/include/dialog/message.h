@@ -17,6 +17,8 @@ class Message
 public:
     Message();
     Message(const QByteArray &service, const QByteArray &data, quint64 sequence);
+    /// The same, taking over @p data (no reference count round trip per message).
+    Message(const QByteArray &service, QByteArray &&data, quint64 sequence);
     Message(const Message &other);
     Message(Message &&other) noexcept;
     Message &operator=(const Message &other);
