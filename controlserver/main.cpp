@@ -95,6 +95,11 @@ int main(int argc, char *argv[])
                  QStringLiteral("Always hand relayed commands and other frames to a sender thread, never "
                                 "write them from the reader thread (default: write when nothing is queued; "
                                 "$DIALOG_DIRECT_WRITES=0 turns it off too).")});
+    p.addOption({QStringLiteral("receive-spin-us"),
+                 QStringLiteral("After receiving, reader threads poll this many microseconds before they sleep: "
+                                "lower latency on the command relay, at the cost of CPU (default 0, or "
+                                "$DIALOG_RECEIVE_SPIN_US)."),
+                 QStringLiteral("us")});
     dialog::ClientOptions::addSecurityParserOptions(p);
     p.addOption({QStringLiteral("no-message-log"),
                  QStringLiteral("Do not publish this server's messages (connected, lost, refused, take-over) "
@@ -165,6 +170,13 @@ int main(int argc, char *argv[])
     o.tls = {fileOption("tls-cert", env.tlsCert), fileOption("tls-key", env.tlsKey),
              fileOption("tls-ca", env.tlsCa)};
     o.transport.directWrites = env.directWrites && !p.isSet(QStringLiteral("no-direct-writes"));
+    o.transport.receiveSpinUs = env.receiveSpinUs;
+    if (p.isSet(QStringLiteral("receive-spin-us"))) {
+        o.transport.receiveSpinUs = p.value(QStringLiteral("receive-spin-us")).toInt(&ok);
+        if (!ok || o.transport.receiveSpinUs < 0 || o.transport.receiveSpinUs > 100000)
+            return fail(QStringLiteral("invalid --receive-spin-us '%1' (0 to 100000)")
+                            .arg(p.value(QStringLiteral("receive-spin-us"))));
+    }
     o.trustAdvertised = p.isSet(QStringLiteral("trust-advertised"));
     o.standbyOf = p.value(QStringLiteral("standby-of"));
     if (!o.standbyOf.isEmpty() && o.port == 0)

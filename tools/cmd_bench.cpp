@@ -197,12 +197,16 @@ int rtt(const QStringList &args)
         return fail(verb, error);
     Environment env;
     Environment::shareSecurity(o);
-    if (!env.startControlServer(&error))
+    // --receive-spin-us (or $DIALOG_RECEIVE_SPIN_US) holds for every process of the round trip.
+    const QStringList spin = o.receiveSpinUs > 0 ? QStringList{QStringLiteral("--receive-spin-us"),
+                                                               QString::number(o.receiveSpinUs)}
+                                                 : QStringList();
+    if (!env.startControlServer(&error, spin))
         return fail(verb, error);
     env.children.start(
         ChildProcesses::binary(QStringLiteral("dialog")),
         QStringList{QStringLiteral("echo"), QStringLiteral("--name"), QStringLiteral("bench.echo"),
-                    QStringLiteral("--control-server"), env.address, QStringLiteral("--quiet")} +
+                    QStringLiteral("--control-server"), env.address, QStringLiteral("--quiet")} + spin +
             (request ? QStringList{QStringLiteral("--reply"), QStringLiteral("bench.rr")}
                      : QStringList{QStringLiteral("--command"), QStringLiteral("bench.ping"),
                                    QStringLiteral("--service"), QStringLiteral("bench.pong")}) +
@@ -312,15 +316,17 @@ int rtt(const QStringList &args)
         const QJsonObject j{{QStringLiteral("test"), QStringLiteral("rtt")},
                             {QStringLiteral("mode"), mode},
                             {QStringLiteral("direct"), direct},
+                            {QStringLiteral("receive_spin_us"), o.receiveSpinUs},
                             {QStringLiteral("size"), size},
                             {QStringLiteral("count"), count},
                             {QStringLiteral("p50_us"), qRound64(pct(0.50) * 10) / 10.0},
                             {QStringLiteral("p99_us"), qRound64(pct(0.99) * 10) / 10.0}};
         std::printf("%s\n", QJsonDocument(j).toJson(QJsonDocument::Compact).constData());
     } else {
-        std::printf("rtt (%s%s): %lld round trips of %lld B: p50 %.1f us, p99 %.1f us, max %.1f us\n",
-                    qPrintable(mode), direct ? ", direct" : "", count, size, pct(0.5), pct(0.99),
-                    samples.last() / 1000.0);
+        std::printf("rtt (%s%s%s): %lld round trips of %lld B: p50 %.1f us, p99 %.1f us, max %.1f us\n",
+                    qPrintable(mode), direct ? ", direct" : "",
+                    o.receiveSpinUs > 0 ? qPrintable(QStringLiteral(", spin %1 us").arg(o.receiveSpinUs)) : "",
+                    count, size, pct(0.5), pct(0.99), samples.last() / 1000.0);
     }
     return 0;
 }

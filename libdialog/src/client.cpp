@@ -471,6 +471,7 @@ bool Client::start()
     to.maxHandshaking = qMax(to.maxHandshaking, to.maxHandshakingPerAddress);
     to.idleTimeoutMs = d->options.idleTimeoutMs;
     to.directWrites = d->options.directWrites;
+    to.receiveSpinUs = d->options.receiveSpinUs;
     QString securityError;
     if (!net::applySecurity(d->options.secretFile, {d->options.tlsCert, d->options.tlsKey, d->options.tlsCa},
                             to, &securityError)) {

@@ -17,6 +17,10 @@ ClientOptions ClientOptions::fromEnvironment(const QString &name)
     o.tlsCert = qEnvironmentVariable("DIALOG_TLS_CERT");
     o.tlsKey = qEnvironmentVariable("DIALOG_TLS_KEY");
     o.tlsCa = qEnvironmentVariable("DIALOG_TLS_CA");
+    bool spinOk = false;
+    const int spin = qEnvironmentVariableIntValue("DIALOG_RECEIVE_SPIN_US", &spinOk);
+    if (spinOk && spin >= 0 && spin <= 100000)
+        o.receiveSpinUs = spin;
     const QString direct = qEnvironmentVariable("DIALOG_DIRECT_WRITES").trimmed().toLower();
     if (direct == QLatin1String("0") || direct == QLatin1String("off") || direct == QLatin1String("no") ||
         direct == QLatin1String("false"))
@@ -90,6 +94,11 @@ void ClientOptions::addParserOptions(QCommandLineParser &p)
     p.addOption({QStringLiteral("receive-buffer-bytes"),
                  QStringLiteral("Socket receive buffer of inbound connections (default: the system's)."),
                  QStringLiteral("bytes")});
+    p.addOption({QStringLiteral("receive-spin-us"),
+                 QStringLiteral("After receiving, reader threads poll this many microseconds before they sleep: "
+                                "lower latency for request/reply, at the cost of CPU (default 0, or "
+                                "$DIALOG_RECEIVE_SPIN_US)."),
+                 QStringLiteral("us")});
     p.addOption({QStringLiteral("max-handshaking-per-address"),
                  QStringLiteral("Inbound connections from one address that may wait for their handshake at "
                                 "once (default 64)."),
@@ -171,6 +180,7 @@ bool ClientOptions::applyParser(const QCommandLineParser &p, QString *error)
            number("pending-bytes", 4096, qint64(1) << 40, maxPendingBytes) &&
            number("receive-buffer-bytes", 4096, qint64(1) << 30, receiveBufferBytes) &&
            number("max-handshaking-per-address", 1, 1000000, maxHandshakingPerAddress) &&
+           number("receive-spin-us", 0, 100000, receiveSpinUs) &&
            number("dialog-port", 0, 65535, port);
 }
 

@@ -543,6 +543,8 @@ Transport::Stats Transport::stats() const
     s.protocolErrors = m_protocolErrors.load();
     s.authFailures = m_authFailures.load();
     s.heapTrims = m_heapTrims.load(std::memory_order_relaxed);
+    s.receiveSpins = m_receiveSpins.load(std::memory_order_relaxed);
+    s.receiveSpinHits = m_receiveSpinHits.load(std::memory_order_relaxed);
     s.incomingConnections = m_incoming.load();
     s.outgoingConnections = m_outgoing.load();
     return s;

@@ -128,6 +128,11 @@ struct TransportOptions
     /// sender thread; what the socket does not take is queued, first in line, for the sender thread.
     /// Never with TLS (the QSslSocket encrypts in the sender thread).
     bool directWrites = true;
+    /// Latency: a reader thread that received a frame less than this many µs ago polls its sockets
+    /// (without sleeping) until the rest of that time has passed before its event loop blocks, so
+    /// that the answer to what it just delivered finds it awake. On a virtual machine a sleeping
+    /// core takes tens of µs to wake. Costs at most this much CPU per received burst; 0: never.
+    int receiveSpinUs = 0;
     /// Within this many ns of the previous direct write to the same destination frames are queued
     /// instead: a burst is written by the sender thread in chunks of many frames, not one system
     /// call per frame.
@@ -307,6 +312,9 @@ public:
         int outgoingConnections = 0, incomingConnections = 0;
         /// Times freed heap was handed back to the system after a burst of received data.
         quint64 heapTrims = 0;
+        /// TransportOptions::receiveSpinUs: times a reader stayed awake before sleeping, and times
+        /// data arrived while it did (its wake-up saved).
+        quint64 receiveSpins = 0, receiveSpinHits = 0;
     };
     Stats stats() const;
     /// See trimAfterBurst().
@@ -411,6 +419,7 @@ private:
     std::atomic<qint64> m_pendingHigh{0}; // highest m_pendingDelivery since the last trim
     std::atomic<bool> m_trimScheduled{false};
     std::atomic<quint64> m_heapTrims{0};
+    std::atomic<quint64> m_receiveSpins{0}, m_receiveSpinHits{0};
     std::atomic<bool> m_readersPaused{false};
 
     std::atomic<quint64> m_framesIn{0}, m_bytesIn{0}, m_protocolErrors{0}, m_authFailures{0};

@@ -5,6 +5,7 @@
 #include "handoff_p.h"
 #include "inbounddecoder_p.h"
 
+#include <QAbstractEventDispatcher>
 #include <QNetworkProxy>
 #include <QSslSocket>
 #include <QSysInfo>
@@ -13,6 +14,8 @@
 
 #include <fcntl.h>
 #include <pwd.h>
+#include <sched.h>
+#include <time.h>
 #include <unistd.h>
 
 namespace dialog::net {
@@ -501,8 +504,52 @@ void ReaderWorker::answer(const void *connection, const QByteArray &frame)
     }
 }
 
+namespace {
+qint64 steadyNs()
+{
+    timespec ts;
+    ::clock_gettime(CLOCK_MONOTONIC, &ts);
+    return qint64(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+} // namespace
+
+void ReaderWorker::spinBeforeSleep()
+{
+    const qint64 spinNs = qint64(m_transport->options().receiveSpinUs) * 1000;
+    if (spinNs <= 0 || m_lastFrameNs == 0 || m_paused)
+        return;
+    const qint64 until = m_lastFrameNs + spinNs;
+    if (steadyNs() >= until)
+        return;
+    if (m_pollFdsStale) {
+        m_pollFds.clear();
+        for (auto it = m_conns.cbegin(); it != m_conns.cend(); ++it)
+            m_pollFds.push_back(pollfd{int(it.key()->socketDescriptor()), POLLIN, 0});
+        m_pollFdsStale = false;
+    }
+    if (m_pollFds.empty())
+        return;
+    m_transport->m_receiveSpins.fetch_add(1, std::memory_order_relaxed);
+    do {
+        // Readable (or closed, or failed): the event loop takes it now, without sleeping.
+        if (::poll(m_pollFds.data(), nfds_t(m_pollFds.size()), 0) != 0) {
+            m_transport->m_receiveSpinHits.fetch_add(1, std::memory_order_relaxed);
+            return;
+        }
+        // Awake but not in the way: another runnable thread of this core (the one that is to
+        // answer, when there are more spinning threads than cores) goes first.
+        ::sched_yield();
+    } while (steadyNs() < until);
+}
+
 void ReaderWorker::addDescriptor(qintptr fd)
 {
+    if (m_transport->options().receiveSpinUs > 0 && !m_spinHooked) {
+        // In this reader's thread: its event dispatcher says when the thread is about to sleep.
+        m_spinHooked = true;
+        connect(QAbstractEventDispatcher::instance(), &QAbstractEventDispatcher::aboutToBlock, this,
+                &ReaderWorker::spinBeforeSleep, Qt::DirectConnection);
+    }
     const auto &tls = m_transport->options().tls;
     QTcpSocket *s = tls ? new QSslSocket(this) : new QTcpSocket(this);
     if (tls)
@@ -535,6 +582,7 @@ void ReaderWorker::addDescriptor(qintptr fd)
     c->handshaking = true;
     c->label = s->peerAddress().toString() + QLatin1Char(':') + QString::number(s->peerPort());
     m_conns.insert(s, c);
+    m_pollFdsStale = true;
     m_transport->m_incoming.fetch_add(1);
     if (rcv <= 0) {
         s->setReadBufferSize(m_readBufferBytes ? m_readBufferBytes : DefaultReadBufferBytes);
@@ -632,6 +680,7 @@ void ReaderWorker::drop(Connection *c)
     if (c->handshaking)
         m_transport->handshakeDone(c->from);
     m_conns.remove(c->socket);
+    m_pollFdsStale = true;
     m_transport->m_incoming.fetch_sub(1);
     resizeReadBuffers();
     // Detach first: abort() emits disconnected() synchronously.
@@ -672,6 +721,7 @@ void ReaderWorker::refuse(Connection *c, const QString &reason, bool tell)
     if (c->handshaking)
         m_transport->handshakeDone(c->from);
     m_conns.remove(s);
+    m_pollFdsStale = true;
     m_transport->m_incoming.fetch_sub(1);
     resizeReadBuffers();
     delete c;
@@ -848,6 +898,8 @@ void ReaderWorker::readFrom(Connection *c)
             break;
     }
     m_transport->m_framesIn.fetch_add(r.frames, std::memory_order_relaxed);
+    if (r.frames > 0 && m_transport->options().receiveSpinUs > 0)
+        m_lastFrameNs = steadyNs();
     // Frames decoded before an error are still delivered: they were valid.
     m_transport->deliver(m_transport->m_control, r.control, r.controlBytes);
     m_transport->deliver(m_transport->m_data, r.data, r.dataBytes);

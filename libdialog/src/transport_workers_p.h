@@ -1,6 +1,9 @@
 // Thread-confined workers of the transport. Each lives in its own QThread and owns its sockets.
 #pragma once
 
+#include <poll.h>
+#include <vector>
+
 #include "inbounddecoder_p.h"
 #include "transport_p.h"
 
@@ -114,8 +117,16 @@ private:
     /// Qt's read buffer for each inbound socket (see readBufferBytesFor()), applied to this
     /// reader's sockets when the number of inbound connections moved it.
     void resizeReadBuffers();
+    /// TransportOptions::receiveSpinUs: called by the event dispatcher just before this thread
+    /// sleeps; polls the connections until one is readable or the spin time after the last frame
+    /// has passed.
+    void spinBeforeSleep();
 
     Transport *m_transport;
+    qint64 m_lastFrameNs = 0; // steady clock, when readFrom() last decoded a frame
+    bool m_spinHooked = false;
+    std::vector<pollfd> m_pollFds; // rebuilt when connections come and go
+    bool m_pollFdsStale = true;
     QHash<QTcpSocket *, Connection *> m_conns;
     qint64 m_readBufferBytes = 0;
     bool m_paused = false;

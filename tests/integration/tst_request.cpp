@@ -102,6 +102,27 @@ void tst_Request::benchRoundTripOfRequests()
     QCOMPARE(dj.value(QStringLiteral("direct")).toBool(), true);
     QCOMPARE(dj.value(QStringLiteral("count")).toInt(), 200);
 
+    // --receive-spin-us: every process of the round trip (the Control Server, the echo and the
+    // bench) keeps its readers awake after receiving; the figures are the README's, not asserted.
+    for (const QString &mode : {QStringLiteral("request"), QStringLiteral("command")}) {
+        QProcess *spin = m_fx->start(QStringLiteral("dialog"),
+                                     {QStringLiteral("bench"), QStringLiteral("rtt"), QStringLiteral("--mode"), mode,
+                                      QStringLiteral("--receive-spin-us"), QStringLiteral("50"),
+                                      QStringLiteral("--count"), QStringLiteral("200"), QStringLiteral("--json")});
+        QVERIFY(spin->waitForFinished(60000));
+        QVERIFY2(spin->exitCode() == 0, spin->readAllStandardError().constData());
+        const QJsonObject sj = QJsonDocument::fromJson(spin->readAllStandardOutput()).object();
+        QCOMPARE(sj.value(QStringLiteral("receive_spin_us")).toInt(), 50);
+        QCOMPARE(sj.value(QStringLiteral("count")).toInt(), 200);
+    }
+    // The Control Server checks the value.
+    QProcess *badSpin = m_fx->start(QStringLiteral("dialog-controlserver"),
+                                    {QStringLiteral("--port"), QStringLiteral("0"), QStringLiteral("--receive-spin-us"),
+                                     QStringLiteral("forever")});
+    QVERIFY(badSpin->waitForFinished(10000));
+    QVERIFY(badSpin->exitCode() != 0);
+    QVERIFY(badSpin->readAllStandardError().contains("invalid --receive-spin-us 'forever'"));
+
     QProcess *bad =
         m_fx->start(QStringLiteral("dialog"), {QStringLiteral("bench"), QStringLiteral("rtt"),
                                                QStringLiteral("--mode"), QStringLiteral("carrier-pigeon")});

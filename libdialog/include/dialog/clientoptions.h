@@ -33,6 +33,11 @@ struct ClientOptions
     /// queued and written in chunks; never with TLS). --no-direct-writes or $DIALOG_DIRECT_WRITES=0
     /// turn it off.
     bool directWrites = true;
+    /// Latency-sensitive processes (request/reply, command round trips): after receiving, the
+    /// reader threads stay awake this many µs, polling, before they sleep (see the README's
+    /// Performance section). 0 (default): they sleep at once. --receive-spin-us or
+    /// $DIALOG_RECEIVE_SPIN_US.
+    int receiveSpinUs = 0;
     int compressionThreshold =
         64 * 1024;             ///< data at least this large is zstd-compressed if it pays (0 = never)
     int idleTimeoutMs = 60000; ///< outgoing sockets close after this much silence

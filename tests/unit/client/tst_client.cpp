@@ -535,6 +535,26 @@ void tst_Client::handshakeLimitPerAddressIsAnOption()
         QVERIFY(!o.applyParser(p, &error));
         QVERIFY2(error.startsWith(QStringLiteral("invalid --max-handshaking-per-address")), qPrintable(error));
     }
+    {
+        // Its neighbour, --receive-spin-us (0 to 100,000 µs), and $DIALOG_RECEIVE_SPIN_US.
+        QCommandLineParser p;
+        ClientOptions::addParserOptions(p);
+        QVERIFY(p.parse({QStringLiteral("prog"), QStringLiteral("--receive-spin-us"), QStringLiteral("50")}));
+        ClientOptions o;
+        QCOMPARE(o.receiveSpinUs, 0);
+        QString error;
+        QVERIFY2(o.applyParser(p, &error), qPrintable(error));
+        QCOMPARE(o.receiveSpinUs, 50);
+        QCommandLineParser bad;
+        ClientOptions::addParserOptions(bad);
+        QVERIFY(bad.parse({QStringLiteral("prog"), QStringLiteral("--receive-spin-us"), QStringLiteral("-1")}));
+        QVERIFY(!o.applyParser(bad, &error));
+        QVERIFY2(error.startsWith(QStringLiteral("invalid --receive-spin-us")), qPrintable(error));
+        qputenv("DIALOG_RECEIVE_SPIN_US", "20");
+        const int fromEnv = ClientOptions::fromEnvironment().receiveSpinUs;
+        qunsetenv("DIALOG_RECEIVE_SPIN_US");
+        QCOMPARE(fromEnv, 20);
+    }
     QCommandLineParser p;
     ClientOptions::addParserOptions(p);
     QVERIFY(p.parse({QStringLiteral("prog"), QStringLiteral("--max-handshaking-per-address"), QStringLiteral("2")}));

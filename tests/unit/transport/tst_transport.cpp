@@ -166,6 +166,7 @@ private Q_SLOTS:
     void framesBeforeTheSinkIsSetReachItOnceSet();
     void newSenderIsHeardWhileDeliveryIsPaused();
     void heapIsHandedBackAfterABurst();
+    void readerSpinsAfterReceivingWhenAsked();
     void directAndQueuedWritesKeepTheOrder();
     void partialDirectWriteIsFinishedBySenderThread();
     void directWritesFollowTheSecretsHandshake();
@@ -484,6 +485,34 @@ void tst_Transport::framesBeforeTheSinkIsSetReachItOnceSet()
     QTRY_COMPARE_WITH_TIMEOUT(got.size(), 2, Timeout);
     QCOMPARE(got.at(0).data, QByteArray("early"));
     QCOMPARE(got.at(1).data, QByteArray("late"));
+}
+
+void tst_Transport::readerSpinsAfterReceivingWhenAsked()
+{
+    // receiveSpinUs: after a frame the reader stays awake (polling) before it sleeps, so that a
+    // frame soon after finds it awake. 1 s here (a slow, sanitized build too), the second frame
+    // 50 ms after the first.
+    TransportOptions o;
+    o.readerThreads = 1;
+    o.receiveSpinUs = 1000000;
+    Receiver r(o);
+    QVERIFY(r.listen());
+    auto s = makeSender(QStringLiteral("spin"));
+    const OutboxPtr box = s->outbox(r.endpoint());
+    s->send(box, serviceFrame("S", 1, "first"));
+    QTRY_COMPARE_WITH_TIMEOUT(r.data.size(), 1, Timeout);
+    QTest::qWait(50);
+    s->send(box, serviceFrame("S", 2, "second"));
+    QTRY_COMPARE_WITH_TIMEOUT(r.data.size(), 2, Timeout);
+    QTRY_VERIFY_WITH_TIMEOUT(r.transport->stats().receiveSpinHits >= 1, Timeout);
+    QVERIFY(r.transport->stats().receiveSpins >= r.transport->stats().receiveSpinHits);
+    // Without it, never.
+    Receiver quiet;
+    QVERIFY(quiet.listen());
+    const OutboxPtr box2 = s->outbox(quiet.endpoint());
+    s->send(box2, serviceFrame("S", 1, "first"));
+    QTRY_COMPARE_WITH_TIMEOUT(quiet.data.size(), 1, Timeout);
+    QCOMPARE(quiet.transport->stats().receiveSpins, quint64(0));
 }
 
 void tst_Transport::heapIsHandedBackAfterABurst()
