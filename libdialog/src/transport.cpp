@@ -4,6 +4,7 @@
 #include "handoff_p.h"
 #include "transport_workers_p.h"
 
+#include <QAbstractEventDispatcher>
 #include <QCoreApplication>
 #include <QThread>
 #include <QTimer>
@@ -14,6 +15,7 @@
 #include <malloc.h>
 #endif
 #include <mutex>
+#include <sched.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -194,9 +196,33 @@ void Transport::setControlSink(QObject *context, Sink sink)
 
 void Transport::setDataSink(QObject *context, Sink sink)
 {
-    QMutexLocker l(&m_data.lock);
-    m_data.context = context;
-    m_data.sink = std::move(sink);
+    {
+        QMutexLocker l(&m_data.lock);
+        m_data.context = context;
+        m_data.sink = std::move(sink);
+    }
+    // receiveSpinUs: the sink's thread, too, stays awake a while after a delivery (the answer to
+    // what it delivered, or the next message, finds it awake). Its dispatcher says when it is about
+    // to sleep; the connection goes with the context.
+    QAbstractEventDispatcher *dispatcher = context ? QAbstractEventDispatcher::instance(context->thread()) : nullptr;
+    if (m_options.receiveSpinUs > 0 && dispatcher)
+        connect(dispatcher, &QAbstractEventDispatcher::aboutToBlock, context, [this] { spinForDeliveries(); },
+                Qt::DirectConnection);
+}
+
+void Transport::spinForDeliveries()
+{
+    const qint64 until = m_lastDrainNs.load(std::memory_order_relaxed) + qint64(m_options.receiveSpinUs) * 1000;
+    if (steadyNowNs() >= until)
+        return;
+    m_sinkSpins.fetch_add(1, std::memory_order_relaxed);
+    do {
+        if (m_postsPending.load(std::memory_order_relaxed) > 0) {
+            m_sinkSpinHits.fetch_add(1, std::memory_order_relaxed);
+            return; // a delivery was posted: the event loop takes it without sleeping
+        }
+        ::sched_yield();
+    } while (steadyNowNs() < until);
 }
 
 Outbox::~Outbox()
@@ -271,9 +297,7 @@ bool Transport::mayWriteDirect(Outbox &box, qint64 size)
     // (m_queued counts both), so the order of frames is the order of the calls, as on the queue.
     if (box.m_directFd < 0 || box.m_queued != 0 || size > m_options.directWriteMaxBytes)
         return false;
-    timespec ts;
-    ::clock_gettime(CLOCK_MONOTONIC, &ts);
-    const qint64 now = qint64(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+    const qint64 now = steadyNowNs();
     if (box.m_lastDirectNs != 0 && now - box.m_lastDirectNs < m_options.directWriteGapNs)
         return false; // a burst: queued, written in chunks by the sender thread
     box.m_lastDirectNs = now;
@@ -425,6 +449,8 @@ void Transport::deliver(DeliveryQueue &q, InboundBatch &items, qint64 bytes)
         post = !q.posted && context;
         q.posted = q.posted || post;
     }
+    if (post)
+        m_postsPending.fetch_add(1, std::memory_order_relaxed);
     items.clear();
     if (post)
         QMetaObject::invokeMethod(context, handOff([this, &q] { drain(q); }), Qt::QueuedConnection);
@@ -438,6 +464,7 @@ void Transport::drain(DeliveryQueue &q)
         batches.swap(q.items);
         q.posted = false;
     }
+    m_postsPending.fetch_sub(1, std::memory_order_relaxed);
     qint64 bytes = 0;
     for (auto &[batch, batchBytes] : batches) {
         if (q.sink)
@@ -446,6 +473,8 @@ void Transport::drain(DeliveryQueue &q)
         recycleBatch(std::move(batch));
     }
     m_pendingDelivery.fetch_sub(bytes);
+    if (m_options.receiveSpinUs > 0)
+        m_lastDrainNs.store(steadyNowNs(), std::memory_order_relaxed);
     trimAfterBurst();
     // Readers set the flag before re-checking deliveryBlocked(), so a pause is never missed here.
     if (!deliveryBlocked() && m_readersPaused.exchange(false)) {
@@ -545,6 +574,8 @@ Transport::Stats Transport::stats() const
     s.heapTrims = m_heapTrims.load(std::memory_order_relaxed);
     s.receiveSpins = m_receiveSpins.load(std::memory_order_relaxed);
     s.receiveSpinHits = m_receiveSpinHits.load(std::memory_order_relaxed);
+    s.sinkSpins = m_sinkSpins.load(std::memory_order_relaxed);
+    s.sinkSpinHits = m_sinkSpinHits.load(std::memory_order_relaxed);
     s.incomingConnections = m_incoming.load();
     s.outgoingConnections = m_outgoing.load();
     return s;

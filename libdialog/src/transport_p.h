@@ -21,6 +21,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <time.h>
 #include <vector>
 
 Q_DECLARE_LOGGING_CATEGORY(lcSender)
@@ -66,6 +67,14 @@ using PeerPtr = std::shared_ptr<const PeerInfo>;
 /// One decoded inbound frame. For data frames name/origin/sequence/data are decoded (and
 /// decompressed); for control frames data holds the protobuf payload. peer is set for every type
 /// but SERVICE_MESSAGE (the hot path carries only the sender's incarnation).
+/// The steady clock in ns (CLOCK_MONOTONIC through the vDSO: no system call).
+inline qint64 steadyNowNs()
+{
+    timespec ts;
+    ::clock_gettime(CLOCK_MONOTONIC, &ts);
+    return qint64(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
 struct Inbound
 {
     wire_format::Type type = wire_format::Type::Hello;
@@ -315,6 +324,8 @@ public:
         /// TransportOptions::receiveSpinUs: times a reader stayed awake before sleeping, and times
         /// data arrived while it did (its wake-up saved).
         quint64 receiveSpins = 0, receiveSpinHits = 0;
+        /// The same for the data sink's thread (it stays awake for the next delivery).
+        quint64 sinkSpins = 0, sinkSpinHits = 0;
     };
     Stats stats() const;
     /// See trimAfterBurst().
@@ -420,6 +431,11 @@ private:
     std::atomic<bool> m_trimScheduled{false};
     std::atomic<quint64> m_heapTrims{0};
     std::atomic<quint64> m_receiveSpins{0}, m_receiveSpinHits{0};
+    std::atomic<quint64> m_sinkSpins{0}, m_sinkSpinHits{0};
+    std::atomic<int> m_postsPending{0};  // drains posted to a sink's thread, not yet started
+    std::atomic<qint64> m_lastDrainNs{0}; // steady clock, the end of the last drain (spin only)
+    /// receiveSpinUs: called by the data sink thread's dispatcher just before that thread sleeps.
+    void spinForDeliveries();
     std::atomic<bool> m_readersPaused{false};
 
     std::atomic<quint64> m_framesIn{0}, m_bytesIn{0}, m_protocolErrors{0}, m_authFailures{0};

@@ -15,7 +15,6 @@
 #include <fcntl.h>
 #include <pwd.h>
 #include <sched.h>
-#include <time.h>
 #include <unistd.h>
 
 namespace dialog::net {
@@ -504,22 +503,13 @@ void ReaderWorker::answer(const void *connection, const QByteArray &frame)
     }
 }
 
-namespace {
-qint64 steadyNs()
-{
-    timespec ts;
-    ::clock_gettime(CLOCK_MONOTONIC, &ts);
-    return qint64(ts.tv_sec) * 1000000000 + ts.tv_nsec;
-}
-} // namespace
-
 void ReaderWorker::spinBeforeSleep()
 {
     const qint64 spinNs = qint64(m_transport->options().receiveSpinUs) * 1000;
     if (spinNs <= 0 || m_lastFrameNs == 0 || m_paused)
         return;
     const qint64 until = m_lastFrameNs + spinNs;
-    if (steadyNs() >= until)
+    if (steadyNowNs() >= until)
         return;
     if (m_pollFdsStale) {
         m_pollFds.clear();
@@ -539,7 +529,7 @@ void ReaderWorker::spinBeforeSleep()
         // Awake but not in the way: another runnable thread of this core (the one that is to
         // answer, when there are more spinning threads than cores) goes first.
         ::sched_yield();
-    } while (steadyNs() < until);
+    } while (steadyNowNs() < until);
 }
 
 void ReaderWorker::addDescriptor(qintptr fd)
@@ -899,7 +889,7 @@ void ReaderWorker::readFrom(Connection *c)
     }
     m_transport->m_framesIn.fetch_add(r.frames, std::memory_order_relaxed);
     if (r.frames > 0 && m_transport->options().receiveSpinUs > 0)
-        m_lastFrameNs = steadyNs();
+        m_lastFrameNs = steadyNowNs();
     // Frames decoded before an error are still delivered: they were valid.
     m_transport->deliver(m_transport->m_control, r.control, r.controlBytes);
     m_transport->deliver(m_transport->m_data, r.data, r.dataBytes);

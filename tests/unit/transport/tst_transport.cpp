@@ -490,8 +490,8 @@ void tst_Transport::framesBeforeTheSinkIsSetReachItOnceSet()
 void tst_Transport::readerSpinsAfterReceivingWhenAsked()
 {
     // receiveSpinUs: after a frame the reader stays awake (polling) before it sleeps, so that a
-    // frame soon after finds it awake. 1 s here (a slow, sanitized build too), the second frame
-    // 50 ms after the first.
+    // frame soon after finds it awake; so does the sink's thread (this one) after a delivery. 1 s
+    // here (a slow, sanitized build too), the second frame 50 ms after the first has been read.
     TransportOptions o;
     o.readerThreads = 1;
     o.receiveSpinUs = 1000000;
@@ -500,12 +500,22 @@ void tst_Transport::readerSpinsAfterReceivingWhenAsked()
     auto s = makeSender(QStringLiteral("spin"));
     const OutboxPtr box = s->outbox(r.endpoint());
     s->send(box, serviceFrame("S", 1, "first"));
-    QTRY_COMPARE_WITH_TIMEOUT(r.data.size(), 1, Timeout);
-    QTest::qWait(50);
+    // Without running this thread's event loop (its spin would hold it here): the frame read.
+    QElapsedTimer t;
+    t.start();
+    while (r.transport->stats().framesIn < 1 && t.elapsed() < Timeout)
+        QThread::msleep(1);
+    QCOMPARE(r.transport->stats().framesIn, quint64(1));
+    QThread::msleep(50);
     s->send(box, serviceFrame("S", 2, "second"));
     QTRY_COMPARE_WITH_TIMEOUT(r.data.size(), 2, Timeout);
     QTRY_VERIFY_WITH_TIMEOUT(r.transport->stats().receiveSpinHits >= 1, Timeout);
     QVERIFY(r.transport->stats().receiveSpins >= r.transport->stats().receiveSpinHits);
+    // The sink's thread spins when its event loop is about to block (QTest's waits never block).
+    QEventLoop loop;
+    QTimer::singleShot(100, &loop, &QEventLoop::quit);
+    loop.exec();
+    QVERIFY(r.transport->stats().sinkSpins >= 1);
     // Without it, never.
     Receiver quiet;
     QVERIFY(quiet.listen());
@@ -513,6 +523,7 @@ void tst_Transport::readerSpinsAfterReceivingWhenAsked()
     s->send(box2, serviceFrame("S", 1, "first"));
     QTRY_COMPARE_WITH_TIMEOUT(quiet.data.size(), 1, Timeout);
     QCOMPARE(quiet.transport->stats().receiveSpins, quint64(0));
+    QCOMPARE(quiet.transport->stats().sinkSpins, quint64(0));
 }
 
 void tst_Transport::heapIsHandedBackAfterABurst()
