@@ -11,6 +11,7 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QPointer>
 #include <cstdio>
 #include <optional>
 #include <sys/resource.h>
@@ -40,11 +41,25 @@ struct ClientHosts
 {
     struct Host
     {
-        QProcess *process = nullptr;
+        QPointer<QProcess> process; // deleted when the Environment stops its children
         QByteArray partial;
         qint64 connected = 0, refused = 0, connections = 0, written = 0;
     };
     std::vector<Host> hosts;
+
+    ClientHosts() = default;
+    ClientHosts(const ClientHosts &) = delete;
+    ClientHosts &operator=(const ClientHosts &) = delete;
+    /// The processes outlive this (the Environment that owns them was made first and stops them
+    /// when it goes): their output must no longer reach it. A failed bench returned with the
+    /// processes connected, and their last output, read while they were stopped, was written
+    /// into freed memory (a crash, or "corrupted double-linked list").
+    ~ClientHosts()
+    {
+        for (const Host &h : hosts)
+            if (h.process)
+                QObject::disconnect(h.process, nullptr, nullptr, nullptr);
+    }
 
     void read(Host &h)
     {

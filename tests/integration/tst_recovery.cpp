@@ -347,6 +347,18 @@ void tst_Recovery::controlServerRestartWith300ProcessesAllReRegister()
     QCOMPARE(j.value(QStringLiteral("refused")).toInt(), 0);
     // Every process opened at least one new connection to the restarted server.
     QVERIFY(j.value(QStringLiteral("connect_attempts")).toInt() >= 300);
+
+    // A bench that gives up says why and exits 1, its processes stopped; it used to read their last
+    // output into freed memory on the way out (a crash under load, an ASan report anywhere).
+    QProcess *late = m_fx->start(QStringLiteral("dialog"),
+                                 {QStringLiteral("bench"), QStringLiteral("cs-scale"), QStringLiteral("--processes"),
+                                  QStringLiteral("600"), QStringLiteral("--per-process"), QStringLiteral("100"),
+                                  QStringLiteral("--timeout-s"), QStringLiteral("1")});
+    QVERIFY(late->waitForFinished(60000));
+    QCOMPARE(late->exitStatus(), QProcess::NormalExit);
+    const QByteArray why = late->readAllStandardError();
+    if (late->exitCode() != 0) // all 600 within the second is possible on a fast machine
+        QVERIFY2(why.contains("of 600 processes connected after 1 s"), why.right(400).constData());
 }
 
 void tst_Recovery::standbyTakesOverFromKilledPrimary()
