@@ -4,6 +4,7 @@
 #include "childprocesses.h"
 #include "clientsetup.h"
 
+#include "dialog/is/dictionary.h"
 #include "dialog/is/typeinfo.h"
 
 #include <QElapsedTimer>
@@ -77,6 +78,14 @@ inline is::TypeInfo bench10Type()
     return t;
 }
 
+/// Waits until the IS server @p server answers (its statistics object can be read): it has
+/// registered with the Control Server and takes requests.
+inline bool waitForIsServer(is::Dictionary &dict, const QString &server, int timeoutMs = 30000)
+{
+    return runUntil([&] { return dict.getSync(server + QStringLiteral(".Statistics"), nullptr).isOk(); },
+                    timeoutMs);
+}
+
 struct Environment
 {
     ChildProcesses children;
@@ -115,6 +124,14 @@ struct Environment
             return false;
         }
         return true;
+    }
+
+    /// The settings of a bench's own process @p name: the environment's, with this Control Server.
+    ClientOptions clientOptions(const QString &name) const
+    {
+        ClientOptions o = ClientOptions::fromEnvironment(name);
+        o.controlServers = {address};
+        return o;
     }
 };
 

@@ -144,14 +144,12 @@ int benchIsHistory(const QStringList &args)
     env.children.start(ChildProcesses::binary(QStringLiteral("dialog-isserver")),
                        {QStringLiteral("--name"), QStringLiteral("Bench"), QStringLiteral("--control-server"),
                         env.address, QStringLiteral("--history"), QStringLiteral("3600")});
-    ClientOptions co = ClientOptions::fromEnvironment(QStringLiteral("bench-is-history"));
-    co.controlServers = {env.address};
-    Client client(co);
+    Client client(env.clientOptions(QStringLiteral("bench-is-history")));
     if (!client.start())
         return fail(verb, client.errorString());
     is::Dictionary dict(&client);
     dict.setTimeout(30000);
-    if (!runUntil([&] { return dict.getSync(QStringLiteral("Bench.Statistics"), nullptr).isOk(); }, 30000))
+    if (!waitForIsServer(dict, QStringLiteral("Bench")))
         return fail(verb, QStringLiteral("the IS server did not answer within 30 s"));
     if (!dict.declareTypesSync(QStringLiteral("Bench"), {statsType()}).isOk())
         return fail(verb, QStringLiteral("cannot declare the benchmark type"));

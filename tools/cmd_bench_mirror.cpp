@@ -160,15 +160,12 @@ int benchIsMirrorCost(const QStringList &args)
         env.children.start(ChildProcesses::binary(QStringLiteral("dialog-isserver")),
                            {QStringLiteral("--name"), Master, QStringLiteral("--control-server"), env.address,
                             QStringLiteral("--subscriber-queue"), QStringLiteral("1000")});
-    ClientOptions co = ClientOptions::fromEnvironment(QStringLiteral("bench-is-mirror-cost"));
-    co.controlServers = {env.address};
-    Client client(co);
+    Client client(env.clientOptions(QStringLiteral("bench-is-mirror-cost")));
     if (!client.start())
         return fail(verb, client.errorString());
     is::Dictionary dict(&client);
     dict.setTimeout(30000);
-    if (!runUntil([&] { return dict.getSync(Master + QStringLiteral(".Statistics"), nullptr).isOk(); },
-                  30000))
+    if (!waitForIsServer(dict, Master))
         return fail(verb, QStringLiteral("the IS server did not answer within 30 s"));
     MirrorCost bench(env, dict, o);
     if (!bench.setUp(&error))

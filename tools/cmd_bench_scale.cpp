@@ -311,15 +311,12 @@ int benchCsScale(const QStringList &args)
                                       {QStringLiteral("--name"), isName, QStringLiteral("--control-server"),
                                        env.address, QStringLiteral("--max-handshaking-per-address"),
                                        QString::number(perAddress)});
-        ClientOptions o = ClientOptions::fromEnvironment(QStringLiteral("bench-cs-scale"));
-        o.controlServers = {env.address};
-        Client client(o);
+        Client client(env.clientOptions(QStringLiteral("bench-cs-scale")));
         if (!client.start())
             return fail(verb, client.errorString());
         is::Dictionary dict(&client);
-        QStringList servers;
-        if (!runUntil([&] { return dict.serversSync(&servers).isOk() && servers.contains(isName); }, 20000))
-            return fail(verb, QStringLiteral("the IS server %1 did not register").arg(isName));
+        if (!waitForIsServer(dict, isName))
+            return fail(verb, QStringLiteral("the IS server %1 did not answer within 30 s").arg(isName));
         const is::Status declared = dict.declareTypesSync(isName, {bench10Type()});
         if (!declared.isOk())
             return fail(verb, declared.toString());

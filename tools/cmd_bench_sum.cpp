@@ -73,8 +73,7 @@ int benchIsSum(const QStringList &args)
     };
     std::vector<Provider> ps;
     for (int i = 0; i < providers; ++i) {
-        ClientOptions co = ClientOptions::fromEnvironment(QStringLiteral("bench-sum-RO%1").arg(i));
-        co.controlServers = {env.address};
+        ClientOptions co = env.clientOptions(QStringLiteral("bench-sum-RO%1").arg(i));
         co.senderThreads = 1;
         co.readerThreads = 1;
         Provider pr;
@@ -85,7 +84,7 @@ int benchIsSum(const QStringList &args)
         ps.push_back(std::move(pr));
     }
     is::Dictionary &d0 = *ps.front().dict;
-    if (!runUntil([&] { return d0.getSync(Server + QStringLiteral(".Statistics"), nullptr).isOk(); }, 30000))
+    if (!waitForIsServer(d0, Server))
         return fail(verb, QStringLiteral("the IS server did not answer within 30 s"));
     is::Object h = is::Object::create(d0.types(), QStringLiteral("Histogram1D"));
     h.set(QStringLiteral("xLow"), 0.0);

@@ -15,7 +15,6 @@
 #include <malloc.h>
 #endif
 #include <mutex>
-#include <sched.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -216,13 +215,9 @@ void Transport::spinForDeliveries()
     if (steadyNowNs() >= until)
         return;
     m_sinkSpins.fetch_add(1, std::memory_order_relaxed);
-    do {
-        if (m_postsPending.load(std::memory_order_relaxed) > 0) {
-            m_sinkSpinHits.fetch_add(1, std::memory_order_relaxed);
-            return; // a delivery was posted: the event loop takes it without sleeping
-        }
-        ::sched_yield();
-    } while (steadyNowNs() < until);
+    // A delivery posted: the event loop takes it without sleeping.
+    if (spinUntil(until, [this] { return m_postsPending.load(std::memory_order_relaxed) > 0; }))
+        m_sinkSpinHits.fetch_add(1, std::memory_order_relaxed);
 }
 
 Outbox::~Outbox()

@@ -21,6 +21,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <sched.h>
 #include <time.h>
 #include <vector>
 
@@ -73,6 +74,19 @@ inline qint64 steadyNowNs()
     timespec ts;
     ::clock_gettime(CLOCK_MONOTONIC, &ts);
     return qint64(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
+/// The receive spin (TransportOptions::receiveSpinUs): busy-waits until @p ready() or until the
+/// steady clock reaches @p untilNs, yielding the core to any other runnable thread meanwhile (with
+/// more spinning threads than cores, the one that is to answer must run). True if @p ready().
+template <typename Ready> bool spinUntil(qint64 untilNs, Ready ready)
+{
+    do {
+        if (ready())
+            return true;
+        ::sched_yield();
+    } while (steadyNowNs() < untilNs);
+    return false;
 }
 
 struct Inbound

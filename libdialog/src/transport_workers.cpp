@@ -14,7 +14,6 @@
 
 #include <fcntl.h>
 #include <pwd.h>
-#include <sched.h>
 #include <unistd.h>
 
 namespace dialog::net {
@@ -520,16 +519,9 @@ void ReaderWorker::spinBeforeSleep()
     if (m_pollFds.empty())
         return;
     m_transport->m_receiveSpins.fetch_add(1, std::memory_order_relaxed);
-    do {
-        // Readable (or closed, or failed): the event loop takes it now, without sleeping.
-        if (::poll(m_pollFds.data(), nfds_t(m_pollFds.size()), 0) != 0) {
-            m_transport->m_receiveSpinHits.fetch_add(1, std::memory_order_relaxed);
-            return;
-        }
-        // Awake but not in the way: another runnable thread of this core (the one that is to
-        // answer, when there are more spinning threads than cores) goes first.
-        ::sched_yield();
-    } while (steadyNowNs() < until);
+    // Readable (or closed, or failed): the event loop takes it now, without sleeping.
+    if (spinUntil(until, [this] { return ::poll(m_pollFds.data(), nfds_t(m_pollFds.size()), 0) != 0; }))
+        m_transport->m_receiveSpinHits.fetch_add(1, std::memory_order_relaxed);
 }
 
 void ReaderWorker::addDescriptor(qintptr fd)

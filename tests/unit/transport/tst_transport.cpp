@@ -528,8 +528,11 @@ void tst_Transport::readerSpinsAfterReceivingWhenAsked()
 
 void tst_Transport::heapIsHandedBackAfterABurst()
 {
-#if !defined(__GLIBC__)
-    QSKIP("malloc_trim is glibc's");
+    // malloc_trim is glibc's: elsewhere nothing is ever trimmed (and that is checked too).
+#if defined(__GLIBC__)
+    constexpr quint64 Trimmed = 1;
+#else
+    constexpr quint64 Trimmed = 0;
 #endif
     // The test's thread takes nothing until it runs its event loop: the frames wait for delivery.
     Receiver r;
@@ -556,9 +559,9 @@ void tst_Transport::heapIsHandedBackAfterABurst()
     burst(200);
     QCOMPARE(r.transport->stats().heapTrims, quint64(0));
     QTRY_COMPARE_WITH_TIMEOUT(r.data.size(), 210, Timeout);
-    QTRY_COMPARE_WITH_TIMEOUT(r.transport->stats().heapTrims, quint64(1), Timeout);
+    QTRY_COMPARE_WITH_TIMEOUT(r.transport->stats().heapTrims, Trimmed, Timeout);
     QTest::qWait(Transport::TrimQuietMs + 500);
-    QCOMPARE(r.transport->stats().heapTrims, quint64(1));
+    QCOMPARE(r.transport->stats().heapTrims, Trimmed);
 }
 
 void tst_Transport::newSenderIsHeardWhileDeliveryIsPaused()
