@@ -6,6 +6,7 @@
 
 namespace dialog::isd {
 
+
 using is::protocol::appendRecord;
 
 Dispatcher::Dispatcher(const is::Repository &repository, const DispatcherOptions &options)
@@ -52,8 +53,12 @@ void Dispatcher::publish(const is::Change &c)
         n.full = n.bare;
     else
         appendRecord(n.full, kind, name, type, t, is::encode(c.object));
+    m_batchBytes += n.full.size();
     m_batch.push_back(std::move(n));
-    if (m_batch.size() >= 1024)
+    // Handed over in pieces (and paced between them): what a held-back burst of updates turns into
+    // at once is bounded.
+    if (m_batch.size() >= 1024 ||
+        m_batchBytes * qMax(1, m_subscriberCount.load(std::memory_order_relaxed)) >= m_options.maxBatchBytes)
         flush();
 }
 
@@ -63,10 +68,12 @@ void Dispatcher::flush()
         return;
     if (m_subscriberCount.load() == 0) {
         m_batch.clear();
+        m_batchBytes = 0;
         return;
     }
     auto batch = std::make_shared<const std::vector<Note>>(std::move(m_batch));
     m_batch = {};
+    m_batchBytes = 0;
     for (const auto &w : m_workers) {
         if (w->count.load(std::memory_order_relaxed) > 0) {
             w->queuedNotes.fetch_add(qint64(batch->size()), std::memory_order_relaxed);
@@ -76,7 +83,7 @@ void Dispatcher::flush()
     pace();
 }
 
-bool Dispatcher::congested() const
+bool Dispatcher::congested(QStringList *graced)
 {
     // The workers' own backlog of changes: a bound on the notifications they have yet to place.
     // (At most a pacing threshold of a subscriber's own queue, so that a subscriber that keeps up
@@ -101,11 +108,10 @@ bool Dispatcher::congested() const
             now - s.progressMs.load(std::memory_order_relaxed) < m_options.pacingStallMs)
             behindProcesses.insert(s.origin);
     }
-    // One process behind is a slow subscriber (a GUI on a slow link, a remote mirror): it is
-    // dropped for, never followed. Several, holding a good share of the subscriptions, is the
-    // server outrunning its subscribers: then the updates wait.
-    if (behindProcesses.size() < 2)
+    if (behindProcesses.isEmpty())
         return false;
+    // Several, holding a good share of the subscriptions, is the server outrunning its
+    // subscribers: then the updates wait.
     int live = 0, behind = 0;
     for (const auto &p : m_subs) {
         const Subscriber &s = *p.first;
@@ -114,7 +120,20 @@ bool Dispatcher::congested() const
         ++live;
         behind += behindProcesses.contains(s.origin);
     }
-    return qint64(behind) * qMax(1, m_options.paceShare) >= live;
+    if (qint64(behind) * qMax(1, m_options.paceShare) >= live && behindProcesses.size() >= 2)
+        return true;
+    // One or a few may be slow subscribers (a GUI on a slow link, a remote mirror): they are
+    // waited for within their grace only, then dropped for, never followed.
+    for (const QString &origin : std::as_const(behindProcesses)) {
+        Grace &g = m_grace[origin];
+        if (now - g.windowStartMs >= m_options.slowWindowMs)
+            g = {now, 0};
+        if (g.usedMs < m_options.slowGraceMs)
+            graced->append(origin);
+    }
+    if (m_grace.size() > 2 * m_subs.size() + 16) // forget the processes whose windows are over
+        m_grace.removeIf([&](const auto &it) { return now - it.value().windowStartMs >= m_options.slowWindowMs; });
+    return !graced->isEmpty();
 }
 
 void Dispatcher::pace()
@@ -122,11 +141,20 @@ void Dispatcher::pace()
     // The IS paper delivers from the thread that handles the update, so that the updates go no
     // faster than the subscribers take them; here the workers deliver, and the thread handing them
     // the changes waits instead while many subscribers are behind. A few (slow or hung
-    // subscribers) do not hold it: their own queues fill and their newest notifications are
-    // dropped; nor does a subscriber that took nothing for pacingStallMs.
+    // subscribers) hold it only within their grace: then their own queues fill and their newest
+    // notifications are dropped; a subscriber that took nothing for pacingStallMs does not hold it.
     QMutexLocker l(&m_paceLock);
-    while (congested())
+    QStringList graced;
+    while (congested(&graced)) {
+        const qint64 start = m_clock.elapsed();
         net::waitOn(m_paceWake, m_paceLock, QDeadlineTimer(20));
+        for (const QString &origin : std::as_const(graced)) {
+            const auto it = m_grace.find(origin);
+            if (it != m_grace.end())
+                it->usedMs += m_clock.elapsed() - start;
+        }
+        graced.clear();
+    }
 }
 
 void Dispatcher::account(Subscriber &s)

@@ -11,6 +11,7 @@
 #include <QMutex>
 #include <QObject>
 #include <QString>
+#include <QStringList>
 #include <QThread>
 #include <QWaitCondition>
 #include <atomic>
@@ -93,9 +94,18 @@ struct DispatcherOptions
     int paceFraction = 8;
     int paceShare = 4;
     int pacingStallMs = 3000;
+    /// A few processes behind (too few to pace by the rule above) still hold the updates, each for
+    /// at most slowGraceMs in every slowWindowMs: a healthy subscriber that lost the CPU for a moment
+    /// catches up instead of being dropped for, and one too slow for the update rate costs the
+    /// others at most that share of their time.
+    int slowGraceMs = 500;
+    int slowWindowMs = 30000;
     /// And while a worker has more than queueRecords / paceFraction changes, or more than this many
     /// notifications (changes x its subscribers), to place.
     qint64 maxQueuedDeliveries = 1 << 20;
+    /// Changes are handed to the workers at least every 1,024 changes, and once the bytes of the
+    /// changes times the subscribers reach this.
+    qint64 maxBatchBytes = 8 << 20;
 };
 
 class Dispatcher
@@ -167,7 +177,8 @@ private:
     void drop(Subscriber &s, const QString &name);
     /// Updates the behind count and flag after a change of @p s's queue or priority.
     void account(Subscriber &s);
-    bool congested() const;
+    /// Whether flush() waits; @p graced is set to the few processes behind it waits for, if any.
+    bool congested(QStringList *graced);
     void pace();
 
     const is::Repository &m_repository;
@@ -178,6 +189,7 @@ private:
     QObject *m_roomContext = nullptr;
     std::vector<std::shared_ptr<Worker>> m_workers;
     std::vector<Note> m_batch;
+    qint64 m_batchBytes = 0;
     mutable QMutex m_subsLock;
     QHash<QString, std::pair<SubscriberPtr, int>> m_subs; // key -> subscriber, worker
     std::atomic<quint64> m_deliveries{0}, m_drops{0};
@@ -186,6 +198,13 @@ private:
     QElapsedTimer m_clock;
     QMutex m_paceLock;
     QWaitCondition m_paceWake;
+    /// Under m_paceLock: the grace each subscriber process used in its current window.
+    struct Grace
+    {
+        qint64 windowStartMs = 0;
+        qint64 usedMs = 0;
+    };
+    QHash<QString, Grace> m_grace;
 };
 
 } // namespace dialog::isd

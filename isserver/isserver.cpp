@@ -200,6 +200,7 @@ bool IsServer::start(QString *error)
     DispatcherOptions dopt;
     dopt.workers = m_options.threads;
     dopt.queueRecords = m_options.queueRecords;
+    dopt.slowGraceMs = m_options.slowGraceMs;
     m_dispatcher = std::make_unique<Dispatcher>(*m_repository, dopt);
     m_repository->addListener([this](const is::Change &c) {
         m_dispatcher->publish(c);

@@ -40,6 +40,7 @@ struct ServerOptions
     bool journal = true;
     is::Journal::Sync journalSync = is::Journal::Sync::Batch;
     int queueRecords = 10000;
+    int slowGraceMs = 500; ///< DispatcherOptions::slowGraceMs
     // Web IS (webserver.h): off while httpPort < 0; 0 listens on any free port.
     int httpPort = -1;
     QString httpBind = QStringLiteral("127.0.0.1");

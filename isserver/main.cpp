@@ -51,6 +51,10 @@ int main(int argc, char *argv[])
     p.addOption({QStringLiteral("subscriber-queue"),
                  QStringLiteral("Bound of a slow subscriber's own queue, in notifications (default 10000)."),
                  QStringLiteral("n"), QStringLiteral("10000")});
+    p.addOption({QStringLiteral("slow-grace-ms"),
+                 QStringLiteral("A subscriber process falling behind alone holds the updates for at most this "
+                                "long in 30 s before it is dropped for (default 500; 0: dropped for at once)."),
+                 QStringLiteral("ms"), QStringLiteral("500")});
     p.addOption(
         {QStringLiteral("http-port"),
          QStringLiteral("Serve the web IS (HTTP, WebSocket, web page) on this TCP port (default: off; 0: any "
@@ -199,6 +203,10 @@ int main(int argc, char *argv[])
     if (!ok || o.queueRecords < 1)
         return fail(QStringLiteral("invalid --subscriber-queue '%1'")
                         .arg(p.value(QStringLiteral("subscriber-queue"))));
+    o.slowGraceMs = p.value(QStringLiteral("slow-grace-ms")).toInt(&ok);
+    if (!ok || o.slowGraceMs < 0 || o.slowGraceMs > 30000)
+        return fail(QStringLiteral("invalid --slow-grace-ms '%1' (0..30000)")
+                        .arg(p.value(QStringLiteral("slow-grace-ms"))));
     if (p.isSet(QStringLiteral("http-port"))) {
         const int port = p.value(QStringLiteral("http-port")).toInt(&ok);
         if (!ok || port < 0 || port > 65535)

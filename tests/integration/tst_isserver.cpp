@@ -430,9 +430,11 @@ void tst_IsServer::slowSubscriberDoesNotSlowOthers()
     QVERIFY2(slowDrops > 0, qPrintable(names.join(QLatin1Char(','))));
     QCOMPARE(fastDrops, quint64(0));
     const qint64 rssAfter = rssKb(server->processId());
-    // Bounded by the queues (the slow one's: 1,000 notifications and 4 MB), against 480 MB sent.
+    // Bounded by the queues, against 480 MB sent: the slow one's (1,000 notifications and 4 MB),
+    // and, once the updates were held for the slow one's grace, the fast ones' while they catch
+    // up (their connection's 4 MB and up to 1/8 of their own queues' 4 MB each: 14 MB).
     qInfo("server RSS grew by %lld KiB", rssAfter - rssBefore);
-    QVERIFY2(rssAfter - rssBefore < rssGrowthBoundKb(24 * 1024),
+    QVERIFY2(rssAfter - rssBefore < rssGrowthBoundKb(40 * 1024),
              qPrintable(QStringLiteral("%1 -> %2 kB").arg(rssBefore).arg(rssAfter)));
     // It catches up: the newest value of each object, and the drop count.
     QTRY_VERIFY_WITH_TIMEOUT(reports.value(1).value(QLatin1String("dropped")).toInteger() > 0, 30000);
