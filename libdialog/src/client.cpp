@@ -18,6 +18,9 @@
 
 namespace dialog {
 
+/// A reply may take its destination's queue to this many times ClientOptions::maxQueueBytes.
+constexpr qint64 ReplyQueueFactor = 16;
+
 /// The local address of the route to the Control Server @p cs: the source address the kernel picks
 /// for a connection to it (found with a connected UDP socket, which sends nothing). 127.0.0.1 for a
 /// local Control Server. A Control Server given by name is resolved here (a blocking look-up); the
@@ -333,9 +336,12 @@ bool ClientPrivate::sendReply(const Request &r, quint8 status, const QByteArray 
         return false;
     quint8 flags = 0;
     const QByteArray prepared = wire_format::prepareData(data, options.compressionThreshold, flags);
+    // A reply answers a request its requester waits for: it may take the queue to ReplyQueueFactor
+    // times its bound (the requests in flight bound the replies), so that a burst of replies is not
+    // lost to a queue full of them (or of other messages) with the requester left to time out.
     return transport->send(transport->outbox(net::Endpoint{r.d->host, r.d->port}),
-                           wire_format::encodeReplyFrame(r.d->id, status, flags, prepared)) ==
-           net::Transport::SendResult::Queued;
+                           wire_format::encodeReplyFrame(r.d->id, status, flags, prepared), 0,
+                           ReplyQueueFactor * options.maxQueueBytes) == net::Transport::SendResult::Queued;
 }
 
 void ClientPrivate::onRefused(const QString &what, const QString &name, const QString &reason)

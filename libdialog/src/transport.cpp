@@ -247,9 +247,9 @@ void Transport::wake(const OutboxPtr &box)
     QMetaObject::invokeMethod(w, handOff([w, box] { w->flush(box); }), Qt::QueuedConnection);
 }
 
-bool Transport::waitForRoom(Outbox &box, qint64 size, int blockMs)
+bool Transport::waitForRoom(Outbox &box, qint64 size, int blockMs, qint64 bound)
 {
-    const qint64 max = m_options.maxQueueBytes;
+    const qint64 max = bound > 0 ? bound : m_options.maxQueueBytes;
     if (box.m_queued == 0 || box.m_queued + size <= max)
         return true;
     if (blockMs > 0) {
@@ -327,7 +327,7 @@ qint64 Transport::writeDirect(Outbox &box, std::initializer_list<QByteArray> pie
 }
 
 Transport::SendResult Transport::send(const OutboxPtr &box, std::initializer_list<QByteArray> frames,
-                                      int blockMs)
+                                      int blockMs, qint64 bound)
 {
     qint64 size = 0;
     for (const QByteArray &f : frames)
@@ -335,7 +335,7 @@ Transport::SendResult Transport::send(const OutboxPtr &box, std::initializer_lis
     bool post = false;
     {
         QMutexLocker l(&box->m_lock);
-        if (!waitForRoom(*box, size, blockMs))
+        if (!waitForRoom(*box, size, blockMs, bound))
             return SendResult::Full;
         const qint64 written = mayWriteDirect(*box, size) ? writeDirect(*box, frames) : 0;
         if (written < size) {

@@ -269,10 +269,12 @@ public:
     OutboxPtr outbox(const Endpoint &destination);
     /// Queues frames for a destination. Thread-safe, never blocks unless @p blockMs > 0: then waits
     /// up to that long for room. A single message larger than the bound is accepted into an empty queue.
-    SendResult send(const OutboxPtr &box, std::initializer_list<QByteArray> frames, int blockMs = 0);
-    SendResult send(const OutboxPtr &box, const QByteArray &frame, int blockMs = 0)
+    /// @p bound: the queue's bound for these frames (0: TransportOptions::maxQueueBytes).
+    SendResult send(const OutboxPtr &box, std::initializer_list<QByteArray> frames, int blockMs = 0,
+                    qint64 bound = 0);
+    SendResult send(const OutboxPtr &box, const QByteArray &frame, int blockMs = 0, qint64 bound = 0)
     {
-        return send(box, {frame}, blockMs);
+        return send(box, {frame}, blockMs, bound);
     }
     /// Appends a small frame to the queue's current chunk (no allocation on the hot path).
     /// @p write(QByteArray &) appends exactly @p size encoded bytes.
@@ -398,7 +400,7 @@ private:
     void acceptDescriptor(qintptr fd);
     void wake(const OutboxPtr &box);
     // Called with box.m_lock held.
-    bool waitForRoom(Outbox &box, qint64 size, int blockMs);
+    bool waitForRoom(Outbox &box, qint64 size, int blockMs, qint64 bound = 0);
     Outbox::Chunk &smallChunk(Outbox &box, qint64 size);
     bool commit(Outbox &box, qint64 size);
     /// True when a frame of @p size bytes is to be written from the calling thread (see

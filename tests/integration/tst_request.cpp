@@ -4,6 +4,7 @@
 #include "dialog/client.h"
 
 #include <QSignalSpy>
+#include <QRandomGenerator>
 #include <QtTest>
 #include <csignal>
 #include <mutex>
@@ -19,6 +20,7 @@ private Q_SLOTS:
     void init();
     void cleanup();
     void requestAnsweredByProvider();
+    void repliesBeyondTheQueueBoundAreNotLost();
     void directHandlerAnswersInTheReaderThread();
     void requestWaitsForAProviderThatStartsLater();
     void errorRepliesAndNotAccepted();
@@ -165,6 +167,40 @@ void tst_Request::requestAnsweredByProvider()
         else
             QCOMPARE(r.data(), QByteArray(200000, 'Z') + " for Asker");
     }
+}
+
+// The queue to a requester is bounded (ClientOptions::maxQueueBytes), but a reply answers a request
+// the requester is waiting for: replies may fill it to 16 times its bound, and a burst of them is not
+// lost while the requester is not reading.
+void tst_Request::repliesBeyondTheQueueBoundAreNotLost()
+{
+    ClientOptions options = m_fx->clientOptions(QStringLiteral("SmallQueue"));
+    options.maxQueueBytes = 1024 * 1024;
+    Client server(options);
+    server.publish(QStringLiteral("SmallQueue.Service"));
+    // Answered in the reader thread while this thread sleeps: the requester takes nothing meanwhile.
+    server.setRequestHandlerDirect(QStringLiteral("SmallQueue.Service"),
+                                   [&server](const Request &r) { server.reply(r, r.data().toUpper()); });
+    QVERIFY(server.start());
+    ClientOptions askerOptions = m_fx->clientOptions(QStringLiteral("ManyAsks"));
+    askerOptions.maxPendingBytes = 64 * 1024;
+    askerOptions.receiveBufferBytes = 64 * 1024;
+    Client client(askerOptions);
+    QVERIFY(client.start());
+    Collector got;
+    QVERIFY(client.request(QStringLiteral("SmallQueue.Service"), "first", 20000, this, got.fn()).id() != 0);
+    QTRY_COMPARE_WITH_TIMEOUT(got.replies.size(), 1, 20000); // connected both ways
+    const int count = 40;
+    QByteArray noise(256 * 1024, Qt::Uninitialized); // not compressible
+    for (qsizetype i = 0; i < noise.size(); ++i)
+        noise[i] = char(QRandomGenerator::global()->bounded(256));
+    for (int i = 0; i < count; ++i) // 40 replies of 256 KB: 10 MB, beyond the sockets' buffers
+        client.request(QStringLiteral("SmallQueue.Service"), noise, 20000, this, got.fn());
+    QThread::msleep(1000);
+    QTRY_COMPARE_WITH_TIMEOUT(got.replies.size(), 1 + count, 30000);
+    for (const Reply &r : std::as_const(got.replies))
+        QVERIFY2(r.isOk(), qPrintable(r.errorString()));
+    QCOMPARE(server.statistics().dropped, quint64(0));
 }
 
 // Client::setRequestHandlerDirect: requests go to the handler in a reader thread, in the requester's
