@@ -20,6 +20,8 @@ InboundDecoder::Buffer InboundDecoder::buffer()
         m_end -= m_begin;
         m_begin = 0;
     }
+    if (m_largeFrames && m_end < HeaderSize)
+        return {m_batch.data() + m_end, HeaderSize - m_end};
     return {m_batch.data() + m_end, BatchSize - m_end};
 }
 

@@ -93,6 +93,9 @@ private:
     qint64 m_end = 0;
     // Direct mode: the body of m_header is being read into m_frame, m_fill bytes of it so far.
     bool m_direct = false;
+    /// The last frame was large: the next read takes its header only, so that a large body is
+    /// read straight into its own buffer instead of partly into the batch buffer and copied.
+    bool m_largeFrames = false;
     Header m_header;
     QByteArray m_frame;
     qint64 m_fill = 0;
@@ -107,6 +110,7 @@ template <typename F> bool InboundDecoder::decode(qint64 n, F &&onFrame)
         if (m_fill < m_frame.size())
             return true;
         m_direct = false;
+        m_largeFrames = true;
         QByteArray frame = std::move(m_frame);
         m_frame = QByteArray();
         m_fill = 0;
@@ -124,6 +128,7 @@ template <typename F> bool InboundDecoder::decode(qint64 n, F &&onFrame)
         if (available >= qint64(h.length)) {
             const QByteArrayView payload(base + m_begin + HeaderSize, h.length);
             m_begin += HeaderSize + h.length;
+            m_largeFrames = h.length >= DirectThreshold;
             if (!onFrame(h.type, h.flags, payload, static_cast<QByteArray *>(nullptr)))
                 return fail(Error::Rejected, QStringLiteral("frame rejected"));
             continue;

@@ -62,6 +62,7 @@ class tst_InboundDecoder : public QObject
 private Q_SLOTS:
     void framesFromQBufferInOrder();
     void largeBodyReadStraightIntoExactBuffer();
+    void afterALargeFrameTheNextHeaderIsReadAlone();
     void serviceDataTakenWithoutCopy();
     void compressedCommandKeptAsSent();
     void randomSplitsGiveIdenticalFrames();
@@ -123,6 +124,49 @@ void tst_InboundDecoder::largeBodyReadStraightIntoExactBuffer()
     QCOMPARE(bodyBuffers.size(), 21);
     for (qsizetype i = 1; i < bodyBuffers.size(); ++i)
         QVERIFY(bodyBuffers[i] >= ownedData && bodyBuffers[i] < ownedData + ownedSize);
+}
+
+// A stream of large messages: once a large frame was read, the next read takes only the next
+// header, so that each body goes into its own buffer from its first byte (no part of it is read
+// into the batch buffer and copied); after a small frame, reads fill the batch buffer again.
+void tst_InboundDecoder::afterALargeFrameTheNextHeaderIsReadAlone()
+{
+    QList<QByteArray> payloads;
+    QByteArray stream;
+    for (int i = 0; i < 4; ++i) {
+        payloads.append(pattern(100 * 1000, quint32(20 + i)));
+        appendFrame(stream, Type::ServiceMessage, 0, payloads.last());
+    }
+    payloads.append(pattern(10, 30)); // small frames after the large ones
+    appendFrame(stream, Type::ServiceMessage, 0, payloads.last());
+    payloads.append(pattern(20, 31));
+    appendFrame(stream, Type::ServiceMessage, 0, payloads.last());
+    InboundDecoder d;
+    QList<qint64> offered;
+    int frames = 0, ownedLarge = 0;
+    qint64 pos = 0;
+    while (pos < stream.size()) {
+        const InboundDecoder::Buffer b = d.buffer();
+        QVERIFY(b.size > 0);
+        offered.append(b.size);
+        const qint64 n = qMin<qint64>(b.size, stream.size() - pos); // as much as offered: a busy socket
+        std::memcpy(b.data, stream.constData() + pos, size_t(n));
+        pos += n;
+        QVERIFY(d.decode(n, [&](Type, quint8, QByteArrayView view, QByteArray *owned) {
+            if (frames >= payloads.size() || view != QByteArrayView(payloads[frames]))
+                return false;
+            ownedLarge += owned != nullptr && view.size() >= InboundDecoder::DirectThreshold;
+            ++frames;
+            return true;
+        }));
+    }
+    QCOMPARE(frames, payloads.size());
+    // The first body starts in the batch buffer (nothing was known yet); the three after it are
+    // read whole into their own buffers, each after a read of its header alone.
+    QCOMPARE(ownedLarge, 4);
+    QCOMPARE(offered.count(qint64(HeaderSize)), 4);
+    QCOMPARE(offered.first(), InboundDecoder::BatchSize);
+    QVERIFY(offered.last() > HeaderSize); // after the small frame: the batch buffer again
 }
 
 void tst_InboundDecoder::serviceDataTakenWithoutCopy()
