@@ -200,7 +200,7 @@ bool ClientPrivate::routeDirect(const net::Inbound &in)
             continue; // a value already seen, re-sent on re-subscription
         h->lastSequence = in.sequence;
         ++h->received;
-        h->onMessage(Message(in.name, in.data, in.sequence));
+        h->onMessage(Message(in.name, in.dataCopy(), in.sequence));
     }
     return taken && !found.alsoQueued;
 }
@@ -236,7 +236,7 @@ void ClientPrivate::deliver(net::InboundBatch &batch)
             }
             if (subs.isEmpty())
                 continue; // not (or no longer) subscribed
-            const Message m(key, std::move(in.data), in.sequence); // the batch is not read again
+            const Message m(key, in.takeData(), in.sequence); // the batch is not read again
             for (Subscription *s : std::as_const(subs)) {
                 if (generation != subscriptionGeneration && !subscriptions.value(key).contains(s))
                     continue; // deleted by a slot during this delivery

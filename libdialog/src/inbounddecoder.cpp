@@ -3,6 +3,7 @@
 #include "payload_p.h"
 
 #include <QtEndian>
+#include <cstring>
 
 namespace dialog::wire_format {
 
@@ -12,8 +13,16 @@ InboundDecoder::Buffer InboundDecoder::buffer()
         return {};
     if (m_direct)
         return {m_frame.data() + m_fill, m_frame.size() - m_fill};
-    if (m_batch.isEmpty())
+    if (m_batch.isEmpty()) {
         m_batch = QByteArray(qsizetype(BatchSize), Qt::Uninitialized);
+    } else if (!m_batch.isDetached()) {
+        // Frames of it are still held (batchBuffer()): a new buffer, with what is left of this one.
+        QByteArray fresh(qsizetype(BatchSize), Qt::Uninitialized);
+        std::memcpy(fresh.data(), m_batch.constData() + m_begin, size_t(m_end - m_begin));
+        m_end -= m_begin;
+        m_begin = 0;
+        m_batch = std::move(fresh);
+    }
     if (m_begin > 0) {
         // What is left is the start of a small frame (larger ones went to their own buffer): cheap.
         std::memmove(m_batch.data(), m_batch.constData() + m_begin, size_t(m_end - m_begin));
@@ -74,7 +83,7 @@ bool InboundDecoder::parseHeader(const char *p, Header &h)
 }
 
 bool decodeData(Type type, quint8 flags, QByteArrayView payload, QByteArray *owned, qint64 maxDataSize,
-                bool keepCompressed, DataParts &out, QString *error)
+                bool keepCompressed, DataParts &out, QString *error, bool takeData)
 {
     QByteArrayView data;
     bool split = false;
@@ -118,8 +127,10 @@ bool decodeData(Type type, quint8 flags, QByteArrayView payload, QByteArray *own
         const qsizetype head = data.data() - payload.data();
         out.data = std::move(*owned);
         out.data.remove(0, head);
-    } else {
+    } else if (takeData || (flags & Compressed)) {
         out.data = data.toByteArray();
+    } else {
+        out.view = data;
     }
     return true;
 }

@@ -65,6 +65,11 @@ public:
     /// @p bytesRead, if given, receives the number of bytes read.
     template <typename F> bool readFrom(QIODevice *device, F &&onFrame, qint64 *bytesRead = nullptr);
 
+    /// The buffer the frames handed over from the batch lie in (payload views of decode() point
+    /// into it): a copy shares it, and the decoder continues in a new buffer.
+    const QByteArray &batchBuffer() const { return m_batch; }
+    /// Bytes received into the batch buffer so far (decoded or not).
+    qint64 batchFill() const { return m_end; }
     /// Bytes of an incomplete frame held (its header included).
     qint64 buffered() const { return m_direct ? HeaderSize + m_fill : m_end - m_begin; }
     /// Bytes still needed to complete the frame being read, 0 if its header is not complete.
@@ -190,6 +195,8 @@ struct DataParts
     quint64 sequence = 0;  ///< SERVICE_MESSAGE: the sequence; REQUEST, REPLY: the request id
     quint8 status = 0;     ///< REPLY only
     QByteArray data;
+    /// Where the data lies in the payload, when it was left there (see decodeData's @p takeData).
+    QByteArrayView view;
 };
 
 /// Splits the payload of a data frame of @p type and takes its data out: decompressed when
@@ -198,7 +205,9 @@ struct DataParts
 /// data kept compressed is still checked (it must decompress, within the bound).
 /// Data (decompressed or not) larger than @p maxDataSize is refused. False with @p error when the
 /// payload is truncated, the data too large or not valid zstd.
+/// With @p takeData false, uncompressed data without @p owned is only checked and pointed at
+/// (out.view), not copied into out.data.
 bool decodeData(Type type, quint8 flags, QByteArrayView payload, QByteArray *owned, qint64 maxDataSize,
-                bool keepCompressed, DataParts &out, QString *error);
+                bool keepCompressed, DataParts &out, QString *error, bool takeData = true);
 
 } // namespace dialog::wire_format

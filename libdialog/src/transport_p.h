@@ -102,6 +102,28 @@ struct Inbound
     QByteArray origin;
     quint64 sequence = 0;
     QByteArray data;
+    /// SERVICE_MESSAGE read with others in one receive buffer: its data is [dataOffset,
+    /// +dataLength) of that buffer, shared rather than copied in the reader thread; the thread that
+    /// takes it copies it out (allocated and freed there, not across threads). data is empty then.
+    QByteArray chunk;
+    qsizetype dataOffset = 0;
+    qsizetype dataLength = 0;
+
+    qsizetype dataSize() const { return chunk.isNull() ? data.size() : dataLength; }
+    /// The data, wherever it is held.
+    QByteArray dataCopy() const
+    {
+        return chunk.isNull() ? data : QByteArray(chunk.constData() + dataOffset, dataLength);
+    }
+    /// The data, moved out (no copy when it has its own buffer); the receive buffer is let go.
+    QByteArray takeData()
+    {
+        if (chunk.isNull())
+            return std::move(data);
+        QByteArray out(chunk.constData() + dataOffset, dataLength);
+        chunk = QByteArray();
+        return out;
+    }
 };
 using InboundBatch = QList<Inbound>;
 /// What one queued Inbound costs beyond its data, for the bound on undelivered messages.

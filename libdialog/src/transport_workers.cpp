@@ -831,9 +831,13 @@ bool ReaderWorker::takeFrame(Connection *c, Type type, quint8 flags, QByteArrayV
     const auto &route = m_transport->m_directRoute;
     const bool raw = m_transport->m_routeRawCommands;
     const bool keep = type == Type::CommandMessage && route && raw;
+    // Service data read with many other frames stays in the receive buffer, shared (Inbound::chunk):
+    // one buffer for them all instead of an allocation each in this thread, freed in another.
+    const bool share =
+        type == Type::ServiceMessage && !owned && c->decoder.batchFill() >= InboundDecoder::BatchSize / 4;
     DataParts parts;
     if (!decodeData(type, flags, payload, owned, m_transport->options().maxMessageSize, keep, parts,
-                    &r.error))
+                    &r.error, !share))
         return false;
     in.sequence = parts.sequence;
     in.status = parts.status;
@@ -845,12 +849,26 @@ bool ReaderWorker::takeFrame(Connection *c, Type type, quint8 flags, QByteArrayV
         in.name = parts.name.toByteArray();
         in.origin = parts.origin.toByteArray();
     }
-    in.data = std::move(parts.data);
+    const QByteArray &batch = c->decoder.batchBuffer();
+    if (share && parts.data.isNull() && parts.view.data() >= batch.constData() &&
+        parts.view.data() + parts.view.size() <= batch.constData() + batch.size()) {
+        in.chunk = batch;
+        in.dataOffset = parts.view.data() - in.chunk.constData();
+        in.dataLength = parts.view.size();
+        if (r.lastChunk != batch.constData()) {
+            // The buffer counts towards the bound on undelivered data, once, as well as the
+            // copies its messages become.
+            r.lastChunk = batch.constData();
+            r.dataBytes += batch.size();
+        }
+    } else {
+        in.data = parts.data.isNull() && !parts.view.isNull() ? parts.view.toByteArray() : std::move(parts.data);
+    }
     if (keep)
         in.flags = flags;
     if ((keep || (route && !raw)) && route(in))
         return true;
-    r.dataBytes += in.data.size() + InboundOverhead;
+    r.dataBytes += in.dataSize() + InboundOverhead;
     r.data.append(std::move(in));
     return true;
 }

@@ -95,6 +95,7 @@ private:
         InboundBatch control, data;
         qint64 controlBytes = 0, dataBytes = 0;
         quint64 frames = 0;
+        const char *lastChunk = nullptr; // the receive buffer last shared (Inbound::chunk), counted
         QString error;
         bool authFailed = false; ///< the error is a failed authentication: refuse, telling why
     };

@@ -63,6 +63,7 @@ private Q_SLOTS:
     void framesFromQBufferInOrder();
     void largeBodyReadStraightIntoExactBuffer();
     void afterALargeFrameTheNextHeaderIsReadAlone();
+    void sharedBatchBufferIsLeftAlone();
     void serviceDataTakenWithoutCopy();
     void compressedCommandKeptAsSent();
     void randomSplitsGiveIdenticalFrames();
@@ -167,6 +168,48 @@ void tst_InboundDecoder::afterALargeFrameTheNextHeaderIsReadAlone()
     QCOMPARE(offered.count(qint64(HeaderSize)), 4);
     QCOMPARE(offered.first(), InboundDecoder::BatchSize);
     QVERIFY(offered.last() > HeaderSize); // after the small frame: the batch buffer again
+}
+
+// A reader shares the batch buffer with the frames it hands on (their data is copied out later, in
+// the thread that takes them): the decoder must then never write into it again. The next read goes
+// into a new buffer, which starts with what was left of an incomplete frame.
+void tst_InboundDecoder::sharedBatchBufferIsLeftAlone()
+{
+    QList<QByteArray> payloads;
+    QByteArray stream;
+    for (int i = 0; i < 50; ++i) {
+        payloads.append(pattern(100 + i, quint32(40 + i)));
+        appendFrame(stream, Type::ServiceMessage, 0, payloads.last());
+    }
+    InboundDecoder d;
+    QList<QByteArray> held;       // shared buffers, as Inbound::chunk holds them
+    QList<QByteArray> heldCopies; // their content when shared
+    QList<QByteArrayView> views;
+    qint64 pos = 0;
+    while (pos < stream.size()) {
+        const InboundDecoder::Buffer b = d.buffer();
+        for (qsizetype i = 0; i < held.size(); ++i)
+            QVERIFY(b.data < held[i].constData() || b.data >= held[i].constData() + held[i].size());
+        const qint64 n = qMin<qint64>(qMin<qint64>(b.size, 1000), stream.size() - pos); // splits frames
+        std::memcpy(b.data, stream.constData() + pos, size_t(n));
+        pos += n;
+        QVERIFY(d.decode(n, [&](Type, quint8, QByteArrayView view, QByteArray *owned) {
+            if (owned)
+                return false;
+            if (held.isEmpty() || held.last().constData() != d.batchBuffer().constData()) {
+                held.append(d.batchBuffer());
+                heldCopies.append(QByteArray(d.batchBuffer().constData(), d.batchBuffer().size()));
+            }
+            views.append(view);
+            return true;
+        }));
+    }
+    QCOMPARE(views.size(), payloads.size());
+    QVERIFY(held.size() > 1);
+    for (qsizetype i = 0; i < held.size(); ++i) // untouched since they were shared
+        QVERIFY(held[i] == heldCopies[i]);
+    for (qsizetype i = 0; i < views.size(); ++i)
+        QCOMPARE(views[i].toByteArray(), payloads[i]);
 }
 
 void tst_InboundDecoder::serviceDataTakenWithoutCopy()
