@@ -361,7 +361,7 @@ void ControlServer::onRegisterService(const net::Inbound &in)
 {
     for (const QString &s : namesIn(in))
         registerService(in.peer->name, s);
-    directoryChanged();
+    directoryChanged(false); // services only: the command routes stay
 }
 
 void ControlServer::onUnregisterService(const net::Inbound &in)
@@ -375,7 +375,7 @@ void ControlServer::onUnregisterService(const net::Inbound &in)
         for (const QString &r : m_directory.requesters(s))
             sendTo(r, controlFrame(Type::InfoService, info));
     }
-    directoryChanged();
+    directoryChanged(false); // services only: the command routes stay
 }
 
 void ControlServer::onRegisterCommand(const net::Inbound &in)
@@ -396,14 +396,14 @@ void ControlServer::onRequestService(const net::Inbound &in)
 {
     for (const QString &s : namesIn(in))
         request(in.peer->name, s);
-    directoryChanged();
+    directoryChanged(false); // services only: the command routes stay
 }
 
 void ControlServer::onCancelRequest(const net::Inbound &in)
 {
     for (const QString &s : namesIn(in))
         m_directory.cancelRequest(in.peer->name, s);
-    directoryChanged();
+    directoryChanged(false); // services only: the command routes stay
 }
 
 void ControlServer::onConnect(const net::Inbound &in)
@@ -485,7 +485,9 @@ void ControlServer::admit(const net::Inbound &in, const QList<QHostAddress> &add
         if (failed != m_dialFailures.cend() && now() - failed->atMs < DialRetryMs)
             why = failed->reason; // not dialled again so soon
     }
-    if (why.isEmpty() && !m_unverified.contains(reply)) {
+    // (Counted only when it may matter: fewer waiting in all than the limit cannot reach it.)
+    if (why.isEmpty() && m_unverified.size() >= m_options.maxConnectingPerAddress &&
+        !m_unverified.contains(reply)) {
         const auto fromSource =
             std::count_if(m_unverified.cbegin(), m_unverified.cend(),
                           [&](const Unverified &u) { return sameAddress(u.via->source, in.peer->source); });
@@ -515,6 +517,8 @@ void ControlServer::admit(const net::Inbound &in, const QList<QHostAddress> &add
         return;
     }
     m_refusedConnects.remove(p.name);
+    if (result == Directory::ConnectResult::Accepted)
+        addPeer(qMakePair(p.name, p.incarnation)); // (refreshed: the same process, already there)
     m_shortestHeartbeatMs = qMin(m_shortestHeartbeatMs, p.heartbeatMs);
     if (p.name.startsWith(QLatin1String("DIALOG.Standby."))) {
         // A standby is named after the port it takes over on; it serves from its own host.
@@ -539,7 +543,7 @@ void ControlServer::admit(const net::Inbound &in, const QList<QHostAddress> &add
         registerCommand(p.name, qs(cmd));
     for (const auto &r : c.requests())
         request(p.name, qs(r));
-    directoryChanged();
+    directoryChanged(c.commands_size() > 0);
 }
 
 void ControlServer::onDestinationFailed(const Endpoint &e, const QString &why)
@@ -589,14 +593,14 @@ void ControlServer::expireConnectBacks()
         it = t - it->atMs > UnverifiedForgetMs ? m_unverified.erase(it) : std::next(it);
     for (auto it = m_dialFailures.begin(); it != m_dialFailures.end();)
         it = t - it->atMs > DialRetryMs ? m_dialFailures.erase(it) : std::next(it);
-    bool forgot = false;
     for (auto it = m_recentlyLost.begin(); it != m_recentlyLost.end();) {
-        const bool old = t - it.value() > RecentlyLostMs;
-        forgot = forgot || old;
-        it = old ? m_recentlyLost.erase(it) : std::next(it);
+        if (t - it.value() > RecentlyLostMs) {
+            dropPeer(it.key());
+            it = m_recentlyLost.erase(it);
+        } else {
+            ++it;
+        }
     }
-    if (forgot)
-        rebuildRoutes();
 }
 
 void ControlServer::registerService(const QString &process, const QString &service)
@@ -714,9 +718,16 @@ void ControlServer::lose(const QString &name, const QString &reason)
     const QStringList providers = m_directory.providersFor(*cur);
     const ProcessRecord p =
         m_directory.removeProcess(name, reason.isEmpty() ? QString() : reason, m_epochOffset + now());
-    if (m_recentlyLost.size() >= MaxRecentlyLost)
-        m_recentlyLost.clear(); // bounded; entries are short-lived anyway
-    m_recentlyLost.insert(qMakePair(p.name, p.incarnation), now());
+    const auto peer = qMakePair(p.name, p.incarnation);
+    if (m_recentlyLost.size() >= MaxRecentlyLost) { // bounded; entries are short-lived anyway
+        for (auto it = m_recentlyLost.cbegin(); it != m_recentlyLost.cend(); ++it)
+            dropPeer(it.key());
+        m_recentlyLost.clear();
+    }
+    if (!m_recentlyLost.contains(peer))
+        addPeer(peer); // still forwarded for a while, as recently lost ...
+    m_recentlyLost.insert(peer, now());
+    dropPeer(peer); // ... no longer as connected
     m_refusedNames.remove(p.name);
     if (reason.isEmpty())
         qCInfo(lcServer).noquote() << "process" << name << "disconnected";
@@ -743,7 +754,7 @@ void ControlServer::lose(const QString &name, const QString &reason)
     const QByteArray lostReceiver = controlFrame(Type::LostReceiver, lost);
     for (const QString &pr : providers)
         sendTo(pr, lostReceiver);
-    directoryChanged();
+    directoryChanged(!p.commands.isEmpty());
 }
 
 void ControlServer::checkHeartbeats()
@@ -762,7 +773,7 @@ void ControlServer::checkHeartbeats()
     for (const QString &name : m_directory.expired(now(), m_options.heartbeatMisses))
         lose(name, QStringLiteral("no heartbeat for %1 intervals").arg(m_options.heartbeatMisses));
     if (m_directory.lostCount() > 0 && m_directory.expireLost(m_epochOffset + now()))
-        directoryChanged();
+        directoryChanged(false); // the list of lost processes only
 }
 
 void ControlServer::wokeUp(qint64 stalledMs)
@@ -965,27 +976,53 @@ void ControlServer::rebuildRoutes()
     m_routesDirty = false;
     QHash<QByteArray, QList<net::OutboxPtr>> routes;
     QSet<QPair<QString, quint64>> peers;
+    QHash<QPair<QString, quint64>, int> refs;
     peers.reserve(m_recentlyLost.size() + m_directory.processCount());
-    for (auto it = m_recentlyLost.cbegin(); it != m_recentlyLost.cend(); ++it)
+    refs.reserve(m_recentlyLost.size() + m_directory.processCount());
+    for (auto it = m_recentlyLost.cbegin(); it != m_recentlyLost.cend(); ++it) {
         peers.insert(it.key());
+        ++refs[it.key()];
+    }
     for (const ProcessRecord &p : m_directory.processRecords()) {
         peers.insert(qMakePair(p.name, p.incarnation));
+        ++refs[qMakePair(p.name, p.incarnation)];
         if (p.commands.isEmpty())
             continue;
         const net::OutboxPtr box = m_transport->outbox(Endpoint{p.host, p.port});
         for (const QString &c : p.commands)
             routes[c.toUtf8()].append(box);
     }
+    m_peerRefs.swap(refs);
     WriteLocker l(&m_routesLock);
     m_commandRoutes.swap(routes);
     m_connectedPeers.swap(peers);
 }
 
-void ControlServer::directoryChanged()
+void ControlServer::addPeer(const QPair<QString, quint64> &peer)
 {
-    m_routesDirty = true;
-    if (m_controlBatchDepth == 0)
-        rebuildRoutes();
+    if (++m_peerRefs[peer] > 1)
+        return;
+    WriteLocker l(&m_routesLock);
+    m_connectedPeers.insert(peer);
+}
+
+void ControlServer::dropPeer(const QPair<QString, quint64> &peer)
+{
+    const auto it = m_peerRefs.find(peer);
+    if (it == m_peerRefs.end() || --it.value() > 0)
+        return;
+    m_peerRefs.erase(it);
+    WriteLocker l(&m_routesLock);
+    m_connectedPeers.remove(peer);
+}
+
+void ControlServer::directoryChanged(bool routes)
+{
+    if (routes) {
+        m_routesDirty = true;
+        if (m_controlBatchDepth == 0)
+            rebuildRoutes();
+    }
     if (!m_publishTimer->isActive())
         m_publishTimer->start();
 }

@@ -129,7 +129,11 @@ private:
     /// (logged and counted; the caller tells the sender).
     bool permitCommand(const net::Inbound &in, const QString &command, QString *why);
     void rebuildRoutes();
-    void directoryChanged();
+    /// The directory changed: published soon; with @p routes, the command routes the reader
+    /// threads use are rebuilt (processes or commands changed, not only services).
+    void directoryChanged(bool routes = true);
+    void addPeer(const QPair<QString, quint64> &peer);
+    void dropPeer(const QPair<QString, quint64> &peer);
     void publishDirectory();
     void publishStatistics();
     void onHeartbeat(const net::Inbound &in);
@@ -181,6 +185,9 @@ private:
     mutable QReadWriteLock m_routesLock;
     QHash<QByteArray, QList<net::OutboxPtr>> m_commandRoutes;
     QSet<QPair<QString, quint64>> m_connectedPeers; // processes whose commands are forwarded
+    /// Main thread: why each of m_connectedPeers is there (connected, recently lost: 1 or 2), so
+    /// that a process coming or going changes one entry instead of rebuilding them all.
+    QHash<QPair<QString, quint64>, int> m_peerRefs;
     // Processes lost a moment ago, whose commands are still forwarded: a short-lived sender (dialog
     // send) may be declared lost (its receiving socket closed when it exited) before its command,
     // written earlier on its own connection, was read. They completed CONNECT; the command is theirs.

@@ -46,6 +46,7 @@ Directory::ConnectResult Directory::connectProcess(const ProcessRecord &p, QStri
         fresh.commands.clear();
         fresh.requests.clear();
         m_processes.insert(p.name, fresh);
+        m_atEndpoint.insert(qMakePair(p.host, p.port), p.name);
         m_lost.removeIf([&](const LostRecord &l) { return l.process.name == p.name && l.lostAtMs == 0; });
         return ConnectResult::Refreshed;
     }
@@ -54,6 +55,7 @@ Directory::ConnectResult Directory::connectProcess(const ProcessRecord &p, QStri
     fresh.commands.clear();
     fresh.requests.clear();
     m_processes.insert(p.name, fresh);
+    m_atEndpoint.insert(qMakePair(p.host, p.port), p.name);
     m_lost.removeIf([&](const LostRecord &l) { return l.process.name == p.name; });
     return ConnectResult::Accepted;
 }
@@ -63,6 +65,9 @@ ProcessRecord Directory::removeProcess(const QString &name, const QString &reaso
     ProcessRecord p = m_processes.take(name);
     if (p.name.isEmpty())
         return p;
+    const auto at = m_atEndpoint.constFind(qMakePair(p.host, p.port));
+    if (at != m_atEndpoint.cend() && at.value() == name)
+        m_atEndpoint.erase(at);
     m_names -= int(p.commands.size() + p.requests.size());
     for (const QString &s : std::as_const(p.services))
         m_providers.remove(s);
@@ -117,10 +122,7 @@ const ProcessRecord *Directory::connected(const QString &name, quint64 incarnati
 
 QString Directory::processAt(const QString &host, quint16 port) const
 {
-    for (const ProcessRecord &p : m_processes)
-        if (p.port == port && p.host == host)
-            return p.name;
-    return QString();
+    return m_atEndpoint.value(qMakePair(host, port));
 }
 
 QStringList Directory::processNames() const

@@ -121,6 +121,7 @@ public:
 
 private:
     QHash<QString, ProcessRecord> m_processes;
+    QHash<QPair<QString, quint16>, QString> m_atEndpoint; // host, port -> process (processAt)
     QHash<QString, QString> m_providers;      // service -> process
     QHash<QString, QSet<QString>> m_commands; // command -> processes
     QHash<QString, QSet<QString>> m_requests; // service -> processes
