@@ -501,6 +501,8 @@ void ControlServer::admit(const net::Inbound &in, const QList<QHostAddress> &add
         refuseConnect(in, QStringLiteral("address"), why);
         return;
     }
+    const ProcessRecord *before = m_directory.process(p.name);
+    const bool hadCommands = before && !before->commands.isEmpty(); // a refresh starts without them
     const auto result = m_directory.connectProcess(p, &why);
     if (result == Directory::ConnectResult::NameInUse) {
         // One line for the first refusal of a name and then at 2, 4, 8, … (the refused process
@@ -543,7 +545,7 @@ void ControlServer::admit(const net::Inbound &in, const QList<QHostAddress> &add
         registerCommand(p.name, qs(cmd));
     for (const auto &r : c.requests())
         request(p.name, qs(r));
-    directoryChanged(c.commands_size() > 0);
+    directoryChanged(c.commands_size() > 0 || hadCommands);
 }
 
 void ControlServer::onDestinationFailed(const Endpoint &e, const QString &why)
