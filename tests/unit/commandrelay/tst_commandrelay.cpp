@@ -88,6 +88,7 @@ class tst_CommandRelay : public QObject
 private Q_SLOTS:
     void commandRelayedAsSent_data();
     void commandRelayedAsSent();
+    void routesFollowTheProcessesAndTheirCommands();
 };
 
 void tst_CommandRelay::commandRelayedAsSent_data()
@@ -139,6 +140,45 @@ void tst_CommandRelay::commandRelayedAsSent()
     if (in.flags & Compressed)
         QVERIFY(decompress(in.data, unpacked, DefaultMaxMessageSize, &error));
     QVERIFY(unpacked == text);
+}
+
+// The reader threads forward commands with routes the Control Server keeps up to date as processes
+// come, register commands and connect again: a command reaches exactly the processes registered for
+// it at the time it is sent.
+void tst_CommandRelay::routesFollowTheProcessesAndTheirCommands()
+{
+    cs::ServerOptions o;
+    o.port = 0;
+    cs::ControlServer server(o);
+    QString error;
+    QVERIFY2(server.start(&error), qPrintable(error));
+    const Endpoint at{QStringLiteral("127.0.0.1"), server.port()};
+    Process target, sender;
+    QVERIFY(target.start(QStringLiteral("target"), 21));
+    QVERIFY(sender.start(QStringLiteral("rc"), 22));
+    target.connectTo(at, {QStringLiteral("Configure")});
+    sender.connectTo(at, {});
+    QTRY_VERIFY_WITH_TIMEOUT(target.control.contains(Type::SuccessfullyConnected), Timeout);
+    QTRY_VERIFY_WITH_TIMEOUT(sender.control.contains(Type::SuccessfullyConnected), Timeout);
+    const auto send = [&] {
+        sender.transport.send(sender.transport.outbox(at), encodeCommandFrame("Configure", "ignored", 0, "go"));
+    };
+    send();
+    QTRY_COMPARE_WITH_TIMEOUT(target.commandCount(), 1, Timeout);
+
+    // Connected again (same incarnation) without the command: it no longer gets it.
+    target.control.clear();
+    target.connectTo(at, {});
+    QTRY_VERIFY_WITH_TIMEOUT(target.control.contains(Type::SuccessfullyConnected), Timeout);
+    send();
+    QTest::qWait(300); // nothing arrives: time must pass to show that
+    QCOMPARE(target.commandCount(), 1);
+
+    // Registered again: it does.
+    wire::Names names;
+    names.add_names("Configure");
+    target.transport.send(target.transport.outbox(at), controlFrame(Type::RegisterCommand, names));
+    QTRY_VERIFY_WITH_TIMEOUT((send(), target.commandCount() >= 2), Timeout); // sent until it arrives
 }
 
 QTEST_GUILESS_MAIN(tst_CommandRelay)
