@@ -52,8 +52,9 @@ int main(int argc, char *argv[])
                  QStringLiteral("Bound of a slow subscriber's own queue, in notifications (default 10000)."),
                  QStringLiteral("n"), QStringLiteral("10000")});
     p.addOption({QStringLiteral("slow-grace-ms"),
-                 QStringLiteral("A subscriber process falling behind alone holds the updates for at most this "
-                                "long in 30 s before it is dropped for (default 500; 0: dropped for at once)."),
+                 QStringLiteral("A subscriber process falling behind alone (or one of a few) holds the updates "
+                                "for at most this long in 30 s before it is dropped for (default 500; 0: dropped "
+                                "for at once)."),
                  QStringLiteral("ms"), QStringLiteral("500")});
     p.addOption(
         {QStringLiteral("http-port"),

@@ -127,7 +127,7 @@ bool decodeData(Type type, quint8 flags, QByteArrayView payload, QByteArray *own
         const qsizetype head = data.data() - payload.data();
         out.data = std::move(*owned);
         out.data.remove(0, head);
-    } else if (takeData || (flags & Compressed)) {
+    } else if (takeData) {
         out.data = data.toByteArray();
     } else {
         out.view = data;

@@ -120,7 +120,7 @@ struct Inbound
     {
         if (chunk.isNull())
             return std::move(data);
-        QByteArray out(chunk.constData() + dataOffset, dataLength);
+        QByteArray out = dataCopy();
         chunk = QByteArray();
         return out;
     }

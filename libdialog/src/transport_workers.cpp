@@ -850,7 +850,7 @@ bool ReaderWorker::takeFrame(Connection *c, Type type, quint8 flags, QByteArrayV
         in.origin = parts.origin.toByteArray();
     }
     const QByteArray &batch = c->decoder.batchBuffer();
-    if (share && parts.data.isNull() && parts.view.data() >= batch.constData() &&
+    if (share && parts.view.data() >= batch.constData() && // (null when decompressed)
         parts.view.data() + parts.view.size() <= batch.constData() + batch.size()) {
         in.chunk = batch;
         in.dataOffset = parts.view.data() - in.chunk.constData();

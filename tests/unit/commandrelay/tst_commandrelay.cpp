@@ -79,6 +79,19 @@ QByteArray compressibleText(qsizetype size)
     return text;
 }
 
+/// A Control Server with two processes connected to it: "target", which registers the command
+/// Configure, and "rc", which sends it.
+struct Relay
+{
+    cs::ControlServer server{[] {
+        cs::ServerOptions o;
+        o.port = 0;
+        return o;
+    }()};
+    Endpoint at;
+    Process target, sender;
+};
+
 } // namespace
 
 class tst_CommandRelay : public QObject
@@ -89,7 +102,28 @@ private Q_SLOTS:
     void commandRelayedAsSent_data();
     void commandRelayedAsSent();
     void routesFollowTheProcessesAndTheirCommands();
+
+private:
+    /// Starts @p r's server and processes (incarnations @p incarnation, + 1) and waits until both
+    /// processes are connected; false (the failure recorded) if they are not.
+    bool start(Relay &r, quint64 incarnation);
 };
+
+bool tst_CommandRelay::start(Relay &r, quint64 incarnation)
+{
+    [&] {
+        QString error;
+        QVERIFY2(r.server.start(&error), qPrintable(error));
+        r.at = Endpoint{QStringLiteral("127.0.0.1"), r.server.port()};
+        QVERIFY(r.target.start(QStringLiteral("target"), incarnation));
+        QVERIFY(r.sender.start(QStringLiteral("rc"), incarnation + 1));
+        r.target.connectTo(r.at, {QStringLiteral("Configure")});
+        r.sender.connectTo(r.at, {});
+        QTRY_VERIFY_WITH_TIMEOUT(r.target.control.contains(Type::SuccessfullyConnected), Timeout);
+        QTRY_VERIFY_WITH_TIMEOUT(r.sender.control.contains(Type::SuccessfullyConnected), Timeout);
+    }();
+    return !QTest::currentTestFailed();
+}
 
 void tst_CommandRelay::commandRelayedAsSent_data()
 {
@@ -107,26 +141,16 @@ void tst_CommandRelay::commandRelayedAsSent()
 {
     QFETCH(qsizetype, size);
     QFETCH(int, threshold);
-    cs::ServerOptions o;
-    o.port = 0;
-    cs::ControlServer server(o);
+    Relay r;
+    QVERIFY(start(r, 11));
+    Process &target = r.target, &sender = r.sender;
     QString error;
-    QVERIFY2(server.start(&error), qPrintable(error));
-    const Endpoint at{QStringLiteral("127.0.0.1"), server.port()};
-
-    Process target, sender;
-    QVERIFY(target.start(QStringLiteral("target"), 11));
-    QVERIFY(sender.start(QStringLiteral("rc"), 12));
-    target.connectTo(at, {QStringLiteral("Configure")});
-    sender.connectTo(at, {});
-    QTRY_VERIFY_WITH_TIMEOUT(target.control.contains(Type::SuccessfullyConnected), Timeout);
-    QTRY_VERIFY_WITH_TIMEOUT(sender.control.contains(Type::SuccessfullyConnected), Timeout);
 
     const QByteArray text = compressibleText(size);
     quint8 flags = 0;
     const QByteArray prepared = prepareData(text, threshold, flags);
     QCOMPARE(bool(flags & Compressed), threshold > 0);
-    sender.transport.send(sender.transport.outbox(at),
+    sender.transport.send(sender.transport.outbox(r.at),
                           encodeCommandFrame("Configure", "ignored", flags, prepared));
 
     QTRY_COMPARE_WITH_TIMEOUT(target.commandCount(), 1, Timeout);
@@ -147,28 +171,18 @@ void tst_CommandRelay::commandRelayedAsSent()
 // it at the time it is sent.
 void tst_CommandRelay::routesFollowTheProcessesAndTheirCommands()
 {
-    cs::ServerOptions o;
-    o.port = 0;
-    cs::ControlServer server(o);
-    QString error;
-    QVERIFY2(server.start(&error), qPrintable(error));
-    const Endpoint at{QStringLiteral("127.0.0.1"), server.port()};
-    Process target, sender;
-    QVERIFY(target.start(QStringLiteral("target"), 21));
-    QVERIFY(sender.start(QStringLiteral("rc"), 22));
-    target.connectTo(at, {QStringLiteral("Configure")});
-    sender.connectTo(at, {});
-    QTRY_VERIFY_WITH_TIMEOUT(target.control.contains(Type::SuccessfullyConnected), Timeout);
-    QTRY_VERIFY_WITH_TIMEOUT(sender.control.contains(Type::SuccessfullyConnected), Timeout);
+    Relay r;
+    QVERIFY(start(r, 21));
+    Process &target = r.target, &sender = r.sender;
     const auto send = [&] {
-        sender.transport.send(sender.transport.outbox(at), encodeCommandFrame("Configure", "ignored", 0, "go"));
+        sender.transport.send(sender.transport.outbox(r.at), encodeCommandFrame("Configure", "ignored", 0, "go"));
     };
     send();
     QTRY_COMPARE_WITH_TIMEOUT(target.commandCount(), 1, Timeout);
 
     // Connected again (same incarnation) without the command: it no longer gets it.
     target.control.clear();
-    target.connectTo(at, {});
+    target.connectTo(r.at, {});
     QTRY_VERIFY_WITH_TIMEOUT(target.control.contains(Type::SuccessfullyConnected), Timeout);
     send();
     QTest::qWait(300); // nothing arrives: time must pass to show that
@@ -177,7 +191,7 @@ void tst_CommandRelay::routesFollowTheProcessesAndTheirCommands()
     // Registered again: it does.
     wire::Names names;
     names.add_names("Configure");
-    target.transport.send(target.transport.outbox(at), controlFrame(Type::RegisterCommand, names));
+    target.transport.send(target.transport.outbox(r.at), controlFrame(Type::RegisterCommand, names));
     QTRY_VERIFY_WITH_TIMEOUT((send(), target.commandCount() >= 2), Timeout); // sent until it arrives
 }
 
