@@ -236,6 +236,12 @@ void ClientPrivate::deliver(net::InboundBatch &batch)
             }
             if (subs.isEmpty())
                 continue; // not (or no longer) subscribed
+            if (subs.size() == 1) {
+                // The common case: one subscription in this process takes the message in place.
+                if (!subs.first()->d->direct)
+                    subs.first()->d->deliver(key, in);
+                continue;
+            }
             const Message m(key, in.takeData(), in.sequence); // the batch is not read again
             for (Subscription *s : std::as_const(subs)) {
                 if (generation != subscriptionGeneration && !subscriptions.value(key).contains(s))

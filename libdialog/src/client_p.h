@@ -181,7 +181,15 @@ class SubscriptionPrivate
 {
 public:
     void setState(Subscription::State s, const QString &provider);
+    /// Delivers @p m unless it was seen already (a re-sent value): kept as the last message and
+    /// emitted.
     void deliver(const Message &m, quint64 providerIncarnation);
+    /// The same for a message still in the receive batch: the last message's storage is reused
+    /// when nothing else holds it (no allocation per message for a subscriber that keeps none).
+    void deliver(const QByteArray &service, net::Inbound &in);
+    /// Sequence bookkeeping of a message: false for a value already seen (not delivered again).
+    bool accept(quint64 sequence, quint64 providerIncarnation);
+    void announce();
 
     Subscription *q = nullptr;
     Client *client = nullptr;

@@ -47,6 +47,33 @@ Message &Message::operator=(const Message &other) = default;
 Message &Message::operator=(Message &&other) noexcept = default;
 Message::~Message() = default;
 
+void Message::takeInPlace(const QByteArray &service, net::Inbound &in)
+{
+    if (d.constData()->ref.loadRelaxed() != 1) { // a slot kept a copy: that one is left alone
+        *this = Message(service, in.takeData(), in.sequence);
+        return;
+    }
+    MessagePrivate *p = d.data(); // held by nobody else: no detach
+    if (p->service.constData() != service.constData())
+        p->service = service;
+    p->sequence = in.sequence;
+    if (in.chunk.isNull()) {
+        p->data = std::move(in.data);
+        return;
+    }
+    // Copied out of the shared receive buffer into the previous data's buffer when that one is
+    // not shared (a slot kept no QByteArray of it) and not much larger than needed.
+    constexpr qsizetype SmallCapacity = 4096;
+    const qsizetype n = in.dataLength;
+    if (p->data.capacity() <= qMax(SmallCapacity, 2 * n)) {
+        p->data.resize(n); // reallocates only when shared or too small
+        std::memcpy(p->data.data(), in.chunk.constData() + in.dataOffset, size_t(n));
+    } else {
+        p->data = in.dataCopy();
+    }
+    in.chunk = QByteArray();
+}
+
 QString Message::service() const
 {
     return QString::fromUtf8(d->service);

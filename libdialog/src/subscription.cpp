@@ -71,40 +71,63 @@ void SubscriptionPrivate::setState(Subscription::State s, const QString &newProv
     Q_EMIT q->stateChanged(s);
 }
 
-void SubscriptionPrivate::deliver(const Message &m, quint64 providerIncarnation)
+bool SubscriptionPrivate::accept(quint64 sequence, quint64 providerIncarnation)
 {
     if (providerIncarnation != incarnation) {
         // A new provider (or a restart): its sequence numbers start afresh.
         incarnation = providerIncarnation;
-        lastSequence = m.sequence() - 1;
+        lastSequence = sequence - 1;
     }
-    if (providerLost && m.sequence() == lastSequence) {
+    if (providerLost && sequence == lastSequence) {
         // The provider was declared lost (hung past its heartbeats) and came back with the same
         // incarnation: the value it re-sends is news to whoever watched it go, so it is delivered
         // again rather than dropped as already seen.
-        lastSequence = m.sequence() - 1;
+        lastSequence = sequence - 1;
     }
     providerLost = false;
-    if (attached && m.sequence() <= lastSequence && received > 0) {
+    if (attached && sequence <= lastSequence && received > 0) {
         // A channel's stream is never re-sent, so a number that goes back means the sender opened a
         // new Stream on this channel (it replaced a subscription: the receiver subscribed again after
         // the server was stopped and continued, or after a broken connection): counted afresh.
-        lastSequence = m.sequence() - 1;
+        lastSequence = sequence - 1;
     }
-    if (m.sequence() <= lastSequence && received > 0) {
+    if (sequence <= lastSequence && received > 0) {
         // A value already seen (re-sent on re-subscription, e.g. after a Control Server restart):
         // not delivered twice, but it proves the provider is there again.
         if (state != Subscription::State::Active) {
             state = Subscription::State::Active;
             Q_EMIT q->stateChanged(state);
         }
-        return;
+        return false;
     }
-    if (m.sequence() > lastSequence + 1 && received > 0)
-        lost += m.sequence() - lastSequence - 1;
-    lastSequence = m.sequence();
+    if (sequence > lastSequence + 1 && received > 0)
+        lost += sequence - lastSequence - 1;
+    lastSequence = sequence;
     ++received;
+    return true;
+}
+
+void SubscriptionPrivate::deliver(const Message &m, quint64 providerIncarnation)
+{
+    if (!accept(m.sequence(), providerIncarnation))
+        return;
     last = m;
+    announce();
+}
+
+void SubscriptionPrivate::deliver(const QByteArray &service, net::Inbound &in)
+{
+    if (!accept(in.sequence, in.incarnation))
+        return;
+    last.takeInPlace(service, in);
+    announce();
+}
+
+void SubscriptionPrivate::announce()
+{
+    // The slots get a copy, not `last` itself: a slot may delete the subscription (and `last`)
+    // and still read its message.
+    const Message m = last;
     if (state != Subscription::State::Active) {
         state = Subscription::State::Active;
         Q_EMIT q->stateChanged(state);

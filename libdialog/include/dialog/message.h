@@ -9,6 +9,10 @@ namespace dialog {
 
 class MessagePrivate;
 class CommandPrivate;
+class SubscriptionPrivate;
+namespace net {
+struct Inbound;
+}
 
 /// One update of a service as a subscriber receives it. Implicitly shared: copies are cheap and
 /// may cross threads and queued signals (the data itself is a shared QByteArray).
@@ -33,6 +37,9 @@ public:
     quint64 sequence() const;
 
 private:
+    friend class SubscriptionPrivate;
+    /// Becomes the message in @p in, reusing this one's storage when nothing else holds it.
+    void takeInPlace(const QByteArray &service, net::Inbound &in);
     QSharedDataPointer<MessagePrivate> d;
 };
 

@@ -14,6 +14,9 @@
 #include <QTcpSocket>
 #include <QtTest>
 
+#include <atomic>
+#include <thread>
+
 using namespace dialog;
 
 class tst_Client : public QObject
@@ -32,6 +35,7 @@ private Q_SLOTS:
     void invalidAddressFailsStartOnce();
     void connectsOnceWithStateChanges();
     void subscriberReceivesUpdatesAsSharedValues();
+    void keptMessagesStayAsTheyWereDelivered();
     void requestLocatorRemovedAfterReply();
     void cancelledRequestNeverCallsBack();
     void refusedServiceReportedWithoutExit();
@@ -231,6 +235,83 @@ void tst_Client::subscriberReceivesUpdatesAsSharedValues()
     QCOMPARE(copy.service(), QStringLiteral("Values.Counter"));
     QCOMPARE(received.size(), 3);
     QCOMPARE(received.at(0).first().value<Message>().data(), QByteArray("1"));
+}
+
+void tst_Client::keptMessagesStayAsTheyWereDelivered()
+{
+    // A subscription reuses its last message's storage for the next one when nothing else holds
+    // it: what a slot keeps (the Message, or only its data) must never change under it. A slot
+    // that runs a nested event loop gets no message inside it (deliveries are not re-entered), and
+    // nothing is lost or taken out of order because of it.
+    Client provider(m_cs.options(QStringLiteral("Provider.Kept")));
+    Client subscriber(m_cs.options(QStringLiteral("Subscriber.Kept")));
+    Service *svc = provider.publish(QStringLiteral("Kept.Values"));
+    QVERIFY(svc);
+    svc->setFlowControl(Service::FlowControl::Block, 10000); // every message arrives
+    QVERIFY(provider.start() && subscriber.start());
+    Subscription *sub = subscriber.subscribe(QStringLiteral("Kept.Values"));
+    QVERIFY(sub);
+    QTRY_COMPARE_WITH_TIMEOUT(svc->subscriberCount(), 1, 10000);
+    const auto content = [](quint64 seq) {
+        // 100 bytes, different for every message; several share one read (and receive buffer).
+        QByteArray d = QByteArray::number(seq).rightJustified(10, '0');
+        while (d.size() < 100)
+            d += char('a' + (seq + quint64(d.size())) % 26);
+        return d;
+    };
+    QList<Message> keptMessages;
+    QList<QPair<quint64, QByteArray>> keptData;
+    quint64 expected = 1;
+    int outOfOrder = 0, nestedLoops = 0, deliveredInside = 0, changedUnderSlot = 0;
+    QObject::connect(sub, &Subscription::messageReceived, &subscriber, [&](const Message &m) {
+        const quint64 seq = m.sequence();
+        if (seq != expected)
+            ++outOfOrder;
+        expected = seq + 1;
+        if (seq % 10 == 0)
+            keptMessages.append(m);
+        else if (seq % 7 == 0)
+            keptData.append({seq, m.data()});
+        if (seq % 2000 == 1) {
+            // A nested event loop while this slot still looks at m, the publisher still at work.
+            ++nestedLoops;
+            const QByteArray before(m.data().constData(), m.data().size()); // a deep copy
+            const quint64 received = sub->receivedCount();
+            QElapsedTimer t;
+            t.start();
+            while (t.elapsed() < 30)
+                QCoreApplication::processEvents(QEventLoop::AllEvents, 5);
+            if (sub->receivedCount() != received)
+                ++deliveredInside;
+            if (m.data() != before || m.sequence() != seq)
+                ++changedUnderSlot;
+        }
+    });
+    constexpr int N = 20000;
+    // Published from another thread (Service::update is thread-safe), so that this one delivers.
+    std::atomic<int> refused{0};
+    std::thread publisher([&] {
+        for (int i = 1; i <= N; ++i)
+            if (!svc->update(content(quint64(i))))
+                ++refused;
+    });
+    QTRY_COMPARE_WITH_TIMEOUT(sub->receivedCount(), quint64(N), 30000);
+    publisher.join();
+    QCOMPARE(refused.load(), 0);
+    QCOMPARE(sub->lostCount(), quint64(0));
+    QCOMPARE(outOfOrder, 0);
+    QCOMPARE(nestedLoops, N / 2000);
+    QCOMPARE(deliveredInside, 0);
+    QCOMPARE(changedUnderSlot, 0);
+    QCOMPARE(keptMessages.size(), N / 10);
+    for (const Message &m : std::as_const(keptMessages)) {
+        QCOMPARE(m.data(), content(m.sequence()));
+        QCOMPARE(m.service(), QStringLiteral("Kept.Values"));
+    }
+    QVERIFY(keptData.size() > N / 20);
+    for (const auto &[seq, data] : std::as_const(keptData))
+        QCOMPARE(data, content(seq));
+    QCOMPARE(sub->lastMessage().data(), content(sub->lastMessage().sequence()));
 }
 
 void tst_Client::requestLocatorRemovedAfterReply()
