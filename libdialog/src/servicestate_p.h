@@ -49,6 +49,14 @@ struct ServiceState : std::enable_shared_from_this<ServiceState>
     QHash<const net::Outbox *, quint64> resumeAt;
     bool hasValue = false;
 
+    /// Updates at or above compressionThreshold still to be sent without trying to compress them
+    /// (prepare()): set to IncompressibleSkip by one that did not compress.
+    std::atomic<int> skipCompression{0};
+    static constexpr int IncompressibleSkip = 15;
+    /// The data as sent (compressed when it is at least compressionThreshold and compresses), and
+    /// its flags.
+    QByteArray prepare(const QByteArray &data, quint8 &flags);
+
     std::atomic<int> flowControl{int(Service::FlowControl::Drop)};
     std::atomic<int> blockTimeoutMs{1000};
     std::atomic<quint64> dropped{0};

@@ -2,6 +2,7 @@
 // (libdialog/src/payload_p.h). Frames go through the real InboundDecoder, as on the wire.
 #include "inbounddecoder_p.h"
 #include "payload_p.h"
+#include "servicestate_p.h"
 #include "wirecodec.h"
 
 #include <QRandomGenerator>
@@ -165,6 +166,7 @@ private Q_SLOTS:
     void prepareDataThreshold();
     void incompressibleDataNotCompressed_data();
     void incompressibleDataNotCompressed();
+    void serviceSkipsCompressionAfterIncompressibleData();
     void corruptCompressedDataRejected_data();
     void corruptCompressedDataRejected();
     void everyFlippedByteOfCompressedDataDetected();
@@ -394,6 +396,36 @@ void tst_Payload::incompressibleDataNotCompressed()
     QCOMPARE(flags, quint8(0));
     QCOMPARE(prepared.size(), data.size());
     QVERIFY(prepared == data);
+}
+
+void tst_Payload::serviceSkipsCompressionAfterIncompressibleData()
+{
+    // A service's update that did not compress makes its next IncompressibleSkip updates go as
+    // they are without a try; compressible data keeps being compressed, and after the skip a
+    // compressible update is compressed again.
+    dialog::ServiceState state;
+    state.compressionThreshold = 64 * 1024;
+    const QByteArray text = compressibleText(100000);
+    const QByteArray noise = randomBytes(100000, 7);
+    quint8 flags = 0xFF;
+    for (int i = 0; i < 3; ++i) {
+        state.prepare(text, flags);
+        QCOMPARE(flags, quint8(Compressed));
+    }
+    QCOMPARE(state.prepare(noise, flags), noise);
+    QCOMPARE(flags, quint8(0));
+    for (int i = 0; i < dialog::ServiceState::IncompressibleSkip; ++i) {
+        QCOMPARE(state.prepare(text, flags), text); // not tried
+        QCOMPARE(flags, quint8(0));
+    }
+    const QByteArray packed = state.prepare(text, flags);
+    QCOMPARE(flags, quint8(Compressed));
+    QVERIFY(packed.size() < text.size() / 2);
+    // Below the threshold nothing is tried and the count is left alone.
+    QCOMPARE(state.prepare(noise, flags), noise);
+    QCOMPARE(state.prepare(text.left(1000), flags), text.left(1000));
+    QCOMPARE(flags, quint8(0));
+    QCOMPARE(state.skipCompression.load(), dialog::ServiceState::IncompressibleSkip);
 }
 
 void tst_Payload::corruptCompressedDataRejected_data()
