@@ -92,7 +92,8 @@ void ClientOptions::addParserOptions(QCommandLineParser &p)
          QStringLiteral("Received bytes waiting for delivery before reading pauses (default 33554432)."),
          QStringLiteral("bytes")});
     p.addOption({QStringLiteral("receive-buffer-bytes"),
-                 QStringLiteral("Socket receive buffer of inbound connections (default: the system's)."),
+                 QStringLiteral("Socket receive buffer of inbound connections (default: the system's; below "
+                                "262144 a busy connection may stall, and a warning says so)."),
                  QStringLiteral("bytes")});
     p.addOption({QStringLiteral("receive-spin-us"),
                  QStringLiteral("After receiving, reader threads poll this many microseconds before they sleep: "

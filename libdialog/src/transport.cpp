@@ -103,6 +103,13 @@ Transport::Transport(const TransportOptions &options, QObject *parent) : QObject
     qRegisterMetaType<dialog::net::Endpoint>();
     m_options.senderThreads = qMax(1, m_options.senderThreads);
     m_options.readerThreads = qMax(1, m_options.readerThreads);
+    if (m_options.receiveBufferBytes > 0 && m_options.receiveBufferBytes < SmallReceiveBufferBytes)
+        qCWarning(lcReceiver).noquote()
+            << QStringLiteral("receive buffer of %1 bytes: below %2 a busy connection may stall for "
+                              "about 200 ms at a time (the window fills, the sender waits for the kernel's "
+                              "zero-window probe; loopback's segments are 64 KiB)")
+                   .arg(m_options.receiveBufferBytes)
+                   .arg(SmallReceiveBufferBytes);
     for (int i = 0; i < m_options.senderThreads; ++i) {
         auto *w = new SenderWorker(this);
         m_senders.append(w);

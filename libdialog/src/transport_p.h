@@ -132,6 +132,10 @@ constexpr qint64 InboundOverhead = 192;
 /// at most this much and, with many connections, smaller (readBufferBytesFor()).
 constexpr qint64 DefaultReadBufferBytes = 256 * 1024;
 constexpr qint64 MinReadBufferBytes = 32 * 1024;
+/// A configured socket receive buffer (TransportOptions::receiveBufferBytes) below this is warned
+/// about: a full window of it is as large as a loopback segment, and the sender then waits for
+/// the zero-window probe (~200 ms) again and again.
+constexpr qint64 SmallReceiveBufferBytes = 256 * 1024;
 /// Qt's read buffer of each of @p connections inbound sockets: together at most half of
 /// @p maxPending (what a paused reader leaves in Qt's buffers adds to what waits for delivery, so
 /// memory is bounded by the configuration, not by the number of senders), each a power of two

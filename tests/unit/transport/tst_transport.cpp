@@ -164,6 +164,7 @@ private Q_SLOTS:
     void routerSeesCommandsAsSent();
     void routerNeverSeesBadCompressedCommands();
     void framesBeforeTheSinkIsSetReachItOnceSet();
+    void smallReceiveBufferIsWarnedAbout();
     void newSenderIsHeardWhileDeliveryIsPaused();
     void heapIsHandedBackAfterABurst();
     void readerSpinsAfterReceivingWhenAsked();
@@ -767,4 +768,21 @@ void tst_Transport::noDirectWritesWhenTurnedOff()
 }
 
 QTEST_GUILESS_MAIN(tst_Transport)
+// A receive buffer below 256 KiB stalls on loopback (the zero-window probe): it is warned about,
+// once, when the transport is made; the default (the system's) and 256 KiB are not.
+void tst_Transport::smallReceiveBufferIsWarnedAbout()
+{
+    TransportOptions o;
+    o.receiveBufferBytes = 64 * 1024;
+    QTest::ignoreMessage(QtWarningMsg, QRegularExpression(QStringLiteral("receive buffer of 65536 bytes: below 262144")));
+    {
+        Transport small(o);
+    }
+    QTest::failOnWarning(QRegularExpression(QStringLiteral("receive buffer of")));
+    o.receiveBufferBytes = SmallReceiveBufferBytes;
+    Transport enough(o);
+    o.receiveBufferBytes = 0;
+    Transport systems(o);
+}
+
 #include "tst_transport.moc"
