@@ -125,8 +125,9 @@ void SubscriptionPrivate::deliver(const QByteArray &service, net::Inbound &in)
 
 void SubscriptionPrivate::announce()
 {
-    // The slots get a copy, not `last` itself: a slot may delete the subscription (and `last`)
-    // and still read its message.
+    // The slots get a copy, not `last` itself: a nested event loop in a slot delivers the next
+    // messages (takeInPlace does not reuse a message held twice), and a slot may delete the
+    // subscription (and `last`) and still read its message.
     const Message m = last;
     if (state != Subscription::State::Active) {
         state = Subscription::State::Active;

@@ -460,33 +460,19 @@ void Transport::deliver(DeliveryQueue &q, InboundBatch &items, qint64 bytes)
 
 void Transport::drain(DeliveryQueue &q)
 {
-    m_postsPending.fetch_sub(1, std::memory_order_relaxed);
-    if (q.draining) {
-        // A slot of the delivery in progress runs a nested event loop (a modal dialog, say). What
-        // came meanwhile waits until that slot returns, as QIODevice does not emit readyRead()
-        // into its own slot: delivered here it would overtake the rest of the batch being
-        // delivered, and those messages would look like old ones. q.posted stays set.
-        q.deferred = true;
-        return;
-    }
     std::vector<std::pair<InboundBatch, qint64>> batches;
     {
         QMutexLocker l(&q.lock);
         batches.swap(q.items);
         q.posted = false;
     }
-    q.draining = true;
+    m_postsPending.fetch_sub(1, std::memory_order_relaxed);
     qint64 bytes = 0;
     for (auto &[batch, batchBytes] : batches) {
         if (q.sink)
             q.sink(batch);
         bytes += batchBytes;
         recycleBatch(std::move(batch));
-    }
-    q.draining = false;
-    if (std::exchange(q.deferred, false) && q.context) {
-        m_postsPending.fetch_add(1, std::memory_order_relaxed);
-        QMetaObject::invokeMethod(q.context, handOff([this, &q] { drain(q); }), Qt::QueuedConnection);
     }
     m_pendingDelivery.fetch_sub(bytes);
     if (m_options.receiveSpinUs > 0)

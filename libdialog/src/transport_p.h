@@ -404,10 +404,6 @@ private:
         bool posted = false;
         QPointer<QObject> context; // a deleted context takes its posted deliveries with it
         Sink sink;
-        // In the context's thread only: a drain in progress, and a drain that came into it from a
-        // nested event loop and left its batches for later (drain() is not re-entered).
-        bool draining = false;
-        bool deferred = false;
     };
     void deliver(DeliveryQueue &q, InboundBatch &items, qint64 bytes);
     void drain(DeliveryQueue &q);

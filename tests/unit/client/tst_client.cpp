@@ -240,14 +240,14 @@ void tst_Client::subscriberReceivesUpdatesAsSharedValues()
 void tst_Client::keptMessagesStayAsTheyWereDelivered()
 {
     // A subscription reuses its last message's storage for the next one when nothing else holds
-    // it: what a slot keeps (the Message, or only its data) must never change under it. A slot
-    // that runs a nested event loop gets no message inside it (deliveries are not re-entered), and
-    // nothing is lost or taken out of order because of it.
+    // it: what a slot keeps (the Message, or only its data) must never change under it, nor the
+    // message a slot looks at while a nested event loop in it delivers newer ones (as a modal
+    // dialog or a blocking is::Dictionary call does).
     Client provider(m_cs.options(QStringLiteral("Provider.Kept")));
     Client subscriber(m_cs.options(QStringLiteral("Subscriber.Kept")));
     Service *svc = provider.publish(QStringLiteral("Kept.Values"));
     QVERIFY(svc);
-    svc->setFlowControl(Service::FlowControl::Block, 10000); // every message arrives
+    svc->setFlowControl(Service::FlowControl::Block, 10000); // nothing dropped at the provider
     QVERIFY(provider.start() && subscriber.start());
     Subscription *sub = subscriber.subscribe(QStringLiteral("Kept.Values"));
     QVERIFY(sub);
@@ -261,30 +261,32 @@ void tst_Client::keptMessagesStayAsTheyWereDelivered()
     };
     QList<Message> keptMessages;
     QList<QPair<quint64, QByteArray>> keptData;
-    quint64 expected = 1;
-    int outOfOrder = 0, nestedLoops = 0, deliveredInside = 0, changedUnderSlot = 0;
+    quint64 previous = 0;
+    int backwards = 0, deliveredInside = 0, changedUnderSlot = 0;
+    bool inSlot = false;
     QObject::connect(sub, &Subscription::messageReceived, &subscriber, [&](const Message &m) {
         const quint64 seq = m.sequence();
-        if (seq != expected)
-            ++outOfOrder;
-        expected = seq + 1;
+        if (seq <= previous)
+            ++backwards;
+        previous = seq;
         if (seq % 10 == 0)
             keptMessages.append(m);
         else if (seq % 7 == 0)
             keptData.append({seq, m.data()});
-        if (seq % 2000 == 1) {
+        if (seq % 10000 == 2001 && !inSlot) {
             // A nested event loop while this slot still looks at m, the publisher still at work.
-            ++nestedLoops;
+            inSlot = true;
             const QByteArray before(m.data().constData(), m.data().size()); // a deep copy
             const quint64 received = sub->receivedCount();
             QElapsedTimer t;
             t.start();
-            while (t.elapsed() < 30)
+            while (sub->receivedCount() == received && t.elapsed() < 300)
                 QCoreApplication::processEvents(QEventLoop::AllEvents, 5);
             if (sub->receivedCount() != received)
                 ++deliveredInside;
             if (m.data() != before || m.sequence() != seq)
                 ++changedUnderSlot;
+            inSlot = false;
         }
     });
     constexpr int N = 20000;
@@ -295,23 +297,24 @@ void tst_Client::keptMessagesStayAsTheyWereDelivered()
             if (!svc->update(content(quint64(i))))
                 ++refused;
     });
-    QTRY_COMPARE_WITH_TIMEOUT(sub->receivedCount(), quint64(N), 30000);
+    QTRY_COMPARE_WITH_TIMEOUT(sub->lastMessage().sequence(), quint64(N), 30000);
     publisher.join();
     QCOMPARE(refused.load(), 0);
-    QCOMPARE(sub->lostCount(), quint64(0));
-    QCOMPARE(outOfOrder, 0);
-    QCOMPARE(nestedLoops, N / 2000);
-    QCOMPARE(deliveredInside, 0);
+    // Messages delivered inside a nested loop overtake the rest of the batch being delivered, which
+    // then counts as lost (never as going back): the newest value always wins.
+    QCOMPARE(sub->receivedCount() + sub->lostCount(), quint64(N));
+    QCOMPARE(backwards, 0);
+    QVERIFY2(deliveredInside > 0, "no message came during a nested event loop: the case was not exercised");
     QCOMPARE(changedUnderSlot, 0);
-    QCOMPARE(keptMessages.size(), N / 10);
+    QVERIFY(keptMessages.size() > N / 40);
     for (const Message &m : std::as_const(keptMessages)) {
         QCOMPARE(m.data(), content(m.sequence()));
         QCOMPARE(m.service(), QStringLiteral("Kept.Values"));
     }
-    QVERIFY(keptData.size() > N / 20);
+    QVERIFY(keptData.size() > N / 80);
     for (const auto &[seq, data] : std::as_const(keptData))
         QCOMPARE(data, content(seq));
-    QCOMPARE(sub->lastMessage().data(), content(sub->lastMessage().sequence()));
+    QCOMPARE(sub->lastMessage().data(), content(N));
 }
 
 void tst_Client::requestLocatorRemovedAfterReply()
