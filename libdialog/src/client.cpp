@@ -226,6 +226,10 @@ void ClientPrivate::deliver(net::InboundBatch &batch)
     QByteArray key;
     QList<Subscription *> subs;
     for (net::Inbound &in : batch) {
+        // Taken before it is handled: a slot's nested event loop hands this batch over again
+        // (Transport::setDataSink, resumable) and goes on after it.
+        if (std::exchange(in.taken, true))
+            continue;
         if (in.type == wire_format::Type::ServiceMessage) {
             if (in.name.constData() != lastName || generation != subscriptionGeneration) {
                 auto it = subscriptions.constFind(in.name);
@@ -491,7 +495,7 @@ bool Client::start()
         return false;
     }
     d->transport = std::make_unique<net::Transport>(to);
-    d->transport->setDataSink(this, [this](net::InboundBatch &b) { d->deliver(b); });
+    d->transport->setDataSink(this, [this](net::InboundBatch &b) { d->deliver(b); }, true);
     d->transport->setDirectRoute([this](const net::Inbound &in) { return d->routeDirect(in); }, false);
     connect(d->transport.get(), &net::Transport::protocolError, this,
             [this](const QString &peer, const QString &why, const QString &, quint64) {

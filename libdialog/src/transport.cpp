@@ -200,12 +200,13 @@ void Transport::setControlSink(QObject *context, Sink sink)
     m_control.sink = std::move(sink);
 }
 
-void Transport::setDataSink(QObject *context, Sink sink)
+void Transport::setDataSink(QObject *context, Sink sink, bool resumable)
 {
     {
         QMutexLocker l(&m_data.lock);
         m_data.context = context;
         m_data.sink = std::move(sink);
+        m_data.resumable = resumable;
     }
     // receiveSpinUs: the sink's thread, too, stays awake a while after a delivery (the answer to
     // what it delivered, or the next message, finds it awake). Its dispatcher says when it is about
@@ -467,6 +468,16 @@ void Transport::drain(DeliveryQueue &q)
         q.posted = false;
     }
     m_postsPending.fetch_sub(1, std::memory_order_relaxed);
+    if (q.resumable) {
+        // Entered from a nested event loop in a slot of a delivery in progress: what the drains it
+        // interrupted took is handed over first (the sink skips the frames it took already), so
+        // that no message overtakes an older one; they keep their batches and free them. This
+        // drain's own batches are listed first, for a drain nested in this one.
+        q.inProgress.push_back(&batches);
+        for (size_t f = 0; f + 1 < q.inProgress.size() && q.sink; ++f)
+            for (auto &earlier : *q.inProgress[f])
+                q.sink(earlier.first);
+    }
     qint64 bytes = 0;
     for (auto &[batch, batchBytes] : batches) {
         if (q.sink)
@@ -474,6 +485,8 @@ void Transport::drain(DeliveryQueue &q)
         bytes += batchBytes;
         recycleBatch(std::move(batch));
     }
+    if (q.resumable)
+        q.inProgress.pop_back();
     m_pendingDelivery.fetch_sub(bytes);
     if (m_options.receiveSpinUs > 0)
         m_lastDrainNs.store(steadyNowNs(), std::memory_order_relaxed);

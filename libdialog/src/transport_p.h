@@ -108,6 +108,8 @@ struct Inbound
     QByteArray chunk;
     qsizetype dataOffset = 0;
     qsizetype dataLength = 0;
+    /// Set by a resumable sink when it takes the frame (Transport::setDataSink).
+    bool taken = false;
 
     qsizetype dataSize() const { return chunk.isNull() ? data.size() : dataLength; }
     /// The data, wherever it is held.
@@ -275,7 +277,11 @@ public:
 
     /// Sinks are called in @p context's thread with batches of frames. Set before listen().
     void setControlSink(QObject *context, Sink sink);
-    void setDataSink(QObject *context, Sink sink);
+    /// With @p resumable, the sink marks each frame it takes (Inbound::taken) and skips the marked
+    /// ones: a delivery entered from a nested event loop in the sink's slots then first hands it
+    /// again the batches of the deliveries it interrupted, so that their frames are taken before
+    /// newer ones (none overtakes an older one).
+    void setDataSink(QObject *context, Sink sink, bool resumable = false);
 
     /// Optional: called in the reader thread for each data frame before it is queued for the data
     /// sink; returns true if it consumed the frame (a router that must not wait for another thread,
@@ -404,6 +410,9 @@ private:
         bool posted = false;
         QPointer<QObject> context; // a deleted context takes its posted deliveries with it
         Sink sink;
+        bool resumable = false; // see setDataSink()
+        // The context's thread only: the batches of the drains in progress, outermost first.
+        std::vector<std::vector<std::pair<InboundBatch, qint64>> *> inProgress;
     };
     void deliver(DeliveryQueue &q, InboundBatch &items, qint64 bytes);
     void drain(DeliveryQueue &q);

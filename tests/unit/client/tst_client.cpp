@@ -273,7 +273,7 @@ void tst_Client::keptMessagesStayAsTheyWereDelivered()
             keptMessages.append(m);
         else if (seq % 7 == 0)
             keptData.append({seq, m.data()});
-        if (seq % 10000 == 2001 && !inSlot) {
+        if (seq % 2000 == 1 && !inSlot) {
             // A nested event loop while this slot still looks at m, the publisher still at work.
             inSlot = true;
             const QByteArray before(m.data().constData(), m.data().size()); // a deep copy
@@ -300,18 +300,19 @@ void tst_Client::keptMessagesStayAsTheyWereDelivered()
     QTRY_COMPARE_WITH_TIMEOUT(sub->lastMessage().sequence(), quint64(N), 30000);
     publisher.join();
     QCOMPARE(refused.load(), 0);
-    // Messages delivered inside a nested loop overtake the rest of the batch being delivered, which
-    // then counts as lost (never as going back): the newest value always wins.
-    QCOMPARE(sub->receivedCount() + sub->lostCount(), quint64(N));
+    // What the nested loops delivered came after the rest of the batch they interrupted: nothing
+    // was skipped or lost, nothing went back.
+    QCOMPARE(sub->receivedCount(), quint64(N));
+    QCOMPARE(sub->lostCount(), quint64(0));
     QCOMPARE(backwards, 0);
     QVERIFY2(deliveredInside > 0, "no message came during a nested event loop: the case was not exercised");
     QCOMPARE(changedUnderSlot, 0);
-    QVERIFY(keptMessages.size() > N / 40);
+    QCOMPARE(keptMessages.size(), N / 10);
     for (const Message &m : std::as_const(keptMessages)) {
         QCOMPARE(m.data(), content(m.sequence()));
         QCOMPARE(m.service(), QStringLiteral("Kept.Values"));
     }
-    QVERIFY(keptData.size() > N / 80);
+    QVERIFY(keptData.size() > N / 20);
     for (const auto &[seq, data] : std::as_const(keptData))
         QCOMPARE(data, content(seq));
     QCOMPARE(sub->lastMessage().data(), content(N));
