@@ -57,20 +57,17 @@ void Message::takeInPlace(const QByteArray &service, net::Inbound &in)
     if (p->service.constData() != service.constData())
         p->service = service;
     p->sequence = in.sequence;
-    if (in.chunk.isNull()) {
-        p->data = std::move(in.data);
-        return;
-    }
-    // Copied out of the shared receive buffer into the previous data's buffer when that one is
-    // not shared (a slot kept no QByteArray of it) and not much larger than needed.
+    // Data in the shared receive buffer is copied into the previous data's buffer when that one
+    // is not shared (resize() reallocates then) and not much larger than needed; data with its
+    // own buffer is taken over.
     constexpr qsizetype SmallCapacity = 4096;
     const qsizetype n = in.dataLength;
-    if (p->data.capacity() <= qMax(SmallCapacity, 2 * n)) {
-        p->data.resize(n); // reallocates only when shared or too small
-        std::memcpy(p->data.data(), in.chunk.constData() + in.dataOffset, size_t(n));
-    } else {
-        p->data = in.dataCopy();
+    if (in.chunk.isNull() || p->data.capacity() > qMax(SmallCapacity, 2 * n)) {
+        p->data = in.takeData();
+        return;
     }
+    p->data.resize(n);
+    std::memcpy(p->data.data(), in.chunk.constData() + in.dataOffset, size_t(n));
     in.chunk = QByteArray();
 }
 
