@@ -83,10 +83,15 @@ InspectorWindow::InspectorWindow(const ClientOptions &options, QWidget *parent)
     m_refresh->setInterval(100);
     m_refresh->setSingleShot(true);
     connect(m_refresh, &QTimer::timeout, this, &InspectorWindow::refresh);
-    m_client->subscribe(directoryServiceName(), this, [this](const Message &m) { onDirectory(m.data()); });
+    // Both are read in a thread of their own (megabytes with thousands of processes); an unreadable
+    // message (never sent by a Control Server) leaves the table as it was.
+    m_reader = std::make_unique<SnapshotReader>(this, [this] { scheduleRefresh(); });
+    m_client->subscribe(directoryServiceName(), this,
+                        [this](const Message &m) { m_reader->addDirectory(m.data()); });
     // Every process's communication figures, sent with its heartbeats and republished by the
     // Control Server at most once a second.
-    m_client->subscribe(statisticsServiceName(), this, [this](const Message &m) { onStatistics(m.data()); });
+    m_client->subscribe(statisticsServiceName(), this,
+                        [this](const Message &m) { m_reader->addStatistics(m.data()); });
     connect(m_client.get(), &Client::stateChanged, this, &InspectorWindow::updateStatus);
     connect(m_client.get(), &Client::commandReceived, this, [this](const Command &c) {
         if (c.name() == m_listeningCommand)
@@ -216,21 +221,6 @@ QWidget *InspectorWindow::buildListen()
     return box;
 }
 
-void InspectorWindow::onDirectory(const QByteArray &json)
-{
-    // An unreadable page (never sent by a Control Server) leaves the table as it was.
-    if (auto directory = m_directoryPages.add(json)) {
-        m_pendingDirectory = std::move(directory);
-        scheduleRefresh();
-    }
-}
-
-void InspectorWindow::onStatistics(const QByteArray &json)
-{
-    m_pendingStatistics = json;
-    scheduleRefresh();
-}
-
 void InspectorWindow::scheduleRefresh()
 {
     if (!m_refresh->isActive())
@@ -240,7 +230,7 @@ void InspectorWindow::scheduleRefresh()
 void InspectorWindow::refresh()
 {
     // Only the latest snapshots count: a burst of updates costs one model change.
-    const auto directory = std::exchange(m_pendingDirectory, std::nullopt);
+    auto directory = m_reader->takeDirectory();
     if (directory) {
         const QString keep = m_selected;
         m_model->setDirectory(*directory);
@@ -253,11 +243,9 @@ void InspectorWindow::refresh()
              {int(ProcessModel::Provided), int(ProcessModel::Subscribed), int(ProcessModel::Commands)})
             m_view->setColumnWidth(c, qMin(m_view->columnWidth(c), 190));
         updateStatus();
+        m_reader->discard(std::move(*directory));
     }
-    const auto statistics = m_pendingStatistics.isEmpty()
-                                ? std::nullopt
-                                : StatisticsSnapshot::fromJson(std::exchange(m_pendingStatistics, {}));
-    if (statistics) {
+    if (const auto statistics = m_reader->takeStatistics()) {
         m_model->setStatistics(*statistics);
         // Figures grow: widen their columns when needed, never narrow them (no jitter every second).
         for (int c = ProcessModel::FirstFigureColumn; c <= ProcessModel::LastFigureColumn; ++c) {
@@ -495,6 +483,12 @@ void InspectorWindow::updateStatus()
             .arg(s.messagesOut)
             .arg(s.dropped)
             .arg(s.reconnects));
+    // Never sent by a Control Server; said, not hidden (the table keeps the last good directory).
+    if (const quint64 bad = m_reader->unreadable())
+        m_status->setText(m_status->text() +
+                          QStringLiteral(" — %1 unreadable directory/statistics messages (%2)")
+                              .arg(bad)
+                              .arg(m_reader->lastError()));
 }
 
 } // namespace dialog::inspector

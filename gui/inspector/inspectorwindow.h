@@ -5,6 +5,7 @@
 #include "listenmodel.h"
 #include "processfilter.h"
 #include "processmodel.h"
+#include "snapshotreader.h"
 
 #include "dialog/client.h"
 
@@ -51,8 +52,6 @@ private:
     QWidget *buildFilterBar();
     QWidget *buildDetails();
     QWidget *buildListen();
-    void onDirectory(const QByteArray &json);
-    void onStatistics(const QByteArray &json);
     void scheduleRefresh();
     void showDetails();
     void showFigures();
@@ -73,9 +72,6 @@ private:
     QCheckBox *m_hex = nullptr;
     QList<QLineEdit *> m_fields;
     QLineEdit *m_freeText = nullptr;
-    DirectoryAssembler m_directoryPages; // a large directory comes in pages
-    std::optional<DirectorySnapshot> m_pendingDirectory;
-    QByteArray m_pendingStatistics;
     QTreeWidgetItem *m_figuresItem = nullptr; ///< "Communication" group of the details, updated in place
     quint64 m_detailsGeneration = 0;          ///< a logger answer for details since cleared is dropped
     ProcessRow m_shown;                       ///< what the details show (rebuilt only when it changes)
@@ -84,6 +80,8 @@ private:
     QPointer<Subscription> m_listening;
     QString m_listeningCommand;
     QString m_selected;
+    /// Last: destroyed (its thread stopped) first.
+    std::unique_ptr<SnapshotReader> m_reader;
 };
 
 } // namespace dialog::inspector

@@ -29,27 +29,28 @@ QString summary(const QStringList &l)
 void ProcessModel::setDirectory(const DirectorySnapshot &directory)
 {
     QList<ProcessRow> rows;
-    QStringList alive;
+    rows.reserve(directory.processes.size() + directory.lost.size());
+    QHash<QString, qsizetype> at; // name -> row (thousands of processes: no linear searches)
+    at.reserve(rows.capacity());
     for (const ProcessEntry &p : directory.processes) {
+        at.insert(p.name, rows.size());
         rows << rowFrom(p, false);
-        alive << p.name;
     }
     // Lost processes stay in the table, marked, unless a process of that name is alive again.
+    const qsizetype aliveRows = rows.size();
     for (const ProcessEntry &p : directory.lost) {
-        if (alive.contains(p.name))
-            continue;
-        const ProcessRow r = rowFrom(p, true);
-        auto same =
-            std::find_if(rows.begin(), rows.end(), [&](const ProcessRow &x) { return x.name == r.name; });
-        if (same != rows.end())
-            *same = r; // the most recent loss wins
-        else
-            rows << r;
+        const auto same = at.constFind(p.name);
+        if (same == at.cend()) {
+            at.insert(p.name, rows.size());
+            rows << rowFrom(p, true);
+        } else if (*same >= aliveRows) {
+            rows[*same] = rowFrom(p, true); // the most recent loss wins
+        }
     }
     std::sort(rows.begin(), rows.end(),
               [](const ProcessRow &a, const ProcessRow &b) { return a.name < b.name; });
     beginResetModel();
-    m_rows = rows;
+    m_rows.swap(rows);
     endResetModel();
 }
 

@@ -3,6 +3,7 @@
 #include "inspectorwindow.h"
 #include "processfixture.h"
 #include "screenshot.h"
+#include "snapshotreader.h"
 
 #include <QElapsedTimer>
 #include <QLineEdit>
@@ -33,6 +34,7 @@ private Q_SLOTS:
     void communicationFiguresReachTheInspector();
     void staysResponsiveWith1000Services();
     void staysResponsiveWithThousandsOfProcesses();
+    void snapshotsAreReadOffTheGuiThread();
     void detailsShowTheProcessMessagesFromTheLogger();
     void screenshot();
 
@@ -361,6 +363,75 @@ void tst_Inspector::staysResponsiveWithThousandsOfProcesses()
     QVERIFY2(probe.modelChanges() <= bound, qPrintable(QString::number(probe.modelChanges())));
     QVERIFY2(probe.paints() <= bound, qPrintable(QString::number(probe.paints())));
     QVERIFY(probe.paints() > 0);
+}
+
+void tst_Inspector::snapshotsAreReadOffTheGuiThread()
+{
+    // A directory of 20,000 processes: megabytes of JSON in several pages.
+    DirectorySnapshot d;
+    d.timeMs = 1700000000000;
+    for (int i = 0; i < 20000; ++i) {
+        ProcessEntry p;
+        p.name = QStringLiteral("Proc%1").arg(i, 5, 10, QLatin1Char('0'));
+        p.host = QStringLiteral("10.0.%1.%2").arg(i / 250).arg(i % 250);
+        p.port = quint16(20000 + i % 1000);
+        p.pid = 1000 + i;
+        for (int s = 0; s < 10; ++s)
+            p.services << QStringLiteral("%1.Service%2").arg(p.name).arg(s);
+        p.connectedAtMs = d.timeMs - i;
+        d.processes << p;
+    }
+    ProcessEntry gone = d.processes.first();
+    gone.name = QStringLiteral("Gone");
+    gone.lostAtMs = d.timeMs;
+    gone.lostReason = QStringLiteral("heartbeat timeout");
+    d.lost << gone;
+    const QList<QByteArray> pages = d.toPages(2 << 20, 7);
+    QVERIFY(pages.size() >= 3);
+
+    QObject context;
+    int ready = 0;
+    SnapshotReader reader(&context, [&] { ++ready; });
+    // Garbage first: counted, and the pages after it still read.
+    reader.addDirectory("{not json");
+    for (const QByteArray &page : pages)
+        reader.addDirectory(page);
+    // Queued, not read in this call: the GUI thread is free while the reader's thread works.
+    QVERIFY(!reader.takeDirectory());
+    QCOMPARE(ready, 0);
+    QTRY_VERIFY_WITH_TIMEOUT(ready > 0, 30000);
+    std::optional<DirectorySnapshot> back = reader.takeDirectory();
+    QVERIFY(back);
+    QCOMPARE(back->processes.size(), d.processes.size());
+    QVERIFY(*back == d);
+    QCOMPARE(reader.unreadable(), quint64(1));
+    QVERIFY(!reader.lastError().isEmpty());
+    reader.discard(std::move(*back));
+
+    // Statistics: only the newest one waiting counts; a malformed one is counted and ignored.
+    StatisticsSnapshot first, second;
+    first.timeMs = 1;
+    second.timeMs = 2;
+    ProcessStatistics ps;
+    ps.name = QStringLiteral("Proc00001");
+    ps.messagesOut = 42;
+    second.processes << ps;
+    ready = 0;
+    reader.addStatistics(first.toJson());
+    reader.addStatistics(second.toJson());
+    QTRY_VERIFY_WITH_TIMEOUT(ready > 0, 10000);
+    StatisticsSnapshot taken;
+    const auto takeNewest = [&] {
+        if (auto s = reader.takeStatistics())
+            taken = *s;
+        return taken.timeMs;
+    };
+    QTRY_COMPARE_WITH_TIMEOUT(takeNewest(), qint64(2), 10000); // the first may have been read before
+    QCOMPARE(taken.processes.size(), 1);
+    QCOMPARE(taken.processes.first().messagesOut, quint64(42));
+    reader.addStatistics("[1,2]");
+    QTRY_COMPARE_WITH_TIMEOUT(reader.unreadable(), quint64(2), 10000);
+    QVERIFY(!reader.takeStatistics());
 }
 
 void tst_Inspector::detailsShowTheProcessMessagesFromTheLogger()

@@ -1,0 +1,138 @@
+#include "snapshotreader.h"
+
+#include <QMetaObject>
+
+namespace dialog::inspector {
+
+SnapshotReader::SnapshotReader(QObject *context, std::function<void()> ready)
+    : m_context(context), m_ready(std::move(ready))
+{
+    m_thread = std::thread([this] { run(); });
+}
+
+SnapshotReader::~SnapshotReader()
+{
+    {
+        std::lock_guard l(m_lock);
+        m_stop = true;
+    }
+    m_wake.notify_one();
+    m_thread.join();
+}
+
+void SnapshotReader::addDirectory(const QByteArray &message)
+{
+    {
+        std::lock_guard l(m_lock);
+        m_pages.push_back(message);
+    }
+    m_wake.notify_one();
+}
+
+void SnapshotReader::addStatistics(const QByteArray &message)
+{
+    {
+        std::lock_guard l(m_lock);
+        m_statistics = message;
+    }
+    m_wake.notify_one();
+}
+
+std::optional<DirectorySnapshot> SnapshotReader::takeDirectory()
+{
+    std::lock_guard l(m_lock);
+    m_notified = false;
+    return std::exchange(m_directory, std::nullopt);
+}
+
+std::optional<StatisticsSnapshot> SnapshotReader::takeStatistics()
+{
+    std::lock_guard l(m_lock);
+    m_notified = false;
+    return std::exchange(m_stats, std::nullopt);
+}
+
+void SnapshotReader::discard(DirectorySnapshot &&old)
+{
+    {
+        std::lock_guard l(m_lock);
+        m_discarded.push_back(std::move(old));
+    }
+    m_wake.notify_one();
+}
+
+quint64 SnapshotReader::unreadable() const
+{
+    std::lock_guard l(m_lock);
+    return m_unreadable;
+}
+
+QString SnapshotReader::lastError() const
+{
+    std::lock_guard l(m_lock);
+    return m_error;
+}
+
+void SnapshotReader::notifyLocked()
+{
+    if (m_notified)
+        return;
+    m_notified = true;
+    // A call still queued when the context is destroyed is dropped with it.
+    QMetaObject::invokeMethod(m_context, m_ready, Qt::QueuedConnection);
+}
+
+void SnapshotReader::run()
+{
+    std::unique_lock l(m_lock);
+    for (;;) {
+        m_wake.wait(l, [this] {
+            return m_stop || !m_pages.empty() || !m_statistics.isEmpty() || !m_discarded.empty();
+        });
+        if (m_stop)
+            return;
+        std::vector<DirectorySnapshot> discarded = std::exchange(m_discarded, {});
+        if (!m_pages.empty()) {
+            const QByteArray page = std::move(m_pages.front());
+            m_pages.pop_front();
+            l.unlock();
+            discarded.clear();
+            QString error;
+            std::optional<DirectorySnapshot> d = m_assembler.add(page, &error);
+            l.lock();
+            if (!error.isEmpty()) {
+                ++m_unreadable;
+                m_error = error;
+            }
+            if (d) {
+                std::swap(m_directory, d); // the one not taken (if any) is freed here, unlocked
+                notifyLocked();
+                l.unlock();
+                d.reset();
+                l.lock();
+            }
+            continue;
+        }
+        if (!m_statistics.isEmpty()) {
+            const QByteArray json = std::exchange(m_statistics, QByteArray());
+            l.unlock();
+            discarded.clear();
+            QString error;
+            std::optional<StatisticsSnapshot> s = StatisticsSnapshot::fromJson(json, &error);
+            l.lock();
+            if (s) {
+                m_stats = std::move(s);
+                notifyLocked();
+            } else {
+                ++m_unreadable;
+                m_error = error;
+            }
+            continue;
+        }
+        l.unlock();
+        discarded.clear();
+        l.lock();
+    }
+}
+
+} // namespace dialog::inspector
