@@ -228,8 +228,14 @@ void ClientPrivate::deliver(net::InboundBatch &batch)
     for (net::Inbound &in : batch) {
         // Taken before it is handled: a slot's nested event loop hands this batch over again
         // (Transport::setDataSink, resumable) and goes on after it.
-        if (std::exchange(in.taken, true))
+        if (std::exchange(in.taken, true)) {
+            // If a slot of one of several subscriptions to its service ran that loop, the others
+            // get this message now, before anything newer (else they would skip it as seen).
+            for (FanOut *f : fanOuts)
+                if (f->frame == &in)
+                    fanOut(*f, in.incarnation);
             continue;
+        }
         if (in.type == wire_format::Type::ServiceMessage) {
             if (in.name.constData() != lastName || generation != subscriptionGeneration) {
                 auto it = subscriptions.constFind(in.name);
@@ -246,14 +252,11 @@ void ClientPrivate::deliver(net::InboundBatch &batch)
                     subs.first()->d->deliver(key, in);
                 continue;
             }
-            const Message m(key, in.takeData(), in.sequence); // the batch is not read again
-            for (Subscription *s : std::as_const(subs)) {
-                if (generation != subscriptionGeneration && !subscriptions.value(key).contains(s))
-                    continue; // deleted by a slot during this delivery
-                if (s->d->direct)
-                    continue; // its handler had it in the reader thread
-                s->d->deliver(m, in.incarnation);
-            }
+            // The batch's data is not read again; the frame stays, to be found by a nested loop.
+            FanOut f{&in, key, Message(key, in.takeData(), in.sequence), subs, generation};
+            fanOuts.push_back(&f);
+            fanOut(f, in.incarnation);
+            fanOuts.pop_back();
         } else if (in.type == wire_format::Type::CommandMessage) {
             Q_EMIT q->commandReceived(Command(in.name, in.data, in.origin));
         } else if (in.type == wire_format::Type::Request) {
@@ -261,6 +264,18 @@ void ClientPrivate::deliver(net::InboundBatch &batch)
         } else if (in.type == wire_format::Type::Reply) {
             requests->onReply(in.sequence, in.status, in.data);
         }
+    }
+}
+
+void ClientPrivate::fanOut(FanOut &f, quint64 incarnation)
+{
+    while (f.next < f.subs.size()) {
+        Subscription *s = f.subs.at(f.next++); // taken before its slots run: a nested loop goes on
+        if (f.generation != subscriptionGeneration && !subscriptions.value(f.key).contains(s))
+            continue; // deleted by a slot during this delivery
+        if (s->d->direct)
+            continue; // its handler had it in the reader thread
+        s->d->deliver(f.message, incarnation);
     }
 }
 

@@ -215,6 +215,18 @@ public:
     ~ClientPrivate();
 
     void deliver(net::InboundBatch &batch);
+    /// One message on its way to the several Subscriptions of its service in this process.
+    struct FanOut
+    {
+        const net::Inbound *frame;
+        QByteArray key;
+        Message message;
+        QList<Subscription *> subs;
+        quint64 generation;
+        qsizetype next = 0; ///< the subscription whose turn it is
+    };
+    /// Gives @p f's message to the subscriptions whose turn has not come yet.
+    void fanOut(FanOut &f, quint64 incarnation);
     void onSubscriptionChanged(const QString &service, int state, const QString &provider,
                                const QString &host, quint16 port);
     void handleRequest(const net::Inbound &in);
@@ -261,6 +273,8 @@ public:
     QHash<QString, Service *> services;
     QHash<QByteArray, QList<Subscription *>> subscriptions;
     quint64 subscriptionGeneration = 0;      // bumped whenever `subscriptions` changes
+    /// Fan-outs in progress, outermost first: more than one when a slot ran a nested event loop.
+    std::vector<FanOut *> fanOuts;
     QHash<QString, net::Endpoint> providers; // where each subscribed service is, as far as we know
     /// Subscriptions sent to a provider that has not answered yet (state Connecting): when, and
     /// how many times it was sent again. The provider drops a subscriber it cannot connect to (a
