@@ -11,6 +11,7 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QPushButton>
+#include <QScrollBar>
 #include <QSplitter>
 #include <QStatusBar>
 #include <QTableView>
@@ -232,10 +233,26 @@ void InspectorWindow::refresh()
     // Only the latest snapshots count: a burst of updates costs one model change.
     auto directory = m_reader->takeDirectory();
     if (directory) {
+        // The user's place is kept: the process at the top of the view stays at the top while
+        // others come and go above it (unless the view is at the very top: then new ones show),
+        // and the selected one stays selected without the view scrolling to it.
         const QString keep = m_selected;
+        const bool atTop = m_view->verticalScrollBar()->value() == 0;
+        const QString top =
+            atTop ? QString()
+                  : m_view->indexAt(QPoint(1, 1)).siblingAtColumn(ProcessModel::Name).data().toString();
         m_model->setDirectory(*directory);
-        if (!keep.isEmpty())
+        if (!keep.isEmpty()) {
+            const bool autoScroll = m_view->hasAutoScroll();
+            m_view->setAutoScroll(false);
             selectProcess(keep);
+            m_view->setAutoScroll(autoScroll);
+        }
+        if (const int row = top.isEmpty() ? -1 : m_model->rowOf(top); row >= 0) {
+            const QModelIndex idx = m_filter->mapFromSource(m_model->index(row, ProcessModel::Name));
+            if (idx.isValid())
+                m_view->scrollTo(idx, QAbstractItemView::PositionAtTop);
+        }
         m_view->resizeColumnsToContents();
         // Lists are summarized in the cells (full lists in tooltips and the side panel): keep them
         // from pushing the communication figures out of sight.

@@ -5,6 +5,8 @@
 #include <QFont>
 #include <QPalette>
 
+#include <algorithm>
+
 namespace dialog::inspector {
 
 namespace {
@@ -187,10 +189,10 @@ QVariant ProcessModel::figureData(const ProcessFigures *f, int column, int role)
 
 int ProcessModel::rowOf(const QString &name) const
 {
-    for (int i = 0; i < m_rows.size(); ++i)
-        if (m_rows.at(i).name == name)
-            return i;
-    return -1;
+    // Rows are in name order (setDirectory), names unique.
+    const auto it = std::lower_bound(m_rows.cbegin(), m_rows.cend(), name,
+                                     [](const ProcessRow &r, const QString &n) { return r.name < n; });
+    return it != m_rows.cend() && it->name == name ? int(it - m_rows.cbegin()) : -1;
 }
 
 int ProcessModel::rowCount(const QModelIndex &parent) const

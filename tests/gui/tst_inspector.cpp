@@ -363,6 +363,30 @@ void tst_Inspector::staysResponsiveWithThousandsOfProcesses()
     QVERIFY2(probe.modelChanges() <= bound, qPrintable(QString::number(probe.modelChanges())));
     QVERIFY2(probe.paints() <= bound, qPrintable(QString::number(probe.paints())));
     QVERIFY(probe.paints() > 0);
+
+    // The table keeps the user's place while processes come and go above it: the process at the
+    // top of the view stays at the top, the selected one stays selected, nothing scrolls to it.
+    QTableView *view = window.processView();
+    const auto nameAt = [&](const QModelIndex &i) { return i.siblingAtColumn(ProcessModel::Name).data().toString(); };
+    const auto proxyIndexOf = [&](const QString &name) {
+        return filter->mapFromSource(model->index(model->rowOf(name), ProcessModel::Name));
+    };
+    const QString top = QStringLiteral("scale.%1").arg(processes / 2, 5, 10, QLatin1Char('0'));
+    const QString picked = QStringLiteral("scale.%1").arg(processes / 2 + 3, 5, 10, QLatin1Char('0'));
+    window.selectProcess(picked);
+    view->scrollTo(proxyIndexOf(top), QAbstractItemView::PositionAtTop);
+    QCOMPARE(nameAt(view->indexAt(QPoint(1, 1))), top);
+    // Three processes whose names sort before all the others.
+    for (const char *name : {"A.Early1", "A.Early2", "A.Early3"})
+        fx.start(QStringLiteral("dialog"), {QStringLiteral("publish"), QStringLiteral("A.Service"), QStringLiteral("--name"),
+                                            QLatin1String(name), QStringLiteral("--rate"), QStringLiteral("1")});
+    QTRY_VERIFY_WITH_TIMEOUT(model->rowOf(QStringLiteral("A.Early3")) >= 0 && model->rowOf(QStringLiteral("A.Early1")) >= 0 &&
+                                 model->rowOf(QStringLiteral("A.Early2")) >= 0,
+                             30000);
+    window.refresh();
+    QCOMPARE(nameAt(view->indexAt(QPoint(1, 1))), top);
+    QCOMPARE(nameAt(view->currentIndex()), picked);
+    QCOMPARE(nameAt(view->selectionModel()->selectedRows().value(0)), picked);
 }
 
 void tst_Inspector::snapshotsAreReadOffTheGuiThread()
