@@ -9,6 +9,7 @@
 #include <QHostInfo>
 #include <QMetaMethod>
 #include <QRandomGenerator>
+#include <QScopeGuard>
 #include <QTimer>
 #include <QUdpSocket>
 
@@ -218,6 +219,16 @@ void ClientPrivate::directActive(const QByteArray &service)
 
 void ClientPrivate::deliver(net::InboundBatch &batch)
 {
+    // What the slots send while a batch of several messages is handled (replies, updates,
+    // commands) leaves at the end of it, one system call per destination instead of one per
+    // message. A lone message's answer goes at once, as it is sent.
+    const bool cork = batch.size() > 1;
+    if (cork)
+        transport->cork(q);
+    const auto uncork = qScopeGuard([this, cork] {
+        if (cork)
+            transport->uncork();
+    });
     // Names are interned per connection by the reader: consecutive messages of one service share
     // their bytes, so the last lookup is reused (no hashing per message). The generation tells
     // when a slot subscribed or unsubscribed meanwhile.

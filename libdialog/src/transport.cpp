@@ -255,11 +255,14 @@ void Transport::wake(const OutboxPtr &box)
     QMetaObject::invokeMethod(w, handOff([w, box] { w->flush(box); }), Qt::QueuedConnection);
 }
 
-bool Transport::waitForRoom(Outbox &box, qint64 size, int blockMs, qint64 bound)
+bool Transport::waitForRoom(const OutboxPtr &boxPtr, qint64 size, int blockMs, qint64 bound)
 {
+    Outbox &box = *boxPtr;
     const qint64 max = bound > 0 ? bound : m_options.maxQueueBytes;
     if (box.m_queued == 0 || box.m_queued + size <= max)
         return true;
+    if (box.m_corkedBytes > 0)
+        handOverHeld(boxPtr); // frames a cork holds make room only once they are written
     if (blockMs > 0) {
         QDeadlineTimer deadline(blockMs);
         while (box.m_queued > 0 && box.m_queued + size > max)
@@ -289,6 +292,7 @@ Outbox::Chunk &Transport::smallChunk(Outbox &box, qint64 size)
 bool Transport::commit(Outbox &box, qint64 size)
 {
     box.m_queued += size;
+    box.m_corkedBytes = 0; // the sender thread writes the queue, held frames first
     const bool post = !box.m_wakePosted;
     box.m_wakePosted = true;
     return post;
@@ -341,12 +345,20 @@ Transport::SendResult Transport::send(const OutboxPtr &box, std::initializer_lis
     for (const QByteArray &f : frames)
         size += f.size();
     bool post = false;
+    const bool corking = corkedHere();
+    bool held = false, first = false;
     {
         QMutexLocker l(&box->m_lock);
-        if (!waitForRoom(*box, size, blockMs, bound))
+        if (corking && mayHold(box, size, blockMs, bound)) {
+            for (const QByteArray &f : frames)
+                box->m_chunks.append(Outbox::Chunk{f, 0});
+            box->m_chunks.last().frames = 1;
+            held = true;
+            first = hold(*box, size);
+        } else if (!waitForRoom(box, size, blockMs, bound)) {
             return SendResult::Full;
-        const qint64 written = mayWriteDirect(*box, size) ? writeDirect(*box, frames) : 0;
-        if (written < size) {
+        } else if (const qint64 written = mayWriteDirect(*box, size) ? writeDirect(*box, frames) : 0;
+                   written < size) {
             // What the socket did not take, first in line for the sender thread.
             qint64 skip = written;
             for (const QByteArray &f : frames) {
@@ -364,7 +376,135 @@ Transport::SendResult Transport::send(const OutboxPtr &box, std::initializer_lis
     box->framesSent.fetch_add(1, std::memory_order_relaxed);
     if (post)
         wake(box);
+    if (held)
+        noteHeld(box, first);
     return SendResult::Queued;
+}
+
+void Transport::cork(QObject *context)
+{
+    if (m_corkDepth++ > 0)
+        return;
+    m_corkContext = context;
+    m_corkThread.store(QThread::currentThreadId(), std::memory_order_relaxed);
+}
+
+void Transport::uncork()
+{
+    if (--m_corkDepth > 0)
+        return;
+    m_corkThread.store(nullptr, std::memory_order_relaxed);
+    flushCorked();
+}
+
+bool Transport::mayHold(const OutboxPtr &box, qint64 size, int blockMs, qint64 bound)
+{
+    // Held only where the frame would have been written from this thread at once: a connected
+    // destination with nothing queued but what this cork holds, and within bounds.
+    const qint64 max = qMin(CorkMaxBytes, bound > 0 ? bound : m_options.maxQueueBytes);
+    if (blockMs <= 0 && m_options.directWrites && box->m_directFd >= 0 && box->m_onRoom.empty() &&
+        box->m_queued == box->m_corkedBytes && box->m_corkedBytes + size <= max)
+        return true;
+    if (box->m_corkedBytes > 0)
+        handOverHeld(box); // this frame goes behind them, as the sender thread's
+    return false;
+}
+
+bool Transport::hold(Outbox &box, qint64 size)
+{
+    m_heldFrames.fetch_add(1, std::memory_order_relaxed);
+    box.m_queued += size;
+    const bool first = box.m_corkedBytes == 0;
+    box.m_corkedBytes += size;
+    return first;
+}
+
+void Transport::noteHeld(const OutboxPtr &box, bool first)
+{
+    const qint64 now = steadyNowNs();
+    if (first) {
+        if (m_corkedBoxes.empty())
+            m_corkSinceNs = now; // the first frame held since the last flush
+        m_corkedBoxes.push_back(box); // a box handed over meanwhile is skipped by flushCorked()
+    }
+    if (!m_corkFlushPosted && m_corkContext) {
+        // A slot that waits for an answer in a nested event loop must not wait for its own
+        // request: the loop runs this before anything else it does.
+        m_corkFlushPosted = true;
+        QMetaObject::invokeMethod(m_corkContext, handOff([this] {
+                                      m_corkFlushPosted = false;
+                                      flushCorked();
+                                  }),
+                                  Qt::QueuedConnection);
+    }
+    if (now - m_corkSinceNs > m_options.corkHoldNs)
+        flushCorked();
+}
+
+void Transport::handOverHeld(const OutboxPtr &box)
+{
+    box->m_corkedBytes = 0;
+    if (!box->m_wakePosted) {
+        box->m_wakePosted = true;
+        wake(box);
+    }
+}
+
+void Transport::flushCorked()
+{
+    if (m_corkedBoxes.empty())
+        return;
+    const std::vector<OutboxPtr> boxes = std::exchange(m_corkedBoxes, {});
+    for (const OutboxPtr &box : boxes) {
+        QMutexLocker l(&box->m_lock);
+        if (box->m_corkedBytes == 0)
+            continue; // written already (listed twice), or handed to the sender thread
+        box->m_corkedBytes = 0;
+        // All that is queued is held, and nothing is in the socket before it: written from here,
+        // as many frames as the socket takes in one call.
+        quint64 frames = 0;
+        while (!box->m_chunks.isEmpty() && box->m_directFd >= 0) {
+            iovec iov[64];
+            msghdr m{};
+            qint64 total = 0;
+            for (const Outbox::Chunk &c : std::as_const(box->m_chunks)) {
+                if (m.msg_iovlen == std::size(iov))
+                    break;
+                iov[m.msg_iovlen++] = iovec{const_cast<char *>(c.bytes.constData()), size_t(c.bytes.size())};
+                total += c.bytes.size();
+            }
+            m.msg_iov = iov;
+            ssize_t n;
+            do
+                n = ::sendmsg(box->m_directFd, &m, MSG_DONTWAIT | MSG_NOSIGNAL);
+            while (n < 0 && errno == EINTR);
+            if (n <= 0)
+                break; // full, or broken: the sender thread finds out
+            m_heldWrites.fetch_add(1, std::memory_order_relaxed);
+            box->bytesSent.fetch_add(quint64(n), std::memory_order_relaxed);
+            box->m_queued -= n;
+            for (qint64 left = n; left > 0;) {
+                Outbox::Chunk &c = box->m_chunks.first();
+                if (c.bytes.size() <= left) {
+                    left -= c.bytes.size();
+                    frames += quint64(c.frames);
+                    box->m_chunks.removeFirst();
+                } else {
+                    c.bytes.remove(0, left);
+                    left = 0;
+                }
+            }
+            if (n < total)
+                break;
+        }
+        box->directWrites.fetch_add(frames, std::memory_order_relaxed);
+        box->m_lastDirectNs = steadyNowNs();
+        box->m_room.wakeAll();
+        if (!box->m_chunks.isEmpty() && !box->m_wakePosted) {
+            box->m_wakePosted = true;
+            wake(box);
+        }
+    }
 }
 
 void Transport::whenRoom(const OutboxPtr &box, std::function<void()> fn, qint64 bytes)
@@ -590,6 +730,8 @@ Transport::Stats Transport::stats() const
     s.receiveSpins = m_receiveSpins.load(std::memory_order_relaxed);
     s.receiveSpinHits = m_receiveSpinHits.load(std::memory_order_relaxed);
     s.sinkSpins = m_sinkSpins.load(std::memory_order_relaxed);
+    s.heldFrames = m_heldFrames.load(std::memory_order_relaxed);
+    s.heldWrites = m_heldWrites.load(std::memory_order_relaxed);
     s.sinkSpinHits = m_sinkSpinHits.load(std::memory_order_relaxed);
     s.incomingConnections = m_incoming.load();
     s.outgoingConnections = m_outgoing.load();

@@ -16,6 +16,7 @@
 #include <QObject>
 #include <QPointer>
 #include <QSslConfiguration>
+#include <QThread>
 #include <QWaitCondition>
 #include <atomic>
 #include <functional>
@@ -190,6 +191,9 @@ struct TransportOptions
     qint64 directWriteGapNs = 10000;
     /// Larger frames always go through the sender thread.
     qint64 directWriteMaxBytes = 64 * 1024;
+    /// A corked thread (Transport::cork) holds frames at most this long: the next frame it sends
+    /// after that writes everything it holds.
+    qint64 corkHoldNs = 100000;
 };
 
 /// Queue of frames to one destination. Thread-safe; owned jointly by the transport and users.
@@ -236,6 +240,10 @@ private:
     // thread (connected, authenticated, no TLS); -1 otherwise. Written to and closed only under
     // m_lock: the sender thread closes it before its socket, so it never names another file.
     int m_directFd = -1;
+    /// Bytes at the head of m_chunks held by a cork (Transport::cork), with nothing before them in
+    /// the socket: the corking thread writes them itself. 0 as soon as the sender thread is woken
+    /// for this queue (then they are its to write, in order).
+    qint64 m_corkedBytes = 0;
     qint64 m_lastDirectNs = 0; // when the last direct write was tried (steady clock)
     quint64 m_directSeen = 0;  // direct writes when the sender thread last looked (idle time-out)
     void closeDirect();        // with m_lock held
@@ -314,11 +322,19 @@ public:
     SendResult sendSmall(const OutboxPtr &box, qint64 size, Writer &&write, int blockMs = 0)
     {
         bool post = false;
+        const bool corking = corkedHere();
+        bool held = false, first = false;
         {
             QMutexLocker l(&box->m_lock);
-            if (!waitForRoom(*box, size, blockMs))
+            if (corking && mayHold(box, size, blockMs, 0)) {
+                Outbox::Chunk &chunk = smallChunk(*box, size);
+                write(chunk.bytes);
+                ++chunk.frames;
+                held = true;
+                first = hold(*box, size);
+            } else if (!waitForRoom(box, size, blockMs)) {
                 return SendResult::Full;
-            if (mayWriteDirect(*box, size)) {
+            } else if (mayWriteDirect(*box, size)) {
                 // Encoded aside, written to the socket; a part it did not take is queued.
                 thread_local QByteArray scratch;
                 scratch.resize(0);
@@ -340,8 +356,23 @@ public:
         box->framesSent.fetch_add(1, std::memory_order_relaxed);
         if (post)
             wake(box);
+        if (held)
+            noteHeld(box, first);
         return SendResult::Queued;
     }
+
+    /// Corks this thread's sends: a frame for a destination with nothing queued (that would be
+    /// written from the calling thread) is held instead, and what is held for each destination is
+    /// written with one system call at the outermost uncork(), so that the replies and updates a
+    /// thread sends while it handles a batch of deliveries leave together rather than one system
+    /// call (and one wake-up of the receiver) each. Nothing is held longer than
+    /// TransportOptions::corkHoldNs (checked as frames are sent), past
+    /// CorkMaxBytes per destination, or for a blocking send; a nested event loop (a slot waiting
+    /// for a reply) writes what is held as it starts turning (a posted flush, @p context's thread
+    /// = this thread). Nests. Only for the thread that calls it.
+    void cork(QObject *context);
+    void uncork();
+    static constexpr qint64 CorkMaxBytes = 64 * 1024;
 
     /// Runs @p fn once the queue of @p box has drained to half its bound (at once if it already has),
     /// or, with @p bytes, once a message of that many bytes fits (the queue is empty, or it fits
@@ -374,6 +405,8 @@ public:
         quint64 receiveSpins = 0, receiveSpinHits = 0;
         /// The same for the data sink's thread (it stays awake for the next delivery).
         quint64 sinkSpins = 0, sinkSpinHits = 0;
+        /// Frames a cork held (see cork()), and the system calls that wrote them.
+        quint64 heldFrames = 0, heldWrites = 0;
     };
     Stats stats() const;
     /// See trimAfterBurst().
@@ -434,8 +467,8 @@ private:
     void trimAfterBurst();
     void acceptDescriptor(qintptr fd);
     void wake(const OutboxPtr &box);
-    // Called with box.m_lock held.
-    bool waitForRoom(Outbox &box, qint64 size, int blockMs, qint64 bound = 0);
+    // Called with box->m_lock held.
+    bool waitForRoom(const OutboxPtr &box, qint64 size, int blockMs, qint64 bound = 0);
     Outbox::Chunk &smallChunk(Outbox &box, qint64 size);
     bool commit(Outbox &box, qint64 size);
     /// True when a frame of @p size bytes is to be written from the calling thread (see
@@ -444,6 +477,30 @@ private:
     /// Writes the pieces of one frame to the socket without blocking; returns the bytes it took
     /// (0 when it took none or the connection is broken: the sender thread finds out).
     qint64 writeDirect(Outbox &box, std::initializer_list<QByteArray> pieces);
+    /// Whether this thread holds a cork (see cork()).
+    bool corkedHere() const
+    {
+        return m_corkThread.load(std::memory_order_relaxed) == QThread::currentThreadId();
+    }
+    /// With box.m_lock held, by the corking thread: whether a frame of @p size is held (else, if
+    /// the box holds frames, they are handed to the sender thread first, so the order stays).
+    bool mayHold(const OutboxPtr &box, qint64 size, int blockMs, qint64 bound);
+    /// With box.m_lock held: counts @p size bytes just appended as held; true if the box held
+    /// nothing before. The caller then calls noteHeld() without the lock.
+    bool hold(Outbox &box, qint64 size);
+    void noteHeld(const OutboxPtr &box, bool first);
+    /// Writes what is held, from this thread (the rest goes to the sender threads).
+    void flushCorked();
+    /// With box.m_lock held: the held frames become the sender thread's (woken now).
+    void handOverHeld(const OutboxPtr &box);
+    std::atomic<Qt::HANDLE> m_corkThread{nullptr};
+    std::atomic<quint64> m_heldFrames{0}, m_heldWrites{0};
+    // The corking thread's own:
+    int m_corkDepth = 0;
+    qint64 m_corkSinceNs = 0;
+    QObject *m_corkContext = nullptr;
+    bool m_corkFlushPosted = false;
+    std::vector<OutboxPtr> m_corkedBoxes;
 
     TransportOptions m_options;
     quint16 m_port = 0;

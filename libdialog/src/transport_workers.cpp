@@ -232,6 +232,7 @@ void SenderWorker::flush(const OutboxPtr &box)
         QMutexLocker l(&box->m_lock);
         chunks.swap(box->m_chunks);
         box->m_wakePosted = false;
+        box->m_corkedBytes = 0;
     }
     if (chunks.isEmpty())
         return;
@@ -381,6 +382,7 @@ void SenderWorker::fail(Outbox *key, const QString &reason)
             lostFrames += chunk.frames;
         key->closeDirect();
         key->m_queued = 0;
+        key->m_corkedBytes = 0;
         key->m_chunks.clear();
         key->m_onRoom.clear();
         key->m_generation++;

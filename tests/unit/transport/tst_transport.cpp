@@ -173,6 +173,10 @@ private Q_SLOTS:
     void directWritesFollowTheSecretsHandshake();
     void tlsConnectionsNeverWriteDirect();
     void noDirectWritesWhenTurnedOff();
+    void corkedFramesLeaveTogether();
+    void heldFramesGoOutWhenTheEventLoopTurns();
+    void heldFramesKeepTheirPlaceAmongOtherThreadsFrames();
+    void heldFramesAreNotHeldLong();
 };
 
 void tst_Transport::framesDeliveredInOrder()
@@ -783,6 +787,151 @@ void tst_Transport::smallReceiveBufferIsWarnedAbout()
     Transport enough(o);
     o.receiveBufferBytes = 0;
     Transport systems(o);
+}
+
+namespace {
+/// A receiver and a sender whose connection writes from the calling thread (its descriptor is
+/// shared once connected and authenticated): frames S/1.. sent, now and then, until one was.
+struct CorkSetup
+{
+    explicit CorkSetup(qint64 holdNs = 10LL * 1000 * 1000 * 1000) // held until uncork() by default
+    {
+        TransportOptions o;
+        o.corkHoldNs = holdNs;
+        s = makeSender(QStringLiteral("cork"), o);
+    }
+    Receiver r;
+    std::unique_ptr<Transport> s;
+    OutboxPtr box;
+    quint64 next = 1;
+    bool start()
+    {
+        if (!r.listen())
+            return false;
+        box = s->outbox(r.endpoint());
+        QElapsedTimer t;
+        t.start();
+        while (box->directWrites.load() == 0 && t.elapsed() < Timeout) {
+            s->send(box, serviceFrame("S", next++, "warm-up"));
+            QTest::qWait(20);
+        }
+        return box->directWrites.load() > 0 && QTest::qWaitFor([&] { return r.data.size() == qsizetype(next - 1); }, Timeout);
+    }
+    /// Sends S/next, alternately through send() and sendSmall().
+    void sendOne(int blockMs = 0)
+    {
+        const quint64 seq = next++;
+        const QByteArray frame = serviceFrame("S", seq, QByteArray::number(seq));
+        if (seq % 2)
+            QCOMPARE(s->send(box, frame, blockMs), Transport::SendResult::Queued);
+        else
+            QCOMPARE(s->sendSmall(box, frame.size(), [&](QByteArray &out) { out.append(frame); }, blockMs),
+                     Transport::SendResult::Queued);
+    }
+    /// Every frame sent so far arrived, once, in the order of the calls.
+    void checkAllArrived()
+    {
+        QTRY_COMPARE_WITH_TIMEOUT(r.data.size(), qsizetype(next - 1), Timeout);
+        for (qsizetype i = 0; i < r.data.size(); ++i)
+            QCOMPARE(r.data.at(i).sequence, quint64(i + 1));
+    }
+};
+} // namespace
+
+void tst_Transport::corkedFramesLeaveTogether()
+{
+    // Frames a corked thread sends to an idle destination wait (nothing goes to the socket, the
+    // sender thread is not woken) and leave together at uncork(), in far fewer system calls than
+    // frames, in order.
+    CorkSetup c;
+    QVERIFY(c.start());
+    const Transport::Stats before = c.s->stats();
+    QObject context;
+    c.s->cork(&context);
+    constexpr int N = 200;
+    for (int i = 0; i < N; ++i)
+        c.sendOne();
+    // Held: queued, none written yet (no event of this thread was processed meanwhile).
+    const Transport::Stats held = c.s->stats();
+    QCOMPARE(held.heldFrames - before.heldFrames, quint64(N));
+    QCOMPARE(held.heldWrites, before.heldWrites);
+    QVERIFY(c.box->queuedBytes() > 0);
+    c.s->uncork();
+    const Transport::Stats after = c.s->stats();
+    QCOMPARE(c.box->queuedBytes(), 0); // all written by this thread, at once
+    const quint64 writes = after.heldWrites - before.heldWrites;
+    QVERIFY2(writes >= 1 && writes * 10 <= quint64(N), qPrintable(QString::number(writes)));
+    c.checkAllArrived();
+}
+
+void tst_Transport::heldFramesGoOutWhenTheEventLoopTurns()
+{
+    // A slot that sends a request and waits for the answer in a nested event loop while its thread
+    // is corked (a batch of deliveries): the request leaves as soon as the loop turns, not at the
+    // end of the batch it would wait for.
+    CorkSetup c;
+    QVERIFY(c.start());
+    QObject context;
+    c.s->cork(&context);
+    c.sendOne();
+    c.checkAllArrived(); // QTRY turns the event loop
+    c.sendOne();         // and a later frame is held again, and goes the same way
+    c.checkAllArrived();
+    c.s->uncork();
+    QCOMPARE(c.box->queuedBytes(), 0);
+}
+
+void tst_Transport::heldFramesKeepTheirPlaceAmongOtherThreadsFrames()
+{
+    // Frames held by a cork, then frames from another thread to the same destination (they find
+    // the queue taken: the sender thread writes everything, held frames first), then a blocking
+    // send from the corked thread (never held): all arrive in the order of the calls, before any
+    // uncork.
+    CorkSetup c;
+    QVERIFY(c.start());
+    QObject context;
+    c.s->cork(&context);
+    for (int i = 0; i < 10; ++i)
+        c.sendOne();
+    std::atomic<int> refused{0};
+    std::thread other([&] {
+        for (int i = 0; i < 10; ++i) {
+            const quint64 seq = c.next++; // in turn with this thread: it waits for the join
+            if (c.s->send(c.box, serviceFrame("S", seq, QByteArray::number(seq))) != Transport::SendResult::Queued)
+                ++refused;
+        }
+    });
+    other.join();
+    QCOMPARE(refused.load(), 0);
+    for (int i = 0; i < 5; ++i)
+        c.sendOne();
+    for (int i = 0; i < 5; ++i)
+        c.sendOne(Timeout);
+    // Not waiting for uncork: the sender thread took the queue.
+    QTRY_COMPARE_WITH_TIMEOUT(c.r.data.size(), qsizetype(c.next - 1), Timeout);
+    c.s->uncork();
+    c.checkAllArrived();
+}
+
+void tst_Transport::heldFramesAreNotHeldLong()
+{
+    // A thread that stays corked (a long batch) writes what it holds once it has held a frame for
+    // corkHoldNs: the next frame it sends takes everything out, without uncork() and without the
+    // event loop turning.
+    constexpr qint64 HoldNs = 1000 * 1000;
+    CorkSetup c(HoldNs);
+    QVERIFY(c.start());
+    QObject context;
+    c.s->cork(&context);
+    c.sendOne();
+    QVERIFY(c.box->queuedBytes() > 0);
+    const qint64 until = steadyNowNs() + 2 * HoldNs;
+    while (steadyNowNs() < until) {
+    }
+    c.sendOne();
+    QCOMPARE(c.box->queuedBytes(), 0);
+    c.s->uncork();
+    c.checkAllArrived();
 }
 
 #include "tst_transport.moc"
