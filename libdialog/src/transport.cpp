@@ -514,6 +514,9 @@ void Transport::whenRoom(const OutboxPtr &box, std::function<void()> fn, qint64 
     {
         QMutexLocker l(&box->m_lock);
         if (box->m_queued > level) {
+            // The sender thread runs the callback as it writes: frames a cork holds become its.
+            if (box->m_corkedBytes > 0)
+                handOverHeld(box);
             box->m_onRoom.emplace_back(level, std::move(fn));
             return;
         }
@@ -683,6 +686,8 @@ void Transport::trimAfterBurst()
 
 bool Transport::waitUntilWritten(QDeadlineTimer deadline)
 {
+    if (corkedHere())
+        flushCorked(); // waiting for frames this thread holds would wait for ever
     QList<OutboxPtr> boxes;
     {
         QMutexLocker l(&m_outboxLock);
@@ -690,6 +695,8 @@ bool Transport::waitUntilWritten(QDeadlineTimer deadline)
     }
     for (const OutboxPtr &b : std::as_const(boxes)) {
         QMutexLocker l(&b->m_lock);
+        if (b->m_corkedBytes > 0)
+            handOverHeld(b); // held by a cork in another thread: the sender thread writes them now
         while (b->m_queued > 0)
             if (!waitOn(b->m_room, b->m_lock, deadline))
                 return false;

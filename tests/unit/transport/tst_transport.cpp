@@ -177,6 +177,7 @@ private Q_SLOTS:
     void heldFramesGoOutWhenTheEventLoopTurns();
     void heldFramesKeepTheirPlaceAmongOtherThreadsFrames();
     void heldFramesAreNotHeldLong();
+    void waitingUntilWrittenWritesHeldFrames();
 };
 
 void tst_Transport::framesDeliveredInOrder()
@@ -930,6 +931,31 @@ void tst_Transport::heldFramesAreNotHeldLong()
     }
     c.sendOne();
     QCOMPARE(c.box->queuedBytes(), 0);
+    c.s->uncork();
+    c.checkAllArrived();
+}
+
+void tst_Transport::waitingUntilWrittenWritesHeldFrames()
+{
+    // Client::flush() from a slot while its thread is corked, or from another thread meanwhile:
+    // the frames the cork holds are written, not waited for until the deadline.
+    CorkSetup c;
+    QVERIFY(c.start());
+    QObject context;
+    c.s->cork(&context);
+    c.sendOne();
+    QVERIFY(c.box->queuedBytes() > 0);
+    QElapsedTimer t;
+    t.start();
+    QVERIFY(c.s->waitUntilWritten(QDeadlineTimer(Timeout)));
+    QCOMPARE(c.box->queuedBytes(), 0);
+    c.sendOne(); // held again; now another thread waits
+    QVERIFY(c.box->queuedBytes() > 0);
+    bool written = false;
+    std::thread other([&] { written = c.s->waitUntilWritten(QDeadlineTimer(Timeout)); });
+    other.join();
+    QVERIFY(written);
+    QVERIFY2(t.elapsed() < Timeout, "waited for the deadline");
     c.s->uncork();
     c.checkAllArrived();
 }
