@@ -238,18 +238,47 @@ void tst_Client::subscriberReceivesUpdatesAsSharedValues()
     QCOMPARE(received.at(0).first().value<Message>().data(), QByteArray("1"));
 }
 
+namespace {
+/// A provider of one service that drops nothing (Block flow control) and a subscriber process,
+/// both started.
+struct BlockingService
+{
+    Client provider, subscriber;
+    Service *svc = nullptr;
+    BlockingService(const ClientOptions &providerOptions, const ClientOptions &subscriberOptions,
+                    const QString &service)
+        : provider(providerOptions), subscriber(subscriberOptions), svc(provider.publish(service))
+    {
+        if (svc)
+            svc->setFlowControl(Service::FlowControl::Block, 10000);
+    }
+    bool start() { return svc && provider.start() && subscriber.start(); }
+};
+
+/// Runs a nested event loop in a slot, as a modal dialog or a blocking is::Dictionary call does,
+/// until @p s receives another message (at most 300 ms). True if one came during it.
+bool nestedLoopUntilNextMessage(const Subscription *s)
+{
+    const quint64 received = s->receivedCount();
+    QElapsedTimer t;
+    t.start();
+    while (s->receivedCount() == received && t.elapsed() < 300)
+        QCoreApplication::processEvents(QEventLoop::AllEvents, 5);
+    return s->receivedCount() != received;
+}
+} // namespace
+
 void tst_Client::keptMessagesStayAsTheyWereDelivered()
 {
     // A subscription reuses its last message's storage for the next one when nothing else holds
     // it: what a slot keeps (the Message, or only its data) must never change under it, nor the
     // message a slot looks at while a nested event loop in it delivers newer ones (as a modal
     // dialog or a blocking is::Dictionary call does).
-    Client provider(m_cs.options(QStringLiteral("Provider.Kept")));
-    Client subscriber(m_cs.options(QStringLiteral("Subscriber.Kept")));
-    Service *svc = provider.publish(QStringLiteral("Kept.Values"));
-    QVERIFY(svc);
-    svc->setFlowControl(Service::FlowControl::Block, 10000); // nothing dropped at the provider
-    QVERIFY(provider.start() && subscriber.start());
+    BlockingService bs(m_cs.options(QStringLiteral("Provider.Kept")), m_cs.options(QStringLiteral("Subscriber.Kept")),
+                       QStringLiteral("Kept.Values"));
+    QVERIFY(bs.start());
+    Client &subscriber = bs.subscriber;
+    Service *svc = bs.svc;
     Subscription *sub = subscriber.subscribe(QStringLiteral("Kept.Values"));
     QVERIFY(sub);
     QTRY_COMPARE_WITH_TIMEOUT(svc->subscriberCount(), 1, 10000);
@@ -278,12 +307,7 @@ void tst_Client::keptMessagesStayAsTheyWereDelivered()
             // A nested event loop while this slot still looks at m, the publisher still at work.
             inSlot = true;
             const QByteArray before(m.data().constData(), m.data().size()); // a deep copy
-            const quint64 received = sub->receivedCount();
-            QElapsedTimer t;
-            t.start();
-            while (sub->receivedCount() == received && t.elapsed() < 300)
-                QCoreApplication::processEvents(QEventLoop::AllEvents, 5);
-            if (sub->receivedCount() != received)
+            if (nestedLoopUntilNextMessage(sub))
                 ++deliveredInside;
             if (m.data() != before || m.sequence() != seq)
                 ++changedUnderSlot;
@@ -325,12 +349,11 @@ void tst_Client::everySubscriptionGetsEveryMessageAcrossNestedLoops()
     // one's slot runs a nested event loop (a modal dialog, a blocking is::Dictionary call), the
     // loop delivers newer messages: the others must get the interrupted message before those, not
     // skip it as already seen.
-    Client provider(m_cs.options(QStringLiteral("Provider.Fan")));
-    Client subscriber(m_cs.options(QStringLiteral("Subscriber.Fan")));
-    Service *svc = provider.publish(QStringLiteral("Fan.Values"));
-    QVERIFY(svc);
-    svc->setFlowControl(Service::FlowControl::Block, 10000); // nothing dropped at the provider
-    QVERIFY(provider.start() && subscriber.start());
+    BlockingService bs(m_cs.options(QStringLiteral("Provider.Fan")), m_cs.options(QStringLiteral("Subscriber.Fan")),
+                       QStringLiteral("Fan.Values"));
+    QVERIFY(bs.start());
+    Client &subscriber = bs.subscriber;
+    Service *svc = bs.svc;
     QList<Subscription *> subs;
     for (int i = 0; i < 3; ++i) {
         subs << subscriber.subscribe(QStringLiteral("Fan.Values"));
@@ -351,12 +374,7 @@ void tst_Client::everySubscriptionGetsEveryMessageAcrossNestedLoops()
                 return;
             inSlot = true;
             ++loops;
-            const quint64 received = subs[0]->receivedCount();
-            QElapsedTimer t;
-            t.start();
-            while (subs[0]->receivedCount() == received && t.elapsed() < 300)
-                QCoreApplication::processEvents(QEventLoop::AllEvents, 5);
-            if (subs[0]->receivedCount() != received)
+            if (nestedLoopUntilNextMessage(subs[0]))
                 ++deliveredInside;
             inSlot = false;
         });

@@ -803,9 +803,11 @@ struct CorkSetup
     }
     Receiver r;
     std::unique_ptr<Transport> s;
+    QObject context; // the corking thread's (this one's): gone before the sender
     OutboxPtr box;
     quint64 next = 1;
-    bool start()
+    /// Connects, then corks this thread.
+    bool startCorked()
     {
         if (!r.listen())
             return false;
@@ -816,7 +818,11 @@ struct CorkSetup
             s->send(box, serviceFrame("S", next++, "warm-up"));
             QTest::qWait(20);
         }
-        return box->directWrites.load() > 0 && QTest::qWaitFor([&] { return r.data.size() == qsizetype(next - 1); }, Timeout);
+        if (box->directWrites.load() == 0 ||
+            !QTest::qWaitFor([&] { return r.data.size() == qsizetype(next - 1); }, Timeout))
+            return false;
+        s->cork(&context);
+        return true;
     }
     /// Sends S/next, alternately through send() and sendSmall().
     void sendOne(int blockMs = 0)
@@ -845,10 +851,8 @@ void tst_Transport::corkedFramesLeaveTogether()
     // sender thread is not woken) and leave together at uncork(), in far fewer system calls than
     // frames, in order.
     CorkSetup c;
-    QVERIFY(c.start());
+    QVERIFY(c.startCorked());
     const Transport::Stats before = c.s->stats();
-    QObject context;
-    c.s->cork(&context);
     constexpr int N = 200;
     for (int i = 0; i < N; ++i)
         c.sendOne();
@@ -871,9 +875,7 @@ void tst_Transport::heldFramesGoOutWhenTheEventLoopTurns()
     // is corked (a batch of deliveries): the request leaves as soon as the loop turns, not at the
     // end of the batch it would wait for.
     CorkSetup c;
-    QVERIFY(c.start());
-    QObject context;
-    c.s->cork(&context);
+    QVERIFY(c.startCorked());
     c.sendOne();
     c.checkAllArrived(); // QTRY turns the event loop
     c.sendOne();         // and a later frame is held again, and goes the same way
@@ -889,9 +891,7 @@ void tst_Transport::heldFramesKeepTheirPlaceAmongOtherThreadsFrames()
     // send from the corked thread (never held): all arrive in the order of the calls, before any
     // uncork.
     CorkSetup c;
-    QVERIFY(c.start());
-    QObject context;
-    c.s->cork(&context);
+    QVERIFY(c.startCorked());
     for (int i = 0; i < 10; ++i)
         c.sendOne();
     std::atomic<int> refused{0};
@@ -921,9 +921,7 @@ void tst_Transport::heldFramesAreNotHeldLong()
     // event loop turning.
     constexpr qint64 HoldNs = 1000 * 1000;
     CorkSetup c(HoldNs);
-    QVERIFY(c.start());
-    QObject context;
-    c.s->cork(&context);
+    QVERIFY(c.startCorked());
     c.sendOne();
     QVERIFY(c.box->queuedBytes() > 0);
     const qint64 until = steadyNowNs() + 2 * HoldNs;
@@ -940,13 +938,9 @@ void tst_Transport::waitingUntilWrittenWritesHeldFrames()
     // Client::flush() from a slot while its thread is corked, or from another thread meanwhile:
     // the frames the cork holds are written, not waited for until the deadline.
     CorkSetup c;
-    QVERIFY(c.start());
-    QObject context;
-    c.s->cork(&context);
+    QVERIFY(c.startCorked());
     c.sendOne();
     QVERIFY(c.box->queuedBytes() > 0);
-    QElapsedTimer t;
-    t.start();
     QVERIFY(c.s->waitUntilWritten(QDeadlineTimer(Timeout)));
     QCOMPARE(c.box->queuedBytes(), 0);
     c.sendOne(); // held again; now another thread waits
@@ -954,8 +948,7 @@ void tst_Transport::waitingUntilWrittenWritesHeldFrames()
     bool written = false;
     std::thread other([&] { written = c.s->waitUntilWritten(QDeadlineTimer(Timeout)); });
     other.join();
-    QVERIFY(written);
-    QVERIFY2(t.elapsed() < Timeout, "waited for the deadline");
+    QVERIFY(written); // returned true: written, not given up at the deadline
     c.s->uncork();
     c.checkAllArrived();
 }
