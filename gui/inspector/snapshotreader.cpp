@@ -91,46 +91,39 @@ void SnapshotReader::run()
         });
         if (m_stop)
             return;
+        // One message at a time (pages in order, then the newest statistics); reading and freeing
+        // happen unlocked.
         std::vector<DirectorySnapshot> discarded = std::exchange(m_discarded, {});
+        std::optional<QByteArray> page;
+        QByteArray statistics;
         if (!m_pages.empty()) {
-            const QByteArray page = std::move(m_pages.front());
+            page = std::move(m_pages.front());
             m_pages.pop_front();
-            l.unlock();
-            discarded.clear();
-            QString error;
-            std::optional<DirectorySnapshot> d = m_assembler.add(page, &error);
-            l.lock();
-            if (!error.isEmpty()) {
-                ++m_unreadable;
-                m_error = error;
-            }
-            if (d) {
-                std::swap(m_directory, d); // the one not taken (if any) is freed here, unlocked
-                notifyLocked();
-                l.unlock();
-                d.reset();
-                l.lock();
-            }
-            continue;
-        }
-        if (!m_statistics.isEmpty()) {
-            const QByteArray json = std::exchange(m_statistics, QByteArray());
-            l.unlock();
-            discarded.clear();
-            QString error;
-            std::optional<StatisticsSnapshot> s = StatisticsSnapshot::fromJson(json, &error);
-            l.lock();
-            if (s) {
-                m_stats = std::move(s);
-                notifyLocked();
-            } else {
-                ++m_unreadable;
-                m_error = error;
-            }
-            continue;
+        } else {
+            statistics = std::exchange(m_statistics, QByteArray());
         }
         l.unlock();
         discarded.clear();
+        QString error;
+        std::optional<DirectorySnapshot> directory;
+        std::optional<StatisticsSnapshot> stats;
+        if (page)
+            directory = m_assembler.add(*page, &error);
+        else if (!statistics.isEmpty())
+            stats = StatisticsSnapshot::fromJson(statistics, &error);
+        l.lock();
+        if (!error.isEmpty()) {
+            ++m_unreadable;
+            m_error = error;
+        }
+        if (directory)
+            std::swap(m_directory, directory); // the one not taken, if any, is freed below
+        if (stats)
+            m_stats = std::move(stats);
+        if (m_directory || m_stats)
+            notifyLocked();
+        l.unlock();
+        directory.reset();
         l.lock();
     }
 }

@@ -311,6 +311,18 @@ bool Transport::mayWriteDirect(Outbox &box, qint64 size)
     return true;
 }
 
+namespace {
+/// One non-blocking write from the calling thread (Transport::writeDirect, flushCorked).
+ssize_t sendNoWait(int fd, const msghdr &m)
+{
+    ssize_t n;
+    do
+        n = ::sendmsg(fd, &m, MSG_DONTWAIT | MSG_NOSIGNAL);
+    while (n < 0 && errno == EINTR);
+    return n;
+}
+} // namespace
+
 qint64 Transport::writeDirect(Outbox &box, std::initializer_list<QByteArray> pieces)
 {
     iovec iov[4];
@@ -323,10 +335,7 @@ qint64 Transport::writeDirect(Outbox &box, std::initializer_list<QByteArray> pie
         size += p.size();
     }
     m.msg_iov = iov;
-    ssize_t n;
-    do
-        n = ::sendmsg(box.m_directFd, &m, MSG_DONTWAIT | MSG_NOSIGNAL);
-    while (n < 0 && errno == EINTR);
+    const ssize_t n = sendNoWait(box.m_directFd, m);
     // EAGAIN: the socket's buffer is full; another error: the connection broke, which the sender
     // thread's socket reports (and counts the frame, queued now, as dropped).
     if (n <= 0)
@@ -402,7 +411,7 @@ bool Transport::mayHold(const OutboxPtr &box, qint64 size, int blockMs, qint64 b
     // Held only where the frame would have been written from this thread at once: a connected
     // destination with nothing queued but what this cork holds, and within bounds.
     const qint64 max = qMin(CorkMaxBytes, bound > 0 ? bound : m_options.maxQueueBytes);
-    if (blockMs <= 0 && m_options.directWrites && box->m_directFd >= 0 && box->m_onRoom.empty() &&
+    if (blockMs <= 0 && box->m_directFd >= 0 && box->m_onRoom.empty() &&
         box->m_queued == box->m_corkedBytes && box->m_corkedBytes + size <= max)
         return true;
     if (box->m_corkedBytes > 0)
@@ -474,10 +483,7 @@ void Transport::flushCorked()
                 total += c.bytes.size();
             }
             m.msg_iov = iov;
-            ssize_t n;
-            do
-                n = ::sendmsg(box->m_directFd, &m, MSG_DONTWAIT | MSG_NOSIGNAL);
-            while (n < 0 && errno == EINTR);
+            const ssize_t n = sendNoWait(box->m_directFd, m);
             if (n <= 0)
                 break; // full, or broken: the sender thread finds out
             m_heldWrites.fetch_add(1, std::memory_order_relaxed);

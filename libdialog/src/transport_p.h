@@ -480,7 +480,8 @@ private:
     /// Whether this thread holds a cork (see cork()).
     bool corkedHere() const
     {
-        return m_corkThread.load(std::memory_order_relaxed) == QThread::currentThreadId();
+        const Qt::HANDLE corking = m_corkThread.load(std::memory_order_relaxed);
+        return corking && corking == QThread::currentThreadId(); // one load when nobody corks
     }
     /// With box.m_lock held, by the corking thread: whether a frame of @p size is held (else, if
     /// the box holds frames, they are handed to the sender thread first, so the order stays).
