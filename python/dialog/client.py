@@ -499,6 +499,8 @@ class Client:
         self._misses = 3
         self._hb_seq = 0
         self._connected = asyncio.Event()
+        # The names the last CONNECT carried: what changes before it is accepted is sent after.
+        self._announced: Tuple[Set[str], Set[str], Set[str]] = (set(), set(), set())
         self._started = False
         self._stopping = False
         self.on_error: Optional[Callable[[Exception], Any]] = None
@@ -749,6 +751,7 @@ class Client:
         if now < self._connect_not_before:
             return  # paced or refused: the keep-alive loop tries again once the wait is over
         self._control(T.CONNECT_TO_CONTROL_SERVER, c)
+        self._announced = (set(c.services), set(c.commands), set(c.requests))
         # Unanswered or failed, it is asked again later and later, with jitter (a refusal reschedules).
         self._connect_attempts += 1
         self._connect_not_before = now + reconnect_delay(self._connect_attempts, self.heartbeat_ms / 1000.0,
@@ -869,6 +872,7 @@ class Client:
             self.state = "connected"
             self._connect_delay = 0.0
             self._connect_attempts = 0
+            self._send_changes_since_connect()
             self._connected.set()
             log.info("%s connected to Control Server %s", self.name, msg.server)
         elif t == T.INFO_SERVICE:
@@ -933,6 +937,23 @@ class Client:
             elif msg.what == "permission" and self.on_error is not None:
                 # The partition's access list refused a command this client sent.
                 self.on_error(ClientError("command '%s' refused by the Control Server: %s" % (msg.name, msg.reason)))
+
+    def _send_changes_since_connect(self) -> None:
+        """Services, commands and subscriptions added or dropped while the CONNECT was on its way
+        (publish() right after start()) were in no frame to the Control Server: they go now."""
+        services, commands, requests = self._announced
+        self._announced = (set(self._services), set(self._commands), set(self._requested))
+        for now, before, add, drop in (
+            (self._services, services, T.REGISTER_SERVICE, T.UNREGISTER_SERVICE),
+            (self._commands, commands, T.REGISTER_COMMAND, T.UNREGISTER_COMMAND),
+            (self._requested, requests, T.REQUEST_SERVICE, T.CANCEL_REQUEST),
+        ):
+            added = [n for n in now if n not in before]
+            dropped = [n for n in before if n not in now]
+            if added:
+                self._control(add, pb.Names(names=added))
+            if dropped:
+                self._control(drop, pb.Names(names=dropped))
 
     def _auth_refused(self, ep: Endpoint, reason: str) -> None:
         """A connection to @p ep failed its authentication: for the Control Server, a refusal (told

@@ -89,6 +89,47 @@ def test_python_command_to_cpp_registrants(daemons):
     run(main(), 60)
 
 
+def test_names_given_right_after_start_are_announced_once_accepted(daemons):
+    """start() returns before the Control Server accepted the connection (its docstring says so):
+    what is published, updated, subscribed and registered then works as it does with `async with`."""
+    daemons.start("dialog", "publish", "--rate", "20", "--data", "from C++", "CppPub.Early")
+
+    async def main():
+        # A heartbeat long enough that the CONNECT is not repeated (with the names) during the test:
+        # the names must go because the connection was accepted, not because it was asked again.
+        c = dialog.Client("PyEarly", daemons.address, heartbeat_ms=30000)
+        await c.start()
+        try:
+            assert c.state == "connecting"
+            c.publish("PyEarly.Value").update("published before the connection was accepted")
+            sub = c.subscribe("CppPub.Early")
+            got: asyncio.Queue = asyncio.Queue()
+            c.register_command("PyEarly.Do", callback=got.put_nowait)
+            c.register_command("PyEarly.Dropped")
+            c.unregister_command("PyEarly.Dropped")
+            out = await run_tool("get", "--count", "1", "--timeout-ms", "10000", "PyEarly.Value",
+                                 address=daemons.address)
+            assert "published before the connection was accepted" in out
+            assert (await sub.get(timeout=10)).data == b"from C++"
+            async with client(daemons, "PyEarlySender") as sender:
+                deadline = asyncio.get_running_loop().time() + 10
+                cmd = None
+                while cmd is None and asyncio.get_running_loop().time() < deadline:
+                    assert sender.send_command("PyEarly.Do", "go")
+                    try:
+                        cmd = await asyncio.wait_for(got.get(), 0.5)
+                    except asyncio.TimeoutError:
+                        pass
+                assert cmd is not None and cmd.data == b"go", "the command registered early never arrived"
+            ls = await run_tool("ls", address=daemons.address)
+            assert "PyEarly.Do" in ls and "PyEarly.Dropped" not in ls, ls
+            assert c.state == "connected" and not c.refusals
+        finally:
+            await c.close()
+
+    run(main(), 60)
+
+
 def test_commands_and_requests_between_python_clients(daemons):
     async def main():
         async with client(daemons, "PyA") as a, client(daemons, "PyB") as b:
