@@ -3,11 +3,6 @@
 #include "dialog/is/object.h"
 #include "dialog/is/time.h"
 
-#include <QDir>
-#include <QFile>
-#include <QFileInfo>
-#include <QSaveFile>
-
 namespace dialog::rc {
 
 Master::Master(const ControllableOptions &options, const Partition &partition, const QString &runNumberFile,
@@ -15,8 +10,10 @@ Master::Master(const ControllableOptions &options, const Partition &partition, c
     : Controllable(options, parent), m_partition(partition), m_runNumberFile(runNumberFile)
 {
     QString error;
-    if (!readRunNumber(m_runNumberFile, &m_runNumber, &error))
+    RunRecord saved;
+    if (!RunRecord::read(m_runNumberFile, &saved, &error))
         log(Severity::Warning, error);
+    m_runNumber = saved.number;
     for (const ProcessSpec &s : partition.slaves) {
         SlaveView v;
         v.name = s.name;
@@ -50,37 +47,14 @@ QList<Master::SlaveView> Master::slaves() const
     return out;
 }
 
-bool Master::readRunNumber(const QString &file, quint32 *out, QString *error)
+bool Master::saveRun(QString *error) const
 {
-    *out = 0;
-    QFile f(file);
-    if (!f.exists())
-        return true;
-    if (!f.open(QIODevice::ReadOnly)) {
-        *error = QStringLiteral("cannot read the run number from %1: %2").arg(file, f.errorString());
-        return false;
-    }
-    bool ok = false;
-    // The number, then (since takeover exists) the start time of that run in ms on a second line.
-    const uint n = f.readAll().split('\n').value(0).trimmed().toUInt(&ok);
-    if (!ok) {
-        *error = QStringLiteral("%1 does not hold a run number; starting from 0").arg(file);
-        return false;
-    }
-    *out = n;
-    return true;
-}
-
-bool Master::writeRunNumber(quint32 n, qint64 startMs, QString *error)
-{
-    QDir().mkpath(QFileInfo(m_runNumberFile).absolutePath());
-    QSaveFile f(m_runNumberFile);
-    const QByteArray text = QByteArray::number(n) + '\n' + QByteArray::number(startMs) + '\n';
-    if (!f.open(QIODevice::WriteOnly) || f.write(text) < 0 || !f.commit()) {
-        *error = QStringLiteral("cannot save the run number to %1: %2").arg(m_runNumberFile, f.errorString());
-        return false;
-    }
-    return true;
+    RunRecord r;
+    r.number = m_runNumber;
+    r.startMs = m_runStartMs;
+    r.activeMsBefore = m_activeMsBefore;
+    r.runningSinceMs = m_runningSince.isValid() ? nowMs() - m_runningSince.elapsed() : 0;
+    return r.write(m_runNumberFile, error);
 }
 
 qint64 Master::activeMs() const
@@ -162,30 +136,47 @@ void Master::takeOver()
             return;
         run = qMax(run, v.runNumber);
     }
-    if (m_order.isEmpty() || (common != State::Configured && common != State::Running && common != State::Paused))
+    if (m_order.isEmpty() ||
+        (common != State::Configured && common != State::Running && common != State::Paused))
         return;
-    if (!restoreState(common))
-        return;
-    if (run > m_runNumber) {
-        // The run number file lags (a start whose save was lost with the machine): the slaves know.
-        QString error;
-        if (!writeRunNumber(run, 0, &error))
-            log(Severity::Warning, error);
-        m_runNumber = run;
-    }
-    if (m_runStartMs == 0) {
-        // When the run began: written beside its number at start (the active time restarts from 0).
-        QFile f(m_runNumberFile);
-        if (f.open(QIODevice::ReadOnly))
-            m_runStartMs = f.readAll().split('\n').value(1).trimmed().toLongLong();
-    }
-    if (common == State::Running) {
-        m_runningSince.start();
-        m_runInfoTimer.start();
-    }
+    adoptRun(run, common);
+    restoreState(common); // last: the state it publishes carries the run adopted above
     log(Severity::Info, QStringLiteral("took over the run: every slave is %1 (run %2)")
                             .arg(stateName(common))
                             .arg(m_runNumber));
+}
+
+void Master::adoptRun(quint32 run, State common)
+{
+    RunRecord saved;
+    QString error;
+    if (!RunRecord::read(m_runNumberFile, &saved, &error))
+        log(Severity::Warning, error);
+    const qint64 now = nowMs();
+    if (saved.number >= run) {
+        m_runNumber = saved.number;
+        m_runStartMs = saved.startMs;
+        // A master killed during the start, after the slaves ran, did not record that data taking began.
+        if (common == State::Running && saved.runningSinceMs == 0)
+            saved.runningSinceMs = saved.startMs;
+        m_activeMsBefore = saved.activeMsAt(now);
+    } else {
+        // The file lags (a start whose save was lost with the machine): the slaves know the number,
+        // nobody knows when that run started.
+        log(Severity::Warning,
+            QStringLiteral("run %1 is not in %2: its start time and data-taking time are unknown")
+                .arg(run)
+                .arg(m_runNumberFile));
+        m_runNumber = run;
+        m_runStartMs = 0;
+        m_activeMsBefore = 0;
+    }
+    if (common == State::Running)
+        m_runningSince.start();
+    if (common != State::Configured)
+        m_runInfoTimer.start(); // from start to stop, as for a run this master started
+    if (!saveRun(&error))
+        log(Severity::Warning, error);
 }
 
 void Master::checkConsistency()
@@ -305,8 +296,12 @@ void Master::perform(Transition t, const TransitionRequest &params, Done done)
         return;
     }
     if (t == Transition::Start) {
-        QString error;
-        if (!writeRunNumber(m_runNumber + 1, 0, &error)) {
+        // Saved before any slave starts: a master killed during the start leaves the new number
+        // and, until the start completes, the time it was asked for as the run's start.
+        RunRecord next;
+        next.number = m_runNumber + 1;
+        next.startMs = nowMs();
+        if (QString error; !next.write(m_runNumberFile, &error)) {
             done(false, error);
             return;
         }
@@ -389,8 +384,6 @@ void Master::transitionEnded(Transition t, bool ok)
         case Transition::Start:
             m_runStartMs = nowMs();
             m_runStopMs = 0;
-            if (QString error; !writeRunNumber(m_runNumber, m_runStartMs, &error)) // for a takeover
-                log(Severity::Warning, error);
             m_activeMsBefore = 0;
             m_runningSince.start();
             m_runInfoTimer.start();
@@ -422,6 +415,13 @@ void Master::transitionEnded(Transition t, bool ok)
         m_activeMsBefore = activeMs();
         m_runningSince.invalidate();
         m_runInfoTimer.stop();
+    }
+    const bool timesMoved =
+        t == Transition::Start || t == Transition::Pause || t == Transition::Resume || t == Transition::Stop;
+    if (ok && timesMoved) {
+        // What a master restarted later takes over with.
+        if (QString error; !saveRun(&error))
+            log(Severity::Warning, error);
     }
     publishRunInfo();
 }

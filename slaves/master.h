@@ -3,6 +3,7 @@
 
 #include "controllable.h"
 #include "dialog/rc/partition.h"
+#include "runrecord.h"
 
 #include <QElapsedTimer>
 #include <QHash>
@@ -43,8 +44,6 @@ public:
     QStringList culprits() const { return m_culprits; }
     quint32 runNumber() const { return m_runNumber; }
     QString runNumberFile() const { return m_runNumberFile; }
-    /// The run number in the file (0 if absent), false with @p error if it cannot be read.
-    static bool readRunNumber(const QString &file, quint32 *out, QString *error);
 
 protected:
     void perform(Transition t, const TransitionRequest &params, Done done) override;
@@ -60,11 +59,15 @@ private:
     void checkConsistency();
     void recoverStep();
     void takeOver();
+    /// Takes the number, start time and data-taking time of the run the slaves are in (@p run,
+    /// @p common) from the run-number file, before the state that shows them is published.
+    void adoptRun(quint32 run, State common);
     void slaveFailed(const QString &name, const QString &why);
     void publishRunInfo();
     /// The request the master sends its slaves for @p t (with the run number and type).
     TransitionRequest slaveRequest(Transition t) const;
-    bool writeRunNumber(quint32 n, qint64 startMs, QString *error);
+    /// Saves the current run's number and times to the run-number file (for a takeover).
+    bool saveRun(QString *error) const;
     qint64 activeMs() const;
 
     Partition m_partition;

@@ -34,6 +34,7 @@ private Q_SLOTS:
     void slaveCrashMidRunPutsErrorThenRecoversWhenRestarted();
     void hungSlaveDeclaredLostIsSeenAgainAndRunRecovers();
     void restartedMasterTakesOverTheRun();
+    void restartedMasterKeepsAPausedRunsTimes();
     void slaveFailingConfigureIsNamedAndResetRecovers();
     void hangingSlaveTimesOut();
     void readoutCountsCorruptEventsAndWritesOutput();
@@ -49,6 +50,9 @@ private:
     /// Sends a transition request to the master and waits for the reply.
     Reply transition(const QString &t, int timeoutMs = 20000);
     QJsonObject masterState() const;
+    /// Appends every state the master publishes from now until @p scope goes to @p out: a
+    /// takeover's intermediate states are checked too, not only the last one.
+    void recordMasterStates(QObject *scope, QList<QJsonObject> *out);
     QString slaveState(const QString &name) const;
     bool allSlavesPresent() const;
 
@@ -139,6 +143,12 @@ Reply tst_RunControl::transition(const QString &t, int timeoutMs)
 QJsonObject tst_RunControl::masterState() const
 {
     return QJsonDocument::fromJson(m_master->lastMessage().data()).object();
+}
+
+void tst_RunControl::recordMasterStates(QObject *scope, QList<QJsonObject> *out)
+{
+    connect(m_master, &Subscription::messageReceived, scope,
+            [out](const Message &m) { out->append(QJsonDocument::fromJson(m.data()).object()); });
 }
 
 QString tst_RunControl::slaveState(const QString &name) const
@@ -384,14 +394,25 @@ void tst_RunControl::restartedMasterTakesOverTheRun()
 
     const qint64 oldPid = master->processId();
     ::kill(pid_t(oldPid), SIGKILL);
+    const qint64 activeBefore = qint64(masterState().value(QStringLiteral("run_active_ms")).toDouble());
     QTRY_COMPARE_WITH_TIMEOUT(m_master->state(), Subscription::State::Lost, 10000);
+    QObject recording;
+    QList<QJsonObject> published;
+    recordMasterStates(&recording, &published);
     const qint64 newPid = startMaster(partition)->processId();
     QVERIFY(newPid != oldPid);
     QTRY_COMPARE_WITH_TIMEOUT(qint64(masterState().value(QStringLiteral("pid")).toInteger()), newPid, 10000);
     QTRY_COMPARE_WITH_TIMEOUT(masterState().value(QStringLiteral("state")).toString(),
                               QStringLiteral("Running"), 15000);
-    QCOMPARE(masterState().value(QStringLiteral("run_number")).toInt(), 2);
-    QCOMPARE(qint64(masterState().value(QStringLiteral("run_start_ms")).toDouble()), startMs);
+    // Every state of the new master that shows the run shows it whole: never a start time of 0
+    // beside "Running", never a data-taking time that restarted.
+    for (const QJsonObject &s : std::as_const(published)) {
+        if (s.value(QStringLiteral("state")).toString() == QLatin1String("Initial"))
+            continue;
+        QCOMPARE(s.value(QStringLiteral("run_number")).toInt(), 2);
+        QCOMPARE(qint64(s.value(QStringLiteral("run_start_ms")).toDouble()), startMs);
+        QVERIFY(qint64(s.value(QStringLiteral("run_active_ms")).toDouble()) >= activeBefore);
+    }
     QVERIFY(allSlavesPresent());
     // It drives the run it took over: stop reaches every slave, and the next start is run 3.
     const Reply stopped = transition(QStringLiteral("stop"));
@@ -399,6 +420,49 @@ void tst_RunControl::restartedMasterTakesOverTheRun()
     QCOMPARE(slaveState(QStringLiteral("RO1")), QStringLiteral("Configured"));
     QVERIFY(transition(QStringLiteral("start")).isOk());
     QTRY_COMPARE_WITH_TIMEOUT(masterState().value(QStringLiteral("run_number")).toInt(), 3, 5000);
+    QVERIFY(transition(QStringLiteral("stop")).isOk());
+}
+
+void tst_RunControl::restartedMasterKeepsAPausedRunsTimes()
+{
+    // Paused, the run's data-taking time stands still: the master that takes it over shows exactly
+    // the start time and data-taking time its predecessor showed, and counts on from there.
+    const QString partition = writePartition(threeSlaves);
+    QProcess *master = startMaster(partition);
+    startSlave(QStringLiteral("control"), QStringLiteral("FE1"));
+    startSlave(QStringLiteral("control"), QStringLiteral("FE2"));
+    startSlave(QStringLiteral("readout"), QStringLiteral("RO1"));
+    QTRY_VERIFY_WITH_TIMEOUT(allSlavesPresent(), 10000);
+    for (const char *t : {"configure", "start", "pause"})
+        QVERIFY(transition(QLatin1String(t)).isOk());
+    QTRY_VERIFY_WITH_TIMEOUT(!masterState().value(QStringLiteral("busy")).toBool() &&
+                                 masterState().value(QStringLiteral("state")).toString() ==
+                                     QLatin1String("Paused"),
+                             5000);
+    const qint64 startMs = qint64(masterState().value(QStringLiteral("run_start_ms")).toDouble());
+    const qint64 activeMs = qint64(masterState().value(QStringLiteral("run_active_ms")).toDouble());
+    QVERIFY(startMs > 0);
+
+    ::kill(pid_t(master->processId()), SIGKILL);
+    QTRY_COMPARE_WITH_TIMEOUT(m_master->state(), Subscription::State::Lost, 10000);
+    QObject recording;
+    QList<QJsonObject> published;
+    recordMasterStates(&recording, &published);
+    const qint64 newPid = startMaster(partition)->processId();
+    QTRY_VERIFY_WITH_TIMEOUT(qint64(masterState().value(QStringLiteral("pid")).toInteger()) == newPid &&
+                                 masterState().value(QStringLiteral("state")).toString() ==
+                                     QLatin1String("Paused"),
+                             15000);
+    for (const QJsonObject &s : std::as_const(published)) {
+        if (s.value(QStringLiteral("state")).toString() == QLatin1String("Initial"))
+            continue;
+        QCOMPARE(s.value(QStringLiteral("run_number")).toInt(), 1);
+        QCOMPARE(qint64(s.value(QStringLiteral("run_start_ms")).toDouble()), startMs);
+        QCOMPARE(qint64(s.value(QStringLiteral("run_active_ms")).toDouble()), activeMs);
+    }
+    QVERIFY(transition(QStringLiteral("resume")).isOk());
+    QTRY_VERIFY_WITH_TIMEOUT(
+        qint64(masterState().value(QStringLiteral("run_active_ms")).toDouble()) > activeMs, 5000);
     QVERIFY(transition(QStringLiteral("stop")).isOk());
 }
 

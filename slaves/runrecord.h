@@ -1,0 +1,30 @@
+// What the master keeps on disk about the current run, so that a master restarted mid-run takes it
+// over with its number, start time and data-taking time.
+#pragma once
+
+#include <QString>
+#include <QtGlobal>
+
+namespace dialog::rc {
+
+/// The run-number file: one field per line, replaced atomically, so a reader sees either the old
+/// record or the new one whole. A file of an older layout (the number alone, or the number and the
+/// start time) reads with the missing fields 0.
+struct RunRecord
+{
+    quint32 number = 0;        ///< of the current (or last) run
+    qint64 startMs = 0;        ///< when that run started, ms since the epoch; 0 if unknown
+    qint64 activeMsBefore = 0; ///< data-taking time up to runningSinceMs, pauses excluded
+    qint64 runningSinceMs =
+        0; ///< when data taking last (re)started, ms since the epoch; 0 if it is not running
+
+    /// The record in @p file; an absent file is a record of zeros. False with @p error if the file
+    /// cannot be read or its first line is not a run number (then @p out is a record of zeros).
+    static bool read(const QString &file, RunRecord *out, QString *error);
+    /// Replaces @p file (creating its folder) with this record; false with @p error if it cannot.
+    bool write(const QString &file, QString *error) const;
+    /// The data-taking time at @p nowMs: what ran before, plus the current stretch if it runs.
+    qint64 activeMsAt(qint64 nowMs) const;
+};
+
+} // namespace dialog::rc
