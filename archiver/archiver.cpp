@@ -1,6 +1,6 @@
 #include "archiver.h"
-#include "handoff_p.h"
 
+#include "dialog/handoff.h"
 #include "dialog/is/object.h"
 #include "is/protocol_p.h"
 
@@ -48,7 +48,7 @@ void Archiver::stop()
 {
     if (!m_store || !m_storeThread.isRunning())
         return;
-    net::callBlocking(m_store.get(), [store = m_store.get()] { store->flushAll(); });
+    handoff::callBlocking(m_store.get(), [store = m_store.get()] { store->flushAll(); });
     m_storeThread.quit();
     m_storeThread.wait();
     m_store.reset();
@@ -86,8 +86,8 @@ bool Archiver::start(QString *error)
     m_store = std::make_unique<ArchiveStore>(m_options.store);
     m_store->moveToThread(&m_storeThread);
     m_storeThread.setObjectName(QStringLiteral("archive store"));
-    net::startThread(m_storeThread);
-    net::post(m_store.get(), [store = m_store.get()] { store->open(); });
+    handoff::startThread(m_storeThread);
+    handoff::post(m_store.get(), [store = m_store.get()] { store->open(); });
 
     m_client = std::make_unique<Client>(m_options.client);
     connect(m_client.get(), &Client::requestReceived, this, &Archiver::onRequest);

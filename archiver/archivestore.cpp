@@ -1,5 +1,6 @@
 #include "archivestore.h"
-#include "handoff_p.h"
+
+#include "dialog/handoff.h"
 
 #include <QDateTime>
 #include <QSqlDriver>
@@ -202,7 +203,7 @@ void ArchiveStore::enqueue(const QList<SeriesName> &fresh, const std::vector<Sam
     }
     // One wake-up per burst: everything that arrives meanwhile goes into the same transaction.
     if (wake)
-        net::post(this, [this] { writePending(); }); // from the caller's thread to the store's
+        handoff::post(this, [this] { writePending(); }); // from the caller's thread to the store's
 }
 
 void ArchiveStore::writePending()

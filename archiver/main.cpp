@@ -1,8 +1,8 @@
 // dialog-archiver: the long-term archive of an IS server's numeric attributes (SQLite).
 #include "archiver.h"
-#include "handoff_p.h"
 
 #include "dialog/application.h"
+#include "dialog/handoff.h"
 
 #include <QCommandLineParser>
 #include <QCoreApplication>
@@ -34,8 +34,8 @@ int benchStore(const QString &dir, qint64 samples, int seriesCount)
     ArchiveStore store(o);
     QThread thread;
     store.moveToThread(&thread);
-    dialog::net::startThread(thread);
-    dialog::net::callBlocking(&store, [&store] { store.open(); });
+    dialog::handoff::startThread(thread);
+    dialog::handoff::callBlocking(&store, [&store] { store.open(); });
     const qint64 nowUs = QDateTime::currentMSecsSinceEpoch() * 1000;
     QList<SeriesName> names;
     for (int s = 1; s <= seriesCount + 1; ++s)
@@ -80,7 +80,7 @@ int benchStore(const QString &dir, qint64 samples, int seriesCount)
     while (store.storedCount() + store.droppedCount() < quint64(sent + weekSamples))
         QThread::msleep(2);
     const double weekS = t.nsecsElapsed() / 1e9;
-    dialog::net::callBlocking(&store, [&store] { store.flushAll(); });
+    dialog::handoff::callBlocking(&store, [&store] { store.flushAll(); });
     QList<double> times;
     qsizetype points = 0;
     for (int q = 0; q < 20; ++q) {

@@ -1,6 +1,6 @@
 #include "alarms.h"
-#include "handoff_p.h"
 
+#include "dialog/handoff.h"
 #include "dialog/is/repository.h"
 #include "dialog/is/typeregistry.h"
 #include "dialog/report.h"
@@ -90,8 +90,8 @@ void AlarmEvaluator::start()
         if (c.name.startsWith(AlarmPrefix))
             return;
         if (QThread::currentThread() != thread()) {
-            QMetaObject::invokeMethod(
-                this, net::handOff([this, c] { onChange(c); }), Qt::QueuedConnection);
+            QMetaObject::invokeMethod(this, handoff::handOff([this, c] { onChange(c); }),
+                                      Qt::QueuedConnection);
             return;
         }
         onChange(c);

@@ -1,6 +1,6 @@
 #include "dispatcher.h"
-#include "handoff_p.h"
 
+#include "dialog/handoff.h"
 #include "dialog/is/codec.h"
 #include "is/protocol_p.h"
 
@@ -17,7 +17,7 @@ Dispatcher::Dispatcher(const is::Repository &repository, const DispatcherOptions
     m_roomThread.setObjectName(QStringLiteral("is-room"));
     m_roomContext = new QObject;
     m_roomContext->moveToThread(&m_roomThread);
-    net::startThread(m_roomThread);
+    handoff::startThread(m_roomThread);
     for (int i = 0; i < m_options.workers; ++i) {
         auto w = std::make_shared<Worker>();
         Worker *raw = w.get();
@@ -147,7 +147,7 @@ void Dispatcher::pace()
     QStringList graced;
     while (congested(&graced)) {
         const qint64 start = m_clock.elapsed();
-        net::waitOn(m_paceWake, m_paceLock, QDeadlineTimer(20));
+        handoff::waitOn(m_paceWake, m_paceLock, QDeadlineTimer(20));
         for (const QString &origin : std::as_const(graced)) {
             const auto it = m_grace.find(origin);
             if (it != m_grace.end())
@@ -244,7 +244,7 @@ void Dispatcher::run(Worker &w)
         {
             QMutexLocker l(&w.lock);
             while (w.jobs.empty())
-                net::waitOn(w.wake, w.lock);
+                handoff::waitOn(w.wake, w.lock);
             jobs.swap(w.jobs);
         }
         for (Job &j : jobs) {

@@ -1,10 +1,10 @@
 #include "isserver.h"
-#include "handoff_p.h"
 #include "alarms.h"
 #include "summer.h"
 #include "webserver.h"
 
 #include "dialog/directory.h"
+#include "dialog/handoff.h"
 #include "dialog/message.h"
 
 #include "dialog/is/checkpoint.h"
@@ -97,7 +97,7 @@ IsServer::~IsServer()
     m_historyDictionary.reset();
     // The client first: its sender threads may still call back into the dispatcher.
     m_client.reset();
-    net::waitForDone(m_pool);
+    handoff::waitForDone(m_pool);
     m_dispatcher.reset();
 }
 
@@ -657,7 +657,7 @@ void IsServer::read(const Request &request, const QByteArray &data)
 {
     // Reads run on the worker pool; the repository and the registry are thread-safe, and so is
     // replying (it only queues a frame).
-    net::startIn(m_pool, [this, request, data] {
+    handoff::startIn(m_pool, [this, request, data] {
         isproto::Request r;
         r.ParseFromArray(data.constData(), int(data.size()));
         isproto::Reply out;
@@ -794,7 +794,7 @@ QString IsServer::archiveService() const
 void IsServer::readHistory(const Request &request, const QByteArray &data)
 {
     const QString archive = archiveService(); // the subscriber list is read here, not in the pool
-    net::startIn(m_pool, [this, request, data, archive] {
+    handoff::startIn(m_pool, [this, request, data, archive] {
         isproto::Request r;
         r.ParseFromArray(data.constData(), int(data.size()));
         isproto::Reply out;
@@ -951,12 +951,12 @@ void IsServer::checkpoint()
             std::fflush(stderr);
         }
     }
-    net::startIn(m_pool, [this, closed] {
+    handoff::startIn(m_pool, [this, closed] {
         const Status saved = is::Checkpoint::save(*m_repository, m_options.dataDir);
         if (saved.isOk()) {
             m_lastCheckpointUs.store(is::Time::currentTime().microsecondsSinceEpoch());
             if (closed > 0)
-                net::post(this, [this, closed] {
+                handoff::post(this, [this, closed] {
                     // Keep what `.previous` (the checkpoint before) needs, drop the older ones.
                     m_journal->removeUpTo(m_journalCheckpointed);
                     m_journalCheckpointed = closed;
@@ -994,7 +994,7 @@ bool IsServer::saveDeclaredTypes(QString *error)
 
 bool IsServer::saveNow(QString *error)
 {
-    net::waitForDone(m_pool);
+    handoff::waitForDone(m_pool);
     if (m_options.dataDir.isEmpty() || !m_repository)
         return true;
     if (m_journal) {

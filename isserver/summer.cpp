@@ -1,6 +1,6 @@
 #include "summer.h"
-#include "handoff_p.h"
 
+#include "dialog/handoff.h"
 #include "dialog/is/repository.h"
 
 #include <QLoggingCategory>
@@ -221,8 +221,8 @@ void Summer::onChange(const is::Change &change)
     if (change.name == m_into || !m_criteria.matches(change.name, change.typeName, m_repository.registry()))
         return;
     if (QThread::currentThread() != thread()) {
-        QMetaObject::invokeMethod(
-            this, net::handOff([this, change] { onChange(change); }), Qt::QueuedConnection);
+        QMetaObject::invokeMethod(this, handoff::handOff([this, change] { onChange(change); }),
+                                  Qt::QueuedConnection);
         return;
     }
     if (change.kind == is::Change::Kind::Removed)

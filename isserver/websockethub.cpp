@@ -1,6 +1,6 @@
 #include "websockethub.h"
-#include "handoff_p.h"
 
+#include "dialog/handoff.h"
 #include "dialog/is/codec.h"
 #include "dialog/is/dictionary.h"
 #include "dialog/is/receiver.h"
@@ -77,8 +77,8 @@ WebSocketHub::WebSocketHub(is::Repository &repository, is::Dictionary *dictionar
         if (QThread::currentThread() == thread())
             onChange(c);
         else
-            QMetaObject::invokeMethod(
-                this, net::handOff([this, c] { onChange(c); }), Qt::QueuedConnection);
+            QMetaObject::invokeMethod(this, handoff::handOff([this, c] { onChange(c); }),
+                                      Qt::QueuedConnection);
     });
 }
 

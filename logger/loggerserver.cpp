@@ -1,5 +1,6 @@
 #include "loggerserver.h"
-#include "handoff_p.h"
+
+#include "dialog/handoff.h"
 
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -17,23 +18,23 @@ LoggerServer::LoggerServer(Client *client, const LogStore::Options &options)
     connect(
         m_store, &LogStore::written, this,
         [this](const QList<quint64> &tickets, const QString &error, const QList<LogRecord> &stored) {
-            net::post(this, [this, tickets, error, stored] { onWritten(tickets, error, stored); });
+            handoff::post(this, [this, tickets, error, stored] { onWritten(tickets, error, stored); });
         },
         Qt::DirectConnection);
     m_search = new LogSearch(options.database);
     m_search->moveToThread(&m_searchThread);
     m_storeThread.setObjectName(QStringLiteral("logger-store"));
     m_searchThread.setObjectName(QStringLiteral("logger-search"));
-    net::startThread(m_storeThread);
-    net::startThread(m_searchThread);
+    handoff::startThread(m_storeThread);
+    handoff::startThread(m_searchThread);
 }
 
 LoggerServer::~LoggerServer()
 {
     // The store and the search go in their own threads (the store writes what it was given first),
     // in an order ThreadSanitizer sees (callBlocking), then the threads end.
-    net::callBlocking(m_store, [store = m_store] { delete store; });
-    net::callBlocking(m_search, [search = m_search] { delete search; });
+    handoff::callBlocking(m_store, [store = m_store] { delete store; });
+    handoff::callBlocking(m_search, [search = m_search] { delete search; });
     m_storeThread.quit();
     m_searchThread.quit();
     m_storeThread.wait();
@@ -42,7 +43,7 @@ LoggerServer::~LoggerServer()
 
 bool LoggerServer::start(QString *error)
 {
-    net::post(m_store, [store = m_store] { store->open(); });
+    handoff::post(m_store, [store = m_store] { store->open(); });
     if (!m_client->publish(logservice::service()) || !(m_live = m_client->publish(logservice::live()))) {
         *error = m_client->errorString();
         return false;
@@ -134,11 +135,11 @@ void LoggerServer::onControlServerLog(const Message &message)
 void LoggerServer::search(const LogQuery &query, QObject *context, SearchDone done)
 {
     QPointer<QObject> guard(context);
-    net::post(m_search, [this, guard, done = std::move(done), query] {
+    handoff::post(m_search, [this, guard, done = std::move(done), query] {
         bool more = false;
         QString e;
         auto records = m_search->run(query, &more, &e);
-        net::post(this, [guard, done, records, more, e] {
+        handoff::post(this, [guard, done, records, more, e] {
             if (guard)
                 done(records, more, e);
         });

@@ -1,6 +1,7 @@
 #include "logstore.h"
 #include "sqliteinsert.h"
-#include "handoff_p.h"
+
+#include "dialog/handoff.h"
 
 #include <QDateTime>
 #include <QJsonDocument>
@@ -80,7 +81,7 @@ bool LogStore::enqueue(quint64 ticket, const QList<LogRecord> &records)
     }
     // One wake-up per burst: everything that arrives meanwhile goes into the same transaction.
     if (wake)
-        net::post(this, [this] { writePending(); }); // from the caller's thread to the store's
+        handoff::post(this, [this] { writePending(); }); // from the caller's thread to the store's
     return true;
 }
 
