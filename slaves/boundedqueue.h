@@ -8,7 +8,7 @@
 #include <mutex>
 #include <optional>
 
-namespace dialog::rc {
+namespace dialog::daq {
 
 template <typename T> class BoundedQueue
 {
@@ -78,4 +78,4 @@ private:
     bool m_closed = false;
 };
 
-} // namespace dialog::rc
+} // namespace dialog::daq

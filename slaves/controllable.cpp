@@ -8,15 +8,15 @@
 
 Q_LOGGING_CATEGORY(lcRc, "dialog.runcontrol")
 
-namespace dialog::rc {
+namespace dialog::daq {
 
 Controllable::Controllable(const ControllableOptions &options, QObject *parent)
     : QObject(parent), m_options(options), m_client(std::make_unique<Client>(options.client))
 {
     m_state = m_client->publish(rc::stateService(name()));
-    m_log = m_client->publish(logService(name()));
+    m_log = m_client->publish(rc::logService(name()));
     m_status = m_client->publish(rc::statusService(name()));
-    m_client->registerCommand(commandName(name()));
+    m_client->registerCommand(rc::commandName(name()));
     connect(m_client.get(), &Client::requestReceived, this, &Controllable::onRequest);
     connect(m_client.get(), &Client::commandReceived, this, &Controllable::onCommand);
     if (m_options.publishToIs)
@@ -44,12 +44,12 @@ void Controllable::log(Severity severity, const QString &text)
         qCCritical(lcRc).noquote() << name() << text;
         break;
     }
-    m_log->update(LogMessage{nowMs(), name(), severity, text}.toJson());
+    m_log->update(rc::LogMessage{rc::nowMs(), name(), severity, text}.toJson());
 }
 
-StateRecord Controllable::stateRecord() const
+rc::StateRecord Controllable::stateRecord() const
 {
-    StateRecord r;
+    rc::StateRecord r;
     r.process = name();
     r.kind = m_options.kind;
     r.state = m_machine.state();
@@ -58,7 +58,7 @@ StateRecord Controllable::stateRecord() const
     r.lastTransition = m_machine.lastTransition();
     r.transitionMs = m_lastDurationMs;
     r.error = m_machine.error();
-    r.timeMs = nowMs();
+    r.timeMs = rc::nowMs();
     r.pid = QCoreApplication::applicationPid();
     addStateExtras(r);
     return r;
@@ -75,7 +75,7 @@ void Controllable::publishIsState()
 {
     if (!m_is || m_options.runParamsServer.isEmpty())
         return;
-    const StateMachine m = m_machine;
+    const rc::StateMachine m = m_machine;
     const qint64 duration = m_lastDurationMs, endMs = m_lastTransitionEndMs;
     m_is->publish(QStringLiteral("%1.RunCtrl.%2").arg(m_options.runParamsServer, name()),
                   QStringLiteral("RunCtrlState"), [m, duration, endMs](is::Object &o) {
@@ -92,9 +92,9 @@ void Controllable::publishIsState()
                   });
 }
 
-bool Controllable::requestTransition(const TransitionRequest &request, Done done, QString *reason)
+bool Controllable::requestTransition(const rc::TransitionRequest &request, Done done, QString *reason)
 {
-    const Transition t = request.transition;
+    const rc::Transition t = request.transition;
     QString why;
     if (!m_machine.begin(t, &why)) {
         if (reason)
@@ -111,7 +111,7 @@ bool Controllable::requestTransition(const TransitionRequest &request, Done done
             return; // abandoned by a reset
         ++m_generation;
         m_lastDurationMs = m_transitionTimer.elapsed();
-        m_lastTransitionEndMs = nowMs();
+        m_lastTransitionEndMs = rc::nowMs();
         if (ok) {
             m_machine.finish();
             log(Severity::Info, QStringLiteral("%1 done in %2 ms: %3")
@@ -148,7 +148,7 @@ void Controllable::enterError(const QString &why)
     publishState();
 }
 
-bool Controllable::restoreState(State s)
+bool Controllable::restoreState(rc::State s)
 {
     if (!m_machine.restore(s))
         return false;
@@ -158,18 +158,18 @@ bool Controllable::restoreState(State s)
 
 void Controllable::onRequest(const Request &request)
 {
-    if (request.service() != stateService(name())) {
+    if (request.service() != rc::stateService(name())) {
         m_client->replyError(request,
-                             QStringLiteral("requests are taken on %1 only").arg(stateService(name())));
+                             QStringLiteral("requests are taken on %1 only").arg(rc::stateService(name())));
         return;
     }
     QString error;
-    const auto parsed = TransitionRequest::fromJson(request.data(), &error);
+    const auto parsed = rc::TransitionRequest::fromJson(request.data(), &error);
     if (!parsed) {
         m_client->replyError(request, error);
         return;
     }
-    const Transition t = parsed->transition;
+    const rc::Transition t = parsed->transition;
     const bool accepted = requestTransition(
         *parsed,
         [this, request](bool ok, const QString &why) {
@@ -188,21 +188,21 @@ void Controllable::onRequest(const Request &request)
 
 void Controllable::onCommand(const Command &command)
 {
-    if (command.name() != commandName(name()))
+    if (command.name() != rc::commandName(name()))
         return;
     QString error;
-    const auto parsed = TransitionRequest::fromJson(command.data(), &error);
+    const auto parsed = rc::TransitionRequest::fromJson(command.data(), &error);
     if (!parsed || !requestTransition(*parsed, {}, &error))
         log(Severity::Warning, QStringLiteral("refused command from %1: %2").arg(command.origin(), error));
 }
 
-bool parseTransitionList(const QString &text, QSet<Transition> *out, QString *error)
+bool parseTransitionList(const QString &text, QSet<rc::Transition> *out, QString *error)
 {
     for (const QString &part : text.split(QLatin1Char(','), Qt::SkipEmptyParts)) {
-        const auto t = transitionFromName(part);
+        const auto t = rc::transitionFromName(part);
         if (!t) {
             *error = QStringLiteral("unknown transition '%1' (known: %2)")
-                         .arg(part.trimmed(), allTransitionNames().join(QStringLiteral(", ")));
+                         .arg(part.trimmed(), rc::allTransitionNames().join(QStringLiteral(", ")));
             return false;
         }
         out->insert(*t);
@@ -210,4 +210,4 @@ bool parseTransitionList(const QString &text, QSet<Transition> *out, QString *er
     return true;
 }
 
-} // namespace dialog::rc
+} // namespace dialog::daq

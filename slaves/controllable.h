@@ -15,7 +15,7 @@
 #include <functional>
 #include <memory>
 
-namespace dialog::rc {
+namespace dialog::daq {
 
 /// Settings shared by every run-control process.
 struct ControllableOptions
@@ -25,8 +25,8 @@ struct ControllableOptions
     QString isTypesDir;                                    ///< IS type XML files
     QString runParamsServer = QStringLiteral("RunParams"); ///< IS server of the RunCtrl.<P> objects
     bool publishToIs = true;
-    QSet<Transition> failOn; ///< misbehaviour for tests: these transitions fail
-    QSet<Transition> hangOn; ///< misbehaviour for tests: these transitions never complete
+    QSet<rc::Transition> failOn; ///< misbehaviour for tests: these transitions fail
+    QSet<rc::Transition> hangOn; ///< misbehaviour for tests: these transitions never complete
 };
 
 class Controllable : public QObject
@@ -41,7 +41,7 @@ public:
 
     Client *client() const { return m_client.get(); }
     QString name() const { return m_client->name(); }
-    const StateMachine &machine() const { return m_machine; }
+    const rc::StateMachine &machine() const { return m_machine; }
     const ControllableOptions &options() const { return m_options; }
     IsPublisher *isPublisher() const { return m_is.get(); }
 
@@ -49,7 +49,7 @@ public:
     void log(Severity severity, const QString &text);
     /// Runs @p t as if requested (used by tests and the master's own logic). False with @p reason
     /// if refused.
-    bool requestTransition(const TransitionRequest &request, Done done = {}, QString *reason = nullptr);
+    bool requestTransition(const rc::TransitionRequest &request, Done done = {}, QString *reason = nullptr);
     /// Publishes the state again (also done after every change).
     void publishState();
 
@@ -59,28 +59,28 @@ Q_SIGNALS:
 
 protected:
     /// Does the work of @p t (the machine is busy with it). Call @p done exactly once, possibly later.
-    virtual void perform(Transition t, const TransitionRequest &params, Done done) = 0;
+    virtual void perform(rc::Transition t, const rc::TransitionRequest &params, Done done) = 0;
     /// Fills the fields of the published state that belong to the process kind (run number,
     /// the master's slaves and run).
-    virtual void addStateExtras(StateRecord &) const {}
+    virtual void addStateExtras(rc::StateRecord &) const {}
     /// Called after a transition completed (ok) or failed, and after a reset abandoned one.
-    virtual void transitionEnded(Transition, bool) {}
+    virtual void transitionEnded(rc::Transition, bool) {}
     /// Enters Error by itself (a problem found outside a transition), logged as an error.
     void enterError(const QString &why);
     /// Leaves Error for @p s (master recovery).
-    bool restoreState(State s);
+    bool restoreState(rc::State s);
     Service *statusService() const { return m_status; }
 
 private:
     void onRequest(const Request &request);
     void onCommand(const Command &command);
     void publishIsState();
-    StateRecord stateRecord() const;
+    rc::StateRecord stateRecord() const;
 
     ControllableOptions m_options;
     std::unique_ptr<Client> m_client;
     std::unique_ptr<IsPublisher> m_is;
-    StateMachine m_machine;
+    rc::StateMachine m_machine;
     Service *m_state = nullptr;
     Service *m_log = nullptr;
     Service *m_status = nullptr;
@@ -91,6 +91,6 @@ private:
 };
 
 /// Parses "--fail-on"/"--hang-on" values ("configure,start").
-bool parseTransitionList(const QString &text, QSet<Transition> *out, QString *error);
+bool parseTransitionList(const QString &text, QSet<rc::Transition> *out, QString *error);
 
-} // namespace dialog::rc
+} // namespace dialog::daq

@@ -8,7 +8,7 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 
-namespace dialog::rc {
+namespace dialog::daq {
 
 ControlSlave::ControlSlave(const ControllableOptions &options, const ControlSlaveConfig &config,
                            const QString &daqServer, QObject *parent)
@@ -44,8 +44,8 @@ ControlSlave::ControlSlave(const ControllableOptions &options, const ControlSlav
 
 bool ControlSlave::configured() const
 {
-    const State s = machine().state();
-    return s == State::Configured || s == State::Running || s == State::Paused;
+    const rc::State s = machine().state();
+    return s == rc::State::Configured || s == rc::State::Running || s == rc::State::Paused;
 }
 
 int ControlSlave::checkCard()
@@ -53,7 +53,7 @@ int ControlSlave::checkCard()
     if (!configured())
         return 0;
     ++m_checks;
-    m_lastCheckMs = nowMs();
+    m_lastCheckMs = rc::nowMs();
     int wrong = 0;
     for (int i = 0; i < m_card.size(); ++i) {
         if (m_card[i] == m_expected[i])
@@ -69,10 +69,10 @@ int ControlSlave::checkCard()
     return wrong;
 }
 
-void ControlSlave::perform(Transition t, const TransitionRequest &params, Done done)
+void ControlSlave::perform(rc::Transition t, const rc::TransitionRequest &params, Done done)
 {
     switch (t) {
-    case Transition::Configure:
+    case rc::Transition::Configure:
         m_configure.disconnect(this);
         connect(&m_configure, &QTimer::timeout, this, [this, done] {
             m_card = m_expected; // the write
@@ -85,19 +85,19 @@ void ControlSlave::perform(Transition t, const TransitionRequest &params, Done d
         });
         m_configure.start(m_config.configureMs);
         return;
-    case Transition::Start:
+    case rc::Transition::Start:
         m_runNumber = params.runNumber;
         m_triggerEnabled = true;
         break;
-    case Transition::Resume:
+    case rc::Transition::Resume:
         m_triggerEnabled = true;
         break;
-    case Transition::Pause:
-    case Transition::Stop:
+    case rc::Transition::Pause:
+    case rc::Transition::Stop:
         m_triggerEnabled = false;
         break;
-    case Transition::Unconfigure:
-    case Transition::Reset:
+    case rc::Transition::Unconfigure:
+    case rc::Transition::Reset:
         m_configure.stop();
         m_check.stop();
         m_triggerEnabled = false;
@@ -108,7 +108,7 @@ void ControlSlave::perform(Transition t, const TransitionRequest &params, Done d
     publishStatus();
 }
 
-void ControlSlave::addStateExtras(StateRecord &record) const
+void ControlSlave::addStateExtras(rc::StateRecord &record) const
 {
     record.runNumber = m_runNumber;
 }
@@ -126,7 +126,7 @@ void ControlSlave::publishStatus()
                         {QStringLiteral("upsets"), qint64(m_upsets)},
                         {QStringLiteral("last_check_ms"), m_lastCheckMs},
                         {QStringLiteral("temperature_c"), qRound(temperature * 10) / 10.0},
-                        {QStringLiteral("time_ms"), nowMs()}};
+                        {QStringLiteral("time_ms"), rc::nowMs()}};
     statusService()->update(QJsonDocument(o).toJson(QJsonDocument::Compact));
     if (!isPublisher() || m_daqServer.isEmpty())
         return;
@@ -147,4 +147,4 @@ void ControlSlave::publishStatus()
                            });
 }
 
-} // namespace dialog::rc
+} // namespace dialog::daq

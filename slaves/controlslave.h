@@ -7,7 +7,7 @@
 #include <QTimer>
 #include <QVector>
 
-namespace dialog::rc {
+namespace dialog::daq {
 
 struct ControlSlaveConfig
 {
@@ -35,8 +35,8 @@ public:
     int checkCard();
 
 protected:
-    void perform(Transition t, const TransitionRequest &params, Done done) override;
-    void addStateExtras(StateRecord &record) const override;
+    void perform(rc::Transition t, const rc::TransitionRequest &params, Done done) override;
+    void addStateExtras(rc::StateRecord &record) const override;
 
 private:
     void publishStatus();
@@ -53,4 +53,4 @@ private:
     QRandomGenerator m_random;
 };
 
-} // namespace dialog::rc
+} // namespace dialog::daq

@@ -9,7 +9,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-namespace dialog::rc {
+namespace dialog::daq {
 
 IsPublisher::IsPublisher(Client *client, const QString &typesDir, Warn warn, QObject *parent)
     : QObject(parent), m_dictionary(std::make_unique<is::Dictionary>(client, this)), m_warn(std::move(warn))
@@ -112,4 +112,4 @@ void IsPublisher::fillProcessUsage(is::Object &obj)
     }
 }
 
-} // namespace dialog::rc
+} // namespace dialog::daq

@@ -15,7 +15,7 @@ class Object;
 } // namespace is
 } // namespace dialog
 
-namespace dialog::rc {
+namespace dialog::daq {
 
 /// Keeps IS objects up to date for a process. publish() never blocks: at most one update per
 /// object is in flight; while it is, newer values replace each other and only the latest is sent.
@@ -60,4 +60,4 @@ private:
     float m_cpuLoad = 0;
 };
 
-} // namespace dialog::rc
+} // namespace dialog::daq

@@ -3,10 +3,10 @@
 #include "dialog/is/object.h"
 #include "dialog/is/time.h"
 
-namespace dialog::rc {
+namespace dialog::daq {
 
-Master::Master(const ControllableOptions &options, const Partition &partition, const QString &runNumberFile,
-               QObject *parent)
+Master::Master(const ControllableOptions &options, const rc::Partition &partition,
+               const QString &runNumberFile, QObject *parent)
     : Controllable(options, parent), m_partition(partition), m_runNumberFile(runNumberFile)
 {
     QString error;
@@ -14,13 +14,13 @@ Master::Master(const ControllableOptions &options, const Partition &partition, c
     if (!RunRecord::read(m_runNumberFile, &saved, &error))
         log(Severity::Warning, error);
     m_runNumber = saved.number;
-    for (const ProcessSpec &s : partition.slaves) {
+    for (const rc::ProcessSpec &s : partition.slaves) {
         SlaveView v;
         v.name = s.name;
         v.kind = s.kind;
         m_slaves.insert(s.name, v);
         m_order << s.name;
-        Subscription *sub = client()->subscribe(stateService(s.name));
+        Subscription *sub = client()->subscribe(rc::stateService(s.name));
         const QString name = s.name;
         connect(sub, &Subscription::messageReceived, this,
                 [this, name](const Message &m) { onSlaveMessage(name, m.data()); });
@@ -53,7 +53,7 @@ bool Master::saveRun(QString *error) const
     r.number = m_runNumber;
     r.startMs = m_runStartMs;
     r.activeMsBefore = m_activeMsBefore;
-    r.runningSinceMs = m_runningSince.isValid() ? nowMs() - m_runningSince.elapsed() : 0;
+    r.runningSinceMs = m_runningSince.isValid() ? rc::nowMs() - m_runningSince.elapsed() : 0;
     return r.write(m_runNumberFile, error);
 }
 
@@ -71,9 +71,10 @@ void Master::onSlaveSubscription(const QString &name, Subscription::State s)
     v.seen = false;
     v.busy = false;
     v.recovering = false;
-    const State ms = machine().state();
-    if (ms == State::Configured || ms == State::Running || ms == State::Paused || machine().busy()) {
-        if (!m_recoverTarget && ms != State::Error)
+    const rc::State ms = machine().state();
+    if (ms == rc::State::Configured || ms == rc::State::Running || ms == rc::State::Paused ||
+        machine().busy()) {
+        if (!m_recoverTarget && ms != rc::State::Error)
             m_recoverTarget = ms;
         slaveFailed(name, QStringLiteral("%1 lost").arg(name));
     } else {
@@ -88,7 +89,7 @@ void Master::slaveFailed(const QString &name, const QString &why)
         m_culprits << name;
     if (machine().busy())
         return; // the pending fan-out reports it (ProviderLost / error reply)
-    if (machine().state() != State::Error)
+    if (machine().state() != rc::State::Error)
         enterError(why);
     else {
         log(Severity::Error, why);
@@ -98,7 +99,7 @@ void Master::slaveFailed(const QString &name, const QString &why)
 
 void Master::onSlaveMessage(const QString &name, const QByteArray &data)
 {
-    const auto st = StateRecord::fromJson(data);
+    const auto st = rc::StateRecord::fromJson(data);
     if (!st)
         return;
     SlaveView &v = m_slaves[name];
@@ -122,9 +123,9 @@ void Master::onSlaveMessage(const QString &name, const QByteArray &data)
 
 void Master::takeOver()
 {
-    if (machine().state() != State::Initial || machine().busy())
+    if (machine().state() != rc::State::Initial || machine().busy())
         return;
-    State common = State::Initial;
+    rc::State common = rc::State::Initial;
     quint32 run = 0;
     for (const QString &n : std::as_const(m_order)) {
         const SlaveView &v = m_slaves[n];
@@ -137,7 +138,7 @@ void Master::takeOver()
         run = qMax(run, v.runNumber);
     }
     if (m_order.isEmpty() ||
-        (common != State::Configured && common != State::Running && common != State::Paused))
+        (common != rc::State::Configured && common != rc::State::Running && common != rc::State::Paused))
         return;
     adoptRun(run, common);
     restoreState(common); // last: the state it publishes carries the run adopted above
@@ -146,18 +147,18 @@ void Master::takeOver()
                             .arg(m_runNumber));
 }
 
-void Master::adoptRun(quint32 run, State common)
+void Master::adoptRun(quint32 run, rc::State common)
 {
     RunRecord saved;
     QString error;
     if (!RunRecord::read(m_runNumberFile, &saved, &error))
         log(Severity::Warning, error);
-    const qint64 now = nowMs();
+    const qint64 now = rc::nowMs();
     if (saved.number >= run) {
         m_runNumber = saved.number;
         m_runStartMs = saved.startMs;
         // A master killed during the start, after the slaves ran, did not record that data taking began.
-        if (common == State::Running && saved.runningSinceMs == 0)
+        if (common == rc::State::Running && saved.runningSinceMs == 0)
             saved.runningSinceMs = saved.startMs;
         m_activeMsBefore = saved.activeMsAt(now);
     } else {
@@ -171,9 +172,9 @@ void Master::adoptRun(quint32 run, State common)
         m_runStartMs = 0;
         m_activeMsBefore = 0;
     }
-    if (common == State::Running)
+    if (common == rc::State::Running)
         m_runningSince.start();
-    if (common != State::Configured)
+    if (common != rc::State::Configured)
         m_runInfoTimer.start(); // from start to stop, as for a run this master started
     if (!saveRun(&error))
         log(Severity::Warning, error);
@@ -183,18 +184,18 @@ void Master::checkConsistency()
 {
     if (machine().busy())
         return;
-    const State ms = machine().state();
-    if (ms != State::Configured && ms != State::Running && ms != State::Paused)
+    const rc::State ms = machine().state();
+    if (ms != rc::State::Configured && ms != rc::State::Running && ms != rc::State::Paused)
         return;
     for (const QString &n : std::as_const(m_order)) {
         const SlaveView &v = m_slaves[n];
         if (!v.seen || v.busy || v.state == ms)
             continue;
         // A slave that restarted (Initial) is recovered; one in Error waits for the operator's reset.
-        if (v.state == State::Initial)
+        if (v.state == rc::State::Initial)
             m_recoverTarget = ms;
         slaveFailed(
-            n, v.state == State::Error
+            n, v.state == rc::State::Error
                    ? QStringLiteral("%1 in Error: %2").arg(n, v.error)
                    : QStringLiteral("%1 is %2, the run is %3").arg(n, stateName(v.state), stateName(ms)));
     }
@@ -202,9 +203,9 @@ void Master::checkConsistency()
 
 void Master::recoverStep()
 {
-    if (!m_recoverTarget || machine().state() != State::Error || machine().busy())
+    if (!m_recoverTarget || machine().state() != rc::State::Error || machine().busy())
         return;
-    const State target = *m_recoverTarget;
+    const rc::State target = *m_recoverTarget;
     bool allThere = true;
     for (const QString &n : std::as_const(m_order)) {
         SlaveView &v = m_slaves[n];
@@ -215,19 +216,19 @@ void Master::recoverStep()
         if (v.state == target && !v.busy)
             continue;
         allThere = false;
-        if (v.busy || v.recovering || v.state == State::Error)
+        if (v.busy || v.recovering || v.state == rc::State::Error)
             continue;
-        const QList<Transition> route = path(v.state, target);
+        const QList<rc::Transition> route = path(v.state, target);
         if (route.isEmpty())
             continue;
         // One step at a time; the slave's next state message triggers the next step.
-        const Transition t = route.first();
+        const rc::Transition t = route.first();
         v.recovering = true;
         log(Severity::Info, QStringLiteral("recovering %1: %2 (%3 -> %4)")
                                 .arg(n, transitionName(t), stateName(v.state), stateName(target)));
         const quint64 epoch = m_epoch;
-        client()->request(stateService(n), slaveRequest(t).toJson(), m_partition.transitionTimeoutMs, this,
-                          [this, n, t, epoch](const Reply &r) {
+        client()->request(rc::stateService(n), slaveRequest(t).toJson(), m_partition.transitionTimeoutMs,
+                          this, [this, n, t, epoch](const Reply &r) {
                               if (epoch != m_epoch)
                                   return;
                               SlaveView &sv = m_slaves[n];
@@ -237,7 +238,7 @@ void Master::recoverStep()
                                                            .arg(n, transitionName(t), r.errorString()));
                                   return;
                               }
-                              if (const auto st = StateRecord::fromJson(r.data()))
+                              if (const auto st = rc::StateRecord::fromJson(r.data()))
                                   sv.state = st->state;
                               sv.busy = false;
                               recoverStep();
@@ -249,14 +250,14 @@ void Master::recoverStep()
     m_recoverTarget.reset();
     m_culprits.clear();
     restoreState(target);
-    if (target == State::Running && !m_runningSince.isValid())
+    if (target == rc::State::Running && !m_runningSince.isValid())
         m_runningSince.start();
     log(Severity::Info, QStringLiteral("recovered: every slave is %1 again").arg(stateName(target)));
 }
 
-TransitionRequest Master::slaveRequest(Transition t) const
+rc::TransitionRequest Master::slaveRequest(rc::Transition t) const
 {
-    TransitionRequest r;
+    rc::TransitionRequest r;
     r.transition = t;
     r.runNumber = m_runNumber;
     r.runType = m_runType;
@@ -269,7 +270,7 @@ struct Master::Pending
     QStringList failures;
 };
 
-void Master::perform(Transition t, const TransitionRequest &params, Done done)
+void Master::perform(rc::Transition t, const rc::TransitionRequest &params, Done done)
 {
     QStringList readout, control;
     QStringList absent;
@@ -281,7 +282,7 @@ void Master::perform(Transition t, const TransitionRequest &params, Done done)
         }
         (v.kind == QLatin1String("readout") ? readout : control) << n;
     }
-    if (t == Transition::Reset) {
+    if (t == rc::Transition::Reset) {
         ++m_epoch; // abandon fan-outs and recoveries in progress
         m_recoverTarget.reset();
         m_culprits.clear();
@@ -295,12 +296,12 @@ void Master::perform(Transition t, const TransitionRequest &params, Done done)
         done(false, QStringLiteral("not running: %1").arg(absent.join(QStringLiteral(", "))));
         return;
     }
-    if (t == Transition::Start) {
+    if (t == rc::Transition::Start) {
         // Saved before any slave starts: a master killed during the start leaves the new number
         // and, until the start completes, the time it was asked for as the run's start.
         RunRecord next;
         next.number = m_runNumber + 1;
-        next.startMs = nowMs();
+        next.startMs = rc::nowMs();
         if (QString error; !next.write(m_runNumberFile, &error)) {
             done(false, error);
             return;
@@ -310,12 +311,12 @@ void Master::perform(Transition t, const TransitionRequest &params, Done done)
     }
     QList<QStringList> phases;
     switch (t) {
-    case Transition::Start:
-    case Transition::Resume:
+    case rc::Transition::Start:
+    case rc::Transition::Resume:
         phases = {readout, control}; // the readout must be ready before the front-ends send triggers
         break;
-    case Transition::Stop:
-    case Transition::Pause:
+    case rc::Transition::Stop:
+    case rc::Transition::Pause:
         phases = {control, readout}; // triggers off first, then the readout drains
         break;
     default:
@@ -326,8 +327,8 @@ void Master::perform(Transition t, const TransitionRequest &params, Done done)
     runPhases(t, phases, params, done, m_epoch);
 }
 
-void Master::runPhases(Transition t, QList<QStringList> phases, const TransitionRequest &params, Done done,
-                       quint64 epoch)
+void Master::runPhases(rc::Transition t, QList<QStringList> phases, const rc::TransitionRequest &params,
+                       Done done, quint64 epoch)
 {
     while (!phases.isEmpty() && phases.first().isEmpty())
         phases.removeFirst();
@@ -341,7 +342,7 @@ void Master::runPhases(Transition t, QList<QStringList> phases, const Transition
     const QByteArray data = slaveRequest(t).toJson();
     const int timeout = m_partition.transitionTimeoutMs;
     for (const QString &n : group) {
-        client()->request(stateService(n), data, timeout, this,
+        client()->request(rc::stateService(n), data, timeout, this,
                           [this, n, t, pending, phases, params, done, epoch, timeout](const Reply &r) {
                               if (epoch != m_epoch)
                                   return;
@@ -361,7 +362,7 @@ void Master::runPhases(Transition t, QList<QStringList> phases, const Transition
                                   if (!m_culprits.contains(n))
                                       m_culprits << n;
                               } else {
-                                  if (const auto st = StateRecord::fromJson(r.data())) {
+                                  if (const auto st = rc::StateRecord::fromJson(r.data())) {
                                       m_slaves[n].state = st->state;
                                       m_slaves[n].busy = false;
                                   }
@@ -377,29 +378,29 @@ void Master::runPhases(Transition t, QList<QStringList> phases, const Transition
     }
 }
 
-void Master::transitionEnded(Transition t, bool ok)
+void Master::transitionEnded(rc::Transition t, bool ok)
 {
     if (ok) {
         switch (t) {
-        case Transition::Start:
-            m_runStartMs = nowMs();
+        case rc::Transition::Start:
+            m_runStartMs = rc::nowMs();
             m_runStopMs = 0;
             m_activeMsBefore = 0;
             m_runningSince.start();
             m_runInfoTimer.start();
             log(Severity::Info, QStringLiteral("run %1 started").arg(m_runNumber));
             break;
-        case Transition::Resume:
+        case rc::Transition::Resume:
             m_runningSince.start();
             break;
-        case Transition::Pause:
+        case rc::Transition::Pause:
             m_activeMsBefore = activeMs();
             m_runningSince.invalidate();
             break;
-        case Transition::Stop:
+        case rc::Transition::Stop:
             m_activeMsBefore = activeMs();
             m_runningSince.invalidate();
-            m_runStopMs = nowMs();
+            m_runStopMs = rc::nowMs();
             m_runInfoTimer.stop();
             log(Severity::Info, QStringLiteral("run %1 stopped after %2 s of data taking")
                                     .arg(m_runNumber)
@@ -411,13 +412,13 @@ void Master::transitionEnded(Transition t, bool ok)
     } else if (m_runningSince.isValid()) {
         // The run goes on in Error (slaves may still take data) until stop or reset.
     }
-    if (t == Transition::Reset) {
+    if (t == rc::Transition::Reset) {
         m_activeMsBefore = activeMs();
         m_runningSince.invalidate();
         m_runInfoTimer.stop();
     }
-    const bool timesMoved =
-        t == Transition::Start || t == Transition::Pause || t == Transition::Resume || t == Transition::Stop;
+    const bool timesMoved = t == rc::Transition::Start || t == rc::Transition::Pause ||
+                            t == rc::Transition::Resume || t == rc::Transition::Stop;
     if (ok && timesMoved) {
         // What a master restarted later takes over with.
         if (QString error; !saveRun(&error))
@@ -426,11 +427,11 @@ void Master::transitionEnded(Transition t, bool ok)
     publishRunInfo();
 }
 
-void Master::addStateExtras(StateRecord &record) const
+void Master::addStateExtras(rc::StateRecord &record) const
 {
     for (const QString &n : m_order) {
         const SlaveView &v = m_slaves.value(n);
-        SlaveRecord s;
+        rc::SlaveRecord s;
         s.name = v.name;
         s.kind = v.kind;
         s.present = v.seen && !v.lost;
@@ -470,4 +471,4 @@ void Master::publishRunInfo()
                            });
 }
 
-} // namespace dialog::rc
+} // namespace dialog::daq

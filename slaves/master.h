@@ -9,7 +9,7 @@
 #include <QHash>
 #include <QTimer>
 
-namespace dialog::rc {
+namespace dialog::daq {
 
 /// Translates run-control transitions into requests to its slaves (phased: readout before control
 /// on start/resume, control before readout on stop/pause), waits for them with the partition's
@@ -27,55 +27,55 @@ public:
         QString name, kind;
         bool seen = false; ///< a state message arrived from the current incarnation
         bool lost = false;
-        State state = State::Initial;
+        rc::State state = rc::State::Initial;
         bool busy = false;
-        std::optional<Transition> transition;
+        std::optional<rc::Transition> transition;
         QString error;
         qint64 pid = 0;
         quint32 runNumber = 0; ///< of the run the slave was last started in
         bool recovering = false;
     };
 
-    Master(const ControllableOptions &options, const Partition &partition, const QString &runNumberFile,
+    Master(const ControllableOptions &options, const rc::Partition &partition, const QString &runNumberFile,
            QObject *parent = nullptr);
 
-    const Partition &partition() const { return m_partition; }
+    const rc::Partition &partition() const { return m_partition; }
     QList<SlaveView> slaves() const;
     QStringList culprits() const { return m_culprits; }
     quint32 runNumber() const { return m_runNumber; }
     QString runNumberFile() const { return m_runNumberFile; }
 
 protected:
-    void perform(Transition t, const TransitionRequest &params, Done done) override;
-    void addStateExtras(StateRecord &record) const override;
-    void transitionEnded(Transition t, bool ok) override;
+    void perform(rc::Transition t, const rc::TransitionRequest &params, Done done) override;
+    void addStateExtras(rc::StateRecord &record) const override;
+    void transitionEnded(rc::Transition t, bool ok) override;
 
 private:
     struct Pending; // one fan-out of a transition to a group of slaves
     void onSlaveMessage(const QString &name, const QByteArray &data);
     void onSlaveSubscription(const QString &name, Subscription::State s);
-    void runPhases(Transition t, QList<QStringList> phases, const TransitionRequest &params, Done done,
-                   quint64 epoch);
+    void runPhases(rc::Transition t, QList<QStringList> phases, const rc::TransitionRequest &params,
+                   Done done, quint64 epoch);
     void checkConsistency();
     void recoverStep();
     void takeOver();
     /// Takes the number, start time and data-taking time of the run the slaves are in (@p run,
     /// @p common) from the run-number file, before the state that shows them is published.
-    void adoptRun(quint32 run, State common);
+    void adoptRun(quint32 run, rc::State common);
     void slaveFailed(const QString &name, const QString &why);
     void publishRunInfo();
     /// The request the master sends its slaves for @p t (with the run number and type).
-    TransitionRequest slaveRequest(Transition t) const;
+    rc::TransitionRequest slaveRequest(rc::Transition t) const;
     /// Saves the current run's number and times to the run-number file (for a takeover).
     bool saveRun(QString *error) const;
     qint64 activeMs() const;
 
-    Partition m_partition;
+    rc::Partition m_partition;
     QString m_runNumberFile;
     QList<QString> m_order;
     QHash<QString, SlaveView> m_slaves;
     QStringList m_culprits;
-    std::optional<State> m_recoverTarget; ///< set while waiting for lost slaves to come back
+    std::optional<rc::State> m_recoverTarget; ///< set while waiting for lost slaves to come back
     quint64 m_epoch = 0;                  ///< bumped on reset: late replies of abandoned fan-outs are ignored
     quint32 m_runNumber = 0;
     QString m_runType = QStringLiteral("Physics");
@@ -84,4 +84,4 @@ private:
     QTimer m_runInfoTimer;
 };
 
-} // namespace dialog::rc
+} // namespace dialog::daq

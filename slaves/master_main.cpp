@@ -9,7 +9,7 @@
 #include <QStandardPaths>
 #include <cstdio>
 
-using namespace dialog::rc;
+using namespace dialog::daq;
 
 int main(int argc, char *argv[])
 {
@@ -38,9 +38,9 @@ int main(int argc, char *argv[])
             QStringLiteral("unexpected argument '%1' (see --help)").arg(p.positionalArguments().first()));
     if (!p.isSet(QStringLiteral("config")))
         return fail(QStringLiteral("--config PARTITION.json is required"));
-    Partition partition;
+    dialog::rc::Partition partition;
     QString error;
-    if (!Partition::load(p.value(QStringLiteral("config")), &partition, &error))
+    if (!dialog::rc::Partition::load(p.value(QStringLiteral("config")), &partition, &error))
         return fail(error);
 
     ControllableOptions o;

@@ -7,7 +7,7 @@
 #include <cstdio>
 #include <unistd.h>
 
-namespace dialog::rc {
+namespace dialog::daq {
 
 QString defaultIsTypesDir()
 {
@@ -94,4 +94,4 @@ bool armCrash(const QCommandLineParser &p, QString *error)
     return true;
 }
 
-} // namespace dialog::rc
+} // namespace dialog::daq

@@ -5,7 +5,7 @@
 
 #include <QCommandLineParser>
 
-namespace dialog::rc {
+namespace dialog::daq {
 
 /// Adds --fail-on, --hang-on, --crash-after-s, --is-types, --run-params-server, --no-is and the
 /// DIALOG client options.
@@ -22,4 +22,4 @@ bool numberOption(const QCommandLineParser &p, const QString &name, double min, 
 /// Where the IS types are by default (the source tree's resources/is-types).
 QString defaultIsTypesDir();
 
-} // namespace dialog::rc
+} // namespace dialog::daq

@@ -5,7 +5,7 @@
 #include <cmath>
 #include <cstring>
 
-namespace dialog::rc {
+namespace dialog::daq {
 
 namespace event {
 
@@ -294,4 +294,4 @@ ReadoutEngine::Stats ReadoutEngine::stats() const
     return s;
 }
 
-} // namespace dialog::rc
+} // namespace dialog::daq

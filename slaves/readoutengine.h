@@ -16,7 +16,7 @@
 #include <thread>
 #include <vector>
 
-namespace dialog::rc {
+namespace dialog::daq {
 
 struct ReadoutConfig
 {
@@ -94,4 +94,4 @@ private:
     QStringList m_recentErrors;
 };
 
-} // namespace dialog::rc
+} // namespace dialog::daq

@@ -7,7 +7,7 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 
-namespace dialog::rc {
+namespace dialog::daq {
 
 ReadoutSlave::ReadoutSlave(const ControllableOptions &options, const ReadoutConfig &config,
                            const QString &daqServer, QObject *parent)
@@ -31,10 +31,10 @@ void ReadoutSlave::stopEngine()
         m_engine->stop();
 }
 
-void ReadoutSlave::perform(Transition t, const TransitionRequest &params, Done done)
+void ReadoutSlave::perform(rc::Transition t, const rc::TransitionRequest &params, Done done)
 {
     switch (t) {
-    case Transition::Configure:
+    case rc::Transition::Configure:
         m_engine = std::make_unique<ReadoutEngine>(m_config, name());
         log(Severity::Info,
             QStringLiteral(
@@ -45,24 +45,24 @@ void ReadoutSlave::perform(Transition t, const TransitionRequest &params, Done d
                 .arg(m_config.spillS)
                 .arg(m_config.offS));
         break;
-    case Transition::Start: {
+    case rc::Transition::Start: {
         m_runNumber = params.runNumber;
         QString error;
         if (!m_engine->start(m_runNumber, &error))
             return done(false, error);
-        m_runStartMs = nowMs();
+        m_runStartMs = rc::nowMs();
         m_lastEvents = m_lastBytes = m_lastErrors = 0;
         m_peakRateHz = 0;
         m_sinceLast.restart();
         break;
     }
-    case Transition::Pause:
+    case rc::Transition::Pause:
         m_engine->setPaused(true);
         break;
-    case Transition::Resume:
+    case rc::Transition::Resume:
         m_engine->setPaused(false);
         break;
-    case Transition::Stop: {
+    case rc::Transition::Stop: {
         stopEngine();
         const ReadoutEngine::Stats s = m_engine->stats();
         log(Severity::Info,
@@ -74,8 +74,8 @@ void ReadoutSlave::perform(Transition t, const TransitionRequest &params, Done d
                 .arg(s.outputFile.isEmpty() ? QString() : QStringLiteral(", written to ") + s.outputFile));
         break;
     }
-    case Transition::Unconfigure:
-    case Transition::Reset:
+    case rc::Transition::Unconfigure:
+    case rc::Transition::Reset:
         stopEngine();
         m_engine.reset();
         break;
@@ -84,7 +84,7 @@ void ReadoutSlave::perform(Transition t, const TransitionRequest &params, Done d
     publishStatus();
 }
 
-void ReadoutSlave::addStateExtras(StateRecord &record) const
+void ReadoutSlave::addStateExtras(rc::StateRecord &record) const
 {
     record.runNumber = m_runNumber;
 }
@@ -129,7 +129,7 @@ void ReadoutSlave::publishStatus()
                         {QStringLiteral("source_waits"), qint64(s.sourceWaits)},
                         {QStringLiteral("written_bytes"), qint64(s.written)},
                         {QStringLiteral("threads"), m_config.threads},
-                        {QStringLiteral("time_ms"), nowMs()}};
+                        {QStringLiteral("time_ms"), rc::nowMs()}};
     statusService()->update(QJsonDocument(o).toJson(QJsonDocument::Compact));
     if (!isPublisher() || m_daqServer.isEmpty())
         return;
@@ -177,4 +177,4 @@ void ReadoutSlave::publishStatus()
                            });
 }
 
-} // namespace dialog::rc
+} // namespace dialog::daq

@@ -8,7 +8,7 @@
 #include <QTimer>
 #include <memory>
 
-namespace dialog::rc {
+namespace dialog::daq {
 
 /// Configure creates the readout chain, start runs it for the run number the master gives, pause
 /// and resume hold the source, stop drains every queued block. Statistics (events, bytes, rates,
@@ -23,8 +23,8 @@ public:
 
 
 protected:
-    void perform(Transition t, const TransitionRequest &params, Done done) override;
-    void addStateExtras(StateRecord &record) const override;
+    void perform(rc::Transition t, const rc::TransitionRequest &params, Done done) override;
+    void addStateExtras(rc::StateRecord &record) const override;
 
 private:
     void publishStatus();
@@ -43,4 +43,4 @@ private:
     quint64 m_histogrammed = 0;    ///< events entered in m_sizeHistogram
 };
 
-} // namespace dialog::rc
+} // namespace dialog::daq

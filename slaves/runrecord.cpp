@@ -5,7 +5,7 @@
 #include <QFileInfo>
 #include <QSaveFile>
 
-namespace dialog::rc {
+namespace dialog::daq {
 
 bool RunRecord::read(const QString &file, RunRecord *out, QString *error)
 {
@@ -52,4 +52,4 @@ qint64 RunRecord::activeMsAt(qint64 nowMs) const
     return activeMsBefore + (runningSinceMs > 0 ? qMax<qint64>(0, nowMs - runningSinceMs) : 0);
 }
 
-} // namespace dialog::rc
+} // namespace dialog::daq

@@ -5,7 +5,7 @@
 #include <QString>
 #include <QtGlobal>
 
-namespace dialog::rc {
+namespace dialog::daq {
 
 /// The run-number file: one field per line, replaced atomically, so a reader sees either the old
 /// record or the new one whole. A file of an older layout (the number alone, or the number and the
@@ -27,4 +27,4 @@ struct RunRecord
     qint64 activeMsAt(qint64 nowMs) const;
 };
 
-} // namespace dialog::rc
+} // namespace dialog::daq

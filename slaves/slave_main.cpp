@@ -10,7 +10,7 @@
 #include <cstdio>
 #include <memory>
 
-using namespace dialog::rc;
+using namespace dialog::daq;
 
 int main(int argc, char *argv[])
 {

@@ -5,7 +5,7 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
-using namespace dialog::rc;
+using namespace dialog::daq;
 
 class tst_RunRecord : public QObject
 {
