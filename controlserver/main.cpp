@@ -2,6 +2,7 @@
 #include "controlserver.h"
 
 #include "dialog/application.h"
+#include "dialog/clientoptions.h"
 #include "dialog/report.h"
 #include <QCommandLineParser>
 #include <QCoreApplication>

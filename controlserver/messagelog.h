@@ -7,7 +7,7 @@
 // gets the latest ring.
 #pragma once
 
-#include "servicestate_p.h"
+#include "controlprotocol_p.h"
 
 #include "dialog/logrecord.h"
 

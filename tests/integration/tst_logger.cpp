@@ -737,7 +737,7 @@ private Q_SLOTS:
                                   QStringLiteral("--text"), QStringLiteral("Victim")});
         QVERIFY(!lost.isEmpty());
         QCOMPARE(lost.last().value(QStringLiteral("category")).toString(),
-                 QStringLiteral("dialog.controlserver"));
+                 QStringLiteral("dialog.controlserver.supervision"));
         QCOMPARE(lost.last().value(QStringLiteral("pid")).toInteger(),
                  qint64(m_fx->controlServerProcess()->processId()));
 

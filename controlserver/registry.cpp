@@ -1,0 +1,182 @@
+#include "registry.h"
+
+#include "directorypublisher.h"
+
+#include <QLoggingCategory>
+
+Q_LOGGING_CATEGORY(lcRegistry, "dialog.controlserver.registry", QtInfoMsg)
+
+namespace dialog::cs {
+
+using namespace wire_format;
+
+Registry::Registry(ServerContext &context, const DirectoryPublisher &publisher, QObject *parent)
+    : QObject(parent), m_ctx(context), m_publisher(publisher)
+{
+}
+
+QStringList Registry::namesIn(const net::Inbound &in)
+{
+    wire::Names names;
+    parseControl(in.data, names);
+    return namesOf(names);
+}
+
+bool Registry::handle(const net::Inbound &in)
+{
+    const QString &process = in.peer->name;
+    bool routes = false; // services only: the command routes stay
+    switch (in.type) {
+    case Type::RegisterService:
+        for (const QString &s : namesIn(in))
+            registerService(process, s);
+        break;
+    case Type::UnregisterService:
+        for (const QString &s : namesIn(in))
+            unregisterService(process, s);
+        break;
+    case Type::RegisterCommand:
+        for (const QString &c : namesIn(in))
+            registerCommand(process, c);
+        routes = true;
+        break;
+    case Type::UnregisterCommand:
+        for (const QString &c : namesIn(in))
+            m_ctx.directory.unregisterCommand(process, c);
+        routes = true;
+        break;
+    case Type::RequestService:
+        for (const QString &s : namesIn(in))
+            request(process, s);
+        break;
+    case Type::CancelRequest:
+        for (const QString &s : namesIn(in))
+            m_ctx.directory.cancelRequest(process, s);
+        break;
+    default:
+        return false;
+    }
+    Q_EMIT directoryChanged(routes);
+    return true;
+}
+
+QString Registry::serviceLimit(const QString &process, const QString &service) const
+{
+    // Registrations are bounded: one process cannot make the directory grow without limit.
+    const ServerOptions &o = m_ctx.options;
+    const ProcessRecord *rec = m_ctx.directory.process(process);
+    const bool has = rec && rec->services.contains(service);
+    if (rec && rec->services.size() >= o.maxServicesPerProcess && !has)
+        return QStringLiteral("%1 provides %2 services, the most one process may")
+            .arg(process)
+            .arg(o.maxServicesPerProcess);
+    if (m_ctx.directory.serviceCount() >= o.maxServices && !has)
+        return QStringLiteral("the directory holds %1 services, its limit").arg(o.maxServices);
+    return {};
+}
+
+void Registry::registerService(const QString &process, const QString &service)
+{
+    QString owner;
+    const qsizetype length = service.toUtf8().size();
+    const bool validName = length > 0 && length <= MaxNameLength;
+    const bool own = m_publisher.ownService(service) != nullptr;
+    const QString limit = serviceLimit(process, service);
+    if (!limit.isEmpty() || !validName || own || !m_ctx.directory.registerService(process, service, &owner)) {
+        if (own)
+            owner = m_ctx.self.name;
+        const QString why =
+            !limit.isEmpty() ? limit
+            : validName      ? QStringLiteral("service '%1' is already provided by %2").arg(service, owner)
+                        : QStringLiteral("invalid service name (empty or over %1 bytes)").arg(MaxNameLength);
+        qCWarning(lcRegistry).noquote() << "refused service" << service << "of" << process << "-" << why;
+        m_ctx.sendTo(process, ServerContext::refusal(QStringLiteral("service"), service, why));
+        return;
+    }
+    qCDebug(lcRegistry) << "service" << service << "provided by" << process;
+    // Requests queued for this service are answered now: start order never matters.
+    for (const QString &r : m_ctx.directory.requesters(service))
+        sendInfo(r, service);
+}
+
+void Registry::unregisterService(const QString &process, const QString &service)
+{
+    if (!m_ctx.directory.unregisterService(process, service))
+        return;
+    wire::InfoService info;
+    info.set_name(ss(service));
+    info.set_available(false);
+    const QByteArray frame = controlFrame(Type::InfoService, info);
+    for (const QString &r : m_ctx.directory.requesters(service))
+        m_ctx.sendTo(r, frame);
+}
+
+bool Registry::admitName(const QString &process, const QString &what, const QString &name,
+                         const QSet<QString> &have)
+{
+    if (have.contains(name))
+        return true;
+    const ServerOptions &o = m_ctx.options;
+    const qsizetype length = name.toUtf8().size();
+    QString why;
+    if (length == 0 || length > MaxNameLength)
+        why = QStringLiteral("invalid name (empty or over %1 bytes)").arg(MaxNameLength);
+    else if (have.size() >= o.maxNamesPerProcess)
+        why = QStringLiteral("%1 has %2 %3s, the most one process may")
+                  .arg(process)
+                  .arg(o.maxNamesPerProcess)
+                  .arg(what);
+    else if (m_ctx.directory.nameCount() >= o.maxNames)
+        why = QStringLiteral("the directory holds %1 commands and subscriptions, its limit").arg(o.maxNames);
+    if (why.isEmpty())
+        return true;
+    // One line for the first refusal and then at 2, 4, 8 … (a flood of names is not a flood of lines).
+    const int times = ++m_refusedNames[process];
+    if ((times & (times - 1)) == 0)
+        qCWarning(lcRegistry).noquote()
+            << "refused" << what << name.left(64) << "of" << process << "-" << why
+            << (times > 1 ? QStringLiteral("(%1 refusals)").arg(times) : QString());
+    m_ctx.sendTo(process, ServerContext::refusal(what, name.left(MaxNameLength), why));
+    return false;
+}
+
+void Registry::registerCommand(const QString &process, const QString &command)
+{
+    const ProcessRecord *p = m_ctx.directory.process(process);
+    if (p && admitName(process, QStringLiteral("command"), command, p->commands))
+        m_ctx.directory.registerCommand(process, command);
+}
+
+void Registry::request(const QString &process, const QString &service)
+{
+    const ProcessRecord *p = m_ctx.directory.process(process);
+    if (!p || !admitName(process, QStringLiteral("subscription"), service, p->requests))
+        return;
+    m_ctx.directory.request(process, service);
+    sendInfo(process, service);
+}
+
+void Registry::sendInfo(const QString &to, const QString &service)
+{
+    wire::InfoService info;
+    info.set_name(ss(service));
+    if (m_publisher.ownService(service)) {
+        const net::PeerInfo &self = m_ctx.self;
+        info.set_available(true);
+        info.set_provider(ss(self.name));
+        info.set_host(ss(self.endpoint.host));
+        info.set_port(self.endpoint.port);
+        info.set_incarnation(self.incarnation);
+    } else if (const ProcessRecord *p = m_ctx.directory.provider(service)) {
+        info.set_available(true);
+        info.set_provider(ss(p->name));
+        info.set_host(ss(p->host));
+        info.set_port(p->port);
+        info.set_incarnation(p->incarnation);
+    } else {
+        info.set_available(false);
+    }
+    m_ctx.sendTo(to, controlFrame(Type::InfoService, info));
+}
+
+} // namespace dialog::cs
