@@ -5,7 +5,9 @@
 #include "is/protocol_p.h"
 
 #include <QDir>
-#include <cstdio>
+#include <QLoggingCategory>
+
+Q_LOGGING_CATEGORY(lcArchiver, "dialog.archiver", QtInfoMsg)
 
 namespace dialog::archiver {
 
@@ -103,12 +105,10 @@ bool Archiver::start(QString *error)
     connect(m_receiver.get(), &is::Receiver::subscriptionChanged, this,
             [this](int, bool active, const QString &error) {
                 if (active)
-                    std::fprintf(stderr, "dialog-archiver: archiving IS server %s\n",
-                                 qPrintable(m_options.server));
+                    qCInfo(lcArchiver).noquote() << "archiving IS server" << m_options.server;
                 else
-                    std::fprintf(stderr, "dialog-archiver: IS server %s not reachable: %s\n",
-                                 qPrintable(m_options.server), qPrintable(error));
-                std::fflush(stderr);
+                    qCWarning(lcArchiver).noquote()
+                        << "IS server" << m_options.server << "not reachable:" << error;
             });
     m_receiver->subscribe(m_options.server, criteria, true);
     return true;

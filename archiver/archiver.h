@@ -36,6 +36,8 @@ public:
     /// Writes what is buffered (at exit).
     void stop();
     ArchiveStore &store() { return *m_store; }
+    /// Its connection to the DIALOG system (null before start()).
+    Client *client() const { return m_client.get(); }
 
 private:
     void onEvent(const is::Event &event);

@@ -3,12 +3,14 @@
 #include "dialog/handoff.h"
 
 #include <QDateTime>
+#include <QLoggingCategory>
 #include <QSqlDriver>
 #include <QSqlError>
 #include <QSqlQuery>
 #include <algorithm>
-#include <cstdio>
 #include <sqlite3.h>
+
+Q_LOGGING_CATEGORY(lcStore, "dialog.archiver.store", QtInfoMsg)
 
 namespace dialog::archiver {
 
@@ -244,8 +246,11 @@ void ArchiveStore::writePending()
                 m_open = false;
             }
             m_dropped += quint64(samples.size());
-            std::fprintf(stderr, "dialog-archiver: %lld values not stored (%s); %llu dropped since start\n",
-                         qlonglong(samples.size()), qPrintable(error), (unsigned long long)m_dropped.load());
+            qCWarning(lcStore).noquote()
+                << QStringLiteral("%1 values not stored (%2); %3 dropped since start")
+                       .arg(samples.size())
+                       .arg(error)
+                       .arg(m_dropped.load());
             return; // retried with the next batch
         }
     }

@@ -3,6 +3,7 @@
 
 #include "dialog/application.h"
 #include "dialog/handoff.h"
+#include "dialog/report.h"
 
 #include <QCommandLineParser>
 #include <QCoreApplication>
@@ -194,6 +195,9 @@ int main(int argc, char *argv[])
     dialog::archiver::Archiver archiver(o);
     if (!archiver.start(&why))
         return fail(why);
+    // Its messages (archiving, not reachable, values not stored) go to the message log too.
+    dialog::installMessageHandler();
+    dialog::startReporting(archiver.client());
     const int rc = app.exec();
     archiver.stop();
     return rc;

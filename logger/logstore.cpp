@@ -6,13 +6,15 @@
 #include <QDateTime>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QLoggingCategory>
 #include <QSqlDriver>
 #include <QSqlError>
 #include <QSqlQuery>
 #include <QThread>
 #include <algorithm>
-#include <cstdio>
 #include <sqlite3.h>
+
+Q_LOGGING_CATEGORY(lcStore, "dialog.logger.store", QtInfoMsg)
 
 namespace dialog::logger {
 
@@ -123,8 +125,11 @@ void LogStore::writePending()
             if (m_open)
                 close();
             m_dropped += quint64(records.size());
-            std::fprintf(stderr, "dialog-logger: %lld messages not stored (%s); %llu dropped since start\n",
-                         qlonglong(records.size()), qPrintable(error), (unsigned long long)m_dropped.load());
+            qCWarning(lcStore).noquote()
+                << QStringLiteral("%1 messages not stored (%2); %3 dropped since start")
+                       .arg(records.size())
+                       .arg(error)
+                       .arg(m_dropped.load());
         }
         Q_EMIT written(tickets, ok ? QString() : error, stored);
     }
@@ -296,13 +301,13 @@ void LogStore::applyRetention()
         q.prepare(QStringLiteral("DELETE FROM messages WHERE time < ?"));
         q.bindValue(0, QDateTime::currentMSecsSinceEpoch() - qint64(m_options.keepDays) * 86400000);
         if (!q.exec())
-            std::fprintf(stderr, "dialog-logger: retention: %s\n", qPrintable(q.lastError().text()));
+            qCWarning(lcStore).noquote() << "retention:" << q.lastError().text();
         // The origins of processes silent for as long (their sequences are not needed any more).
         if (!postgres) {
             q.prepare(QStringLiteral("DELETE FROM origins WHERE time < ?"));
             q.bindValue(0, QDateTime::currentMSecsSinceEpoch() - qint64(m_options.keepDays) * 86400000);
             if (!q.exec())
-                std::fprintf(stderr, "dialog-logger: retention: %s\n", qPrintable(q.lastError().text()));
+                qCWarning(lcStore).noquote() << "retention:" << q.lastError().text();
         }
     }
     // PostgreSQL gives freed space back only on VACUUM FULL: --max-bytes is refused for it at start.

@@ -2,10 +2,12 @@
 
 #include <QCoreApplication>
 #include <QDir>
+#include <QLoggingCategory>
 #include <QTimer>
 #include <csignal>
-#include <cstdio>
 #include <unistd.h>
+
+Q_LOGGING_CATEGORY(lcOptions, "dialog.daq.options", QtInfoMsg)
 
 namespace dialog::daq {
 
@@ -88,7 +90,7 @@ bool armCrash(const QCommandLineParser &p, QString *error)
         return false;
     if (s > 0)
         QTimer::singleShot(int(s * 1000), qApp, [] {
-            fprintf(stderr, "crashing as requested (--crash-after-s)\n");
+            qCWarning(lcOptions) << "crashing as requested (--crash-after-s)";
             ::kill(::getpid(), SIGKILL);
         });
     return true;
