@@ -1,5 +1,5 @@
 // The Control Server's own services: DIALOG.Directory (the directory, in pages when large),
-// DIALOG.ControlServer.Statistics (every process's communication figures), DIALOG.Command (takes
+// DIALOG.Statistics (every process's communication figures), DIALOG.Command (takes
 // requests only: the command relay answers them) and its message log. It keeps their subscribers
 // and publishes a change soon after it happens, coalescing bursts.
 #pragma once

@@ -1,6 +1,7 @@
-// The Control Server's command relay (controlserver/controlserver.cpp) in one process: a
+// The Control Server's command relay (controlserver/commandrelay.cpp) in one process: a
 // Control Server and two transport endpoints on 127.0.0.1 that speak the protocol directly, so
 // that the frame the target receives can be looked at byte for byte.
+#include "../wireprocess.h"
 #include "controlserver.h"
 
 #include "control_p.h"
@@ -19,35 +20,19 @@ constexpr int Timeout = 20000;
 
 /// A process as the Control Server sees it: it listens, says HELLO and CONNECT, and records the
 /// control frames and the commands it receives (as they came: a direct route sees them raw).
-struct Process
+struct Process : test::WireProcess
 {
-    QObject context;
-    Transport transport{TransportOptions()};
     QMutex lock;
     QList<Inbound> commands; // guarded by lock (filled in a reader thread)
-    QList<Type> control;
 
     bool start(const QString &name, quint64 incarnation)
     {
-        transport.setControlSink(&context, [this](InboundBatch &b) {
-            for (const Inbound &in : std::as_const(b))
-                control.append(in.type);
-        });
         transport.setDirectRoute([this](const Inbound &in) {
             QMutexLocker l(&lock);
             commands.append(in);
             return true;
         });
-        QString error;
-        if (!transport.listen(QHostAddress::LocalHost, 0, &error))
-            return false;
-        PeerInfo me;
-        me.name = name;
-        me.endpoint = Endpoint{QStringLiteral("127.0.0.1"), transport.serverPort()};
-        me.pid = 1;
-        me.incarnation = incarnation;
-        transport.setIdentity(me);
-        return true;
+        return WireProcess::start(name, incarnation);
     }
     void connectTo(const Endpoint &server, const QStringList &commandNames)
     {
@@ -119,8 +104,8 @@ bool tst_CommandRelay::start(Relay &r, quint64 incarnation)
         QVERIFY(r.sender.start(QStringLiteral("rc"), incarnation + 1));
         r.target.connectTo(r.at, {QStringLiteral("Configure")});
         r.sender.connectTo(r.at, {});
-        QTRY_VERIFY_WITH_TIMEOUT(r.target.control.contains(Type::SuccessfullyConnected), Timeout);
-        QTRY_VERIFY_WITH_TIMEOUT(r.sender.control.contains(Type::SuccessfullyConnected), Timeout);
+        QTRY_VERIFY_WITH_TIMEOUT(r.target.received(Type::SuccessfullyConnected), Timeout);
+        QTRY_VERIFY_WITH_TIMEOUT(r.sender.received(Type::SuccessfullyConnected), Timeout);
     }();
     return !QTest::currentTestFailed();
 }
@@ -175,7 +160,8 @@ void tst_CommandRelay::routesFollowTheProcessesAndTheirCommands()
     QVERIFY(start(r, 21));
     Process &target = r.target, &sender = r.sender;
     const auto send = [&] {
-        sender.transport.send(sender.transport.outbox(r.at), encodeCommandFrame("Configure", "ignored", 0, "go"));
+        sender.transport.send(sender.transport.outbox(r.at),
+                              encodeCommandFrame("Configure", "ignored", 0, "go"));
     };
     send();
     QTRY_COMPARE_WITH_TIMEOUT(target.commandCount(), 1, Timeout);
@@ -183,7 +169,7 @@ void tst_CommandRelay::routesFollowTheProcessesAndTheirCommands()
     // Connected again (same incarnation) without the command: it no longer gets it.
     target.control.clear();
     target.connectTo(r.at, {});
-    QTRY_VERIFY_WITH_TIMEOUT(target.control.contains(Type::SuccessfullyConnected), Timeout);
+    QTRY_VERIFY_WITH_TIMEOUT(target.received(Type::SuccessfullyConnected), Timeout);
     send();
     QTest::qWait(300); // nothing arrives: time must pass to show that
     QCOMPARE(target.commandCount(), 1);
