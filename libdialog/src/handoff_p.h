@@ -1,8 +1,8 @@
-// The thread hand-off helpers (dialog/handoff.h) under the names the library's own network code
-// has always used (net::post, net::handOff, …), so that it and the public facility are one code.
+// The thread hand-off helpers (dialog/handoff.h) under the net:: names the library's own network
+// code calls them by (net::post, net::handOff, …): one implementation for the library and its users.
 #pragma once
 
-#include <dialog/handoff.h>
+#include "dialog/handoff.h"
 
 namespace dialog::net {
 using namespace dialog::handoff;

@@ -1,0 +1,27 @@
+# The daemons are built on libdialog's public API: none includes a private header (*_p.h) of the
+# library, except the Control Server, which speaks the protocol itself through the one internal
+# header made for it (libdialog/src/controlprotocol_p.h). Checked for controlserver/, logger/ and
+# slaves/. Run as cmake -DSOURCE_DIR=… -P.
+cmake_minimum_required(VERSION 3.21)
+set(allowed_controlserver controlprotocol_p.h)
+set(allowed_logger)
+set(allowed_slaves)
+set(offences)
+foreach(daemon controlserver logger slaves)
+    file(GLOB_RECURSE sources ${SOURCE_DIR}/${daemon}/*.h ${SOURCE_DIR}/${daemon}/*.cpp)
+    foreach(source ${sources})
+        file(STRINGS ${source} includes REGEX "^#include [\"<][^\">]*_p\\.h[\">]")
+        foreach(line ${includes})
+            string(REGEX REPLACE "^#include [\"<]([^\">]*)[\">].*" "\\1" header "${line}")
+            if(NOT header IN_LIST allowed_${daemon})
+                file(RELATIVE_PATH where ${SOURCE_DIR} ${source})
+                list(APPEND offences "${where}: ${header}")
+            endif()
+        endforeach()
+    endforeach()
+endforeach()
+if(offences)
+    list(JOIN offences "\n  " text)
+    message(FATAL_ERROR "daemon code includes private libdialog headers:\n  ${text}")
+endif()
+message(STATUS "daemons include no private header but the Control Server's controlprotocol_p.h")
