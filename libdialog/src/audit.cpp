@@ -1,5 +1,6 @@
 #include "dialog/audit.h"
 
+#include "dialog/options.h"
 #include "dialog/report.h"
 
 #include <QCommandLineParser>
@@ -7,6 +8,7 @@
 #include <QDir>
 #include <QFileInfo>
 #include <QJsonDocument>
+#include <algorithm>
 
 namespace dialog {
 
@@ -119,6 +121,21 @@ void AuditTrail::record(const AuditRecord &r)
         ++m_writeFailures;
 }
 
+namespace {
+
+// The rows of the audit trail's bounds, written to @p trail.
+QList<Option> trailRows(AuditTrail::Options *trail)
+{
+    return {Option::size(QStringLiteral("audit-file-bytes"), QStringLiteral("n"),
+                         QStringLiteral("Size past which the audit file rotates (default 10485760)."),
+                         &trail->maxBytes, 4096, qint64(1) << 40),
+            Option::integer(QStringLiteral("audit-files"), QStringLiteral("n"),
+                            QStringLiteral("Rotated audit files kept: PATH.1 … PATH.N (default 5)."),
+                            &trail->generations, 0, 1000)};
+}
+
+} // namespace
+
 void AccessOptions::addParserOptions(QCommandLineParser &p)
 {
     p.addOption(
@@ -134,12 +151,9 @@ void AccessOptions::addParserOptions(QCommandLineParser &p)
         {QStringLiteral("audit-file"),
          QStringLiteral("Also write the audit trail to this file (JSON lines, rotated); implies --audit."),
          QStringLiteral("path")});
-    p.addOption({QStringLiteral("audit-file-bytes"),
-                 QStringLiteral("Size past which the audit file rotates (default 10485760)."),
-                 QStringLiteral("n"), QStringLiteral("10485760")});
-    p.addOption({QStringLiteral("audit-files"),
-                 QStringLiteral("Rotated audit files kept: PATH.1 … PATH.N (default 5)."),
-                 QStringLiteral("n"), QStringLiteral("5")});
+    AuditTrail::Options unused;
+    for (const Option &row : trailRows(&unused))
+        p.addOption(row.commandLineOption());
 }
 
 bool AccessOptions::applyParser(const QCommandLineParser &p, QString *error)
@@ -151,20 +165,8 @@ bool AccessOptions::applyParser(const QCommandLineParser &p, QString *error)
     }
     trail.path = p.value(QStringLiteral("audit-file"));
     audit = p.isSet(QStringLiteral("audit")) || !trail.path.isEmpty();
-    bool ok = false;
-    trail.maxBytes = p.value(QStringLiteral("audit-file-bytes")).toLongLong(&ok);
-    if (!ok || trail.maxBytes < 4096) {
-        *error = QStringLiteral("invalid --audit-file-bytes '%1' (4096 or more)")
-                     .arg(p.value(QStringLiteral("audit-file-bytes")));
-        return false;
-    }
-    trail.generations = p.value(QStringLiteral("audit-files")).toInt(&ok);
-    if (!ok || trail.generations < 0 || trail.generations > 1000) {
-        *error = QStringLiteral("invalid --audit-files '%1' (0..1000)")
-                     .arg(p.value(QStringLiteral("audit-files")));
-        return false;
-    }
-    return true;
+    const QList<Option> rows = trailRows(&trail);
+    return std::all_of(rows.cbegin(), rows.cend(), [&](const Option &row) { return row.apply(p, error); });
 }
 
 QList<AuditRecord> AuditTrail::read(const QString &path, qint64 sinceMs, int *skipped)

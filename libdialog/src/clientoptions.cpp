@@ -1,5 +1,7 @@
 #include "dialog/clientoptions.h"
 
+#include "dialog/options.h"
+
 #include <QCommandLineParser>
 #include <algorithm>
 
@@ -66,123 +68,134 @@ ClientOptions ClientOptions::fromArguments(const QStringList &arguments, const Q
     return o;
 }
 
+namespace {
+
+// The rows of the common options, written to @p o. Their order is the order of --help.
+QList<Option> clientRows(ClientOptions *o)
+{
+    auto ms = OptionUnit::Milliseconds;
+    return {
+        Option::custom(QStringLiteral("control-server"), QStringLiteral("addr"),
+                       QStringLiteral("Control Server address(es), host:port[,host:port] (default: "
+                                      "$DIALOG_CONTROL_SERVER or 127.0.0.1:3425)."),
+                       [o](const QString &v, QString *) {
+                           o->controlServers = v.split(QLatin1Char(','), Qt::SkipEmptyParts);
+                           return true;
+                       }),
+        Option::duration(QStringLiteral("heartbeat-ms"), QStringLiteral("ms"),
+                         QStringLiteral("Heartbeat interval in ms (default 1000)."), &o->heartbeatMs, ms, 10,
+                         3600000),
+        Option::duration(
+            QStringLiteral("retry-ms"), QStringLiteral("ms"),
+            QStringLiteral("Control Server reconnection interval in ms, the unit of the jittered "
+                           "back-off (default: the heartbeat interval)."),
+            &o->retryMs, ms, 10, 3600000),
+        Option::integer(QStringLiteral("sender-threads"), QStringLiteral("n"),
+                        QStringLiteral("Sender threads (default 2)."), &o->senderThreads, 1, 64),
+        Option::integer(QStringLiteral("reader-threads"), QStringLiteral("m"),
+                        QStringLiteral("Reader threads (default 2)."), &o->readerThreads, 1, 64),
+        Option::size(QStringLiteral("queue-bytes"), QStringLiteral("bytes"),
+                     QStringLiteral("Bound of each per-destination queue in bytes (default 8388608)."),
+                     &o->maxQueueBytes, 4096, qint64(1) << 40),
+        Option::size(QStringLiteral("pending-bytes"), QStringLiteral("bytes"),
+                     QStringLiteral("Received bytes waiting for delivery before reading pauses (default "
+                                    "33554432)."),
+                     &o->maxPendingBytes, 4096, qint64(1) << 40),
+        Option::size(QStringLiteral("receive-buffer-bytes"), QStringLiteral("bytes"),
+                     QStringLiteral("Socket receive buffer of inbound connections (default: the system's; "
+                                    "below 262144 a busy connection may stall, and a warning says so)."),
+                     &o->receiveBufferBytes, 4096, qint64(1) << 30),
+        Option::duration(QStringLiteral("receive-spin-us"), QStringLiteral("us"),
+                         QStringLiteral("After receiving, reader threads poll this many microseconds before "
+                                        "they sleep: lower latency for request/reply, at the cost of CPU "
+                                        "(default 0, or $DIALOG_RECEIVE_SPIN_US)."),
+                         &o->receiveSpinUs, OptionUnit::Microseconds, 0, 100000),
+        Option::integer(
+            QStringLiteral("max-handshaking-per-address"), QStringLiteral("n"),
+            QStringLiteral("Inbound connections from one address that may wait for their handshake "
+                           "at once (default 64)."),
+            &o->maxHandshakingPerAddress, 1, 1000000),
+        Option::flag(QStringLiteral("no-direct-writes"),
+                     QStringLiteral("Always hand messages to a sender thread, never write them from the "
+                                    "calling thread (default: write from it when nothing is queued; "
+                                    "$DIALOG_DIRECT_WRITES=0 turns it off too)."),
+                     &o->directWrites, false),
+        Option::custom(QStringLiteral("advertise"), QStringLiteral("host"),
+                       QStringLiteral("Address other processes use to reach this one (default: "
+                                      "$DIALOG_ADVERTISE, else the local address of the route to the Control "
+                                      "Server)."),
+                       [o](const QString &v, QString *why) {
+                           const QString host = v.trimmed();
+                           if (host.isEmpty() || host.contains(QLatin1Char(':')) ||
+                               std::any_of(host.cbegin(), host.cend(), [](QChar c) { return c.isSpace(); })) {
+                               *why = QStringLiteral("expected a host name or an IPv4 address");
+                               return false;
+                           }
+                           o->host = host;
+                           return true;
+                       }),
+        Option::integer(QStringLiteral("dialog-port"), QStringLiteral("port"),
+                        QStringLiteral("Port to receive on (default: any free port)."), &o->port, 0, 65535),
+    };
+}
+
+QList<Option> securityRows(ClientOptions *o)
+{
+    return {
+        Option::text(QStringLiteral("secret-file"), QStringLiteral("path"),
+                     QStringLiteral("Shared secret of the partition (default: $DIALOG_SECRET_FILE; none: no "
+                                    "authentication)."),
+                     &o->secretFile),
+        Option::text(QStringLiteral("tls-cert"), QStringLiteral("path"),
+                     QStringLiteral("PEM certificate of this process for TLS (default: $DIALOG_TLS_CERT)."),
+                     &o->tlsCert),
+        Option::text(QStringLiteral("tls-key"), QStringLiteral("path"),
+                     QStringLiteral("PEM private key of --tls-cert (default: $DIALOG_TLS_KEY)."), &o->tlsKey),
+        Option::text(QStringLiteral("tls-ca"), QStringLiteral("path"),
+                     QStringLiteral("PEM certificate of the authority peers must be signed by (default: "
+                                    "$DIALOG_TLS_CA)."),
+                     &o->tlsCa),
+    };
+}
+
+QList<Option> allRows(ClientOptions *o)
+{
+    return clientRows(o) + securityRows(o);
+}
+
+} // namespace
+
 void ClientOptions::addParserOptions(QCommandLineParser &p)
 {
-    p.addOption(
-        {QStringLiteral("control-server"),
-         QStringLiteral("Control Server address(es), host:port[,host:port] (default: $DIALOG_CONTROL_SERVER "
-                        "or 127.0.0.1:3425)."),
-         QStringLiteral("addr")});
-    p.addOption({QStringLiteral("heartbeat-ms"), QStringLiteral("Heartbeat interval in ms (default 1000)."),
-                 QStringLiteral("ms")});
-    p.addOption(
-        {QStringLiteral("retry-ms"),
-         QStringLiteral("Control Server reconnection interval in ms, the unit of the jittered back-off "
-                        "(default: the heartbeat interval)."),
-         QStringLiteral("ms")});
-    p.addOption({QStringLiteral("sender-threads"), QStringLiteral("Sender threads (default 2)."),
-                 QStringLiteral("n")});
-    p.addOption({QStringLiteral("reader-threads"), QStringLiteral("Reader threads (default 2)."),
-                 QStringLiteral("m")});
-    p.addOption({QStringLiteral("queue-bytes"),
-                 QStringLiteral("Bound of each per-destination queue in bytes (default 8388608)."),
-                 QStringLiteral("bytes")});
-    p.addOption(
-        {QStringLiteral("pending-bytes"),
-         QStringLiteral("Received bytes waiting for delivery before reading pauses (default 33554432)."),
-         QStringLiteral("bytes")});
-    p.addOption({QStringLiteral("receive-buffer-bytes"),
-                 QStringLiteral("Socket receive buffer of inbound connections (default: the system's; below "
-                                "262144 a busy connection may stall, and a warning says so)."),
-                 QStringLiteral("bytes")});
-    p.addOption({QStringLiteral("receive-spin-us"),
-                 QStringLiteral("After receiving, reader threads poll this many microseconds before they sleep: "
-                                "lower latency for request/reply, at the cost of CPU (default 0, or "
-                                "$DIALOG_RECEIVE_SPIN_US)."),
-                 QStringLiteral("us")});
-    p.addOption({QStringLiteral("max-handshaking-per-address"),
-                 QStringLiteral("Inbound connections from one address that may wait for their handshake at "
-                                "once (default 64)."),
-                 QStringLiteral("n")});
-    p.addOption({QStringLiteral("no-direct-writes"),
-                 QStringLiteral("Always hand messages to a sender thread, never write them from the calling "
-                                "thread (default: write from it when nothing is queued; "
-                                "$DIALOG_DIRECT_WRITES=0 turns it off too).")});
-    p.addOption({QStringLiteral("advertise"),
-                 QStringLiteral("Address other processes use to reach this one (default: $DIALOG_ADVERTISE, "
-                                "else the local address of the route to the Control Server)."),
-                 QStringLiteral("host")});
-    p.addOption({QStringLiteral("dialog-port"),
-                 QStringLiteral("Port to receive on (default: any free port)."), QStringLiteral("port")});
+    ClientOptions unused;
+    for (const Option &row : clientRows(&unused))
+        p.addOption(row.commandLineOption());
     addSecurityParserOptions(p);
 }
 
 void ClientOptions::addSecurityParserOptions(QCommandLineParser &p)
 {
-    p.addOption({QStringLiteral("secret-file"),
-                 QStringLiteral("Shared secret of the partition (default: $DIALOG_SECRET_FILE; none: no "
-                                "authentication)."),
-                 QStringLiteral("path")});
-    p.addOption({QStringLiteral("tls-cert"),
-                 QStringLiteral("PEM certificate of this process for TLS (default: $DIALOG_TLS_CERT)."),
-                 QStringLiteral("path")});
-    p.addOption({QStringLiteral("tls-key"),
-                 QStringLiteral("PEM private key of --tls-cert (default: $DIALOG_TLS_KEY)."),
-                 QStringLiteral("path")});
-    p.addOption({QStringLiteral("tls-ca"),
-                 QStringLiteral("PEM certificate of the authority peers must be signed by (default: "
-                                "$DIALOG_TLS_CA)."),
-                 QStringLiteral("path")});
+    ClientOptions unused;
+    for (const Option &row : securityRows(&unused))
+        p.addOption(row.commandLineOption());
+}
+
+void ClientOptions::addTo(OptionTable &table)
+{
+    for (const Option &row : allRows(this))
+        table.add(row);
+}
+
+void ClientOptions::addSecurityTo(OptionTable &table)
+{
+    for (const Option &row : securityRows(this))
+        table.add(row);
 }
 
 bool ClientOptions::applyParser(const QCommandLineParser &p, QString *error)
 {
-    auto number = [&](const char *opt, qint64 min, qint64 max, auto &target) {
-        const QString name = QLatin1String(opt);
-        if (!p.isSet(name))
-            return true;
-        bool ok = false;
-        const qint64 v = p.value(name).toLongLong(&ok);
-        if (!ok || v < min || v > max) {
-            if (error)
-                *error = QStringLiteral("invalid --%1 '%2' (expected %3..%4)")
-                             .arg(name, p.value(name))
-                             .arg(min)
-                             .arg(max);
-            return false;
-        }
-        target = std::remove_reference_t<decltype(target)>(v);
-        return true;
-    };
-    if (p.isSet(QStringLiteral("advertise"))) {
-        host = p.value(QStringLiteral("advertise")).trimmed();
-        const bool bad = host.isEmpty() || host.contains(QLatin1Char(':')) ||
-                         std::any_of(host.cbegin(), host.cend(), [](QChar c) { return c.isSpace(); });
-        if (bad) {
-            if (error)
-                *error = QStringLiteral("invalid --advertise '%1' (expected a host name or an IPv4 address)")
-                             .arg(p.value(QStringLiteral("advertise")));
-            return false;
-        }
-    }
-    for (auto [opt, target] : {std::pair{"secret-file", &secretFile}, std::pair{"tls-cert", &tlsCert},
-                               std::pair{"tls-key", &tlsKey}, std::pair{"tls-ca", &tlsCa}}) {
-        if (p.isSet(QLatin1String(opt)))
-            *target = p.value(QLatin1String(opt));
-    }
-    if (p.isSet(QStringLiteral("no-direct-writes")))
-        directWrites = false;
-    if (p.isSet(QStringLiteral("control-server")))
-        controlServers =
-            p.value(QStringLiteral("control-server")).split(QLatin1Char(','), Qt::SkipEmptyParts);
-    return number("heartbeat-ms", 10, 3600000, heartbeatMs) && number("retry-ms", 10, 3600000, retryMs) &&
-           number("sender-threads", 1, 64, senderThreads) && number("reader-threads", 1, 64, readerThreads) &&
-           number("queue-bytes", 4096, qint64(1) << 40, maxQueueBytes) &&
-           number("pending-bytes", 4096, qint64(1) << 40, maxPendingBytes) &&
-           number("receive-buffer-bytes", 4096, qint64(1) << 30, receiveBufferBytes) &&
-           number("max-handshaking-per-address", 1, 1000000, maxHandshakingPerAddress) &&
-           number("receive-spin-us", 0, 100000, receiveSpinUs) &&
-           number("dialog-port", 0, 65535, port);
+    const QList<Option> rows = allRows(this);
+    return std::all_of(rows.cbegin(), rows.cend(), [&](const Option &row) { return row.apply(p, error); });
 }
 
 } // namespace dialog

@@ -7,6 +7,8 @@ class QCommandLineParser;
 
 namespace dialog {
 
+class OptionTable;
+
 /// Settings of a DIALOG process. Defaults come from the environment
 /// (DIALOG_CONTROL_SERVER=host:port[,host:port…]); command-line options override them.
 struct ClientOptions
@@ -46,7 +48,7 @@ struct ClientOptions
     /// every second) do not subscribe and unsubscribe through the Control Server each time.
     /// 0: dropped with the last reply.
     int requestLocatorLingerMs = 30000;
-    int heartbeatMs = 1000;    ///< heartbeat interval towards the Control Server
+    int heartbeatMs = 1000; ///< heartbeat interval towards the Control Server
     /// Control Server reconnection interval (0: the heartbeat interval): the first try after losing it
     /// comes within one interval, later ones back off to 8 intervals (at most 30 s), with jitter.
     int retryMs = 0;
@@ -77,8 +79,15 @@ struct ClientOptions
     /// Adds --secret-file, --tls-cert, --tls-key and --tls-ca alone (part of addParserOptions(),
     /// for programs that take no other client option, such as dialog-controlserver).
     static void addSecurityParserOptions(QCommandLineParser &parser);
-    /// Applies the options added by addParserOptions(); false with @p error on a bad value.
+    /// Applies the options added by addParserOptions(); false with @p error on a bad value
+    /// ("invalid --heartbeat-ms '5' (out of range 10..3600000 milliseconds)").
     bool applyParser(const QCommandLineParser &parser, QString *error);
+    /// Adds the options of addParserOptions() to @p table as rows that write to this object when
+    /// the table parses (this object must outlive the parse; set the defaults, for example
+    /// fromEnvironment(), before).
+    void addTo(OptionTable &table);
+    /// Adds the options of addSecurityParserOptions() to @p table, as addTo() does.
+    void addSecurityTo(OptionTable &table);
 };
 
 } // namespace dialog

@@ -1,0 +1,187 @@
+// Command-line options as a table: one row per option (name, value name, help, type, bounds, unit,
+// target variable), one parser for every DIALOG program, one shape of error.
+#pragma once
+
+#include <QCommandLineParser>
+#include <QSharedDataPointer>
+#include <QString>
+#include <QStringList>
+
+#include <functional>
+#include <initializer_list>
+#include <memory>
+
+namespace dialog {
+
+/// What a bare number given to a numeric option means; named in error messages.
+enum class OptionUnit
+{
+    None,         ///< a count
+    Bytes,        ///< sizes: a bare number is bytes; K, M, G, T (powers of 1024) may follow
+    KiB,          ///< sizes: a bare number is KiB; K, M, G, T may follow
+    Microseconds, ///< durations: a bare number is µs; us, ms, s, min, h, d may follow
+    Milliseconds, ///< durations: a bare number is ms
+    Seconds,      ///< durations: a bare number is seconds
+};
+
+class OptionPrivate;
+
+/// One row of an OptionTable: a command-line option "--name", its help, its type, its bounds and
+/// the variable its value is written to. The target keeps its value (the default) when the option
+/// is not given, so a default is set by initialising the variable. Targets must outlive the
+/// table's parse. A bad value is reported in one shape, naming the option, the value and what is
+/// allowed: "invalid --checkpoint-s '-1' (out of range 0..86400 seconds)". Cheap to copy.
+class Option
+{
+public:
+    enum class Kind
+    {
+        Flag,     ///< no value; the target becomes true (or the value given to flag()) when given
+        Text,     ///< any string (the last one given)
+        List,     ///< repeatable; every value given, in order
+        Integer,  ///< a whole number in [min, max]
+        Number,   ///< a floating-point number in [min, max]
+        Duration, ///< a whole number of the unit in [min, max]; "1.5s", "2min" and the like accepted
+        Size,     ///< a whole number of the unit in [min, max]; "64K", "8M" and the like accepted
+        Choice,   ///< one of a fixed list of words
+        Custom,   ///< read by a function of the caller (addresses, lists of its own syntax)
+    };
+
+    /// A flag: @p target becomes @p whenGiven when the option is given ("--no-journal" sets false).
+    /// Flags, texts and lists may have no target (nullptr): their value is read from the table
+    /// (OptionTable::isSet(), value(), values()).
+    static Option flag(const QString &name, const QString &help, bool *target = nullptr,
+                       bool whenGiven = true);
+    static Option text(const QString &name, const QString &valueName, const QString &help,
+                       QString *target = nullptr);
+    static Option list(const QString &name, const QString &valueName, const QString &help,
+                       QStringList *target = nullptr);
+    static Option number(const QString &name, const QString &valueName, const QString &help, double *target,
+                         double min, double max, OptionUnit unit = OptionUnit::None);
+    static Option choice(const QString &name, const QString &valueName, const QString &help, QString *target,
+                         const QStringList &choices);
+    /// A value of a syntax of its own: @p read checks it and stores it where it belongs, or returns
+    /// false with the reason (shown as "invalid --name 'value' (reason)").
+    static Option custom(const QString &name, const QString &valueName, const QString &help,
+                         std::function<bool(const QString &value, QString *why)> read);
+    template <typename T>
+    static Option integer(const QString &name, const QString &valueName, const QString &help, T *target,
+                          qint64 min, qint64 max, OptionUnit unit = OptionUnit::None)
+    {
+        return whole(Kind::Integer, name, valueName, help, setter(target), min, max, unit);
+    }
+    /// @p unit is Microseconds, Milliseconds or Seconds: the unit of @p target, @p min and @p max.
+    template <typename T>
+    static Option duration(const QString &name, const QString &valueName, const QString &help, T *target,
+                           OptionUnit unit, qint64 min, qint64 max)
+    {
+        return whole(Kind::Duration, name, valueName, help, setter(target), min, max, unit);
+    }
+    /// @p unit is Bytes or KiB: the unit of @p target, @p min and @p max.
+    template <typename T>
+    static Option size(const QString &name, const QString &valueName, const QString &help, T *target,
+                       qint64 min, qint64 max, OptionUnit unit = OptionUnit::Bytes)
+    {
+        return whole(Kind::Size, name, valueName, help, setter(target), min, max, unit);
+    }
+
+    Option(const Option &other);
+    Option &operator=(const Option &other);
+    ~Option();
+
+    /// The option must be given (an error names it when it is not).
+    Option &required();
+    /// An extra check of the value as given: false with the reason, shown as
+    /// "invalid --name 'value' (reason)". Runs before the target is written.
+    Option &check(std::function<bool(const QString &value, QString *why)> check);
+    /// The value a text row reads as (OptionTable::value()) when the option is not given; rows
+    /// with a target have the target's value as their default instead.
+    Option &defaultValue(const QString &value);
+    /// When the option is not given, the value of environment variable @p variable (if set and not
+    /// empty) is read instead, checked the same way; errors then name the variable.
+    Option &environment(const QString &variable);
+
+    QString name() const;
+    Kind kind() const;
+    OptionUnit unit() const;
+    /// The option as QCommandLineParser takes it (name, help, value name).
+    QCommandLineOption commandLineOption() const;
+    /// Reads this option from @p parser (after its parse) into the target. False with the one-line
+    /// reason in @p error on a bad or missing value; the target is then unchanged.
+    bool apply(const QCommandLineParser &parser, QString *error) const;
+    /// Checks @p value as this option's value and writes it to the target; false with the reason.
+    bool applyValue(const QString &value, QString *error) const;
+
+private:
+    explicit Option(OptionPrivate *d);
+    template <typename T> static std::function<void(qint64)> setter(T *target)
+    {
+        return [target](qint64 v) { *target = T(v); };
+    }
+    static Option whole(Kind kind, const QString &name, const QString &valueName, const QString &help,
+                        std::function<void(qint64)> set, qint64 min, qint64 max, OptionUnit unit);
+
+    QSharedDataPointer<OptionPrivate> d;
+};
+
+class OptionTablePrivate;
+
+/// The options of one program (or of one verb of the dialogctl tool): rows added in the order of
+/// --help, parsed by one QCommandLineParser, each value checked against its row and written to its
+/// target. --help is always there. Positional arguments are refused unless
+/// addPositional() or allowPositionals() says otherwise. Typical main():
+///
+///     dialog::OptionTable options(QStringLiteral("dialog-isserver"), QStringLiteral("An IS server ..."));
+///     options.add({dialog::Option::text(QStringLiteral("name"), QStringLiteral("name"), ...,
+///     &o.name).required(),
+///                  dialog::Option::integer(QStringLiteral("threads"), QStringLiteral("n"), ..., &o.threads,
+///                  1, 256)});
+///     if (!options.process(app.arguments()))
+///         return 1;
+class OptionTable
+{
+public:
+    /// @p program prefixes error lines ("dialog-isserver: invalid --threads '0' (out of range 1..256)").
+    explicit OptionTable(const QString &program, const QString &description = QString());
+    /// The first paragraph of --help.
+    void setDescription(const QString &description);
+    ~OptionTable();
+    OptionTable(const OptionTable &) = delete;
+    OptionTable &operator=(const OptionTable &) = delete;
+
+    OptionTable &add(const Option &row);
+    OptionTable &add(std::initializer_list<Option> rows);
+    /// A positional argument, for --help; it also allows positional arguments.
+    void addPositional(const QString &name, const QString &description, const QString &syntax = QString());
+    void allowPositionals();
+
+    /// Parses @p arguments (the first one, the program, is skipped) and applies every row in
+    /// order. False with errorText() on an unknown option, a missing value, a bad value, a missing
+    /// required option or an unexpected positional argument. --help given: true, and
+    /// helpRequested() says so (no row is applied).
+    bool parse(const QStringList &arguments);
+    /// parse(); on --help prints helpText() on stdout and exits with status 0; on an error prints
+    /// "PROGRAM: error" on stderr and returns false (main() then returns 1).
+    bool process(const QStringList &arguments);
+    bool helpRequested() const;
+    QString errorText() const;
+    QString helpText() const;
+    QString program() const;
+
+    bool isSet(const QString &name) const;
+    QString value(const QString &name) const;
+    QStringList values(const QString &name) const;
+    QStringList positionalArguments() const;
+    /// The parser itself, for options added by a facility of its own (such as
+    /// AccessOptions::addParserOptions()) and read after parse().
+    QCommandLineParser &parser();
+    const QCommandLineParser &parser() const;
+
+    /// Prints "PROGRAM: why" on stderr; returns 1, the exit status of a failed DIALOG program.
+    int fail(const QString &why) const;
+
+private:
+    const std::unique_ptr<OptionTablePrivate> d;
+};
+
+} // namespace dialog
