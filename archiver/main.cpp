@@ -3,9 +3,9 @@
 
 #include "dialog/application.h"
 #include "dialog/handoff.h"
+#include "dialog/options.h"
 #include "dialog/report.h"
 
-#include <QCommandLineParser>
 #include <QCoreApplication>
 #include <QDateTime>
 #include <QElapsedTimer>
@@ -15,6 +15,10 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+
+using namespace Qt::StringLiterals;
+using dialog::Option;
+using dialog::OptionTable;
 
 namespace {
 
@@ -113,88 +117,65 @@ int benchStore(const QString &dir, qint64 samples, int seriesCount)
     return 0;
 }
 
+// The rows of dialog-archiver's own options, written to @p o (and @p benchValues).
+void addOptions(OptionTable &t, dialog::archiver::ArchiverOptions &o, qint64 *benchValues)
+{
+    t.add(
+        {Option::text(u"server"_s, u"name"_s, u"The IS server to archive (required)."_s, &o.server),
+         Option::text(u"criteria"_s, u"regex"_s,
+                      u"Archive only the objects whose name matches this regex (default: every one)."_s,
+                      &o.criteria),
+         Option::text(u"data-dir"_s, u"dir"_s, u"Directory of the archive file (required)."_s, &o.dataDir)
+             .required(),
+         Option::integer(u"buffer"_s, u"n"_s,
+                         u"Values buffered for writing at most; more are dropped and counted (default "
+                         "2000000)."_s,
+                         &o.store.capacity, 1, qint64(1) << 40),
+         Option::integer(u"raw-days"_s, u"days"_s, u"Days raw values are kept (default 1)."_s,
+                         &o.store.rawDays, 1, 100000),
+         Option::integer(u"minute-days"_s, u"days"_s,
+                         u"Days 1-minute buckets are kept (default 30; 1-hour buckets are kept for ever)."_s,
+                         &o.store.minuteDays, 1, 100000),
+         Option::integer(u"bench-store"_s, u"n"_s,
+                         u"Benchmark the store in --data-dir with this many values and exit (dialog bench "
+                         "archive)."_s,
+                         benchValues, 10000, qint64(1) << 40)});
+}
+
 } // namespace
 
 int main(int argc, char *argv[])
 {
     dialog::preferLowLatencyEventDispatcher();
     QCoreApplication app(argc, argv);
-    QCoreApplication::setApplicationName(QStringLiteral("dialog-archiver"));
-    QCommandLineParser p;
-    p.setApplicationDescription(QStringLiteral(
-        "Archives the numeric attributes of an IS server's objects in SQLite "
-        "(<data-dir>/<server>.archive.sqlite): "
-        "raw values, 1-minute and 1-hour mean/min/max; answers history queries beyond the server's ring."));
-    p.addHelpOption();
-    p.addOption({QStringLiteral("server"), QStringLiteral("The IS server to archive (required)."),
-                 QStringLiteral("name")});
-    p.addOption(
-        {QStringLiteral("criteria"),
-         QStringLiteral("Archive only the objects whose name matches this regex (default: every one)."),
-         QStringLiteral("regex")});
-    p.addOption({QStringLiteral("data-dir"), QStringLiteral("Directory of the archive file (required)."),
-                 QStringLiteral("dir")});
-    p.addOption({QStringLiteral("buffer"),
-                 QStringLiteral("Values buffered for writing at most; more are dropped and counted (default "
-                                "2000000)."),
-                 QStringLiteral("n"), QStringLiteral("2000000")});
-    p.addOption({QStringLiteral("raw-days"), QStringLiteral("Days raw values are kept (default 1)."),
-                 QStringLiteral("days"), QStringLiteral("1")});
-    p.addOption(
-        {QStringLiteral("minute-days"),
-         QStringLiteral("Days 1-minute buckets are kept (default 30; 1-hour buckets are kept for ever)."),
-         QStringLiteral("days"), QStringLiteral("30")});
-    p.addOption(
-        {QStringLiteral("bench-store"),
-         QStringLiteral("Benchmark the store in --data-dir with this many values and exit (dialog bench "
-                        "archive)."),
-         QStringLiteral("n")});
-    dialog::ClientOptions::addParserOptions(p);
-    p.process(app);
-    auto fail = [](const QString &why) {
-        std::fprintf(stderr, "dialog-archiver: %s\n", qPrintable(why));
-        return 1;
-    };
-    if (!p.positionalArguments().isEmpty())
-        return fail(
-            QStringLiteral("unexpected argument '%1' (see --help)").arg(p.positionalArguments().first()));
+    QCoreApplication::setApplicationName(u"dialog-archiver"_s);
+    OptionTable t(
+        u"dialog-archiver"_s,
+        u"Archives the numeric attributes of an IS server's objects in SQLite "
+        "(<data-dir>/<server>.archive.sqlite): raw values, 1-minute and 1-hour mean/min/max; answers "
+        "history queries beyond the server's ring."_s);
     dialog::archiver::ArchiverOptions o;
-    o.dataDir = p.value(QStringLiteral("data-dir"));
-    if (o.dataDir.isEmpty())
-        return fail(QStringLiteral("--data-dir is required"));
-    bool ok = true;
-    if (p.isSet(QStringLiteral("bench-store"))) {
-        const qint64 n = p.value(QStringLiteral("bench-store")).toLongLong(&ok);
-        if (!ok || n < 10000)
-            return fail(QStringLiteral("invalid --bench-store (10000 or more)"));
-        return benchStore(o.dataDir, n, 10000);
-    }
-    o.server = p.value(QStringLiteral("server"));
-    if (o.server.isEmpty())
-        return fail(QStringLiteral("--server is required"));
-    o.criteria = p.value(QStringLiteral("criteria"));
-    o.store.capacity = p.value(QStringLiteral("buffer")).toLongLong(&ok);
-    if (!ok || o.store.capacity < 1)
-        return fail(QStringLiteral("invalid --buffer '%1'").arg(p.value(QStringLiteral("buffer"))));
-    o.store.rawDays = p.value(QStringLiteral("raw-days")).toInt(&ok);
-    if (!ok || o.store.rawDays < 1)
-        return fail(
-            QStringLiteral("invalid --raw-days '%1' (1 or more)").arg(p.value(QStringLiteral("raw-days"))));
-    o.store.minuteDays = p.value(QStringLiteral("minute-days")).toInt(&ok);
-    if (!ok || o.store.minuteDays < o.store.rawDays)
-        return fail(QStringLiteral("invalid --minute-days '%1' (at least --raw-days)")
-                        .arg(p.value(QStringLiteral("minute-days"))));
-    o.client = dialog::ClientOptions::fromEnvironment(QStringLiteral("Archiver.") + o.server);
+    qint64 benchValues = 0;
+    o.client = dialog::ClientOptions::fromEnvironment();
     o.client.exitOnRefusal = true; // one archiver per IS server
-    QString why;
-    if (!o.client.applyParser(p, &why))
-        return fail(why);
-    o.client.name = QStringLiteral("Archiver.") + o.server;
+    addOptions(t, o, &benchValues);
+    o.client.addTo(t);
+    if (!t.process(app.arguments()))
+        return 1;
+    if (benchValues > 0)
+        return benchStore(o.dataDir, benchValues, 10000);
+    if (o.server.isEmpty())
+        return t.fail(u"--server is required"_s);
+    if (o.store.minuteDays < o.store.rawDays)
+        return t.fail(u"invalid --minute-days '%1' (at least --raw-days, %2)"_s.arg(o.store.minuteDays)
+                          .arg(o.store.rawDays));
+    o.client.name = u"Archiver."_s + o.server;
 
     dialog::quitOnTerminationSignals();
     dialog::archiver::Archiver archiver(o);
+    QString why;
     if (!archiver.start(&why))
-        return fail(why);
+        return t.fail(why);
     // Its messages (archiving, not reachable, values not stored) go to the message log too.
     dialog::installMessageHandler();
     dialog::startReporting(archiver.client());

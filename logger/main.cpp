@@ -4,132 +4,128 @@
 #include "logweb.h"
 
 #include "dialog/application.h"
+#include "dialog/options.h"
 #include "dialog/report.h"
 
-#include <QCommandLineParser>
 #include <QCoreApplication>
 #include <QDir>
 #include <QSqlDatabase>
 #include <QStandardPaths>
 #include <cstdio>
 
+using namespace Qt::StringLiterals;
+using dialog::Option;
+using dialog::OptionTable;
+using dialog::OptionUnit;
+
+namespace {
+
+// What the command line says beyond LogStore::Options.
+struct Given
+{
+    QString name = u"dialog-logger"_s;
+    QString dataDir, db;
+    int retentionS = 60;
+    int httpPort = -1;
+    QHostAddress httpBind{QHostAddress::LocalHost};
+};
+
+void addOptions(OptionTable &t, dialog::logger::LogStore::Options &o, Given &g)
+{
+    t.add({Option::text(u"name"_s, u"name"_s, u"Process name (default dialog-logger)."_s, &g.name),
+           Option::text(u"data-dir"_s, u"dir"_s,
+                        u"Directory of messages.sqlite (default: the user's data directory)."_s, &g.dataDir),
+           Option::text(u"db"_s, u"url"_s,
+                        u"Store into PostgreSQL instead of SQLite: postgresql://user[:password]@host[:port]/"
+                        "database (?host=/dir for a unix socket directory). Many loggers may share one."_s,
+                        &g.db),
+           Option::integer(u"keep-days"_s, u"n"_s,
+                           u"Delete messages older than this many days (default 30; 0: keep)."_s, &o.keepDays,
+                           0, 100000),
+           Option::size(u"max-bytes"_s, u"n"_s,
+                        u"Delete the oldest messages while the database is larger (default 0: no bound)."_s,
+                        &o.maxBytes, 0, qint64(1) << 50),
+           Option::integer(
+               u"buffer"_s, u"n"_s,
+               u"Messages received and not yet written, at most; beyond, reporters are told to send "
+               "again later (default 200000)."_s,
+               &o.capacity, 1, 100000000),
+           Option::duration(u"retention-s"_s, u"s"_s, u"How often the retention runs (default 60 s)."_s,
+                            &g.retentionS, OptionUnit::Seconds, 1, 86400),
+           Option::integer(
+               u"http-port"_s, u"port"_s,
+               u"Serve GET /log (JSON) and a search page on this port (0: any free one; default: no "
+               "web side)."_s,
+               &g.httpPort, 0, 65535),
+           Option::custom(u"http-bind"_s, u"address"_s, u"Address of the web side (default 127.0.0.1)."_s,
+                          [&g](const QString &v, QString *why) {
+                              *why = u"an IP address"_s;
+                              return g.httpBind.setAddress(v);
+                          })});
+}
+
+// Where the messages go: PostgreSQL (--db) or SQLite in --data-dir. False with the reason.
+bool chooseDatabase(const Given &g, dialog::logger::LogStore::Options &o, QString *why)
+{
+    if (!g.db.isEmpty()) {
+        if (!g.dataDir.isEmpty())
+            return *why = u"--db and --data-dir exclude each other"_s, false;
+        if (o.maxBytes > 0)
+            return *why =
+                       u"--max-bytes applies to SQLite only (PostgreSQL does not give freed space back); use "
+                       "--keep-days"_s,
+                   false;
+        auto db = dialog::logger::DatabaseConfig::fromUrl(g.db, why);
+        if (!db)
+            return false;
+        if (!QSqlDatabase::isDriverAvailable(u"QPSQL"_s))
+            return *why = u"--db needs Qt's PostgreSQL driver QPSQL (Debian: libqt6sql6-psql)"_s, false;
+        o.database = *db;
+        return true;
+    }
+    QString dir = g.dataDir;
+    if (dir.isEmpty())
+        dir = QStandardPaths::writableLocation(QStandardPaths::AppLocalDataLocation);
+    if (!QDir().mkpath(dir))
+        return *why = u"cannot create --data-dir '%1'"_s.arg(dir), false;
+    o.database = dialog::logger::DatabaseConfig::sqlite(QDir(dir).absoluteFilePath(u"messages.sqlite"_s));
+    return true;
+}
+
+} // namespace
+
 int main(int argc, char *argv[])
 {
     dialog::preferLowLatencyEventDispatcher();
     QCoreApplication app(argc, argv);
-    QCoreApplication::setApplicationName(QStringLiteral("dialog-logger"));
-    QCommandLineParser p;
-    p.setApplicationDescription(
-        QStringLiteral("The message logger: stores every reported message into "
-                       "SQLite (<data-dir>/messages.sqlite, WAL mode) or PostgreSQL (--db) "
-                       "and answers searches (dialog log tail|search)."));
-    p.addHelpOption();
-    p.addOption({QStringLiteral("name"), QStringLiteral("Process name (default dialog-logger)."),
-                 QStringLiteral("name"), QStringLiteral("dialog-logger")});
-    p.addOption({QStringLiteral("data-dir"),
-                 QStringLiteral("Directory of messages.sqlite (default: the user's data directory)."),
-                 QStringLiteral("dir")});
-    p.addOption(
-        {QStringLiteral("db"),
-         QStringLiteral("Store into PostgreSQL instead of SQLite: postgresql://user[:password]@host[:port]/"
-                        "database (?host=/dir for a unix socket directory). Many loggers may share one."),
-         QStringLiteral("url")});
-    p.addOption({QStringLiteral("keep-days"),
-                 QStringLiteral("Delete messages older than this many days (default 30; 0: keep)."),
-                 QStringLiteral("n"), QStringLiteral("30")});
-    p.addOption(
-        {QStringLiteral("max-bytes"),
-         QStringLiteral("Delete the oldest messages while the database is larger (default 0: no bound)."),
-         QStringLiteral("n"), QStringLiteral("0")});
-    p.addOption(
-        {QStringLiteral("buffer"),
-         QStringLiteral("Messages received and not yet written, at most; beyond, reporters are told to "
-                        "send again later (default 200000)."),
-         QStringLiteral("n"), QStringLiteral("200000")});
-    p.addOption({QStringLiteral("retention-s"),
-                 QStringLiteral("How often the retention runs (default 60 s)."), QStringLiteral("s"),
-                 QStringLiteral("60")});
-    p.addOption({QStringLiteral("http-port"),
-                 QStringLiteral("Serve GET /log (JSON) and a search page on this port (0: any free one; "
-                                "default: no web side)."),
-                 QStringLiteral("port")});
-    p.addOption({QStringLiteral("http-bind"), QStringLiteral("Address of the web side (default 127.0.0.1)."),
-                 QStringLiteral("address"), QStringLiteral("127.0.0.1")});
-    dialog::ClientOptions::addParserOptions(p);
-    p.process(app);
-
-    auto fail = [](const QString &why) {
-        std::fprintf(stderr, "dialog-logger: %s\n", qPrintable(why));
-        return 1;
-    };
-    if (!p.positionalArguments().isEmpty())
-        return fail(
-            QStringLiteral("unexpected argument '%1' (see --help)").arg(p.positionalArguments().first()));
-    auto number = [&](const char *name, qint64 min, qint64 max, qint64 *out) {
-        bool ok = false;
-        *out = p.value(QLatin1String(name)).toLongLong(&ok);
-        if (ok && *out >= min && *out <= max)
-            return true;
-        fail(QStringLiteral("invalid --%1 '%2' (%3..%4)")
-                 .arg(QLatin1String(name), p.value(QLatin1String(name)))
-                 .arg(min)
-                 .arg(max));
-        return false;
-    };
+    QCoreApplication::setApplicationName(u"dialog-logger"_s);
+    OptionTable t(u"dialog-logger"_s,
+                  u"The message logger: stores every reported message into SQLite "
+                  "(<data-dir>/messages.sqlite, WAL mode) or PostgreSQL (--db) and answers "
+                  "searches (dialog log tail|search)."_s);
     dialog::logger::LogStore::Options o;
-    qint64 keepDays = 0, buffer = 0, retentionS = 0;
-    if (!number("keep-days", 0, 100000, &keepDays) || !number("max-bytes", 0, qint64(1) << 50, &o.maxBytes) ||
-        !number("buffer", 1, 100000000, &buffer) || !number("retention-s", 1, 86400, &retentionS))
+    Given g;
+    dialog::ClientOptions co = dialog::ClientOptions::fromEnvironment();
+    addOptions(t, o, g);
+    co.addTo(t);
+    if (!t.process(app.arguments()))
         return 1;
-    o.keepDays = int(keepDays);
-    o.capacity = buffer;
-    o.retentionMs = int(retentionS * 1000);
-    qint64 httpPort = -1;
-    if (p.isSet(QStringLiteral("http-port")) && !number("http-port", 0, 65535, &httpPort))
-        return 1;
-    QHostAddress httpBind;
-    if (!httpBind.setAddress(p.value(QStringLiteral("http-bind"))))
-        return fail(QStringLiteral("invalid --http-bind '%1' (an IP address)")
-                        .arg(p.value(QStringLiteral("http-bind"))));
+    o.retentionMs = g.retentionS * 1000;
+    co.name = g.name;
     QString why;
-    if (p.isSet(QStringLiteral("db"))) {
-        if (p.isSet(QStringLiteral("data-dir")))
-            return fail(QStringLiteral("--db and --data-dir exclude each other"));
-        if (o.maxBytes > 0)
-            return fail(
-                QStringLiteral("--max-bytes applies to SQLite only (PostgreSQL does not give freed space "
-                               "back); use --keep-days"));
-        auto db = dialog::logger::DatabaseConfig::fromUrl(p.value(QStringLiteral("db")), &why);
-        if (!db)
-            return fail(why);
-        if (!QSqlDatabase::isDriverAvailable(QStringLiteral("QPSQL")))
-            return fail(QStringLiteral("--db needs Qt's PostgreSQL driver QPSQL (Debian: libqt6sql6-psql)"));
-        o.database = *db;
-    } else {
-        QString dir = p.value(QStringLiteral("data-dir"));
-        if (dir.isEmpty())
-            dir = QStandardPaths::writableLocation(QStandardPaths::AppLocalDataLocation);
-        if (!QDir().mkpath(dir))
-            return fail(QStringLiteral("cannot create --data-dir '%1'").arg(dir));
-        o.database = dialog::logger::DatabaseConfig::sqlite(
-            QDir(dir).absoluteFilePath(QStringLiteral("messages.sqlite")));
-    }
-
-    dialog::ClientOptions co = dialog::ClientOptions::fromEnvironment(p.value(QStringLiteral("name")));
-    if (!co.applyParser(p, &why))
-        return fail(why);
-    co.name = p.value(QStringLiteral("name"));
+    if (!chooseDatabase(g, o, &why))
+        return t.fail(why);
 
     dialog::quitOnTerminationSignals();
     dialog::Client client(co);
     dialog::logger::LoggerServer server(&client, o);
     if (!server.start(&why))
-        return fail(why);
+        return t.fail(why);
     dialog::logger::LogWeb web(&server);
-    if (httpPort >= 0) {
-        if (!web.listen(httpBind, quint16(httpPort), &why))
-            return fail(why);
-        std::fprintf(stderr, "dialog-logger: web log on http://%s:%u/\n", qPrintable(httpBind.toString()),
+    if (g.httpPort >= 0) {
+        if (!web.listen(g.httpBind, quint16(g.httpPort), &why))
+            return t.fail(why);
+        std::fprintf(stderr, "dialog-logger: web log on http://%s:%u/\n", qPrintable(g.httpBind.toString()),
                      unsigned(web.port()));
     }
     // The logger's own warnings (database errors, refusals) are messages like any other.

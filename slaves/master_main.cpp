@@ -7,68 +7,62 @@
 
 #include <QCoreApplication>
 #include <QStandardPaths>
-#include <cstdio>
 
 using namespace dialog::daq;
+using namespace Qt::StringLiterals;
+using dialog::Option;
+using dialog::OptionTable;
+using dialog::OptionUnit;
 
 int main(int argc, char *argv[])
 {
     dialog::preferLowLatencyEventDispatcher();
     QCoreApplication app(argc, argv);
-    QCoreApplication::setApplicationName(QStringLiteral("dialog-master"));
-    QCommandLineParser p;
-    p.setApplicationDescription(QStringLiteral(
-        "The run-control master: reads a partition, drives its slaves through the transitions it is asked "
-        "for (command RunCtrl.<name>.Command or a request on RunCtrl.<name>.State), publishes the "
-        "aggregated state, owns the run number and publishes RunParams.RunInfo."));
-    addCommonOptions(p, false);
-    p.addOption({QStringLiteral("config"), QStringLiteral("Partition file (JSON)."), QStringLiteral("file")});
-    p.addOption(
-        {QStringLiteral("run-number-file"),
-         QStringLiteral("Where the last run number is kept (default: the partition's run_number_file, "
-                        "else the user's data directory)."),
-         QStringLiteral("file")});
-    p.process(app);
-    auto fail = [](const QString &why) {
-        std::fprintf(stderr, "dialog-master: %s\n", qPrintable(why));
+    QCoreApplication::setApplicationName(u"dialog-master"_s);
+    OptionTable t(
+        u"dialog-master"_s,
+        u"The run-control master: reads a partition, drives its slaves through the transitions it is "
+        "asked for (command RunCtrl.<name>.Command or a request on RunCtrl.<name>.State), publishes the "
+        "aggregated state, owns the run number and publishes RunParams.RunInfo."_s);
+    ControllableOptions o;
+    o.client = dialog::ClientOptions::fromEnvironment();
+    o.client.exitOnRefusal = true; // a second master of the partition must not run
+    o.kind = u"master"_s;
+    QString config, runFile;
+    addCommonOptions(t, &o);
+    t.add({Option::text(u"config"_s, u"file"_s, u"Partition file (JSON)."_s, &config),
+           Option::text(
+               u"run-number-file"_s, u"file"_s,
+               u"Where the last run number is kept (default: the partition's run_number_file, else the "
+               "user's data directory)."_s,
+               &runFile)});
+    if (!t.process(app.arguments()))
         return 1;
-    };
-    if (!p.positionalArguments().isEmpty())
-        return fail(
-            QStringLiteral("unexpected argument '%1' (see --help)").arg(p.positionalArguments().first()));
-    if (!p.isSet(QStringLiteral("config")))
-        return fail(QStringLiteral("--config PARTITION.json is required"));
+    if (config.isEmpty())
+        return t.fail(u"--config PARTITION.json is required"_s);
     dialog::rc::Partition partition;
     QString error;
-    if (!dialog::rc::Partition::load(p.value(QStringLiteral("config")), &partition, &error))
-        return fail(error);
-
-    ControllableOptions o;
-    o.client = dialog::ClientOptions::fromEnvironment(partition.master.name);
-    o.client.exitOnRefusal = true; // a second master of the partition must not run
+    if (!dialog::rc::Partition::load(config, &partition, &error))
+        return t.fail(error);
+    o.client.name = partition.master.name;
     // The partition names the Control Server; $DIALOG_CONTROL_SERVER (set by `dialog up`, which may
     // override the port) and --control-server take precedence.
-    if (qEnvironmentVariableIsEmpty("DIALOG_CONTROL_SERVER"))
+    if (qEnvironmentVariableIsEmpty("DIALOG_CONTROL_SERVER") && !t.isSet(u"control-server"_s))
         o.client.controlServers = {partition.controlServerAddress()};
-    o.kind = QStringLiteral("master");
-    if (!applyCommonOptions(p, &o, false, &error))
-        return fail(error);
-    o.client.name = partition.master.name;
-    if (!p.isSet(QStringLiteral("run-params-server")))
+    if (!t.isSet(u"run-params-server"_s))
         o.runParamsServer = partition.runParamsServer;
-    if (!p.isSet(QStringLiteral("is-types")) && !partition.isTypesDir.isEmpty())
+    if (!t.isSet(u"is-types"_s) && !partition.isTypesDir.isEmpty())
         o.isTypesDir = partition.isTypesDir;
-    QString runFile = p.value(QStringLiteral("run-number-file"));
     if (runFile.isEmpty())
         runFile = partition.runNumberFile;
     if (runFile.isEmpty())
         runFile = QStandardPaths::writableLocation(QStandardPaths::AppLocalDataLocation) + QLatin1Char('/') +
-                  partition.name + QStringLiteral(".runnumber");
+                  partition.name + u".runnumber"_s;
 
     dialog::quitOnTerminationSignals();
     Master master(o, partition, runFile);
     if (!master.client()->start())
-        return fail(master.client()->errorString());
+        return t.fail(master.client()->errorString());
     dialog::installMessageHandler();
     dialog::startReporting(master.client());
     return app.exec();

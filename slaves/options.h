@@ -3,22 +3,17 @@
 
 #include "controllable.h"
 
-#include <QCommandLineParser>
+#include "dialog/options.h"
 
 namespace dialog::daq {
 
-/// Adds --fail-on, --hang-on, --crash-after-s, --is-types, --run-params-server, --no-is and the
-/// DIALOG client options.
-void addCommonOptions(QCommandLineParser &p, bool misbehaviour);
-/// Fills @p o from the parsed options; false with @p error on a bad value.
-bool applyCommonOptions(const QCommandLineParser &p, ControllableOptions *o, bool misbehaviour,
-                        QString *error);
-/// Arms --crash-after-s: the process kills itself with SIGKILL after that long (a crash without a
-/// core file). False with @p error on a bad value.
-bool armCrash(const QCommandLineParser &p, QString *error);
-/// Reads a number option in [min, max]; false with @p error if not.
-bool numberOption(const QCommandLineParser &p, const QString &name, double min, double max, double *out,
-                  QString *error);
+/// Adds --is-types, --run-params-server, --no-is and the DIALOG client options to @p table, written
+/// to @p o when it parses (set o->client from the environment first). With @p crashAfterS (the
+/// misbehaviour of slaves for tests) also --fail-on, --hang-on and --crash-after-s.
+void addCommonOptions(dialog::OptionTable &table, ControllableOptions *o, double *crashAfterS = nullptr);
+/// --crash-after-s: the process kills itself with SIGKILL @p seconds from now (a crash without a
+/// core file); nothing when @p seconds is 0.
+void armCrash(double seconds);
 /// Where the IS types are by default (the source tree's resources/is-types).
 QString defaultIsTypesDir();
 

@@ -7,136 +7,124 @@
 #include "dialog/report.h"
 
 #include <QCoreApplication>
-#include <cstdio>
 #include <memory>
 
 using namespace dialog::daq;
+using namespace Qt::StringLiterals;
+using dialog::Option;
+using dialog::OptionTable;
+using dialog::OptionUnit;
+
+namespace {
+
+constexpr auto Seconds = OptionUnit::Seconds;
+constexpr auto Milliseconds = OptionUnit::Milliseconds;
+const QStringList controlOnly = {u"registers"_s, u"configure-ms"_s, u"check-ms"_s, u"upset-every-s"_s};
+const QStringList readoutOnly = {u"threads"_s,      u"block-events"_s, u"event-size"_s,
+                                 u"spill-s"_s,      u"off-s"_s,        u"rate"_s,
+                                 u"queue-blocks"_s, u"output-dir"_s,   u"corrupt-every"_s};
+
+void addControlOptions(OptionTable &t, ControlSlaveConfig &c)
+{
+    t.add(
+        {Option::integer(u"registers"_s, u"n"_s, u"control: size of the register map (default 16)."_s,
+                         &c.registers, 1, 65536),
+         Option::duration(u"configure-ms"_s, u"ms"_s,
+                          u"control: time to write the register map (default 50)."_s, &c.configureMs,
+                          Milliseconds, 0, 600000),
+         Option::duration(u"check-ms"_s, u"ms"_s, u"control: period of the register check (default 1000)."_s,
+                          &c.checkMs, Milliseconds, 10, 600000),
+         Option::number(u"upset-every-s"_s, u"s"_s,
+                        u"control: flip a register bit this often, to show the check (default never)."_s,
+                        &c.upsetEveryS, 0, 86400, Seconds)});
+}
+
+void addReadoutOptions(OptionTable &t, ReadoutConfig &c)
+{
+    t.add({Option::integer(u"threads"_s, u"n"_s, u"readout: processing threads (default 10)."_s, &c.threads,
+                           1, 256),
+           Option::integer(u"block-events"_s, u"n"_s, u"readout: events per block (default 512)."_s,
+                           &c.blockEvents, 1, 1 << 20),
+           Option::size(u"event-size"_s, u"bytes"_s, u"readout: mean event size in bytes (default 1024)."_s,
+                        &c.eventSize, 64, 16 << 20),
+           Option::number(u"spill-s"_s, u"s"_s, u"readout: spill duration (default 5)."_s, &c.spillS, 0.01,
+                          3600, Seconds),
+           Option::number(u"off-s"_s, u"s"_s,
+                          u"readout: time between spills (default 2; 0: continuous beam)."_s, &c.offS, 0,
+                          3600, Seconds),
+           Option::integer(u"rate"_s, u"hz"_s,
+                           u"readout: event rate during the spill (default 0: as fast as possible)."_s,
+                           &c.rateHz, 0, 1000000000),
+           Option::integer(u"queue-blocks"_s, u"n"_s,
+                           u"readout: capacity of each queue in blocks (default 32)."_s, &c.queueBlocks, 1,
+                           1 << 16),
+           Option::text(u"output-dir"_s, u"dir"_s,
+                        u"readout: write the events of each run to DIR/run<N>_<name>.raw."_s, &c.outputDir),
+           Option::integer(u"corrupt-every"_s, u"n"_s,
+                           u"readout, for tests: corrupt one event in N (default 0: never)."_s,
+                           &c.corruptEvery, 0, 1000000000000LL)});
+}
+
+// An option of the other kind given: its name, or empty.
+QString otherKindOption(const OptionTable &t, const QString &kind)
+{
+    for (const QString &name : kind == QLatin1String("control") ? readoutOnly : controlOnly)
+        if (t.isSet(name))
+            return name;
+    return QString();
+}
+
+} // namespace
 
 int main(int argc, char *argv[])
 {
     dialog::preferLowLatencyEventDispatcher();
     QCoreApplication app(argc, argv);
-    QCoreApplication::setApplicationName(QStringLiteral("dialog-slave"));
-    QCommandLineParser p;
-    p.setApplicationDescription(QStringLiteral(
-        "A run-control slave: follows the master's transitions (configure, start, pause, resume, stop, "
+    QCoreApplication::setApplicationName(u"dialog-slave"_s);
+    OptionTable t(
+        u"dialog-slave"_s,
+        u"A run-control slave: follows the master's transitions (configure, start, pause, resume, stop, "
         "unconfigure, reset), publishes RunCtrl.<name>.State/.Log/.Status and its state and statistics to "
         "IS.\n"
         "  control: supervises a simulated front-end card (register map written on configure, checked "
         "periodically).\n"
-        "  readout: a simulated multi-threaded readout (source with spill cycle, processing threads "
-        "checking every event, bounded queues, optional output file)."));
-    addCommonOptions(p, true);
-    const auto opt = [&p](const char *name, const char *help, const char *value = nullptr,
-                          const char *def = nullptr) {
-        if (value)
-            p.addOption({QString::fromLatin1(name), QString::fromLatin1(help), QString::fromLatin1(value),
-                         def ? QString::fromLatin1(def) : QString()});
-        else
-            p.addOption({QString::fromLatin1(name), QString::fromLatin1(help)});
-    };
-    opt("kind", "control or readout.", "kind");
-    opt("name", "Process name (unique in the DIALOG system).", "name");
-    opt("daq-server", "IS server of the statistics objects DAQ.<name> (default DAQ).", "name", "DAQ");
-    opt("registers", "control: size of the register map (default 16).", "n");
-    opt("configure-ms", "control: time to write the register map (default 50).", "ms");
-    opt("check-ms", "control: period of the register check (default 1000).", "ms");
-    opt("upset-every-s", "control: flip a register bit this often, to show the check (default never).", "s");
-    opt("threads", "readout: processing threads (default 10).", "n");
-    opt("block-events", "readout: events per block (default 512).", "n");
-    opt("event-size", "readout: mean event size in bytes (default 1024).", "bytes");
-    opt("spill-s", "readout: spill duration (default 5).", "s");
-    opt("off-s", "readout: time between spills (default 2; 0: continuous beam).", "s");
-    opt("rate", "readout: event rate during the spill (default 0: as fast as possible).", "hz");
-    opt("queue-blocks", "readout: capacity of each queue in blocks (default 32).", "n");
-    opt("output-dir", "readout: write the events of each run to DIR/run<N>_<name>.raw.", "dir");
-    opt("corrupt-every", "readout, for tests: corrupt one event in N (default 0: never).", "n");
-    p.process(app);
-
-    auto fail = [](const QString &why) {
-        std::fprintf(stderr, "dialog-slave: %s\n", qPrintable(why));
-        return 1;
-    };
-    if (!p.positionalArguments().isEmpty())
-        return fail(
-            QStringLiteral("unexpected argument '%1' (see --help)").arg(p.positionalArguments().first()));
-    const QString kind = p.value(QStringLiteral("kind"));
-    if (kind != QLatin1String("control") && kind != QLatin1String("readout"))
-        return fail(kind.isEmpty()
-                        ? QStringLiteral("--kind is required (control or readout)")
-                        : QStringLiteral("invalid --kind '%1' (expected control or readout)").arg(kind));
-    const QString name = p.value(QStringLiteral("name"));
-    if (name.isEmpty() || !dialog::Client::isValidName(name))
-        return fail(QStringLiteral("--name is required"));
-
+        "  readout: a simulated multi-threaded readout (source with spill cycle, processing threads checking "
+        "every event, bounded queues, optional output file)."_s);
     ControllableOptions o;
-    o.client = dialog::ClientOptions::fromEnvironment(name);
+    o.client = dialog::ClientOptions::fromEnvironment();
     o.client.exitOnRefusal = true; // a second slave of that name must not run
-    o.kind = kind;
-    QString error;
-    if (!applyCommonOptions(p, &o, true, &error) || !armCrash(p, &error))
-        return fail(error);
-    const QString daq = p.value(QStringLiteral("daq-server"));
+    double crashAfterS = 0;
+    QString name, daq = u"DAQ"_s;
+    ControlSlaveConfig control;
+    ReadoutConfig readout;
+    addCommonOptions(t, &o, &crashAfterS);
+    t.add({Option::choice(u"kind"_s, u"kind"_s, u"control or readout."_s, &o.kind,
+                          {u"control"_s, u"readout"_s}),
+           Option::text(u"name"_s, u"name"_s, u"Process name (unique in the DIALOG system)."_s, &name),
+           Option::text(u"daq-server"_s, u"name"_s,
+                        u"IS server of the statistics objects DAQ.<name> (default DAQ)."_s, &daq)});
+    addControlOptions(t, control);
+    addReadoutOptions(t, readout);
+    if (!t.process(app.arguments()))
+        return 1;
+    if (o.kind.isEmpty())
+        return t.fail(u"--kind is required (control or readout)"_s);
+    if (name.isEmpty() || !dialog::Client::isValidName(name))
+        return t.fail(u"--name is required"_s);
+    if (const QString other = otherKindOption(t, o.kind); !other.isEmpty())
+        return t.fail(u"--%1 applies to --kind %2 only"_s.arg(
+            other, o.kind == QLatin1String("control") ? u"readout"_s : u"control"_s));
+    o.client.name = name;
+    armCrash(crashAfterS);
 
     dialog::quitOnTerminationSignals();
     std::unique_ptr<Controllable> slave;
-    double v = 0;
-    if (kind == QLatin1String("control")) {
-        for (const char *readoutOnly : {"threads", "block-events", "event-size", "spill-s", "off-s", "rate",
-                                        "queue-blocks", "output-dir", "corrupt-every"})
-            if (p.isSet(QString::fromLatin1(readoutOnly)))
-                return fail(
-                    QStringLiteral("--%1 applies to --kind readout only").arg(QLatin1String(readoutOnly)));
-        ControlSlaveConfig c;
-        if (!numberOption(p, QStringLiteral("registers"), 1, 65536, &(v = c.registers), &error))
-            return fail(error);
-        c.registers = int(v);
-        if (!numberOption(p, QStringLiteral("configure-ms"), 0, 600000, &(v = c.configureMs), &error))
-            return fail(error);
-        c.configureMs = int(v);
-        if (!numberOption(p, QStringLiteral("check-ms"), 10, 600000, &(v = c.checkMs), &error))
-            return fail(error);
-        c.checkMs = int(v);
-        if (!numberOption(p, QStringLiteral("upset-every-s"), 0, 86400, &c.upsetEveryS, &error))
-            return fail(error);
-        slave = std::make_unique<ControlSlave>(o, c, daq);
-    } else {
-        for (const char *controlOnly : {"registers", "configure-ms", "check-ms", "upset-every-s"})
-            if (p.isSet(QString::fromLatin1(controlOnly)))
-                return fail(
-                    QStringLiteral("--%1 applies to --kind control only").arg(QLatin1String(controlOnly)));
-        ReadoutConfig c;
-        struct Int
-        {
-            const char *name;
-            int *value;
-            double min, max;
-        };
-        for (const Int &i :
-             {Int{"threads", &c.threads, 1, 256}, Int{"block-events", &c.blockEvents, 1, 1 << 20},
-              Int{"event-size", &c.eventSize, 64, 16 << 20},
-              Int{"queue-blocks", &c.queueBlocks, 1, 1 << 16}}) {
-            v = *i.value;
-            if (!numberOption(p, QString::fromLatin1(i.name), i.min, i.max, &v, &error))
-                return fail(error);
-            *i.value = int(v);
-        }
-        if (!numberOption(p, QStringLiteral("spill-s"), 0.01, 3600, &c.spillS, &error) ||
-            !numberOption(p, QStringLiteral("off-s"), 0, 3600, &c.offS, &error))
-            return fail(error);
-        v = 0;
-        if (!numberOption(p, QStringLiteral("rate"), 0, 1e9, &v, &error))
-            return fail(error);
-        c.rateHz = qint64(v);
-        v = 0;
-        if (!numberOption(p, QStringLiteral("corrupt-every"), 0, 1e12, &v, &error))
-            return fail(error);
-        c.corruptEvery = qint64(v);
-        c.outputDir = p.value(QStringLiteral("output-dir"));
-        slave = std::make_unique<ReadoutSlave>(o, c, daq);
-    }
+    if (o.kind == QLatin1String("control"))
+        slave = std::make_unique<ControlSlave>(o, control, daq);
+    else
+        slave = std::make_unique<ReadoutSlave>(o, readout, daq);
     if (!slave->client()->start())
-        return fail(slave->client()->errorString());
+        return t.fail(slave->client()->errorString());
     dialog::installMessageHandler();
     dialog::startReporting(slave->client());
     return app.exec();

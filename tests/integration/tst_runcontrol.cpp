@@ -195,7 +195,7 @@ void tst_RunControl::helpAndBadArguments()
                         QStringLiteral("X"), QStringLiteral("--fail-on"), QStringLiteral("launch")},
                        nullptr, &err),
              1);
-    QVERIFY2(err.contains("--fail-on: unknown transition 'launch'"), err.constData());
+    QVERIFY2(err.contains("invalid --fail-on 'launch' (unknown transition 'launch'"), err.constData());
     QCOMPARE(m_fx->run(QStringLiteral("dialog-slave"),
                        {QStringLiteral("--kind"), QStringLiteral("control"), QStringLiteral("--name"),
                         QStringLiteral("X"), QStringLiteral("--threads"), QStringLiteral("4")},
