@@ -70,11 +70,16 @@ inline is::TypeInfo bench10Type()
     is::TypeInfo t(QStringLiteral("Bench10"), QStringLiteral("Ten attributes"));
     using is::AttributeInfo;
     using is::BasicType;
-    t.setAttributes({AttributeInfo(QStringLiteral("a"), BasicType::U32), AttributeInfo(QStringLiteral("b"), BasicType::U64),
-                     AttributeInfo(QStringLiteral("c"), BasicType::Double), AttributeInfo(QStringLiteral("d"), BasicType::Float),
-                     AttributeInfo(QStringLiteral("e"), BasicType::String), AttributeInfo(QStringLiteral("f"), BasicType::Time),
-                     AttributeInfo(QStringLiteral("g"), BasicType::Bool), AttributeInfo(QStringLiteral("h"), BasicType::S32),
-                     AttributeInfo(QStringLiteral("i"), BasicType::S64), AttributeInfo(QStringLiteral("j"), BasicType::U16)});
+    t.setAttributes({AttributeInfo(QStringLiteral("a"), BasicType::U32),
+                     AttributeInfo(QStringLiteral("b"), BasicType::U64),
+                     AttributeInfo(QStringLiteral("c"), BasicType::Double),
+                     AttributeInfo(QStringLiteral("d"), BasicType::Float),
+                     AttributeInfo(QStringLiteral("e"), BasicType::String),
+                     AttributeInfo(QStringLiteral("f"), BasicType::Time),
+                     AttributeInfo(QStringLiteral("g"), BasicType::Bool),
+                     AttributeInfo(QStringLiteral("h"), BasicType::S32),
+                     AttributeInfo(QStringLiteral("i"), BasicType::S64),
+                     AttributeInfo(QStringLiteral("j"), BasicType::U16)});
     return t;
 }
 
@@ -114,9 +119,12 @@ struct Environment
             port = ChildProcesses::freePort();
             address = QStringLiteral("127.0.0.1:%1").arg(port);
         }
-        const QStringList options{QStringLiteral("--port"), QString::number(port),
-                                  QStringLiteral("--max-handshaking-per-address"), QStringLiteral("1024"),
-                                  QStringLiteral("--max-connecting-per-address"), QStringLiteral("1024")};
+        const QStringList options{QStringLiteral("--port"),
+                                  QString::number(port),
+                                  QStringLiteral("--max-handshaking-per-address"),
+                                  QStringLiteral("1024"),
+                                  QStringLiteral("--max-connecting-per-address"),
+                                  QStringLiteral("1024")};
         controlServer =
             children.start(ChildProcesses::binary(QStringLiteral("dialog-controlserver")), options + extra);
         if (!ChildProcesses::waitForPort(port, 5000)) {

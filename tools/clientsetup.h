@@ -10,7 +10,7 @@
 
 namespace dialog::tool {
 
-inline QString processName(const QCommandLineParser &p, const QString &verb)
+inline QString processName(const OptionTable &p, const QString &verb)
 {
     return p.isSet(QStringLiteral("name"))
                ? p.value(QStringLiteral("name"))
@@ -20,11 +20,11 @@ inline QString processName(const QCommandLineParser &p, const QString &verb)
 }
 
 /// A Client named "dialog-VERB-PID" configured from the environment and the parsed options.
-inline std::unique_ptr<Client> makeClient(const QCommandLineParser &p, const QString &verb, QString *error)
+inline std::unique_ptr<Client> makeClient(const OptionTable &p, const QString &verb, QString *error)
 {
     ClientOptions o = ClientOptions::fromEnvironment(processName(p, verb));
     o.exitOnRefusal = true; // a service name already provided elsewhere ends the command
-    if (!o.applyParser(p, error))
+    if (!o.applyParser(p.parser(), error))
         return nullptr;
     auto c = std::make_unique<Client>(o);
     if (!c->start()) {

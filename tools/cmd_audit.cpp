@@ -80,30 +80,32 @@ bool fromLogger(Client &client, qint64 sinceMs, qint64 untilMs, int timeoutMs, Q
 int audit(const QStringList &args)
 {
     const QString verb = QStringLiteral("audit");
-    QCommandLineParser p;
-    p.setApplicationDescription(QStringLiteral(
+    qint64 timeout = 5000;
+    OptionTable p(program(verb));
+    p.setDescription(QStringLiteral(
         "Shows the audit trail: every command the Control Server relayed or refused and every IS write an IS "
         "server applied or refused, with its origin (process, user, host, address) and the access-list rule "
         "that decided. Read from the message log (dialog-logger), or with --file from the audit files of the "
         "daemons (--audit-file; rotated generations PATH.1 … included). Oldest first."));
-    p.addOption(
-        {QStringLiteral("since"),
-         QStringLiteral("From this time: 1h, 30m, 2026-11-23T18:00:00 or ms since the epoch (default 1h)."),
-         QStringLiteral("time"), QStringLiteral("1h")});
-    p.addOption(
-        {QStringLiteral("until"), QStringLiteral("Up to this time (same forms)."), QStringLiteral("time")});
-    p.addOption(
-        {QStringLiteral("file"),
-         QStringLiteral("Read this audit file (and its rotated generations) instead of the message log; "
-                        "may be repeated."),
-         QStringLiteral("path")});
-    p.addOption({QStringLiteral("kind"), QStringLiteral("Only \"command\" or \"is-write\" records."),
-                 QStringLiteral("kind")});
-    p.addOption({QStringLiteral("refused"), QStringLiteral("Only refused actions.")});
-    p.addOption({QStringLiteral("json"), QStringLiteral("One JSON object per line.")});
-    p.addOption({QStringLiteral("timeout-ms"),
-                 QStringLiteral("Wait this long for the logger (default 5000)."), QStringLiteral("ms")});
-    if (!parseOptionsOnly(p, args, verb))
+    p.add(
+        Option::text(QStringLiteral("since"), QStringLiteral("time"),
+                     QStringLiteral(
+                         "From this time: 1h, 30m, 2026-11-23T18:00:00 or ms since the epoch (default 1h)."))
+            .defaultValue(QStringLiteral("1h")));
+    p.add(Option::text(QStringLiteral("until"), QStringLiteral("time"),
+                       QStringLiteral("Up to this time (same forms).")));
+    p.add(Option::text(
+        QStringLiteral("file"), QStringLiteral("path"),
+        QStringLiteral("Read this audit file (and its rotated generations) instead of the message log; "
+                       "may be repeated.")));
+    p.add(Option::text(QStringLiteral("kind"), QStringLiteral("kind"),
+                       QStringLiteral("Only \"command\" or \"is-write\" records.")));
+    p.add(Option::flag(QStringLiteral("refused"), QStringLiteral("Only refused actions.")));
+    p.add(Option::flag(QStringLiteral("json"), QStringLiteral("One JSON object per line.")));
+    p.add(Option::duration(QStringLiteral("timeout-ms"), QStringLiteral("ms"),
+                           QStringLiteral("Wait this long for the logger (default 5000)."), &timeout,
+                           OptionUnit::Milliseconds, 1, 3600000));
+    if (!parseOptionsOnly(p, args))
         return 1;
     const auto since = parseLogTime(p.value(QStringLiteral("since")));
     if (!since)
@@ -119,9 +121,6 @@ int audit(const QStringList &args)
     const QString kind = p.value(QStringLiteral("kind"));
     if (!kind.isEmpty() && kind != QLatin1String("command") && kind != QLatin1String("is-write"))
         return fail(verb, QStringLiteral("invalid --kind '%1' (command or is-write)").arg(kind));
-    qint64 timeout = 5000;
-    if (!intOption(p, verb, QStringLiteral("timeout-ms"), 1, 3600000, timeout))
-        return 1;
     QList<AuditRecord> records;
     const QStringList files = p.values(QStringLiteral("file"));
     if (!files.isEmpty()) {

@@ -19,23 +19,20 @@ namespace {
 int fanin(const QStringList &args)
 {
     const QString verb = QStringLiteral("bench fanin");
-    QCommandLineParser p;
-    p.setApplicationDescription(QStringLiteral(
+    qint64 senders = 25, size = 1024, seconds = 3;
+    OptionTable p(program(verb));
+    p.setDescription(QStringLiteral(
         "The DIALOG paper's test: N publisher processes each update one service as fast as flow control "
         "allows; this process subscribes to all and counts what arrives. Starts its own Control Server."));
-    p.addOption({QStringLiteral("senders"), QStringLiteral("Publisher processes (default 25)."),
-                 QStringLiteral("n")});
-    p.addOption({QStringLiteral("size"), QStringLiteral("Message size in bytes (default 1024)."),
-                 QStringLiteral("bytes")});
-    p.addOption(
-        {QStringLiteral("seconds"), QStringLiteral("Measurement time (default 3)."), QStringLiteral("s")});
-    p.addOption({QStringLiteral("json"), QStringLiteral("Print one JSON line.")});
-    if (!parse(p, args, verb))
-        return 1;
-    qint64 senders = 25, size = 1024, seconds = 3;
-    if (!intOption(p, verb, QStringLiteral("senders"), 1, 500, senders) ||
-        !intOption(p, verb, QStringLiteral("size"), 1, 64 * 1024 * 1024, size) ||
-        !intOption(p, verb, QStringLiteral("seconds"), 1, 3600, seconds))
+    p.add(Option::integer(QStringLiteral("senders"), QStringLiteral("n"),
+                          QStringLiteral("Publisher processes (default 25)."), &senders, 1, 500));
+    p.add(Option::size(QStringLiteral("size"), QStringLiteral("bytes"),
+                       QStringLiteral("Message size in bytes (default 1024)."), &size, 1, 64 * 1024 * 1024));
+    p.add(Option::duration(QStringLiteral("seconds"), QStringLiteral("s"),
+                           QStringLiteral("Measurement time (default 3)."), &seconds, OptionUnit::Seconds, 1,
+                           3600));
+    p.add(Option::flag(QStringLiteral("json"), QStringLiteral("Print one JSON line.")));
+    if (!parse(p, args))
         return 1;
     QString error;
     ClientOptions o = ClientOptions::fromEnvironment(QStringLiteral("bench-subscriber"));
@@ -43,7 +40,7 @@ int fanin(const QStringList &args)
     // Every publisher connects from 127.0.0.1, up to hundreds at once (as the Control Server's
     // limits in Environment); --max-handshaking-per-address may set it again.
     o.maxHandshakingPerAddress = 1024;
-    if (!o.applyParser(p, &error))
+    if (!o.applyParser(p.parser(), &error))
         return fail(verb, error);
     Environment env;
     Environment::shareSecurity(o);
@@ -58,14 +55,14 @@ int fanin(const QStringList &args)
     for (int i = 0; i < senders; ++i) {
         const QString service = QStringLiteral("bench.fanin.%1").arg(i);
         subs.append(client->subscribe(service));
-        publishers << env.children.start(ChildProcesses::binary(QStringLiteral("dialog")),
-                           {QStringLiteral("publish"), service, QStringLiteral("--name"),
-                            QStringLiteral("bench.publisher.%1").arg(i), QStringLiteral("--control-server"),
-                            env.address, QStringLiteral("--rate"), QStringLiteral("0"),
-                            QStringLiteral("--size"), QString::number(size), QStringLiteral("--random"),
-                            QStringLiteral("--flow"), QStringLiteral("block"), QStringLiteral("--block-ms"),
-                            QStringLiteral("600000"), QStringLiteral("--wait-subscribers"),
-                            QStringLiteral("1")});
+        publishers << env.children.start(
+            ChildProcesses::binary(QStringLiteral("dialog")),
+            {QStringLiteral("publish"), service, QStringLiteral("--name"),
+             QStringLiteral("bench.publisher.%1").arg(i), QStringLiteral("--control-server"), env.address,
+             QStringLiteral("--rate"), QStringLiteral("0"), QStringLiteral("--size"), QString::number(size),
+             QStringLiteral("--random"), QStringLiteral("--flow"), QStringLiteral("block"),
+             QStringLiteral("--block-ms"), QStringLiteral("600000"), QStringLiteral("--wait-subscribers"),
+             QStringLiteral("1")});
     }
     const auto allActive = [&] {
         return std::all_of(subs.cbegin(), subs.cend(),
@@ -148,9 +145,10 @@ int fanin(const QStringList &args)
         std::printf("fanin: %lld senders -> 1 subscriber, %lld B messages, %.2f s\n", senders, size, elapsed);
         std::printf("  %.0f messages/s, %.1f MB/s, %llu lost\n", msgs, mbs,
                     static_cast<unsigned long long>(lost));
-        std::printf("  subscriber: %.3f us CPU per message, %.1f MB resident (peak %.1f MB); at rest with %lld "
-                    "idle connections %.1f MB\n",
-                    cpuUsPerMsg, rssKb / 1024.0, peakKb / 1024.0, senders, restKb / 1024.0);
+        std::printf(
+            "  subscriber: %.3f us CPU per message, %.1f MB resident (peak %.1f MB); at rest with %lld "
+            "idle connections %.1f MB\n",
+            cpuUsPerMsg, rssKb / 1024.0, peakKb / 1024.0, senders, restKb / 1024.0);
     }
     return 0;
 }
@@ -158,31 +156,29 @@ int fanin(const QStringList &args)
 int rtt(const QStringList &args)
 {
     const QString verb = QStringLiteral("bench rtt");
-    QCommandLineParser p;
-    p.setApplicationDescription(QStringLiteral(
+    qint64 size = 64, count = 10000;
+    OptionTable p(program(verb));
+    p.setDescription(QStringLiteral(
         "Round trips between this process and an echo process. --mode command (default): command -> Control "
         "Server -> provider -> service update -> back. --mode request: a request straight to the provider "
         "and "
         "its reply (two processes, no Control Server on the path). Starts its own Control Server."));
-    p.addOption(
-        {QStringLiteral("mode"), QStringLiteral("command (default) or request."), QStringLiteral("mode")});
-    p.addOption({QStringLiteral("size"), QStringLiteral("Payload size in bytes (default 64)."),
-                 QStringLiteral("bytes")});
-    p.addOption({QStringLiteral("count"), QStringLiteral("Round trips to measure (default 10000)."),
-                 QStringLiteral("n")});
-    p.addOption({QStringLiteral("direct"),
-                 QStringLiteral("Command mode: the echo takes each command, and this process each update, in "
-                                "the reader thread that received it (direct delivery: "
-                                "Client::registerCommandDirect, Client::subscribeDirect). Request mode: the "
-                                "echo takes each request in its reader thread "
-                                "(Client::setRequestHandlerDirect); the reply still reaches this process's "
-                                "thread.")});
-    p.addOption({QStringLiteral("json"), QStringLiteral("Print one JSON line.")});
-    if (!parse(p, args, verb))
-        return 1;
-    qint64 size = 64, count = 10000;
-    if (!intOption(p, verb, QStringLiteral("size"), 8, 64 * 1024 * 1024, size) ||
-        !intOption(p, verb, QStringLiteral("count"), 1, 10000000, count))
+    p.add(Option::text(QStringLiteral("mode"), QStringLiteral("mode"),
+                       QStringLiteral("command (default) or request.")));
+    p.add(Option::size(QStringLiteral("size"), QStringLiteral("bytes"),
+                       QStringLiteral("Payload size in bytes (default 64)."), &size, 8, 64 * 1024 * 1024));
+    p.add(Option::integer(QStringLiteral("count"), QStringLiteral("n"),
+                          QStringLiteral("Round trips to measure (default 10000)."), &count, 1, 10000000));
+    p.add(Option::flag(
+        QStringLiteral("direct"),
+        QStringLiteral("Command mode: the echo takes each command, and this process each update, in "
+                       "the reader thread that received it (direct delivery: "
+                       "Client::registerCommandDirect, Client::subscribeDirect). Request mode: the "
+                       "echo takes each request in its reader thread "
+                       "(Client::setRequestHandlerDirect); the reply still reaches this process's "
+                       "thread.")));
+    p.add(Option::flag(QStringLiteral("json"), QStringLiteral("Print one JSON line.")));
+    if (!parse(p, args))
         return 1;
     const QString mode = p.value(QStringLiteral("mode")).isEmpty() ? QStringLiteral("command")
                                                                    : p.value(QStringLiteral("mode"));
@@ -193,7 +189,7 @@ int rtt(const QStringList &args)
     QString error;
     ClientOptions o = ClientOptions::fromEnvironment(QStringLiteral("bench-rtt"));
     o.exitOnRefusal = true;
-    if (!o.applyParser(p, &error))
+    if (!o.applyParser(p.parser(), &error))
         return fail(verb, error);
     Environment env;
     Environment::shareSecurity(o);
@@ -206,7 +202,8 @@ int rtt(const QStringList &args)
     env.children.start(
         ChildProcesses::binary(QStringLiteral("dialog")),
         QStringList{QStringLiteral("echo"), QStringLiteral("--name"), QStringLiteral("bench.echo"),
-                    QStringLiteral("--control-server"), env.address, QStringLiteral("--quiet")} + spin +
+                    QStringLiteral("--control-server"), env.address, QStringLiteral("--quiet")} +
+            spin +
             (request ? QStringList{QStringLiteral("--reply"), QStringLiteral("bench.rr")}
                      : QStringList{QStringLiteral("--command"), QStringLiteral("bench.ping"),
                                    QStringLiteral("--service"), QStringLiteral("bench.pong")}) +
@@ -325,7 +322,8 @@ int rtt(const QStringList &args)
     } else {
         std::printf("rtt (%s%s%s): %lld round trips of %lld B: p50 %.1f us, p99 %.1f us, max %.1f us\n",
                     qPrintable(mode), direct ? ", direct" : "",
-                    o.receiveSpinUs > 0 ? qPrintable(QStringLiteral(", spin %1 us").arg(o.receiveSpinUs)) : "",
+                    o.receiveSpinUs > 0 ? qPrintable(QStringLiteral(", spin %1 us").arg(o.receiveSpinUs))
+                                        : "",
                     count, size, pct(0.5), pct(0.99), samples.last() / 1000.0);
     }
     return 0;

@@ -66,23 +66,18 @@ double median(QList<double> v)
 int benchIsHistory(const QStringList &args)
 {
     const QString verb = QStringLiteral("bench is-history");
-    QCommandLineParser p;
-    p.setApplicationDescription(
+    qint64 objects = 100000, values = 600;
+    OptionTable p(program(verb));
+    p.setDescription(
         QStringLiteral("Memory of the IS history ring (objects x values, 4 numeric attributes each) and "
                        "history query latency "
                        "for one hour of 1 Hz values, in process and through a real IS server."));
-    p.addOption(
-        {QStringLiteral("objects"), QStringLiteral("Objects (default 100000)."), QStringLiteral("n")});
-    p.addOption(
-        {QStringLiteral("values"), QStringLiteral("Values per object (default 600)."), QStringLiteral("n")});
-    p.addOption({QStringLiteral("json"), QStringLiteral("Print one JSON line.")});
-    if (!parse(p, args, verb))
-        return 1;
-    qint64 objects = 100000, values = 600;
-    if ((p.isSet(QStringLiteral("objects")) &&
-         !intOption(p, verb, QStringLiteral("objects"), 1, 10000000, objects)) ||
-        (p.isSet(QStringLiteral("values")) &&
-         !intOption(p, verb, QStringLiteral("values"), 1, 100000, values)))
+    p.add(Option::integer(QStringLiteral("objects"), QStringLiteral("n"),
+                          QStringLiteral("Objects (default 100000)."), &objects, 1, 10000000));
+    p.add(Option::integer(QStringLiteral("values"), QStringLiteral("n"),
+                          QStringLiteral("Values per object (default 600)."), &values, 1, 100000));
+    p.add(Option::flag(QStringLiteral("json"), QStringLiteral("Print one JSON line.")));
+    if (!parse(p, args))
         return 1;
     is::TypeRegistry types;
     QString error;
@@ -218,19 +213,16 @@ int benchIsHistory(const QStringList &args)
 int benchArchive(const QStringList &args)
 {
     const QString verb = QStringLiteral("bench archive");
-    QCommandLineParser p;
-    p.setApplicationDescription(QStringLiteral(
+    qint64 values = 4000000;
+    OptionTable p(program(verb));
+    p.setDescription(QStringLiteral(
         "dialog-archiver's store in a temporary directory: values inserted per second (10,000 series), then "
         "a week "
         "of 1 Hz values of one series and the time of the query \"that week in 1,000 points\"."));
-    p.addOption({QStringLiteral("values"), QStringLiteral("Values inserted (default 4000000)."),
-                 QStringLiteral("n")});
-    p.addOption({QStringLiteral("json"), QStringLiteral("Print one JSON line.")});
-    if (!parse(p, args, verb))
-        return 1;
-    qint64 values = 4000000;
-    if (p.isSet(QStringLiteral("values")) &&
-        !intOption(p, verb, QStringLiteral("values"), 10000, 1000000000, values))
+    p.add(Option::integer(QStringLiteral("values"), QStringLiteral("n"),
+                          QStringLiteral("Values inserted (default 4000000)."), &values, 10000, 1000000000));
+    p.add(Option::flag(QStringLiteral("json"), QStringLiteral("Print one JSON line.")));
+    if (!parse(p, args))
         return 1;
     QTemporaryDir dir;
     if (!dir.isValid())

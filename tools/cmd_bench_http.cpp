@@ -47,22 +47,20 @@ bool takeAnswer(QByteArray &buffer, int *status)
 int benchIsHttp(const QStringList &args)
 {
     const QString verb = QStringLiteral("bench is-http");
-    QCommandLineParser p;
-    p.setApplicationDescription(QStringLiteral(
+    qint64 connections = 8, seconds = 5;
+    OptionTable p(program(verb));
+    p.setDescription(QStringLiteral(
         "HTTP GET throughput of one IS object from the web IS: --connections keep-alive connections, one "
         "request in flight on each, for --seconds (after a one-second warm-up)."));
-    p.addOption({QStringLiteral("connections"), QStringLiteral("Keep-alive connections (default 8)."),
-                 QStringLiteral("n")});
-    p.addOption(
-        {QStringLiteral("seconds"), QStringLiteral("Measured duration (default 5)."), QStringLiteral("s")});
-    p.addOption(
-        {QStringLiteral("format"), QStringLiteral("xml or json (default xml)."), QStringLiteral("format")});
-    p.addOption({QStringLiteral("json"), QStringLiteral("Print one JSON line.")});
-    if (!parse(p, args, verb))
-        return 1;
-    qint64 connections = 8, seconds = 5;
-    if (!intOption(p, verb, QStringLiteral("connections"), 1, 1000, connections) ||
-        !intOption(p, verb, QStringLiteral("seconds"), 1, 3600, seconds))
+    p.add(Option::integer(QStringLiteral("connections"), QStringLiteral("n"),
+                          QStringLiteral("Keep-alive connections (default 8)."), &connections, 1, 1000));
+    p.add(Option::duration(QStringLiteral("seconds"), QStringLiteral("s"),
+                           QStringLiteral("Measured duration (default 5)."), &seconds, OptionUnit::Seconds, 1,
+                           3600));
+    p.add(Option::text(QStringLiteral("format"), QStringLiteral("format"),
+                       QStringLiteral("xml or json (default xml).")));
+    p.add(Option::flag(QStringLiteral("json"), QStringLiteral("Print one JSON line.")));
+    if (!parse(p, args))
         return 1;
     const QString format = p.value(QStringLiteral("format")).isEmpty() ? QStringLiteral("xml")
                                                                        : p.value(QStringLiteral("format"));

@@ -12,9 +12,9 @@
 #include <QFile>
 #include <QFileInfo>
 #include <QJsonArray>
-#include <QTemporaryDir>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QTemporaryDir>
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -29,16 +29,18 @@ const QString SampleType = QStringLiteral("BenchSample");
 
 qint64 steadyNs()
 {
-    return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(
+               std::chrono::steady_clock::now().time_since_epoch())
         .count();
 }
 
 is::TypeInfo sampleType()
 {
     is::TypeInfo t(SampleType, QStringLiteral("Benchmark payload"));
-    t.setAttributes({is::AttributeInfo(QStringLiteral("sent"), is::BasicType::S64,
-                                       QStringLiteral("Sender's steady clock at the update (ns)")),
-                     is::AttributeInfo(QStringLiteral("data"), is::BasicType::U8, QStringLiteral("Payload"), true)});
+    t.setAttributes(
+        {is::AttributeInfo(QStringLiteral("sent"), is::BasicType::S64,
+                           QStringLiteral("Sender's steady clock at the update (ns)")),
+         is::AttributeInfo(QStringLiteral("data"), is::BasicType::U8, QStringLiteral("Payload"), true)});
     return t;
 }
 
@@ -46,24 +48,20 @@ is::TypeInfo sampleType()
 int isSender(const QStringList &args)
 {
     const QString verb = QStringLiteral("bench is-sender");
-    QCommandLineParser p;
-    p.setApplicationDescription(QStringLiteral("Internal: the update side of the IS benchmarks."));
-    p.addOption({QStringLiteral("index"), QStringLiteral("Sender number."), QStringLiteral("n"), QStringLiteral("0")});
-    p.addOption({QStringLiteral("size"), QStringLiteral("Payload bytes."), QStringLiteral("b"), QStringLiteral("9")});
-    p.addOption({QStringLiteral("rate"), QStringLiteral("Updates/s (0: as fast as possible)."), QStringLiteral("hz"),
-                 QStringLiteral("0")});
-    p.addOption({QStringLiteral("objects"), QStringLiteral("Objects updated in turn."), QStringLiteral("n"),
-                 QStringLiteral("10")});
-    p.addOption({QStringLiteral("window"), QStringLiteral("Updates in flight (rate 0)."), QStringLiteral("n"),
-                 QStringLiteral("64")});
-    if (!parse(p, args, verb))
-        return 1;
     qint64 index = 0, size = 9, rate = 0, objects = 10, window = 64;
-    if (!intOption(p, verb, QStringLiteral("index"), 0, 100000, index) ||
-        !intOption(p, verb, QStringLiteral("size"), 0, 16 << 20, size) ||
-        !intOption(p, verb, QStringLiteral("rate"), 0, 1000000, rate) ||
-        !intOption(p, verb, QStringLiteral("objects"), 1, 100000, objects) ||
-        !intOption(p, verb, QStringLiteral("window"), 1, 100000, window))
+    OptionTable p(program(verb));
+    p.setDescription(QStringLiteral("Internal: the update side of the IS benchmarks."));
+    p.add(Option::integer(QStringLiteral("index"), QStringLiteral("n"), QStringLiteral("Sender number."),
+                          &index, 0, 100000));
+    p.add(Option::size(QStringLiteral("size"), QStringLiteral("b"), QStringLiteral("Payload bytes."), &size,
+                       0, 16 << 20));
+    p.add(Option::integer(QStringLiteral("rate"), QStringLiteral("hz"),
+                          QStringLiteral("Updates/s (0: as fast as possible)."), &rate, 0, 1000000));
+    p.add(Option::integer(QStringLiteral("objects"), QStringLiteral("n"),
+                          QStringLiteral("Objects updated in turn."), &objects, 1, 100000));
+    p.add(Option::integer(QStringLiteral("window"), QStringLiteral("n"),
+                          QStringLiteral("Updates in flight (rate 0)."), &window, 1, 100000));
+    if (!parse(p, args))
         return 1;
     QString error;
     auto client = makeClient(p, QStringLiteral("bench-is-sender"), &error);
@@ -88,7 +86,8 @@ int isSender(const QStringList &args)
                     [&](const is::Status &s) {
                         --inFlight;
                         if (!s.isOk() && ++failures == 1)
-                            std::fprintf(stderr, "dialog %s: %s\n", qPrintable(verb), qPrintable(s.toString()));
+                            std::fprintf(stderr, "dialog %s: %s\n", qPrintable(verb),
+                                         qPrintable(s.toString()));
                         if (rate == 0)
                             while (inFlight < window)
                                 sendOne();
@@ -111,23 +110,21 @@ int isSender(const QStringList &args)
 int isSubscriber(const QStringList &args)
 {
     const QString verb = QStringLiteral("bench is-subscriber");
-    QCommandLineParser p;
-    p.setApplicationDescription(QStringLiteral("Internal: the subscriber side of the IS benchmarks."));
-    p.addOption({QStringLiteral("index"), QStringLiteral("Subscriber process number."), QStringLiteral("n"),
-                 QStringLiteral("0")});
-    p.addOption({QStringLiteral("subscriptions"), QStringLiteral("Subscriptions in this process."),
-                 QStringLiteral("n"), QStringLiteral("25")});
-    p.addOption({QStringLiteral("latency"), QStringLiteral("Decode each value and report latencies.")});
-    p.addOption({QStringLiteral("delay-us"), QStringLiteral("Work this long per event (a slow subscriber)."),
-                 QStringLiteral("us"), QStringLiteral("0")});
-    p.addOption({QStringLiteral("server"), QStringLiteral("IS server to subscribe to (default Bench)."),
-                 QStringLiteral("name"), BenchServer});
-    if (!parse(p, args, verb))
-        return 1;
     qint64 index = 0, subscriptions = 25, delayUs = 0;
-    if (!intOption(p, verb, QStringLiteral("index"), 0, 100000, index) ||
-        !intOption(p, verb, QStringLiteral("delay-us"), 0, 10000000, delayUs) ||
-        !intOption(p, verb, QStringLiteral("subscriptions"), 1, 10000, subscriptions))
+    OptionTable p(program(verb));
+    p.setDescription(QStringLiteral("Internal: the subscriber side of the IS benchmarks."));
+    p.add(Option::integer(QStringLiteral("index"), QStringLiteral("n"),
+                          QStringLiteral("Subscriber process number."), &index, 0, 100000));
+    p.add(Option::integer(QStringLiteral("subscriptions"), QStringLiteral("n"),
+                          QStringLiteral("Subscriptions in this process."), &subscriptions, 1, 10000));
+    p.add(Option::flag(QStringLiteral("latency"), QStringLiteral("Decode each value and report latencies.")));
+    p.add(Option::duration(QStringLiteral("delay-us"), QStringLiteral("us"),
+                           QStringLiteral("Work this long per event (a slow subscriber)."), &delayUs,
+                           OptionUnit::Microseconds, 0, 10000000));
+    p.add(Option::text(QStringLiteral("server"), QStringLiteral("name"),
+                       QStringLiteral("IS server to subscribe to (default Bench)."))
+              .defaultValue(BenchServer));
+    if (!parse(p, args))
         return 1;
     QString error;
     auto client = makeClient(p, QStringLiteral("bench-is-subscriber"), &error);
@@ -202,7 +199,8 @@ bool startSystem(Environment &env, Client &client, Subscribers &subs, qint64 pro
                  bool latency, QString *error, int isThreads, bool viaMirror = false,
                  QProcess **isServer = nullptr)
 {
-    QStringList isArgs{QStringLiteral("--name"), BenchServer, QStringLiteral("--control-server"), env.address};
+    QStringList isArgs{QStringLiteral("--name"), BenchServer, QStringLiteral("--control-server"),
+                       env.address};
     if (isThreads > 0)
         isArgs << QStringLiteral("--threads") << QString::number(isThreads);
     QProcess *master = env.children.start(ChildProcesses::binary(QStringLiteral("dialog-isserver")), isArgs);
@@ -211,18 +209,26 @@ bool startSystem(Environment &env, Client &client, Subscribers &subs, qint64 pro
     const QString server = viaMirror ? BenchServer + QStringLiteral("Mirror") : BenchServer;
     if (viaMirror)
         env.children.start(ChildProcesses::binary(QStringLiteral("dialog-isserver")),
-                           QStringList{QStringLiteral("--name"), server, QStringLiteral("--mirror-of"), BenchServer,
-                                       QStringLiteral("--control-server"), env.address} +
+                           QStringList{QStringLiteral("--name"), server, QStringLiteral("--mirror-of"),
+                                       BenchServer, QStringLiteral("--control-server"), env.address} +
                                isArgs.mid(4));
     for (int i = 0; i < processes; ++i) {
         const qint64 n = total / processes + (i < total % processes ? 1 : 0);
-        QStringList a{QStringLiteral("is-subscriber"), QStringLiteral("--index"), QString::number(i),
-                      QStringLiteral("--subscriptions"), QString::number(n), QStringLiteral("--control-server"),
-                      env.address, QStringLiteral("--name"), QStringLiteral("bench.is.subscriber.%1").arg(i),
-                      QStringLiteral("--server"), server};
+        QStringList a{QStringLiteral("is-subscriber"),
+                      QStringLiteral("--index"),
+                      QString::number(i),
+                      QStringLiteral("--subscriptions"),
+                      QString::number(n),
+                      QStringLiteral("--control-server"),
+                      env.address,
+                      QStringLiteral("--name"),
+                      QStringLiteral("bench.is.subscriber.%1").arg(i),
+                      QStringLiteral("--server"),
+                      server};
         if (latency)
             a << QStringLiteral("--latency");
-        env.children.start(ChildProcesses::binary(QStringLiteral("dialog")), QStringList{QStringLiteral("bench")} + a);
+        env.children.start(ChildProcesses::binary(QStringLiteral("dialog")),
+                           QStringList{QStringLiteral("bench")} + a);
         Subscription *s = client.subscribe(QStringLiteral("bench.is.sub.%1").arg(i));
         QObject::connect(s, &Subscription::messageReceived, &client, [&subs, i](const Message &m) {
             const QJsonObject o = QJsonDocument::fromJson(m.data()).object();
@@ -253,35 +259,28 @@ void startSenders(Environment &env, qint64 senders, qint64 size, qint64 rate, qi
                             QStringLiteral("--name"), QStringLiteral("bench.is.sender.%1").arg(i)});
 }
 
-void addCommon(QCommandLineParser &p)
-{
-    p.addOption({QStringLiteral("subscribers"), QStringLiteral("Subscriptions in total (default 100)."),
-                 QStringLiteral("n")});
-    p.addOption({QStringLiteral("processes"), QStringLiteral("Subscriber processes (default 4)."),
-                 QStringLiteral("n")});
-    p.addOption({QStringLiteral("size"), QStringLiteral("Payload bytes per update."), QStringLiteral("bytes")});
-    p.addOption({QStringLiteral("seconds"), QStringLiteral("Measurement time (default 5)."), QStringLiteral("s")});
-    p.addOption({QStringLiteral("is-threads"), QStringLiteral("Worker threads of the IS server (default: cores)."),
-                 QStringLiteral("n")});
-    p.addOption({QStringLiteral("json"), QStringLiteral("Print one JSON line.")});
-}
-
-/// The options addCommon() adds, read and checked.
+/// The options addCommon() adds.
 struct CommonOptions
 {
     qint64 subscribers = 100, processes = 4, size = 8, seconds = 5, isThreads = 0;
 };
 
-bool readCommon(const QCommandLineParser &p, const QString &verb, CommonOptions &c)
+/// Adds the options every IS benchmark takes, written to @p c.
+void addCommon(OptionTable &p, CommonOptions &c)
 {
-    if (!intOption(p, verb, QStringLiteral("subscribers"), 1, 10000, c.subscribers) ||
-        !intOption(p, verb, QStringLiteral("processes"), 1, 100, c.processes) ||
-        !intOption(p, verb, QStringLiteral("size"), 0, 16 << 20, c.size) ||
-        !intOption(p, verb, QStringLiteral("seconds"), 1, 3600, c.seconds) ||
-        !intOption(p, verb, QStringLiteral("is-threads"), 1, 256, c.isThreads))
-        return false;
-    c.processes = qMin(c.processes, c.subscribers);
-    return true;
+    p.add({Option::integer(QStringLiteral("subscribers"), QStringLiteral("n"),
+                           QStringLiteral("Subscriptions in total (default 100)."), &c.subscribers, 1, 10000),
+           Option::integer(QStringLiteral("processes"), QStringLiteral("n"),
+                           QStringLiteral("Subscriber processes (default 4)."), &c.processes, 1, 100),
+           Option::size(QStringLiteral("size"), QStringLiteral("bytes"),
+                        QStringLiteral("Payload bytes per update."), &c.size, 0, 16 << 20),
+           Option::duration(QStringLiteral("seconds"), QStringLiteral("s"),
+                            QStringLiteral("Measurement time (default 5)."), &c.seconds, OptionUnit::Seconds,
+                            1, 3600),
+           Option::integer(QStringLiteral("is-threads"), QStringLiteral("n"),
+                           QStringLiteral("Worker threads of the IS server (default: cores)."), &c.isThreads,
+                           1, 256),
+           Option::flag(QStringLiteral("json"), QStringLiteral("Print one JSON line."))});
 }
 
 /// A Control Server for the benchmark and this process's client of it (null with @p error).
@@ -303,19 +302,19 @@ std::unique_ptr<Client> startBench(Environment &env, const QString &name, QStrin
 int isFanout(const QStringList &args)
 {
     const QString verb = QStringLiteral("bench is-fanout");
-    QCommandLineParser p;
-    p.setApplicationDescription(QStringLiteral(
+    qint64 senders = 3;
+    OptionTable p(program(verb));
+    p.setDescription(QStringLiteral(
         "The IS paper's test: senders update objects of one IS server as fast as it answers; every "
         "subscriber receives every update. Reports deliveries/s summed over all subscribers."));
-    p.addOption({QStringLiteral("senders"), QStringLiteral("Sender processes (default 3)."), QStringLiteral("n")});
-    addCommon(p);
-    if (!parse(p, args, verb))
-        return 1;
-    qint64 senders = 3;
+    p.add(Option::integer(QStringLiteral("senders"), QStringLiteral("n"),
+                          QStringLiteral("Sender processes (default 3)."), &senders, 1, 100));
     CommonOptions common;
     common.size = 9;
-    if (!intOption(p, verb, QStringLiteral("senders"), 1, 100, senders) || !readCommon(p, verb, common))
+    addCommon(p, common);
+    if (!parse(p, args))
         return 1;
+    common.processes = qMin(common.processes, common.subscribers);
     const auto [subscribers, processes, size, seconds, isThreads] = common;
     QString error;
     Environment env;
@@ -357,8 +356,8 @@ int isFanout(const QStringList &args)
                             {QStringLiteral("server_peak_mb"), qRound64(serverPeakKb / 102.4) / 10.0}};
         std::printf("%s\n", QJsonDocument(j).toJson(QJsonDocument::Compact).constData());
     } else {
-        std::printf("is-fanout: %lld senders -> IS server -> %lld subscribers in %lld processes, %lld B\n", senders,
-                    subscribers, processes, size);
+        std::printf("is-fanout: %lld senders -> IS server -> %lld subscribers in %lld processes, %lld B\n",
+                    senders, subscribers, processes, size);
         std::printf("  %.0f deliveries/s (%.0f updates/s), %lld dropped\n", rate, rate / double(subscribers),
                     dropped);
         std::printf("  IS server: %.1f MB resident (peak %.1f MB)\n", serverRssKb / 1024.0,
@@ -370,20 +369,21 @@ int isFanout(const QStringList &args)
 int isLatency(const QStringList &args)
 {
     const QString verb = QStringLiteral("bench is-latency");
-    QCommandLineParser p;
-    p.setApplicationDescription(QStringLiteral(
+    qint64 rate = 100;
+    OptionTable p(program(verb));
+    p.setDescription(QStringLiteral(
         "One sender updates an object at --rate; every subscriber measures the time from the update "
         "call to its delivery. Reports p50/p99 over all deliveries."));
-    p.addOption({QStringLiteral("rate"), QStringLiteral("Updates per second (default 100)."), QStringLiteral("hz")});
-    p.addOption({QStringLiteral("via-mirror"),
-                 QStringLiteral("Subscribers subscribe to a mirror (--mirror-of) of the updated server.")});
-    addCommon(p);
-    if (!parse(p, args, verb))
-        return 1;
-    qint64 rate = 100;
+    p.add(Option::integer(QStringLiteral("rate"), QStringLiteral("hz"),
+                          QStringLiteral("Updates per second (default 100)."), &rate, 1, 1000));
+    p.add(Option::flag(
+        QStringLiteral("via-mirror"),
+        QStringLiteral("Subscribers subscribe to a mirror (--mirror-of) of the updated server.")));
     CommonOptions common;
-    if (!intOption(p, verb, QStringLiteral("rate"), 1, 1000, rate) || !readCommon(p, verb, common))
+    addCommon(p, common);
+    if (!parse(p, args))
         return 1;
+    common.processes = qMin(common.processes, common.subscribers);
     const auto [subscribers, processes, size, seconds, isThreads] = common;
     QString error;
     Environment env;
@@ -420,7 +420,8 @@ int isLatency(const QStringList &args)
                             {QStringLiteral("max_us"), s.last()}};
         std::printf("%s\n", QJsonDocument(j).toJson(QJsonDocument::Compact).constData());
     } else {
-        std::printf("is-latency: 1 sender at %lld Hz -> %lld subscribers%s, %lld B: p50 %lld us, p99 %lld us, max %lld "
+        std::printf("is-latency: 1 sender at %lld Hz -> %lld subscribers%s, %lld B: p50 %lld us, p99 %lld "
+                    "us, max %lld "
                     "us (%lld samples)\n",
                     rate, subscribers, viaMirror ? " of a mirror" : "", size, pct(0.5), pct(0.99), s.last(),
                     qint64(s.size()));
@@ -432,25 +433,24 @@ int isLatency(const QStringList &args)
 int isLoad(const QStringList &args)
 {
     const QString verb = QStringLiteral("bench is-load");
-    QCommandLineParser p;
-    p.setApplicationDescription(QStringLiteral(
+    qint64 objects = 100000;
+    OptionTable p(program(verb));
+    p.setDescription(QStringLiteral(
         "Fills an IS server with --objects objects of 10 attributes, reports its resident memory, stops it "
         "(final checkpoint) and reports how long a restart takes until every object is served again."));
-    p.addOption({QStringLiteral("objects"), QStringLiteral("Objects (default 100000)."), QStringLiteral("n")});
-    p.addOption({QStringLiteral("json"), QStringLiteral("Print one JSON line.")});
-    if (!parse(p, args, verb))
-        return 1;
-    qint64 objects = 100000;
-    if (!intOption(p, verb, QStringLiteral("objects"), 1, 10000000, objects))
+    p.add(Option::integer(QStringLiteral("objects"), QStringLiteral("n"),
+                          QStringLiteral("Objects (default 100000)."), &objects, 1, 10000000));
+    p.add(Option::flag(QStringLiteral("json"), QStringLiteral("Print one JSON line.")));
+    if (!parse(p, args))
         return 1;
     QString error;
     Environment env;
     if (!env.startControlServer(&error))
         return fail(verb, error);
     QTemporaryDir dir;
-    const QStringList isArgs{QStringLiteral("--name"), BenchServer, QStringLiteral("--control-server"), env.address,
-                             QStringLiteral("--data-dir"), dir.path(), QStringLiteral("--checkpoint-s"),
-                             QStringLiteral("0")};
+    const QStringList isArgs{
+        QStringLiteral("--name"),     BenchServer, QStringLiteral("--control-server"), env.address,
+        QStringLiteral("--data-dir"), dir.path(),  QStringLiteral("--checkpoint-s"),   QStringLiteral("0")};
     QProcess *server = env.children.start(ChildProcesses::binary(QStringLiteral("dialog-isserver")), isArgs);
     ClientOptions o = ClientOptions::fromEnvironment(QStringLiteral("bench-is-load"));
     o.exitOnRefusal = true;
@@ -514,9 +514,10 @@ int isLoad(const QStringList &args)
                             {QStringLiteral("restart_s"), qRound64(restartS * 100) / 100.0}};
         std::printf("%s\n", QJsonDocument(j).toJson(QJsonDocument::Compact).constData());
     } else {
-        std::printf("is-load: %lld objects of 10 attributes: server RSS %.1f MB (empty %.1f MB), checkpoint %.1f MB, "
-                    "restart with reload %.2f s\n",
-                    objects, rssFull / 1024.0, rssEmpty / 1024.0, fileBytes / 1048576.0, restartS);
+        std::printf(
+            "is-load: %lld objects of 10 attributes: server RSS %.1f MB (empty %.1f MB), checkpoint %.1f MB, "
+            "restart with reload %.2f s\n",
+            objects, rssFull / 1024.0, rssEmpty / 1024.0, fileBytes / 1048576.0, restartS);
     }
     return 0;
 }
@@ -525,31 +526,31 @@ int isLoad(const QStringList &args)
 int isWrite(const QStringList &args)
 {
     const QString verb = QStringLiteral("bench is-write");
-    QCommandLineParser p;
-    p.setApplicationDescription(QStringLiteral(
+    qint64 writes = 100000, objects = 1000, inFlight = 256;
+    OptionTable p(program(verb));
+    p.setDescription(QStringLiteral(
         "Updates --objects objects of 10 attributes --writes times in all, --in-flight at a time, on an IS "
         "server with a data directory, and reports acknowledged writes per second. --journal off|none|batch|"
         "always: without the journal, or with it and that sync policy (default batch)."));
-    p.addOption({QStringLiteral("writes"), QStringLiteral("Writes (default 100000)."), QStringLiteral("n")});
-    p.addOption({QStringLiteral("objects"), QStringLiteral("Distinct objects (default 1000)."), QStringLiteral("n")});
-    p.addOption({QStringLiteral("in-flight"), QStringLiteral("Writes awaiting their acknowledgement (default 256)."),
-                 QStringLiteral("n")});
-    p.addOption({QStringLiteral("journal"), QStringLiteral("off, none, batch or always (default batch)."),
-                 QStringLiteral("policy")});
-    p.addOption({QStringLiteral("data-dir"),
-                 QStringLiteral("Directory for the server's files (default: a temporary directory in $TMPDIR)."),
-                 QStringLiteral("dir")});
-    p.addOption({QStringLiteral("json"), QStringLiteral("Print one JSON line.")});
-    if (!parse(p, args, verb))
+    p.add(Option::integer(QStringLiteral("writes"), QStringLiteral("n"),
+                          QStringLiteral("Writes (default 100000)."), &writes, 1, 100000000));
+    p.add(Option::integer(QStringLiteral("objects"), QStringLiteral("n"),
+                          QStringLiteral("Distinct objects (default 1000)."), &objects, 1, 1000000));
+    p.add(Option::integer(QStringLiteral("in-flight"), QStringLiteral("n"),
+                          QStringLiteral("Writes awaiting their acknowledgement (default 256)."), &inFlight,
+                          1, 100000));
+    p.add(Option::text(QStringLiteral("journal"), QStringLiteral("policy"),
+                       QStringLiteral("off, none, batch or always (default batch).")));
+    p.add(Option::text(
+        QStringLiteral("data-dir"), QStringLiteral("dir"),
+        QStringLiteral("Directory for the server's files (default: a temporary directory in $TMPDIR).")));
+    p.add(Option::flag(QStringLiteral("json"), QStringLiteral("Print one JSON line.")));
+    if (!parse(p, args))
         return 1;
-    qint64 writes = 100000, objects = 1000, inFlight = 256;
-    if (!intOption(p, verb, QStringLiteral("writes"), 1, 100000000, writes) ||
-        !intOption(p, verb, QStringLiteral("objects"), 1, 1000000, objects) ||
-        !intOption(p, verb, QStringLiteral("in-flight"), 1, 100000, inFlight))
-        return 1;
-    const QString journal = p.isSet(QStringLiteral("journal")) ? p.value(QStringLiteral("journal"))
-                                                                : QStringLiteral("batch");
-    if (!QStringList{QStringLiteral("off"), QStringLiteral("none"), QStringLiteral("batch"), QStringLiteral("always")}
+    const QString journal =
+        p.isSet(QStringLiteral("journal")) ? p.value(QStringLiteral("journal")) : QStringLiteral("batch");
+    if (!QStringList{QStringLiteral("off"), QStringLiteral("none"), QStringLiteral("batch"),
+                     QStringLiteral("always")}
              .contains(journal))
         return fail(verb, QStringLiteral("invalid --journal '%1' (off, none, batch or always)").arg(journal));
     QString error;
@@ -562,9 +563,9 @@ int isWrite(const QStringList &args)
         tmp = std::make_unique<QTemporaryDir>();
         dirPath = tmp->path();
     }
-    QStringList isArgs{QStringLiteral("--name"), BenchServer, QStringLiteral("--control-server"), env.address,
-                       QStringLiteral("--data-dir"), dirPath, QStringLiteral("--checkpoint-s"),
-                       QStringLiteral("10")};
+    QStringList isArgs{
+        QStringLiteral("--name"),     BenchServer, QStringLiteral("--control-server"), env.address,
+        QStringLiteral("--data-dir"), dirPath,     QStringLiteral("--checkpoint-s"),   QStringLiteral("10")};
     if (journal == QLatin1String("off"))
         isArgs << QStringLiteral("--no-journal");
     else
@@ -621,7 +622,8 @@ int isWrite(const QStringList &args)
     if (failures)
         return fail(verb, QStringLiteral("%1 writes failed (first: %2)").arg(failures).arg(firstFailure));
     qint64 journalBytes = 0;
-    for (const QFileInfo &fi : QDir(dirPath).entryInfoList({BenchServer + QStringLiteral(".is.journal.*")}, QDir::Files))
+    for (const QFileInfo &fi :
+         QDir(dirPath).entryInfoList({BenchServer + QStringLiteral(".is.journal.*")}, QDir::Files))
         journalBytes += fi.size();
     env.children.stopAll();
     const double rate = writes / seconds;
@@ -636,9 +638,11 @@ int isWrite(const QStringList &args)
                             {QStringLiteral("journal_bytes"), journalBytes}};
         std::printf("%s\n", QJsonDocument(j).toJson(QJsonDocument::Compact).constData());
     } else {
-        std::printf("is-write: journal %s, %lld writes (%lld objects of 10 attributes, %lld in flight): %.0f writes/s "
+        std::printf("is-write: journal %s, %lld writes (%lld objects of 10 attributes, %lld in flight): %.0f "
+                    "writes/s "
                     "(%.1f us each; server CPU %.1f us per write), journal %.1f MB\n",
-                    qPrintable(journal), writes, objects, inFlight, rate, 1e6 / rate, cpuUs, journalBytes / 1048576.0);
+                    qPrintable(journal), writes, objects, inFlight, rate, 1e6 / rate, cpuUs,
+                    journalBytes / 1048576.0);
     }
     return 0;
 }

@@ -90,35 +90,29 @@ double childrenCpu()
 int benchLog(const QStringList &args)
 {
     const QString verb = QStringLiteral("bench log");
-    QCommandLineParser p;
-    p.setApplicationDescription(QStringLiteral(
+    qint64 processes = 25, messages = 40000, queries = 50;
+    OptionTable p(program(verb));
+    p.setDescription(QStringLiteral(
         "Starts a Control Server, dialog-logger (SQLite in a temporary directory, or --db) and N reporting "
         "processes; "
         "prints the messages/s stored and the time of the search \"warnings of one process in the last "
         "hour\"."));
-    p.addOption({QStringLiteral("processes"), QStringLiteral("Reporting processes (default 25)."),
-                 QStringLiteral("n")});
-    p.addOption({QStringLiteral("messages"), QStringLiteral("Messages per process (default 40000)."),
-                 QStringLiteral("n")});
-    p.addOption(
-        {QStringLiteral("queries"), QStringLiteral("Searches timed (default 50)."), QStringLiteral("n")});
-    p.addOption(
-        {QStringLiteral("db"),
-         QStringLiteral("Store into this PostgreSQL database (postgresql://user@host:port/db, handed to "
-                        "dialog-logger --db) instead of SQLite."),
-         QStringLiteral("url")});
-    p.addOption(
-        {QStringLiteral("data-dir"),
-         QStringLiteral("Use this SQLite directory (its messages stay, e.g. millions stored before, for "
-                        "the search time) instead of a temporary one."),
-         QStringLiteral("dir")});
-    p.addOption({QStringLiteral("json"), QStringLiteral("One JSON object.")});
-    if (!parse(p, args, verb))
-        return 1;
-    qint64 processes = 25, messages = 40000, queries = 50;
-    if (!intOption(p, verb, QStringLiteral("processes"), 1, 500, processes) ||
-        !intOption(p, verb, QStringLiteral("messages"), 1, 10000000, messages) ||
-        !intOption(p, verb, QStringLiteral("queries"), 1, 100000, queries))
+    p.add(Option::integer(QStringLiteral("processes"), QStringLiteral("n"),
+                          QStringLiteral("Reporting processes (default 25)."), &processes, 1, 500));
+    p.add(Option::integer(QStringLiteral("messages"), QStringLiteral("n"),
+                          QStringLiteral("Messages per process (default 40000)."), &messages, 1, 10000000));
+    p.add(Option::integer(QStringLiteral("queries"), QStringLiteral("n"),
+                          QStringLiteral("Searches timed (default 50)."), &queries, 1, 100000));
+    p.add(Option::text(
+        QStringLiteral("db"), QStringLiteral("url"),
+        QStringLiteral("Store into this PostgreSQL database (postgresql://user@host:port/db, handed to "
+                       "dialog-logger --db) instead of SQLite.")));
+    p.add(Option::text(
+        QStringLiteral("data-dir"), QStringLiteral("dir"),
+        QStringLiteral("Use this SQLite directory (its messages stay, e.g. millions stored before, for "
+                       "the search time) instead of a temporary one.")));
+    p.add(Option::flag(QStringLiteral("json"), QStringLiteral("One JSON object.")));
+    if (!parse(p, args))
         return 1;
     QTemporaryDir dir;
     if (!dir.isValid())

@@ -130,26 +130,21 @@ private:
 int benchIsMirrorCost(const QStringList &args)
 {
     const QString verb = QStringLiteral("bench is-mirror-cost");
-    QCommandLineParser p;
-    p.setApplicationDescription(QStringLiteral(
+    Options o;
+    OptionTable p(program(verb));
+    p.setDescription(QStringLiteral(
         "Throughput of an IS server's updates with no mirror and with a stopped mirror (SIGSTOP), best "
         "of --rounds rounds each, and the server's CPU time in both cases."));
-    p.addOption({QStringLiteral("updates"), QStringLiteral("Updates per round (default 5000)."),
-                 QStringLiteral("n")});
-    p.addOption({QStringLiteral("objects"), QStringLiteral("Objects updated in turn (default 1000)."),
-                 QStringLiteral("n")});
-    p.addOption({QStringLiteral("size"), QStringLiteral("Payload bytes per update (default 4096)."),
-                 QStringLiteral("bytes")});
-    p.addOption(
-        {QStringLiteral("rounds"), QStringLiteral("Rounds of each kind (default 5)."), QStringLiteral("n")});
-    p.addOption({QStringLiteral("json"), QStringLiteral("Print one JSON line.")});
-    if (!parse(p, args, verb))
-        return 1;
-    Options o;
-    if (!intOption(p, verb, QStringLiteral("updates"), 1, 10000000, o.updates) ||
-        !intOption(p, verb, QStringLiteral("objects"), 1, 100000, o.objects) ||
-        !intOption(p, verb, QStringLiteral("size"), 0, 16 << 20, o.size) ||
-        !intOption(p, verb, QStringLiteral("rounds"), 1, 100, o.rounds))
+    p.add({Option::integer(QStringLiteral("updates"), QStringLiteral("n"),
+                           QStringLiteral("Updates per round (default 5000)."), &o.updates, 1, 10000000),
+           Option::integer(QStringLiteral("objects"), QStringLiteral("n"),
+                           QStringLiteral("Objects updated in turn (default 1000)."), &o.objects, 1, 100000),
+           Option::size(QStringLiteral("size"), QStringLiteral("bytes"),
+                        QStringLiteral("Payload bytes per update (default 4096)."), &o.size, 0, 16 << 20),
+           Option::integer(QStringLiteral("rounds"), QStringLiteral("n"),
+                           QStringLiteral("Rounds of each kind (default 5)."), &o.rounds, 1, 100),
+           Option::flag(QStringLiteral("json"), QStringLiteral("Print one JSON line."))});
+    if (!parse(p, args))
         return 1;
     QString error;
     Environment env;

@@ -144,31 +144,27 @@ Listing listDirectory(const QString &address)
 int benchCsScaleClients(const QStringList &args)
 {
     const QString verb = QStringLiteral("bench cs-scale-clients");
-    QCommandLineParser p;
-    p.setApplicationDescription(QStringLiteral(
+    qint64 first = 0, count = 1, processes = 1, services = 1, isIntervalMs = 1000;
+    OptionTable p(program(verb));
+    p.setDescription(QStringLiteral(
         "Started by dialog bench cs-scale: --count DIALOG processes (scale.FIRST …) in this OS process, each "
         "publishing its share of --services services; prints 'scale CONNECTED REFUSED CONNECTIONS' lines."));
-    p.addOption(
-        {QStringLiteral("first"), QStringLiteral("Number of the first process."), QStringLiteral("n")});
-    p.addOption({QStringLiteral("count"), QStringLiteral("Processes to run here."), QStringLiteral("n")});
-    p.addOption(
-        {QStringLiteral("processes"), QStringLiteral("Processes in the whole test."), QStringLiteral("n")});
-    p.addOption(
-        {QStringLiteral("services"), QStringLiteral("Services in the whole test."), QStringLiteral("n")});
-    p.addOption({QStringLiteral("is"),
-                 QStringLiteral("Each process also writes one Bench10 object SERVER.scale.N to this IS server, "
-                                "again every --is-interval-ms."),
-                 QStringLiteral("server")});
-    p.addOption({QStringLiteral("is-interval-ms"), QStringLiteral("Interval of the IS updates (default 1000)."),
-                 QStringLiteral("ms")});
-    if (!parse(p, args, verb))
-        return 1;
-    qint64 first = 0, count = 1, processes = 1, services = 1, isIntervalMs = 1000;
-    if (!intOption(p, verb, QStringLiteral("first"), 0, 10000000, first) ||
-        !intOption(p, verb, QStringLiteral("count"), 1, 100000, count) ||
-        !intOption(p, verb, QStringLiteral("processes"), 1, 10000000, processes) ||
-        !intOption(p, verb, QStringLiteral("services"), 0, 100000000, services) ||
-        !intOption(p, verb, QStringLiteral("is-interval-ms"), 100, 3600000, isIntervalMs))
+    p.add(Option::integer(QStringLiteral("first"), QStringLiteral("n"),
+                          QStringLiteral("Number of the first process."), &first, 0, 10000000));
+    p.add(Option::integer(QStringLiteral("count"), QStringLiteral("n"),
+                          QStringLiteral("Processes to run here."), &count, 1, 100000));
+    p.add(Option::integer(QStringLiteral("processes"), QStringLiteral("n"),
+                          QStringLiteral("Processes in the whole test."), &processes, 1, 10000000));
+    p.add(Option::integer(QStringLiteral("services"), QStringLiteral("n"),
+                          QStringLiteral("Services in the whole test."), &services, 0, 100000000));
+    p.add(Option::text(
+        QStringLiteral("is"), QStringLiteral("server"),
+        QStringLiteral("Each process also writes one Bench10 object SERVER.scale.N to this IS server, "
+                       "again every --is-interval-ms.")));
+    p.add(Option::duration(QStringLiteral("is-interval-ms"), QStringLiteral("ms"),
+                           QStringLiteral("Interval of the IS updates (default 1000)."), &isIntervalMs,
+                           OptionUnit::Milliseconds, 100, 3600000));
+    if (!parse(p, args))
         return 1;
     const QString isServer = p.value(QStringLiteral("is"));
     raiseDescriptorLimit();
@@ -177,7 +173,7 @@ int benchCsScaleClients(const QStringList &args)
     for (qint64 i = first; i < first + count; ++i) {
         ClientOptions o = ClientOptions::fromEnvironment(scaleName(i));
         QString error;
-        if (!o.applyParser(p, &error))
+        if (!o.applyParser(p.parser(), &error))
             return fail(verb, error);
         o.senderThreads = 1; // light: 4 threads per process (sender, reader, listener, server)
         o.readerThreads = 1;
@@ -249,49 +245,45 @@ int benchCsScaleClients(const QStringList &args)
 int benchCsScale(const QStringList &args)
 {
     const QString verb = QStringLiteral("bench cs-scale");
-    QCommandLineParser p;
-    p.setApplicationDescription(QStringLiteral(
+    qint64 processes = 1000, perProcess = 250, downMs = 1000, timeoutS = 120, perAddress = 1024;
+    qint64 services = 10 * processes;
+    OptionTable p(program(verb));
+    p.setDescription(QStringLiteral(
         "Thousands of DIALOG processes against one Control Server: the time until all registered, the "
         "Control "
         "Server's memory and CPU, `dialog ls` with all of them, and the time until all re-registered after "
         "the "
         "Control Server was killed and restarted. Starts its own Control Server; the processes are light "
         "(one sender and one reader thread each), --per-process of them in each OS process."));
-    p.addOption({QStringLiteral("processes"), QStringLiteral("DIALOG processes (default 1000)."),
-                 QStringLiteral("n")});
-    p.addOption({QStringLiteral("services"),
-                 QStringLiteral("Services over all of them (default 10 per process)."), QStringLiteral("n")});
-    p.addOption({QStringLiteral("per-process"),
-                 QStringLiteral("DIALOG processes per OS process (default 250)."), QStringLiteral("n")});
-    p.addOption({QStringLiteral("down-ms"),
-                 QStringLiteral("How long the Control Server stays down before its restart (default 1000)."),
-                 QStringLiteral("ms")});
-    p.addOption({QStringLiteral("timeout-s"),
-                 QStringLiteral("Give up waiting for registrations after this long (default 120)."),
-                 QStringLiteral("s")});
-    p.addOption(
-        {QStringLiteral("per-address"),
-         QStringLiteral("The Control Server's --max-handshaking-per-address and --max-connecting-per-address "
-                        "(default 1024: here every process comes from 127.0.0.1, in an experiment from "
-                        "many hosts)."),
-         QStringLiteral("n")});
-    p.addOption({QStringLiteral("is"),
-                 QStringLiteral("Also start an IS server (BenchScale) to which every process writes one object "
-                                "once a second: its memory and CPU with all of them connected.")});
-    p.addOption({QStringLiteral("json"), QStringLiteral("Print one JSON line.")});
-    if (!parse(p, args, verb))
+    p.add(Option::integer(QStringLiteral("processes"), QStringLiteral("n"),
+                          QStringLiteral("DIALOG processes (default 1000)."), &processes, 1, 100000));
+    p.add(Option::integer(QStringLiteral("services"), QStringLiteral("n"),
+                          QStringLiteral("Services over all of them (default 10 per process)."), &services, 0,
+                          10000000));
+    p.add(Option::integer(QStringLiteral("per-process"), QStringLiteral("n"),
+                          QStringLiteral("DIALOG processes per OS process (default 250)."), &perProcess, 1,
+                          5000));
+    p.add(Option::duration(
+        QStringLiteral("down-ms"), QStringLiteral("ms"),
+        QStringLiteral("How long the Control Server stays down before its restart (default 1000)."), &downMs,
+        OptionUnit::Milliseconds, 0, 600000));
+    p.add(Option::duration(QStringLiteral("timeout-s"), QStringLiteral("s"),
+                           QStringLiteral("Give up waiting for registrations after this long (default 120)."),
+                           &timeoutS, OptionUnit::Seconds, 1, 3600));
+    p.add(Option::integer(
+        QStringLiteral("per-address"), QStringLiteral("n"),
+        QStringLiteral("The Control Server's --max-handshaking-per-address and --max-connecting-per-address "
+                       "(default 1024: here every process comes from 127.0.0.1, in an experiment from "
+                       "many hosts)."),
+        &perAddress, 1, 1000000));
+    p.add(Option::flag(
+        QStringLiteral("is"),
+        QStringLiteral("Also start an IS server (BenchScale) to which every process writes one object "
+                       "once a second: its memory and CPU with all of them connected.")));
+    p.add(Option::flag(QStringLiteral("json"), QStringLiteral("Print one JSON line.")));
+    if (!parse(p, args))
         return 1;
     const bool withIs = p.isSet(QStringLiteral("is"));
-    qint64 processes = 1000, perProcess = 250, downMs = 1000, timeoutS = 120, perAddress = 1024;
-    if (!intOption(p, verb, QStringLiteral("processes"), 1, 100000, processes) ||
-        !intOption(p, verb, QStringLiteral("per-process"), 1, 5000, perProcess) ||
-        !intOption(p, verb, QStringLiteral("down-ms"), 0, 600000, downMs) ||
-        !intOption(p, verb, QStringLiteral("timeout-s"), 1, 3600, timeoutS) ||
-        !intOption(p, verb, QStringLiteral("per-address"), 1, 1000000, perAddress))
-        return 1;
-    qint64 services = 10 * processes;
-    if (!intOption(p, verb, QStringLiteral("services"), 0, 10000000, services))
-        return 1;
     raiseDescriptorLimit();
     // One line per connected process from the Control Server would drown the figures: its children
     // say only what goes wrong (unless the caller chose the logging rules).
@@ -368,8 +360,11 @@ int benchCsScale(const QStringList &args)
     const CsUsage afterRegister = csUsage(env.controlServer->processId());
     double writtenS = 0;
     if (withIs) {
-        if (!runUntil([&] { return hosts.sum(&ClientHosts::Host::written) == processes || !hosts.dead().isEmpty(); },
-                      int(timeoutS * 1000)))
+        if (!runUntil(
+                [&] {
+                    return hosts.sum(&ClientHosts::Host::written) == processes || !hosts.dead().isEmpty();
+                },
+                int(timeoutS * 1000)))
             return fail(verb, QStringLiteral("%1 of %2 processes wrote their IS object after %3 s")
                                   .arg(hosts.sum(&ClientHosts::Host::written))
                                   .arg(processes)
@@ -451,11 +446,12 @@ int benchCsScale(const QStringList &args)
                     registerS, mb(afterRegister.rssKb), afterRegister.cpuS);
         std::printf("  steady (heartbeats): Control Server CPU %.1f %%\n", steadyCpu * 100);
         if (withIs)
-            std::printf("  IS server %s: all %lld processes wrote their object %.2f s after the start; steady "
-                        "(one update per process per second, %lld acknowledged): %.1f MB resident (peak "
-                        "%.1f MB), CPU %.1f %%\n",
-                        qPrintable(isName), processes, writtenS, isWrittenSteady, mb(isSteady1.rssKb),
-                        mb(isSteady1.hwmKb), isSteadyCpu * 100);
+            std::printf(
+                "  IS server %s: all %lld processes wrote their object %.2f s after the start; steady "
+                "(one update per process per second, %lld acknowledged): %.1f MB resident (peak "
+                "%.1f MB), CPU %.1f %%\n",
+                qPrintable(isName), processes, writtenS, isWrittenSteady, mb(isSteady1.rssKb),
+                mb(isSteady1.hwmKb), isSteadyCpu * 100);
         std::printf("  dialog ls: %.0f ms, %lld processes, %lld services\n", first.ms, first.processes,
                     first.services);
         std::printf(

@@ -38,23 +38,20 @@ const QString Server = QStringLiteral("BenchSum");
 int benchIsSum(const QStringList &args)
 {
     const QString verb = QStringLiteral("bench is-sum");
-    QCommandLineParser p;
-    p.setApplicationDescription(QStringLiteral(
+    qint64 providers = 50, bins = 1000, seconds = 10;
+    OptionTable p(program(verb));
+    p.setDescription(QStringLiteral(
         "Latency and IS server CPU of dialog-isserver --sum: --providers processes each update a "
         "--bins-bin Histogram1D once a second (spread over the second) for --seconds seconds."));
-    p.addOption(
-        {QStringLiteral("providers"), QStringLiteral("Providers (default 50)."), QStringLiteral("n")});
-    p.addOption(
-        {QStringLiteral("bins"), QStringLiteral("Bins per histogram (default 1000)."), QStringLiteral("n")});
-    p.addOption(
-        {QStringLiteral("seconds"), QStringLiteral("Measured seconds (default 10)."), QStringLiteral("s")});
-    p.addOption({QStringLiteral("json"), QStringLiteral("Print one JSON line.")});
-    if (!parse(p, args, verb))
-        return 1;
-    qint64 providers = 50, bins = 1000, seconds = 10;
-    if (!intOption(p, verb, QStringLiteral("providers"), 1, 1000, providers) ||
-        !intOption(p, verb, QStringLiteral("bins"), 1, 1000000, bins) ||
-        !intOption(p, verb, QStringLiteral("seconds"), 1, 3600, seconds))
+    p.add(Option::integer(QStringLiteral("providers"), QStringLiteral("n"),
+                          QStringLiteral("Providers (default 50)."), &providers, 1, 1000));
+    p.add(Option::integer(QStringLiteral("bins"), QStringLiteral("n"),
+                          QStringLiteral("Bins per histogram (default 1000)."), &bins, 1, 1000000));
+    p.add(Option::duration(QStringLiteral("seconds"), QStringLiteral("s"),
+                           QStringLiteral("Measured seconds (default 10)."), &seconds, OptionUnit::Seconds, 1,
+                           3600));
+    p.add(Option::flag(QStringLiteral("json"), QStringLiteral("Print one JSON line.")));
+    if (!parse(p, args))
         return 1;
     QString error;
     Environment env;

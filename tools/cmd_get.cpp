@@ -24,24 +24,21 @@ bool isText(const QByteArray &d)
 int get(const QStringList &args)
 {
     const QString verb = QStringLiteral("get");
-    QCommandLineParser p;
-    p.setApplicationDescription(QStringLiteral("Subscribes to a service and prints its updates."));
-    p.addPositionalArgument(QStringLiteral("service"), QStringLiteral("Service name."));
-    p.addOption({QStringLiteral("count"),
-                 QStringLiteral("Exit after N updates (default: run until interrupted)."),
-                 QStringLiteral("n")});
-    p.addOption({QStringLiteral("timeout-ms"),
-                 QStringLiteral("Fail if the updates did not arrive within this time."),
-                 QStringLiteral("ms")});
-    p.addOption({QStringLiteral("json"), QStringLiteral("One JSON object per update.")});
-    if (!parse(p, args, verb))
+    qint64 count = 0, timeout = 0;
+    OptionTable p(program(verb));
+    p.setDescription(QStringLiteral("Subscribes to a service and prints its updates."));
+    p.addPositional(QStringLiteral("service"), QStringLiteral("Service name."));
+    p.add(Option::integer(QStringLiteral("count"), QStringLiteral("n"),
+                          QStringLiteral("Exit after N updates (default: run until interrupted)."), &count, 1,
+                          qint64(1) << 62));
+    p.add(Option::duration(QStringLiteral("timeout-ms"), QStringLiteral("ms"),
+                           QStringLiteral("Fail if the updates did not arrive within this time."), &timeout,
+                           OptionUnit::Milliseconds, 1, 86400000));
+    p.add(Option::flag(QStringLiteral("json"), QStringLiteral("One JSON object per update.")));
+    if (!parse(p, args))
         return 1;
     if (p.positionalArguments().size() != 1)
         return fail(verb, QStringLiteral("expected exactly one service name (see --help)"));
-    qint64 count = 0, timeout = 0;
-    if (!intOption(p, verb, QStringLiteral("count"), 1, qint64(1) << 62, count) ||
-        !intOption(p, verb, QStringLiteral("timeout-ms"), 1, 86400000, timeout))
-        return 1;
     const QString service = p.positionalArguments().first();
     QString error;
     auto client = makeClient(p, verb, &error);

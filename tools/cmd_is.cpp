@@ -47,17 +47,18 @@ QString compact(const QJsonValue &v)
     return v.toVariant().toString();
 }
 
-void addCriteriaOptions(QCommandLineParser &p)
+void addCriteriaOptions(OptionTable &p)
 {
-    p.addOption({QStringLiteral("regex"), QStringLiteral("Regular expression (PCRE2) on the whole object name."),
-                 QStringLiteral("re")});
-    p.addOption({QStringLiteral("type"), QStringLiteral("Only objects of this type."), QStringLiteral("type")});
-    p.addOption({QStringLiteral("subtypes"), QStringLiteral("With --type: also its subtypes.")});
-    p.addOption({QStringLiteral("not"), QStringLiteral("With --type: objects of any type but it.")});
-    p.addOption({QStringLiteral("or"), QStringLiteral("Match the regex OR the type (default AND).")});
+    p.add(Option::text(QStringLiteral("regex"), QStringLiteral("re"),
+                       QStringLiteral("Regular expression (PCRE2) on the whole object name.")));
+    p.add(Option::text(QStringLiteral("type"), QStringLiteral("type"),
+                       QStringLiteral("Only objects of this type.")));
+    p.add(Option::flag(QStringLiteral("subtypes"), QStringLiteral("With --type: also its subtypes.")));
+    p.add(Option::flag(QStringLiteral("not"), QStringLiteral("With --type: objects of any type but it.")));
+    p.add(Option::flag(QStringLiteral("or"), QStringLiteral("Match the regex OR the type (default AND).")));
 }
 
-bool criteriaFrom(const QCommandLineParser &p, const QString &regex, is::Criteria &out, QString *error)
+bool criteriaFrom(const OptionTable &p, const QString &regex, is::Criteria &out, QString *error)
 {
     using S = is::Criteria::TypeSelector;
     S sel = S::Any;
@@ -103,8 +104,9 @@ void printObject(const is::Entry &e, const is::TypeRegistry &types)
         width = qMax(width, int(a.name().size()));
     for (const auto &a : attrs) {
         const QString type = a.typeName() + (a.isVector() ? QStringLiteral("[]") : QString());
-        QString line = QStringLiteral("  %1 %2 = %3").arg(a.name().leftJustified(width), type.leftJustified(8),
-                                                         compact(v.value(a.name())));
+        QString line =
+            QStringLiteral("  %1 %2 = %3")
+                .arg(a.name().leftJustified(width), type.leftJustified(8), compact(v.value(a.name())));
         if (!a.description().isEmpty())
             line += QStringLiteral("   # ") + a.description();
         out(line);
@@ -118,21 +120,16 @@ struct Session
     std::unique_ptr<is::Dictionary> dict;
 };
 
-bool open(const QCommandLineParser &p, const QString &verb, Session &s, QString *error)
+// --timeout-ms of the verb that runs (one per process).
+qint64 requestTimeoutMs = 5000;
+
+bool open(const OptionTable &p, const QString &verb, Session &s, QString *error)
 {
     s.client = makeClient(p, verb, error);
     if (!s.client)
         return false;
     s.dict = std::make_unique<is::Dictionary>(s.client.get());
-    qint64 timeout = 5000;
-    if (p.isSet(QStringLiteral("timeout-ms"))) {
-        timeout = p.value(QStringLiteral("timeout-ms")).toLongLong();
-        if (timeout < 1) {
-            *error = QStringLiteral("invalid --timeout-ms");
-            return false;
-        }
-    }
-    s.dict->setTimeout(int(timeout));
+    s.dict->setTimeout(int(requestTimeoutMs));
     return true;
 }
 
@@ -153,31 +150,34 @@ bool checkServer(Session &s, const QString &server, QString *error)
         s.dict->setTimeout(timeout);
         if (answers)
             return true;
-        *error = QStringLiteral("unknown server: no IS server '%1' is running (servers: %2)")
-                     .arg(server, servers.isEmpty() ? QStringLiteral("none") : servers.join(QLatin1String(", ")));
+        *error =
+            QStringLiteral("unknown server: no IS server '%1' is running (servers: %2)")
+                .arg(server, servers.isEmpty() ? QStringLiteral("none") : servers.join(QLatin1String(", ")));
         return false;
     }
     return true;
 }
 
-bool setup(QCommandLineParser &p, const QStringList &args, const QString &verb, const QString &description)
+bool setup(OptionTable &p, const QStringList &args, const QString &verb, const QString &description)
 {
-    p.setApplicationDescription(description);
-    p.addOption({QStringLiteral("json"), QStringLiteral("Machine-readable JSON output.")});
-    p.addOption({QStringLiteral("timeout-ms"), QStringLiteral("Time-out of each request (default 5000)."),
-                 QStringLiteral("ms")});
-    return parse(p, args, verb);
+    p.setDescription(description);
+    p.add(Option::flag(QStringLiteral("json"), QStringLiteral("Machine-readable JSON output.")));
+    p.add(Option::duration(QStringLiteral("timeout-ms"), QStringLiteral("ms"),
+                           QStringLiteral("Time-out of each request (default 5000)."), &requestTimeoutMs,
+                           OptionUnit::Milliseconds, 1, 3600000));
+    return parse(p, args);
 }
 
 int isLs(const QStringList &args)
 {
     const QString verb = QStringLiteral("is ls");
-    QCommandLineParser p;
-    p.addPositionalArgument(QStringLiteral("server"), QStringLiteral("IS server (default: list the servers)."),
-                            QStringLiteral("[SERVER]"));
+    OptionTable p(program(verb));
+    p.addPositional(QStringLiteral("server"), QStringLiteral("IS server (default: list the servers)."),
+                    QStringLiteral("[SERVER]"));
     addCriteriaOptions(p);
-    p.addOption({QStringLiteral("stale"), QStringLiteral("Only the stale objects (their writer lost, or not "
-                                                         "updated within their type's expected interval).")});
+    p.add(Option::flag(QStringLiteral("stale"),
+                       QStringLiteral("Only the stale objects (their writer lost, or not "
+                                      "updated within their type's expected interval).")));
     if (!setup(p, args, verb, QStringLiteral("Lists the IS servers, or the objects of one server.")))
         return 1;
     const bool json = p.isSet(QStringLiteral("json"));
@@ -231,9 +231,10 @@ int isLs(const QStringList &args)
 int isGet(const QStringList &args)
 {
     const QString verb = QStringLiteral("is get");
-    QCommandLineParser p;
-    p.addPositionalArgument(QStringLiteral("name"), QStringLiteral("Server.Object"));
-    p.addOption({QStringLiteral("as"), QStringLiteral("Read the object as this (base) type."), QStringLiteral("type")});
+    OptionTable p(program(verb));
+    p.addPositional(QStringLiteral("name"), QStringLiteral("Server.Object"));
+    p.add(Option::text(QStringLiteral("as"), QStringLiteral("type"),
+                       QStringLiteral("Read the object as this (base) type.")));
     if (!setup(p, args, verb, QStringLiteral("Prints the value of an IS object.")))
         return 1;
     if (p.positionalArguments().size() != 1)
@@ -280,16 +281,18 @@ QVariant parseValue(const is::AttributeInfo &a, const QString &text)
 int isPut(const QStringList &args)
 {
     const QString verb = QStringLiteral("is put");
-    QCommandLineParser p;
-    p.addPositionalArgument(QStringLiteral("name"), QStringLiteral("Server.Object"));
-    p.addPositionalArgument(QStringLiteral("values"), QStringLiteral("attr=value … (vectors: a,b,c or a JSON array)"),
-                            QStringLiteral("[attr=value…]"));
-    p.addOption({QStringLiteral("type"), QStringLiteral("The object's IS type (required)."), QStringLiteral("type")});
-    p.addOption({QStringLiteral("insert"), QStringLiteral("Fail if the object exists.")});
-    p.addOption({QStringLiteral("must-exist"), QStringLiteral("Fail if the object does not exist.")});
-    if (!setup(p, args, verb,
-               QStringLiteral("Creates or updates an IS object. Attributes not given keep their current value "
-                              "(or the default for a new object).")))
+    OptionTable p(program(verb));
+    p.addPositional(QStringLiteral("name"), QStringLiteral("Server.Object"));
+    p.addPositional(QStringLiteral("values"), QStringLiteral("attr=value … (vectors: a,b,c or a JSON array)"),
+                    QStringLiteral("[attr=value…]"));
+    p.add(Option::text(QStringLiteral("type"), QStringLiteral("type"),
+                       QStringLiteral("The object's IS type (required).")));
+    p.add(Option::flag(QStringLiteral("insert"), QStringLiteral("Fail if the object exists.")));
+    p.add(Option::flag(QStringLiteral("must-exist"), QStringLiteral("Fail if the object does not exist.")));
+    if (!setup(
+            p, args, verb,
+            QStringLiteral("Creates or updates an IS object. Attributes not given keep their current value "
+                           "(or the default for a new object).")))
         return 1;
     if (p.positionalArguments().isEmpty())
         return fail(verb, QStringLiteral("expected an object name Server.Object"));
@@ -310,7 +313,8 @@ int isPut(const QStringList &args)
         return fail(verb, QStringLiteral("unknown type: server %1 has no type '%2'").arg(server, type));
     is::Object obj;
     is::Entry current;
-    if (!p.isSet(QStringLiteral("insert")) && s.dict->getSync(name, &current).isOk() && current.typeName == type)
+    if (!p.isSet(QStringLiteral("insert")) && s.dict->getSync(name, &current).isOk() &&
+        current.typeName == type)
         obj = current.object;
     else
         obj = is::Object::create(s.dict->types(), type, &error);
@@ -330,8 +334,9 @@ int isPut(const QStringList &args)
         st = s.dict->insertSync(name, obj);
     else
         st = s.dict->updateSync(name, obj,
-                                p.isSet(QStringLiteral("must-exist")) ? is::Dictionary::UpdateMode::MustExist
-                                                                      : is::Dictionary::UpdateMode::CreateIfMissing);
+                                p.isSet(QStringLiteral("must-exist"))
+                                    ? is::Dictionary::UpdateMode::MustExist
+                                    : is::Dictionary::UpdateMode::CreateIfMissing);
     if (!st.isOk())
         return fail(verb, st.toString());
     return 0;
@@ -340,8 +345,8 @@ int isPut(const QStringList &args)
 int isRm(const QStringList &args)
 {
     const QString verb = QStringLiteral("is rm");
-    QCommandLineParser p;
-    p.addPositionalArgument(QStringLiteral("name"), QStringLiteral("Server.Object"));
+    OptionTable p(program(verb));
+    p.addPositional(QStringLiteral("name"), QStringLiteral("Server.Object"));
     if (!setup(p, args, verb, QStringLiteral("Removes an IS object.")))
         return 1;
     if (p.positionalArguments().size() != 1)
@@ -360,19 +365,19 @@ int isRm(const QStringList &args)
 int isWatch(const QStringList &args)
 {
     const QString verb = QStringLiteral("is watch");
-    QCommandLineParser p;
-    p.addPositionalArgument(QStringLiteral("criteria"),
-                            QStringLiteral("SERVER or SERVER.REGEX (the regex matches whole object names)"));
+    qint64 count = 0;
+    OptionTable p(program(verb));
+    p.addPositional(QStringLiteral("criteria"),
+                    QStringLiteral("SERVER or SERVER.REGEX (the regex matches whole object names)"));
     addCriteriaOptions(p);
-    p.addOption({QStringLiteral("names-only"), QStringLiteral("Subscribe without values.")});
-    p.addOption({QStringLiteral("count"), QStringLiteral("Exit after N events."), QStringLiteral("n")});
-    if (!setup(p, args, verb, QStringLiteral("Prints every creation, update and removal of matching objects.")))
+    p.add(Option::flag(QStringLiteral("names-only"), QStringLiteral("Subscribe without values.")));
+    p.add(Option::integer(QStringLiteral("count"), QStringLiteral("n"),
+                          QStringLiteral("Exit after N events."), &count, 1, qint64(1) << 62));
+    if (!setup(p, args, verb,
+               QStringLiteral("Prints every creation, update and removal of matching objects.")))
         return 1;
     if (p.positionalArguments().size() != 1)
         return fail(verb, QStringLiteral("expected SERVER or SERVER.REGEX"));
-    qint64 count = 0;
-    if (!intOption(p, verb, QStringLiteral("count"), 1, qint64(1) << 62, count))
-        return 1;
     const QString spec = p.positionalArguments().first();
     const qsizetype dot = spec.indexOf(QLatin1Char('.'));
     const QString server = dot < 0 ? spec : spec.left(dot);
@@ -403,10 +408,11 @@ int isWatch(const QStringList &args)
             out(QString::fromUtf8(QJsonDocument(j).toJson(QJsonDocument::Compact)));
         } else {
             out(QStringLiteral("%1 %2 %3 %4 %5")
-                    .arg(e.time().toString(), QString::fromLatin1(kinds[int(e.kind())]).leftJustified(7), e.name(),
-                         e.typeName(),
-                         o.isValid() ? QString::fromUtf8(QJsonDocument(is::toJson(o)).toJson(QJsonDocument::Compact))
-                                     : QString()));
+                    .arg(e.time().toString(), QString::fromLatin1(kinds[int(e.kind())]).leftJustified(7),
+                         e.name(), e.typeName(),
+                         o.isValid()
+                             ? QString::fromUtf8(QJsonDocument(is::toJson(o)).toJson(QJsonDocument::Compact))
+                             : QString()));
         }
         std::fflush(stdout);
         if (count && ++seen >= count)
@@ -430,10 +436,10 @@ int isWatch(const QStringList &args)
 int isTypes(const QStringList &args)
 {
     const QString verb = QStringLiteral("is types");
-    QCommandLineParser p;
-    p.addPositionalArgument(QStringLiteral("type"), QStringLiteral("Only this type."), QStringLiteral("[TYPE]"));
-    p.addOption({QStringLiteral("server"), QStringLiteral("Only the types of this server (default: all)."),
-                 QStringLiteral("server")});
+    OptionTable p(program(verb));
+    p.addPositional(QStringLiteral("type"), QStringLiteral("Only this type."), QStringLiteral("[TYPE]"));
+    p.add(Option::text(QStringLiteral("server"), QStringLiteral("server"),
+                       QStringLiteral("Only the types of this server (default: all).")));
     if (!setup(p, args, verb, QStringLiteral("Prints the IS types: names, descriptions, attributes.")))
         return 1;
     QString error;
@@ -487,9 +493,10 @@ int isTypes(const QStringList &args)
 int isStats(const QStringList &args)
 {
     const QString verb = QStringLiteral("is stats");
-    QCommandLineParser p;
-    p.addPositionalArgument(QStringLiteral("server"), QStringLiteral("IS server"));
-    if (!setup(p, args, verb, QStringLiteral("Prints a server's statistics: objects, rates, subscribers, drops.")))
+    OptionTable p(program(verb));
+    p.addPositional(QStringLiteral("server"), QStringLiteral("IS server"));
+    if (!setup(p, args, verb,
+               QStringLiteral("Prints a server's statistics: objects, rates, subscribers, drops.")))
         return 1;
     if (p.positionalArguments().size() != 1)
         return fail(verb, QStringLiteral("expected one server name"));
@@ -511,9 +518,11 @@ int isStats(const QStringList &args)
         return 0;
     }
     out(QStringLiteral("IS server %1 (at %2)").arg(server, e.time.toString()));
-    for (const char *k : {"objects", "changes", "changesPerSecond", "deliveries", "deliveriesPerSecond", "subscribers",
-                          "slowSubscribers", "dropped", "requests", "lastCheckpoint", "checkpointErrors"})
-        out(QStringLiteral("  %1 %2").arg(QString::fromLatin1(k).leftJustified(20), compact(v.value(QLatin1String(k)))));
+    for (const char *k :
+         {"objects", "changes", "changesPerSecond", "deliveries", "deliveriesPerSecond", "subscribers",
+          "slowSubscribers", "dropped", "requests", "lastCheckpoint", "checkpointErrors"})
+        out(QStringLiteral("  %1 %2").arg(QString::fromLatin1(k).leftJustified(20),
+                                          compact(v.value(QLatin1String(k)))));
     const QJsonArray names = v.value(QLatin1String("subscriberNames")).toArray();
     if (!names.isEmpty())
         out(QStringLiteral("  subscribers: priority delivered dropped"));
@@ -529,17 +538,18 @@ int isStats(const QStringList &args)
 int isHistory(const QStringList &args)
 {
     const QString verb = QStringLiteral("is history");
-    QCommandLineParser p;
-    p.addPositionalArgument(QStringLiteral("name"), QStringLiteral("Server.Object"));
-    p.addPositionalArgument(QStringLiteral("attribute"),
-                            QStringLiteral("One numeric attribute (default: every one)."),
-                            QStringLiteral("[ATTR]"));
-    p.addOption({QStringLiteral("since"), QStringLiteral("How far back: 90s, 10m, 2h, 7d (default 10m)."),
-                 QStringLiteral("duration"), QStringLiteral("10m")});
-    p.addOption({QStringLiteral("max-points"),
-                 QStringLiteral(
-                     "At most this many points per attribute, min/max/mean buckets beyond (default: all)."),
-                 QStringLiteral("n"), QStringLiteral("0")});
+    qint64 maxPoints = 0;
+    OptionTable p(program(verb));
+    p.addPositional(QStringLiteral("name"), QStringLiteral("Server.Object"));
+    p.addPositional(QStringLiteral("attribute"),
+                    QStringLiteral("One numeric attribute (default: every one)."), QStringLiteral("[ATTR]"));
+    p.add(Option::text(QStringLiteral("since"), QStringLiteral("duration"),
+                       QStringLiteral("How far back: 90s, 10m, 2h, 7d (default 10m)."))
+              .defaultValue(QStringLiteral("10m")));
+    p.add(Option::integer(
+        QStringLiteral("max-points"), QStringLiteral("n"),
+        QStringLiteral("At most this many points per attribute, min/max/mean buckets beyond (default: all)."),
+        &maxPoints, 0, 10000000));
     if (!setup(p, args, verb,
                QStringLiteral(
                    "Prints the recent values of the numeric attributes of an IS object, from the server's "
@@ -556,9 +566,6 @@ int isHistory(const QStringList &args)
     if (since < 0)
         return fail(verb, QStringLiteral("invalid --since '%1' (e.g. 90s, 10m, 2h, 7d)")
                               .arg(p.value(QStringLiteral("since"))));
-    qint64 maxPoints = 0;
-    if (!intOption(p, verb, QStringLiteral("max-points"), 0, 10000000, maxPoints))
-        return 1;
     Session s;
     if (!open(p, verb, s, &error) || !checkServer(s, server, &error))
         return fail(verb, error);

@@ -25,70 +25,55 @@ const char *logUsage = "usage: dialog log <tail|search|report|stats> [options]\n
                        "  report   report a message (as a script's process)\n"
                        "  stats    the logger's counters (JSON)\n";
 
-void addFilterOptions(QCommandLineParser &p, int defaultLimit)
+// A --since / --until value into @p out.
+std::function<bool(const QString &, QString *)> timeReader(qint64 *out)
 {
-    p.addOption({QStringLiteral("since"),
-                 QStringLiteral("From this time: 2h, 30m, 10s, 3d ago, or ISO 8601, or ms."),
-                 QStringLiteral("time")});
-    p.addOption(
-        {QStringLiteral("until"), QStringLiteral("Up to this time (same forms)."), QStringLiteral("time")});
-    p.addOption({QStringLiteral("severity"),
-                 QStringLiteral("At least this severity: debug, info, warning, error, fatal."),
-                 QStringLiteral("level")});
-    p.addOption({QStringLiteral("process"), QStringLiteral("Process name pattern (*, ?, [..])."),
-                 QStringLiteral("glob")});
-    p.addOption({QStringLiteral("host"), QStringLiteral("Host name pattern."), QStringLiteral("glob")});
-    p.addOption({QStringLiteral("category"), QStringLiteral("Category pattern."), QStringLiteral("glob")});
-    p.addOption({QStringLiteral("text"), QStringLiteral("Text containing this (case-insensitive)."),
-                 QStringLiteral("text")});
-    p.addOption({QStringLiteral("run"), QStringLiteral("Run number."), QStringLiteral("n")});
-    p.addOption({QStringLiteral("limit"),
-                 QStringLiteral("At most this many messages (1..10000, default %1).").arg(defaultLimit),
-                 QStringLiteral("n")});
-    p.addOption({QStringLiteral("before"), QStringLiteral("Paging: messages older than this id."),
-                 QStringLiteral("id")});
-    p.addOption({QStringLiteral("json"), QStringLiteral("One JSON object per message.")});
-    p.addOption({QStringLiteral("timeout-ms"),
-                 QStringLiteral("Wait this long for the logger (default 5000)."), QStringLiteral("ms")});
+    return [out](const QString &v, QString *why) {
+        const auto t = parseLogTime(v);
+        *why = QStringLiteral("expected e.g. 2h, 30m, 2026-11-23T18:00:00 or ms");
+        if (t)
+            *out = *t;
+        return bool(t);
+    };
 }
 
-/// The query the options describe; false (message printed) on a bad value.
-bool buildQuery(const QCommandLineParser &p, const QString &verb, int defaultLimit, LogQuery *q)
+/// Adds the options of a query, written to @p q (its limit is the default) and @p timeoutMs.
+void addFilterOptions(OptionTable &p, LogQuery *q, qint64 *timeoutMs)
 {
-    for (const char *name : {"since", "until"}) {
-        const QString n = QLatin1String(name);
-        if (!p.isSet(n))
-            continue;
-        const auto t = parseLogTime(p.value(n));
-        if (!t) {
-            fail(verb, QStringLiteral("invalid --%1 '%2' (expected e.g. 2h, 30m, 2026-11-23T18:00:00 or ms)")
-                           .arg(n, p.value(n)));
-            return false;
-        }
-        (n == QLatin1String("since") ? q->sinceMs : q->untilMs) = *t;
-    }
-    if (p.isSet(QStringLiteral("severity"))) {
-        const auto s = severityFromName(p.value(QStringLiteral("severity")));
-        if (!s) {
-            fail(verb, QStringLiteral("invalid --severity '%1' (debug, info, warning, error, fatal)")
-                           .arg(p.value(QStringLiteral("severity"))));
-            return false;
-        }
-        q->minSeverity = *s;
-    }
-    q->process = p.value(QStringLiteral("process"));
-    q->host = p.value(QStringLiteral("host"));
-    q->category = p.value(QStringLiteral("category"));
-    q->text = p.value(QStringLiteral("text"));
-    qint64 run = 0, limit = defaultLimit, before = 0;
-    if (!intOption(p, verb, QStringLiteral("run"), 1, 0xffffffffLL, run) ||
-        !intOption(p, verb, QStringLiteral("limit"), 1, 10000, limit) ||
-        !intOption(p, verb, QStringLiteral("before"), 1, qint64(1) << 62, before))
-        return false;
-    q->run = quint32(run);
-    q->limit = int(limit);
-    q->beforeId = before;
-    return true;
+    p.add({Option::custom(QStringLiteral("since"), QStringLiteral("time"),
+                          QStringLiteral("From this time: 2h, 30m, 10s, 3d ago, or ISO 8601, or ms."),
+                          timeReader(&q->sinceMs)),
+           Option::custom(QStringLiteral("until"), QStringLiteral("time"),
+                          QStringLiteral("Up to this time (same forms)."), timeReader(&q->untilMs)),
+           Option::custom(QStringLiteral("severity"), QStringLiteral("level"),
+                          QStringLiteral("At least this severity: debug, info, warning, error, fatal."),
+                          [q](const QString &v, QString *why) {
+                              const auto s = severityFromName(v);
+                              *why = QStringLiteral("debug, info, warning, error, fatal");
+                              if (s)
+                                  q->minSeverity = *s;
+                              return bool(s);
+                          }),
+           Option::text(QStringLiteral("process"), QStringLiteral("glob"),
+                        QStringLiteral("Process name pattern (*, ?, [..])."), &q->process),
+           Option::text(QStringLiteral("host"), QStringLiteral("glob"), QStringLiteral("Host name pattern."),
+                        &q->host),
+           Option::text(QStringLiteral("category"), QStringLiteral("glob"),
+                        QStringLiteral("Category pattern."), &q->category),
+           Option::text(QStringLiteral("text"), QStringLiteral("text"),
+                        QStringLiteral("Text containing this (case-insensitive)."), &q->text),
+           Option::integer(QStringLiteral("run"), QStringLiteral("n"), QStringLiteral("Run number."), &q->run,
+                           1, 0xffffffffLL),
+           Option::integer(QStringLiteral("limit"), QStringLiteral("n"),
+                           QStringLiteral("At most this many messages (1..10000, default %1).").arg(q->limit),
+                           &q->limit, 1, 10000),
+           Option::integer(QStringLiteral("before"), QStringLiteral("id"),
+                           QStringLiteral("Paging: messages older than this id."), &q->beforeId, 1,
+                           qint64(1) << 62),
+           Option::flag(QStringLiteral("json"), QStringLiteral("One JSON object per message.")),
+           Option::duration(QStringLiteral("timeout-ms"), QStringLiteral("ms"),
+                            QStringLiteral("Wait this long for the logger (default 5000)."), timeoutMs,
+                            OptionUnit::Milliseconds, 1, 3600000)});
 }
 
 QString formatRecord(const LogRecord &r)
@@ -147,19 +132,17 @@ QString whyNot(const Reply &r, int timeoutMs)
 /// search and tail: one page (or, with @p follow, the page then live messages).
 int query(const QStringList &args, const QString &verb, bool tail)
 {
-    QCommandLineParser p;
-    p.setApplicationDescription(
-        tail ? QStringLiteral("Prints the newest messages (oldest first).")
-             : QStringLiteral("Searches the stored messages; prints one page, oldest first."));
-    addFilterOptions(p, tail ? 20 : 100);
-    if (tail)
-        p.addOption({QStringLiteral("follow"), QStringLiteral("Keep printing messages as they are stored.")});
-    if (!parseOptionsOnly(p, args, verb))
-        return 1;
+    OptionTable p(program(verb));
+    p.setDescription(tail ? QStringLiteral("Prints the newest messages (oldest first).")
+                          : QStringLiteral("Searches the stored messages; prints one page, oldest first."));
     LogQuery q;
+    q.limit = tail ? 20 : 100;
     qint64 timeout = 5000;
-    if (!buildQuery(p, verb, tail ? 20 : 100, &q) ||
-        !intOption(p, verb, QStringLiteral("timeout-ms"), 1, 3600000, timeout))
+    addFilterOptions(p, &q, &timeout);
+    if (tail)
+        p.add(Option::flag(QStringLiteral("follow"),
+                           QStringLiteral("Keep printing messages as they are stored.")));
+    if (!parseOptionsOnly(p, args))
         return 1;
     const bool json = p.isSet(QStringLiteral("json"));
     const bool follow = tail && p.isSet(QStringLiteral("follow"));
@@ -261,36 +244,38 @@ int query(const QStringList &args, const QString &verb, bool tail)
 
 int report(const QStringList &args, const QString &verb)
 {
-    QCommandLineParser p;
-    p.setApplicationDescription(
-        QStringLiteral("Reports a message to the logger and waits for its acknowledgement."));
-    p.addPositionalArgument(QStringLiteral("text"), QStringLiteral("The message."));
-    p.addOption({QStringLiteral("severity"), QStringLiteral("debug, info (default), warning, error, fatal."),
-                 QStringLiteral("level"), QStringLiteral("info")});
-    p.addOption({QStringLiteral("category"), QStringLiteral("Category (default \"default\")."),
-                 QStringLiteral("name"), QStringLiteral("default")});
-    p.addOption({QStringLiteral("value"),
-                 QStringLiteral("A key=value carried with the message (repeatable)."),
-                 QStringLiteral("key=value")});
-    p.addOption({QStringLiteral("run"), QStringLiteral("Run number."), QStringLiteral("n")});
-    p.addOption(
-        {QStringLiteral("time"),
-         QStringLiteral("The message's time instead of now (2h ago, ISO 8601 or ms; for back-filling)."),
-         QStringLiteral("time")});
-    p.addOption(
-        {QStringLiteral("count"), QStringLiteral("Report it N times (default 1)."), QStringLiteral("n")});
-    p.addOption(
-        {QStringLiteral("numbered"), QStringLiteral("With --count: append \" #i\" to each message.")});
-    p.addOption({QStringLiteral("queue"), QStringLiteral("Reporting queue capacity (default 20000)."),
-                 QStringLiteral("n")});
-    p.addOption(
-        {QStringLiteral("collapse-ms"),
-         QStringLiteral("Identical messages within this time are collapsed (default 10000; 0: never)."),
-         QStringLiteral("ms")});
-    p.addOption({QStringLiteral("timeout-ms"),
-                 QStringLiteral("Fail if not acknowledged by the logger within this time (default 10000)."),
-                 QStringLiteral("ms")});
-    if (!parse(p, args, verb))
+    qint64 run = 0, count = 1, queue = 20000, collapse = 10000, timeout = 10000;
+    OptionTable p(program(verb));
+    p.setDescription(QStringLiteral("Reports a message to the logger and waits for its acknowledgement."));
+    p.addPositional(QStringLiteral("text"), QStringLiteral("The message."));
+    p.add(Option::text(QStringLiteral("severity"), QStringLiteral("level"),
+                       QStringLiteral("debug, info (default), warning, error, fatal."))
+              .defaultValue(QStringLiteral("info")));
+    p.add(Option::text(QStringLiteral("category"), QStringLiteral("name"),
+                       QStringLiteral("Category (default \"default\")."))
+              .defaultValue(QStringLiteral("default")));
+    p.add(Option::text(QStringLiteral("value"), QStringLiteral("key=value"),
+                       QStringLiteral("A key=value carried with the message (repeatable).")));
+    p.add(Option::integer(QStringLiteral("run"), QStringLiteral("n"), QStringLiteral("Run number."), &run, 1,
+                          0xffffffffLL));
+    p.add(Option::text(
+        QStringLiteral("time"), QStringLiteral("time"),
+        QStringLiteral("The message's time instead of now (2h ago, ISO 8601 or ms; for back-filling).")));
+    p.add(Option::integer(QStringLiteral("count"), QStringLiteral("n"),
+                          QStringLiteral("Report it N times (default 1)."), &count, 1, 100000000));
+    p.add(Option::flag(QStringLiteral("numbered"),
+                       QStringLiteral("With --count: append \" #i\" to each message.")));
+    p.add(Option::integer(QStringLiteral("queue"), QStringLiteral("n"),
+                          QStringLiteral("Reporting queue capacity (default 20000)."), &queue, 1, 100000000));
+    p.add(Option::duration(
+        QStringLiteral("collapse-ms"), QStringLiteral("ms"),
+        QStringLiteral("Identical messages within this time are collapsed (default 10000; 0: never)."),
+        &collapse, OptionUnit::Milliseconds, 0, 3600000));
+    p.add(Option::duration(
+        QStringLiteral("timeout-ms"), QStringLiteral("ms"),
+        QStringLiteral("Fail if not acknowledged by the logger within this time (default 10000)."), &timeout,
+        OptionUnit::Milliseconds, 1, 3600000));
+    if (!parse(p, args))
         return 1;
     if (p.positionalArguments().size() != 1)
         return fail(verb, QStringLiteral("expected exactly one message text (see --help)"));
@@ -298,13 +283,6 @@ int report(const QStringList &args, const QString &verb)
     if (!severity)
         return fail(verb, QStringLiteral("invalid --severity '%1' (debug, info, warning, error, fatal)")
                               .arg(p.value(QStringLiteral("severity"))));
-    qint64 run = 0, count = 1, queue = 20000, collapse = 10000, timeout = 10000;
-    if (!intOption(p, verb, QStringLiteral("run"), 1, 0xffffffffLL, run) ||
-        !intOption(p, verb, QStringLiteral("count"), 1, 100000000, count) ||
-        !intOption(p, verb, QStringLiteral("queue"), 1, 100000000, queue) ||
-        !intOption(p, verb, QStringLiteral("collapse-ms"), 0, 3600000, collapse) ||
-        !intOption(p, verb, QStringLiteral("timeout-ms"), 1, 3600000, timeout))
-        return 1;
     qint64 timeMs = 0;
     if (p.isSet(QStringLiteral("time"))) {
         const auto t = parseLogTime(p.value(QStringLiteral("time")));
@@ -369,9 +347,9 @@ int report(const QStringList &args, const QString &verb)
 
 int stats(const QStringList &args, const QString &verb)
 {
-    QCommandLineParser p;
-    p.setApplicationDescription(QStringLiteral("Prints the logger's counters as JSON."));
-    if (!parse(p, args, verb))
+    OptionTable p(program(verb));
+    p.setDescription(QStringLiteral("Prints the logger's counters as JSON."));
+    if (!parse(p, args))
         return 1;
     QString error;
     auto client = makeClient(p, verb, &error);

@@ -46,16 +46,15 @@ void printTable(const DirectorySnapshot &dir)
 int ls(const QStringList &args)
 {
     const QString verb = QStringLiteral("ls");
-    QCommandLineParser p;
-    p.setApplicationDescription(QStringLiteral("Lists the processes known to the Control Server, with their "
-                                               "services, commands and subscriptions."));
-    p.addOption({QStringLiteral("json"), QStringLiteral("Print the directory as one JSON object.")});
-    p.addOption({QStringLiteral("timeout-ms"), QStringLiteral("Give up after this long (default 5000)."),
-                 QStringLiteral("ms")});
-    if (!parse(p, args, verb))
-        return 1;
     qint64 timeout = 5000;
-    if (!intOption(p, verb, QStringLiteral("timeout-ms"), 1, 3600000, timeout))
+    OptionTable p(program(verb));
+    p.setDescription(QStringLiteral("Lists the processes known to the Control Server, with their "
+                                    "services, commands and subscriptions."));
+    p.add(Option::flag(QStringLiteral("json"), QStringLiteral("Print the directory as one JSON object.")));
+    p.add(Option::duration(QStringLiteral("timeout-ms"), QStringLiteral("ms"),
+                           QStringLiteral("Give up after this long (default 5000)."), &timeout,
+                           OptionUnit::Milliseconds, 1, 3600000));
+    if (!parse(p, args))
         return 1;
     QString error;
     auto client = makeClient(p, verb, &error);

@@ -11,45 +11,42 @@ namespace dialog::tool {
 int publish(const QStringList &args)
 {
     const QString verb = QStringLiteral("publish");
-    QCommandLineParser p;
-    p.setApplicationDescription(QStringLiteral("A test publisher: updates a service at a given rate."));
-    p.addPositionalArgument(QStringLiteral("service"), QStringLiteral("Service name."));
-    p.addOption({QStringLiteral("rate"),
-                 QStringLiteral("Updates per second, 0 = as fast as flow control allows "
-                                "(default 1)."),
-                 QStringLiteral("hz")});
-    p.addOption({QStringLiteral("size"),
-                 QStringLiteral("Data size in bytes (default: a short text with the "
-                                "update number)."),
-                 QStringLiteral("bytes")});
-    p.addOption({QStringLiteral("data"), QStringLiteral("Publish this text."), QStringLiteral("text")});
-    p.addOption({QStringLiteral("count"), QStringLiteral("Exit after N updates."), QStringLiteral("n")});
-    p.addOption({QStringLiteral("random"), QStringLiteral("Random (incompressible) data of --size bytes.")});
-    p.addOption({QStringLiteral("flow"),
-                 QStringLiteral("Flow control towards a slow subscriber: drop (default) or "
-                                "block."),
-                 QStringLiteral("mode"), QStringLiteral("drop")});
-    p.addOption({QStringLiteral("block-ms"),
-                 QStringLiteral("With --flow block: longest wait for room before an update "
-                                "is dropped (default 1000)."),
-                 QStringLiteral("ms")});
-    p.addOption({QStringLiteral("wait-subscribers"),
-                 QStringLiteral("Start publishing once N subscribers are there."), QStringLiteral("n")});
-    p.addOption({QStringLiteral("compress-threshold"),
-                 QStringLiteral("Compress data of at least this many bytes (0 = never; default 65536)."),
-                 QStringLiteral("bytes")});
-    if (!parse(p, args, verb))
+    qint64 rate = 1, size = -1, count = 0, waitSubs = 0, threshold = 64 * 1024, blockMs = 1000;
+    OptionTable p(program(verb));
+    p.setDescription(QStringLiteral("A test publisher: updates a service at a given rate."));
+    p.addPositional(QStringLiteral("service"), QStringLiteral("Service name."));
+    p.add(Option::integer(QStringLiteral("rate"), QStringLiteral("hz"),
+                          QStringLiteral("Updates per second, 0 = as fast as flow control allows "
+                                         "(default 1)."),
+                          &rate, 0, 10000000));
+    p.add(Option::size(QStringLiteral("size"), QStringLiteral("bytes"),
+                       QStringLiteral("Data size in bytes (default: a short text with the "
+                                      "update number)."),
+                       &size, 0, 64 * 1024 * 1024));
+    p.add(Option::text(QStringLiteral("data"), QStringLiteral("text"), QStringLiteral("Publish this text.")));
+    p.add(Option::integer(QStringLiteral("count"), QStringLiteral("n"),
+                          QStringLiteral("Exit after N updates."), &count, 1, qint64(1) << 62));
+    p.add(Option::flag(QStringLiteral("random"),
+                       QStringLiteral("Random (incompressible) data of --size bytes.")));
+    p.add(Option::text(QStringLiteral("flow"), QStringLiteral("mode"),
+                       QStringLiteral("Flow control towards a slow subscriber: drop (default) or "
+                                      "block."))
+              .defaultValue(QStringLiteral("drop")));
+    p.add(Option::duration(QStringLiteral("block-ms"), QStringLiteral("ms"),
+                           QStringLiteral("With --flow block: longest wait for room before an update "
+                                          "is dropped (default 1000)."),
+                           &blockMs, OptionUnit::Milliseconds, 1, 3600000));
+    p.add(Option::integer(QStringLiteral("wait-subscribers"), QStringLiteral("n"),
+                          QStringLiteral("Start publishing once N subscribers are there."), &waitSubs, 0,
+                          100000));
+    p.add(Option::integer(
+        QStringLiteral("compress-threshold"), QStringLiteral("bytes"),
+        QStringLiteral("Compress data of at least this many bytes (0 = never; default 65536)."), &threshold,
+        0, 1 << 30));
+    if (!parse(p, args))
         return 1;
     if (p.positionalArguments().size() != 1)
         return fail(verb, QStringLiteral("expected exactly one service name (see --help)"));
-    qint64 rate = 1, size = -1, count = 0, waitSubs = 0, threshold = 64 * 1024, blockMs = 1000;
-    if (!intOption(p, verb, QStringLiteral("rate"), 0, 10000000, rate) ||
-        !intOption(p, verb, QStringLiteral("size"), 0, 64 * 1024 * 1024, size) ||
-        !intOption(p, verb, QStringLiteral("count"), 1, qint64(1) << 62, count) ||
-        !intOption(p, verb, QStringLiteral("wait-subscribers"), 0, 100000, waitSubs) ||
-        !intOption(p, verb, QStringLiteral("block-ms"), 1, 3600000, blockMs) ||
-        !intOption(p, verb, QStringLiteral("compress-threshold"), 0, 1 << 30, threshold))
-        return 1;
     const QString flow = p.value(QStringLiteral("flow"));
     if (flow != QLatin1String("drop") && flow != QLatin1String("block"))
         return fail(verb, QStringLiteral("invalid --flow '%1' (drop or block)").arg(flow));
@@ -57,7 +54,7 @@ int publish(const QStringList &args)
     ClientOptions o = ClientOptions::fromEnvironment(processName(p, verb));
     o.exitOnRefusal = true;
     QString error;
-    if (!o.applyParser(p, &error))
+    if (!o.applyParser(p.parser(), &error))
         return fail(verb, error);
     o.compressionThreshold = int(threshold);
     Client client(o);
@@ -146,30 +143,31 @@ int publish(const QStringList &args)
 int echo(const QStringList &args)
 {
     const QString verb = QStringLiteral("echo");
-    QCommandLineParser p;
-    p.setApplicationDescription(QStringLiteral("Registers a command, prints every command received and, with "
-                                               "--service, publishes its data on that service; with --reply, "
-                                               "answers every request to that service with its data."));
-    p.addOption({QStringLiteral("command"), QStringLiteral("Command to register (repeatable)."),
-                 QStringLiteral("name")});
-    p.addOption({QStringLiteral("service"), QStringLiteral("Service to update with each command's data."),
-                 QStringLiteral("name")});
-    p.addOption({QStringLiteral("reply"),
-                 QStringLiteral("Service to provide whose requests are answered with their own data."),
-                 QStringLiteral("name")});
-    p.addOption({QStringLiteral("quiet"), QStringLiteral("Do not print received commands.")});
-    p.addOption({QStringLiteral("direct"),
-                 QStringLiteral("Take the commands and the requests in the reader thread that received them "
-                                "(Client::registerCommandDirect, Client::setRequestHandlerDirect), not in "
-                                "the main thread.")});
-    if (!parse(p, args, verb))
+    OptionTable p(program(verb));
+    p.setDescription(QStringLiteral("Registers a command, prints every command received and, with "
+                                    "--service, publishes its data on that service; with --reply, "
+                                    "answers every request to that service with its data."));
+    p.add(Option::text(QStringLiteral("command"), QStringLiteral("name"),
+                       QStringLiteral("Command to register (repeatable).")));
+    p.add(Option::text(QStringLiteral("service"), QStringLiteral("name"),
+                       QStringLiteral("Service to update with each command's data.")));
+    p.add(
+        Option::text(QStringLiteral("reply"), QStringLiteral("name"),
+                     QStringLiteral("Service to provide whose requests are answered with their own data.")));
+    p.add(Option::flag(QStringLiteral("quiet"), QStringLiteral("Do not print received commands.")));
+    p.add(Option::flag(
+        QStringLiteral("direct"),
+        QStringLiteral("Take the commands and the requests in the reader thread that received them "
+                       "(Client::registerCommandDirect, Client::setRequestHandlerDirect), not in "
+                       "the main thread.")));
+    if (!parse(p, args))
         return 1;
     if (!p.isSet(QStringLiteral("command")) && !p.isSet(QStringLiteral("reply")))
         return fail(verb, QStringLiteral("--command or --reply is required"));
     ClientOptions o = ClientOptions::fromEnvironment(processName(p, verb));
     o.exitOnRefusal = true;
     QString error;
-    if (!o.applyParser(p, &error))
+    if (!o.applyParser(p.parser(), &error))
         return fail(verb, error);
     Client client(o);
     Service *service =

@@ -78,8 +78,9 @@ int outcome(const Reply &r, const QString &verb, const QString &command, qint64 
 int send(const QStringList &args)
 {
     const QString verb = QStringLiteral("send");
-    QCommandLineParser p;
-    p.setApplicationDescription(QStringLiteral(
+    qint64 timeout = 5000;
+    OptionTable p(program(verb));
+    p.setDescription(QStringLiteral(
         "Sends a command to every process that registered it, through the Control Server, and waits "
         "for its answer.\n"
         "Exit status: 0 delivered (the Control Server handed it to every registrant's connection); "
@@ -87,22 +88,20 @@ int send(const QStringList &args)
         "large); 3 lost (not connected to the Control Server, no answer within --timeout-ms, or not "
         "handed to some registrant); 4 denied (the partition's access list does not let this user, host or "
         "process send it). On failure, one line on stderr says which and why."));
-    p.addPositionalArgument(QStringLiteral("command"), QStringLiteral("Command name."));
-    p.addPositionalArgument(QStringLiteral("data"), QStringLiteral("Command data (text), optional."),
-                            QStringLiteral("[data]"));
-    p.addOption({QStringLiteral("hex"), QStringLiteral("The data is hexadecimal (e.g. 'de ad be ef').")});
-    p.addOption(
-        {QStringLiteral("timeout-ms"),
-         QStringLiteral("Give up connecting or waiting for the answer after this long (default 5000)."),
-         QStringLiteral("ms")});
-    if (!parse(p, args, verb))
+    p.addPositional(QStringLiteral("command"), QStringLiteral("Command name."));
+    p.addPositional(QStringLiteral("data"), QStringLiteral("Command data (text), optional."),
+                    QStringLiteral("[data]"));
+    p.add(
+        Option::flag(QStringLiteral("hex"), QStringLiteral("The data is hexadecimal (e.g. 'de ad be ef').")));
+    p.add(Option::duration(
+        QStringLiteral("timeout-ms"), QStringLiteral("ms"),
+        QStringLiteral("Give up connecting or waiting for the answer after this long (default 5000)."),
+        &timeout, OptionUnit::Milliseconds, 1, 3600000));
+    if (!parse(p, args))
         return Usage;
     const QStringList pos = p.positionalArguments();
     if (pos.isEmpty() || pos.size() > 2)
         return fail(verb, QStringLiteral("expected a command name and optional data (see --help)"));
-    qint64 timeout = 5000;
-    if (!intOption(p, verb, QStringLiteral("timeout-ms"), 1, 3600000, timeout))
-        return Usage;
     QByteArray data = pos.size() > 1 ? pos.at(1).toUtf8() : QByteArray();
     if (p.isSet(QStringLiteral("hex"))) {
         const QByteArray clean = QByteArray(data).replace(' ', "");

@@ -35,27 +35,31 @@ struct Common
 {
     rc::Partition partition;
     QString runDir, binDir;
+    qint64 timeoutMs = 0; ///< --timeout-ms; set its default before common()
 };
 
-/// Parses PARTITION.json, --run-dir and --bin-dir; false after printing the reason.
-bool common(QCommandLineParser &p, const QStringList &args, const QString &verb, Common *c)
+/// Parses PARTITION.json, --run-dir, --bin-dir, --port and --timeout-ms (at least
+/// @p minTimeoutMs); false after printing the reason.
+bool common(OptionTable &p, const QStringList &args, const QString &verb, Common *c, qint64 minTimeoutMs)
 {
-    p.addPositionalArgument(QStringLiteral("partition"), QStringLiteral("Partition file (JSON)."));
-    p.addOption(
-        {QStringLiteral("run-dir"),
-         QStringLiteral(
-             "Where logs, IS data and the process record go (default $TMPDIR/dialog-<partition>-<uid>)."),
-         QStringLiteral("dir")});
-    p.addOption(
-        {QStringLiteral("bin-dir"),
-         QStringLiteral("Where the programs are (default: the partition's bin_dir, else next to this tool)."),
-         QStringLiteral("dir")});
-    p.addOption({QStringLiteral("timeout-ms"),
-                 QStringLiteral("How long to wait (default up 20000, down 5000)."), QStringLiteral("ms")});
-    p.addOption({QStringLiteral("json"), QStringLiteral("Print the process table as JSON.")});
-    p.addOption({QStringLiteral("port"), QStringLiteral("Control Server port instead of the partition's."),
-                 QStringLiteral("port")});
-    if (!parse(p, args, verb))
+    qint64 port = 0;
+    p.addPositional(QStringLiteral("partition"), QStringLiteral("Partition file (JSON)."));
+    p.add(Option::text(
+        QStringLiteral("run-dir"), QStringLiteral("dir"),
+        QStringLiteral(
+            "Where logs, IS data and the process record go (default $TMPDIR/dialog-<partition>-<uid>).")));
+    p.add(Option::text(
+        QStringLiteral("bin-dir"), QStringLiteral("dir"),
+        QStringLiteral(
+            "Where the programs are (default: the partition's bin_dir, else next to this tool).")));
+    p.add(Option::duration(QStringLiteral("timeout-ms"), QStringLiteral("ms"),
+                           QStringLiteral("How long to wait (default up 20000, down 5000)."), &c->timeoutMs,
+                           OptionUnit::Milliseconds, minTimeoutMs, 3600000));
+    p.add(Option::flag(QStringLiteral("json"), QStringLiteral("Print the process table as JSON.")));
+    p.add(Option::integer(QStringLiteral("port"), QStringLiteral("port"),
+                          QStringLiteral("Control Server port instead of the partition's."), &port, 1,
+                          65535));
+    if (!parse(p, args))
         return false;
     if (p.positionalArguments().size() != 1) {
         fail(verb, QStringLiteral("expected one partition file (see --help)"));
@@ -66,12 +70,8 @@ bool common(QCommandLineParser &p, const QStringList &args, const QString &verb,
         fail(verb, error);
         return false;
     }
-    if (p.isSet(QStringLiteral("port"))) {
-        qint64 port = 0;
-        if (!intOption(p, verb, QStringLiteral("port"), 1, 65535, port))
-            return false;
+    if (p.isSet(QStringLiteral("port")))
         c->partition.controlServerPort = quint16(port);
-    }
     c->runDir = p.isSet(QStringLiteral("run-dir")) ? QDir(p.value(QStringLiteral("run-dir"))).absolutePath()
                                                    : Launcher::defaultRunDir(c->partition);
     c->binDir = p.isSet(QStringLiteral("bin-dir")) ? QDir(p.value(QStringLiteral("bin-dir"))).absolutePath()
@@ -124,7 +124,7 @@ bool waitForTcp(const QString &address, int timeoutMs)
 }
 
 /// Starts `dialog supervise` for the partition in the background; false after printing the reason.
-bool startSupervisorDaemon(const Common &c, const QCommandLineParser &p)
+bool startSupervisorDaemon(const Common &c, const OptionTable &p)
 {
     const QString log = QDir(c.runDir).filePath(QStringLiteral("logs/supervisor.log"));
     QDir().mkpath(QFileInfo(log).absolutePath());
@@ -184,25 +184,25 @@ void stopSupervisor(const QString &runDir, int timeoutMs)
 int up(const QStringList &args)
 {
     const QString verb = QStringLiteral("up");
-    QCommandLineParser p;
-    p.setApplicationDescription(QStringLiteral(
+    OptionTable p(program(verb));
+    p.setDescription(QStringLiteral(
         "Starts every process of a partition on its host (locally for localhost, else over the partition's "
         "ssh_command), records their pids in the run directory, waits until each has registered with the "
         "Control Server and prints a table. Exit status 1 if one did not come up."));
-    p.addOption(
-        {QStringLiteral("supervise"),
-         QStringLiteral("Then stay in the foreground and restart the processes whose partition entry says "
-                        "\"restart\": \"on-failure\" when they are gone (until SIGTERM / SIGINT or "
-                        "'dialog down').")});
-    p.addOption({QStringLiteral("daemon"),
-                 QStringLiteral("With --supervise: supervise from a background process instead (its log: "
-                                "<run-dir>/logs/supervisor.log), and return.")});
+    p.add(Option::flag(
+        QStringLiteral("supervise"),
+        QStringLiteral("Then stay in the foreground and restart the processes whose partition entry says "
+                       "\"restart\": \"on-failure\" when they are gone (until SIGTERM / SIGINT or "
+                       "'dialog down').")));
+    p.add(
+        Option::flag(QStringLiteral("daemon"),
+                     QStringLiteral("With --supervise: supervise from a background process instead (its log: "
+                                    "<run-dir>/logs/supervisor.log), and return.")));
     Common c;
-    if (!common(p, args, verb, &c))
+    c.timeoutMs = 20000;
+    if (!common(p, args, verb, &c, 100))
         return 1;
-    qint64 timeout = 20000;
-    if (!intOption(p, verb, QStringLiteral("timeout-ms"), 100, 3600000, timeout))
-        return 1;
+    const qint64 timeout = c.timeoutMs;
     const bool supervise = p.isSet(QStringLiteral("supervise"));
     if (p.isSet(QStringLiteral("daemon")) && !supervise)
         return fail(verb, QStringLiteral("--daemon needs --supervise"));
@@ -272,7 +272,7 @@ int up(const QStringList &args)
     ClientOptions o = ClientOptions::fromEnvironment(
         QStringLiteral("dialog-up-%1").arg(QCoreApplication::applicationPid()));
     o.controlServers = {c.partition.controlServerAddress()};
-    if (!o.applyParser(p, &error))
+    if (!o.applyParser(p.parser(), &error))
         return fail(verb, error);
     o.controlServers = {c.partition.controlServerAddress()};
     partitionSecurity(c.partition, o);
@@ -348,18 +348,18 @@ int up(const QStringList &args)
 int supervise(const QStringList &args)
 {
     const QString verb = QStringLiteral("supervise");
-    QCommandLineParser p;
-    p.setApplicationDescription(QStringLiteral(
+    OptionTable p(program(verb));
+    p.setDescription(QStringLiteral(
         "Supervises a partition that 'dialog up' started: restarts on their host (locally, or over the "
         "partition's ssh_command) the processes whose entry says \"restart\": \"on-failure\" when they are "
         "gone, with back-off, at most \"restart_limit\" times a minute; logs each restart on stderr and to "
         "dialog-logger. Runs until SIGTERM / SIGINT or 'dialog down'."));
     Common c;
-    if (!common(p, args, verb, &c))
+    if (!common(p, args, verb, &c, 0))
         return 1;
     ClientOptions o = ClientOptions::fromEnvironment(QStringLiteral("dialog-supervise-") + c.partition.name);
     QString error;
-    if (!o.applyParser(p, &error))
+    if (!o.applyParser(p.parser(), &error))
         return fail(verb, error);
     o.controlServers = {c.partition.controlServerAddress()};
     partitionSecurity(c.partition, o);
@@ -378,16 +378,15 @@ int supervise(const QStringList &args)
 int down(const QStringList &args)
 {
     const QString verb = QStringLiteral("down");
-    QCommandLineParser p;
-    p.setApplicationDescription(QStringLiteral(
+    OptionTable p(program(verb));
+    p.setDescription(QStringLiteral(
         "Stops the processes 'dialog up' started for a partition: SIGTERM, then SIGKILL after --timeout-ms; "
         "the Control Server last."));
     Common c;
-    if (!common(p, args, verb, &c))
+    c.timeoutMs = 5000;
+    if (!common(p, args, verb, &c, 0))
         return 1;
-    qint64 timeout = 5000;
-    if (!intOption(p, verb, QStringLiteral("timeout-ms"), 0, 3600000, timeout))
-        return 1;
+    const qint64 timeout = c.timeoutMs;
     Launcher launcher(c.partition, c.runDir, c.binDir);
     QList<Launched> procs;
     QString error;

@@ -1,7 +1,8 @@
 // The verbs of the `dialog` tool. Each parses its own arguments and returns the exit code.
 #pragma once
 
-#include <QCommandLineParser>
+#include "dialog/options.h"
+
 #include <QStringList>
 
 namespace dialog::tool {
@@ -42,14 +43,15 @@ int benchIsHistory(const QStringList &args);
 /// dialog-archiver's insert rate and one-week query time (cmd_bench_history.cpp).
 int benchArchive(const QStringList &args);
 
+/// "dialog VERB": how a verb names itself in its messages.
+QString program(const QString &verb);
 /// Prints "dialog VERB: why" on stderr and returns 1.
 int fail(const QString &verb, const QString &why);
-/// Parses @p args with the common DIALOG options added; exits on --help. False on bad values.
-bool parse(QCommandLineParser &parser, const QStringList &args, const QString &verb);
+/// Adds --name and the DIALOG client options to the verb's @p table and parses @p args (positional
+/// arguments are left to the verb); exits on --help. False, the reason printed, on a bad option or
+/// value.
+bool parse(OptionTable &table, const QStringList &args);
 /// parse() for a verb that takes options only: a positional argument is an error.
-bool parseOptionsOnly(QCommandLineParser &parser, const QStringList &args, const QString &verb);
-/// Reads an integer option; false (with a message printed) if it is not in [min, max].
-bool intOption(const QCommandLineParser &p, const QString &verb, const QString &name, qint64 min, qint64 max,
-               qint64 &out);
+bool parseOptionsOnly(OptionTable &table, const QStringList &args);
 
 } // namespace dialog::tool

@@ -1,61 +1,46 @@
 #include "commands.h"
 
 #include "dialog/clientoptions.h"
+#include "dialog/options.h"
 
 #include <cstdio>
 
 namespace dialog::tool {
 
+QString program(const QString &verb)
+{
+    return QStringLiteral("dialog ") + verb;
+}
+
 int fail(const QString &verb, const QString &why)
 {
-    std::fprintf(stderr, "dialog %s: %s\n", qPrintable(verb), qPrintable(why));
+    std::fprintf(stderr, "%s: %s\n", qPrintable(program(verb)), qPrintable(why));
     return 1;
 }
 
-bool parse(QCommandLineParser &p, const QStringList &args, const QString &verb)
+namespace {
+
+// --name and the client options, read by makeClient() (clientsetup.h).
+void addCommon(OptionTable &t)
 {
-    p.addHelpOption();
-    p.addOption({QStringLiteral("name"), QStringLiteral("Process name (default dialog-VERB-PID)."),
-                 QStringLiteral("name")});
-    ClientOptions::addParserOptions(p);
-    if (!p.parse(args)) {
-        fail(verb, p.errorText());
-        return false;
-    }
-    if (p.isSet(QStringLiteral("help"))) {
-        std::fputs(qPrintable(p.helpText()), stdout);
-        std::exit(0);
-    }
-    return true;
+    t.add(Option::text(QStringLiteral("name"), QStringLiteral("name"),
+                       QStringLiteral("Process name (default dialog-VERB-PID).")));
+    ClientOptions::addParserOptions(t.parser());
 }
 
-bool parseOptionsOnly(QCommandLineParser &p, const QStringList &args, const QString &verb)
+} // namespace
+
+bool parse(OptionTable &t, const QStringList &args)
 {
-    if (!parse(p, args, verb))
-        return false;
-    if (!p.positionalArguments().isEmpty()) {
-        fail(verb,
-             QStringLiteral("unexpected argument '%1' (see --help)").arg(p.positionalArguments().first()));
-        return false;
-    }
-    return true;
+    addCommon(t);
+    t.allowPositionals();
+    return t.process(args);
 }
 
-bool intOption(const QCommandLineParser &p, const QString &verb, const QString &name, qint64 min, qint64 max,
-               qint64 &out)
+bool parseOptionsOnly(OptionTable &t, const QStringList &args)
 {
-    if (!p.isSet(name))
-        return true;
-    bool ok = false;
-    const qint64 v = p.value(name).toLongLong(&ok);
-    if (!ok || v < min || v > max) {
-        fail(
-            verb,
-            QStringLiteral("invalid --%1 '%2' (expected %3..%4)").arg(name, p.value(name)).arg(min).arg(max));
-        return false;
-    }
-    out = v;
-    return true;
+    addCommon(t);
+    return t.process(args);
 }
 
 } // namespace dialog::tool

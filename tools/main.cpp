@@ -34,7 +34,8 @@ int main(int argc, char *argv[])
     QCoreApplication::setApplicationName(QStringLiteral("dialog"));
     dialog::quitOnTerminationSignals();
     // Connection chatter is for daemons' logs; the tool reports problems itself.
-    QLoggingCategory::setFilterRules(QStringLiteral("dialog.client.info=false\ndialog.client.warning=false\ndialog.net.*.info=false"));
+    QLoggingCategory::setFilterRules(
+        QStringLiteral("dialog.client.info=false\ndialog.client.warning=false\ndialog.net.*.info=false"));
     QStringList args = app.arguments();
     if (args.size() < 2 || args.at(1) == QLatin1String("--help") || args.at(1) == QLatin1String("-h")) {
         std::fputs(usage, args.size() < 2 ? stderr : stdout);
