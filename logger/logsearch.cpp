@@ -2,6 +2,8 @@
 
 #include "logstore.h"
 
+#include "dialog/glob.h"
+
 #include <QDateTime>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -12,31 +14,6 @@
 namespace dialog::logger {
 
 namespace {
-// A glob (*, ?, [..]) as an anchored POSIX regular expression, for PostgreSQL (which has no GLOB).
-QString globToRegex(const QString &glob)
-{
-    QString re = QStringLiteral("^");
-    bool inClass = false;
-    for (QChar c : glob) {
-        if (inClass) {
-            re += c;
-            if (c == QLatin1Char(']'))
-                inClass = false;
-        } else if (c == QLatin1Char('*')) {
-            re += QLatin1String(".*");
-        } else if (c == QLatin1Char('?')) {
-            re += QLatin1Char('.');
-        } else if (c == QLatin1Char('[')) {
-            re += c;
-            inClass = true;
-        } else if (QStringLiteral("\\.^$+(){}|").contains(c)) {
-            re += QLatin1Char('\\') + c;
-        } else {
-            re += c;
-        }
-    }
-    return re + QLatin1Char('$');
-}
 // Rows of one process read newest first before its time window is read from the index instead.
 constexpr int ProbeRows = 2000;
 } // namespace
@@ -86,10 +63,10 @@ std::optional<QList<LogRecord>> LogSearch::run(const LogQuery &query, bool *more
             binds.append(pattern);
         } else if (postgres) {
             where.append(QLatin1String(column) + QLatin1String(" ~ ?"));
-            binds.append(globToRegex(pattern));
+            binds.append(QLatin1Char('^') + globToRegexPattern(pattern) + QLatin1Char('$'));
         } else {
             where.append(QLatin1String(column) + QLatin1String(" GLOB ?"));
-            binds.append(pattern);
+            binds.append(globForSqlite(pattern));
         }
     };
     match("process", query.process);
@@ -133,8 +110,9 @@ std::optional<QList<LogRecord>> LogSearch::run(const LogQuery &query, bool *more
             // A window of a busy process holds many rows, and dense matches are found sooner by the
             // walk: its newest rows by id are tried first, a bounded number of them; when they hold a
             // whole page of matches, those are the newest matches (every row not read is older).
-            probe = columns + QStringLiteral(" WHERE id IN (SELECT id FROM (SELECT * FROM messages INDEXED BY "
-                                             "messages_process WHERE process = ?") +
+            probe = columns +
+                    QStringLiteral(" WHERE id IN (SELECT id FROM (SELECT * FROM messages INDEXED BY "
+                                   "messages_process WHERE process = ?") +
                     (query.beforeId ? QStringLiteral(" AND id < ?") : QString()) +
                     QStringLiteral(" ORDER BY id DESC LIMIT %1)").arg(ProbeRows) + filter + order +
                     QLatin1Char(')') + order;

@@ -1,5 +1,7 @@
 #include "logmodel.h"
 
+#include "dialog/glob.h"
+
 #include <QColor>
 #include <QDateTime>
 #include <QJsonDocument>
@@ -9,32 +11,6 @@
 namespace dialog::msgbrowser {
 
 namespace {
-/// A glob (*, ?, [..]) as an anchored regular expression; invalid (matching nothing) when empty.
-QRegularExpression globToRegex(const QString &glob)
-{
-    if (glob.isEmpty())
-        return {};
-    QString re;
-    bool inClass = false;
-    for (QChar c : glob) {
-        if (inClass) {
-            re += c;
-            inClass = c != QLatin1Char(']');
-        } else if (c == QLatin1Char('*')) {
-            re += QLatin1String(".*");
-        } else if (c == QLatin1Char('?')) {
-            re += QLatin1Char('.');
-        } else if (c == QLatin1Char('[')) {
-            re += c;
-            inClass = true;
-        } else {
-            re += QRegularExpression::escape(QString(c));
-        }
-    }
-    return QRegularExpression(QRegularExpression::anchoredPattern(re),
-                              QRegularExpression::DotMatchesEverythingOption);
-}
-
 QString timeText(qint64 ms)
 {
     return QDateTime::fromMSecsSinceEpoch(ms).toString(QStringLiteral("yyyy-MM-dd HH:mm:ss.zzz"));

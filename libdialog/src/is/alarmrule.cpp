@@ -1,5 +1,6 @@
 #include "dialog/is/alarmrule.h"
 
+#include "dialog/glob.h"
 #include "dialog/logrecord.h"
 
 namespace dialog::is {
@@ -41,12 +42,7 @@ bool AlarmRule::parse(const QString &text, QList<AlarmRule> *rules, QString *err
         AlarmRule r;
         r.line = i + 1;
         r.source = line;
-        QString glob;
-        for (const QChar c : m.captured(1))
-            glob += c == QLatin1Char('*')   ? QStringLiteral(".*")
-                    : c == QLatin1Char('?') ? QStringLiteral(".")
-                                            : QRegularExpression::escape(QString(c));
-        r.pattern = QRegularExpression(QRegularExpression::anchoredPattern(glob));
+        r.pattern = globToRegex(m.captured(1));
         if (!r.pattern.isValid())
             return bad(QStringLiteral("bad pattern"));
         r.attribute = m.captured(2);

@@ -14,8 +14,9 @@ namespace dialog::is {
 ///
 ///     PATTERN.ATTRIBUTE OP NUMBER [for DURATION] -> SEVERITY "TEXT"
 ///
-/// PATTERN is a glob on full object names ("DAQ.RO*": '*' any characters, '?' one), ATTRIBUTE a
-/// numeric attribute of the object (the part after the last '.'), OP one of > >= < <= == !=, DURATION a
+/// PATTERN is a glob on full object names ("DAQ.RO*": '*' any characters, '?' one, "[...]" one of a
+/// set; see dialog/glob.h), ATTRIBUTE a numeric attribute of the object (the part after the last
+/// '.'), OP one of > >= < <= == !=, DURATION a
 /// number with ms, s, m or h (default 0: at once), SEVERITY info, warning, error or fatal; "→" may
 /// stand for "->". Blank lines and lines starting with '#' are ignored.
 struct AlarmRule
