@@ -478,12 +478,8 @@ void IsServer::write(const Request &request, int op, const QString &name, const 
             return;
         }
         is::Object obj;
-        if (!is::decode(value, m_types, obj, &error)) {
-            // Tell an unknown type from a malformed value.
-            replyStatus(request,
-                        error.contains(QLatin1String("unknown type")) ? Status::Code::UnknownType
-                                                                      : Status::Code::InvalidObject,
-                        error);
+        if (const Status st = is::decode(value, m_types, obj); !st.isOk()) {
+            replyStatus(request, st.code(), st.message());
             return;
         }
         res = op == isproto::Request::INSERT   ? m_repository->insert(name, obj, &error)

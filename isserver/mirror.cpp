@@ -166,7 +166,8 @@ bool Mirror::apply(const is::Event &event, bool mayFetchTypes)
     if (m_inSnapshot)
         m_seen.insert(bare);
     c.kind = event.kind() == is::Event::Kind::Created ? is::Change::Kind::Created : is::Change::Kind::Updated;
-    if (!is::decode(event.encodedValue(), m_types, c.object, &error)) {
+    if (const Status st = is::decode(event.encodedValue(), m_types, c.object); !st.isOk()) {
+        error = st.message();
         if (mayFetchTypes && !m_types.contains(event.typeName())) {
             // A type the master declared after our last fetch: hold this and what follows.
             m_held.push_back(event);

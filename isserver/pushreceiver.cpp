@@ -384,8 +384,10 @@ bool PushReceiver::records(const QByteArray &payload, QString *error)
             m_seen.insert(bare);
         c.kind = r.kind == is::protocol::Created ? is::Change::Kind::Created : is::Change::Kind::Updated;
         const QByteArray value = payload.mid(r.valueOffset, r.valueLength);
-        if (!is::decode(value, m_types, c.object, &why) ||
-            m_repository.mirror(c, &why) != is::Repository::Result::Ok)
+        const Status decoded = is::decode(value, m_types, c.object);
+        if (!decoded.isOk())
+            why = decoded.message();
+        if (!decoded.isOk() || m_repository.mirror(c, &why) != is::Repository::Result::Ok)
             // One object that cannot be copied is reported, not a reason to drop the master.
             report(QStringLiteral("cannot copy %1: %2").arg(c.name, why));
     }

@@ -22,9 +22,8 @@ namespace {
 void value(QByteArrayView data)
 {
     Object o;
-    QString error;
-    if (!decode(data, dialog::fuzz::registry(), o, &error)) {
-        if (error.isEmpty())
+    if (const dialog::Status st = decode(data, dialog::fuzz::registry(), o); !st.isOk()) {
+        if (st.message().isEmpty())
             abort();
         return;
     }
@@ -32,7 +31,7 @@ void value(QByteArrayView data)
     // from there on the encoding is stable: decode(encode(o)) == o, byte for byte.
     const QByteArray once = encode(o);
     Object again;
-    if (!decode(once, dialog::fuzz::registry(), again, &error) || encode(again) != once) {
+    if (!decode(once, dialog::fuzz::registry(), again).isOk() || encode(again) != once) {
         fprintf(stderr, "input   %s\nencoded %s\n", data.toByteArray().toHex().constData(),
                 once.toHex().constData());
         abort();

@@ -142,9 +142,9 @@ Parsed parseObjects(QByteArrayView payload, const Header &h, const QString &path
         if (skip.contains(o.name))
             continue;
         o.time = Time(time);
-        QString reason;
-        if (!decode(encoded, registry, o.object, &reason))
-            return {Problem::Unsupported, QStringLiteral("%1: object '%2': %3").arg(path, o.name, reason)};
+        if (const Status st = decode(encoded, registry, o.object); !st.isOk())
+            return {Problem::Unsupported,
+                    QStringLiteral("%1: object '%2': %3").arg(path, o.name, st.message())};
         out.append(std::move(o));
     }
     if (r.left() != 0)

@@ -94,15 +94,15 @@ class Reader
 public:
     Reader(QByteArrayView data, const TypeRegistry &registry) : m_data(data), m_registry(registry) {}
 
-    bool fail(const QString &message)
+    bool fail(const QString &message, Status::Code code = Status::Code::InvalidObject)
     {
-        m_error = QStringLiteral("%1 at offset %2").arg(message).arg(m_pos);
+        m_error = Status(code, QStringLiteral("%1 at offset %2").arg(message).arg(m_pos));
         return false;
     }
     bool need(qsizetype n) { return m_data.size() - m_pos >= n || fail(QStringLiteral("truncated input")); }
     qsizetype left() const { return m_data.size() - m_pos; }
     qsizetype pos() const { return m_pos; }
-    QString error() const { return m_error; }
+    Status error() const { return m_error; }
 
     template <typename T>
     std::enable_if_t<std::is_arithmetic_v<T>, bool> read(T &v, const AttributeInfo & = {}, int = 0)
@@ -186,7 +186,7 @@ public:
                 QStringLiteral("nested object of type '%1' where '%2' is expected").arg(name, expectedType));
         const TypeInfo type = m_registry.type(name);
         if (!type.isValid())
-            return fail(QStringLiteral("unknown type '%1'").arg(name));
+            return fail(QStringLiteral("unknown type '%1'").arg(name), Status::Code::UnknownType);
         const QList<AttributeInfo> attrs = type.allAttributes();
         quint16 count = 0;
         if (!read(count))
@@ -220,7 +220,7 @@ private:
     QByteArrayView m_data;
     const TypeRegistry &m_registry;
     qsizetype m_pos = 0;
-    QString m_error;
+    Status m_error;
 };
 
 } // namespace
@@ -234,7 +234,7 @@ QByteArray encode(const Object &object)
     return out;
 }
 
-bool decode(QByteArrayView data, const TypeRegistry &registry, Object &out, QString *error)
+Status decode(QByteArrayView data, const TypeRegistry &registry, Object &out)
 {
     Reader r(data, registry);
     quint8 version = 0;
@@ -245,13 +245,10 @@ bool decode(QByteArrayView data, const TypeRegistry &registry, Object &out, QStr
     ok = ok && r.readObject(result, QString(), 0);
     if (ok && r.left() > 0)
         ok = r.fail(QStringLiteral("%1 trailing bytes").arg(r.left()));
-    if (!ok) {
-        if (error)
-            *error = r.error();
-        return false;
-    }
+    if (!ok)
+        return r.error();
     out = result;
-    return true;
+    return Status();
 }
 
 } // namespace dialog::is

@@ -110,11 +110,10 @@ Entry DictionaryPrivate::entryFrom(const QString &server, const isproto::Entry &
     out.staleness.ageUs = e.age_us();
     out.staleness.expectedIntervalS = e.expected_interval_s();
     if (!e.value().empty()) {
-        QString error;
-        if (!decode(QByteArrayView(e.value().data(), qsizetype(e.value().size())), *types, out.object, &error)
-            && status)
-            *status = Status(Status::Code::ServerError,
-                             QStringLiteral("cannot decode %1: %2").arg(out.name, error));
+        const Status st =
+            decode(QByteArrayView(e.value().data(), qsizetype(e.value().size())), *types, out.object);
+        if (!st.isOk() && status)
+            *status = Status(st.code(), QStringLiteral("cannot decode %1: %2").arg(out.name, st.message()));
     }
     return out;
 }

@@ -1,8 +1,8 @@
 // Write-ahead journal of an IS repository (journal_p.h; format in docs/is-journal.md).
 #include "journal_p.h"
 
-#include "dialog/is/codec.h"
 #include "../handoff_p.h"
+#include "dialog/is/codec.h"
 #include "dialog/is/typeregistry.h"
 
 #include <QDir>
@@ -371,8 +371,14 @@ Repository::Result Journal::apply(Repository &repository, const Record &rec, QSt
     // The full name: an object name may hold dots.
     c.name = repository.serverName() + QLatin1Char('.') + rec.name;
     c.time = Time(rec.timeUs);
-    if (c.kind != Change::Kind::Removed && !decode(rec.value, repository.registry(), c.object, error))
-        return Repository::Result::InvalidObject;
+    if (c.kind != Change::Kind::Removed) {
+        const Status st = decode(rec.value, repository.registry(), c.object);
+        if (!st.isOk()) {
+            if (error)
+                *error = st.message();
+            return Repository::Result::InvalidObject;
+        }
+    }
     return repository.mirror(c, error);
 }
 

@@ -40,7 +40,9 @@ Object Event::object(QString *error) const
             *error = QStringLiteral("no value");
         return o;
     }
-    decode(encodedValue(), *m_types, o, error);
+    const Status st = decode(encodedValue(), *m_types, o);
+    if (!st.isOk() && error)
+        *error = st.message();
     return o;
 }
 

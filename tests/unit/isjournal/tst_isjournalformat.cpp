@@ -99,7 +99,7 @@ void tst_IsJournalFormat::recordRoundTrip()
             continue;
         }
         Object o;
-        QVERIFY(decode(out[i].value, m_types, o));
+        QVERIFY(decode(out[i].value, m_types, o).isOk());
         QCOMPARE(o.get<quint32>(QStringLiteral("runNumber")), quint32(100 + i));
     }
 }

@@ -337,7 +337,7 @@ void TestIsValue::derivedAsBase()
     QCOMPARE(base.indexOf(QStringLiteral("events")), -1);
     // The base view encodes and decodes as a ProcessStats.
     Object decoded;
-    QVERIFY2(decode(encode(base), m_registry, decoded, &error), qPrintable(error));
+    QVERIFY2(decode(encode(base), m_registry, decoded).isOk(), "decode failed");
     QCOMPARE(decoded, base);
 
     QCOMPARE(readout.asBase(m_registry, QStringLiteral("ReadoutStats")), readout);
@@ -354,7 +354,7 @@ void TestIsValue::roundTripAllTypes()
     QCOMPARE(quint8(bytes.at(0)), EncodingVersion);
     Object decoded;
     QString error;
-    QVERIFY2(decode(bytes, m_registry, decoded, &error), qPrintable(error));
+    QVERIFY2(decode(bytes, m_registry, decoded).isOk(), "decode failed");
     QCOMPARE(decoded, o);
     QCOMPARE(decoded.get<quint64>("u64"), std::numeric_limits<quint64>::max());
     QCOMPARE(decoded.get<QString>("s"), QStringLiteral("Grüße, 世界"));
@@ -364,7 +364,7 @@ void TestIsValue::roundTripAllTypes()
 
     // Defaults round-trip too.
     const Object empty = Object::create(m_registry, QStringLiteral("AllTypes"));
-    QVERIFY2(decode(encode(empty), m_registry, decoded, &error), qPrintable(error));
+    QVERIFY2(decode(encode(empty), m_registry, decoded).isOk(), "decode failed");
     QCOMPARE(decoded, empty);
 }
 
@@ -378,12 +378,12 @@ void TestIsValue::roundTripHistograms()
     QVERIFY(h2.set("entries", quint64(21)));
     Object decoded;
     QString error;
-    QVERIFY2(decode(encode(h2), m_registry, decoded, &error), qPrintable(error));
+    QVERIFY2(decode(encode(h2), m_registry, decoded).isOk(), "decode failed");
     QCOMPARE(decoded, h2);
     QCOMPARE(decoded.get<quint32>("yBins"), 2u);
 
     const Object t = tree(5);
-    QVERIFY2(decode(encode(t), m_registry, decoded, &error), qPrintable(error));
+    QVERIFY2(decode(encode(t), m_registry, decoded).isOk(), "decode failed");
     QCOMPARE(decoded, t);
 }
 
@@ -453,19 +453,24 @@ void TestIsValue::decodeErrors()
     QFETCH(QString, expected);
     Object out = Object::create(m_registry, QStringLiteral("RunInfo"));
     const Object before = out;
-    QString error;
-    QVERIFY(!decode(input, m_registry, out, &error));
-    QVERIFY2(error.startsWith(expected), qPrintable(QStringLiteral("got: ") + error));
+    const dialog::Status st = decode(input, m_registry, out);
+    QVERIFY(!st.isOk());
+    QVERIFY2(st.message().startsWith(expected), qPrintable(QStringLiteral("got: ") + st.message()));
+    // The decoder says which: a type this process does not know, or a malformed value.
+    QCOMPARE(st.code(), QByteArray(QTest::currentDataTag()) == "unknownType"
+                            ? dialog::Status::Code::UnknownType
+                            : dialog::Status::Code::InvalidObject);
     QCOMPARE(out, before); // untouched on failure
 }
 
 void TestIsValue::nestingDepthIsBounded()
 {
     Object out;
-    QString error;
-    QVERIFY2(decode(encode(tree(MaxNestingDepth + 1)), m_registry, out, &error), qPrintable(error));
-    QVERIFY(!decode(encode(tree(MaxNestingDepth + 2)), m_registry, out, &error));
-    QVERIFY2(error.startsWith(QLatin1String("objects nested deeper than 32")), qPrintable(error));
+    const dialog::Status deepest = decode(encode(tree(MaxNestingDepth + 1)), m_registry, out);
+    QVERIFY2(deepest.isOk(), qPrintable(deepest.message()));
+    const dialog::Status tooDeep = decode(encode(tree(MaxNestingDepth + 2)), m_registry, out);
+    QVERIFY2(tooDeep.message().startsWith(QLatin1String("objects nested deeper than 32")),
+             qPrintable(tooDeep.message()));
 }
 
 void TestIsValue::truncationAtEveryLengthFails()
@@ -474,10 +479,10 @@ void TestIsValue::truncationAtEveryLengthFails()
     QVERIFY(bytes.size() > 100);
     for (qsizetype n = 0; n < bytes.size(); ++n) {
         Object out;
-        QString error;
-        if (decode(QByteArrayView(bytes).first(n), m_registry, out, &error))
+        const dialog::Status st = decode(QByteArrayView(bytes).first(n), m_registry, out);
+        if (st.isOk())
             QFAIL(qPrintable(QStringLiteral("prefix of %1 bytes decoded").arg(n)));
-        QVERIFY(!error.isEmpty());
+        QVERIFY(!st.message().isEmpty());
     }
 }
 
@@ -490,12 +495,12 @@ void TestIsValue::corruptedBytesNeverCrash()
             QByteArray corrupt = bytes;
             corrupt[i] = char(quint8(corrupt[i]) ^ mask);
             Object out;
-            QString error;
-            if (decode(corrupt, m_registry, out, &error)) {
+            const dialog::Status st = decode(corrupt, m_registry, out);
+            if (st.isOk()) {
                 ++accepted; // a flipped payload byte is a different valid value
-                QVERIFY(decode(encode(out), m_registry, out, &error));
+                QVERIFY(decode(encode(out), m_registry, out).isOk());
             } else {
-                QVERIFY(!error.isEmpty());
+                QVERIFY(!st.message().isEmpty());
             }
         }
     }

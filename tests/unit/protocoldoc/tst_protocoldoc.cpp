@@ -98,8 +98,11 @@ bool addValue(Fields &f, const QString &prefix, QByteArrayView value, const dial
     if (value.isEmpty())
         return true;
     dialog::is::Object o;
-    if (!dialog::is::decode(value, types, o, error))
+    if (const dialog::Status st = dialog::is::decode(value, types, o); !st.isOk()) {
+        if (error)
+            *error = st.message();
         return false;
+    }
     f.insert(prefix + QStringLiteral("type"), o.typeName());
     addJson(f, prefix, dialog::is::toJson(o));
     return true;

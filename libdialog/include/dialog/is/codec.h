@@ -1,6 +1,7 @@
 #pragma once
 
 #include "dialog/is/object.h"
+#include "dialog/status.h"
 
 #include <QByteArray>
 #include <QByteArrayView>
@@ -23,10 +24,12 @@ constexpr int MaxNestingDepth = 32;
 /// Attribute values are in the type's resolved attribute order.
 QByteArray encode(const Object &object);
 
-/// Decodes an encode() result against the types of @p registry. Every length is checked against
-/// the input left, so hostile input gives false with @p error set, never a crash or a large
+/// Decodes an encode() result against the types of @p registry into @p out. Every length is
+/// checked against the input left, so hostile input gives an error, never a crash or a large
 /// allocation. The type, attribute count and tags must match the registry's type exactly.
-bool decode(QByteArrayView data, const TypeRegistry &registry, Object &out, QString *error = nullptr);
+/// Errors: Status::Code::UnknownType when the input names a type (or a nested type) the registry
+/// does not know, Status::Code::InvalidObject for anything else; @p out is then unchanged.
+Status decode(QByteArrayView data, const TypeRegistry &registry, Object &out);
 
 /// JSON view of an object: attribute name -> value; time as ISO-8601 UTC with microseconds;
 /// vectors as arrays; nested objects as objects; 64-bit integers as numbers when |v| <= 2^53,
