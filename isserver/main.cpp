@@ -266,14 +266,20 @@ bool finish(dialog::isd::ServerOptions &o, const Given &g, QString *why)
     o.mirrorMaster = g.mirrorMaster.isEmpty() ? o.name : g.mirrorMaster;
     dialog::is::Criteria::setLimits(g.regex);
     o.client.name = u"IS.Server."_s + o.name;
-    if (!g.httpTokenFile.isEmpty() && !dialog::security::readSecretFile(g.httpTokenFile, &o.httpToken, why)) {
-        *why = u"--http-token-file: %1"_s.arg(*why);
-        return false;
+    if (!g.httpTokenFile.isEmpty()) {
+        if (const dialog::Status st = dialog::security::readSecretFile(g.httpTokenFile, &o.httpToken);
+            !st.isOk()) {
+            *why = u"--http-token-file: %1"_s.arg(st.message());
+            return false;
+        }
     }
     const dialog::security::TlsFiles tls{o.client.tlsCert, o.client.tlsKey, o.client.tlsCa};
     if (o.httpPort >= 0 && !tls.isEmpty()) {
-        if (!dialog::security::tlsConfiguration(tls, &o.httpTlsConfiguration, why))
+        if (const dialog::Status st = dialog::security::tlsConfiguration(tls, &o.httpTlsConfiguration);
+            !st.isOk()) {
+            *why = st.message();
             return false;
+        }
         // Browsers present no client certificate: the web port only proves its own identity.
         o.httpTlsConfiguration.setPeerVerifyMode(QSslSocket::VerifyNone);
         o.httpTls = true;

@@ -10,12 +10,10 @@
 
 namespace dialog::security {
 
-bool readSecretFile(const QString &path, QByteArray *secret, QString *error)
+Status readSecretFile(const QString &path, QByteArray *secret)
 {
     auto fail = [&](const QString &why) {
-        if (error)
-            *error = QStringLiteral("secret file %1: %2").arg(path, why);
-        return false;
+        return Status(Status::Code::SecurityError, QStringLiteral("secret file %1: %2").arg(path, why));
     };
     QFile f(path);
     if (!f.open(QIODevice::ReadOnly))
@@ -28,16 +26,12 @@ bool readSecretFile(const QString &path, QByteArray *secret, QString *error)
         return fail(
             QStringLiteral("holds %1 bytes, at least %2 are needed").arg(trimmed.size()).arg(MinSecretBytes));
     *secret = trimmed;
-    return true;
+    return Status();
 }
 
-bool tlsConfiguration(const TlsFiles &files, QSslConfiguration *out, QString *error)
+Status tlsConfiguration(const TlsFiles &files, QSslConfiguration *out)
 {
-    auto fail = [&](const QString &why) {
-        if (error)
-            *error = why;
-        return false;
-    };
+    auto fail = [](const QString &why) { return Status(Status::Code::SecurityError, why); };
     if (files.cert.isEmpty() || files.key.isEmpty() || files.ca.isEmpty())
         return fail(QStringLiteral("TLS needs all of --tls-cert, --tls-key and --tls-ca"));
     auto readAll = [](const QString &path, QByteArray *data, QString *why) {
@@ -72,7 +66,7 @@ bool tlsConfiguration(const TlsFiles &files, QSslConfiguration *out, QString *er
     c.setPeerVerifyMode(QSslSocket::VerifyPeer);
     c.setProtocol(QSsl::TlsV1_2OrLater);
     *out = c;
-    return true;
+    return Status();
 }
 
 QByteArray newNonce()

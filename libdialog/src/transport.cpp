@@ -41,13 +41,17 @@ bool Endpoint::parse(const QString &text, Endpoint &out)
 bool applySecurity(const QString &secretFile, const security::TlsFiles &tls, TransportOptions &to,
                    QString *error)
 {
-    if (!secretFile.isEmpty() && !security::readSecretFile(secretFile, &to.secret, error))
+    Status st = secretFile.isEmpty() ? Status() : security::readSecretFile(secretFile, &to.secret);
+    QSslConfiguration config;
+    if (st.isOk() && !tls.isEmpty())
+        st = security::tlsConfiguration(tls, &config);
+    if (!st.isOk()) {
+        if (error)
+            *error = st.message();
         return false;
+    }
     if (tls.isEmpty())
         return true;
-    QSslConfiguration config;
-    if (!security::tlsConfiguration(tls, &config, error))
-        return false;
     to.tls = std::make_shared<const QSslConfiguration>(config);
     return true;
 }

@@ -2,6 +2,8 @@
 // $DIALOG_SECRET_FILE) and its TLS files (--tls-cert, --tls-key, --tls-ca, $DIALOG_TLS_*).
 #pragma once
 
+#include "dialog/status.h"
+
 #include <QByteArray>
 #include <QString>
 
@@ -15,9 +17,10 @@ constexpr qint64 MaxSecretFileBytes = 4096;
 constexpr qint64 MinSecretBytes = 16;
 
 /// Reads the shared secret from @p path: the file's content with surrounding white space trimmed
-/// (so `head -c 32 /dev/urandom | base64 > secret` works). False with @p error when the file cannot
-/// be read, is larger than MaxSecretFileBytes, or holds fewer than MinSecretBytes.
-bool readSecretFile(const QString &path, QByteArray *secret, QString *error);
+/// (so `head -c 32 /dev/urandom | base64 > secret` works). Status::Code::SecurityError, with the
+/// path and the reason, when the file cannot be read, is larger than MaxSecretFileBytes, or holds
+/// fewer than MinSecretBytes; @p secret is then unchanged.
+Status readSecretFile(const QString &path, QByteArray *secret);
 
 /// The TLS files of a process: all three given, or none.
 struct TlsFiles
@@ -29,10 +32,11 @@ struct TlsFiles
 };
 
 /// Loads @p files into @p out for mutual authentication: this process presents its certificate,
-/// and a peer must present one signed by the given authority (and only by it). False with
-/// @p error when a file is missing, unreadable or not PEM, or only some of the three are given
-/// (a key that does not match its certificate fails at the first TLS handshake).
-bool tlsConfiguration(const TlsFiles &files, QSslConfiguration *out, QString *error);
+/// and a peer must present one signed by the given authority (and only by it).
+/// Status::Code::SecurityError, with the file and the reason, when a file is missing, unreadable
+/// or not PEM, or only some of the three are given (a key that does not match its certificate
+/// fails at the first TLS handshake).
+Status tlsConfiguration(const TlsFiles &files, QSslConfiguration *out);
 
 // The challenge-response of a connection (docs/protocol.md, "Authentication"): each side sends a
 // fresh nonce, each proves the secret with an HMAC-SHA256 over both nonces and the connecting

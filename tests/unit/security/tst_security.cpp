@@ -104,15 +104,18 @@ void tst_Security::secretFileChecked()
     const QString path = writeFile(QString::fromLatin1(QTest::currentDataTag()), content);
     QVERIFY(!path.isEmpty());
     QByteArray read;
-    QString error;
-    QCOMPARE(security::readSecretFile(path, &read, &error), !secret.isEmpty());
+    const Status st = security::readSecretFile(path, &read);
+    QCOMPARE(st.isOk(), !secret.isEmpty());
     if (secret.isEmpty()) {
-        QVERIFY2(error.contains(errorPart) && error.contains(path), qPrintable(error));
+        QCOMPARE(st.code(), Status::Code::SecurityError);
+        QVERIFY2(st.message().contains(errorPart) && st.message().contains(path), qPrintable(st.message()));
+        QVERIFY(read.isEmpty()); // untouched
     } else {
         QCOMPARE(read, secret);
     }
-    QVERIFY(!security::readSecretFile(m_dir.filePath(QStringLiteral("missing")), &read, &error));
-    QVERIFY2(error.contains(QStringLiteral("missing")), qPrintable(error));
+    const Status missing = security::readSecretFile(m_dir.filePath(QStringLiteral("missing")), &read);
+    QCOMPARE(missing.code(), Status::Code::SecurityError);
+    QVERIFY2(missing.message().contains(QStringLiteral("missing")), qPrintable(missing.message()));
 }
 
 void tst_Security::tlsFilesLoaded()
@@ -125,7 +128,8 @@ void tst_Security::tlsFilesLoaded()
         test::makeTlsFiles(m_dir.filePath(QStringLiteral("pki")), QStringLiteral("proc"), &files, &error),
         qPrintable(error));
     QSslConfiguration c;
-    QVERIFY2(security::tlsConfiguration({files.cert, files.key, files.ca}, &c, &error), qPrintable(error));
+    const Status st = security::tlsConfiguration({files.cert, files.key, files.ca}, &c);
+    QVERIFY2(st.isOk(), qPrintable(st.message()));
     QCOMPARE(c.peerVerifyMode(), QSslSocket::VerifyPeer);
     QCOMPARE(c.caCertificates().size(), 1);
     QCOMPARE(c.localCertificate().subjectInfo(QSslCertificate::CommonName),
@@ -141,16 +145,20 @@ void tst_Security::tlsFilesRefusedWithAReason()
         test::makeTlsFiles(m_dir.filePath(QStringLiteral("pki2")), QStringLiteral("proc"), &files, &error),
         qPrintable(error));
     QSslConfiguration c;
-    QVERIFY(!security::tlsConfiguration({files.cert, files.key, QString()}, &c, &error));
-    QVERIFY2(error.contains(QStringLiteral("--tls-ca")), qPrintable(error));
-    QVERIFY(!security::tlsConfiguration({files.cert, m_dir.filePath(QStringLiteral("nokey")), files.ca}, &c,
-                                        &error));
-    QVERIFY2(error.contains(QStringLiteral("nokey")), qPrintable(error));
     const QString junk = writeFile(QStringLiteral("junk.pem"), "not a certificate\n");
-    QVERIFY(!security::tlsConfiguration({junk, files.key, files.ca}, &c, &error));
-    QVERIFY2(error.contains(QStringLiteral("no PEM certificate")), qPrintable(error));
-    QVERIFY(!security::tlsConfiguration({files.cert, junk, files.ca}, &c, &error));
-    QVERIFY2(error.contains(QStringLiteral("private key")), qPrintable(error));
+    const struct
+    {
+        security::TlsFiles files;
+        QString reason;
+    } bad[] = {{{files.cert, files.key, QString()}, QStringLiteral("--tls-ca")},
+               {{files.cert, m_dir.filePath(QStringLiteral("nokey")), files.ca}, QStringLiteral("nokey")},
+               {{junk, files.key, files.ca}, QStringLiteral("no PEM certificate")},
+               {{files.cert, junk, files.ca}, QStringLiteral("private key")}};
+    for (const auto &b : bad) {
+        const Status st = security::tlsConfiguration(b.files, &c);
+        QCOMPARE(st.code(), Status::Code::SecurityError);
+        QVERIFY2(st.message().contains(b.reason), qPrintable(st.message()));
+    }
 }
 
 void tst_Security::proofsMatchTheDocumentedExample()
