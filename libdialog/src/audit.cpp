@@ -166,7 +166,14 @@ bool AccessOptions::applyParser(const QCommandLineParser &p, QString *error)
     trail.path = p.value(QStringLiteral("audit-file"));
     audit = p.isSet(QStringLiteral("audit")) || !trail.path.isEmpty();
     const QList<Option> rows = trailRows(&trail);
-    return std::all_of(rows.cbegin(), rows.cend(), [&](const Option &row) { return row.apply(p, error); });
+    for (const Option &row : rows) {
+        if (const Status st = row.apply(p); !st.isOk()) {
+            if (error)
+                *error = st.message();
+            return false;
+        }
+    }
+    return true;
 }
 
 QList<AuditRecord> AuditTrail::read(const QString &path, qint64 sinceMs, int *skipped)

@@ -195,7 +195,14 @@ void ClientOptions::addSecurityTo(OptionTable &table)
 bool ClientOptions::applyParser(const QCommandLineParser &p, QString *error)
 {
     const QList<Option> rows = allRows(this);
-    return std::all_of(rows.cbegin(), rows.cend(), [&](const Option &row) { return row.apply(p, error); });
+    for (const Option &row : rows) {
+        if (const Status st = row.apply(p); !st.isOk()) {
+            if (error)
+                *error = st.message();
+            return false;
+        }
+    }
+    return true;
 }
 
 } // namespace dialog

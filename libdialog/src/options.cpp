@@ -287,7 +287,7 @@ QCommandLineOption Option::commandLineOption() const
     return QCommandLineOption(d->name, d->help, d->valueName, d->defaultValue);
 }
 
-bool Option::applyValue(const QString &value, QString *error) const
+Status Option::applyValue(const QString &value) const
 {
     QString why;
     qint64 whole = 0;
@@ -304,11 +304,9 @@ bool Option::applyValue(const QString &value, QString *error) const
     }
     if (ok && d->kind == Kind::Choice && !d->choices.contains(value))
         why = choiceList(d->choices), ok = false;
-    if (!ok) {
-        if (error)
-            *error = QStringLiteral("invalid --%1 '%2' (%3)").arg(d->name, value, why);
-        return false;
-    }
+    if (!ok)
+        return Status(Status::Code::BadRequest,
+                      QStringLiteral("invalid --%1 '%2' (%3)").arg(d->name, value, why));
     switch (d->kind) {
     case Kind::Flag:
         if (d->flagTarget)
@@ -334,10 +332,10 @@ bool Option::applyValue(const QString &value, QString *error) const
         d->set(whole);
         break;
     }
-    return true;
+    return Status();
 }
 
-bool Option::apply(const QCommandLineParser &parser, QString *error) const
+Status Option::apply(const QCommandLineParser &parser) const
 {
     if (!parser.isSet(d->name)) {
         const QString env =
@@ -349,37 +347,34 @@ bool Option::apply(const QCommandLineParser &parser, QString *error) const
                                  v == QLatin1String("off") || v == QLatin1String("false");
                 if (!off && d->flagTarget)
                     *d->flagTarget = d->whenGiven;
-                return true;
+                return Status();
             }
-            if (applyValue(env, error))
-                return true;
-            if (error) // name the variable the value came from
-                *error = QStringLiteral("$%1: %2").arg(d->environment, *error);
-            return false;
+            const Status st = applyValue(env);
+            if (st.isOk())
+                return st;
+            // Name the variable the value came from.
+            return Status(st.code(), QStringLiteral("$%1: %2").arg(d->environment, st.message()));
         }
-        if (d->required) {
-            if (error)
-                *error = QStringLiteral("--%1 is required").arg(d->name);
-            return false;
-        }
-        return true;
+        if (d->required)
+            return Status(Status::Code::BadRequest, QStringLiteral("--%1 is required").arg(d->name));
+        return Status();
     }
     if (d->kind == Kind::Flag)
-        return applyValue(QString(), error);
+        return applyValue(QString());
     if (d->kind == Kind::List) {
         const QStringList before = d->listTarget ? *d->listTarget : QStringList();
         if (d->listTarget)
             d->listTarget->clear();
         for (const QString &v : parser.values(d->name)) {
-            if (!applyValue(v, error)) {
+            if (const Status st = applyValue(v); !st.isOk()) {
                 if (d->listTarget)
                     *d->listTarget = before;
-                return false;
+                return st;
             }
         }
-        return true;
+        return Status();
     }
-    return applyValue(parser.value(d->name), error);
+    return applyValue(parser.value(d->name));
 }
 
 class OptionTablePrivate
@@ -451,9 +446,12 @@ bool OptionTable::parse(const QStringList &arguments)
                        .arg(d->parser.positionalArguments().constFirst());
         return false;
     }
-    for (const Option &row : std::as_const(d->rows))
-        if (!row.apply(d->parser, &d->error))
+    for (const Option &row : std::as_const(d->rows)) {
+        if (const Status st = row.apply(d->parser); !st.isOk()) {
+            d->error = st.message();
             return false;
+        }
+    }
     return true;
 }
 

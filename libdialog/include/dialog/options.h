@@ -2,6 +2,8 @@
 // target variable), one parser for every DIALOG program, one shape of error.
 #pragma once
 
+#include "dialog/status.h"
+
 #include <QCommandLineParser>
 #include <QSharedDataPointer>
 #include <QString>
@@ -106,11 +108,12 @@ public:
     OptionUnit unit() const;
     /// The option as QCommandLineParser takes it (name, help, value name).
     QCommandLineOption commandLineOption() const;
-    /// Reads this option from @p parser (after its parse) into the target. False with the one-line
-    /// reason in @p error on a bad or missing value; the target is then unchanged.
-    bool apply(const QCommandLineParser &parser, QString *error) const;
-    /// Checks @p value as this option's value and writes it to the target; false with the reason.
-    bool applyValue(const QString &value, QString *error) const;
+    /// Reads this option from @p parser (after its parse) into the target. A bad or missing value
+    /// gives Status::Code::BadRequest with the one-line reason as its message; the target is then
+    /// unchanged.
+    Status apply(const QCommandLineParser &parser) const;
+    /// Checks @p value as this option's value and writes it to the target; errors as apply().
+    Status applyValue(const QString &value) const;
 
 private:
     explicit Option(OptionPrivate *d);

@@ -28,6 +28,7 @@ private slots:
     void customReaderAndCheck();
     void environmentFallback();
     void clientOptionsThroughTheTable();
+    void rowStatusSaysBadRequest();
 };
 
 void tst_Options::valuesReachTheirTargets()
@@ -364,6 +365,24 @@ void tst_Options::clientOptionsThroughTheTable()
     QVERIFY(!t.parse({QStringLiteral("prog"), QStringLiteral("--heartbeat-ms"), QStringLiteral("5")}));
     QCOMPARE(t.errorText(),
              QStringLiteral("invalid --heartbeat-ms '5' (out of range 10..3600000 milliseconds)"));
+}
+
+void tst_Options::rowStatusSaysBadRequest()
+{
+    int threads = 4;
+    const Option row = Option::integer(QStringLiteral("threads"), QStringLiteral("n"),
+                                       QStringLiteral("Threads."), &threads, 1, 256);
+    const dialog::Status bad = row.applyValue(QStringLiteral("0"));
+    QCOMPARE(bad.code(), dialog::Status::Code::BadRequest);
+    QCOMPARE(bad.message(), QStringLiteral("invalid --threads '0' (out of range 1..256)"));
+    QCOMPARE(threads, 4);
+    QVERIFY(row.applyValue(QStringLiteral("8")).isOk());
+    QCOMPARE(threads, 8);
+    QCommandLineParser parser;
+    parser.addOption(row.commandLineOption());
+    QVERIFY(parser.parse({QStringLiteral("prog"), QStringLiteral("--threads"), QStringLiteral("x")}));
+    QCOMPARE(row.apply(parser).code(), dialog::Status::Code::BadRequest);
+    QCOMPARE(threads, 8);
 }
 
 QTEST_GUILESS_MAIN(tst_Options)
