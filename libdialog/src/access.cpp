@@ -14,22 +14,20 @@ QString accessKindName(AccessList::Kind kind)
     return kind == AccessList::Kind::Command ? QStringLiteral("command") : QStringLiteral("is-write");
 }
 
-bool AccessList::load(const QString &path, AccessList *out, QString *error)
+Status AccessList::load(const QString &path, AccessList *out)
 {
     QFile f(path);
-    if (!f.open(QIODevice::ReadOnly)) {
-        *error = QStringLiteral("%1: %2").arg(path, f.errorString());
-        return false;
-    }
-    return parse(f.read(4 * 1024 * 1024), path, out, error);
+    if (!f.open(QIODevice::ReadOnly))
+        return Status(Status::Code::StorageError, QStringLiteral("%1: %2").arg(path, f.errorString()));
+    return parse(f.read(4 * 1024 * 1024), path, out);
 }
 
-bool AccessList::parse(const QByteArray &json, const QString &source, AccessList *out, QString *error)
+Status AccessList::parse(const QByteArray &json, const QString &source, AccessList *out)
 {
     auto fail = [&](const QString &where, const QString &why) {
-        *error = where.isEmpty() ? QStringLiteral("%1: %2").arg(source, why)
-                                 : QStringLiteral("%1: %2: %3").arg(source, where, why);
-        return false;
+        return Status(Status::Code::BadRequest, where.isEmpty()
+                                                    ? QStringLiteral("%1: %2").arg(source, why)
+                                                    : QStringLiteral("%1: %2: %3").arg(source, where, why));
     };
     QJsonParseError pe;
     const QJsonDocument doc = QJsonDocument::fromJson(json, &pe);
@@ -94,7 +92,7 @@ bool AccessList::parse(const QByteArray &json, const QString &source, AccessList
         list.m_rules.append(r);
     }
     *out = list;
-    return true;
+    return Status();
 }
 
 AccessList::Decision AccessList::check(Kind kind, const QString &name, const Origin &origin) const

@@ -158,10 +158,12 @@ void AccessOptions::addParserOptions(QCommandLineParser &p)
 
 bool AccessOptions::applyParser(const QCommandLineParser &p, QString *error)
 {
-    if (p.isSet(QStringLiteral("access")) &&
-        !AccessList::load(p.value(QStringLiteral("access")), &access, error)) {
-        *error = QStringLiteral("--access: %1").arg(*error);
-        return false;
+    if (p.isSet(QStringLiteral("access"))) {
+        if (const Status st = AccessList::load(p.value(QStringLiteral("access")), &access); !st.isOk()) {
+            if (error)
+                *error = QStringLiteral("--access: %1").arg(st.message());
+            return false;
+        }
     }
     trail.path = p.value(QStringLiteral("audit-file"));
     audit = p.isSet(QStringLiteral("audit")) || !trail.path.isEmpty();

@@ -3,6 +3,8 @@
 // audit trail of every command and IS write they see (audit.h).
 #pragma once
 
+#include "dialog/status.h"
+
 #include <QList>
 #include <QRegularExpression>
 #include <QString>
@@ -52,10 +54,12 @@ public:
         QString because; ///< "rules[2]" or "default"
     };
 
-    /// Reads the list from the JSON file @p path; false with "PATH: where: why" on error.
-    static bool load(const QString &path, AccessList *out, QString *error);
-    /// Parses @p json (@p source names it in errors).
-    static bool parse(const QByteArray &json, const QString &source, AccessList *out, QString *error);
+    /// Reads the list from the JSON file @p path into @p out. Status::Code::StorageError when the
+    /// file cannot be read, Status::Code::BadRequest when it is not a valid list, with the message
+    /// "PATH: where: why"; @p out is then unchanged.
+    static Status load(const QString &path, AccessList *out);
+    /// Parses @p json (@p source names it in errors); errors as load().
+    static Status parse(const QByteArray &json, const QString &source, AccessList *out);
 
     bool isEmpty() const { return m_rules.isEmpty() && m_defaultAllows; }
     int ruleCount() const { return int(m_rules.size()); }

@@ -372,9 +372,10 @@ bool Partition::parse(const QByteArray &json, const QString &path, Partition *ou
     if (root.contains(QStringLiteral("access"))) {
         p.accessFile = resolve(base, r.string(root, {}, QStringLiteral("access"), true));
         AccessList list;
-        QString why;
-        if (!r.failed() && !AccessList::load(p.accessFile, &list, &why))
-            r.fail(QStringLiteral("access"), why);
+        if (!r.failed()) {
+            if (const Status st = AccessList::load(p.accessFile, &list); !st.isOk())
+                r.fail(QStringLiteral("access"), st.message());
+        }
     }
     if (root.contains(QStringLiteral("audit_dir")))
         p.auditDir = resolve(base, r.string(root, {}, QStringLiteral("audit_dir"), true));

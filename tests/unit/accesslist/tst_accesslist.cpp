@@ -15,6 +15,7 @@ class tst_AccessList : public QObject
 private Q_SLOTS:
     void badListsAreRefusedWithWhere_data();
     void badListsAreRefusedWithWhere();
+    void unreadableFileIsAStorageError();
     void emptyListAllowsEverything();
     void firstMatchWins_data();
     void firstMatchWins();
@@ -50,17 +51,24 @@ void tst_AccessList::badListsAreRefusedWithWhere()
     QFETCH(QByteArray, json);
     QFETCH(QString, error);
     AccessList list;
-    QString why;
-    QVERIFY(!AccessList::parse(json, QStringLiteral("a.json"), &list, &why));
-    QVERIFY2(why.startsWith(error), qPrintable(why));
+    const Status st = AccessList::parse(json, QStringLiteral("a.json"), &list);
+    QCOMPARE(st.code(), Status::Code::BadRequest);
+    QVERIFY2(st.message().startsWith(error), qPrintable(st.message()));
+}
+
+void tst_AccessList::unreadableFileIsAStorageError()
+{
+    AccessList list;
+    const Status st = AccessList::load(QStringLiteral("/nonexistent/access.json"), &list);
+    QCOMPARE(st.code(), Status::Code::StorageError);
+    QVERIFY2(st.message().startsWith(QLatin1String("/nonexistent/access.json: ")), qPrintable(st.message()));
 }
 
 void tst_AccessList::emptyListAllowsEverything()
 {
     AccessList list;
-    QString why;
     QVERIFY(list.isEmpty());
-    QVERIFY(AccessList::parse("{}", QStringLiteral("a.json"), &list, &why));
+    QVERIFY(AccessList::parse("{}", QStringLiteral("a.json"), &list).isOk());
     QVERIFY(list.isEmpty());
     const AccessList::Decision d = list.check(AccessList::Kind::Command, QStringLiteral("X"), {});
     QVERIFY(d.allowed);
@@ -116,7 +124,6 @@ void tst_AccessList::firstMatchWins()
     QFETCH(bool, allowed);
     QFETCH(QString, because);
     AccessList list;
-    QString why;
     QVERIFY2(AccessList::parse(R"({"rules": [
         {"allow": "command", "name": "RunCtrl.*.Command", "process": "Master"},
         {"allow": "command", "name": "RunCtrl.*.Command", "process": "RunControl.GUI*"},
@@ -124,8 +131,9 @@ void tst_AccessList::firstMatchWins()
         {"allow": "is-write", "name": "RunParams.*", "user": "daq"},
         {"deny": "*", "name": "RunParams.*", "comment": "nobody else"},
         {"deny": "is-write", "name": "DAQ.Secret[0-9]"}]})",
-                               QStringLiteral("a.json"), &list, &why),
-             qPrintable(why));
+                               QStringLiteral("a.json"), &list)
+                 .isOk(),
+             "the list does not parse");
     QCOMPARE(list.ruleCount(), 6);
     const AccessList::Decision d =
         list.check(command ? AccessList::Kind::Command : AccessList::Kind::IsWrite, name,
@@ -137,9 +145,9 @@ void tst_AccessList::firstMatchWins()
 void tst_AccessList::defaultDeny()
 {
     AccessList list;
-    QString why;
     QVERIFY(AccessList::parse(R"({"default": "deny", "rules": [{"allow": "*", "user": "daq"}]})",
-                              QStringLiteral("a.json"), &list, &why));
+                              QStringLiteral("a.json"), &list)
+                .isOk());
     QVERIFY(!list.isEmpty());
     QVERIFY(list.check(AccessList::Kind::IsWrite, QStringLiteral("A.B"),
                        Origin{QStringLiteral("P"), QStringLiteral("daq"), {}, {}})
@@ -153,10 +161,10 @@ void tst_AccessList::defaultDeny()
 void tst_AccessList::hostMatchesNameOrAddress()
 {
     AccessList list;
-    QString why;
     QVERIFY(AccessList::parse(R"({"default": "deny", "rules": [{"allow": "command", "host": "daq-*"},
                                   {"allow": "command", "host": "10.1.*"}]})",
-                              QStringLiteral("a.json"), &list, &why));
+                              QStringLiteral("a.json"), &list)
+                .isOk());
     auto allowed = [&](const QString &host, const QString &address) {
         return list
             .check(AccessList::Kind::Command, QStringLiteral("C"),
