@@ -4,6 +4,7 @@
 #pragma once
 
 #include "dialog/client.h"
+#include "waits.h"
 
 #include <QCoreApplication>
 #include <QElapsedTimer>
@@ -35,20 +36,6 @@ constexpr int SanitizerTimeScale =
 inline QString bin(const QString &name)
 {
     return QStringLiteral(DIALOG_BIN_DIR "/") + name;
-}
-
-/// Polls @p done every @p stepMs, the event loop turning in between, until it returns true (true)
-/// or @p timeoutMs passes (false). The QTRY_* macros of a function body, for helpers that return.
-template <typename Predicate> bool waitUntil(Predicate done, int timeoutMs, int stepMs = 10)
-{
-    QElapsedTimer t;
-    t.start();
-    while (!done()) {
-        if (t.elapsed() >= timeoutMs)
-            return false;
-        QTest::qWait(stepMs);
-    }
-    return true;
 }
 
 /// A port that was free a moment ago. Only for what must be known before the daemon that binds it
