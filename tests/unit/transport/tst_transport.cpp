@@ -7,6 +7,7 @@
 #include "servicestate_p.h"
 #include "tlsfiles.h"
 #include "transport_p.h"
+#include "waits.h"
 #include "wirecodec.h"
 
 #include <QSignalSpy>
@@ -21,7 +22,10 @@
 using namespace dialog;
 using namespace dialog::net;
 using namespace dialog::wire_format;
+using dialog::test::expectNothingFor;
 using dialog::test::pattern;
+using dialog::test::pollUntil;
+using dialog::test::waitUntil;
 
 namespace {
 
@@ -249,7 +253,8 @@ void tst_Transport::pagedValueLargerThanTheQueueArrivesInOrder()
     QTRY_COMPARE_WITH_TIMEOUT(late.data.size(), 6, Timeout);
     for (int i = 0; i < 6; ++i)
         QCOMPARE(late.data.at(i).sequence, quint64(i + 1));
-    QTest::qWait(100); // nothing more comes
+    QVERIFY(expectNothingFor(
+        100, [&] { return r.data.size() > 6 || late.data.size() > 6; }, "a page delivered twice"));
     QCOMPARE(r.data.size(), 6);
     QCOMPARE(late.data.size(), 6);
 }
@@ -507,10 +512,7 @@ void tst_Transport::readerSpinsAfterReceivingWhenAsked()
     const OutboxPtr box = s->outbox(r.endpoint());
     s->send(box, serviceFrame("S", 1, "first"));
     // Without running this thread's event loop (its spin would hold it here): the frame read.
-    QElapsedTimer t;
-    t.start();
-    while (r.transport->stats().framesIn < 1 && t.elapsed() < Timeout)
-        QThread::msleep(1);
+    QVERIFY(pollUntil([&] { return r.transport->stats().framesIn >= 1; }, Timeout));
     QCOMPARE(r.transport->stats().framesIn, quint64(1));
     QThread::msleep(50);
     s->send(box, serviceFrame("S", 2, "second"));
@@ -550,24 +552,23 @@ void tst_Transport::heapIsHandedBackAfterABurst()
         const quint64 before = r.transport->stats().framesIn;
         for (int i = 0; i < frames; ++i)
             s->send(box, serviceFrame("S", quint64(i), payload), 5000);
-        QElapsedTimer t;
-        t.start();
-        while (r.transport->stats().framesIn < before + quint64(frames) && t.elapsed() < Timeout)
-            QThread::msleep(5);
+        pollUntil([&] { return r.transport->stats().framesIn >= before + quint64(frames); }, Timeout, 5);
         QCOMPARE(r.transport->stats().framesIn, before + quint64(frames));
     };
     // A small burst (640 KiB waiting) is not worth it: nothing is trimmed.
     burst(10);
     QTRY_COMPARE_WITH_TIMEOUT(r.data.size(), 10, Timeout);
-    QTest::qWait(Transport::TrimQuietMs + 500);
-    QCOMPARE(r.transport->stats().heapTrims, quint64(0));
+    QVERIFY(expectNothingFor(
+        Transport::TrimQuietMs + 500, [&] { return r.transport->stats().heapTrims > 0; },
+        "a heap trim after a burst too small for it"));
     // 12.5 MiB waiting, then delivered: once delivery stays low, the heap is trimmed, once.
     burst(200);
     QCOMPARE(r.transport->stats().heapTrims, quint64(0));
     QTRY_COMPARE_WITH_TIMEOUT(r.data.size(), 210, Timeout);
     QTRY_COMPARE_WITH_TIMEOUT(r.transport->stats().heapTrims, Trimmed, Timeout);
-    QTest::qWait(Transport::TrimQuietMs + 500);
-    QCOMPARE(r.transport->stats().heapTrims, Trimmed);
+    QVERIFY(expectNothingFor(
+        Transport::TrimQuietMs + 500, [&] { return r.transport->stats().heapTrims != Trimmed; },
+        "a second heap trim with nothing new delivered"));
 }
 
 void tst_Transport::newSenderIsHeardWhileDeliveryIsPaused()
@@ -578,15 +579,18 @@ void tst_Transport::newSenderIsHeardWhileDeliveryIsPaused()
     // backlog drained, and it was closed for sending no HELLO. Then everything arrives, in order.
     Receiver r(pausingReceiver());
     QVERIFY(r.listen());
+    // Settled: no frame read for 200 ms (or, bounded, where it stood after Timeout).
     const auto framesInSettled = [&] {
-        quint64 last = r.transport->stats().framesIn;
-        for (;;) {
-            QThread::msleep(200);
-            const quint64 now = r.transport->stats().framesIn;
-            if (now == last)
-                return now;
-            last = now;
-        }
+        quint64 last = ~quint64(0);
+        pollUntil(
+            [&] {
+                const quint64 now = r.transport->stats().framesIn;
+                const bool still = now == last;
+                last = now;
+                return still;
+            },
+            Timeout, 200);
+        return last;
     };
     auto first = makeSender(QStringLiteral("first"));
     const OutboxPtr a = first->outbox(r.endpoint());
@@ -598,10 +602,9 @@ void tst_Transport::newSenderIsHeardWhileDeliveryIsPaused()
     QVERIFY2(paused < quint64(Frames), "reading did not pause");
     auto second = makeSender(QStringLiteral("second"));
     second->send(second->outbox(r.endpoint()), serviceFrame("B", 1, "late"));
-    QDeadlineTimer deadline(Timeout);
-    while (r.transport->stats().framesIn < paused + 1 && !deadline.hasExpired()) // B 1 (HELLO is not counted)
-        QThread::msleep(20);
-    QVERIFY2(r.transport->stats().framesIn >= paused + 1, "the second sender was not read");
+    // B 1 (HELLO is not counted)
+    QVERIFY2(pollUntil([&] { return r.transport->stats().framesIn >= paused + 1; }, Timeout, 20),
+             "the second sender was not read");
     QTRY_COMPARE_WITH_TIMEOUT(r.data.size(), Frames + 1, Timeout);
     quint64 next = 1;
     for (const Inbound &in : std::as_const(r.data))
@@ -812,14 +815,15 @@ struct CorkSetup
         if (!r.listen())
             return false;
         box = s->outbox(r.endpoint());
-        QElapsedTimer t;
-        t.start();
-        while (box->directWrites.load() == 0 && t.elapsed() < Timeout) {
-            s->send(box, serviceFrame("S", next++, "warm-up"));
-            QTest::qWait(20);
-        }
-        if (box->directWrites.load() == 0 ||
-            !QTest::qWaitFor([&] { return r.data.size() == qsizetype(next - 1); }, Timeout))
+        const bool direct = waitUntil(
+            [&] {
+                if (box->directWrites.load() > 0)
+                    return true;
+                s->send(box, serviceFrame("S", next++, "warm-up")); // until one is written directly
+                return false;
+            },
+            Timeout, 20);
+        if (!direct || !QTest::qWaitFor([&] { return r.data.size() == qsizetype(next - 1); }, Timeout))
             return false;
         s->cork(&context);
         return true;
