@@ -3,6 +3,7 @@
 #pragma once
 
 #include "dialog/clientoptions.h"
+#include "waits.h"
 
 #include <QDeadlineTimer>
 #include <QProcess>
@@ -30,14 +31,19 @@ public:
                             {QStringLiteral("--port"), QString::number(m_port)});
             if (!m_process.waitForStarted(5000))
                 return false;
-            const QDeadlineTimer deadline(10000);
-            while (!deadline.hasExpired() && m_process.state() == QProcess::Running) {
-                QTcpSocket s;
-                s.connectToHost(QHostAddress::LocalHost, m_port);
-                if (s.waitForConnected(200))
-                    return true;
-                QTest::qWait(20);
-            }
+            bool up = false;
+            dialog::test::waitUntil(
+                [&] {
+                    if (m_process.state() != QProcess::Running)
+                        return true; // exited: the port was taken
+                    QTcpSocket s;
+                    s.connectToHost(QHostAddress::LocalHost, m_port);
+                    up = s.waitForConnected(200);
+                    return up;
+                },
+                10000, 20);
+            if (up)
+                return true;
             stop(); // the port was taken meanwhile, or the server did not come up: try another one
         }
         return false;
