@@ -3,9 +3,10 @@
 
 #include "dialog/client.h"
 
-#include <QSignalSpy>
 #include <QRandomGenerator>
+#include <QSignalSpy>
 #include <QtTest>
+#include <atomic>
 #include <csignal>
 #include <mutex>
 
@@ -158,8 +159,8 @@ void tst_Request::requestAnsweredByProvider()
         client.request(QStringLiteral("Upper.Service"), QByteArray(200000, 'z'), 5000, this, got.fn()).id();
     QVERIFY(a != b);
     QTRY_COMPARE_WITH_TIMEOUT(got.replies.size(), 2, 10000);
-    QTest::qWait(100);               // no duplicate arrives later: time must pass to show that
-    QCOMPARE(got.replies.size(), 2); // exactly once each
+    QVERIFY(expectNothingFor(
+        100, [&] { return got.replies.size() != 2; }, "a reply delivered twice"));
     for (const Reply &r : std::as_const(got.replies)) {
         QVERIFY2(r.isOk(), qPrintable(r.errorString()));
         if (r.id() == a)
@@ -178,9 +179,13 @@ void tst_Request::repliesBeyondTheQueueBoundAreNotLost()
     options.maxQueueBytes = 1024 * 1024;
     Client server(options);
     server.publish(QStringLiteral("SmallQueue.Service"));
-    // Answered in the reader thread while this thread sleeps: the requester takes nothing meanwhile.
+    // Answered in the reader thread while this thread waits: the requester takes nothing meanwhile.
+    std::atomic<int> answered{0};
     server.setRequestHandlerDirect(QStringLiteral("SmallQueue.Service"),
-                                   [&server](const Request &r) { server.reply(r, r.data().toUpper()); });
+                                   [&server, &answered](const Request &r) {
+                                       server.reply(r, r.data().toUpper());
+                                       ++answered;
+                                   });
     QVERIFY(server.start());
     ClientOptions askerOptions = m_fx->clientOptions(QStringLiteral("ManyAsks"));
     askerOptions.maxPendingBytes = 64 * 1024;
@@ -196,7 +201,8 @@ void tst_Request::repliesBeyondTheQueueBoundAreNotLost()
         noise[i] = char(QRandomGenerator::global()->bounded(256));
     for (int i = 0; i < count; ++i) // 40 replies of 256 KB: 10 MB, beyond the sockets' buffers
         client.request(QStringLiteral("SmallQueue.Service"), noise, 20000, this, got.fn());
-    QThread::msleep(1000);
+    QVERIFY2(pollUntil([&answered] { return answered.load() == 1 + count; }, 20000, 10),
+             "the provider did not answer every request while the requester took nothing");
     QTRY_COMPARE_WITH_TIMEOUT(got.replies.size(), 1 + count, 30000);
     for (const Reply &r : std::as_const(got.replies))
         QVERIFY2(r.isOk(), qPrintable(r.errorString()));
@@ -263,8 +269,8 @@ void tst_Request::requestWaitsForAProviderThatStartsLater()
     QVERIFY(client.start());
     Collector got;
     client.request(QStringLiteral("Late.Upper"), "late", 10000, this, got.fn());
-    QTest::qWait(300); // no answer while there is no provider: time must pass to show that
-    QVERIFY(got.replies.isEmpty());
+    QVERIFY(expectNothingFor(
+        300, [&] { return !got.replies.isEmpty(); }, "an answer while there is no provider"));
     Client server(m_fx->clientOptions(QStringLiteral("LateUpper")));
     server.publish(QStringLiteral("Late.Upper"));
     serveUpperCase(server);
@@ -400,8 +406,9 @@ void tst_Request::callbackSkippedWhenContextIsGone()
         client.request(QStringLiteral("Nobody.Home"), "x", 200, &context,
                        [&](const Reply &) { called = true; });
     }
-    QTest::qWait(400); // past the request's 200 ms time-out, when the callback would have run
-    QVERIFY(!called);
+    // Past the request's 200 ms time-out, when the callback would have run.
+    QVERIFY(expectNothingFor(
+        400, [&called] { return called; }, "a callback whose context is gone"));
 }
 
 QTEST_GUILESS_MAIN(tst_Request)
