@@ -419,8 +419,8 @@ void Master::transitionEnded(rc::Transition t, bool ok)
     }
     const bool timesMoved = t == rc::Transition::Start || t == rc::Transition::Pause ||
                             t == rc::Transition::Resume || t == rc::Transition::Stop;
-    if (ok && timesMoved) {
-        // What a master restarted later takes over with.
+    if ((ok && timesMoved) || t == rc::Transition::Reset) {
+        // What a master restarted later takes over with (after a reset: a run no longer taking data).
         if (QString error; !saveRun(&error))
             log(Severity::Warning, error);
     }
