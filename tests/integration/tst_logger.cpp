@@ -4,6 +4,7 @@
 #define QT_MESSAGELOGCONTEXT
 #include "processfixture.h"
 
+#include "dialog/logrecord.h"
 #include "dialog/report.h"
 
 #include <QDateTime>
@@ -16,6 +17,7 @@
 #include <QSqlDatabase>
 #include <QSqlQuery>
 #include <QTemporaryDir>
+#include <algorithm>
 #include <functional>
 #include <unistd.h>
 
@@ -56,16 +58,14 @@ private:
     /// Polls `dialog log stats` until the logger answers (bounded).
     QJsonObject waitForLogger()
     {
-        QElapsedTimer t;
-        t.start();
-        while (t.elapsed() < 15000) {
-            QByteArray out;
-            if (m_fx->run(QStringLiteral("dialog"), {QStringLiteral("log"), QStringLiteral("stats")}, &out) ==
-                0)
-                return QJsonDocument::fromJson(out).object();
-            QTest::qWait(50);
-        }
-        return {};
+        QByteArray out;
+        const bool answered = waitUntil(
+            [&] {
+                return m_fx->run(QStringLiteral("dialog"), {QStringLiteral("log"), QStringLiteral("stats")},
+                                 &out) == 0;
+            },
+            15000, 50);
+        return answered ? QJsonDocument::fromJson(out).object() : QJsonObject();
     }
 
     /// `dialog log search --json ARGS`: the records, oldest first.
@@ -96,15 +96,12 @@ private:
     /// Waits (bounded) until every process in @p ps has exited; false on time-out.
     static bool waitAll(const QList<QProcess *> &ps, int timeoutMs)
     {
-        QElapsedTimer t;
-        t.start();
-        for (QProcess *p : ps)
-            while (p->state() != QProcess::NotRunning) {
-                if (t.elapsed() > timeoutMs)
-                    return false;
-                QTest::qWait(20);
-            }
-        return true;
+        return waitUntil(
+            [&ps] {
+                return std::all_of(ps.cbegin(), ps.cend(),
+                                   [](const QProcess *p) { return p->state() == QProcess::NotRunning; });
+            },
+            timeoutMs, 20);
     }
 
     /// `dialog log search --json --process DIALOG.ControlServer ARGS` polled until @p done accepts the
@@ -317,8 +314,9 @@ private Q_SLOTS:
             reportArgs(QStringLiteral("During"),
                        {QStringLiteral("--count"), QStringLiteral("100"), QStringLiteral("--numbered"),
                         QStringLiteral("--timeout-ms"), QStringLiteral("30000"), QStringLiteral("held")}));
-        QTest::qWait(500);
-        QCOMPARE(waiting->state(), QProcess::Running);
+        QVERIFY(expectNothingFor(
+            500, [waiting] { return waiting->state() != QProcess::Running; },
+            "a reporter gave up while no logger runs"));
         m_logger = startLogger();
         QVERIFY(!waitForLogger().isEmpty());
         QVERIFY(waitAll({waiting}, 40000));
@@ -523,7 +521,17 @@ private Q_SLOTS:
                         {QStringLiteral("log"), QStringLiteral("tail"), QStringLiteral("--follow"),
                          QStringLiteral("--json"), QStringLiteral("--severity"), QStringLiteral("warning"),
                          QStringLiteral("--process"), QStringLiteral("L?v[a-e]*")});
-        QTest::qWait(300);
+        // Live: it has subscribed to the logger's new messages (its first page is printed by then).
+        const auto following = [&] {
+            for (const QJsonValue &v : m_fx->directory().value(QStringLiteral("processes")).toArray())
+                if (v.toObject().value(QStringLiteral("pid")).toInteger() == tail->processId())
+                    return v.toObject()
+                        .value(QStringLiteral("subscriptions"))
+                        .toArray()
+                        .contains(QJsonValue(dialog::logservice::live()));
+            return false;
+        };
+        QVERIFY(waitUntil(following, 10000, 100));
         QCOMPARE(m_fx->run(
                      QStringLiteral("dialog"),
                      reportArgs(QStringLiteral("Live"), {QStringLiteral("--severity"), QStringLiteral("info"),
