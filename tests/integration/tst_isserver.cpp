@@ -5,6 +5,7 @@
 #include "dialog/client.h"
 #include "dialog/is/dictionary.h"
 #include "dialog/is/receiver.h"
+#include "dialog/is/time.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -474,8 +475,23 @@ void tst_IsServer::persistenceAcrossRestartAndKill()
 
     // SIGKILL: what was written more than one checkpoint interval before survives.
     run.set<quint32>(QStringLiteral("runNumber"), 42);
+    const qint64 updatedUs = is::Time::currentTime().microsecondsSinceEpoch();
     QVERIFY(m_dict->updateSync(QStringLiteral("RunParams.RunInfo"), run).isOk());
-    QTest::qWait(2500); // the guarantee is stated in checkpoint intervals (1 s): let two pass
+    // The guarantee is stated in checkpoint intervals: two checkpoints completed after the update
+    // (the second began after the first had ended, so it holds the update).
+    QSet<qint64> checkpoints;
+    QVERIFY(waitUntil(
+        [&] {
+            is::Entry s;
+            if (m_dict->getSync(QStringLiteral("RunParams.Statistics"), &s).isOk()) {
+                const qint64 at =
+                    s.object.get<is::Time>(QStringLiteral("lastCheckpoint")).microsecondsSinceEpoch();
+                if (at > updatedUs)
+                    checkpoints.insert(at);
+            }
+            return checkpoints.size() >= 2;
+        },
+        15000, 100));
     ::kill(server->processId(), SIGKILL);
     QVERIFY(server->waitForFinished(5000));
     startServer(QStringLiteral("RunParams"), args);

@@ -397,14 +397,14 @@ void tst_IsWeb::malformedAndSplitRequests()
     fill();
     HttpConnection split;
     QVERIFY(split.open(m_http));
-    // The pauses make the server read each piece on its own: time must pass, there is no effect to
-    // wait for.
+    // The pauses make the server read each piece on its own; meanwhile it must not answer.
+    const auto answered = [&split] { return split.hasReply(); };
     split.socket().write("GET /is/DAQ/DAQ.Run");
     split.socket().flush();
-    QTest::qWait(100);
+    QVERIFY(expectNothingFor(100, answered, "an answer to half a request line"));
     split.socket().write("Info HTTP/1.1\r\nHost: x\r\n");
     split.socket().flush();
-    QTest::qWait(100);
+    QVERIFY(expectNothingFor(100, answered, "an answer to a request head without its end"));
     split.socket().write("\r\n");
     QCOMPARE(split.wait().status, 200);
 
@@ -412,12 +412,13 @@ void tst_IsWeb::malformedAndSplitRequests()
     ws.connectToHost(QHostAddress::LocalHost, m_http);
     QVERIFY(ws.waitForConnected(5000));
     // In pieces again, read apart by the server.
+    const auto wsAnswered = [&ws] { return ws.bytesAvailable() > 0; };
     ws.write("GET /is/ws HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: web");
     ws.flush();
-    QTest::qWait(100);
+    QVERIFY(expectNothingFor(100, wsAnswered, "an answer to a third of a handshake"));
     ws.write("socket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n");
     ws.flush();
-    QTest::qWait(100);
+    QVERIFY(expectNothingFor(100, wsAnswered, "an answer to two thirds of a handshake"));
     ws.write("Sec-WebSocket-Version: 13\r\n\r\n");
     QByteArray in;
     QElapsedTimer t;
@@ -550,10 +551,15 @@ void tst_IsWeb::fourthRequestOverLimitOfThreeGets503()
     QVERIFY2(r.body.contains("3 requests in progress (limit 3)"), r.body);
     // A request pipelined behind a held one: its answer (ready at once) waits for the first one's.
     held[0].send("GET", "/is/DAQ/DAQ.Statistics");
-    QTest::qWait(1500); // longer than --http-idle-s: connections waiting for an answer are not idle
-    QVERIFY(!held[0].hasReply());
-    for (HttpConnection &c : held)
-        QCOMPARE(c.socket().state(), QAbstractSocket::ConnectedState);
+    // Longer than --http-idle-s: connections waiting for an answer are not idle.
+    QVERIFY(expectNothingFor(
+        1500,
+        [&held] {
+            return held[0].hasReply() || std::any_of(std::begin(held), std::end(held), [](HttpConnection &c) {
+                       return c.socket().state() != QAbstractSocket::ConnectedState;
+                   });
+        },
+        "a connection waiting for an answer closed as idle, or an answer overtaking the one before"));
 
     QCOMPARE(::kill(pid_t(slow->processId()), SIGCONT), 0);
     for (HttpConnection &c : held) {
@@ -588,10 +594,9 @@ void tst_IsWeb::idleConnectionsAreClosed()
     QTRY_COMPARE_WITH_TIMEOUT(silent.socket().state(), QAbstractSocket::UnconnectedState, 5000);
     QTRY_COMPARE_WITH_TIMEOUT(used.socket().state(), QAbstractSocket::UnconnectedState, 5000);
     QVERIFY(t.elapsed() >= 900);
-    // A WebSocket is not an idle HTTP connection: it is still open half an idle period later (time
-    // must pass to show that).
-    QTest::qWait(500);
-    QVERIFY(!ws.closed);
+    // A WebSocket is not an idle HTTP connection: it is still open half an idle period later.
+    QVERIFY(expectNothingFor(
+        500, [&ws] { return ws.closed; }, "a WebSocket closed as an idle connection"));
     ws.socket.sendTextMessage(QStringLiteral("{}"));
     QTRY_VERIFY_WITH_TIMEOUT(ws.indexOf(QStringLiteral("synced")) >= 0, 5000);
 }

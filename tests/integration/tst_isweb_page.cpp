@@ -126,7 +126,8 @@ void tst_IsWebPage::pageShowsLiveValues()
         value += 3 + (i * 7) % 11;
         QVERIFY(run.set<quint32>(QStringLiteral("activeTime"), value));
         QVERIFY(dict.updateSync(QStringLiteral("RunParams.RunInfo"), run).isOk());
-        QTest::qWait(25); // points spread over time, as a live chart gets them
+        // One at a time, as a live chart gets them.
+        QTRY_COMPARE_WITH_TIMEOUT(dt.eval(activeCell).toString(), QString::number(value), 10000);
     }
     QTRY_COMPARE_WITH_TIMEOUT(dt.eval(activeCell).toString(), QString::number(value), 10000);
     QVERIFY(dt.eval(QStringLiteral("state.points.length")).toInt() >= 2);
@@ -136,7 +137,8 @@ void tst_IsWebPage::pageShowsLiveValues()
     QVERIFY2(dt.pageErrors().isEmpty(), qPrintable(dt.pageErrors().join(QLatin1Char('\n'))));
 
     // The screenshot shown in the README.
-    QTest::qWait(1000); // let the change highlight fade
+    // The change highlight faded (a CSS transition).
+    QTRY_COMPARE_WITH_TIMEOUT(dt.eval(QStringLiteral("document.getAnimations().length")).toInt(), 0, 5000);
     const QJsonObject shot = dt.call(QStringLiteral("Page.captureScreenshot"),
                                      {{QStringLiteral("format"), QStringLiteral("png")}});
     const QByteArray png = QByteArray::fromBase64(

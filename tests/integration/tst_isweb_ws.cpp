@@ -303,7 +303,9 @@ void tst_IsWebSocket::stopsCleanlyWithClientsAndRequestsInProgress()
     QVERIFY(held.open(m_http));
     QVERIFY(idle.open(m_http));
     held.send("GET", "/is/Slow/Slow.Statistics");
-    QTest::qWait(200); // the request reaches the server, which shows nothing of it: time must pass
+    // The request reaches the server, which shows nothing of it but must not answer.
+    QVERIFY(expectNothingFor(
+        200, [&held] { return held.hasReply(); }, "an answer while its server is stopped"));
 
     m_server->terminate();
     QVERIFY(m_server->waitForFinished(10000));
