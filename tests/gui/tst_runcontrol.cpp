@@ -198,8 +198,9 @@ void tst_RunControlGui::fullRunCycleByClicking()
     click(m_control.get(), Transition::Start, QStringLiteral("Running"));
     m_control->setConfirmation([](const QString &) { return false; });
     QTest::mouseClick(m_control->button(Transition::Stop), Qt::LeftButton);
-    QTest::qWait(500); // no transition happens: time must pass to show that
-    QCOMPARE(state(m_control.get()), QStringLiteral("Running"));
+    QVERIFY(expectNothingFor(
+        500, [this] { return state(m_control.get()) != QLatin1String("Running"); },
+        "a transition after the operator refused to confirm it"));
     m_control->setConfirmation([this](const QString &) {
         ++m_confirmations;
         return true;
