@@ -97,7 +97,14 @@ void RequestTracker::onProviderKnown(const QString &service)
         Pending &p = m_pending[id];
         p.sent = true;
         p.sentTo = where.value();
-        d->transport->send(box, p.frame);
+        if (d->transport->send(box, p.frame) == net::Transport::SendResult::Queued)
+            continue;
+        // Refused by a queue at its bound: nothing went out, so no reply can come; said now rather
+        // than at the time-out, from the event loop (this may run within request()).
+        const Status full(Status::Code::QueueFull,
+                          QStringLiteral("request for '%1' not sent: the queue to %2 is at its bound")
+                              .arg(service, where.value().toString()));
+        QTimer::singleShot(0, d->q, [this, id, full] { finish(id, Reply(id, full)); });
     }
 }
 

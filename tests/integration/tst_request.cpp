@@ -190,6 +190,9 @@ void tst_Request::repliesBeyondTheQueueBoundAreNotLost()
     ClientOptions askerOptions = m_fx->clientOptions(QStringLiteral("ManyAsks"));
     askerOptions.maxPendingBytes = 64 * 1024;
     askerOptions.receiveBufferBytes = 256 * 1024; // smaller stalls on loopback (zero-window probes)
+    // The 10 MB of requests are queued at once: the asker's own queue must hold them all, or those
+    // beyond it are refused (QueueFull) whenever its sender thread has not written enough meanwhile.
+    askerOptions.maxQueueBytes = 32 * 1024 * 1024;
     Client client(askerOptions);
     QVERIFY(client.start());
     Collector got;
@@ -207,6 +210,7 @@ void tst_Request::repliesBeyondTheQueueBoundAreNotLost()
     for (const Reply &r : std::as_const(got.replies))
         QVERIFY2(r.isOk(), qPrintable(r.errorString()));
     QCOMPARE(server.statistics().dropped, quint64(0));
+    QCOMPARE(client.statistics().dropped, quint64(0));
 }
 
 // Client::setRequestHandlerDirect: requests go to the handler in a reader thread, in the requester's

@@ -109,7 +109,8 @@ public:
     /// provider may start later) and calls @p callback (in this thread, while @p context lives) with
     /// the Reply exactly once, unless the request is cancelled first: the answer, or Timeout after
     /// @p timeoutMs, or ProviderLost, or (called from the event loop, never from within request())
-    /// InvalidName, MessageTooLarge or NotConnected. The provider is located through a hidden
+    /// InvalidName, MessageTooLarge or NotConnected, or QueueFull when the queue to the provider
+    /// (ClientOptions::maxQueueBytes) could not take the request. The provider is located through a hidden
     /// subscription that lasts only while requests for @p service are pending.
     /// The handle cancels the request (PendingReply::cancel()).
     PendingReply request(const QString &service, const QByteArray &data, int timeoutMs,
