@@ -32,6 +32,16 @@ bool isLoopback(const QHostAddress &a)
     const quint32 ip = a.toIPv4Address(&v4);
     return a.isLoopback() || (v4 && (ip >> 24) == 127);
 }
+
+/// An address that reaches this host: loopback, "any" (dialled, it reaches this host) or one of
+/// @p local.
+bool isThisHost(const QHostAddress &a, const QList<QHostAddress> &local)
+{
+    return isLoopback(a) || a.isEqual(QHostAddress::AnyIPv4, QHostAddress::TolerantConversion) ||
+           a == QHostAddress::AnyIPv6 ||
+           std::any_of(local.cbegin(), local.cend(),
+                       [&a](const QHostAddress &l) { return sameAddress(a, l); });
+}
 } // namespace
 
 Admission::Admission(ServerContext &context, Registry &registry, QObject *parent)
@@ -95,6 +105,13 @@ QString Admission::checkEndpoint(const net::Inbound &in, const ProcessRecord &p,
                                  const QList<QHostAddress> &addresses) const
 {
     const Endpoint reply{p.host, p.port};
+    // Dialling back its own listener, the Control Server would take itself for the process.
+    if (p.port == m_ctx.transport->serverPort() &&
+        std::any_of(addresses.cbegin(), addresses.cend(),
+                    [this](const QHostAddress &a) { return isThisHost(a, m_localAddresses); }))
+        return QStringLiteral("%1 is where the Control Server itself listens — advertise the process's "
+                              "own port")
+            .arg(reply.toString());
     if (!m_ctx.options.trustAdvertised) {
         const QString why = claimError(p.host, addresses, in.peer->source, m_localAddresses);
         if (!why.isEmpty())

@@ -87,6 +87,7 @@ private Q_SLOTS:
     void nameInUseWithPortOneAnsweredWithoutDialling();
     void foreignAddressFromLoopbackRefusedClientBacksOff();
     void advertisedNameIsResolvedAndChecked();
+    void claimOfTheControlServersOwnAddressRefused();
 
 private:
     std::unique_ptr<ProcessFixture> m_fx;
@@ -216,6 +217,24 @@ void tst_ConnectBack::advertisedNameIsResolvedAndChecked()
     QVERIFY2(c.refusals().first().contains(
                  QLatin1String("cannot resolve the advertised host 'no-such-host.invalid'")),
              qPrintable(c.refusals().first()));
+}
+
+void tst_ConnectBack::claimOfTheControlServersOwnAddressRefused()
+{
+    // Dialled back, its own listener would answer: refused with the reason, before any dialling.
+    Claimant c;
+    QVERIFY(c.open(m_fx->port()));
+    c.connectAs(QStringLiteral("Mirror"), QStringLiteral("127.0.0.1"), m_fx->port());
+    QTRY_COMPARE_WITH_TIMEOUT(c.refusals().size(), 1, 5000);
+    QCOMPARE(c.refusals().first(),
+             QStringLiteral("address: 127.0.0.1:%1 is where the Control Server itself listens — advertise "
+                            "the process's own port")
+                 .arg(m_fx->port()));
+    QVERIFY(m_fx->processEntry(QStringLiteral("Mirror")).isEmpty());
+    // Still serving: a real process is admitted.
+    Client after(m_fx->clientOptions(QStringLiteral("After")));
+    QVERIFY(after.start());
+    QTRY_COMPARE_WITH_TIMEOUT(after.state(), Client::State::Connected, 5000);
 }
 
 QTEST_GUILESS_MAIN(tst_ConnectBack)
