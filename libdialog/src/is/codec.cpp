@@ -227,6 +227,8 @@ private:
 
 QByteArray encode(const Object &object)
 {
+    if (const QByteArray &known = ObjectBuilder::encoded(object); !known.isEmpty())
+        return known;
     QByteArray out;
     Writer w(out);
     w.put(EncodingVersion);
@@ -249,6 +251,14 @@ Status decode(QByteArrayView data, const TypeRegistry &registry, Object &out)
         return r.error();
     out = result;
     return Status();
+}
+
+Status decode(const QByteArray &data, const TypeRegistry &registry, Object &out)
+{
+    const Status decoded = decode(QByteArrayView(data), registry, out);
+    if (decoded.isOk())
+        ObjectBuilder::setEncoded(out, data);
+    return decoded;
 }
 
 } // namespace dialog::is

@@ -147,6 +147,7 @@ bool Object::setValue(int index, const Value &value, QString *error)
         return false;
     }
     d->values[index] = value;
+    d->encoded.clear();
     return true;
 }
 

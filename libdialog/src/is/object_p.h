@@ -14,6 +14,10 @@ public:
     QString typeName;
     QList<AttributeInfo> attributes; // resolved: base attributes first
     QList<Value> values;             // parallel to attributes
+    /// The bytes this object was decoded from (decode() of a QByteArray), handed out by encode()
+    /// instead of encoding again: a server validates a written value once and passes the same
+    /// bytes to its journal, subscribers and mirrors. Cleared by every change of a value.
+    QByteArray encoded;
 };
 
 /// Builds Objects without going through the checked setters (decoder, asBase).
@@ -28,6 +32,9 @@ public:
         o.d->values = std::move(values);
         return o;
     }
+    static const QByteArray &encoded(const Object &o) { return o.d->encoded; }
+    /// @p o was just decoded from @p bytes (not shared yet: no copy of its data is made).
+    static void setEncoded(Object &o, const QByteArray &bytes) { o.d->encoded = bytes; }
 };
 
 /// The Value::Storage alternative index that holds values of @p attribute.

@@ -64,6 +64,7 @@ private slots:
     void derivedAsBase();
     void roundTripAllTypes();
     void roundTripHistograms();
+    void decodedObjectCarriesItsBytes();
     void decodeErrors_data();
     void decodeErrors();
     void nestingDepthIsBounded();
@@ -346,6 +347,31 @@ void TestIsValue::derivedAsBase()
     QVERIFY(!base.asBase(m_registry, QStringLiteral("ReadoutStats"), &error).isValid());
 }
 
+void TestIsValue::decodedObjectCarriesItsBytes()
+{
+    const QByteArray bytes = encode(allTypes());
+    Object decoded;
+    QVERIFY(decode(bytes, m_registry, decoded).isOk());
+    // The same bytes, shared, not a new encoding; copies carry them too.
+    QVERIFY(encode(decoded).isSharedWith(bytes));
+    const Object copy = decoded;
+    QVERIFY(encode(copy).isSharedWith(bytes));
+    // A change drops them: the changed object is encoded afresh, the copy keeps the old bytes.
+    QVERIFY(decoded.set("u8", quint8(7)));
+    const QByteArray changed = encode(decoded);
+    QVERIFY(!changed.isSharedWith(bytes));
+    QVERIFY(changed != bytes);
+    Object again;
+    QVERIFY(decode(QByteArrayView(changed), m_registry, again).isOk());
+    QCOMPARE(again.get<quint8>("u8"), quint8(7));
+    QVERIFY(encode(copy).isSharedWith(bytes));
+    // A failed decode leaves nothing behind.
+    Object untouched;
+    QCOMPARE(decode(bytes.left(bytes.size() - 1), m_registry, untouched).code(),
+             dialog::Status::Code::InvalidObject);
+    QVERIFY(!untouched.isValid());
+}
+
 void TestIsValue::roundTripAllTypes()
 {
     const Object o = allTypes();
@@ -354,7 +380,8 @@ void TestIsValue::roundTripAllTypes()
     QCOMPARE(quint8(bytes.at(0)), EncodingVersion);
     Object decoded;
     QString error;
-    QVERIFY2(decode(bytes, m_registry, decoded).isOk(), "decode failed");
+    // From a view: the object keeps no bytes, so encode() below really encodes.
+    QVERIFY2(decode(QByteArrayView(bytes), m_registry, decoded).isOk(), "decode failed");
     QCOMPARE(decoded, o);
     QCOMPARE(decoded.get<quint64>("u64"), std::numeric_limits<quint64>::max());
     QCOMPARE(decoded.get<QString>("s"), QStringLiteral("Grüße, 世界"));

@@ -30,6 +30,10 @@ QByteArray encode(const Object &object);
 /// Errors: Status::Code::UnknownType when the input names a type (or a nested type) the registry
 /// does not know, Status::Code::InvalidObject for anything else; @p out is then unchanged.
 Status decode(QByteArrayView data, const TypeRegistry &registry, Object &out);
+/// Same, and @p out keeps @p data (shared, not copied): encode() of it, or of a copy of it not
+/// changed since, returns these bytes instead of encoding again. This is how a value is validated
+/// once and its bytes carried to every consumer (an IS server's journal, subscribers and mirrors).
+Status decode(const QByteArray &data, const TypeRegistry &registry, Object &out);
 
 /// JSON view of an object: attribute name -> value; time as ISO-8601 UTC with microseconds;
 /// vectors as arrays; nested objects as objects; 64-bit integers as numbers when |v| <= 2^53,
