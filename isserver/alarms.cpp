@@ -5,9 +5,11 @@
 #include "dialog/is/typeregistry.h"
 #include "dialog/report.h"
 
+#include <QLoggingCategory>
 #include <QThread>
 #include <QTimer>
-#include <cstdio>
+
+Q_LOGGING_CATEGORY(lcAlarm, "dialog.is.alarm")
 
 namespace dialog::isd {
 
@@ -169,8 +171,8 @@ void AlarmEvaluator::raise(int rule, const QString &object, State &state)
     a.set(QStringLiteral("raised"), is::Time::currentTime());
     QString why;
     if (m_repository.upsert(alarmName(rule, object), a, &why) != is::Repository::Result::Ok)
-        std::fprintf(stderr, "dialog-isserver %s: alarm of line %d cannot be written: %s\n",
-                     qPrintable(m_repository.serverName()), r.line, qPrintable(why));
+        qCWarning(lcAlarm, "%s: alarm of line %d cannot be written: %s",
+                  qPrintable(m_repository.serverName()), r.line, qPrintable(why));
     report(r.severity, QStringLiteral("dialog.is.alarm"),
            QStringLiteral("alarm raised: %1 (%2.%3 = %4)").arg(r.text, full, r.attribute).arg(state.value),
            {{QStringLiteral("object"), full}, {QStringLiteral("rule"), r.source}});

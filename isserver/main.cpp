@@ -318,11 +318,12 @@ int main(int argc, char *argv[])
         return t.fail(why);
 
     dialog::quitOnTerminationSignals();
+    // Its warnings go to dialog-logger too (when one runs), through the server's own client; those
+    // of the start (a checkpoint fallen back to the previous one) wait in the queue until then.
+    dialog::installMessageHandler();
     dialog::isd::IsServer server(o);
     if (!server.start(&why))
         return t.fail(why);
-    // Its warnings go to dialog-logger too (when one runs), through the server's own client.
-    dialog::installMessageHandler();
     dialog::startReporting(&server.client());
     dialog::notifyReady(); // under systemd (Type=notify): its ports are open
     const int rc = app.exec();

@@ -5,8 +5,10 @@
 #include "dialog/is/dictionary.h"
 #include "dialog/is/typeregistry.h"
 
+#include <QLoggingCategory>
 #include <QPointer>
-#include <cstdio>
+
+Q_LOGGING_CATEGORY(lcMirror, "dialog.is.mirror")
 
 namespace dialog::isd {
 
@@ -44,9 +46,8 @@ void Mirror::start()
 
 void Mirror::report(const QString &what)
 {
-    std::fprintf(stderr, "dialog-isserver %s (mirror of %s): %s\n", qPrintable(m_repository.serverName()),
-                 qPrintable(m_master), qPrintable(what));
-    std::fflush(stderr);
+    qCWarning(lcMirror, "%s (mirror of %s): %s", qPrintable(m_repository.serverName()), qPrintable(m_master),
+              qPrintable(what));
 }
 
 bool Mirror::mergeMasterTypes()

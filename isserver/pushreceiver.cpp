@@ -10,11 +10,13 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QLoggingCategory>
 #include <QSslServer>
 #include <QSslSocket>
 #include <QTcpSocket>
 #include <QTimer>
-#include <cstdio>
+
+Q_LOGGING_CATEGORY(lcPushReceiver, "dialog.is.push.receiver")
 
 namespace dialog::isd {
 
@@ -68,9 +70,8 @@ PushReceiver::~PushReceiver() = default;
 
 void PushReceiver::report(const QString &what)
 {
-    std::fprintf(stderr, "dialog-isserver %s (push mirror of %s): %s\n",
-                 qPrintable(m_repository.serverName()), qPrintable(m_master), qPrintable(what));
-    std::fflush(stderr);
+    qCWarning(lcPushReceiver, "%s (push mirror of %s): %s", qPrintable(m_repository.serverName()),
+              qPrintable(m_master), qPrintable(what));
 }
 
 bool PushReceiver::listen(const QHostAddress &address, quint16 port, QString *error)

@@ -9,10 +9,12 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QLoggingCategory>
 #include <QNetworkProxy>
 #include <QSslSocket>
 #include <QTimer>
-#include <cstdio>
+
+Q_LOGGING_CATEGORY(lcPushSender, "dialog.is.push.sender")
 
 namespace dialog::isd {
 
@@ -60,9 +62,8 @@ void PushSender::start()
 
 void PushSender::report(const QString &what)
 {
-    std::fprintf(stderr, "dialog-isserver %s (pushing to %s): %s\n", qPrintable(m_repository.serverName()),
-                 qPrintable(target()), qPrintable(what));
-    std::fflush(stderr);
+    qCWarning(lcPushSender, "%s (pushing to %s): %s", qPrintable(m_repository.serverName()),
+              qPrintable(target()), qPrintable(what));
 }
 
 void PushSender::connectNow()

@@ -6,7 +6,6 @@
 #include <QLoggingCategory>
 #include <QMetaObject>
 #include <QThread>
-#include <cstdio>
 #include <utility>
 
 Q_LOGGING_CATEGORY(lcSum, "dialog.is.sum")
@@ -251,10 +250,8 @@ void Summer::report(const QString &name, const QString &why)
     if (m_refused.value(name) == why)
         return;
     m_refused.insert(name, why);
-    std::fprintf(stderr, "dialog-isserver %s: --sum into %s: %s refused: %s\n",
-                 qPrintable(m_repository.serverName()), qPrintable(m_into), qPrintable(name),
-                 qPrintable(why));
-    std::fflush(stderr);
+    qCWarning(lcSum, "%s: --sum into %s: %s refused: %s", qPrintable(m_repository.serverName()),
+              qPrintable(m_into), qPrintable(name), qPrintable(why));
 }
 
 void Summer::write()
@@ -291,8 +288,8 @@ void Summer::write()
             continue;
         }
         if (m_refused.remove(name))
-            std::fprintf(stderr, "dialog-isserver %s: --sum into %s: %s accepted again\n",
-                         qPrintable(m_repository.serverName()), qPrintable(m_into), qPrintable(name));
+            qCInfo(lcSum, "%s: --sum into %s: %s accepted again", qPrintable(m_repository.serverName()),
+                   qPrintable(m_into), qPrintable(name));
         m_summed << name;
     }
     m_refused.removeIf([this](const auto &it) { return !m_parts.contains(it.key()); });
@@ -301,8 +298,8 @@ void Summer::write()
     if (m_repository.upsert(m_repository.serverName() + QLatin1Char('.') + m_into, sum, &why) !=
         is::Repository::Result::Ok) {
         if (std::exchange(m_writeError, why) != why)
-            std::fprintf(stderr, "dialog-isserver %s: --sum into %s: the sum cannot be written: %s\n",
-                         qPrintable(m_repository.serverName()), qPrintable(m_into), qPrintable(why));
+            qCWarning(lcSum, "%s: --sum into %s: the sum cannot be written: %s",
+                      qPrintable(m_repository.serverName()), qPrintable(m_into), qPrintable(why));
     } else {
         m_writeError.clear();
     }

@@ -1,9 +1,14 @@
 #include "webserver.h"
 
-#include "isserver.h"
 #include "metrics.h"
 #include "websockethub.h"
 #include "webtcpserver.h"
+#include "writertracker.h"
+
+#include "dialog/client.h"
+#include "dialog/is/history.h"
+#include "dialog/is/repository.h"
+#include "dialog/is/typeregistry.h"
 
 #include "dialog/is/dictionary.h"
 
@@ -107,22 +112,21 @@ QByteArray header(const QHttpServerRequest &request, const char *name)
 
 } // namespace
 
-WebServer::WebServer(IsServer &server, QObject *parent)
-    : QAbstractHttpServer(parent), m_server(server),
-      m_webSockets(QStringLiteral("dialog-isserver"), QWebSocketServer::NonSecureMode)
+WebServer::WebServer(const ServerOptions &options, is::Repository &repository, const is::TypeRegistry &types,
+                     Client &client, is::HistoryStore *history, const WriterTracker &writers, QObject *parent)
+    : QAbstractHttpServer(parent), m_options(options), m_repository(repository), m_types(types),
+      m_writers(writers), m_webSockets(QStringLiteral("dialog-isserver"), QWebSocketServer::NonSecureMode)
 {
-    m_dictionary = std::make_unique<is::Dictionary>(&server.client());
+    m_dictionary = std::make_unique<is::Dictionary>(&client);
     m_dictionary->setTimeout(RemoteTimeoutMs);
-    m_hub = std::make_unique<WebSocketHub>(server.repository(), m_dictionary.get(),
-                                           server.options().httpMaxWebSockets);
+    m_hub = std::make_unique<WebSocketHub>(repository, m_dictionary.get(), options.httpMaxWebSockets);
     m_metrics = std::make_unique<MetricsExporter>(
-        server.repository(), server.client(), is::Criteria(server.options().metricsCriteria),
-        [&server](const is::StoredObject &o) {
-            return server.staleness(o.name, o.object.typeName(), o.time).isStale();
+        repository, client, is::Criteria(options.metricsCriteria), [&writers](const is::StoredObject &o) {
+            return writers.staleness(o.name, o.object.typeName(), o.time).isStale();
         });
-    m_hub->setHistory(server.history());
-    m_hub->setStaleness([&server](const is::StoredObject &o) {
-        return server.staleness(o.name, o.object.typeName(), o.time);
+    m_hub->setHistory(history);
+    m_hub->setStaleness([&writers](const is::StoredObject &o) {
+        return writers.staleness(o.name, o.object.typeName(), o.time);
     });
     connect(&m_webSockets, &QWebSocketServer::newConnection, this, &WebServer::onNewWebSocket);
 }
@@ -135,7 +139,7 @@ WebServer::~WebServer()
 
 bool WebServer::listen(QString *error)
 {
-    const ServerOptions &o = m_server.options();
+    const ServerOptions &o = m_options;
     QHostAddress address;
     if (!address.setAddress(o.httpBind)) {
         *error = QStringLiteral("cannot listen on %1:%2: not an IP address").arg(o.httpBind).arg(o.httpPort);
@@ -269,10 +273,10 @@ bool WebServer::handleRequest(const QHttpServerRequest &request, QTcpSocket *soc
         finish(t, a);
         return true;
     }
-    if (m_inProgress > m_server.options().httpMaxRequests) {
+    if (m_inProgress > m_options.httpMaxRequests) {
         finish(t, error(503, QStringLiteral("%1 requests in progress (limit %2), try again later")
                                  .arg(m_inProgress - 1)
-                                 .arg(m_server.options().httpMaxRequests)));
+                                 .arg(m_options.httpMaxRequests)));
         return true;
     }
     const QUrl url = request.url();
@@ -305,7 +309,7 @@ bool WebServer::handleRequest(const QHttpServerRequest &request, QTcpSocket *soc
 
 bool WebServer::authorized(const QHttpServerRequest &request, const QStringList &segments) const
 {
-    const QByteArray &token = m_server.options().httpToken;
+    const QByteArray &token = m_options.httpToken;
     if (token.isEmpty())
         return true;
     // The page's own files hold no data: they load without the token, and the page then asks for it.
@@ -360,8 +364,8 @@ void WebServer::serveServers(const Target &t)
     };
     auto st = std::make_shared<State>();
     st->target = t;
-    const QString local = m_server.options().name;
-    st->servers.append(web::ServerInfo{local, qint64(m_server.repository().size()), true, {}});
+    const QString local = m_options.name;
+    st->servers.append(web::ServerInfo{local, qint64(m_repository.size()), true, {}});
     auto done = [this, st] {
         std::sort(st->servers.begin(), st->servers.end(),
                   [](const web::ServerInfo &a, const web::ServerInfo &b) { return a.name < b.name; });
@@ -432,10 +436,10 @@ void WebServer::serveList(const Target &t, const QString &server, const QUrlQuer
     int status = 400;
     if (!criteriaFromQuery(query, &criteria, &why, &status))
         return finish(t, error(status, why));
-    if (server == m_server.options().name) {
-        if (!criteria.type().isEmpty() && !m_server.types().contains(criteria.type()))
+    if (server == m_options.name) {
+        if (!criteria.type().isEmpty() && !m_types.contains(criteria.type()))
             return finish(t, error(404, QStringLiteral("unknown type '%1'").arg(criteria.type().left(100))));
-        const QList<is::ObjectInfo> list = m_server.repository().list(criteria);
+        const QList<is::ObjectInfo> list = m_repository.list(criteria);
         return finish(t, ok(t, web::listXml(server, list), web::listJson(server, list)));
     }
     m_dictionary->list(
@@ -463,12 +467,12 @@ void WebServer::serveObject(const Target &t, const QString &server, const QStrin
         return finish(t, error(400, QStringLiteral("the object must be named '%1.<Object>' (got '%2')")
                                         .arg(server, name.left(200))));
     const QString as = query.queryItemValue(QStringLiteral("as"), QUrl::FullyDecoded);
-    if (server == m_server.options().name) {
+    if (server == m_options.name) {
         is::Object value;
         is::ObjectInfo info;
         QString why;
         // By its full name: an object name holding dots would be read as another server's.
-        switch (m_server.repository().get(name, &value, as, &why, &info)) {
+        switch (m_repository.get(name, &value, as, &why, &info)) {
         case is::Repository::Result::Ok:
             break;
         case is::Repository::Result::NotFound:
@@ -480,7 +484,7 @@ void WebServer::serveObject(const Target &t, const QString &server, const QStrin
         }
         const web::ObjectValue v{name,      info.typeName,
                                  info.time, info.updateCount,
-                                 value,     m_server.staleness(obj, info.typeName, info.time)};
+                                 value,     m_writers.staleness(obj, info.typeName, info.time)};
         return finish(t, ok(t, web::objectXml(v), web::objectJson(v)));
     }
     m_dictionary->get(
@@ -496,7 +500,7 @@ void WebServer::serveObject(const Target &t, const QString &server, const QStrin
 
 void WebServer::serveTypes(const Target &t, const QString &type)
 {
-    const is::TypeRegistry &types = m_server.types();
+    const is::TypeRegistry &types = m_types;
     if (!type.isEmpty()) {
         const is::TypeInfo info = types.type(type);
         if (!info.isValid())
@@ -517,8 +521,7 @@ void WebServer::serveFile(const Target &t, const QString &file)
     static const QRegularExpression safe(QStringLiteral("^[A-Za-z0-9_-][A-Za-z0-9_.-]{0,100}$"));
     if (!safe.match(file).hasMatch())
         return finish(t, error(404, QStringLiteral("no such file")));
-    const QString root =
-        m_server.options().webRoot.isEmpty() ? QStringLiteral(":/web") : m_server.options().webRoot;
+    const QString root = m_options.webRoot.isEmpty() ? QStringLiteral(":/web") : m_options.webRoot;
     QFile f(root + QLatin1Char('/') + file);
     if (!f.open(QIODevice::ReadOnly))
         return finish(t, error(404, QStringLiteral("no such file: %1").arg(file)));

@@ -2,6 +2,7 @@
 // and its web page.
 #pragma once
 
+#include "serveroptions.h"
 #include "webformat.h"
 
 #include <QAbstractHttpServer>
@@ -14,14 +15,20 @@
 class QTcpServer;
 class QTcpSocket;
 
+namespace dialog {
+class Client;
+}
 namespace dialog::is {
 class Dictionary;
 class Criteria;
+class HistoryStore;
+class Repository;
+class TypeRegistry;
 } // namespace dialog::is
 
 namespace dialog::isd {
 
-class IsServer;
+class WriterTracker;
 class MetricsExporter;
 class WebSocketHub;
 
@@ -53,8 +60,12 @@ class WebServer : public QAbstractHttpServer
 {
     Q_OBJECT
 public:
-    /// @p server must outlive this object and be started.
-    explicit WebServer(IsServer &server, QObject *parent = nullptr);
+    /// Serves @p repository (of types @p types) and, through @p client, the other IS servers;
+    /// @p history (null with --history 0) feeds the WebSocket history, @p writers the staleness of
+    /// objects. Every reference must outlive this object.
+    WebServer(const ServerOptions &options, is::Repository &repository, const is::TypeRegistry &types,
+              Client &client, is::HistoryStore *history, const WriterTracker &writers,
+              QObject *parent = nullptr);
     ~WebServer() override;
 
     /// Listens on ServerOptions::httpBind:httpPort. False with "cannot listen on ADDR:PORT: reason".
@@ -115,7 +126,10 @@ private:
     bool criteriaFromQuery(const QUrlQuery &query, is::Criteria *out, QString *error, int *status) const;
     void onNewWebSocket();
 
-    IsServer &m_server;
+    const ServerOptions &m_options;
+    is::Repository &m_repository;
+    const is::TypeRegistry &m_types;
+    const WriterTracker &m_writers;
     std::unique_ptr<is::Dictionary> m_dictionary;
     std::unique_ptr<WebSocketHub> m_hub;
     std::unique_ptr<MetricsExporter> m_metrics;

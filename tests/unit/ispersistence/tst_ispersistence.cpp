@@ -1,0 +1,150 @@
+// Persistence: the journal acknowledges writes once durable and brings them back at the next
+// start, declared types are kept, and a checkpoint that cannot be written is said in the
+// category dialog.is.persist (so the message log gets it) without stopping anything.
+#include "persistence.h"
+
+#include "dialog/is/repository.h"
+#include "dialog/is/typeregistry.h"
+
+#include <QDir>
+#include <QFile>
+#include <QTemporaryDir>
+#include <QTest>
+#include <QThreadPool>
+
+using namespace dialog;
+using namespace dialog::isd;
+
+namespace {
+struct Logged
+{
+    QString category;
+    QString text;
+};
+QList<Logged> g_logged;
+void capture(QtMsgType, const QMessageLogContext &context, const QString &text)
+{
+    g_logged.append({QString::fromUtf8(context.category), text});
+}
+
+is::TypeInfo countType()
+{
+    is::TypeInfo t(QStringLiteral("Count"));
+    t.setAttributes({is::AttributeInfo(QStringLiteral("n"), is::BasicType::U32)});
+    return t;
+}
+} // namespace
+
+class tst_IsPersistence : public QObject
+{
+    Q_OBJECT
+private slots:
+    void init()
+    {
+        m_dir = std::make_unique<QTemporaryDir>();
+        QVERIFY(m_dir->isValid());
+        m_options = ServerOptions();
+        m_options.name = QStringLiteral("Srv");
+        m_options.dataDir = m_dir->path();
+        m_options.checkpointS = 0;
+    }
+
+    void journaledWritesComeBackAtTheNextStart()
+    {
+        {
+            is::TypeRegistry types;
+            QString error;
+            QVERIFY2(types.declareType(countType(), &error), qPrintable(error));
+            is::Repository repo(m_options.name, types);
+            QThreadPool pool;
+            Persistence p(m_options, types, repo, pool);
+            QVERIFY2(p.loadTypes(&error) && p.load(&error), qPrintable(error));
+            QVERIFY(!p.holdsAcknowledgements());
+            is::Object o = is::Object::create(types, QStringLiteral("Count"));
+            o.set<quint32>(QStringLiteral("n"), 42);
+            QCOMPARE(repo.upsert(QStringLiteral("a"), o), Status::Code::Ok);
+            QVERIFY(p.holdsAcknowledgements());
+            QList<bool> acknowledged;
+            p.afterJournal(true, [&](bool ok, const QString &) { acknowledged << ok; });
+            p.afterJournal(false, [&](bool ok, const QString &) { acknowledged << ok; });
+            QTRY_COMPARE_WITH_TIMEOUT(acknowledged, QList<bool>({true, true}), 10000);
+            QCOMPARE(p.journalErrors(), quint64(0));
+            // No checkpoint is written: the change is in the journal only.
+        }
+        is::TypeRegistry types;
+        QString error;
+        QVERIFY2(types.declareType(countType(), &error), qPrintable(error));
+        is::Repository repo(m_options.name, types);
+        QThreadPool pool;
+        Persistence p(m_options, types, repo, pool);
+        QVERIFY2(p.loadTypes(&error) && p.load(&error), qPrintable(error));
+        is::Object back;
+        QCOMPARE(repo.get(QStringLiteral("a"), &back), Status::Code::Ok);
+        QCOMPARE(back.get<quint32>(QStringLiteral("n")), quint32(42));
+        QVERIFY2(p.saveNow(&error), qPrintable(error));
+    }
+
+    void declaredTypesAreKept()
+    {
+        QString error;
+        {
+            is::TypeRegistry types;
+            is::Repository repo(m_options.name, types);
+            QThreadPool pool;
+            Persistence p(m_options, types, repo, pool);
+            QVERIFY2(p.loadTypes(&error) && p.load(&error), qPrintable(error));
+            QVERIFY2(is::mergeTypes(types, {countType()}, &error), qPrintable(error));
+            QVERIFY2(p.addDeclaredTypes({countType()}, &error), qPrintable(error));
+        }
+        is::TypeRegistry types;
+        is::Repository repo(m_options.name, types);
+        QThreadPool pool;
+        Persistence p(m_options, types, repo, pool);
+        QVERIFY(!types.contains(QStringLiteral("Count")));
+        QVERIFY2(p.loadTypes(&error), qPrintable(error));
+        QVERIFY(types.contains(QStringLiteral("Count")));
+    }
+
+    void checkpointFailureIsLoggedAndCounted()
+    {
+        m_options.journal = false;
+        is::TypeRegistry types;
+        QString error;
+        QVERIFY2(types.declareType(countType(), &error), qPrintable(error));
+        is::Repository repo(m_options.name, types);
+        QThreadPool pool;
+        Persistence p(m_options, types, repo, pool);
+        QVERIFY2(p.load(&error), qPrintable(error));
+        QCOMPARE(repo.upsert(QStringLiteral("a"), is::Object::create(types, QStringLiteral("Count"))),
+                 Status::Code::Ok);
+        p.checkpoint();
+        QTRY_VERIFY_WITH_TIMEOUT(p.lastCheckpointUs() > 0, 10000);
+        QCOMPARE(p.checkpointErrors(), quint64(0));
+
+        // The data directory becomes a file: no checkpoint can be written there (even by root).
+        QVERIFY(QDir(m_options.dataDir).removeRecursively());
+        QFile blocker(m_options.dataDir);
+        QVERIFY(blocker.open(QIODevice::WriteOnly));
+        blocker.close();
+        g_logged.clear();
+        const QtMessageHandler previous = qInstallMessageHandler(capture);
+        p.checkpoint();
+        QTRY_COMPARE_WITH_TIMEOUT(p.checkpointErrors(), quint64(1), 10000);
+        pool.waitForDone();
+        qInstallMessageHandler(previous);
+        QCOMPARE(g_logged.size(), 1);
+        QCOMPARE(g_logged.first().category, QStringLiteral("dialog.is.persist"));
+        QVERIFY2(g_logged.first().text.contains(QLatin1String("Srv: checkpoint failed")),
+                 qPrintable(g_logged.first().text));
+        QVERIFY(!p.saveNow(&error));
+        QVERIFY(!error.isEmpty());
+        QFile::remove(m_options.dataDir);
+    }
+
+private:
+    std::unique_ptr<QTemporaryDir> m_dir;
+    ServerOptions m_options;
+};
+
+QTEST_GUILESS_MAIN(tst_IsPersistence)
+#include "tst_ispersistence.moc"
