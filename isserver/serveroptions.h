@@ -5,7 +5,7 @@
 
 #include "dialog/audit.h"
 #include "dialog/clientoptions.h"
-#include "is/journal_p.h"
+#include "dialog/is/journal.h"
 
 #include <QHostAddress>
 #include <QList>
@@ -23,7 +23,7 @@ struct ServerOptions
     QString dataDir;  ///< empty: no persistence
     QString typesDir; ///< empty: only the built-in types (and those declared at run time)
     int checkpointS = 10;
-    /// Write-ahead journal next to the checkpoint (is/journal_p.h): an acknowledged write survives
+    /// Write-ahead journal next to the checkpoint (dialog/is/journal.h): an acknowledged write survives
     /// a crash. Only with a data directory, never on a mirror (its content comes from the master).
     bool journal = true;
     is::Journal::Sync journalSync = is::Journal::Sync::Batch;

@@ -42,7 +42,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         journalformat::decodeSegment(file, QStringLiteral("Fuzz"), [&](const journalformat::Record &r) {
             ++seen;
             QString error;
-            (void)Journal::apply(repository, r, &error);
+            (void)JournalPrivate::apply(repository, r, &error);
         });
     // What the reader says must add up, whatever the bytes.
     if (seen != d.records || d.goodBytes + d.droppedBytes != file.size() ||

@@ -180,14 +180,14 @@ Decoded decodeSegment(QByteArrayView bytes, const QString &serverName,
 
 using namespace journalformat;
 
-Journal::Journal(const QString &dir, const QString &serverName, Sync sync)
+JournalPrivate::JournalPrivate(const QString &dir, const QString &serverName, Sync sync)
     : m_dir(dir), m_serverName(serverName), m_sync(sync)
 {
     if (m_sync == Sync::Batch)
         m_syncThread = std::thread([this] { syncLoop(); });
 }
 
-Journal::~Journal()
+JournalPrivate::~JournalPrivate()
 {
     if (m_syncThread.joinable()) {
         {
@@ -200,7 +200,7 @@ Journal::~Journal()
     close();
 }
 
-void Journal::syncLoop()
+void JournalPrivate::syncLoop()
 {
     std::unique_lock<std::mutex> lk(m_lock);
     for (;;) {
@@ -246,7 +246,7 @@ void Journal::syncLoop()
     }
 }
 
-void Journal::drain()
+void JournalPrivate::drain()
 {
     if (!m_syncThread.joinable())
         return;
@@ -254,7 +254,7 @@ void Journal::drain()
     m_idle.wait(lk, [this] { return m_queue.empty() && !m_busy; });
 }
 
-void Journal::commitAsync(QObject *context, Done done)
+void JournalPrivate::commitAsync(QObject *context, Done done)
 {
     if (m_sync != Sync::Batch) {
         QString error;
@@ -277,12 +277,12 @@ void Journal::commitAsync(QObject *context, Done done)
     m_wake.notify_one();
 }
 
-QString Journal::segmentPath(const QString &dir, const QString &serverName, quint64 segment)
+QString JournalPrivate::segmentPath(const QString &dir, const QString &serverName, quint64 segment)
 {
     return QDir(dir).filePath(serverName + QStringLiteral(".is.journal.") + QString::number(segment));
 }
 
-QList<quint64> Journal::segments(const QString &dir, const QString &serverName)
+QList<quint64> JournalPrivate::segments(const QString &dir, const QString &serverName)
 {
     const QString prefix = serverName + QStringLiteral(".is.journal.");
     static const QRegularExpression digits(QStringLiteral("^[0-9]{1,19}$"));
@@ -298,7 +298,7 @@ QList<quint64> Journal::segments(const QString &dir, const QString &serverName)
     return out;
 }
 
-bool Journal::parseSync(const QString &text, Sync *sync)
+bool JournalPrivate::parseSync(const QString &text, Sync *sync)
 {
     if (text == QLatin1String("none"))
         *sync = Sync::None;
@@ -311,7 +311,7 @@ bool Journal::parseSync(const QString &text, Sync *sync)
     return true;
 }
 
-QString Journal::syncName(Sync sync)
+QString JournalPrivate::syncName(Sync sync)
 {
     switch (sync) {
     case Sync::None:
@@ -324,7 +324,7 @@ QString Journal::syncName(Sync sync)
     return {};
 }
 
-Journal::ReplayResult Journal::replay(Repository &repository, const QString &dir)
+JournalPrivate::ReplayResult JournalPrivate::replay(Repository &repository, const QString &dir)
 {
     ReplayResult result;
     const QString server = repository.serverName();
@@ -362,7 +362,7 @@ Journal::ReplayResult Journal::replay(Repository &repository, const QString &dir
     return result;
 }
 
-Repository::Result Journal::apply(Repository &repository, const Record &rec, QString *error)
+Repository::Result JournalPrivate::apply(Repository &repository, const Record &rec, QString *error)
 {
     Change c;
     c.kind = rec.kind == RecordKind::Created   ? Change::Kind::Created
@@ -382,14 +382,14 @@ Repository::Result Journal::apply(Repository &repository, const Record &rec, QSt
     return repository.mirror(c, error);
 }
 
-bool Journal::open(QString *error)
+bool JournalPrivate::open(QString *error)
 {
     const QList<quint64> present = segments(m_dir, m_serverName);
     const quint64 next = qMax(m_segment, present.isEmpty() ? 0 : present.last()) + 1;
     return openSegment(next, error);
 }
 
-bool Journal::openSegment(quint64 segment, QString *error)
+bool JournalPrivate::openSegment(quint64 segment, QString *error)
 {
     const QString path = segmentPath(m_dir, m_serverName, segment);
     const int fd =
@@ -426,19 +426,19 @@ bool Journal::openSegment(quint64 segment, QString *error)
     return true;
 }
 
-void Journal::close()
+void JournalPrivate::close()
 {
     if (m_fd >= 0)
         ::close(m_fd);
     m_fd = -1;
 }
 
-void Journal::append(const Change &change)
+void JournalPrivate::append(const Change &change)
 {
     appendRecord(m_pending, change);
 }
 
-bool Journal::commit(QString *error)
+bool JournalPrivate::commit(QString *error)
 {
     if (!writePending(error))
         return false;
@@ -457,7 +457,7 @@ bool Journal::commit(QString *error)
     return true;
 }
 
-bool Journal::writePending(QString *error)
+bool JournalPrivate::writePending(QString *error)
 {
     if (m_pending.isEmpty())
         return true;
@@ -505,7 +505,7 @@ bool Journal::writePending(QString *error)
     return true;
 }
 
-quint64 Journal::rotate(QString *error)
+quint64 JournalPrivate::rotate(QString *error)
 {
     if (!commit(error))
         return 0;
@@ -516,7 +516,7 @@ quint64 Journal::rotate(QString *error)
     return closed;
 }
 
-void Journal::removeUpTo(quint64 segment)
+void JournalPrivate::removeUpTo(quint64 segment)
 {
     for (quint64 n : segments(m_dir, m_serverName)) {
         if (n > segment || n == m_segment)
@@ -525,6 +525,103 @@ void Journal::removeUpTo(quint64 segment)
         if (!QFile::remove(path))
             qCWarning(lcJournal).noquote() << "cannot remove" << path;
     }
+}
+
+Journal::Journal(const QString &dir, const QString &serverName, Sync sync)
+    : d(std::make_unique<JournalPrivate>(dir, serverName, sync))
+{
+}
+
+Journal::~Journal() = default;
+
+QString Journal::segmentPath(const QString &dir, const QString &serverName, quint64 segment)
+{
+    return JournalPrivate::segmentPath(dir, serverName, segment);
+}
+
+QList<quint64> Journal::segments(const QString &dir, const QString &serverName)
+{
+    return JournalPrivate::segments(dir, serverName);
+}
+
+Journal::ReplayResult Journal::replay(Repository &repository, const QString &dir)
+{
+    return JournalPrivate::replay(repository, dir);
+}
+
+bool Journal::parseSync(const QString &text, Sync *sync)
+{
+    return JournalPrivate::parseSync(text, sync);
+}
+
+QString Journal::syncName(Sync sync)
+{
+    return JournalPrivate::syncName(sync);
+}
+
+Journal::Sync Journal::sync() const
+{
+    return d->sync();
+}
+
+bool Journal::open(QString *error)
+{
+    return d->open(error);
+}
+
+bool Journal::isOpen() const
+{
+    return d->isOpen();
+}
+
+quint64 Journal::segment() const
+{
+    return d->segment();
+}
+
+void Journal::append(const Change &change)
+{
+    d->append(change);
+}
+
+bool Journal::hasPending() const
+{
+    return d->hasPending();
+}
+
+void Journal::commitAsync(QObject *context, Done done)
+{
+    d->commitAsync(context, std::move(done));
+}
+
+void Journal::drain()
+{
+    d->drain();
+}
+
+bool Journal::commit(QString *error)
+{
+    return d->commit(error);
+}
+
+quint64 Journal::rotate(QString *error)
+{
+    return d->rotate(error);
+}
+
+void Journal::removeUpTo(quint64 segment)
+{
+    d->removeUpTo(segment);
+}
+
+quint64 Journal::bytesWritten() const
+{
+    return d->bytesWritten();
+}
+
+quint64 Journal::syncs() const
+{
+    return d->syncs();
 }
 
 } // namespace dialog::is

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "crc32_p.h"
+#include "dialog/is/journal.h"
 #include "dialog/is/repository.h"
 
 #include <QByteArray>
@@ -71,38 +72,19 @@ Decoded decodeSegment(QByteArrayView bytes, const QString &serverName,
 
 } // namespace journalformat
 
-/// The journal files of one IS server in a data directory: segments
-/// `<dir>/<ServerName>.is.journal.<N>` (N = 1, 2, … in decimal), each a header and records.
-/// A new segment is started at every start of the server and at every checkpoint (rotate()); a
-/// segment is deleted once two later checkpoints are written (the one before the latest is
-/// `.previous`, which the checkpoint loader may fall back to).
-///
-/// Not thread-safe: one thread appends, commits, rotates (the IS server's main thread). With
-/// Sync::Batch a thread of its own runs the fdatasyncs (commitAsync()).
-class Journal
+/// The implementation of Journal (dialog/is/journal.h), whose contract it keeps; also apply(),
+/// the replay of one record, for tests and the fuzzer.
+class JournalPrivate
 {
 public:
-    /// When the records written are made durable (fdatasync).
-    enum class Sync
-    {
-        None,   ///< written to the kernel before the acknowledgement; survives a crash of the
-                ///< process, not of the machine (power cut, kernel panic)
-        Batch,  ///< one fdatasync per batch of writes, before their acknowledgements (group commit)
-        Always, ///< one fdatasync per acknowledged write
-    };
+    using Sync = Journal::Sync;
+    using ReplayResult = Journal::ReplayResult;
+    using Done = Journal::Done;
 
-    struct ReplayResult
-    {
-        int segments = 0;
-        qsizetype records = 0; ///< complete records read
-        qsizetype applied = 0; ///< of which applied (a removal of a missing object is not)
-        QStringList problems;  ///< one line per damaged segment, torn tail or unusable record
-    };
-
-    Journal(const QString &dir, const QString &serverName, Sync sync);
-    ~Journal();
-    Journal(const Journal &) = delete;
-    Journal &operator=(const Journal &) = delete;
+    JournalPrivate(const QString &dir, const QString &serverName, Sync sync);
+    ~JournalPrivate();
+    JournalPrivate(const JournalPrivate &) = delete;
+    JournalPrivate &operator=(const JournalPrivate &) = delete;
 
     static QString segmentPath(const QString &dir, const QString &serverName, quint64 segment);
     /// The numbers of the segment files present, ascending.
@@ -129,7 +111,6 @@ public:
     /// Adds the record of @p change to the records not written yet.
     void append(const Change &change);
     bool hasPending() const { return !m_pending.isEmpty(); }
-    using Done = std::function<void(bool ok, const QString &error)>;
     /// Writes the pending records to the segment now; with Sync::Batch the fdatasync runs on the
     /// journal's sync thread (one fdatasync for every commit queued meanwhile: group commit) and
     /// @p done is called in @p context's thread once the records are durable, or failed; with the

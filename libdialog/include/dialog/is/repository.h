@@ -1,9 +1,9 @@
 #pragma once
 
-#include "dialog/status.h"
 #include "dialog/is/criteria.h"
 #include "dialog/is/object.h"
 #include "dialog/is/time.h"
+#include "dialog/status.h"
 
 #include <QList>
 #include <QString>
@@ -46,8 +46,10 @@ struct Change
     Kind kind = Kind::Created;
     QString name; ///< object name, without the "Server." prefix
     QString typeName;
-    Time time;     ///< time of the change (the object's new last-update time)
-    Object object; ///< the new value; invalid for Removed
+    Time time; ///< time of the change (the object's new last-update time)
+    /// The new value; invalid for Removed. A value written from bytes carries them (is::decode of a
+    /// QByteArray): encode() of it returns those bytes, so listeners share one encoding.
+    Object object;
     /// Increases by one with every change of the repository (assigned under its write lock), so
     /// listeners called from several writer threads can restore the order of the changes.
     quint64 sequence = 0;
