@@ -2,7 +2,7 @@
 
 #include "dialog/handoff.h"
 #include "dialog/is/object.h"
-#include "is/protocol_p.h"
+#include "dialog/is/protocol.h"
 
 #include <QDir>
 #include <QLoggingCategory>
@@ -157,19 +157,20 @@ void Archiver::onEvent(const is::Event &e)
 
 void Archiver::onRequest(const Request &request)
 {
-    isproto::Request r;
-    isproto::Reply out;
-    const QByteArray data = request.data();
-    if (!r.ParseFromArray(data.constData(), int(data.size())) || r.op() != isproto::Request::HISTORY) {
-        out.set_code(quint32(Status::Code::BadRequest));
-        out.set_error("the archiver answers HISTORY requests only");
-        m_client->reply(request, is::protocol::serialize(out));
+    using is::protocol::ReplyMessage;
+    using is::protocol::RequestMessage;
+    RequestMessage r;
+    ReplyMessage out;
+    if (!is::protocol::parseRequest(request.data(), &r) || r.op != RequestMessage::Op::History) {
+        out.code = Status::Code::BadRequest;
+        out.error = QStringLiteral("the archiver answers HISTORY requests only");
+        m_client->reply(request, is::protocol::serializeReply(out));
         return;
     }
-    QString name = QString::fromStdString(r.name());
+    QString name = r.name;
     if (name.startsWith(m_options.server + QLatin1Char('.')))
         name = name.mid(m_options.server.size() + 1);
-    const QString attribute = QString::fromStdString(r.attribute());
+    const QString attribute = r.attribute;
     QList<QPair<QString, qint32>> wanted;
     const QString prefix = name + QLatin1Char('\n');
     for (auto it = m_series.cbegin(); it != m_series.cend(); ++it)
@@ -177,31 +178,29 @@ void Archiver::onRequest(const Request &request)
             wanted.append({it.key().mid(prefix.size()), it.value()});
     std::sort(wanted.begin(), wanted.end(), [](const auto &a, const auto &b) { return a.second < b.second; });
     if (wanted.isEmpty()) {
-        out.set_code(quint32(Status::Code::NotFound));
-        out.set_error(
+        out.code = Status::Code::NotFound;
+        out.error =
             QStringLiteral("no archived values of %1.%2%3")
-                .arg(m_options.server, name, attribute.isEmpty() ? QString() : QLatin1Char(' ') + attribute)
-                .toStdString());
-        m_client->reply(request, is::protocol::serialize(out));
+                .arg(m_options.server, name, attribute.isEmpty() ? QString() : QLatin1Char(' ') + attribute);
+        m_client->reply(request, is::protocol::serializeReply(out));
         return;
     }
-    is::History h;
     for (const auto &w : std::as_const(wanted)) {
         is::HistorySeries s;
         s.attribute = w.first;
         QString why;
-        if (!ArchiveStore::query(m_options.store.path, QStringLiteral("archive-read"), w.second, r.from_us(),
-                                 r.to_us(), qsizetype(r.max_points()), m_options.store, &s.points, &why)) {
-            out.set_code(quint32(Status::Code::StorageError));
-            out.set_error(QStringLiteral("archive query failed: %1").arg(why).toStdString());
-            m_client->reply(request, is::protocol::serialize(out));
+        if (!ArchiveStore::query(m_options.store.path, QStringLiteral("archive-read"), w.second, r.fromUs,
+                                 r.toUs, qsizetype(r.maxPoints), m_options.store, &s.points, &why)) {
+            out.code = Status::Code::StorageError;
+            out.error = QStringLiteral("archive query failed: %1").arg(why);
+            out.history = {};
+            m_client->reply(request, is::protocol::serializeReply(out));
             return;
         }
-        h.series.append(s);
+        out.history.series.append(s);
     }
-    out.set_code(quint32(Status::Code::Ok));
-    is::protocol::toProto(h, &out);
-    m_client->reply(request, is::protocol::serialize(out));
+    out.code = Status::Code::Ok;
+    m_client->reply(request, is::protocol::serializeReply(out));
 }
 
 } // namespace dialog::archiver

@@ -2,7 +2,7 @@
 
 #include "dialog/handoff.h"
 #include "dialog/is/codec.h"
-#include "is/protocol_p.h"
+#include "dialog/is/protocol.h"
 
 namespace dialog::isd {
 

@@ -14,9 +14,9 @@
 #include "dialog/directory.h"
 #include "dialog/handoff.h"
 #include "dialog/is/history.h"
+#include "dialog/is/protocol.h"
 #include "dialog/is/repository.h"
 #include "dialog/message.h"
-#include "is/protocol_p.h"
 
 #include <QCoreApplication>
 #include <QFile>
@@ -28,7 +28,9 @@ Q_LOGGING_CATEGORY(lcServer, "dialog.is.server")
 
 namespace dialog::isd {
 
-using namespace is::protocol;
+using is::protocol::parseRequest;
+using is::protocol::RequestMessage;
+using is::protocol::serviceName;
 
 IsServer::IsServer(const ServerOptions &options, QObject *parent) : QObject(parent), m_options(options)
 {
@@ -200,49 +202,47 @@ bool IsServer::startServices(QString *error)
 
 void IsServer::onRequest(const Request &request)
 {
+    using Op = RequestMessage::Op;
     ++m_requests;
-    isproto::Request r;
-    const QByteArray data = request.data();
-    if (!r.ParseFromArray(data.constData(), int(data.size()))) {
+    RequestMessage r;
+    if (!parseRequest(request.data(), &r)) {
         replyStatus(*m_client, request, Status::Code::BadRequest, QStringLiteral("malformed IS request"));
         return;
     }
-    switch (r.op()) {
-    case isproto::Request::INSERT:
-    case isproto::Request::UPDATE:
-    case isproto::Request::UPSERT:
-    case isproto::Request::REMOVE:
-    case isproto::Request::DECLARE_TYPES:
+    switch (r.op) {
+    case Op::Insert:
+    case Op::Update:
+    case Op::Upsert:
+    case Op::Remove:
+    case Op::DeclareTypes:
         if (const QString readOnly = m_replication->readOnlyReason(); !readOnly.isEmpty())
             replyStatus(*m_client, request, Status::Code::ReadOnly, readOnly);
-        else if (r.op() == isproto::Request::DECLARE_TYPES)
-            m_writePath->declareTypes(request, QByteArray::fromStdString(r.types_json()));
+        else if (r.op == Op::DeclareTypes)
+            m_writePath->declareTypes(request, r.typesJson);
         else
-            m_writePath->write(request, WritePath::Op(r.op()), QString::fromStdString(r.name()),
-                               QByteArray::fromStdString(r.value()));
+            m_writePath->write(request, WritePath::Op(r.op), r.name, r.value);
         return;
-    case isproto::Request::GET:
-    case isproto::Request::LIST:
-    case isproto::Request::TYPES:
-        m_reads->read(request, data);
+    case Op::Get:
+    case Op::List:
+    case Op::Types:
+        m_reads->read(request, r);
         return;
-    case isproto::Request::HISTORY:
+    case Op::History:
         // The subscriber list is read here, not in the pool.
-        m_reads->readHistory(request, data, m_subscriptions->archiveService());
+        m_reads->readHistory(request, r, m_subscriptions->archiveService());
         return;
-    case isproto::Request::SUBSCRIBE:
-        m_subscriptions->subscribe(request, {QString::fromStdString(r.channel()), fromProto(r.criteria()),
-                                             r.with_values(), r.snapshot(),
-                                             QString::fromStdString(r.archive_service()), r.history_us()});
+    case Op::Subscribe:
+        m_subscriptions->subscribe(
+            request, {r.channel, r.criteria, r.withValues, r.snapshot, r.archiveService, r.historyUs});
         return;
-    case isproto::Request::UNSUBSCRIBE:
-        m_subscriptions->unsubscribe(request, QString::fromStdString(r.channel()));
+    case Op::Unsubscribe:
+        m_subscriptions->unsubscribe(request, r.channel);
         return;
-    default:
-        replyStatus(*m_client, request, Status::Code::BadRequest,
-                    QStringLiteral("unknown IS operation %1").arg(int(r.op())));
-        return;
+    case Op::None:
+        break;
     }
+    replyStatus(*m_client, request, Status::Code::BadRequest,
+                QStringLiteral("unknown IS operation %1").arg(int(r.op)));
 }
 
 void IsServer::onDirectory(const DirectorySnapshot &directory)

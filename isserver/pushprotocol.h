@@ -5,7 +5,7 @@
 // frame := u32 magic "DIPM" | u8 version | u8 type | u32 payload length | payload
 //
 // master -> mirror: Hello (JSON {"server", "criteria", "ping_ms", "types"}), then Types (JSON array
-//                   of types declared since), Records (IS notification records, is/protocol_p.h:
+//                   of types declared since), Records (IS notification records, dialog/is/protocol.h:
 //                   SnapshotBegin, Created..., SnapshotEnd, then Created/Updated/Removed), Ping.
 // mirror -> master: Accept (JSON {"server"}) or Refuse (UTF-8 reason, then the mirror closes), Pong.
 // With a shared secret (--secret-file, the same on both sides) the Hello carries "nonce" (64 hex

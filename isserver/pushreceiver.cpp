@@ -4,7 +4,7 @@
 #include "dialog/is/codec.h"
 #include "dialog/is/typeregistry.h"
 #include "dialog/security.h"
-#include "is/protocol_p.h"
+#include "dialog/is/protocol.h"
 
 #include <QElapsedTimer>
 #include <QJsonArray>

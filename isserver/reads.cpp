@@ -6,35 +6,30 @@
 #include "dialog/handoff.h"
 #include "dialog/is/codec.h"
 #include "dialog/is/history.h"
+#include "dialog/is/protocol.h"
 #include "dialog/is/repository.h"
 #include "dialog/is/typeregistry.h"
-#include "is/protocol_p.h"
 
 #include <QJsonDocument>
 #include <QThreadPool>
 
 namespace dialog::isd {
 
-using namespace is::protocol;
+using is::protocol::EntryMessage;
+using is::protocol::ReplyMessage;
+using is::protocol::RequestMessage;
 
 namespace {
-/// One entry of a GET or LIST reply; @p obj null for a list without values.
-void fill(isproto::Entry *e, const WriterTracker &writers, const QString &name, const QString &type,
-          is::Time t, quint64 n, const is::Object *obj)
+EntryMessage entry(const WriterTracker &writers, const QString &name, const QString &type, is::Time t,
+                   quint64 n)
 {
-    e->set_name(name.toStdString());
-    e->set_type(type.toStdString());
-    e->set_time_us(t.microsecondsSinceEpoch());
-    e->set_update_count(n);
-    const is::Staleness st = writers.staleness(name, type, t);
-    e->set_writer_lost(st.writerLost);
-    e->set_overdue(st.overdue);
-    e->set_age_us(st.ageUs);
-    e->set_expected_interval_s(st.expectedIntervalS);
-    if (obj) {
-        const QByteArray v = is::encode(*obj); // the bytes it was written with, not a new encoding
-        e->set_value(v.constData(), size_t(v.size()));
-    }
+    EntryMessage e;
+    e.name = name;
+    e.type = type;
+    e.time = t;
+    e.updateCount = n;
+    e.staleness = writers.staleness(name, type, t);
+    return e;
 }
 } // namespace
 
@@ -45,77 +40,72 @@ Reads::Reads(const QString &serverName, const is::Repository &repository, const 
 {
 }
 
-void Reads::read(const Request &request, const QByteArray &data)
+void Reads::read(const Request &request, const RequestMessage &r)
 {
-    handoff::startIn(m_pool, [this, request, data] {
-        isproto::Request r;
-        r.ParseFromArray(data.constData(), int(data.size()));
-        isproto::Reply out;
-        if (r.op() == isproto::Request::GET) {
+    handoff::startIn(m_pool, [this, request, r] {
+        ReplyMessage out;
+        if (r.op == RequestMessage::Op::Get) {
             is::Object obj;
             is::ObjectInfo info;
-            QString error;
-            const auto res = m_repository.get(QString::fromStdString(r.name()), &obj,
-                                              QString::fromStdString(r.type()), &error, &info);
-            out.set_code(quint32(res));
-            out.set_error(error.toStdString());
-            if (res == is::Repository::Result::Ok)
-                fill(out.add_entries(), m_writers, info.name, info.typeName, info.time, info.updateCount,
-                     &obj);
-        } else if (r.op() == isproto::Request::LIST) {
-            const is::Criteria c = fromProto(r.criteria());
-            if (!c.isValid()) {
-                out.set_code(quint32(Status::Code::BadRequest));
-                out.set_error(c.errorString().toStdString());
-            } else if (r.stale_only()) {
-                for (const is::ObjectInfo &o : m_repository.list(c))
-                    if (m_writers.staleness(o.name, o.typeName, o.time).isStale())
-                        fill(out.add_entries(), m_writers, o.name, o.typeName, o.time, o.updateCount,
-                             nullptr);
-            } else if (r.with_values()) {
-                for (const is::StoredObject &o : m_repository.objects(c))
-                    fill(out.add_entries(), m_writers, o.name, o.object.typeName(), o.time, o.updateCount,
-                         &o.object);
-            } else {
-                for (const is::ObjectInfo &o : m_repository.list(c))
-                    fill(out.add_entries(), m_writers, o.name, o.typeName, o.time, o.updateCount, nullptr);
+            out.code = m_repository.get(r.name, &obj, r.type, &out.error, &info);
+            if (out.code == Status::Code::Ok) {
+                out.entries << entry(m_writers, info.name, info.typeName, info.time, info.updateCount);
+                out.entries.last().value = is::encode(obj); // the bytes it was written with
             }
+        } else if (r.op == RequestMessage::Op::List) {
+            list(r, &out);
         } else {
-            out.set_types_json(
-                QJsonDocument(is::typesToJson(m_types)).toJson(QJsonDocument::Compact).toStdString());
+            out.typesJson = QJsonDocument(is::typesToJson(m_types)).toJson(QJsonDocument::Compact);
         }
-        QByteArray bytes = serialize(out);
+        QByteArray bytes = serializeReply(out);
         if (bytes.size() > m_client.options().maxMessageSize) {
-            isproto::Reply tooBig;
-            tooBig.set_code(quint32(Status::Code::BadRequest));
-            tooBig.set_error(
+            ReplyMessage tooBig;
+            tooBig.code = Status::Code::BadRequest;
+            tooBig.error =
                 QStringLiteral("the answer (%1 bytes) exceeds the maximum message size; narrow the criteria")
-                    .arg(bytes.size())
-                    .toStdString());
-            bytes = serialize(tooBig);
+                    .arg(bytes.size());
+            bytes = serializeReply(tooBig);
         }
         m_client.reply(request, bytes);
     });
 }
 
-void Reads::readHistory(const Request &request, const QByteArray &data, const QString &archive)
+void Reads::list(const RequestMessage &r, ReplyMessage *out) const
 {
-    handoff::startIn(m_pool, [this, request, data, archive] {
-        isproto::Request r;
-        r.ParseFromArray(data.constData(), int(data.size()));
-        isproto::Reply out;
-        out.set_archive_service(archive.toStdString());
+    const is::Criteria &c = r.criteria;
+    if (!c.isValid()) {
+        out->code = Status::Code::BadRequest;
+        out->error = c.errorString();
+    } else if (r.staleOnly) {
+        for (const is::ObjectInfo &o : m_repository.list(c))
+            if (m_writers.staleness(o.name, o.typeName, o.time).isStale())
+                out->entries << entry(m_writers, o.name, o.typeName, o.time, o.updateCount);
+    } else if (r.withValues) {
+        for (const is::StoredObject &o : m_repository.objects(c)) {
+            out->entries << entry(m_writers, o.name, o.object.typeName(), o.time, o.updateCount);
+            out->entries.last().value = is::encode(o.object);
+        }
+    } else {
+        for (const is::ObjectInfo &o : m_repository.list(c))
+            out->entries << entry(m_writers, o.name, o.typeName, o.time, o.updateCount);
+    }
+}
+
+void Reads::readHistory(const Request &request, const RequestMessage &r, const QString &archive)
+{
+    handoff::startIn(m_pool, [this, request, r, archive] {
+        ReplyMessage out;
+        out.archiveService = archive;
         QString error;
-        const QString name = m_repository.objectName(QString::fromStdString(r.name()), &error);
+        const QString name = m_repository.objectName(r.name, &error);
         if (name.isEmpty()) {
             replyStatus(m_client, request, Status::Code::InvalidName, error);
             return;
         }
-        is::History h;
         Status st =
             m_history
-                ? m_history->query(name, QString::fromStdString(r.attribute()), is::Time(r.from_us()),
-                                   is::Time(r.to_us()), qsizetype(r.max_points()), &h)
+                ? m_history->query(name, r.attribute, is::Time(r.fromUs), is::Time(r.toUs),
+                                   qsizetype(r.maxPoints), &out.history)
                 : Status(Status::Code::NotFound,
                          QStringLiteral("IS server %1 keeps no history (--history 0)").arg(m_serverName));
         if (st.code() == Status::Code::NotFound) {
@@ -123,14 +113,13 @@ void Reads::readHistory(const Request &request, const QByteArray &data, const QS
             is::ObjectInfo info;
             is::Object obj;
             if (m_repository.get(name, &obj, {}, nullptr, &info) == is::Repository::Result::Ok && m_history) {
-                h.typeName = info.typeName;
+                out.history.typeName = info.typeName;
                 st = Status();
             }
         }
-        out.set_code(quint32(st.code()));
-        out.set_error(st.message().toStdString());
-        toProto(h, &out);
-        m_client.reply(request, serialize(out));
+        out.code = st.code();
+        out.error = st.message();
+        m_client.reply(request, serializeReply(out));
     });
 }
 

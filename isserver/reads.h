@@ -12,6 +12,10 @@ class Request;
 } // namespace dialog
 namespace dialog::is {
 class HistoryStore;
+namespace protocol {
+struct ReplyMessage;
+struct RequestMessage;
+} // namespace protocol
 class Repository;
 class TypeRegistry;
 } // namespace dialog::is
@@ -30,13 +34,15 @@ public:
     Reads(const QString &serverName, const is::Repository &repository, const is::TypeRegistry &types,
           Client &client, QThreadPool &pool, const WriterTracker &writers, is::HistoryStore *history);
 
-    /// Answers the GET, LIST or TYPES request @p data (an IS request) in the pool. Any thread.
-    void read(const Request &request, const QByteArray &data);
-    /// Answers the HISTORY request @p data in the pool; @p archive is the service of the archiver
+    /// Answers the GET, LIST or TYPES request @p r of @p request in the pool. Any thread.
+    void read(const Request &request, const is::protocol::RequestMessage &r);
+    /// Answers the HISTORY request @p r in the pool; @p archive is the service of the archiver
     /// holding older values (empty if none), told to the client.
-    void readHistory(const Request &request, const QByteArray &data, const QString &archive);
+    void readHistory(const Request &request, const is::protocol::RequestMessage &r, const QString &archive);
 
 private:
+    void list(const is::protocol::RequestMessage &r, is::protocol::ReplyMessage *out) const;
+
     QString m_serverName;
     const is::Repository &m_repository;
     const is::TypeRegistry &m_types;

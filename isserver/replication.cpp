@@ -7,7 +7,7 @@
 #include "dialog/is/repository.h"
 #include "dialog/is/typeregistry.h"
 #include "dialog/security.h"
-#include "is/protocol_p.h"
+#include "dialog/is/protocol.h"
 
 namespace dialog::isd {
 

@@ -1,17 +1,16 @@
 #include "replies.h"
 
 #include "dialog/client.h"
-#include "is/protocol_p.h"
+#include "dialog/is/protocol.h"
 
 namespace dialog::isd {
 
 void replyStatus(Client &client, const Request &request, Status::Code code, const QString &error)
 {
-    isproto::Reply r;
-    r.set_code(quint32(code));
-    if (!error.isEmpty())
-        r.set_error(error.toStdString());
-    client.reply(request, is::protocol::serialize(r));
+    is::protocol::ReplyMessage r;
+    r.code = code;
+    r.error = error;
+    client.reply(request, is::protocol::serializeReply(r));
 }
 
 } // namespace dialog::isd

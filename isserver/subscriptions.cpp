@@ -3,8 +3,8 @@
 
 #include "dialog/client.h"
 #include "dialog/is/history.h"
+#include "dialog/is/protocol.h"
 #include "dialog/is/repository.h"
-#include "is/protocol_p.h"
 
 namespace dialog::isd {
 
@@ -97,10 +97,10 @@ void Subscriptions::historyRecords(Subscriber &s, qint64 historyUs)
         if (!m_history->query(o.name, {}, is::Time(now.microsecondsSinceEpoch() - historyUs), now, 0, &h)
                  .isOk())
             continue;
-        isproto::Reply reply;
-        is::protocol::toProto(h, &reply);
+        is::protocol::ReplyMessage reply;
+        reply.history = h;
         is::protocol::appendRecord(chunk, is::protocol::HistoryRecord, o.name.toUtf8(), h.typeName.toUtf8(),
-                                   h.oldest.microsecondsSinceEpoch(), is::protocol::serialize(reply));
+                                   h.oldest.microsecondsSinceEpoch(), is::protocol::serializeReply(reply));
         ++records;
         if (chunk.size() >= m_dispatcher->options().maxMessage)
             s.history.push_back({std::exchange(chunk, {}), std::exchange(records, 0)});

@@ -7,6 +7,7 @@
 #include "dialog/is/receiver.h"
 #include "dialog/is/time.h"
 
+#include <QDir>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QTemporaryDir>
@@ -35,6 +36,7 @@ private Q_SLOTS:
     void slowSubscriberDoesNotSlowOthers();
     void persistenceAcrossRestartAndKill();
     void corruptDataFile();
+    void checkpointFailureReachesTheMessageLog();
     void malformedRequestsAnswered();
     void toolCommandsAndErrors();
     void quotaExceededRefusedAndCounted();
@@ -547,6 +549,48 @@ void tst_IsServer::corruptDataFile()
     const QString err2 = QString::fromUtf8(server->readAllStandardError());
     QVERIFY2(err2.contains(QLatin1String("RunParams.is")), qPrintable(err2));
     QVERIFY(QFile::exists(file + QStringLiteral(".previous")));
+}
+
+void tst_IsServer::checkpointFailureReachesTheMessageLog()
+{
+    QTemporaryDir logDir, dataDir;
+    m_fx->start(QStringLiteral("dialog-logger"), {QStringLiteral("--data-dir"), logDir.path()});
+    startServer(QStringLiteral("RunParams"),
+                {QStringLiteral("--data-dir"), dataDir.path(), QStringLiteral("--checkpoint-s"),
+                 QStringLiteral("1"), QStringLiteral("--no-journal")});
+    QVERIFY(waitForServer(QStringLiteral("RunParams")));
+    // The data directory becomes a file: no checkpoint can be written there (even by root).
+    QVERIFY(QDir(dataDir.path()).removeRecursively());
+    QFile blocker(dataDir.path());
+    QVERIFY(blocker.open(QIODevice::WriteOnly));
+    blocker.close();
+    QList<QJsonObject> found;
+    const bool logged = waitUntil(
+        [&] {
+            QByteArray out;
+            const int rc =
+                m_fx->run(QStringLiteral("dialog"),
+                          {QStringLiteral("log"), QStringLiteral("search"), QStringLiteral("--category"),
+                           QStringLiteral("dialog.is.persist"), QStringLiteral("--text"),
+                           QStringLiteral("checkpoint failed"), QStringLiteral("--json"),
+                           QStringLiteral("--timeout-ms"), QStringLiteral("2000")},
+                          &out);
+            found.clear();
+            for (const QByteArray &line : out.split('\n'))
+                if (!line.trimmed().isEmpty())
+                    found << QJsonDocument::fromJson(line).object();
+            return rc == 0 && !found.isEmpty();
+        },
+        30000, 250);
+    QFile::remove(dataDir.path());
+    QVERIFY(logged);
+    const QJsonObject first = found.first();
+    QVERIFY2(first.value(QLatin1String("text"))
+                 .toString()
+                 .startsWith(QLatin1String("RunParams: checkpoint failed")),
+             QJsonDocument(first).toJson().constData());
+    QCOMPARE(first.value(QLatin1String("severity")).toString(), QStringLiteral("warning"));
+    QCOMPARE(first.value(QLatin1String("process")).toString(), QStringLiteral("IS.Server.RunParams"));
 }
 
 void tst_IsServer::malformedRequestsAnswered()

@@ -41,7 +41,8 @@ bool nextRecord(QByteArrayView batch, qsizetype &pos, RecordView &out, QString *
     const char *p = batch.data();
     const auto bad = [&](const char *why) {
         if (error)
-            *error = QStringLiteral("malformed IS notification at byte %1: %2").arg(pos).arg(QLatin1String(why));
+            *error =
+                QStringLiteral("malformed IS notification at byte %1: %2").arg(pos).arg(QLatin1String(why));
         pos = size;
         return false;
     };
@@ -155,6 +156,65 @@ History historyFromProto(const isproto::Reply &reply)
         h.series.append(s);
     }
     return h;
+}
+
+} // namespace dialog::is::protocol
+
+namespace dialog::is::protocol {
+
+bool parseRequest(QByteArrayView bytes, RequestMessage *out)
+{
+    isproto::Request r;
+    if (!r.ParseFromArray(bytes.data(), int(bytes.size())))
+        return false;
+    RequestMessage m;
+    m.op = RequestMessage::Op(r.op());
+    m.name = QString::fromStdString(r.name());
+    m.type = QString::fromStdString(r.type());
+    m.value = QByteArray::fromStdString(r.value());
+    // A criteria compiles a regular expression: only for the operations that read it.
+    if (m.op == RequestMessage::Op::List || m.op == RequestMessage::Op::Subscribe)
+        m.criteria = fromProto(r.criteria());
+    m.withValues = r.with_values();
+    m.channel = QString::fromStdString(r.channel());
+    m.typesJson = QByteArray::fromStdString(r.types_json());
+    m.snapshot = r.snapshot();
+    m.attribute = QString::fromStdString(r.attribute());
+    m.fromUs = r.from_us();
+    m.toUs = r.to_us();
+    m.maxPoints = r.max_points();
+    m.archiveService = QString::fromStdString(r.archive_service());
+    m.historyUs = r.history_us();
+    m.staleOnly = r.stale_only();
+    *out = std::move(m);
+    return true;
+}
+
+QByteArray serializeReply(const ReplyMessage &reply)
+{
+    isproto::Reply out;
+    out.set_code(quint32(reply.code));
+    if (!reply.error.isEmpty())
+        out.set_error(reply.error.toStdString());
+    for (const EntryMessage &e : reply.entries) {
+        isproto::Entry *p = out.add_entries();
+        p->set_name(e.name.toStdString());
+        p->set_type(e.type.toStdString());
+        p->set_time_us(e.time.microsecondsSinceEpoch());
+        p->set_update_count(e.updateCount);
+        p->set_writer_lost(e.staleness.writerLost);
+        p->set_overdue(e.staleness.overdue);
+        p->set_age_us(e.staleness.ageUs);
+        p->set_expected_interval_s(e.staleness.expectedIntervalS);
+        if (!e.value.isEmpty())
+            p->set_value(e.value.constData(), size_t(e.value.size()));
+    }
+    if (!reply.typesJson.isEmpty())
+        out.set_types_json(reply.typesJson.constData(), size_t(reply.typesJson.size()));
+    toProto(reply.history, &out);
+    if (!reply.archiveService.isEmpty())
+        out.set_archive_service(reply.archiveService.toStdString());
+    return serialize(out);
 }
 
 } // namespace dialog::is::protocol

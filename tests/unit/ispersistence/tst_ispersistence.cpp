@@ -33,6 +33,24 @@ is::TypeInfo countType()
     t.setAttributes({is::AttributeInfo(QStringLiteral("n"), is::BasicType::U32)});
     return t;
 }
+
+/// What an IS server keeps on disk: its registry (knowing Count unless told otherwise), repository
+/// and persistence.
+struct Server
+{
+    explicit Server(const ServerOptions &options, bool withCount = true)
+        : repo(options.name, types), persistence(options, types, repo, pool)
+    {
+        if (withCount)
+            types.declareType(countType());
+    }
+    bool load(QString *error) { return persistence.loadTypes(error) && persistence.load(error); }
+
+    is::TypeRegistry types;
+    is::Repository repo;
+    QThreadPool pool;
+    Persistence persistence;
+};
 } // namespace
 
 class tst_IsPersistence : public QObject
@@ -51,71 +69,53 @@ private slots:
 
     void journaledWritesComeBackAtTheNextStart()
     {
+        QString error;
         {
-            is::TypeRegistry types;
-            QString error;
-            QVERIFY2(types.declareType(countType(), &error), qPrintable(error));
-            is::Repository repo(m_options.name, types);
-            QThreadPool pool;
-            Persistence p(m_options, types, repo, pool);
-            QVERIFY2(p.loadTypes(&error) && p.load(&error), qPrintable(error));
-            QVERIFY(!p.holdsAcknowledgements());
-            is::Object o = is::Object::create(types, QStringLiteral("Count"));
+            Server srv(m_options);
+            QVERIFY2(srv.load(&error), qPrintable(error));
+            QVERIFY(!srv.persistence.holdsAcknowledgements());
+            is::Object o = is::Object::create(srv.types, QStringLiteral("Count"));
             o.set<quint32>(QStringLiteral("n"), 42);
-            QCOMPARE(repo.upsert(QStringLiteral("a"), o), Status::Code::Ok);
-            QVERIFY(p.holdsAcknowledgements());
+            QCOMPARE(srv.repo.upsert(QStringLiteral("a"), o), Status::Code::Ok);
+            QVERIFY(srv.persistence.holdsAcknowledgements());
             QList<bool> acknowledged;
-            p.afterJournal(true, [&](bool ok, const QString &) { acknowledged << ok; });
-            p.afterJournal(false, [&](bool ok, const QString &) { acknowledged << ok; });
+            srv.persistence.afterJournal(true, [&](bool ok, const QString &) { acknowledged << ok; });
+            srv.persistence.afterJournal(false, [&](bool ok, const QString &) { acknowledged << ok; });
             QTRY_COMPARE_WITH_TIMEOUT(acknowledged, QList<bool>({true, true}), 10000);
-            QCOMPARE(p.journalErrors(), quint64(0));
+            QCOMPARE(srv.persistence.journalErrors(), quint64(0));
             // No checkpoint is written: the change is in the journal only.
         }
-        is::TypeRegistry types;
-        QString error;
-        QVERIFY2(types.declareType(countType(), &error), qPrintable(error));
-        is::Repository repo(m_options.name, types);
-        QThreadPool pool;
-        Persistence p(m_options, types, repo, pool);
-        QVERIFY2(p.loadTypes(&error) && p.load(&error), qPrintable(error));
+        Server srv(m_options);
+        QVERIFY2(srv.load(&error), qPrintable(error));
         is::Object back;
-        QCOMPARE(repo.get(QStringLiteral("a"), &back), Status::Code::Ok);
+        QCOMPARE(srv.repo.get(QStringLiteral("a"), &back), Status::Code::Ok);
         QCOMPARE(back.get<quint32>(QStringLiteral("n")), quint32(42));
-        QVERIFY2(p.saveNow(&error), qPrintable(error));
+        QVERIFY2(srv.persistence.saveNow(&error), qPrintable(error));
     }
 
     void declaredTypesAreKept()
     {
         QString error;
         {
-            is::TypeRegistry types;
-            is::Repository repo(m_options.name, types);
-            QThreadPool pool;
-            Persistence p(m_options, types, repo, pool);
-            QVERIFY2(p.loadTypes(&error) && p.load(&error), qPrintable(error));
-            QVERIFY2(is::mergeTypes(types, {countType()}, &error), qPrintable(error));
-            QVERIFY2(p.addDeclaredTypes({countType()}, &error), qPrintable(error));
+            Server srv(m_options, false);
+            QVERIFY2(srv.load(&error), qPrintable(error));
+            QVERIFY2(is::mergeTypes(srv.types, {countType()}, &error), qPrintable(error));
+            QVERIFY2(srv.persistence.addDeclaredTypes({countType()}, &error), qPrintable(error));
         }
-        is::TypeRegistry types;
-        is::Repository repo(m_options.name, types);
-        QThreadPool pool;
-        Persistence p(m_options, types, repo, pool);
-        QVERIFY(!types.contains(QStringLiteral("Count")));
-        QVERIFY2(p.loadTypes(&error), qPrintable(error));
-        QVERIFY(types.contains(QStringLiteral("Count")));
+        Server srv(m_options, false);
+        QVERIFY(!srv.types.contains(QStringLiteral("Count")));
+        QVERIFY2(srv.persistence.loadTypes(&error), qPrintable(error));
+        QVERIFY(srv.types.contains(QStringLiteral("Count")));
     }
 
     void checkpointFailureIsLoggedAndCounted()
     {
         m_options.journal = false;
-        is::TypeRegistry types;
+        Server srv(m_options);
+        Persistence &p = srv.persistence;
         QString error;
-        QVERIFY2(types.declareType(countType(), &error), qPrintable(error));
-        is::Repository repo(m_options.name, types);
-        QThreadPool pool;
-        Persistence p(m_options, types, repo, pool);
-        QVERIFY2(p.load(&error), qPrintable(error));
-        QCOMPARE(repo.upsert(QStringLiteral("a"), is::Object::create(types, QStringLiteral("Count"))),
+        QVERIFY2(srv.load(&error), qPrintable(error));
+        QCOMPARE(srv.repo.upsert(QStringLiteral("a"), is::Object::create(srv.types, QStringLiteral("Count"))),
                  Status::Code::Ok);
         p.checkpoint();
         QTRY_VERIFY_WITH_TIMEOUT(p.lastCheckpointUs() > 0, 10000);
@@ -130,7 +130,7 @@ private slots:
         const QtMessageHandler previous = qInstallMessageHandler(capture);
         p.checkpoint();
         QTRY_COMPARE_WITH_TIMEOUT(p.checkpointErrors(), quint64(1), 10000);
-        pool.waitForDone();
+        srv.pool.waitForDone();
         qInstallMessageHandler(previous);
         QCOMPARE(g_logged.size(), 1);
         QCOMPARE(g_logged.first().category, QStringLiteral("dialog.is.persist"));
