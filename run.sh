@@ -163,7 +163,7 @@ stop_demo() {
     [ -n "$GUI_PID" ] && kill -TERM "$GUI_PID" 2>/dev/null || true
     [ $DEMO_UP = 0 ] && return 0
     say "stopping the demo partition"
-    "$BUILD/bin/dialog" down "$ROOT/resources/partitions/demo.json" --run-dir "$BUILD/demo" || true
+    "$BUILD/bin/dialogctl" down "$ROOT/resources/partitions/demo.json" --run-dir "$BUILD/demo" || true
     DEMO_UP=0
 }
 
@@ -176,7 +176,7 @@ demo() {
     trap 'exit 0' INT TERM
     say "starting the demo partition $partition (Control Server $DIALOG_CONTROL_SERVER, logs in $run/logs)"
     DEMO_UP=1
-    if ! "$bin/dialog" up "$partition" --port "$port" --run-dir "$run"; then
+    if ! "$bin/dialogctl" up "$partition" --port "$port" --run-dir "$run"; then
         echo "run.sh: the demo partition did not come up (see above and $run/logs)" >&2
         exit 1
     fi
@@ -189,17 +189,17 @@ demo() {
     fi
     cat <<EOT
   export DIALOG_CONTROL_SERVER=$DIALOG_CONTROL_SERVER
-  $bin/dialog send RunCtrl.Master.Command configure      # then: start, pause, resume, stop, unconfigure, reset
-  $bin/dialog get RunCtrl.Master.State --count 1         # the run's state, run number and every slave
-  $bin/dialog get RunCtrl.RO1.Status                     # readout statistics, every second
-  $bin/dialog is ls DAQ                                  # statistics in IS;  dialog is get RunParams.RunInfo
-  $bin/dialog ls                                         # every process of the partition
+  $bin/dialogctl send RunCtrl.Master.Command configure      # then: start, pause, resume, stop, unconfigure, reset
+  $bin/dialogctl get RunCtrl.Master.State --count 1         # the run's state, run number and every slave
+  $bin/dialogctl get RunCtrl.RO1.Status                     # readout statistics, every second
+  $bin/dialogctl is ls DAQ                                  # statistics in IS;  dialogctl is get RunParams.RunInfo
+  $bin/dialogctl ls                                         # every process of the partition
 EOT
     if [ -n "${DIALOG_DEMO_SECONDS:-}" ]; then
         sleep "$DIALOG_DEMO_SECONDS"
     else
-        say "demo running; press Ctrl-C to stop it (dialog down)"
-        while "$bin/dialog" ls --timeout-ms 3000 >/dev/null 2>&1; do sleep 2; done
+        say "demo running; press Ctrl-C to stop it (dialogctl down)"
+        while "$bin/dialogctl" ls --timeout-ms 3000 >/dev/null 2>&1; do sleep 2; done
         echo "run.sh: the Control Server is gone; stopping" >&2
     fi
 }

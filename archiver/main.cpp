@@ -22,7 +22,7 @@ using dialog::OptionTable;
 
 namespace {
 
-// `dialog bench archive` runs this: the store's insert rate and the time of a one-week query.
+// `dialogctl bench archive` runs this: the store's insert rate and the time of a one-week query.
 int benchStore(const QString &dir, qint64 samples, int seriesCount)
 {
     using namespace dialog::archiver;
@@ -137,7 +137,7 @@ void addOptions(OptionTable &t, dialog::archiver::ArchiverOptions &o, qint64 *be
                          u"Days 1-minute buckets are kept (default 30; 1-hour buckets are kept for ever)."_s,
                          &o.store.minuteDays, 1, 100000),
          Option::integer(u"bench-store"_s, u"n"_s,
-                         u"Benchmark the store in --data-dir with this many values and exit (dialog bench "
+                         u"Benchmark the store in --data-dir with this many values and exit (dialogctl bench "
                          "archive)."_s,
                          benchValues, 10000, qint64(1) << 40)});
 }

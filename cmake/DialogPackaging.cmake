@@ -33,7 +33,7 @@ set(CPACK_PACKAGE_CONTACT "DIALOG toolkit maintainers <dialog-toolkit@localhost>
 set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "${PROJECT_DESCRIPTION}")
 set(CPACK_PACKAGE_DESCRIPTION "libdialog (services, commands, Control Server directory, heartbeats and
 recovery), the dialog-* daemons (Control Server, IS server, run-control master and slaves), the
-Qt Widgets applications, the dialog tool, headers, CMake package and pkg-config file.")
+Qt Widgets applications, the dialogctl tool, headers, CMake package and pkg-config file.")
 set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SECTION science)

@@ -39,7 +39,7 @@ public:
     /// Name of the service carrying every process's communication figures as JSON, published at most
     /// once per statisticsIntervalMs() while they change (they arrive with the heartbeats).
     static QString statisticsService() { return statisticsServiceName(); }
-    /// Name of the service whose requests are commands, forwarded and confirmed (dialog send).
+    /// Name of the service whose requests are commands, forwarded and confirmed (dialogctl send).
     static QString commandService() { return commandServiceName(); }
     static constexpr int statisticsIntervalMs() { return DirectoryPublisher::statisticsIntervalMs; }
 

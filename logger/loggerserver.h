@@ -36,7 +36,7 @@ public:
     /// Runs @p query on the searches' thread; @p done is called in this object's thread, exactly once,
     /// unless @p context is destroyed first.
     void search(const LogQuery &query, QObject *context, SearchDone done);
-    /// The counters `dialog log stats` prints (JSON).
+    /// The counters `dialogctl log stats` prints (JSON).
     QByteArray statistics() const;
 
 private:

@@ -1,5 +1,5 @@
 // dialog-logger: stores every message reported in the DIALOG system (dialog::report(), Qt messages
-// after dialog::installMessageHandler()) into SQLite and answers searches (dialog log …).
+// after dialog::installMessageHandler()) into SQLite and answers searches (dialogctl log …).
 #include "loggerserver.h"
 #include "logweb.h"
 
@@ -102,7 +102,7 @@ int main(int argc, char *argv[])
     OptionTable t(u"dialog-logger"_s,
                   u"The message logger: stores every reported message into SQLite "
                   "(<data-dir>/messages.sqlite, WAL mode) or PostgreSQL (--db) and answers "
-                  "searches (dialog log tail|search)."_s);
+                  "searches (dialogctl log tail|search)."_s);
     dialog::logger::LogStore::Options o;
     Given g;
     dialog::ClientOptions co = dialog::ClientOptions::fromEnvironment();

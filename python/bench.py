@@ -3,8 +3,8 @@
 
     python3 python/bench.py [--bin build/bin] [--seconds 3] [--json]
 
-- fan-in: 25 `dialog publish --rate 0 --flow block` processes (C++) -> one Python subscriber, at 100 B and 10 KB;
-- Python publisher -> C++ subscriber (`dialog get`), 100 B;
+- fan-in: 25 `dialogctl publish --rate 0 --flow block` processes (C++) -> one Python subscriber, at 100 B and 10 KB;
+- Python publisher -> C++ subscriber (`dialogctl get`), 100 B;
 - request round trip from Python: to an IS server (GET of a small object) and to another Python
   client, p50 / p99.
 
@@ -67,10 +67,10 @@ class Procs:
 
 
 async def fanin(procs: Procs, size: int, seconds: float, senders: int = 25) -> float:
-    # As `dialog bench fanin`: the publishers send as fast as flow control allows and wait for room
+    # As `dialogctl bench fanin`: the publishers send as fast as flow control allows and wait for room
     # (Block) rather than spin dropping.
     args = ["publish", "--rate", "0", "--flow", "block", "--size", str(size)]
-    pubs = [procs.start("dialog", *args, "--name", "FanIn%d" % i, "FanIn%d.Data" % i) for i in range(senders)]
+    pubs = [procs.start("dialogctl", *args, "--name", "FanIn%d" % i, "FanIn%d.Data" % i) for i in range(senders)]
     try:
         async with dialog.Client("PyFanIn", procs.address) as c:
             count = 0
@@ -98,7 +98,7 @@ async def publish_to_cpp(procs: Procs, size: int, seconds: float) -> float:
     out = open(os.path.join(procs.logdir, "get.out"), "w+b")
     async with dialog.Client("PyPublisher", procs.address) as c:
         svc = c.publish("PyPublisher.Data")
-        sub = procs.start("dialog", "get", "PyPublisher.Data", stdout=out)
+        sub = procs.start("dialogctl", "get", "PyPublisher.Data", stdout=out)
         try:
             await svc.wait_subscribers(1, 20)
             data = b"x" * size

@@ -45,7 +45,7 @@ int main(int argc, char *argv[])
     if (!dialog::rc::Partition::load(config, &partition, &error))
         return t.fail(error);
     o.client.name = partition.master.name;
-    // The partition names the Control Server; $DIALOG_CONTROL_SERVER (set by `dialog up`, which may
+    // The partition names the Control Server; $DIALOG_CONTROL_SERVER (set by `dialogctl up`, which may
     // override the port) and --control-server take precedence.
     if (qEnvironmentVariableIsEmpty("DIALOG_CONTROL_SERVER") && !t.isSet(u"control-server"_s))
         o.client.controlServers = {partition.controlServerAddress()};

@@ -1,4 +1,4 @@
-// dialog audit: who sent which command and wrote which IS object, and whether it was allowed — from
+// dialogctl audit: who sent which command and wrote which IS object, and whether it was allowed — from
 // the message log (dialog-logger) or from the audit files of the daemons (--file).
 #include "clientsetup.h"
 #include "commands.h"
@@ -130,7 +130,7 @@ int audit(const QStringList &args)
             int skipped = 0;
             records += AuditTrail::read(f, *since, &skipped);
             if (skipped)
-                std::fprintf(stderr, "dialog audit: %s: %d unreadable lines skipped\n", qPrintable(f),
+                std::fprintf(stderr, "dialogctl audit: %s: %d unreadable lines skipped\n", qPrintable(f),
                              skipped);
         }
     } else {

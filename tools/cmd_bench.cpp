@@ -56,7 +56,7 @@ int fanin(const QStringList &args)
         const QString service = QStringLiteral("bench.fanin.%1").arg(i);
         subs.append(client->subscribe(service));
         publishers << env.children.start(
-            ChildProcesses::binary(QStringLiteral("dialog")),
+            ChildProcesses::binary(QStringLiteral("dialogctl")),
             {QStringLiteral("publish"), service, QStringLiteral("--name"),
              QStringLiteral("bench.publisher.%1").arg(i), QStringLiteral("--control-server"), env.address,
              QStringLiteral("--rate"), QStringLiteral("0"), QStringLiteral("--size"), QString::number(size),
@@ -200,7 +200,7 @@ int rtt(const QStringList &args)
     if (!env.startControlServer(&error, spin))
         return fail(verb, error);
     env.children.start(
-        ChildProcesses::binary(QStringLiteral("dialog")),
+        ChildProcesses::binary(QStringLiteral("dialogctl")),
         QStringList{QStringLiteral("echo"), QStringLiteral("--name"), QStringLiteral("bench.echo"),
                     QStringLiteral("--control-server"), env.address, QStringLiteral("--quiet")} +
             spin +
@@ -336,8 +336,9 @@ int bench(const QStringList &args)
     if (args.size() < 2 || args.at(1).startsWith(QLatin1Char('-'))) {
         if (args.size() >= 2 &&
             (args.at(1) == QLatin1String("--help") || args.at(1) == QLatin1String("-h"))) {
-            std::puts("usage: dialog bench fanin|rtt|cs-scale|is-fanout|is-latency [options]   (dialog bench "
-                      "fanin --help)");
+            std::puts(
+                "usage: dialogctl bench fanin|rtt|cs-scale|is-fanout|is-latency [options]   (dialogctl bench "
+                "fanin --help)");
             return 0;
         }
         return fail(QStringLiteral("bench"),
@@ -345,7 +346,7 @@ int bench(const QStringList &args)
     }
     QStringList rest = args;
     const QString test = rest.takeAt(1);
-    rest[0] = QStringLiteral("dialog bench ") + test;
+    rest[0] = QStringLiteral("dialogctl bench ") + test;
     if (test == QLatin1String("fanin"))
         return fanin(rest);
     if (test == QLatin1String("rtt"))

@@ -1,7 +1,7 @@
-// dialog bench is-history: memory of the IS history ring per object and per numeric attribute
+// dialogctl bench is-history: memory of the IS history ring per object and per numeric attribute
 // (100,000 objects with 600 values each, in this process, as the IS server holds them) and the
 // latency of a history query for one hour of 1 Hz values (in process, and through a real IS server).
-// dialog bench archive: dialog-archiver's insert rate and the time of a one-week query downsampled
+// dialogctl bench archive: dialog-archiver's insert rate and the time of a one-week query downsampled
 // to 1,000 points (dialog-archiver --bench-store in a temporary directory).
 #include "benchsupport.h"
 #include "commands.h"

@@ -1,4 +1,4 @@
-// `dialog bench is-http`: HTTP GET throughput of one object of the web IS (dialog-isserver
+// `dialogctl bench is-http`: HTTP GET throughput of one object of the web IS (dialog-isserver
 // --http-port). Starts a Control Server and an IS server with the web IS, puts one object, then
 // keeps N keep-alive connections busy (one request in flight each) for a fixed time.
 #include "benchsupport.h"

@@ -86,7 +86,7 @@ int isSender(const QStringList &args)
                     [&](const is::Status &s) {
                         --inFlight;
                         if (!s.isOk() && ++failures == 1)
-                            std::fprintf(stderr, "dialog %s: %s\n", qPrintable(verb),
+                            std::fprintf(stderr, "dialogctl %s: %s\n", qPrintable(verb),
                                          qPrintable(s.toString()));
                         if (rate == 0)
                             while (inFlight < window)
@@ -227,7 +227,7 @@ bool startSystem(Environment &env, Client &client, Subscribers &subs, qint64 pro
                       server};
         if (latency)
             a << QStringLiteral("--latency");
-        env.children.start(ChildProcesses::binary(QStringLiteral("dialog")),
+        env.children.start(ChildProcesses::binary(QStringLiteral("dialogctl")),
                            QStringList{QStringLiteral("bench")} + a);
         Subscription *s = client.subscribe(QStringLiteral("bench.is.sub.%1").arg(i));
         QObject::connect(s, &Subscription::messageReceived, &client, [&subs, i](const Message &m) {
@@ -251,7 +251,7 @@ bool startSystem(Environment &env, Client &client, Subscribers &subs, qint64 pro
 void startSenders(Environment &env, qint64 senders, qint64 size, qint64 rate, qint64 objects)
 {
     for (int i = 0; i < senders; ++i)
-        env.children.start(ChildProcesses::binary(QStringLiteral("dialog")),
+        env.children.start(ChildProcesses::binary(QStringLiteral("dialogctl")),
                            {QStringLiteral("bench"), QStringLiteral("is-sender"), QStringLiteral("--index"),
                             QString::number(i), QStringLiteral("--size"), QString::number(size),
                             QStringLiteral("--rate"), QString::number(rate), QStringLiteral("--objects"),

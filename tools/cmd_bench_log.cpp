@@ -1,4 +1,4 @@
-// dialog bench log: messages/s stored by dialog-logger into SQLite from many reporting processes,
+// dialogctl bench log: messages/s stored by dialog-logger into SQLite from many reporting processes,
 // and the time of a typical search ("warnings of one process in the last hour").
 #include "benchsupport.h"
 
@@ -152,7 +152,7 @@ int benchLog(const QStringList &args)
     const double reapedBefore = childrenCpu();
     for (qint64 i = 0; i < processes; ++i)
         reporters << env.children.start(
-            ChildProcesses::binary(QStringLiteral("dialog")),
+            ChildProcesses::binary(QStringLiteral("dialogctl")),
             {QStringLiteral("log"), QStringLiteral("report"), QStringLiteral("--name"),
              QStringLiteral("Bench%1").arg(i, 2, 10, QLatin1Char('0')), QStringLiteral("--count"),
              QString::number(messages), QStringLiteral("--numbered"), QStringLiteral("--queue"),

@@ -1,4 +1,4 @@
-// dialog bench is-mirror-cost: what a stopped mirror (SIGSTOP: it reads nothing) costs the IS server
+// dialogctl bench is-mirror-cost: what a stopped mirror (SIGSTOP: it reads nothing) costs the IS server
 // it mirrors. Rounds alternate between no mirror and a stopped one; the best round of each is
 // compared, as the machine may be shared with other work. The test suite checks the guarantees
 // (tst_mirror: the master never waits, its memory stays bounded, drops are counted); the figure is

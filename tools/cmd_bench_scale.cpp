@@ -1,6 +1,6 @@
-// dialog bench cs-scale: the Control Server with thousands of processes (the scale of an experiment:
+// dialogctl bench cs-scale: the Control Server with thousands of processes (the scale of an experiment:
 // the IS paper's 1,500 nodes, ATLAS' > 25,000 applications). Many light DIALOG processes share an
-// OS process (dialog bench cs-scale-clients): each is a real dialog::Client with one sender and one
+// OS process (dialogctl bench cs-scale-clients): each is a real dialog::Client with one sender and one
 // reader thread, its own listening port and connections.
 #include "benchsupport.h"
 
@@ -103,7 +103,7 @@ CsUsage csUsage(qint64 pid)
     return CsUsage{processCpuSeconds(pid), processStatusKb(pid, "VmRSS"), processStatusKb(pid, "VmHWM")};
 }
 
-/// The Control Server's view through `dialog ls --json`: processes and services listed, and the time
+/// The Control Server's view through `dialogctl ls --json`: processes and services listed, and the time
 /// the command took (start, connect, the directory's pages, exit).
 struct Listing
 {
@@ -117,7 +117,7 @@ Listing listDirectory(const QString &address)
     QProcess ls;
     QElapsedTimer t;
     t.start();
-    ls.start(ChildProcesses::binary(QStringLiteral("dialog")),
+    ls.start(ChildProcesses::binary(QStringLiteral("dialogctl")),
              {QStringLiteral("ls"), QStringLiteral("--json"), QStringLiteral("--control-server"), address,
               QStringLiteral("--timeout-ms"), QStringLiteral("30000")});
     if (!ls.waitForFinished(40000)) {
@@ -147,7 +147,8 @@ int benchCsScaleClients(const QStringList &args)
     qint64 first = 0, count = 1, processes = 1, services = 1, isIntervalMs = 1000;
     OptionTable p(program(verb));
     p.setDescription(QStringLiteral(
-        "Started by dialog bench cs-scale: --count DIALOG processes (scale.FIRST …) in this OS process, each "
+        "Started by dialogctl bench cs-scale: --count DIALOG processes (scale.FIRST …) in this OS process, "
+        "each "
         "publishing its share of --services services; prints 'scale CONNECTED REFUSED CONNECTIONS' lines."));
     p.add(Option::integer(QStringLiteral("first"), QStringLiteral("n"),
                           QStringLiteral("Number of the first process."), &first, 0, 10000000));
@@ -251,7 +252,8 @@ int benchCsScale(const QStringList &args)
     p.setDescription(QStringLiteral(
         "Thousands of DIALOG processes against one Control Server: the time until all registered, the "
         "Control "
-        "Server's memory and CPU, `dialog ls` with all of them, and the time until all re-registered after "
+        "Server's memory and CPU, `dialogctl ls` with all of them, and the time until all re-registered "
+        "after "
         "the "
         "Control Server was killed and restarted. Starts its own Control Server; the processes are light "
         "(one sender and one reader thread each), --per-process of them in each OS process."));
@@ -329,7 +331,7 @@ int benchCsScale(const QStringList &args)
     for (qint64 first = 0; first < processes; first += perProcess) {
         const qint64 count = qMin(perProcess, processes - first);
         QProcess *h = env.children.start(
-            ChildProcesses::binary(QStringLiteral("dialog")),
+            ChildProcesses::binary(QStringLiteral("dialogctl")),
             QStringList{QStringLiteral("bench"), QStringLiteral("cs-scale-clients"),
                         QStringLiteral("--first"), QString::number(first), QStringLiteral("--count"),
                         QString::number(count), QStringLiteral("--processes"), QString::number(processes),
@@ -452,7 +454,7 @@ int benchCsScale(const QStringList &args)
                 "%.1f MB), CPU %.1f %%\n",
                 qPrintable(isName), processes, writtenS, isWrittenSteady, mb(isSteady1.rssKb),
                 mb(isSteady1.hwmKb), isSteadyCpu * 100);
-        std::printf("  dialog ls: %.0f ms, %lld processes, %lld services\n", first.ms, first.processes,
+        std::printf("  dialogctl ls: %.0f ms, %lld processes, %lld services\n", first.ms, first.processes,
                     first.services);
         std::printf(
             "  Control Server killed, down %lld ms, restarted: all re-registered in %.2f s, %lld connection "
@@ -460,7 +462,7 @@ int benchCsScale(const QStringList &args)
             downMs, reregisterS, attempts, refused);
         std::printf("  restarted Control Server: %.1f MB resident (peak %.1f MB), %.2f s CPU\n",
                     mb(afterRestart.rssKb), mb(afterRestart.hwmKb), afterRestart.cpuS);
-        std::printf("  dialog ls after the restart: %.0f ms, %lld processes, %lld services\n", second.ms,
+        std::printf("  dialogctl ls after the restart: %.0f ms, %lld processes, %lld services\n", second.ms,
                     second.processes, second.services);
     }
     return 0;

@@ -1,4 +1,4 @@
-// dialog bench is-sum: the cost of a farm-summed histogram (dialog-isserver --sum): N providers,
+// dialogctl bench is-sum: the cost of a farm-summed histogram (dialog-isserver --sum): N providers,
 // each a DIALOG process of its own (light clients in this process), update a histogram once a
 // second; reported are the latency from a provider's update to the sum holding it, and the IS
 // server's CPU time. The behaviour is tested by tst_issum; the figures live here.

@@ -1,4 +1,4 @@
-// dialog is …: the Information Service from the command line.
+// dialogctl is …: the Information Service from the command line.
 #include "clientsetup.h"
 
 #include "dialog/is/codec.h"
@@ -16,7 +16,7 @@ namespace dialog::tool {
 namespace {
 
 const char *isUsage =
-    "usage: dialog is <command> [options]\n"
+    "usage: dialogctl is <command> [options]\n"
     "\n"
     "commands:\n"
     "  ls [SERVER]                  IS servers, or the objects of SERVER (criteria options; --stale)\n"
@@ -425,7 +425,7 @@ int isWatch(const QStringList &args)
                              rc = 1;
                              QCoreApplication::exit(1);
                          } else if (!active) {
-                             std::fprintf(stderr, "dialog %s: %s\n", qPrintable(verb), qPrintable(why));
+                             std::fprintf(stderr, "dialogctl %s: %s\n", qPrintable(verb), qPrintable(why));
                          }
                      });
     receiver.subscribe(server, c, !p.isSet(QStringLiteral("names-only")));
@@ -619,7 +619,7 @@ int is(const QStringList &args)
     }
     QStringList rest = args;
     const QString cmd = rest.takeAt(1);
-    rest[0] = QStringLiteral("dialog is ") + cmd;
+    rest[0] = QStringLiteral("dialogctl is ") + cmd;
     if (cmd == QLatin1String("ls"))
         return isLs(rest);
     if (cmd == QLatin1String("get"))
@@ -636,7 +636,7 @@ int is(const QStringList &args)
         return isStats(rest);
     if (cmd == QLatin1String("history"))
         return isHistory(rest);
-    std::fprintf(stderr, "dialog is: unknown command '%s'\n\n%s", qPrintable(cmd), isUsage);
+    std::fprintf(stderr, "dialogctl is: unknown command '%s'\n\n%s", qPrintable(cmd), isUsage);
     return 1;
 }
 

@@ -1,4 +1,4 @@
-// dialog log: the message log — tail, search (answered by dialog-logger), report (from scripts).
+// dialogctl log: the message log — tail, search (answered by dialog-logger), report (from scripts).
 #include "clientsetup.h"
 
 #include "dialog/glob.h"
@@ -18,7 +18,7 @@ namespace dialog::tool {
 
 namespace {
 
-const char *logUsage = "usage: dialog log <tail|search|report|stats> [options]\n"
+const char *logUsage = "usage: dialogctl log <tail|search|report|stats> [options]\n"
                        "\n"
                        "  tail     the newest messages; --follow keeps printing new ones\n"
                        "  search   stored messages by time, severity, process, host, category, text, run\n"
@@ -162,8 +162,8 @@ int query(const QStringList &args, const QString &verb, bool tail)
         lastId = std::max(lastId, it->id);
     }
     if (!tail && page->more)
-        std::fprintf(stderr, "dialog %s: more messages match; next page: --before %lld\n", qPrintable(verb),
-                     qlonglong(page->records.last().id));
+        std::fprintf(stderr, "dialogctl %s: more messages match; next page: --before %lld\n",
+                     qPrintable(verb), qlonglong(page->records.last().id));
     std::fflush(stdout);
     if (!follow)
         return 0;
@@ -199,7 +199,7 @@ int query(const QStringList &args, const QString &verb, bool tail)
             const Reply r = ask(*client, logservice::QueryKind, g.encode(), int(timeout));
             const auto page = r.isOk() ? LogPage::decode(r.data()) : std::nullopt;
             if (!page) {
-                std::fprintf(stderr, "dialog %s: messages may be missing: %s\n", qPrintable(verb),
+                std::fprintf(stderr, "dialogctl %s: messages may be missing: %s\n", qPrintable(verb),
                              qPrintable(whyNot(r, int(timeout))));
                 break;
             }
@@ -339,7 +339,7 @@ int report(const QStringList &args, const QString &verb)
                               .arg(s.dropped)
                               .arg(s.reported)
                               .arg(s.lastError.isEmpty() ? QStringLiteral("queue full") : s.lastError));
-    std::fprintf(stderr, "dialog %s: %llu reported, %llu collapsed, %llu dropped, %llu stored\n",
+    std::fprintf(stderr, "dialogctl %s: %llu reported, %llu collapsed, %llu dropped, %llu stored\n",
                  qPrintable(verb), (unsigned long long)s.reported, (unsigned long long)s.collapsed,
                  (unsigned long long)s.dropped, (unsigned long long)s.acknowledged);
     return 0;
@@ -374,7 +374,7 @@ int log(const QStringList &args)
     QStringList rest = args;
     rest.removeAt(1);
     const QString verb = QStringLiteral("log ") + sub;
-    rest[0] = QStringLiteral("dialog ") + verb;
+    rest[0] = QStringLiteral("dialogctl ") + verb;
     if (sub == QLatin1String("tail"))
         return query(rest, verb, true);
     if (sub == QLatin1String("search"))
@@ -383,7 +383,7 @@ int log(const QStringList &args)
         return report(rest, verb);
     if (sub == QLatin1String("stats"))
         return stats(rest, verb);
-    std::fprintf(stderr, "dialog log: unknown command '%s'\n\n%s", qPrintable(sub), logUsage);
+    std::fprintf(stderr, "dialogctl log: unknown command '%s'\n\n%s", qPrintable(sub), logUsage);
     return 1;
 }
 

@@ -135,7 +135,7 @@ int publish(const QStringList &args)
     startWhenReady();
     const int rc = QCoreApplication::exec();
     if (service->droppedCount() > 0)
-        std::fprintf(stderr, "dialog publish: %llu update(s) dropped for slow subscribers\n",
+        std::fprintf(stderr, "dialogctl publish: %llu update(s) dropped for slow subscribers\n",
                      static_cast<unsigned long long>(service->droppedCount()));
     return rc;
 }

@@ -9,7 +9,7 @@
 namespace dialog::tool {
 
 namespace {
-// Exit codes of `dialog send` (documented in its --help and the README).
+// Exit codes of `dialogctl send` (documented in its --help and the README).
 constexpr int Delivered = 0; // handed to every registrant's connection by the Control Server
 constexpr int Usage = 1;     // bad arguments: nothing was sent
 constexpr int Refused = 2;   // the Control Server refused it: nobody registered the command, …

@@ -1,4 +1,4 @@
-// dialog up / dialog down: start and stop the processes of a partition.
+// dialogctl up / dialogctl down: start and stop the processes of a partition.
 #include "clientsetup.h"
 #include "launcher.h"
 #include "supervisor.h"
@@ -123,7 +123,7 @@ bool waitForTcp(const QString &address, int timeoutMs)
     return false;
 }
 
-/// Starts `dialog supervise` for the partition in the background; false after printing the reason.
+/// Starts `dialogctl supervise` for the partition in the background; false after printing the reason.
 bool startSupervisorDaemon(const Common &c, const OptionTable &p)
 {
     const QString log = QDir(c.runDir).filePath(QStringLiteral("logs/supervisor.log"));
@@ -193,7 +193,7 @@ int up(const QStringList &args)
         QStringLiteral("supervise"),
         QStringLiteral("Then stay in the foreground and restart the processes whose partition entry says "
                        "\"restart\": \"on-failure\" when they are gone (until SIGTERM / SIGINT or "
-                       "'dialog down').")));
+                       "'dialogctl down').")));
     p.add(
         Option::flag(QStringLiteral("daemon"),
                      QStringLiteral("With --supervise: supervise from a background process instead (its log: "
@@ -215,12 +215,13 @@ int up(const QStringList &args)
     for (const Launched &l : previous)
         stillAlive += launcher.alive(l) ? 1 : 0;
     if (stillAlive > 0)
-        return fail(verb,
-                    QStringLiteral(
-                        "partition %1 is already up (%2 processes alive, see %3); run 'dialog down %4' first")
-                        .arg(c.partition.name)
-                        .arg(stillAlive)
-                        .arg(launcher.recordFile(), c.partition.file));
+        return fail(
+            verb,
+            QStringLiteral(
+                "partition %1 is already up (%2 processes alive, see %3); run 'dialogctl down %4' first")
+                .arg(c.partition.name)
+                .arg(stillAlive)
+                .arg(launcher.recordFile(), c.partition.file));
     // Every local program must exist before anything is started: no half-started partition.
     for (const rc::ProcessSpec &s : c.partition.processes())
         if (s.isLocal() && !QFileInfo(launcher.programPath(s)).isExecutable())
@@ -326,10 +327,10 @@ int up(const QStringList &args)
         std::printf("partition %s is up: Control Server %s, logs in %s/logs\n", qPrintable(c.partition.name),
                     qPrintable(c.partition.controlServerAddress()), qPrintable(c.runDir));
     else if (rc != 0)
-        std::fprintf(
-            stderr,
-            "dialog up: some processes did not come up (logs in %s/logs); 'dialog down %s' stops the rest\n",
-            qPrintable(c.runDir), qPrintable(c.partition.file));
+        std::fprintf(stderr,
+                     "dialogctl up: some processes did not come up (logs in %s/logs); 'dialogctl down %s' "
+                     "stops the rest\n",
+                     qPrintable(c.runDir), qPrintable(c.partition.file));
     if (!supervise)
         return rc;
     std::fflush(stdout);
@@ -350,10 +351,10 @@ int supervise(const QStringList &args)
     const QString verb = QStringLiteral("supervise");
     OptionTable p(program(verb));
     p.setDescription(QStringLiteral(
-        "Supervises a partition that 'dialog up' started: restarts on their host (locally, or over the "
+        "Supervises a partition that 'dialogctl up' started: restarts on their host (locally, or over the "
         "partition's ssh_command) the processes whose entry says \"restart\": \"on-failure\" when they are "
         "gone, with back-off, at most \"restart_limit\" times a minute; logs each restart on stderr and to "
-        "dialog-logger. Runs until SIGTERM / SIGINT or 'dialog down'."));
+        "dialog-logger. Runs until SIGTERM / SIGINT or 'dialogctl down'."));
     Common c;
     if (!common(p, args, verb, &c, 0))
         return 1;
@@ -379,9 +380,9 @@ int down(const QStringList &args)
 {
     const QString verb = QStringLiteral("down");
     OptionTable p(program(verb));
-    p.setDescription(QStringLiteral(
-        "Stops the processes 'dialog up' started for a partition: SIGTERM, then SIGKILL after --timeout-ms; "
-        "the Control Server last."));
+    p.setDescription(QStringLiteral("Stops the processes 'dialogctl up' started for a partition: SIGTERM, "
+                                    "then SIGKILL after --timeout-ms; "
+                                    "the Control Server last."));
     Common c;
     c.timeoutMs = 5000;
     if (!common(p, args, verb, &c, 0))

@@ -1,4 +1,4 @@
-// The verbs of the `dialog` tool. Each parses its own arguments and returns the exit code.
+// The verbs of the `dialogctl` tool. Each parses its own arguments and returns the exit code.
 #pragma once
 
 #include "dialog/options.h"
@@ -43,9 +43,9 @@ int benchIsHistory(const QStringList &args);
 /// dialog-archiver's insert rate and one-week query time (cmd_bench_history.cpp).
 int benchArchive(const QStringList &args);
 
-/// "dialog VERB": how a verb names itself in its messages.
+/// "dialogctl VERB": how a verb names itself in its messages.
 QString program(const QString &verb);
-/// Prints "dialog VERB: why" on stderr and returns 1.
+/// Prints "dialogctl VERB: why" on stderr and returns 1.
 int fail(const QString &verb, const QString &why);
 /// Adds --name and the DIALOG client options to the verb's @p table and parses @p args (positional
 /// arguments are left to the verb); exits on --help. False, the reason printed, on a bad option or

@@ -9,7 +9,7 @@ namespace dialog::tool {
 
 QString program(const QString &verb)
 {
-    return QStringLiteral("dialog ") + verb;
+    return QStringLiteral("dialogctl ") + verb;
 }
 
 int fail(const QString &verb, const QString &why)

@@ -229,7 +229,7 @@ bool Launcher::start(const ProcessSpec &spec, Launched *out, QString *error) con
     // Remote: the same paths on the other host; nohup so it outlives the ssh session. Only the
     // program itself goes to the background, with every standard stream redirected: nothing of it
     // holds the ssh session open, and $! is the program's own PID (nohup execs it), the one that
-    // `dialog down` signals. (Backgrounding "cd … && nohup …" would fork a subshell that keeps the
+    // `dialogctl down` signals. (Backgrounding "cd … && nohup …" would fork a subshell that keeps the
     // session's stdout, so ssh would not return, and $! would be the subshell's.)
     QStringList quoted;
     for (const QString &a : args)

@@ -1,4 +1,4 @@
-// The partition launcher behind `dialog up` and `dialog down`: starts the processes of a partition
+// The partition launcher behind `dialogctl up` and `dialogctl down`: starts the processes of a partition
 // on their hosts (locally, or over ssh), records them, and stops them.
 #pragma once
 

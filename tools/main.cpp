@@ -1,4 +1,4 @@
-// dialog: the command-line tool of the DIALOG toolkit.
+// dialogctl: the command-line tool of the DIALOG toolkit.
 #include "commands.h"
 
 #include "dialog/application.h"
@@ -8,7 +8,7 @@
 #include <cstdio>
 
 namespace {
-const char *usage = "usage: dialog <verb> [options]\n"
+const char *usage = "usage: dialogctl <verb> [options]\n"
                     "\n"
                     "verbs:\n"
                     "  ls         list processes, their services, commands and subscriptions\n"
@@ -31,7 +31,7 @@ int main(int argc, char *argv[])
 {
     dialog::preferLowLatencyEventDispatcher();
     QCoreApplication app(argc, argv);
-    QCoreApplication::setApplicationName(QStringLiteral("dialog"));
+    QCoreApplication::setApplicationName(QStringLiteral("dialogctl"));
     dialog::quitOnTerminationSignals();
     // Connection chatter is for daemons' logs; the tool reports problems itself.
     QLoggingCategory::setFilterRules(
@@ -43,7 +43,7 @@ int main(int argc, char *argv[])
     }
     const QString verb = args.at(1);
     args.removeAt(1);
-    args[0] = QStringLiteral("dialog ") + verb;
+    args[0] = QStringLiteral("dialogctl ") + verb;
     using namespace dialog::tool;
     if (verb == QLatin1String("ls"))
         return ls(args);
@@ -69,6 +69,6 @@ int main(int argc, char *argv[])
         return audit(args);
     if (verb == QLatin1String("bench"))
         return bench(args);
-    std::fprintf(stderr, "dialog: unknown verb '%s'\n\n%s", qPrintable(verb), usage);
+    std::fprintf(stderr, "dialogctl: unknown verb '%s'\n\n%s", qPrintable(verb), usage);
     return 1;
 }

@@ -49,7 +49,7 @@ qint64 Supervisor::runningSupervisor(const QString &runDir)
         return 0;
     const qint64 pid = f.readAll().trimmed().toLongLong();
     // A stale file (the supervisor was killed) or a recycled pid does not count.
-    return pid != QCoreApplication::applicationPid() && processIsOurs(pid, "dialog") ? pid : 0;
+    return pid != QCoreApplication::applicationPid() && processIsOurs(pid, "dialogctl") ? pid : 0;
 }
 
 int Supervisor::watched() const
@@ -102,7 +102,7 @@ bool Supervisor::start(QString *error)
         return false;
     }
     m_ownsPidFile = true;
-    std::fprintf(stderr, "dialog supervise: supervising %d processes of partition %s (pid %lld)\n",
+    std::fprintf(stderr, "dialogctl supervise: supervising %d processes of partition %s (pid %lld)\n",
                  int(m_watches.size()), qPrintable(m_partition.name),
                  qlonglong(QCoreApplication::applicationPid()));
     std::fflush(stderr);
@@ -212,7 +212,7 @@ void Supervisor::restart(Watch &w, qint64 now)
 
 void Supervisor::log(int severity, const Launched &l, const QString &text)
 {
-    std::fprintf(stderr, "dialog supervise: %s\n", qPrintable(text));
+    std::fprintf(stderr, "dialogctl supervise: %s\n", qPrintable(text));
     std::fflush(stderr);
     report(Severity(severity), QStringLiteral("dialog.supervise"), text,
            {{QStringLiteral("partition"), m_partition.name},
@@ -225,7 +225,7 @@ void Supervisor::record()
 {
     QString error;
     if (!m_launcher.writeRecord(m_procs, &error)) {
-        std::fprintf(stderr, "dialog supervise: %s\n", qPrintable(error));
+        std::fprintf(stderr, "dialogctl supervise: %s\n", qPrintable(error));
         std::fflush(stderr);
     }
 }

@@ -1,4 +1,4 @@
-// Supervision of a partition that `dialog up` started: processes whose partition entry says
+// Supervision of a partition that `dialogctl up` started: processes whose partition entry says
 // "restart": "on-failure" are started again on their host when they are gone.
 #pragma once
 
@@ -15,7 +15,7 @@ namespace dialog::tool {
 
 /// Watches the processes of the launcher's record and restarts, with the launcher's own start()
 /// (locally, or over the partition's ssh_command), those whose spec says Restart::OnFailure once
-/// they are gone. Any end that `dialog down` did not cause counts as a failure: DIALOG daemons run
+/// they are gone. Any end that `dialogctl down` did not cause counts as a failure: DIALOG daemons run
 /// until they are stopped.
 ///
 /// Back-off: the n-th restart within the last 60 s waits restartDelayMs × 2^(n-1) (at most 30 s).
@@ -27,9 +27,9 @@ namespace dialog::tool {
 ///
 /// Every event (lost, restarted, restart failed, given up) is one line on stderr and a
 /// dialog::report() message (category "dialog.supervise"), which reaches dialog-logger when one
-/// runs. The record (processes.json) is rewritten after every restart, so `dialog down` signals
+/// runs. The record (processes.json) is rewritten after every restart, so `dialogctl down` signals
 /// the new pid. The supervisor's own pid is kept in supervisor.pid in the run directory while it
-/// runs; `dialog down` stops it first.
+/// runs; `dialogctl down` stops it first.
 ///
 /// Lives in the thread that created it; polls local processes every 200 ms and remote ones (one
 /// ssh call each) every 2 s.

@@ -99,7 +99,7 @@ class Entry:
 
     @property
     def stale_reason(self) -> str:
-        """As the C++ API and `dialog is get` say it; empty when not stale."""
+        """As the C++ API and `dialogctl is get` say it; empty when not stale."""
         why = []
         if self.writer_lost:
             why.append("writer lost")

@@ -1,4 +1,4 @@
-// libFuzzer target: the partition JSON (dialog up, the supervisor, the run-control master) and
+// libFuzzer target: the partition JSON (dialogctl up, the supervisor, the run-control master) and
 // the command lines built from it.
 #include "fuzzcommon.h"
 

@@ -1,5 +1,5 @@
 // Screenshots of the three monitoring GUIs with real data: brings the demo partition
-// (resources/partitions/demo.json) up on a free port with `dialog up`, starts a run through the
+// (resources/partitions/demo.json) up on a free port with `dialogctl up`, starts a run through the
 // master, opens the inspector, the IS monitor and OMD (resources/omd/demo.json) offscreen, waits
 // until each shows live data, saves *-demo.png (screenshot.h) and takes the partition down again.
 #include "inspectorwindow.h"
@@ -38,7 +38,7 @@ private:
     std::unique_ptr<ProcessFixture> m_fx;
     QTemporaryDir m_runDir;
     quint16 m_port = 0;
-    QList<qint64> m_pids; // of the partition's processes, as `dialog up` recorded them
+    QList<qint64> m_pids; // of the partition's processes, as `dialogctl up` recorded them
     std::unique_ptr<Client> m_client;
     Subscription *m_master = nullptr;
     std::unique_ptr<omd::OmdWindow> m_omd;
@@ -80,9 +80,9 @@ void tst_DemoScreens::initTestCase()
     clock.start();
     QVERIFY(m_runDir.isValid());
     m_fx = std::make_unique<ProcessFixture>();
-    m_port = freePort(); // `dialog up` is told the port of the partition's Control Server
+    m_port = freePort(); // `dialogctl up` is told the port of the partition's Control Server
     QByteArray out, err;
-    const int up = m_fx->run(QStringLiteral("dialog"),
+    const int up = m_fx->run(QStringLiteral("dialogctl"),
                              {QStringLiteral("up"), kPartition, QStringLiteral("--run-dir"), m_runDir.path(),
                               QStringLiteral("--port"), QString::number(m_port)},
                              &out, &err);
@@ -146,15 +146,15 @@ void tst_DemoScreens::cleanupTestCase()
     m_omd.reset();
     m_client.reset();
     if (m_port) {
-        m_fx->run(QStringLiteral("dialog"),
+        m_fx->run(QStringLiteral("dialogctl"),
                   {QStringLiteral("down"), kPartition, QStringLiteral("--run-dir"), m_runDir.path(),
                    QStringLiteral("--port"), QString::number(m_port)});
     }
-    // Whatever `dialog down` left (it should leave nothing) is killed: no test leaves processes behind.
+    // Whatever `dialogctl down` left (it should leave nothing) is killed: no test leaves processes behind.
     for (qint64 pid : std::as_const(m_pids)) {
         QFile cmdline(QStringLiteral("/proc/%1/cmdline").arg(pid));
         if (cmdline.open(QIODevice::ReadOnly) && cmdline.readAll().contains(DIALOG_BIN_DIR)) {
-            qWarning("partition process %lld survived `dialog down`: killed", pid);
+            qWarning("partition process %lld survived `dialogctl down`: killed", pid);
             ::kill(pid_t(pid), SIGKILL);
         }
     }

@@ -65,18 +65,26 @@ void tst_Inspector::cleanupTestCase()
 void tst_Inspector::showsProcessesThatStart()
 {
     const auto hb = QStringList{QStringLiteral("--heartbeat-ms"), QStringLiteral("200")};
-    m_fx->start(QStringLiteral("dialog"), QStringList{QStringLiteral("publish"), QStringLiteral("Readout1.EventRate"),
-                                                      QStringLiteral("--name"), QStringLiteral("Readout1"),
-                                                      QStringLiteral("--rate"), QStringLiteral("20")} + hb);
-    m_readout2 = m_fx->start(QStringLiteral("dialog"),
-                             QStringList{QStringLiteral("publish"), QStringLiteral("Readout2.EventRate"), QStringLiteral("--name"),
-                                         QStringLiteral("Readout2"), QStringLiteral("--rate"), QStringLiteral("2")} + hb);
-    m_master = m_fx->start(QStringLiteral("dialog"),
-                           QStringList{QStringLiteral("echo"), QStringLiteral("--name"), QStringLiteral("Master"),
-                                       QStringLiteral("--command"), QStringLiteral("Run.Start"), QStringLiteral("--command"),
-                                       QStringLiteral("Run.Stop")} + hb);
-    m_fx->start(QStringLiteral("dialog"), QStringList{QStringLiteral("get"), QStringLiteral("Readout1.EventRate"),
-                                                      QStringLiteral("--name"), QStringLiteral("Monitor")} + hb);
+    m_fx->start(QStringLiteral("dialogctl"),
+                QStringList{QStringLiteral("publish"), QStringLiteral("Readout1.EventRate"),
+                            QStringLiteral("--name"), QStringLiteral("Readout1"), QStringLiteral("--rate"),
+                            QStringLiteral("20")} +
+                    hb);
+    m_readout2 = m_fx->start(QStringLiteral("dialogctl"),
+                             QStringList{QStringLiteral("publish"), QStringLiteral("Readout2.EventRate"),
+                                         QStringLiteral("--name"), QStringLiteral("Readout2"),
+                                         QStringLiteral("--rate"), QStringLiteral("2")} +
+                                 hb);
+    m_master =
+        m_fx->start(QStringLiteral("dialogctl"),
+                    QStringList{QStringLiteral("echo"), QStringLiteral("--name"), QStringLiteral("Master"),
+                                QStringLiteral("--command"), QStringLiteral("Run.Start"),
+                                QStringLiteral("--command"), QStringLiteral("Run.Stop")} +
+                        hb);
+    m_fx->start(QStringLiteral("dialogctl"),
+                QStringList{QStringLiteral("get"), QStringLiteral("Readout1.EventRate"),
+                            QStringLiteral("--name"), QStringLiteral("Monitor")} +
+                    hb);
     auto *model = m_window->processModel();
     QTRY_VERIFY_WITH_TIMEOUT(model->rowOf(QStringLiteral("Readout1")) >= 0 && model->rowOf(QStringLiteral("Readout2")) >= 0
                                  && model->rowOf(QStringLiteral("Master")) >= 0 && model->rowOf(QStringLiteral("Monitor")) >= 0
@@ -150,7 +158,9 @@ void tst_Inspector::listeningToACommandShowsIt()
                                  && model->row(model->rowOf(QStringLiteral("DIALOG.Inspector.test")))
                                         .commands.contains(QStringLiteral("Run.Stop")),
                              5000);
-    QCOMPARE(m_fx->run(QStringLiteral("dialog"), {QStringLiteral("send"), QStringLiteral("Run.Stop"), QStringLiteral("end of run")}), 0);
+    QCOMPARE(m_fx->run(QStringLiteral("dialogctl"),
+                       {QStringLiteral("send"), QStringLiteral("Run.Stop"), QStringLiteral("end of run")}),
+             0);
     auto *listen = m_window->listenModel();
     QTRY_VERIFY_WITH_TIMEOUT(listen->rowCount() == 1, 5000);
     QCOMPARE(listen->at(0).source, QStringLiteral("Run.Stop"));
@@ -176,10 +186,11 @@ void tst_Inspector::communicationFiguresReachTheInspector()
 {
     // A process publishing 100 messages of 100 bytes a second to the inspector: the figures it
     // reports with its heartbeats reach the inspector through the Control Server.
-    m_fx->start(QStringLiteral("dialog"),
+    m_fx->start(QStringLiteral("dialogctl"),
                 {QStringLiteral("publish"), QStringLiteral("Figures.Data"), QStringLiteral("--name"),
-                 QStringLiteral("Figures"), QStringLiteral("--rate"), QStringLiteral("100"), QStringLiteral("--size"),
-                 QStringLiteral("100"), QStringLiteral("--heartbeat-ms"), QStringLiteral("200")});
+                 QStringLiteral("Figures"), QStringLiteral("--rate"), QStringLiteral("100"),
+                 QStringLiteral("--size"), QStringLiteral("100"), QStringLiteral("--heartbeat-ms"),
+                 QStringLiteral("200")});
     m_window->listenToService(QStringLiteral("Figures.Data"));
     auto *listen = m_window->listenModel();
     QTRY_VERIFY_WITH_TIMEOUT(listen->total() >= 200, 10000);
@@ -292,7 +303,7 @@ void tst_Inspector::staysResponsiveWith1000Services()
 
 void tst_Inspector::staysResponsiveWithThousandsOfProcesses()
 {
-    // Thousands of light DIALOG processes (dialog bench cs-scale-clients: real clients, 250 to an OS
+    // Thousands of light DIALOG processes (dialogctl bench cs-scale-clients: real clients, 250 to an OS
     // process, 10 services each, heartbeats every second) against a Control Server of their own,
     // and an inspector of its own showing them all. The process table takes each directory and
     // statistics snapshot whole, so what matters is that it does so in batches: the event loop keeps
@@ -315,11 +326,11 @@ void tst_Inspector::staysResponsiveWithThousandsOfProcesses()
     probe.watchModel(window.processModel());
     constexpr int perProcess = 250;
     for (int first = 0; first < processes; first += perProcess)
-        fx.start(QStringLiteral("dialog"),
+        fx.start(QStringLiteral("dialogctl"),
                  {QStringLiteral("bench"), QStringLiteral("cs-scale-clients"), QStringLiteral("--first"),
-                  QString::number(first), QStringLiteral("--count"), QString::number(qMin(perProcess, processes - first)),
-                  QStringLiteral("--processes"), QString::number(processes), QStringLiteral("--services"),
-                  QString::number(10 * processes)});
+                  QString::number(first), QStringLiteral("--count"),
+                  QString::number(qMin(perProcess, processes - first)), QStringLiteral("--processes"),
+                  QString::number(processes), QStringLiteral("--services"), QString::number(10 * processes)});
     probe.start();
     QElapsedTimer clock;
     clock.start();
@@ -378,8 +389,9 @@ void tst_Inspector::staysResponsiveWithThousandsOfProcesses()
     QCOMPARE(nameAt(view->indexAt(QPoint(1, 1))), top);
     // Three processes whose names sort before all the others.
     for (const char *name : {"A.Early1", "A.Early2", "A.Early3"})
-        fx.start(QStringLiteral("dialog"), {QStringLiteral("publish"), QStringLiteral("A.Service"), QStringLiteral("--name"),
-                                            QLatin1String(name), QStringLiteral("--rate"), QStringLiteral("1")});
+        fx.start(QStringLiteral("dialogctl"),
+                 {QStringLiteral("publish"), QStringLiteral("A.Service"), QStringLiteral("--name"),
+                  QLatin1String(name), QStringLiteral("--rate"), QStringLiteral("1")});
     QTRY_VERIFY_WITH_TIMEOUT(model->rowOf(QStringLiteral("A.Early3")) >= 0 && model->rowOf(QStringLiteral("A.Early1")) >= 0 &&
                                  model->rowOf(QStringLiteral("A.Early2")) >= 0,
                              30000);
@@ -467,7 +479,7 @@ void tst_Inspector::detailsShowTheProcessMessagesFromTheLogger()
         m_fx->start(QStringLiteral("dialog-logger"), {QStringLiteral("--data-dir"), dir.path()});
     const auto stored = [this] {
         QByteArray out;
-        m_fx->run(QStringLiteral("dialog"),
+        m_fx->run(QStringLiteral("dialogctl"),
                   {QStringLiteral("log"), QStringLiteral("search"), QStringLiteral("--process"),
                    QStringLiteral("dialog-logger"), QStringLiteral("--text"), QStringLiteral("connected")},
                   &out);

@@ -263,7 +263,7 @@ void tst_IsMonitor::reactsToCreateUpdateRemove()
     QTRY_VERIFY_WITH_TIMEOUT(model->row(model->rowOf(QStringLiteral("RO1"))).updates > updates, 5000);
     QVERIFY(m_window->attributeView()->isExpanded(attrs->find(QStringLiteral("eventSize"))));
     // Removed by someone else
-    QCOMPARE(m_fx->run(QStringLiteral("dialog"),
+    QCOMPARE(m_fx->run(QStringLiteral("dialogctl"),
                        {QStringLiteral("is"), QStringLiteral("rm"), QStringLiteral("DAQ.RO4")}),
              0);
     QTRY_COMPARE_WITH_TIMEOUT(model->rowOf(QStringLiteral("RO4")), -1, 5000);

@@ -29,7 +29,7 @@ private:
     void report(const QString &name, const QString &severity, const QStringList &extra)
     {
         QCOMPARE(
-            m_fx->run(QStringLiteral("dialog"),
+            m_fx->run(QStringLiteral("dialogctl"),
                       QStringList{QStringLiteral("log"), QStringLiteral("report"), QStringLiteral("--name"),
                                   name, QStringLiteral("--severity"), severity} +
                           extra),
@@ -70,7 +70,7 @@ private Q_SLOTS:
         m_fx->start(QStringLiteral("dialog-logger"), {QStringLiteral("--data-dir"), m_dir.path()});
         QVERIFY(waitUntil(
             [&] {
-                return m_fx->run(QStringLiteral("dialog"),
+                return m_fx->run(QStringLiteral("dialogctl"),
                                  {QStringLiteral("log"), QStringLiteral("stats")}) == 0;
             },
             15000, 50));

@@ -128,7 +128,7 @@ void tst_Omd::plotsAFedSeries()
         QTRY_COMPARE_WITH_TIMEOUT(chart->points(0).size(), 1 + i, 5000);
     }
     // A test publisher in another process feeds it too.
-    QCOMPARE(m_fx->run(QStringLiteral("dialog"),
+    QCOMPARE(m_fx->run(QStringLiteral("dialogctl"),
                        {QStringLiteral("is"), QStringLiteral("put"), QStringLiteral("DAQ.RO1"),
                         QStringLiteral("--type"), QStringLiteral("ReadoutStats"),
                         QStringLiteral("rate=333.5"), QStringLiteral("events=12345")}),

@@ -285,8 +285,8 @@ void tst_RunControlGui::messagePaneFetchesLoggerHistoryAndRates()
     m_fx->start(QStringLiteral("dialog-logger"),
                 {QStringLiteral("--data-dir"), m_dir->filePath(QStringLiteral("logger"))});
     QTRY_VERIFY_WITH_TIMEOUT(
-        m_fx->run(QStringLiteral("dialog"), {QStringLiteral("log"), QStringLiteral("stats")}) == 0, 15000);
-    QCOMPARE(m_fx->run(QStringLiteral("dialog"),
+        m_fx->run(QStringLiteral("dialogctl"), {QStringLiteral("log"), QStringLiteral("stats")}) == 0, 15000);
+    QCOMPARE(m_fx->run(QStringLiteral("dialogctl"),
                        {QStringLiteral("log"), QStringLiteral("report"), QStringLiteral("--name"),
                         QStringLiteral("Disk"), QStringLiteral("--severity"), QStringLiteral("warning"),
                         QStringLiteral("history: disk 80% full")}),
@@ -301,7 +301,7 @@ void tst_RunControlGui::messagePaneFetchesLoggerHistoryAndRates()
     };
     QTRY_VERIFY_WITH_TIMEOUT(rowOf(QStringLiteral("history: disk 80% full")) >= 0, 10000);
     QCOMPARE(t->item(rowOf(QStringLiteral("history: disk 80% full")), 1)->text(), QStringLiteral("Disk"));
-    QCOMPARE(m_fx->run(QStringLiteral("dialog"),
+    QCOMPARE(m_fx->run(QStringLiteral("dialogctl"),
                        {QStringLiteral("log"), QStringLiteral("report"), QStringLiteral("--name"),
                         QStringLiteral("Disk"), QStringLiteral("--severity"), QStringLiteral("error"),
                         QStringLiteral("--count"), QStringLiteral("3"), QStringLiteral("--numbered"),

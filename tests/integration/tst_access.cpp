@@ -1,6 +1,6 @@
 // Who may command what, end to end: a Control Server and an IS server with an access list and an
 // audit file; refused commands and IS writes reach their senders as a clear error, are logged by
-// the daemon and never reach the registrant / the repository; `dialog audit` shows who sent what,
+// the daemon and never reach the registrant / the repository; `dialogctl audit` shows who sent what,
 // from the audit files and from the message log (dialog-logger).
 #include "isweb.h"
 #include "processfixture.h"
@@ -43,7 +43,7 @@ ToolRun runDialog(const QString &controlServer, const QStringList &args)
     QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
     env.insert(QStringLiteral("DIALOG_CONTROL_SERVER"), controlServer);
     p.setProcessEnvironment(env);
-    p.start(bin(QStringLiteral("dialog")), args);
+    p.start(bin(QStringLiteral("dialogctl")), args);
     ToolRun r;
     if (!p.waitForFinished(30000)) {
         p.kill();
@@ -146,7 +146,7 @@ void tst_Access::commandRefusedAtSenderAndAudited()
     QTRY_COMPARE_WITH_TIMEOUT(received.size(), 1, 10000);
     QCOMPARE(received.first().first().value<Command>().origin(), QStringLiteral("Master"));
 
-    // dialog send: a distinct exit code and a clear line.
+    // dialogctl send: a distinct exit code and a clear line.
     const ToolRun denied =
         runDialog(m_fx->controlServer(), {QStringLiteral("send"), QStringLiteral("RunCtrl.Slave1.Command")});
     QCOMPARE(denied.exitCode, 4);

@@ -159,7 +159,7 @@ void tst_Auth::initTestCase()
     m_other = m_dir.filePath(QStringLiteral("other"));
     QVERIFY(writeSecret(m_secret, "the partition's secret, 32 bytes\n"));
     QVERIFY(writeSecret(m_other, "another partition's secret......"));
-    // Every program the fixture starts (and `dialog ls`) belongs to the partition.
+    // Every program the fixture starts (and `dialogctl ls`) belongs to the partition.
     qputenv("DIALOG_SECRET_FILE", m_secret.toLocal8Bit());
 }
 
@@ -415,7 +415,7 @@ void tst_Auth::tlsWithTheRightCaWorksAndAWrongCaIsRefused()
     QByteArray out;
     QString names;
     {
-        // `dialog ls` with the right files sees the two processes only.
+        // `dialogctl ls` with the right files sees the two processes only.
         qputenv("DIALOG_TLS_CERT", client.cert.toLocal8Bit());
         qputenv("DIALOG_TLS_KEY", client.key.toLocal8Bit());
         qputenv("DIALOG_TLS_CA", client.ca.toLocal8Bit());

@@ -1,4 +1,4 @@
-// Integration tests of the Control Server, libdialog and the dialog tool: real binaries on loopback.
+// Integration tests of the Control Server, libdialog and the dialogctl tool: real binaries on loopback.
 #include "processfixture.h"
 
 #include "control_p.h"
@@ -108,20 +108,20 @@ void tst_ControlServer::helpAndBadArguments()
                        {QStringLiteral("--port"), QString::number(m_fx->port())}, nullptr, &err),
              1);
     QVERIFY2(err.contains("cannot listen"), err.constData());
-    QCOMPARE(m_fx->run(QStringLiteral("dialog"), {QStringLiteral("frobnicate")}, nullptr, &err), 1);
+    QCOMPARE(m_fx->run(QStringLiteral("dialogctl"), {QStringLiteral("frobnicate")}, nullptr, &err), 1);
     QVERIFY(err.contains("unknown verb"));
 }
 
 void tst_ControlServer::subscribeBeforeProviderExists()
 {
-    QProcess *get = m_fx->start(QStringLiteral("dialog"),
+    QProcess *get = m_fx->start(QStringLiteral("dialogctl"),
                                 {QStringLiteral("get"), QStringLiteral("Late.Service"),
                                  QStringLiteral("--count"), QStringLiteral("1"), QStringLiteral("--json"),
                                  QStringLiteral("--timeout-ms"), QStringLiteral("20000")});
     // The request is queued by the Control Server before anyone provides the service.
     QTRY_VERIFY_WITH_TIMEOUT(m_fx->directory().value(QStringLiteral("processes")).toArray().size() == 1,
                              10000);
-    m_fx->start(QStringLiteral("dialog"),
+    m_fx->start(QStringLiteral("dialogctl"),
                 {QStringLiteral("publish"), QStringLiteral("Late.Service"), QStringLiteral("--data"),
                  QStringLiteral("hello"), QStringLiteral("--name"), QStringLiteral("LateProvider")});
     QVERIFY(get->waitForFinished(20000));
@@ -136,12 +136,12 @@ void tst_ControlServer::commandToThreeRegistrants()
     QList<QProcess *> echoes;
     for (int i = 0; i < 3; ++i)
         echoes.append(
-            m_fx->start(QStringLiteral("dialog"),
+            m_fx->start(QStringLiteral("dialogctl"),
                         {QStringLiteral("echo"), QStringLiteral("--command"), QStringLiteral("Run.Start"),
                          QStringLiteral("--name"), QStringLiteral("Echo%1").arg(i)}));
     // A bystander that must not receive it.
     QProcess *other =
-        m_fx->start(QStringLiteral("dialog"),
+        m_fx->start(QStringLiteral("dialogctl"),
                     {QStringLiteral("echo"), QStringLiteral("--command"), QStringLiteral("Run.Stop"),
                      QStringLiteral("--name"), QStringLiteral("Bystander")});
     QTRY_VERIFY_WITH_TIMEOUT(
@@ -152,7 +152,7 @@ void tst_ControlServer::commandToThreeRegistrants()
                 1,
         10000);
     QByteArray err;
-    QCOMPARE(m_fx->run(QStringLiteral("dialog"),
+    QCOMPARE(m_fx->run(QStringLiteral("dialogctl"),
                        {QStringLiteral("send"), QStringLiteral("Run.Start"), QStringLiteral("run 42")},
                        nullptr, &err),
              0);
@@ -169,14 +169,14 @@ void tst_ControlServer::commandToThreeRegistrants()
 
 void tst_ControlServer::duplicateServiceRefusedAndProcessExits()
 {
-    m_fx->start(QStringLiteral("dialog"), {QStringLiteral("publish"), QStringLiteral("Unique.Service"),
-                                           QStringLiteral("--name"), QStringLiteral("FirstOwner")});
+    m_fx->start(QStringLiteral("dialogctl"), {QStringLiteral("publish"), QStringLiteral("Unique.Service"),
+                                              QStringLiteral("--name"), QStringLiteral("FirstOwner")});
     QTRY_VERIFY_WITH_TIMEOUT(
         m_fx->processEntry(QStringLiteral("FirstOwner")).value(QStringLiteral("services")).toArray().size() ==
             1,
         10000);
     QByteArray err;
-    const int rc = m_fx->run(QStringLiteral("dialog"),
+    const int rc = m_fx->run(QStringLiteral("dialogctl"),
                              {QStringLiteral("publish"), QStringLiteral("Unique.Service"),
                               QStringLiteral("--name"), QStringLiteral("Intruder")},
                              nullptr, &err, 10000);
@@ -279,9 +279,9 @@ void tst_ControlServer::notConnectedSenderIgnoredAndTold()
 
 void tst_ControlServer::lsJsonShowsWhatExists()
 {
-    m_fx->start(QStringLiteral("dialog"), {QStringLiteral("publish"), QStringLiteral("Ls.A"),
-                                           QStringLiteral("--name"), QStringLiteral("ProcA")});
-    m_fx->start(QStringLiteral("dialog"),
+    m_fx->start(QStringLiteral("dialogctl"), {QStringLiteral("publish"), QStringLiteral("Ls.A"),
+                                              QStringLiteral("--name"), QStringLiteral("ProcA")});
+    m_fx->start(QStringLiteral("dialogctl"),
                 {QStringLiteral("echo"), QStringLiteral("--command"), QStringLiteral("Ls.C"),
                  QStringLiteral("--name"), QStringLiteral("ProcB")});
     Client c(m_fx->clientOptions(QStringLiteral("ProcC")));
@@ -303,7 +303,7 @@ void tst_ControlServer::lsJsonShowsWhatExists()
     QCOMPARE(cc.value(QStringLiteral("port")).toInt(), int(c.port()));
     // The human table shows the same.
     QByteArray out;
-    QCOMPARE(m_fx->run(QStringLiteral("dialog"), {QStringLiteral("ls")}, &out), 0);
+    QCOMPARE(m_fx->run(QStringLiteral("dialogctl"), {QStringLiteral("ls")}, &out), 0);
     QVERIFY2(out.contains("ProcA") && out.contains("provides   Ls.A") && out.contains("command    Ls.C"),
              out.constData());
 }
@@ -350,7 +350,7 @@ void tst_ControlServer::malformedFramesCloseOnlyThatConnection()
     QCOMPARE(errors.first().first().value<Client::Error>(), Client::Error::ProtocolError);
     svc->update("still alive");
     QByteArray out;
-    QCOMPARE(m_fx->run(QStringLiteral("dialog"),
+    QCOMPARE(m_fx->run(QStringLiteral("dialogctl"),
                        {QStringLiteral("get"), QStringLiteral("Victim.State"), QStringLiteral("--count"),
                         QStringLiteral("1"), QStringLiteral("--timeout-ms"), QStringLiteral("10000")},
                        &out),
@@ -367,7 +367,7 @@ void tst_ControlServer::slowSubscriberKeepsMemoryBoundedAndDropsAreCounted()
     QVERIFY(provider.start());
     QSignalSpy dropped(svc, &Service::messagesDropped);
     QProcess *slow =
-        m_fx->start(QStringLiteral("dialog"), {QStringLiteral("get"), QStringLiteral("Fast.Data")});
+        m_fx->start(QStringLiteral("dialogctl"), {QStringLiteral("get"), QStringLiteral("Fast.Data")});
     QTRY_COMPARE_WITH_TIMEOUT(svc->subscriberCount(), 1, 10000);
     ::kill(pid_t(slow->processId()), SIGSTOP); // a subscriber that stops reading
     const QByteArray chunk = randomBytes(64 * 1024);
@@ -414,7 +414,7 @@ void tst_ControlServer::idleSocketReopensWithoutLosingTheMessage()
 void tst_ControlServer::getTimesOutWithReason()
 {
     QByteArray err;
-    QCOMPARE(m_fx->run(QStringLiteral("dialog"),
+    QCOMPARE(m_fx->run(QStringLiteral("dialogctl"),
                        {QStringLiteral("get"), QStringLiteral("Nobody.Provides"), QStringLiteral("--count"),
                         QStringLiteral("1"), QStringLiteral("--timeout-ms"), QStringLiteral("700")},
                        nullptr, &err),
@@ -602,7 +602,7 @@ void tst_ControlServer::connectionsWithoutHelloTimedOutAndCapped()
     c.publish(QStringLiteral("AfterFlood.State"));
     QVERIFY(c.start());
     QByteArray out;
-    QCOMPARE(fx.run(QStringLiteral("dialog"), {QStringLiteral("ls")}, &out), 0);
+    QCOMPARE(fx.run(QStringLiteral("dialogctl"), {QStringLiteral("ls")}, &out), 0);
     QVERIFY2(out.contains("AfterFlood.State"), out.constData());
 }
 
@@ -610,12 +610,12 @@ void tst_ControlServer::connectionsWithoutHelloTimedOutAndCapped()
 // logged each refusal. Now it backs off and, with exitOnRefusal (the tools), exits with the reason.
 void tst_ControlServer::duplicateProcessNameGivesUpInsteadOfRetryingForEver()
 {
-    m_fx->start(QStringLiteral("dialog"), {QStringLiteral("publish"), QStringLiteral("Held.Service"),
-                                           QStringLiteral("--name"), QStringLiteral("TakenName")});
+    m_fx->start(QStringLiteral("dialogctl"), {QStringLiteral("publish"), QStringLiteral("Held.Service"),
+                                              QStringLiteral("--name"), QStringLiteral("TakenName")});
     QTRY_VERIFY_WITH_TIMEOUT(!m_fx->processEntry(QStringLiteral("TakenName")).isEmpty(), 10000);
     QByteArray err;
     const int rc =
-        m_fx->run(QStringLiteral("dialog"),
+        m_fx->run(QStringLiteral("dialogctl"),
                   {QStringLiteral("publish"), QStringLiteral("Other.Service"), QStringLiteral("--name"),
                    QStringLiteral("TakenName"), QStringLiteral("--heartbeat-ms"), QStringLiteral("200")},
                   nullptr, &err, 15000);
@@ -713,7 +713,7 @@ void tst_ControlServer::directoryOverThePageSizeComesInPagesAndLostListStaysBoun
                         .arg(r)
                         .arg(n, 3, 10, QLatin1Char('0'))
                         .leftJustified(NameBytes, QLatin1Char('x'));
-        registrants << fx.start(QStringLiteral("dialog"), args);
+        registrants << fx.start(QStringLiteral("dialogctl"), args);
     }
     // A reader that takes no message over 128 KiB gets the whole directory, page by page.
     ClientOptions o = fx.clientOptions(QStringLiteral("Reader"));
@@ -742,10 +742,10 @@ void tst_ControlServer::directoryOverThePageSizeComesInPagesAndLostListStaysBoun
     QVERIFY2(messages > Registrants * Names * NameBytes / PageBytes, qPrintable(QString::number(messages)));
     QCOMPARE(whole->process(QStringLiteral("Hog3"))->commands.first(),
              QStringLiteral("Hog3.C000.").leftJustified(NameBytes, QLatin1Char('x')));
-    // `dialog ls` reads it too.
+    // `dialogctl ls` reads it too.
     QByteArray out;
-    QCOMPARE(fx.run(QStringLiteral("dialog"), {QStringLiteral("ls"), QStringLiteral("--json")}, &out, nullptr,
-                    30000),
+    QCOMPARE(fx.run(QStringLiteral("dialogctl"), {QStringLiteral("ls"), QStringLiteral("--json")}, &out,
+                    nullptr, 30000),
              0);
     const auto listed = DirectorySnapshot::fromJson(out);
     QVERIFY(listed);
@@ -765,7 +765,7 @@ void tst_ControlServer::directoryOverThePageSizeComesInPagesAndLostListStaysBoun
         QCOMPARE(l.omittedNames, Names - 5);
         QVERIFY(!l.lostReason.isEmpty());
     }
-    QCOMPARE(fx.run(QStringLiteral("dialog"), {QStringLiteral("ls")}, &out, nullptr, 30000), 0);
+    QCOMPARE(fx.run(QStringLiteral("dialogctl"), {QStringLiteral("ls")}, &out, nullptr, 30000), 0);
     QVERIFY2(out.count(" lost: ") == 3, out.constData());
     // --lost-max-age-s 12: the history empties by itself.
     QTRY_VERIFY_WITH_TIMEOUT(whole && whole->lost.isEmpty(), 40000);
@@ -773,25 +773,25 @@ void tst_ControlServer::directoryOverThePageSizeComesInPagesAndLostListStaysBoun
 
 void tst_ControlServer::sendExitStatusSaysDeliveredRefusedOrLost()
 {
-    // Finding 5 of issue 14: the exit status of `dialog send` says what became of the command.
+    // Finding 5 of issue 14: the exit status of `dialogctl send` says what became of the command.
     QByteArray out, err;
-    QCOMPARE(m_fx->run(QStringLiteral("dialog"), {QStringLiteral("send"), QStringLiteral("--help")}, &out),
+    QCOMPARE(m_fx->run(QStringLiteral("dialogctl"), {QStringLiteral("send"), QStringLiteral("--help")}, &out),
              0);
     QVERIFY2(out.contains("2 refused") && out.contains("3 lost"), out.constData());
-    QCOMPARE(m_fx->run(QStringLiteral("dialog"), {QStringLiteral("send"), QStringLiteral("Nobody.Listens")},
-                       nullptr, &err),
+    QCOMPARE(m_fx->run(QStringLiteral("dialogctl"),
+                       {QStringLiteral("send"), QStringLiteral("Nobody.Listens")}, nullptr, &err),
              2);
-    QVERIFY2(err.startsWith("dialog send: refused: no process registered command 'Nobody.Listens'"),
+    QVERIFY2(err.startsWith("dialogctl send: refused: no process registered command 'Nobody.Listens'"),
              err.constData());
     QProcess *echo =
-        m_fx->start(QStringLiteral("dialog"),
+        m_fx->start(QStringLiteral("dialogctl"),
                     {QStringLiteral("echo"), QStringLiteral("--command"), QStringLiteral("Some.Listens"),
                      QStringLiteral("--name"), QStringLiteral("Listener")});
     QTRY_VERIFY_WITH_TIMEOUT(
         m_fx->processEntry(QStringLiteral("Listener")).value(QStringLiteral("commands")).toArray().size() ==
             1,
         10000);
-    QCOMPARE(m_fx->run(QStringLiteral("dialog"),
+    QCOMPARE(m_fx->run(QStringLiteral("dialogctl"),
                        {QStringLiteral("send"), QStringLiteral("Some.Listens"), QStringLiteral("hello")},
                        nullptr, &err),
              0);
@@ -805,22 +805,22 @@ void tst_ControlServer::sendExitStatusSaysDeliveredRefusedOrLost()
     QVERIFY(closed.listen(QHostAddress::LocalHost, 0));
     const quint16 nobody = closed.serverPort();
     closed.close();
-    QCOMPARE(m_fx->run(QStringLiteral("dialog"),
+    QCOMPARE(m_fx->run(QStringLiteral("dialogctl"),
                        {QStringLiteral("send"), QStringLiteral("Some.Listens"),
                         QStringLiteral("--control-server"), QStringLiteral("127.0.0.1:%1").arg(nobody),
                         QStringLiteral("--timeout-ms"), QStringLiteral("1000")},
                        nullptr, &err),
              3);
-    QVERIFY2(err.startsWith("dialog send: lost: not connected to the Control Server"), err.constData());
+    QVERIFY2(err.startsWith("dialogctl send: lost: not connected to the Control Server"), err.constData());
     // Bad arguments: 1, nothing sent.
-    QCOMPARE(m_fx->run(QStringLiteral("dialog"), {QStringLiteral("send")}, nullptr, &err), 1);
+    QCOMPARE(m_fx->run(QStringLiteral("dialogctl"), {QStringLiteral("send")}, nullptr, &err), 1);
 }
 
 void tst_ControlServer::sendFloodEveryConfirmedSendIsReceived()
 {
     // Short-lived senders, 8 at a time, against one registrant: every send that exited 0 arrived.
     QProcess *sink =
-        m_fx->start(QStringLiteral("dialog"),
+        m_fx->start(QStringLiteral("dialogctl"),
                     {QStringLiteral("echo"), QStringLiteral("--command"), QStringLiteral("Flood.Cmd"),
                      QStringLiteral("--name"), QStringLiteral("Sink")});
     QTRY_VERIFY_WITH_TIMEOUT(
@@ -836,7 +836,7 @@ void tst_ControlServer::sendFloodEveryConfirmedSendIsReceived()
     while ((next < Sends || !running.isEmpty()) && !deadline.hasExpired()) {
         while (next < Sends && running.size() < Parallel) {
             auto *p = new QProcess(this);
-            p->start(bin(QStringLiteral("dialog")),
+            p->start(bin(QStringLiteral("dialogctl")),
                      {QStringLiteral("send"), QStringLiteral("Flood.Cmd"), QStringLiteral("m%1").arg(next),
                       QStringLiteral("--control-server"), m_fx->controlServer(),
                       QStringLiteral("--timeout-ms"), QStringLiteral("20000")});

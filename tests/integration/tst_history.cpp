@@ -149,7 +149,7 @@ void tst_History::toolAndWebAnswerWithTheRing()
     QVERIFY(m_http != 0);
     writeReadout(QStringLiteral("DAQ.RO1"), 12);
     QByteArray out, err;
-    QCOMPARE(m_fx->run(QStringLiteral("dialog"),
+    QCOMPARE(m_fx->run(QStringLiteral("dialogctl"),
                        {QStringLiteral("is"), QStringLiteral("history"), QStringLiteral("DAQ.RO1"),
                         QStringLiteral("events"), QStringLiteral("--since"), QStringLiteral("10m"),
                         QStringLiteral("--json")},
@@ -160,7 +160,7 @@ void tst_History::toolAndWebAnswerWithTheRing()
     const QJsonArray points = line.value(QStringLiteral("points")).toArray();
     QCOMPARE(points.size(), 12);
     QCOMPARE(points.last().toObject().value(QStringLiteral("value")).toDouble(), 11.0);
-    QCOMPARE(m_fx->run(QStringLiteral("dialog"),
+    QCOMPARE(m_fx->run(QStringLiteral("dialogctl"),
                        {QStringLiteral("is"), QStringLiteral("history"), QStringLiteral("DAQ.RO1"),
                         QStringLiteral("--since"), QStringLiteral("ten")},
                        &out, &err),

@@ -61,10 +61,11 @@ void tst_IsFanout::cleanup()
 QProcess *tst_IsFanout::startSubscriber(int index, int subscriptions, const QString &name,
                                         const QStringList &extra)
 {
-    return m_fx->start(QStringLiteral("dialog"),
-                       QStringList{QStringLiteral("bench"), QStringLiteral("is-subscriber"), QStringLiteral("--index"),
-                                   QString::number(index), QStringLiteral("--subscriptions"),
-                                   QString::number(subscriptions), QStringLiteral("--name"), name} +
+    return m_fx->start(QStringLiteral("dialogctl"),
+                       QStringList{QStringLiteral("bench"), QStringLiteral("is-subscriber"),
+                                   QStringLiteral("--index"), QString::number(index),
+                                   QStringLiteral("--subscriptions"), QString::number(subscriptions),
+                                   QStringLiteral("--name"), name} +
                            extra);
 }
 

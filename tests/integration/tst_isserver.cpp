@@ -1,4 +1,4 @@
-// The IS server through the IS API and the `dialog is` tool: operations, criteria, subscriptions,
+// The IS server through the IS API and the `dialogctl is` tool: operations, criteria, subscriptions,
 // slow subscribers, persistence, errors. Real binaries on loopback.
 #include "isfixture.h"
 
@@ -360,11 +360,11 @@ void tst_IsServer::slowSubscriberDoesNotSlowOthers()
                            QStringLiteral("--subscriptions"), QString::number(subscriptions)} +
                extra;
     };
-    m_fx->start(QStringLiteral("dialog"),
+    m_fx->start(QStringLiteral("dialogctl"),
                 subscriberArgs(0, 19, {QStringLiteral("--name"), QStringLiteral("is-fast")}));
     // 500 updates/s of 8 KB objects; the slow one handles 100/s.
     m_fx->start(
-        QStringLiteral("dialog"),
+        QStringLiteral("dialogctl"),
         subscriberArgs(1, 1,
                        {QStringLiteral("--name"), QStringLiteral("is-slow"), QStringLiteral("--delay-us"),
                         QStringLiteral("10000"), QStringLiteral("--pending-bytes"), QStringLiteral("65536"),
@@ -617,13 +617,13 @@ void tst_IsServer::toolCommandsAndErrors()
     startServer(QStringLiteral("DAQ"));
     QVERIFY(waitForServer(QStringLiteral("DAQ")));
     QByteArray out, err;
-    const int putRc = m_fx->run(QStringLiteral("dialog"),
+    const int putRc = m_fx->run(QStringLiteral("dialogctl"),
                                 {QStringLiteral("is"), QStringLiteral("put"), QStringLiteral("DAQ.Run"),
                                  QStringLiteral("--type"), QStringLiteral("RunInfo"),
                                  QStringLiteral("runNumber=12"), QStringLiteral("state=Running")},
                                 &out, &err);
     QVERIFY2(putRc == 0, (err + QJsonDocument(m_fx->directory()).toJson()).constData());
-    QCOMPARE(m_fx->run(QStringLiteral("dialog"),
+    QCOMPARE(m_fx->run(QStringLiteral("dialogctl"),
                        {QStringLiteral("is"), QStringLiteral("get"), QStringLiteral("DAQ.Run"),
                         QStringLiteral("--json")},
                        &out, &err),
@@ -634,27 +634,27 @@ void tst_IsServer::toolCommandsAndErrors()
     QCOMPARE(j.value(QLatin1String("value")).toObject().value(QLatin1String("state")).toString(),
              QStringLiteral("Running"));
     // Partial update keeps the other attributes.
-    QCOMPARE(m_fx->run(QStringLiteral("dialog"),
+    QCOMPARE(m_fx->run(QStringLiteral("dialogctl"),
                        {QStringLiteral("is"), QStringLiteral("put"), QStringLiteral("DAQ.Run"),
                         QStringLiteral("--type"), QStringLiteral("RunInfo"), QStringLiteral("runNumber=13")}),
              0);
-    QCOMPARE(m_fx->run(QStringLiteral("dialog"),
+    QCOMPARE(m_fx->run(QStringLiteral("dialogctl"),
                        {QStringLiteral("is"), QStringLiteral("ls"), QStringLiteral("DAQ"),
                         QStringLiteral("--type"), QStringLiteral("RunInfo"), QStringLiteral("--json")},
                        &out),
              0);
     QVERIFY2(out.contains("\"DAQ.Run\"") && !out.contains("Statistics"), out.constData());
-    QCOMPARE(m_fx->run(QStringLiteral("dialog"),
+    QCOMPARE(m_fx->run(QStringLiteral("dialogctl"),
                        {QStringLiteral("is"), QStringLiteral("get"), QStringLiteral("DAQ.Run")}, &out),
              0);
     QVERIFY2(out.contains("runNumber") && out.contains("13") && out.contains("Running"), out.constData());
-    QCOMPARE(m_fx->run(QStringLiteral("dialog"),
+    QCOMPARE(m_fx->run(QStringLiteral("dialogctl"),
                        {QStringLiteral("is"), QStringLiteral("types"), QStringLiteral("--json"),
                         QStringLiteral("--server"), QStringLiteral("DAQ")},
                        &out),
              0);
     QVERIFY(out.contains("\"ReadoutStats\"") && out.contains("\"Histogram1D\""));
-    QCOMPARE(m_fx->run(QStringLiteral("dialog"),
+    QCOMPARE(m_fx->run(QStringLiteral("dialogctl"),
                        {QStringLiteral("is"), QStringLiteral("stats"), QStringLiteral("DAQ"),
                         QStringLiteral("--json")},
                        &out),
@@ -664,7 +664,8 @@ void tst_IsServer::toolCommandsAndErrors()
     // Errors: one line on stderr, non-zero exit.
     const auto fails = [&](const QStringList &args, const char *expected) {
         QByteArray o, e;
-        const int rc = m_fx->run(QStringLiteral("dialog"), QStringList{QStringLiteral("is")} + args, &o, &e);
+        const int rc =
+            m_fx->run(QStringLiteral("dialogctl"), QStringList{QStringLiteral("is")} + args, &o, &e);
         if (rc == 0 || !e.contains(expected)) {
             qWarning() << args << rc << e;
             return false;
@@ -695,7 +696,7 @@ void tst_IsServer::toolCommandsAndErrors()
     is::Entry statsBefore;
     QVERIFY(m_dict->getSync(QStringLiteral("DAQ.Statistics"), &statsBefore).isOk());
     const quint32 subscribersBefore = statsBefore.object.get<quint32>(QStringLiteral("subscribers"));
-    QProcess *watch = m_fx->start(QStringLiteral("dialog"),
+    QProcess *watch = m_fx->start(QStringLiteral("dialogctl"),
                                   {QStringLiteral("is"), QStringLiteral("watch"), QStringLiteral("DAQ.W.*"),
                                    QStringLiteral("--json"), QStringLiteral("--count"), QStringLiteral("2")});
     // Its subscription is in place once the server counts it (statistics refresh every second).
@@ -706,11 +707,11 @@ void tst_IsServer::toolCommandsAndErrors()
                    st.object.get<quint32>(QStringLiteral("subscribers")) == subscribersBefore + 1;
         }(),
         10000);
-    QCOMPARE(m_fx->run(QStringLiteral("dialog"),
+    QCOMPARE(m_fx->run(QStringLiteral("dialogctl"),
                        {QStringLiteral("is"), QStringLiteral("put"), QStringLiteral("DAQ.W1"),
                         QStringLiteral("--type"), QStringLiteral("RunInfo")}),
              0);
-    QCOMPARE(m_fx->run(QStringLiteral("dialog"),
+    QCOMPARE(m_fx->run(QStringLiteral("dialogctl"),
                        {QStringLiteral("is"), QStringLiteral("rm"), QStringLiteral("DAQ.W1")}),
              0);
     QTRY_VERIFY_WITH_TIMEOUT(watch->state() == QProcess::NotRunning, 10000);
@@ -753,18 +754,19 @@ void tst_IsServer::quotaExceededRefusedAndCounted()
 }
 
 QTEST_GUILESS_MAIN(tst_IsServer)
-// dialog bench cs-scale --is: hundreds of light DIALOG processes (real clients, 100 to an OS process)
+// dialogctl bench cs-scale --is: hundreds of light DIALOG processes (real clients, 100 to an OS process)
 // each write their own object to one IS server once a second: all of them are acknowledged, nobody is
 // refused (they all connect from 127.0.0.1: the bench raises the IS server's per-address handshake
 // limit), and the bench reports the IS server's memory and CPU (figures in the README, not asserted).
 void tst_IsServer::serverWithHundredsOfWritingProcesses()
 {
-    QProcess *bench = m_fx->start(
-        QStringLiteral("dialog"),
-        {QStringLiteral("bench"), QStringLiteral("cs-scale"), QStringLiteral("--is"), QStringLiteral("--processes"),
-         QStringLiteral("200"), QStringLiteral("--services"), QStringLiteral("200"), QStringLiteral("--per-process"),
-         QStringLiteral("100"), QStringLiteral("--down-ms"), QStringLiteral("200"), QStringLiteral("--timeout-s"),
-         QStringLiteral("90"), QStringLiteral("--json")});
+    QProcess *bench =
+        m_fx->start(QStringLiteral("dialogctl"),
+                    {QStringLiteral("bench"), QStringLiteral("cs-scale"), QStringLiteral("--is"),
+                     QStringLiteral("--processes"), QStringLiteral("200"), QStringLiteral("--services"),
+                     QStringLiteral("200"), QStringLiteral("--per-process"), QStringLiteral("100"),
+                     QStringLiteral("--down-ms"), QStringLiteral("200"), QStringLiteral("--timeout-s"),
+                     QStringLiteral("90"), QStringLiteral("--json")});
     QVERIFY(bench->waitForFinished(200000));
     const QByteArray out = bench->readAllStandardOutput();
     QVERIFY2(bench->exitCode() == 0, bench->readAllStandardError().constData());

@@ -1,5 +1,5 @@
 // Stale IS objects with the real daemons: an object of a type declaring expected_interval_s="1"
-// that is no longer written becomes stale (with its age) in `dialog is get`, `dialog is ls
+// that is no longer written becomes stale (with its age) in `dialogctl is get`, `dialogctl is ls
 // --stale`, the IS API, the web IS and /metrics, and fresh again at its next write; an object
 // whose writer is killed is stale for that reason.
 #include "isweb.h"
@@ -68,18 +68,18 @@ private Q_SLOTS:
     void killedWriterMakesItsObjectStale();
 
 private:
-    /// `dialog is get NAME --json`, parsed (empty if it failed).
+    /// `dialogctl is get NAME --json`, parsed (empty if it failed).
     QJsonObject toolGet(const QString &name, QByteArray *text = nullptr)
     {
         QByteArray out, err;
-        if (m_fx->run(QStringLiteral("dialog"),
+        if (m_fx->run(QStringLiteral("dialogctl"),
                       {QStringLiteral("is"), QStringLiteral("get"), name, QStringLiteral("--json")}, &out,
                       &err) != 0) {
-            qWarning() << "dialog is get failed:" << err;
+            qWarning() << "dialogctl is get failed:" << err;
             return {};
         }
         if (text)
-            m_fx->run(QStringLiteral("dialog"), {QStringLiteral("is"), QStringLiteral("get"), name}, text);
+            m_fx->run(QStringLiteral("dialogctl"), {QStringLiteral("is"), QStringLiteral("get"), name}, text);
         return QJsonDocument::fromJson(out).object();
     }
     QJsonObject webGet(const QByteArray &name)
@@ -177,7 +177,7 @@ void tst_IsStale::overdueObjectIsStaleUntilWrittenAgain()
     QCOMPARE(staleOnes.size(), 1);
     QCOMPARE(staleOnes.first().name, QStringLiteral("DAQ.Beat"));
     QByteArray ls;
-    QCOMPARE(m_fx->run(QStringLiteral("dialog"),
+    QCOMPARE(m_fx->run(QStringLiteral("dialogctl"),
                        {QStringLiteral("is"), QStringLiteral("ls"), QStringLiteral("DAQ"),
                         QStringLiteral("--stale")},
                        &ls),

@@ -159,7 +159,8 @@ void tst_IsWeb::objectXmlAndJson()
     QCOMPARE(values.value(QStringLiteral("state")), QStringList{QStringLiteral("Running")});
     QCOMPARE(types.value(QStringLiteral("startTime")), QStringLiteral("time"));
 
-    // JSON: by Accept and by ?format=json, the value as dialog::is::toJson (the `dialog is get --json` form).
+    // JSON: by Accept and by ?format=json, the value as dialog::is::toJson (the `dialogctl is get --json`
+    // form).
     is::Entry e;
     QVERIFY(m_dict->getSync(QStringLiteral("DAQ.RunInfo"), &e).isOk());
     for (const HttpReply &jr : {httpGet(m_http, "/is/DAQ/DAQ.RunInfo", "Accept: application/json\r\n"),

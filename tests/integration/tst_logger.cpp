@@ -1,4 +1,4 @@
-// dialog-logger with the real Control Server, real reporting processes (`dialog log report`) and a
+// dialog-logger with the real Control Server, real reporting processes (`dialogctl log report`) and a
 // real SQLite file: completeness and order, collapsing, drops, restarts, the CLI, a read-only database.
 // File and line of Qt messages are recorded in release builds only with this defined.
 #define QT_MESSAGELOGCONTEXT
@@ -55,25 +55,25 @@ private:
         return m_unprivileged.get();
     }
 
-    /// Polls `dialog log stats` until the logger answers (bounded).
+    /// Polls `dialogctl log stats` until the logger answers (bounded).
     QJsonObject waitForLogger()
     {
         QByteArray out;
         const bool answered = waitUntil(
             [&] {
-                return m_fx->run(QStringLiteral("dialog"), {QStringLiteral("log"), QStringLiteral("stats")},
-                                 &out) == 0;
+                return m_fx->run(QStringLiteral("dialogctl"),
+                                 {QStringLiteral("log"), QStringLiteral("stats")}, &out) == 0;
             },
             15000, 50);
         return answered ? QJsonDocument::fromJson(out).object() : QJsonObject();
     }
 
-    /// `dialog log search --json ARGS`: the records, oldest first.
+    /// `dialogctl log search --json ARGS`: the records, oldest first.
     QList<QJsonObject> search(const QStringList &args, int *rc = nullptr, QByteArray *err = nullptr)
     {
         QByteArray out;
         const int code = m_fx->run(
-            QStringLiteral("dialog"),
+            QStringLiteral("dialogctl"),
             QStringList{QStringLiteral("log"), QStringLiteral("search"), QStringLiteral("--json")} + args,
             &out, err);
         if (rc)
@@ -104,7 +104,7 @@ private:
             timeoutMs, 20);
     }
 
-    /// `dialog log search --json --process DIALOG.ControlServer ARGS` polled until @p done accepts the
+    /// `dialogctl log search --json --process DIALOG.ControlServer ARGS` polled until @p done accepts the
     /// texts found (bounded); the texts of the last search.
     QStringList waitForControlServerTexts(const QStringList &args,
                                           const std::function<bool(const QStringList &)> &done)
@@ -157,7 +157,7 @@ private Q_SLOTS:
         QList<QProcess *> reporters;
         for (int i = 0; i < processes; ++i)
             reporters << m_fx->start(
-                QStringLiteral("dialog"),
+                QStringLiteral("dialogctl"),
                 reportArgs(QStringLiteral("P%1").arg(i, 2, 10, QLatin1Char('0')),
                            {QStringLiteral("--count"), QString::number(count), QStringLiteral("--numbered"),
                             QStringLiteral("--collapse-ms"), QStringLiteral("0"),
@@ -187,7 +187,7 @@ private Q_SLOTS:
         QVERIFY(!waitForLogger().isEmpty());
         QList<QProcess *> reporters;
         for (int i = 0; i < 8; ++i)
-            reporters << m_fx->start(QStringLiteral("dialog"),
+            reporters << m_fx->start(QStringLiteral("dialogctl"),
                                      reportArgs(QStringLiteral("Busy%1").arg(i),
                                                 {QStringLiteral("--count"), QStringLiteral("3000"),
                                                  QStringLiteral("--numbered"), QStringLiteral("--timeout-ms"),
@@ -215,14 +215,14 @@ private Q_SLOTS:
         const int flood = 200000;
         QList<QProcess *> ps;
         ps << m_fx->start(
-            QStringLiteral("dialog"),
+            QStringLiteral("dialogctl"),
             reportArgs(QStringLiteral("Flood"),
                        {QStringLiteral("--count"), QString::number(flood), QStringLiteral("--severity"),
                         QStringLiteral("warning"), QStringLiteral("--timeout-ms"), QStringLiteral("60000"),
                         QStringLiteral("link down")}));
         for (int i = 0; i < 5; ++i)
             ps << m_fx->start(
-                QStringLiteral("dialog"),
+                QStringLiteral("dialogctl"),
                 reportArgs(QStringLiteral("Other%1").arg(i),
                            {QStringLiteral("--count"), QStringLiteral("100"), QStringLiteral("--numbered"),
                             QStringLiteral("--collapse-ms"), QStringLiteral("0"), QStringLiteral("other")}));
@@ -277,7 +277,7 @@ private Q_SLOTS:
         const int count = 50000;
         QByteArray err;
         const int rc = m_fx->run(
-            QStringLiteral("dialog"),
+            QStringLiteral("dialogctl"),
             reportArgs(QStringLiteral("Burst"),
                        {QStringLiteral("--count"), QString::number(count), QStringLiteral("--numbered"),
                         QStringLiteral("--queue"), QStringLiteral("500"), QStringLiteral("burst")}),
@@ -300,7 +300,7 @@ private Q_SLOTS:
 
     void restartedLoggerLosesNothingAcknowledged()
     {
-        QCOMPARE(m_fx->run(QStringLiteral("dialog"),
+        QCOMPARE(m_fx->run(QStringLiteral("dialogctl"),
                            reportArgs(QStringLiteral("Before"),
                                       {QStringLiteral("--count"), QStringLiteral("1000"),
                                        QStringLiteral("--numbered"), QStringLiteral("acked")})),
@@ -310,7 +310,7 @@ private Q_SLOTS:
         m_logger->waitForFinished(5000);
         // A process reporting while no logger runs keeps its messages and delivers them later.
         QProcess *waiting = m_fx->start(
-            QStringLiteral("dialog"),
+            QStringLiteral("dialogctl"),
             reportArgs(QStringLiteral("During"),
                        {QStringLiteral("--count"), QStringLiteral("100"), QStringLiteral("--numbered"),
                         QStringLiteral("--timeout-ms"), QStringLiteral("30000"), QStringLiteral("held")}));
@@ -396,7 +396,7 @@ private Q_SLOTS:
         // One process' window is tried newest rows first (2,000 of them), then read from the window
         // index: sparse matches behind many newer rows, and dense ones, both come back right.
         auto report = [&](const QString &severity, const QString &text, int count) {
-            QCOMPARE(m_fx->run(QStringLiteral("dialog"),
+            QCOMPARE(m_fx->run(QStringLiteral("dialogctl"),
                                reportArgs(QStringLiteral("Busy"),
                                           {QStringLiteral("--severity"), severity, QStringLiteral("--count"),
                                            QString::number(count), QStringLiteral("--numbered"),
@@ -444,7 +444,7 @@ private Q_SLOTS:
     {
         auto report = [&](const QString &name, const QString &severity, const QString &text,
                           const QStringList &extra = {}) {
-            QCOMPARE(m_fx->run(QStringLiteral("dialog"),
+            QCOMPARE(m_fx->run(QStringLiteral("dialogctl"),
                                reportArgs(name, QStringList{QStringLiteral("--severity"), severity} + extra +
                                                     QStringList{text})),
                      0);
@@ -489,7 +489,7 @@ private Q_SLOTS:
         // categories).
         int rc = 0;
         QByteArray out, err;
-        QCOMPARE(m_fx->run(QStringLiteral("dialog"),
+        QCOMPARE(m_fx->run(QStringLiteral("dialogctl"),
                            {QStringLiteral("log"), QStringLiteral("search"), QStringLiteral("--category"),
                             QStringLiteral("default"), QStringLiteral("--limit"), QStringLiteral("2")},
                            &out, &err),
@@ -506,7 +506,7 @@ private Q_SLOTS:
             (QStringList{QStringLiteral("readout TIMEOUT on link 3"), QStringLiteral("timeout recovered")}));
         QCOMPARE(rc, 0);
         // tail: the newest, oldest first.
-        QCOMPARE(m_fx->run(QStringLiteral("dialog"),
+        QCOMPARE(m_fx->run(QStringLiteral("dialogctl"),
                            {QStringLiteral("log"), QStringLiteral("tail"), QStringLiteral("--category"),
                             QStringLiteral("default"), QStringLiteral("--limit"), QStringLiteral("1")},
                            &out),
@@ -517,7 +517,7 @@ private Q_SLOTS:
     void tailFollowPrintsNewMessages()
     {
         QProcess *tail =
-            m_fx->start(QStringLiteral("dialog"),
+            m_fx->start(QStringLiteral("dialogctl"),
                         {QStringLiteral("log"), QStringLiteral("tail"), QStringLiteral("--follow"),
                          QStringLiteral("--json"), QStringLiteral("--severity"), QStringLiteral("warning"),
                          QStringLiteral("--process"), QStringLiteral("L?v[a-e]*")});
@@ -533,16 +533,16 @@ private Q_SLOTS:
         };
         QVERIFY(waitUntil(following, 10000, 100));
         QCOMPARE(m_fx->run(
-                     QStringLiteral("dialog"),
+                     QStringLiteral("dialogctl"),
                      reportArgs(QStringLiteral("Live"), {QStringLiteral("--severity"), QStringLiteral("info"),
                                                          QStringLiteral("not shown")})),
                  0);
-        QCOMPARE(m_fx->run(QStringLiteral("dialog"),
+        QCOMPARE(m_fx->run(QStringLiteral("dialogctl"),
                            reportArgs(QStringLiteral("OtherLive"),
                                       {QStringLiteral("--severity"), QStringLiteral("error"),
                                        QStringLiteral("other")})),
                  0);
-        QCOMPARE(m_fx->run(QStringLiteral("dialog"),
+        QCOMPARE(m_fx->run(QStringLiteral("dialogctl"),
                            reportArgs(QStringLiteral("Live"),
                                       {QStringLiteral("--severity"), QStringLiteral("error"),
                                        QStringLiteral("shown live")})),
@@ -563,12 +563,12 @@ private Q_SLOTS:
             startLogger({QStringLiteral("--keep-days"), QStringLiteral("30"), QStringLiteral("--max-bytes"),
                          QStringLiteral("2000000"), QStringLiteral("--retention-s"), QStringLiteral("1")});
         QVERIFY(!waitForLogger().isEmpty());
-        QCOMPARE(m_fx->run(QStringLiteral("dialog"),
+        QCOMPARE(m_fx->run(QStringLiteral("dialogctl"),
                            reportArgs(QStringLiteral("Old"), {QStringLiteral("--time"), QStringLiteral("40d"),
                                                               QStringLiteral("from long ago")})),
                  0);
         QCOMPARE(
-            m_fx->run(QStringLiteral("dialog"),
+            m_fx->run(QStringLiteral("dialogctl"),
                       reportArgs(QStringLiteral("Recent"), {QStringLiteral("--time"), QStringLiteral("20d"),
                                                             QStringLiteral("from last week")})),
             0);
@@ -578,7 +578,7 @@ private Q_SLOTS:
         QCOMPARE(search({QStringLiteral("--process"), QStringLiteral("Recent")}).size(), 1);
         // About 6 MB of messages into a 2 MB bound: the oldest go, the newest stay.
         const QString text = QString(200, QLatin1Char('x'));
-        QCOMPARE(m_fx->run(QStringLiteral("dialog"),
+        QCOMPARE(m_fx->run(QStringLiteral("dialogctl"),
                            reportArgs(QStringLiteral("Big"),
                                       {QStringLiteral("--count"), QStringLiteral("20000"),
                                        QStringLiteral("--numbered"), QStringLiteral("--queue"),
@@ -605,7 +605,7 @@ private Q_SLOTS:
         QTest::addColumn<QStringList>("args");
         QTest::addColumn<QString>("message");
         QTest::newRow("no command") << QStringList{QStringLiteral("log")}
-                                    << QStringLiteral("usage: dialog log");
+                                    << QStringLiteral("usage: dialogctl log");
         QTest::newRow("unknown command") << QStringList{QStringLiteral("log"), QStringLiteral("grep")}
                                          << QStringLiteral("unknown command 'grep'");
         QTest::newRow("bad severity") << QStringList{QStringLiteral("log"), QStringLiteral("search"),
@@ -630,7 +630,7 @@ private Q_SLOTS:
         QFETCH(QStringList, args);
         QFETCH(QString, message);
         QByteArray err;
-        QCOMPARE(m_fx->run(QStringLiteral("dialog"), args, nullptr, &err), 1);
+        QCOMPARE(m_fx->run(QStringLiteral("dialogctl"), args, nullptr, &err), 1);
         QVERIFY2(QString::fromUtf8(err).contains(message), err.constData());
     }
 
@@ -639,14 +639,14 @@ private Q_SLOTS:
         m_logger->terminate();
         QVERIFY(m_logger->waitForFinished(5000));
         QByteArray err;
-        QCOMPARE(m_fx->run(QStringLiteral("dialog"),
+        QCOMPARE(m_fx->run(QStringLiteral("dialogctl"),
                            {QStringLiteral("log"), QStringLiteral("search"), QStringLiteral("--timeout-ms"),
                             QStringLiteral("500")},
                            nullptr, &err),
                  1);
         QVERIFY2(err.contains("no answer from DIALOG.Logger within 500 ms (is dialog-logger running?)"),
                  err.constData());
-        QCOMPARE(m_fx->run(QStringLiteral("dialog"),
+        QCOMPARE(m_fx->run(QStringLiteral("dialogctl"),
                            reportArgs(QStringLiteral("Alone"),
                                       {QStringLiteral("--timeout-ms"), QStringLiteral("1000"),
                                        QStringLiteral("nobody listens")}),
@@ -689,7 +689,7 @@ private Q_SLOTS:
         QVERIFY(!waitForLogger().isEmpty());
         // 200 messages of 10,000 characters are 2 MB: the file system fills up.
         QByteArray err;
-        QCOMPARE(m_fx->run(QStringLiteral("dialog"),
+        QCOMPARE(m_fx->run(QStringLiteral("dialogctl"),
                            reportArgs(QStringLiteral("Filler"),
                                       {QStringLiteral("--count"), QStringLiteral("200"),
                                        QStringLiteral("--numbered"), QStringLiteral("--collapse-ms"),
@@ -708,7 +708,7 @@ private Q_SLOTS:
         std::printf("full disk: %s\n", qPrintable(QString::fromUtf8(err).trimmed()));
         // Room again: the same logger stores at once.
         QVERIFY(ProcessFixture::mountTmpfs(dir, QStringLiteral("64m"), true));
-        QCOMPARE(m_fx->run(QStringLiteral("dialog"),
+        QCOMPARE(m_fx->run(QStringLiteral("dialogctl"),
                            reportArgs(QStringLiteral("Writer"), {QStringLiteral("stored again")}), nullptr,
                            &err),
                  0);
@@ -719,13 +719,13 @@ private Q_SLOTS:
     {
         // A process connects, a second one of the same name is refused, the first one dies.
         QProcess *victim =
-            m_fx->start(QStringLiteral("dialog"),
+            m_fx->start(QStringLiteral("dialogctl"),
                         {QStringLiteral("publish"), QStringLiteral("--name"), QStringLiteral("Victim"),
                          QStringLiteral("--rate"), QStringLiteral("10"), QStringLiteral("Victim.Data")});
         QTRY_VERIFY_WITH_TIMEOUT(!m_fx->processEntry(QStringLiteral("Victim")).isEmpty(), 10000);
-        QProcess *twin =
-            m_fx->start(QStringLiteral("dialog"), {QStringLiteral("publish"), QStringLiteral("--name"),
-                                                   QStringLiteral("Victim"), QStringLiteral("Victim.Other")});
+        QProcess *twin = m_fx->start(QStringLiteral("dialogctl"),
+                                     {QStringLiteral("publish"), QStringLiteral("--name"),
+                                      QStringLiteral("Victim"), QStringLiteral("Victim.Other")});
         QVERIFY(twin->waitForFinished(10000));
         QVERIFY(twin->exitCode() != 0);
         victim->kill();
@@ -836,9 +836,9 @@ private Q_SLOTS:
         m_logger = m_fx->start(QStringLiteral("dialog-logger"), {QStringLiteral("--data-dir"), dir.path()});
         QVERIFY(!waitForLogger().isEmpty());
         QCOMPARE(search({QStringLiteral("--process"), QStringLiteral("Old")}).size(), 3);
-        QCOMPARE(
-            m_fx->run(QStringLiteral("dialog"), reportArgs(QStringLiteral("New"), {QStringLiteral("new")})),
-            0);
+        QCOMPARE(m_fx->run(QStringLiteral("dialogctl"),
+                           reportArgs(QStringLiteral("New"), {QStringLiteral("new")})),
+                 0);
         QCOMPARE(search({QStringLiteral("--process"), QStringLiteral("New")}).size(), 1);
         QSqlDatabase db = QSqlDatabase::addDatabase(QStringLiteral("QSQLITE"), QStringLiteral("migrated"));
         db.setDatabaseName(file);
@@ -874,7 +874,7 @@ private Q_SLOTS:
         QVERIFY2(m_logger->waitForStarted(5000), qPrintable(m_logger->errorString()));
         QVERIFY(!waitForLogger().isEmpty());
         QByteArray err;
-        QCOMPARE(m_fx->run(QStringLiteral("dialog"),
+        QCOMPARE(m_fx->run(QStringLiteral("dialogctl"),
                            reportArgs(QStringLiteral("Writer"),
                                       {QStringLiteral("--count"), QStringLiteral("10"),
                                        QStringLiteral("--numbered"), QStringLiteral("lost")}),
@@ -899,7 +899,7 @@ private Q_SLOTS:
         for (const QString &f : {QStringLiteral("-wal"), QStringLiteral("-shm")})
             if (QFile::exists(db + f))
                 QFile::setPermissions(db + f, all);
-        QCOMPARE(m_fx->run(QStringLiteral("dialog"),
+        QCOMPARE(m_fx->run(QStringLiteral("dialogctl"),
                            reportArgs(QStringLiteral("Writer"), {QStringLiteral("stored again")}), nullptr,
                            &err),
                  0);

@@ -58,7 +58,7 @@ public:
         }
         QByteArray out;
         if (run(QStringLiteral("initdb"),
-                {QStringLiteral("-D"), dataDir(), QStringLiteral("-U"), QStringLiteral("dialog"),
+                {QStringLiteral("-D"), dataDir(), QStringLiteral("-U"), QStringLiteral("dialogctl"),
                  QStringLiteral("--auth=trust"), QStringLiteral("-E"), QStringLiteral("UTF8"),
                  QStringLiteral("--no-sync")},
                 &out) != 0) {
@@ -70,7 +70,7 @@ public:
             return false;
         if (run(QStringLiteral("createdb"),
                 {QStringLiteral("-h"), QStringLiteral("127.0.0.1"), QStringLiteral("-p"),
-                 QString::number(m_port), QStringLiteral("-U"), QStringLiteral("dialog"),
+                 QString::number(m_port), QStringLiteral("-U"), QStringLiteral("dialogctl"),
                  QStringLiteral("messages")},
                 &out) != 0) {
             *error = QStringLiteral("createdb failed: ") + QString::fromLocal8Bit(out);
@@ -175,7 +175,7 @@ private:
     static QJsonObject stats(ProcessFixture &fx)
     {
         QByteArray out;
-        if (fx.run(QStringLiteral("dialog"), {QStringLiteral("log"), QStringLiteral("stats")}, &out) != 0)
+        if (fx.run(QStringLiteral("dialogctl"), {QStringLiteral("log"), QStringLiteral("stats")}, &out) != 0)
             return {};
         return QJsonDocument::fromJson(out).object();
     }
@@ -190,7 +190,7 @@ private:
         QByteArray out;
         // A page of 10,000 records takes a while under a sanitizer: the search's own time-out and
         // the bound on the run are scaled (SanitizerTimeScale).
-        fx.run(QStringLiteral("dialog"),
+        fx.run(QStringLiteral("dialogctl"),
                QStringList{QStringLiteral("log"), QStringLiteral("search"), QStringLiteral("--json"),
                            QStringLiteral("--timeout-ms"), QString::number(10000 * SanitizerTimeScale)} +
                    args,
@@ -241,7 +241,7 @@ private Q_SLOTS:
         QCOMPARE(stats(*fx).value(QStringLiteral("database")).toString(), m_pg.url());
         auto report = [&](const QString &name, const QString &severity, const QString &text,
                           const QStringList &extra = {}) {
-            QCOMPARE(fx->run(QStringLiteral("dialog"),
+            QCOMPARE(fx->run(QStringLiteral("dialogctl"),
                              reportArgs(name, QStringList{QStringLiteral("--severity"), severity} + extra +
                                                   QStringList{text})),
                      0);
@@ -271,7 +271,7 @@ private Q_SLOTS:
             QStringLiteral("3"));
 
         // 300 numbered messages, complete and in order, and paged through 100 at a time.
-        QCOMPARE(fx->run(QStringLiteral("dialog"),
+        QCOMPARE(fx->run(QStringLiteral("dialogctl"),
                          reportArgs(QStringLiteral("Bulk"),
                                     {QStringLiteral("--count"), QStringLiteral("300"),
                                      QStringLiteral("--numbered"), QStringLiteral("--collapse-ms"),
@@ -303,12 +303,12 @@ private Q_SLOTS:
         QVERIFY(a && b);
         QVERIFY(waitForLogger(*a));
         QVERIFY(waitForLogger(*b));
-        QCOMPARE(
-            a->run(QStringLiteral("dialog"), reportArgs(QStringLiteral("SiteA"), {QStringLiteral("from A")})),
-            0);
-        QCOMPARE(
-            b->run(QStringLiteral("dialog"), reportArgs(QStringLiteral("SiteB"), {QStringLiteral("from B")})),
-            0);
+        QCOMPARE(a->run(QStringLiteral("dialogctl"),
+                        reportArgs(QStringLiteral("SiteA"), {QStringLiteral("from A")})),
+                 0);
+        QCOMPARE(b->run(QStringLiteral("dialogctl"),
+                        reportArgs(QStringLiteral("SiteB"), {QStringLiteral("from B")})),
+                 0);
         for (ProcessFixture *fx : {a.get(), b.get()})
             QCOMPARE(texts(search(*fx, {QStringLiteral("--process"), QStringLiteral("Site?")})),
                      (QStringList{QStringLiteral("from A"), QStringLiteral("from B")}));
@@ -322,7 +322,7 @@ private Q_SLOTS:
         // SIGKILL while a process reports 20,000 messages: batches unacknowledged at that moment are sent
         // again to the next logger, which inserts only those not already committed.
         QProcess *reporter = fx->start(
-            QStringLiteral("dialog"),
+            QStringLiteral("dialogctl"),
             reportArgs(QStringLiteral("Stream"),
                        {QStringLiteral("--count"), QStringLiteral("20000"), QStringLiteral("--numbered"),
                         QStringLiteral("--queue"), QStringLiteral("20000"), QStringLiteral("--collapse-ms"),
@@ -361,7 +361,7 @@ private Q_SLOTS:
         QVERIFY(waitForLogger(*fx));
         m_pg.stop();
         QByteArray err;
-        QCOMPARE(fx->run(QStringLiteral("dialog"),
+        QCOMPARE(fx->run(QStringLiteral("dialogctl"),
                          reportArgs(QStringLiteral("Lost"),
                                     {QStringLiteral("--count"), QStringLiteral("5"),
                                      QStringLiteral("--numbered"), QStringLiteral("lost")}),
@@ -378,9 +378,9 @@ private Q_SLOTS:
 
         QString error;
         QVERIFY2(m_pg.start(&error), qPrintable(error));
-        QCOMPARE(
-            fx->run(QStringLiteral("dialog"), reportArgs(QStringLiteral("Lost"), {QStringLiteral("back")})),
-            0);
+        QCOMPARE(fx->run(QStringLiteral("dialogctl"),
+                         reportArgs(QStringLiteral("Lost"), {QStringLiteral("back")})),
+                 0);
         QCOMPARE(texts(search(*fx, {QStringLiteral("--process"), QStringLiteral("Lost")})),
                  QStringList{QStringLiteral("back")});
     }
@@ -428,7 +428,7 @@ private Q_SLOTS:
                    QStringLiteral("postgresql://dialog@127.0.0.1:%1/messages").arg(freePort())});
         QVERIFY(waitForLogger(*fx));
         QByteArray err;
-        QCOMPARE(fx->run(QStringLiteral("dialog"),
+        QCOMPARE(fx->run(QStringLiteral("dialogctl"),
                          reportArgs(QStringLiteral("X"), {QStringLiteral("nowhere")}), nullptr, &err),
                  1);
         QVERIFY2(err.contains("not stored: cannot open postgresql://dialog@127.0.0.1:"), err.constData());

@@ -1,4 +1,4 @@
-// dialog-logger's web side (--http-port): GET /log answers JSON with the filters of `dialog log
+// dialog-logger's web side (--http-port): GET /log answers JSON with the filters of `dialogctl log
 // search`, bad parameters get a 400 that says why, and the search page, loaded in headless Chromium,
 // lists the messages, filters them, and follows a new one. Saves the screenshot logweb.png.
 #include "chromium.h"
@@ -23,7 +23,7 @@ private:
                 const QStringList &extra = {})
     {
         QCOMPARE(
-            m_fx->run(QStringLiteral("dialog"),
+            m_fx->run(QStringLiteral("dialogctl"),
                       QStringList{QStringLiteral("log"), QStringLiteral("report"), QStringLiteral("--name"),
                                   name, QStringLiteral("--severity"), severity} +
                           extra + QStringList{text}),

@@ -222,7 +222,7 @@ void tst_Mirror::mirrorIsReadOnly()
 
     // The tool says so too.
     QByteArray out, err;
-    QCOMPARE(m_fx->run(QStringLiteral("dialog"),
+    QCOMPARE(m_fx->run(QStringLiteral("dialogctl"),
                        {QStringLiteral("is"), QStringLiteral("rm"), QStringLiteral("Mirror.RO1")}, &out,
                        &err),
              1);
@@ -335,7 +335,7 @@ void tst_Mirror::chainOfMirrors()
 
 void tst_Mirror::stoppedMirrorNeverBlocksTheMaster()
 {
-    // What it costs in throughput is a figure for `dialog bench is-mirror-cost`; this checks what the
+    // What it costs in throughput is a figure for `dialogctl bench is-mirror-cost`; this checks what the
     // design guarantees: the master's write path never waits on a mirror, the mirror's queue is
     // bounded (its notifications are dropped and counted) and the mirror catches up once it runs.
     QProcess *master = startServer(QStringLiteral("RunParams"),

@@ -57,7 +57,7 @@ private:
     }
     QProcess *startPublisher(const QString &service, const QString &name, const QStringList &extra = {})
     {
-        return m_fx->start(QStringLiteral("dialog"),
+        return m_fx->start(QStringLiteral("dialogctl"),
                            QStringList{QStringLiteral("publish"), service, QStringLiteral("--name"), name,
                                        QStringLiteral("--rate"), QStringLiteral("50"),
                                        QStringLiteral("--heartbeat-ms"), HeartbeatArg} +
@@ -169,7 +169,7 @@ void tst_Recovery::lostSubscriberNoLongerReceives()
     Service *svc = provider.publish(QStringLiteral("Lone.Data"));
     QVERIFY(provider.start());
     QProcess *sub =
-        m_fx->start(QStringLiteral("dialog"),
+        m_fx->start(QStringLiteral("dialogctl"),
                     {QStringLiteral("get"), QStringLiteral("Lone.Data"), QStringLiteral("--name"),
                      QStringLiteral("DoomedSubscriber"), QStringLiteral("--heartbeat-ms"), HeartbeatArg});
     QTRY_COMPARE_WITH_TIMEOUT(svc->subscriberCount(), 1, 10000);
@@ -255,7 +255,7 @@ void tst_Recovery::controlServerRestartKeepsDataFlowingAndRecovers()
     QCOMPARE(sub->lostCount(), 0u);
     // And new subscribers find the service through the new Control Server.
     QByteArray out;
-    QCOMPARE(m_fx->run(QStringLiteral("dialog"),
+    QCOMPARE(m_fx->run(QStringLiteral("dialogctl"),
                        {QStringLiteral("get"), QStringLiteral("Steady.Data"), QStringLiteral("--count"),
                         QStringLiteral("1"), QStringLiteral("--timeout-ms"), QStringLiteral("5000")},
                        &out),
@@ -324,11 +324,11 @@ void tst_Recovery::controlServerRestartWith25Processes()
 
 void tst_Recovery::controlServerRestartWith300ProcessesAllReRegister()
 {
-    // dialog bench cs-scale: 300 light processes (3 OS processes of 100) with 3,000 services register,
+    // dialogctl bench cs-scale: 300 light processes (3 OS processes of 100) with 3,000 services register,
     // the Control Server is killed and restarted, and every one comes back with all its services; the
     // paced reconnection refuses nobody and loses nobody.
     QProcess *bench =
-        m_fx->start(QStringLiteral("dialog"),
+        m_fx->start(QStringLiteral("dialogctl"),
                     {QStringLiteral("bench"), QStringLiteral("cs-scale"), QStringLiteral("--processes"),
                      QStringLiteral("300"), QStringLiteral("--services"), QStringLiteral("3000"),
                      QStringLiteral("--per-process"), QStringLiteral("100"), QStringLiteral("--heartbeat-ms"),
@@ -349,10 +349,11 @@ void tst_Recovery::controlServerRestartWith300ProcessesAllReRegister()
 
     // A bench that gives up says why and exits 1, its processes stopped; it used to read their last
     // output into freed memory on the way out (a crash under load, an ASan report anywhere).
-    QProcess *late = m_fx->start(QStringLiteral("dialog"),
-                                 {QStringLiteral("bench"), QStringLiteral("cs-scale"), QStringLiteral("--processes"),
-                                  QStringLiteral("600"), QStringLiteral("--per-process"), QStringLiteral("100"),
-                                  QStringLiteral("--timeout-s"), QStringLiteral("1")});
+    QProcess *late =
+        m_fx->start(QStringLiteral("dialogctl"),
+                    {QStringLiteral("bench"), QStringLiteral("cs-scale"), QStringLiteral("--processes"),
+                     QStringLiteral("600"), QStringLiteral("--per-process"), QStringLiteral("100"),
+                     QStringLiteral("--timeout-s"), QStringLiteral("1")});
     QVERIFY(late->waitForFinished(60000));
     QCOMPARE(late->exitStatus(), QProcess::NormalExit);
     const QByteArray why = late->readAllStandardError();
@@ -395,7 +396,7 @@ void tst_Recovery::standbyTakesOverFromKilledPrimary()
         provider.state() == Client::State::Connected && subscriber.state() == Client::State::Connected, 5000);
     report("primary killed -> processes connected to the standby", t.elapsed());
     QByteArray out;
-    QCOMPARE(m_fx->run(QStringLiteral("dialog"),
+    QCOMPARE(m_fx->run(QStringLiteral("dialogctl"),
                        {QStringLiteral("ls"), QStringLiteral("--json"), QStringLiteral("--control-server"),
                         QStringLiteral("127.0.0.1:%1").arg(standbyPort)},
                        &out),
@@ -404,7 +405,7 @@ void tst_Recovery::standbyTakesOverFromKilledPrimary()
     svc->update("via standby era");
     QTRY_COMPARE_WITH_TIMEOUT(sub->lastMessage().data(), QByteArray("via standby era"), 5000);
     // A new process given both addresses finds the service.
-    QCOMPARE(m_fx->run(QStringLiteral("dialog"),
+    QCOMPARE(m_fx->run(QStringLiteral("dialogctl"),
                        {QStringLiteral("get"), QStringLiteral("Failover.Data"), QStringLiteral("--count"),
                         QStringLiteral("1"), QStringLiteral("--timeout-ms"), QStringLiteral("8000"),
                         QStringLiteral("--control-server"), both},
@@ -435,7 +436,7 @@ void tst_Recovery::hungControlServerIsLeftForStandby()
     QTRY_COMPARE_WITH_TIMEOUT(c.state(), Client::State::Connected, 5000);
     report("primary hung (SIGSTOP) -> process connected to the standby", t.elapsed());
     QByteArray out;
-    QCOMPARE(m_fx->run(QStringLiteral("dialog"),
+    QCOMPARE(m_fx->run(QStringLiteral("dialogctl"),
                        {QStringLiteral("get"), QStringLiteral("Patient.State"), QStringLiteral("--count"),
                         QStringLiteral("1"), QStringLiteral("--timeout-ms"), QStringLiteral("5000"),
                         QStringLiteral("--control-server"), QStringLiteral("127.0.0.1:%1").arg(standbyPort)},
@@ -464,7 +465,7 @@ void tst_Recovery::hungControlServerIsLeftForStandby()
     signalProcess(m_fx->controlServerProcess(), SIGCONT);
     auto standbyEntry = [&] {
         QByteArray ls;
-        m_fx->run(QStringLiteral("dialog"),
+        m_fx->run(QStringLiteral("dialogctl"),
                   {QStringLiteral("ls"), QStringLiteral("--json"), QStringLiteral("--control-server"),
                    QStringLiteral("127.0.0.1:%1").arg(standbyPort)},
                   &ls);
@@ -491,7 +492,7 @@ void tst_Recovery::hungControlServerIsLeftForStandby()
     QVERIFY(ProcessFixture::waitForPort(primaryPort, 10000));
     QTRY_COMPARE_WITH_TIMEOUT(c.state(), Client::State::Connected, 10000);
     out.clear();
-    QCOMPARE(m_fx->run(QStringLiteral("dialog"),
+    QCOMPARE(m_fx->run(QStringLiteral("dialogctl"),
                        {QStringLiteral("get"), QStringLiteral("Patient.State"), QStringLiteral("--count"),
                         QStringLiteral("1"), QStringLiteral("--timeout-ms"), QStringLiteral("5000"),
                         QStringLiteral("--control-server"), m_fx->controlServer()},

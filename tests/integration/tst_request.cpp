@@ -61,8 +61,8 @@ void serveUpperCase(Client &c)
 
 void tst_Request::echoAnswersRequestsWithTheirData()
 {
-    // dialog echo --reply: the provider side of dialog bench rtt --mode request.
-    m_fx->start(QStringLiteral("dialog"),
+    // dialogctl echo --reply: the provider side of dialogctl bench rtt --mode request.
+    m_fx->start(QStringLiteral("dialogctl"),
                 {QStringLiteral("echo"), QStringLiteral("--name"), QStringLiteral("Echo"),
                  QStringLiteral("--reply"), QStringLiteral("Echo.rr"), QStringLiteral("--quiet")});
     Client client(m_fx->clientOptions(QStringLiteral("EchoAsker")));
@@ -81,7 +81,7 @@ void tst_Request::echoAnswersRequestsWithTheirData()
 
 void tst_Request::benchRoundTripOfRequests()
 {
-    QProcess *bench = m_fx->start(QStringLiteral("dialog"),
+    QProcess *bench = m_fx->start(QStringLiteral("dialogctl"),
                                   {QStringLiteral("bench"), QStringLiteral("rtt"), QStringLiteral("--mode"),
                                    QStringLiteral("request"), QStringLiteral("--count"),
                                    QStringLiteral("200"), QStringLiteral("--json")});
@@ -95,10 +95,11 @@ void tst_Request::benchRoundTripOfRequests()
     QVERIFY(j.value(QStringLiteral("p99_us")).toDouble() >= j.value(QStringLiteral("p50_us")).toDouble());
 
     // --direct: the echo answers in its reader thread (Client::setRequestHandlerDirect).
-    QProcess *direct = m_fx->start(QStringLiteral("dialog"),
-                                   {QStringLiteral("bench"), QStringLiteral("rtt"), QStringLiteral("--mode"),
-                                    QStringLiteral("request"), QStringLiteral("--direct"),
-                                    QStringLiteral("--count"), QStringLiteral("200"), QStringLiteral("--json")});
+    QProcess *direct =
+        m_fx->start(QStringLiteral("dialogctl"),
+                    {QStringLiteral("bench"), QStringLiteral("rtt"), QStringLiteral("--mode"),
+                     QStringLiteral("request"), QStringLiteral("--direct"), QStringLiteral("--count"),
+                     QStringLiteral("200"), QStringLiteral("--json")});
     QVERIFY(direct->waitForFinished(60000));
     QVERIFY2(direct->exitCode() == 0, direct->readAllStandardError().constData());
     const QJsonObject dj = QJsonDocument::fromJson(direct->readAllStandardOutput()).object();
@@ -108,10 +109,11 @@ void tst_Request::benchRoundTripOfRequests()
     // --receive-spin-us: every process of the round trip (the Control Server, the echo and the
     // bench) keeps its readers awake after receiving; the figures are the README's, not asserted.
     for (const QString &mode : {QStringLiteral("request"), QStringLiteral("command")}) {
-        QProcess *spin = m_fx->start(QStringLiteral("dialog"),
-                                     {QStringLiteral("bench"), QStringLiteral("rtt"), QStringLiteral("--mode"), mode,
-                                      QStringLiteral("--receive-spin-us"), QStringLiteral("50"),
-                                      QStringLiteral("--count"), QStringLiteral("200"), QStringLiteral("--json")});
+        QProcess *spin =
+            m_fx->start(QStringLiteral("dialogctl"),
+                        {QStringLiteral("bench"), QStringLiteral("rtt"), QStringLiteral("--mode"), mode,
+                         QStringLiteral("--receive-spin-us"), QStringLiteral("50"), QStringLiteral("--count"),
+                         QStringLiteral("200"), QStringLiteral("--json")});
         QVERIFY(spin->waitForFinished(60000));
         QVERIFY2(spin->exitCode() == 0, spin->readAllStandardError().constData());
         const QJsonObject sj = QJsonDocument::fromJson(spin->readAllStandardOutput()).object();
@@ -126,9 +128,9 @@ void tst_Request::benchRoundTripOfRequests()
     QVERIFY(badSpin->exitCode() != 0);
     QVERIFY(badSpin->readAllStandardError().contains("invalid --receive-spin-us 'forever'"));
 
-    QProcess *bad =
-        m_fx->start(QStringLiteral("dialog"), {QStringLiteral("bench"), QStringLiteral("rtt"),
-                                               QStringLiteral("--mode"), QStringLiteral("carrier-pigeon")});
+    QProcess *bad = m_fx->start(QStringLiteral("dialogctl"),
+                                {QStringLiteral("bench"), QStringLiteral("rtt"), QStringLiteral("--mode"),
+                                 QStringLiteral("carrier-pigeon")});
     QVERIFY(bad->waitForFinished(10000));
     QCOMPARE(bad->exitCode(), 1);
     QVERIFY(bad->readAllStandardError().contains("unknown --mode 'carrier-pigeon'"));
@@ -325,7 +327,7 @@ void tst_Request::unansweredRequestTimesOut()
 void tst_Request::lostProviderFailsPendingRequests()
 {
     QProcess *provider =
-        m_fx->start(QStringLiteral("dialog"),
+        m_fx->start(QStringLiteral("dialogctl"),
                     {QStringLiteral("publish"), QStringLiteral("Doomed.Service"), QStringLiteral("--name"),
                      QStringLiteral("Doomed"), QStringLiteral("--heartbeat-ms"), QStringLiteral("200")});
     ClientOptions o = m_fx->clientOptions(QStringLiteral("Waiter"));

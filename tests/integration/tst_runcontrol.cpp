@@ -1,5 +1,5 @@
 // Run control with the real binaries on loopback: master and slaves through full run cycles,
-// failures (crash, failing configure, hang), recovery, and the launcher (dialog up/down) over a
+// failures (crash, failing configure, hang), recovery, and the launcher (dialogctl up/down) over a
 // fake ssh.
 #include "dialog/rc/protocol.h"
 #include "processfixture.h"
@@ -64,7 +64,7 @@ private:
 
 void tst_RunControl::initTestCase()
 {
-    // Processes `dialog up` starts are detached: become their reaper so none is left a zombie.
+    // Processes `dialogctl up` starts are detached: become their reaper so none is left a zombie.
     ::prctl(PR_SET_CHILD_SUBREAPER, 1);
 }
 
@@ -285,7 +285,7 @@ void tst_RunControl::commandDrivesTheMasterToo()
     startSlave(QStringLiteral("control"), QStringLiteral("FE1"));
     QTRY_VERIFY_WITH_TIMEOUT(allSlavesPresent(), 10000);
     QByteArray err;
-    QCOMPARE(m_fx->run(QStringLiteral("dialog"),
+    QCOMPARE(m_fx->run(QStringLiteral("dialogctl"),
                        {QStringLiteral("send"), QStringLiteral("RunCtrl.Master.Command"),
                         QStringLiteral("configure")},
                        nullptr, &err),
@@ -576,14 +576,14 @@ void tst_RunControl::launcherUpAndDownOverSsh()
     const QString runDir = m_dir->filePath(QStringLiteral("run"));
     QByteArray out, err;
     const int rc = m_fx->run(
-        QStringLiteral("dialog"),
+        QStringLiteral("dialogctl"),
         {QStringLiteral("up"), partition, QStringLiteral("--run-dir"), runDir, QStringLiteral("--json")},
         &out, &err, 30000);
     // Whatever fails below, what 'up' started goes: 'down' from the run directory.
     bool downed = false;
     auto downAnyway = qScopeGuard([&] {
         if (!downed)
-            m_fx->run(QStringLiteral("dialog"),
+            m_fx->run(QStringLiteral("dialogctl"),
                       {QStringLiteral("down"), partition, QStringLiteral("--run-dir"), runDir}, nullptr,
                       nullptr, 30000);
     });
@@ -612,13 +612,13 @@ void tst_RunControl::launcherUpAndDownOverSsh()
     QVERIFY2(sshCalls.contains("'--name' 'RO1'") && !sshCalls.contains("'FE1'"), sshCalls.constData());
 
     // A second 'up' is refused while the partition runs.
-    QCOMPARE(m_fx->run(QStringLiteral("dialog"),
+    QCOMPARE(m_fx->run(QStringLiteral("dialogctl"),
                        {QStringLiteral("up"), partition, QStringLiteral("--run-dir"), runDir}, nullptr, &err,
                        30000),
              1);
     QVERIFY2(err.contains("is already up"), err.constData());
 
-    QVERIFY2(m_fx->run(QStringLiteral("dialog"),
+    QVERIFY2(m_fx->run(QStringLiteral("dialogctl"),
                        {QStringLiteral("down"), partition, QStringLiteral("--run-dir"), runDir,
                         QStringLiteral("--json")},
                        &out, &err, 30000) == 0,
@@ -647,8 +647,9 @@ void tst_RunControl::launcherReportsBadPartitionAndMissingBinary()
     QVERIFY(bad.open(QIODevice::WriteOnly));
     bad.write("{\"name\": \"x\",\n \"control_server\": {\"port\": \"3425\"}}");
     bad.close();
-    QCOMPARE(m_fx->run(QStringLiteral("dialog"), {QStringLiteral("up"), bad.fileName()}, nullptr, &err), 1);
-    QVERIFY2(err.startsWith("dialog up: bad.json: control_server.port: expected an integer in 1..65535"),
+    QCOMPARE(m_fx->run(QStringLiteral("dialogctl"), {QStringLiteral("up"), bad.fileName()}, nullptr, &err),
+             1);
+    QVERIFY2(err.startsWith("dialogctl up: bad.json: control_server.port: expected an integer in 1..65535"),
              err.constData());
 
     const QString partition =
@@ -657,7 +658,7 @@ void tst_RunControl::launcherReportsBadPartitionAndMissingBinary()
                          QJsonArray{QJsonObject{{QStringLiteral("name"), QStringLiteral("DAQ")}}}}});
     const QString emptyBin = m_dir->filePath(QStringLiteral("nobin"));
     QDir().mkpath(emptyBin);
-    QCOMPARE(m_fx->run(QStringLiteral("dialog"),
+    QCOMPARE(m_fx->run(QStringLiteral("dialogctl"),
                        {QStringLiteral("up"), partition, QStringLiteral("--bin-dir"), emptyBin,
                         QStringLiteral("--run-dir"), m_dir->filePath(QStringLiteral("run"))},
                        nullptr, &err),

@@ -1,4 +1,4 @@
-// dialog up / dialog down over a real OpenSSH server: sshd started by the test on 127.0.0.1 with a
+// dialogctl up / dialogctl down over a real OpenSSH server: sshd started by the test on 127.0.0.1 with a
 // host key and a client key made for the purpose, reached through an ssh config file with
 // BatchMode=yes. The "remote" host is this machine, so the same paths hold on both sides.
 // Needs openssh-server (run.sh installs it); skipped, with the reason, only when not run as root
@@ -53,10 +53,10 @@ private:
     /// Server is started (nothing local).
     QString writePartition(const QString &name, const QString &host, const QString &binDir,
                            bool allRemote = false);
-    /// Runs the dialog tool to completion (bounded); its exit code.
+    /// Runs the dialogctl tool to completion (bounded); its exit code.
     int dialog(const QStringList &args, QByteArray *out, QByteArray *err)
     {
-        return m_fx.run(QStringLiteral("dialog"), args, out, err, 90000);
+        return m_fx.run(QStringLiteral("dialogctl"), args, out, err, 90000);
     }
 
     dialog::test::ProcessFixture m_fx;
@@ -209,7 +209,7 @@ void tst_Ssh::upAndDownOverRealSsh()
                                 "--name " + o.value(QStringLiteral("name")).toString().toUtf8());
     }
     QCOMPARE(remote.size(), 2);
-    // The PID recorded is the daemon's own (what `dialog down` signals), not a shell's.
+    // The PID recorded is the daemon's own (what `dialogctl down` signals), not a shell's.
     for (const auto &r : remote)
         QVERIFY2(
             running(r.first, "dialog-slave") && running(r.first, r.second),

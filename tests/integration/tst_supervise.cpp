@@ -1,4 +1,4 @@
-// Supervision: `dialog up --supervise` (foreground) and `--daemon` restart the processes whose
+// Supervision: `dialogctl up --supervise` (foreground) and `--daemon` restart the processes whose
 // partition entry says "restart": "on-failure". A slave SIGKILLed mid-run comes back by itself and
 // the run continues; a program that always exits is given up after restart_limit restarts; each
 // restart reaches the message log. Real binaries on loopback.
@@ -29,7 +29,7 @@ private Q_SLOTS:
 private:
     QString writePartition(const QJsonArray &slaves);
     QJsonObject masterState() const;
-    /// The process record `dialog up` keeps (name -> entry); every pid seen is remembered for reaping.
+    /// The process record `dialogctl up` keeps (name -> entry); every pid seen is remembered for reaping.
     QHash<QString, QJsonObject> record();
     void reap();
     Reply transition(const QString &t);
@@ -44,7 +44,7 @@ private:
 
 void tst_Supervise::initTestCase()
 {
-    // Processes `dialog up` starts are detached: become their reaper so none is left a zombie.
+    // Processes `dialogctl up` starts are detached: become their reaper so none is left a zombie.
     ::prctl(PR_SET_CHILD_SUBREAPER, 1);
 }
 
@@ -65,7 +65,7 @@ void tst_Supervise::cleanup()
 {
     // Whatever a failed test left: the supervisor first, then the partition.
     if (QFile::exists(m_runDir + QStringLiteral("/processes.json")))
-        m_fx->run(QStringLiteral("dialog"),
+        m_fx->run(QStringLiteral("dialogctl"),
                   {QStringLiteral("down"), m_dir->filePath(QStringLiteral("test.json")),
                    QStringLiteral("--run-dir"), m_runDir},
                   nullptr, nullptr, 20000);
@@ -175,7 +175,7 @@ void tst_Supervise::partitionRestartFieldsAreChecked()
         const QString partition =
             writePartition({slave(QStringLiteral("FE1"), QStringLiteral("control"), {}, c.first)});
         QByteArray err;
-        QCOMPARE(m_fx->run(QStringLiteral("dialog"),
+        QCOMPARE(m_fx->run(QStringLiteral("dialogctl"),
                            {QStringLiteral("up"), partition, QStringLiteral("--run-dir"), m_runDir}, nullptr,
                            &err),
                  1);
@@ -184,12 +184,12 @@ void tst_Supervise::partitionRestartFieldsAreChecked()
     // Supervising a partition that is not up, or in which nothing may be restarted, is refused.
     QByteArray err;
     const QString partition = writePartition({slave(QStringLiteral("FE1"), QStringLiteral("control"))});
-    QCOMPARE(m_fx->run(QStringLiteral("dialog"),
+    QCOMPARE(m_fx->run(QStringLiteral("dialogctl"),
                        {QStringLiteral("supervise"), partition, QStringLiteral("--run-dir"), m_runDir},
                        nullptr, &err),
              1);
     QVERIFY2(err.contains("nothing recorded"), err.constData());
-    QCOMPARE(m_fx->run(QStringLiteral("dialog"),
+    QCOMPARE(m_fx->run(QStringLiteral("dialogctl"),
                        {QStringLiteral("up"), partition, QStringLiteral("--run-dir"), m_runDir,
                         QStringLiteral("--daemon")},
                        nullptr, &err),
@@ -215,9 +215,9 @@ void tst_Supervise::slaveKilledMidRunComesBackAndTheRunContinues()
                         slave(QStringLiteral("FE2"), QStringLiteral("control"), {}, onFailure),
                         slave(QStringLiteral("RO1"), QStringLiteral("readout"),
                               {QStringLiteral("--threads"), QStringLiteral("2")}, remoteOnFailure)});
-    QProcess *up =
-        m_fx->start(QStringLiteral("dialog"), {QStringLiteral("up"), partition, QStringLiteral("--run-dir"),
-                                               m_runDir, QStringLiteral("--supervise")});
+    QProcess *up = m_fx->start(QStringLiteral("dialogctl"),
+                               {QStringLiteral("up"), partition, QStringLiteral("--run-dir"), m_runDir,
+                                QStringLiteral("--supervise")});
     QByteArray upErr;
     QTRY_VERIFY_WITH_TIMEOUT((upErr += up->readAllStandardError()).contains("supervising 3 processes"),
                              20000);
@@ -271,7 +271,7 @@ void tst_Supervise::slaveKilledMidRunComesBackAndTheRunContinues()
     QByteArray out;
     QVERIFY(waitUntil(
         [&] {
-            m_fx->run(QStringLiteral("dialog"),
+            m_fx->run(QStringLiteral("dialogctl"),
                       {QStringLiteral("log"), QStringLiteral("search"), QStringLiteral("--category"),
                        QStringLiteral("dialog.supervise"), QStringLiteral("--text"),
                        QStringLiteral("restarted FE2")},
@@ -280,9 +280,9 @@ void tst_Supervise::slaveKilledMidRunComesBackAndTheRunContinues()
         },
         10000, 200));
 
-    // `dialog down` stops the supervisor first (it must not restart what is being stopped).
+    // `dialogctl down` stops the supervisor first (it must not restart what is being stopped).
     QByteArray err;
-    QCOMPARE(m_fx->run(QStringLiteral("dialog"),
+    QCOMPARE(m_fx->run(QStringLiteral("dialogctl"),
                        {QStringLiteral("down"), partition, QStringLiteral("--run-dir"), m_runDir}, &out, &err,
                        20000),
              0);
@@ -303,7 +303,7 @@ void tst_Supervise::alwaysExitingProgramIsGivenUpAfterTheLimit()
                 {QStringLiteral("restart_delay_ms"), 50}})});
     QByteArray out, err;
     // FE9 does not come up (exit 1), but the supervisor starts in the background and tries again.
-    QCOMPARE(m_fx->run(QStringLiteral("dialog"),
+    QCOMPARE(m_fx->run(QStringLiteral("dialogctl"),
                        {QStringLiteral("up"), partition, QStringLiteral("--run-dir"), m_runDir,
                         QStringLiteral("--supervise"), QStringLiteral("--daemon")},
                        &out, &err, 30000),
@@ -342,7 +342,7 @@ void tst_Supervise::alwaysExitingProgramIsGivenUpAfterTheLimit()
     QCOMPARE(record().value(QStringLiteral("FE1")).value(QStringLiteral("status")).toString(),
              QStringLiteral("registered"));
 
-    QCOMPARE(m_fx->run(QStringLiteral("dialog"),
+    QCOMPARE(m_fx->run(QStringLiteral("dialogctl"),
                        {QStringLiteral("down"), partition, QStringLiteral("--run-dir"), m_runDir}, &out, &err,
                        20000),
              0);

@@ -257,7 +257,7 @@ private:
     void startPartition();
     Reply transition(const QString &t, int timeoutMs = 20000);
     QJsonObject masterState() const;
-    /// Every slave's object in the RunParams IS server (host 1), read with `dialog is get` from the
+    /// Every slave's object in the RunParams IS server (host 1), read with `dialogctl is get` from the
     /// operator's host, ends with @p state.
     void checkIsHolds(const QString &state);
 
@@ -449,7 +449,7 @@ void tst_MultiHost::checkIsHolds(const QString &state)
                 env.insert(QStringLiteral("DIALOG_CONTROL_SERVER"),
                            m_net.address(1) + QStringLiteral(":3425"));
                 get.setProcessEnvironment(env);
-                get.start(bin(QStringLiteral("dialog")),
+                get.start(bin(QStringLiteral("dialogctl")),
                           {QStringLiteral("is"), QStringLiteral("get"), object});
                 get.waitForFinished(20000);
                 value = get.readAllStandardOutput() + get.readAllStandardError();
@@ -468,13 +468,13 @@ void tst_MultiHost::runCycleAcrossHostsAndSlaveCablePulled()
     }
     for (const QJsonValue &v : masterState().value(QStringLiteral("slaves")).toArray())
         QCOMPARE(v.toObject().value(QStringLiteral("state")).toString(), QStringLiteral("Running"));
-    // From another host, `dialog ls` lists every process with its own host's address, although the
+    // From another host, `dialogctl ls` lists every process with its own host's address, although the
     // Control Server was given no --advertise and its host name resolves nowhere else.
     QProcess ls;
     QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
     env.insert(QStringLiteral("DIALOG_CONTROL_SERVER"), m_net.address(1) + QStringLiteral(":3425"));
     ls.setProcessEnvironment(env);
-    ls.start(bin(QStringLiteral("dialog")), {QStringLiteral("ls"), QStringLiteral("--json")});
+    ls.start(bin(QStringLiteral("dialogctl")), {QStringLiteral("ls"), QStringLiteral("--json")});
     QVERIFY(ls.waitForFinished(30000));
     const QByteArray listing = ls.readAllStandardOutput();
     QVERIFY2(ls.exitCode() == 0, (listing + ls.readAllStandardError()).constData());
@@ -549,7 +549,7 @@ void tst_MultiHost::controlServerHostCutStandbyTakesOver()
                       QStringLiteral("3425"), QStringLiteral("--advertise"), m_net.address(2),
                       QStringLiteral("--standby-of"), m_net.address(1) + QStringLiteral(":3425")} +
               kHeartbeat);
-    start(3, QStringLiteral("dialog"),
+    start(3, QStringLiteral("dialogctl"),
           QStringList{QStringLiteral("publish"), QStringLiteral("Counter.Host3"), QStringLiteral("--rate"),
                       QStringLiteral("50")} +
               kHeartbeat,
@@ -611,7 +611,7 @@ void tst_MultiHost::advertisedAddressFollowsTheStandby()
                       QStringLiteral("3425"), QStringLiteral("--advertise"), m_net.address(2),
                       QStringLiteral("--standby-of"), primary} +
               kHeartbeat);
-    start(3, QStringLiteral("dialog"),
+    start(3, QStringLiteral("dialogctl"),
           QStringList{QStringLiteral("publish"), QStringLiteral("Counter.Data"), QStringLiteral("--name"),
                       QStringLiteral("DataPublisher"), QStringLiteral("--rate"), QStringLiteral("20")} +
               kHeartbeat,
@@ -622,8 +622,8 @@ void tst_MultiHost::advertisedAddressFollowsTheStandby()
         QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
         env.insert(QStringLiteral("DIALOG_CONTROL_SERVER"), server);
         ls.setProcessEnvironment(env);
-        ls.start(bin(QStringLiteral("dialog")),
-                 {QStringLiteral("ls"), QStringLiteral("--json"), QStringLiteral("--timeout-ms"), QStringLiteral("5000")});
+        ls.start(bin(QStringLiteral("dialogctl")), {QStringLiteral("ls"), QStringLiteral("--json"),
+                                                    QStringLiteral("--timeout-ms"), QStringLiteral("5000")});
         if (!ls.waitForFinished(10000))
             ls.kill();
         ls.waitForFinished(2000);
@@ -654,8 +654,8 @@ bool keygen(const QString &file)
 void tst_MultiHost::upAndDownOverSshOnAnotherHost()
 {
     // A real OpenSSH server on host 3 (its own address, a host key and a client key made here);
-    // `dialog up` on the operator's host starts the slaves there over ssh (-F config, BatchMode),
-    // they register with the host's address, `dialog down` stops them; the errors a user meets.
+    // `dialogctl up` on the operator's host starts the slaves there over ssh (-F config, BatchMode),
+    // they register with the host's address, `dialogctl down` stops them; the errors a user meets.
     const QString sshd = QStringLiteral("/usr/sbin/sshd");
     if (!QFileInfo(sshd).isExecutable())
         QSKIP("multihost: sshd is not installed (Debian package openssh-server)");
@@ -734,7 +734,7 @@ void tst_MultiHost::upAndDownOverSshOnAnotherHost()
         QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
         env.insert(QStringLiteral("DIALOG_CONTROL_SERVER"), m_net.address(Hosts) + QStringLiteral(":3425"));
         p.setProcessEnvironment(env);
-        p.start(bin(QStringLiteral("dialog")), args);
+        p.start(bin(QStringLiteral("dialogctl")), args);
         if (!p.waitForFinished(90000))
             p.kill();
         p.waitForFinished(5000);
@@ -766,7 +766,7 @@ void tst_MultiHost::upAndDownOverSshOnAnotherHost()
             out += "--- " + log.fileName().toUtf8() + "\n" + f.readAll().right(2000);
         }
     QVERIFY2(rc == 0, out.constData());
-    qInfo("dialog up over ssh to another host: %lld ms", qint64(t.elapsed()));
+    qInfo("dialogctl up over ssh to another host: %lld ms", qint64(t.elapsed()));
     // Listed with host 3's address.
     QVERIFY(dialogTool({QStringLiteral("ls"), QStringLiteral("--json")}, &out) == 0);
     const QJsonArray procs = QJsonDocument::fromJson(out.left(out.lastIndexOf('}') + 1))

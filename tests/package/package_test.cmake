@@ -44,14 +44,18 @@ file(MAKE_DIRECTORY ${WORK_DIR})
 run("cmake --install" COMMAND ${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${prefix} DIR ${WORK_DIR})
 
 # Programs: every dialog* program of the build, and nothing else (no tests, no test helpers).
+# The build tree's `dialog` link to dialogctl is not one of them: Debian's dialog package owns
+# /usr/bin/dialog.
 file(GLOB built RELATIVE ${BUILD_DIR}/bin ${BUILD_DIR}/bin/dialog*)
+list(REMOVE_ITEM built dialog)
 file(GLOB installed RELATIVE ${prefix}/bin ${prefix}/bin/*)
 list(SORT built)
 list(SORT installed)
 check("bin/ holds the dialog* programs of the build (${built}), found (${installed})" built STREQUAL installed)
-foreach(p dialog dialog-controlserver dialog-isserver dialog-master dialog-slave)
+foreach(p dialogctl dialog-controlserver dialog-isserver dialog-master dialog-slave)
     check("bin/${p} installed" EXISTS ${prefix}/bin/${p})
 endforeach()
+check("no bin/dialog installed (it is Debian's dialog package's)" NOT EXISTS ${prefix}/bin/dialog)
 
 # The shared library, its SONAME link and the development link.
 set(libdir ${prefix}/${LIBDIR})
@@ -65,7 +69,7 @@ find_program(READELF readelf)
 if(READELF)
     run("readelf" COMMAND ${READELF} -d ${libdir}/${LIBRARY} OUTPUT dyn)
     check("SONAME of the library is ${SONAME}" dyn MATCHES "SONAME[^\n]*\\[${SONAME}\\]")
-    run("readelf" COMMAND ${READELF} -d ${prefix}/bin/dialog OUTPUT dyn)
+    run("readelf" COMMAND ${READELF} -d ${prefix}/bin/dialogctl OUTPUT dyn)
     check("installed programs find the library relative to themselves (RUNPATH $ORIGIN/../${LIBDIR})" dyn MATCHES "RUNPATH[^\n]*\\[\\$ORIGIN/\\.\\./${LIBDIR}\\]")
 endif()
 # The protobuf code generated for the wire format lives in the library only: a program holding a

@@ -107,9 +107,9 @@ def daemons(tmp_path: Path):
 
 
 async def run_tool(*args: str, address: str, timeout: float = 20.0) -> str:
-    """Runs the `dialog` tool (asynchronously: the Python client keeps working) and returns its output;
+    """Runs the `dialogctl` tool (asynchronously: the Python client keeps working) and returns its output;
     AssertionError when it fails or does not end within @p timeout."""
-    exe = BIN_DIR / "dialog"
+    exe = BIN_DIR / "dialogctl"
     if not exe.exists():
         pytest.skip("%s is not built" % exe)
     env = dict(os.environ, QT_QPA_PLATFORM="offscreen", DIALOG_CONTROL_SERVER=address)
@@ -121,9 +121,9 @@ async def run_tool(*args: str, address: str, timeout: float = 20.0) -> str:
     except asyncio.TimeoutError:
         p.kill()
         await p.wait()
-        raise AssertionError("dialog %s did not finish within %s s" % (" ".join(args), timeout))
+        raise AssertionError("dialogctl %s did not finish within %s s" % (" ".join(args), timeout))
     text = out.decode(errors="replace")
-    assert p.returncode == 0, "dialog %s exited with %s:\n%s" % (" ".join(args), p.returncode, text)
+    assert p.returncode == 0, "dialogctl %s exited with %s:\n%s" % (" ".join(args), p.returncode, text)
     return text
 
 

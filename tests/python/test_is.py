@@ -1,4 +1,4 @@
-"""The Information Service from Python against a real dialog-isserver, the dialog tool and the web IS."""
+"""The Information Service from Python against a real dialog-isserver, the dialogctl tool and the web IS."""
 
 from __future__ import annotations
 

@@ -30,7 +30,7 @@ def secured(tmp_path, monkeypatch):
 
 def test_python_client_with_the_secret_works_both_ways(secured):
     daemons, secret, _ = secured
-    daemons.start("dialog", "publish", "--rate", "20", "--data", "from C++", "SecCpp.Value")
+    daemons.start("dialogctl", "publish", "--rate", "20", "--data", "from C++", "SecCpp.Value")
 
     async def main():
         c = dialog.Client("PySecure", daemons.address, heartbeat_ms=200, secret_file=secret)
@@ -41,7 +41,7 @@ def test_python_client_with_the_secret_works_both_ways(secured):
             sub = c.subscribe("SecCpp.Value")
             m = await sub.get(timeout=15)
             assert m.data == b"from C++"
-            # Outbound: a C++ subscriber (dialog get) reached through our data port.
+            # Outbound: a C++ subscriber (dialogctl get) reached through our data port.
             svc = c.publish("PySecure.Value")
             svc.update("secured value")
             out = await run_tool(

@@ -34,7 +34,7 @@ def test_python_publisher_cpp_subscriber(daemons):
 
 
 def test_cpp_publisher_python_subscriber(daemons):
-    daemons.start("dialog", "publish", "--rate", "20", "--data", "from C++", "CppPub.Value")
+    daemons.start("dialogctl", "publish", "--rate", "20", "--data", "from C++", "CppPub.Value")
 
     async def main():
         async with client(daemons, "PySub") as c:
@@ -51,7 +51,7 @@ def test_cpp_publisher_python_subscriber(daemons):
 
 
 def test_cpp_publisher_compressed_callback_form(daemons):
-    daemons.start("dialog", "publish", "--rate", "20", "--size", "200000", "--compress-threshold", "1000",
+    daemons.start("dialogctl", "publish", "--rate", "20", "--size", "200000", "--compress-threshold", "1000",
                   "CppPub.Big")
 
     async def main():
@@ -66,8 +66,8 @@ def test_cpp_publisher_compressed_callback_form(daemons):
 
 def test_python_command_to_cpp_registrants(daemons):
     # Two C++ registrants echo the command's data on their own services.
-    daemons.start("dialog", "echo", "--name", "Echo1", "--command", "Py.Cmd", "--service", "Echo1.Out")
-    daemons.start("dialog", "echo", "--name", "Echo2", "--command", "Py.Cmd", "--service", "Echo2.Out")
+    daemons.start("dialogctl", "echo", "--name", "Echo1", "--command", "Py.Cmd", "--service", "Echo1.Out")
+    daemons.start("dialogctl", "echo", "--name", "Echo2", "--command", "Py.Cmd", "--service", "Echo2.Out")
 
     async def main():
         async with client(daemons, "PyCmd") as c:
@@ -174,14 +174,14 @@ def test_commands_and_requests_between_python_clients(daemons):
 
 
 def test_subscriber_survives_provider_restart(daemons):
-    pub = daemons.start("dialog", "publish", "--rate", "20", "--data", "before", "--name", "Prov", "Prov.Value")
+    pub = daemons.start("dialogctl", "publish", "--rate", "20", "--data", "before", "--name", "Prov", "Prov.Value")
 
     async def main():
         async with client(daemons, "PySurvivor") as c:
             sub = c.subscribe("Prov.Value")
             assert (await sub.get(15)).data == b"before"
             daemons.stop(pub, kill=True)
-            daemons.start("dialog", "publish", "--rate", "20", "--data", "after", "--name", "Prov", "Prov.Value")
+            daemons.start("dialogctl", "publish", "--rate", "20", "--data", "after", "--name", "Prov", "Prov.Value")
             while True:
                 m = await sub.get(30)
                 if m.data == b"after":
@@ -191,7 +191,7 @@ def test_subscriber_survives_provider_restart(daemons):
 
 
 def test_subscriber_survives_control_server_restart(daemons):
-    pub = daemons.start("dialog", "publish", "--rate", "20", "--data", "one", "--name", "Prov", "Prov.Value")
+    pub = daemons.start("dialogctl", "publish", "--rate", "20", "--data", "one", "--name", "Prov", "Prov.Value")
 
     async def main():
         async with client(daemons, "PySurvivor") as c:
@@ -207,7 +207,7 @@ def test_subscriber_survives_control_server_restart(daemons):
             # A new provider can only be found through the new Control Server: the client
             # registered its requests again.
             daemons.stop(pub, kill=True)
-            daemons.start("dialog", "publish", "--rate", "20", "--data", "two", "--name", "Prov", "Prov.Value")
+            daemons.start("dialogctl", "publish", "--rate", "20", "--data", "two", "--name", "Prov", "Prov.Value")
             while (await sub.get(30)).data != b"two":
                 pass
             # ... and its own service again.

@@ -167,11 +167,11 @@ public:
         return p->exitStatus() == QProcess::NormalExit ? p->exitCode() : -2;
     }
 
-    /// The directory as `dialog ls --json` prints it.
+    /// The directory as `dialogctl ls --json` prints it.
     QJsonObject directory()
     {
         QByteArray out;
-        if (run(QStringLiteral("dialog"), {QStringLiteral("ls"), QStringLiteral("--json")}, &out) != 0)
+        if (run(QStringLiteral("dialogctl"), {QStringLiteral("ls"), QStringLiteral("--json")}, &out) != 0)
             return {};
         return QJsonDocument::fromJson(out).object();
     }

@@ -14,7 +14,7 @@ Invariants:
              within --recovery-s
   writes     every IS write the soak made and that was acknowledged is present, with its value,
              after all restarts (checked after each IS server restart and at the end)
-  subscribers  the IS subscribers (`dialog is watch` on RunParams and on the mirror) end with
+  subscribers  the IS subscribers (`dialogctl is watch` on RunParams and on the mirror) end with
              every object's last value
   resources  no process grows in resident memory or descriptors beyond a stated bound
              (RSS <= 2 x start + 64 MiB, descriptors <= start + 64), start = first sample after
@@ -371,7 +371,7 @@ class Soak:
         deadline = time.time() + timeout
         want = ["Master"] + [n for n, _, _ in SLAVES]
         while time.time() < deadline:
-            r = self.run(["dialog", "ls", "--json"], timeout=15)
+            r = self.run(["dialogctl", "ls", "--json"], timeout=15)
             if r.returncode == 0 and all(f'"{n}"' in r.stdout for n in want) and \
                     all(f"IS.{s}" in r.stdout for s in ("RunParams", "DAQ", "Mirror")):
                 return
@@ -381,7 +381,7 @@ class Soak:
     def transition(self, command, state, timeout=40):
         deadline = time.time() + timeout
         while time.time() < deadline:
-            self.run(["dialog", "send", "RunCtrl.Master.Command", command], timeout=15)
+            self.run(["dialogctl", "send", "RunCtrl.Master.Command", command], timeout=15)
             t = time.time()
             while time.time() < min(deadline, t + 10):
                 if self.master_state().get("state") == state:
@@ -391,7 +391,7 @@ class Soak:
 
     def master_state(self):
         try:
-            r = self.run(["dialog", "get", "RunCtrl.Master.State", "--count", "1", "--json", "--timeout-ms", "3000"],
+            r = self.run(["dialogctl", "get", "RunCtrl.Master.State", "--count", "1", "--json", "--timeout-ms", "3000"],
                          timeout=10)
         except subprocess.TimeoutExpired:
             return {}
@@ -425,7 +425,7 @@ class Soak:
     def start_watchers(self):
         for server in ("RunParams", "Mirror"):
             f = open(os.path.join(self.run_dir, "logs", f"watch-{server}.log"), "w")
-            p = subprocess.Popen([self.exe("dialog"), "is", "watch", server, "--regex", "Soak\\..*", "--json"],
+            p = subprocess.Popen([self.exe("dialogctl"), "is", "watch", server, "--regex", "Soak\\..*", "--json"],
                                  stdout=subprocess.PIPE, stderr=f, text=True, env=self.env, cwd=self.run_dir)
             f.close()
             self.watchers[server] = {"popen": p, "last": {}}
@@ -454,7 +454,7 @@ class Soak:
             obj = f"Soak.W{n % WRITE_OBJECTS}"
             value = f"v{n}"
             try:
-                r = self.run(["dialog", "is", "put", "RunParams." + obj, "--type", "RunInfo", f"runType={value}",
+                r = self.run(["dialogctl", "is", "put", "RunParams." + obj, "--type", "RunInfo", f"runType={value}",
                               f"activeTime={n}", "--timeout-ms", "3000"], timeout=10)
                 ok = r.returncode == 0
             except subprocess.TimeoutExpired:
@@ -469,7 +469,7 @@ class Soak:
 
     def read_object(self, server, obj):
         try:
-            r = self.run(["dialog", "is", "get", f"{server}.{obj}", "--json", "--timeout-ms", "3000"], timeout=10)
+            r = self.run(["dialogctl", "is", "get", f"{server}.{obj}", "--json", "--timeout-ms", "3000"], timeout=10)
         except subprocess.TimeoutExpired:
             return None
         if r.returncode != 0:

@@ -1,6 +1,6 @@
 // The audit trail: one record per command the Control Server relays and per IS write an IS server
 // applies (or refuses), with its origin; written to a rotating file of JSON lines and reported to
-// the message log (category "dialog.audit"). Read back by `dialog audit`.
+// the message log (category "dialog.audit"). Read back by `dialogctl audit`.
 #pragma once
 
 #include "dialog/access.h"

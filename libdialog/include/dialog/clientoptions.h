@@ -55,7 +55,7 @@ struct ClientOptions
     /// Exit the process (status 1, the reason on stderr) when the Control Server refuses a service
     /// name, as the DIALOG rule wants for daemons. Off by default: the library reports the refusal
     /// (Client::errorOccurred(ServiceRefused)) and the application decides; the daemons and the
-    /// dialog tool turn it on.
+    /// dialogctl tool turn it on.
     bool exitOnRefusal = false;
     /// Shared secret of the partition (--secret-file, $DIALOG_SECRET_FILE; see dialog/security.h).
     /// Empty: no authentication.

@@ -368,7 +368,7 @@ bool Partition::parse(const QByteArray &json, const QString &path, Partition *ou
     }
     p.heartbeatMs = int(r.integer(root, {}, QStringLiteral("heartbeat_ms"), 0, 60000, 0));
     // Who may command what (an access list file, dialog/access.h), checked here so that a bad file
-    // stops `dialog up` before anything starts; and where the audit files go.
+    // stops `dialogctl up` before anything starts; and where the audit files go.
     if (root.contains(QStringLiteral("access"))) {
         p.accessFile = resolve(base, r.string(root, {}, QStringLiteral("access"), true));
         AccessList list;

@@ -104,7 +104,7 @@ void tst_StateRecord::masterStateRoundTrips()
 
 void tst_StateRecord::stateKeepsTheWireNames()
 {
-    // Scripts read these keys (dialog get RunCtrl.Master.State): the names are a contract.
+    // Scripts read these keys (dialogctl get RunCtrl.Master.State): the names are a contract.
     const QJsonObject o = QJsonDocument::fromJson(master().toJson()).object();
     QCOMPARE(o.value(QStringLiteral("state")).toString(), QStringLiteral("Error"));
     QCOMPARE(o.value(QStringLiteral("busy")).toBool(), true);

@@ -23,7 +23,7 @@ struct ProcessSpec
     QString kind;     ///< slaves: "control" or "readout"
     QString host;     ///< "localhost" (started locally) or a host reached over ssh
     QStringList args; ///< extra arguments
-    /// What a supervising launcher (`dialog up --supervise`, `dialog supervise`) does when the
+    /// What a supervising launcher (`dialogctl up --supervise`, `dialogctl supervise`) does when the
     /// process is gone without having been stopped: Never (the default) leaves it, OnFailure starts
     /// it again on its host.
     enum class Restart
@@ -52,7 +52,7 @@ struct Partition
     QStringList controlServerArgs;
     bool startControlServer = true;
     QStringList sshCommand{QStringLiteral("ssh"), QStringLiteral("-o"), QStringLiteral("BatchMode=yes")};
-    QString binDir; ///< where the programs are on every host (empty: next to the dialog tool)
+    QString binDir; ///< where the programs are on every host (empty: next to the dialogctl tool)
     /// Absolute; handed to the IS servers. Without "is_types_dir": ../is-types beside the partition
     /// file when it exists, else the installed share/dialog/is-types.
     QString isTypesDir;
@@ -62,7 +62,7 @@ struct Partition
     int transitionTimeoutMs = 10000;
     int heartbeatMs = 0; ///< 0: every process' default
     /// The partition's shared secret and TLS files (absolute; empty: none), handed to every
-    /// program started (--secret-file, --tls-cert, --tls-key, --tls-ca) and used by `dialog up`.
+    /// program started (--secret-file, --tls-cert, --tls-key, --tls-ca) and used by `dialogctl up`.
     /// The same paths must hold the files on every host.
     QString secretFile, tlsCert, tlsKey, tlsCa;
     ProcessSpec master;

@@ -1,7 +1,7 @@
 // Typed records of the run-control messages (see protocol.h for the services that carry them):
 // the state every run-control process publishes on RunCtrl.P.State, and the messages of
 // RunCtrl.P.Log. One writer (the processes) and every reader (the master, the run-control GUI, the
-// dialog tool, tests) go through these types, so the JSON keys live in one place.
+// dialogctl tool, tests) go through these types, so the JSON keys live in one place.
 #pragma once
 
 #include "dialog/rc/protocol.h"
