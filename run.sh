@@ -14,8 +14,10 @@ cd "$(dirname "$0")"
 ROOT=$PWD
 BUILD=${DIALOG_BUILD_DIR:-$ROOT/build}
 
+# Everything beyond bash, apt and git of a bare Debian 12 (debootstrap --variant=minbase): the
+# compiler and build tools first, then the libraries, then what the tests drive.
 PACKAGES=(
-    pkg-config ninja-build
+    g++ make cmake ninja-build pkg-config git ca-certificates
     qt6-base-dev qt6-base-dev-tools libgl-dev libqt6opengl6-dev
     qt6-charts-dev qt6-websockets-dev qt6-httpserver-dev
     libprotobuf-dev protobuf-compiler libzstd-dev libpcre2-dev fonts-dejavu-core
