@@ -329,6 +329,49 @@ int rtt(const QStringList &args)
     return 0;
 }
 
+// Every bench verb with what it measures: `dialogctl bench --help` and the error for an unknown
+// verb list them from here.
+struct BenchVerb
+{
+    const char *name;
+    const char *description;
+};
+const BenchVerb benchVerbs[] = {
+    {"fanin", "N publisher processes -> 1 subscriber: messages/s, MB/s, CPU and memory"},
+    {"rtt", "round trips: command via the Control Server, or request -> reply (--mode)"},
+    {"cs-scale", "thousands of processes against one Control Server, and its restart"},
+    {"cs-scale-clients", "the light client processes cs-scale starts (not run by hand)"},
+    {"is-fanout", "IS updates delivered per second to many subscribers"},
+    {"is-latency", "p50/p99 from an IS update to its delivery"},
+    {"is-load", "IS server memory with N objects, and its restart time"},
+    {"is-write", "acknowledged IS writes per second, with or without the journal"},
+    {"is-sender", "the writer processes is-fanout and is-latency start (not run by hand)"},
+    {"is-subscriber", "the subscriber processes is-fanout and is-latency start (not run by hand)"},
+    {"is-http", "HTTP GETs per second of the web IS"},
+    {"is-mirror-cost", "what a stopped IS mirror costs the server it mirrors"},
+    {"is-sum", "latency and CPU of a farm-summed IS histogram"},
+    {"is-history", "memory of the IS history ring and its query latency"},
+    {"archive", "dialog-archiver's insert rate and one-week query time"},
+    {"log", "messages stored per second by dialog-logger and its search time"},
+};
+
+QString benchVerbNames()
+{
+    QStringList names;
+    for (const BenchVerb &v : benchVerbs)
+        names << QString::fromLatin1(v.name);
+    return names.join(QStringLiteral(", "));
+}
+
+void printBenchUsage()
+{
+    std::puts("usage: dialogctl bench <test> [options]   (dialogctl bench <test> --help for its "
+              "options)\n\ntests:");
+    for (const BenchVerb &v : benchVerbs)
+        std::printf("  %-17s %s\n", v.name, v.description);
+    std::puts("\nEvery test starts its own Control Server on a free loopback port and reaps what it starts.");
+}
+
 } // namespace
 
 int bench(const QStringList &args)
@@ -336,13 +379,10 @@ int bench(const QStringList &args)
     if (args.size() < 2 || args.at(1).startsWith(QLatin1Char('-'))) {
         if (args.size() >= 2 &&
             (args.at(1) == QLatin1String("--help") || args.at(1) == QLatin1String("-h"))) {
-            std::puts(
-                "usage: dialogctl bench fanin|rtt|cs-scale|is-fanout|is-latency [options]   (dialogctl bench "
-                "fanin --help)");
+            printBenchUsage();
             return 0;
         }
-        return fail(QStringLiteral("bench"),
-                    QStringLiteral("expected a test: fanin, rtt, cs-scale, is-fanout or is-latency"));
+        return fail(QStringLiteral("bench"), QStringLiteral("expected a test: %1").arg(benchVerbNames()));
     }
     QStringList rest = args;
     const QString test = rest.takeAt(1);
@@ -369,9 +409,8 @@ int bench(const QStringList &args)
         return benchCsScaleClients(rest);
     if (test.startsWith(QLatin1String("is-")))
         return benchIs(test, rest);
-    return fail(
-        QStringLiteral("bench"),
-        QStringLiteral("unknown test '%1' (fanin, rtt, cs-scale, is-fanout or is-latency)").arg(test));
+    return fail(QStringLiteral("bench"),
+                QStringLiteral("unknown test '%1' (%2)").arg(test, benchVerbNames()));
 }
 
 } // namespace dialog::tool
