@@ -27,6 +27,7 @@ PACKAGES=(
     clang-14 libclang-rt-14-dev
     prometheus openssl
     iproute2 ethtool python3 # the multihost tests: namespaces, a slow cable (tests/multihost/wire.py)
+    help2man man-db doxygen # manual pages (built with the programs, checked by man), the API reference
 )
 
 say() { printf '\033[1m==> %s\033[0m\n' "$*"; }

@@ -8,7 +8,44 @@ function(dialog_add_app name)
     target_compile_options(${name} PRIVATE -Wall -Wextra)
     if(name MATCHES "^dialog")
         install(TARGETS ${name} RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+        dialog_add_manpage(${name})
     endif()
+endfunction()
+
+# dialog_add_manpage(NAME) — share/man/man1/NAME.1.gz for an installed program: its --help (run
+# when it is built, by help2man) as SYNOPSIS and OPTIONS, and the hand-written sections of
+# docs/man/NAME.h2m (NAME, DESCRIPTION, ENVIRONMENT, EXAMPLES, SEE ALSO). Not in sanitizer and fuzz
+# builds, which are never installed.
+find_program(DIALOG_HELP2MAN help2man)
+find_program(DIALOG_GZIP gzip)
+if(DIALOG_HELP2MAN AND DIALOG_GZIP AND NOT DIALOG_SANITIZE AND NOT DIALOG_FUZZ)
+    set(DIALOG_MANPAGES ON)
+    add_custom_target(manpages ALL)
+elseif(NOT DIALOG_SANITIZE AND NOT DIALOG_FUZZ)
+    message(STATUS "Manual pages disabled: help2man or gzip not found (Debian: help2man)")
+endif()
+function(dialog_add_manpage name)
+    if(NOT DIALOG_MANPAGES)
+        return()
+    endif()
+    set(include ${PROJECT_SOURCE_DIR}/docs/man/${name}.h2m)
+    if(NOT EXISTS ${include})
+        message(FATAL_ERROR "${name} is installed but has no manual page text: write docs/man/${name}.h2m")
+    endif()
+    set(page ${CMAKE_BINARY_DIR}/man/man1/${name}.1)
+    add_custom_command(OUTPUT ${page}.gz
+        COMMAND ${CMAKE_COMMAND} -E make_directory ${CMAKE_BINARY_DIR}/man/man1
+        COMMAND ${CMAKE_COMMAND} -E env QT_QPA_PLATFORM=offscreen DIALOG_CONTROL_SERVER=127.0.0.1:1
+                ${DIALOG_HELP2MAN} --no-info --no-discard-stderr --section 1
+                --version-string ${PROJECT_VERSION} --source "DIALOG toolkit ${PROJECT_VERSION}"
+                --manual "DIALOG toolkit" --include ${include} --output ${page} $<TARGET_FILE:${name}>
+        COMMAND ${DIALOG_GZIP} -9nf ${page}
+        DEPENDS ${name} ${include}
+        COMMENT "Manual page of ${name}"
+        VERBATIM)
+    add_custom_target(manpage_${name} DEPENDS ${page}.gz)
+    add_dependencies(manpages manpage_${name})
+    install(FILES ${page}.gz DESTINATION ${CMAKE_INSTALL_MANDIR}/man1)
 endfunction()
 
 # dialog_add_test(NAME SOURCES... [LIBS ...] [TIMEOUT s] [LABELS ...]) — a QtTest run by CTest.
