@@ -16,9 +16,13 @@ namespace dialog {
 /// the secret can connect); the address is where its connection came from.
 struct Origin
 {
+    /// The process name it claims.
     QString process;
+    /// The OS user it claims.
     QString user;
+    /// The host name it claims.
     QString host;
+    /// The address its connection came from.
     QString address;
 };
 
@@ -42,13 +46,16 @@ struct Origin
 class AccessList
 {
 public:
+    /// What an access rule is about.
     enum class Kind
     {
         Command, ///< sending a command (COMMAND_MESSAGE or DIALOG.Command)
         IsWrite, ///< inserting, updating or removing an IS object
     };
+    /// The outcome of check(): whether the action is allowed, and which rule said so.
     struct Decision
     {
+        /// True when the action may go ahead.
         bool allowed = true;
         int rule = -1;   ///< index of the deciding rule; -1: the default
         QString because; ///< "rules[2]" or "default"
@@ -61,8 +68,12 @@ public:
     /// Parses @p json (@p source names it in errors); errors as load().
     static Status parse(const QByteArray &json, const QString &source, AccessList *out);
 
+    /// True when the list allows everything (no rule, default allow).
     bool isEmpty() const { return m_rules.isEmpty() && m_defaultAllows; }
+    /// The number of rules.
     int ruleCount() const { return int(m_rules.size()); }
+    /// Decides whether @p origin may do @p kind on @p name (a command, or an IS object Server.Object): the
+    /// first matching rule, else the default.
     Decision check(Kind kind, const QString &name, const Origin &origin) const;
 
 private:

@@ -20,39 +20,48 @@ namespace dialog {
 struct AuditRecord
 {
     qint64 timeMs = 0; ///< when the daemon decided, ms since the epoch
-    QString daemon;    ///< the process that decided (the Control Server, IS.Server.<name>)
+    QString daemon;    ///< the process that decided (the Control Server, IS.Server.NAME)
+    /// A command sent, or an IS write.
     AccessList::Kind kind = AccessList::Kind::Command;
     QString name;      ///< the command, or the IS object (Server.Object)
     QString operation; ///< "send" for a command; "insert", "update", "upsert", "remove" for IS
+    /// Who sent it.
     Origin origin;
+    /// The decision.
     bool allowed = true;
     QString because; ///< the deciding rule ("rules[2]"), "default", or "" without an access list
 
+    /// The record as the JSON line of an audit file.
     QJsonObject toJson() const;
+    /// Parses what toJson() writes; nullopt when a field is missing or malformed.
     static std::optional<AuditRecord> fromJson(const QJsonObject &o);
     /// The record's fields as message-log values (see fromValues()).
     QVariantMap values() const;
+    /// Parses what values() gives, with the message's time @p timeMs; nullopt when a field is missing.
     static std::optional<AuditRecord> fromValues(const QVariantMap &values, qint64 timeMs);
     /// "RunCtrl.Slave1.Command send by Master (daq@host1 127.0.0.1): allowed (rules[0])"
     QString text() const;
 };
 
 /// Writes audit records, in the thread that owns it, to a file of JSON lines that rotates when
-/// it passes maxBytes (PATH -> PATH.1 -> … -> PATH.<generations>, the oldest dropped), and to the
+/// it passes maxBytes (PATH -> PATH.1 -> … -> PATH.N (N = generations), the oldest dropped), and to the
 /// message log (dialog::report, category "dialog.audit", refusals as warnings).
 class AuditTrail
 {
 public:
+    /// Where the trail goes and how much of it is kept.
     struct Options
     {
         QString path;                       ///< empty: message log only
         qint64 maxBytes = 10 * 1024 * 1024; ///< size past which the file rotates
         int generations = 5;                ///< rotated files kept
     };
+    /// A trail with @p options; open() before record().
     explicit AuditTrail(const Options &options) : m_options(options) {}
 
     /// Opens (appends to) the file; false with a reason when it cannot be written.
     bool open(QString *error);
+    /// Writes @p r to the file (when open) and to the message log.
     void record(const AuditRecord &r);
     /// Records that could not be written to the file (disk full, …); they still went to the log.
     quint64 writeFailures() const { return m_writeFailures; }
@@ -77,8 +86,10 @@ struct AccessOptions
 {
     AccessList access;  ///< empty: everything allowed
     bool audit = false; ///< keep an audit trail (message log, and trail.path when set)
+    /// The audit file and its rotation (path empty: message log only).
     AuditTrail::Options trail;
 
+    /// Adds --access, --audit, --audit-file, --audit-file-bytes and --audit-files to @p parser.
     static void addParserOptions(QCommandLineParser &parser);
     /// Reads the options added by addParserOptions(); false with a one-line reason on bad values
     /// or an access file that cannot be read.

@@ -30,6 +30,7 @@ class Client : public QObject
 {
     Q_OBJECT
 public:
+    /// The Client's connection to the Control Server (stateChanged() says when it changes).
     enum class State
     {
         Unconnected, ///< not (yet, or no longer) connected to a Control Server
@@ -48,18 +49,26 @@ public:
 
     /// Opens the receiving socket and connects; also done automatically when the event loop runs.
     bool start();
+    /// The process name (ClientOptions::name, or "APPLICATION-PID").
     QString name() const;
+    /// The options the Client was made with.
     const ClientOptions &options() const;
     /// Listening port (valid after start()).
     quint16 port() const;
+    /// Unconnected, Connecting or Connected.
     State state() const;
+    /// The last error (Status::Code::Ok when none).
     Error error() const;
+    /// The detail of error().
     QString errorString() const;
 
     /// Declares a service (unique in the system). Returns the existing handle if already published here,
     /// nullptr (and errorOccurred(InvalidName)) for an empty name or one over 1024 bytes.
     Service *publish(const QString &name);
+    /// The handle of the service @p name published here; nullptr when it is not.
     Service *service(const QString &name) const;
+    /// Withdraws the service @p name (the Control Server is told it is no longer provided here) and
+    /// deletes its handle.
     void unpublish(const QString &name);
 
     /// Subscribes to a service; messages arrive as Subscription::messageReceived in this thread.
@@ -85,6 +94,7 @@ public:
     /// in this process still receive its messages in the Client's thread. Deleting the
     /// Subscription waits for a call of the handler in progress; no call follows.
     Subscription *subscribeDirect(const QString &name, std::function<void(const dialog::Message &)> handler);
+    /// Ends @p subscription and deletes it (the same as deleting it).
     void unsubscribe(Subscription *subscription);
 
     /// Accepts commands of this name (any number of processes may register the same name).
@@ -134,6 +144,8 @@ public:
     /// Answers a request received through requestReceived() or a direct handler. Thread-safe. False
     /// if it could not be queued.
     bool reply(const Request &request, const QByteArray &data);
+    /// Answers @p request with the error text @p error (the requester's Reply::status() is Failed).
+    /// Thread-safe. False if it could not be queued.
     bool replyError(const Request &request, const QString &error);
 
     /// Opens a Stream to the process that sent @p from, which receives its messages through
@@ -155,15 +167,25 @@ public:
     /// and the Control Server publishes those of all processes as the service DIALOG.Statistics.
     struct Statistics
     {
+        ///@{
+        /// Frames sent, their bytes, and messages dropped for destinations whose queue was full.
         quint64 messagesOut = 0, bytesOut = 0, dropped = 0;
+        ///@}
         quint64 reconnects = 0; ///< connections opened again to a destination (after a failure or idle close)
+        ///@{
+        /// Frames received, their bytes, and frames refused as malformed (each closes its connection).
         quint64 messagesIn = 0, bytesIn = 0, protocolErrors = 0;
+        ///@}
         qint64 queuedBytes = 0; ///< handed to DIALOG, not yet written to the sockets
+        ///@{
+        /// Open connections: to other processes (each carries one direction only), and from them.
         int outgoingConnections = 0, incomingConnections = 0;
+        ///@}
         /// Connections refused, or given up, for a failed authentication (shared secret) or TLS
         /// handshake, both ways. Not sent with the heartbeats.
         quint64 authFailures = 0;
     };
+    /// The figures at this moment (thread-safe).
     Statistics statistics() const;
 
 Q_SIGNALS:

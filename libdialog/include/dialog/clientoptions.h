@@ -60,8 +60,10 @@ struct ClientOptions
     /// Shared secret of the partition (--secret-file, $DIALOG_SECRET_FILE; see dialog/security.h).
     /// Empty: no authentication.
     QString secretFile;
+    ///@{
     /// TLS files (--tls-cert/--tls-key/--tls-ca, $DIALOG_TLS_CERT/_KEY/_CA). Empty: plain TCP.
     QString tlsCert, tlsKey, tlsCa;
+    ///@}
 
     /// Defaults plus DIALOG_CONTROL_SERVER, DIALOG_ADVERTISE, DIALOG_SECRET_FILE, DIALOG_TLS_* and
     /// DIALOG_DIRECT_WRITES.

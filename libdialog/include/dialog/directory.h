@@ -33,9 +33,12 @@ bool splitCommandRequest(const QByteArray &request, QByteArray &command, QByteAr
 /// One process in the directory (alive, or lost with when and why).
 struct ProcessEntry
 {
+    /// The process name (unique in the partition).
     QString name;
     QString host; ///< the address the process advertises (where others reach it)
+    /// The port it listens on for other processes.
     quint16 port = 0;
+    /// Its operating-system process id.
     qint64 pid = 0;
     QStringList services;      ///< sorted
     QStringList commands;      ///< sorted
@@ -47,6 +50,7 @@ struct ProcessEntry
     /// keeps for it (each list of a lost process is bounded, see --lost-max-names).
     int omittedNames = 0;
 
+    /// Equal when every field is.
     bool operator==(const ProcessEntry &o) const;
 };
 
@@ -64,7 +68,9 @@ struct DirectorySnapshot
     /// The names of the live processes, in order.
     QStringList processNames() const;
 
+    /// The snapshot as the JSON object of DIALOG.Directory.
     QJsonObject toJsonObject() const;
+    /// toJsonObject(), compact UTF-8.
     QByteArray toJson() const;
     /// Parses what toJson() writes; std::nullopt (with a one-line @p error) for anything that is
     /// not a JSON object with a "processes" array. Unknown keys are ignored.
@@ -75,8 +81,10 @@ struct DirectorySnapshot
     /// fit; a process whose lists do not fit one page is continued on the next ones. Every page is
     /// itself a valid snapshot (a reader that knows nothing of pages sees part of the directory).
     QList<QByteArray> toPages(qint64 maxBytes, quint64 generation) const;
+    /// The smallest page toPages() makes.
     static constexpr qint64 MinPageBytes = 64 * 1024;
 
+    /// Equal when every process entry is.
     bool operator==(const DirectorySnapshot &o) const;
 };
 
@@ -102,26 +110,41 @@ private:
 /// since the process started).
 struct ProcessStatistics
 {
+    /// The process name.
     QString name;
     qint64 atMs = 0; ///< when the Control Server received them (ms since the epoch)
+    ///@{
+    /// Frames and bytes sent and received (control frames included), as Client::Statistics.
     quint64 messagesOut = 0, bytesOut = 0, messagesIn = 0, bytesIn = 0;
+    /// Messages dropped for full queues, connections opened again, malformed frames refused, as
+    /// Client::Statistics.
     quint64 dropped = 0, reconnects = 0, protocolErrors = 0;
+    /// Bytes handed over and not yet written, as Client::Statistics.
     qint64 queuedBytes = 0;
+    /// Open connections to and from other processes, as Client::Statistics.
     int outgoingConnections = 0, incomingConnections = 0;
+    ///@}
 
+    /// Equal when every figure is.
     bool operator==(const ProcessStatistics &o) const;
 };
 
 /// The content of DIALOG.Statistics. Counters travel as JSON numbers: exact up to 2^53.
 struct StatisticsSnapshot
 {
+    /// When the Control Server published the snapshot (ms since the epoch).
     qint64 timeMs = 0;
     QList<ProcessStatistics> processes; ///< in name order; processes that reported figures only
 
+    /// The figures of the process named @p name, or nullptr.
     const ProcessStatistics *process(const QString &name) const;
 
+    /// The snapshot as the JSON object of DIALOG.Statistics.
     QJsonObject toJsonObject() const;
+    /// toJsonObject(), compact UTF-8.
     QByteArray toJson() const;
+    /// Parses what toJson() writes; std::nullopt (with a one-line @p error) for anything that is not a JSON
+    /// object with a "processes" array.
     static std::optional<StatisticsSnapshot> fromJson(const QByteArray &json, QString *error = nullptr);
 };
 

@@ -32,19 +32,26 @@ struct LogRecord
 {
     qint64 timeMs = 0; ///< when it was reported, ms since the epoch (the reporter's clock)
     QString process;   ///< the DIALOG process name (set by the logger from the request's origin)
+    /// The host the reporter runs on.
     QString host;
+    /// The reporter's operating-system process id.
     qint64 pid = 0;
+    /// Debug, Info, Warning, Error or Fatal.
     Severity severity = Severity::Info;
     QString category; ///< the QLoggingCategory, or "default"
+    /// The message.
     QString text;
     QString file; ///< source file and line, when the reporter knew them
+    /// The line in file (0: not known).
     int line = 0;
     quint32 run = 0;      ///< run number, 0 = none
     QVariantMap values;   ///< the reporter's key/values
     quint64 sequence = 0; ///< per reporting process, increasing in the order of delivery
     qint64 id = 0;        ///< the logger's row id (in query answers)
 
+    /// The record as the JSON object of `dialogctl log … --json` and the logger's web interface.
     QJsonObject toJson() const;
+    /// Equal when every field is.
     bool operator==(const LogRecord &o) const;
 };
 
@@ -60,16 +67,26 @@ std::optional<QList<LogRecord>> decodeRecords(const QByteArray &data, QString *e
 /// A search of the stored messages. Empty / zero fields do not filter.
 struct LogQuery
 {
+    ///@{
+    /// Time range, inclusive, ms since the epoch (0: open).
     qint64 sinceMs = 0, untilMs = 0; ///< time range, inclusive, ms since the epoch
+    ///@}
+    /// Only records of this severity or higher.
     Severity minSeverity = Severity::Debug;
+    ///@{
+    /// Glob patterns (*, ?, [..]) on the process name, the host and the category, case-sensitive.
     QString process, host, category; ///< glob patterns (*, ?, [..]), case-sensitive
+    ///@}
     QString text;                    ///< substring of the text, case-insensitive for ASCII
+    /// Only records reported during this run (0: any).
     quint32 run = 0;
     int limit = 100;     ///< at most this many records (1…10000), newest first
     qint64 beforeId = 0; ///< paging: only records older than this row id (the last one of a page)
     qint64 afterId = 0;  ///< only records newer than this row id (catching up after a gap)
 
+    /// The query as the payload of a query request.
     QByteArray encode() const;
+    /// Parses what encode() writes; std::nullopt (with a reason in @p error) for malformed input.
     static std::optional<LogQuery> decode(const QByteArray &data, QString *error = nullptr);
 };
 
@@ -77,20 +94,26 @@ struct LogQuery
 /// beforeId = the last record's id).
 struct LogPage
 {
+    /// The matching records, newest first.
     QList<LogRecord> records;
+    /// True when older records match too.
     bool more = false;
 
+    /// The page as the payload of a query's answer.
     QByteArray encode() const;
+    /// Parses what encode() writes; std::nullopt (with a reason in @p error) for malformed input.
     static std::optional<LogPage> decode(const QByteArray &data, QString *error = nullptr);
 };
 
 /// Names of dialog-logger's services. Reporters send batches (requests with an "s" envelope) and
 /// clients send queries ("q") to Service; every stored batch is published on Live.
 namespace logservice {
+/// The logger's service: reporters' batches and queries are requests to it.
 inline QString service()
 {
     return QStringLiteral("DIALOG.Logger");
 }
+/// Every stored batch is published on this service (encodeRecords()).
 inline QString live()
 {
     return QStringLiteral("DIALOG.Logger.Live");
@@ -102,9 +125,11 @@ inline QString controlServer()
     return QStringLiteral("DIALOG.ControlServer.Log");
 }
 /// Request envelopes: a one-byte kind then the payload.
+///@{
 constexpr char StoreKind = 's';
 constexpr char QueryKind = 'q';
 constexpr char StatsKind = 'i';
+///@}
 /// The error a busy logger answers; reporters keep the batch and send it again later.
 inline QString busyError()
 {

@@ -20,18 +20,24 @@ class Message
 {
 public:
     Message();
+    /// A message of @p service with @p data and the provider's @p sequence number.
     Message(const QByteArray &service, const QByteArray &data, quint64 sequence);
     /// The same, taking over @p data (no reference count round trip per message).
     Message(const QByteArray &service, QByteArray &&data, quint64 sequence);
+    ///@{
+    /// Copies and moves share the data (implicit sharing).
     Message(const Message &other);
     Message(Message &&other) noexcept;
     Message &operator=(const Message &other);
     Message &operator=(Message &&other) noexcept;
+    ///@}
     ~Message();
 
+    /// The service the message is an update of.
     QString service() const;
     /// The service name as received (UTF-8), without conversion.
     QByteArray serviceName() const;
+    /// The update's bytes, as the provider published them (decompressed).
     QByteArray data() const;
     /// Per-service counter set by the provider (1 = first update of this provider incarnation).
     quint64 sequence() const;
@@ -48,14 +54,20 @@ class Command
 {
 public:
     Command();
+    /// A command @p name with @p data, sent by the process @p origin.
     Command(const QByteArray &name, const QByteArray &data, const QByteArray &origin);
+    ///@{
+    /// Copies and moves share the data (implicit sharing).
     Command(const Command &other);
     Command(Command &&other) noexcept;
     Command &operator=(const Command &other);
     Command &operator=(Command &&other) noexcept;
+    ///@}
     ~Command();
 
+    /// The command's name.
     QString name() const;
+    /// The bytes sent with the command.
     QByteArray data() const;
     /// Name of the process that sent the command.
     QString origin() const;

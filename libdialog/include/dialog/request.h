@@ -21,23 +21,29 @@ class Request
 {
 public:
     Request();
+    ///@{
+    /// Copies and moves share the data (implicit sharing).
     Request(const Request &other);
     Request(Request &&other) noexcept;
     Request &operator=(const Request &other);
     Request &operator=(Request &&other) noexcept;
+    ///@}
     ~Request();
 
     /// The service the request was addressed to.
     QString service() const;
+    /// The bytes the requester sent.
     QByteArray data() const;
     /// Name of the requesting process.
     QString origin() const;
     /// The OS user and host name the requesting process claims in its HELLO (empty when it did not
     /// say); trustworthy when the partition has a shared secret.
     QString originUser() const;
+    ///@copydoc originUser()
     QString originHost() const;
     /// The address the request's connection came from.
     QString originAddress() const;
+    /// The request's number, unique per requesting process; Reply::id() of its answer.
     quint64 id() const;
 
 private:
@@ -54,12 +60,16 @@ public:
     Reply();
     /// A reply to request @p id: data() is @p data when @p status is Ok.
     Reply(quint64 id, const Status &status, const QByteArray &data = {});
+    ///@{
+    /// Copies and moves share the data (implicit sharing).
     Reply(const Reply &other);
     Reply(Reply &&other) noexcept;
     Reply &operator=(const Reply &other);
     Reply &operator=(Reply &&other) noexcept;
+    ///@}
     ~Reply();
 
+    /// The number of the request this reply answers (PendingReply and Request::id()).
     quint64 id() const;
     /// Ok (the provider answered with data()), Failed (the provider answered with an error:
     /// status().message()), NotAccepted (the provider takes no requests for this service),
@@ -68,7 +78,9 @@ public:
     Status status() const;
     /// status().code()
     Status::Code error() const;
+    /// True when the provider answered with data(): status().isOk().
     bool isOk() const;
+    /// The provider's answer when isOk(); empty otherwise.
     QByteArray data() const;
     /// status().message(): the provider's error, or why the request failed.
     QString errorString() const;

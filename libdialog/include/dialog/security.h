@@ -28,6 +28,7 @@ struct TlsFiles
     QString cert; ///< PEM certificate of this process
     QString key;  ///< PEM private key of that certificate (RSA or EC, unencrypted)
     QString ca;   ///< PEM certificate(s) of the authority peers' certificates must be signed by
+    /// True when none of the three files is given (plain TCP).
     bool isEmpty() const { return cert.isEmpty() && key.isEmpty() && ca.isEmpty(); }
 };
 

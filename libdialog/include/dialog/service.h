@@ -26,17 +26,24 @@ public:
 
     ~Service() override;
 
+    /// The service's name, as given to Client::publish().
     QString name() const;
     /// Publishes new data to every subscriber (and keeps it for subscribers that come later).
     /// Returns false if at least one subscriber's queue was full and the update was dropped for it,
     /// or if @p data is larger than the maximum message size (then nothing is sent or kept).
     bool update(const QByteArray &data);
+    /// The sequence number of the last update (0 before the first): subscribers see gaps in it as
+    /// Subscription::lostCount().
     quint64 sequence() const;
+    /// Processes subscribed at this moment.
     int subscriberCount() const;
     /// Updates not delivered to a subscriber because its queue was full (summed over subscribers).
     quint64 droppedCount() const;
 
+    /// What update() does when a subscriber's queue is full (Drop by default).
     FlowControl flowControl() const;
+    /// Drop: an update is not queued for a subscriber whose queue is full (it gets the latest value once it
+    /// drained); Block: update() waits up to @p blockTimeoutMs for room, then drops and counts.
     void setFlowControl(FlowControl mode, int blockTimeoutMs = 1000);
 
 Q_SIGNALS:

@@ -52,9 +52,12 @@ public:
     Q_ENUM(Code)
 
     Status() = default;
+    /// A status with @p code and the detail @p message.
     Status(Code code, const QString &message = {}) : m_code(code), m_message(message) {}
 
+    /// True for Code::Ok.
     bool isOk() const { return m_code == Code::Ok; }
+    /// What happened, from the one code table.
     Code code() const { return m_code; }
     /// The detail (the server's reason, the OS error text, …); may be empty.
     QString message() const { return m_message; }
@@ -63,10 +66,12 @@ public:
     /// A short lower-case name of @p code ("not found", "time-out", …).
     static QString codeName(Code code);
 
+    /// Equal when the codes and the messages are.
     friend bool operator==(const Status &a, const Status &b)
     {
         return a.m_code == b.m_code && a.m_message == b.m_message;
     }
+    /// Not equal when the codes or the messages differ.
     friend bool operator!=(const Status &a, const Status &b) { return !(a == b); }
 
 private:

@@ -30,6 +30,7 @@ public:
     Stream(const Stream &) = delete;
     Stream &operator=(const Stream &) = delete;
 
+    /// The channel the receiver attached with Client::attach().
     QString channel() const;
     /// Name of the receiving process.
     QString peer() const;
@@ -46,6 +47,7 @@ public:
     bool isBroken() const;
     /// Bytes queued for the destination (all channels to that process).
     qint64 queuedBytes() const;
+    /// Messages handed to the sender thread (send() returned Ok).
     quint64 sentCount() const;
 
 private:

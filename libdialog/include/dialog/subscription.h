@@ -17,6 +17,7 @@ class Subscription : public QObject
 {
     Q_OBJECT
 public:
+    /// Where the subscription stands (stateChanged() says when it changes).
     enum class State
     {
         Waiting,    ///< no process provides the service (yet); the request is queued by the Control Server
@@ -28,12 +29,15 @@ public:
 
     ~Subscription() override;
 
+    /// The subscribed service's name.
     QString service() const;
+    /// Waiting, Connecting, Active or Lost.
     State state() const;
     /// Name of the providing process, empty while Waiting.
     QString provider() const;
     /// The last message received (a default Message until the first one).
     Message lastMessage() const;
+    /// Messages received (and delivered) so far.
     quint64 receivedCount() const;
     /// Updates the provider published but this subscriber never saw (gaps in sequence numbers).
     quint64 lostCount() const;

@@ -21,16 +21,25 @@ namespace dialog::is {
 /// stand for "->". Blank lines and lines starting with '#' are ignored.
 struct AlarmRule
 {
+    /// The line of the rules file the rule was read from.
     int line = 0;
     QString source; ///< the rule as written
+    /// OBJECT_REGEX, compiled: which objects ("Server.Object") the rule is about.
     QRegularExpression pattern;
+    /// The numeric attribute compared.
     QString attribute;
+    /// The comparison: >, >=, <, <=, == or !=.
     QString op;
+    /// The number the attribute is compared with.
     double threshold = 0;
+    /// How long the condition must hold before the alarm is raised (0: at once).
     qint64 forMs = 0;
+    /// The alarm's severity.
     Severity severity = Severity::Warning;
+    /// The alarm's text (TEXT in the rule).
     QString text;
 
+    /// True when "@p value OP threshold" holds.
     bool holds(double value) const;
     /// Whether the rule is about @p attribute of the object @p fullName ("Server.Object").
     bool appliesTo(const QString &fullName, const QString &attribute) const

@@ -34,8 +34,10 @@ class Repository;
 class Checkpoint
 {
 public:
+    /// The version of the file format save() writes and load() reads.
     static constexpr quint32 FormatVersion = 1;
 
+    /// What load() did.
     enum class LoadStatus
     {
         Loaded,             ///< the latest checkpoint was loaded
@@ -44,6 +46,7 @@ public:
         Failed,             ///< nothing loaded, the repository is unchanged; see the error
     };
 
+    /// How load() treats a corrupt or missing latest file and which objects it skips.
     struct LoadOptions
     {
         /// Load `<ServerName>.is.previous` when the latest file is corrupt or missing.
@@ -57,8 +60,10 @@ public:
         QStringList skipObjects;
     };
 
+    /// What load() did, from which file, and why it fell back.
     struct LoadResult
     {
+        /// Loaded, LoadedFromPrevious, NoCheckpoint or Failed.
         LoadStatus status = LoadStatus::Failed;
         QString file;           ///< path of the file loaded (empty if none)
         qsizetype objects = 0;  ///< number of objects loaded
@@ -68,6 +73,7 @@ public:
 
     /// `<dir>/<serverName>.is`
     static QString filePath(const QString &dir, const QString &serverName);
+    /// `<dir>/<serverName>.is.previous`: the checkpoint before the latest.
     static QString previousFilePath(const QString &dir, const QString &serverName);
 
     /// Writes every object of @p repository. On failure returns Status::Code::StorageError with the

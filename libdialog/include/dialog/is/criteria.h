@@ -21,6 +21,7 @@ struct CriteriaPrivate;
 class Criteria
 {
 public:
+    /// Which types of objects match, besides the name.
     enum class TypeSelector
     {
         Any,             ///< no type condition
@@ -29,6 +30,7 @@ public:
         Not,             ///< objects of any type but this one
         NotWithSubtypes, ///< objects of any type but this one and its subtypes
     };
+    /// How the name and the type conditions combine.
     enum class Logic
     {
         And,
@@ -45,14 +47,20 @@ public:
     };
     /// Sets the limits for Criteria constructed from now on. Thread-safe.
     static void setLimits(const Limits &limits);
+    /// The limits in force.
     static Limits limits();
 
     Criteria();
+    /// Objects whose name (without the server prefix) matches the POSIX-style regular expression @p regex
+    /// (whole name), combined by @p logic with the type condition @p selector on @p type.
     Criteria(const QString &regex, const QString &type = QString(), TypeSelector selector = TypeSelector::Any,
              Logic logic = Logic::And);
     ~Criteria();
+    ///@{
+    /// Copies share the compiled expression.
     Criteria(const Criteria &);
     Criteria &operator=(const Criteria &);
+    ///@}
 
     /// Matches exactly the object named @p objectName (without the server prefix): its regular
     /// expression is the name with every special character escaped.
@@ -61,11 +69,16 @@ public:
 
     /// False when the regular expression does not compile; errorString() says why.
     bool isValid() const;
+    /// Why the regular expression does not compile (empty when valid).
     QString errorString() const;
 
+    /// The regular expression on the object name.
     QString regex() const;
+    /// The type of the type condition (empty: any).
     QString type() const;
+    /// The type condition.
     TypeSelector selector() const;
+    /// And or Or.
     Logic logic() const;
 
     /// Whether an object named @p objectName (without the server prefix) of type @p typeName matches.
@@ -74,6 +87,8 @@ public:
 
     /// {"regex": …, "type": …, "selector": "any|exactly|subtypes|not|not-subtypes", "logic": "and|or"}
     QJsonObject toJson() const;
+    /// Parses what toJson() writes; an invalid Criteria (and the reason in @p error) for a bad selector or
+    /// logic.
     static Criteria fromJson(const QJsonObject &json, QString *error = nullptr);
     /// Parses a selector name as used in JSON and on command lines; false if unknown.
     static bool parseSelector(const QString &text, TypeSelector &out);

@@ -30,6 +30,7 @@ struct Entry
     QString name;     ///< full name, "Server.Object"
     QString typeName; ///< the stored type (the object may have been read as a base type)
     Time time;        ///< last update
+    /// Writes of the object since it was created.
     quint64 updateCount = 0;
     Object object; ///< invalid when listed without values
     Staleness staleness; ///< as the server saw it when it answered (ageUs -1 from an older server)
@@ -46,20 +47,26 @@ class Dictionary : public QObject
 {
     Q_OBJECT
 public:
+    /// What update() does when the object does not exist.
     enum class UpdateMode
     {
         CreateIfMissing, ///< insert the object if it does not exist
         MustExist,       ///< fail with NotFound if it does not exist
     };
+    ///@{
+    /// Callbacks of the asynchronous calls: the outcome, and what was read. Each runs once, in the
+    /// dictionary's thread.
     using Done = std::function<void(const Status &)>;
     using GetDone = std::function<void(const Status &, const Entry &)>;
     using ListDone = std::function<void(const Status &, const QList<Entry> &)>;
     using HistoryDone = std::function<void(const Status &, const History &)>;
+    ///@}
 
     /// @p client must outlive the dictionary.
     explicit Dictionary(Client *client, QObject *parent = nullptr);
     ~Dictionary() override;
 
+    /// The Client the requests go through.
     Client *client() const;
     /// Types known to this process: fetched from servers, loaded from XML, declared.
     TypeRegistry &types();
@@ -67,11 +74,15 @@ public:
     std::shared_ptr<const TypeRegistry> sharedTypes() const;
     /// Time-out of each request (default 5000 ms).
     void setTimeout(int ms);
+    /// The time-out of each request, in ms.
     int timeout() const;
 
+    /// Creates the object @p name ("Server.Object"); AlreadyExists if it does.
     void insert(const QString &name, const Object &object, Done done = {});
+    /// Writes the object @p name ("Server.Object"): every attribute of @p object replaces the stored one.
     void update(const QString &name, const Object &object, UpdateMode mode = UpdateMode::CreateIfMissing,
                 Done done = {});
+    /// Removes the object @p name ("Server.Object"); NotFound if it does not exist.
     void remove(const QString &name, Done done = {});
     /// With @p asType set, the object must be of that type or derived from it and is read as it.
     void get(const QString &name, GetDone done, const QString &asType = {});
@@ -96,6 +107,9 @@ public:
     /// Names of the IS servers registered with the Control Server.
     void servers(std::function<void(const Status &, const QStringList &)> done);
 
+    ///@{
+    /// The blocking forms of the calls above (for command-line tools and tests): they wait, running a local
+    /// event loop, and return the outcome; what was read goes to @p out.
     Status insertSync(const QString &name, const Object &object);
     Status updateSync(const QString &name, const Object &object, UpdateMode mode = UpdateMode::CreateIfMissing);
     Status removeSync(const QString &name);
@@ -107,6 +121,7 @@ public:
     Status fetchTypesSync(const QString &server);
     Status declareTypesSync(const QString &server, const QList<TypeInfo> &types);
     Status serversSync(QStringList *out);
+    ///@}
 
     /// Splits "Server.Object" (false if there is no '.' or either part is empty).
     static bool splitName(const QString &name, QString *server, QString *object);
@@ -123,11 +138,17 @@ private:
 class Iterator
 {
 public:
+    /// Fetches the objects of @p server matching @p criteria (values only if @p withValues), blocking.
     Iterator(Dictionary &dictionary, const QString &server, const Criteria &criteria = Criteria(),
              bool withValues = true);
+    /// The outcome of the fetch.
     Status status() const { return m_status; }
+    /// The number of objects fetched.
     qsizetype size() const { return m_entries.size(); }
+    /// Moves to the next object (the first on the first call); false past the last one or when the fetch
+    /// failed.
     bool next();
+    /// The current object (after next() returned true).
     const Entry &entry() const { return m_entries.at(m_index); }
 
 private:

@@ -27,7 +27,9 @@ struct HistoryPoint
 /// The history of one numeric attribute, oldest point first.
 struct HistorySeries
 {
+    /// The attribute's name.
     QString attribute;
+    /// Its values.
     QList<HistoryPoint> points;
 };
 
@@ -60,8 +62,11 @@ qint64 parseDurationUs(const QString &text);
 /// (measured from the object's newest value). A count of 0 keeps no history.
 struct HistoryLimits
 {
+    /// The newest values kept (0: no history).
     int count = 600;
+    /// The age bound, in seconds from the object's newest value.
     int seconds = 3600;
+    /// Equal when both bounds are.
     friend bool operator==(const HistoryLimits &a, const HistoryLimits &b)
     {
         return a.count == b.count && a.seconds == b.seconds;
@@ -91,23 +96,30 @@ class HistoryStorePrivate;
 class HistoryStore
 {
 public:
+    /// The limits of the objects a name pattern or a type selects.
     struct Rule
     {
+        /// What the pattern is matched against.
         enum class Match
         {
             Name, ///< @p pattern is a regular expression matched against the whole object name
             Type, ///< @p pattern is a type name (exactly that type)
         };
+        /// Name or Type.
         Match match = Match::Name;
+        /// The regular expression or the type name.
         QString pattern;
+        /// The limits of the objects the rule selects.
         HistoryLimits limits;
     };
 
+    /// A store whose objects get @p defaults unless a rule says otherwise.
     explicit HistoryStore(const HistoryLimits &defaults = HistoryLimits());
     ~HistoryStore();
     HistoryStore(const HistoryStore &) = delete;
     HistoryStore &operator=(const HistoryStore &) = delete;
 
+    /// The limits of objects no rule selects.
     HistoryLimits defaults() const;
     /// Replaces the rules; objects already held keep the limits they were given.
     void setRules(const QList<Rule> &rules);
@@ -125,6 +137,7 @@ public:
     void record(const Change &change);
     /// Appends the numeric values of @p object at @p time to the history of @p objectName.
     void append(const QString &objectName, const Object &object, Time time);
+    /// Drops the history of @p objectName.
     void remove(const QString &objectName);
 
     /// The history of @p objectName between @p from and @p to (inclusive) for @p attribute (empty:

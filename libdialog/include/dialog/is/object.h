@@ -29,43 +29,64 @@ class Object
 {
 public:
     Object();
+    ///@{
+    /// Copies and moves share the values (implicit sharing).
     Object(const Object &other);
     Object(Object &&other) noexcept;
     Object &operator=(const Object &other);
     Object &operator=(Object &&other) noexcept;
+    ///@}
     ~Object();
 
     /// A new object of @p typeName with default values; invalid (and @p error set) if unknown.
     static Object create(const TypeRegistry &registry, const QString &typeName, QString *error = nullptr);
 
+    /// False for a default-constructed object or one create() could not make.
     bool isValid() const;
+    /// The object's type.
     QString typeName() const;
     /// The resolved attribute list (base attributes first).
     QList<AttributeInfo> attributes() const;
+    /// The number of attributes (base attributes included).
     int attributeCount() const;
     /// -1 if there is no such attribute.
     int indexOf(const QString &attributeName) const;
 
     /// nullptr when @p index is out of range.
     const Value *valueAt(int index) const;
+    /// The value of @p attributeName; nullptr when there is no such attribute.
     const Value *value(const QString &attributeName) const { return valueAt(indexOf(attributeName)); }
+    ///@{
+    /// Sets an attribute, by index or name, to @p value; false (with @p error) when there is no such
+    /// attribute or the value is not of its type.
     bool setValue(int index, const Value &value, QString *error = nullptr);
     bool setValue(const QString &attributeName, const Value &value, QString *error = nullptr);
+    ///@}
 
+    ///@{
+    /// The value of an attribute, by index or name, as the C++ type @p T of its IS type; a default T (and @p
+    /// ok false) when there is no such attribute or it is of another type.
     template <typename T> T get(int index, bool *ok = nullptr) const;
     template <typename T> T get(const QString &attributeName, bool *ok = nullptr) const
     {
         return get<T>(indexOf(attributeName), ok);
+        ///@}
     }
+    ///@{
+    /// Sets an attribute, by index or name, to @p value of the C++ type of its IS type; false (with @p error)
+    /// when there is no such attribute or it is of another type.
     template <typename T> bool set(int index, T value, QString *error = nullptr);
     template <typename T> bool set(const QString &attributeName, T value, QString *error = nullptr);
+    ///@}
 
     /// Generic access for tools that do not know the type at compile time: scalars as their C++
     /// type (quint32, Time, QString, Object...), vectors as QVariantList. Invalid QVariant on error.
     QVariant variant(int index) const;
+    /// variant() by attribute name.
     QVariant variant(const QString &attributeName) const { return variant(indexOf(attributeName)); }
     /// Converts @p value to the attribute's type; fails if it does not fit (range, non-number...).
     bool setVariant(int index, const QVariant &value, QString *error = nullptr);
+    /// setVariant() by attribute name.
     bool setVariant(const QString &attributeName, const QVariant &value, QString *error = nullptr);
 
     /// This object read as its base type @p baseName (the IS inheritance rule): the first N
@@ -73,7 +94,9 @@ public:
     /// @p error set if the type is not @p baseName nor derived from it.
     Object asBase(const TypeRegistry &registry, const QString &baseName, QString *error = nullptr) const;
 
+    /// Equal when the types and every value are.
     friend bool operator==(const Object &a, const Object &b);
+    /// Not equal when the types or a value differ.
     friend bool operator!=(const Object &a, const Object &b) { return !(a == b); }
 
 private:
@@ -87,6 +110,7 @@ class Value
 {
 public:
     // Alternative index = 1 + BasicType for scalars, 1 + BasicTypeCount + BasicType for vectors.
+    /// Every scalar and vector of the IS types, and the empty value (std::monostate).
     using Storage =
         std::variant<std::monostate, bool, qint8, quint8, qint16, quint16, qint32, quint32, qint64, quint64,
                      float, double, QString, Time, Object, QList<bool>, QList<qint8>, QList<quint8>,
@@ -94,32 +118,42 @@ public:
                      QList<quint64>, QList<float>, QList<double>, QList<QString>, QList<Time>, QList<Object>>;
 
     template <typename T>
+    /// True for the C++ types a Value can hold.
     static constexpr bool isStorable =
         !std::is_same_v<T, std::monostate> && std::is_constructible_v<Storage, std::in_place_type_t<T>, T>;
 
     Value() = default;
     template <typename T, std::enable_if_t<isStorable<std::decay_t<T>>, int> = 0>
+    /// A value holding @p v (one of the IS types).
     Value(T &&v) : m_data(std::in_place_type<std::decay_t<T>>, std::forward<T>(v))
     {
     }
+    /// A string value from UTF-8.
     Value(const char *utf8) : m_data(QString::fromUtf8(utf8)) {}
 
     /// The empty value of a default-constructed Value (never held by a valid Object).
     bool isNull() const { return m_data.index() == 0; }
     /// Element type for vectors. Meaningless when isNull().
     BasicType type() const { return BasicType((m_data.index() - 1) % BasicTypeCount); }
+    /// True for a vector of values.
     bool isVector() const { return m_data.index() > BasicTypeCount; }
     /// Type name of the nested object (or of the vector's first element, else empty).
     QString nestedTypeName() const;
 
+    /// The held value as a @p T, or nullptr when it holds another type.
     template <typename T> const T *getIf() const { return std::get_if<T>(&m_data); }
+    ///@{
+    /// The held value as a std::variant.
     const Storage &storage() const { return m_data; }
     Storage &storage() { return m_data; }
+    ///@}
 
     /// See Object::variant().
     QVariant toVariant() const;
 
+    /// Equal when the types and the values are.
     friend bool operator==(const Value &a, const Value &b) { return a.m_data == b.m_data; }
+    /// Not equal when the types or the values differ.
     friend bool operator!=(const Value &a, const Value &b) { return !(a == b); }
 
 private:

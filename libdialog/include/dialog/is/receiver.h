@@ -17,6 +17,7 @@ class ReceiverPrivate;
 class Event
 {
 public:
+    /// What happened to the object (or where a snapshot or a history stands).
     enum class Kind : quint8
     {
         Created = 0,
@@ -33,13 +34,17 @@ public:
         History = 5,
     };
     Event() = default;
+    /// Created, Updated, Removed, or a snapshot's or a history's marker.
     Kind kind() const { return m_kind; }
     /// Full name "Server.Object".
     QString name() const;
     /// The object name without the server prefix, UTF-8, valid while the Event lives.
     QByteArrayView objectNameUtf8() const;
+    /// The IS server the event comes from.
     QString server() const { return m_server; }
+    /// The object's type (empty for removals and markers).
     QString typeName() const;
+    /// The time of the change (the object's new last-update time).
     Time time() const { return Time(m_timeUs); }
     /// False for removals and for subscriptions made without values.
     bool hasValue() const { return m_valueLength > 0; }
@@ -84,7 +89,9 @@ public:
     /// server) the server first sends its matching objects, framed by SnapshotBegin and SnapshotEnd
     /// events, then every change: enough to hold an exact copy (IS mirrors).
     int subscribeWithSnapshot(const QString &server, const Criteria &criteria, bool withValues = true);
+    /// Ends the subscription @p id (what subscribe() or subscribeWithSnapshot() returned).
     void unsubscribe(int id);
+    /// True while the subscription @p id exists.
     bool isActive(int id) const;
     /// For an archiver (dialog-archiver): subscriptions made after this call tell the server that
     /// this process archives its changes and answers HISTORY requests (as the server does) on

@@ -19,6 +19,7 @@ class TypeRegistry;
 struct ObjectInfo
 {
     QString name; ///< object name, without the "Server." prefix
+    /// The object's type.
     QString typeName;
     Time time;               ///< last update (creation for a never-updated object)
     quint64 updateCount = 0; ///< 0 when created, +1 on every update
@@ -29,22 +30,28 @@ struct ObjectInfo
 struct StoredObject
 {
     QString name; ///< object name, without the "Server." prefix
+    /// The object's value.
     Object object;
+    /// Last update (creation for a never-updated object).
     Time time;
+    /// 0 when created, +1 on every update.
     quint64 updateCount = 0;
 };
 
 /// A change applied to a Repository, as passed to its listeners.
 struct Change
 {
+    /// What happened to the object.
     enum class Kind
     {
         Created,
         Updated,
         Removed
     };
+    /// Created, Updated or Removed.
     Kind kind = Kind::Created;
     QString name; ///< object name, without the "Server." prefix
+    /// The object's type.
     QString typeName;
     Time time; ///< time of the change (the object's new last-update time)
     /// The new value; invalid for Removed. A value written from bytes carries them (is::decode of a
@@ -87,14 +94,20 @@ public:
     /// Counts of successful operations since construction; upsert() counts as insert or update.
     struct Statistics
     {
+        /// Objects created (insert(), or upsert() of a missing object).
         quint64 inserts = 0;
+        /// Objects updated (update(), or upsert() of an existing object).
         quint64 updates = 0;
+        /// Objects removed.
         quint64 removes = 0;
+        /// Objects read.
         quint64 gets = 0;
         quint64 failures = 0; ///< operations that returned anything but Result::Ok
+        /// Objects held at the moment statistics() was called.
         qsizetype objects = 0;
     };
 
+    /// Called with every change applied, in the thread that applied it, with the repository's lock not held.
     using Listener = std::function<void(const Change &)>;
 
     /// @p registry must outlive the repository.
@@ -103,7 +116,9 @@ public:
     Repository(const Repository &) = delete;
     Repository &operator=(const Repository &) = delete;
 
+    /// The IS server's name (the "Server." prefix of its objects).
     QString serverName() const;
+    /// The types the repository validates objects against.
     const TypeRegistry &registry() const;
 
     /// The object name for @p name (with or without the server prefix); empty and @p error set
@@ -116,6 +131,7 @@ public:
     Result update(const QString &name, const Object &object, QString *error = nullptr);
     /// insert() if missing, else update().
     Result upsert(const QString &name, const Object &object, QString *error = nullptr);
+    /// Removes the object; NotFound if there is none of that name.
     Result remove(const QString &name, QString *error = nullptr);
 
     /// Reads an object into @p out (untouched on failure). With @p expectedType set, the stored
@@ -125,8 +141,11 @@ public:
 
     /// The matching objects, sorted by name. An invalid Criteria matches nothing.
     QList<ObjectInfo> list(const Criteria &criteria = Criteria()) const;
+    /// The matching objects with their values, sorted by name (checkpoints, mirrors).
     QList<StoredObject> objects(const Criteria &criteria = Criteria()) const;
+    /// The number of objects held.
     qsizetype size() const;
+    /// The counts at this moment.
     Statistics statistics() const;
 
     /// Replaces the whole content by @p objects (checkpoint load), keeping their times and update

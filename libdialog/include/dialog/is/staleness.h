@@ -19,6 +19,7 @@ struct Staleness
     qint64 ageUs = -1;            ///< time since its last write when the server answered; -1: not known
     double expectedIntervalS = 0; ///< its type's expected interval; 0: none declared
 
+    /// Stale: the writer was lost or the object is overdue.
     bool isStale() const { return writerLost || overdue; }
     /// "writer lost", "not updated for 3.2 s (expected every 1 s)", both joined by "; ", or empty.
     QString reason() const;

@@ -44,14 +44,20 @@ public:
     static AttributeInfo nested(const QString &name, const QString &typeName, const QString &description = {},
                                 bool vector = false);
 
+    /// The attribute's name.
     QString name() const { return m_name; }
+    /// What the attribute means.
     QString description() const { return m_description; }
+    /// Its primitive type, or BasicType::Object for a nested object.
     BasicType type() const { return m_type; }
+    /// True for a vector of values.
     bool isVector() const { return m_vector; }
     /// For BasicType::Object the nested IS type's name, otherwise the primitive's XML name.
     QString typeName() const;
 
+    /// Equal when name, description, type and vector-ness are.
     friend bool operator==(const AttributeInfo &a, const AttributeInfo &b);
+    /// Not equal when any of them differs.
     friend bool operator!=(const AttributeInfo &a, const AttributeInfo &b) { return !(a == b); }
 
 private:
@@ -70,11 +76,14 @@ class TypeInfo
 {
 public:
     TypeInfo() = default;
+    /// A type named @p name, with @p description, derived from @p baseName (empty: no base).
     explicit TypeInfo(const QString &name, const QString &description = {}, const QString &baseName = {});
 
     /// False for the TypeInfo returned for an unknown type name.
     bool isValid() const { return !m_name.isEmpty(); }
+    /// The type's name.
     QString name() const { return m_name; }
+    /// What the type means.
     QString description() const { return m_description; }
     /// Empty when the type has no base.
     QString baseName() const { return m_base; }
@@ -87,11 +96,16 @@ public:
     /// within it is stale. TypeRegistry::expectedIntervalS() gives the one that applies, inherited
     /// from the nearest base that declares one.
     double expectedIntervalS() const { return m_expectedIntervalS; }
+    /// Sets expectedIntervalS() (a non-positive @p seconds: none).
     void setExpectedIntervalS(double seconds) { m_expectedIntervalS = seconds > 0 ? seconds : 0; }
 
+    /// Sets description().
     void setDescription(const QString &description) { m_description = description; }
+    /// Sets baseName().
     void setBaseName(const QString &baseName) { m_base = baseName; }
+    /// Appends @p attribute to the type's own attributes.
     void addAttribute(const AttributeInfo &attribute) { m_attributes.append(attribute); }
+    /// Replaces the type's own attributes.
     void setAttributes(const QList<AttributeInfo> &attributes) { m_attributes = attributes; }
 
 private:

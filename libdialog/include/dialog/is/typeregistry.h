@@ -44,6 +44,7 @@ public:
     /// Declares several types at once (they may refer to each other).
     bool declareTypes(const QList<TypeInfo> &types, QString *error = nullptr);
 
+    /// True when a type named @p name is declared.
     bool contains(const QString &name) const;
     /// The type with allAttributes() resolved; an invalid TypeInfo for an unknown name.
     TypeInfo type(const QString &name) const;

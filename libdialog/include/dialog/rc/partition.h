@@ -10,6 +10,7 @@ namespace dialog::rc {
 /// One process of a partition, as the launcher starts it.
 struct ProcessSpec
 {
+    /// Which program the process is.
     enum class Role
     {
         ControlServer,
@@ -18,6 +19,7 @@ struct ProcessSpec
         Slave,
         Logger, ///< dialog-logger (the partition's "logger" object)
     };
+    /// What the process is: its program and its arguments follow from it.
     Role role = Role::Slave;
     QString name;     ///< DIALOG process name (IS server: the server name)
     QString kind;     ///< slaves: "control" or "readout"
@@ -31,9 +33,12 @@ struct ProcessSpec
         Never,
         OnFailure,
     };
+    /// Never or OnFailure.
     Restart restart = Restart::Never;
     int restartLimit = 5;      ///< restarts within any 60 s; one more and the supervisor gives up
     int restartDelayMs = 1000; ///< back-off before a restart, doubled per restart in the last minute (≤ 30 s)
+    /// The program's file name (dialog-controlserver, dialog-isserver, dialog-master, dialog-slave or
+    /// dialog-logger).
     QString program() const;
     /// The full argument list of the program (without the program itself).
     QStringList arguments(const struct Partition &partition) const;
@@ -45,12 +50,17 @@ struct ProcessSpec
 /// A validated partition configuration.
 struct Partition
 {
+    /// The partition's name ("name").
     QString name;
     QString file;              ///< absolute path of the file it was read from
     QString controlServerHost; ///< where the Control Server runs
+    /// The Control Server's port.
     quint16 controlServerPort = 3425;
+    /// Extra arguments of the Control Server ("control_server": "args").
     QStringList controlServerArgs;
+    /// False when the partition uses a Control Server started elsewhere ("control_server": "start": false).
     bool startControlServer = true;
+    /// The command that reaches another host ("ssh": the program and its options).
     QStringList sshCommand{QStringLiteral("ssh"), QStringLiteral("-o"), QStringLiteral("BatchMode=yes")};
     QString binDir; ///< where the programs are on every host (empty: next to the dialogctl tool)
     /// Absolute; handed to the IS servers. Without "is_types_dir": ../is-types beside the partition
@@ -59,21 +69,27 @@ struct Partition
     QString runParamsServer = QStringLiteral("RunParams"); ///< IS server of run parameters and states
     QString daqServer = QStringLiteral("DAQ");             ///< IS server of readout statistics
     QString runNumberFile;                                 ///< absolute, empty: the master's default location
+    /// How long the master waits for every slave to finish a transition.
     int transitionTimeoutMs = 10000;
     int heartbeatMs = 0; ///< 0: every process' default
     /// The partition's shared secret and TLS files (absolute; empty: none), handed to every
     /// program started (--secret-file, --tls-cert, --tls-key, --tls-ca) and used by `dialogctl up`.
+    ///@{
     /// The same paths must hold the files on every host.
     QString secretFile, tlsCert, tlsKey, tlsCa;
+    ///@}
+    /// The run-control master ("master").
     ProcessSpec master;
+    /// The IS servers ("is_servers").
     QList<ProcessSpec> isServers;
+    /// The slaves, in start order ("slaves").
     QList<ProcessSpec> slaves;
     QList<ProcessSpec> loggers; ///< none, or the one of the partition's optional "logger" object
     /// Absolute path of the access list ("access"; dialog/access.h) the Control Server and the IS
     /// servers enforce; empty: everything allowed.
     QString accessFile;
     /// Absolute directory of the audit files ("audit_dir"): the Control Server writes
-    /// controlserver.audit, each IS server is-<name>.audit; empty: no audit files.
+    /// controlserver.audit, each IS server is-NAME.audit; empty: no audit files.
     QString auditDir;
     /// --access and --audit-file for the Control Server or an IS server (audit file @p auditName).
     QStringList accessArguments(const QString &auditName) const;
@@ -82,6 +98,7 @@ struct Partition
     QString controlServerAddress() const;
     /// Every process in start order: Control Server (if started), logger, IS servers, master, slaves.
     QList<ProcessSpec> processes() const;
+    /// The slave named @p name, or nullptr.
     const ProcessSpec *slave(const QString &name) const;
 
     /// Reads and validates @p path. On failure returns false with a one-line reason naming the file

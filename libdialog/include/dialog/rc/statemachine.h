@@ -56,10 +56,13 @@ QList<Transition> path(State from, State to);
 class StateMachine
 {
 public:
+    /// The state the machine is in (the source state while busy()).
     State state() const { return m_state; }
+    /// True while a transition is in progress.
     bool busy() const { return m_pending.has_value(); }
     /// The transition in progress (only meaningful while busy()).
     std::optional<Transition> pending() const { return m_pending; }
+    /// The last transition completed or failed (none before the first).
     std::optional<Transition> lastTransition() const { return m_last; }
     /// Why the machine is in Error (empty otherwise).
     QString error() const { return m_error; }

@@ -18,17 +18,22 @@ namespace dialog::rc {
 /// The master's view of one of its slaves, as carried in the master's state.
 struct SlaveRecord
 {
+    /// The slave's process name.
     QString name;
     QString kind;         ///< "control" or "readout"
     bool present = false; ///< a state message arrived from the slave's current incarnation
     bool lost = false;    ///< the slave's process was declared lost
     /// The slave's state; only meaningful while present.
     State state = State::Initial;
+    /// True while the slave is in a transition.
     bool busy = false;
     std::optional<Transition> transition; ///< the transition in progress, while busy
+    /// Why the slave is in Error (empty otherwise).
     QString error;
+    /// The slave's operating-system process id (0: not known).
     qint64 pid = 0;
 
+    /// Equal when every field is.
     bool operator==(const SlaveRecord &o) const;
 };
 
@@ -36,27 +41,38 @@ struct SlaveRecord
 /// slave. Also the reply to a transition request.
 struct StateRecord
 {
+    /// The process whose state this is.
     QString process;
     QString kind; ///< "master", "control" or "readout"
+    /// The state of its state machine.
     State state = State::Initial;
+    /// True while a transition is in progress.
     bool busy = false;
     std::optional<Transition> transition;     ///< in progress, while busy
     std::optional<Transition> lastTransition; ///< the last one begun
     qint64 transitionMs = 0;                  ///< how long the last completed transition took
     QString error;                            ///< why the process is in Error (empty otherwise)
     qint64 timeMs = 0;                        ///< when the record was made (ms since the epoch)
+    /// The process's operating-system process id.
     qint64 pid = 0;
+    /// The current (or last) run's number; 0 before the first run.
     quint32 runNumber = 0;
 
     // The master's extras (empty/zero for slaves).
+    /// The partition's name.
     QString partition;
+    /// The current (or last) run's type ("physics", …).
     QString runType;
+    /// Every slave of the partition, in the partition's order.
     QList<SlaveRecord> slaves;
     QStringList culprits;                 ///< the slaves that caused the Error state
     std::optional<State> recoveringTo;    ///< the state an automatic recovery is bringing slaves back to
+    ///@{
     qint64 runStartMs = 0, runStopMs = 0; ///< of the current (or last) run, ms since the epoch
+    ///@}
     qint64 runActiveMs = 0;               ///< data-taking time of the current run, pauses excluded
 
+    /// True for the master's record (kind "master").
     bool isMaster() const { return kind == QLatin1String("master"); }
     /// The slave named @p name, or nullptr.
     const SlaveRecord *slave(const QString &name) const;
@@ -67,6 +83,7 @@ struct StateRecord
     /// "state" is an error (std::nullopt, with a one-line reason in @p error).
     static std::optional<StateRecord> fromJson(const QByteArray &json, QString *error = nullptr);
 
+    /// Equal when every field is.
     bool operator==(const StateRecord &o) const;
 };
 
@@ -74,11 +91,16 @@ struct StateRecord
 /// dialog::LogRecord, with more fields).
 struct LogMessage
 {
+    /// When it was written, ms since the epoch.
     qint64 timeMs = 0;
+    /// The run-control process that wrote it.
     QString process;
+    /// How serious it is.
     Severity severity = Severity::Info;
+    /// The message.
     QString text;
 
+    /// Compact JSON, the form published on RunCtrl.P.Log.
     QByteArray toJson() const;
     /// std::nullopt (with @p error) unless it is a JSON object with a known severity.
     static std::optional<LogMessage> fromJson(const QByteArray &json, QString *error = nullptr);
@@ -89,11 +111,17 @@ struct LogMessage
 /// {"transition": "start", "run_number": 12, "run_type": "physics"}.
 struct TransitionRequest
 {
+    /// The transition asked for.
     Transition transition = Transition::Reset;
+    /// The run number of a start (0: the master's next number).
     quint32 runNumber = 0;
+    /// The run type of a start (empty: the master's default).
     QString runType;
 
+    /// The request as JSON (the object form).
     QByteArray toJson() const;
+    /// Parses either form; std::nullopt (with a one-line reason in @p error) for an unknown transition or a
+    /// malformed request.
     static std::optional<TransitionRequest> fromJson(const QByteArray &data, QString *error = nullptr);
 };
 
