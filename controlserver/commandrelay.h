@@ -3,7 +3,7 @@
 // (route()), with routes the main thread rebuilds when processes or their commands change; with an
 // access list or an audit trail every command goes through the main thread, is checked, audited,
 // and refused or forwarded. A request to DIALOG.Command forwards a command and answers whom it was
-// handed to (dialog send).
+// handed to (dialogctl send).
 #pragma once
 
 #include "servercontext.h"
