@@ -36,6 +36,7 @@ class OptionPrivate;
 class Option
 {
 public:
+    /// What the option's value is, and how it is read.
     enum class Kind
     {
         Flag,     ///< no value; the target becomes true (or the value given to flag()) when given
@@ -54,12 +55,16 @@ public:
     /// (OptionTable::isSet(), value(), values()).
     static Option flag(const QString &name, const QString &help, bool *target = nullptr,
                        bool whenGiven = true);
+    /// A text: @p target (or OptionTable::value()) gets the last value given.
     static Option text(const QString &name, const QString &valueName, const QString &help,
                        QString *target = nullptr);
+    /// A repeatable option: @p target (or OptionTable::values()) gets every value given, in order.
     static Option list(const QString &name, const QString &valueName, const QString &help,
                        QStringList *target = nullptr);
+    /// A floating-point number in [@p min, @p max], in @p unit.
     static Option number(const QString &name, const QString &valueName, const QString &help, double *target,
                          double min, double max, OptionUnit unit = OptionUnit::None);
+    /// One of the words @p choices.
     static Option choice(const QString &name, const QString &valueName, const QString &help, QString *target,
                          const QStringList &choices);
     /// A value of a syntax of its own: @p read checks it and stores it where it belongs, or returns
@@ -67,6 +72,7 @@ public:
     static Option custom(const QString &name, const QString &valueName, const QString &help,
                          std::function<bool(const QString &value, QString *why)> read);
     template <typename T>
+    /// A whole number in [@p min, @p max], in @p unit, written to @p target of any integer type.
     static Option integer(const QString &name, const QString &valueName, const QString &help, T *target,
                           qint64 min, qint64 max, OptionUnit unit = OptionUnit::None)
     {
@@ -87,8 +93,11 @@ public:
         return whole(Kind::Size, name, valueName, help, setter(target), min, max, unit);
     }
 
+    ///@{
+    /// Copies share the row (implicit sharing).
     Option(const Option &other);
     Option &operator=(const Option &other);
+    ///@}
     ~Option();
 
     /// The option must be given (an error names it when it is not).
@@ -103,8 +112,11 @@ public:
     /// empty) is read instead, checked the same way; errors then name the variable.
     Option &environment(const QString &variable);
 
+    /// The option's name, without the leading "--".
     QString name() const;
+    /// What the option's value is.
     Kind kind() const;
+    /// The unit of the value (and of the target), or None.
     OptionUnit unit() const;
     /// The option as QCommandLineParser takes it (name, help, value name).
     QCommandLineOption commandLineOption() const;
@@ -152,10 +164,14 @@ public:
     OptionTable(const OptionTable &) = delete;
     OptionTable &operator=(const OptionTable &) = delete;
 
+    ///@{
+    /// Adds rows, in the order of --help.
     OptionTable &add(const Option &row);
     OptionTable &add(std::initializer_list<Option> rows);
+    ///@}
     /// A positional argument, for --help; it also allows positional arguments.
     void addPositional(const QString &name, const QString &description, const QString &syntax = QString());
+    /// Accepts positional arguments without describing them in --help.
     void allowPositionals();
 
     /// Parses @p arguments (the first one, the program, is skipped) and applies every row in
@@ -166,18 +182,27 @@ public:
     /// parse(); on --help prints helpText() on stdout and exits with status 0; on an error prints
     /// "PROGRAM: error" on stderr and returns false (main() then returns 1).
     bool process(const QStringList &arguments);
+    /// True when parse() saw --help.
     bool helpRequested() const;
+    /// Why parse() failed: one line naming the option and what is allowed.
     QString errorText() const;
+    /// The --help text: the description, then every row.
     QString helpText() const;
+    /// The program name error lines start with.
     QString program() const;
 
+    /// True when the option @p name was given.
     bool isSet(const QString &name) const;
+    /// The value of the text option @p name (its default when not given).
     QString value(const QString &name) const;
+    /// Every value of the list option @p name.
     QStringList values(const QString &name) const;
+    /// The positional arguments, in order.
     QStringList positionalArguments() const;
     /// The parser itself, for options added by a facility of its own (such as
     /// AccessOptions::addParserOptions()) and read after parse().
     QCommandLineParser &parser();
+    /// The QCommandLineParser the table parses with.
     const QCommandLineParser &parser() const;
 
     /// Prints "PROGRAM: why" on stderr; returns 1, the exit status of a failed DIALOG program.
