@@ -92,7 +92,7 @@ def test_python_command_to_cpp_registrants(daemons):
 def test_names_given_right_after_start_are_announced_once_accepted(daemons):
     """start() returns before the Control Server accepted the connection (its docstring says so):
     what is published, updated, subscribed and registered then works as it does with `async with`."""
-    daemons.start("dialog", "publish", "--rate", "20", "--data", "from C++", "CppPub.Early")
+    daemons.start("dialogctl", "publish", "--rate", "20", "--data", "from C++", "CppPub.Early")
 
     async def main():
         # A heartbeat long enough that the CONNECT is not repeated (with the names) during the test:
