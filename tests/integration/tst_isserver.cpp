@@ -569,7 +569,7 @@ void tst_IsServer::checkpointFailureReachesTheMessageLog()
         [&] {
             QByteArray out;
             const int rc =
-                m_fx->run(QStringLiteral("dialog"),
+                m_fx->run(QStringLiteral("dialogctl"),
                           {QStringLiteral("log"), QStringLiteral("search"), QStringLiteral("--category"),
                            QStringLiteral("dialog.is.persist"), QStringLiteral("--text"),
                            QStringLiteral("checkpoint failed"), QStringLiteral("--json"),
