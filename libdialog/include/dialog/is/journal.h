@@ -18,7 +18,7 @@ namespace dialog::is {
 class JournalPrivate;
 
 /// The journal files of one IS server in a data directory: segments
-/// `<dir>/<ServerName>.is.journal.<N>` (N = 1, 2, … in decimal), each a header and records.
+/// `DIR/SERVER.is.journal.N` (DIR the data directory, SERVER the server's name, N = 1, 2, … in decimal), each a header and records.
 /// A new segment is started at every start of the server and at every checkpoint (rotate()); a
 /// segment is deleted once two later checkpoints are written (the one before the latest is
 /// `.previous`, which the checkpoint loader may fall back to).

@@ -66,8 +66,11 @@ void appendRecord(QByteArray &out, quint8 kind, QByteArrayView name, QByteArrayV
 struct RecordView
 {
     quint8 kind = 0;                                        ///< a RecordKind
-    qint32 nameOffset = 0, typeOffset = 0, valueOffset = 0; ///< byte offsets in the batch
-    quint16 nameLength = 0, typeLength = 0;                 ///< UTF-8 bytes
+    qint32 nameOffset = 0;  ///< byte offset of the object name in the batch
+    qint32 typeOffset = 0;  ///< byte offset of the type name in the batch
+    qint32 valueOffset = 0; ///< byte offset of the encoded value in the batch
+    quint16 nameLength = 0; ///< UTF-8 bytes of the object name
+    quint16 typeLength = 0; ///< UTF-8 bytes of the type name
     qint32 valueLength = 0;                                 ///< bytes of the encoded value (0: none)
     qint64 timeUs = 0; ///< the change's time (µs since the epoch), or the count of a Dropped record
 };
@@ -94,7 +97,7 @@ struct RequestMessage
         Unsubscribe = 10, ///< end the subscription of @ref channel
         History = 11,     ///< the history of @ref name
     };
-    Op op = Op::None;
+    Op op = Op::None;        ///< what is asked (None: the request could not be read)
     QString name;            ///< object name (full or bare): Insert to Get, History
     QString type;            ///< Get: read as this type
     QByteArray value;        ///< Insert, Update, Upsert: dialog::is::encode() of the object
