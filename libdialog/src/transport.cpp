@@ -10,14 +10,11 @@
 #include <QTimer>
 
 #include <atomic>
-#include <cerrno>
 #if defined(__GLIBC__)
 #include <malloc.h>
 #endif
 #include <mutex>
-#include <sys/socket.h>
 #include <time.h>
-#include <unistd.h>
 
 Q_LOGGING_CATEGORY(lcSender, "dialog.net.sender", QtInfoMsg)
 Q_LOGGING_CATEGORY(lcReceiver, "dialog.net.receiver", QtInfoMsg)
@@ -215,15 +212,18 @@ void Transport::setDataSink(QObject *context, Sink sink, bool resumable)
     // receiveSpinUs: the sink's thread, too, stays awake a while after a delivery (the answer to
     // what it delivered, or the next message, finds it awake). Its dispatcher says when it is about
     // to sleep; the connection goes with the context.
-    QAbstractEventDispatcher *dispatcher = context ? QAbstractEventDispatcher::instance(context->thread()) : nullptr;
+    QAbstractEventDispatcher *dispatcher =
+        context ? QAbstractEventDispatcher::instance(context->thread()) : nullptr;
     if (m_options.receiveSpinUs > 0 && dispatcher)
-        connect(dispatcher, &QAbstractEventDispatcher::aboutToBlock, context, [this] { spinForDeliveries(); },
-                Qt::DirectConnection);
+        connect(
+            dispatcher, &QAbstractEventDispatcher::aboutToBlock, context, [this] { spinForDeliveries(); },
+            Qt::DirectConnection);
 }
 
 void Transport::spinForDeliveries()
 {
-    const qint64 until = m_lastDrainNs.load(std::memory_order_relaxed) + qint64(m_options.receiveSpinUs) * 1000;
+    const qint64 until =
+        m_lastDrainNs.load(std::memory_order_relaxed) + qint64(m_options.receiveSpinUs) * 1000;
     if (steadyNowNs() >= until)
         return;
     m_sinkSpins.fetch_add(1, std::memory_order_relaxed);
@@ -232,123 +232,14 @@ void Transport::spinForDeliveries()
         m_sinkSpinHits.fetch_add(1, std::memory_order_relaxed);
 }
 
-Outbox::~Outbox()
-{
-    closeDirect();
-}
-
-void Outbox::closeDirect()
-{
-    if (m_directFd >= 0)
-        ::close(m_directFd);
-    m_directFd = -1;
-}
-
 OutboxPtr Transport::outbox(const Endpoint &destination)
 {
     QMutexLocker l(&m_outboxLock);
     OutboxPtr &box = m_outboxes[destination];
     if (!box)
-        box = std::make_shared<Outbox>(destination, m_nextSender.fetch_add(1) % m_senders.size());
+        box = std::make_shared<Outbox>(destination,
+                                       m_senders.at(m_nextSender.fetch_add(1) % m_senders.size()), m_options);
     return box;
-}
-
-void Transport::wake(const OutboxPtr &box)
-{
-    SenderWorker *w = m_senders.at(box->worker);
-    QMetaObject::invokeMethod(w, handOff([w, box] { w->flush(box); }), Qt::QueuedConnection);
-}
-
-bool Transport::waitForRoom(const OutboxPtr &boxPtr, qint64 size, int blockMs, qint64 bound)
-{
-    Outbox &box = *boxPtr;
-    const qint64 max = bound > 0 ? bound : m_options.maxQueueBytes;
-    if (box.m_queued == 0 || box.m_queued + size <= max)
-        return true;
-    if (box.m_corkedBytes > 0)
-        handOverHeld(boxPtr); // frames a cork holds make room only once they are written
-    if (blockMs > 0) {
-        QDeadlineTimer deadline(blockMs);
-        while (box.m_queued > 0 && box.m_queued + size > max)
-            if (!waitOn(box.m_room, box.m_lock, deadline))
-                break;
-    }
-    if (box.m_queued > 0 && box.m_queued + size > max) {
-        box.framesDropped.fetch_add(1, std::memory_order_relaxed);
-        return false;
-    }
-    return true;
-}
-
-Outbox::Chunk &Transport::smallChunk(Outbox &box, qint64 size)
-{
-    // Small frames are packed into one chunk so the sender writes many frames per write().
-    constexpr qsizetype ChunkTarget = 256 * 1024;
-    if (box.m_chunks.isEmpty() || box.m_chunks.last().bytes.size() + size > ChunkTarget ||
-        box.m_chunks.last().bytes.capacity() < ChunkTarget) {
-        Outbox::Chunk chunk;
-        chunk.bytes.reserve(ChunkTarget);
-        box.m_chunks.append(std::move(chunk));
-    }
-    return box.m_chunks.last();
-}
-
-bool Transport::commit(Outbox &box, qint64 size)
-{
-    box.m_queued += size;
-    box.m_corkedBytes = 0; // the sender thread writes the queue, held frames first
-    const bool post = !box.m_wakePosted;
-    box.m_wakePosted = true;
-    return post;
-}
-
-bool Transport::mayWriteDirect(Outbox &box, qint64 size)
-{
-    // Only when the frame would be next on the wire: nothing queued, nothing in the socket's buffer
-    // (m_queued counts both), so the order of frames is the order of the calls, as on the queue.
-    if (box.m_directFd < 0 || box.m_queued != 0 || size > m_options.directWriteMaxBytes)
-        return false;
-    const qint64 now = steadyNowNs();
-    if (box.m_lastDirectNs != 0 && now - box.m_lastDirectNs < m_options.directWriteGapNs)
-        return false; // a burst: queued, written in chunks by the sender thread
-    box.m_lastDirectNs = now;
-    return true;
-}
-
-namespace {
-/// One non-blocking write from the calling thread (Transport::writeDirect, flushCorked).
-ssize_t sendNoWait(int fd, const msghdr &m)
-{
-    ssize_t n;
-    do
-        n = ::sendmsg(fd, &m, MSG_DONTWAIT | MSG_NOSIGNAL);
-    while (n < 0 && errno == EINTR);
-    return n;
-}
-} // namespace
-
-qint64 Transport::writeDirect(Outbox &box, std::initializer_list<QByteArray> pieces)
-{
-    iovec iov[4];
-    msghdr m{};
-    qint64 size = 0;
-    for (const QByteArray &p : pieces) {
-        if (m.msg_iovlen == std::size(iov))
-            return 0;
-        iov[m.msg_iovlen++] = iovec{const_cast<char *>(p.constData()), size_t(p.size())};
-        size += p.size();
-    }
-    m.msg_iov = iov;
-    const ssize_t n = sendNoWait(box.m_directFd, m);
-    // EAGAIN: the socket's buffer is full; another error: the connection broke, which the sender
-    // thread's socket reports (and counts the frame, queued now, as dropped).
-    if (n <= 0)
-        return 0;
-    box.directWrites.fetch_add(1, std::memory_order_relaxed);
-    if (n < size)
-        box.directPartial.fetch_add(1, std::memory_order_relaxed);
-    box.bytesSent.fetch_add(quint64(n), std::memory_order_relaxed);
-    return n;
 }
 
 Transport::SendResult Transport::send(const OutboxPtr &box, std::initializer_list<QByteArray> frames,
@@ -357,40 +248,22 @@ Transport::SendResult Transport::send(const OutboxPtr &box, std::initializer_lis
     qint64 size = 0;
     for (const QByteArray &f : frames)
         size += f.size();
-    bool post = false;
-    const bool corking = corkedHere();
-    bool held = false, first = false;
-    {
-        QMutexLocker l(&box->m_lock);
-        if (corking && mayHold(box, size, blockMs, bound)) {
-            for (const QByteArray &f : frames)
-                box->m_chunks.append(Outbox::Chunk{f, 0});
-            box->m_chunks.last().frames = 1;
-            held = true;
-            first = hold(*box, size);
-        } else if (!waitForRoom(box, size, blockMs, bound)) {
-            return SendResult::Full;
-        } else if (const qint64 written = mayWriteDirect(*box, size) ? writeDirect(*box, frames) : 0;
-                   written < size) {
-            // What the socket did not take, first in line for the sender thread.
-            qint64 skip = written;
-            for (const QByteArray &f : frames) {
-                if (skip >= f.size()) {
-                    skip -= f.size();
-                    continue;
-                }
-                box->m_chunks.append(Outbox::Chunk{skip > 0 ? f.mid(skip) : f, 0});
-                skip = 0;
-            }
-            box->m_chunks.last().frames = 1; // the pieces make one frame
-            post = commit(*box, size - written);
-        }
+    return sent(box,
+                box->submit(size, admission(blockMs, bound), [&](Outbox &b) { b.appendPieces(frames); }));
+}
+
+Transport::SendResult Transport::sent(const OutboxPtr &box, const Outbox::Outcome &outcome)
+{
+    switch (outcome.writer) {
+    case Outbox::Writer::Refused:
+        return SendResult::Full;
+    case Outbox::Writer::Cork:
+        noteHeld(box, outcome.firstHeld);
+        break;
+    case Outbox::Writer::Caller:
+    case Outbox::Writer::Sender:
+        break;
     }
-    box->framesSent.fetch_add(1, std::memory_order_relaxed);
-    if (post)
-        wake(box);
-    if (held)
-        noteHeld(box, first);
     return SendResult::Queued;
 }
 
@@ -410,35 +283,14 @@ void Transport::uncork()
     flushCorked();
 }
 
-bool Transport::mayHold(const OutboxPtr &box, qint64 size, int blockMs, qint64 bound)
-{
-    // Held only where the frame would have been written from this thread at once: a connected
-    // destination with nothing queued but what this cork holds, and within bounds.
-    const qint64 max = qMin(CorkMaxBytes, bound > 0 ? bound : m_options.maxQueueBytes);
-    if (blockMs <= 0 && box->m_directFd >= 0 && box->m_onRoom.empty() &&
-        box->m_queued == box->m_corkedBytes && box->m_corkedBytes + size <= max)
-        return true;
-    if (box->m_corkedBytes > 0)
-        handOverHeld(box); // this frame goes behind them, as the sender thread's
-    return false;
-}
-
-bool Transport::hold(Outbox &box, qint64 size)
-{
-    m_heldFrames.fetch_add(1, std::memory_order_relaxed);
-    box.m_queued += size;
-    const bool first = box.m_corkedBytes == 0;
-    box.m_corkedBytes += size;
-    return first;
-}
-
 void Transport::noteHeld(const OutboxPtr &box, bool first)
 {
+    m_heldFrames.fetch_add(1, std::memory_order_relaxed);
     const qint64 now = steadyNowNs();
     if (first) {
         if (m_corkedBoxes.empty())
-            m_corkSinceNs = now; // the first frame held since the last flush
-        m_corkedBoxes.push_back(box); // a box handed over meanwhile is skipped by flushCorked()
+            m_corkSinceNs = now;      // the first frame held since the last flush
+        m_corkedBoxes.push_back(box); // a box handed over meanwhile holds nothing at the flush
     }
     if (!m_corkFlushPosted && m_corkContext) {
         // A slot that waits for an answer in a nested event loop must not wait for its own
@@ -454,84 +306,21 @@ void Transport::noteHeld(const OutboxPtr &box, bool first)
         flushCorked();
 }
 
-void Transport::handOverHeld(const OutboxPtr &box)
-{
-    box->m_corkedBytes = 0;
-    if (!box->m_wakePosted) {
-        box->m_wakePosted = true;
-        wake(box);
-    }
-}
-
 void Transport::flushCorked()
 {
     if (m_corkedBoxes.empty())
         return;
     const std::vector<OutboxPtr> boxes = std::exchange(m_corkedBoxes, {});
-    for (const OutboxPtr &box : boxes) {
-        QMutexLocker l(&box->m_lock);
-        if (box->m_corkedBytes == 0)
-            continue; // written already (listed twice), or handed to the sender thread
-        box->m_corkedBytes = 0;
-        // All that is queued is held, and nothing is in the socket before it: written from here,
-        // as many frames as the socket takes in one call.
-        quint64 frames = 0;
-        while (!box->m_chunks.isEmpty() && box->m_directFd >= 0) {
-            iovec iov[64];
-            msghdr m{};
-            qint64 total = 0;
-            for (const Outbox::Chunk &c : std::as_const(box->m_chunks)) {
-                if (m.msg_iovlen == std::size(iov))
-                    break;
-                iov[m.msg_iovlen++] = iovec{const_cast<char *>(c.bytes.constData()), size_t(c.bytes.size())};
-                total += c.bytes.size();
-            }
-            m.msg_iov = iov;
-            const ssize_t n = sendNoWait(box->m_directFd, m);
-            if (n <= 0)
-                break; // full, or broken: the sender thread finds out
-            m_heldWrites.fetch_add(1, std::memory_order_relaxed);
-            box->bytesSent.fetch_add(quint64(n), std::memory_order_relaxed);
-            box->m_queued -= n;
-            for (qint64 left = n; left > 0;) {
-                Outbox::Chunk &c = box->m_chunks.first();
-                if (c.bytes.size() <= left) {
-                    left -= c.bytes.size();
-                    frames += quint64(c.frames);
-                    box->m_chunks.removeFirst();
-                } else {
-                    c.bytes.remove(0, left);
-                    left = 0;
-                }
-            }
-            if (n < total)
-                break;
-        }
-        box->directWrites.fetch_add(frames, std::memory_order_relaxed);
-        box->m_lastDirectNs = steadyNowNs();
-        box->m_room.wakeAll();
-        if (!box->m_chunks.isEmpty() && !box->m_wakePosted) {
-            box->m_wakePosted = true;
-            wake(box);
-        }
-    }
+    for (const OutboxPtr &box : boxes)
+        m_heldWrites.fetch_add(box->writeHeld(), std::memory_order_relaxed);
 }
 
 void Transport::whenRoom(const OutboxPtr &box, std::function<void()> fn, qint64 bytes)
 {
     const qint64 max = m_options.maxQueueBytes;
     const qint64 level = bytes <= 0 ? max / 2 : qMax<qint64>(0, qMin(max / 2, max - bytes));
-    {
-        QMutexLocker l(&box->m_lock);
-        if (box->m_queued > level) {
-            // The sender thread runs the callback as it writes: frames a cork holds become its.
-            if (box->m_corkedBytes > 0)
-                handOverHeld(box);
-            box->m_onRoom.emplace_back(level, std::move(fn));
-            return;
-        }
-    }
-    fn();
+    if (!box->whenRoom(level, fn))
+        fn();
 }
 
 void Transport::acceptDescriptor(qintptr fd)
@@ -669,7 +458,7 @@ InboundBatch Transport::takeBatch()
 void Transport::recycleBatch(InboundBatch &&batch)
 {
     if (batch.capacity() < BatchReserve || batch.capacity() > 4 * BatchReserve || !batch.isDetached())
-        return; // not worth keeping, or too large to hold on to
+        return;    // not worth keeping, or too large to hold on to
     batch.clear(); // keeps the capacity (Qt 6)
     QMutexLocker l(&m_batchLock);
     if (m_batchPool.size() < BatchPoolSize)
@@ -703,14 +492,9 @@ bool Transport::waitUntilWritten(QDeadlineTimer deadline)
         QMutexLocker l(&m_outboxLock);
         boxes = m_outboxes.values();
     }
-    for (const OutboxPtr &b : std::as_const(boxes)) {
-        QMutexLocker l(&b->m_lock);
-        if (b->m_corkedBytes > 0)
-            handOverHeld(b); // held by a cork in another thread: the sender thread writes them now
-        while (b->m_queued > 0)
-            if (!waitOn(b->m_room, b->m_lock, deadline))
-                return false;
-    }
+    for (const OutboxPtr &b : std::as_const(boxes))
+        if (!b->waitUntilWritten(deadline))
+            return false;
     return true;
 }
 

@@ -196,57 +196,180 @@ struct TransportOptions
     qint64 corkHoldNs = 100000;
 };
 
-/// Queue of frames to one destination. Thread-safe; owned jointly by the transport and users.
-class Outbox
+class SenderWorker;
+
+/// The write side of one destination's socket, and its only owner. Every frame for the destination
+/// enters this object's queue, and this object decides who writes the head of that queue:
+/// - the calling thread, at once (TransportOptions::directWrites): the queue was empty, the
+///   connection shares its descriptor, and the last such write was not within directWriteGapNs;
+/// - the calling thread, later (a cork, Transport::cork): the frame is held until the cork ends,
+///   corkHoldNs passes or the corking thread's event loop turns;
+/// - the sender thread, which owns the connection (opens, authenticates, closes it) and writes
+///   whatever the other two leave, in order.
+/// Whoever writes takes the bytes from the head of the one queue, so frames leave in the order of
+/// the calls. Thread-safe (one mutex, m_lock); owned jointly by the transport and its users.
+class Outbox : public std::enable_shared_from_this<Outbox>
 {
 public:
     const Endpoint endpoint;
-    const int worker;
 
-    Outbox(const Endpoint &e, int w) : endpoint(e), worker(w) {}
+    Outbox(const Endpoint &e, SenderWorker *sender, const TransportOptions &options);
     ~Outbox();
 
     std::atomic<quint64> framesSent{0};
     std::atomic<quint64> bytesSent{0};
     std::atomic<quint64> framesDropped{0}; ///< refused when full, or discarded with a failed connection
     std::atomic<quint64> reconnects{0};    ///< connections opened to this destination, the first included
-    /// Frames written (in full or in part) from the calling thread (TransportOptions::directWrites).
+    /// Frames written (in full or in part) from the calling thread (directly or by a cork).
     std::atomic<quint64> directWrites{0};
     /// Of those, frames the socket took only in part: the rest went to the sender thread.
     std::atomic<quint64> directPartial{0};
+    /// Bytes queued and not yet written (held by a cork, waiting for the sender thread, or in the
+    /// sender thread's socket).
     qint64 queuedBytes() const
     {
         QMutexLocker l(&m_lock);
         return m_queued;
     }
 
-private:
-    friend class Transport;
-    friend class SenderWorker;
-    mutable QMutex m_lock;
-    QWaitCondition m_room;
+    /// The most a cork holds for one destination.
+    static constexpr qint64 CorkMaxBytes = 64 * 1024;
+
+    /// Who writes a frame: submit()'s decision.
+    enum class Writer
+    {
+        Refused, ///< no room (counted as dropped)
+        Caller,  ///< written from the calling thread at once (what the socket did not take: Sender)
+        Cork,    ///< held for the corking thread
+        Sender   ///< queued for the sender thread
+    };
+    /// What the caller of submit() is and asks for.
+    struct Admission
+    {
+        bool corked = false; ///< the calling thread holds a cork (Transport::cork)
+        int blockMs = 0;     ///< > 0: wait this long for room (a blocking send is never held)
+        qint64 bound = 0;    ///< the queue's bound for this frame (0: TransportOptions::maxQueueBytes)
+    };
+    struct Outcome
+    {
+        Writer writer = Writer::Refused;
+        bool firstHeld = false; ///< Cork: the box held nothing before (the cork lists it)
+    };
+
+    /// Takes one frame of @p size bytes: @p append(Outbox &) puts it into the queue with
+    /// appendPieces() or appendSmall(), then the frame is written by the writer decided here.
+    /// Never blocks unless Admission::blockMs > 0. Called with m_lock not held.
+    template <typename Append> Outcome submit(qint64 size, const Admission &a, Append &&append)
+    {
+        Outcome out;
+        bool wake = false;
+        {
+            QMutexLocker l(&m_lock);
+            out.writer = chooseWriter(size, a);
+            if (out.writer == Writer::Refused)
+                return out;
+            append(*this);
+            wake = take(out.writer, size, &out.firstHeld);
+        }
+        framesSent.fetch_add(1, std::memory_order_relaxed);
+        if (wake)
+            wakeSender();
+        return out;
+    }
+    /// For submit()'s @p append: the pieces of one frame, shared (never copied).
+    void appendPieces(std::initializer_list<QByteArray> pieces);
+    /// For submit()'s @p append: @p write(QByteArray &) appends exactly @p size encoded bytes to the
+    /// queue's current chunk (no allocation on the hot path).
+    template <typename Encode> void appendSmall(qint64 size, Encode &&write)
+    {
+        Chunk &chunk = smallChunk(size);
+        write(chunk.bytes);
+        ++chunk.frames;
+    }
+
+    /// The corking thread, at the end of its cork: writes what it holds, as many frames as the
+    /// socket takes per system call (the rest goes to the sender thread). Returns the system calls
+    /// made. Called with m_lock not held.
+    quint64 writeHeld();
+    /// Runs @p fn from the sender thread once the queue holds at most @p level bytes; false (and
+    /// @p fn not taken) when it already does. Frames a cork holds become the sender thread's.
+    bool whenRoom(qint64 level, std::function<void()> &fn);
+    /// Blocks until everything queued was written (or dropped with a failed connection), or until
+    /// @p deadline; false on time-out. Frames a cork holds become the sender thread's.
+    bool waitUntilWritten(QDeadlineTimer deadline);
+
+    /// A run of bytes in the queue.
     struct Chunk
     {
         QByteArray bytes;
         qint64 frames = 0; // frames that end in this chunk (a large frame may span two chunks)
     };
-    QList<Chunk> m_chunks; // frames waiting for the sender thread
+
+    // The sender thread's side: it owns the connection and tells the outbox what became of it.
+    /// A connection is being opened; returns its generation (accounting from an older one is ignored).
+    quint64 connectionOpened() const;
+    /// The connection of @p generation is up (and authenticated, without TLS): @p fd, a duplicate
+    /// of its descriptor, may be written from the calling threads. Taken over (closed here).
+    void shareDescriptor(int fd, quint64 generation);
+    /// No more writes from the calling threads (the connection is going away).
+    void unshareDescriptor();
+    /// The sender thread handed @p bytes of its own (HELLO, AUTH) to the connection of @p generation.
+    void handed(qint64 bytes, quint64 generation);
+    /// The socket of @p generation wrote @p bytes; returns the whenRoom() callbacks now due (the
+    /// caller runs them without the lock).
+    std::vector<std::function<void()>> written(qint64 bytes, quint64 generation);
+    /// The frames waiting for the sender thread, now its own (held frames included, first).
+    QList<Chunk> takeForSender();
+    /// The connection failed: everything queued is discarded. Returns the queued bytes and the
+    /// frames in the queue that were discarded.
+    std::pair<qint64, qint64> discard();
+    /// For the idle time-out: true when nothing was written or queued since the last look; the
+    /// queue's accounting then restarts with the next connection.
+    bool closeIfIdle();
+
+private:
+    // All called with m_lock held.
+    Writer chooseWriter(qint64 size, const Admission &a);
+    bool mayHold(qint64 size, const Admission &a);
+    bool waitForRoom(qint64 size, int blockMs, qint64 bound);
+    bool mayWriteNow(qint64 size);
+    /// Accounts for the frame just appended as @p writer's, writes it when that is the caller; true
+    /// when the sender thread is to be woken (outside the lock).
+    bool take(Writer writer, qint64 size, bool *firstHeld);
+    /// Writes the head of the queue from the calling thread until the socket takes no more; returns
+    /// the system calls made, with the frames completed and whether the last was taken in part.
+    quint64 writeHead(quint64 *frames, bool *partial);
+    Chunk &smallChunk(qint64 size);
+    /// The sender thread is to write the queue (held frames first); true when it must be woken.
+    bool leaveToSender();
+    /// leaveToSender(), waking the sender thread at once.
+    void handOverHeld();
+    void wakeSender();
+    void closeDescriptor();
+
+    SenderWorker *const m_sender;
+    const qint64 m_maxQueueBytes;
+    const qint64 m_directMaxBytes; // 0: no direct writes
+    const qint64 m_directGapNs;
+
+    mutable QMutex m_lock;
+    QWaitCondition m_room;
+    QList<Chunk> m_chunks; // the queue
     qint64 m_queued = 0;   // bytes in m_chunks + bytes handed to the socket but not yet written
     bool m_wakePosted = false;
-    quint64 m_generation = 0; // bumped when the connection fails: stale accounting is ignored
+    quint64 m_generation = 0; // bumped when the connection fails or closes
     // Run (in the sender thread) once the queue holds at most `first` bytes (see whenRoom).
     std::vector<std::pair<qint64, std::function<void()>>> m_onRoom;
     // A duplicate of the connection's descriptor while frames may be written to it from the calling
-    // thread (connected, authenticated, no TLS); -1 otherwise. Written to and closed only under
+    // threads (connected, authenticated, no TLS); -1 otherwise. Written to and closed only under
     // m_lock: the sender thread closes it before its socket, so it never names another file.
     int m_directFd = -1;
-    /// Bytes at the head of m_chunks held by a cork (Transport::cork), with nothing before them in
-    /// the socket: the corking thread writes them itself. 0 as soon as the sender thread is woken
-    /// for this queue (then they are its to write, in order).
+    /// Bytes at the head of m_chunks held by a cork, with nothing before them in the socket: the
+    /// corking thread writes them itself. 0 as soon as the sender thread is to write the queue.
     qint64 m_corkedBytes = 0;
-    qint64 m_lastDirectNs = 0; // when the last direct write was tried (steady clock)
-    quint64 m_directSeen = 0;  // direct writes when the sender thread last looked (idle time-out)
-    void closeDirect();        // with m_lock held
+    qint64 m_lastDirectNs = 0; // when the calling thread last wrote (steady clock)
+    quint64 m_directSeen = 0;  // directWrites when the idle time-out last looked
+    QByteArray m_spare;        // a small-frame chunk written by the caller, kept for the next
 };
 using OutboxPtr = std::shared_ptr<Outbox>;
 
@@ -255,7 +378,6 @@ using OutboxPtr = std::shared_ptr<Outbox>;
 bool applySecurity(const QString &secretFile, const security::TlsFiles &tls, TransportOptions &to,
                    QString *error);
 
-class SenderWorker;
 class ReaderWorker;
 class Listener;
 
@@ -321,44 +443,8 @@ public:
     template <typename Writer>
     SendResult sendSmall(const OutboxPtr &box, qint64 size, Writer &&write, int blockMs = 0)
     {
-        bool post = false;
-        const bool corking = corkedHere();
-        bool held = false, first = false;
-        {
-            QMutexLocker l(&box->m_lock);
-            if (corking && mayHold(box, size, blockMs, 0)) {
-                Outbox::Chunk &chunk = smallChunk(*box, size);
-                write(chunk.bytes);
-                ++chunk.frames;
-                held = true;
-                first = hold(*box, size);
-            } else if (!waitForRoom(box, size, blockMs)) {
-                return SendResult::Full;
-            } else if (mayWriteDirect(*box, size)) {
-                // Encoded aside, written to the socket; a part it did not take is queued.
-                thread_local QByteArray scratch;
-                scratch.resize(0);
-                write(scratch);
-                const qint64 written = writeDirect(*box, {scratch});
-                if (written < size) {
-                    Outbox::Chunk &chunk = smallChunk(*box, size - written);
-                    chunk.bytes.append(scratch.constData() + written, size - written);
-                    ++chunk.frames;
-                    post = commit(*box, size - written);
-                }
-            } else {
-                Outbox::Chunk &chunk = smallChunk(*box, size);
-                write(chunk.bytes);
-                ++chunk.frames;
-                post = commit(*box, size);
-            }
-        }
-        box->framesSent.fetch_add(1, std::memory_order_relaxed);
-        if (post)
-            wake(box);
-        if (held)
-            noteHeld(box, first);
-        return SendResult::Queued;
+        return sent(box, box->submit(size, admission(blockMs, 0),
+                                     [&](Outbox &b) { b.appendSmall(size, std::forward<Writer>(write)); }));
     }
 
     /// Corks this thread's sends: a frame for a destination with nothing queued (that would be
@@ -367,12 +453,11 @@ public:
     /// thread sends while it handles a batch of deliveries leave together rather than one system
     /// call (and one wake-up of the receiver) each. Nothing is held longer than
     /// TransportOptions::corkHoldNs (checked as frames are sent), past
-    /// CorkMaxBytes per destination, or for a blocking send; a nested event loop (a slot waiting
+    /// Outbox::CorkMaxBytes per destination, or for a blocking send; a nested event loop (a slot waiting
     /// for a reply) writes what is held as it starts turning (a posted flush, @p context's thread
     /// = this thread). Nests. Only for the thread that calls it.
     void cork(QObject *context);
     void uncork();
-    static constexpr qint64 CorkMaxBytes = 64 * 1024;
 
     /// Runs @p fn once the queue of @p box has drained to half its bound (at once if it already has),
     /// or, with @p bytes, once a message of that many bytes fits (the queue is empty, or it fits
@@ -466,34 +551,24 @@ private:
     /// busiest moment for ever. Called in a sink's thread after a drain.
     void trimAfterBurst();
     void acceptDescriptor(qintptr fd);
-    void wake(const OutboxPtr &box);
-    // Called with box->m_lock held.
-    bool waitForRoom(const OutboxPtr &box, qint64 size, int blockMs, qint64 bound = 0);
-    Outbox::Chunk &smallChunk(Outbox &box, qint64 size);
-    bool commit(Outbox &box, qint64 size);
-    /// True when a frame of @p size bytes is to be written from the calling thread (see
-    /// TransportOptions::directWrites); then the caller calls writeDirect() at once.
-    bool mayWriteDirect(Outbox &box, qint64 size);
-    /// Writes the pieces of one frame to the socket without blocking; returns the bytes it took
-    /// (0 when it took none or the connection is broken: the sender thread finds out).
-    qint64 writeDirect(Outbox &box, std::initializer_list<QByteArray> pieces);
+    Outbox::Admission admission(int blockMs, qint64 bound) const
+    {
+        return Outbox::Admission{corkedHere(), blockMs, bound};
+    }
+    /// What send() and sendSmall() return for @p outcome; a frame held by this thread's cork is
+    /// noted for its flush.
+    SendResult sent(const OutboxPtr &box, const Outbox::Outcome &outcome);
     /// Whether this thread holds a cork (see cork()).
     bool corkedHere() const
     {
         const Qt::HANDLE corking = m_corkThread.load(std::memory_order_relaxed);
         return corking && corking == QThread::currentThreadId(); // one load when nobody corks
     }
-    /// With box.m_lock held, by the corking thread: whether a frame of @p size is held (else, if
-    /// the box holds frames, they are handed to the sender thread first, so the order stays).
-    bool mayHold(const OutboxPtr &box, qint64 size, int blockMs, qint64 bound);
-    /// With box.m_lock held: counts @p size bytes just appended as held; true if the box held
-    /// nothing before. The caller then calls noteHeld() without the lock.
-    bool hold(Outbox &box, qint64 size);
+    /// The corking thread, after @p box held a frame (@p first: its first since the last flush):
+    /// lists the box, posts the flush for a nested event loop, flushes after corkHoldNs.
     void noteHeld(const OutboxPtr &box, bool first);
     /// Writes what is held, from this thread (the rest goes to the sender threads).
     void flushCorked();
-    /// With box.m_lock held: the held frames become the sender thread's (woken now).
-    void handOverHeld(const OutboxPtr &box);
     std::atomic<Qt::HANDLE> m_corkThread{nullptr};
     std::atomic<quint64> m_heldFrames{0}, m_heldWrites{0};
     // The corking thread's own:
@@ -541,7 +616,7 @@ private:
     std::atomic<quint64> m_heapTrims{0};
     std::atomic<quint64> m_receiveSpins{0}, m_receiveSpinHits{0};
     std::atomic<quint64> m_sinkSpins{0}, m_sinkSpinHits{0};
-    std::atomic<int> m_postsPending{0};  // drains posted to a sink's thread, not yet started
+    std::atomic<int> m_postsPending{0};   // drains posted to a sink's thread, not yet started
     std::atomic<qint64> m_lastDrainNs{0}; // steady clock, the end of the last drain (spin only)
     /// receiveSpinUs: called by the data sink thread's dispatcher just before that thread sleeps.
     void spinForDeliveries();

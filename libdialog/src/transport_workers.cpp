@@ -53,10 +53,7 @@ SenderWorker::~SenderWorker()
     // abort() emits signals synchronously: detach our handlers before touching the sockets.
     const auto conns = std::exchange(m_conns, {});
     for (Connection *c : conns) {
-        {
-            QMutexLocker l(&c->box->m_lock);
-            c->box->closeDirect();
-        }
+        c->box->unshareDescriptor();
         c->socket->disconnect(this);
         c->socket->abort();
         delete c->socket;
@@ -75,13 +72,7 @@ void SenderWorker::enableDirect(Connection *c)
     const int fd = ::fcntl(int(c->socket->socketDescriptor()), F_DUPFD_CLOEXEC, 0);
     if (fd < 0)
         return;
-    Outbox *b = c->box.get();
-    QMutexLocker l(&b->m_lock);
-    b->closeDirect();
-    if (c->generation == b->m_generation)
-        b->m_directFd = fd;
-    else
-        ::close(fd);
+    c->box->shareDescriptor(fd, c->generation);
 }
 
 SenderWorker::Connection *SenderWorker::open(const OutboxPtr &box)
@@ -91,10 +82,7 @@ SenderWorker::Connection *SenderWorker::open(const OutboxPtr &box)
     Outbox *key = box.get();
     c->socket = newSocket(key);
     c->lastActivity = c->openedAt = m_clock.elapsed();
-    {
-        QMutexLocker l(&box->m_lock);
-        c->generation = box->m_generation;
-    }
+    c->generation = box->connectionOpened();
     QTcpSocket *s = c->socket;
     // With TLS the connection is up once encrypted: a stalled TLS handshake is a connect time-out.
     const bool tls = qobject_cast<QSslSocket *>(s);
@@ -116,26 +104,9 @@ SenderWorker::Connection *SenderWorker::open(const OutboxPtr &box)
             return;
         c->lastActivity = m_clock.elapsed();
         c->wrote(n);
-        Outbox *b = c->box.get();
-        b->bytesSent.fetch_add(quint64(n), std::memory_order_relaxed);
-        std::vector<std::function<void()>> ready;
-        {
-            QMutexLocker l(&b->m_lock);
-            if (c->generation == b->m_generation) {
-                b->m_queued = qMax<qint64>(0, b->m_queued - n);
-                if (b->m_queued < m_transport->options().maxQueueBytes)
-                    b->m_room.wakeAll();
-                for (auto it = b->m_onRoom.begin(); it != b->m_onRoom.end();) {
-                    if (b->m_queued > it->first) {
-                        ++it;
-                        continue;
-                    }
-                    ready.push_back(std::move(it->second));
-                    it = b->m_onRoom.erase(it);
-                }
-            }
-        }
-        for (const auto &fn : ready) // outside the lock: they queue frames on this outbox
+        c->box->bytesSent.fetch_add(quint64(n), std::memory_order_relaxed);
+        const std::vector<std::function<void()>> ready = c->box->written(n, c->generation);
+        for (const auto &fn : ready) // outside the outbox's lock: they queue frames on it
             fn();
     });
     connect(s, &QTcpSocket::errorOccurred, this,
@@ -170,10 +141,7 @@ SenderWorker::Connection *SenderWorker::open(const OutboxPtr &box)
     const QByteArray frame = controlFrame(Type::Hello, hello);
     if (!c->authenticated)
         c->hello = frame.mid(HeaderSize);
-    {
-        QMutexLocker l(&box->m_lock);
-        box->m_queued += frame.size();
-    }
+    box->handed(frame.size(), c->generation);
     s->write(frame);
     c->hand(frame.size(), 0);
     qCDebug(lcSender) << "connecting to" << box->endpoint.toString();
@@ -227,13 +195,7 @@ void SenderWorker::Connection::wrote(qint64 bytes)
 
 void SenderWorker::flush(const OutboxPtr &box)
 {
-    QList<Outbox::Chunk> chunks;
-    {
-        QMutexLocker l(&box->m_lock);
-        chunks.swap(box->m_chunks);
-        box->m_wakePosted = false;
-        box->m_corkedBytes = 0;
-    }
+    QList<Outbox::Chunk> chunks = box->takeForSender();
     if (chunks.isEmpty())
         return;
     Connection *c = m_conns.value(box.get());
@@ -342,12 +304,7 @@ bool SenderWorker::authenticate(Connection *c, const QByteArray &payload, QStrin
     c->authenticated = true;
     c->nonce.clear();
     c->hello.clear();
-    Outbox *b = c->box.get();
-    {
-        QMutexLocker l(&b->m_lock);
-        if (c->generation == b->m_generation)
-            b->m_queued += frame.size();
-    }
+    c->box->handed(frame.size(), c->generation);
     c->socket->write(frame);
     c->hand(frame.size(), 0);
     for (const Outbox::Chunk &chunk : std::as_const(c->held)) {
@@ -367,7 +324,6 @@ void SenderWorker::fail(Outbox *key, const QString &reason)
         return;
     m_transport->m_outgoing.fetch_sub(1);
     const Endpoint dest = c->box->endpoint;
-    qint64 lost = 0;
     // Every frame not completely written is discarded: those the socket still held and those
     // still queued. Small frames packed into one chunk count as written once the whole chunk is.
     qint64 lostFrames = 0;
@@ -375,19 +331,8 @@ void SenderWorker::fail(Outbox *key, const QString &reason)
         lostFrames += frames;
     for (const Outbox::Chunk &chunk : std::as_const(c->held))
         lostFrames += chunk.frames;
-    {
-        QMutexLocker l(&key->m_lock);
-        lost = key->m_queued;
-        for (const Outbox::Chunk &chunk : std::as_const(key->m_chunks))
-            lostFrames += chunk.frames;
-        key->closeDirect();
-        key->m_queued = 0;
-        key->m_corkedBytes = 0;
-        key->m_chunks.clear();
-        key->m_onRoom.clear();
-        key->m_generation++;
-        key->m_room.wakeAll();
-    }
+    const auto [lost, queuedFrames] = key->discard();
+    lostFrames += queuedFrames;
     key->framesDropped.fetch_add(quint64(lostFrames), std::memory_order_relaxed);
     if (lost > 0)
         qCInfo(lcSender).noquote()
@@ -431,21 +376,11 @@ void SenderWorker::checkTimeouts()
         }
         if (o.idleTimeoutMs > 0 && now - c->lastActivity > o.idleTimeoutMs &&
             c->socket->bytesToWrite() == 0) {
-            Outbox *b = it.key();
-            QMutexLocker l(&b->m_lock);
-            const quint64 direct = b->directWrites.load(std::memory_order_relaxed);
-            if (direct != b->m_directSeen) {
-                // Written to from the calling threads meanwhile: not idle.
-                b->m_directSeen = direct;
+            // Written to from the calling threads meanwhile, or frames queued: not idle.
+            if (it.key()->closeIfIdle())
+                idle.append(it.key());
+            else
                 c->lastActivity = now;
-            } else if (b->m_chunks.isEmpty() && !b->m_wakePosted) {
-                // Decided under the lock: no direct write slips in before the close. Queued
-                // accounting restarts with the next connection.
-                b->closeDirect();
-                b->m_queued = 0;
-                b->m_generation++;
-                idle.append(b);
-            }
         }
     }
     for (Outbox *k : std::as_const(stuck)) {
@@ -838,8 +773,8 @@ bool ReaderWorker::takeFrame(Connection *c, Type type, quint8 flags, QByteArrayV
     const bool share =
         type == Type::ServiceMessage && !owned && c->decoder.batchFill() >= InboundDecoder::BatchSize / 4;
     DataParts parts;
-    if (!decodeData(type, flags, payload, owned, m_transport->options().maxMessageSize, keep, parts,
-                    &r.error, !share))
+    if (!decodeData(type, flags, payload, owned, m_transport->options().maxMessageSize, keep, parts, &r.error,
+                    !share))
         return false;
     in.sequence = parts.sequence;
     in.status = parts.status;
@@ -864,7 +799,8 @@ bool ReaderWorker::takeFrame(Connection *c, Type type, quint8 flags, QByteArrayV
             r.dataBytes += batch.size();
         }
     } else {
-        in.data = parts.data.isNull() && !parts.view.isNull() ? parts.view.toByteArray() : std::move(parts.data);
+        in.data =
+            parts.data.isNull() && !parts.view.isNull() ? parts.view.toByteArray() : std::move(parts.data);
     }
     if (keep)
         in.flags = flags;
