@@ -10,11 +10,11 @@
 #include "waits.h"
 #include "wirecodec.h"
 
+#include <QElapsedTimer>
 #include <QSignalSpy>
 #include <QTcpServer>
 #include <QTcpSocket>
 #include <QtEndian>
-#include <QElapsedTimer>
 #include <QtTest>
 
 #include <mutex>
@@ -174,6 +174,7 @@ private Q_SLOTS:
     void readerSpinsAfterReceivingWhenAsked();
     void directAndQueuedWritesKeepTheOrder();
     void partialDirectWriteIsFinishedBySenderThread();
+    void corkedFramesWaitBehindAPartialWrite();
     void directWritesFollowTheSecretsHandshake();
     void tlsConnectionsNeverWriteDirect();
     void noDirectWritesWhenTurnedOff();
@@ -690,43 +691,87 @@ void tst_Transport::directAndQueuedWritesKeepTheOrder()
     QCOMPARE(stats.framesDropped, quint64(0));
 }
 
+namespace {
+/// A receiver that stops reading (its user's thread, this one, takes nothing: reading pauses and
+/// the kernel's buffers fill), and a sender that writes large frames from the calling thread.
+struct StuffedSetup
+{
+    StuffedSetup() : r(pausingReceiver())
+    {
+        TransportOptions so = eagerDirect();
+        so.directWriteMaxBytes = 1024 * 1024;
+        so.maxQueueBytes = 64 * 1024 * 1024;
+        s = makeSender(QStringLiteral("stuffed"), so);
+    }
+    Receiver r;
+    std::unique_ptr<Transport> s;
+    OutboxPtr box;
+    const QByteArray data = pattern(50001, 4); // odd: the socket is unlikely to fill on a frame's end
+    quint64 seq = 0;
+    void sendOne()
+    {
+        QCOMPARE(s->send(box, {serviceFramePrefix("S", ++seq, 0, data.size()), data}),
+                 Transport::SendResult::Queued);
+    }
+    /// Frames written directly, without running this thread's event loop (nothing is delivered
+    /// meanwhile), until the socket takes only part of one: the rest of it is the sender thread's.
+    bool stuffUntilPartial()
+    {
+        if (!r.listen())
+            return false;
+        box = s->outbox(r.endpoint());
+        sendOne();
+        if (!QTest::qWaitFor([&] { return box->queuedBytes() == 0; }, Timeout))
+            return false; // connected; the next go directly
+        for (int round = 0; round < 3 && box->directPartial.load() == 0; ++round) {
+            while (box->queuedBytes() == 0 && seq < 4000)
+                sendOne();
+            if (box->directPartial.load() == 0 && // the socket filled on a frame's end: drain, try again
+                !QTest::qWaitFor([&] { return box->queuedBytes() == 0; }, Timeout))
+                return false;
+        }
+        return box->directPartial.load() > 0;
+    }
+    /// Once the receiver reads again, every frame arrives whole and in order.
+    void checkAllArrived()
+    {
+        QTRY_COMPARE_WITH_TIMEOUT(r.data.size(), qsizetype(seq), Timeout);
+        for (quint64 i = 1; i <= seq; ++i) {
+            QCOMPARE(r.data.at(qsizetype(i - 1)).sequence, i);
+            QCOMPARE(r.data.at(qsizetype(i - 1)).dataCopy(), data);
+        }
+        QCOMPARE(s->stats().framesDropped, quint64(0));
+        QCOMPARE(r.transport->stats().protocolErrors, quint64(0));
+    }
+};
+} // namespace
+
 void tst_Transport::partialDirectWriteIsFinishedBySenderThread()
 {
-    // A receiver that stops reading (its user's thread, this one, takes nothing: reading pauses and
-    // the kernel's buffers fill). Frames written directly until the socket takes only part of one:
-    // the rest of that frame goes first to the sender thread, later frames queue behind it, and once
-    // the receiver reads again every frame arrives whole and in order.
-    Receiver r(pausingReceiver());
-    QVERIFY(r.listen());
-    TransportOptions so = eagerDirect();
-    so.directWriteMaxBytes = 1024 * 1024;
-    so.maxQueueBytes = 64 * 1024 * 1024;
-    auto s = makeSender(QStringLiteral("stuffed"), so);
-    const OutboxPtr box = s->outbox(r.endpoint());
-    const QByteArray data = pattern(50001, 4); // odd: the socket is unlikely to fill on a frame's end
-    s->send(box, {serviceFramePrefix("S", 1, 0, data.size()), data});
-    QTRY_COMPARE_WITH_TIMEOUT(box->queuedBytes(), 0, Timeout); // connected; the next go directly
-    quint64 seq = 1;
-    // Sent without running this thread's event loop: nothing is delivered meanwhile.
-    for (int round = 0; round < 3 && box->directPartial.load() == 0; ++round) {
-        while (box->queuedBytes() == 0 && seq < 4000)
-            QCOMPARE(s->send(box, {serviceFramePrefix("S", ++seq, 0, data.size()), data}),
-                     Transport::SendResult::Queued);
-        for (int i = 0; i < 20; ++i) // and some behind it
-            QCOMPARE(s->send(box, {serviceFramePrefix("S", ++seq, 0, data.size()), data}),
-                     Transport::SendResult::Queued);
-        if (box->directPartial.load() == 0) // the socket filled on a frame's end: drain, try again
-            QTRY_COMPARE_WITH_TIMEOUT(box->queuedBytes(), 0, Timeout);
-    }
-    QVERIFY2(box->directPartial.load() > 0, "no direct write was partial");
-    QVERIFY(box->directWrites.load() > 0);
-    QTRY_COMPARE_WITH_TIMEOUT(r.data.size(), qsizetype(seq), Timeout);
-    for (quint64 i = 1; i <= seq; ++i) {
-        QCOMPARE(r.data.at(qsizetype(i - 1)).sequence, i);
-        QCOMPARE(r.data.at(qsizetype(i - 1)).dataCopy(), data);
-    }
-    QCOMPARE(s->stats().framesDropped, quint64(0));
-    QCOMPARE(r.transport->stats().protocolErrors, quint64(0));
+    // The rest of the frame the socket took in part goes first to the sender thread, later frames
+    // queue behind it.
+    StuffedSetup c;
+    QVERIFY2(c.stuffUntilPartial(), "no direct write was partial");
+    for (int i = 0; i < 20; ++i)
+        c.sendOne();
+    QVERIFY(c.box->directWrites.load() > 0);
+    c.checkAllArrived();
+}
+
+void tst_Transport::corkedFramesWaitBehindAPartialWrite()
+{
+    // The sender thread owns the rest of a frame the socket took in part: a corked thread's frames
+    // are not held for it to write itself (they would cut into that frame), they queue behind.
+    StuffedSetup c;
+    QVERIFY2(c.stuffUntilPartial(), "no direct write was partial");
+    QObject context;
+    const quint64 heldBefore = c.s->stats().heldFrames;
+    c.s->cork(&context);
+    for (int i = 0; i < 5; ++i)
+        c.sendOne();
+    QCOMPARE(c.s->stats().heldFrames, heldBefore);
+    c.s->uncork();
+    c.checkAllArrived();
 }
 
 void tst_Transport::directWritesFollowTheSecretsHandshake()
@@ -782,7 +827,8 @@ void tst_Transport::smallReceiveBufferIsWarnedAbout()
 {
     TransportOptions o;
     o.receiveBufferBytes = 64 * 1024;
-    QTest::ignoreMessage(QtWarningMsg, QRegularExpression(QStringLiteral("receive buffer of 65536 bytes: below 262144")));
+    QTest::ignoreMessage(QtWarningMsg,
+                         QRegularExpression(QStringLiteral("receive buffer of 65536 bytes: below 262144")));
     {
         Transport small(o);
     }
@@ -836,7 +882,8 @@ struct CorkSetup
         if (seq % 2)
             QCOMPARE(s->send(box, frame, blockMs), Transport::SendResult::Queued);
         else
-            QCOMPARE(s->sendSmall(box, frame.size(), [&](QByteArray &out) { out.append(frame); }, blockMs),
+            QCOMPARE(s->sendSmall(
+                         box, frame.size(), [&](QByteArray &out) { out.append(frame); }, blockMs),
                      Transport::SendResult::Queued);
     }
     /// Every frame sent so far arrived, once, in the order of the calls.
@@ -902,7 +949,8 @@ void tst_Transport::heldFramesKeepTheirPlaceAmongOtherThreadsFrames()
     std::thread other([&] {
         for (int i = 0; i < 10; ++i) {
             const quint64 seq = c.next++; // in turn with this thread: it waits for the join
-            if (c.s->send(c.box, serviceFrame("S", seq, QByteArray::number(seq))) != Transport::SendResult::Queued)
+            if (c.s->send(c.box, serviceFrame("S", seq, QByteArray::number(seq))) !=
+                Transport::SendResult::Queued)
                 ++refused;
         }
     });
