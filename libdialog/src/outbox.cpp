@@ -202,8 +202,11 @@ quint64 Outbox::writeHead(quint64 *frames, bool *partial)
             left -= c.bytes.size();
             *frames += quint64(c.frames);
             started = c.frames == 0;
-            if (m_chunks.size() == 1 && c.bytes.capacity() >= ChunkTarget && c.bytes.isDetached()) {
-                m_spare = std::move(c.bytes); // the next small frame is encoded into it
+            // A chunk of small frames (not a large frame's own array, which would be held on to)
+            // is kept: the next small frame is encoded into it.
+            if (m_chunks.size() == 1 && c.bytes.capacity() >= ChunkTarget &&
+                c.bytes.capacity() < 2 * ChunkTarget && c.bytes.isDetached()) {
+                m_spare = std::move(c.bytes);
                 m_spare.resize(0);
             }
             m_chunks.removeFirst();
