@@ -275,7 +275,7 @@ void tst_Mirror::mirrorRestartResynchronises()
     QProcess *mirror = startMirror(QStringLiteral("Mirror"), QStringLiteral("RunParams"), mirrorArgs);
     QVERIFY(waitForServer(QStringLiteral("Mirror")));
     QVERIFY(waitForEqual(QStringLiteral("RunParams"), QStringLiteral("Mirror"), 10000));
-    QTest::qWait(1500); // checkpoints every second: one of the complete copy
+    QVERIFY(waitForCheckpoint(QStringLiteral("Mirror"))); // one of the complete copy
     ::kill(mirror->processId(), SIGKILL);
     QVERIFY(mirror->waitForFinished(5000));
 

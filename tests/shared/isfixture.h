@@ -5,8 +5,10 @@
 #include "processfixture.h"
 
 #include "dialog/is/dictionary.h"
+#include "dialog/is/time.h"
 
 #include <QFile>
+#include <QSet>
 
 namespace dialog::test {
 
@@ -83,6 +85,27 @@ protected:
         return ProcessFixture::waitForListening(server, ProcessFixture::webIsListening());
     }
     /// Until the server answers a read of its statistics object.
+    /// Waits (bounded) until @p server has completed a checkpoint that began after this call, so
+    /// that it holds everything the server had then: two checkpoints completed after the call (the
+    /// second began once the first had ended), as its Statistics object tells.
+    bool waitForCheckpoint(const QString &server, int timeoutMs = 15000)
+    {
+        const qint64 sinceUs = is::Time::currentTime().microsecondsSinceEpoch();
+        QSet<qint64> completed;
+        return waitUntil(
+            [&] {
+                is::Entry s;
+                if (m_dict->getSync(server + QStringLiteral(".Statistics"), &s).isOk()) {
+                    const qint64 at =
+                        s.object.get<is::Time>(QStringLiteral("lastCheckpoint")).microsecondsSinceEpoch();
+                    if (at > sinceUs)
+                        completed.insert(at);
+                }
+                return completed.size() >= 2;
+            },
+            timeoutMs, 100);
+    }
+
     bool waitForServer(const QString &name, int timeoutMs = 10000)
     {
         return waitUntil(
