@@ -58,7 +58,7 @@ public:
         }
         QByteArray out;
         if (run(QStringLiteral("initdb"),
-                {QStringLiteral("-D"), dataDir(), QStringLiteral("-U"), QStringLiteral("dialogctl"),
+                {QStringLiteral("-D"), dataDir(), QStringLiteral("-U"), QStringLiteral("dialog"),
                  QStringLiteral("--auth=trust"), QStringLiteral("-E"), QStringLiteral("UTF8"),
                  QStringLiteral("--no-sync")},
                 &out) != 0) {
@@ -70,7 +70,7 @@ public:
             return false;
         if (run(QStringLiteral("createdb"),
                 {QStringLiteral("-h"), QStringLiteral("127.0.0.1"), QStringLiteral("-p"),
-                 QString::number(m_port), QStringLiteral("-U"), QStringLiteral("dialogctl"),
+                 QString::number(m_port), QStringLiteral("-U"), QStringLiteral("dialog"),
                  QStringLiteral("messages")},
                 &out) != 0) {
             *error = QStringLiteral("createdb failed: ") + QString::fromLocal8Bit(out);
