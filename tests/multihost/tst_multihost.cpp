@@ -25,6 +25,13 @@ using namespace dialog;
 using namespace dialog::test;
 
 namespace {
+/// Whether something accepts connections at @p address:@p port, seen from this process's host.
+bool listening(const QString &address, quint16 port)
+{
+    QTcpSocket s;
+    s.connectToHost(address, port);
+    return s.waitForConnected(500);
+}
 
 constexpr int Hosts = 5; // 1-4 run daemons, 5 is the operator (this process)
 constexpr int HeartbeatMs = 200;
@@ -544,6 +551,8 @@ void tst_MultiHost::controlServerHostCutStandbyTakesOver()
           QStringList{QStringLiteral("--bind"), QStringLiteral("0.0.0.0"), QStringLiteral("--port"),
                       QStringLiteral("3425"), QStringLiteral("--advertise"), m_net.address(1)} +
               kHeartbeat);
+    // A standby that finds no primary at its start takes over at once: start it once the primary listens.
+    QTRY_VERIFY_WITH_TIMEOUT(listening(m_net.address(1), 3425), 15000);
     start(2, QStringLiteral("dialog-controlserver"),
           QStringList{QStringLiteral("--bind"), QStringLiteral("0.0.0.0"), QStringLiteral("--port"),
                       QStringLiteral("3425"), QStringLiteral("--advertise"), m_net.address(2),
@@ -606,6 +615,8 @@ void tst_MultiHost::advertisedAddressFollowsTheStandby()
           QStringList{QStringLiteral("--bind"), QStringLiteral("0.0.0.0"), QStringLiteral("--port"),
                       QStringLiteral("3425")} +
               kHeartbeat);
+    // A standby that finds no primary at its start takes over at once: start it once the primary listens.
+    QTRY_VERIFY_WITH_TIMEOUT(listening(m_net.address(1), 3425), 15000);
     start(2, QStringLiteral("dialog-controlserver"),
           QStringList{QStringLiteral("--bind"), QStringLiteral("0.0.0.0"), QStringLiteral("--port"),
                       QStringLiteral("3425"), QStringLiteral("--advertise"), m_net.address(2),
