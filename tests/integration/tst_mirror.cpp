@@ -366,9 +366,8 @@ void tst_Mirror::stoppedMirrorNeverBlocksTheMaster()
         QVERIFY2(statistics(&st), "the master stopped answering reads");
         if (round == 0) {
             rssFirst = rssKb(master->processId());
-            // Drops are counted (the statistics object is refreshed about once a second).
-            QTRY_VERIFY_WITH_TIMEOUT(statistics(&st) && st.object.get<quint64>(QStringLiteral("dropped")) > 0,
-                                     10000);
+            // Whether the first burst already overflowed the queues depends on how far the socket
+            // buffers took it; the drops of the later rounds are awaited below.
             droppedBefore = st.object.get<quint64>(QStringLiteral("dropped"));
         }
     }
