@@ -10,10 +10,11 @@ import random
 import secrets
 import socket
 import ssl
+import time
 from dataclasses import dataclass
 from typing import Any, Awaitable, Callable, Dict, List, Optional, Set, Tuple, Union
 
-from . import wire
+from . import logging_, wire
 from ._proto import dialog_pb2 as pb
 from .wire import MessageType as T
 from .wire import ProtocolError
@@ -126,6 +127,27 @@ def reconnect_delay(attempt: int, interval: float, r: float) -> float:
 
 class ClientError(Exception):
     """The client cannot work (invalid address, listen failure, refused registration)."""
+
+
+class ConnectError(ClientError, TimeoutError):
+    """The Control Server did not accept this process in time; the message says why: the reason of
+    its refusal, or which address could not be reached and the system's error. A TimeoutError too,
+    so code written against wait_connected()'s former bare time-out keeps working."""
+
+
+def route_address(host: str, port: int) -> str:
+    """The local address of the route to @p host:@p port, as libdialog chooses the address a process
+    advertises: the interface the Control Server is reached through. Loopback for a local Control
+    Server; the host name when the route cannot be found (no interface up, unknown name)."""
+    if host == "localhost" or host.startswith("127.") or host == "::1":
+        return "127.0.0.1"
+    try:
+        family, _, _, _, addr = socket.getaddrinfo(host, port, 0, socket.SOCK_DGRAM)[0]
+        with socket.socket(family, socket.SOCK_DGRAM) as s:
+            s.connect(addr)  # a route lookup: a datagram socket sends nothing when it connects
+            return s.getsockname()[0]
+    except OSError:
+        return socket.gethostname()
 
 
 # --- outgoing connections ---------------------------------------------------------------------
@@ -415,6 +437,9 @@ class Client:
 
     @param control_server "host:port" or a list of them; default: $DIALOG_CONTROL_SERVER, else
            127.0.0.1:3425. Several addresses are tried in turn (fail-over to a standby).
+    @param advertise the address other processes reach this one at; default $DIALOG_ADVERTISE,
+           else the local address of the route to the Control Server (route_address()).
+           ``host=`` is the older name of the same option.
     """
 
     def __init__(
@@ -428,6 +453,7 @@ class Client:
         max_queue_bytes: int = 8 * 1024 * 1024,
         idle_timeout: float = 60.0,
         connect_timeout: float = 5.0,
+        advertise: Optional[str] = None,
         host: Optional[str] = None,
         secret_file: Optional[str] = None,
         tls_cert: Optional[str] = None,
@@ -464,10 +490,13 @@ class Client:
         self.max_queue_bytes = max_queue_bytes
         self.idle_timeout = idle_timeout
         self.connect_timeout = connect_timeout
-        cs_host = self.servers[0][0]
-        if host is None:
-            host = "127.0.0.1" if cs_host in ("localhost",) or cs_host.startswith("127.") else socket.gethostname()
-        self.host = host
+        # The address other processes reach us at: given (advertise=, the older host=, or
+        # $DIALOG_ADVERTISE), else the route to the Control Server, chosen again after a fail-over.
+        given = advertise or host or os.environ.get("DIALOG_ADVERTISE", "").strip()
+        self._advertise_fixed = bool(given)
+        self.host = given or route_address(*self.servers[0])
+        #: why the Control Server has not accepted us yet ("" once connected)
+        self.last_error = ""
         self.port = 0
         self.pid = os.getpid()
         self.incarnation = random.getrandbits(64) | 1
@@ -490,6 +519,7 @@ class Client:
         self._pending: Dict[int, Tuple[str, asyncio.Future, bytes, bool]] = {}
         self._locators: Dict[str, Subscription] = {}
         self._next_id = 1
+        self._report_sequence = 0
         self._outboxes: Dict[Endpoint, _Outbox] = {}
         self._tasks: Set[asyncio.Task] = set()
         self._inbound: Set[asyncio.StreamWriter] = set()
@@ -517,7 +547,10 @@ class Client:
         if self._started:
             return
         self._started = True
-        bind = "127.0.0.1" if self.host.startswith("127.") or self.host == "localhost" else "0.0.0.0"
+        # Loopback only when every Control Server is local (the address follows a fail-over's route).
+        local = self.host.startswith("127.") or self.host == "localhost"
+        everywhere = not local or any(route_address(*ep) != "127.0.0.1" for ep in self.servers)
+        bind = "0.0.0.0" if everywhere else ("127.0.0.1" if self.host == "localhost" else self.host)
         try:
             self._server = await asyncio.start_server(self._accept, bind, 0, limit=1 << 20, ssl=self._tls_server)
         except OSError as e:
@@ -529,8 +562,15 @@ class Client:
         self._send_connect()
 
     async def wait_connected(self, timeout: float = 10.0) -> None:
-        """Waits until the Control Server accepted the connection (asyncio.TimeoutError otherwise)."""
-        await asyncio.wait_for(self._connected.wait(), timeout)
+        """Waits until the Control Server accepted the connection; ConnectError (a TimeoutError)
+        otherwise, saying why: the Control Server's refusal, or the address that could not be
+        reached and the system's error."""
+        try:
+            await asyncio.wait_for(self._connected.wait(), timeout)
+        except asyncio.TimeoutError:
+            where = ", ".join("%s:%d" % ep for ep in self.servers)
+            why = self.last_error or "no answer from %s" % where
+            raise ConnectError("not connected to the Control Server (%s) within %g s: %s" % (where, timeout, why)) from None
 
     async def close(self) -> None:
         """Sends DISCONNECT, closes every connection and stops the background tasks."""
@@ -701,6 +741,19 @@ class Client:
         p = self._providers.get(service)
         return p[0] if p else ""
 
+    async def report(self, text: str, severity: str = "info", category: str = "default",
+                     values: Optional[Dict[str, Any]] = None, timeout: float = 5.0) -> None:
+        """Stores a message in the partition's message log (dialog-logger) and returns once the
+        logger stored it. @p severity: debug, info, warning, error or fatal; @p values: a dict of
+        plain values kept with the message. RequestError when no logger answers or it refuses
+        (its reason); ValueError for an unknown severity. Unlike libdialog's report(), nothing is
+        queued: a script learns at once whether its message is in the log."""
+        level = logging_.severity_number(severity)
+        self._report_sequence += 1
+        rec = logging_.record(int(time.time() * 1000), socket.gethostname(), self.pid, level, category, text,
+                              self._report_sequence, values)
+        await self.request(logging_.LOGGER_SERVICE, logging_.store_request([rec]), timeout)
+
     @staticmethod
     def _check_name(name: str) -> None:
         if not name or len(name.encode()) > wire.MAX_NAME_LENGTH:
@@ -773,7 +826,7 @@ class Client:
                 if self.state == "connected" or loop.time() < self._connect_not_before:
                     continue
                 if self.state == "connecting" and len(self.servers) > 1:
-                    self._server_index = (self._server_index + 1) % len(self.servers)
+                    self._next_server()
                 self._send_connect()
                 continue
             await asyncio.sleep(interval)
@@ -811,12 +864,21 @@ class Client:
         self.state = "unconnected"
         self._connected.clear()
         if len(self.servers) > 1:
-            self._server_index = (self._server_index + 1) % len(self.servers)
+            self._next_server()
+
+    def _next_server(self) -> None:
+        """Turns to the next Control Server address; the advertised address follows the route to it
+        unless it was given."""
+        self._server_index = (self._server_index + 1) % len(self.servers)
+        if not self._advertise_fixed:
+            self.host = route_address(*self.servers[self._server_index])
 
     def _destination_failed(self, ep: Endpoint, reason: str) -> None:
         if self._stopping:
             return
         if ep == self.servers[self._server_index]:
+            if self.state != "connected":
+                self.last_error = "%s:%d unreachable: %s" % (ep[0], ep[1], reason)
             self._server_lost(reason)
             return
         for s in self._services.values():
@@ -872,6 +934,7 @@ class Client:
             self.state = "connected"
             self._connect_delay = 0.0
             self._connect_attempts = 0
+            self.last_error = ""
             self._send_changes_since_connect()
             self._connected.set()
             log.info("%s connected to Control Server %s", self.name, msg.server)
@@ -924,6 +987,8 @@ class Client:
             if msg.what == "service":
                 self._services.pop(msg.name, None)
             self.refusals.append((msg.what, msg.name, msg.reason))
+            if msg.what in ("connect", "address", "auth"):
+                self.last_error = "refused by the Control Server: %s" % msg.reason
             log.warning("%s: %s '%s' refused: %s", self.name, msg.what, msg.name, msg.reason)
             if msg.what in ("connect", "address", "auth"):
                 # At least half of the back-off, with jitter: processes refused together (a server

@@ -120,6 +120,87 @@ class Event:
     value: Optional[Dict[str, Any]]
 
 
+@dataclass
+class Point:
+    """One value of a numeric attribute's history: for a downsampled point, value is the mean of the
+    count values it stands for and min/max their range."""
+
+    time: _dt.datetime
+    value: float
+    min: float
+    max: float
+    count: int
+
+
+@dataclass
+class History:
+    """The values an object had in an interval, per numeric attribute (oldest first), from the IS
+    server's ring and, before it, from the archiver when the server has one."""
+
+    name: str
+    type: str
+    series: Dict[str, List[Point]]
+
+
+def _points(s: ispb.Series) -> List[Point]:
+    """Raw values come without min, max and count (each is its own range, a count of one)."""
+    n = min(len(s.time_us), len(s.value))
+    full = len(s.min) == n and len(s.max) == n and len(s.count) == n
+    return [Point(iscodec.us_to_time(s.time_us[i]), s.value[i], s.min[i] if full else s.value[i],
+                  s.max[i] if full else s.value[i], s.count[i] if full else 1) for i in range(n)]
+
+
+def _us(p: Point) -> int:
+    return iscodec.time_to_us(p.time)
+
+
+def downsample(points: List[Point], max_points: int) -> List[Point]:
+    """At most @p max_points points: equal time buckets, each the count-weighted mean of its points
+    (libdialog's dialog::is::downsample(), so both clients show the same curve)."""
+    if max_points <= 0 or len(points) <= max_points:
+        return points
+    first = _us(points[0])
+    span = _us(points[-1]) - first + 1
+    out: List[Point] = []
+    i = 0
+    while i < len(points):
+        bucket = (_us(points[i]) - first) * max_points // span
+        end = first + -(-(bucket + 1) * span // max_points)
+        total = total_time = 0.0
+        lo, hi, count = points[i].min, points[i].max, 0
+        while i < len(points) and _us(points[i]) < end:
+            p = points[i]
+            total += p.value * p.count
+            total_time += (_us(p) - first) * p.count
+            lo, hi, count = min(lo, p.min), max(hi, p.max), count + p.count
+            i += 1
+        out.append(Point(iscodec.us_to_time(first + int(total_time / max(count, 1))),
+                         total / count if count else 0.0, lo, hi, count))
+    return out
+
+
+def _merged(archive: ispb.Reply, ring: ispb.Reply, max_points: int) -> Dict[str, List[Point]]:
+    """The archive's older points in front of the ring's, per attribute (as libdialog merges them):
+    of the ring's oldest millisecond, the archive adds the values the ring no longer holds."""
+    out = {s.attribute: _points(s) for s in ring.series}
+    older = {s.attribute: _points(s) for s in archive.series}
+    if not out:
+        return older
+    for attribute, points in out.items():
+        if attribute not in older:
+            continue
+        before, same_ms = [], []
+        for p in older[attribute]:
+            t = _us(p)
+            if not ring.oldest_us or t < ring.oldest_us:
+                before.append(p)
+            elif t < ring.oldest_us + 1000:
+                same_ms.append(p)
+        before += same_ms[: max(0, len(same_ms) - ring.oldest_count)]
+        out[attribute] = downsample(before + points, max_points)
+    return out
+
+
 _KINDS = {
     RecordKind.CREATED: "created",
     RecordKind.UPDATED: "updated",
@@ -269,12 +350,17 @@ class Dictionary:
         self._started: Dict[str, str] = {}
 
     async def _call(self, server: str, request: ispb.Request) -> ispb.Reply:
-        service = "IS." + server
+        return await self._call_service("IS." + server, "IS server %s" % server, request,
+                                        "no IS server '%s' is running" % server)
+
+    async def _call_service(self, service: str, what: str, request: ispb.Request, absent: str = "",
+                            tolerate_not_found: bool = False) -> ispb.Reply:
+        absent = absent or "no %s is running" % what
         try:
             data = await self.client.request(service, request.SerializeToString(), self.timeout)
         except RequestError as e:
             if e.status == "timeout" and not self.client.provider_of(service):
-                raise ISError(Status.UNKNOWN_SERVER, "no IS server '%s' is running" % server) from None
+                raise ISError(Status.UNKNOWN_SERVER, absent) from None
             code = {
                 "timeout": Status.TIMEOUT,
                 "not-accepted": Status.UNKNOWN_SERVER,
@@ -286,8 +372,8 @@ class Dictionary:
         try:
             reply.ParseFromString(data)
         except Exception:
-            raise ISError(Status.SERVER_ERROR, "IS server %s sent a malformed reply" % server) from None
-        if reply.code != Status.OK:
+            raise ISError(Status.SERVER_ERROR, "%s sent a malformed reply" % what) from None
+        if reply.code != Status.OK and not (tolerate_not_found and reply.code == Status.NOT_FOUND):
             msg = Status.name(reply.code) + (": " + reply.error if reply.error else "")
             known = reply.code <= Status.SERVER_ERROR or reply.code in Status.LATER_NAMES
             raise ISError(reply.code if known else Status.SERVER_ERROR, msg)
@@ -331,6 +417,8 @@ class Dictionary:
         await self._with_types(server)
         if type_name not in self.types:
             await self.fetch_types(server)  # declared meanwhile?
+        if op != ispb.Request.INSERT and type_name in self.types:
+            value = await self._completed(name, type_name, value)
         try:
             encoded = iscodec.encode(type_name, value, self.types)
         except CodecError as e:
@@ -338,16 +426,38 @@ class Dictionary:
                           "%s: %s" % (name, e)) from None
         await self._call(server, ispb.Request(op=op, name=name, value=encoded))
 
+    async def _completed(self, name: str, type_name: str, value: Dict[str, Any]) -> Dict[str, Any]:
+        """@p value with the attributes it leaves out taken from the stored object of the same type
+        (as `dialogctl is put` does); unchanged when it names every attribute (no extra request) or
+        when there is no such object (the type's defaults then)."""
+        if all(a.name in value for a in self.types.get(type_name).attributes):
+            return value
+        try:
+            current = await self.get(name)
+        except ISError as e:
+            if e.code == Status.NOT_FOUND:
+                return value
+            raise
+        if current.type != type_name or current.value is None:
+            return value
+        return {**current.value, **value}
+
     async def put(self, name: str, type_name: str, value: Dict[str, Any]) -> None:
-        """Creates or updates @p name as an object of @p type_name (attributes not given take defaults)."""
+        """Creates or updates @p name as an object of @p type_name. Attributes @p value leaves out keep
+        their stored value (the type's default for a new object), as `dialogctl is put` does; a value
+        naming every attribute is written as is, as the C++ Dictionary::update() writes a whole Object.
+        The read of the stored object and the write are two requests: concurrent partial writers of
+        one object may overwrite each other's attributes."""
         await self._write(ispb.Request.UPSERT, name, type_name, value)
 
     async def insert(self, name: str, type_name: str, value: Dict[str, Any]) -> None:
-        """Creates @p name; ISError(ALREADY_EXISTS) when it exists."""
+        """Creates @p name (attributes left out take the type's defaults); ISError(ALREADY_EXISTS)
+        when it exists. As Dictionary::insert() and `dialogctl is put --insert`."""
         await self._write(ispb.Request.INSERT, name, type_name, value)
 
     async def update(self, name: str, type_name: str, value: Dict[str, Any]) -> None:
-        """Updates @p name; ISError(NOT_FOUND) when it does not exist."""
+        """Updates @p name as put() does; ISError(NOT_FOUND) when it does not exist. As
+        Dictionary::update(…, UpdateMode::MustExist) and `dialogctl is put --must-exist`."""
         await self._write(ispb.Request.UPDATE, name, type_name, value)
 
     async def remove(self, name: str) -> None:
@@ -368,6 +478,41 @@ class Dictionary:
         Criteria(regex, type, selector).to_proto(r.criteria)
         reply = await self._call(server, r)
         return [self._entry(server, e) for e in reply.entries]
+
+    async def history(self, name: str, since: Any, until: Any = None, max_points: int = 0,
+                      attribute: str = "") -> History:
+        """The values object @p name had from @p since to @p until (datetimes, naive = UTC, or µs
+        since the epoch; @p until defaults to now), per numeric attribute (only @p attribute when
+        given), downsampled to @p max_points per attribute (0: every value). Older than the server's
+        ring, the values come from its archiver when it has one (`dialog-archiver`), as in libdialog."""
+        server, _ = split_name(name)
+        from_us = iscodec.time_to_us(since)
+        to_us = iscodec.time_to_us(until if until is not None else _dt.datetime.now(_dt.timezone.utc))
+        if to_us < from_us:
+            raise ISError(Status.BAD_REQUEST, "the history of %s is asked for an empty interval" % name)
+
+        def request(to: int) -> ispb.Request:
+            return ispb.Request(op=ispb.Request.HISTORY, name=name, attribute=attribute, from_us=from_us, to_us=to,
+                                max_points=max_points)
+
+        ring = await self._call_service("IS." + server, "IS server %s" % server, request(to_us),
+                                        "no IS server '%s' is running" % server, tolerate_not_found=True)
+        missing = ring.code == Status.NOT_FOUND
+        if not ring.archive_service or (ring.oldest_us and from_us >= ring.oldest_us):
+            if missing:
+                raise ISError(Status.NOT_FOUND, Status.name(ring.code) + (": " + ring.error if ring.error else ""))
+            return History(name, ring.type, {s.attribute: _points(s) for s in ring.series})
+        # Older values from the archiver, which runs apart. Raw: up to the end of the ring's oldest
+        # millisecond, to join exactly (_merged()); downsampled: strictly before the ring.
+        edge = ring.oldest_us + (-1 if max_points > 0 else 999)
+        try:
+            older = await self._call_service(ring.archive_service, "archiver of %s" % server,
+                                             request(min(to_us, edge) if ring.oldest_us else to_us))
+        except ISError:
+            if missing:
+                raise  # without the ring's part, the archive's error
+            return History(name, ring.type, {s.attribute: _points(s) for s in ring.series})
+        return History(name, ring.type or older.type, _merged(older, ring, max_points))
 
     async def list_types(self, server: str) -> List[str]:
         """The names of every type @p server knows."""

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The code examples of README.md and docs/*.md, taken out of their pages so that tests compile or
+"""The code examples of README.md, docs/*.md and python/README.md, taken out of their pages so that tests compile or
 run them (the convention is in docs/examples.md).
 
     docexamples.py --cpp OUTDIR SOURCE_DIR   writes one .cpp file per C++ example into OUTDIR and
@@ -16,7 +16,9 @@ import sys
 from pathlib import Path
 
 CPP_KINDS = {"": "program", "fragment": "fragment"}
-PYTHON_KINDS = {"": "script"}
+# A notebook cell awaits at its top level (Jupyter runs an event loop): the test runs it as the body
+# of a coroutine.
+PYTHON_KINDS = {"": "script", "notebook": "notebook"}
 
 # A fragment is compiled as the body of main(), with these in scope: the application `app`, a
 # Client named both `client` and `dialog`, and every public header.
@@ -50,6 +52,7 @@ FRAGMENT_TAIL = """
 def pages(source: Path):
     yield source / "README.md"
     yield from sorted((source / "docs").glob("*.md"))
+    yield source / "python" / "README.md"
 
 
 def blocks(page: Path, source: Path):

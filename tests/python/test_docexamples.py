@@ -60,12 +60,17 @@ def demo(tmp_path_factory):
 def test_examples_are_found():
     # The convention is in force: at least the Python page has an example.
     assert any(e["page"] == "docs/python.md" for e in EXAMPLES)
+    assert {e["kind"] for e in EXAMPLES if e["page"] == "python/README.md"} == {"script", "notebook"}
 
 
 @pytest.mark.parametrize("example", EXAMPLES, ids=[e["where"] for e in EXAMPLES])
 def test_example_runs(example, demo, tmp_path):
     script = tmp_path / "example.py"
-    script.write_text(example["code"], encoding="utf-8")
+    code = example["code"]
+    if example["kind"] == "notebook":  # a cell: top-level await, inside the loop a notebook runs
+        body = "\n".join("    " + line for line in code.split("\n"))
+        code = "import asyncio\n\n\nasync def _cell():\n%s\n\n\nasyncio.run(_cell())\n" % body
+    script.write_text(code, encoding="utf-8")
     env = dict(os.environ, DIALOG_CONTROL_SERVER=demo, PYTHONPATH=str(SOURCE_DIR / "python"))
     p = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=60,
                        cwd=tmp_path)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import socket
 
 import pytest
 from conftest import run, run_tool
@@ -273,8 +272,11 @@ def test_control_server_from_environment(monkeypatch):
     monkeypatch.setenv("DIALOG_CONTROL_SERVER", "127.0.0.1:4711")
     assert dialog.Client("X").servers == [("127.0.0.1", 4711)]
     assert dialog.Client("X", "10.0.0.1:1,127.0.0.1:2").servers == [("10.0.0.1", 1), ("127.0.0.1", 2)]
-    # the socket module is only used for the host name of non-local Control Servers
-    assert dialog.Client("X", "10.0.0.1:1").host == socket.gethostname()
+    # a non-local Control Server: the address of the route to it, as libdialog advertises
+    assert dialog.Client("X", "10.0.0.1:1").host == dialog.client.route_address("10.0.0.1", 1)
+    monkeypatch.setenv("DIALOG_ADVERTISE", "daq-pc-7")
+    assert dialog.Client("X", "10.0.0.1:1").host == "daq-pc-7"
+    assert dialog.Client("X", "10.0.0.1:1", advertise="10.1.1.1").host == "10.1.1.1"
 
 
 def test_service_of_another_process_is_refused(daemons):
