@@ -31,6 +31,8 @@ namespace dialog::isd {
 class WriterTracker;
 class MetricsExporter;
 class WebSocketHub;
+class WebPipeline;
+class WebRoutes;
 
 /// Serves, read-only, on one TCP port:
 ///   GET /is                             the IS servers of the DIALOG system and their object counts
@@ -53,9 +55,8 @@ class WebSocketHub;
 /// WebSocket upgrades are taken from the connection before the HTTP parser sees them (Qt 6.4's
 /// QAbstractHttpServer does not recognise them) and handed to a QWebSocketServer.
 ///
-/// Answers are written by this class rather than through QHttpServerResponder because an answer
-/// may come long after the request (another server's reply), and in Qt 6.4 a responder may not
-/// outlive its request; the connection is watched with a QPointer and a closed one is skipped.
+/// This class admits a request (method, bounds, token); WebRoutes answers it and WebPipeline
+/// writes the answers in order.
 class WebServer : public QAbstractHttpServer
 {
     Q_OBJECT
@@ -71,72 +72,26 @@ public:
     /// Listens on ServerOptions::httpBind:httpPort. False with "cannot listen on ADDR:PORT: reason".
     bool listen(QString *error);
     quint16 port() const;
-    int requestsInProgress() const { return m_inProgress; }
+    int requestsInProgress() const;
 
 protected:
     bool handleRequest(const QHttpServerRequest &request, QTcpSocket *socket) override;
     void missingHandler(const QHttpServerRequest &request, QTcpSocket *socket) override;
 
 private:
-    struct Answer
-    {
-        int status = 200;
-        QByteArray contentType = "text/plain; charset=utf-8";
-        QByteArray body;
-        QList<QPair<QByteArray, QByteArray>> headers;
-    };
-    /// An answer's place in its connection: answers leave in the order of the requests (HTTP/1.1
-    /// pipelining), also when a later request is answered first.
-    struct Slot
-    {
-        QByteArray bytes;
-        bool ready = false;
-        bool close = false;
-    };
-    /// Where and how an answer goes: taken at the request, used once when the answer is ready.
-    struct Target
-    {
-        QPointer<QTcpSocket> socket;
-        std::shared_ptr<Slot> slot;
-        bool head = false;
-        bool close = false;
-        bool json = false;
-    };
-
-    static Answer error(int status, const QString &message);
-    static Answer ok(const Target &t, const QByteArray &xml, const QJsonObject &json);
-    /// Writes @p answer and ends the request (in progress count).
-    void finish(const Target &target, const Answer &answer);
-    Target target(QTcpSocket *socket);
-
-    void route(const Target &target, const QHttpServerRequest &request, const QStringList &segments);
-    void serveServers(const Target &target);
-    void serveList(const Target &target, const QString &server, const QUrlQuery &query);
-    void serveObject(const Target &target, const QString &server, const QString &name,
-                     const QUrlQuery &query);
-    void serveTypes(const Target &target, const QString &type);
-    /// /is/<Server>/<Server.Object>/history?attr=&since=&points= (JSON): Dictionary::history().
-    void serveHistory(const Target &target, const QString &server, const QString &name,
-                      const QUrlQuery &query);
-    void serveFile(const Target &target, const QString &file);
-    void serveMetrics(const Target &target);
     /// True when no token is needed for @p segments (the page's files, or no --http-token-file) or
     /// @p request carries it.
     bool authorized(const QHttpServerRequest &request, const QStringList &segments) const;
-    bool criteriaFromQuery(const QUrlQuery &query, is::Criteria *out, QString *error, int *status) const;
     void onNewWebSocket();
 
     const ServerOptions &m_options;
-    is::Repository &m_repository;
-    const is::TypeRegistry &m_types;
-    const WriterTracker &m_writers;
     std::unique_ptr<is::Dictionary> m_dictionary;
     std::unique_ptr<WebSocketHub> m_hub;
     std::unique_ptr<MetricsExporter> m_metrics;
+    std::unique_ptr<WebPipeline> m_pipeline;
+    std::unique_ptr<WebRoutes> m_routes;
     QTcpServer *m_tcp = nullptr;
     QWebSocketServer m_webSockets;
-    int m_inProgress = 0;
-    QHash<QTcpSocket *, QList<std::shared_ptr<Slot>>> m_pipelines; // answers not yet written, per connection
 };
 
 } // namespace dialog::isd

@@ -1,0 +1,109 @@
+#include "webpipeline.h"
+
+#include <QJsonDocument>
+#include <QTcpSocket>
+
+namespace dialog::isd {
+
+QByteArray WebAnswer::reasonPhrase(int status)
+{
+    switch (status) {
+    case 200:
+        return "OK";
+    case 400:
+        return "Bad Request";
+    case 401:
+        return "Unauthorized";
+    case 404:
+        return "Not Found";
+    case 405:
+        return "Method Not Allowed";
+    case 414:
+        return "URI Too Long";
+    case 500:
+        return "Internal Server Error";
+    case 502:
+        return "Bad Gateway";
+    case 503:
+        return "Service Unavailable";
+    case 504:
+        return "Gateway Timeout";
+    default:
+        return "Status";
+    }
+}
+
+WebAnswer WebAnswer::error(int status, const QString &message)
+{
+    WebAnswer a;
+    a.status = status;
+    a.body = QByteArray::number(status) + ' ' + reasonPhrase(status) + ": " + message.toUtf8() + '\n';
+    return a;
+}
+
+WebPipeline::WebPipeline(QObject *parent) : QObject(parent) {}
+
+WebPipeline::~WebPipeline() = default;
+
+WebAnswer WebPipeline::ok(const Target &t, const QByteArray &xml, const QJsonObject &json)
+{
+    WebAnswer a;
+    if (t.json) {
+        a.contentType = "application/json";
+        a.body = QJsonDocument(json).toJson(QJsonDocument::Indented);
+    } else {
+        a.contentType = "application/xml; charset=utf-8";
+        a.body = xml;
+    }
+    return a;
+}
+
+WebPipeline::Target WebPipeline::open(QTcpSocket *socket)
+{
+    Target t;
+    t.socket = socket;
+    t.slot = std::make_shared<Slot>();
+    auto it = m_pipelines.find(socket);
+    if (it == m_pipelines.end()) {
+        it = m_pipelines.insert(socket, {});
+        connect(socket, &QObject::destroyed, this, [this, socket] { m_pipelines.remove(socket); });
+    }
+    it->append(t.slot);
+    ++m_inProgress;
+    return t;
+}
+
+void WebPipeline::finish(const Target &t, const WebAnswer &a)
+{
+    --m_inProgress;
+    QTcpSocket *s = t.socket.data();
+    if (!s || s->state() != QAbstractSocket::ConnectedState)
+        return; // the client left before its answer was ready
+    QByteArray out;
+    out.reserve(a.body.size() + 256);
+    out += "HTTP/1.1 " + QByteArray::number(a.status) + ' ' + WebAnswer::reasonPhrase(a.status) + "\r\n";
+    out += "Content-Type: " + a.contentType + "\r\n";
+    out += "Content-Length: " + QByteArray::number(a.body.size()) + "\r\n";
+    out += "Cache-Control: no-cache\r\n";
+    for (const auto &h : a.headers)
+        out += h.first + ": " + h.second + "\r\n";
+    if (t.close)
+        out += "Connection: close\r\n";
+    out += "\r\n";
+    if (!t.head)
+        out += a.body;
+    t.slot->bytes = out;
+    t.slot->ready = true;
+    t.slot->close = t.close;
+    QList<std::shared_ptr<Slot>> &queue = m_pipelines[s];
+    while (!queue.isEmpty() && queue.first()->ready) {
+        const std::shared_ptr<Slot> next = queue.takeFirst();
+        s->write(next->bytes);
+        if (next->close) {
+            queue.clear();
+            s->disconnectFromHost();
+        }
+    }
+}
+
+} // namespace dialog::isd
