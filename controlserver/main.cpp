@@ -62,12 +62,21 @@ void addLimitOptions(OptionTable &t, dialog::cs::ServerOptions &o, Given &g)
         {Option::duration(u"handshake-timeout-ms"_s, u"ms"_s,
                           u"Close connections that send no HELLO within this (default 5000)."_s,
                           &o.transport.handshakeTimeoutMs, OptionUnit::Milliseconds, 1, 3600000),
-         Option::integer(u"max-handshaking"_s, u"n"_s,
-                         u"Connections waiting for their HELLO, in total; more are closed (default 1024)."_s,
-                         &o.transport.maxHandshaking, 1, many),
-         Option::integer(u"max-handshaking-per-address"_s, u"n"_s,
-                         u"Connections waiting for their HELLO from one address (default 64)."_s,
-                         &o.transport.maxHandshakingPerAddress, 1, many),
+         Option::integer(
+             u"max-handshaking"_s, u"n"_s,
+             u"Connections waiting for their HELLO, in total; past it the oldest is closed (default 1024)."_s,
+             &o.transport.maxHandshaking, 1, many),
+         Option::integer(
+             u"max-handshaking-per-address"_s, u"n"_s,
+             u"Connections waiting for their HELLO from one address; past it the oldest is closed (default 64)."_s,
+             &o.transport.maxHandshakingPerAddress, 1, many),
+         Option::integer(u"max-connections"_s, u"n"_s,
+                         u"Connections past their HELLO, in total; more are closed (default: what the "
+                         "descriptor limit, raised to its hard limit at start, leaves room for)."_s,
+                         &o.transport.maxConnections, 1, many),
+         Option::integer(u"max-connections-per-address"_s, u"n"_s,
+                         u"Connections past their HELLO from one address (default 1024)."_s,
+                         &o.transport.maxConnectionsPerAddress, 1, many),
          Option::integer(u"max-connecting-per-address"_s, u"n"_s,
                          u"Processes from one address that may wait for their connect-back at once; more are "
                          "told to try again later (default 256)."_s,

@@ -22,6 +22,9 @@ constexpr int HeaderSize = 12;
 /// Largest service or command data accepted by default (the payload limit adds room for names).
 constexpr qint64 DefaultMaxMessageSize = 64 * 1024 * 1024;
 constexpr qint64 NameOverhead = 4096;
+/// Largest payload accepted on an inbound connection before its HELLO (and, with a shared secret,
+/// its AUTH) has been accepted: an unauthenticated peer never makes the receiver allocate more.
+constexpr qint64 MaxPreAuthPayload = 4 * 1024;
 
 enum class Type : quint8
 {

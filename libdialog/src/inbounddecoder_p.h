@@ -77,6 +77,9 @@ public:
     Error error() const { return m_error; }
     QString errorString() const { return m_errorString; }
     qint64 maxPayload() const { return m_maxPayload; }
+    /// The bound on the payload of the frames whose header is parsed from now on (a connection
+    /// raises it once its peer is authenticated).
+    void setMaxPayload(qint64 maxPayload) { m_maxPayload = maxPayload; }
 
 private:
     struct Header

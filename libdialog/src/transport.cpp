@@ -99,7 +99,10 @@ QThread *startThread(const QString &name, QObject *worker, std::mutex *joined)
 }
 } // namespace
 
-Transport::Transport(const TransportOptions &options, QObject *parent) : QObject(parent), m_options(options)
+Transport::Transport(const TransportOptions &options, QObject *parent)
+    : QObject(parent), m_options(options),
+      m_limits(ConnectionLimits::Caps{options.maxHandshaking, options.maxHandshakingPerAddress,
+                                      options.maxConnections, options.maxConnectionsPerAddress})
 {
     qRegisterMetaType<dialog::net::Endpoint>();
     m_options.senderThreads = qMax(1, m_options.senderThreads);
@@ -329,34 +332,12 @@ void Transport::acceptDescriptor(qintptr fd)
     QMetaObject::invokeMethod(r, handOff([r, fd] { r->addDescriptor(fd); }), Qt::QueuedConnection);
 }
 
-bool Transport::admitHandshake(const QHostAddress &from, QString *why)
+void Transport::capReached(std::atomic<quint64> &count, const QString &what)
 {
-    QMutexLocker l(&m_handshakeLock);
-    if (m_handshaking >= m_options.maxHandshaking) {
-        *why = QStringLiteral("%1 connections are waiting for their HELLO, the most accepted")
-                   .arg(m_handshaking);
-        return false;
-    }
-    int &fromThere = m_handshakingFrom[from];
-    if (fromThere >= m_options.maxHandshakingPerAddress) {
-        *why = QStringLiteral(
-                   "%1 connections from %2 are waiting for their HELLO, the most one address may hold")
-                   .arg(fromThere)
-                   .arg(from.toString());
-        return false;
-    }
-    ++fromThere;
-    ++m_handshaking;
-    return true;
-}
-
-void Transport::handshakeDone(const QHostAddress &from)
-{
-    QMutexLocker l(&m_handshakeLock);
-    --m_handshaking;
-    auto it = m_handshakingFrom.find(from);
-    if (it != m_handshakingFrom.end() && --*it <= 0)
-        m_handshakingFrom.erase(it);
+    const quint64 times = count.fetch_add(1) + 1;
+    if ((times & (times - 1)) == 0)
+        qCWarning(lcReceiver).noquote()
+            << what << (times > 1 ? QStringLiteral("(%1 connections so far)").arg(times) : QString());
 }
 
 void Transport::authFailed(const QHostAddress &address, const QString &peer, const QString &reason)
@@ -537,6 +518,17 @@ Transport::Stats Transport::stats() const
     s.incomingConnections = m_incoming.load();
     s.outgoingConnections = m_outgoing.load();
     return s;
+}
+
+Listener::Listener(Transport *t) : m_transport(t)
+{
+    // Qt stops accepting after an error such as "too many open files": accept again shortly, or
+    // one moment without descriptors would close this process to every newcomer until restart.
+    connect(this, &QTcpServer::acceptError, this, [this](QAbstractSocket::SocketError) {
+        qCWarning(lcReceiver).noquote()
+            << "cannot accept a connection:" << errorString() << "- accepting again in 100 ms";
+        QTimer::singleShot(100, this, [this] { resumeAccepting(); });
+    });
 }
 
 void Listener::incomingConnection(qintptr fd)

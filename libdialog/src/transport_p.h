@@ -3,6 +3,7 @@
 // Frames are handed to two sinks (control, data) in the sinks' own threads, in batches.
 #pragma once
 
+#include "connectionlimits_p.h"
 #include "dialog/security.h"
 #include "frame_p.h"
 #include "payload_p.h"
@@ -168,7 +169,11 @@ struct TransportOptions
     int handshakeTimeoutMs = 5000;     ///< an inbound connection without HELLO by then is closed
     int maxHandshaking = 1024;         ///< inbound connections waiting for their HELLO, in total
     int maxHandshakingPerAddress = 64; ///< the same, from one source address
-    int listenBacklog = 1024;          ///< the kernel's queue of connections not yet accepted
+    /// Inbound connections past their handshake, in total (0: as many as the descriptor limit
+    /// leaves room for) and from one source address; see ConnectionLimits.
+    int maxConnections = 0;
+    int maxConnectionsPerAddress = 1024;
+    int listenBacklog = 1024; ///< the kernel's queue of connections not yet accepted
     /// The partition's shared secret: every connection, both ways, proves it (challenge-response
     /// with AUTH frames) before any frame is accepted or sent. Empty: no authentication.
     QByteArray secret;
@@ -583,18 +588,19 @@ private:
     QList<QThread *> m_threads;
     QList<SenderWorker *> m_senders;
     QList<ReaderWorker *> m_readers;
-    /// Counts an inbound connection from @p from as waiting for its HELLO; false (not counted)
-    /// when a cap is reached, with @p why. Thread-safe (reader threads).
-    bool admitHandshake(const QHostAddress &from, QString *why);
-    /// The connection from @p from is no longer waiting (HELLO seen, or closed). Thread-safe.
-    void handshakeDone(const QHostAddress &from);
+    /// Inbound connections in their handshake and past it (reader threads).
+    ConnectionLimits m_limits;
+    std::atomic<quint64> m_nextConnectionId{1};
+    /// Counts in @p times and logs @p what, a connection given up or refused for a cap, the first
+    /// time and then at 2, 4, 8, … times (a flood logs a few lines, not one per connection).
+    /// Thread-safe.
+    void capReached(std::atomic<quint64> &times, const QString &what);
+    std::atomic<quint64> m_handshakesGivenUp{0}, m_connectionsRefused{0};
     /// Counts a failed authentication (or TLS handshake) with @p peer and logs it: the first time
     /// for that address and then at 2, 4, 8, … times, not at every retry. Thread-safe.
     void authFailed(const QHostAddress &address, const QString &peer, const QString &reason);
     QHash<QHostAddress, quint64> m_authFailuresFrom; // guarded by m_handshakeLock
     QMutex m_handshakeLock;
-    int m_handshaking = 0;                      // guarded by m_handshakeLock
-    QHash<QHostAddress, int> m_handshakingFrom; // guarded by m_handshakeLock
     Listener *m_listener = nullptr;
     QThread *m_listenerThread = nullptr;
     std::mutex m_joined; // see startThread() in transport.cpp

@@ -405,13 +405,20 @@ struct ReaderWorker::Connection
     PeerPtr peer;
     QString label;
     QHostAddress from;
-    bool handshaking = false; ///< counted by Transport::admitHandshake until its HELLO or close
+    quint64 id = 0;           ///< this connection in the transport's ConnectionLimits
+    bool handshaking = false; ///< counted by ConnectionLimits::admitHandshake until its HELLO or close
+    bool counted = false;     ///< counted by ConnectionLimits::admitConnection until closed
     // With a shared secret: who the HELLO claims to be, until its AUTH proves the secret.
     PeerPtr claimed;
     QByteArray nonce, peerNonce, hello; // both nonces and the HELLO payload, for the proofs
     QList<QByteArray> names;
+    qint64 maxPayload = 0; ///< the decoder's bound once the peer is authenticated
     QByteArray intern(QByteArrayView name);
-    explicit Connection(qint64 maxPayload) : decoder(maxPayload) {}
+    /// Until the peer is accepted the decoder takes frames of MaxPreAuthPayload at most: a larger
+    /// announced length closes the connection before any of its body is read or allocated.
+    explicit Connection(qint64 max) : decoder(qMin(max, MaxPreAuthPayload)), maxPayload(max) {}
+    /// The HELLO (and AUTH) accepted: frames up to the configured size from now on.
+    void authenticated() { decoder.setMaxPayload(maxPayload); }
 };
 
 ReaderWorker::ReaderWorker(Transport *transport) : m_transport(transport) {}
@@ -487,18 +494,21 @@ void ReaderWorker::addDescriptor(qintptr fd)
         s->setReadBufferSize(qMin<qint64>(rcv, 4 * 1024 * 1024));
         s->setSocketOption(QAbstractSocket::ReceiveBufferSizeSocketOption, int(qMin<qint64>(rcv, INT_MAX)));
     }
-    QString why;
-    if (!m_transport->admitHandshake(s->peerAddress(), &why)) {
-        qCWarning(lcReceiver).noquote()
-            << "refusing connection from" << s->peerAddress().toString() << "-" << why;
-        s->abort();
-        delete s;
-        return;
-    }
     auto *c = new Connection(m_transport->options().maxMessageSize + NameOverhead);
     c->socket = s;
     c->from = s->peerAddress();
+    c->id = m_transport->m_nextConnectionId.fetch_add(1);
     c->handshaking = true;
+    // Never refused for a cap: the oldest connection still in its handshake makes room instead.
+    const ConnectionLimits::Victim victim = m_transport->m_limits.admitHandshake(c->from, this, c->id);
+    if (victim.reader) {
+        ReaderWorker *r = victim.reader;
+        const quint64 id = victim.id;
+        if (r == this)
+            giveUp(id);
+        else
+            QMetaObject::invokeMethod(r, handOff([r, id] { r->giveUp(id); }), Qt::QueuedConnection);
+    }
     c->label = s->peerAddress().toString() + QLatin1Char(':') + QString::number(s->peerPort());
     m_conns.insert(s, c);
     m_pollFdsStale = true;
@@ -594,10 +604,34 @@ void ReaderWorker::resizeReadBuffers()
         c->socket->setReadBufferSize(size);
 }
 
-void ReaderWorker::drop(Connection *c)
+void ReaderWorker::giveUp(quint64 id)
+{
+    for (Connection *c : std::as_const(m_conns)) {
+        if (c->id == id && c->handshaking) {
+            c->handshaking = false; // no longer counted: its place went to a newer connection
+            m_transport->capReached(m_transport->m_handshakesGivenUp,
+                                    QStringLiteral("closing connection from %1 - still in its handshake "
+                                                   "when a newer connection needed its place")
+                                        .arg(c->label));
+            drop(c);
+            return;
+        }
+    }
+}
+
+void ReaderWorker::uncount(Connection *c)
 {
     if (c->handshaking)
-        m_transport->handshakeDone(c->from);
+        m_transport->m_limits.handshakeDone(c->id);
+    c->handshaking = false;
+    if (c->counted)
+        m_transport->m_limits.connectionDone(c->from);
+    c->counted = false;
+}
+
+void ReaderWorker::drop(Connection *c)
+{
+    uncount(c);
     m_conns.remove(c->socket);
     m_pollFdsStale = true;
     m_transport->m_incoming.fetch_sub(1);
@@ -637,8 +671,7 @@ void ReaderWorker::refuse(Connection *c, const QString &reason, bool tell)
     const QString who = name.isEmpty() ? c->label : QStringLiteral("%1 (%2)").arg(name, c->label);
     m_transport->authFailed(c->from, who, reason);
     QTcpSocket *s = c->socket;
-    if (c->handshaking)
-        m_transport->handshakeDone(c->from);
+    uncount(c);
     m_conns.remove(s);
     m_pollFdsStale = true;
     m_transport->m_incoming.fetch_sub(1);
@@ -708,11 +741,7 @@ bool ReaderWorker::acceptHello(Connection *c, Type type, QByteArrayView payload,
         return true;
     }
     c->peer = std::move(p);
-    if (c->handshaking) {
-        c->handshaking = false;
-        m_transport->handshakeDone(c->from);
-    }
-    return true;
+    return admitted(c, r.error);
 }
 
 bool ReaderWorker::acceptProof(Connection *c, Type type, QByteArrayView payload, QString &error)
@@ -733,10 +762,20 @@ bool ReaderWorker::acceptProof(Connection *c, Type type, QByteArrayView payload,
     c->nonce.clear();
     c->peerNonce.clear();
     c->hello.clear();
-    if (c->handshaking) {
-        c->handshaking = false;
-        m_transport->handshakeDone(c->from);
+    return admitted(c, error);
+}
+
+bool ReaderWorker::admitted(Connection *c, QString &error)
+{
+    m_transport->m_limits.handshakeDone(c->id);
+    c->handshaking = false;
+    QString why;
+    if (!m_transport->m_limits.admitConnection(c->from, &why)) {
+        error = QStringLiteral("refused: %1").arg(why);
+        return false;
     }
+    c->counted = true;
+    c->authenticated();
     return true;
 }
 
@@ -831,7 +870,8 @@ void ReaderWorker::readFrom(Connection *c)
         m_transport->m_bytesIn.fetch_add(quint64(n), std::memory_order_relaxed);
         ok = c->decoder.decode(n, onFrame);
         if (!ok && r.error.isEmpty())
-            r.error = c->decoder.errorString();
+            r.error = c->peer ? c->decoder.errorString()
+                              : QStringLiteral("before authentication: %1").arg(c->decoder.errorString());
         if (shouldPause())
             break;
     }
@@ -843,10 +883,16 @@ void ReaderWorker::readFrom(Connection *c)
     m_transport->deliver(m_transport->m_data, r.data, r.dataBytes);
     if (r.data.isEmpty()) // nothing for the data queue (or moved there): keep its room
         m_transport->recycleBatch(std::move(r.data));
-    if (!ok && r.authFailed)
+    if (!ok && r.authFailed) {
         refuse(c, r.error);
-    else if (!ok)
+    } else if (!ok && c->peer && !c->counted) { // at a connection cap: logged a few times, not each
+        m_transport->capReached(
+            m_transport->m_connectionsRefused,
+            QStringLiteral("closing connection from %1 (%2) - %3").arg(c->peer->name, c->label, r.error));
+        drop(c);
+    } else if (!ok) {
         closeWithError(c, r.error);
+    }
 }
 
 } // namespace dialog::net

@@ -86,6 +86,9 @@ public:
     void answer(const void *connection, const QByteArray &frame);
     /// Continues reading after the sinks caught up.
     void resume();
+    /// Closes the connection @p id if it is still in its handshake: a newer connection took its
+    /// place (ConnectionLimits::admitHandshake).
+    void giveUp(quint64 id);
 
 private:
     struct Connection;
@@ -115,6 +118,11 @@ private:
     /// With a secret: the AUTH answering our challenge. False with @p error if it is not.
     bool acceptProof(Connection *c, wire_format::Type type, QByteArrayView payload, QString &error);
     void drop(Connection *c);
+    /// The peer of @p c is accepted (HELLO, and AUTH with a secret): counted past its handshake,
+    /// its frames no longer bounded by MaxPreAuthPayload. False with @p error at a connection cap.
+    bool admitted(Connection *c, QString &error);
+    /// Takes @p c out of the transport's connection counts (before it is closed).
+    void uncount(Connection *c);
     /// Qt's read buffer for each inbound socket (see readBufferBytesFor()), applied to this
     /// reader's sockets when the number of inbound connections moved it.
     void resizeReadBuffers();
@@ -138,7 +146,7 @@ class Listener : public QTcpServer
 {
     Q_OBJECT
 public:
-    explicit Listener(Transport *t) : m_transport(t) {}
+    explicit Listener(Transport *t);
 
 protected:
     void incomingConnection(qintptr fd) override;
