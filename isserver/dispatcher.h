@@ -17,7 +17,6 @@
 #include <atomic>
 #include <deque>
 #include <memory>
-#include <thread>
 #include <vector>
 
 namespace dialog::isd {
@@ -108,6 +107,11 @@ struct DispatcherOptions
     qint64 maxBatchBytes = 8 << 20;
 };
 
+class DeliveryWorker;
+
+/// The fan-out of an IS server's changes: encodes each change once, hands batches of them to the
+/// DeliveryWorker threads that serve the subscribers, and paces the writers while many subscribers
+/// are behind.
 class Dispatcher
 {
 public:
@@ -133,48 +137,10 @@ public:
     const DispatcherOptions &options() const { return m_options; }
 
 private:
-    struct Job
-    {
-        enum Kind
-        {
-            Notes,
-            Add,
-            Remove,
-            Room,
-            Stop
-        } kind;
-        NoteBatch notes;
-        SubscriberPtr subscriber;
-    };
-    struct Worker
-    {
-        QMutex lock;
-        QWaitCondition wake;
-        std::vector<Job> jobs;
-        std::thread thread;
-        // Owned by the thread:
-        std::vector<SubscriberPtr> subs;
-        struct Match
-        {
-            QString type;
-            std::vector<Subscriber *> subs;
-        };
-        QHash<QString, Match> cache;
-        std::vector<Subscriber *> dirty;
-        std::atomic<int> count{0};
-        std::atomic<qint64> queuedNotes{0}; // in jobs, not yet processed
-    };
-    static void post(Worker &w, Job job);
-    void run(Worker &w);
-    void process(Worker &w, const std::vector<Note> &notes);
-    const std::vector<Subscriber *> &match(Worker &w, const Note &n);
-    void flushSubscriber(Worker &w, Subscriber &s);
-    void toBacklog(Subscriber &s, const QByteArray &records, int count);
-    void drain(Worker &w, Subscriber &s);
-    void waitForRoom(Worker &w, Subscriber &s);
-    void removeFrom(Worker &w, Subscriber *s);
-    void sendSnapshot(Worker &w, Subscriber &s);
-    void drop(Subscriber &s, const QString &name);
+    friend class DeliveryWorker;
+
+    /// Drops @p s from the subscribers (its stream broke), unless it was replaced or removed.
+    void forget(const SubscriberPtr &s);
     /// Updates the behind count and flag after a change of @p s's queue or priority.
     void account(Subscriber &s);
     /// Whether flush() waits; @p graced is set to the few processes behind it waits for, if any.
@@ -187,7 +153,7 @@ private:
     // may be waiting for the subscribers to take their notifications.
     QThread m_roomThread;
     QObject *m_roomContext = nullptr;
-    std::vector<std::shared_ptr<Worker>> m_workers;
+    std::vector<std::shared_ptr<DeliveryWorker>> m_workers;
     std::vector<Note> m_batch;
     qint64 m_batchBytes = 0;
     mutable QMutex m_subsLock;
