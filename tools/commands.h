@@ -23,6 +23,11 @@ int supervise(const QStringList &args);
 int log(const QStringList &args);
 /// The audit trail of commands and IS writes (cmd_audit.cpp).
 int audit(const QStringList &args);
+/// The configuration database: ls, get, put, rm, edit, diff, log, tag, import, export, validate
+/// (cmd_config.cpp).
+int configVerb(const QStringList &args);
+/// The run registry: ls, show, diff (cmd_runs.cpp).
+int runsVerb(const QStringList &args);
 /// The IS benchmarks (is-fanout, is-latency) and their child processes (is-sender, is-subscriber).
 int benchIs(const QString &test, const QStringList &args);
 /// Messages stored per second by dialog-logger and its search time (cmd_bench_log.cpp).

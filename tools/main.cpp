@@ -23,6 +23,8 @@ const char *usage = "usage: dialogctl <verb> [options]\n"
                     "  supervise  restart the lost processes of a partition that is up\n"
                     "  log        the message log: tail, search, report, stats\n"
                     "  audit      who sent which command / wrote which IS object (--since 1h)\n"
+                    "  config     the configuration database: ls, get, put, edit, diff, log, tag\n"
+                    "  runs       the run registry: ls, show, diff\n"
                     "\n"
                     "Every verb accepts --help and --control-server host:port (or $DIALOG_CONTROL_SERVER).\n";
 }
@@ -67,6 +69,10 @@ int main(int argc, char *argv[])
         return log(args);
     if (verb == QLatin1String("audit"))
         return audit(args);
+    if (verb == QLatin1String("config"))
+        return configVerb(args);
+    if (verb == QLatin1String("runs"))
+        return runsVerb(args);
     if (verb == QLatin1String("bench"))
         return bench(args);
     std::fprintf(stderr, "dialogctl: unknown verb '%s'\n\n%s", qPrintable(verb), usage);

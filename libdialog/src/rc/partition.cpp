@@ -334,7 +334,7 @@ bool Partition::parse(const QByteArray &json, const QString &path, Partition *ou
                  QStringLiteral("heartbeat_ms"), QStringLiteral("is_servers"), QStringLiteral("master"),
                  QStringLiteral("slaves"), QStringLiteral("logger"), QStringLiteral("access"),
                  QStringLiteral("audit_dir"), QStringLiteral("secret_file"), QStringLiteral("tls_cert"),
-                 QStringLiteral("tls_key"), QStringLiteral("tls_ca")});
+                 QStringLiteral("tls_key"), QStringLiteral("tls_ca"), QStringLiteral("segments")});
     p.name = r.string(root, {}, QStringLiteral("name"), true);
     if (!r.failed() && !validName(p.name))
         r.fail(QStringLiteral("name"), QStringLiteral("'%1' is not a valid partition name").arg(p.name));
@@ -367,6 +367,7 @@ bool Partition::parse(const QByteArray &json, const QString &path, Partition *ou
         p.isTypesDir = QFileInfo(beside).isDir() ? beside : installedIsTypesDir();
     }
     p.heartbeatMs = int(r.integer(root, {}, QStringLiteral("heartbeat_ms"), 0, 60000, 0));
+    p.segments = r.strings(root, {}, QStringLiteral("segments"));
     // Who may command what (an access list file, dialog/access.h), checked here so that a bad file
     // stops `dialogctl up` before anything starts; and where the audit files go.
     if (root.contains(QStringLiteral("access"))) {

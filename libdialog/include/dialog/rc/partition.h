@@ -82,6 +82,9 @@ struct Partition
     ProcessSpec master;
     /// The IS servers ("is_servers").
     QList<ProcessSpec> isServers;
+    /// Paths of the configuration database's segment documents it groups its slaves in
+    /// ("segments": ["segments/tracker", …]; dialog/config.h); the database checks they exist.
+    QStringList segments;
     /// The slaves, in start order ("slaves").
     QList<ProcessSpec> slaves;
     QList<ProcessSpec> loggers; ///< none, or the one of the partition's optional "logger" object

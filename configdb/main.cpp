@@ -1,0 +1,104 @@
+// dialog-configdb: the configuration database and run registry of a DIALOG system, served as
+// requests on CONFIG.<name> (dialogctl config …, dialogctl runs …, the master at configure).
+#include "configserver.h"
+
+#include "dialog/application.h"
+#include "dialog/options.h"
+#include "dialog/report.h"
+
+#include <QCoreApplication>
+#include <QDir>
+#include <QStandardPaths>
+#include <cstdio>
+
+using namespace Qt::StringLiterals;
+using dialog::Option;
+using dialog::OptionTable;
+
+namespace {
+
+struct Given
+{
+    QString name = u"configdb"_s;
+    QString dataDir, db;
+    qint64 crashAfterRows = 0;
+};
+
+// Where the tables are: PostgreSQL (--db) or <data-dir>/config.sqlite. False with the reason.
+bool chooseDatabase(const Given &g, dialog::sql::DatabaseConfig *out, QString *why)
+{
+    if (!g.db.isEmpty()) {
+        if (!g.dataDir.isEmpty())
+            return *why = u"--db and --data-dir exclude each other"_s, false;
+        if (g.db == QLatin1String("sqlite"))
+            return *why = u"--db sqlite is the default: give --data-dir instead"_s, false;
+        auto db = dialog::sql::DatabaseConfig::fromUrl(g.db, why);
+        if (!db)
+            return false;
+        *out = *db;
+        return true;
+    }
+    QString dir = g.dataDir;
+    if (dir.isEmpty())
+        dir = QStandardPaths::writableLocation(QStandardPaths::AppLocalDataLocation);
+    if (!QDir().mkpath(dir))
+        return *why = u"cannot create --data-dir '%1'"_s.arg(dir), false;
+    *out = dialog::sql::DatabaseConfig::sqlite(QDir(dir).absoluteFilePath(u"config.sqlite"_s));
+    return true;
+}
+
+} // namespace
+
+int main(int argc, char *argv[])
+{
+    dialog::preferLowLatencyEventDispatcher();
+    QCoreApplication app(argc, argv);
+    QCoreApplication::setApplicationName(u"dialog-configdb"_s);
+    OptionTable t(
+        u"dialog-configdb"_s,
+        u"The configuration database and run registry: versioned, validated configuration documents "
+        "(partitions/, slaves/, readout/, segments/, is-types/, access/) and the record of every run, in "
+        "SQLite (<data-dir>/config.sqlite) or PostgreSQL (--db), served as requests on CONFIG.<name> "
+        "(dialogctl config …, dialogctl runs …)."_s);
+    Given g;
+    dialog::ClientOptions co = dialog::ClientOptions::fromEnvironment();
+    t.add({Option::text(
+               u"name"_s, u"name"_s,
+               u"Process name; the service is CONFIG.<name> (default configdb, which clients use unless "
+               "$DIALOG_CONFIGDB or --configdb says otherwise)."_s,
+               &g.name),
+           Option::text(u"data-dir"_s, u"dir"_s,
+                        u"Directory of config.sqlite (default: the user's data directory)."_s, &g.dataDir),
+           Option::text(
+               u"db"_s, u"url"_s,
+               u"Keep the tables in PostgreSQL instead of SQLite: postgresql://user[:password]@host[:port]/"
+               "database (?host=/dir for a unix socket directory)."_s,
+               &g.db),
+           Option::integer(
+               u"crash-after-rows"_s, u"n"_s,
+               u"For tests: die abruptly (SIGKILL) in the middle of a commit, after writing n of its "
+               "documents."_s,
+               &g.crashAfterRows, 0, 1000000)});
+    co.addTo(t);
+    if (!t.process(app.arguments()))
+        return 1;
+    if (!dialog::Client::isValidName(g.name))
+        return t.fail(u"--name '%1' is not a valid process name"_s.arg(g.name));
+    co.name = g.name;
+    co.exitOnRefusal = true; // a second configdb of that name must not run
+    dialog::sql::DatabaseConfig database;
+    QString why;
+    if (!chooseDatabase(g, &database, &why))
+        return t.fail(why);
+
+    dialog::quitOnTerminationSignals();
+    dialog::Client client(co);
+    dialog::configdb::ConfigServer server(&client, database, g.name, int(g.crashAfterRows));
+    if (!server.start(&why))
+        return t.fail(why);
+    dialog::installMessageHandler();
+    dialog::startReporting(&client);
+    std::fprintf(stderr, "dialog-configdb: serving CONFIG.%s from %s\n", qPrintable(g.name),
+                 qPrintable(database.display()));
+    return app.exec();
+}
