@@ -164,11 +164,14 @@ void Controllable::onRequest(const Request &request)
         return;
     }
     QString error;
-    const auto parsed = rc::TransitionRequest::fromJson(request.data(), &error);
+    auto parsed = rc::TransitionRequest::fromJson(request.data(), &error);
     if (!parsed) {
         m_client->replyError(request, error);
         return;
     }
+    parsed->requester = request.originUser().isEmpty()
+                            ? request.origin()
+                            : request.originUser() + QLatin1Char('@') + request.originHost();
     const rc::Transition t = parsed->transition;
     const bool accepted = requestTransition(
         *parsed,
@@ -191,7 +194,9 @@ void Controllable::onCommand(const Command &command)
     if (command.name() != rc::commandName(name()))
         return;
     QString error;
-    const auto parsed = rc::TransitionRequest::fromJson(command.data(), &error);
+    auto parsed = rc::TransitionRequest::fromJson(command.data(), &error);
+    if (parsed)
+        parsed->requester = command.origin();
     if (!parsed || !requestTransition(*parsed, {}, &error))
         log(Severity::Warning, QStringLiteral("refused command from %1: %2").arg(command.origin(), error));
 }

@@ -1,4 +1,5 @@
 #include "controlslave.h"
+#include "slaveoptions.h"
 
 #include "dialog/is/object.h"
 #include "dialog/is/time.h"
@@ -15,31 +16,36 @@ ControlSlave::ControlSlave(const ControllableOptions &options, const ControlSlav
     : Controllable(options, parent), m_config(config), m_daqServer(daqServer),
       m_random(quint32(qHash(options.client.name)))
 {
-    // The register map: a fixed pattern per card, so a restarted slave configures the same values.
-    const QByteArray seed =
-        QCryptographicHash::hash(options.client.name.toUtf8(), QCryptographicHash::Sha256);
-    m_expected.resize(m_config.registers);
-    for (int i = 0; i < m_config.registers; ++i)
-        m_expected[i] = quint32(qHash(seed, size_t(i))) | 1u;
-    m_card.fill(0, m_config.registers);
-
     m_configure.setSingleShot(true);
-    m_check.setInterval(m_config.checkMs);
     connect(&m_check, &QTimer::timeout, this, [this] { checkCard(); });
     m_status.setInterval(1000);
     connect(&m_status, &QTimer::timeout, this, &ControlSlave::publishStatus);
     m_status.start();
+    connect(&m_upset, &QTimer::timeout, this, [this] {
+        if (!configured() || m_card.isEmpty())
+            return;
+        const int r = int(m_random.bounded(quint32(m_card.size())));
+        m_card[r] ^= 1u << m_random.bounded(32u);
+    });
+    setConfig(config);
+    publishStatus();
+}
+
+void ControlSlave::setConfig(const ControlSlaveConfig &config)
+{
+    m_config = config;
+    // The register map: a fixed pattern per card, so a restarted slave configures the same values.
+    const QByteArray seed = QCryptographicHash::hash(name().toUtf8(), QCryptographicHash::Sha256);
+    m_expected.resize(m_config.registers);
+    for (int i = 0; i < m_config.registers; ++i)
+        m_expected[i] = quint32(qHash(seed, size_t(i))) | 1u;
+    m_card.fill(0, m_config.registers);
+    m_check.setInterval(m_config.checkMs);
+    m_upset.stop();
     if (m_config.upsetEveryS > 0) {
         m_upset.setInterval(int(m_config.upsetEveryS * 1000));
-        connect(&m_upset, &QTimer::timeout, this, [this] {
-            if (!configured() || m_card.isEmpty())
-                return;
-            const int r = int(m_random.bounded(quint32(m_card.size())));
-            m_card[r] ^= 1u << m_random.bounded(32u);
-        });
         m_upset.start();
     }
-    publishStatus();
 }
 
 bool ControlSlave::configured() const
@@ -73,6 +79,13 @@ void ControlSlave::perform(rc::Transition t, const rc::TransitionRequest &params
 {
     switch (t) {
     case rc::Transition::Configure:
+        if (!params.parameters.isEmpty()) {
+            // The configuration database's parameters, from the version the master configures.
+            ControlSlaveConfig c = m_config;
+            if (QString error; !applyParameters(params.parameters, &c, &error))
+                return done(false, QStringLiteral("parameters from the configuration database: ") + error);
+            setConfig(c);
+        }
         m_configure.disconnect(this);
         connect(&m_configure, &QTimer::timeout, this, [this, done] {
             m_card = m_expected; // the write

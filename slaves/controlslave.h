@@ -41,6 +41,8 @@ protected:
 private:
     void publishStatus();
     bool configured() const;
+    /// Takes @p config: the register map and the timers follow it.
+    void setConfig(const ControlSlaveConfig &config);
 
     ControlSlaveConfig m_config;
     QString m_daqServer;

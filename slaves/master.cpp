@@ -6,9 +6,13 @@
 namespace dialog::daq {
 
 Master::Master(const ControllableOptions &options, const rc::Partition &partition,
-               const QString &runNumberFile, QObject *parent)
+               const QString &runNumberFile, const QString &configdb, const QString &configRef,
+               QObject *parent)
     : Controllable(options, parent), m_partition(partition), m_runNumberFile(runNumberFile)
 {
+    if (!configdb.isEmpty())
+        m_runBook = new RunBook(client(), partition, configdb,
+                                configRef.isEmpty() ? QStringLiteral("head") : configRef, this);
     QString error;
     RunRecord saved;
     if (!RunRecord::read(m_runNumberFile, &saved, &error))
@@ -255,12 +259,14 @@ void Master::recoverStep()
     log(Severity::Info, QStringLiteral("recovered: every slave is %1 again").arg(stateName(target)));
 }
 
-rc::TransitionRequest Master::slaveRequest(rc::Transition t) const
+rc::TransitionRequest Master::slaveRequest(rc::Transition t, const QString &name) const
 {
     rc::TransitionRequest r;
     r.transition = t;
     r.runNumber = m_runNumber;
     r.runType = m_runType;
+    if (t == rc::Transition::Configure)
+        r.parameters = m_parameters.value(name);
     return r;
 }
 
@@ -272,16 +278,10 @@ struct Master::Pending
 
 void Master::perform(rc::Transition t, const rc::TransitionRequest &params, Done done)
 {
-    QStringList readout, control;
     QStringList absent;
-    for (const QString &n : std::as_const(m_order)) {
-        const SlaveView &v = m_slaves[n];
-        if (!v.seen || v.lost) {
+    for (const QString &n : std::as_const(m_order))
+        if (!m_slaves[n].seen || m_slaves[n].lost)
             absent << n;
-            continue;
-        }
-        (v.kind == QLatin1String("readout") ? readout : control) << n;
-    }
     if (t == rc::Transition::Reset) {
         ++m_epoch; // abandon fan-outs and recoveries in progress
         m_recoverTarget.reset();
@@ -295,6 +295,48 @@ void Master::perform(rc::Transition t, const rc::TransitionRequest &params, Done
         m_culprits = absent;
         done(false, QStringLiteral("not running: %1").arg(absent.join(QStringLiteral(", "))));
         return;
+    }
+    if (m_runBook && t == rc::Transition::Configure) {
+        // The parameters of one version for every slave, or no configure: never a silent fallback.
+        m_runBook->configure(
+            [this, t, params, done, epoch = m_epoch](const Status &st, const RunBook::Parameters &p) {
+                if (epoch != m_epoch)
+                    return; // reset meanwhile
+                if (!st.isOk())
+                    return done(false, st.message());
+                m_parameters = p;
+                log(Severity::Info, QStringLiteral("configuration version %1 (%2)")
+                                        .arg(m_runBook->version())
+                                        .arg(m_runBook->ref()));
+                fanOut(t, params, done);
+            });
+        return;
+    }
+    if (m_runBook && t == rc::Transition::Start) {
+        const QString type = params.runType.isEmpty() ? QStringLiteral("Physics") : params.runType;
+        m_runBook->startRun(
+            type, params.requester,
+            [this, t, params, done, epoch = m_epoch](const Status &st, quint32 number) {
+                if (epoch != m_epoch)
+                    return; // reset meanwhile; the record is ended as "master lost" by the next run
+                if (!st.isOk())
+                    return done(false, st.message());
+                m_runRecorded = true;
+                m_runNumber = number - 1; // the run-number file below takes the registry's number
+                fanOut(t, params, done);
+            });
+        return;
+    }
+    fanOut(t, params, done);
+}
+
+void Master::fanOut(rc::Transition t, const rc::TransitionRequest &params, Done done)
+{
+    QStringList readout, control;
+    for (const QString &n : std::as_const(m_order)) {
+        const SlaveView &v = m_slaves[n];
+        if (v.seen && !v.lost) // a reset skips the absent ones (perform() refused anything else)
+            (v.kind == QLatin1String("readout") ? readout : control) << n;
     }
     if (t == rc::Transition::Start) {
         // Saved before any slave starts: a master killed during the start leaves the new number
@@ -339,10 +381,9 @@ void Master::runPhases(rc::Transition t, QList<QStringList> phases, const rc::Tr
     const QStringList group = phases.takeFirst();
     auto pending = std::make_shared<Pending>();
     pending->outstanding = int(group.size());
-    const QByteArray data = slaveRequest(t).toJson();
     const int timeout = m_partition.transitionTimeoutMs;
     for (const QString &n : group) {
-        client()->request(rc::stateService(n), data, timeout, this,
+        client()->request(rc::stateService(n), slaveRequest(t, n).toJson(), timeout, this,
                           [this, n, t, pending, phases, params, done, epoch, timeout](const Reply &r) {
                               if (epoch != m_epoch)
                                   return;
@@ -405,6 +446,7 @@ void Master::transitionEnded(rc::Transition t, bool ok)
             log(Severity::Info, QStringLiteral("run %1 stopped after %2 s of data taking")
                                     .arg(m_runNumber)
                                     .arg(double(m_activeMsBefore) / 1000.0, 0, 'f', 1));
+            endRecordedRun(QStringLiteral("normal"), {});
             break;
         default:
             break;
@@ -412,7 +454,10 @@ void Master::transitionEnded(rc::Transition t, bool ok)
     } else if (m_runningSince.isValid()) {
         // The run goes on in Error (slaves may still take data) until stop or reset.
     }
+    if (!ok && t == rc::Transition::Start)
+        endRecordedRun(QStringLiteral("error"), machine().error());
     if (t == rc::Transition::Reset) {
+        endRecordedRun(QStringLiteral("error"), QStringLiteral("reset while the run was going"));
         m_activeMsBefore = activeMs();
         m_runningSince.invalidate();
         m_runInfoTimer.stop();
@@ -425,6 +470,14 @@ void Master::transitionEnded(rc::Transition t, bool ok)
             log(Severity::Warning, error);
     }
     publishRunInfo();
+}
+
+void Master::endRecordedRun(const QString &reason, const QString &message)
+{
+    if (!m_runBook || !m_runRecorded)
+        return;
+    m_runRecorded = false;
+    m_runBook->endRun(m_runNumber, reason, message);
 }
 
 void Master::addStateExtras(rc::StateRecord &record) const

@@ -3,6 +3,7 @@
 
 #include "controllable.h"
 #include "dialog/rc/partition.h"
+#include "runbook.h"
 #include "runrecord.h"
 
 #include <QElapsedTimer>
@@ -36,8 +37,11 @@ public:
         bool recovering = false;
     };
 
+    /// With @p configdb (the name of a dialog-configdb), the slaves' parameters are read at every
+    /// configure from the version @p configRef names, and run numbers come from its run registry,
+    /// where every run is recorded; without, numbers come from @p runNumberFile.
     Master(const ControllableOptions &options, const rc::Partition &partition, const QString &runNumberFile,
-           QObject *parent = nullptr);
+           const QString &configdb = {}, const QString &configRef = {}, QObject *parent = nullptr);
 
     const rc::Partition &partition() const { return m_partition; }
     QList<SlaveView> slaves() const;
@@ -64,19 +68,27 @@ private:
     void adoptRun(quint32 run, rc::State common);
     void slaveFailed(const QString &name, const QString &why);
     void publishRunInfo();
-    /// The request the master sends its slaves for @p t (with the run number and type).
-    rc::TransitionRequest slaveRequest(rc::Transition t) const;
+    /// The request the master sends slave @p name for @p t (with the run number and type, and at
+    /// configure its parameters from the configuration database).
+    rc::TransitionRequest slaveRequest(rc::Transition t, const QString &name = {}) const;
+    /// perform() once the configuration database has answered (at configure and start).
+    void fanOut(rc::Transition t, const rc::TransitionRequest &params, Done done);
+    /// The run registry's record of the current run ends (if one is open).
+    void endRecordedRun(const QString &reason, const QString &message);
     /// Saves the current run's number and times to the run-number file (for a takeover).
     bool saveRun(QString *error) const;
     qint64 activeMs() const;
 
     rc::Partition m_partition;
     QString m_runNumberFile;
+    RunBook *m_runBook = nullptr;     ///< null without a configuration database
+    RunBook::Parameters m_parameters; ///< of the last configure, by slave
+    bool m_runRecorded = false;       ///< the current run is open in the run registry
     QList<QString> m_order;
     QHash<QString, SlaveView> m_slaves;
     QStringList m_culprits;
     std::optional<rc::State> m_recoverTarget; ///< set while waiting for lost slaves to come back
-    quint64 m_epoch = 0;                  ///< bumped on reset: late replies of abandoned fan-outs are ignored
+    quint64 m_epoch = 0; ///< bumped on reset: late replies of abandoned fan-outs are ignored
     quint32 m_runNumber = 0;
     QString m_runType = QStringLiteral("Physics");
     qint64 m_runStartMs = 0, m_runStopMs = 0, m_activeMsBefore = 0;

@@ -28,14 +28,25 @@ int main(int argc, char *argv[])
     o.client = dialog::ClientOptions::fromEnvironment();
     o.client.exitOnRefusal = true; // a second master of the partition must not run
     o.kind = u"master"_s;
-    QString config, runFile;
+    QString config, runFile, configdb, configRef = u"head"_s;
     addCommonOptions(t, &o);
     t.add({Option::text(u"config"_s, u"file"_s, u"Partition file (JSON)."_s, &config),
            Option::text(
                u"run-number-file"_s, u"file"_s,
                u"Where the last run number is kept (default: the partition's run_number_file, else the "
                "user's data directory)."_s,
-               &runFile)});
+               &runFile),
+           Option::text(
+               u"configdb"_s, u"name"_s,
+               u"Take the slaves' parameters at every configure from the configuration database served as "
+               "CONFIG.<name> (dialog-configdb), and run numbers from its run registry, which records every "
+               "run (default: no database; run numbers from the run-number file)."_s,
+               &configdb),
+           Option::text(
+               u"config-ref"_s, u"ref"_s,
+               u"With --configdb: the version configured, a tag or a number, resolved at every configure "
+               "(default head: the newest)."_s,
+               &configRef)});
     if (!t.process(app.arguments()))
         return 1;
     if (config.isEmpty())
@@ -60,7 +71,7 @@ int main(int argc, char *argv[])
                   partition.name + u".runnumber"_s;
 
     dialog::quitOnTerminationSignals();
-    Master master(o, partition, runFile);
+    Master master(o, partition, runFile, configdb, configRef);
     if (!master.client()->start())
         return t.fail(master.client()->errorString());
     dialog::installMessageHandler();

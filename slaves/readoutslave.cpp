@@ -1,4 +1,5 @@
 #include "readoutslave.h"
+#include "slaveoptions.h"
 
 #include "dialog/is/object.h"
 #include "dialog/is/time.h"
@@ -35,6 +36,13 @@ void ReadoutSlave::perform(rc::Transition t, const rc::TransitionRequest &params
 {
     switch (t) {
     case rc::Transition::Configure:
+        if (!params.parameters.isEmpty()) {
+            // The configuration database's parameters, from the version the master configures.
+            ReadoutConfig c = m_config;
+            if (QString error; !applyParameters(params.parameters, &c, &error))
+                return done(false, QStringLiteral("parameters from the configuration database: ") + error);
+            m_config = c;
+        }
         m_engine = std::make_unique<ReadoutEngine>(m_config, name());
         log(Severity::Info,
             QStringLiteral(

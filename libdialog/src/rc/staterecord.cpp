@@ -202,6 +202,8 @@ QByteArray TransitionRequest::toJson() const
         o.insert(key::runNumber, qint64(runNumber));
     if (!runType.isEmpty())
         o.insert(key::runType, runType);
+    if (!parameters.isEmpty())
+        o.insert(QLatin1String("parameters"), parameters);
     return QJsonDocument(o).toJson(QJsonDocument::Compact);
 }
 
@@ -225,6 +227,7 @@ std::optional<TransitionRequest> TransitionRequest::fromJson(const QByteArray &d
         }
         r.runNumber = quint32(run);
         r.runType = obj->value(key::runType).toString();
+        r.parameters = obj->value(QLatin1String("parameters")).toObject();
     }
     const auto parsed = transitionFromName(name);
     if (!parsed) {

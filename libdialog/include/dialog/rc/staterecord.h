@@ -8,6 +8,7 @@
 #include "dialog/rc/statemachine.h"
 
 #include <QByteArray>
+#include <QJsonObject>
 #include <QList>
 #include <QString>
 #include <QStringList>
@@ -117,6 +118,12 @@ struct TransitionRequest
     quint32 runNumber = 0;
     /// The run type of a start (empty: the master's default).
     QString runType;
+    /// A configure's parameters for the slave it goes to, from the configuration database (a
+    /// slaves/ or readout/ document's object; empty: the slave keeps its own).
+    QJsonObject parameters;
+    /// Who asked: user\@host of the requesting process (else its name). Set by the receiving
+    /// process from the request's origin, never sent.
+    QString requester;
 
     /// The request as JSON (the object form).
     QByteArray toJson() const;

@@ -1,0 +1,126 @@
+#include "runbook.h"
+
+#include "dialog/version.h"
+
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QLoggingCategory>
+
+Q_LOGGING_CATEGORY(lcRunBook, "dialog.daq.runbook", QtInfoMsg)
+
+namespace dialog::daq {
+
+RunBook::RunBook(Client *client, const rc::Partition &partition, const QString &database, const QString &ref,
+                 QObject *parent)
+    : QObject(parent), m_client(client), m_partition(partition), m_config(client, database), m_ref(ref)
+{
+    // The hosts and PIDs a run records are the directory's at its start.
+    m_client->subscribe(directoryServiceName(), this, [this](const Message &m) {
+        if (auto snapshot = m_assembler.add(m.data()))
+            m_directory = *snapshot;
+    });
+}
+
+void RunBook::configure(std::function<void(const Status &, const Parameters &)> done)
+{
+    m_config.resolve(m_ref, [this, done](const Status &st, quint64 version) {
+        if (!st.isOk())
+            return done(Status(st.code(), QStringLiteral("configuration database: %1").arg(st.message())),
+                        {});
+        readSlaves(version, done);
+    });
+}
+
+void RunBook::readSlaves(quint64 version, std::function<void(const Status &, const Parameters &)> done)
+{
+    // One listing of each kind's documents, not a request per slave: a large partition's
+    // configuration is read in two answers.
+    auto params = std::make_shared<Parameters>();
+    auto left = std::make_shared<int>(2);
+    auto failed = std::make_shared<Status>();
+    const QString v = QString::number(version);
+    for (const QString &prefix : {QStringLiteral("slaves/"), QStringLiteral("readout/")}) {
+        m_config.list(
+            prefix, v, true,
+            [this, prefix, params, left, failed, version,
+             done](const Status &st, const QList<config::Document> &docs, quint64) {
+                if (!st.isOk() && failed->isOk())
+                    *failed =
+                        Status(st.code(), QStringLiteral("configuration database: %1").arg(st.message()));
+                const QString kind = prefix == QLatin1String("readout/") ? QStringLiteral("readout")
+                                                                         : QStringLiteral("control");
+                for (const config::Document &d : docs) {
+                    const QString name = d.path.mid(prefix.size());
+                    const rc::ProcessSpec *s = m_partition.slave(name);
+                    if (s && s->kind == kind)
+                        params->insert(name, QJsonDocument::fromJson(d.content).object());
+                }
+                if (--*left > 0)
+                    return;
+                if (failed->isOk()) {
+                    m_version = version;
+                    qCInfo(lcRunBook).noquote() << "configuration version" << version << "(" << m_ref
+                                                << "):" << params->size() << "slave documents";
+                }
+                done(*failed, *params);
+            });
+    }
+}
+
+QJsonArray RunBook::processes() const
+{
+    QStringList names{m_partition.master.name};
+    for (const QList<rc::ProcessSpec> &group :
+         {m_partition.isServers, m_partition.slaves, m_partition.loggers})
+        for (const rc::ProcessSpec &s : group)
+            names << s.name;
+    QJsonArray out;
+    for (const QString &n : std::as_const(names)) {
+        QJsonObject p{{QStringLiteral("name"), n}};
+        if (const ProcessEntry *e = m_directory.process(n)) {
+            p.insert(QStringLiteral("host"), e->host);
+            p.insert(QStringLiteral("pid"), e->pid);
+        }
+        // The software version of the others is not in the directory: the master's own only.
+        if (n == m_partition.master.name)
+            p.insert(QStringLiteral("version"), QLatin1String(dialog::version()));
+        out.append(p);
+    }
+    return out;
+}
+
+void RunBook::startRun(const QString &runType, const QString &operatorName,
+                       std::function<void(const Status &, quint32)> done)
+{
+    const QJsonObject run{{QStringLiteral("partition"), m_partition.name},
+                          {QStringLiteral("run_type"), runType},
+                          {QStringLiteral("config_version"), qint64(m_version)},
+                          {QStringLiteral("config_tag"), m_ref == QLatin1String("head") ? QString() : m_ref},
+                          {QStringLiteral("operator"), operatorName},
+                          {QStringLiteral("master"), m_partition.master.name},
+                          {QStringLiteral("processes"), processes()}};
+    m_config.call({{QStringLiteral("op"), QStringLiteral("run-start")}, {QStringLiteral("run"), run}},
+                  [done](const Status &st, const QJsonObject &a) {
+                      if (!st.isOk())
+                          return done(Status(st.code(), QStringLiteral("run registry: %1").arg(st.message())),
+                                      0);
+                      done(st, quint32(a.value(QStringLiteral("number")).toInteger()));
+                  });
+}
+
+void RunBook::endRun(quint32 number, const QString &reason, const QString &message)
+{
+    m_config.call({{QStringLiteral("op"), QStringLiteral("run-end")},
+                   {QStringLiteral("number"), qint64(number)},
+                   {QStringLiteral("reason"), reason},
+                   {QStringLiteral("message"), message}},
+                  [number](const Status &st, const QJsonObject &) {
+                      // The run is over either way; a record that stays open is ended as "master
+                      // lost" by the partition's next run.
+                      if (!st.isOk())
+                          qCWarning(lcRunBook).noquote()
+                              << "run" << number << "end not recorded:" << st.toString();
+                  });
+}
+
+} // namespace dialog::daq

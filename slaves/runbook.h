@@ -1,0 +1,54 @@
+// The master's side of the configuration database (dialog-configdb): the slaves' parameters read
+// at configure from one version, the run numbers allocated and the runs recorded in the run
+// registry, with the processes of the partition as the Control Server's directory shows them.
+#pragma once
+
+#include "dialog/client.h"
+#include "dialog/config.h"
+#include "dialog/directory.h"
+#include "dialog/rc/partition.h"
+
+#include <QHash>
+#include <QJsonObject>
+
+namespace dialog::daq {
+
+/// Lives in the master's thread; every callback comes in it, exactly once.
+class RunBook : public QObject
+{
+    Q_OBJECT
+public:
+    /// Reads the database served as CONFIG.<@p database>; @p ref (a tag, a version or "head") is
+    /// resolved at every configure.
+    RunBook(Client *client, const rc::Partition &partition, const QString &database, const QString &ref,
+            QObject *parent = nullptr);
+
+    QString ref() const { return m_ref; }
+    /// The version the last configure read (0 before one succeeded).
+    quint64 version() const { return m_version; }
+
+    /// The parameters of every slave: slave name → its document's object (absent: none in that
+    /// version). Fails, saying why, when the database is unreachable or @p ref unknown.
+    using Parameters = QHash<QString, QJsonObject>;
+    void configure(std::function<void(const Status &, const Parameters &)> done);
+    /// Allocates the next run number and records the run (run type, the version configured,
+    /// @p operatorName, the partition's processes).
+    void startRun(const QString &runType, const QString &operatorName,
+                  std::function<void(const Status &, quint32 number)> done);
+    /// Records the end of run @p number: "normal" or "error" with @p message.
+    void endRun(quint32 number, const QString &reason, const QString &message);
+
+private:
+    void readSlaves(quint64 version, std::function<void(const Status &, const Parameters &)> done);
+    QJsonArray processes() const;
+
+    Client *m_client;
+    rc::Partition m_partition;
+    config::ConfigClient m_config;
+    QString m_ref;
+    quint64 m_version = 0;
+    DirectoryAssembler m_assembler;
+    DirectorySnapshot m_directory;
+};
+
+} // namespace dialog::daq

@@ -1,0 +1,25 @@
+// The parameters of the two kinds of slave: command-line options of dialog-slave, and the same
+// options read from a slaves/ or readout/ document of the configuration database at configure.
+#pragma once
+
+#include "controlslave.h"
+#include "readoutengine.h"
+
+#include "dialog/options.h"
+
+#include <QJsonObject>
+
+namespace dialog::daq {
+
+/// --registers, --configure-ms, --check-ms, --upset-every-s into @p c.
+void addControlOptions(OptionTable &t, ControlSlaveConfig &c);
+/// --threads, --block-events, --event-size, --spill-s, --off-s, --rate, --queue-blocks,
+/// --output-dir, --corrupt-every into @p c.
+void addReadoutOptions(OptionTable &t, ReadoutConfig &c);
+/// Applies @p parameters (a parameter document's object: the option names with '_' for '-') onto
+/// @p c with the options' bounds; false with the option and its range in @p error (@p c unchanged).
+bool applyParameters(const QJsonObject &parameters, ControlSlaveConfig *c, QString *error);
+///@copydoc applyParameters(const QJsonObject &, ControlSlaveConfig *, QString *)
+bool applyParameters(const QJsonObject &parameters, ReadoutConfig *c, QString *error);
+
+} // namespace dialog::daq
