@@ -35,16 +35,17 @@ private:
 
     QProcess *startSlave(const QString &kind, const QString &name)
     {
-        return m_fx->start(QStringLiteral("dialog-slave"), {QStringLiteral("--kind"), kind, QStringLiteral("--name"), name,
-                                                            QStringLiteral("--no-is"), QStringLiteral("--heartbeat-ms"),
-                                                            QStringLiteral("200")});
+        return m_fx->start(QStringLiteral("dialog-slave"),
+                           {QStringLiteral("--kind"), kind, QStringLiteral("--name"), name,
+                            QStringLiteral("--no-is"), QStringLiteral("--heartbeat-ms"),
+                            QStringLiteral("200")});
     }
 
     QProcess *startMaster()
     {
         return m_fx->start(QStringLiteral("dialog-master"),
-                           {QStringLiteral("--config"), m_partition, QStringLiteral("--no-is"), QStringLiteral("--configdb"),
-                            QStringLiteral("configdb")});
+                           {QStringLiteral("--config"), m_partition, QStringLiteral("--no-is"),
+                            QStringLiteral("--configdb"), QStringLiteral("configdb")});
     }
 
     /// Commits @p docs (path → JSON object) on the newest version; the version made, 0 on failure.
@@ -52,18 +53,20 @@ private:
     {
         dialog::config::ConfigClient config(m_client.get());
         std::optional<quint64> head;
-        config.resolve(QStringLiteral("head"), [&](const dialog::Status &st, quint64 v) { head = st.isOk() ? v : 0; });
+        config.resolve(QStringLiteral("head"),
+                       [&](const dialog::Status &st, quint64 v) { head = st.isOk() ? v : 0; });
         if (!waitUntil([&] { return head.has_value(); }, 15000))
             return 0;
         QList<dialog::config::Change> changes;
         for (auto it = docs.cbegin(); it != docs.cend(); ++it)
             changes.append({it.key(), QJsonDocument(it.value()).toJson(), false});
         std::optional<quint64> made;
-        config.commit(*head, changes, QStringLiteral("test"), [&](const dialog::Status &st, const dialog::config::Commit &c) {
-            if (!st.isOk())
-                qWarning() << st.toString();
-            made = st.isOk() ? c.version : 0;
-        });
+        config.commit(*head, changes, QStringLiteral("test"),
+                      [&](const dialog::Status &st, const dialog::config::Commit &c) {
+                          if (!st.isOk())
+                              qWarning() << st.toString();
+                          made = st.isOk() ? c.version : 0;
+                      });
         return waitUntil([&] { return made.has_value(); }, 15000) ? *made : 0;
     }
 
@@ -71,10 +74,11 @@ private:
     {
         Reply out;
         bool done = false;
-        m_client->request(QStringLiteral("RunCtrl.Master.State"), t.toUtf8(), 20000, this, [&](const Reply &r) {
-            out = r;
-            done = true;
-        });
+        m_client->request(QStringLiteral("RunCtrl.Master.State"), t.toUtf8(), 20000, this,
+                          [&](const Reply &r) {
+                              out = r;
+                              done = true;
+                          });
         waitUntil([&done] { return done; }, 22000, 5);
         return out;
     }
@@ -92,7 +96,9 @@ private:
     {
         QByteArray out;
         m_fx->run(QStringLiteral("dialogctl"),
-                  {QStringLiteral("runs"), QStringLiteral("show"), QString::number(number), QStringLiteral("--json")}, &out);
+                  {QStringLiteral("runs"), QStringLiteral("show"), QString::number(number),
+                   QStringLiteral("--json")},
+                  &out);
         return QJsonDocument::fromJson(out).object();
     }
 
@@ -118,24 +124,34 @@ private slots:
         QVERIFY(m_client->start());
         const QJsonObject partition{
             {QStringLiteral("name"), QStringLiteral("cfgtest")},
-            {QStringLiteral("control_server"), QJsonObject{{QStringLiteral("host"), QStringLiteral("localhost")},
-                                                           {QStringLiteral("port"), m_fx->port()},
-                                                           {QStringLiteral("start"), false}}},
+            {QStringLiteral("control_server"),
+             QJsonObject{{QStringLiteral("host"), QStringLiteral("localhost")},
+                         {QStringLiteral("port"), m_fx->port()},
+                         {QStringLiteral("start"), false}}},
             {QStringLiteral("heartbeat_ms"), 200},
-            {QStringLiteral("master"), QJsonObject{{QStringLiteral("name"), QStringLiteral("Master")},
-                                                   {QStringLiteral("run_number_file"), m_dir->filePath(QStringLiteral("runnumber"))}}},
+            {QStringLiteral("master"),
+             QJsonObject{{QStringLiteral("name"), QStringLiteral("Master")},
+                         {QStringLiteral("run_number_file"), m_dir->filePath(QStringLiteral("runnumber"))}}},
             {QStringLiteral("slaves"),
-             QJsonArray{QJsonObject{{QStringLiteral("name"), QStringLiteral("FE1")}, {QStringLiteral("kind"), QStringLiteral("control")}},
-                        QJsonObject{{QStringLiteral("name"), QStringLiteral("RO1")}, {QStringLiteral("kind"), QStringLiteral("readout")}}}}};
+             QJsonArray{QJsonObject{{QStringLiteral("name"), QStringLiteral("FE1")},
+                                    {QStringLiteral("kind"), QStringLiteral("control")}},
+                        QJsonObject{{QStringLiteral("name"), QStringLiteral("RO1")},
+                                    {QStringLiteral("kind"), QStringLiteral("readout")}}}}};
         m_partition = m_dir->filePath(QStringLiteral("cfgtest.json"));
         QFile f(m_partition);
         QVERIFY(f.open(QIODevice::WriteOnly));
         f.write(QJsonDocument(partition).toJson());
         f.close();
         m_configdb = startConfigDb();
-        QVERIFY(waitUntil([&] { return m_fx->run(QStringLiteral("dialogctl"), {QStringLiteral("config"), QStringLiteral("tag")}) == 0; }, 20000, 50));
+        QVERIFY(waitUntil(
+            [&] {
+                return m_fx->run(QStringLiteral("dialogctl"),
+                                 {QStringLiteral("config"), QStringLiteral("tag")}) == 0;
+            },
+            20000, 50));
         QCOMPARE(commit({{QStringLiteral("partitions/cfgtest"), partition},
-                         {QStringLiteral("readout/RO1"), QJsonObject{{QStringLiteral("threads"), 3}, {QStringLiteral("spill_s"), 1}}},
+                         {QStringLiteral("readout/RO1"),
+                          QJsonObject{{QStringLiteral("threads"), 3}, {QStringLiteral("spill_s"), 1}}},
                          {QStringLiteral("slaves/FE1"), QJsonObject{{QStringLiteral("registers"), 8}}}}),
                  1u);
     }
@@ -156,8 +172,10 @@ private slots:
         QVERIFY(waitForSlaves());
         Reply r = transition(QStringLiteral("configure"));
         QVERIFY2(r.isOk(), qPrintable(r.errorString()));
-        QTRY_COMPARE_WITH_TIMEOUT(status(QStringLiteral("RO1")).value(QStringLiteral("threads")).toInt(), 3, 15000);
-        QTRY_COMPARE_WITH_TIMEOUT(status(QStringLiteral("FE1")).value(QStringLiteral("registers")).toInt(), 8, 15000);
+        QTRY_COMPARE_WITH_TIMEOUT(status(QStringLiteral("RO1")).value(QStringLiteral("threads")).toInt(), 3,
+                                  15000);
+        QTRY_COMPARE_WITH_TIMEOUT(status(QStringLiteral("FE1")).value(QStringLiteral("registers")).toInt(), 8,
+                                  15000);
         QVERIFY(transition(QStringLiteral("start")).isOk());
         QVERIFY(transition(QStringLiteral("stop")).isOk());
 
@@ -165,7 +183,8 @@ private slots:
         QCOMPARE(commit({{QStringLiteral("readout/RO1"), QJsonObject{{QStringLiteral("threads"), 5}}}}), 2u);
         QVERIFY(transition(QStringLiteral("unconfigure")).isOk());
         QVERIFY(transition(QStringLiteral("configure")).isOk());
-        QTRY_COMPARE_WITH_TIMEOUT(status(QStringLiteral("RO1")).value(QStringLiteral("threads")).toInt(), 5, 15000);
+        QTRY_COMPARE_WITH_TIMEOUT(status(QStringLiteral("RO1")).value(QStringLiteral("threads")).toInt(), 5,
+                                  15000);
         QVERIFY(transition(QStringLiteral("start")).isOk());
         QVERIFY(transition(QStringLiteral("stop")).isOk());
 
@@ -182,7 +201,11 @@ private slots:
                 sawRo1 = p.toObject().value(QStringLiteral("pid")).toInteger() > 0;
         QVERIFY2(sawRo1, QJsonDocument(first).toJson());
         QByteArray out;
-        QCOMPARE(m_fx->run(QStringLiteral("dialogctl"), {QStringLiteral("runs"), QStringLiteral("diff"), QStringLiteral("1"), QStringLiteral("2")}, &out), 0);
+        QCOMPARE(m_fx->run(QStringLiteral("dialogctl"),
+                           {QStringLiteral("runs"), QStringLiteral("diff"), QStringLiteral("1"),
+                            QStringLiteral("2")},
+                           &out),
+                 0);
         QVERIFY2(out.contains("--- a/readout/RO1") && out.contains("+    \"threads\": 5"), out);
 
         // The database gone: the configure fails and says why; nothing else is used instead.
