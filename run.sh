@@ -183,6 +183,10 @@ demo() {
         echo "run.sh: the demo partition did not come up (see above and $run/logs)" >&2
         exit 1
     fi
+    # The configuration the master configures from: resources/ in the partition's database (a
+    # version only when something changed since the last demo).
+    say "importing resources/ into the configuration database (dialogctl config import)"
+    "$bin/dialogctl" config import "$ROOT/resources" --message "./run.sh demo"
     if [ -n "${DISPLAY:-}${WAYLAND_DISPLAY:-}" ]; then
         say "opening the run-control GUI (dialog-runcontrol): Configure, then Start run"
         "$bin/dialog-runcontrol" >"$run/logs/runcontrol-gui.log" 2>&1 &

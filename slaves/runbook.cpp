@@ -69,9 +69,12 @@ void RunBook::readSlaves(quint64 version, std::function<void(const Status &, con
 
 QJsonArray RunBook::processes() const
 {
+    // Process names as the directory has them (an IS server registers as IS.Server.<name>).
     QStringList names{m_partition.master.name};
+    for (const rc::ProcessSpec &s : m_partition.isServers)
+        names << QStringLiteral("IS.Server.") + s.name;
     for (const QList<rc::ProcessSpec> &group :
-         {m_partition.isServers, m_partition.slaves, m_partition.loggers})
+         {m_partition.slaves, m_partition.loggers, m_partition.configDbs})
         for (const rc::ProcessSpec &s : group)
             names << s.name;
     QJsonArray out;

@@ -1,5 +1,6 @@
 // dialogctl up / dialogctl down: start and stop the processes of a partition.
 #include "clientsetup.h"
+#include "configsetup.h"
 #include "launcher.h"
 #include "supervisor.h"
 
@@ -38,12 +39,62 @@ struct Common
     qint64 timeoutMs = 0; ///< --timeout-ms; set its default before common()
 };
 
-/// Parses PARTITION.json, --run-dir, --bin-dir, --port and --timeout-ms (at least
-/// @p minTimeoutMs); false after printing the reason.
+/// The partition @p ref ("partitions/NAME@REF") of the configuration database @p database, written to
+/// the partition's run directory (or @p runDir) for the processes and `dialogctl down`; the master
+/// configures from the same REF. False with the reason.
+bool partitionFromDatabase(const OptionTable &p, const QString &verb, const QString &ref,
+                           const QString &database, const QString &runDir, rc::Partition *out, QString *error)
+{
+    QString path = ref, version = QStringLiteral("head");
+    if (const qsizetype at = ref.indexOf(QLatin1Char('@')); at >= 0) {
+        path = ref.left(at);
+        version = ref.mid(at + 1);
+    }
+    ConfigSession session;
+    if (!session.open(p, verb, database, 10000, error))
+        return false;
+    config::Document doc;
+    const Status st = session.await([&](auto done) {
+        session.config->get(path, version, [&, done](const Status &s, const config::Document &d, quint64) {
+            doc = d;
+            done(s);
+        });
+    });
+    if (!st.isOk())
+        return *error = st.message(), false;
+    rc::Partition named;
+    const QString name = path.section(QLatin1Char('/'), -1);
+    if (!rc::Partition::parse(doc.content, name + QStringLiteral(".json"), &named, error))
+        return false;
+    const QString dir = runDir.isEmpty() ? Launcher::defaultRunDir(named) : runDir;
+    QFile f(QDir(dir).filePath(name + QStringLiteral(".json")));
+    if (!QDir().mkpath(dir) || !f.open(QIODevice::WriteOnly | QIODevice::Truncate) ||
+        f.write(doc.content) != doc.content.size())
+        return *error = QStringLiteral("cannot write %1: %2").arg(f.fileName(), f.errorString()), false;
+    f.close();
+    if (!rc::Partition::load(f.fileName(), out, error))
+        return false;
+    // The master configures from the version asked for, in the database it came from.
+    if (out->configDb.isEmpty())
+        out->configDb = database;
+    out->configRef = version;
+    return true;
+}
+
+/// Parses PARTITION.json (or partitions/NAME@REF of the configuration database), --run-dir,
+/// --bin-dir, --port and --timeout-ms (at least @p minTimeoutMs); false after printing the reason.
 bool common(OptionTable &p, const QStringList &args, const QString &verb, Common *c, qint64 minTimeoutMs)
 {
     qint64 port = 0;
-    p.addPositional(QStringLiteral("partition"), QStringLiteral("Partition file (JSON)."));
+    QString database = config::ConfigClient::defaultDatabase();
+    p.addPositional(
+        QStringLiteral("partition"),
+        QStringLiteral("Partition file (JSON), or partitions/NAME[@REF] of the configuration database."));
+    p.add(Option::text(
+        QStringLiteral("configdb"), QStringLiteral("name"),
+        QStringLiteral("The configuration database of a partitions/NAME[@REF] (default $DIALOG_CONFIGDB, "
+                       "else configdb): its Control Server is $DIALOG_CONTROL_SERVER or --control-server."),
+        &database));
     p.add(Option::text(
         QStringLiteral("run-dir"), QStringLiteral("dir"),
         QStringLiteral(
@@ -66,7 +117,15 @@ bool common(OptionTable &p, const QStringList &args, const QString &verb, Common
         return false;
     }
     QString error;
-    if (!rc::Partition::load(p.positionalArguments().first(), &c->partition, &error)) {
+    const QString given = p.positionalArguments().first();
+    const bool fromDatabase =
+        !QFileInfo::exists(given) &&
+        config::kindOf(given.section(QLatin1Char('@'), 0, 0)) == config::Kind::Partition;
+    const QString runDir = p.isSet(QStringLiteral("run-dir"))
+                               ? QDir(p.value(QStringLiteral("run-dir"))).absolutePath()
+                               : QString();
+    if (fromDatabase ? !partitionFromDatabase(p, verb, given, database, runDir, &c->partition, &error)
+                     : !rc::Partition::load(given, &c->partition, &error)) {
         fail(verb, error);
         return false;
     }
@@ -100,6 +159,7 @@ void printTable(const QList<Launched> &procs, bool json)
             : l.spec.role == rc::ProcessSpec::Role::Master   ? QStringLiteral("master")
             : l.spec.role == rc::ProcessSpec::Role::IsServer ? QStringLiteral("IS server")
             : l.spec.role == rc::ProcessSpec::Role::Logger   ? QStringLiteral("logger")
+            : l.spec.role == rc::ProcessSpec::Role::ConfigDb ? QStringLiteral("configdb")
                                                              : QStringLiteral("Control Server");
         std::printf("%-16s %-14s %-12s %-8lld %s\n", qPrintable(l.spec.name), qPrintable(role),
                     qPrintable(l.spec.host), l.pid, qPrintable(l.status));

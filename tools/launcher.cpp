@@ -32,6 +32,8 @@ QString roleName(ProcessSpec::Role r)
         return QStringLiteral("slave");
     case ProcessSpec::Role::Logger:
         return QStringLiteral("logger");
+    case ProcessSpec::Role::ConfigDb:
+        return QStringLiteral("configdb");
     }
     return {};
 }
@@ -46,6 +48,8 @@ ProcessSpec::Role roleFromName(const QString &n)
         return ProcessSpec::Role::Master;
     if (n == QLatin1String("logger"))
         return ProcessSpec::Role::Logger;
+    if (n == QLatin1String("configdb"))
+        return ProcessSpec::Role::ConfigDb;
     return ProcessSpec::Role::Slave;
 }
 
@@ -200,6 +204,9 @@ bool Launcher::start(const ProcessSpec &spec, Launched *out, QString *error) con
     if (spec.role == ProcessSpec::Role::Logger && !spec.args.contains(QStringLiteral("--data-dir")) &&
         !spec.args.contains(QStringLiteral("--db")))
         args << QStringLiteral("--data-dir") << QDir(m_runDir).filePath(QStringLiteral("logger"));
+    if (spec.role == ProcessSpec::Role::ConfigDb && !spec.args.contains(QStringLiteral("--data-dir")) &&
+        !spec.args.contains(QStringLiteral("--db")))
+        args << QStringLiteral("--data-dir") << QDir(m_runDir).filePath(QStringLiteral("configdb"));
     const QString program = programPath(spec);
     if (spec.isLocal()) {
         if (!QFileInfo(program).isExecutable()) {

@@ -219,6 +219,41 @@ private slots:
                  qPrintable(r.errorString()));
     }
 
+    void upFromTheDatabaseConfiguresFromTheTag()
+    {
+        // partitions/cfgtest as of the tag: its processes started by dialogctl up, its master
+        // configuring from that tag while the newest version says otherwise.
+        QCOMPARE(m_fx->run(QStringLiteral("dialogctl"),
+                           {QStringLiteral("config"), QStringLiteral("tag"), QStringLiteral("t1")}),
+                 0);
+        QCOMPARE(commit({{QStringLiteral("readout/RO1"), QJsonObject{{QStringLiteral("threads"), 7}}}}), 2u);
+        const QString runDir = m_dir->filePath(QStringLiteral("run"));
+        const QStringList where{QStringLiteral("partitions/cfgtest@t1"), QStringLiteral("--run-dir"), runDir};
+        QByteArray out, err;
+        QCOMPARE(m_fx->run(QStringLiteral("dialogctl"), QStringList{QStringLiteral("up")} + where, &out, &err,
+                           60000),
+                 0);
+        // The processes up started are stopped even when a check below fails.
+        auto down = qScopeGuard([&] {
+            m_fx->run(QStringLiteral("dialogctl"), QStringList{QStringLiteral("down")} + where, nullptr,
+                      nullptr, 60000);
+        });
+        QVERIFY2(out.contains("Master") && out.contains("RO1"), out + err);
+        QVERIFY(waitForSlaves());
+        QVERIFY(transition(QStringLiteral("configure")).isOk());
+        QTRY_COMPARE_WITH_TIMEOUT(status(QStringLiteral("RO1")).value(QStringLiteral("threads")).toInt(), 3,
+                                  15000);
+        down.dismiss();
+        QCOMPARE(m_fx->run(QStringLiteral("dialogctl"), QStringList{QStringLiteral("down")} + where, &out,
+                           &err, 60000),
+                 0);
+        // Unknown tag: said so, nothing started.
+        QCOMPARE(m_fx->run(QStringLiteral("dialogctl"),
+                           {QStringLiteral("up"), QStringLiteral("partitions/cfgtest@nope")}, &out, &err),
+                 1);
+        QVERIFY2(err.contains("unknown tag 'nope'"), err);
+    }
+
     void runOfALostMasterSaysSo()
     {
         QProcess *fe1 = startSlave(QStringLiteral("control"), QStringLiteral("FE1"));

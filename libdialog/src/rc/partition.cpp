@@ -198,6 +198,8 @@ QString ProcessSpec::program() const
         return QStringLiteral("dialog-slave");
     case Role::Logger:
         return QStringLiteral("dialog-logger");
+    case Role::ConfigDb:
+        return QStringLiteral("dialog-configdb");
     }
     return {};
 }
@@ -235,6 +237,8 @@ QStringList ProcessSpec::arguments(const Partition &p) const
         break;
     case Role::Master:
         a << QStringLiteral("--config") << p.file;
+        if (!p.configDb.isEmpty())
+            a << QStringLiteral("--configdb") << p.configDb << QStringLiteral("--config-ref") << p.configRef;
         break;
     case Role::Slave:
         a << QStringLiteral("--kind") << kind << QStringLiteral("--name") << name
@@ -242,6 +246,7 @@ QStringList ProcessSpec::arguments(const Partition &p) const
           << p.daqServer << QStringLiteral("--is-types") << p.isTypesDir;
         break;
     case Role::Logger:
+    case Role::ConfigDb:
         a << QStringLiteral("--name") << name;
         break;
     }
@@ -284,7 +289,7 @@ QList<ProcessSpec> Partition::processes() const
         out << cs;
     }
     // The logger first: what the others report while starting is stored.
-    out << loggers << isServers << master << slaves;
+    out << loggers << configDbs << isServers << master << slaves;
     return out;
 }
 
@@ -334,7 +339,8 @@ bool Partition::parse(const QByteArray &json, const QString &path, Partition *ou
                  QStringLiteral("heartbeat_ms"), QStringLiteral("is_servers"), QStringLiteral("master"),
                  QStringLiteral("slaves"), QStringLiteral("logger"), QStringLiteral("access"),
                  QStringLiteral("audit_dir"), QStringLiteral("secret_file"), QStringLiteral("tls_cert"),
-                 QStringLiteral("tls_key"), QStringLiteral("tls_ca"), QStringLiteral("segments")});
+                 QStringLiteral("tls_key"), QStringLiteral("tls_ca"), QStringLiteral("segments"),
+                 QStringLiteral("configdb")});
     p.name = r.string(root, {}, QStringLiteral("name"), true);
     if (!r.failed() && !validName(p.name))
         r.fail(QStringLiteral("name"), QStringLiteral("'%1' is not a valid partition name").arg(p.name));
@@ -411,6 +417,18 @@ bool Partition::parse(const QByteArray &json, const QString &path, Partition *ou
         p.loggers << s;
     }
 
+    if (root.contains(QStringLiteral("configdb"))) {
+        const QString field = QStringLiteral("configdb");
+        const QJsonObject co = r.object(root, {}, field, true);
+        ProcessSpec s = readProcess(r, co, field, ProcessSpec::Role::ConfigDb,
+                                    {QStringLiteral("name"), QStringLiteral("host"), QStringLiteral("args"),
+                                     QStringLiteral("start"), QStringLiteral("ref")});
+        p.configDb = s.name;
+        p.configRef = r.string(co, field, QStringLiteral("ref"), false, p.configRef);
+        if (r.boolean(co, field, QStringLiteral("start"), true))
+            p.configDbs << s;
+    }
+
     const QJsonObject m = r.object(root, {}, QStringLiteral("master"), true);
     p.master = readProcess(r, m, QStringLiteral("master"), ProcessSpec::Role::Master,
                            {QStringLiteral("name"), QStringLiteral("host"), QStringLiteral("args"),
@@ -450,7 +468,7 @@ bool Partition::parse(const QByteArray &json, const QString &path, Partition *ou
 
     // Names are DIALOG process names: they must be unique in the partition.
     QSet<QString> seen;
-    const QList<ProcessSpec> all = QList<ProcessSpec>{p.master} + p.slaves + p.loggers;
+    const QList<ProcessSpec> all = QList<ProcessSpec>{p.master} + p.slaves + p.loggers + p.configDbs;
     for (const ProcessSpec &s : all) {
         if (r.failed())
             break;

@@ -46,9 +46,16 @@ void tst_Partition::demoPartitionIsValid()
     QCOMPARE(p.loggers.first().program(), QStringLiteral("dialog-logger"));
     QCOMPARE(p.loggers.first().arguments(p),
              (QStringList{QStringLiteral("--name"), QStringLiteral("Logger")}));
-    QCOMPARE(p.processes().size(), 1 + 1 + 2 + 1 + 6);
+    QCOMPARE(p.processes().size(), 1 + 1 + 1 + 2 + 1 + 6);
     QCOMPARE(p.processes().first().role, ProcessSpec::Role::ControlServer);
     QCOMPARE(p.processes().at(1).role, ProcessSpec::Role::Logger);
+    // The configuration database next: the master configures from it.
+    QCOMPARE(p.processes().at(2).role, ProcessSpec::Role::ConfigDb);
+    QCOMPARE(p.processes().at(2).program(), QStringLiteral("dialog-configdb"));
+    QCOMPARE(p.configDb, QStringLiteral("configdb"));
+    QVERIFY(p.master.arguments(p)
+                .join(QLatin1Char(' '))
+                .contains(QLatin1String("--configdb configdb --config-ref head")));
 }
 
 void tst_Partition::minimalPartitionGetsDefaults()

@@ -17,7 +17,8 @@ struct ProcessSpec
         IsServer,
         Master,
         Slave,
-        Logger, ///< dialog-logger (the partition's "logger" object)
+        Logger,   ///< dialog-logger (the partition's "logger" object)
+        ConfigDb, ///< dialog-configdb (the partition's "configdb" object, unless "start": false)
     };
     /// What the process is: its program and its arguments follow from it.
     Role role = Role::Slave;
@@ -37,8 +38,8 @@ struct ProcessSpec
     Restart restart = Restart::Never;
     int restartLimit = 5;      ///< restarts within any 60 s; one more and the supervisor gives up
     int restartDelayMs = 1000; ///< back-off before a restart, doubled per restart in the last minute (≤ 30 s)
-    /// The program's file name (dialog-controlserver, dialog-isserver, dialog-master, dialog-slave or
-    /// dialog-logger).
+    /// The program's file name (dialog-controlserver, dialog-isserver, dialog-master, dialog-slave,
+    /// dialog-logger or dialog-configdb).
     QString program() const;
     /// The full argument list of the program (without the program itself).
     QStringList arguments(const struct Partition &partition) const;
@@ -88,6 +89,13 @@ struct Partition
     /// The slaves, in start order ("slaves").
     QList<ProcessSpec> slaves;
     QList<ProcessSpec> loggers; ///< none, or the one of the partition's optional "logger" object
+    /// None, or the dialog-configdb the partition starts (its optional "configdb" object).
+    QList<ProcessSpec> configDbs;
+    /// The configuration database the master configures from and records runs in ("configdb":
+    /// "name"; empty: none, the slaves keep their arguments and run numbers come from the file).
+    QString configDb;
+    /// The version the master configures from: a tag, a number, or "head" ("configdb": "ref").
+    QString configRef = QStringLiteral("head");
     /// Absolute path of the access list ("access"; dialog/access.h) the Control Server and the IS
     /// servers enforce; empty: everything allowed.
     QString accessFile;
@@ -99,7 +107,8 @@ struct Partition
 
     /// "host:port" processes use to reach the Control Server.
     QString controlServerAddress() const;
-    /// Every process in start order: Control Server (if started), logger, IS servers, master, slaves.
+    /// Every process in start order: Control Server (if started), logger, configuration database, IS
+    /// servers, master, slaves.
     QList<ProcessSpec> processes() const;
     /// The slave named @p name, or nullptr.
     const ProcessSpec *slave(const QString &name) const;
