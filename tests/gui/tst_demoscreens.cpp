@@ -93,7 +93,8 @@ void tst_DemoScreens::initTestCase()
              QJsonDocument::fromJson(record.readAll()).object().value(QStringLiteral("processes")).toArray())
             m_pids << v.toObject().value(QStringLiteral("pid")).toInteger();
     QVERIFY2(up == 0, (out + err).constData());
-    QCOMPARE(m_pids.size(), 11); // Control Server, logger, 2 IS servers, master, 6 slaves
+    QCOMPARE(m_pids.size(),
+             12); // Control Server, logger, configuration database, 2 IS servers, master, 6 slaves
 
     // A run, started as an operator would: configure, then start, through the master's command.
     m_client = std::make_unique<Client>(options(QStringLiteral("test.demoscreens")));
