@@ -39,6 +39,9 @@ bool chooseDatabase(const Given &g, dialog::sql::DatabaseConfig *out, QString *w
         return true;
     }
     QString dir = g.dataDir;
+    // Under systemd (StateDirectory=) the unit's state directory.
+    if (dir.isEmpty())
+        dir = qEnvironmentVariable("STATE_DIRECTORY").section(QLatin1Char(':'), 0, 0);
     if (dir.isEmpty())
         dir = QStandardPaths::writableLocation(QStandardPaths::AppLocalDataLocation);
     if (!QDir().mkpath(dir))
@@ -67,8 +70,11 @@ int main(int argc, char *argv[])
                u"Process name; the service is CONFIG.<name> (default configdb, which clients use unless "
                "$DIALOG_CONFIGDB or --configdb says otherwise)."_s,
                &g.name),
-           Option::text(u"data-dir"_s, u"dir"_s,
-                        u"Directory of config.sqlite (default: the user's data directory)."_s, &g.dataDir),
+           Option::text(
+               u"data-dir"_s, u"dir"_s,
+               u"Directory of config.sqlite (default: $STATE_DIRECTORY under systemd, else the user's data "
+               "directory)."_s,
+               &g.dataDir),
            Option::text(
                u"db"_s, u"url"_s,
                u"Keep the tables in PostgreSQL instead of SQLite: postgresql://user[:password]@host[:port]/"
@@ -98,6 +104,7 @@ int main(int argc, char *argv[])
         return t.fail(why);
     dialog::installMessageHandler();
     dialog::startReporting(&client);
+    dialog::notifyReady(); // under systemd (Type=notify): the database is open, the service published
     std::fprintf(stderr, "dialog-configdb: serving CONFIG.%s from %s\n", qPrintable(g.name),
                  qPrintable(database.display()));
     return app.exec();

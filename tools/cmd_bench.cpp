@@ -353,6 +353,7 @@ const BenchVerb benchVerbs[] = {
     {"is-history", "memory of the IS history ring and its query latency"},
     {"archive", "dialog-archiver's insert rate and one-week query time"},
     {"log", "messages stored per second by dialog-logger and its search time"},
+    {"config", "dialog-configdb: commit latency, a large configure read, runs ls over many runs"},
 };
 
 QString benchVerbNames()
@@ -393,6 +394,8 @@ int bench(const QStringList &args)
         return rtt(rest);
     if (test == QLatin1String("log"))
         return benchLog(rest);
+    if (test == QLatin1String("config"))
+        return benchConfig(rest);
     if (test == QLatin1String("is-http"))
         return benchIsHttp(rest);
     if (test == QLatin1String("is-mirror-cost"))

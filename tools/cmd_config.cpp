@@ -77,14 +77,8 @@ int configLs(const QStringList &args)
         return fail(v.name, error);
     QList<config::Document> docs;
     quint64 version = 0;
-    const Status st = v.session.await([&](auto done) {
-        v.session.config->list(v.positionals().value(0), v.table.value(QStringLiteral("at")), false,
-                               [&, done](const Status &s, const QList<config::Document> &d, quint64 ver) {
-                                   docs = d;
-                                   version = ver;
-                                   done(s);
-                               });
-    });
+    const Status st =
+        v.session.list(v.positionals().value(0), v.table.value(QStringLiteral("at")), false, &docs, &version);
     if (!st.isOk())
         return fail(v.name, st.message());
     for (const config::Document &d : std::as_const(docs)) {
@@ -129,14 +123,7 @@ int configGet(const QStringList &args)
         return fail(v.name, error);
     config::Document doc;
     quint64 version = 0;
-    const Status st = v.session.await([&](auto done) {
-        v.session.config->get(path, ref, [&, done](const Status &s, const config::Document &d, quint64 ver) {
-            doc = d;
-            version = ver;
-            done(s);
-        });
-    });
-    if (!st.isOk())
+    if (const Status st = v.session.get(path, ref, &doc, &version); !st.isOk())
         return fail(v.name, st.message());
     print(doc.content);
     std::fprintf(stderr, "%s: version %llu (last changed in %llu)\n", qPrintable(path), qulonglong(version),
@@ -148,13 +135,7 @@ int configGet(const QStringList &args)
 int commitChanges(Verb &v, QList<config::Change> changes, quint64 base, bool useHead, const QString &message)
 {
     if (useHead) {
-        const Status st = v.session.await([&](auto done) {
-            v.session.config->resolve(QStringLiteral("head"), [&, done](const Status &s, quint64 ver) {
-                base = ver;
-                done(s);
-            });
-        });
-        if (!st.isOk())
+        if (const Status st = v.session.resolve(QStringLiteral("head"), &base); !st.isOk())
             return fail(v.name, st.message());
     }
     config::Commit made;
@@ -244,23 +225,12 @@ int configEdit(const QStringList &args)
         return fail(v.name, error);
     config::Document doc;
     quint64 version = 0;
-    Status st = v.session.await([&](auto done) {
-        v.session.config->get(path, QStringLiteral("head"),
-                              [&, done](const Status &s, const config::Document &d, quint64 ver) {
-                                  doc = d;
-                                  version = ver;
-                                  done(s.code() == Status::Code::NotFound ? Status() : s);
-                              });
-    });
+    // A document not there yet starts empty, on the newest version.
+    Status st = v.session.get(path, QStringLiteral("head"), &doc, &version);
+    if (st.code() == Status::Code::NotFound)
+        st = v.session.resolve(QStringLiteral("head"), &version);
     if (!st.isOk())
         return fail(v.name, st.message());
-    if (version == 0)
-        st = v.session.await([&](auto done) {
-            v.session.config->resolve(QStringLiteral("head"), [&, done](const Status &s, quint64 ver) {
-                version = ver;
-                done(s);
-            });
-        });
     QTemporaryDir dir;
     const QString file = dir.filePath(
         path.section(QLatin1Char('/'), -1) +
@@ -460,15 +430,10 @@ int configImport(const QStringList &args)
         return fail(v.name, error);
     // Only what differs from the database's newest version.
     QList<config::Document> current;
-    Status st = v.session.await([&](auto done) {
-        v.session.config->list(QString(), QStringLiteral("head"), true,
-                               [&, done](const Status &s, const QList<config::Document> &d, quint64 ver) {
-                                   current = d;
-                                   if (useHead)
-                                       base = ver;
-                                   done(s);
-                               });
-    });
+    quint64 newest = 0;
+    Status st = v.session.list(QString(), QStringLiteral("head"), true, &current, &newest);
+    if (useHead)
+        base = newest;
     if (!st.isOk())
         return fail(v.name, st.message());
     QHash<QString, QByteArray> have;
@@ -505,14 +470,7 @@ int configExportAll(const QStringList &args)
         return fail(v.name, error);
     QList<config::Document> docs;
     quint64 version = 0;
-    const Status st = v.session.await([&](auto done) {
-        v.session.config->list(QString(), v.table.value(QStringLiteral("at")), true,
-                               [&, done](const Status &s, const QList<config::Document> &d, quint64 ver) {
-                                   docs = d;
-                                   version = ver;
-                                   done(s);
-                               });
-    });
+    const Status st = v.session.list(QString(), v.table.value(QStringLiteral("at")), true, &docs, &version);
     if (!st.isOk())
         return fail(v.name, st.message());
     const QDir dir(v.positionals().first());

@@ -54,12 +54,8 @@ bool partitionFromDatabase(const OptionTable &p, const QString &verb, const QStr
     if (!session.open(p, verb, database, 10000, error))
         return false;
     config::Document doc;
-    const Status st = session.await([&](auto done) {
-        session.config->get(path, version, [&, done](const Status &s, const config::Document &d, quint64) {
-            doc = d;
-            done(s);
-        });
-    });
+    quint64 resolved = 0;
+    const Status st = session.get(path, version, &doc, &resolved);
     if (!st.isOk())
         return *error = st.message(), false;
     rc::Partition named;

@@ -32,6 +32,8 @@ int runsVerb(const QStringList &args);
 int benchIs(const QString &test, const QStringList &args);
 /// Messages stored per second by dialog-logger and its search time (cmd_bench_log.cpp).
 int benchLog(const QStringList &args);
+/// dialog-configdb's commit latency, configure read and run listing (cmd_bench_config.cpp).
+int benchConfig(const QStringList &args);
 /// HTTP GET throughput of the web IS (cmd_bench_http.cpp).
 int benchIsHttp(const QStringList &args);
 /// What a stopped IS mirror costs the server it mirrors (cmd_bench_mirror.cpp).

@@ -54,6 +54,41 @@ struct ConfigSession
         loop.exec();
         return result;
     }
+
+    /// The version @p ref names, waited for.
+    Status resolve(const QString &ref, quint64 *version)
+    {
+        return await([&](auto done) {
+            config->resolve(ref, [&, done](const Status &s, quint64 v) {
+                *version = v;
+                done(s);
+            });
+        });
+    }
+    /// Document @p path as of @p ref (and the version @p ref is), waited for.
+    Status get(const QString &path, const QString &ref, config::Document *doc, quint64 *version)
+    {
+        return await([&](auto done) {
+            config->get(path, ref, [&, done](const Status &s, const config::Document &d, quint64 v) {
+                *doc = d;
+                *version = v;
+                done(s);
+            });
+        });
+    }
+    /// The documents under @p prefix as of @p ref (and the version @p ref is), waited for.
+    Status list(const QString &prefix, const QString &ref, bool withContent, QList<config::Document> *docs,
+                quint64 *version)
+    {
+        return await([&](auto done) {
+            config->list(prefix, ref, withContent,
+                         [&, done](const Status &s, const QList<config::Document> &d, quint64 v) {
+                             *docs = d;
+                             *version = v;
+                             done(s);
+                         });
+        });
+    }
 };
 
 /// Writes @p text to stdout as it is.

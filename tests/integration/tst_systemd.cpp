@@ -106,7 +106,7 @@ void tst_Systemd::unitFilesVerify()
     // The units name /usr/bin: point them at the built programs for the check.
     QTemporaryDir dir;
     const QStringList units{QStringLiteral("dialog-controlserver.service"),
-                            QStringLiteral("dialog-isserver@.service")};
+                            QStringLiteral("dialog-isserver@.service"), QStringLiteral("dialog-configdb.service")};
     for (const QString &u : units) {
         QFile in(QStringLiteral(DIALOG_SOURCE_DIR "/resources/systemd/") + u);
         QVERIFY(in.open(QIODevice::ReadOnly));
