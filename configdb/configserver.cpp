@@ -67,7 +67,7 @@ QString authorOf(const Request &r)
 ConfigServer::ConfigServer(Client *client, const sql::DatabaseConfig &database, const QString &name,
                            int crashAfterRows)
     : m_client(client), m_config(database), m_service(config::ConfigClient::serviceName(name)),
-      m_crashAfterRows(crashAfterRows)
+      m_crashAfterRows(crashAfterRows), m_proven(!client->options().secretFile.isEmpty())
 {
     m_worker = new QObject;
     m_worker->moveToThread(&m_thread);
@@ -199,8 +199,8 @@ QJsonObject ConfigServer::configAnswer(const QString &op, const QJsonObject &r, 
         config::Commit c;
         if (*st = parseChanges(r.value(QStringLiteral("changes")), &changes); st->isOk())
             *st = m_store->commit(quint64(r.value(QStringLiteral("base")).toInteger()), changes,
-                                  authorOf(origin), !m_client->options().secretFile.isEmpty(),
-                                  r.value(QStringLiteral("message")).toString(), &c);
+                                  authorOf(origin), m_proven, r.value(QStringLiteral("message")).toString(),
+                                  &c);
         a = c.toJson();
     } else if (op == QLatin1String("log")) {
         QList<config::Commit> commits;

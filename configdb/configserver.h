@@ -38,6 +38,8 @@ private:
     sql::DatabaseConfig m_config;
     QString m_service;
     int m_crashAfterRows = 0;
+    /// The partition has a secret: the user and host a request claims were proven with it.
+    bool m_proven = false;
     QThread m_thread;
     QObject *m_worker = nullptr; ///< lives in m_thread; the database objects are used there only
     std::unique_ptr<ConfigDatabase> m_db;

@@ -180,6 +180,8 @@ void Master::adoptRun(quint32 run, rc::State common)
         m_runningSince.start();
     if (common != rc::State::Configured)
         m_runInfoTimer.start(); // from start to stop, as for a run this master started
+    // The run registry's record of the run goes on: this master ends it.
+    m_runRecorded = m_runBook && common != rc::State::Configured;
     if (!saveRun(&error))
         log(Severity::Warning, error);
 }

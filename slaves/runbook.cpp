@@ -1,5 +1,6 @@
 #include "runbook.h"
 
+#include "dialog/rc/protocol.h"
 #include "dialog/version.h"
 
 #include <QJsonArray>
@@ -19,6 +20,18 @@ RunBook::RunBook(Client *client, const rc::Partition &partition, const QString &
         if (auto snapshot = m_assembler.add(m.data()))
             m_directory = *snapshot;
     });
+    // The events and bytes a run records are its readout slaves' counts at its end.
+    for (const rc::ProcessSpec &s : partition.slaves) {
+        if (s.kind != QLatin1String("readout"))
+            continue;
+        const QString name = s.name;
+        m_client->subscribe(rc::statusService(name), this, [this, name](const Message &m) {
+            const QJsonObject o = QJsonDocument::fromJson(m.data()).object();
+            m_counted[name] = Counted{quint32(o.value(QStringLiteral("run_number")).toInteger()),
+                                      o.value(QStringLiteral("events")).toInteger(),
+                                      o.value(QStringLiteral("bytes")).toInteger()};
+        });
+    }
 }
 
 void RunBook::configure(std::function<void(const Status &, const Parameters &)> done)
@@ -113,10 +126,18 @@ void RunBook::startRun(const QString &runType, const QString &operatorName,
 
 void RunBook::endRun(quint32 number, const QString &reason, const QString &message)
 {
+    qint64 events = 0, bytes = 0;
+    for (const Counted &c : std::as_const(m_counted))
+        if (c.run == number) {
+            events += c.events;
+            bytes += c.bytes;
+        }
     m_config.call({{QStringLiteral("op"), QStringLiteral("run-end")},
                    {QStringLiteral("number"), qint64(number)},
                    {QStringLiteral("reason"), reason},
-                   {QStringLiteral("message"), message}},
+                   {QStringLiteral("message"), message},
+                   {QStringLiteral("events"), events},
+                   {QStringLiteral("bytes"), bytes}},
                   [number](const Status &st, const QJsonObject &) {
                       // The run is over either way; a record that stays open is ended as "master
                       // lost" by the partition's next run.

@@ -35,7 +35,8 @@ public:
     /// @p operatorName, the partition's processes).
     void startRun(const QString &runType, const QString &operatorName,
                   std::function<void(const Status &, quint32 number)> done);
-    /// Records the end of run @p number: "normal" or "error" with @p message.
+    /// Records the end of run @p number: "normal" or "error" with @p message, and the events and
+    /// bytes the readout slaves last reported for that run.
     void endRun(quint32 number, const QString &reason, const QString &message);
 
 private:
@@ -49,6 +50,13 @@ private:
     quint64 m_version = 0;
     DirectoryAssembler m_assembler;
     DirectorySnapshot m_directory;
+    /// Per readout slave: the run, events and bytes of its last status.
+    struct Counted
+    {
+        quint32 run = 0;
+        qint64 events = 0, bytes = 0;
+    };
+    QHash<QString, Counted> m_counted;
 };
 
 } // namespace dialog::daq

@@ -26,6 +26,7 @@ private:
     QProcess *m_configdb = nullptr;
     QString m_partition;
     QHash<QString, dialog::Subscription *> m_status;
+    QHash<QString, int> m_eventful; ///< status updates with events counted, per slave
 
     QProcess *startConfigDb()
     {
@@ -87,8 +88,18 @@ private:
     QJsonObject status(const QString &slave)
     {
         const QString service = dialog::rc::statusService(slave);
-        if (!m_status.contains(service))
-            m_status.insert(service, m_client->subscribe(service));
+        if (!m_status.contains(service)) {
+            dialog::Subscription *sub = m_client->subscribe(service);
+            m_status.insert(service, sub);
+            connect(sub, &dialog::Subscription::messageReceived, this,
+                    [this, slave](const dialog::Message &m) {
+                        if (QJsonDocument::fromJson(m.data())
+                                .object()
+                                .value(QStringLiteral("events"))
+                                .toInteger() > 0)
+                            ++m_eventful[slave];
+                    });
+        }
         return QJsonDocument::fromJson(m_status.value(service)->lastMessage().data()).object();
     }
 
@@ -102,16 +113,31 @@ private:
         return QJsonDocument::fromJson(out).object();
     }
 
+    /// Until the master (the one running now: a fresh subscription) sees every slave of the
+    /// partition present.
     bool waitForSlaves()
     {
-        // Every slave answers the master's configure only once the master saw it: a reset that
-        // succeeds names no absent slave.
         return waitUntil(
             [&] {
-                const Reply r = transition(QStringLiteral("reset"));
-                return r.isOk();
+                QByteArray out;
+                m_fx->run(QStringLiteral("dialogctl"),
+                          {QStringLiteral("get"), QStringLiteral("RunCtrl.Master.State"),
+                           QStringLiteral("--count"), QStringLiteral("1"), QStringLiteral("--json"),
+                           QStringLiteral("--timeout-ms"), QStringLiteral("3000")},
+                          &out);
+                const QJsonObject state = QJsonDocument::fromJson(QJsonDocument::fromJson(out.trimmed())
+                                                                      .object()
+                                                                      .value(QStringLiteral("data"))
+                                                                      .toString()
+                                                                      .toUtf8())
+                                              .object();
+                const QJsonArray slaves = state.value(QStringLiteral("slaves")).toArray();
+                return slaves.size() == 2 &&
+                       std::all_of(slaves.begin(), slaves.end(), [](const QJsonValue &v) {
+                           return v.toObject().value(QStringLiteral("present")).toBool();
+                       });
             },
-            20000, 200);
+            20000, 100);
     }
 
 private slots:
@@ -159,6 +185,7 @@ private slots:
     void cleanup()
     {
         m_status.clear();
+        m_eventful.clear();
         m_client.reset();
         m_fx.reset();
         m_dir.reset();
@@ -177,6 +204,9 @@ private slots:
         QTRY_COMPARE_WITH_TIMEOUT(status(QStringLiteral("FE1")).value(QStringLiteral("registers")).toInt(), 8,
                                   15000);
         QVERIFY(transition(QStringLiteral("start")).isOk());
+        // The run's events are the readout's: two status updates that counted some before the stop
+        // (the master hears the same updates).
+        QVERIFY(waitUntil([&] { return m_eventful.value(QStringLiteral("RO1")) >= 2; }, 20000));
         QVERIFY(transition(QStringLiteral("stop")).isOk());
 
         // A change in the database: the next configure takes it, the run before keeps its version.
@@ -192,6 +222,9 @@ private slots:
         QCOMPARE(first.value(QStringLiteral("config_version")).toInt(), 1);
         QCOMPARE(second.value(QStringLiteral("config_version")).toInt(), 2);
         QCOMPARE(first.value(QStringLiteral("end_reason")).toString(), QStringLiteral("normal"));
+        QVERIFY2(first.value(QStringLiteral("events")).toInteger() > 0 &&
+                     first.value(QStringLiteral("bytes")).toInteger() > 0,
+                 QJsonDocument(first).toJson());
         QCOMPARE(first.value(QStringLiteral("partition")).toString(), QStringLiteral("cfgtest"));
         QVERIFY2(first.value(QStringLiteral("operator")).toString().contains(QLatin1Char('@')),
                  qPrintable(first.value(QStringLiteral("operator")).toString()));
