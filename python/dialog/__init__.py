@@ -15,11 +15,14 @@ from .client import (
     Service,
     Subscription,
 )
+from .config import ConfigClient, ConfigError
 from .wire import ProtocolError
 
 __all__ = [
     "Client",
     "ClientError",
+    "ConfigClient",
+    "ConfigError",
     "Command",
     "ConnectError",
     "Message",
