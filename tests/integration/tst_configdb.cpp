@@ -96,6 +96,7 @@ private slots:
     void sqliteBadInput() { badInput(); }
     void sqliteRunRegistry() { runRegistry(); }
     void killedMidCommitLeavesCommitsWholeOrAbsent();
+    void editCommitsOnTheVersionRead();
     void configClientApi();
     void postgresql();
 };
@@ -393,6 +394,44 @@ void tst_ConfigDb::killedMidCommitLeavesCommitsWholeOrAbsent()
         QCOMPARE(QJsonDocument::fromJson(out).object().value(QStringLiteral("registers")).toInt(),
                  1000 + crashAt);
     }
+}
+
+void tst_ConfigDb::editCommitsOnTheVersionRead()
+{
+    setUpSystem();
+    if (QTest::currentTestFailed())
+        return;
+    QCOMPARE(ctl({QStringLiteral("config"), QStringLiteral("import"),
+                  QStringLiteral(DIALOG_SOURCE_DIR "/resources")}),
+             0);
+    // The editor: a shell function of $EDITOR, given the file.
+    auto edit = [&](const QByteArray &editor, QByteArray *out, QByteArray *err) {
+        qunsetenv("VISUAL"); // it would come first
+        qputenv("EDITOR", editor);
+        const int rc = ctl({QStringLiteral("config"), QStringLiteral("edit"), QStringLiteral("slaves/FE1"),
+                            QStringLiteral("--message"), QStringLiteral("edited")},
+                           out, err);
+        qunsetenv("EDITOR");
+        return rc;
+    };
+    QByteArray out, err;
+    QCOMPARE(edit("sed -i s/32/33/", &out, &err), 0);
+    QVERIFY2(out.startsWith("version 2: slaves/FE1"), out + err);
+    QCOMPARE(ctl({QStringLiteral("config"), QStringLiteral("get"), QStringLiteral("slaves/FE1")}, &out), 0);
+    QCOMPARE(QJsonDocument::fromJson(out).object().value(QStringLiteral("registers")).toInt(), 33);
+    // Someone commits while the editor is open: the edit is refused, naming that change.
+    const QString other = file(QStringLiteral("fe2.json"), "{\"registers\": 7}");
+    const QByteArray meanwhile = "f() { " + QFile::encodeName(bin(QStringLiteral("dialogctl"))) +
+                                 " config put slaves/FE2 " + QFile::encodeName(other) +
+                                 " && sed -i s/33/34/ \"$1\"; }; f";
+    QCOMPARE(edit(meanwhile, &out, &err), 1);
+    QVERIFY2(err.contains("configuration changed since version 2: slaves/FE2 by "), err);
+    QCOMPARE(ctl({QStringLiteral("config"), QStringLiteral("get"), QStringLiteral("slaves/FE1")}, &out), 0);
+    QCOMPARE(QJsonDocument::fromJson(out).object().value(QStringLiteral("registers")).toInt(), 33);
+    // Saved unchanged: nothing committed.
+    QCOMPARE(edit("true", &out, &err), 0);
+    QVERIFY2(err.contains("unchanged, nothing committed"), err);
+    QCOMPARE(log().size(), 3);
 }
 
 void tst_ConfigDb::configClientApi()
