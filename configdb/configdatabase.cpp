@@ -51,8 +51,9 @@ const char *const postgresSchema[] = {
     "CREATE INDEX IF NOT EXISTS runs_open ON runs (partition) WHERE end_time IS NULL",
 };
 
-Status storageError(const QString &what, const QString &why)
+Status storageError(bool *broken, const QString &what, const QString &why)
 {
+    *broken = true;
     return Status(Status::Code::StorageError, QStringLiteral("%1: %2").arg(what, why.trimmed()));
 }
 
@@ -80,11 +81,11 @@ Status ConfigDatabase::open()
     QString error;
     m_db = sql::openConnection(m_config, m_connection, false, QStringLiteral("dialog-configdb"), &error);
     if (!m_db.isOpen())
-        return storageError(QStringLiteral("cannot open %1").arg(m_config.display()), error);
+        return storageError(&m_broken, QStringLiteral("cannot open %1").arg(m_config.display()), error);
     // A commit acknowledged is on disk: the WAL is synced at every commit (the default NORMAL
     // would keep the last ones only in the OS's cache).
     if (!isPostgreSQL() && !sql::exec(m_db, QStringLiteral("PRAGMA synchronous=FULL"), &error))
-        return storageError(QStringLiteral("cannot set up %1").arg(m_config.display()), error);
+        return storageError(&m_broken, QStringLiteral("cannot set up %1").arg(m_config.display()), error);
     if (Status st = begin(); !st.isOk())
         return st;
     QSqlQuery q(m_db);
@@ -97,18 +98,32 @@ Status ConfigDatabase::open()
     const bool ok = isPostgreSQL() ? run(std::begin(postgresSchema), std::end(postgresSchema))
                                    : run(std::begin(sqliteSchema), std::end(sqliteSchema));
     if (!ok) {
-        const Status st = storageError(QStringLiteral("cannot create the tables"), q.lastError().text());
+        const Status st =
+            storageError(&m_broken, QStringLiteral("cannot create the tables"), q.lastError().text());
         rollback();
         return st;
     }
     return commit();
 }
 
+Status ConfigDatabase::ensureOpen()
+{
+    if (!m_broken)
+        return {};
+    m_db = QSqlDatabase();
+    sql::closeConnection(m_connection);
+    m_broken = false;
+    const Status st = open();
+    if (st.isOk())
+        qCInfo(lcConfigDatabase).noquote() << "reconnected to" << m_config.display();
+    return st;
+}
+
 Status ConfigDatabase::exec(QSqlQuery &q, const QString &sql, std::initializer_list<QVariant> values,
                             const char *what)
 {
     if (!q.prepare(sql))
-        return storageError(QLatin1String(what), q.lastError().text());
+        return storageError(&m_broken, QLatin1String(what), q.lastError().text());
     for (const QVariant &v : values) {
         // A null QString binds as SQL NULL: an empty text is meant (a null QVariant stays NULL).
         if (!v.isNull() && v.typeId() == QMetaType::QString && v.toString().isNull())
@@ -117,7 +132,7 @@ Status ConfigDatabase::exec(QSqlQuery &q, const QString &sql, std::initializer_l
             q.addBindValue(v);
     }
     if (!q.exec())
-        return storageError(QLatin1String(what), q.lastError().text());
+        return storageError(&m_broken, QLatin1String(what), q.lastError().text());
     return {};
 }
 
@@ -126,14 +141,14 @@ Status ConfigDatabase::begin()
     QString error;
     if (!isPostgreSQL()) {
         if (!sql::exec(m_db, QStringLiteral("BEGIN IMMEDIATE"), &error))
-            return storageError(QStringLiteral("cannot begin a transaction"), error);
+            return storageError(&m_broken, QStringLiteral("cannot begin a transaction"), error);
         return {};
     }
     if (!m_db.transaction())
-        return storageError(QStringLiteral("cannot begin a transaction"), m_db.lastError().text());
+        return storageError(&m_broken, QStringLiteral("cannot begin a transaction"), m_db.lastError().text());
     if (!sql::exec(m_db, QStringLiteral("SELECT pg_advisory_xact_lock(17170034)"), &error)) {
         m_db.rollback();
-        return storageError(QStringLiteral("cannot lock the database"), error);
+        return storageError(&m_broken, QStringLiteral("cannot lock the database"), error);
     }
     return {};
 }
@@ -148,7 +163,8 @@ Status ConfigDatabase::commit()
         error = m_db.lastError().text();
     rollback();
     qCWarning(lcConfigDatabase).noquote() << "commit refused by" << m_config.display() << ":" << error;
-    return storageError(QStringLiteral("the database refused the commit, nothing was written"), error);
+    return storageError(&m_broken, QStringLiteral("the database refused the commit, nothing was written"),
+                        error);
 }
 
 void ConfigDatabase::rollback()

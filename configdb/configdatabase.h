@@ -26,6 +26,9 @@ public:
 
     /// Opens the connection and creates the tables if missing. StorageError with the reason.
     Status open();
+    /// After a failure of the database (a PostgreSQL server restarted, a disk that was full), opens
+    /// the connection again; nothing when the last statement succeeded. StorageError if it cannot.
+    Status ensureOpen();
     bool isPostgreSQL() const { return m_config.isPostgreSQL(); }
     const sql::DatabaseConfig &config() const { return m_config; }
 
@@ -48,6 +51,7 @@ private:
     sql::DatabaseConfig m_config;
     QString m_connection;
     QSqlDatabase m_db;
+    bool m_broken = false; ///< a statement failed: the connection is opened again before the next request
 };
 
 } // namespace dialog::configdb

@@ -132,9 +132,11 @@ void ConfigServer::onRequest(const Request &request)
 QJsonObject ConfigServer::answer(const QJsonObject &r, const Request &origin)
 {
     const QString op = r.value(QStringLiteral("op")).toString();
-    Status st;
+    Status st = m_db->ensureOpen();
     QJsonObject a;
-    if (op == QLatin1String("run-start")) {
+    if (!st.isOk()) {
+        // The database cannot be reached: that is the answer.
+    } else if (op == QLatin1String("run-start")) {
         QJsonObject run = r.value(QStringLiteral("run")).toObject();
         st = m_runs->start(run, &a);
     } else if (op == QLatin1String("run-end")) {

@@ -97,6 +97,7 @@ private slots:
     void sqliteRunRegistry() { runRegistry(); }
     void killedMidCommitLeavesCommitsWholeOrAbsent();
     void editCommitsOnTheVersionRead();
+    void fullDiskRefusesTheCommitWhole();
     void configClientApi();
     void postgresql();
 };
@@ -434,6 +435,52 @@ void tst_ConfigDb::editCommitsOnTheVersionRead()
     QCOMPARE(log().size(), 3);
 }
 
+void tst_ConfigDb::fullDiskRefusesTheCommitWhole()
+{
+    m_fx = std::make_unique<ProcessFixture>();
+    m_dir = std::make_unique<QTemporaryDir>();
+    const QString data = m_dir->filePath(QStringLiteral("data"));
+    QVERIFY(QDir().mkpath(data));
+    if (!ProcessFixture::mountTmpfs(data, QStringLiteral("1m")))
+        QSKIP("cannot mount a tmpfs here (not root, or no capability)");
+    auto unmount = qScopeGuard([&] {
+        m_fx->stopAll();
+        QProcess::execute(QStringLiteral("umount"), {data});
+    });
+    QVERIFY(m_fx->startControlServer());
+    QVERIFY(startConfigDb());
+    // Commits of 100 documents of 2 KiB each until the file system is full.
+    const QByteArray filler(2000, 'x');
+    int committed = 0;
+    QByteArray err;
+    for (int i = 0; i < 100; ++i) {
+        const QString dir = m_dir->filePath(QStringLiteral("bulk%1/slaves").arg(i));
+        QVERIFY(QDir().mkpath(dir));
+        for (int d = 0; d < 100; ++d)
+            file(QStringLiteral("bulk%1/slaves/S%2.json").arg(i).arg(d),
+                 "{\"registers\": " + QByteArray::number(i + 1) + ", \"description\": \"" + filler + "\"}");
+        if (ctl({QStringLiteral("config"), QStringLiteral("import"),
+                 m_dir->filePath(QStringLiteral("bulk%1").arg(i))},
+                nullptr, &err) != 0)
+            break;
+        ++committed;
+    }
+    QVERIFY2(committed > 0 && committed < 100, qPrintable(QString::number(committed)));
+    QVERIFY2(err.contains("nothing was written: database or disk is full"), err);
+    // Nothing of the refused commit: the versions and the documents are those committed.
+    QCOMPARE(log().size(), committed);
+    QByteArray out;
+    QCOMPARE(ctl({QStringLiteral("config"), QStringLiteral("get"), QStringLiteral("slaves/S99")}, &out), 0);
+    QCOMPARE(QJsonDocument::fromJson(out).object().value(QStringLiteral("registers")).toInt(), committed);
+    // Room again: the next commit goes in (the daemon opens its database again).
+    QVERIFY(ProcessFixture::mountTmpfs(data, QStringLiteral("64m"), true));
+    QCOMPARE(ctl({QStringLiteral("config"), QStringLiteral("put"), QStringLiteral("slaves/S0"),
+                  file(QStringLiteral("s0.json"), "{\"registers\": 4}")},
+                 &out, &err),
+             0);
+    QCOMPARE(log().size(), committed + 1);
+}
+
 void tst_ConfigDb::configClientApi()
 {
     setUpSystem();
@@ -504,6 +551,28 @@ void tst_ConfigDb::postgresql()
     QVERIFY2(pg.createDatabase(QStringLiteral("config3"), &error), qPrintable(error));
     m_db = pg.url();
     runRegistry();
+    if (QTest::currentTestFailed())
+        return;
+    // The server gone under a running configdb: the commit is refused with the reason; back, the
+    // daemon connects again and nothing of the refused commit is there.
+    pg.stop();
+    QByteArray err;
+    const QString doc = file(QStringLiteral("pg.json"), "{\"registers\": 5}");
+    QCOMPARE(ctl({QStringLiteral("config"), QStringLiteral("put"), QStringLiteral("slaves/FE1"), doc},
+                 nullptr, &err),
+             1);
+    QVERIFY2(err.contains("connection"), err); // libpq's words: the server closed it
+    QVERIFY2(pg.start(&error), qPrintable(error));
+    QVERIFY(waitUntil(
+        [&] {
+            return ctl({QStringLiteral("config"), QStringLiteral("tag")}) == 0;
+        },
+        20000, 100));
+    QCOMPARE(log().size(), 0);
+    QCOMPARE(ctl({QStringLiteral("config"), QStringLiteral("put"), QStringLiteral("slaves/FE1"), doc},
+                 nullptr, &err),
+             0);
+    QCOMPARE(log().size(), 1);
 }
 
 QTEST_GUILESS_MAIN(tst_ConfigDb)
