@@ -6,6 +6,7 @@
 #include <pcre2.h>
 
 #include <QLoggingCategory>
+#include <QRegularExpression>
 #include <atomic>
 #include <mutex>
 
@@ -42,7 +43,7 @@ struct CriteriaPrivate
     // as long as nobody changes it.
     pcre2_match_context *matchContext = nullptr;
     QString error;
-    mutable std::atomic<bool> limitReported{false};
+    mutable std::atomic<bool> limitReported{false}; // also: a match ran out of the limits
 
     ~CriteriaPrivate()
     {
@@ -53,6 +54,87 @@ struct CriteriaPrivate
 
 namespace {
 const char *selectorNames[] = {"any", "exactly", "subtypes", "not", "not-subtypes"};
+
+// Why @p regex is too expensive to match, or empty. Refused: an unbounded quantifier (*, +, {n,})
+// or a repeat of more than one applied to a group that itself holds an unbounded quantifier, as in
+// (a+)+ or (?:(?:.|.)+)+: such "star height 2" patterns backtrack exponentially on a name that
+// almost matches, and cost the whole match limit on every name. A pattern only has to be read
+// far enough to see its quantifiers and groups: escapes and character classes are skipped.
+QString nestingProblem(const QString &regex)
+{
+    struct Group
+    {
+        bool unbounded = false; // holds an unbounded quantifier
+    };
+    QList<Group> groups{Group()};
+    bool lastIsGroup = false, lastGroupUnbounded = false, lastIsQuantifier = false;
+    const qsizetype n = regex.size();
+    for (qsizetype i = 0; i < n; ++i) {
+        const QChar c = regex.at(i);
+        bool quantifier = false, unbounded = false, repeats = false;
+        if (c == QLatin1Char('\\')) {
+            ++i;
+        } else if (c == QLatin1Char('[')) {
+            qsizetype j = i + 1;
+            if (j < n && regex.at(j) == QLatin1Char('^'))
+                ++j;
+            if (j < n && regex.at(j) == QLatin1Char(']'))
+                ++j;
+            while (j < n && regex.at(j) != QLatin1Char(']'))
+                j += regex.at(j) == QLatin1Char('\\') ? 2 : 1;
+            i = j;
+        } else if (c == QLatin1Char('(')) {
+            if (i + 1 < n && regex.at(i + 1) == QLatin1Char('?')) {
+                qsizetype j = i + 2;
+                while (j < n && !QStringLiteral(":=!>)").contains(regex.at(j)))
+                    ++j;
+                i = j;
+                if (j < n && regex.at(j) == QLatin1Char(')')) { // an option setting or comment
+                    lastIsGroup = lastIsQuantifier = false;
+                    continue;
+                }
+            }
+            groups.append(Group());
+            lastIsGroup = lastIsQuantifier = false;
+            continue;
+        } else if (c == QLatin1Char(')') && groups.size() > 1) {
+            const Group g = groups.takeLast();
+            groups.last().unbounded |= g.unbounded;
+            lastIsGroup = true;
+            lastGroupUnbounded = g.unbounded;
+            lastIsQuantifier = false;
+            continue;
+        } else if (c == QLatin1Char('*') || c == QLatin1Char('+')) {
+            quantifier = true;
+            unbounded = repeats = !lastIsQuantifier; // "a*+", "a+?" are one quantifier
+        } else if (c == QLatin1Char('?')) {
+            quantifier = true;
+        } else if (c == QLatin1Char('{')) {
+            const qsizetype close = regex.indexOf(QLatin1Char('}'), i);
+            static const QRegularExpression counted(QStringLiteral("^\\{(\\d+)(,(\\d*))?\\}$"));
+            const QRegularExpressionMatch m =
+                close < 0 ? QRegularExpressionMatch() : counted.match(regex.mid(i, close - i + 1));
+            if (m.hasMatch()) {
+                quantifier = true;
+                unbounded = m.hasCaptured(2) && m.captured(3).isEmpty();
+                repeats = unbounded ||
+                          (m.hasCaptured(2) ? m.captured(3).toLongLong() : m.captured(1).toLongLong()) > 1;
+                i = close;
+            }
+        }
+        if (quantifier) {
+            if (repeats && lastIsGroup && lastGroupUnbounded)
+                return QStringLiteral("pattern too expensive: a repeated group holds an unbounded quantifier "
+                                      "(as in (a+)+), which backtracks exponentially; write it without "
+                                      "the nesting");
+            groups.last().unbounded |= unbounded;
+            lastIsQuantifier = true;
+            continue;
+        }
+        lastIsGroup = lastIsQuantifier = false;
+    }
+    return {};
+}
 
 // Compiles @p regex with the process-wide limits: the pattern length and the parenthesis nesting
 // are bounded here, the compiled size by PCRE2 itself (a pattern whose compiled form would exceed
@@ -82,6 +164,9 @@ void compile(CriteriaPrivate *p, const QString &regex)
                        .arg(qulonglong(errorOffset));
         return;
     }
+    p->error = nestingProblem(regex);
+    if (!p->error.isEmpty())
+        return;
     p->matchContext = pcre2_match_context_create(nullptr);
     pcre2_set_match_limit(p->matchContext, limits.matchLimit);
     pcre2_set_depth_limit(p->matchContext, limits.depthLimit);
@@ -147,6 +232,11 @@ bool Criteria::isValid() const
 QString Criteria::errorString() const
 {
     return d->error;
+}
+
+bool Criteria::exhausted() const
+{
+    return d->limitReported.load();
 }
 QString Criteria::regex() const
 {

@@ -63,6 +63,29 @@ public:
     Result remove(const QString &name, Time at, QString *error);
     // Called with no lock held.
     void notify(const Change &change) const;
+    /// Calls @p take for each object matching @p criteria, in name order, on a snapshot: the lock is
+    /// held only to share the map (a writer meanwhile copies it once), never while matching, so a
+    /// costly expression stops no writer. Called with no lock held.
+    template <typename Take>
+    void scan(const Criteria &criteria, const Repository::ScanCheck &proceed, bool *complete, Take take) const
+    {
+        QMap<QString, Entry> snapshot;
+        {
+            ReadLocker locker(&lock);
+            snapshot = objects;
+        }
+        if (complete)
+            *complete = true;
+        for (auto it = snapshot.cbegin(); it != snapshot.cend(); ++it) {
+            if (proceed && !proceed()) {
+                if (complete)
+                    *complete = false;
+                return;
+            }
+            if (criteria.matches(it.key(), it->object.typeName(), registry))
+                take(it.key(), *it);
+        }
+    }
 
     const QString serverName;
     const TypeRegistry &registry;
@@ -290,24 +313,30 @@ Result Repository::get(const QString &name, Object *out, const QString &expected
 
 QList<ObjectInfo> Repository::list(const Criteria &criteria) const
 {
-    QList<ObjectInfo> result;
-    ReadLocker locker(&d->lock);
-    for (auto it = d->objects.cbegin(); it != d->objects.cend(); ++it) {
-        const QString type = it->object.typeName();
-        if (criteria.matches(it.key(), type, d->registry))
-            result.append(ObjectInfo{it.key(), type, it->time, it->updateCount});
-    }
-    return result;
+    return list(criteria, {}, nullptr);
 }
 
 QList<StoredObject> Repository::objects(const Criteria &criteria) const
 {
+    return objects(criteria, {}, nullptr);
+}
+
+QList<ObjectInfo> Repository::list(const Criteria &criteria, const ScanCheck &proceed, bool *complete) const
+{
+    QList<ObjectInfo> result;
+    d->scan(criteria, proceed, complete, [&result](const QString &name, const Entry &e) {
+        result.append(ObjectInfo{name, e.object.typeName(), e.time, e.updateCount});
+    });
+    return result;
+}
+
+QList<StoredObject> Repository::objects(const Criteria &criteria, const ScanCheck &proceed,
+                                        bool *complete) const
+{
     QList<StoredObject> result;
-    ReadLocker locker(&d->lock);
-    for (auto it = d->objects.cbegin(); it != d->objects.cend(); ++it) {
-        if (criteria.matches(it.key(), it->object.typeName(), d->registry))
-            result.append(StoredObject{it.key(), it->object, it->time, it->updateCount});
-    }
+    d->scan(criteria, proceed, complete, [&result](const QString &name, const Entry &e) {
+        result.append(StoredObject{name, e.object, e.time, e.updateCount});
+    });
     return result;
 }
 

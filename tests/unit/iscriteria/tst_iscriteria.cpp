@@ -20,6 +20,8 @@ private Q_SLOTS:
     void catastrophicRegexRefused_data();
     void catastrophicRegexRefused();
     void backtrackingBoundedByMatchLimit();
+    void singleLevelQuantifiersAccepted_data();
+    void singleLevelQuantifiersAccepted();
     void exactNameMatchesOnlyThatName_data();
     void exactNameMatchesOnlyThatName();
     void jsonRoundTrip();
@@ -122,6 +124,15 @@ void tst_IsCriteria::catastrophicRegexRefused_data()
                               << QStringLiteral("too long");
     QTest::newRow("too-deep") << QString(200, QLatin1Char('(')) + QString(200, QLatin1Char(')'))
                               << QStringLiteral("nested");
+    // Star height 2: exponential backtracking on a name that almost matches.
+    QTest::newRow("repeated-plus") << QStringLiteral("(a+)+b") << QStringLiteral("pattern too expensive");
+    QTest::newRow("repeated-alternation-plus")
+        << QStringLiteral("(?:(?:.|.)+)+\\s") << QStringLiteral("pattern too expensive");
+    QTest::newRow("star-of-star") << QStringLiteral("(?:x*y*)*z") << QStringLiteral("pattern too expensive");
+    QTest::newRow("counted-repeat") << QStringLiteral("(?:a.*){2,}")
+                                    << QStringLiteral("pattern too expensive");
+    QTest::newRow("named-group") << QStringLiteral("(?<n>[a-z]+)*")
+                                 << QStringLiteral("pattern too expensive");
 }
 
 // Compiling used to take ~1 GB/s until the process was killed; now it is refused at once.
@@ -135,13 +146,39 @@ void tst_IsCriteria::catastrophicRegexRefused()
     QVERIFY(!c.matches(QStringLiteral("Xaaa"), QStringLiteral("RunInfo"), m_types));
 }
 
-// Exponential backtracking stops at the match limit and counts as no match.
+// Exponential backtracking stops at the match limit and counts as no match; the expression says
+// it ran out (a standing subscription drops it), copies share that.
 void tst_IsCriteria::backtrackingBoundedByMatchLimit()
 {
     const Criteria c(QStringLiteral("(a|a|aa)*(a|a)*b"));
     QVERIFY2(c.isValid(), qPrintable(c.errorString()));
-    QVERIFY(!c.matches(QString(60, QLatin1Char('a')), QStringLiteral("RunInfo"), m_types));
+    const Criteria copy = c;
     QVERIFY(c.matches(QStringLiteral("aab"), QStringLiteral("RunInfo"), m_types));
+    QVERIFY(!copy.exhausted());
+    // Without a 'b' PCRE2 gives up before matching (a required character); with one it backtracks.
+    QVERIFY(
+        !c.matches(QString(60, QLatin1Char('a')) + QStringLiteral("bx"), QStringLiteral("RunInfo"), m_types));
+    QVERIFY(copy.exhausted());
+    QVERIFY(c.matches(QStringLiteral("aab"), QStringLiteral("RunInfo"), m_types));
+}
+
+// Quantifiers that look nested but cannot backtrack exponentially stay accepted.
+void tst_IsCriteria::singleLevelQuantifiersAccepted_data()
+{
+    QTest::addColumn<QString>("regex");
+    QTest::newRow("group-optional") << QStringLiteral("(Run[0-9]+)?State");
+    QTest::newRow("quantifier-in-class") << QStringLiteral("[+*]+(ab)*");
+    QTest::newRow("escaped-parens") << QStringLiteral("\\(a+\\)+");
+    QTest::newRow("bounded-inner") << QStringLiteral("(?:a{2})+");
+    QTest::newRow("alternation") << QStringLiteral("(Readout|Control)[0-9]*\\..*");
+    QTest::newRow("option-setting") << QStringLiteral("(?i)run.*");
+}
+
+void tst_IsCriteria::singleLevelQuantifiersAccepted()
+{
+    QFETCH(QString, regex);
+    const Criteria c(regex);
+    QVERIFY2(c.isValid(), qPrintable(c.errorString()));
 }
 
 void tst_IsCriteria::exactNameMatchesOnlyThatName_data()

@@ -2,6 +2,7 @@
 #include "dialog/is/repository.h"
 #include "dialog/is/typeregistry.h"
 
+#include <QElapsedTimer>
 #include <QThread>
 #include <QtTest>
 #include <atomic>
@@ -34,6 +35,8 @@ private Q_SLOTS:
     void list_data();
     void list();
     void objectsReturnsValues();
+    void scanStopsWhenToldAndSeesASnapshot();
+    void writesGoOnDuringAScan();
     void listenersSeeChangesInOrder();
     void listenerMayCallBack();
     void replaceAll();
@@ -372,6 +375,68 @@ void tst_IsRepository::objectsReturnsValues()
     QList<StoredObject> copy = all;
     QVERIFY(copy[0].object.set(QStringLiteral("pid"), qint64(5)));
     QCOMPARE(repo.objects().first().object, a);
+}
+
+// A scan asks before each name whether to go on, and matches what the repository held at its start.
+void tst_IsRepository::scanStopsWhenToldAndSeesASnapshot()
+{
+    Repository repo(S, m_types);
+    for (int i = 0; i < 10; ++i)
+        QCOMPARE(repo.insert(QStringLiteral("n%1").arg(i), make(QStringLiteral("ProcessStats"))), Result::Ok);
+    int asked = 0;
+    bool complete = true;
+    const QList<ObjectInfo> some = repo.list(
+        Criteria(QStringLiteral("n.*")), [&asked] { return ++asked <= 4; }, &complete);
+    QVERIFY(!complete);
+    QCOMPARE(some.size(), 4);
+    QCOMPARE(asked, 5);
+    // Written during the scan (from the check, between two names): not seen by this scan.
+    const QList<StoredObject> all = repo.objects(
+        Criteria(),
+        [&repo, this] {
+            repo.upsert(QStringLiteral("late"), make(QStringLiteral("ProcessStats")));
+            return true;
+        },
+        &complete);
+    QVERIFY(complete);
+    QCOMPARE(all.size(), 10);
+    QCOMPARE(repo.size(), 11);
+}
+
+// The repository's lock was held for a whole scan: a costly pattern over many names stopped every
+// writer. Now a writer in another thread finishes while a scan is between two names.
+void tst_IsRepository::writesGoOnDuringAScan()
+{
+    Repository repo(S, m_types);
+    for (int i = 0; i < 3; ++i)
+        QCOMPARE(repo.insert(QStringLiteral("n%1").arg(i), make(QStringLiteral("ProcessStats"))), Result::Ok);
+    const Object value = make(QStringLiteral("ProcessStats"));
+    std::atomic<bool> done{false};
+    std::thread writer;
+    bool waited = false, complete = false;
+    repo.list(
+        Criteria(QStringLiteral("n.*")),
+        [&] {
+            if (writer.joinable())
+                return true;
+            writer = std::thread([&] {
+                repo.upsert(QStringLiteral("w"), value);
+                done = true;
+            });
+            // Bounded: were the lock held for the scan, the writer would wait for its end and
+            // this wait would run out.
+            QElapsedTimer t;
+            t.start();
+            while (!done && t.elapsed() < 5000)
+                QThread::msleep(1);
+            waited = done;
+            return true;
+        },
+        &complete);
+    writer.join();
+    QVERIFY2(waited, "the writer waited for the scan to end");
+    QVERIFY(complete);
+    QCOMPARE(repo.size(), 4);
 }
 
 void tst_IsRepository::listenersSeeChangesInOrder()

@@ -14,8 +14,9 @@ struct CriteriaPrivate;
 /// expression on the object name (PCRE2 syntax, of which the POSIX extended expressions used for
 /// names are a subset), combined with `and` / `or` with a type selector. The expression must match
 /// the whole object name (the part after "Server."). Compiling and matching are bounded by
-/// Criteria::limits(): a pattern over the limits does not compile (isValid() is false), a match
-/// that exhausts them counts as no match.
+/// Criteria::limits(): a pattern over the limits, or one nesting unbounded quantifiers, does not
+/// compile (isValid() is false), a match that exhausts them counts as no match (and exhausted()
+/// says so).
 /// An absent part (empty expression, TypeSelector::Any) does not constrain; the default
 /// Criteria matches every object. Immutable and cheap to copy; matches() is thread-safe.
 class Criteria
@@ -69,8 +70,13 @@ public:
 
     /// False when the regular expression does not compile; errorString() says why.
     bool isValid() const;
-    /// Why the regular expression does not compile (empty when valid).
+    /// Why the regular expression does not compile (empty when valid). An expression that nests
+    /// unbounded quantifiers (as in `(a+)+`) is refused as "pattern too expensive".
     QString errorString() const;
+    /// True once a match of this expression (or of a copy, which shares it) ran out of limits().
+    /// Such an expression costs the whole limit on every name it nearly matches: a standing
+    /// subscription drops it rather than paying that on every change.
+    bool exhausted() const;
 
     /// The regular expression on the object name.
     QString regex() const;

@@ -139,10 +139,20 @@ public:
     Result get(const QString &name, Object *out, const QString &expectedType = {}, QString *error = nullptr,
                ObjectInfo *info = nullptr) const;
 
-    /// The matching objects, sorted by name. An invalid Criteria matches nothing.
+    /// The matching objects, sorted by name. An invalid Criteria matches nothing. The names are
+    /// matched on a snapshot taken under the lock and outside it: writers wait for the snapshot
+    /// only, never for the matching.
     QList<ObjectInfo> list(const Criteria &criteria = Criteria()) const;
-    /// The matching objects with their values, sorted by name (checkpoints, mirrors).
+    /// The matching objects with their values, sorted by name (checkpoints, mirrors). Matched
+    /// outside the lock, as by list().
     QList<StoredObject> objects(const Criteria &criteria = Criteria()) const;
+    /// Decides, between two names of a scan, whether the scan goes on (a budget, a cancellation).
+    using ScanCheck = std::function<bool()>;
+    /// As list(), but @p proceed is asked before each name is matched; when it says no, the scan
+    /// stops there and @p complete (if given) is set false (true when every name was matched).
+    QList<ObjectInfo> list(const Criteria &criteria, const ScanCheck &proceed, bool *complete) const;
+    /// As objects(), stopping as list(criteria, proceed, complete) does.
+    QList<StoredObject> objects(const Criteria &criteria, const ScanCheck &proceed, bool *complete) const;
     /// The number of objects held.
     qsizetype size() const;
     /// The counts at this moment.
