@@ -116,6 +116,7 @@ bool IsServer::startParts(QString *error)
         return false;
     m_reads = std::make_unique<Reads>(m_options.name, *m_repository, m_types, *m_client, m_pool, *m_writers,
                                       m_history.get());
+    m_reads->setScanBudget(m_options.scanBudgetMs);
     DispatcherOptions dopt;
     dopt.workers = m_options.threads;
     dopt.queueRecords = m_options.queueRecords;

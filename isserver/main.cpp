@@ -134,7 +134,12 @@ void addLimitOptions(OptionTable &t, dialog::isd::ServerOptions &o, Given &g)
                            &g.regex.matchLimit, 1, 0xffffffffLL),
            Option::size(u"regex-heap-kib"_s, u"kib"_s,
                         u"PCRE2 heap limit of one match, in KiB (default 8192)."_s, &g.regex.heapLimitKiB, 1,
-                        1 << 22, OptionUnit::KiB)});
+                        1 << 22, OptionUnit::KiB),
+           Option::duration(u"scan-budget-ms"_s, u"ms"_s,
+                            u"Matching time one list or subscription may spend on all names together; "
+                            "over it the request is refused as \"pattern too expensive\" (default 2000; "
+                            "0: no bound)."_s,
+                            &o.scanBudgetMs, Milliseconds, 0, 3600000)});
 }
 
 void addWebContentOptions(OptionTable &t, dialog::isd::ServerOptions &o, Given &g)

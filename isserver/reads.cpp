@@ -1,5 +1,6 @@
 #include "reads.h"
 #include "replies.h"
+#include "scanbudget.h"
 #include "writertracker.h"
 
 #include "dialog/client.h"
@@ -76,18 +77,24 @@ void Reads::list(const RequestMessage &r, ReplyMessage *out) const
     if (!c.isValid()) {
         out->code = Status::Code::BadRequest;
         out->error = c.errorString();
-    } else if (r.staleOnly) {
-        for (const is::ObjectInfo &o : m_repository.list(c))
-            if (m_writers.staleness(o.name, o.typeName, o.time).isStale())
-                out->entries << entry(m_writers, o.name, o.typeName, o.time, o.updateCount);
-    } else if (r.withValues) {
-        for (const is::StoredObject &o : m_repository.objects(c)) {
+        return;
+    }
+    ScanBudget budget(m_scanBudgetMs);
+    bool complete = true;
+    if (r.withValues && !r.staleOnly) {
+        for (const is::StoredObject &o : m_repository.objects(c, budget.check(c), &complete)) {
             out->entries << entry(m_writers, o.name, o.object.typeName(), o.time, o.updateCount);
             out->entries.last().value = is::encode(o.object);
         }
     } else {
-        for (const is::ObjectInfo &o : m_repository.list(c))
-            out->entries << entry(m_writers, o.name, o.typeName, o.time, o.updateCount);
+        for (const is::ObjectInfo &o : m_repository.list(c, budget.check(c), &complete))
+            if (!r.staleOnly || m_writers.staleness(o.name, o.typeName, o.time).isStale())
+                out->entries << entry(m_writers, o.name, o.typeName, o.time, o.updateCount);
+    }
+    if (budget.refused(c, complete)) {
+        out->entries.clear();
+        out->code = Status::Code::BadRequest;
+        out->error = budget.errorString();
     }
 }
 

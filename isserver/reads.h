@@ -39,6 +39,8 @@ public:
     /// Answers the HISTORY request @p r in the pool; @p archive is the service of the archiver
     /// holding older values (empty if none), told to the client.
     void readHistory(const Request &request, const is::protocol::RequestMessage &r, const QString &archive);
+    /// Milliseconds of matching one LIST may take (ScanBudget); <= 0: no bound. Before the first read.
+    void setScanBudget(int ms) { m_scanBudgetMs = ms; }
 
 private:
     void list(const is::protocol::RequestMessage &r, is::protocol::ReplyMessage *out) const;
@@ -50,6 +52,7 @@ private:
     QThreadPool &m_pool;
     const WriterTracker &m_writers;
     is::HistoryStore *m_history;
+    int m_scanBudgetMs = 2000;
 };
 
 } // namespace dialog::isd

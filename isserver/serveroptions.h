@@ -42,6 +42,7 @@ struct ServerOptions
     QSslConfiguration httpTlsConfiguration;
     AccessOptions access;    ///< who may write which object, and the audit trail of writes
     Quota::Limits quota;     ///< what one client may store, and the server in total
+    int scanBudgetMs = 2000; ///< matching time of one list or subscription (scanbudget.h); 0: none
     QString webRoot;         ///< directory of the web page (resources/web); empty: the built-in default
     QString metricsCriteria; ///< object-name regex of the objects GET /metrics exports; empty: none
     // Mirror (mirror.h): a read-only copy of the server mirrorOf, restricted to mirrorCriteria.

@@ -1,9 +1,11 @@
 #include "webroutes.h"
 
 #include "metrics.h"
+#include "scanbudget.h"
 #include "webformat.h"
 #include "writertracker.h"
 
+#include "dialog/handoff.h"
 #include "dialog/is/dictionary.h"
 #include "dialog/is/history.h"
 #include "dialog/is/repository.h"
@@ -13,6 +15,7 @@
 #include <QFileInfo>
 #include <QJsonArray>
 #include <QRegularExpression>
+#include <QTcpSocket>
 #include <QUrl>
 #include <QUrlQuery>
 
@@ -68,6 +71,12 @@ WebRoutes::WebRoutes(const ServerOptions &options, is::Repository &repository, c
     : m_options(options), m_repository(repository), m_types(types), m_writers(writers),
       m_dictionary(dictionary), m_metrics(metrics), m_pipeline(pipeline)
 {
+    m_scans.setMaxThreadCount(2);
+}
+
+WebRoutes::~WebRoutes()
+{
+    handoff::waitForDone(m_scans);
 }
 
 void WebRoutes::route(const Target &t, const QUrl &url, const QStringList &seg)
@@ -195,8 +204,7 @@ void WebRoutes::serveList(const Target &t, const QString &server, const QUrlQuer
         if (!criteria.type().isEmpty() && !m_types.contains(criteria.type()))
             return finish(
                 t, WebAnswer::error(404, QStringLiteral("unknown type '%1'").arg(criteria.type().left(100))));
-        const QList<is::ObjectInfo> list = m_repository.list(criteria);
-        return finish(t, WebPipeline::ok(t, web::listXml(server, list), web::listJson(server, list)));
+        return scanLocal(t, server, criteria);
     }
     m_dictionary.list(
         server, criteria,
@@ -213,6 +221,26 @@ void WebRoutes::serveList(const Target &t, const QString &server, const QUrlQuer
             finish(t, WebPipeline::ok(t, web::listXml(server, list), web::listJson(server, list)));
         },
         false);
+}
+
+void WebRoutes::scanLocal(const Target &t, const QString &server, const is::Criteria &criteria)
+{
+    // Off the main thread, on a snapshot: a costly pattern delays neither writes nor other
+    // requests, and stops at the scan budget or when its client leaves.
+    auto budget = std::make_shared<ScanBudget>(m_options.scanBudgetMs);
+    if (t.socket)
+        QObject::connect(t.socket.data(), &QTcpSocket::disconnected, &m_pipeline,
+                         [budget] { budget->cancel(); });
+    WebPipeline *pipeline = &m_pipeline;
+    handoff::startIn(m_scans, [this, pipeline, t, server, criteria, budget] {
+        bool complete = true;
+        const QList<is::ObjectInfo> list = m_repository.list(criteria, budget->check(criteria), &complete);
+        const WebAnswer a = !budget->refused(criteria, complete)
+                                ? WebPipeline::ok(t, web::listXml(server, list), web::listJson(server, list))
+                                : WebAnswer::error(400, budget->errorString());
+        QMetaObject::invokeMethod(
+            pipeline, [pipeline, t, a] { pipeline->finish(t, a); }, Qt::QueuedConnection);
+    });
 }
 
 void WebRoutes::serveObject(const Target &t, const QString &server, const QString &name,

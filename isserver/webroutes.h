@@ -6,6 +6,7 @@
 
 #include <QString>
 #include <QStringList>
+#include <QThreadPool>
 
 class QUrl;
 class QUrlQuery;
@@ -32,6 +33,8 @@ public:
     WebRoutes(const ServerOptions &options, is::Repository &repository, const is::TypeRegistry &types,
               const WriterTracker &writers, is::Dictionary &dictionary, MetricsExporter &metrics,
               WebPipeline &pipeline);
+    /// Waits for the scans in progress.
+    ~WebRoutes();
 
     /// Answers the request for @p url, whose decoded path is @p segments (split at '/').
     void route(const WebPipeline::Target &target, const QUrl &url, const QStringList &segments);
@@ -41,6 +44,8 @@ private:
     void finish(const Target &t, const WebAnswer &a) { m_pipeline.finish(t, a); }
     void serveServers(const Target &target);
     void serveList(const Target &target, const QString &server, const QUrlQuery &query);
+    /// Lists the local objects matching @p criteria in a scan thread, within the scan budget.
+    void scanLocal(const Target &target, const QString &server, const is::Criteria &criteria);
     void serveObject(const Target &target, const QString &server, const QString &name,
                      const QUrlQuery &query);
     void serveTypes(const Target &target, const QString &type);
@@ -58,6 +63,7 @@ private:
     is::Dictionary &m_dictionary;
     MetricsExporter &m_metrics;
     WebPipeline &m_pipeline;
+    QThreadPool m_scans; // the list scans of the local server (at most two at once)
 };
 
 } // namespace dialog::isd

@@ -53,6 +53,7 @@ WebServer::WebServer(const ServerOptions &options, is::Repository &repository, c
     m_routes = std::make_unique<WebRoutes>(options, repository, types, writers, *m_dictionary, *m_metrics,
                                            *m_pipeline);
     m_hub->setHistory(history);
+    m_hub->setScanBudget(options.scanBudgetMs);
     m_hub->setStaleness([&writers](const is::StoredObject &o) {
         return writers.staleness(o.name, o.object.typeName(), o.time);
     });

@@ -1,11 +1,14 @@
 #include "websockethub.h"
 
+#include "scanbudget.h"
+
 #include "dialog/handoff.h"
 #include "dialog/is/codec.h"
 #include "dialog/is/dictionary.h"
 #include "dialog/is/receiver.h"
 #include "dialog/is/typeregistry.h"
 
+#include <QElapsedTimer>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -20,6 +23,13 @@ namespace dialog::isd {
 
 namespace {
 constexpr qint64 MaxIncomingMessage = 64 * 1024;
+// Criteria messages: each one re-reads and re-sends every matching object, so their rate is bounded
+// per client: a burst of CriteriaBurst, then one per CriteriaRefillMs.
+constexpr int CriteriaBurst = 10;
+constexpr int CriteriaRefillMs = 1000;
+// Application close codes, as the HTTP status they resemble.
+constexpr int CloseTooManyMessages = 4429;
+constexpr int CloseTooExpensive = 4400;
 const QString SyncedKey = QStringLiteral("\x01synced"); // not a valid object name: never coalesced with one
 
 QByteArray compact(const QJsonObject &o)
@@ -67,6 +77,8 @@ struct WebSocketHub::Client
     QStringList order;                  // keys of pending, oldest first
     QHash<QString, QByteArray> pending; // key (object name) -> newest message not yet sent
     quint64 coalesced = 0;
+    double tokens = CriteriaBurst; // criteria messages it may send now
+    QElapsedTimer refill;          // since tokens was last topped up
 };
 
 WebSocketHub::WebSocketHub(is::Repository &repository, is::Dictionary *dictionary, int maxClients,
@@ -118,13 +130,16 @@ void WebSocketHub::accept(QWebSocket *socket)
     c->socket = socket;
     socket->setParent(this);
     socket->setMaxAllowedIncomingMessageSize(MaxIncomingMessage);
+    // A frame is refused at its header, not buffered up to its announced length.
+    socket->setMaxAllowedIncomingFrameSize(MaxIncomingMessage);
+    c->refill.start();
     m_clients.insert(socket, c);
     connect(socket, &QWebSocket::textMessageReceived, this, [this, socket](const QString &text) {
         if (auto c = m_clients.value(socket))
             onMessage(*c, text);
     });
     connect(socket, &QWebSocket::binaryMessageReceived, this, [this, socket](const QByteArray &) {
-        if (auto c = m_clients.value(socket))
+        if (auto c = m_clients.value(socket); c && takeToken(*c))
             sendError(*c, QStringLiteral("binary messages are not understood; send JSON criteria as text"));
     });
     connect(socket, &QWebSocket::bytesWritten, this, [this, socket](qint64) {
@@ -140,8 +155,26 @@ void WebSocketHub::drop(QWebSocket *socket)
         socket->deleteLater();
 }
 
+bool WebSocketHub::takeToken(Client &c)
+{
+    c.tokens = qMin<double>(CriteriaBurst, c.tokens + double(c.refill.restart()) / CriteriaRefillMs);
+    if (c.tokens >= 1) {
+        c.tokens -= 1;
+        return true;
+    }
+    qCInfo(lcWebSocket).noquote() << "WebSocket from" << c.socket->peerAddress().toString()
+                                  << "closed: too many criteria messages";
+    c.socket->close(QWebSocketProtocol::CloseCode(CloseTooManyMessages),
+                    QStringLiteral("too many criteria messages: at most %1 at once, then one per %2 ms")
+                        .arg(CriteriaBurst)
+                        .arg(CriteriaRefillMs));
+    return false;
+}
+
 void WebSocketHub::onMessage(Client &c, const QString &text)
 {
+    if (!takeToken(c))
+        return;
     QJsonParseError pe;
     const QJsonDocument doc = QJsonDocument::fromJson(text.toUtf8(), &pe);
     if (!doc.isObject()) {
@@ -157,8 +190,9 @@ void WebSocketHub::onMessage(Client &c, const QString &text)
                                        QStringLiteral("type"), QStringLiteral("subtypes"),
                                        QStringLiteral("history")};
         if (!known.contains(it.key())) {
-            sendError(c, QStringLiteral("unknown field '%1' (expected server, regex, type, subtypes, history)")
-                             .arg(it.key().left(100)));
+            sendError(c,
+                      QStringLiteral("unknown field '%1' (expected server, regex, type, subtypes, history)")
+                          .arg(it.key().left(100)));
             return;
         }
     }
@@ -219,7 +253,15 @@ void WebSocketHub::onMessage(Client &c, const QString &text)
 
 void WebSocketHub::subscribeLocal(Client &c)
 {
-    const QList<is::StoredObject> objects = m_repository.objects(c.criteria);
+    ScanBudget budget(m_scanBudgetMs);
+    bool complete = true;
+    const QList<is::StoredObject> objects =
+        m_repository.objects(c.criteria, budget.check(c.criteria), &complete);
+    if (budget.refused(c.criteria, complete)) {
+        c.subscribed = false;
+        sendError(c, budget.errorString());
+        return;
+    }
     QJsonObject criteria = c.criteria.toJson();
     sendControl(c, compact(QJsonObject{{QStringLiteral("event"), QStringLiteral("subscribed")},
                                        {QStringLiteral("server"), c.server},
@@ -246,7 +288,8 @@ void WebSocketHub::sendHistory(Client &c, const QString &objectName)
         return;
     is::History h;
     const is::Time now = is::Time::currentTime();
-    if (!m_history->query(objectName, {}, is::Time(now.microsecondsSinceEpoch() - c.historyUs), now, 600, &h).isOk())
+    if (!m_history->query(objectName, {}, is::Time(now.microsecondsSinceEpoch() - c.historyUs), now, 600, &h)
+             .isOk())
         return;
     QJsonArray series;
     for (const is::HistorySeries &s : std::as_const(h.series)) {
@@ -260,7 +303,8 @@ void WebSocketHub::sendHistory(Client &c, const QString &objectName)
             }
             points.append(pt);
         }
-        series.append(QJsonObject{{QStringLiteral("attribute"), s.attribute}, {QStringLiteral("points"), points}});
+        series.append(
+            QJsonObject{{QStringLiteral("attribute"), s.attribute}, {QStringLiteral("points"), points}});
     }
     // Its own key: never coalesced with the object's values.
     enqueue(c, QStringLiteral("\x02history ") + objectName,
@@ -319,14 +363,30 @@ void WebSocketHub::onChange(const is::Change &change)
 {
     QByteArray message; // built once, for the first interested client
     const QString fullName = m_repository.serverName() + QLatin1Char('.') + change.name;
+    QList<QWebSocket *> tooExpensive;
     for (const auto &c : std::as_const(m_clients)) {
-        if (!c->subscribed || c->remote ||
-            !c->criteria.matches(change.name, change.typeName, m_repository.registry()))
+        if (!c->subscribed || c->remote)
+            continue;
+        const bool match = c->criteria.matches(change.name, change.typeName, m_repository.registry());
+        if (c->criteria.exhausted()) {
+            // It would cost the whole match limit on every change from now on.
+            c->subscribed = false;
+            tooExpensive.append(c->socket);
+            continue;
+        }
+        if (!match)
             continue;
         if (message.isEmpty())
             message =
                 eventMessage(kindName(change.kind), fullName, change.typeName, change.time, change.object);
         enqueue(*c, change.name, message);
+    }
+    for (QWebSocket *socket : std::as_const(tooExpensive)) {
+        qCInfo(lcWebSocket).noquote() << "WebSocket from" << socket->peerAddress().toString()
+                                      << "closed: its pattern ran out of the match limit";
+        socket->close(QWebSocketProtocol::CloseCode(CloseTooExpensive),
+                      QStringLiteral("pattern too expensive: matching an object name ran out of the match "
+                                     "limit; subscribe with a simpler pattern"));
     }
 }
 

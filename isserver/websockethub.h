@@ -34,6 +34,12 @@ namespace dialog::isd {
 /// than highWater() bytes not yet written, its notifications are coalesced per object (the newest
 /// one of each object is kept), so what it waits for is at most one message per matching object.
 /// At most maxClients() clients are served; more are closed with code 4503 and a reason.
+///
+/// What one client may cost is bounded: a message is at most 64 KiB (a larger frame is refused at
+/// its header, code 1009); criteria messages come at most 10 at once and one a second after that
+/// (more: closed with code 4429); the first values of a subscription are matched within the scan
+/// budget (ScanBudget; over it: an error message, no subscription); a subscription whose pattern
+/// runs out of the match limit on a change is closed with code 4400.
 class WebSocketHub : public QObject
 {
     Q_OBJECT
@@ -56,9 +62,13 @@ public:
         m_staleness = std::move(staleness);
     }
     static constexpr qint64 highWater() { return 1 << 20; }
+    /// Milliseconds of matching a subscription's first values may take (ScanBudget); <= 0: no bound.
+    void setScanBudget(int ms) { m_scanBudgetMs = ms; }
 
 private:
     struct Client;
+    /// Takes one criteria message from @p c's allowance; false (and the client closed) without one.
+    bool takeToken(Client &c);
     void onMessage(Client &c, const QString &text);
     void subscribeLocal(Client &c);
     void sendHistory(Client &c, const QString &objectName);
@@ -75,6 +85,7 @@ private:
     is::Dictionary *m_dictionary;
     int m_maxClients;
     int m_listener = 0;
+    int m_scanBudgetMs = 2000;
     const is::HistoryStore *m_history = nullptr;
     std::function<is::Staleness(const is::StoredObject &)> m_staleness;
     QHash<QWebSocket *, std::shared_ptr<Client>> m_clients;

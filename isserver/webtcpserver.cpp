@@ -1,5 +1,7 @@
 #include "webtcpserver.h"
 
+#include "httpheadguard.h"
+
 #include <QLoggingCategory>
 #include <QSslSocket>
 #include <QTcpSocket>
@@ -52,6 +54,8 @@ void WebTcpServer::incomingConnection(qintptr descriptor)
         });
         ssl->startServerEncryption();
     }
+    // What one read may buffer: a request head, or a few WebSocket frames (bounded in size by the hub).
+    socket->setReadBufferSize(ReadBufferBytes);
     if (!admit(socket))
         return;
     sniff(socket, watchIdle(socket));
@@ -104,48 +108,40 @@ QTimer *WebTcpServer::watchIdle(QTcpSocket *socket)
 
 void WebTcpServer::sniff(QTcpSocket *socket, QTimer *idle)
 {
-    // Connected before the HTTP server's own readyRead handler, so called first. The HTTP server
-    // reads inside a transaction: what it has read of a partial request is not available here
-    // any more, so the header block is gathered from what each call finds new.
-    auto first = std::make_shared<QMetaObject::Connection>();
-    auto head = std::make_shared<QByteArray>();
-    // The head must be complete in time however it trickles in (a slow loris resets the idle
-    // timer with every byte and would hold its slot for ever).
+    // Connected before the HTTP server's own readyRead handler, so called first; the HTTP server
+    // then reads everything available, so each call finds only new bytes. Every request head goes
+    // through the guard before the HTTP parser buffers it or a body after it.
+    auto guard = std::make_shared<HttpHeadGuard>();
+    auto watch = std::make_shared<QMetaObject::Connection>();
+    // Each head must be complete in time however it trickles in (a slow loris resets the idle
+    // timer with every byte and would hold its slot for ever): the first one counted from the
+    // connection, a later one from its first byte.
     auto deadline = new QTimer(socket);
     deadline->setSingleShot(true);
-    connect(deadline, &QTimer::timeout, socket, [this, socket, first] {
-        QObject::disconnect(*first);
-        QObject::disconnect(socket, &QTcpSocket::readyRead, nullptr, nullptr);
+    deadline->setInterval(m_limits.headMs);
+    connect(deadline, &QTimer::timeout, socket, [this, socket, guard] {
+        stopReading(socket);
         refuse(socket, "408 Request Timeout",
                "408 Request Timeout: the request head was not complete within " +
                    QByteArray::number(m_limits.headMs) + " ms\n");
+        qCInfo(lcWeb).noquote() << "request" << guard->requests() + 1 << "from"
+                                << socket->peerAddress().toString() << "timed out in its head";
     });
-    deadline->start(m_limits.headMs);
-    *first = connect(socket, &QTcpSocket::readyRead, socket, [this, socket, first, head, idle, deadline] {
-        *head += socket->peek(qMin<qint64>(socket->bytesAvailable(), MaxHeaderBytes + 1 - head->size()));
-        // Not HTTP at all (e.g. another protocol on the wrong port): said at once, not after a time-out.
-        const int lineEnd = head->indexOf('\n');
-        if (lineEnd >= 0 && !isRequestLine(head->left(lineEnd))) {
-            QObject::disconnect(socket, &QTcpSocket::readyRead, nullptr, nullptr);
-            refuse(socket, "400 Bad Request",
-                   "400 Bad Request: not an HTTP/1.x request line (expected 'GET /path HTTP/1.1')\n");
+    deadline->start();
+    *watch = connect(socket, &QTcpSocket::readyRead, socket, [this, socket, guard, watch, idle, deadline] {
+        const int served = guard->requests();
+        const HttpHeadGuard::Verdict verdict = guard->feed(socket->peek(socket->bytesAvailable()));
+        if (verdict == HttpHeadGuard::Verdict::Refuse) {
+            delete deadline;
+            stopReading(socket);
+            refuse(socket, guard->status(), guard->body(), guard->headers());
             return;
         }
-        const int end = head->indexOf("\r\n\r\n");
-        if (end < 0) {
-            if (head->size() <= MaxHeaderBytes)
-                return; // wait for the whole header block
-            QObject::disconnect(socket, &QTcpSocket::readyRead, nullptr, nullptr);
-            refuse(socket, "431 Request Header Fields Too Large",
-                   "431 Request Header Fields Too Large: the request head is longer than " +
-                       QByteArray::number(MaxHeaderBytes) + " bytes\n");
-            return;
-        }
-        QObject::disconnect(*first);
-        delete deadline;
-        if (isUpgradeToWebSocket(head->left(end))) {
-            if (!m_token.isEmpty() && !headCarriesToken(head->left(end), m_token)) {
-                QObject::disconnect(socket, &QTcpSocket::readyRead, nullptr, nullptr);
+        if (verdict == HttpHeadGuard::Verdict::WebSocket) {
+            QObject::disconnect(*watch);
+            delete deadline;
+            if (!m_token.isEmpty() && !headCarriesToken(guard->head(), m_token)) {
+                stopReading(socket);
                 qCInfo(lcWeb).noquote()
                     << "WebSocket from" << socket->peerAddress().toString() << "refused: no valid token";
                 refuse(socket, "401 Unauthorized",
@@ -154,9 +150,23 @@ void WebTcpServer::sniff(QTcpSocket *socket, QTimer *idle)
                 return;
             }
             upgrade(socket, idle);
+            return;
         }
-        // else HTTP: left to QAbstractHttpServer
+        if (guard->requests() != served || !deadline->isActive()) {
+            if (guard->inHead())
+                deadline->start();
+            else
+                deadline->stop();
+        }
     });
+}
+
+void WebTcpServer::stopReading(QTcpSocket *socket)
+{
+    // Nobody reads this connection any more (the HTTP server's handler included), and the socket
+    // takes no more bytes from the network: a refused body is never read into memory.
+    QObject::disconnect(socket, &QTcpSocket::readyRead, nullptr, nullptr);
+    socket->setReadBufferSize(1);
 }
 
 void WebTcpServer::upgrade(QTcpSocket *socket, QTimer *idle)
@@ -167,17 +177,6 @@ void WebTcpServer::upgrade(QTcpSocket *socket, QTimer *idle)
         socket->rollbackTransaction(); // the handshake from its first byte
     m_webSockets->handleConnection(socket);
     QTimer::singleShot(0, socket, [socket] { Q_EMIT socket->readyRead(); });
-}
-
-bool WebTcpServer::isUpgradeToWebSocket(const QByteArray &head)
-{
-    bool upgrade = false;
-    for (const QByteArray &line : head.split('\n')) {
-        const int colon = line.indexOf(':');
-        if (colon > 0 && line.left(colon).trimmed().compare("upgrade", Qt::CaseInsensitive) == 0)
-            upgrade = line.mid(colon + 1).trimmed().compare("websocket", Qt::CaseInsensitive) == 0;
-    }
-    return upgrade;
 }
 
 bool WebTcpServer::constantTimeEquals(const QByteArray &a, const QByteArray &b)
@@ -221,20 +220,8 @@ bool WebTcpServer::headCarriesToken(const QByteArray &head, const QByteArray &to
                               token);
 }
 
-bool WebTcpServer::isRequestLine(QByteArray line)
-{
-    if (line.endsWith('\r'))
-        line.chop(1);
-    const QList<QByteArray> parts = line.split(' ');
-    if (parts.size() != 3 || parts[0].isEmpty() || parts[1].isEmpty() || !parts[2].startsWith("HTTP/1."))
-        return false;
-    for (char c : parts[0])
-        if (c < 'A' || c > 'Z')
-            return false;
-    return true;
-}
-
-void WebTcpServer::refuse(QTcpSocket *socket, const QByteArray &status, const QByteArray &body)
+void WebTcpServer::refuse(QTcpSocket *socket, const QByteArray &status, const QByteArray &body,
+                          const QList<QPair<QByteArray, QByteArray>> &headers)
 {
     // A TLS handshake that never completed (a slow loris on the HTTPS port): nothing can be said,
     // and a graceful close would wait for the handshake.
@@ -242,8 +229,11 @@ void WebTcpServer::refuse(QTcpSocket *socket, const QByteArray &status, const QB
         ssl->abort();
         return;
     }
+    QByteArray extra;
+    for (const auto &h : headers)
+        extra += h.first + ": " + h.second + "\r\n";
     socket->write("HTTP/1.1 " + status + "\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: " +
-                  QByteArray::number(body.size()) + "\r\nConnection: close\r\n\r\n" + body);
+                  QByteArray::number(body.size()) + "\r\n" + extra + "Connection: close\r\n\r\n" + body);
     socket->disconnectFromHost();
 }
 

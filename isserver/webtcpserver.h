@@ -1,6 +1,7 @@
 // Connection admission of the web IS: every TCP connection is counted, watched for idleness and
-// sniffed before the HTTP server sees it; a WebSocket upgrade request is handed to the WebSocket
-// server, anything else stays HTTP, and what is not HTTP/1.x at all is answered 400 at once.
+// every request head on it checked (HttpHeadGuard) before the HTTP server sees it; a WebSocket
+// upgrade request is handed to the WebSocket server, anything else stays HTTP, and what the guard
+// refuses (not HTTP/1.x, a body, an endless or late head) is answered at once and closed.
 // With a token, a WebSocket upgrade without it is answered 401 before the upgrade; with TLS, every
 // connection is HTTPS (the head time bound includes the handshake).
 #pragma once
@@ -21,8 +22,8 @@ class WebTcpServer : public QTcpServer
 {
     Q_OBJECT
 public:
-    /// Longest request head (request line + headers) of the first request of a connection.
-    static constexpr int MaxHeaderBytes = 64 * 1024;
+    /// What a connection's socket buffers at most between two reads.
+    static constexpr qint64 ReadBufferBytes = 256 * 1024;
 
     /// Admission and time bounds of the connections.
     struct Limits
@@ -30,7 +31,7 @@ public:
         int idleMs = 30000;       ///< connections idle this long are closed (WebSockets excepted)
         int maxConnections = 128; ///< open connections (HTTP and WebSocket); more are answered 503
         int maxPerAddress = 32;   ///< open connections from one client address; more are answered 503
-        int headMs = 5000; ///< the first request head must be complete this long after connecting, or 408
+        int headMs = 5000;        ///< a request head must be complete this long after its start, or 408
     };
 
     /// @p busy tells whether a connection has an answer pending (then it is not idle).
@@ -41,11 +42,7 @@ public:
     /// Every connection is TLS with @p configuration (HTTPS, WSS). Call before listen().
     void setTls(const QSslConfiguration &configuration);
 
-    // The sniffing decisions, on bytes only (unit-tested and fuzzed without a socket).
-    /// True for an HTTP/1.x request line ("GET /path HTTP/1.1", a trailing CR allowed).
-    static bool isRequestLine(QByteArray line);
-    /// True when the request head @p head (without the blank line) asks for a WebSocket upgrade.
-    static bool isUpgradeToWebSocket(const QByteArray &head);
+    // The decisions on request heads are HttpHeadGuard's (unit-tested and fuzzed without a socket).
     /// True when the request head @p head (without the blank line) carries @p token, as
     /// `Authorization: Bearer <token>` or as the query item `token=` of the request target (what a
     /// browser's WebSocket can send). Compared in constant time.
@@ -62,10 +59,12 @@ private:
     /// Counts @p socket as open; false (and a 503 answer) when the bound is reached.
     bool admit(QTcpSocket *socket);
     QTimer *watchIdle(QTcpSocket *socket);
-    /// Reads the first request head as it arrives and decides: HTTP, WebSocket, or refused.
+    /// Reads every request head as it arrives and decides: HTTP, WebSocket, or refused.
     void sniff(QTcpSocket *socket, QTimer *idle);
     void upgrade(QTcpSocket *socket, QTimer *idle);
-    static void refuse(QTcpSocket *socket, const QByteArray &status, const QByteArray &body);
+    static void stopReading(QTcpSocket *socket);
+    static void refuse(QTcpSocket *socket, const QByteArray &status, const QByteArray &body,
+                       const QList<QPair<QByteArray, QByteArray>> &headers = {});
 
     QWebSocketServer *m_webSockets;
     Limits m_limits;

@@ -1,11 +1,13 @@
-// libFuzzer target: the web IS's first look at a connection — the request line and header block
-// gathered as they arrive in fuzzer-chosen pieces, with the same decisions as WebTcpServer::sniff()
-// (400 for what is not HTTP/1.x, 431 for an endless head, WebSocket upgrade or plain HTTP).
+// libFuzzer target: the web IS's look at every request head of a connection (HttpHeadGuard), fed
+// in fuzzer-chosen pieces: several requests, bodies, conflicting lengths, upgrades, endless heads.
+// What must hold: a refusal names a status and says why, and a decision is never taken back.
 #include "fuzzcommon.h"
 
-#include "webtcpserver.h"
+#include "httpheadguard.h"
 
-using dialog::isd::WebTcpServer;
+#include <cstdlib>
+
+using dialog::isd::HttpHeadGuard;
 
 extern "C" int LLVMFuzzerInitialize(int *, char ***)
 {
@@ -19,22 +21,24 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     const qsizetype piece = data[0] + 1;
     QByteArrayView in = dialog::fuzz::bytes(data + 1, size - 1);
-    QByteArray head;
+    HttpHeadGuard guard;
     while (!in.isEmpty()) {
         const QByteArrayView now = in.first(qMin(piece, in.size()));
         in = in.sliced(now.size());
-        head += now.first(qMin(now.size(), qsizetype(WebTcpServer::MaxHeaderBytes + 1) - head.size()));
-        const qsizetype lineEnd = head.indexOf('\n');
-        if (lineEnd >= 0 && !WebTcpServer::isRequestLine(head.left(lineEnd)))
-            return 0; // 400
-        const qsizetype end = head.indexOf("\r\n\r\n");
-        if (end < 0) {
-            if (head.size() > WebTcpServer::MaxHeaderBytes)
-                return 0; // 431
-            continue;
+        const int before = guard.requests();
+        const HttpHeadGuard::Verdict v = guard.feed(now.toByteArray());
+        if (guard.requests() < before)
+            std::abort();
+        if (v == HttpHeadGuard::Verdict::Refuse) {
+            if (guard.status().isEmpty() || !guard.body().startsWith(guard.status()))
+                std::abort();
+            return 0;
         }
-        (void)WebTcpServer::isUpgradeToWebSocket(head.left(end));
-        return 0;
+        if (v == HttpHeadGuard::Verdict::WebSocket) {
+            if (guard.requests() != 1 || !HttpHeadGuard::isUpgradeToWebSocket(guard.head()))
+                std::abort();
+            return 0;
+        }
     }
     return 0;
 }

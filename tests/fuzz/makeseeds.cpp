@@ -185,5 +185,12 @@ int main(int argc, char **argv)
           prefixed(3, "GET /ws HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
                       "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n"));
     write("fuzz_webhead", "not_http", prefixed(255, QByteArray("\x01\x00\x00\x0c", 4)));
+    write("fuzz_webhead", "second_request",
+          prefixed(7, "GET /is HTTP/1.1\r\nHost: x\r\n\r\n\r\nHEAD /is/DAQ HTTP/1.1\r\nHost: x\r\n\r\n"));
+    write("fuzz_webhead", "body", prefixed(40, "POST /is HTTP/1.1\r\nContent-Length: 5\r\n\r\nhello"));
+    write("fuzz_webhead", "conflicting_lengths",
+          prefixed(16, "GET /is HTTP/1.1\r\nContent-Length: 0\r\nContent-Length: 12\r\n\r\n"));
+    write("fuzz_webhead", "chunked",
+          prefixed(100, "GET / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n"));
     return 0;
 }
