@@ -126,6 +126,17 @@ void addLimitOptions(OptionTable &t, dialog::isd::ServerOptions &o, Given &g)
                            &o.quota.maxObjects, 1, manyObjects),
            Option::size(u"quota-bytes"_s, u"bytes"_s, u"Bytes in the server (default 2147483648)."_s,
                         &o.quota.maxBytes, 1, manyBytes),
+           Option::integer(u"quota-address-objects"_s, u"n"_s,
+                           u"Objects the clients connecting from one address may own together, whatever "
+                           "names they give (default 400000)."_s,
+                           &o.quota.maxObjectsPerAddress, 1, manyObjects),
+           Option::size(u"quota-address-bytes"_s, u"bytes"_s,
+                        u"Bytes the clients connecting from one address may own together (default "
+                        "1073741824)."_s,
+                        &o.quota.maxBytesPerAddress, 1, manyBytes),
+           Option::integer(u"quota-types"_s, u"n"_s,
+                           u"IS types the server knows, built in and declared at run time (default 10000)."_s,
+                           &o.quota.maxTypes, 1, 10000000),
            Option::integer(u"regex-max-length"_s, u"n"_s,
                            u"Longest criteria regular expression, in characters (default 1024)."_s,
                            &g.regex.maxPatternLength, 1, 1 << 20),
@@ -152,6 +163,10 @@ void addWebContentOptions(OptionTable &t, dialog::isd::ServerOptions &o, Given &
                       u"GET /metrics exports the numeric attributes of the objects whose name matches this "
                       "regex (default: none, only the server's and the processes' figures)."_s,
                       &o.metricsCriteria),
+         Option::integer(u"metrics-max-objects"_s, u"n"_s,
+                         u"GET /metrics exports at most this many objects (the first by name); the rest are "
+                         "counted in dialog_is_objects_omitted (default 10000)."_s,
+                         &o.metricsMaxObjects, 0, 10000000),
          Option::list(
              u"sum"_s, u"regex"_s,
              u"Keep the sum of the objects whose name matches this regex (histograms bin-wise, other "

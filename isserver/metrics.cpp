@@ -128,6 +128,9 @@ QByteArray MetricsExporter::render()
     QList<is::StoredObject> objects;
     if (m_exportObjects)
         objects = m_repository.objects(m_criteria);
+    const qsizetype omitted = qMax<qsizetype>(0, objects.size() - m_maxObjects);
+    if (omitted > 0)
+        objects.resize(m_maxObjects);
     QList<QByteArray> labels;
     labels.reserve(objects.size());
     for (const is::StoredObject &o : std::as_const(objects)) {
@@ -146,6 +149,10 @@ QByteArray MetricsExporter::render()
     for (int i = 0; i < objects.size(); ++i)
         out +=
             "dialog_is_stale{" + labels.at(i) + "} " + (m_stale && m_stale(objects.at(i)) ? "1" : "0") + '\n';
+
+    family(out, "dialog_is_objects_omitted", "gauge",
+           "Objects matching --metrics-criteria left out of this exposition (over --metrics-max-objects)");
+    out += "dialog_is_objects_omitted{server=\"" + server + "\"} " + QByteArray::number(omitted) + '\n';
 
     // The server's own statistics, as it publishes them in <Server>.Statistics.
     is::Object stats;

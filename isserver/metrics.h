@@ -28,6 +28,7 @@ namespace dialog::isd {
 ///                                                   criteria (none while the criteria are empty)
 ///   dialog_is_updates_total{server,object,type}     the update count of the same objects
 ///   dialog_is_stale{server,object,type}             1 when the object is stale (writer lost or overdue)
+///   dialog_is_objects_omitted{server}               matching objects left out over setMaxObjects()
 ///   dialog_isserver_*{server}                       this server's own statistics (<Server>.Statistics)
 ///   dialog_process_*{process}                       every process's communication figures, from the
 ///                                                   Control Server's DIALOG.Statistics service
@@ -48,6 +49,10 @@ public:
                     std::function<bool(const is::StoredObject &)> stale, QObject *parent = nullptr);
     ~MetricsExporter() override;
 
+    /// Exports at most @p count objects (the first by name); the rest are counted in
+    /// dialog_is_objects_omitted{server}, so a scrape stays bounded over a large repository.
+    void setMaxObjects(int count) { m_maxObjects = count; }
+
     static QByteArray contentType();
     /// The whole exposition, ending with "# EOF".
     QByteArray render();
@@ -58,6 +63,7 @@ private:
     is::Criteria m_criteria;
     std::function<bool(const is::StoredObject &)> m_stale;
     bool m_exportObjects;
+    int m_maxObjects = 10000;
     QPointer<Subscription> m_statistics;
     StatisticsSnapshot m_snapshot;
 };

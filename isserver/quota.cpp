@@ -2,11 +2,15 @@
 
 namespace dialog::isd {
 
-QString Quota::check(const QString &client, const QString &name, qint64 bytes)
+QString Quota::check(const QString &client, const QString &address, const QString &name, qint64 bytes)
 {
     const auto old = m_owned.constFind(name);
     const bool exists = old != m_owned.cend();
     const Usage mine = m_usage.value(client);
+    const Usage here = m_usageByAddress.value(address);
+    const bool sameAddress = exists && old->address == address;
+    const qint64 hereObjects = here.objects + (sameAddress ? 0 : 1);
+    const qint64 hereBytes = here.bytes + bytes - (sameAddress ? old->bytes : 0);
     // What the write would leave: the old value is replaced, and counted to its owner until now.
     const qint64 mineObjects = mine.objects + (exists && old->client == client ? 0 : 1);
     const qint64 mineBytes = mine.bytes + bytes - (exists && old->client == client ? old->bytes : 0);
@@ -26,6 +30,16 @@ QString Quota::check(const QString &client, const QString &name, qint64 bytes)
                   .arg(client)
                   .arg(mineBytes)
                   .arg(m_limits.maxBytesPerClient);
+    else if (!address.isEmpty() && hereObjects > m_limits.maxObjectsPerAddress)
+        why = QStringLiteral("quota exceeded: the clients from %1 own %2 objects, the most one address may")
+                  .arg(address)
+                  .arg(m_limits.maxObjectsPerAddress);
+    else if (!address.isEmpty() && hereBytes > m_limits.maxBytesPerAddress)
+        why = QStringLiteral("quota exceeded: the clients from %1 would own %2 bytes, the most one address "
+                             "may is %3")
+                  .arg(address)
+                  .arg(hereBytes)
+                  .arg(m_limits.maxBytesPerAddress);
     else if (totalObjects > m_limits.maxObjects)
         why =
             QStringLiteral("quota exceeded: the server holds %1 objects, its limit").arg(m_limits.maxObjects);
@@ -38,14 +52,29 @@ QString Quota::check(const QString &client, const QString &name, qint64 bytes)
     return why;
 }
 
-void Quota::written(const QString &client, const QString &name, qint64 bytes)
+void Quota::written(const QString &client, const QString &address, const QString &name, qint64 bytes)
 {
     removed(name);
-    m_owned.insert(name, Owned{client, bytes});
+    m_owned.insert(name, Owned{client, address, bytes});
     Usage &u = m_usage[client];
     ++u.objects;
     u.bytes += bytes;
+    if (!address.isEmpty()) {
+        Usage &a = m_usageByAddress[address];
+        ++a.objects;
+        a.bytes += bytes;
+    }
     m_bytes += bytes;
+}
+
+QString Quota::checkTypes(qsizetype known, qsizetype more) const
+{
+    if (known + more <= m_limits.maxTypes)
+        return {};
+    return QStringLiteral("quota exceeded: the server knows %1 types, %2 more would pass its limit of %3")
+        .arg(known)
+        .arg(more)
+        .arg(m_limits.maxTypes);
 }
 
 void Quota::removed(const QString &name)
@@ -59,6 +88,12 @@ void Quota::removed(const QString &name)
         u->bytes -= it->bytes;
         if (u->objects <= 0)
             m_usage.erase(u);
+    }
+    if (auto a = m_usageByAddress.find(it->address); a != m_usageByAddress.end()) {
+        --a->objects;
+        a->bytes -= it->bytes;
+        if (a->objects <= 0)
+            m_usageByAddress.erase(a);
     }
     m_bytes -= it->bytes;
     m_owned.erase(it);

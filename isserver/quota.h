@@ -7,27 +7,36 @@
 namespace dialog::isd {
 
 /// Accounts the objects and bytes (encoded values) of an IS server per client process (the one
-/// that wrote an object last owns it) and in total, and refuses writes over the limits. Used by the
-/// server's main thread only.
+/// that wrote an object last owns it), per address the clients connect from, and in total, and
+/// refuses writes over the limits. A process name is what the process claims; the address is its
+/// connection's, so a client that writes under many names still shares one address's quota. Used
+/// by the server's main thread only.
 class Quota
 {
 public:
     struct Limits
     {
-        qint64 maxObjectBytes = 4 * 1024 * 1024;        ///< one encoded value
-        qint64 maxObjectsPerClient = 100000;            ///< objects one client process owns
-        qint64 maxBytesPerClient = 256LL * 1024 * 1024; ///< bytes one client process owns
-        qint64 maxObjects = 1000000;                    ///< objects in the server
-        qint64 maxBytes = 2LL * 1024 * 1024 * 1024;     ///< bytes in the server
+        qint64 maxObjectBytes = 4 * 1024 * 1024;          ///< one encoded value
+        qint64 maxObjectsPerClient = 100000;              ///< objects one client process owns
+        qint64 maxBytesPerClient = 256LL * 1024 * 1024;   ///< bytes one client process owns
+        qint64 maxObjects = 1000000;                      ///< objects in the server
+        qint64 maxBytes = 2LL * 1024 * 1024 * 1024;       ///< bytes in the server
+        qint64 maxObjectsPerAddress = 400000;             ///< objects the clients of one address own
+        qint64 maxBytesPerAddress = 1024LL * 1024 * 1024; ///< bytes the clients of one address own
+        qint64 maxTypes = 10000;                          ///< types the server knows (built in and declared)
     };
 
     explicit Quota(const Limits &limits) : m_limits(limits) {}
 
-    /// Empty when @p client may write @p bytes to @p name; otherwise why not (and counted).
-    QString check(const QString &client, const QString &name, qint64 bytes);
-    /// @p client wrote @p bytes to @p name (created or replaced); it owns the object now.
-    void written(const QString &client, const QString &name, qint64 bytes);
+    /// Empty when @p client, connected from @p address, may write @p bytes to @p name; otherwise
+    /// why not (and counted).
+    QString check(const QString &client, const QString &address, const QString &name, qint64 bytes);
+    /// @p client (from @p address; empty: none, as for a checkpoint's objects) wrote @p bytes to
+    /// @p name (created or replaced); it owns the object now.
+    void written(const QString &client, const QString &address, const QString &name, qint64 bytes);
     void removed(const QString &name);
+    /// Empty when the server, knowing @p known types, may take @p more; otherwise why not.
+    QString checkTypes(qsizetype known, qsizetype more) const;
 
     /// Writes refused since start.
     quint64 refused() const { return m_refused; }
@@ -37,7 +46,7 @@ public:
 private:
     struct Owned
     {
-        QString client;
+        QString client, address;
         qint64 bytes = 0;
     };
     struct Usage
@@ -45,8 +54,9 @@ private:
         qint64 objects = 0, bytes = 0;
     };
     Limits m_limits;
-    QHash<QString, Owned> m_owned; // object name -> owner and size
-    QHash<QString, Usage> m_usage; // client -> what it owns
+    QHash<QString, Owned> m_owned;          // object name -> owner and size
+    QHash<QString, Usage> m_usage;          // client -> what it owns
+    QHash<QString, Usage> m_usageByAddress; // address -> what its clients own
     qint64 m_bytes = 0;
     quint64 m_refused = 0;
 };

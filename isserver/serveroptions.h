@@ -40,11 +40,12 @@ struct ServerOptions
     QByteArray httpToken;       ///< bearer token of /is and /metrics (HTTP and WebSocket); empty: none
     bool httpTls = false;       ///< HTTPS/WSS with httpTlsConfiguration
     QSslConfiguration httpTlsConfiguration;
-    AccessOptions access;    ///< who may write which object, and the audit trail of writes
-    Quota::Limits quota;     ///< what one client may store, and the server in total
-    int scanBudgetMs = 2000; ///< matching time of one list or subscription (scanbudget.h); 0: none
-    QString webRoot;         ///< directory of the web page (resources/web); empty: the built-in default
-    QString metricsCriteria; ///< object-name regex of the objects GET /metrics exports; empty: none
+    AccessOptions access;          ///< who may write which object, and the audit trail of writes
+    Quota::Limits quota;           ///< what one client may store, and the server in total
+    int scanBudgetMs = 2000;       ///< matching time of one list or subscription (scanbudget.h); 0: none
+    QString webRoot;               ///< directory of the web page (resources/web); empty: the built-in default
+    QString metricsCriteria;       ///< object-name regex of the objects GET /metrics exports; empty: none
+    int metricsMaxObjects = 10000; ///< objects GET /metrics exports at most (the rest are counted)
     // Mirror (mirror.h): a read-only copy of the server mirrorOf, restricted to mirrorCriteria.
     QString mirrorOf;
     QString mirrorCriteria; ///< object-name regex; empty: every object

@@ -7,6 +7,7 @@
 #include "writertracker.h"
 
 #include "dialog/client.h"
+#include "dialog/httpauth.h"
 #include "dialog/is/dictionary.h"
 #include "dialog/is/history.h"
 #include "dialog/is/repository.h"
@@ -49,6 +50,7 @@ WebServer::WebServer(const ServerOptions &options, is::Repository &repository, c
         repository, client, is::Criteria(options.metricsCriteria), [&writers](const is::StoredObject &o) {
             return writers.staleness(o.name, o.object.typeName(), o.time).isStale();
         });
+    m_metrics->setMaxObjects(options.metricsMaxObjects);
     m_pipeline = std::make_unique<WebPipeline>();
     m_routes = std::make_unique<WebRoutes>(options, repository, types, writers, *m_dictionary, *m_metrics,
                                            *m_pipeline);
@@ -182,10 +184,11 @@ bool WebServer::authorized(const QHttpServerRequest &request, const QStringList 
     if (token.isEmpty())
         return true;
     // The page's own files hold no data: they load without the token, and the page then asks for it.
-    const bool page = segments.size() == 1 && segments.first() != QLatin1String("metrics");
+    const bool page = segments.size() == 1 && segments.first() != QLatin1String("metrics") &&
+                      segments.first() != QLatin1String("is");
     if (page)
         return true;
-    return WebTcpServer::bearerMatches(header(request, "authorization"), token);
+    return http::bearerMatches(header(request, "authorization"), token);
 }
 
 } // namespace dialog::isd

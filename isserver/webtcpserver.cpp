@@ -2,6 +2,8 @@
 
 #include "httpheadguard.h"
 
+#include "dialog/httpauth.h"
+
 #include <QLoggingCategory>
 #include <QSslSocket>
 #include <QTcpSocket>
@@ -179,26 +181,6 @@ void WebTcpServer::upgrade(QTcpSocket *socket, QTimer *idle)
     QTimer::singleShot(0, socket, [socket] { Q_EMIT socket->readyRead(); });
 }
 
-bool WebTcpServer::constantTimeEquals(const QByteArray &a, const QByteArray &b)
-{
-    // Every byte of the longer one is looked at whatever the content: the time tells the length
-    // at most, not how much of the token was right.
-    const qsizetype n = qMax(a.size(), b.size());
-    unsigned char diff = a.size() == b.size() ? 0 : 1;
-    for (qsizetype i = 0; i < n; ++i)
-        diff |= (i < a.size() ? uchar(a[i]) : 0) ^ (i < b.size() ? uchar(b[i]) : 0);
-    return diff == 0;
-}
-
-bool WebTcpServer::bearerMatches(const QByteArray &authorization, const QByteArray &token)
-{
-    const QByteArray v = authorization.trimmed();
-    const int space = v.indexOf(' ');
-    if (space < 0 || v.left(space).compare("bearer", Qt::CaseInsensitive) != 0)
-        return false;
-    return constantTimeEquals(v.mid(space + 1).trimmed(), token);
-}
-
 bool WebTcpServer::headCarriesToken(const QByteArray &head, const QByteArray &token)
 {
     const QList<QByteArray> lines = head.split('\n');
@@ -208,7 +190,7 @@ bool WebTcpServer::headCarriesToken(const QByteArray &head, const QByteArray &to
         const QByteArray &line = lines.at(i);
         const int colon = line.indexOf(':');
         if (colon > 0 && line.left(colon).trimmed().compare("authorization", Qt::CaseInsensitive) == 0 &&
-            bearerMatches(line.mid(colon + 1), token))
+            http::bearerMatches(line.mid(colon + 1), token))
             return true;
     }
     const QList<QByteArray> parts = lines.first().trimmed().split(' ');
@@ -216,8 +198,8 @@ bool WebTcpServer::headCarriesToken(const QByteArray &head, const QByteArray &to
         return false;
     const QUrlQuery query(QUrl::fromEncoded(parts.at(1)));
     return query.hasQueryItem(QStringLiteral("token")) &&
-           constantTimeEquals(query.queryItemValue(QStringLiteral("token"), QUrl::FullyDecoded).toUtf8(),
-                              token);
+           http::constantTimeEquals(
+               query.queryItemValue(QStringLiteral("token"), QUrl::FullyDecoded).toUtf8(), token);
 }
 
 void WebTcpServer::refuse(QTcpSocket *socket, const QByteArray &status, const QByteArray &body,

@@ -47,10 +47,6 @@ public:
     /// `Authorization: Bearer <token>` or as the query item `token=` of the request target (what a
     /// browser's WebSocket can send). Compared in constant time.
     static bool headCarriesToken(const QByteArray &head, const QByteArray &token);
-    /// True when @p authorization (an Authorization header's value) is `Bearer <token>`.
-    static bool bearerMatches(const QByteArray &authorization, const QByteArray &token);
-    /// Equality whose time does not depend on where @p a and @p b differ.
-    static bool constantTimeEquals(const QByteArray &a, const QByteArray &b);
 
 protected:
     void incomingConnection(qintptr descriptor) override;

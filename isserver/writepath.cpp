@@ -53,7 +53,7 @@ bool WritePath::start(QString *error)
             return false;
     }
     for (const is::StoredObject &so : m_repository.objects())
-        m_quota.written(QString(), so.name, is::encode(so.object).size());
+        m_quota.written(QString(), QString(), so.name, is::encode(so.object).size());
     return true;
 }
 
@@ -76,7 +76,8 @@ void WritePath::write(const Request &request, Op op, const QString &name, const 
         return;
     is::Object obj;
     if (op != Op::Remove) {
-        const QString refused = m_quota.check(request.origin(), quotaKey(name), value.size());
+        const QString refused =
+            m_quota.check(request.origin(), request.originAddress(), quotaKey(name), value.size());
         if (!refused.isEmpty()) {
             replyStatus(m_client, request, Status::Code::QuotaExceeded, refused);
             return;
@@ -88,12 +89,13 @@ void WritePath::write(const Request &request, Op op, const QString &name, const 
         }
     }
     QString error;
-    const Status::Code res = apply(request.origin(), op, name, obj, value.size(), &error);
+    const Status::Code res =
+        apply(request.origin(), request.originAddress(), op, name, obj, value.size(), &error);
     acknowledge(request, res, error);
 }
 
-Status::Code WritePath::apply(const QString &origin, Op op, const QString &name, const is::Object &obj,
-                              qint64 bytes, QString *error)
+Status::Code WritePath::apply(const QString &origin, const QString &address, Op op, const QString &name,
+                              const is::Object &obj, qint64 bytes, QString *error)
 {
     const QString key = quotaKey(name);
     const auto res = op == Op::Insert   ? m_repository.insert(name, obj, error)
@@ -107,7 +109,7 @@ Status::Code WritePath::apply(const QString &origin, Op op, const QString &name,
         m_quota.removed(key);
         m_writers.removed(object);
     } else {
-        m_quota.written(origin, key, bytes);
+        m_quota.written(origin, address, key, bytes);
         m_writers.written(object, origin);
     }
     return res;
@@ -181,6 +183,12 @@ void WritePath::declareTypes(const Request &request, const QByteArray &typesJson
     for (const is::TypeInfo &t : std::as_const(types))
         if (!m_types.contains(t.name()))
             fresh << t;
+    // Every declared type stays in memory and in the checkpoint: their number is bounded.
+    if (const QString refused = m_quota.checkTypes(m_types.typeNames().size(), fresh.size());
+        !refused.isEmpty()) {
+        replyStatus(m_client, request, Status::Code::QuotaExceeded, refused);
+        return;
+    }
     if (!is::mergeTypes(m_types, types, &error)) {
         replyStatus(m_client, request, Status::Code::TypeMismatch, error);
         return;

@@ -73,8 +73,8 @@ private:
     /// PermissionDenied, logged, counted) when refused.
     bool permitWrite(const Request &request, Op op, const QString &name);
     /// Applies a checked write of @p obj (@p bytes encoded) by the process @p origin.
-    Status::Code apply(const QString &origin, Op op, const QString &name, const is::Object &obj, qint64 bytes,
-                       QString *error);
+    Status::Code apply(const QString &origin, const QString &address, Op op, const QString &name,
+                       const is::Object &obj, qint64 bytes, QString *error);
     void acknowledge(const Request &request, Status::Code code, const QString &error);
     QString quotaKey(const QString &name) const;
 

@@ -39,6 +39,8 @@ private Q_SLOTS:
     void malformedRequestsAnswered();
     void toolCommandsAndErrors();
     void quotaExceededRefusedAndCounted();
+    void quotaPerAddressWhateverTheName();
+    void typeDeclarationsBounded();
     void serverWithHundredsOfWritingProcesses();
 };
 
@@ -736,6 +738,42 @@ void tst_IsServer::quotaExceededRefusedAndCounted()
     QTRY_VERIFY_WITH_TIMEOUT(m_dict->getSync(QStringLiteral("Quota.Statistics"), &e).isOk() &&
                                  e.object.get<quint64>(QStringLiteral("quotaRefused")) == 2,
                              5000);
+}
+
+// The per-client quota was keyed by the name a client claims: 8 names from one host stored 4.1 GB.
+// The clients of one address now share one quota too.
+void tst_IsServer::quotaPerAddressWhateverTheName()
+{
+    startServer(QStringLiteral("Quota"), {QStringLiteral("--quota-address-objects"), QStringLiteral("3")});
+    QVERIFY(waitForServer(QStringLiteral("Quota")));
+    Client other(m_fx->clientOptions(QStringLiteral("another-name")));
+    QVERIFY(other.start());
+    is::Dictionary otherDict(&other);
+    QVERIFY(otherDict.types().loadDirectory(isTypesDir()));
+    const is::Object run = is::Object::create(m_dict->types(), QStringLiteral("RunInfo"));
+    QVERIFY(m_dict->updateSync(QStringLiteral("Quota.A0"), run).isOk());
+    QVERIFY(m_dict->updateSync(QStringLiteral("Quota.A1"), run).isOk());
+    QVERIFY(otherDict.updateSync(QStringLiteral("Quota.B0"), run).isOk());
+    const is::Status over = otherDict.updateSync(QStringLiteral("Quota.B1"), run);
+    QCOMPARE(over.code(), is::Status::Code::QuotaExceeded);
+    QVERIFY2(over.message().contains(QLatin1String("the clients from")) &&
+                 over.message().contains(QLatin1String("own 3 objects")),
+             qPrintable(over.toString()));
+    // What one client frees, another of the address may take.
+    QVERIFY(m_dict->removeSync(QStringLiteral("Quota.A1")).isOk());
+    QVERIFY(otherDict.updateSync(QStringLiteral("Quota.B1"), run).isOk());
+}
+
+// 100,000 type declarations were accepted, each kept in memory and in the checkpoint.
+void tst_IsServer::typeDeclarationsBounded()
+{
+    startServer(QStringLiteral("Types"), {QStringLiteral("--quota-types"), QStringLiteral("1")});
+    QVERIFY(waitForServer(QStringLiteral("Types")));
+    is::TypeInfo t(QStringLiteral("OneTooMany"), QStringLiteral("A type over the bound"));
+    t.setAttributes({is::AttributeInfo(QStringLiteral("x"), is::BasicType::U32, QStringLiteral("x"))});
+    const is::Status refused = m_dict->declareTypesSync(QStringLiteral("Types"), {t});
+    QCOMPARE(refused.code(), is::Status::Code::QuotaExceeded);
+    QVERIFY2(refused.message().contains(QLatin1String("its limit of 1")), qPrintable(refused.toString()));
 }
 
 QTEST_GUILESS_MAIN(tst_IsServer)

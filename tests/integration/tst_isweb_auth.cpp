@@ -67,6 +67,10 @@ void tst_IsWebAuth::tokenGuardsHttp()
         401);
     QCOMPARE(httpGet(m_http, "/is/DAQ?token=" + Token).status, 401); // HTTP takes the header only
     QCOMPARE(httpGet(m_http, "/metrics").status, 401);
+    // The list of servers and their object counts is data too (it was served without the token).
+    QCOMPARE(httpGet(m_http, "/is").status, 401);
+    QCOMPARE(httpGet(m_http, "/is/").status, 401);
+    QCOMPARE(httpGet(m_http, "/is", "Authorization: Bearer " + Token + "\r\n").status, 200);
     r = httpGet(m_http, "/is/DAQ?format=json", "Authorization: Bearer " + Token + "\r\n");
     QCOMPARE(r.status, 200);
     QVERIFY(r.body.contains("\"server\""));
