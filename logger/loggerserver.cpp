@@ -21,12 +21,14 @@ LoggerServer::LoggerServer(Client *client, const LogStore::Options &options)
             handoff::post(this, [this, tickets, error, stored] { onWritten(tickets, error, stored); });
         },
         Qt::DirectConnection);
-    m_search = new LogSearch(options.database);
-    m_search->moveToThread(&m_searchThread);
     m_storeThread.setObjectName(QStringLiteral("logger-store"));
-    m_searchThread.setObjectName(QStringLiteral("logger-search"));
     handoff::startThread(m_storeThread);
-    handoff::startThread(m_searchThread);
+    for (Searcher &s : m_searchers) {
+        s.search = new LogSearch(options.database, options.searchBudgetMs);
+        s.search->moveToThread(&s.thread);
+        s.thread.setObjectName(QStringLiteral("logger-search"));
+        handoff::startThread(s.thread);
+    }
 }
 
 LoggerServer::~LoggerServer()
@@ -34,11 +36,14 @@ LoggerServer::~LoggerServer()
     // The store and the search go in their own threads (the store writes what it was given first),
     // in an order ThreadSanitizer sees (callBlocking), then the threads end.
     handoff::callBlocking(m_store, [store = m_store] { delete store; });
-    handoff::callBlocking(m_search, [search = m_search] { delete search; });
+    for (Searcher &s : m_searchers)
+        handoff::callBlocking(s.search, [search = s.search] { delete search; });
     m_storeThread.quit();
-    m_searchThread.quit();
     m_storeThread.wait();
-    m_searchThread.wait();
+    for (Searcher &s : m_searchers) {
+        s.thread.quit();
+        s.thread.wait();
+    }
 }
 
 bool LoggerServer::start(QString *error)
@@ -75,6 +80,7 @@ void LoggerServer::onRequest(const Request &request)
         // The sender's name as the Control Server knows it, not what the record claims.
         for (LogRecord &r : *records)
             r.process = request.origin();
+        truncate(*records);
         const quint64 ticket = m_nextTicket++;
         if (!m_store->enqueue(ticket, *records)) {
             ++m_refused;
@@ -126,6 +132,7 @@ void LoggerServer::onControlServerLog(const Message &message)
     }
     if (fresh.isEmpty())
         return;
+    truncate(fresh);
     // No request waits for this ticket. A full buffer leaves them unseen: the next update (the ring
     // holds them still) brings them again. Stored twice they are not (the unique origin key).
     if (m_store->enqueue(m_nextTicket++, fresh))
@@ -134,16 +141,39 @@ void LoggerServer::onControlServerLog(const Message &message)
 
 void LoggerServer::search(const LogQuery &query, QObject *context, SearchDone done)
 {
+    Searcher *s = &m_searchers.front();
+    for (Searcher &other : m_searchers)
+        if (other.running < s->running)
+            s = &other;
+    ++s->running;
     QPointer<QObject> guard(context);
-    handoff::post(m_search, [this, guard, done = std::move(done), query] {
+    LogSearch *search = s->search;
+    handoff::post(search, [this, s, search, guard, done = std::move(done), query] {
         bool more = false;
         QString e;
-        auto records = m_search->run(query, &more, &e);
-        handoff::post(this, [guard, done, records, more, e] {
+        auto records = search->run(query, &more, &e);
+        handoff::post(this, [s, guard, done, records, more, e] {
+            --s->running;
             if (guard)
                 done(records, more, e);
         });
     });
+}
+
+void LoggerServer::truncate(QList<LogRecord> &records)
+{
+    for (LogRecord &r : records) {
+        if (r.text.size() <= maxTextBytes() / 3) // a UTF-16 unit is at most 3 bytes of UTF-8
+            continue;
+        const QByteArray utf8 = r.text.toUtf8();
+        if (utf8.size() <= maxTextBytes())
+            continue;
+        // Cut at a character boundary (a UTF-8 continuation byte is 10xxxxxx).
+        qsizetype cut = maxTextBytes() - 64;
+        while (cut > 0 && (uchar(utf8.at(cut)) & 0xC0) == 0x80)
+            --cut;
+        r.text = QString::fromUtf8(utf8.left(cut)) + QStringLiteral(" … [cut: %1 bytes]").arg(utf8.size());
+    }
 }
 
 void LoggerServer::onWritten(const QList<quint64> &tickets, const QString &error,

@@ -1,6 +1,6 @@
 // dialog-logger on the DIALOG side: takes the reporters' batches and the clients' searches as
 // requests on DIALOG.Logger, hands batches to the LogStore's thread and acknowledges each once it
-// is committed, runs searches on a thread of their own, publishes what was stored on
+// is committed, runs searches on threads of their own, publishes what was stored on
 // DIALOG.Logger.Live.
 #pragma once
 
@@ -11,6 +11,7 @@
 
 #include <QHash>
 #include <QThread>
+#include <array>
 #include <functional>
 #include <memory>
 
@@ -28,13 +29,15 @@ public:
     bool start(QString *error);
 
     quint64 refusedCount() const { return m_refused; }
+    /// Longest text of one stored message; a longer one is cut, marked " … [cut: N bytes]".
+    static constexpr int maxTextBytes() { return 64 * 1024; }
 
     /// The answer to a search: the records (newest first) and whether older ones match, or
     /// std::nullopt and the reason.
     using SearchDone =
         std::function<void(const std::optional<QList<LogRecord>> &records, bool more, const QString &error)>;
-    /// Runs @p query on the searches' thread; @p done is called in this object's thread, exactly once,
-    /// unless @p context is destroyed first.
+    /// Runs @p query on the least busy of the searches' threads; @p done is called in this object's thread,
+    /// exactly once, unless @p context is destroyed first.
     void search(const LogQuery &query, QObject *context, SearchDone done);
     /// The counters `dialogctl log stats` prints (JSON).
     QByteArray statistics() const;
@@ -45,11 +48,24 @@ private:
     void onControlServerLog(const Message &message);
     void onWritten(const QList<quint64> &tickets, const QString &error, const QList<LogRecord> &stored);
 
+    /// Cuts the text of @p records to maxTextBytes(), saying so at its end.
+    static void truncate(QList<LogRecord> &records);
+
+    /// Searches run on this many threads, each with its own connection: one slow search leaves the
+    /// others a thread.
+    static constexpr int SearchThreads = 2;
+    struct Searcher
+    {
+        QThread thread;
+        LogSearch *search = nullptr; ///< lives in thread
+        int running = 0;             ///< searches handed to it and not answered yet
+    };
+
     Client *m_client;
     LogStore::Options m_options;
-    QThread m_storeThread, m_searchThread;
-    LogStore *m_store = nullptr;   ///< lives in m_storeThread
-    LogSearch *m_search = nullptr; ///< lives in m_searchThread
+    QThread m_storeThread;
+    LogStore *m_store = nullptr; ///< lives in m_storeThread
+    std::array<Searcher, SearchThreads> m_searchers;
     Service *m_live = nullptr;
     QHash<quint64, Request> m_waiting; ///< batches not yet committed, by ticket
     quint64 m_nextTicket = 1;

@@ -7,9 +7,11 @@
 #include <QDateTime>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QSqlDriver>
 #include <QSqlError>
 #include <QSqlQuery>
 #include <algorithm>
+#include <sqlite3.h>
 
 namespace dialog::logger {
 
@@ -18,9 +20,38 @@ namespace {
 constexpr int ProbeRows = 2000;
 } // namespace
 
-LogSearch::LogSearch(const DatabaseConfig &database)
-    : m_database(database), m_connection(QStringLiteral("search-%1").arg(quintptr(this)))
+LogSearch::LogSearch(const DatabaseConfig &database, int budgetMs)
+    : m_database(database), m_connection(QStringLiteral("search-%1").arg(quintptr(this))),
+      m_budgetMs(budgetMs)
 {
+}
+
+namespace {
+// SQLite calls it every few thousand virtual-machine steps of a statement; non-zero stops it.
+int pastDeadline(void *deadline)
+{
+    return static_cast<const QDeadlineTimer *>(deadline)->hasExpired() ? 1 : 0;
+}
+} // namespace
+
+void LogSearch::watch(QSqlDatabase &db, bool on)
+{
+    if (m_budgetMs <= 0)
+        return;
+    m_deadline = on ? QDeadlineTimer(m_budgetMs) : QDeadlineTimer(QDeadlineTimer::Forever);
+    if (m_database.isPostgreSQL())
+        return; // statement_timeout, set when the connection opens
+    const QVariant h = db.driver()->handle();
+    if (h.isValid() && qstrcmp(h.typeName(), "sqlite3*") == 0)
+        if (sqlite3 *handle = *static_cast<sqlite3 *const *>(h.constData()))
+            sqlite3_progress_handler(handle, on ? 1000 : 0, on ? &pastDeadline : nullptr, &m_deadline);
+}
+
+QString LogSearch::overBudget() const
+{
+    return QStringLiteral("the search took longer than %1 ms (--search-budget-ms) and was stopped; narrow it "
+                          "(a time window, a process, a category, a shorter text)")
+        .arg(m_budgetMs);
 }
 
 LogSearch::~LogSearch()
@@ -30,9 +61,17 @@ LogSearch::~LogSearch()
 
 std::optional<QList<LogRecord>> LogSearch::run(const LogQuery &query, bool *more, QString *error)
 {
+    if (query.text.size() > maxTextLength()) {
+        *error = QStringLiteral("search text too long: %1 characters, the most is %2")
+                     .arg(query.text.size())
+                     .arg(maxTextLength());
+        return std::nullopt;
+    }
     if (!m_open) {
         QSqlDatabase db = openDatabase(m_database, m_connection, true, error);
         m_open = db.isOpen();
+        if (m_open && m_budgetMs > 0 && m_database.isPostgreSQL())
+            QSqlQuery(db).exec(QStringLiteral("SET statement_timeout = %1").arg(m_budgetMs));
         if (!m_open) {
             db = QSqlDatabase();
             QSqlDatabase::removeDatabase(m_connection);
@@ -152,8 +191,12 @@ std::optional<QList<LogRecord>> LogSearch::execute(const QString &sql, const QVa
     bool ok = q.prepare(sql);
     for (int i = 0; ok && i < binds.size(); ++i)
         q.bindValue(i, binds.at(i));
-    if (!ok || !q.exec()) {
-        *error = q.lastError().text().trimmed();
+    watch(db, true);
+    const std::optional<QList<LogRecord>> out = ok && q.exec() ? read(q, limit, more) : std::nullopt;
+    const bool late = m_budgetMs > 0 && m_deadline.hasExpired();
+    watch(db, false);
+    if (!out) {
+        *error = late ? overBudget() : q.lastError().text().trimmed();
         // Opened again at the next search: a lost server connection is not reported as lost for ever
         // (libpq's errors do not say which they are).
         db = QSqlDatabase();
@@ -162,6 +205,11 @@ std::optional<QList<LogRecord>> LogSearch::execute(const QString &sql, const QVa
         m_open = false;
         return std::nullopt;
     }
+    return out;
+}
+
+std::optional<QList<LogRecord>> LogSearch::read(QSqlQuery &q, int limit, bool *more)
+{
     QList<LogRecord> out;
     *more = false;
     while (q.next()) {
@@ -186,6 +234,9 @@ std::optional<QList<LogRecord>> LogSearch::execute(const QString &sql, const QVa
         r.sequence = quint64(q.value(12).toLongLong());
         out.append(std::move(r));
     }
+    // Stopped by the budget (or failed) while stepping: not a shorter answer.
+    if (q.lastError().isValid())
+        return std::nullopt;
     return out;
 }
 

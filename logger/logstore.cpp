@@ -1,6 +1,7 @@
 #include "logstore.h"
 #include "sqliteinsert.h"
 
+#include "dialog/audit.h"
 #include "dialog/handoff.h"
 
 #include <QDateTime>
@@ -313,8 +314,10 @@ void LogStore::applyRetention()
     // PostgreSQL gives freed space back only on VACUUM FULL: --max-bytes is refused for it at start.
     if (m_options.maxBytes <= 0 || postgres)
         return;
-    // The size counts used pages (freed pages are reused, the file does not shrink); the oldest
-    // tenth goes until it fits.
+    // The size counts used pages (freed pages are reused, the file does not shrink); the ordinary
+    // records of the oldest tenth go until it fits. Audit records are never deleted for size: a
+    // flood of ordinary messages makes room for them by losing its own oldest, and the bound keeps
+    // the disk from filling up before they come.
     for (int round = 0; round < 50; ++round) {
         qint64 pageSize = 0, pages = 0, freePages = 0;
         if (q.exec(QStringLiteral("PRAGMA page_size")) && q.next())
@@ -325,10 +328,11 @@ void LogStore::applyRetention()
             freePages = q.value(0).toLongLong();
         if ((pages - freePages) * pageSize <= m_options.maxBytes)
             return;
-        if (!q.exec(
-                QStringLiteral("DELETE FROM messages WHERE id <= (SELECT min(id) + (max(id) - min(id)) / 10 "
-                               "FROM messages)")) ||
-            q.numRowsAffected() <= 0)
+        q.prepare(QStringLiteral("DELETE FROM messages WHERE category <> ? AND id <= (SELECT min(id) + "
+                                 "(max(id) - min(id)) / 10 FROM messages WHERE category <> ?)"));
+        q.bindValue(0, dialog::auditCategory());
+        q.bindValue(1, dialog::auditCategory());
+        if (!q.exec() || q.numRowsAffected() <= 0)
             return;
     }
 }

@@ -25,11 +25,12 @@ class LogStore : public QObject
 public:
     struct Options
     {
-        DatabaseConfig database;  ///< the SQLite file or the PostgreSQL database
-        int keepDays = 30;        ///< records older than this are deleted (0: kept)
-        qint64 maxBytes = 0;      ///< the oldest records are deleted beyond this size (0: no bound)
-        qint64 capacity = 200000; ///< records buffered (received, not yet written) at most
-        int retentionMs = 60000;  ///< how often the retention runs
+        DatabaseConfig database; ///< the SQLite file or the PostgreSQL database
+        int keepDays = 30;       ///< records older than this are deleted (0: kept)
+        qint64 maxBytes = 0;     ///< the oldest ordinary records are deleted beyond this size (0: no bound)
+        int searchBudgetMs = 10000; ///< one search may take this long (LogSearch); 0: no bound
+        qint64 capacity = 200000;   ///< records buffered (received, not yet written) at most
+        int retentionMs = 60000;    ///< how often the retention runs
     };
     explicit LogStore(const Options &options);
     ~LogStore() override;

@@ -2,6 +2,8 @@
 
 #include "loggerserver.h"
 
+#include "dialog/httpauth.h"
+
 #include <QFile>
 #include <QHttpServerRequest>
 #include <QJsonArray>
@@ -22,6 +24,8 @@ QByteArray reasonPhrase(int status)
         return "OK";
     case 400:
         return "Bad Request";
+    case 401:
+        return "Unauthorized";
     case 404:
         return "Not Found";
     case 405:
@@ -159,6 +163,13 @@ bool LogWeb::handleRequest(const QHttpServerRequest &request, QTcpSocket *socket
         return true;
     }
     const QString path = request.url().path();
+    const bool data = path == QLatin1String("/log") || path == QLatin1String("/stats");
+    if (data && !m_token.isEmpty() && !tokenGiven(request)) {
+        answerError(socket, 401,
+                    QStringLiteral("this web log needs a token: send 'Authorization: Bearer <token>' (the "
+                                   "content of the logger's --http-token-file)"));
+        return true;
+    }
     if (path == QLatin1String("/log")) {
         searchLog(request, socket);
     } else if (path == QLatin1String("/") || path == QLatin1String("/index.html")) {
@@ -173,6 +184,15 @@ bool LogWeb::handleRequest(const QHttpServerRequest &request, QTcpSocket *socket
         answerError(socket, 404, QStringLiteral("no such resource (try / or /log)"));
     }
     return true;
+}
+
+bool LogWeb::tokenGiven(const QHttpServerRequest &request) const
+{
+    const auto headers = request.headers();
+    for (const auto &h : headers)
+        if (h.first.compare("authorization", Qt::CaseInsensitive) == 0)
+            return http::bearerMatches(h.second, m_token);
+    return false;
 }
 
 void LogWeb::searchLog(const QHttpServerRequest &request, QTcpSocket *socket)

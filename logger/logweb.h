@@ -20,6 +20,9 @@ public:
     /// @p server must outlive this object.
     explicit LogWeb(LoggerServer *server, QObject *parent = nullptr);
 
+    /// /log and /stats need `Authorization: Bearer <token>` (401 without); the page itself (no
+    /// data) loads without it and asks for it. Empty: no token needed.
+    void setToken(const QByteArray &token) { m_token = token; }
     /// Listens on @p address:@p port. False with "cannot listen on ADDR:PORT: reason".
     bool listen(const QHostAddress &address, quint16 port, QString *error);
     quint16 port() const;
@@ -30,9 +33,11 @@ protected:
 
 private:
     void searchLog(const QHttpServerRequest &request, QTcpSocket *socket);
+    bool tokenGiven(const QHttpServerRequest &request) const;
 
     LoggerServer *m_server;
     QTcpServer *m_tcp = nullptr;
+    QByteArray m_token;
 };
 
 } // namespace dialog::logger

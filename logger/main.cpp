@@ -6,6 +6,7 @@
 #include "dialog/application.h"
 #include "dialog/options.h"
 #include "dialog/report.h"
+#include "dialog/security.h"
 
 #include <QCoreApplication>
 #include <QDir>
@@ -26,8 +27,10 @@ struct Given
     QString name = u"dialog-logger"_s;
     QString dataDir, db;
     int retentionS = 60;
+    qint64 maxBytes = -1; ///< --max-bytes; < 0: not given (SQLite's default bound)
     int httpPort = -1;
     QHostAddress httpBind{QHostAddress::LocalHost};
+    QString httpTokenFile;
 };
 
 void addOptions(OptionTable &t, dialog::logger::LogStore::Options &o, Given &g)
@@ -43,8 +46,13 @@ void addOptions(OptionTable &t, dialog::logger::LogStore::Options &o, Given &g)
                            u"Delete messages older than this many days (default 30; 0: keep)."_s, &o.keepDays,
                            0, 100000),
            Option::size(u"max-bytes"_s, u"n"_s,
-                        u"Delete the oldest messages while the database is larger (default 0: no bound)."_s,
-                        &o.maxBytes, 0, qint64(1) << 50),
+                        u"SQLite: delete the oldest ordinary messages while the database is larger (default "
+                        "1073741824; 0: no bound); audit records are never deleted for size."_s,
+                        &g.maxBytes, 0, qint64(1) << 50),
+           Option::duration(u"search-budget-ms"_s, u"ms"_s,
+                            u"One search may take this long; a longer one is stopped with a reason "
+                            "(default 10000; 0: no bound)."_s,
+                            &o.searchBudgetMs, OptionUnit::Milliseconds, 0, 3600000),
            Option::integer(
                u"buffer"_s, u"n"_s,
                u"Messages received and not yet written, at most; beyond, reporters are told to send "
@@ -61,7 +69,11 @@ void addOptions(OptionTable &t, dialog::logger::LogStore::Options &o, Given &g)
                           [&g](const QString &v, QString *why) {
                               *why = u"an IP address"_s;
                               return g.httpBind.setAddress(v);
-                          })});
+                          }),
+           Option::text(u"http-token-file"_s, u"file"_s,
+                        u"/log and /stats of the web side need the bearer token held in this file (at least "
+                        "16 bytes; white space around it ignored); the page asks for it."_s,
+                        &g.httpTokenFile)});
 }
 
 // Where the messages go: PostgreSQL (--db) or SQLite in --data-dir. False with the reason.
@@ -70,7 +82,7 @@ bool chooseDatabase(const Given &g, dialog::logger::LogStore::Options &o, QStrin
     if (!g.db.isEmpty()) {
         if (!g.dataDir.isEmpty())
             return *why = u"--db and --data-dir exclude each other"_s, false;
-        if (o.maxBytes > 0)
+        if (g.maxBytes > 0)
             return *why =
                        u"--max-bytes applies to SQLite only (PostgreSQL does not give freed space back); use "
                        "--keep-days"_s,
@@ -89,6 +101,8 @@ bool chooseDatabase(const Given &g, dialog::logger::LogStore::Options &o, QStrin
     if (!QDir().mkpath(dir))
         return *why = u"cannot create --data-dir '%1'"_s.arg(dir), false;
     o.database = dialog::logger::DatabaseConfig::sqlite(QDir(dir).absoluteFilePath(u"messages.sqlite"_s));
+    // Bounded by default: a flood of messages must not fill the disk the audit records need.
+    o.maxBytes = g.maxBytes < 0 ? qint64(1) << 30 : g.maxBytes;
     return true;
 }
 
@@ -122,6 +136,14 @@ int main(int argc, char *argv[])
     if (!server.start(&why))
         return t.fail(why);
     dialog::logger::LogWeb web(&server);
+    if (!g.httpTokenFile.isEmpty()) {
+        if (g.httpPort < 0)
+            return t.fail(u"--http-token-file needs --http-port"_s);
+        QByteArray token;
+        if (const dialog::Status st = dialog::security::readSecretFile(g.httpTokenFile, &token); !st.isOk())
+            return t.fail(u"--http-token-file: %1"_s.arg(st.message()));
+        web.setToken(token);
+    }
     if (g.httpPort >= 0) {
         if (!web.listen(g.httpBind, quint16(g.httpPort), &why))
             return t.fail(why);

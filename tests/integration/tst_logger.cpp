@@ -4,6 +4,7 @@
 #define QT_MESSAGELOGCONTEXT
 #include "processfixture.h"
 
+#include "dialog/client.h"
 #include "dialog/logrecord.h"
 #include "dialog/report.h"
 
@@ -563,6 +564,13 @@ private Q_SLOTS:
             startLogger({QStringLiteral("--keep-days"), QStringLiteral("30"), QStringLiteral("--max-bytes"),
                          QStringLiteral("2000000"), QStringLiteral("--retention-s"), QStringLiteral("1")});
         QVERIFY(!waitForLogger().isEmpty());
+        // An audit record, older than everything the size bound evicts below: it stays.
+        QCOMPARE(m_fx->run(QStringLiteral("dialogctl"),
+                           reportArgs(QStringLiteral("Auditor"),
+                                      {QStringLiteral("--category"), QStringLiteral("dialog.audit"),
+                                       QStringLiteral("--time"), QStringLiteral("10d"),
+                                       QStringLiteral("kept for ever")})),
+                 0);
         QCOMPARE(m_fx->run(QStringLiteral("dialogctl"),
                            reportArgs(QStringLiteral("Old"), {QStringLiteral("--time"), QStringLiteral("40d"),
                                                               QStringLiteral("from long ago")})),
@@ -598,6 +606,58 @@ private Q_SLOTS:
         const int n = int(kept.size());
         QCOMPARE(kept.first().value(QStringLiteral("text")).toString(),
                  text + QStringLiteral(" #%1").arg(20001 - n));
+        // Ordinary messages made room; the audit record, the oldest of the bound, was never evicted.
+        QCOMPARE(search({QStringLiteral("--process"), QStringLiteral("Auditor")}).size(), 1);
+    }
+
+    // One 60 MB message and a 4,001-character search used to hold the only search thread for over
+    // ten minutes (LIKE over the whole text). Now the text is cut when stored, the search text is
+    // bounded, searches run on two threads, and each has a time budget.
+    void searchesAreBounded()
+    {
+        QVERIFY(!waitForLogger().isEmpty());
+        QByteArray err;
+        int rc = 0;
+        search({QStringLiteral("--text"), QString(4001, QLatin1Char('a'))}, &rc, &err);
+        QCOMPARE(rc, 1);
+        QVERIFY2(err.contains("search text too long: 4001 characters, the most is 256"), err.constData());
+        // The reporter cuts a message at 16 K characters, but a process may send a batch of its own:
+        // a text of 120,000 bytes is stored cut to 64 KiB, saying so.
+        dialog::Client raw(m_fx->clientOptions(QStringLiteral("Huge")));
+        QVERIFY(raw.start());
+        dialog::LogRecord huge;
+        huge.timeMs = QDateTime::currentMSecsSinceEpoch();
+        huge.host = QStringLiteral("h");
+        huge.pid = 1;
+        huge.sequence = 1;
+        huge.category = QStringLiteral("default");
+        huge.text = QString(120000, QLatin1Char('h'));
+        bool stored = false;
+        raw.request(dialog::logservice::service(),
+                    QByteArray(1, dialog::logservice::StoreKind) + dialog::encodeRecords({huge}), 10000, this,
+                    [&stored](const dialog::Reply &r) { stored = r.isOk(); });
+        QTRY_VERIFY_WITH_TIMEOUT(stored, 10000);
+        const QList<QJsonObject> found = search({QStringLiteral("--process"), QStringLiteral("Huge")});
+        QCOMPARE(found.size(), 1);
+        const QString text = found.first().value(QStringLiteral("text")).toString();
+        QVERIFY(text.size() <= 64 * 1024);
+        QVERIFY2(text.endsWith(QStringLiteral(" … [cut: 120000 bytes]")), qPrintable(text.right(40)));
+        // A search over many messages runs out of its 1 ms budget and says so.
+        m_logger->terminate();
+        QVERIFY(m_logger->waitForFinished(5000));
+        m_logger = startLogger({QStringLiteral("--search-budget-ms"), QStringLiteral("1")});
+        QVERIFY(!waitForLogger().isEmpty());
+        QCOMPARE(m_fx->run(QStringLiteral("dialogctl"),
+                           reportArgs(QStringLiteral("Many"),
+                                      {QStringLiteral("--count"), QStringLiteral("20000"),
+                                       QStringLiteral("--numbered"), QStringLiteral("--queue"),
+                                       QStringLiteral("20000"), QStringLiteral("--timeout-ms"),
+                                       QStringLiteral("60000"), QString(200, QLatin1Char('m'))}),
+                           nullptr, nullptr, 70000),
+                 0);
+        search({QStringLiteral("--text"), QStringLiteral("not in any message")}, &rc, &err);
+        QCOMPARE(rc, 1);
+        QVERIFY2(err.contains("took longer than 1 ms"), err.constData());
     }
 
     void cliErrors_data()

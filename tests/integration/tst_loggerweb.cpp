@@ -134,6 +134,34 @@ private Q_SLOTS:
         QCOMPARE(c.wait().status, 405);
     }
 
+    // The web log had no token option: anyone who reached the port read every message.
+    void tokenGuardsTheLog()
+    {
+        QTemporaryDir dir;
+        const QString tokenFile = dir.filePath(QStringLiteral("token"));
+        QFile f(tokenFile);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write("a-token-for-the-web-log-0123456789\n");
+        f.close();
+        QProcess *logger =
+            m_fx->start(QStringLiteral("dialog-logger"),
+                        {QStringLiteral("--name"), QStringLiteral("TokenLogger"),
+                         QStringLiteral("--data-dir"), dir.path(), QStringLiteral("--http-port"),
+                         QStringLiteral("0"), QStringLiteral("--http-token-file"), tokenFile});
+        const quint16 port = ProcessFixture::waitForListening(
+            logger, QRegularExpression(QStringLiteral("web log on http://127\\.0\\.0\\.1:(\\d+)/")));
+        QVERIFY(port != 0);
+        HttpReply r = httpGet(port, "/log");
+        QCOMPARE(r.status, 401);
+        QVERIFY2(r.body.contains("needs a token"), r.body.constData());
+        QCOMPARE(httpGet(port, "/stats").status, 401);
+        QCOMPARE(httpGet(port, "/log", "Authorization: Bearer wrong-token-of-the-same-length-0\r\n").status,
+                 401);
+        QCOMPARE(httpGet(port, "/log", "Authorization: Bearer a-token-for-the-web-log-0123456789\r\n").status,
+                 200);
+        QCOMPARE(httpGet(port, "/").status, 200); // the page holds no data; it asks for the token
+    }
+
     void searchPageInChromium()
     {
         if (HeadlessChromium::executable().isEmpty())
