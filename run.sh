@@ -189,7 +189,7 @@ demo() {
     "$bin/dialogctl" config import "$ROOT/resources" --message "./run.sh demo"
     if [ -n "${DISPLAY:-}${WAYLAND_DISPLAY:-}" ]; then
         say "opening the run-control GUI (dialog-runcontrol): Configure, then Start run"
-        "$bin/dialog-runcontrol" >"$run/logs/runcontrol-gui.log" 2>&1 &
+        "$bin/dialog-runcontrol" --configdb configdb >"$run/logs/runcontrol-gui.log" 2>&1 &
         GUI_PID=$!
     else
         say "no display: drive the run from the command line (or run $bin/dialog-runcontrol where there is one)"

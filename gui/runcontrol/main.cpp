@@ -22,9 +22,15 @@ int main(int argc, char *argv[])
     p.addOption({QStringLiteral("master"), QStringLiteral("Name of the master (default Master)."),
                  QStringLiteral("name"), QStringLiteral("Master")});
     p.addOption({QStringLiteral("monitor"), QStringLiteral("Monitoring mode only (read-only).")});
-    p.addOption({QStringLiteral("alarms-server"),
-                 QStringLiteral("Show the active alarms of this IS server (dialog-isserver --alarms) in a banner."),
-                 QStringLiteral("server")});
+    p.addOption(
+        {QStringLiteral("alarms-server"),
+         QStringLiteral("Show the active alarms of this IS server (dialog-isserver --alarms) in a banner."),
+         QStringLiteral("server")});
+    p.addOption(
+        {QStringLiteral("configdb"),
+         QStringLiteral("Show a Runs tab: the run registry of this configuration database (dialog-configdb "
+                        "serving CONFIG.<name>)."),
+         QStringLiteral("name")});
     p.process(app);
     dialog::ClientOptions o = dialog::ClientOptions::fromEnvironment(
         QStringLiteral("RunControl.GUI.%1").arg(QCoreApplication::applicationPid()));
@@ -38,6 +44,8 @@ int main(int argc, char *argv[])
                                            !p.isSet(QStringLiteral("monitor")));
     if (p.isSet(QStringLiteral("alarms-server")))
         w.watchAlarms(p.value(QStringLiteral("alarms-server")));
+    if (p.isSet(QStringLiteral("configdb")))
+        w.showRuns(p.value(QStringLiteral("configdb")));
     w.show();
     dialog::installMessageHandler();
     dialog::startReporting(w.client());

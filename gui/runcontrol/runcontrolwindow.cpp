@@ -2,6 +2,7 @@
 #include "alarmbanner.h"
 
 #include "messagerates.h"
+#include "runsview.h"
 
 #include "dialog/directory.h"
 #include "dialog/rc/protocol.h"
@@ -19,6 +20,7 @@
 #include <QPushButton>
 #include <QSplitter>
 #include <QStatusBar>
+#include <QTabWidget>
 #include <QTableWidget>
 #include <QTimer>
 #include <QVBoxLayout>
@@ -126,6 +128,7 @@ RunControlWindow::RunControlWindow(const ClientOptions &options, const QString &
     split->setStretchFactor(0, 3);
     split->setStretchFactor(1, 2);
     layout->addWidget(split, 1);
+    m_controlPage = central;
     setCentralWidget(central);
     resize(980, 720);
 
@@ -533,7 +536,23 @@ void RunControlWindow::watchAlarms(const QString &isServer)
         return;
     m_alarmBanner = new AlarmBanner(m_client.get(), isServer);
     // Below the header, above the buttons.
-    static_cast<QVBoxLayout *>(centralWidget()->layout())->insertWidget(1, m_alarmBanner);
+    static_cast<QVBoxLayout *>(m_controlPage->layout())->insertWidget(1, m_alarmBanner);
+}
+
+void RunControlWindow::showRuns(const QString &database)
+{
+    if (m_runsView)
+        return;
+    auto *tabs = new QTabWidget;
+    tabs->addTab(takeCentralWidget(), QStringLiteral("Run control"));
+    m_runsView = new RunsView(m_client.get(), database);
+    tabs->addTab(m_runsView, QStringLiteral("Runs"));
+    // The registry is read when the tab is opened, then every 5 s while it is shown.
+    connect(tabs, &QTabWidget::currentChanged, m_runsView, [this, tabs](int index) {
+        if (tabs->widget(index) == m_runsView)
+            m_runsView->refresh();
+    });
+    setCentralWidget(tabs);
 }
 
 } // namespace dialog::runcontrol

@@ -22,6 +22,7 @@ namespace dialog::runcontrol {
 
 class MessageRateLabel;
 class AlarmBanner;
+class RunsView;
 
 class RunControlWindow : public QMainWindow
 {
@@ -63,6 +64,11 @@ public:
     void watchAlarms(const QString &isServer);
     /// The banner (nullptr before watchAlarms()).
     AlarmBanner *alarmBanner() const { return m_alarmBanner; }
+    /// Puts the run control in a tab beside a Runs tab: the run registry of the configuration
+    /// database served as CONFIG.<@p database>. Call once.
+    void showRuns(const QString &database);
+    /// The Runs tab (nullptr before showRuns()).
+    RunsView *runsView() const { return m_runsView; }
 
 Q_SIGNALS:
     void modeChanged(dialog::runcontrol::RunControlWindow::Mode mode);
@@ -101,6 +107,8 @@ private:
     QHash<QString, QJsonObject> m_status;
     std::function<bool(const QString &)> m_confirm;
     AlarmBanner *m_alarmBanner = nullptr;
+    RunsView *m_runsView = nullptr;
+    QWidget *m_controlPage = nullptr; ///< header, buttons, slaves and messages (a tab with showRuns())
 };
 
 /// Background colour of a state (shared by the big label and the table).
