@@ -78,6 +78,17 @@ private:
         QVERIFY(startConfigDb());
     }
 
+    /// setUpSystem(), then resources/ imported as version 1.
+    void setUpWithResources()
+    {
+        setUpSystem();
+        if (QTest::currentTestFailed())
+            return;
+        QCOMPARE(ctl({QStringLiteral("config"), QStringLiteral("import"),
+                      QStringLiteral(DIALOG_SOURCE_DIR "/resources")}),
+                 0);
+    }
+
     // The tests both back-ends run.
     void documentsAndVersions();
     void concurrentEditors();
@@ -180,12 +191,9 @@ void tst_ConfigDb::documentsAndVersions()
 
 void tst_ConfigDb::concurrentEditors()
 {
-    setUpSystem();
+    setUpWithResources();
     if (QTest::currentTestFailed())
         return;
-    QCOMPARE(ctl({QStringLiteral("config"), QStringLiteral("import"),
-                  QStringLiteral(DIALOG_SOURCE_DIR "/resources")}),
-             0);
     // Two editors read version 1 and both commit on it, at the same time: one is refused, naming
     // what the other changed.
     QProcess *a =
@@ -213,12 +221,9 @@ void tst_ConfigDb::concurrentEditors()
 
 void tst_ConfigDb::badInput()
 {
-    setUpSystem();
+    setUpWithResources();
     if (QTest::currentTestFailed())
         return;
-    QCOMPARE(ctl({QStringLiteral("config"), QStringLiteral("import"),
-                  QStringLiteral(DIALOG_SOURCE_DIR "/resources")}),
-             0);
     struct Case
     {
         const char *path;
@@ -348,12 +353,9 @@ void tst_ConfigDb::runRegistry()
 
 void tst_ConfigDb::killedMidCommitLeavesCommitsWholeOrAbsent()
 {
-    setUpSystem();
+    setUpWithResources();
     if (QTest::currentTestFailed())
         return;
-    QCOMPARE(ctl({QStringLiteral("config"), QStringLiteral("import"),
-                  QStringLiteral(DIALOG_SOURCE_DIR "/resources")}),
-             0);
     // A directory of 40 slave documents, committed again and again with other values; the daemon
     // kills itself after writing some of them, at another point each time.
     const QString dir = m_dir->filePath(QStringLiteral("bulk/slaves"));
@@ -399,12 +401,9 @@ void tst_ConfigDb::killedMidCommitLeavesCommitsWholeOrAbsent()
 
 void tst_ConfigDb::editCommitsOnTheVersionRead()
 {
-    setUpSystem();
+    setUpWithResources();
     if (QTest::currentTestFailed())
         return;
-    QCOMPARE(ctl({QStringLiteral("config"), QStringLiteral("import"),
-                  QStringLiteral(DIALOG_SOURCE_DIR "/resources")}),
-             0);
     // The editor: a shell function of $EDITOR, given the file.
     auto edit = [&](const QByteArray &editor, QByteArray *out, QByteArray *err) {
         qunsetenv("VISUAL"); // it would come first
