@@ -80,6 +80,8 @@ HttpHeadGuard::Verdict HttpHeadGuard::decide(const QByteArray &head)
         return refuse("413 Content Too Large", "a request body is not accepted (Content-Length " + length +
                                                    "); the web IS takes GET and HEAD");
     ++m_requests;
+    if (m_requests == 1)
+        m_first = head;
     if (upgrade) {
         if (m_requests > 1)
             return refuse("400 Bad Request",

@@ -36,6 +36,8 @@ public:
     int requests() const { return m_requests; }
     /// The head of the WebSocket upgrade (without its blank line), after Verdict::WebSocket.
     const QByteArray &head() const { return m_upgrade; }
+    /// The connection's first accepted head (without its blank line), once requests() > 0.
+    const QByteArray &firstHead() const { return m_first; }
     /// The refusal's status line text ("413 Content Too Large"), after Verdict::Refuse.
     const QByteArray &status() const { return m_status; }
     /// The refusal's plain-text body, after Verdict::Refuse.
@@ -56,7 +58,7 @@ private:
     QByteArray m_head; // the head being received
     bool m_lineChecked = false;
     int m_requests = 0;
-    QByteArray m_upgrade, m_status, m_body;
+    QByteArray m_upgrade, m_first, m_status, m_body;
     QList<QPair<QByteArray, QByteArray>> m_headers;
 };
 

@@ -84,6 +84,7 @@ bool WebServer::listen(QString *error)
     limits.idleMs = o.httpIdleS * 1000;
     limits.maxPerAddress = o.httpMaxPerAddress;
     limits.headMs = o.httpHeadS * 1000;
+    limits.reservedForToken = qMin(8, limits.maxConnections / 4);
     auto tcp = std::make_unique<WebTcpServer>(&m_webSockets, limits,
                                               [this](QTcpSocket *s) { return m_pipeline->busy(s); });
     tcp->setToken(o.httpToken);
@@ -166,6 +167,7 @@ bool WebServer::handleRequest(const QHttpServerRequest &request, QTcpSocket *soc
     const QString path = url.path(QUrl::FullyDecoded);
     const QStringList segments = path.split(QLatin1Char('/')).mid(1);
     if (!authorized(request, segments)) {
+        t.close = true; // a connection without the token holds no room for further tries
         WebAnswer a = WebAnswer::error(
             401, QStringLiteral("this web IS needs a token: send 'Authorization: Bearer <token>' "
                                 "(the content of the server's --http-token-file)"));

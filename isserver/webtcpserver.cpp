@@ -58,10 +58,16 @@ void WebTcpServer::incomingConnection(qintptr descriptor)
     }
     // What one read may buffer: a request head, or a few WebSocket frames (bounded in size by the hub).
     socket->setReadBufferSize(ReadBufferBytes);
+    const bool needsToken = onlyTokenHolders();
     if (!admit(socket))
         return;
-    sniff(socket, watchIdle(socket));
+    sniff(socket, watchIdle(socket), needsToken);
     addPendingConnection(socket);
+}
+
+bool WebTcpServer::onlyTokenHolders() const
+{
+    return !m_token.isEmpty() && m_open >= m_limits.maxConnections - m_limits.reservedForToken;
 }
 
 bool WebTcpServer::admit(QTcpSocket *socket)
@@ -108,7 +114,7 @@ QTimer *WebTcpServer::watchIdle(QTcpSocket *socket)
     return idle;
 }
 
-void WebTcpServer::sniff(QTcpSocket *socket, QTimer *idle)
+void WebTcpServer::sniff(QTcpSocket *socket, QTimer *idle, bool needsToken)
 {
     // Connected before the HTTP server's own readyRead handler, so called first; the HTTP server
     // then reads everything available, so each call finds only new bytes. Every request head goes
@@ -130,9 +136,19 @@ void WebTcpServer::sniff(QTcpSocket *socket, QTimer *idle)
                                 << socket->peerAddress().toString() << "timed out in its head";
     });
     deadline->start();
-    *watch = connect(socket, &QTcpSocket::readyRead, socket, [this, socket, guard, watch, idle, deadline] {
+    *watch = connect(socket, &QTcpSocket::readyRead, socket, [=] {
         const int served = guard->requests();
         const HttpHeadGuard::Verdict verdict = guard->feed(socket->peek(socket->bytesAvailable()));
+        if (needsToken && served == 0 && guard->requests() > 0 &&
+            !headCarriesToken(guard->firstHead(), m_token)) {
+            delete deadline;
+            stopReading(socket);
+            refuse(socket, "503 Service Unavailable",
+                   "503 Service Unavailable: " + QByteArray::number(m_open) +
+                       " connections are open; the last " + QByteArray::number(m_limits.reservedForToken) +
+                       " are kept for clients with the token\n");
+            return;
+        }
         if (verdict == HttpHeadGuard::Verdict::Refuse) {
             delete deadline;
             stopReading(socket);

@@ -32,6 +32,10 @@ public:
         int maxConnections = 128; ///< open connections (HTTP and WebSocket); more are answered 503
         int maxPerAddress = 32;   ///< open connections from one client address; more are answered 503
         int headMs = 5000;        ///< a request head must be complete this long after its start, or 408
+        /// With a token: the last this many of maxConnections are kept for clients that send it
+        /// (their first request carries it); others get 503 there, so open connections without the
+        /// token never lock out the ones with it.
+        int reservedForToken = 8;
     };
 
     /// @p busy tells whether a connection has an answer pending (then it is not idle).
@@ -54,9 +58,12 @@ protected:
 private:
     /// Counts @p socket as open; false (and a 503 answer) when the bound is reached.
     bool admit(QTcpSocket *socket);
+    /// True when a connection opened now must show the token in its first request (the room left
+    /// is the room reserved for token holders).
+    bool onlyTokenHolders() const;
     QTimer *watchIdle(QTcpSocket *socket);
     /// Reads every request head as it arrives and decides: HTTP, WebSocket, or refused.
-    void sniff(QTcpSocket *socket, QTimer *idle);
+    void sniff(QTcpSocket *socket, QTimer *idle, bool needsToken);
     void upgrade(QTcpSocket *socket, QTimer *idle);
     static void stopReading(QTcpSocket *socket);
     static void refuse(QTcpSocket *socket, const QByteArray &status, const QByteArray &body,

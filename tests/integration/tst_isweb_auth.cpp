@@ -27,6 +27,7 @@ private Q_SLOTS:
     void cleanup() { tearDownFixture(); }
     void tokenGuardsHttp();
     void tokenGuardsWebSocket();
+    void roomIsKeptForTokenHolders();
     void tokenFileMustBeUsable();
     void httpsWithTestCa();
     void unfinishedTlsHandshakeIsClosed();
@@ -67,6 +68,12 @@ void tst_IsWebAuth::tokenGuardsHttp()
         401);
     QCOMPARE(httpGet(m_http, "/is/DAQ?token=" + Token).status, 401); // HTTP takes the header only
     QCOMPARE(httpGet(m_http, "/metrics").status, 401);
+    // A request without the token is answered and its connection closed: it holds no place.
+    HttpConnection tried;
+    QVERIFY(tried.open(m_http));
+    tried.send("GET", "/is/DAQ");
+    QCOMPARE(tried.wait().status, 401);
+    QTRY_COMPARE_WITH_TIMEOUT(tried.socket().state(), QAbstractSocket::UnconnectedState, 5000);
     // The list of servers and their object counts is data too (it was served without the token).
     QCOMPARE(httpGet(m_http, "/is").status, 401);
     QCOMPARE(httpGet(m_http, "/is/").status, 401);
@@ -80,6 +87,39 @@ void tst_IsWebAuth::tokenGuardsHttp()
     QCOMPARE(r.status, 200);
     QVERIFY(r.body.contains("id=\"login\""));
     QCOMPARE(httpGet(m_http, "/app.js").status, 200);
+}
+
+// Connections without the token (idle, or trying one request after another) filled every place
+// and the operators with the token got 503. The last places are kept for them now, and a request
+// without the token is answered 401 and closed.
+void tst_IsWebAuth::roomIsKeptForTokenHolders()
+{
+    // 1 WebSocket + 4 x 1 request = 5 connections, the last one kept for token holders.
+    m_server =
+        startWebServer(QStringLiteral("DAQ"), {QStringLiteral("--http-token-file"), tokenFile(),
+                                               QStringLiteral("--http-max-requests"), QStringLiteral("1"),
+                                               QStringLiteral("--http-max-websockets"), QStringLiteral("1"),
+                                               QStringLiteral("--http-head-s"), QStringLiteral("600"),
+                                               QStringLiteral("--http-idle-s"), QStringLiteral("600")});
+    QVERIFY(m_http != 0);
+    std::vector<std::unique_ptr<HttpConnection>> idle;
+    for (int i = 0; i < 4; ++i) {
+        idle.push_back(std::make_unique<HttpConnection>());
+        QVERIFY(idle.back()->open(m_http));
+    }
+    HttpConnection without;
+    QVERIFY(without.open(m_http));
+    without.send("GET", "/is/DAQ");
+    const HttpReply refused = without.wait();
+    QCOMPARE(refused.status, 503);
+    QVERIFY2(refused.body.contains("kept for clients with the token"), refused.body.constData());
+    // The refused one leaves; one with the token takes the kept place (once the server has seen the
+    // refused one go: until then every place is taken). Asked until admitted, not once more after.
+    QVERIFY(waitUntil(
+        [this] {
+            return httpGet(m_http, "/is/DAQ", "Authorization: Bearer " + Token + "\r\n").status == 200;
+        },
+        5000, 20));
 }
 
 void tst_IsWebAuth::tokenGuardsWebSocket()
