@@ -16,6 +16,7 @@
 #include <QPointer>
 #include <QThread>
 #include <QWebSocket>
+#include <utility>
 
 Q_LOGGING_CATEGORY(lcWebSocket, "dialog.is.web.ws")
 
@@ -79,12 +80,15 @@ struct WebSocketHub::Client
     quint64 coalesced = 0;
     double tokens = CriteriaBurst; // criteria messages it may send now
     QElapsedTimer refill;          // since tokens was last topped up
+    bool syncing = false;          // its first values are being matched: changes wait in pending
+    quint64 generation = 0;        // of its subscription: a scan for an older one is dropped
 };
 
 WebSocketHub::WebSocketHub(is::Repository &repository, is::Dictionary *dictionary, int maxClients,
                            QObject *parent)
     : QObject(parent), m_repository(repository), m_dictionary(dictionary), m_maxClients(maxClients)
 {
+    m_scans.setMaxThreadCount(2);
     m_listener = m_repository.addListener([this](const is::Change &c) {
         if (QThread::currentThread() == thread())
             onChange(c);
@@ -96,6 +100,7 @@ WebSocketHub::WebSocketHub(is::Repository &repository, is::Dictionary *dictionar
 
 WebSocketHub::~WebSocketHub()
 {
+    handoff::waitForDone(m_scans); // their answers, posted to this object, are dropped with it
     m_repository.removeListener(m_listener);
     const auto sockets = m_clients.keys();
     for (QWebSocket *s : sockets) {
@@ -253,22 +258,47 @@ void WebSocketHub::onMessage(Client &c, const QString &text)
 
 void WebSocketHub::subscribeLocal(Client &c)
 {
-    ScanBudget budget(m_scanBudgetMs);
-    bool complete = true;
-    const QList<is::StoredObject> objects =
-        m_repository.objects(c.criteria, budget.check(c.criteria), &complete);
-    if (budget.refused(c.criteria, complete)) {
+    // Matched in a scan thread on a snapshot, within the scan budget: a costly pattern stops neither
+    // the server's main thread nor its writers. Changes meanwhile wait in the client's queue.
+    c.syncing = true;
+    const quint64 generation = ++c.generation;
+    QPointer<QWebSocket> socket(c.socket);
+    handoff::startIn(m_scans, [this, socket, generation, criteria = c.criteria, budgetMs = m_scanBudgetMs] {
+        ScanBudget budget(budgetMs);
+        bool complete = true;
+        QList<is::StoredObject> objects = m_repository.objects(criteria, budget.check(criteria), &complete);
+        const QString refused = budget.refused(criteria, complete) ? budget.errorString() : QString();
+        handoff::post(this, [this, socket, generation, refused, objects = std::move(objects)] {
+            if (socket)
+                finishLocal(socket, generation, refused, objects);
+        });
+    });
+}
+
+void WebSocketHub::finishLocal(QWebSocket *socket, quint64 generation, const QString &refused,
+                               const QList<is::StoredObject> &objects)
+{
+    auto client = m_clients.value(socket);
+    if (!client || client->generation != generation)
+        return; // gone, or subscribed anew since
+    Client &c = *client;
+    // The changes that came during the scan are newer than its values: they go after "synced".
+    QStringList heldOrder = std::exchange(c.order, {});
+    QHash<QString, QByteArray> held = std::exchange(c.pending, {});
+    c.syncing = false;
+    if (!refused.isEmpty()) {
         c.subscribed = false;
-        sendError(c, budget.errorString());
+        sendError(c, refused);
         return;
     }
-    QJsonObject criteria = c.criteria.toJson();
     sendControl(c, compact(QJsonObject{{QStringLiteral("event"), QStringLiteral("subscribed")},
                                        {QStringLiteral("server"), c.server},
-                                       {QStringLiteral("criteria"), criteria},
+                                       {QStringLiteral("criteria"), c.criteria.toJson()},
                                        {QStringLiteral("objects"), qint64(objects.size())}}));
     const QString prefix = c.server + QLatin1Char('.');
     for (const is::StoredObject &o : objects) {
+        if (held.contains(o.name))
+            continue; // a newer state of it is held
         if (c.historyUs > 0)
             sendHistory(c, o.name);
         // The current value says whether it is stale; an update is a write, so never stale.
@@ -278,6 +308,8 @@ void WebSocketHub::subscribeLocal(Client &c)
                              m_staleness ? &st : nullptr));
     }
     enqueue(c, SyncedKey, compact(QJsonObject{{QStringLiteral("event"), QStringLiteral("synced")}}));
+    for (const QString &key : std::as_const(heldOrder))
+        enqueue(c, key, held.value(key));
 }
 
 void WebSocketHub::sendHistory(Client &c, const QString &objectName)
@@ -392,7 +424,7 @@ void WebSocketHub::onChange(const is::Change &change)
 
 void WebSocketHub::enqueue(Client &c, const QString &key, const QByteArray &message)
 {
-    if (c.pending.isEmpty() && c.socket->bytesToWrite() < highWater()) {
+    if (!c.syncing && c.pending.isEmpty() && c.socket->bytesToWrite() < highWater()) {
         c.socket->sendTextMessage(QString::fromUtf8(message));
         return;
     }
@@ -408,6 +440,8 @@ void WebSocketHub::enqueue(Client &c, const QString &key, const QByteArray &mess
 
 void WebSocketHub::flush(Client &c)
 {
+    if (c.syncing)
+        return;
     while (!c.order.isEmpty() && c.socket->bytesToWrite() < highWater())
         c.socket->sendTextMessage(QString::fromUtf8(c.pending.take(c.order.takeFirst())));
 }

@@ -10,6 +10,7 @@
 #include <QHash>
 #include <QObject>
 #include <QStringList>
+#include <QThreadPool>
 #include <functional>
 #include <memory>
 
@@ -71,6 +72,10 @@ private:
     bool takeToken(Client &c);
     void onMessage(Client &c, const QString &text);
     void subscribeLocal(Client &c);
+    /// The scan of subscribeLocal() is done: sends its values (or @p refused) to @p socket's client
+    /// if it still has subscription @p generation.
+    void finishLocal(QWebSocket *socket, quint64 generation, const QString &refused,
+                     const QList<is::StoredObject> &objects);
     void sendHistory(Client &c, const QString &objectName);
     void subscribeRemote(Client &c);
     void onChange(const is::Change &change);
@@ -89,6 +94,7 @@ private:
     const is::HistoryStore *m_history = nullptr;
     std::function<is::Staleness(const is::StoredObject &)> m_staleness;
     QHash<QWebSocket *, std::shared_ptr<Client>> m_clients;
+    QThreadPool m_scans; // the first values of local subscriptions (at most two at once)
 };
 
 } // namespace dialog::isd

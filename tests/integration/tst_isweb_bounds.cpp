@@ -21,6 +21,7 @@ private Q_SLOTS:
     void cleanup() { tearDownFixture(); }
     void scanDoesNotStopWrites();
     void scanBudgetIsPerRequest();
+    void webSubscriptionScansOffTheMainThread();
     void nestedQuantifiersRefused();
     void criteriaMessagesRateLimited();
     void webSocketFrameBoundedAtItsHeader();
@@ -109,6 +110,31 @@ void tst_IsWebBounds::scanBudgetIsPerRequest()
     QCOMPARE(limit.status, 400);
     QVERIFY2(limit.body.contains("match limit"), limit.body);
     QCOMPARE(httpGet(m_http, "/is/DAQ?regex=Scan000000000000[0-4]").status, 200);
+}
+
+// One WebSocket subscription with a costly pattern used to stop the server's main thread (writes
+// fell from 2,400/s to 0-35/s). Its first values are matched in a scan thread now: the server
+// answers meanwhile, and the subscription is refused at the budget.
+void tst_IsWebBounds::webSubscriptionScansOffTheMainThread()
+{
+    fillMany(2000, {QStringLiteral("--scan-budget-ms"), QStringLiteral("8000")});
+    WsClient ws;
+    ws.socket.open(QUrl(QStringLiteral("ws://127.0.0.1:%1/is/ws").arg(m_http)));
+    QTRY_COMPARE_WITH_TIMEOUT(ws.socket.state(), QAbstractSocket::ConnectedState, 5000);
+    ws.socket.sendTextMessage(QStringLiteral("{\"regex\": \"(?:.|.)+\\\\s\"}"));
+    // Answered by the main thread while the subscription's scan goes on.
+    QCOMPARE(httpGet(m_http, "/is/DAQ/DAQ.Scan0000000000000").status, 200);
+    const is::Status s = m_dict->insertSync(
+        QStringLiteral("DAQ.During"), is::Object::create(m_dict->types(), QStringLiteral("ProcessStats")));
+    QVERIFY2(s.isOk(), qPrintable(s.toString()));
+    QVERIFY2(ws.received.isEmpty(), "the scan ended before the server was asked: the test proves nothing");
+    QTRY_VERIFY_WITH_TIMEOUT(ws.indexOf(QStringLiteral("error")) >= 0, 30000);
+    QVERIFY(ws.events(QStringLiteral("error"))
+                .first()
+                .value(QLatin1String("error"))
+                .toString()
+                .contains(QLatin1String("pattern too expensive")));
+    QCOMPARE(ws.indexOf(QStringLiteral("subscribed")), -1);
 }
 
 // A group repeating an unbounded quantifier backtracks exponentially: refused before any matching.
