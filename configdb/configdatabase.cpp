@@ -25,7 +25,7 @@ const char *const sqliteSchema[] = {
     "NULL, config_version INTEGER NOT NULL, config_tag TEXT NOT NULL, operator TEXT NOT NULL, start_time "
     "INTEGER NOT NULL, end_time INTEGER, events INTEGER NOT NULL DEFAULT 0, bytes INTEGER NOT NULL DEFAULT "
     "0, "
-    "end_reason TEXT, end_message TEXT, master TEXT NOT NULL, processes TEXT NOT NULL)",
+    "end_reason TEXT, end_message TEXT, master TEXT NOT NULL, processes TEXT NOT NULL, messages TEXT)",
     "CREATE INDEX IF NOT EXISTS runs_start ON runs (start_time)",
     "CREATE INDEX IF NOT EXISTS runs_partition ON runs (partition, number)",
     // The runs that never ended, looked up at every start: a small index, not a scan of the registry.
@@ -44,11 +44,13 @@ const char *const postgresSchema[] = {
     "CREATE TABLE IF NOT EXISTS runs (number BIGINT PRIMARY KEY, partition TEXT NOT NULL, run_type TEXT NOT "
     "NULL, config_version BIGINT NOT NULL, config_tag TEXT NOT NULL, operator TEXT NOT NULL, start_time "
     "BIGINT NOT NULL, end_time BIGINT, events BIGINT NOT NULL DEFAULT 0, bytes BIGINT NOT NULL DEFAULT 0, "
-    "end_reason TEXT, end_message TEXT, master TEXT NOT NULL, processes TEXT NOT NULL)",
+    "end_reason TEXT, end_message TEXT, master TEXT NOT NULL, processes TEXT NOT NULL, messages TEXT)",
     "CREATE INDEX IF NOT EXISTS runs_start ON runs (start_time)",
     "CREATE INDEX IF NOT EXISTS runs_partition ON runs (partition, number)",
     // The runs that never ended, looked up at every start: a small index, not a scan of the registry.
     "CREATE INDEX IF NOT EXISTS runs_open ON runs (partition) WHERE end_time IS NULL",
+    // A registry of an earlier daemon: the warnings and errors of each run were not kept.
+    "ALTER TABLE runs ADD COLUMN IF NOT EXISTS messages TEXT",
 };
 
 Status storageError(bool *broken, const QString &what, const QString &why)
@@ -95,8 +97,14 @@ Status ConfigDatabase::open()
                 return false;
         return true;
     };
-    const bool ok = isPostgreSQL() ? run(std::begin(postgresSchema), std::end(postgresSchema))
-                                   : run(std::begin(sqliteSchema), std::end(sqliteSchema));
+    bool ok = isPostgreSQL() ? run(std::begin(postgresSchema), std::end(postgresSchema))
+                             : run(std::begin(sqliteSchema), std::end(sqliteSchema));
+    // A SQLite registry of an earlier daemon: the column of the runs' warnings and errors is added
+    // (SQLite has no ADD COLUMN IF NOT EXISTS).
+    if (ok && !isPostgreSQL() &&
+        q.exec(QStringLiteral("SELECT 1 FROM pragma_table_info('runs') WHERE name = 'messages'")) &&
+        !q.next())
+        ok = q.exec(QStringLiteral("ALTER TABLE runs ADD COLUMN messages TEXT"));
     if (!ok) {
         const Status st =
             storageError(&m_broken, QStringLiteral("cannot create the tables"), q.lastError().text());

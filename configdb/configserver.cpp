@@ -143,7 +143,7 @@ QJsonObject ConfigServer::answer(const QJsonObject &r, const Request &origin)
         st = m_runs->end(
             r.value(QStringLiteral("number")).toInteger(), r.value(QStringLiteral("reason")).toString(),
             r.value(QStringLiteral("message")).toString(), r.value(QStringLiteral("events")).toInteger(),
-            r.value(QStringLiteral("bytes")).toInteger(), &a);
+            r.value(QStringLiteral("bytes")).toInteger(), r.value(QStringLiteral("messages")).toObject(), &a);
     } else if (op == QLatin1String("run")) {
         st = m_runs->show(r.value(QStringLiteral("number")).toInteger(), &a);
     } else if (op == QLatin1String("runs")) {

@@ -13,7 +13,7 @@ namespace {
 
 const char *const columns =
     "number, partition, run_type, config_version, config_tag, operator, master, processes, "
-    "start_time, end_time, events, bytes, end_reason, end_message";
+    "start_time, end_time, events, bytes, end_reason, end_message, messages";
 
 QJsonObject runFrom(const QSqlQuery &q)
 {
@@ -34,6 +34,8 @@ QJsonObject runFrom(const QSqlQuery &q)
         r.insert(QStringLiteral("end_reason"), q.value(12).toString());
     if (!q.isNull(13) && !q.value(13).toString().isEmpty())
         r.insert(QStringLiteral("end_message"), q.value(13).toString());
+    if (!q.isNull(14))
+        r.insert(QStringLiteral("messages"), QJsonDocument::fromJson(q.value(14).toByteArray()).object());
     return r;
 }
 
@@ -111,7 +113,7 @@ Status RunRegistry::start(const QJsonObject &run, QJsonObject *out)
 }
 
 Status RunRegistry::end(qint64 number, const QString &reason, const QString &message, qint64 events,
-                        qint64 bytes, QJsonObject *out)
+                        qint64 bytes, const QJsonObject &messages, QJsonObject *out)
 {
     if (reason != QLatin1String("normal") && reason != QLatin1String("error"))
         return badRun(QStringLiteral("end_reason '%1': expected normal or error").arg(reason));
@@ -129,9 +131,14 @@ Status RunRegistry::end(qint64 number, const QString &reason, const QString &mes
         st = m_db->exec(
             q,
             QStringLiteral(
-                "UPDATE runs SET end_time = ?, end_reason = ?, end_message = ?, events = ?, bytes = ? "
-                "WHERE number = ?"),
-            {QDateTime::currentMSecsSinceEpoch(), reason, message, events, bytes, number}, "ending the run");
+                "UPDATE runs SET end_time = ?, end_reason = ?, end_message = ?, events = ?, bytes = ?, "
+                "messages = ? WHERE number = ?"),
+            {QDateTime::currentMSecsSinceEpoch(), reason, message, events, bytes,
+             messages.isEmpty()
+                 ? QVariant(QMetaType::fromType<QString>())
+                 : QVariant(QString::fromUtf8(QJsonDocument(messages).toJson(QJsonDocument::Compact))),
+             number},
+            "ending the run");
     if (!st.isOk()) {
         m_db->rollback();
         return st;

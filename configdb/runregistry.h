@@ -11,7 +11,8 @@ namespace dialog::configdb {
 /// Used in one thread (the one its database connection was opened in). Runs are JSON objects on
 /// the wire: number, partition, run_type, config_version, config_tag, operator, master, processes
 /// (an array of {name, host, pid, version}), start_time, end_time, events, bytes, end_reason
-/// ("normal", "error", "master lost"; absent while the run goes on), end_message.
+/// ("normal", "error", "master lost"; absent while the run goes on), end_message, messages (the
+/// warnings and errors by process and severity, as the message log had them at the end).
 class RunRegistry
 {
 public:
@@ -21,10 +22,11 @@ public:
     /// master, processes) and gives it the next number. The partition's runs that never ended are
     /// ended first as "master lost": a master that allocates a number has not taken them over.
     Status start(const QJsonObject &run, QJsonObject *out);
-    /// Ends run @p number: @p reason "normal" or "error" (with @p message), the events and bytes.
+    /// Ends run @p number: @p reason "normal" or "error" (with @p message), the events and bytes,
+    /// and @p messages, the warnings and errors of the run by process ({"FE1": {"warning": 2}}).
     /// NotFound for an unknown run; AlreadyExists for one that has ended.
     Status end(qint64 number, const QString &reason, const QString &message, qint64 events, qint64 bytes,
-               QJsonObject *out);
+               const QJsonObject &messages, QJsonObject *out);
     /// The run numbered @p number.
     Status show(qint64 number, QJsonObject *out);
     /// The newest runs first: started at or after @p sinceMs, of @p runType and @p partition when

@@ -1,5 +1,6 @@
 #include "runbook.h"
 
+#include "dialog/logrecord.h"
 #include "dialog/rc/protocol.h"
 #include "dialog/version.h"
 
@@ -80,9 +81,9 @@ void RunBook::readSlaves(quint64 version, std::function<void(const Status &, con
     }
 }
 
-QJsonArray RunBook::processes() const
+QStringList RunBook::processNames() const
 {
-    // Process names as the directory has them (an IS server registers as IS.Server.<name>).
+    // As the directory and the message log name them (an IS server registers as IS.Server.<name>).
     QStringList names{m_partition.master.name};
     for (const rc::ProcessSpec &s : m_partition.isServers)
         names << QStringLiteral("IS.Server.") + s.name;
@@ -90,6 +91,12 @@ QJsonArray RunBook::processes() const
          {m_partition.slaves, m_partition.loggers, m_partition.configDbs})
         for (const rc::ProcessSpec &s : group)
             names << s.name;
+    return names;
+}
+
+QJsonArray RunBook::processes() const
+{
+    const QStringList names = processNames();
     QJsonArray out;
     for (const QString &n : std::as_const(names)) {
         QJsonObject p{{QStringLiteral("name"), n}};
@@ -116,15 +123,42 @@ void RunBook::startRun(const QString &runType, const QString &operatorName,
                           {QStringLiteral("master"), m_partition.master.name},
                           {QStringLiteral("processes"), processes()}};
     m_config.call({{QStringLiteral("op"), QStringLiteral("run-start")}, {QStringLiteral("run"), run}},
-                  [done](const Status &st, const QJsonObject &a) {
+                  [this, done](const Status &st, const QJsonObject &a) {
                       if (!st.isOk())
                           return done(Status(st.code(), QStringLiteral("run registry: %1").arg(st.message())),
                                       0);
+                      m_runStartMs = a.value(QStringLiteral("start_time")).toInteger();
                       done(st, quint32(a.value(QStringLiteral("number")).toInteger()));
                   });
 }
 
 void RunBook::endRun(quint32 number, const QString &reason, const QString &message)
+{
+    // The warnings and errors of the run: what the message log holds from the partition's processes
+    // since the run started (messages still on their way to it are not counted).
+    LogQuery query;
+    query.sinceMs = m_runStartMs;
+    query.minSeverity = Severity::Warning;
+    query.limit = 10000;
+    m_client->request(logservice::service(), QByteArray(1, logservice::QueryKind) + query.encode(), 3000,
+                      this, [this, number, reason, message](const Reply &r) {
+                          QJsonObject messages;
+                          const auto page = r.isOk() ? LogPage::decode(r.data()) : std::nullopt;
+                          const QStringList names = processNames();
+                          for (const LogRecord &rec : page ? page->records : QList<LogRecord>()) {
+                              if (!names.contains(rec.process))
+                                  continue;
+                              QJsonObject counts = messages.value(rec.process).toObject();
+                              const QString sev = severityName(rec.severity);
+                              counts.insert(sev, counts.value(sev).toInteger() + 1);
+                              messages.insert(rec.process, counts);
+                          }
+                          recordEnd(number, reason, message, messages);
+                      });
+}
+
+void RunBook::recordEnd(quint32 number, const QString &reason, const QString &message,
+                        const QJsonObject &messages)
 {
     qint64 events = 0, bytes = 0;
     for (const Counted &c : std::as_const(m_counted))
@@ -137,7 +171,8 @@ void RunBook::endRun(quint32 number, const QString &reason, const QString &messa
                    {QStringLiteral("reason"), reason},
                    {QStringLiteral("message"), message},
                    {QStringLiteral("events"), events},
-                   {QStringLiteral("bytes"), bytes}},
+                   {QStringLiteral("bytes"), bytes},
+                   {QStringLiteral("messages"), messages}},
                   [number](const Status &st, const QJsonObject &) {
                       // The run is over either way; a record that stays open is ended as "master
                       // lost" by the partition's next run.

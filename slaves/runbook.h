@@ -35,13 +35,18 @@ public:
     /// @p operatorName, the partition's processes).
     void startRun(const QString &runType, const QString &operatorName,
                   std::function<void(const Status &, quint32 number)> done);
-    /// Records the end of run @p number: "normal" or "error" with @p message, and the events and
-    /// bytes the readout slaves last reported for that run.
+    /// Records the end of run @p number: "normal" or "error" with @p message, the events and bytes
+    /// the readout slaves last reported for that run, and the warnings and errors the message log
+    /// (dialog-logger, if one runs) holds from the partition's processes since the run started.
     void endRun(quint32 number, const QString &reason, const QString &message);
 
 private:
     void readSlaves(quint64 version, std::function<void(const Status &, const Parameters &)> done);
     QJsonArray processes() const;
+    /// The partition's processes as they report to the message log.
+    QStringList processNames() const;
+    void recordEnd(quint32 number, const QString &reason, const QString &message,
+                   const QJsonObject &messages);
 
     Client *m_client;
     rc::Partition m_partition;
@@ -57,6 +62,7 @@ private:
         qint64 events = 0, bytes = 0;
     };
     QHash<QString, Counted> m_counted;
+    qint64 m_runStartMs = 0; ///< of the run recorded last
 };
 
 } // namespace dialog::daq

@@ -163,6 +163,14 @@ int runsShow(const QStringList &args)
     out += QStringLiteral("  started        %1\n  ended          %2 (%3)\n")
                .arg(timeText(r.value(QStringLiteral("start_time"))),
                     timeText(r.value(QStringLiteral("end_time"))), endText(r));
+    const QJsonObject messages = r.value(QStringLiteral("messages")).toObject();
+    for (auto it = messages.begin(); it != messages.end(); ++it) {
+        QStringList counts;
+        const QJsonObject bySeverity = it.value().toObject();
+        for (auto c = bySeverity.begin(); c != bySeverity.end(); ++c)
+            counts << QStringLiteral("%1 %2").arg(c.value().toInteger()).arg(c.key());
+        out += QStringLiteral("  messages       %1: %2\n").arg(it.key(), counts.join(QStringLiteral(", ")));
+    }
     out += QStringLiteral("  events         %1\n  bytes          %2\n  processes\n")
                .arg(r.value(QStringLiteral("events")).toInteger())
                .arg(r.value(QStringLiteral("bytes")).toInteger());

@@ -178,7 +178,9 @@ private slots:
         QCOMPARE(commit({{QStringLiteral("partitions/cfgtest"), partition},
                          {QStringLiteral("readout/RO1"),
                           QJsonObject{{QStringLiteral("threads"), 3}, {QStringLiteral("spill_s"), 1}}},
-                         {QStringLiteral("slaves/FE1"), QJsonObject{{QStringLiteral("registers"), 8}}}}),
+                         {QStringLiteral("slaves/FE1"), QJsonObject{{QStringLiteral("registers"), 8},
+                                                                    {QStringLiteral("upset_every_s"), 0.05},
+                                                                    {QStringLiteral("check_ms"), 20}}}}),
                  1u);
     }
 
@@ -193,6 +195,8 @@ private slots:
 
     void slaveParametersComeFromTheVersionConfigured()
     {
+        m_fx->start(QStringLiteral("dialog-logger"),
+                    {QStringLiteral("--data-dir"), m_dir->filePath(QStringLiteral("log"))});
         startSlave(QStringLiteral("control"), QStringLiteral("FE1"));
         startSlave(QStringLiteral("readout"), QStringLiteral("RO1"));
         startMaster();
@@ -207,6 +211,18 @@ private slots:
         // The run's events are the readout's: two status updates that counted some before the stop
         // (the master hears the same updates).
         QVERIFY(waitUntil([&] { return m_eventful.value(QStringLiteral("RO1")) >= 2; }, 20000));
+        // A warning of FE1 stored by the logger during the run (its upsets): counted in the record.
+        QVERIFY(waitUntil(
+            [&] {
+                QByteArray out;
+                m_fx->run(QStringLiteral("dialogctl"),
+                          {QStringLiteral("log"), QStringLiteral("search"), QStringLiteral("--process"),
+                           QStringLiteral("FE1"), QStringLiteral("--severity"), QStringLiteral("warning"),
+                           QStringLiteral("--json")},
+                          &out);
+                return out.contains("rewritten");
+            },
+            20000, 100));
         QVERIFY(transition(QStringLiteral("stop")).isOk());
 
         // A change in the database: the next configure takes it, the run before keeps its version.
@@ -222,6 +238,13 @@ private slots:
         QCOMPARE(first.value(QStringLiteral("config_version")).toInt(), 1);
         QCOMPARE(second.value(QStringLiteral("config_version")).toInt(), 2);
         QCOMPARE(first.value(QStringLiteral("end_reason")).toString(), QStringLiteral("normal"));
+        QVERIFY2(first.value(QStringLiteral("messages"))
+                         .toObject()
+                         .value(QStringLiteral("FE1"))
+                         .toObject()
+                         .value(QStringLiteral("warning"))
+                         .toInteger() >= 1,
+                 QJsonDocument(first).toJson());
         QVERIFY2(first.value(QStringLiteral("events")).toInteger() > 0 &&
                      first.value(QStringLiteral("bytes")).toInteger() > 0,
                  QJsonDocument(first).toJson());
