@@ -160,6 +160,7 @@ int main(int argc, char *argv[])
         return 1;
     o.lost.maxAgeMs = qint64(g.lostMaxAgeS) * 1000;
     o.secretFile = g.security.secretFile;
+    o.transport.insecure = g.security.insecure;
     o.tls = {g.security.tlsCert, g.security.tlsKey, g.security.tlsCa};
     o.transport.directWrites = g.security.directWrites && !g.noDirectWrites;
     if (!o.standbyOf.isEmpty() && o.port == 0)

@@ -28,6 +28,8 @@ int audit(const QStringList &args);
 int configVerb(const QStringList &args);
 /// The run registry: ls, show, diff (cmd_runs.cpp).
 int runsVerb(const QStringList &args);
+/// The shared secret of a partition: generate, check (cmd_secret.cpp).
+int secret(const QStringList &args);
 /// The IS benchmarks (is-fanout, is-latency) and their child processes (is-sender, is-subscriber).
 int benchIs(const QString &test, const QStringList &args);
 /// Messages stored per second by dialog-logger and its search time (cmd_bench_log.cpp).

@@ -514,6 +514,10 @@ bool Client::start()
     to.idleTimeoutMs = d->options.idleTimeoutMs;
     to.directWrites = d->options.directWrites;
     to.receiveSpinUs = d->options.receiveSpinUs;
+    // A process listens where its route to the Control Server says (all addresses when that is not
+    // loopback): without a secret it is warned of, not refused; the daemons that are told an address
+    // to listen on (the Control Server's --bind, the push mirror's --mirror-listen) refuse.
+    to.insecure = true;
     QString securityError;
     if (!net::applySecurity(d->options.secretFile, {d->options.tlsCert, d->options.tlsKey, d->options.tlsCa},
                             to, &securityError)) {
@@ -521,7 +525,8 @@ bool Client::start()
         return false;
     }
     d->transport = std::make_unique<net::Transport>(to);
-    d->transport->setDataSink(this, [this](net::InboundBatch &b) { d->deliver(b); }, true);
+    d->transport->setDataSink(
+        this, [this](net::InboundBatch &b) { d->deliver(b); }, true);
     d->transport->setDirectRoute([this](const net::Inbound &in) { return d->routeDirect(in); }, false);
     connect(d->transport.get(), &net::Transport::protocolError, this,
             [this](const QString &peer, const QString &why, const QString &, quint64) {

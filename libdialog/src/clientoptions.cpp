@@ -19,6 +19,7 @@ ClientOptions ClientOptions::fromEnvironment(const QString &name)
     o.tlsCert = qEnvironmentVariable("DIALOG_TLS_CERT");
     o.tlsKey = qEnvironmentVariable("DIALOG_TLS_KEY");
     o.tlsCa = qEnvironmentVariable("DIALOG_TLS_CA");
+    o.insecure = qEnvironmentVariable("DIALOG_INSECURE").trimmed() == QLatin1String("1");
     bool spinOk = false;
     const int spin = qEnvironmentVariableIntValue("DIALOG_RECEIVE_SPIN_US", &spinOk);
     if (spinOk && spin >= 0 && spin <= 100000)
@@ -64,6 +65,8 @@ ClientOptions ClientOptions::fromArguments(const QStringList &arguments, const Q
             o.tlsKey = v;
         else if (value(QStringLiteral("--tls-ca"), v))
             o.tlsCa = v;
+        else if (a == QLatin1String("--insecure"))
+            o.insecure = true;
     }
     return o;
 }
@@ -155,6 +158,10 @@ QList<Option> securityRows(ClientOptions *o)
                      QStringLiteral("PEM certificate of the authority peers must be signed by (default: "
                                     "$DIALOG_TLS_CA)."),
                      &o->tlsCa),
+        Option::flag(QStringLiteral("insecure"),
+                     QStringLiteral("Listen beyond loopback without a shared secret all the same: whoever "
+                                    "reaches the port is believed (default: refuse to; $DIALOG_INSECURE=1)."),
+                     &o->insecure, true),
     };
 }
 

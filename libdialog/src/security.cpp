@@ -1,6 +1,7 @@
 #include "dialog/security.h"
 
 #include <QFile>
+#include <QLoggingCategory>
 #include <QMessageAuthenticationCode>
 #include <QRandomGenerator>
 #include <QSslCertificate>
@@ -8,7 +9,57 @@
 #include <QSslKey>
 #include <QSslSocket>
 
+#include <cmath>
+
+Q_LOGGING_CATEGORY(lcSecurity, "dialog.security", QtInfoMsg)
+
 namespace dialog::security {
+
+int estimatedSecretBits(const QByteArray &secret)
+{
+    int lower = 0, upper = 0, digits = 0, other = 0, binary = 0;
+    for (const char ch : secret) {
+        const auto c = uchar(ch);
+        if (c >= 'a' && c <= 'z')
+            ++lower;
+        else if (c >= 'A' && c <= 'Z')
+            ++upper;
+        else if (c >= '0' && c <= '9')
+            ++digits;
+        else if (c >= 0x20 && c < 0x7f)
+            ++other;
+        else
+            ++binary;
+    }
+    const double n = double(secret.size());
+    if (binary > 0)
+        return int(n * 8);
+    const int pool = (lower ? 26 : 0) + (upper ? 26 : 0) + (digits ? 10 : 0) + (other ? 33 : 0);
+    double bits = pool > 1 ? n * std::log2(double(pool)) : 0;
+    // Text of one letter case is words, names and years, whose entropy is that of language.
+    const int letters = lower + upper;
+    if ((lower == 0 || upper == 0) && letters * 10 >= secret.size() * 6)
+        bits = qMin(bits, n * 2.5);
+    return int(bits);
+}
+
+QString secretWeakness(const QByteArray &secret)
+{
+    const int bits = estimatedSecretBits(secret);
+    if (bits >= StrongSecretBits)
+        return QString();
+    return QStringLiteral("the secret looks weak (about %1 bits, %2 wanted: one recorded handshake lets "
+                          "guesses be tested offline); make one with `dialogctl secret generate FILE`")
+        .arg(bits)
+        .arg(StrongSecretBits);
+}
+
+QByteArray generateSecret()
+{
+    QByteArray raw(32, Qt::Uninitialized);
+    QRandomGenerator::system()->fillRange(reinterpret_cast<quint32 *>(raw.data()), raw.size() / 4);
+    return raw.toBase64();
+}
 
 Status readSecretFile(const QString &path, QByteArray *secret)
 {
@@ -25,6 +76,8 @@ Status readSecretFile(const QString &path, QByteArray *secret)
     if (trimmed.size() < MinSecretBytes)
         return fail(
             QStringLiteral("holds %1 bytes, at least %2 are needed").arg(trimmed.size()).arg(MinSecretBytes));
+    if (const QString weak = secretWeakness(trimmed); !weak.isEmpty())
+        qCWarning(lcSecurity).noquote() << QStringLiteral("secret file %1: %2").arg(path, weak);
     *secret = trimmed;
     return Status();
 }

@@ -159,6 +159,16 @@ bool Transport::listen(const QHostAddress &address, quint16 port, QString *error
     // thread starts (pthread_create orders it, for ThreadSanitizer too). QSocketNotifier re-arms
     // itself in the new thread. The calling thread needs an event dispatcher (any QThread or the
     // main thread of a QCoreApplication).
+    if (m_options.secret.isEmpty() && !address.isLoopback() && !m_options.insecure) {
+        if (error)
+            *error = QStringLiteral("refusing to listen on %1:%2 without a shared secret: any process that "
+                                    "can reach this port would be believed; give the partition's "
+                                    "--secret-file (dialogctl secret generate makes one), or --insecure to "
+                                    "run open all the same")
+                         .arg(address.toString())
+                         .arg(port);
+        return false;
+    }
     auto *listener = new Listener(this);
     // Qt accepts in a loop (until EAGAIN) on each notification; the backlog absorbs bursts.
     listener->setListenBacklogSize(m_options.listenBacklog);
@@ -175,7 +185,7 @@ bool Transport::listen(const QHostAddress &address, quint16 port, QString *error
     if (m_options.secret.isEmpty() && !address.isLoopback())
         qCWarning(lcReceiver).noquote()
             << QStringLiteral("listening on %1:%2 without a shared secret: any process that can reach "
-                              "this port is believed (see --secret-file)")
+                              "this port is believed (--insecure; see --secret-file)")
                    .arg(address.toString())
                    .arg(m_port);
     m_listener = listener;

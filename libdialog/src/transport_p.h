@@ -180,6 +180,8 @@ struct TransportOptions
     /// TLS with mutual authentication on every connection (see security::tlsConfiguration). Null:
     /// plain TCP.
     std::shared_ptr<const QSslConfiguration> tls;
+    /// listen() beyond loopback without a secret all the same (else it refuses, saying why).
+    bool insecure = false;
     /// A frame for a destination whose queue is empty (nothing queued, nothing left in the socket's
     /// buffer) is written straight to the socket from the calling thread, without waking the
     /// sender thread; what the socket does not take is queued, first in line, for the sender thread.

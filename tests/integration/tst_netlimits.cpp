@@ -123,6 +123,8 @@ private Q_SLOTS:
     void handshakeFloodGivesWayToARealProcess();
     void connectionsPastHelloCappedPerAddress();
     void descriptorLimitRaisedAndNeverExhausted();
+    void openListenerBeyondLoopbackNeedsSecretOrInsecure();
+    void secretsGeneratedAndChecked();
 
 private:
     QTemporaryDir m_dir;
@@ -320,6 +322,71 @@ void tst_NetLimits::descriptorLimitRaisedAndNeverExhausted()
     QVERIFY(ProcessFixture::waitForListening(cs2, ProcessFixture::controlServerListening()) != 0);
     const auto limits = descriptorLimits(cs2->processId());
     QCOMPARE(limits.first, 4096);
+}
+
+// Without a secret a Control Server bound beyond loopback believed whoever reached it, with a
+// warning only. Now it refuses to start, saying how to proceed, unless told --insecure.
+void tst_NetLimits::openListenerBeyondLoopbackNeedsSecretOrInsecure()
+{
+    ProcessFixture fx;
+    QByteArray err;
+    const QStringList open{QStringLiteral("--bind"), QStringLiteral("0.0.0.0"), QStringLiteral("--port"),
+                           QStringLiteral("0")};
+    QCOMPARE(fx.run(QStringLiteral("dialog-controlserver"), open, nullptr, &err), 1);
+    QVERIFY2(err.contains("refusing to listen on 0.0.0.0") && err.contains("--secret-file") &&
+                 err.contains("--insecure"),
+             err.constData());
+    for (const QStringList &extra : {QStringList{QStringLiteral("--insecure")},
+                                     QStringList{QStringLiteral("--secret-file"), m_secret}}) {
+        QProcess *cs = fx.start(QStringLiteral("dialog-controlserver"), open + extra);
+        QVERIFY2(ProcessFixture::waitForListening(cs, ProcessFixture::controlServerListening()) != 0,
+                 qPrintable(extra.join(QLatin1Char(' '))));
+    }
+}
+
+// daqpartition2026 was recovered offline in 37 guesses from one handshake, and nothing said it was
+// weak. Now `dialogctl secret generate` makes a strong one (0600), and a weak one is told at start.
+void tst_NetLimits::secretsGeneratedAndChecked()
+{
+    ProcessFixture fx;
+    const QString path = m_dir.filePath(QStringLiteral("generated"));
+    QByteArray out, err;
+    QCOMPARE(
+        fx.run(QStringLiteral("dialogctl"), {QStringLiteral("secret"), QStringLiteral("generate"), path}), 0);
+    // 0600: nobody but its owner reads it (Qt adds the User bits when the owner is this user).
+    QCOMPARE(QFile::permissions(path) & (QFile::ReadOwner | QFile::WriteOwner | QFile::ExeOwner |
+                                         QFile::ReadGroup | QFile::WriteGroup | QFile::ExeGroup |
+                                         QFile::ReadOther | QFile::WriteOther | QFile::ExeOther),
+             QFile::ReadOwner | QFile::WriteOwner);
+    QCOMPARE(
+        fx.run(QStringLiteral("dialogctl"), {QStringLiteral("secret"), QStringLiteral("check"), path}, &out),
+        0);
+    QVERIFY2(out.contains("strong enough"), out.constData());
+    // Never over an existing one: it is a partition's secret.
+    QCOMPARE(fx.run(QStringLiteral("dialogctl"), {QStringLiteral("secret"), QStringLiteral("generate"), path},
+                    nullptr, &err),
+             1);
+    QVERIFY2(err.contains("exists"), err.constData());
+
+    const QString weak = m_dir.filePath(QStringLiteral("weak"));
+    QFile f(weak);
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write("daqpartition2026\n");
+    f.close();
+    QCOMPARE(fx.run(QStringLiteral("dialogctl"), {QStringLiteral("secret"), QStringLiteral("check"), weak},
+                    nullptr, &err),
+             2);
+    QVERIFY2(err.contains("looks weak") && err.contains("dialogctl secret generate"), err.constData());
+    QVERIFY(fx.startControlServer({QStringLiteral("--secret-file"), weak}));
+    QByteArray log;
+    QVERIFY2(waitUntil([&] { return logged(fx.controlServerProcess(), log, "the secret looks weak"); }, 5000),
+             log.constData());
+    fx.stopAll();
+    log.clear();
+    QVERIFY(fx.startControlServer({QStringLiteral("--secret-file"), path}));
+    QVERIFY(expectNothingFor(
+        300, [&] { return logged(fx.controlServerProcess(), log, "the secret looks weak"); },
+        "a generated secret called weak"));
 }
 
 QTEST_GUILESS_MAIN(tst_NetLimits)

@@ -64,9 +64,14 @@ struct ClientOptions
     /// TLS files (--tls-cert/--tls-key/--tls-ca, $DIALOG_TLS_CERT/_KEY/_CA). Empty: plain TCP.
     QString tlsCert, tlsKey, tlsCa;
     ///@}
+    /// Listen beyond loopback without a shared secret (--insecure, $DIALOG_INSECURE=1). Without it
+    /// the daemons told an address to listen on (dialog-controlserver --bind, dialog-isserver
+    /// --mirror-listen) refuse one other than loopback when they have no secret, since whoever
+    /// reaches the port would be believed. A Client's own port is warned of, not refused.
+    bool insecure = false;
 
-    /// Defaults plus DIALOG_CONTROL_SERVER, DIALOG_ADVERTISE, DIALOG_SECRET_FILE, DIALOG_TLS_* and
-    /// DIALOG_DIRECT_WRITES.
+    /// Defaults plus DIALOG_CONTROL_SERVER, DIALOG_ADVERTISE, DIALOG_SECRET_FILE, DIALOG_TLS_*,
+    /// DIALOG_INSECURE and DIALOG_DIRECT_WRITES.
     static ClientOptions fromEnvironment(const QString &name = QString());
     /// fromEnvironment() plus --control-server, --heartbeat-ms, --retry-ms, --advertise,
     /// --secret-file and --tls-cert/--tls-key/--tls-ca found in @p arguments

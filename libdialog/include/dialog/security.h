@@ -19,8 +19,23 @@ constexpr qint64 MinSecretBytes = 16;
 /// Reads the shared secret from @p path: the file's content with surrounding white space trimmed
 /// (so `head -c 32 /dev/urandom | base64 > secret` works). Status::Code::SecurityError, with the
 /// path and the reason, when the file cannot be read, is larger than MaxSecretFileBytes, or holds
-/// fewer than MinSecretBytes; @p secret is then unchanged.
+/// fewer than MinSecretBytes; @p secret is then unchanged. A secret that secretWeakness() finds
+/// weak is accepted with a warning (category dialog.security) that says how to make a strong one.
 Status readSecretFile(const QString &path, QByteArray *secret);
+
+/// Bits of entropy a secret should have at least: one handshake lets an observer test guesses
+/// offline, so the secret must be out of reach of guessing, not merely of typing.
+constexpr int StrongSecretBits = 128;
+/// A generous estimate of the bits of entropy of @p secret: its length times the bits per byte of
+/// the character classes it uses (8 for binary bytes), and no more than 2.5 bits per byte for text
+/// of one letter case (words and names, such as `daqpartition2026`). Random secrets of 128 bits
+/// or more in hex, base64 or binary estimate at least StrongSecretBits.
+int estimatedSecretBits(const QByteArray &secret);
+/// Empty when @p secret is estimated at StrongSecretBits or more; else why it looks weak, with how
+/// to make a strong one (`dialogctl secret generate`).
+QString secretWeakness(const QByteArray &secret);
+/// A new secret: 32 bytes of the system's random generator in base64 (44 characters).
+QByteArray generateSecret();
 
 /// The TLS files of a process: all three given, or none.
 struct TlsFiles

@@ -25,6 +25,8 @@ private Q_SLOTS:
     void tlsFilesRefusedWithAReason();
     void proofsMatchTheDocumentedExample();
     void proofsCompareEveryByte();
+    void weakSecretsTold_data();
+    void weakSecretsTold();
 
 private:
     QString writeFile(const QString &name, const QByteArray &content)
@@ -189,6 +191,43 @@ void tst_Security::proofsCompareEveryByte()
     }
     QVERIFY(!security::proofsEqual(a, a.left(31)));
     QVERIFY(!security::proofsEqual(a, QByteArray()));
+}
+
+// daqpartition2026 was recovered offline in 37 guesses from one handshake: secrets are estimated, and
+// a weak one is told (with how to make a strong one) when it is read.
+void tst_Security::weakSecretsTold_data()
+{
+    QTest::addColumn<QByteArray>("secret");
+    QTest::addColumn<bool>("strong");
+    QTest::newRow("name and year") << QByteArray("daqpartition2026") << false;
+    QTest::newRow("sentence") << QByteArray("the partition's secret, 32 bytes") << false;
+    QTest::newRow("upper-case words") << QByteArray("COMPASS-DAQ-PARTITION-2026") << false;
+    QTest::newRow("short mixed") << QByteArray("aB3$eF6&hI9(kL2)") << false;
+    QTest::newRow("generated") << security::generateSecret() << true;
+    QTest::newRow("hex of 16 bytes") << QByteArray("3f9a0c27d4e8b1566a0fe2c9d37b8e41") << true;
+    QTest::newRow("binary") << QByteArray::fromHex("00112233445566778899aabbccddeeff") << true;
+}
+
+void tst_Security::weakSecretsTold()
+{
+    QFETCH(QByteArray, secret);
+    QFETCH(bool, strong);
+    QCOMPARE(security::estimatedSecretBits(secret) >= security::StrongSecretBits, strong);
+    const QString weakness = security::secretWeakness(secret);
+    QCOMPARE(weakness.isEmpty(), strong);
+    if (!strong)
+        QVERIFY2(weakness.contains(QLatin1String("dialogctl secret generate")), qPrintable(weakness));
+    QTemporaryDir dir;
+    const QString path = dir.filePath(QStringLiteral("secret"));
+    QFile f(path);
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write(secret);
+    f.close();
+    if (!strong)
+        QTest::ignoreMessage(QtWarningMsg, QRegularExpression(QStringLiteral("secret looks weak")));
+    QByteArray read;
+    QVERIFY(security::readSecretFile(path, &read).isOk()); // weak: told, not refused
+    QCOMPARE(read, secret);
 }
 
 QTEST_GUILESS_MAIN(tst_Security)
