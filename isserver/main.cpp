@@ -185,7 +185,7 @@ bool readMirrorListen(const QString &v, dialog::isd::ServerOptions &o, QString *
 {
     *why = u"[ADDR:]PORT, ADDR an IP address"_s;
     const qsizetype colon = v.lastIndexOf(QLatin1Char(':'));
-    QString addr = colon >= 0 ? v.left(colon) : u"0.0.0.0"_s;
+    QString addr = colon >= 0 ? v.left(colon) : u"127.0.0.1"_s;
     if (addr.startsWith(QLatin1Char('[')) && addr.endsWith(QLatin1Char(']')))
         addr = addr.mid(1, addr.size() - 2);
     bool ok = false;
@@ -227,8 +227,8 @@ void addReplicationOptions(OptionTable &t, dialog::isd::ServerOptions &o, Given 
          Option::custom(
              u"mirror-listen"_s, u"[addr:]port"_s,
              u"Run as a read-only push mirror: accept the master's connection on [ADDR:]PORT (ADDR "
-             "default 0.0.0.0; PORT 0: any free port, the one bound is in the \"push mirror listening "
-             "on\" line)."_s,
+             "default 127.0.0.1; another address needs --secret-file or --insecure; PORT 0: any free "
+             "port, the one bound is in the \"push mirror listening on\" line)."_s,
              [&o](const QString &v, QString *why) { return readMirrorListen(v, o, why); }),
          Option::text(u"mirror-master"_s, u"server"_s,
                       u"With --mirror-listen: the name of the master IS server accepted (default: --name)."_s,

@@ -56,6 +56,13 @@ Take take(QByteArray &buffer, Frame *out, QString *error)
     return Take::Frame;
 }
 
+qint64 announcedSize(const QByteArray &buffer)
+{
+    if (buffer.size() < HeaderSize)
+        return 0;
+    return HeaderSize + qint64(qFromBigEndian<quint32>(buffer.constData() + 6));
+}
+
 QString typeName(Type type)
 {
     switch (type) {

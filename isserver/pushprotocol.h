@@ -56,6 +56,9 @@ enum class Take
 };
 /// Takes the first frame of @p buffer (removing its bytes). On Error, @p error says why.
 Take take(QByteArray &buffer, Frame *out, QString *error);
+/// The size (header included) the frame at the start of @p buffer announces; 0 while its header
+/// is incomplete.
+qint64 announcedSize(const QByteArray &buffer);
 
 QString typeName(Type type);
 
@@ -64,6 +67,8 @@ struct Security
 {
     QByteArray secret;                            ///< empty: no authentication
     std::shared_ptr<const QSslConfiguration> tls; ///< null: plain TCP
+    /// Listen beyond loopback without a secret all the same (--insecure).
+    bool insecure = false;
 };
 
 } // namespace dialog::isd::push

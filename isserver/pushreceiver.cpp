@@ -2,19 +2,19 @@
 #include "pushprotocol.h"
 
 #include "dialog/is/codec.h"
+#include "dialog/is/protocol.h"
 #include "dialog/is/typeregistry.h"
 #include "dialog/security.h"
-#include "dialog/is/protocol.h"
 
 #include <QElapsedTimer>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QLoggingCategory>
-#include <QSslServer>
 #include <QSslSocket>
 #include <QTcpSocket>
 #include <QTimer>
+#include <functional>
 
 Q_LOGGING_CATEGORY(lcPushReceiver, "dialog.is.push.receiver")
 
@@ -22,14 +22,18 @@ namespace dialog::isd {
 
 namespace {
 const QString StatisticsObject = QStringLiteral("Statistics"); // each server has its own
-constexpr int HandshakeMs = 10000;
-constexpr int MaxPending = 16; // connections still in their handshake
-constexpr int TickMs = 100;    // silence and handshake checks
+constexpr int HandshakeMs = 10000; // from the connection on (TLS included), however it trickles
+constexpr int MaxPending = 16;     // connections still in their handshake; past it the oldest goes
+constexpr int TickMs = 100;        // silence and handshake checks
+/// Bytes a connection may send before its hello is accepted: the hello carries the master's type
+/// declarations, nothing else comes before it.
+constexpr qsizetype MaxPreAcceptBytes = 1024 * 1024;
 // Per connection, kept as socket properties: the inbound buffer and the times.
 const char *BufferProperty = "pushBuffer";
 const char *HeardProperty = "pushHeardMs";
 const char *PingProperty = "pushPingMs";
 const char *AcceptedProperty = "pushAccepted";
+const char *OpenedProperty = "pushOpenedMs";
 // With a secret: the hello waiting for the master's proof, and both nonces.
 const char *HelloProperty = "pushHello";
 const char *NoncesProperty = "pushNonces";
@@ -48,22 +52,43 @@ QString peerName(const QTcpSocket *s)
 }
 } // namespace
 
+/// Hands every accepted connection over at once, with TLS as a QSslSocket whose server handshake
+/// has started. Not QSslServer: in Qt 6.4 each failed handshake stays counted as pending, and after
+/// 30 of them it accepts nothing more until restart. Here a connection in its TLS handshake is one
+/// in its push handshake like any other: capped, timed from its start, closed on failure.
+class PushListener : public QTcpServer
+{
+public:
+    PushListener(std::shared_ptr<const QSslConfiguration> tls, std::function<void(QTcpSocket *)> accepted)
+        : m_tls(std::move(tls)), m_accepted(std::move(accepted))
+    {
+    }
+
+protected:
+    void incomingConnection(qintptr fd) override
+    {
+        QTcpSocket *s = m_tls ? new QSslSocket : new QTcpSocket;
+        if (!s->setSocketDescriptor(fd)) {
+            delete s;
+            return;
+        }
+        if (auto *ssl = qobject_cast<QSslSocket *>(s)) {
+            ssl->setSslConfiguration(*m_tls);
+            ssl->startServerEncryption();
+        }
+        m_accepted(s);
+    }
+
+private:
+    std::shared_ptr<const QSslConfiguration> m_tls;
+    std::function<void(QTcpSocket *)> m_accepted;
+};
+
 PushReceiver::PushReceiver(is::Repository &repository, is::TypeRegistry &types, const QString &master,
                            const push::Security &security, QObject *parent)
     : QObject(parent), m_repository(repository), m_types(types), m_master(master), m_security(security)
 {
-    if (!m_security.tls) {
-        m_server = std::make_unique<QTcpServer>();
-        return;
-    }
-    auto *server = new QSslServer;
-    server->setSslConfiguration(*m_security.tls);
-    // A connection that does not finish its TLS handshake is closed like one that sends no hello.
-    server->setHandshakeTimeout(HandshakeMs);
-    connect(server, &QSslServer::errorOccurred, this, [this](QSslSocket *s, QAbstractSocket::SocketError) {
-        report(QStringLiteral("authentication failed: TLS with %1: %2").arg(peerName(s), s->errorString()));
-    });
-    m_server.reset(server);
+    m_server = std::make_unique<PushListener>(m_security.tls, [this](QTcpSocket *s) { onNewConnection(s); });
 }
 
 PushReceiver::~PushReceiver() = default;
@@ -76,6 +101,15 @@ void PushReceiver::report(const QString &what)
 
 bool PushReceiver::listen(const QHostAddress &address, quint16 port, QString *error)
 {
+    if (!address.isLoopback() && m_security.secret.isEmpty() && !m_security.insecure) {
+        *error =
+            QStringLiteral("refusing to listen for the master on %1 without a shared secret: whoever "
+                           "reaches the port and says the name %2 would be taken for the master; give the "
+                           "partition's --secret-file (dialogctl secret generate makes one), or --insecure "
+                           "to accept that")
+                .arg(address.toString(), m_master);
+        return false;
+    }
     if (!m_server->listen(address, port)) {
         *error = QStringLiteral("cannot listen for the master on %1:%2: %3")
                      .arg(address.toString())
@@ -83,8 +117,6 @@ bool PushReceiver::listen(const QHostAddress &address, quint16 port, QString *er
                      .arg(m_server->errorString());
         return false;
     }
-    // Not newConnection: a TLS connection is pending only once its handshake is done.
-    connect(m_server.get(), &QTcpServer::pendingConnectionAvailable, this, &PushReceiver::onNewConnection);
     m_timer = new QTimer(this);
     connect(m_timer, &QTimer::timeout, this, &PushReceiver::onTimer);
     m_timer->start(TickMs);
@@ -98,30 +130,49 @@ bool PushReceiver::listen(const QHostAddress &address, quint16 port, QString *er
     return true;
 }
 
-void PushReceiver::onNewConnection()
+void PushReceiver::onNewConnection(QTcpSocket *s)
 {
-    while (QTcpSocket *s = m_server->nextPendingConnection()) {
-        int pending = 0;
-        for (QTcpSocket *o : findChildren<QTcpSocket *>(Qt::FindDirectChildrenOnly))
-            pending += !o->property(AcceptedProperty).toBool();
-        s->setParent(this);
-        if (pending >= MaxPending) {
-            close(s, QStringLiteral("too many connections in their handshake"));
+    // Past the cap the oldest connection still in its handshake makes room: held or trickling
+    // connections cannot keep the master out for longer than its own handshake takes.
+    QTcpSocket *oldest = nullptr;
+    int pending = 0;
+    for (QTcpSocket *o : findChildren<QTcpSocket *>(Qt::FindDirectChildrenOnly)) {
+        if (o->property(AcceptedProperty).toBool() || o->state() != QAbstractSocket::ConnectedState)
             continue;
-        }
-        s->setProperty(HeardProperty, clock().elapsed());
-        connect(s, &QTcpSocket::readyRead, this, [this, s] { onReadyRead(s); });
-        connect(s, &QTcpSocket::disconnected, this, [this, s] {
-            if (s == m_active) {
-                m_inSnapshot = false;
-                report(QStringLiteral(
-                           "the master %1 disconnected; the copy is kept and resynchronised when it is "
-                           "back")
-                           .arg(peerName(s)));
-            }
-            s->deleteLater();
+        ++pending;
+        if (!oldest ||
+            o->property(OpenedProperty).toLongLong() < oldest->property(OpenedProperty).toLongLong())
+            oldest = o;
+    }
+    if (pending >= MaxPending && oldest)
+        close(oldest,
+              QStringLiteral("still in its handshake when a newer connection needed its place (%1 at most)")
+                  .arg(MaxPending));
+    s->setParent(this);
+    s->setProperty(HeardProperty, clock().elapsed());
+    s->setProperty(OpenedProperty, clock().elapsed());
+    if (auto *ssl = qobject_cast<QSslSocket *>(s)) {
+        connect(ssl, &QSslSocket::sslErrors, this, [this, ssl](const QList<QSslError> &errors) {
+            QStringList why;
+            for (const QSslError &e : errors)
+                why.append(e.errorString());
+            close(ssl, QStringLiteral("authentication failed: TLS: %1").arg(why.join(QStringLiteral("; "))));
+        });
+        connect(ssl, &QSslSocket::errorOccurred, this, [this, ssl](QAbstractSocket::SocketError e) {
+            if (e == QAbstractSocket::SslHandshakeFailedError)
+                close(ssl, QStringLiteral("authentication failed: TLS: %1").arg(ssl->errorString()));
         });
     }
+    connect(s, &QTcpSocket::readyRead, this, [this, s] { onReadyRead(s); });
+    connect(s, &QTcpSocket::disconnected, this, [this, s] {
+        if (s == m_active) {
+            m_inSnapshot = false;
+            report(QStringLiteral(
+                       "the master %1 disconnected; the copy is kept and resynchronised when it is back")
+                       .arg(peerName(s)));
+        }
+        s->deleteLater();
+    });
 }
 
 void PushReceiver::close(QTcpSocket *s, const QString &why, bool graceful)
@@ -158,9 +209,12 @@ void PushReceiver::onTimer()
         if (s->state() != QAbstractSocket::ConnectedState)
             continue;
         const qint64 heard = now - s->property(HeardProperty).toLongLong();
+        const qint64 age = now - s->property(OpenedProperty).toLongLong();
         const qint64 ping = s->property(PingProperty).toLongLong();
-        if (!s->property(AcceptedProperty).toBool() && heard > HandshakeMs)
-            close(s, QStringLiteral("no hello within %1 s").arg(HandshakeMs / 1000));
+        if (!s->property(AcceptedProperty).toBool() && age > HandshakeMs)
+            close(
+                s,
+                QStringLiteral("handshake not completed within %1 s of connecting").arg(HandshakeMs / 1000));
         else if (ping > 0 && heard > 3 * ping)
             close(s, QStringLiteral("the master has been silent for %1 ms").arg(heard));
     }
@@ -169,12 +223,23 @@ void PushReceiver::onTimer()
 void PushReceiver::onReadyRead(QTcpSocket *s)
 {
     QByteArray buffer = s->property(BufferProperty).toByteArray();
-    buffer.append(s->readAll());
+    const bool accepted = s->property(AcceptedProperty).toBool();
+    // Before the hello is accepted at most MaxPreAcceptBytes are taken: one more shows it sent too
+    // much, and nothing announced beyond it is waited for.
+    buffer.append(accepted ? s->readAll() : s->read(MaxPreAcceptBytes + 1 - buffer.size()));
     s->setProperty(HeardProperty, clock().elapsed());
     for (;;) {
         push::Frame f;
         QString error;
         const push::Take t = push::take(buffer, &f, &error);
+        const bool early = !s->property(AcceptedProperty).toBool();
+        if (t == push::Take::Incomplete && early &&
+            (buffer.size() > MaxPreAcceptBytes || push::announcedSize(buffer) > MaxPreAcceptBytes)) {
+            close(s, QStringLiteral("a frame of %1 bytes before the hello was accepted (at most %2)")
+                         .arg(push::announcedSize(buffer))
+                         .arg(MaxPreAcceptBytes));
+            return;
+        }
         if (t == push::Take::Incomplete)
             break;
         if (t == push::Take::Error || !onFrame(s, int(f.type), f.payload, &error)) {

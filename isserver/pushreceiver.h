@@ -31,9 +31,12 @@ namespace dialog::isd {
 ///
 /// The connection carries nothing from the mirror to the master but the handshake answer and
 /// pongs: nothing on the mirror side can write to the master. Bad input (another protocol,
-/// another master's name, malformed or oversized frames, a handshake not completed within 10 s, or
+/// another master's name, malformed or oversized frames, more than 1 MiB before the hello is accepted,
+/// a handshake — TLS included — not completed within 10 s of connecting, however it trickles, or
 /// silence for 3 ping intervals) closes that connection with one line on stderr; the copy and the
-/// other connections are unaffected.
+/// other connections are unaffected. At most 16 connections are in their handshake: a newer one
+/// takes the place of the oldest. Without a shared secret it listens on loopback only, unless
+/// told it is insecure.
 ///
 /// Lives in the IS server's main thread, the one that applies the repository's other writes.
 class PushReceiver : public QObject
@@ -57,7 +60,7 @@ Q_SIGNALS:
 
 private:
     struct Peer;
-    void onNewConnection();
+    void onNewConnection(QTcpSocket *socket);
     void onReadyRead(QTcpSocket *socket);
     bool onFrame(QTcpSocket *socket, int type, const QByteArray &payload, QString *error);
     bool hello(QTcpSocket *socket, const QByteArray &payload, QString *error);
@@ -74,7 +77,7 @@ private:
     is::TypeRegistry &m_types;
     const QString m_master;
     const push::Security m_security;
-    std::unique_ptr<QTcpServer> m_server; // a QSslServer with TLS
+    std::unique_ptr<QTcpServer> m_server; // hands connections over at once, TLS ones encrypting
     QPointer<QTcpSocket> m_active;        // the master's accepted connection
     QTimer *m_timer = nullptr;
     QSet<QString> m_seen; // object names received since SnapshotBegin

@@ -4,10 +4,10 @@
 #include "dialog/client.h"
 #include "dialog/is/dictionary.h"
 #include "dialog/is/history.h"
+#include "dialog/is/protocol.h"
 #include "dialog/is/repository.h"
 #include "dialog/is/typeregistry.h"
 #include "dialog/security.h"
-#include "dialog/is/protocol.h"
 
 namespace dialog::isd {
 
@@ -64,6 +64,7 @@ bool Replication::start(QString *error)
     }
     if (!tls.isEmpty())
         security.tls = std::make_shared<const QSslConfiguration>(config);
+    security.insecure = c.insecure;
     return startReceiver(security, error) && startPush(security, error);
 }
 

@@ -60,6 +60,8 @@ private Q_SLOTS:
     void silentPeerIsDroppedAndResynchronised();
     void criteriaRestrictThePush();
     void stoppedMirrorNeverBlocksTheMaster();
+    void heldAndTricklingHandshakesDoNotKeepTheMasterOut();
+    void noSecretMeansLoopbackOnly();
 
 private:
     /// The mirror's own DIALOG system: a second Control Server and a client of it.
@@ -479,6 +481,83 @@ void tst_PushMirror::stoppedMirrorNeverBlocksTheMaster()
         log.constData());
     QVERIFY2(log.contains("the mirror is slow ("), log.constData());
     QCOMPARE(mirror->state(), QProcess::Running);
+}
+
+// 16 connections that trickle their handshake kept the real master out: the cap of connections in
+// their handshake refused it, and the 10 s check measured silence. Now a newcomer takes the oldest
+// one's place, and the deadline counts from the connection.
+void tst_PushMirror::heldAndTricklingHandshakesDoNotKeepTheMasterOut()
+{
+    QVERIFY(startRemoteNetwork());
+    QProcess *mirror = startPushMirror(0);
+    const quint16 port = ProcessFixture::waitForListening(mirror, mirrorListening());
+    QVERIFY(port != 0);
+    // A hello header announcing 100 bytes, trickled a byte at a time: never complete in the test.
+    const QByteArray hello = frame(1, {}, 100);
+    std::vector<std::unique_ptr<QTcpSocket>> held;
+    for (int i = 0; i < 16; ++i) {
+        held.push_back(std::make_unique<QTcpSocket>());
+        held.back()->connectToHost(QHostAddress::LocalHost, port);
+        QVERIFY(held.back()->waitForConnected(3000));
+        held.back()->write(hello.left(1));
+    }
+    QTimer trickle;
+    int sent = 1;
+    connect(&trickle, &QTimer::timeout, this, [&] {
+        if (sent >= hello.size())
+            return;
+        for (auto &s : held)
+            if (s->state() == QAbstractSocket::ConnectedState)
+                s->write(hello.mid(sent, 1));
+        ++sent;
+    });
+    trickle.start(500);
+    startPushMaster(port);
+    QVERIFY(waitForServer(QStringLiteral("RunParams")));
+    QVERIFY(writeMany(20, 5));
+    QVERIFY(waitForEqual(15000));
+    // However they trickle, all are closed once 10 s have passed since they connected.
+    QVERIFY(waitUntil(
+        [&] {
+            return std::all_of(held.begin(), held.end(),
+                               [](const auto &s) { return s->state() == QAbstractSocket::UnconnectedState; });
+        },
+        20000));
+    const QByteArray log = mirror->readAllStandardError();
+    QVERIFY2(log.contains("handshake not completed within 10 s of connecting"), log.constData());
+    QVERIFY2(log.contains("still in its handshake when a newer connection needed its place"),
+             log.constData());
+}
+
+// Without a secret, whoever said the master's name became the master, and the mirror listened on
+// 0.0.0.0 by default. Now it listens on loopback by default, and elsewhere only with the secret (or
+// when told --insecure).
+void tst_PushMirror::noSecretMeansLoopbackOnly()
+{
+    QVERIFY(startRemoteNetwork());
+    auto run = [&](const QString &listen, const QStringList &extra) {
+        QProcess *p = m_fx->start(QStringLiteral("dialog-isserver"),
+                                  QStringList{QStringLiteral("--name"), QStringLiteral("RunParams"),
+                                              QStringLiteral("--control-server"), m_remoteAddress,
+                                              QStringLiteral("--mirror-listen"), listen} +
+                                      extra);
+        p->setProcessChannelMode(QProcess::SeparateChannels);
+        return p;
+    };
+    QProcess *refused = run(QStringLiteral("0.0.0.0:0"), {});
+    QVERIFY(refused->waitForFinished(10000));
+    QVERIFY(refused->exitCode() != 0);
+    const QByteArray err = refused->readAllStandardError();
+    QVERIFY2(err.contains("refusing to listen for the master on 0.0.0.0 without a shared secret"),
+             err.constData());
+    QProcess *open = run(QStringLiteral("0.0.0.0:0"), {QStringLiteral("--insecure")});
+    QVERIFY(ProcessFixture::waitForListening(open, mirrorListening()) != 0);
+    open->terminate();
+    QVERIFY(open->waitForFinished(5000));
+    QProcess *local = run(QStringLiteral("0"), {});
+    QVERIFY(ProcessFixture::waitForListening(local, mirrorListening()) != 0);
+    QByteArray said = local->readAllStandardError();
+    QVERIFY2(said.contains("push mirror listening on 127.0.0.1:"), said.constData());
 }
 
 QTEST_GUILESS_MAIN(tst_PushMirror)
