@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # DIALOG toolkit: one entry point for a fresh Debian 12 machine.
-#   ./run.sh package  build, then the Debian package dialog-toolkit (build/dialog-toolkit_*.deb)
+#   ./run.sh package  build, then the Debian packages, one per role of a host (build/*.deb)
 #   ./run.sh demo   install what is missing (as root), build, start the local demo system
 #   ./run.sh test   install what is missing (as root), build, run the whole test suite, then a short
 #                   run of every fuzz target (build-fuzz, clang)
@@ -28,6 +28,7 @@ PACKAGES=(
     prometheus openssl
     iproute2 ethtool python3 # the multihost tests: namespaces, a slow cable (tests/multihost/wire.py)
     help2man man-db doxygen # manual pages (built with the programs, checked by man), the API reference
+    dpkg-dev # the Debian packages: dpkg-shlibdeps works out their dependencies (tst_debs builds them)
 )
 
 say() { printf '\033[1m==> %s\033[0m\n' "$*"; }
@@ -57,10 +58,10 @@ build() {
 }
 
 package() {
-    PACKAGES+=(dpkg-dev) # dpkg-shlibdeps works out the package's dependencies
     build
-    say "building the Debian package dialog-toolkit in $BUILD"
+    say "building the Debian packages in $BUILD"
     (cd "$BUILD" && cpack -G DEB)
+    ls "$BUILD"/*.deb
 }
 
 run_tests() {

@@ -1,18 +1,23 @@
 # dialog_add_app(NAME SOURCES... [LIBS ...]) — an executable linked to libdialog. The programs of
 # the toolkit (named dialog*: daemons, GUIs, the tool) are installed into bin/; helpers with other
-# names (test load generators) are not.
+# names (test load generators) are not. Programs under gui/ go to the package component "gui",
+# the others to "daemons" (cmake/DialogPackaging.cmake: a server host takes no GUI stack).
 function(dialog_add_app name)
     cmake_parse_arguments(ARG "" "" "SOURCES;LIBS" ${ARGN})
     add_executable(${name} ${ARG_SOURCES})
     target_link_libraries(${name} PRIVATE dialog::dialog ${ARG_LIBS})
     target_compile_options(${name} PRIVATE -Wall -Wextra)
     if(name MATCHES "^dialog")
-        install(TARGETS ${name} RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
-        dialog_add_manpage(${name})
+        set(component daemons)
+        if(CMAKE_CURRENT_SOURCE_DIR MATCHES "/gui/")
+            set(component gui)
+        endif()
+        install(TARGETS ${name} RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT ${component})
+        dialog_add_manpage(${name} ${component})
     endif()
 endfunction()
 
-# dialog_add_manpage(NAME) — share/man/man1/NAME.1.gz for an installed program: its --help (run
+# dialog_add_manpage(NAME COMPONENT) — share/man/man1/NAME.1.gz for an installed program: its --help (run
 # when it is built, by help2man) as SYNOPSIS and OPTIONS, and the hand-written sections of
 # docs/man/NAME.h2m (NAME, DESCRIPTION, ENVIRONMENT, EXAMPLES, SEE ALSO). Not in sanitizer and fuzz
 # builds, which are never installed.
@@ -24,7 +29,7 @@ if(DIALOG_HELP2MAN AND DIALOG_GZIP AND NOT DIALOG_SANITIZE AND NOT DIALOG_FUZZ)
 elseif(NOT DIALOG_SANITIZE AND NOT DIALOG_FUZZ)
     message(STATUS "Manual pages disabled: help2man or gzip not found (Debian: help2man)")
 endif()
-function(dialog_add_manpage name)
+function(dialog_add_manpage name component)
     if(NOT DIALOG_MANPAGES)
         return()
     endif()
@@ -45,7 +50,7 @@ function(dialog_add_manpage name)
         VERBATIM)
     add_custom_target(manpage_${name} DEPENDS ${page}.gz)
     add_dependencies(manpages manpage_${name})
-    install(FILES ${page}.gz DESTINATION ${CMAKE_INSTALL_MANDIR}/man1)
+    install(FILES ${page}.gz DESTINATION ${CMAKE_INSTALL_MANDIR}/man1 COMPONENT ${component})
 endfunction()
 
 # dialog_add_test(NAME SOURCES... [LIBS ...] [TIMEOUT s] [LABELS ...]) — a QtTest run by CTest.
