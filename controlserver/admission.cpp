@@ -162,6 +162,8 @@ void Admission::admit(const net::Inbound &in, const QList<QHostAddress> &address
     p.port = quint16(c.port());
     p.pid = c.pid();
     p.incarnation = c.incarnation();
+    p.session = QByteArray::fromStdString(c.session());
+    p.via = in.peer->connectionId;
     p.heartbeatMs = c.heartbeat_ms() > 0 ? int(c.heartbeat_ms()) : m_ctx.options.heartbeatMs;
     p.connectedAtMs = m_ctx.wallNow();
     p.lastSeenMs = m_ctx.now();
@@ -192,6 +194,7 @@ void Admission::admit(const net::Inbound &in, const QList<QHostAddress> &address
     ok.set_server(ss(m_ctx.self.name));
     ok.set_heartbeat_ms(quint32(p.heartbeatMs));
     ok.set_heartbeat_misses(quint32(m_ctx.options.heartbeatMisses));
+    ok.set_session(c.session()); // tells the process which inbound connection is ours
     m_ctx.sendToEndpoint(reply, controlFrame(Type::SuccessfullyConnected, ok));
     for (const auto &s : c.services())
         m_registry.registerService(p.name, qs(s));

@@ -41,8 +41,9 @@ bool CommandRelay::route(const net::Inbound &in)
     QList<net::OutboxPtr> targets;
     {
         ReadLocker l(&m_routesLock);
-        if (!m_connectedPeers.contains(qMakePair(in.peer->name, in.peer->incarnation)))
-            return false; // the main thread tells it it is not connected
+        const auto peer = m_connectedPeers.constFind(qMakePair(in.peer->name, in.peer->incarnation));
+        if (peer == m_connectedPeers.cend() || (*peer != 0 && *peer != in.peer->connectionId))
+            return false; // the main thread tells it it is not connected, or refuses it
         targets = m_commandRoutes.value(in.name);
     }
     const QByteArray frame = relayedCommand(in);
@@ -64,7 +65,10 @@ void CommandRelay::handleData(net::InboundBatch &batch)
 void CommandRelay::relay(const net::Inbound &in)
 {
     if (!mayCommand(in)) {
-        m_ctx.tellNotConnected(in);
+        if (m_ctx.standing(in) == ServerContext::Standing::OtherConnection)
+            m_ctx.refuseOtherConnection(in);
+        else
+            m_ctx.tellNotConnected(in);
         return;
     }
     const QString command = QString::fromUtf8(in.name);
@@ -83,8 +87,11 @@ void CommandRelay::relay(const net::Inbound &in)
 
 bool CommandRelay::mayCommand(const net::Inbound &in) const
 {
-    return m_ctx.directory.connected(in.peer->name, in.peer->incarnation) ||
-           m_recentlyLost.contains(qMakePair(in.peer->name, in.peer->incarnation));
+    const auto by = [&](quint64 via) { return via == 0 || via == in.peer->connectionId; };
+    if (const ProcessRecord *p = m_ctx.directory.connected(in.peer->name, in.peer->incarnation))
+        return by(p->via);
+    const auto lost = m_recentlyLost.constFind(qMakePair(in.peer->name, in.peer->incarnation));
+    return lost != m_recentlyLost.cend() && by(lost->via);
 }
 
 void CommandRelay::onCommandRequest(const net::Inbound &in)
@@ -203,17 +210,17 @@ void CommandRelay::rebuildRoutes()
 {
     m_routesDirty = false;
     QHash<QByteArray, QList<net::OutboxPtr>> routes;
-    QSet<Peer> peers;
+    QHash<Peer, quint64> peers;
     QHash<Peer, int> refs;
     const Directory &directory = m_ctx.directory;
     peers.reserve(m_recentlyLost.size() + directory.processCount());
     refs.reserve(m_recentlyLost.size() + directory.processCount());
     for (auto it = m_recentlyLost.cbegin(); it != m_recentlyLost.cend(); ++it) {
-        peers.insert(it.key());
+        peers.insert(it.key(), it->via);
         ++refs[it.key()];
     }
     for (const ProcessRecord &p : directory.processRecords()) {
-        peers.insert(qMakePair(p.name, p.incarnation));
+        peers.insert(qMakePair(p.name, p.incarnation), p.via);
         ++refs[qMakePair(p.name, p.incarnation)];
         if (p.commands.isEmpty())
             continue;
@@ -229,7 +236,7 @@ void CommandRelay::rebuildRoutes()
 
 void CommandRelay::admitted(const ProcessRecord &p)
 {
-    addPeer(qMakePair(p.name, p.incarnation));
+    addPeer(qMakePair(p.name, p.incarnation), p.via);
 }
 
 void CommandRelay::lost(const ProcessRecord &p)
@@ -241,8 +248,8 @@ void CommandRelay::lost(const ProcessRecord &p)
         m_recentlyLost.clear();
     }
     if (!m_recentlyLost.contains(peer))
-        addPeer(peer); // still forwarded for a while, as recently lost ...
-    m_recentlyLost.insert(peer, m_ctx.now());
+        addPeer(peer, p.via); // still forwarded for a while, as recently lost ...
+    m_recentlyLost.insert(peer, Lost{m_ctx.now(), p.via});
     dropPeer(peer); // ... no longer as connected
 }
 
@@ -250,7 +257,7 @@ void CommandRelay::expire()
 {
     const qint64 t = m_ctx.now();
     for (auto it = m_recentlyLost.begin(); it != m_recentlyLost.end();) {
-        if (t - it.value() > RecentlyLostMs) {
+        if (t - it->atMs > RecentlyLostMs) {
             dropPeer(it.key());
             it = m_recentlyLost.erase(it);
         } else {
@@ -259,12 +266,12 @@ void CommandRelay::expire()
     }
 }
 
-void CommandRelay::addPeer(const Peer &peer)
+void CommandRelay::addPeer(const Peer &peer, quint64 via)
 {
     if (++m_peerRefs[peer] > 1)
         return;
     WriteLocker l(&m_routesLock);
-    m_connectedPeers.insert(peer);
+    m_connectedPeers.insert(peer, via);
 }
 
 void CommandRelay::dropPeer(const Peer &peer)

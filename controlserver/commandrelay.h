@@ -61,7 +61,7 @@ private:
     /// (logged and counted; the caller tells the sender).
     bool permitCommand(const net::Inbound &in, const QString &command, QString *why);
     void rebuildRoutes();
-    void addPeer(const Peer &peer);
+    void addPeer(const Peer &peer, quint64 via);
     void dropPeer(const Peer &peer);
 
     ServerContext &m_ctx;
@@ -73,14 +73,20 @@ private:
     // Command routing for the reader threads, rebuilt by the main thread on every directory change.
     mutable QReadWriteLock m_routesLock;
     QHash<QByteArray, QList<net::OutboxPtr>> m_commandRoutes;
-    QSet<Peer> m_connectedPeers; // processes whose commands are forwarded
+    /// Processes whose commands are forwarded -> the connection they come by (ProcessRecord::via).
+    QHash<Peer, quint64> m_connectedPeers;
     /// Main thread: why each of m_connectedPeers is there (connected, recently lost: 1 or 2), so
     /// that a process coming or going changes one entry instead of rebuilding them all.
     QHash<Peer, int> m_peerRefs;
     // Processes lost a moment ago, whose commands are still forwarded: a short-lived sender (dialog
     // send) may be declared lost (its receiving socket closed when it exited) before its command,
     // written earlier on its own connection, was read. They completed CONNECT; the command is theirs.
-    QHash<Peer, qint64> m_recentlyLost; // -> when (now())
+    struct Lost
+    {
+        qint64 atMs = 0; // now()
+        quint64 via = 0;
+    };
+    QHash<Peer, Lost> m_recentlyLost;
 };
 
 } // namespace dialog::cs

@@ -139,10 +139,14 @@ void ControlServer::connectTransport()
                     m_supervision->unreachable(e, why);
             });
     connect(m_transport.get(), &net::Transport::protocolError, this,
-            [this](const QString &peer, const QString &why, const QString &name, quint64 incarnation) {
+            [this](const QString &peer, const QString &why, const QString &name, quint64 incarnation,
+                   quint64 connection) {
                 qCWarning(lcServer).noquote() << "disconnected" << peer << "for a protocol violation:" << why;
                 // A registered process that misbehaves is dropped from the system; the others are told.
-                if (!name.isEmpty() && m_ctx.directory.connected(name, incarnation))
+                // Not one whose name another connection merely claimed.
+                const ProcessRecord *p =
+                    name.isEmpty() ? nullptr : m_ctx.directory.connected(name, incarnation);
+                if (p && (p->via == 0 || p->via == connection))
                     m_supervision->lose(name,
                                         QStringLiteral("disconnected for a protocol violation: %1").arg(why));
             });
@@ -172,7 +176,13 @@ void ControlServer::handle(const net::Inbound &in)
     default:
         break;
     }
-    if (!m_ctx.directory.connected(in.peer->name, in.peer->incarnation)) {
+    const ServerContext::Standing standing = m_ctx.standing(in);
+    if (standing == ServerContext::Standing::OtherConnection) {
+        if (in.type != Type::Disconnect)
+            m_ctx.refuseOtherConnection(in);
+        return;
+    }
+    if (standing == ServerContext::Standing::NotConnected) {
         // DIALOG paper: frames of processes that are not connected are ignored, and the sender
         // is told so (it will probably want to connect).
         qCDebug(lcServer).noquote() << "ignoring" << typeName(in.type) << "from unconnected" << in.peer->name

@@ -1,5 +1,7 @@
 #include "directory.h"
 
+#include "dialog/security.h"
+
 #include <algorithm>
 
 namespace dialog::cs {
@@ -38,6 +40,15 @@ Directory::ConnectResult Directory::connectProcess(const ProcessRecord &p, QStri
                               .arg(it->pid)
                               .arg(it->host)
                               .arg(it->port);
+            return ConnectResult::NameInUse;
+        }
+        // The incarnation is public (INFO_SERVICE, the directory); the session is not.
+        if (!it->session.isEmpty() && !security::proofsEqual(it->session, p.session)) {
+            if (reason)
+                *reason = QStringLiteral("process '%1' (incarnation %2) is connected, and this CONNECT "
+                                         "does not show its session")
+                              .arg(p.name)
+                              .arg(p.incarnation);
             return ConnectResult::NameInUse;
         }
         removeProcess(p.name, QString(), 0);

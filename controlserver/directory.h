@@ -25,6 +25,11 @@ struct ProcessRecord
     quint16 port = 0;
     quint32 pid = 0;
     quint64 incarnation = 0;
+    /// Connect.session: a later CONNECT of this incarnation must show the same bytes.
+    QByteArray session;
+    /// net::PeerInfo::connectionId of the connection its CONNECT came by: its frames are believed
+    /// from that connection only (0: not bound, for records made without a connection).
+    quint64 via = 0;
     int heartbeatMs = 1000;
     qint64 connectedAtMs = 0;
     qint64 lastSeenMs = 0;
@@ -58,7 +63,7 @@ public:
     {
         Accepted,  ///< a new process
         Refreshed, ///< the same incarnation connected again (its old registrations were dropped)
-        NameInUse, ///< another live incarnation holds the name
+        NameInUse, ///< another live incarnation holds the name, or this one with another session
     };
 
     /// Adds a process (without its services/commands/requests: register them one by one).
@@ -122,10 +127,10 @@ public:
 private:
     QHash<QString, ProcessRecord> m_processes;
     QHash<QPair<QString, quint16>, QString> m_atEndpoint; // host, port -> process (processAt)
-    QHash<QString, QString> m_providers;      // service -> process
-    QHash<QString, QSet<QString>> m_commands; // command -> processes
-    QHash<QString, QSet<QString>> m_requests; // service -> processes
-    QList<LostRecord> m_lost;                 // most recent last, bounded by m_lostLimits
+    QHash<QString, QString> m_providers;                  // service -> process
+    QHash<QString, QSet<QString>> m_commands;             // command -> processes
+    QHash<QString, QSet<QString>> m_requests;             // service -> processes
+    QList<LostRecord> m_lost;                             // most recent last, bounded by m_lostLimits
     LostLimits m_lostLimits;
     int m_names = 0; // command registrations + requests
 };

@@ -1,6 +1,9 @@
 #include "servercontext.h"
 
 #include <QDateTime>
+#include <QLoggingCategory>
+
+Q_LOGGING_CATEGORY(lcContext, "dialog.controlserver.identity", QtInfoMsg)
 
 namespace dialog::cs {
 
@@ -29,6 +32,27 @@ void ServerContext::tellNotConnected(const net::Inbound &in) const
     wire::ConnectionLost cl;
     cl.set_reason("not connected: send CONNECT_TO_CONTROL_SERVER first");
     sendToEndpoint(in.peer->endpoint, controlFrame(Type::ConnectionLost, cl));
+}
+
+ServerContext::Standing ServerContext::standing(const net::Inbound &in) const
+{
+    const ProcessRecord *p = directory.connected(in.peer->name, in.peer->incarnation);
+    if (!p)
+        return Standing::NotConnected;
+    return p->via == 0 || p->via == in.peer->connectionId ? Standing::Connected : Standing::OtherConnection;
+}
+
+void ServerContext::refuseOtherConnection(const net::Inbound &in)
+{
+    const QString why =
+        QStringLiteral("%1 is connected by another connection: CONNECT again").arg(in.peer->name);
+    const quint64 n = ++m_otherConnection;
+    if ((n & (n - 1)) == 0)
+        qCWarning(lcContext).noquote()
+            << "refused" << typeName(in.type) << "naming" << in.peer->name << "from"
+            << in.peer->source.toString() << "- not the connection it connected by"
+            << (n > 1 ? QStringLiteral("(%1 such frames)").arg(n) : QString());
+    transport->answer(in.peer, refusal(QStringLiteral("session"), in.peer->name, why));
 }
 
 QByteArray ServerContext::refusal(const QString &what, const QString &name, const QString &reason)

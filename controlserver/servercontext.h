@@ -34,12 +34,27 @@ public:
     void sendTo(const QString &process, const QByteArray &frame) const;
     /// CONNECTION_LOST to a process whose frame came before its CONNECT (it will want to connect).
     void tellNotConnected(const net::Inbound &in) const;
+    /// Where the sender of @p in stands: its HELLO names a connected process, and the frame came by
+    /// the connection that process connected by (Connected), by another one (OtherConnection: the
+    /// name and incarnation are public, so anyone can claim them), or it names none (NotConnected).
+    enum class Standing
+    {
+        Connected,
+        OtherConnection,
+        NotConnected
+    };
+    Standing standing(const net::Inbound &in) const;
+    /// The frame @p in came by another connection than its process connected by: refused on that
+    /// connection ("session"), never attributed to the process, and logged (the first time, then at
+    /// 2, 4, 8 … times). The process itself, whose connection was opened anew, connects again.
+    void refuseOtherConnection(const net::Inbound &in);
     /// The REFUSED frame: @p what was refused (service, command, address, …), its @p name, why.
     static QByteArray refusal(const QString &what, const QString &name, const QString &reason);
 
 private:
     QElapsedTimer m_clock;
     qint64 m_epochOffset = 0;
+    quint64 m_otherConnection = 0; // frames refused by refuseOtherConnection()
 };
 
 } // namespace dialog::cs

@@ -186,6 +186,10 @@ bool ClientPrivate::routeDirect(const net::Inbound &in)
             break; // one handler answers a request
         }
         if (!service) {
+            if (!link->isControl(in.peer)) {
+                logNotFromControlServer(*link, "COMMAND_MESSAGE", in.peer);
+                return true; // taken: nobody else gets it either
+            }
             h->onCommand(Command(in.name, in.data, in.origin));
             continue;
         }
@@ -269,7 +273,12 @@ void ClientPrivate::deliver(net::InboundBatch &batch)
             fanOut(f, in.incarnation);
             fanOuts.pop_back();
         } else if (in.type == wire_format::Type::CommandMessage) {
-            Q_EMIT q->commandReceived(Command(in.name, in.data, in.origin));
+            // Commands are relayed by the Control Server, which applies the access list and audits
+            // them; one written straight to our port has been through neither.
+            if (link->isControl(in.peer))
+                Q_EMIT q->commandReceived(Command(in.name, in.data, in.origin));
+            else
+                logNotFromControlServer(*link, "COMMAND_MESSAGE", in.peer);
         } else if (in.type == wire_format::Type::Request) {
             handleRequest(in);
         } else if (in.type == wire_format::Type::Reply) {
@@ -561,7 +570,7 @@ bool Client::start()
     // Nobody knows our port before CONNECT, so no frame can arrive before the sink is set.
     self.endpoint = Endpoint{host, d->transport->serverPort()};
     d->transport->setIdentity(self);
-    d->core = new ClientCore(d->transport.get(), d->options, self, d->servers);
+    d->core = new ClientCore(d->transport.get(), d->options, self, d->servers, d->link);
     d->transport->setControlSink(d->core, [core = d->core](net::InboundBatch &b) { core->handleControl(b); });
 
     d->coreThread.setObjectName(QStringLiteral("dialog-server"));

@@ -29,6 +29,45 @@ namespace dialog {
 /// 30 s (but never below base). @p random is uniform in [0, 1).
 qint64 reconnectDelayMs(int attempt, int baseMs, double random);
 
+/// Which inbound connection is the Control Server's: the one that delivered a
+/// SUCCESSFULLY_CONNECTED echoing this incarnation's session bytes (only the Control Server that
+/// got our CONNECT knows them). Control frames and commands are believed from it alone: any peer can
+/// open a connection to a process's data port and write frames that claim to come from the Control
+/// Server. Thread-safe: read by the reader threads (direct command handlers), the server thread and
+/// the Client's thread.
+class ControlLink
+{
+public:
+    /// From now on, @p peer's connection is the Control Server's.
+    void bind(const net::PeerInfo &peer) { m_id.store(peer.connectionId, std::memory_order_release); }
+    /// No connection is the Control Server's (lost, or connecting again).
+    void clear() { m_id.store(0, std::memory_order_release); }
+    /// True when @p peer came by the Control Server's connection.
+    bool isControl(const net::PeerPtr &peer) const
+    {
+        const quint64 id = m_id.load(std::memory_order_acquire);
+        return peer && id != 0 && peer->connectionId == id;
+    }
+    /// Counts a @p what from @p peer that is ignored because it did not come by the Control Server's
+    /// connection; true when it is to be logged (the first one, then the 2nd, 4th, 8th …).
+    bool countIgnored() const
+    {
+        const quint64 n = ++m_ignored;
+        return (n & (n - 1)) == 0;
+    }
+    /// Frames ignored so far.
+    quint64 ignored() const { return m_ignored.load(); }
+
+private:
+    std::atomic<quint64> m_id{0};
+    mutable std::atomic<quint64> m_ignored{0};
+};
+using ControlLinkPtr = std::shared_ptr<ControlLink>;
+
+/// Logs (throttled by ControlLink::countIgnored) that a @p what from @p peer was ignored because
+/// it did not come by the Control Server's connection.
+void logNotFromControlServer(const ControlLink &link, const char *what, const net::PeerPtr &peer);
+
 /// The server thread of the DIALOG paper: talks to the Control Server (connect, heartbeats,
 /// registrations, INFO_SERVICE) and to providers/subscribers about subscriptions.
 /// Lives in its own thread; the Client talks to it with queued calls only.
@@ -37,7 +76,7 @@ class ClientCore : public QObject
     Q_OBJECT
 public:
     ClientCore(net::Transport *transport, const ClientOptions &options, const net::PeerInfo &self,
-               const QList<net::Endpoint> &controlServers);
+               const QList<net::Endpoint> &controlServers, ControlLinkPtr link);
 
     // Called (queued) from the Client's thread.
     void start();
@@ -101,6 +140,8 @@ private:
     net::Transport *m_transport;
     ClientOptions m_options;
     net::PeerInfo m_self;
+    ControlLinkPtr m_link;
+    QByteArray m_session; // Connect.session: random, for the lifetime of this incarnation
     QList<net::Endpoint> m_servers;
     int m_serverIndex = 0;
     Client::State m_state = Client::State::Unconnected;
@@ -174,7 +215,7 @@ struct DirectRoutes
     };
     QReadWriteLock lock;
     QHash<QByteArray, Name> services, commands, requests; // guarded by lock
-    std::atomic<int> count{0};                  // handlers in both: none, no look-up at all
+    std::atomic<int> count{0};                            // handlers in both: none, no look-up at all
 };
 
 class SubscriptionPrivate
@@ -272,7 +313,7 @@ public:
     QString errorString;
     QHash<QString, Service *> services;
     QHash<QByteArray, QList<Subscription *>> subscriptions;
-    quint64 subscriptionGeneration = 0;      // bumped whenever `subscriptions` changes
+    quint64 subscriptionGeneration = 0; // bumped whenever `subscriptions` changes
     /// Fan-outs in progress, outermost first: more than one when a slot ran a nested event loop.
     std::vector<FanOut *> fanOuts;
     QHash<QString, net::Endpoint> providers; // where each subscribed service is, as far as we know
@@ -296,6 +337,7 @@ public:
     // What sendCommand() uses, published once started: it may be called from any thread.
     std::atomic<ClientCore *> sendCore{nullptr};
     std::atomic<net::Transport *> sendTransport{nullptr};
+    ControlLinkPtr link = std::make_shared<ControlLink>();
     std::vector<std::weak_ptr<StreamState>> streams;
 };
 

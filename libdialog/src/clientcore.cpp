@@ -1,6 +1,6 @@
 #include "client_p.h"
-#include "handoff_p.h"
 #include "control_p.h"
+#include "handoff_p.h"
 
 #include <QRandomGenerator>
 #include <QTimer>
@@ -13,9 +13,21 @@ using namespace wire_format;
 using net::Endpoint;
 
 ClientCore::ClientCore(net::Transport *transport, const ClientOptions &options, const net::PeerInfo &self,
-                       const QList<Endpoint> &controlServers)
-    : m_transport(transport), m_options(options), m_self(self), m_servers(controlServers)
+                       const QList<Endpoint> &controlServers, ControlLinkPtr link)
+    : m_transport(transport), m_options(options), m_self(self), m_link(std::move(link)),
+      m_session(security::newNonce().left(16)), m_servers(controlServers)
 {
+}
+
+void logNotFromControlServer(const ControlLink &link, const char *what, const net::PeerPtr &peer)
+{
+    if (!link.countIgnored())
+        return;
+    const quint64 n = link.ignored();
+    qCWarning(lcClient).noquote() << "ignored" << what << "from" << (peer ? peer->name : QStringLiteral("?"))
+                                  << "at" << (peer ? peer->source.toString() : QString())
+                                  << "- it did not come by the Control Server's connection"
+                                  << (n > 1 ? QStringLiteral("(%1 such frames)").arg(n) : QString());
 }
 
 void ClientCore::start()
@@ -156,6 +168,8 @@ void ClientCore::sendConnect()
     c.set_pid(m_self.pid);
     c.set_incarnation(m_self.incarnation);
     c.set_heartbeat_ms(quint32(m_options.heartbeatMs));
+    c.set_session(m_session.constData(), size_t(m_session.size()));
+    m_link->clear(); // the next SUCCESSFULLY_CONNECTED with our session names the connection
     for (auto it = m_services.cbegin(); it != m_services.cend(); ++it)
         c.add_services(ss(it.key()));
     for (const QString &cmd : std::as_const(m_commands))
@@ -314,20 +328,30 @@ void ClientCore::handleControl(net::InboundBatch &batch)
 
 void ClientCore::handle(const net::Inbound &in)
 {
-    if (in.peer && in.peer->name == QLatin1String("DIALOG.ControlServer"))
-        m_lastHeardMs = m_clock.elapsed();
+    switch (in.type) {
+    case Type::SuccessfullyConnected:
+        onConnected(in); // it proves itself by echoing our session
+        return;
+    case Type::SubscribeService:
+    case Type::UnsubscribeService:
+        onSubscribe(in); // from our subscribers, each on its own connection
+        return;
+    default:
+        break;
+    }
+    // Everything else speaks for the Control Server: a redirected INFO_SERVICE or a forged LOST_*
+    // from any other connection would send our subscriptions and requests elsewhere.
+    if (!m_link->isControl(in.peer)) {
+        if (in.type != Type::Heartbeat) // a liveness probe of a process that is not connected
+            logNotFromControlServer(*m_link, typeName(in.type), in.peer);
+        return;
+    }
+    m_lastHeardMs = m_clock.elapsed();
     switch (in.type) {
     case Type::Heartbeat:
         break; // the Control Server's answer: liveness only
-    case Type::SuccessfullyConnected:
-        onConnected(in);
-        break;
     case Type::InfoService:
         onInfoService(in);
-        break;
-    case Type::SubscribeService:
-    case Type::UnsubscribeService:
-        onSubscribe(in);
         break;
     case Type::LostSender:
         onLostSender(in);
@@ -352,6 +376,11 @@ void ClientCore::onConnected(const net::Inbound &in)
 {
     wire::Connected c;
     parseControl(in.data, c);
+    if (!security::proofsEqual(m_session, QByteArray::fromStdString(c.session()))) {
+        logNotFromControlServer(*m_link, "a SUCCESSFULLY_CONNECTED without our session", in.peer);
+        return;
+    }
+    m_link->bind(*in.peer);
     m_serverMisses = c.heartbeat_misses() > 0 ? int(c.heartbeat_misses()) : 3;
     m_lastHeardMs = m_clock.elapsed();
     m_backoffMs = 0;
@@ -483,6 +512,13 @@ void ClientCore::onAnswered(const Endpoint &dest, const QByteArray &payload)
     if (r.what() == "connect") { // our name is in use
         backOffNameInUse();
         Q_EMIT refused(qs(r.what()), qs(r.name()), qs(r.reason()));
+        return;
+    }
+    if (r.what() == "session") {
+        // Our connection to the Control Server was opened anew since our CONNECT: it believes
+        // frames only from the connection that connected, so we connect again on this one.
+        if (m_state == Client::State::Connected)
+            sendConnect();
         return;
     }
     if (r.what() != "address" && r.what() != "auth") { // "auth": we or it lack the partition's secret

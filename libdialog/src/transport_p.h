@@ -64,6 +64,10 @@ struct PeerInfo
     QHostAddress source;
     QObject *reader = nullptr;
     const void *connection = nullptr;
+    /// Inbound peers only: a number no other connection of this process has had or will have, so
+    /// that "the connection X came by" can be remembered after X is closed without being mistaken
+    /// for a later one (which may reuse X's address).
+    quint64 connectionId = 0;
 };
 using PeerPtr = std::shared_ptr<const PeerInfo>;
 
@@ -513,8 +517,10 @@ Q_SIGNALS:
     /// of ours would be copied by our instrumented code, unordered with the receiving thread.)
     void destinationFailed(const QString &host, quint16 port, const QString &reason);
     /// Emitted (from a reader thread) when an inbound connection was closed for a protocol error.
-    /// @p name / @p incarnation identify the sender if it had sent its HELLO (else empty / 0).
-    void protocolError(const QString &peer, const QString &reason, const QString &name, quint64 incarnation);
+    /// @p name / @p incarnation identify the sender if it had sent its HELLO (else empty / 0), as
+    /// it claimed them; @p connectionId is its PeerInfo::connectionId (0 before its HELLO).
+    void protocolError(const QString &peer, const QString &reason, const QString &name, quint64 incarnation,
+                       quint64 connectionId);
     /// Emitted (from a sender thread) for a REFUSED frame a destination wrote back on our outgoing
     /// connection to it (see answer()); other frames there are a protocol error.
     void answered(const QString &host, quint16 port, const QByteArray &refusedPayload);

@@ -649,7 +649,8 @@ void ReaderWorker::closeWithError(Connection *c, const QString &reason)
     qCWarning(lcReceiver).noquote() << "closing connection from" << who << "-" << reason;
     m_transport->m_protocolErrors.fetch_add(1);
     Q_EMIT m_transport->protocolError(who, reason, c->peer ? c->peer->name : QString(),
-                                      c->peer ? c->peer->incarnation : 0);
+                                      c->peer ? c->peer->incarnation : 0,
+                                      c->peer ? c->peer->connectionId : 0);
     drop(c);
 }
 
@@ -715,6 +716,8 @@ bool ReaderWorker::acceptHello(Connection *c, Type type, QByteArrayView payload,
     p->source = c->socket->peerAddress();
     p->reader = this;
     p->connection = c;
+    static std::atomic<quint64> connections{0};
+    p->connectionId = ++connections;
     const QByteArray &secret = m_transport->options().secret;
     if (secret.isEmpty() && !h.nonce().empty()) {
         error = QStringLiteral("this process has no shared secret (it runs without --secret-file)");

@@ -500,6 +500,12 @@ class Client:
         self.port = 0
         self.pid = os.getpid()
         self.incarnation = random.getrandbits(64) | 1
+        # Connect.session: the Control Server echoes it in SUCCESSFULLY_CONNECTED, which names the
+        # connection control frames and commands are believed from (docs/protocol.md, section 4).
+        self._session = os.urandom(16)
+        self._cs_peer: Optional[pb.Hello] = None
+        self._answers = pb.Hello(name=CONTROL_SERVER_NAME)  # REFUSED written back on our own connection
+        self.ignored_frames = 0
         #: "unconnected", "connecting" or "connected"
         self.state = "unconnected"
         self.stats: Dict[str, int] = dict(
@@ -797,7 +803,9 @@ class Client:
             commands=list(self._commands),
             requests=list(self._requested),
             heartbeat_ms=self.heartbeat_ms,
+            session=self._session,
         )
+        self._cs_peer = None
         if self.state != "connecting":
             self.state = "connecting"
         now = asyncio.get_running_loop().time()
@@ -923,9 +931,21 @@ class Client:
     def _handle_control(self, peer: pb.Hello, f: wire.Frame) -> None:
         msg = wire.parse_control(f)
         loop = asyncio.get_running_loop()
-        if peer.name == CONTROL_SERVER_NAME:
-            self._last_heard = loop.time()
         t = f.type
+        if t == T.SUCCESSFULLY_CONNECTED:
+            if msg.session != self._session:
+                self._ignore(peer, "a SUCCESSFULLY_CONNECTED without our session")
+                return
+            self._cs_peer = peer
+        elif t not in (T.SUBSCRIBE_SERVICE, T.UNSUBSCRIBE_SERVICE) and peer is not self._cs_peer and not (
+            peer is self._answers and t == T.REFUSED
+        ):
+            # Any peer can write frames that claim to come from the Control Server.
+            if t != T.HEARTBEAT:
+                self._ignore(peer, t.name)
+            return
+        if peer is self._cs_peer:
+            self._last_heard = loop.time()
         if t == T.HEARTBEAT:
             return
         if t == T.SUCCESSFULLY_CONNECTED:
@@ -1020,12 +1040,21 @@ class Client:
             if dropped:
                 self._control(drop, pb.Names(names=dropped))
 
+    def _ignore(self, peer: pb.Hello, what: str) -> None:
+        """A frame that did not come by the Control Server's connection: ignored, logged the first
+        time and then at 2, 4, 8 … times."""
+        self.ignored_frames += 1
+        n = self.ignored_frames
+        if n & (n - 1) == 0:
+            log.warning("%s: ignored %s from %s - it did not come by the Control Server's connection (%d such frames)",
+                        self.name, what, peer.name, n)
+
     def _auth_refused(self, ep: Endpoint, reason: str) -> None:
         """A connection to @p ep failed its authentication: for the Control Server, a refusal (told
         once per attempt, with back-off)."""
         if ep in self.servers:
             f = wire.Frame(T.REFUSED, 0, pb.Refused(what="auth", reason=reason).SerializeToString())
-            self._handle_control(pb.Hello(name=CONTROL_SERVER_NAME), f)
+            self._handle_control(self._answers, f)
 
     async def _read_back(
         self, ep: Endpoint, reader: asyncio.StreamReader, decoder: Optional[wire.FrameDecoder] = None
@@ -1040,7 +1069,7 @@ class Client:
             for f in decoder.feed(data):
                 if f.type != T.REFUSED or ep not in self.servers:
                     raise ProtocolError("unexpected %s written back by %s:%s" % (f.type.name, ep[0], ep[1]))
-                self._handle_control(pb.Hello(name=CONTROL_SERVER_NAME), f)
+                self._handle_control(self._answers, f)
 
     def _handle_data(self, peer: pb.Hello, f: wire.Frame) -> None:
         t = f.type
@@ -1060,6 +1089,9 @@ class Client:
                 for s in list(subs):
                     s._deliver(m, peer.incarnation)
         elif t == T.COMMAND_MESSAGE:
+            if peer is not self._cs_peer:
+                self._ignore(peer, "COMMAND_MESSAGE")  # relayed by the Control Server only
+                return
             name, origin, body = wire.split_command(f.payload)
             data = wire.extract_data(body, f.flags, self.max_message_size)
             c = Command(name.decode("utf-8", "replace"), data, origin.decode("utf-8", "replace"))

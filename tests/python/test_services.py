@@ -379,3 +379,38 @@ def test_connects_to_a_silent_control_server_are_paced():
     assert 2 <= len(connects) <= 12, connects
     gaps = [b - a for a, b in zip(connects, connects[1:])]
     assert all(g >= 0.09 for g in gaps), gaps
+
+
+def test_frames_from_another_connection_than_the_control_servers_are_ignored(daemons):
+    """A COMMAND_MESSAGE and an INFO_SERVICE written straight to the client's port by a connection that
+    says it is the Control Server are ignored; the Control Server's path still works."""
+    from dialog._proto import dialog_pb2 as pb
+
+    async def main():
+        async with client(daemons, "PyVictim") as v, client(daemons, "PySender") as s:
+            got: asyncio.Queue = asyncio.Queue()
+            v.register_command("PyVictim.Do", callback=got.put_nowait)
+            reader, writer = await asyncio.open_connection("127.0.0.1", v.port)
+            hello = pb.Hello(name="DIALOG.ControlServer", host="127.0.0.1", port=1, pid=1, incarnation=1)
+            info = pb.InfoService(name="Anything", available=True, provider="Evil", host="127.0.0.1", port=1)
+            writer.write(wire.control_frame(wire.MessageType.HELLO, hello)
+                         + wire.command_frame("PyVictim.Do", "RunControl", b"forged")
+                         + wire.control_frame(wire.MessageType.INFO_SERVICE, info))
+            await writer.drain()
+            for _ in range(100):  # bounded: 10 s
+                if v.ignored_frames >= 2:
+                    break
+                await asyncio.sleep(0.1)
+            assert v.ignored_frames >= 2
+            assert got.empty()
+            writer.close()
+            for _ in range(50):
+                s.send_command("PyVictim.Do", "genuine")
+                try:
+                    cmd = await asyncio.wait_for(got.get(), 0.5)
+                    break
+                except asyncio.TimeoutError:
+                    continue
+            assert cmd.data == b"genuine" and cmd.origin == "PySender"
+
+    run(main(), 60)

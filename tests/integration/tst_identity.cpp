@@ -1,0 +1,314 @@
+// Frames are believed from the connection that may send them, not from the name a HELLO claims:
+// a command written straight to a process's data port, a forged INFO_SERVICE or LOST_SENDER from
+// any other connection, and a HELLO that names a connected process (its name and incarnation are
+// public) are refused and logged, and change nothing. The attacker is a raw socket writing frames
+// with the library's own encoders; the processes and the Control Server are real.
+#include "processfixture.h"
+
+#include "control_p.h"
+#include "dialog/client.h"
+#include "dialog/subscription.h"
+#include "inbounddecoder_p.h"
+#include "payload_p.h"
+
+#include <QFile>
+#include <QMutex>
+#include <QSignalSpy>
+#include <QTcpServer>
+#include <QTcpSocket>
+#include <QTemporaryDir>
+#include <QtTest>
+
+using namespace dialog;
+using namespace dialog::test;
+using namespace dialog::wire_format;
+
+namespace {
+/// Every warning logged in this process, for the tests that wait for a refusal to be logged.
+struct LogCapture
+{
+    static inline QMutex lock;
+    static inline QStringList lines;
+    static inline QtMessageHandler previous = nullptr;
+    static void handler(QtMsgType type, const QMessageLogContext &context, const QString &msg)
+    {
+        {
+            QMutexLocker l(&lock);
+            lines.append(msg);
+        }
+        previous(type, context, msg);
+    }
+    static bool contains(const QString &text)
+    {
+        QMutexLocker l(&lock);
+        return std::any_of(lines.cbegin(), lines.cend(), [&](const QString &s) { return s.contains(text); });
+    }
+    static void clear()
+    {
+        QMutexLocker l(&lock);
+        lines.clear();
+    }
+};
+
+QByteArray helloFrame(const QString &name, quint64 incarnation, quint16 port)
+{
+    wire::Hello h;
+    h.set_name(ss(name));
+    h.set_host("127.0.0.1");
+    h.set_port(port);
+    h.set_pid(1);
+    h.set_incarnation(incarnation);
+    return controlFrame(Type::Hello, h);
+}
+
+/// A process written by hand: it listens, connects to the Control Server as @p name, and collects
+/// every frame anyone sends to it (the Control Server's connect-back included).
+class RawProcess
+{
+public:
+    explicit RawProcess(const QString &name) : m_name(name) { m_server.listen(QHostAddress::LocalHost, 0); }
+    quint16 port() const { return m_server.serverPort(); }
+
+    /// Connects to the Control Server at @p csPort and asks where @p request is.
+    bool connect(quint16 csPort, const QString &request)
+    {
+        m_out.connectToHost(QHostAddress::LocalHost, csPort);
+        if (!m_out.waitForConnected(5000))
+            return false;
+        wire::Connect c;
+        c.set_name(ss(m_name));
+        c.set_host("127.0.0.1");
+        c.set_port(port());
+        c.set_pid(2);
+        c.set_incarnation(77);
+        m_out.write(helloFrame(m_name, 77, port()) + controlFrame(Type::ConnectToControlServer, c) +
+                    namesFrame(Type::RequestService, {request}));
+        return m_out.flush() || m_out.bytesToWrite() == 0;
+    }
+    /// Reads what arrived; the first INFO_SERVICE for @p service, if any, in @p info.
+    bool infoService(const QString &service, wire::InfoService *info)
+    {
+        while (QTcpSocket *s = m_server.nextPendingConnection()) {
+            m_in.append(s);
+            m_decoders.append(std::make_shared<InboundDecoder>(1 << 20));
+        }
+        for (qsizetype i = 0; i < m_in.size(); ++i)
+            m_decoders[i]->feed(
+                m_in[i]->readAll(), [&](Type type, quint8, QByteArrayView payload, QByteArray *) {
+                    wire::InfoService is;
+                    if (type == Type::InfoService && is.ParseFromArray(payload.data(), int(payload.size())) &&
+                        qs(is.name()) == service && is.available())
+                        m_info = is;
+                    return true;
+                });
+        *info = m_info;
+        return !m_info.name().empty();
+    }
+
+private:
+    QString m_name;
+    QTcpServer m_server;
+    QTcpSocket m_out;
+    QList<QTcpSocket *> m_in; // children of m_server
+    QList<std::shared_ptr<InboundDecoder>> m_decoders;
+    wire::InfoService m_info;
+};
+
+/// Reads @p s until a REFUSED arrives or it closes (bounded: 5 s); the REFUSED's what, or empty.
+QByteArray refusal(QTcpSocket &s, QByteArray *reason)
+{
+    InboundDecoder d(1 << 20);
+    QByteArray what;
+    QElapsedTimer t;
+    t.start();
+    while (what.isEmpty() && t.elapsed() < 5000 && s.state() == QAbstractSocket::ConnectedState) {
+        s.waitForReadyRead(100);
+        d.feed(s.readAll(), [&](Type type, quint8, QByteArrayView payload, QByteArray *) {
+            wire::Refused r;
+            if (type == Type::Refused && r.ParseFromArray(payload.data(), int(payload.size()))) {
+                what = QByteArray::fromStdString(r.what());
+                *reason = QByteArray::fromStdString(r.reason());
+            }
+            return true;
+        });
+    }
+    return what;
+}
+} // namespace
+
+class tst_Identity : public QObject
+{
+    Q_OBJECT
+
+private Q_SLOTS:
+    void initTestCase();
+    void init();
+    void cleanup();
+    void commandWrittenToADataPortIsIgnored();
+    void forgedInfoServiceAndLostSenderRedirectNothing();
+    void helloNamingAConnectedProcessIsRefused();
+
+private:
+    /// Where the connected process @p name listens (from the directory).
+    quint16 dataPort(const QString &name)
+    {
+        return quint16(m_fx->processEntry(name).value(QStringLiteral("port")).toInt());
+    }
+    /// A raw connection to @p port that says it is the Control Server.
+    bool posingAsControlServer(QTcpSocket &s, quint16 port)
+    {
+        s.connectToHost(QHostAddress::LocalHost, port);
+        if (!s.waitForConnected(5000))
+            return false;
+        s.write(helloFrame(QStringLiteral("DIALOG.ControlServer"), 1, m_fx->port()));
+        return true;
+    }
+
+    std::unique_ptr<ProcessFixture> m_fx;
+    QTemporaryDir m_dir;
+};
+
+void tst_Identity::initTestCase()
+{
+    QVERIFY(m_dir.isValid());
+    LogCapture::previous = qInstallMessageHandler(&LogCapture::handler);
+}
+
+void tst_Identity::init()
+{
+    LogCapture::clear();
+    m_fx = std::make_unique<ProcessFixture>();
+    QVERIFY(m_fx->startControlServer(
+        {QStringLiteral("--audit-file"), m_dir.filePath(QStringLiteral("audit/controlserver.audit"))}));
+}
+
+void tst_Identity::cleanup()
+{
+    m_fx.reset();
+}
+
+void tst_Identity::commandWrittenToADataPortIsIgnored()
+{
+    Client victim(m_fx->clientOptions(QStringLiteral("Victim")));
+    victim.registerCommand(QStringLiteral("Victim.Configure"));
+    QSignalSpy commands(&victim, &Client::commandReceived);
+    QVERIFY(victim.start());
+    QTRY_COMPARE_WITH_TIMEOUT(victim.state(), Client::State::Connected, 10000);
+    const quint16 port = dataPort(QStringLiteral("Victim"));
+    QVERIFY(port != 0);
+
+    QTcpSocket attacker;
+    QVERIFY(posingAsControlServer(attacker, port));
+    attacker.write(encodeCommandFrame("Victim.Configure", "RunControl", 0, "forged"));
+    QVERIFY(attacker.waitForBytesWritten(5000));
+    QVERIFY2(waitUntil([] { return LogCapture::contains(QStringLiteral("ignored COMMAND_MESSAGE")); }, 10000),
+             "the victim did not log the command it refused");
+    QCOMPARE(commands.size(), 0);
+
+    // The Control Server's path still works, and is the only one that did.
+    Client sender(m_fx->clientOptions(QStringLiteral("Sender")));
+    QVERIFY(sender.start());
+    QTRY_COMPARE_WITH_TIMEOUT(sender.state(), Client::State::Connected, 10000);
+    sender.sendCommand(QStringLiteral("Victim.Configure"), "genuine");
+    QTRY_COMPARE_WITH_TIMEOUT(commands.size(), 1, 10000);
+    const auto c = commands.first().first().value<Command>();
+    QCOMPARE(c.data(), QByteArray("genuine"));
+    QCOMPARE(c.origin(), QStringLiteral("Sender"));
+}
+
+void tst_Identity::forgedInfoServiceAndLostSenderRedirectNothing()
+{
+    Client provider(m_fx->clientOptions(QStringLiteral("Provider")));
+    Service *state = provider.publish(QStringLiteral("Provider.State"));
+    state->update("genuine");
+    QVERIFY(provider.start());
+    Client victim(m_fx->clientOptions(QStringLiteral("Gui")));
+    QVERIFY(victim.start());
+    Subscription *sub = victim.subscribe(QStringLiteral("Provider.State"));
+    QTRY_COMPARE_WITH_TIMEOUT(sub->lastMessage().data(), QByteArray("genuine"), 10000);
+    const quint16 port = dataPort(QStringLiteral("Gui"));
+    QVERIFY(port != 0);
+
+    // Where the attacker wants the subscription to go.
+    QTcpServer evil;
+    QVERIFY(evil.listen(QHostAddress::LocalHost, 0));
+    QTcpSocket attacker;
+    QVERIFY(posingAsControlServer(attacker, port));
+    wire::InfoService info;
+    info.set_name("Provider.State");
+    info.set_available(true);
+    info.set_provider("Evil");
+    info.set_host("127.0.0.1");
+    info.set_port(evil.serverPort());
+    info.set_incarnation(5);
+    wire::LostProcess lost;
+    lost.set_name("Provider");
+    attacker.write(controlFrame(Type::InfoService, info) + controlFrame(Type::LostSender, lost));
+    QVERIFY(attacker.waitForBytesWritten(5000));
+    QVERIFY2(waitUntil([] { return LogCapture::contains(QStringLiteral("ignored INFO_SERVICE")); }, 10000),
+             "the victim did not log the INFO_SERVICE it refused");
+    QVERIFY2(waitUntil([] { return LogCapture::contains(QStringLiteral("(2 such frames)")); }, 10000),
+             "the victim did not log the LOST_SENDER it refused");
+    QVERIFY(expectNothingFor(
+        300, [&] { return evil.hasPendingConnections() || sub->state() != Subscription::State::Active; },
+        "the subscription was redirected or declared lost"));
+
+    state->update("after");
+    QTRY_COMPARE_WITH_TIMEOUT(sub->lastMessage().data(), QByteArray("after"), 10000);
+    QVERIFY(!evil.hasPendingConnections());
+}
+
+void tst_Identity::helloNamingAConnectedProcessIsRefused()
+{
+    Client victim(m_fx->clientOptions(QStringLiteral("Victim")));
+    victim.publish(QStringLiteral("Victim.State"))->update("on");
+    victim.registerCommand(QStringLiteral("Victim.Go"));
+    QSignalSpy commands(&victim, &Client::commandReceived);
+    QVERIFY(victim.start());
+    QTRY_COMPARE_WITH_TIMEOUT(victim.state(), Client::State::Connected, 10000);
+
+    // The victim's incarnation is public: any subscriber is told it in INFO_SERVICE.
+    RawProcess spy(QStringLiteral("Spy"));
+    QVERIFY(spy.connect(m_fx->port(), QStringLiteral("Victim.State")));
+    wire::InfoService info;
+    QVERIFY(waitUntil([&] { return spy.infoService(QStringLiteral("Victim.State"), &info); }, 10000));
+    QCOMPARE(info.provider(), std::string("Victim"));
+    const quint64 incarnation = info.incarnation();
+
+    // Frames on a connection whose HELLO names (Victim, its incarnation): a registration and a command.
+    QTcpSocket attacker;
+    attacker.connectToHost(QHostAddress::LocalHost, m_fx->port());
+    QVERIFY(attacker.waitForConnected(5000));
+    attacker.write(helloFrame(QStringLiteral("Victim"), incarnation, quint16(info.port())) +
+                   namesFrame(Type::RegisterService, {QStringLiteral("Victim.Fake")}) +
+                   encodeCommandFrame("Victim.Go", "Victim", 0, "forged"));
+    QByteArray reason;
+    QCOMPARE(refusal(attacker, &reason), QByteArray("session"));
+    QVERIFY2(reason.contains("another connection"), reason.constData());
+
+    // A CONNECT of the same name and incarnation without the victim's session is refused as well.
+    QTcpSocket again;
+    again.connectToHost(QHostAddress::LocalHost, m_fx->port());
+    QVERIFY(again.waitForConnected(5000));
+    wire::Connect c;
+    c.set_name("Victim");
+    c.set_host("127.0.0.1");
+    c.set_port(info.port());
+    c.set_incarnation(incarnation);
+    again.write(helloFrame(QStringLiteral("Victim"), incarnation, quint16(info.port())) +
+                controlFrame(Type::ConnectToControlServer, c));
+    QCOMPARE(refusal(again, &reason), QByteArray("connect"));
+    QVERIFY2(reason.contains("session"), reason.constData());
+
+    const QJsonObject entry = m_fx->processEntry(QStringLiteral("Victim"));
+    QCOMPARE(entry.value(QStringLiteral("services")).toArray().size(), 1);
+    QCOMPARE(commands.size(), 0);
+    QVERIFY(victim.state() == Client::State::Connected);
+    // Nothing of the attacker's reached the audit trail in the victim's name.
+    QFile audit(m_dir.filePath(QStringLiteral("audit/controlserver.audit")));
+    if (audit.open(QIODevice::ReadOnly))
+        QVERIFY2(!audit.readAll().contains("Victim.Go"), "the audit names the victim for a forged command");
+}
+
+QTEST_GUILESS_MAIN(tst_Identity)
+#include "tst_identity.moc"
