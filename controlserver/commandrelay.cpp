@@ -25,7 +25,9 @@ bool CommandRelay::start(QString *error)
     const AccessOptions &access = m_ctx.options.access;
     m_checkCommands = !access.access.isEmpty() || access.audit;
     if (access.audit) {
-        m_audit = std::make_unique<AuditTrail>(access.trail);
+        AuditTrail::Options trail = access.trail;
+        trail.secret = m_ctx.options.transport.secret; // keys the chain (read by applySecurity)
+        m_audit = std::make_unique<AuditTrail>(trail);
         if (!m_audit->open(error))
             return false;
     }

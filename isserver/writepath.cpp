@@ -8,6 +8,7 @@
 #include "dialog/is/codec.h"
 #include "dialog/is/repository.h"
 #include "dialog/is/typeregistry.h"
+#include "dialog/security.h"
 
 #include <QDateTime>
 #include <QJsonArray>
@@ -48,7 +49,15 @@ WritePath::~WritePath() = default;
 bool WritePath::start(QString *error)
 {
     if (m_options.access.audit) {
-        m_audit = std::make_unique<AuditTrail>(m_options.access.trail);
+        AuditTrail::Options trail = m_options.access.trail;
+        if (!m_client.options().secretFile.isEmpty()) { // keys the chain
+            if (const Status st = security::readSecretFile(m_client.options().secretFile, &trail.secret);
+                !st.isOk()) {
+                *error = st.message();
+                return false;
+            }
+        }
+        m_audit = std::make_unique<AuditTrail>(trail);
         if (!m_audit->open(error))
             return false;
     }

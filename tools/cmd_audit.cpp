@@ -5,10 +5,12 @@
 
 #include "dialog/audit.h"
 #include "dialog/logrecord.h"
+#include "dialog/security.h"
 
 #include <QDateTime>
 #include <QEventLoop>
 #include <QJsonDocument>
+#include <QJsonObject>
 #include <algorithm>
 #include <cstdio>
 
@@ -16,11 +18,16 @@ namespace dialog::tool {
 
 namespace {
 
-void printAudit(const AuditRecord &r, bool json)
+/// The exit code when a chain is broken: the trail was tampered with, or records were lost.
+constexpr int ChainBroken = 5;
+
+void printAudit(const AuditRecord &r, AuditVerdict verdict, bool json)
 {
     QByteArray line;
     if (json) {
-        line = QJsonDocument(r.toJson()).toJson(QJsonDocument::Compact);
+        QJsonObject o = r.toJson();
+        o.insert(QStringLiteral("verified"), auditVerdictName(verdict));
+        line = QJsonDocument(o).toJson(QJsonDocument::Compact);
     } else {
         line = QStringLiteral("%1 %2 %3 %4 %5 by %6 user %7 host %8 (%9) [%10]")
                    .arg(QDateTime::fromMSecsSinceEpoch(r.timeMs).toString(
@@ -31,6 +38,8 @@ void printAudit(const AuditRecord &r, bool json)
                         r.origin.host.isEmpty() ? QStringLiteral("?") : r.origin.host, r.origin.address)
                    .arg(r.because.isEmpty() ? r.daemon : r.daemon + QLatin1Char(' ') + r.because)
                    .toUtf8();
+        if (verdict != AuditVerdict::Verified)
+            line += ' ' + auditVerdictName(verdict).toUpper().toUtf8();
     }
     std::fwrite(line.constData(), 1, size_t(line.size()), stdout);
     std::fputc('\n', stdout);
@@ -75,6 +84,37 @@ bool fromLogger(Client &client, qint64 sinceMs, qint64 untilMs, int timeoutMs, Q
     }
 }
 
+/// The partition's secret (--secret-file, $DIALOG_SECRET_FILE), which keyed chains are checked with.
+bool secretOf(const OptionTable &p, QByteArray *secret, QString *error)
+{
+    ClientOptions o = ClientOptions::fromEnvironment(QStringLiteral("dialogctl-audit"));
+    if (!o.applyParser(p.parser(), error))
+        return false;
+    if (o.secretFile.isEmpty())
+        return true;
+    const Status st = security::readSecretFile(o.secretFile, secret);
+    if (!st.isOk())
+        *error = st.message();
+    return st.isOk();
+}
+
+/// One line on stderr: how many records were verified, and every break; the exit code.
+int summarize(const AuditCheck &check, bool haveSecret)
+{
+    int counts[4] = {};
+    for (AuditVerdict v : check.verdicts)
+        ++counts[int(v)];
+    std::fprintf(stderr,
+                 "dialogctl audit: %d records verified, %d chained without a key, %d unverified, %d broken "
+                 "(%d chains%s)\n",
+                 counts[int(AuditVerdict::Verified)], counts[int(AuditVerdict::Chained)],
+                 counts[int(AuditVerdict::Unverified)], counts[int(AuditVerdict::Broken)], check.chains,
+                 haveSecret ? "" : "; no secret: keyed records cannot be checked");
+    for (const QString &b : check.breaks)
+        std::fprintf(stderr, "dialogctl audit: chain broken: %s\n", qPrintable(b));
+    return check.breaks.isEmpty() ? 0 : ChainBroken;
+}
+
 } // namespace
 
 int audit(const QStringList &args)
@@ -86,7 +126,11 @@ int audit(const QStringList &args)
         "Shows the audit trail: every command the Control Server relayed or refused and every IS write an IS "
         "server applied or refused, with its origin (process, user, host, address) and the access-list rule "
         "that decided. Read from the message log (dialog-logger), or with --file from the audit files of the "
-        "daemons (--audit-file; rotated generations PATH.1 … included). Oldest first."));
+        "daemons (--audit-file; rotated generations PATH.1 … included). Oldest first. Each daemon chains its "
+        "records (each holds the hash of the one before, keyed by the partition's secret): a record that is "
+        "not \"verified\" is marked at the end of its line (chained: consistent but unkeyed; unverified: no "
+        "chain or no secret to check it; broken). A summary goes to stderr; exit code 5 when a chain is "
+        "broken (records altered, inserted, back-dated or removed)."));
     p.add(
         Option::text(QStringLiteral("since"), QStringLiteral("time"),
                      QStringLiteral(
@@ -122,6 +166,7 @@ int audit(const QStringList &args)
     if (!kind.isEmpty() && kind != QLatin1String("command") && kind != QLatin1String("is-write"))
         return fail(verb, QStringLiteral("invalid --kind '%1' (command or is-write)").arg(kind));
     QList<AuditRecord> records;
+    QString error;
     const QStringList files = p.values(QStringLiteral("file"));
     if (!files.isEmpty()) {
         for (const QString &f : files) {
@@ -134,7 +179,6 @@ int audit(const QStringList &args)
                              skipped);
         }
     } else {
-        QString error;
         auto client = makeClient(p, verb, &error);
         if (!client)
             return fail(verb, error);
@@ -143,15 +187,20 @@ int audit(const QStringList &args)
     }
     std::stable_sort(records.begin(), records.end(),
                      [](const AuditRecord &a, const AuditRecord &b) { return a.timeMs < b.timeMs; });
+    QByteArray secret;
+    if (!secretOf(p, &secret, &error))
+        return fail(verb, error);
+    const AuditCheck check = verifyAuditChains(records, secret);
     const bool json = p.isSet(QStringLiteral("json"));
-    for (const AuditRecord &r : std::as_const(records)) {
+    for (qsizetype i = 0; i < records.size(); ++i) {
+        const AuditRecord &r = records.at(i);
         if ((until && r.timeMs > until) || (!kind.isEmpty() && accessKindName(r.kind) != kind) ||
             (p.isSet(QStringLiteral("refused")) && r.allowed))
             continue;
-        printAudit(r, json);
+        printAudit(r, check.verdicts.at(i), json);
     }
     std::fflush(stdout);
-    return 0;
+    return summarize(check, !secret.isEmpty());
 }
 
 } // namespace dialog::tool

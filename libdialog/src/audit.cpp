@@ -2,19 +2,21 @@
 
 #include "dialog/options.h"
 #include "dialog/report.h"
+#include "dialog/security.h"
 
 #include <QCommandLineParser>
 #include <QDateTime>
 #include <QDir>
 #include <QFileInfo>
 #include <QJsonDocument>
+#include <QMessageAuthenticationCode>
 #include <algorithm>
 
 namespace dialog {
 
 QJsonObject AuditRecord::toJson() const
 {
-    return QJsonObject{
+    QJsonObject o{
         {QStringLiteral("time"), QDateTime::fromMSecsSinceEpoch(timeMs, Qt::UTC).toString(Qt::ISODateWithMs)},
         {QStringLiteral("timeMs"), timeMs},
         {QStringLiteral("daemon"), daemon},
@@ -28,6 +30,14 @@ QJsonObject AuditRecord::toJson() const
         {QStringLiteral("outcome"), allowed ? QStringLiteral("allowed") : QStringLiteral("refused")},
         {QStringLiteral("rule"), because},
     };
+    if (sequence > 0) {
+        o.insert(QStringLiteral("chain"), chain);
+        o.insert(QStringLiteral("seq"), QString::number(sequence)); // a string: no double rounding
+        o.insert(QStringLiteral("prev"), previous);
+        o.insert(QStringLiteral("hash"), hash);
+        o.insert(QStringLiteral("keyed"), keyed);
+    }
+    return o;
 }
 
 std::optional<AuditRecord> AuditRecord::fromJson(const QJsonObject &o)
@@ -39,7 +49,9 @@ QVariantMap AuditRecord::values() const
 {
     QVariantMap v = toJson().toVariantMap();
     v.remove(QStringLiteral("time"));
-    v.remove(QStringLiteral("timeMs")); // the message's own time
+    v.remove(QStringLiteral("timeMs")); // the message's own time ...
+    if (sequence > 0)
+        v.insert(QStringLiteral("decidedMs"), QString::number(timeMs)); // ... but the chain's is this
     return v;
 }
 
@@ -62,7 +74,47 @@ std::optional<AuditRecord> AuditRecord::fromValues(const QVariantMap &v, qint64 
     r.origin.host = v.value(QStringLiteral("host")).toString();
     r.origin.address = v.value(QStringLiteral("address")).toString();
     r.because = v.value(QStringLiteral("rule")).toString();
+    r.chain = v.value(QStringLiteral("chain")).toString();
+    r.sequence = v.value(QStringLiteral("seq")).toString().toULongLong();
+    r.previous = v.value(QStringLiteral("prev")).toString();
+    r.hash = v.value(QStringLiteral("hash")).toString();
+    r.keyed = v.value(QStringLiteral("keyed")).toBool();
+    if (r.sequence > 0 && v.contains(QStringLiteral("decidedMs")))
+        r.timeMs = v.value(QStringLiteral("decidedMs")).toString().toLongLong();
     return r;
+}
+
+QString AuditRecord::chainHash(const QByteArray &key) const
+{
+    // Each field as a netstring (length:bytes,): no field can spill into the next.
+    QByteArray content("DIALOG-AUDIT-1\n");
+    const auto add = [&content](const QString &field) {
+        const QByteArray u = field.toUtf8();
+        content += QByteArray::number(u.size()) + ':' + u + ',';
+    };
+    for (const QString &f :
+         {QString::number(timeMs), daemon, accessKindName(kind), name, operation, origin.process, origin.user,
+          origin.host, origin.address, allowed ? QStringLiteral("allowed") : QStringLiteral("refused"),
+          because, chain, QString::number(sequence), previous,
+          keyed ? QStringLiteral("keyed") : QStringLiteral("plain")})
+        add(f);
+    if (key.isEmpty())
+        return QString::fromLatin1(QCryptographicHash::hash(content, QCryptographicHash::Sha256).toHex());
+    return QString::fromLatin1(
+        QMessageAuthenticationCode::hash(content, key, QCryptographicHash::Sha256).toHex());
+}
+
+QByteArray AuditRecord::auditKey(const QByteArray &secret, const QString &daemon)
+{
+    if (secret.isEmpty())
+        return {};
+    return QMessageAuthenticationCode::hash("DIALOG-AUDIT-1 " + daemon.toUtf8(), secret,
+                                            QCryptographicHash::Sha256);
+}
+
+AuditTrail::AuditTrail(const Options &options)
+    : m_options(options), m_chain(QString::fromLatin1(security::newNonce().left(8).toHex()))
+{
 }
 
 QString AuditRecord::text() const
@@ -106,12 +158,18 @@ void AuditTrail::rotate()
         ++m_writeFailures;
 }
 
-void AuditTrail::record(const AuditRecord &r)
+void AuditTrail::record(AuditRecord r)
 {
+    r.chain = m_chain;
+    r.sequence = ++m_sequence;
+    r.previous = m_previous;
+    r.keyed = !m_options.secret.isEmpty();
+    r.hash = r.chainHash(AuditRecord::auditKey(m_options.secret, r.daemon));
+    m_previous = r.hash;
     // The sequence number keeps identical actions apart in the message log (which collapses
     // identical messages).
     dialog::report(r.allowed ? Severity::Info : Severity::Warning, auditCategory(),
-                   QStringLiteral("%1 #%2").arg(r.text()).arg(++m_sequence), r.values());
+                   QStringLiteral("%1 #%2").arg(r.text()).arg(r.sequence), r.values());
     if (m_options.path.isEmpty())
         return;
     const QByteArray line = QJsonDocument(r.toJson()).toJson(QJsonDocument::Compact) + '\n';
@@ -206,6 +264,98 @@ QList<AuditRecord> AuditTrail::read(const QString &path, qint64 sinceMs, int *sk
     }
     if (skipped)
         *skipped = bad;
+    return out;
+}
+
+} // namespace dialog
+
+namespace dialog {
+
+QString auditVerdictName(AuditVerdict v)
+{
+    switch (v) {
+    case AuditVerdict::Verified:
+        return QStringLiteral("verified");
+    case AuditVerdict::Chained:
+        return QStringLiteral("chained");
+    case AuditVerdict::Unverified:
+        return QStringLiteral("unverified");
+    case AuditVerdict::Broken:
+        break;
+    }
+    return QStringLiteral("broken");
+}
+
+namespace {
+
+/// Why @p r cannot be believed on its own (empty: its hash is right for @p key).
+QString hashError(const AuditRecord &r, const QByteArray &key, bool haveSecret)
+{
+    if (haveSecret && !r.keyed)
+        return QStringLiteral("its hash is not keyed although the partition has a secret");
+    if (r.keyed && key.isEmpty())
+        return {}; // cannot be checked here: unverified, not broken
+    if (r.hash != r.chainHash(r.keyed ? key : QByteArray()))
+        return QStringLiteral("its hash does not match its content (altered or forged)");
+    return {};
+}
+
+/// Why @p r does not follow @p before in their chain (empty: it does).
+QString linkError(const AuditRecord &r, const AuditRecord *before)
+{
+    if (!before)
+        return r.sequence == 1 && !r.previous.isEmpty()
+                   ? QStringLiteral("the first record names a predecessor")
+                   : QString();
+    if (r.sequence == before->sequence)
+        return QStringLiteral("a second record with this number");
+    if (r.sequence != before->sequence + 1)
+        return QStringLiteral("records %1 to %2 are missing").arg(before->sequence + 1).arg(r.sequence - 1);
+    if (r.previous != before->hash)
+        return QStringLiteral("it does not follow record %1 (inserted, or that one altered)")
+            .arg(before->sequence);
+    if (r.timeMs < before->timeMs)
+        return QStringLiteral("it is dated before record %1").arg(before->sequence);
+    return {};
+}
+
+} // namespace
+
+AuditCheck verifyAuditChains(const QList<AuditRecord> &records, const QByteArray &secret)
+{
+    AuditCheck out;
+    out.verdicts.fill(AuditVerdict::Unverified, records.size());
+    QHash<QPair<QString, QString>, QList<qsizetype>> chains; // (daemon, chain) -> records
+    for (qsizetype i = 0; i < records.size(); ++i)
+        if (records.at(i).sequence > 0 && !records.at(i).chain.isEmpty())
+            chains[qMakePair(records.at(i).daemon, records.at(i).chain)].append(i);
+    out.chains = int(chains.size());
+    for (auto it = chains.begin(); it != chains.end(); ++it) {
+        QList<qsizetype> &idx = it.value();
+        std::stable_sort(idx.begin(), idx.end(), [&](qsizetype a, qsizetype b) {
+            return records.at(a).sequence < records.at(b).sequence;
+        });
+        const QByteArray key = AuditRecord::auditKey(secret, it.key().first);
+        const AuditRecord *before = nullptr;
+        for (qsizetype i : std::as_const(idx)) {
+            const AuditRecord &r = records.at(i);
+            const QString bad = hashError(r, key, !secret.isEmpty());
+            const QString why = bad.isEmpty() ? linkError(r, before) : bad;
+            if (!why.isEmpty()) {
+                out.verdicts[i] = AuditVerdict::Broken;
+                out.breaks.append(QStringLiteral("%1 chain %2 record %3: %4")
+                                      .arg(r.daemon, r.chain)
+                                      .arg(r.sequence)
+                                      .arg(why));
+            } else {
+                out.verdicts[i] = !r.keyed        ? AuditVerdict::Chained
+                                  : key.isEmpty() ? AuditVerdict::Unverified
+                                                  : AuditVerdict::Verified;
+            }
+            if (bad.isEmpty())
+                before = &r; // a forged record does not become the link the next one is checked against
+        }
+    }
     return out;
 }
 

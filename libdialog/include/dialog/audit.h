@@ -31,6 +31,21 @@ struct AuditRecord
     bool allowed = true;
     QString because; ///< the deciding rule ("rules[2]"), "default", or "" without an access list
 
+    // The chain (AuditTrail::record): each record of a daemon holds the hash of its previous one, so
+    // that a record altered, removed, inserted or back-dated later breaks the chain.
+    QString chain;        ///< the chain's id: random, drawn when the daemon starts (empty: not chained)
+    quint64 sequence = 0; ///< its place in the chain: 1, 2, … (0: not chained)
+    QString previous;     ///< hash of the chain's previous record (empty for the first)
+    QString hash;         ///< chainHash() as the daemon computed it
+    bool keyed = false;   ///< the hash is an HMAC keyed by the partition's secret (auditKey())
+
+    /// The hash this record must carry (hex): HMAC-SHA256 with @p key over every field above but
+    /// hash, in a fixed order; SHA-256 without a key.
+    QString chainHash(const QByteArray &key) const;
+    /// The key of @p daemon's chain in a partition with the shared secret @p secret:
+    /// HMAC-SHA256(secret, "DIALOG-AUDIT-1 " + daemon). Empty without a secret.
+    static QByteArray auditKey(const QByteArray &secret, const QString &daemon);
+
     /// The record as the JSON line of an audit file.
     QJsonObject toJson() const;
     /// Parses what toJson() writes; nullopt when a field is missing or malformed.
@@ -55,14 +70,18 @@ public:
         QString path;                       ///< empty: message log only
         qint64 maxBytes = 10 * 1024 * 1024; ///< size past which the file rotates
         int generations = 5;                ///< rotated files kept
+        /// The partition's shared secret (empty: none): records are chained with keyed hashes,
+        /// which only holders of the secret can compute.
+        QByteArray secret;
     };
     /// A trail with @p options; open() before record().
-    explicit AuditTrail(const Options &options) : m_options(options) {}
+    explicit AuditTrail(const Options &options);
 
     /// Opens (appends to) the file; false with a reason when it cannot be written.
     bool open(QString *error);
-    /// Writes @p r to the file (when open) and to the message log.
-    void record(const AuditRecord &r);
+    /// Chains @p r to the previous record (sets its chain, sequence, previous, hash and keyed) and
+    /// writes it to the file (when open) and to the message log.
+    void record(AuditRecord r);
     /// Records that could not be written to the file (disk full, …); they still went to the log.
     quint64 writeFailures() const { return m_writeFailures; }
 
@@ -77,7 +96,33 @@ private:
     QFile m_file;
     quint64 m_writeFailures = 0;
     quint64 m_sequence = 0;
+    QString m_chain;    // drawn at construction
+    QString m_previous; // hash of the last record written
 };
+
+/// What verifyAuditChains() found out about one record.
+enum class AuditVerdict
+{
+    Verified,   ///< its keyed hash is right and it follows the previous record of its chain
+    Chained,    ///< the same, with an unkeyed hash (no secret): consistent, but anyone could have made it
+    Unverified, ///< no chain (not written by a daemon's AuditTrail), or keyed and no secret to check it
+    Broken      ///< its hash is wrong, or it does not follow the previous record of its chain
+};
+
+/// The verdict on each of a list of records, and the breaks found.
+struct AuditCheck
+{
+    QList<AuditVerdict> verdicts; ///< one per record, in the order given
+    QStringList breaks;           ///< one line per break: daemon, chain, sequence, what is wrong
+    int chains = 0;               ///< chains seen
+};
+
+/// Checks the chains of @p records (any order; records of several daemons and chains mixed) with the
+/// partition's secret @p secret (empty: keyed records cannot be checked). A chain read from its
+/// middle (records before --since left out) starts at its first record given.
+AuditCheck verifyAuditChains(const QList<AuditRecord> &records, const QByteArray &secret);
+/// "verified", "chained", "unverified" or "broken".
+QString auditVerdictName(AuditVerdict v);
 
 /// The access and audit settings of a daemon that checks commands or IS writes (the Control
 /// Server, dialog-isserver): --access FILE, --audit, --audit-file PATH, --audit-file-bytes N,
