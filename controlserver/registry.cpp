@@ -81,7 +81,9 @@ void Registry::registerService(const QString &process, const QString &service)
     const qsizetype length = service.toUtf8().size();
     const bool validName = length > 0 && length <= MaxNameLength;
     const bool own = m_publisher.ownService(service) != nullptr;
-    const QString limit = serviceLimit(process, service);
+    QString limit = reservedNameError(process, service);
+    if (limit.isEmpty())
+        limit = serviceLimit(process, service);
     if (!limit.isEmpty() || !validName || own || !m_ctx.directory.registerService(process, service, &owner)) {
         if (own)
             owner = m_ctx.self.name;
@@ -118,16 +120,23 @@ bool Registry::admitName(const QString &process, const QString &what, const QStr
         return true;
     const ServerOptions &o = m_ctx.options;
     const qsizetype length = name.toUtf8().size();
-    QString why;
-    if (length == 0 || length > MaxNameLength)
-        why = QStringLiteral("invalid name (empty or over %1 bytes)").arg(MaxNameLength);
-    else if (have.size() >= o.maxNamesPerProcess)
-        why = QStringLiteral("%1 has %2 %3s, the most one process may")
-                  .arg(process)
-                  .arg(o.maxNamesPerProcess)
-                  .arg(what);
-    else if (m_ctx.directory.nameCount() >= o.maxNames)
-        why = QStringLiteral("the directory holds %1 commands and subscriptions, its limit").arg(o.maxNames);
+    const auto bound = [&]() -> QString {
+        if (length == 0 || length > MaxNameLength)
+            return QStringLiteral("invalid name (empty or over %1 bytes)").arg(MaxNameLength);
+        if (have.size() >= o.maxNamesPerProcess)
+            return QStringLiteral("%1 has %2 %3s, the most one process may")
+                .arg(process)
+                .arg(o.maxNamesPerProcess)
+                .arg(what);
+        if (m_ctx.directory.nameCount() >= o.maxNames)
+            return QStringLiteral("the directory holds %1 commands and subscriptions, its limit")
+                .arg(o.maxNames);
+        return {};
+    };
+    // A subscription to a reserved name is anyone's; taking a reserved command is not.
+    QString why = what == QLatin1String("command") ? reservedNameError(process, name) : QString();
+    if (why.isEmpty())
+        why = bound();
     if (why.isEmpty())
         return true;
     // One line for the first refusal and then at 2, 4, 8 … (a flood of names is not a flood of lines).
@@ -138,6 +147,20 @@ bool Registry::admitName(const QString &process, const QString &what, const QStr
             << (times > 1 ? QStringLiteral("(%1 refusals)").arg(times) : QString());
     m_ctx.sendTo(process, ServerContext::refusal(what, name.left(MaxNameLength), why));
     return false;
+}
+
+QString Registry::reservedNameError(const QString &process, const QString &name)
+{
+    QString owner;
+    if (name.startsWith(QLatin1String("DIALOG.")))
+        owner = QStringLiteral("the Control Server");
+    else if (name.startsWith(QLatin1String("RunCtrl.")) && name.lastIndexOf(QLatin1Char('.')) > 8)
+        owner = name.mid(8, name.lastIndexOf(QLatin1Char('.')) - 8); // RunCtrl.<process>.<what>
+    else if (name.startsWith(QLatin1String("IS.")) && !name.contains(QLatin1Char('/')) && name.size() > 3)
+        owner = QStringLiteral("IS.Server.") + name.mid(3); // the service of the IS server <name>
+    if (owner.isEmpty() || owner == process)
+        return {};
+    return QStringLiteral("'%1' is reserved to %2").arg(name, owner);
 }
 
 void Registry::registerCommand(const QString &process, const QString &command)

@@ -28,6 +28,10 @@ public:
     void request(const QString &process, const QString &service);
     /// @p process is gone: its refusals are counted afresh when the name comes back.
     void forget(const QString &process) { m_refusedNames.remove(process); }
+    /// Why @p process may not register @p name (a service or a command), empty when it may. The
+    /// names of the run-control and IS protocols belong to one process each: RunCtrl.P.X to the
+    /// process P, IS.S to the IS server IS.Server.S; DIALOG.* to the Control Server itself.
+    static QString reservedNameError(const QString &process, const QString &name);
 
 Q_SIGNALS:
     /// Emitted once per handled frame that changed the directory; @p routes when commands changed.

@@ -147,6 +147,7 @@ private Q_SLOTS:
     void commandWrittenToADataPortIsIgnored();
     void forgedInfoServiceAndLostSenderRedirectNothing();
     void helloNamingAConnectedProcessIsRefused();
+    void reservedNamesAreRefusedToOtherProcesses();
 
 private:
     /// Where the connected process @p name listens (from the directory).
@@ -308,6 +309,38 @@ void tst_Identity::helloNamingAConnectedProcessIsRefused()
     QFile audit(m_dir.filePath(QStringLiteral("audit/controlserver.audit")));
     if (audit.open(QIODevice::ReadOnly))
         QVERIFY2(!audit.readAll().contains("Victim.Go"), "the audit names the victim for a forged command");
+}
+
+void tst_Identity::reservedNamesAreRefusedToOtherProcesses()
+{
+    // A rogue that registers the master's names before the master starts.
+    Client rogue(m_fx->clientOptions(QStringLiteral("Rogue")));
+    rogue.publish(QStringLiteral("RunCtrl.Master.State"))->update("fake");
+    rogue.publish(QStringLiteral("IS.RunParams"))->update("fake");
+    rogue.registerCommand(QStringLiteral("RunCtrl.Master.Command"));
+    QVERIFY(rogue.start());
+    QTRY_VERIFY_WITH_TIMEOUT(rogue.errorString().contains(QStringLiteral("is reserved to")), 10000);
+
+    Client master(m_fx->clientOptions(QStringLiteral("Master")));
+    master.publish(QStringLiteral("RunCtrl.Master.State"))->update("real");
+    master.registerCommand(QStringLiteral("RunCtrl.Master.Command"));
+    QVERIFY(master.start());
+    Client gui(m_fx->clientOptions(QStringLiteral("Gui")));
+    QVERIFY(gui.start());
+    Subscription *state = gui.subscribe(QStringLiteral("RunCtrl.Master.State"));
+    QTRY_COMPARE_WITH_TIMEOUT(state->lastMessage().data(), QByteArray("real"), 10000);
+    QCOMPARE(state->provider(), QStringLiteral("Master"));
+    const QJsonObject entry = m_fx->processEntry(QStringLiteral("Rogue"));
+    QVERIFY(entry.value(QStringLiteral("services")).toArray().isEmpty());
+    QVERIFY(entry.value(QStringLiteral("commands")).toArray().isEmpty());
+    QCOMPARE(m_fx->processEntry(QStringLiteral("Master")).value(QStringLiteral("commands")).toArray().size(),
+             1);
+    QVERIFY(master.state() == Client::State::Connected);
+    const QByteArray log = m_fx->controlServerProcess()->readAllStandardError();
+    QVERIFY2(log.contains("'RunCtrl.Master.State' is reserved to Master") &&
+                 log.contains("'IS.RunParams' is reserved to IS.Server.RunParams") &&
+                 log.contains("'RunCtrl.Master.Command' is reserved to Master"),
+             log.constData());
 }
 
 QTEST_GUILESS_MAIN(tst_Identity)

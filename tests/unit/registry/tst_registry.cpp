@@ -92,6 +92,8 @@ private Q_SLOTS:
     void ownServiceNamesAreRefused();
     void requestAnsweredWhenTheServiceAppears();
     void namesBeyondTheLimitAreRefused();
+    void reservedNames_data();
+    void reservedNames();
 };
 
 void tst_Registry::servicesBeyondTheLimitAreRefused()
@@ -162,6 +164,55 @@ void tst_Registry::namesBeyondTheLimitAreRefused()
     QCOMPARE(rc.refusals().at(1), QStringLiteral("invalid name (empty or over 1024 bytes)"));
     QCOMPARE(f.ctx.directory.commandTargets(QStringLiteral("Start")), QStringList{QStringLiteral("RC")});
     QVERIFY(f.ctx.directory.commandTargets(QStringLiteral("Stop")).isEmpty());
+}
+
+void tst_Registry::reservedNames_data()
+{
+    QTest::addColumn<QString>("process");
+    QTest::addColumn<QString>("name");
+    QTest::addColumn<QString>("owner"); // empty: allowed
+    QTest::newRow("own state") << "Master"
+                               << "RunCtrl.Master.State"
+                               << "";
+    QTest::newRow("another's state") << "Rogue"
+                                     << "RunCtrl.Master.State"
+                                     << "Master";
+    QTest::newRow("another's command") << "Rogue"
+                                       << "RunCtrl.RO1.Command"
+                                       << "RO1";
+    QTest::newRow("dotted process name") << "RunControl.GUI"
+                                         << "RunCtrl.RunControl.GUI.State"
+                                         << "";
+    QTest::newRow("no process part") << "Rogue"
+                                     << "RunCtrl.State"
+                                     << "";
+    QTest::newRow("IS server's own") << "IS.Server.RunParams"
+                                     << "IS.RunParams"
+                                     << "";
+    QTest::newRow("IS server's, by another") << "Rogue"
+                                             << "IS.RunParams"
+                                             << "IS.Server.RunParams";
+    QTest::newRow("IS stream channel") << "Gui"
+                                       << "IS.sub/Gui/1"
+                                       << "";
+    QTest::newRow("Control Server's") << "Rogue"
+                                      << "DIALOG.Directory"
+                                      << "the Control Server";
+    QTest::newRow("ordinary") << "Rogue"
+                              << "Rogue.Rate"
+                              << "";
+}
+
+void tst_Registry::reservedNames()
+{
+    QFETCH(QString, process);
+    QFETCH(QString, name);
+    QFETCH(QString, owner);
+    const QString why = Registry::reservedNameError(process, name);
+    if (owner.isEmpty())
+        QVERIFY2(why.isEmpty(), qPrintable(why));
+    else
+        QCOMPARE(why, QStringLiteral("'%1' is reserved to %2").arg(name, owner));
 }
 
 QTEST_GUILESS_MAIN(tst_Registry)
