@@ -56,15 +56,6 @@ ToolRun runDialog(const QString &controlServer, const QStringList &args)
     return r;
 }
 
-QList<QJsonObject> jsonLines(const QByteArray &out)
-{
-    QList<QJsonObject> lines;
-    for (const QByteArray &l : out.split('\n'))
-        if (!l.trimmed().isEmpty())
-            lines.append(QJsonDocument::fromJson(l).object());
-    return lines;
-}
-
 QString userName()
 {
     const struct passwd *pw = ::getpwuid(::geteuid());

@@ -19,15 +19,6 @@ using namespace dialog;
 using namespace dialog::test;
 
 namespace {
-QList<QJsonObject> jsonLines(const QByteArray &out)
-{
-    QList<QJsonObject> lines;
-    for (const QByteArray &l : out.split('\n'))
-        if (!l.trimmed().isEmpty())
-            lines.append(QJsonDocument::fromJson(l).object());
-    return lines;
-}
-
 QList<QByteArray> readLines(const QString &path)
 {
     QFile f(path);

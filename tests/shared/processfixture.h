@@ -38,6 +38,16 @@ inline QString bin(const QString &name)
     return QStringLiteral(DIALOG_BIN_DIR "/") + name;
 }
 
+/// The objects of JSON-lines output (`--json` of dialogctl), one per non-empty line.
+inline QList<QJsonObject> jsonLines(const QByteArray &out)
+{
+    QList<QJsonObject> lines;
+    for (const QByteArray &l : out.split('\n'))
+        if (!l.trimmed().isEmpty())
+            lines.append(QJsonDocument::fromJson(l).object());
+    return lines;
+}
+
 /// A port that was free a moment ago. Only for what must be known before the daemon that binds it
 /// starts (a standby's port, which its clients list from the start); another process may take it
 /// in between, so daemons otherwise bind port 0 and report it (ProcessFixture::waitForListening).
