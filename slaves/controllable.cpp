@@ -163,6 +163,15 @@ void Controllable::onRequest(const Request &request)
                              QStringLiteral("requests are taken on %1 only").arg(rc::stateService(name())));
         return;
     }
+    if (!m_options.master.isEmpty() && request.origin() != m_options.master) {
+        // The master drives this process; anyone else goes through the master or sends a command
+        // through the Control Server, where the access list applies.
+        const QString why = QStringLiteral("transitions are taken from %1 only, not from %2")
+                                .arg(m_options.master, request.origin());
+        log(Severity::Warning, why);
+        m_client->replyError(request, why);
+        return;
+    }
     QString error;
     auto parsed = rc::TransitionRequest::fromJson(request.data(), &error);
     if (!parsed) {

@@ -27,6 +27,9 @@ struct ControllableOptions
     bool publishToIs = true;
     QSet<rc::Transition> failOn; ///< misbehaviour for tests: these transitions fail
     QSet<rc::Transition> hangOn; ///< misbehaviour for tests: these transitions never complete
+    /// The process whose transition requests are taken (the partition's master); empty: anyone's.
+    /// Commands (RunCtrl.<P>.Command) come through the Control Server and its access list instead.
+    QString master;
 };
 
 class Controllable : public QObject

@@ -47,6 +47,11 @@ void addCommonOptions(dialog::OptionTable &t, ControllableOptions *o, double *cr
            Option::flag(u"no-is"_s, u"Do not publish to IS."_s, &o->publishToIs, false)});
     if (!crashAfterS)
         return;
+    t.add(
+        Option::text(u"master"_s, u"name"_s,
+                     u"Take transitions as requests only from this process, the partition's master (default: "
+                     u"from any process)."_s,
+                     &o->master));
     t.add({transitions(u"fail-on"_s,
                        u"For tests: these transitions fail (comma-separated, e.g. configure)."_s, &o->failOn),
            transitions(u"hang-on"_s, u"For tests: these transitions never complete (until a reset)."_s,

@@ -7,6 +7,7 @@
 
 #include "control_p.h"
 #include "dialog/client.h"
+#include "dialog/rc/staterecord.h"
 #include "dialog/subscription.h"
 #include "inbounddecoder_p.h"
 #include "payload_p.h"
@@ -148,6 +149,7 @@ private Q_SLOTS:
     void forgedInfoServiceAndLostSenderRedirectNothing();
     void helloNamingAConnectedProcessIsRefused();
     void reservedNamesAreRefusedToOtherProcesses();
+    void slaveTakesTransitionsOnlyFromItsMaster();
 
 private:
     /// Where the connected process @p name listens (from the directory).
@@ -341,6 +343,41 @@ void tst_Identity::reservedNamesAreRefusedToOtherProcesses()
                  log.contains("'IS.RunParams' is reserved to IS.Server.RunParams") &&
                  log.contains("'RunCtrl.Master.Command' is reserved to Master"),
              log.constData());
+}
+
+void tst_Identity::slaveTakesTransitionsOnlyFromItsMaster()
+{
+    QProcess *slave = m_fx->start(QStringLiteral("dialog-slave"),
+                                  {QStringLiteral("--kind"), QStringLiteral("control"),
+                                   QStringLiteral("--name"), QStringLiteral("FE1"), QStringLiteral("--no-is"),
+                                   QStringLiteral("--master"), QStringLiteral("Master")});
+    QVERIFY(slave->state() == QProcess::Running);
+    rc::TransitionRequest configure;
+    configure.transition = rc::Transition::Configure;
+    const auto ask = [&](Client &from) {
+        Reply answer;
+        bool answered = false;
+        from.request(QStringLiteral("RunCtrl.FE1.State"), configure.toJson(), 10000, &from,
+                     [&](const Reply &r) {
+                         answer = r;
+                         answered = true;
+                     });
+        return waitUntil([&] { return answered; }, 15000) ? answer : Reply();
+    };
+    // Behind the master's back: refused, with the reason.
+    Client intruder(m_fx->clientOptions(QStringLiteral("Intruder")));
+    QVERIFY(intruder.start());
+    const Reply refused = ask(intruder);
+    QVERIFY(!refused.isOk());
+    QVERIFY2(refused.errorString().contains(
+                 QStringLiteral("transitions are taken from Master only, not from Intruder")),
+             qPrintable(refused.errorString()));
+    // From the master: done.
+    Client master(m_fx->clientOptions(QStringLiteral("Master")));
+    QVERIFY(master.start());
+    const Reply done = ask(master);
+    QVERIFY2(done.isOk(), qPrintable(done.errorString()));
+    QVERIFY(done.data().contains("Configured"));
 }
 
 QTEST_GUILESS_MAIN(tst_Identity)

@@ -243,7 +243,8 @@ QStringList ProcessSpec::arguments(const Partition &p) const
     case Role::Slave:
         a << QStringLiteral("--kind") << kind << QStringLiteral("--name") << name
           << QStringLiteral("--run-params-server") << p.runParamsServer << QStringLiteral("--daq-server")
-          << p.daqServer << QStringLiteral("--is-types") << p.isTypesDir;
+          << p.daqServer << QStringLiteral("--is-types") << p.isTypesDir << QStringLiteral("--master")
+          << p.master.name;
         break;
     case Role::Logger:
     case Role::ConfigDb:
