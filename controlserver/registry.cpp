@@ -81,7 +81,7 @@ void Registry::registerService(const QString &process, const QString &service)
     const qsizetype length = service.toUtf8().size();
     const bool validName = length > 0 && length <= MaxNameLength;
     const bool own = m_publisher.ownService(service) != nullptr;
-    QString limit = reservedNameError(process, service);
+    QString limit = own ? QString() : reservedNameError(process, service); // own: "already provided"
     if (limit.isEmpty())
         limit = serviceLimit(process, service);
     if (!limit.isEmpty() || !validName || own || !m_ctx.directory.registerService(process, service, &owner)) {
@@ -152,9 +152,7 @@ bool Registry::admitName(const QString &process, const QString &what, const QStr
 QString Registry::reservedNameError(const QString &process, const QString &name)
 {
     QString owner;
-    if (name.startsWith(QLatin1String("DIALOG.")))
-        owner = QStringLiteral("the Control Server");
-    else if (name.startsWith(QLatin1String("RunCtrl.")) && name.lastIndexOf(QLatin1Char('.')) > 8)
+    if (name.startsWith(QLatin1String("RunCtrl.")) && name.lastIndexOf(QLatin1Char('.')) > 8)
         owner = name.mid(8, name.lastIndexOf(QLatin1Char('.')) - 8); // RunCtrl.<process>.<what>
     else if (name.startsWith(QLatin1String("IS.")) && !name.contains(QLatin1Char('/')) && name.size() > 3)
         owner = QStringLiteral("IS.Server.") + name.mid(3); // the service of the IS server <name>

@@ -30,7 +30,8 @@ public:
     void forget(const QString &process) { m_refusedNames.remove(process); }
     /// Why @p process may not register @p name (a service or a command), empty when it may. The
     /// names of the run-control and IS protocols belong to one process each: RunCtrl.P.X to the
-    /// process P, IS.S to the IS server IS.Server.S; DIALOG.* to the Control Server itself.
+    /// process P, IS.S to the IS server IS.Server.S. (The Control Server's own names, DIALOG.Directory
+    /// and the others, are refused as provided by it.)
     static QString reservedNameError(const QString &process, const QString &name);
 
 Q_SIGNALS:

@@ -200,7 +200,12 @@ void tst_AuditChain::recordsReportedByAnyProcessAreNotVerified()
                          QStringLiteral("--time"),     QStringLiteral("30m")};
         for (const QString &v : values)
             args << QStringLiteral("--value") << v;
-        return m_fx->run(QStringLiteral("dialogctl"), args + QStringList{QStringLiteral("forged")});
+        QByteArray err;
+        const int rc = m_fx->run(QStringLiteral("dialogctl"), args + QStringList{QStringLiteral("forged")},
+                                 nullptr, &err);
+        if (rc != 0)
+            qWarning("dialogctl log report: %s", err.constData());
+        return rc;
     };
     const QStringList forged{QStringLiteral("kind=command"),
                              QStringLiteral("outcome=allowed"),

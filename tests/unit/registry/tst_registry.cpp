@@ -195,9 +195,9 @@ void tst_Registry::reservedNames_data()
     QTest::newRow("IS stream channel") << "Gui"
                                        << "IS.sub/Gui/1"
                                        << "";
-    QTest::newRow("Control Server's") << "Rogue"
-                                      << "DIALOG.Directory"
-                                      << "the Control Server";
+    QTest::newRow("the logger's") << "dialog-logger"
+                                  << "DIALOG.Logger"
+                                  << "";
     QTest::newRow("ordinary") << "Rogue"
                               << "Rogue.Rate"
                               << "";
