@@ -141,7 +141,9 @@ private:
     ClientOptions m_options;
     net::PeerInfo m_self;
     ControlLinkPtr m_link;
-    QByteArray m_session; // Connect.session: random, for the lifetime of this incarnation
+    QByteArray m_session; // random, for the lifetime of this incarnation
+    /// Connect.session for the Control Server at @p server (derived from m_session).
+    QByteArray sessionFor(const net::Endpoint &server) const;
     QList<net::Endpoint> m_servers;
     int m_serverIndex = 0;
     Client::State m_state = Client::State::Unconnected;

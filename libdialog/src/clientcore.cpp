@@ -2,6 +2,7 @@
 #include "control_p.h"
 #include "handoff_p.h"
 
+#include <QCryptographicHash>
 #include <QRandomGenerator>
 #include <QTimer>
 
@@ -17,6 +18,16 @@ ClientCore::ClientCore(net::Transport *transport, const ClientOptions &options, 
     : m_transport(transport), m_options(options), m_self(self), m_link(std::move(link)),
       m_session(security::newNonce().left(16)), m_servers(controlServers)
 {
+}
+
+QByteArray ClientCore::sessionFor(const Endpoint &server) const
+{
+    // One per Control Server: a primary that wakes from a hang answers the CONNECTs it was sent
+    // before the fail-over, and must not be taken for the standby they were sent again to.
+    QCryptographicHash h(QCryptographicHash::Sha256);
+    h.addData(m_session);
+    h.addData(server.toString().toUtf8());
+    return h.result().left(16);
 }
 
 void logNotFromControlServer(const ControlLink &link, const char *what, const net::PeerPtr &peer)
@@ -168,7 +179,8 @@ void ClientCore::sendConnect()
     c.set_pid(m_self.pid);
     c.set_incarnation(m_self.incarnation);
     c.set_heartbeat_ms(quint32(m_options.heartbeatMs));
-    c.set_session(m_session.constData(), size_t(m_session.size()));
+    const QByteArray session = sessionFor(server);
+    c.set_session(session.constData(), size_t(session.size()));
     m_link->clear(); // the next SUCCESSFULLY_CONNECTED with our session names the connection
     for (auto it = m_services.cbegin(); it != m_services.cend(); ++it)
         c.add_services(ss(it.key()));
@@ -376,7 +388,8 @@ void ClientCore::onConnected(const net::Inbound &in)
 {
     wire::Connected c;
     parseControl(in.data, c);
-    if (!security::proofsEqual(m_session, QByteArray::fromStdString(c.session()))) {
+    if (!security::proofsEqual(sessionFor(m_servers.at(m_serverIndex)),
+                               QByteArray::fromStdString(c.session()))) {
         logNotFromControlServer(*m_link, "a SUCCESSFULLY_CONNECTED without our session", in.peer);
         return;
     }

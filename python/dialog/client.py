@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import logging
 import os
 import hmac
@@ -803,7 +804,7 @@ class Client:
             commands=list(self._commands),
             requests=list(self._requested),
             heartbeat_ms=self.heartbeat_ms,
-            session=self._session,
+            session=self._session_for_server(),
         )
         self._cs_peer = None
         if self.state != "connecting":
@@ -933,7 +934,7 @@ class Client:
         loop = asyncio.get_running_loop()
         t = f.type
         if t == T.SUCCESSFULLY_CONNECTED:
-            if msg.session != self._session:
+            if msg.session != self._session_for_server():
                 self._ignore(peer, "a SUCCESSFULLY_CONNECTED without our session")
                 return
             self._cs_peer = peer
@@ -1039,6 +1040,12 @@ class Client:
                 self._control(add, pb.Names(names=added))
             if dropped:
                 self._control(drop, pb.Names(names=dropped))
+
+    def _session_for_server(self) -> bytes:
+        """Connect.session for the current Control Server: one per server, so that a primary that
+        wakes from a hang and answers CONNECTs sent before a fail-over is not taken for the standby."""
+        host, port = self.servers[self._server_index]
+        return hashlib.sha256(self._session + ("%s:%d" % (host, port)).encode()).digest()[:16]
 
     def _ignore(self, peer: pb.Hello, what: str) -> None:
         """A frame that did not come by the Control Server's connection: ignored, logged the first

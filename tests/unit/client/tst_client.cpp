@@ -274,8 +274,8 @@ void tst_Client::keptMessagesStayAsTheyWereDelivered()
     // it: what a slot keeps (the Message, or only its data) must never change under it, nor the
     // message a slot looks at while a nested event loop in it delivers newer ones (as a modal
     // dialog or a blocking is::Dictionary call does).
-    BlockingService bs(m_cs.options(QStringLiteral("Provider.Kept")), m_cs.options(QStringLiteral("Subscriber.Kept")),
-                       QStringLiteral("Kept.Values"));
+    BlockingService bs(m_cs.options(QStringLiteral("Provider.Kept")),
+                       m_cs.options(QStringLiteral("Subscriber.Kept")), QStringLiteral("Kept.Values"));
     QVERIFY(bs.start());
     Client &subscriber = bs.subscriber;
     Service *svc = bs.svc;
@@ -349,8 +349,8 @@ void tst_Client::everySubscriptionGetsEveryMessageAcrossNestedLoops()
     // one's slot runs a nested event loop (a modal dialog, a blocking is::Dictionary call), the
     // loop delivers newer messages: the others must get the interrupted message before those, not
     // skip it as already seen.
-    BlockingService bs(m_cs.options(QStringLiteral("Provider.Fan")), m_cs.options(QStringLiteral("Subscriber.Fan")),
-                       QStringLiteral("Fan.Values"));
+    BlockingService bs(m_cs.options(QStringLiteral("Provider.Fan")),
+                       m_cs.options(QStringLiteral("Subscriber.Fan")), QStringLiteral("Fan.Values"));
     QVERIFY(bs.start());
     Client &subscriber = bs.subscriber;
     Service *svc = bs.svc;
@@ -437,7 +437,8 @@ void tst_Client::requestLocatorRemovedAfterReply()
         QTRY_COMPARE_WITH_TIMEOUT(svc->subscriberCount(), 1, 5000);
         QCOMPARE(asker.providerOf(QStringLiteral("Echo.Service")), QStringLiteral("Provider.Echo"));
         QList<Reply> again;
-        asker.request(QStringLiteral("Echo.Service"), "x", 10000, this, [&again](const Reply &r) { again << r; });
+        asker.request(QStringLiteral("Echo.Service"), "x", 10000, this,
+                      [&again](const Reply &r) { again << r; });
         QTRY_COMPARE_WITH_TIMEOUT(again.size(), 1, 10000);
         QVERIFY(again.first().isOk());
         QCOMPARE(svc->subscriberCount(), 1);
@@ -701,11 +702,13 @@ void tst_Client::handshakeLimitPerAddressIsAnOption()
     {
         QCommandLineParser p;
         ClientOptions::addParserOptions(p);
-        QVERIFY(p.parse({QStringLiteral("prog"), QStringLiteral("--max-handshaking-per-address"), QStringLiteral("0")}));
+        QVERIFY(p.parse(
+            {QStringLiteral("prog"), QStringLiteral("--max-handshaking-per-address"), QStringLiteral("0")}));
         ClientOptions o;
         QString error;
         QVERIFY(!o.applyParser(p, &error));
-        QVERIFY2(error.startsWith(QStringLiteral("invalid --max-handshaking-per-address")), qPrintable(error));
+        QVERIFY2(error.startsWith(QStringLiteral("invalid --max-handshaking-per-address")),
+                 qPrintable(error));
     }
     {
         // Its neighbour, --receive-spin-us (0 to 100,000 µs), and $DIALOG_RECEIVE_SPIN_US.
@@ -719,7 +722,8 @@ void tst_Client::handshakeLimitPerAddressIsAnOption()
         QCOMPARE(o.receiveSpinUs, 50);
         QCommandLineParser bad;
         ClientOptions::addParserOptions(bad);
-        QVERIFY(bad.parse({QStringLiteral("prog"), QStringLiteral("--receive-spin-us"), QStringLiteral("-1")}));
+        QVERIFY(
+            bad.parse({QStringLiteral("prog"), QStringLiteral("--receive-spin-us"), QStringLiteral("-1")}));
         QVERIFY(!o.applyParser(bad, &error));
         QVERIFY2(error.startsWith(QStringLiteral("invalid --receive-spin-us")), qPrintable(error));
         qputenv("DIALOG_RECEIVE_SPIN_US", "20");
@@ -729,7 +733,8 @@ void tst_Client::handshakeLimitPerAddressIsAnOption()
     }
     QCommandLineParser p;
     ClientOptions::addParserOptions(p);
-    QVERIFY(p.parse({QStringLiteral("prog"), QStringLiteral("--max-handshaking-per-address"), QStringLiteral("2")}));
+    QVERIFY(p.parse(
+        {QStringLiteral("prog"), QStringLiteral("--max-handshaking-per-address"), QStringLiteral("2")}));
     ClientOptions o = m_cs.options(QStringLiteral("Handshaker"));
     QCOMPARE(o.maxHandshakingPerAddress, 64);
     QString error;
@@ -748,9 +753,8 @@ void tst_Client::handshakeLimitPerAddressIsAnOption()
         QVERIFY(silent.back()->waitForConnected(3000));
     }
     const auto closed = [&silent] {
-        return std::count_if(silent.cbegin(), silent.cend(), [](const auto &s) {
-            return s->state() == QAbstractSocket::UnconnectedState;
-        });
+        return std::count_if(silent.cbegin(), silent.cend(),
+                             [](const auto &s) { return s->state() == QAbstractSocket::UnconnectedState; });
     };
     QTRY_COMPARE_WITH_TIMEOUT(closed(), 1, 4000);
     // The two within the limit still wait (the handshake time-out is 5 s).
@@ -817,6 +821,8 @@ void tst_Client::staleNotConnectedAnswersAreIgnoredWhileConnecting()
             if (in.type != wire_format::Type::ConnectToControlServer || !in.peer)
                 continue;
             ++connects;
+            wire::Connect connect;
+            wire_format::parseControl(in.data, connect);
             const net::OutboxPtr box = server.outbox(in.peer->endpoint);
             wire::ConnectionLost stale;
             stale.set_reason("not connected: send CONNECT_TO_CONTROL_SERVER first");
@@ -826,6 +832,7 @@ void tst_Client::staleNotConnectedAnswersAreIgnoredWhileConnecting()
             ok.set_server("127.0.0.1");
             ok.set_heartbeat_ms(1000);
             ok.set_heartbeat_misses(3);
+            ok.set_session(connect.session()); // what tells the process this is its Control Server
             server.send(box, wire_format::controlFrame(wire_format::Type::SuccessfullyConnected, ok));
         }
     });
