@@ -39,7 +39,7 @@ private Q_SLOTS:
     void hungProviderDetectedByHeartbeats();
     void killedProviderDetectedAndSubscriberTold();
     void lostSubscriberNoLongerReceives();
-    void subscriptionDroppedByItsProviderIsSentAgain();
+    void silentSocketsDoNotKeepTheProviderOut();
     void replacementWithSameNameTakesOver();
     void controlServerRestartKeepsDataFlowingAndRecovers();
     void controlServerRestartWith25Processes();
@@ -128,7 +128,7 @@ void tst_Recovery::killedProviderDetectedAndSubscriberTold()
 // provider's connection: 64 connections from 127.0.0.1 that never say HELLO hold every handshake
 // slot that address has (what 200 publishers starting at once on one host did to a fan-in
 // subscriber). Once they are gone, the subscription must not stay stuck in Connecting.
-void tst_Recovery::subscriptionDroppedByItsProviderIsSentAgain()
+void tst_Recovery::silentSocketsDoNotKeepTheProviderOut()
 {
     Client provider(fast(QStringLiteral("DroppingProvider")));
     Service *svc = provider.publish(QStringLiteral("Dropped.Data"));
@@ -138,6 +138,7 @@ void tst_Recovery::subscriptionDroppedByItsProviderIsSentAgain()
     QVERIFY(subscriber.start());
     QTRY_COMPARE_WITH_TIMEOUT(subscriber.state(), Client::State::Connected, 10000);
 
+    // Silent sockets fill the subscriber's handshake places from the provider's address (64).
     const int before = subscriber.statistics().incomingConnections; // the Control Server's
     std::vector<std::unique_ptr<QTcpSocket>> silent;
     for (int i = 0; i < 64; ++i) {
@@ -145,20 +146,17 @@ void tst_Recovery::subscriptionDroppedByItsProviderIsSentAgain()
         silent.back()->connectToHost(QHostAddress::LocalHost, subscriber.port());
         QVERIFY(silent.back()->waitForConnected(5000));
     }
-    // (Held for the handshake time-out, 5 s: the rest of this part takes well under that.)
     QTRY_COMPARE_WITH_TIMEOUT(subscriber.statistics().incomingConnections, before + 64, 10000);
 
-    QSignalSpy counts(svc, &Service::subscriberCountChanged);
+    // The provider's connection takes the place of the oldest of them (a cap that is not a
+    // lockout): the subscription is served while the silent sockets are still open.
     Subscription *sub = subscriber.subscribe(QStringLiteral("Dropped.Data"));
-    // The provider takes the subscriber, fails to connect to it and drops it again.
-    QTRY_VERIFY_WITH_TIMEOUT(counts.size() >= 2 && counts.last().at(0).toInt() == 0, 10000);
-    QCOMPARE(sub->state(), Subscription::State::Connecting);
-    QCOMPARE(sub->receivedCount(), 0u);
-
-    silent.clear();
-    QTRY_COMPARE_WITH_TIMEOUT(sub->state(), Subscription::State::Active, 15000);
+    QTRY_COMPARE_WITH_TIMEOUT(sub->state(), Subscription::State::Active, 10000);
     QCOMPARE(sub->lastMessage().data(), QByteArray("the value"));
     QCOMPARE(svc->subscriberCount(), 1);
+    QVERIFY(std::any_of(silent.cbegin(), silent.cend(), [](const auto &s) {
+        return s->state() == QAbstractSocket::ConnectedState;
+    }));
     svc->update("and the next");
     QTRY_COMPARE_WITH_TIMEOUT(sub->lastMessage().data(), QByteArray("and the next"), 5000);
 }
