@@ -95,6 +95,14 @@ void tst_DemoScreens::initTestCase()
     QVERIFY2(up == 0, (out + err).constData());
     QCOMPARE(m_pids.size(),
              12); // Control Server, logger, configuration database, 2 IS servers, master, 6 slaves
+    // As ./run.sh demo does: the slaves' parameters come from the configuration database.
+    QCOMPARE(m_fx->run(QStringLiteral("dialogctl"),
+                       {QStringLiteral("config"), QStringLiteral("import"),
+                        QStringLiteral(DIALOG_SOURCE_DIR "/resources"), QStringLiteral("--message"),
+                        QStringLiteral("tst_demoscreens"), QStringLiteral("--control-server"),
+                        QStringLiteral("127.0.0.1:%1").arg(m_port)},
+                       &out, &err),
+             0);
 
     // A run, started as an operator would: configure, then start, through the master's command.
     m_client = std::make_unique<Client>(options(QStringLiteral("test.demoscreens")));

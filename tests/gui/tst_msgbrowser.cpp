@@ -108,7 +108,10 @@ private Q_SLOTS:
         QTRY_VERIFY_WITH_TIMEOUT(m_window->model()->rowCount() >= 200 && !m_window->isFetching(), 10000);
         QCOMPARE(m_window->model()->index(0, LogModel::Text).data().toString(),
                  QStringLiteral("link 3: TIMEOUT, retrying"));
-        QVERIFY(m_window->hasOlder());
+        // Older pages remain unless the view already pulled every message (455) to fill itself,
+        // which a slow first paint can make it do.
+        if (m_window->model()->rowCount() < 455)
+            QVERIFY(m_window->hasOlder());
         // Scrolling to the bottom fetches older pages until everything is there.
         for (int i = 0; i < 10 && m_window->hasOlder(); ++i) {
             QScrollBar *bar = m_window->view()->verticalScrollBar();
