@@ -1,10 +1,12 @@
 #include "archivestore.h"
+#include "archivedb.h"
+
+#include "sqldatabase.h"
 
 #include "dialog/handoff.h"
 
 #include <QDateTime>
 #include <QLoggingCategory>
-#include <QSqlDriver>
 #include <QSqlError>
 #include <QSqlQuery>
 #include <algorithm>
@@ -13,102 +15,6 @@
 Q_LOGGING_CATEGORY(lcStore, "dialog.archiver.store", QtInfoMsg)
 
 namespace dialog::archiver {
-
-namespace {
-constexpr qint64 MinuteUs = 60LL * 1000000;
-constexpr qint64 HourUs = 3600LL * 1000000;
-constexpr qint64 DayUs = 24 * HourUs;
-
-bool exec(QSqlDatabase &db, const QString &sql, QString *error)
-{
-    QSqlQuery q(db);
-    if (q.exec(sql))
-        return true;
-    if (error)
-        *error = q.lastError().text();
-    return false;
-}
-
-bool createSchema(QSqlDatabase &db, QString *error)
-{
-    // Clustered by (series, time): a query reads one contiguous range.
-    const char *const statements[] = {
-        "CREATE TABLE IF NOT EXISTS series (id INTEGER PRIMARY KEY, object TEXT NOT NULL, attribute TEXT NOT "
-        "NULL, UNIQUE (object, attribute))",
-        "CREATE TABLE IF NOT EXISTS raw (series INTEGER NOT NULL, t INTEGER NOT NULL, v REAL NOT NULL, "
-        "PRIMARY KEY (series, t)) WITHOUT ROWID",
-        "CREATE TABLE IF NOT EXISTS minute (series INTEGER NOT NULL, t INTEGER NOT NULL, mean REAL NOT NULL, "
-        "min REAL NOT NULL, max REAL NOT NULL, n INTEGER NOT NULL, PRIMARY KEY (series, t)) WITHOUT ROWID",
-        "CREATE TABLE IF NOT EXISTS hour (series INTEGER NOT NULL, t INTEGER NOT NULL, mean REAL NOT NULL, "
-        "min REAL NOT NULL, max REAL NOT NULL, n INTEGER NOT NULL, PRIMARY KEY (series, t)) WITHOUT ROWID",
-    };
-    for (const char *s : statements)
-        if (!exec(db, QLatin1String(s), error))
-            return false;
-    return true;
-}
-
-QSqlDatabase openDatabase(const QString &path, const QString &connection, bool readOnly, QString *error)
-{
-    QSqlDatabase db = QSqlDatabase::addDatabase(QStringLiteral("QSQLITE"), connection);
-    db.setDatabaseName(path);
-    db.setConnectOptions(QStringLiteral("QSQLITE_BUSY_TIMEOUT=5000") +
-                         (readOnly ? QStringLiteral(";QSQLITE_OPEN_READONLY") : QString()));
-    if (!db.open()) {
-        *error = db.lastError().text();
-        return db;
-    }
-    if (!readOnly &&
-        (!exec(db, QStringLiteral("PRAGMA journal_mode=WAL"), error) ||
-         !exec(db, QStringLiteral("PRAGMA synchronous=NORMAL"), error) ||
-         !exec(db, QStringLiteral("PRAGMA cache_size=-65536"), error) || !createSchema(db, error)))
-        db.close();
-    return db;
-}
-
-/// A prepared statement on the QSQLITE connection's own handle (as dialog-logger does: Qt SQL's
-/// binding costs a hash look-up per value).
-class Statement
-{
-public:
-    Statement(QSqlDatabase &db, const char *sql)
-    {
-        const QVariant h = db.driver()->handle();
-        if (h.isValid() && qstrcmp(h.typeName(), "sqlite3*") == 0)
-            m_db = *static_cast<sqlite3 *const *>(h.constData());
-        if (m_db)
-            sqlite3_prepare_v2(m_db, sql, -1, &m_stmt, nullptr);
-    }
-    ~Statement() { sqlite3_finalize(m_stmt); }
-    bool isValid() const { return m_stmt; }
-    QString error() const
-    {
-        return m_db ? QString::fromUtf8(sqlite3_errmsg(m_db)) : QStringLiteral("not a QSQLITE connection");
-    }
-    sqlite3_stmt *get() const { return m_stmt; }
-    bool step()
-    {
-        const int rc = sqlite3_step(m_stmt);
-        sqlite3_reset(m_stmt);
-        return rc == SQLITE_DONE;
-    }
-
-private:
-    sqlite3 *m_db = nullptr;
-    sqlite3_stmt *m_stmt = nullptr;
-};
-
-bool insertBucket(Statement &st, qint32 series, qint64 start, double mean, double min, double max, quint32 n)
-{
-    sqlite3_bind_int(st.get(), 1, series);
-    sqlite3_bind_int64(st.get(), 2, start);
-    sqlite3_bind_double(st.get(), 3, mean);
-    sqlite3_bind_double(st.get(), 4, min);
-    sqlite3_bind_double(st.get(), 5, max);
-    sqlite3_bind_int64(st.get(), 6, n);
-    return st.step();
-}
-} // namespace
 
 void ArchiveStore::Bucket::add(double v)
 {
@@ -131,11 +37,7 @@ ArchiveStore::~ArchiveStore()
 {
     if (!m_open)
         return; // closed by flushAll(), in the store's thread
-    {
-        QSqlDatabase db = QSqlDatabase::database(m_connection, false);
-        db.close();
-    }
-    QSqlDatabase::removeDatabase(m_connection);
+    sql::closeConnection(m_connection);
 }
 
 bool ArchiveStore::readSeries(const QString &path, QList<SeriesName> *out, QString *error)
@@ -143,7 +45,7 @@ bool ArchiveStore::readSeries(const QString &path, QList<SeriesName> *out, QStri
     const QString connection = QStringLiteral("archive-series-%1").arg(quintptr(out));
     bool ok = false;
     {
-        QSqlDatabase db = openDatabase(path, connection, false, error);
+        QSqlDatabase db = openArchive(path, connection, error);
         if (db.isOpen()) {
             QSqlQuery q(db);
             ok = q.exec(QStringLiteral("SELECT id, object, attribute FROM series ORDER BY id"));
@@ -179,11 +81,11 @@ void ArchiveStore::open()
     }
     QString error;
     {
-        QSqlDatabase db = openDatabase(m_options.path, m_connection, false, &error);
+        QSqlDatabase db = openArchive(m_options.path, m_connection, &error);
         m_open = db.isOpen();
     }
     if (!m_open) {
-        QSqlDatabase::removeDatabase(m_connection);
+        sql::closeConnection(m_connection);
         QMutexLocker lock(&m_lock);
         m_lastError = QStringLiteral("cannot open %1: %2").arg(m_options.path, error);
     }
@@ -238,11 +140,7 @@ void ArchiveStore::writePending()
             m_stored += quint64(samples.size());
         } else {
             if (m_open) {
-                {
-                    QSqlDatabase db = QSqlDatabase::database(m_connection, false);
-                    db.close();
-                }
-                QSqlDatabase::removeDatabase(m_connection);
+                sql::closeConnection(m_connection);
                 m_open = false;
             }
             m_dropped += quint64(samples.size());
@@ -394,11 +292,7 @@ void ArchiveStore::flushAll()
     if (m_open) {
         QString error;
         closeBuckets(QDateTime::currentMSecsSinceEpoch() * 1000, &error);
-        {
-            QSqlDatabase db = QSqlDatabase::database(m_connection, false);
-            db.close();
-        }
-        QSqlDatabase::removeDatabase(m_connection);
+        sql::closeConnection(m_connection);
         m_open = false;
     }
 }
@@ -407,16 +301,6 @@ bool ArchiveStore::query(const QString &path, const QString &connection, qint32 
                          qint64 toUs, qsizetype maxPoints, const Options &options,
                          QList<is::HistoryPoint> *out, QString *error)
 {
-    QSqlDatabase db = QSqlDatabase::database(connection, false);
-    if (!db.isValid()) {
-        db = QSqlDatabase::addDatabase(QStringLiteral("QSQLITE"), connection);
-        db.setDatabaseName(path);
-        db.setConnectOptions(QStringLiteral("QSQLITE_BUSY_TIMEOUT=5000;QSQLITE_OPEN_READONLY"));
-    }
-    if (!db.isOpen() && !db.open()) {
-        *error = db.lastError().text();
-        return false;
-    }
     const qint64 now = QDateTime::currentMSecsSinceEpoch() * 1000;
     const qint64 span = toUs - fromUs;
     const char *table = "hour";
@@ -424,33 +308,9 @@ bool ArchiveStore::query(const QString &path, const QString &connection, qint32 
         table = "raw";
     else if (fromUs >= now - qint64(options.minuteDays) * DayUs)
         table = "minute";
-    const bool raw = qstrcmp(table, "raw") == 0;
-    QSqlQuery q(db);
-    q.setForwardOnly(true);
-    q.prepare(
-        raw ? QStringLiteral(
-                  "SELECT t, v, v, v, 1 FROM raw WHERE series = ? AND t BETWEEN ? AND ? ORDER BY t")
-            : QStringLiteral("SELECT t, mean, min, max, n FROM %1 WHERE series = ? AND t BETWEEN ? AND ? "
-                             "ORDER BY t")
-                  .arg(QLatin1String(table)));
-    // A bucket starting before the interval but reaching into it is included.
-    q.addBindValue(series);
-    q.addBindValue(raw ? fromUs : fromUs - (qstrcmp(table, "minute") == 0 ? MinuteUs : HourUs) + 1);
-    q.addBindValue(toUs);
-    if (!q.exec()) {
-        *error = q.lastError().text();
-        return false;
-    }
     QList<is::HistoryPoint> points;
-    while (q.next()) {
-        is::HistoryPoint p;
-        p.time = is::Time(q.value(0).toLongLong());
-        p.value = q.value(1).toDouble();
-        p.min = q.value(2).toDouble();
-        p.max = q.value(3).toDouble();
-        p.count = quint32(q.value(4).toLongLong());
-        points.append(p);
-    }
+    if (!readPoints(path, connection, table, series, fromUs, toUs, &points, error))
+        return false;
     *out = is::downsample(points, maxPoints);
     return true;
 }

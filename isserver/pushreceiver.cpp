@@ -1,9 +1,7 @@
 #include "pushreceiver.h"
+#include "pushcopy.h"
 #include "pushprotocol.h"
 
-#include "dialog/is/codec.h"
-#include "dialog/is/protocol.h"
-#include "dialog/is/typeregistry.h"
 #include "dialog/security.h"
 
 #include <QElapsedTimer>
@@ -21,7 +19,6 @@ Q_LOGGING_CATEGORY(lcPushReceiver, "dialog.is.push.receiver")
 namespace dialog::isd {
 
 namespace {
-const QString StatisticsObject = QStringLiteral("Statistics"); // each server has its own
 constexpr int HandshakeMs = 10000; // from the connection on (TLS included), however it trickles
 constexpr int MaxPending = 16;     // connections still in their handshake; past it the oldest goes
 constexpr int TickMs = 100;        // silence and handshake checks
@@ -88,6 +85,10 @@ PushReceiver::PushReceiver(is::Repository &repository, is::TypeRegistry &types, 
                            const push::Security &security, QObject *parent)
     : QObject(parent), m_repository(repository), m_types(types), m_master(master), m_security(security)
 {
+    m_copy = new PushCopy(
+        m_repository, m_types, [this](const QString &what) { report(what); }, this);
+    connect(m_copy, &PushCopy::typesAdded, this, &PushReceiver::typesAdded);
+    connect(m_copy, &PushCopy::synchronised, this, &PushReceiver::synchronised);
     m_server = std::make_unique<PushListener>(m_security.tls, [this](QTcpSocket *s) { onNewConnection(s); });
 }
 
@@ -166,7 +167,7 @@ void PushReceiver::onNewConnection(QTcpSocket *s)
     connect(s, &QTcpSocket::readyRead, this, [this, s] { onReadyRead(s); });
     connect(s, &QTcpSocket::disconnected, this, [this, s] {
         if (s == m_active) {
-            m_inSnapshot = false;
+            m_copy->interrupt();
             report(QStringLiteral(
                        "the master %1 disconnected; the copy is kept and resynchronised when it is back")
                        .arg(peerName(s)));
@@ -179,7 +180,7 @@ void PushReceiver::close(QTcpSocket *s, const QString &why, bool graceful)
 {
     report(QStringLiteral("closed the connection from %1: %2").arg(peerName(s), why));
     if (s == m_active) {
-        m_inSnapshot = false;
+        m_copy->interrupt();
         m_active = nullptr;
     }
     s->disconnect(this);
@@ -282,14 +283,14 @@ bool PushReceiver::onFrame(QTcpSocket *s, int type, const QByteArray &payload, Q
             return false;
         }
         if (push::Type(type) == push::Type::Records)
-            return records(payload, error);
+            return m_copy->records(payload, error);
         {
             const QJsonDocument doc = QJsonDocument::fromJson(payload);
             if (!doc.isArray()) {
                 *error = QStringLiteral("types that are not a JSON array");
                 return false;
             }
-            return takeTypes(doc.array(), error);
+            return m_copy->takeTypes(doc.array(), error);
         }
     case push::Type::Accept:
     case push::Type::Refuse:
@@ -358,109 +359,18 @@ bool PushReceiver::accept(QTcpSocket *s, const QJsonObject &o, QString *error)
         *error = QStringLiteral("ping_ms %1 out of range (100..600000)").arg(ping);
         return false;
     }
-    if (!takeTypes(o.value(QStringLiteral("types")).toArray(), error))
+    if (!m_copy->takeTypes(o.value(QStringLiteral("types")).toArray(), error))
         return false;
     if (m_active)
         close(m_active, QStringLiteral("replaced by a new connection from the master (%1)").arg(peerName(s)));
     s->setProperty(AcceptedProperty, true);
     s->setProperty(PingProperty, ping);
     m_active = s;
-    m_inSnapshot = false;
+    m_copy->interrupt();
     s->write(push::encode(push::Type::Accept,
                           QJsonDocument(QJsonObject{{QStringLiteral("server"), m_repository.serverName()}})
                               .toJson(QJsonDocument::Compact)));
     report(QStringLiteral("the master connected from %1").arg(peerName(s)));
-    return true;
-}
-
-bool PushReceiver::takeTypes(const QJsonArray &json, QString *error)
-{
-    QList<is::TypeInfo> types, fresh;
-    if (!is::typesFromJson(json, &types, error))
-        return false;
-    for (const is::TypeInfo &t : std::as_const(types))
-        if (!m_types.contains(t.name()))
-            fresh << t;
-    if (fresh.isEmpty())
-        return true;
-    if (!is::mergeTypes(m_types, types, error)) {
-        *error = QStringLiteral("cannot take the master's types: %1").arg(*error);
-        return false;
-    }
-    Q_EMIT typesAdded(fresh);
-    return true;
-}
-
-bool PushReceiver::records(const QByteArray &payload, QString *error)
-{
-    qsizetype pos = 0;
-    is::protocol::RecordView r;
-    while (is::protocol::nextRecord(payload, pos, r, error)) {
-        if (r.kind == is::protocol::SnapshotBegin) {
-            m_inSnapshot = true;
-            m_seen.clear();
-            continue;
-        }
-        if (r.kind == is::protocol::SnapshotEnd) {
-            if (!m_inSnapshot) {
-                *error = QStringLiteral("snapshot end without its beginning");
-                return false;
-            }
-            // What the master did not send no longer exists there.
-            qsizetype removed = 0;
-            for (const is::ObjectInfo &o : m_repository.list()) {
-                if (o.name == StatisticsObject || m_seen.contains(o.name))
-                    continue;
-                is::Change gone;
-                gone.kind = is::Change::Kind::Removed;
-                gone.name = m_repository.serverName() + QLatin1Char('.') + o.name;
-                gone.time = is::Time::currentTime();
-                removed += m_repository.mirror(gone) == is::Repository::Result::Ok;
-            }
-            const qsizetype objects = m_seen.size();
-            m_inSnapshot = false;
-            m_seen.clear();
-            ++m_snapshots;
-            report(
-                QStringLiteral("%1: %2 objects%3")
-                    .arg(m_snapshots == 1 ? QStringLiteral("synchronised") : QStringLiteral("resynchronised"))
-                    .arg(objects)
-                    .arg(removed ? QStringLiteral(", %1 removed that the master no longer has").arg(removed)
-                                 : QString()));
-            Q_EMIT synchronised(objects);
-            continue;
-        }
-        if (r.kind > is::protocol::Removed) {
-            *error = QStringLiteral("unexpected record kind %1").arg(r.kind);
-            return false;
-        }
-        const QString bare = QString::fromUtf8(payload.constData() + r.nameOffset, r.nameLength);
-        if (bare.isEmpty() || bare == StatisticsObject)
-            continue;
-        is::Change c;
-        c.name = m_repository.serverName() + QLatin1Char('.') + bare;
-        c.time = is::Time(r.timeUs);
-        QString why;
-        if (r.kind == is::protocol::Removed) {
-            c.kind = is::Change::Kind::Removed;
-            m_repository.mirror(c, &why); // NotFound is fine: the copy did not have it
-            continue;
-        }
-        if (m_inSnapshot)
-            m_seen.insert(bare);
-        c.kind = r.kind == is::protocol::Created ? is::Change::Kind::Created : is::Change::Kind::Updated;
-        const QByteArray value = payload.mid(r.valueOffset, r.valueLength);
-        const Status decoded = is::decode(value, m_types, c.object);
-        if (!decoded.isOk())
-            why = decoded.message();
-        if (!decoded.isOk() || m_repository.mirror(c, &why) != is::Repository::Result::Ok)
-            // One object that cannot be copied is reported, not a reason to drop the master.
-            report(QStringLiteral("cannot copy %1: %2").arg(c.name, why));
-    }
-    if (!error->isEmpty()) {
-        *error = QStringLiteral("malformed records: %1").arg(*error);
-        return false;
-    }
     return true;
 }
 

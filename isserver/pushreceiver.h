@@ -23,6 +23,8 @@ class TypeRegistry;
 
 namespace dialog::isd {
 
+class PushCopy;
+
 /// Keeps @p repository an exact copy of what the master IS server named @p master pushes to it.
 /// One master connection is served at a time; a new one from the master replaces it (the master
 /// only reconnects when it lost the old one). Each connection starts with the master's content:
@@ -67,8 +69,6 @@ private:
     /// With a secret: the master's Auth answering our challenge; accepts its hello if right.
     bool authenticated(QTcpSocket *socket, const QByteArray &payload, QString *error);
     bool accept(QTcpSocket *socket, const QJsonObject &hello, QString *error);
-    bool takeTypes(const QJsonArray &json, QString *error);
-    bool records(const QByteArray &payload, QString *error);
     void close(QTcpSocket *socket, const QString &why, bool graceful = false);
     void onTimer();
     void report(const QString &what);
@@ -80,9 +80,7 @@ private:
     std::unique_ptr<QTcpServer> m_server; // hands connections over at once, TLS ones encrypting
     QPointer<QTcpSocket> m_active;        // the master's accepted connection
     QTimer *m_timer = nullptr;
-    QSet<QString> m_seen; // object names received since SnapshotBegin
-    bool m_inSnapshot = false;
-    quint64 m_snapshots = 0;
+    PushCopy *m_copy = nullptr; // what the accepted connection's frames change in the copy
     qint64 m_lastTickMs = 0;
 };
 

@@ -238,4 +238,24 @@ QJsonObject typeJson(const is::TypeInfo &type, const QStringList &subtypes)
     return j;
 }
 
+QJsonArray historySeriesJson(const is::History &history)
+{
+    QJsonArray series;
+    for (const is::HistorySeries &s : history.series) {
+        QJsonArray points;
+        for (const is::HistoryPoint &p : s.points) {
+            QJsonArray pt{double(p.time.microsecondsSinceEpoch() / 1000), p.value};
+            if (p.count != 1) {
+                pt.append(p.min);
+                pt.append(p.max);
+                pt.append(qint64(p.count));
+            }
+            points.append(pt);
+        }
+        series.append(
+            QJsonObject{{QStringLiteral("attribute"), s.attribute}, {QStringLiteral("points"), points}});
+    }
+    return series;
+}
+
 } // namespace dialog::isd::web

@@ -1,12 +1,14 @@
 // Web IS representations of IS data: the IS paper's XML (section 4) and JSON.
 #pragma once
 
+#include "dialog/is/history.h"
 #include "dialog/is/object.h"
 #include "dialog/is/repository.h"
 #include "dialog/is/staleness.h"
 #include "dialog/is/typeregistry.h"
 
 #include <QByteArray>
+#include <QJsonArray>
 #include <QJsonObject>
 #include <QList>
 #include <QString>
@@ -52,5 +54,9 @@ QByteArray typesXml(const QList<is::TypeInfo> &types);
 QByteArray typeXml(const is::TypeInfo &type);
 /// dialog::is::typeToJson() plus "subtypes".
 QJsonObject typeJson(const is::TypeInfo &type, const QStringList &subtypes);
+
+/// The series of @p history as a chart reads them: [{"attribute", "points": [[ms, value], …]}],
+/// a bucket of several values as [ms, mean, min, max, count].
+QJsonArray historySeriesJson(const is::History &history);
 
 } // namespace dialog::isd::web

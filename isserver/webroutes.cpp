@@ -18,6 +18,7 @@
 #include <QTcpSocket>
 #include <QUrl>
 #include <QUrlQuery>
+#include <optional>
 
 namespace dialog::isd {
 
@@ -43,6 +44,22 @@ int httpStatus(const is::Status &s)
     default:
         return 502;
     }
+}
+
+/// The object part of @p name ("S.O" gives "O") when @p name is an object of @p server.
+std::optional<QString> objectOf(const QString &server, const QString &name)
+{
+    QString srv, obj;
+    if (!is::Dictionary::splitName(name, &srv, &obj) || srv != server)
+        return std::nullopt;
+    return obj;
+}
+
+/// The answer to a path whose object is not one of @p server's (objectOf() gave none).
+WebAnswer badObjectName(const QString &server, const QString &name)
+{
+    return WebAnswer::error(
+        400, QStringLiteral("the object must be named '%1.<Object>' (got '%2')").arg(server, name.left(200)));
 }
 
 QByteArray contentTypeOf(const QString &file)
@@ -246,11 +263,9 @@ void WebRoutes::scanLocal(const Target &t, const QString &server, const is::Crit
 void WebRoutes::serveObject(const Target &t, const QString &server, const QString &name,
                             const QUrlQuery &query)
 {
-    QString srv, obj;
-    if (!is::Dictionary::splitName(name, &srv, &obj) || srv != server)
-        return finish(
-            t, WebAnswer::error(400, QStringLiteral("the object must be named '%1.<Object>' (got '%2')")
-                                         .arg(server, name.left(200))));
+    const std::optional<QString> obj = objectOf(server, name);
+    if (!obj)
+        return finish(t, badObjectName(server, name));
     const QString as = query.queryItemValue(QStringLiteral("as"), QUrl::FullyDecoded);
     if (server == m_options.name) {
         is::Object value;
@@ -269,7 +284,7 @@ void WebRoutes::serveObject(const Target &t, const QString &server, const QStrin
         }
         const web::ObjectValue v{name,      info.typeName,
                                  info.time, info.updateCount,
-                                 value,     m_writers.staleness(obj, info.typeName, info.time)};
+                                 value,     m_writers.staleness(*obj, info.typeName, info.time)};
         return finish(t, WebPipeline::ok(t, web::objectXml(v), web::objectJson(v)));
     }
     m_dictionary.get(
@@ -320,11 +335,9 @@ void WebRoutes::serveFile(const Target &t, const QString &file)
 void WebRoutes::serveHistory(const Target &t, const QString &server, const QString &name,
                              const QUrlQuery &query)
 {
-    QString srv, obj;
-    if (!is::Dictionary::splitName(name, &srv, &obj) || srv != server)
-        return finish(
-            t, WebAnswer::error(400, QStringLiteral("the object must be named '%1.<Object>' (got '%2')")
-                                         .arg(server, name.left(200))));
+    const std::optional<QString> obj = objectOf(server, name);
+    if (!obj)
+        return finish(t, badObjectName(server, name));
     const QString sinceText = query.queryItemValue(QStringLiteral("since"), QUrl::FullyDecoded);
     const qint64 since = sinceText.isEmpty() ? qint64(600) * 1000000 : is::parseDurationUs(sinceText);
     if (since < 0)
@@ -345,22 +358,7 @@ void WebRoutes::serveHistory(const Target &t, const QString &server, const QStri
         [this, t, name](const is::Status &s, const is::History &h) {
             if (!s.isOk())
                 return finish(t, WebAnswer::error(httpStatus(s), s.toString()));
-            QJsonArray series;
-            for (const is::HistorySeries &hs : h.series) {
-                // [ms, value] for a value; [ms, mean, min, max, count] for a bucket of several.
-                QJsonArray pts;
-                for (const is::HistoryPoint &p : hs.points) {
-                    QJsonArray pt{double(p.time.microsecondsSinceEpoch() / 1000), p.value};
-                    if (p.count != 1) {
-                        pt.append(p.min);
-                        pt.append(p.max);
-                        pt.append(qint64(p.count));
-                    }
-                    pts.append(pt);
-                }
-                series.append(QJsonObject{{QStringLiteral("attribute"), hs.attribute},
-                                          {QStringLiteral("points"), pts}});
-            }
+            const QJsonArray series = web::historySeriesJson(h);
             Target jt = t;
             jt.json = true;
             finish(jt, WebPipeline::ok(jt, {},

@@ -1,6 +1,7 @@
 #include "websockethub.h"
 
 #include "scanbudget.h"
+#include "websocketprotocol.h"
 
 #include "dialog/handoff.h"
 #include "dialog/is/codec.h"
@@ -9,9 +10,6 @@
 #include "dialog/is/typeregistry.h"
 
 #include <QElapsedTimer>
-#include <QJsonArray>
-#include <QJsonDocument>
-#include <QJsonObject>
 #include <QLoggingCategory>
 #include <QPointer>
 #include <QThread>
@@ -33,37 +31,6 @@ constexpr int CloseTooManyMessages = 4429;
 constexpr int CloseTooExpensive = 4400;
 const QString SyncedKey = QStringLiteral("\x01synced"); // not a valid object name: never coalesced with one
 
-QByteArray compact(const QJsonObject &o)
-{
-    return QJsonDocument(o).toJson(QJsonDocument::Compact);
-}
-
-const char *kindName(is::Change::Kind k)
-{
-    switch (k) {
-    case is::Change::Kind::Created:
-        return "created";
-    case is::Change::Kind::Updated:
-        return "updated";
-    case is::Change::Kind::Removed:
-        return "removed";
-    }
-    return "updated";
-}
-
-QByteArray eventMessage(const char *event, const QString &fullName, const QString &type, is::Time time,
-                        const is::Object &value, const is::Staleness *staleness = nullptr)
-{
-    QJsonObject o{{QStringLiteral("event"), QLatin1String(event)},
-                  {QStringLiteral("name"), fullName},
-                  {QStringLiteral("type"), type},
-                  {QStringLiteral("time"), time.toString()}};
-    if (value.isValid())
-        o.insert(QStringLiteral("value"), is::toJson(value));
-    if (staleness)
-        staleness->addTo(o);
-    return compact(o);
-}
 } // namespace
 
 struct WebSocketHub::Client
@@ -180,65 +147,11 @@ void WebSocketHub::onMessage(Client &c, const QString &text)
 {
     if (!takeToken(c))
         return;
-    QJsonParseError pe;
-    const QJsonDocument doc = QJsonDocument::fromJson(text.toUtf8(), &pe);
-    if (!doc.isObject()) {
-        sendError(c, pe.error != QJsonParseError::NoError
-                         ? QStringLiteral("bad JSON at offset %1: %2").arg(pe.offset).arg(pe.errorString())
-                         : QStringLiteral(
-                               "expected a JSON object {\"server\", \"regex\", \"type\", \"subtypes\"}"));
-        return;
-    }
-    const QJsonObject o = doc.object();
-    for (auto it = o.begin(); it != o.end(); ++it) {
-        static const QStringList known{QStringLiteral("server"), QStringLiteral("regex"),
-                                       QStringLiteral("type"), QStringLiteral("subtypes"),
-                                       QStringLiteral("history")};
-        if (!known.contains(it.key())) {
-            sendError(c,
-                      QStringLiteral("unknown field '%1' (expected server, regex, type, subtypes, history)")
-                          .arg(it.key().left(100)));
-            return;
-        }
-    }
-    const QJsonValue server = o.value(QLatin1String("server")), regex = o.value(QLatin1String("regex")),
-                     type = o.value(QLatin1String("type")), subtypes = o.value(QLatin1String("subtypes"));
-    if ((!server.isUndefined() && !server.isString()) || (!regex.isUndefined() && !regex.isString()) ||
-        (!type.isUndefined() && !type.isString()) ||
-        (!subtypes.isUndefined() && !subtypes.isBool() && !subtypes.isDouble())) {
-        sendError(c, QStringLiteral("server, regex and type must be strings, subtypes a boolean"));
-        return;
-    }
-    const QString serverName = server.toString(m_repository.serverName());
-    if (serverName.isEmpty() || serverName.contains(QLatin1Char('.'))) {
-        sendError(c, QStringLiteral("invalid server name '%1'").arg(serverName.left(100)));
-        return;
-    }
-    const QString typeName = type.toString();
-    const bool withSubtypes = subtypes.isBool() ? subtypes.toBool() : subtypes.toDouble() != 0;
-    const is::Criteria criteria(regex.toString(), typeName,
-                                typeName.isEmpty() ? is::Criteria::TypeSelector::Any
-                                : withSubtypes     ? is::Criteria::TypeSelector::WithSubtypes
-                                                   : is::Criteria::TypeSelector::Exactly);
-    if (!criteria.isValid()) {
-        sendError(c, QStringLiteral("bad regular expression: %1").arg(criteria.errorString()));
-        return;
-    }
-    const bool remote = serverName != m_repository.serverName();
-    const QJsonValue history = o.value(QLatin1String("history"));
-    const qint64 historyUs = history.isUndefined() ? 0 : is::parseDurationUs(history.toString());
-    if (historyUs < 0 || (!history.isUndefined() && !history.isString())) {
-        sendError(c, QStringLiteral("history must be a duration such as \"10m\" (90s, 10m, 2h)"));
-        return;
-    }
-    if (historyUs > 0 && remote) {
-        sendError(c, QStringLiteral("history first is offered for this server's objects (%1); read another "
-                                    "server's history at /is/<Server>/<Server.Object>/history")
-                         .arg(m_repository.serverName()));
-        return;
-    }
-    if (!remote && !typeName.isEmpty() && !m_repository.registry().contains(typeName)) {
-        sendError(c, QStringLiteral("unknown type '%1'").arg(typeName.left(100)));
+    QString error;
+    const std::optional<ws::Subscription> sub =
+        ws::parseSubscription(text, m_repository.serverName(), m_repository.registry(), &error);
+    if (!sub) {
+        sendError(c, error);
         return;
     }
     // A new subscription replaces the previous one and whatever it had not sent yet.
@@ -246,11 +159,11 @@ void WebSocketHub::onMessage(Client &c, const QString &text)
     c.order.clear();
     c.pending.clear();
     c.subscribed = true;
-    c.remote = remote;
-    c.server = serverName;
-    c.criteria = criteria;
-    c.historyUs = historyUs;
-    if (remote)
+    c.remote = sub->remote;
+    c.server = sub->server;
+    c.criteria = sub->criteria;
+    c.historyUs = sub->historyUs;
+    if (c.remote)
         subscribeRemote(c);
     else
         subscribeLocal(c);
@@ -291,10 +204,7 @@ void WebSocketHub::finishLocal(QWebSocket *socket, quint64 generation, const QSt
         sendError(c, refused);
         return;
     }
-    sendControl(c, compact(QJsonObject{{QStringLiteral("event"), QStringLiteral("subscribed")},
-                                       {QStringLiteral("server"), c.server},
-                                       {QStringLiteral("criteria"), c.criteria.toJson()},
-                                       {QStringLiteral("objects"), qint64(objects.size())}}));
+    sendControl(c, ws::subscribedMessage(c.server, c.criteria, objects.size()));
     const QString prefix = c.server + QLatin1Char('.');
     for (const is::StoredObject &o : objects) {
         if (held.contains(o.name))
@@ -304,10 +214,10 @@ void WebSocketHub::finishLocal(QWebSocket *socket, quint64 generation, const QSt
         // The current value says whether it is stale; an update is a write, so never stale.
         const is::Staleness st = m_staleness ? m_staleness(o) : is::Staleness();
         enqueue(c, o.name,
-                eventMessage("value", prefix + o.name, o.object.typeName(), o.time, o.object,
-                             m_staleness ? &st : nullptr));
+                ws::eventMessage("value", prefix + o.name, o.object.typeName(), o.time, o.object,
+                                 m_staleness ? &st : nullptr));
     }
-    enqueue(c, SyncedKey, compact(QJsonObject{{QStringLiteral("event"), QStringLiteral("synced")}}));
+    enqueue(c, SyncedKey, ws::syncedMessage());
     for (const QString &key : std::as_const(heldOrder))
         enqueue(c, key, held.value(key));
 }
@@ -323,27 +233,9 @@ void WebSocketHub::sendHistory(Client &c, const QString &objectName)
     if (!m_history->query(objectName, {}, is::Time(now.microsecondsSinceEpoch() - c.historyUs), now, 600, &h)
              .isOk())
         return;
-    QJsonArray series;
-    for (const is::HistorySeries &s : std::as_const(h.series)) {
-        QJsonArray points;
-        for (const is::HistoryPoint &p : s.points) {
-            QJsonArray pt{double(p.time.microsecondsSinceEpoch() / 1000), p.value};
-            if (p.count != 1) {
-                pt.append(p.min);
-                pt.append(p.max);
-                pt.append(qint64(p.count));
-            }
-            points.append(pt);
-        }
-        series.append(
-            QJsonObject{{QStringLiteral("attribute"), s.attribute}, {QStringLiteral("points"), points}});
-    }
     // Its own key: never coalesced with the object's values.
     enqueue(c, QStringLiteral("\x02history ") + objectName,
-            compact(QJsonObject{{QStringLiteral("event"), QStringLiteral("history")},
-                                {QStringLiteral("name"), c.server + QLatin1Char('.') + objectName},
-                                {QStringLiteral("type"), h.typeName},
-                                {QStringLiteral("series"), series}}));
+            ws::historyMessage(c.server + QLatin1Char('.') + objectName, h));
 }
 
 void WebSocketHub::subscribeRemote(Client &c)
@@ -363,9 +255,7 @@ void WebSocketHub::subscribeRemote(Client &c)
                     sendError(*c, QStringLiteral("subscription to %1: %2").arg(c->server, error));
             });
     c.receiver->subscribeWithSnapshot(c.server, c.criteria, true);
-    sendControl(c, compact(QJsonObject{{QStringLiteral("event"), QStringLiteral("subscribed")},
-                                       {QStringLiteral("server"), c.server},
-                                       {QStringLiteral("criteria"), c.criteria.toJson()}}));
+    sendControl(c, ws::subscribedMessage(c.server, c.criteria));
 }
 
 void WebSocketHub::onRemoteEvent(QWebSocket *socket, const is::Event &e)
@@ -377,7 +267,7 @@ void WebSocketHub::onRemoteEvent(QWebSocket *socket, const is::Event &e)
     case is::Event::Kind::SnapshotBegin:
         return;
     case is::Event::Kind::SnapshotEnd:
-        enqueue(*c, SyncedKey, compact(QJsonObject{{QStringLiteral("event"), QStringLiteral("synced")}}));
+        enqueue(*c, SyncedKey, ws::syncedMessage());
         return;
     default:
         break;
@@ -388,7 +278,7 @@ void WebSocketHub::onRemoteEvent(QWebSocket *socket, const is::Event &e)
                        : e.kind() == is::Event::Kind::Removed ? "removed"
                                                               : "updated";
     const QString name = e.name();
-    enqueue(*c, name, eventMessage(kind, name, e.typeName(), e.time(), value));
+    enqueue(*c, name, ws::eventMessage(kind, name, e.typeName(), e.time(), value));
 }
 
 void WebSocketHub::onChange(const is::Change &change)
@@ -409,8 +299,8 @@ void WebSocketHub::onChange(const is::Change &change)
         if (!match)
             continue;
         if (message.isEmpty())
-            message =
-                eventMessage(kindName(change.kind), fullName, change.typeName, change.time, change.object);
+            message = ws::eventMessage(ws::kindName(change.kind), fullName, change.typeName, change.time,
+                                       change.object);
         enqueue(*c, change.name, message);
     }
     for (QWebSocket *socket : std::as_const(tooExpensive)) {
@@ -453,8 +343,7 @@ void WebSocketHub::sendControl(Client &c, const QByteArray &message)
 
 void WebSocketHub::sendError(Client &c, const QString &error)
 {
-    sendControl(c, compact(QJsonObject{{QStringLiteral("event"), QStringLiteral("error")},
-                                       {QStringLiteral("error"), error}}));
+    sendControl(c, ws::errorMessage(error));
 }
 
 } // namespace dialog::isd

@@ -19,6 +19,10 @@ namespace dialog::daq {
 /// slave puts the run in Error; a replacement that appears is brought to the state of the run, and
 /// the master leaves Error when every slave is back there. A master that (re)starts while its slaves
 /// agree on a configured, running or paused run takes that run over (its state and run number).
+///
+/// Its code is in three files: master.cpp (the run's number and times, the published state and
+/// RunInfo), masterfanout.cpp (a transition fanned out to the slaves) and masterrecovery.cpp
+/// (watching the slaves: loss, take-over, recovery).
 class Master : public Controllable
 {
     Q_OBJECT

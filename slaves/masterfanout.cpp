@@ -1,0 +1,166 @@
+// Master: a transition fanned out to the slaves, in phases, and the request each slave gets.
+#include "master.h"
+
+namespace dialog::daq {
+
+rc::TransitionRequest Master::slaveRequest(rc::Transition t, const QString &name) const
+{
+    rc::TransitionRequest r;
+    r.transition = t;
+    r.runNumber = m_runNumber;
+    r.runType = m_runType;
+    if (t == rc::Transition::Configure)
+        r.parameters = m_parameters.value(name);
+    return r;
+}
+
+struct Master::Pending
+{
+    int outstanding = 0;
+    QStringList failures;
+};
+
+void Master::perform(rc::Transition t, const rc::TransitionRequest &params, Done done)
+{
+    QStringList absent;
+    for (const QString &n : std::as_const(m_order))
+        if (!m_slaves[n].seen || m_slaves[n].lost)
+            absent << n;
+    if (t == rc::Transition::Reset) {
+        ++m_epoch; // abandon fan-outs and recoveries in progress
+        m_recoverTarget.reset();
+        m_culprits.clear();
+        for (SlaveView &v : m_slaves)
+            v.recovering = false;
+        if (!absent.isEmpty())
+            log(Severity::Warning,
+                QStringLiteral("reset: not running, skipped: %1").arg(absent.join(QStringLiteral(", "))));
+    } else if (!absent.isEmpty()) {
+        m_culprits = absent;
+        done(false, QStringLiteral("not running: %1").arg(absent.join(QStringLiteral(", "))));
+        return;
+    }
+    if (m_runBook && t == rc::Transition::Configure) {
+        // The parameters of one version for every slave, or no configure: never a silent fallback.
+        m_runBook->configure(
+            [this, t, params, done, epoch = m_epoch](const Status &st, const RunBook::Parameters &p) {
+                if (epoch != m_epoch)
+                    return; // reset meanwhile
+                if (!st.isOk())
+                    return done(false, st.message());
+                m_parameters = p;
+                log(Severity::Info, QStringLiteral("configuration version %1 (%2)")
+                                        .arg(m_runBook->version())
+                                        .arg(m_runBook->ref()));
+                fanOut(t, params, done);
+            });
+        return;
+    }
+    if (m_runBook && t == rc::Transition::Start) {
+        const QString type = params.runType.isEmpty() ? QStringLiteral("Physics") : params.runType;
+        m_runBook->startRun(
+            type, params.requester,
+            [this, t, params, done, epoch = m_epoch](const Status &st, quint32 number) {
+                if (epoch != m_epoch)
+                    return; // reset meanwhile; the record is ended as "master lost" by the next run
+                if (!st.isOk())
+                    return done(false, st.message());
+                m_runRecorded = true;
+                m_runNumber = number - 1; // the run-number file below takes the registry's number
+                fanOut(t, params, done);
+            });
+        return;
+    }
+    fanOut(t, params, done);
+}
+
+void Master::fanOut(rc::Transition t, const rc::TransitionRequest &params, Done done)
+{
+    QStringList readout, control;
+    for (const QString &n : std::as_const(m_order)) {
+        const SlaveView &v = m_slaves[n];
+        if (v.seen && !v.lost) // a reset skips the absent ones (perform() refused anything else)
+            (v.kind == QLatin1String("readout") ? readout : control) << n;
+    }
+    if (t == rc::Transition::Start) {
+        // Saved before any slave starts: a master killed during the start leaves the new number
+        // and, until the start completes, the time it was asked for as the run's start.
+        RunRecord next;
+        next.number = m_runNumber + 1;
+        next.startMs = rc::nowMs();
+        if (QString error; !next.write(m_runNumberFile, &error)) {
+            done(false, error);
+            return;
+        }
+        ++m_runNumber;
+        m_runType = params.runType.isEmpty() ? QStringLiteral("Physics") : params.runType;
+    }
+    QList<QStringList> phases;
+    switch (t) {
+    case rc::Transition::Start:
+    case rc::Transition::Resume:
+        phases = {readout, control}; // the readout must be ready before the front-ends send triggers
+        break;
+    case rc::Transition::Stop:
+    case rc::Transition::Pause:
+        phases = {control, readout}; // triggers off first, then the readout drains
+        break;
+    default:
+        phases = {readout + control};
+        break;
+    }
+    m_culprits.clear();
+    runPhases(t, phases, params, done, m_epoch);
+}
+
+void Master::runPhases(rc::Transition t, QList<QStringList> phases, const rc::TransitionRequest &params,
+                       Done done, quint64 epoch)
+{
+    while (!phases.isEmpty() && phases.first().isEmpty())
+        phases.removeFirst();
+    if (phases.isEmpty()) {
+        done(true, {});
+        return;
+    }
+    const QStringList group = phases.takeFirst();
+    auto pending = std::make_shared<Pending>();
+    pending->outstanding = int(group.size());
+    const int timeout = m_partition.transitionTimeoutMs;
+    for (const QString &n : group) {
+        client()->request(rc::stateService(n), slaveRequest(t, n).toJson(), timeout, this,
+                          [this, n, t, pending, phases, params, done, epoch, timeout](const Reply &r) {
+                              if (epoch != m_epoch)
+                                  return;
+                              if (!r.isOk()) {
+                                  QString why;
+                                  switch (r.error()) {
+                                  case Status::Code::Timeout:
+                                      why = QStringLiteral("no answer within %1 ms").arg(timeout);
+                                      break;
+                                  case Status::Code::ProviderLost:
+                                      why = QStringLiteral("lost during %1").arg(transitionName(t));
+                                      break;
+                                  default:
+                                      why = r.errorString();
+                                  }
+                                  pending->failures << QStringLiteral("%1: %2").arg(n, why);
+                                  if (!m_culprits.contains(n))
+                                      m_culprits << n;
+                              } else {
+                                  if (const auto st = rc::StateRecord::fromJson(r.data())) {
+                                      m_slaves[n].state = st->state;
+                                      m_slaves[n].busy = false;
+                                  }
+                              }
+                              if (--pending->outstanding > 0)
+                                  return;
+                              if (!pending->failures.isEmpty()) {
+                                  done(false, pending->failures.join(QStringLiteral("; ")));
+                                  return;
+                              }
+                              runPhases(t, phases, params, done, epoch);
+                          });
+    }
+}
+
+} // namespace dialog::daq
