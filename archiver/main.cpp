@@ -1,12 +1,10 @@
 // dialog-archiver: the long-term archive of an IS server's numeric attributes (SQLite).
 #include "archiver.h"
 
-#include "dialog/application.h"
+#include "dialog/daemon.h"
 #include "dialog/handoff.h"
 #include "dialog/options.h"
-#include "dialog/report.h"
 
-#include <QCoreApplication>
 #include <QDateTime>
 #include <QElapsedTimer>
 #include <QJsonDocument>
@@ -146,9 +144,7 @@ void addOptions(OptionTable &t, dialog::archiver::ArchiverOptions &o, qint64 *be
 
 int main(int argc, char *argv[])
 {
-    dialog::preferLowLatencyEventDispatcher();
-    QCoreApplication app(argc, argv);
-    QCoreApplication::setApplicationName(u"dialog-archiver"_s);
+    dialog::DaemonApplication app(argc, argv, u"dialog-archiver"_s);
     OptionTable t(
         u"dialog-archiver"_s,
         u"Archives the numeric attributes of an IS server's objects in SQLite "
@@ -171,14 +167,13 @@ int main(int argc, char *argv[])
                           .arg(o.store.rawDays));
     o.client.name = u"Archiver."_s + o.server;
 
-    dialog::quitOnTerminationSignals();
+    // Its messages (archiving, not reachable, values not stored) go to the message log too.
+    app.beginService();
     dialog::archiver::Archiver archiver(o);
     QString why;
     if (!archiver.start(&why))
         return t.fail(why);
-    // Its messages (archiving, not reachable, values not stored) go to the message log too.
-    dialog::installMessageHandler();
-    dialog::startReporting(archiver.client());
+    app.serviceReady(archiver.client());
     const int rc = app.exec();
     archiver.stop();
     return rc;

@@ -2,11 +2,9 @@
 // requests on CONFIG.<name> (dialogctl config …, dialogctl runs …, the master at configure).
 #include "configserver.h"
 
-#include "dialog/application.h"
+#include "dialog/daemon.h"
 #include "dialog/options.h"
-#include "dialog/report.h"
 
-#include <QCoreApplication>
 #include <QDir>
 #include <QStandardPaths>
 #include <cstdio>
@@ -54,9 +52,7 @@ bool chooseDatabase(const Given &g, dialog::sql::DatabaseConfig *out, QString *w
 
 int main(int argc, char *argv[])
 {
-    dialog::preferLowLatencyEventDispatcher();
-    QCoreApplication app(argc, argv);
-    QCoreApplication::setApplicationName(u"dialog-configdb"_s);
+    dialog::DaemonApplication app(argc, argv, u"dialog-configdb"_s);
     OptionTable t(
         u"dialog-configdb"_s,
         u"The configuration database and run registry: versioned, validated configuration documents "
@@ -97,14 +93,12 @@ int main(int argc, char *argv[])
     if (!chooseDatabase(g, &database, &why))
         return t.fail(why);
 
-    dialog::quitOnTerminationSignals();
+    app.beginService();
     dialog::Client client(co);
     dialog::configdb::ConfigServer server(&client, database, g.name, int(g.crashAfterRows));
     if (!server.start(&why))
         return t.fail(why);
-    dialog::installMessageHandler();
-    dialog::startReporting(&client);
-    dialog::notifyReady(); // under systemd (Type=notify): the database is open, the service published
+    app.serviceReady(&client); // under systemd (Type=notify): the database is open, the service published
     std::fprintf(stderr, "dialog-configdb: serving CONFIG.%s from %s\n", qPrintable(g.name),
                  qPrintable(database.display()));
     return app.exec();

@@ -1,12 +1,10 @@
 // dialog-controlserver: the directory of a DIALOG system.
 #include "controlserver.h"
 
-#include "dialog/application.h"
+#include "dialog/daemon.h"
 #include "dialog/clientoptions.h"
 #include "dialog/options.h"
-#include "dialog/report.h"
 
-#include <QCoreApplication>
 
 using namespace Qt::StringLiterals;
 using dialog::Option;
@@ -142,9 +140,7 @@ void addTransportOptions(OptionTable &t, dialog::cs::ServerOptions &o, Given &g)
 
 int main(int argc, char *argv[])
 {
-    dialog::preferLowLatencyEventDispatcher();
-    QCoreApplication app(argc, argv);
-    QCoreApplication::setApplicationName(u"dialog-controlserver"_s);
+    dialog::DaemonApplication app(argc, argv, u"dialog-controlserver"_s);
     OptionTable t(u"dialog-controlserver"_s,
                   u"The DIALOG Control Server: directory of processes, services, commands and subscriptions; "
                   "heartbeat supervision and recovery notifications."_s);
@@ -171,12 +167,13 @@ int main(int argc, char *argv[])
     QString why;
     if (!o.access.applyParser(t.parser(), &why))
         return t.fail(why);
-    if (o.reportMessages)
-        dialog::installMessageHandler();
-    dialog::quitOnTerminationSignals();
+    app.beginService(o.reportMessages ? dialog::DaemonApplication::Messages::ToMessageLog
+                                      : dialog::DaemonApplication::Messages::StderrOnly);
     dialog::cs::ControlServer server(o);
     if (!server.start(&why))
         return t.fail(why);
-    dialog::notifyReady(); // under systemd (Type=notify): the port is open, or the standby watches
+    // It publishes its messages itself, having no Client. Under systemd (Type=notify): the port is
+    // open, or the standby watches.
+    app.serviceReady(nullptr);
     return app.exec();
 }

@@ -1,13 +1,11 @@
 // dialog-isserver: an IS server (ATLAS Information Service) in a DIALOG system.
 #include "isserver.h"
 
-#include "dialog/application.h"
+#include "dialog/daemon.h"
 #include "dialog/is/criteria.h"
 #include "dialog/options.h"
-#include "dialog/report.h"
 #include "dialog/security.h"
 
-#include <QCoreApplication>
 #include <QSslSocket>
 #include <QThread>
 
@@ -311,9 +309,7 @@ bool finish(dialog::isd::ServerOptions &o, const Given &g, QString *why)
 
 int main(int argc, char *argv[])
 {
-    dialog::preferLowLatencyEventDispatcher();
-    QCoreApplication app(argc, argv);
-    QCoreApplication::setApplicationName(u"dialog-isserver"_s);
+    dialog::DaemonApplication app(argc, argv, u"dialog-isserver"_s);
     OptionTable t(
         u"dialog-isserver"_s,
         u"An IS server: typed information objects named Server.Object, held in memory, read, updated, "
@@ -337,15 +333,13 @@ int main(int argc, char *argv[])
     if (!why.isEmpty() || !finish(o, g, &why) || !o.access.applyParser(t.parser(), &why))
         return t.fail(why);
 
-    dialog::quitOnTerminationSignals();
     // Its warnings go to dialog-logger too (when one runs), through the server's own client; those
     // of the start (a checkpoint fallen back to the previous one) wait in the queue until then.
-    dialog::installMessageHandler();
+    app.beginService();
     dialog::isd::IsServer server(o);
     if (!server.start(&why))
         return t.fail(why);
-    dialog::startReporting(&server.client());
-    dialog::notifyReady(); // under systemd (Type=notify): its ports are open
+    app.serviceReady(&server.client()); // under systemd (Type=notify): its ports are open
     const int rc = app.exec();
     if (!server.saveNow(&why))
         return t.fail(u"final checkpoint failed: %1"_s.arg(why));

@@ -1,43 +1,17 @@
 #include "webpipeline.h"
 
+#include "dialog/httpstatus.h"
+
 #include <QJsonDocument>
 #include <QTcpSocket>
 
 namespace dialog::isd {
 
-QByteArray WebAnswer::reasonPhrase(int status)
-{
-    switch (status) {
-    case 200:
-        return "OK";
-    case 400:
-        return "Bad Request";
-    case 401:
-        return "Unauthorized";
-    case 404:
-        return "Not Found";
-    case 405:
-        return "Method Not Allowed";
-    case 414:
-        return "URI Too Long";
-    case 500:
-        return "Internal Server Error";
-    case 502:
-        return "Bad Gateway";
-    case 503:
-        return "Service Unavailable";
-    case 504:
-        return "Gateway Timeout";
-    default:
-        return "Status";
-    }
-}
-
 WebAnswer WebAnswer::error(int status, const QString &message)
 {
     WebAnswer a;
     a.status = status;
-    a.body = QByteArray::number(status) + ' ' + reasonPhrase(status) + ": " + message.toUtf8() + '\n';
+    a.body = QByteArray::number(status) + ' ' + http::reasonPhrase(status) + ": " + message.toUtf8() + '\n';
     return a;
 }
 
@@ -81,7 +55,7 @@ void WebPipeline::finish(const Target &t, const WebAnswer &a)
         return; // the client left before its answer was ready
     QByteArray out;
     out.reserve(a.body.size() + 256);
-    out += "HTTP/1.1 " + QByteArray::number(a.status) + ' ' + WebAnswer::reasonPhrase(a.status) + "\r\n";
+    out += "HTTP/1.1 " + QByteArray::number(a.status) + ' ' + http::reasonPhrase(a.status) + "\r\n";
     out += "Content-Type: " + a.contentType + "\r\n";
     out += "Content-Length: " + QByteArray::number(a.body.size()) + "\r\n";
     out += "Cache-Control: no-cache\r\n";

@@ -25,8 +25,6 @@ struct WebAnswer
 
     /// A plain-text error answer "<status> <reason>: <message>".
     static WebAnswer error(int status, const QString &message);
-    /// The reason phrase of @p status ("Not Found").
-    static QByteArray reasonPhrase(int status);
 };
 
 /// Writes the answers of the web IS. Answers are written here rather than through

@@ -3,6 +3,7 @@
 #include "loggerserver.h"
 
 #include "dialog/httpauth.h"
+#include "dialog/httpstatus.h"
 
 #include <QFile>
 #include <QHttpServerRequest>
@@ -17,31 +18,13 @@ namespace dialog::logger {
 
 namespace {
 
-QByteArray reasonPhrase(int status)
-{
-    switch (status) {
-    case 200:
-        return "OK";
-    case 400:
-        return "Bad Request";
-    case 401:
-        return "Unauthorized";
-    case 404:
-        return "Not Found";
-    case 405:
-        return "Method Not Allowed";
-    default:
-        return "Internal Server Error";
-    }
-}
-
 /// Writes a whole answer and closes the connection (nothing if the client already left).
 void answer(QTcpSocket *socket, int status, const QByteArray &contentType, const QByteArray &body,
             bool head = false)
 {
     if (!socket || socket->state() != QAbstractSocket::ConnectedState)
         return;
-    QByteArray out = "HTTP/1.1 " + QByteArray::number(status) + ' ' + reasonPhrase(status) + "\r\n";
+    QByteArray out = "HTTP/1.1 " + QByteArray::number(status) + ' ' + http::reasonPhrase(status) + "\r\n";
     out += "Content-Type: " + contentType + "\r\nContent-Length: " + QByteArray::number(body.size()) +
            "\r\nCache-Control: no-cache\r\nConnection: close\r\n\r\n";
     if (!head)

@@ -3,12 +3,11 @@
 #include "loggerserver.h"
 #include "logweb.h"
 
-#include "dialog/application.h"
+#include "dialog/daemon.h"
 #include "dialog/options.h"
 #include "dialog/report.h"
 #include "dialog/security.h"
 
-#include <QCoreApplication>
 #include <QDir>
 #include <QSqlDatabase>
 #include <QStandardPaths>
@@ -110,9 +109,7 @@ bool chooseDatabase(const Given &g, dialog::logger::LogStore::Options &o, QStrin
 
 int main(int argc, char *argv[])
 {
-    dialog::preferLowLatencyEventDispatcher();
-    QCoreApplication app(argc, argv);
-    QCoreApplication::setApplicationName(u"dialog-logger"_s);
+    dialog::DaemonApplication app(argc, argv, u"dialog-logger"_s);
     OptionTable t(u"dialog-logger"_s,
                   u"The message logger: stores every reported message into SQLite "
                   "(<data-dir>/messages.sqlite, WAL mode) or PostgreSQL (--db) and answers "
@@ -130,7 +127,8 @@ int main(int argc, char *argv[])
     if (!chooseDatabase(g, o, &why))
         return t.fail(why);
 
-    dialog::quitOnTerminationSignals();
+    // The logger's own warnings (database errors, refusals) are messages like any other.
+    app.beginService();
     dialog::Client client(co);
     dialog::logger::LoggerServer server(&client, o);
     if (!server.start(&why))
@@ -150,9 +148,7 @@ int main(int argc, char *argv[])
         std::fprintf(stderr, "dialog-logger: web log on http://%s:%u/\n", qPrintable(g.httpBind.toString()),
                      unsigned(web.port()));
     }
-    // The logger's own warnings (database errors, refusals) are messages like any other.
-    dialog::installMessageHandler();
-    dialog::startReporting(&client);
+    app.serviceReady(&client);
     std::fprintf(stderr, "dialog-logger: storing into %s\n", qPrintable(o.database.display()));
     return app.exec();
 }

@@ -2,10 +2,8 @@
 #include "master.h"
 #include "options.h"
 
-#include "dialog/application.h"
-#include "dialog/report.h"
+#include "dialog/daemon.h"
 
-#include <QCoreApplication>
 #include <QStandardPaths>
 
 using namespace dialog::daq;
@@ -16,9 +14,7 @@ using dialog::OptionUnit;
 
 int main(int argc, char *argv[])
 {
-    dialog::preferLowLatencyEventDispatcher();
-    QCoreApplication app(argc, argv);
-    QCoreApplication::setApplicationName(u"dialog-master"_s);
+    dialog::DaemonApplication app(argc, argv, u"dialog-master"_s);
     OptionTable t(
         u"dialog-master"_s,
         u"The run-control master: reads a partition, drives its slaves through the transitions it is "
@@ -70,11 +66,10 @@ int main(int argc, char *argv[])
         runFile = QStandardPaths::writableLocation(QStandardPaths::AppLocalDataLocation) + QLatin1Char('/') +
                   partition.name + u".runnumber"_s;
 
-    dialog::quitOnTerminationSignals();
+    app.beginService();
     Master master(o, partition, runFile, configdb, configRef);
     if (!master.client()->start())
         return t.fail(master.client()->errorString());
-    dialog::installMessageHandler();
-    dialog::startReporting(master.client());
+    app.serviceReady(master.client());
     return app.exec();
 }

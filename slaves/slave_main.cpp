@@ -4,10 +4,8 @@
 #include "readoutslave.h"
 #include "slaveoptions.h"
 
-#include "dialog/application.h"
-#include "dialog/report.h"
+#include "dialog/daemon.h"
 
-#include <QCoreApplication>
 #include <memory>
 
 using namespace dialog::daq;
@@ -36,9 +34,7 @@ QString otherKindOption(const OptionTable &t, const QString &kind)
 
 int main(int argc, char *argv[])
 {
-    dialog::preferLowLatencyEventDispatcher();
-    QCoreApplication app(argc, argv);
-    QCoreApplication::setApplicationName(u"dialog-slave"_s);
+    dialog::DaemonApplication app(argc, argv, u"dialog-slave"_s);
     OptionTable t(
         u"dialog-slave"_s,
         u"A run-control slave: follows the master's transitions (configure, start, pause, resume, stop, "
@@ -75,7 +71,7 @@ int main(int argc, char *argv[])
     o.client.name = name;
     armCrash(crashAfterS);
 
-    dialog::quitOnTerminationSignals();
+    app.beginService();
     std::unique_ptr<Controllable> slave;
     if (o.kind == QLatin1String("control"))
         slave = std::make_unique<ControlSlave>(o, control, daq);
@@ -83,7 +79,6 @@ int main(int argc, char *argv[])
         slave = std::make_unique<ReadoutSlave>(o, readout, daq);
     if (!slave->client()->start())
         return t.fail(slave->client()->errorString());
-    dialog::installMessageHandler();
-    dialog::startReporting(slave->client());
+    app.serviceReady(slave->client());
     return app.exec();
 }

@@ -10,7 +10,9 @@
 #include <QElapsedTimer>
 #include <QEventLoop>
 #include <QFile>
+#include <QTemporaryDir>
 #include <QTimer>
+#include <algorithm>
 #include <unistd.h>
 
 namespace dialog::tool {
@@ -28,6 +30,37 @@ template <typename Pred> inline bool runUntil(Pred done, int timeoutMs)
             QThread::usleep(500);
     }
     return true;
+}
+
+/// Milliseconds since @p timer started, with its nanosecond resolution.
+inline double elapsedMs(const QElapsedTimer &timer)
+{
+    return double(timer.nsecsElapsed()) / 1e6;
+}
+
+/// Seconds since @p timer started.
+inline double elapsedS(const QElapsedTimer &timer)
+{
+    return double(timer.nsecsElapsed()) / 1e9;
+}
+
+/// The median, 99th percentile and maximum of a set of timings; zeros for none.
+struct Spread
+{
+    double p50 = 0, p99 = 0, max = 0;
+};
+
+/// The Spread of @p values: the q-quantile is the value at index floor(q * n) of the sorted
+/// values, the last one at most.
+inline Spread spreadOf(QList<double> values)
+{
+    if (values.isEmpty())
+        return {};
+    std::sort(values.begin(), values.end());
+    auto at = [&](double q) {
+        return values.at(qMin(values.size() - 1, qsizetype(q * double(values.size()))));
+    };
+    return {at(0.5), at(0.99), values.last()};
 }
 
 inline void runFor(int ms)
@@ -142,5 +175,14 @@ struct Environment
         return o;
     }
 };
+
+/// The start of a bench that keeps its files in a scratch directory: @p dir is usable and the
+/// Control Server of @p env runs; false with the reason in @p error.
+inline bool startWithScratch(const QTemporaryDir &dir, Environment &env, QString *error)
+{
+    if (!dir.isValid())
+        return *error = QStringLiteral("cannot create a temporary directory"), false;
+    return env.startControlServer(error);
+}
 
 } // namespace dialog::tool

@@ -15,20 +15,6 @@ namespace dialog::tool {
 
 namespace {
 
-struct Figures
-{
-    double p50 = 0, p99 = 0, max = 0;
-};
-
-Figures figures(QList<double> ms)
-{
-    if (ms.isEmpty())
-        return {};
-    std::sort(ms.begin(), ms.end());
-    auto at = [&](double q) { return ms.at(qMin(ms.size() - 1, qsizetype(q * double(ms.size())))); };
-    return {at(0.5), at(0.99), ms.last()};
-}
-
 /// Runs @p call (given the function to call when done) and returns how long the answer took, in ms;
 /// -1 if it failed (@p error says why) or took longer than @p timeoutMs.
 template <typename Call> double timed(Call call, QString *error, int timeoutMs = 60000)
@@ -45,7 +31,7 @@ template <typename Call> double timed(Call call, QString *error, int timeoutMs =
         *error = result->toString();
         return -1;
     }
-    return double(t.nsecsElapsed()) / 1e6;
+    return elapsedMs(t);
 }
 
 QByteArray slaveDocument(int i)
@@ -116,11 +102,9 @@ int benchConfig(const QStringList &args)
     if (!parse(p, args))
         return 1;
     QTemporaryDir dir;
-    if (!dir.isValid())
-        return fail(verb, QStringLiteral("cannot create a temporary directory"));
     Environment env;
     QString error;
-    if (!env.startControlServer(&error))
+    if (!startWithScratch(dir, env, &error))
         return fail(verb, error);
     const QString db = p.value(QStringLiteral("db"));
     env.children.start(ChildProcesses::binary(QStringLiteral("dialog-configdb")),
@@ -206,7 +190,7 @@ int benchConfig(const QStringList &args)
                     },
                     &error) < 0)
                 return fail(verb, error);
-        configureMs << double(t.nsecsElapsed()) / 1e6;
+        configureMs << elapsedMs(t);
     }
 
     QElapsedTimer fillTime;
@@ -232,7 +216,8 @@ int benchConfig(const QStringList &args)
         }
     }
 
-    const Figures c = figures(commitMs), f = figures(configureMs), l = figures(lsMs), lt = figures(lsTypeMs);
+    const Spread c = spreadOf(commitMs), f = spreadOf(configureMs), l = spreadOf(lsMs),
+                 lt = spreadOf(lsTypeMs);
     const QString store = db.isEmpty() ? QStringLiteral("SQLite") : QStringLiteral("PostgreSQL");
     if (p.isSet(QStringLiteral("json"))) {
         const QJsonObject o{{QStringLiteral("store"), store},

@@ -115,11 +115,9 @@ int benchLog(const QStringList &args)
     if (!parse(p, args))
         return 1;
     QTemporaryDir dir;
-    if (!dir.isValid())
-        return fail(verb, QStringLiteral("cannot create a temporary directory"));
     Environment env;
     QString error;
-    if (!env.startControlServer(&error))
+    if (!startWithScratch(dir, env, &error))
         return fail(verb, error);
     qputenv("DIALOG_CONTROL_SERVER", env.address.toUtf8());
     const QString db = p.value(QStringLiteral("db"));
@@ -228,14 +226,13 @@ int benchLog(const QStringList &args)
         QElapsedTimer t;
         t.start();
         const Reply r = askLogger(client, logservice::QueryKind, q.encode(), 10000);
-        times.append(t.nsecsElapsed() / 1e6);
+        times.append(elapsedMs(t));
         if (!r.isOk())
             return fail(verb, QStringLiteral("search failed: %1").arg(r.errorString()));
         rows = int(LogPage::decode(r.data())->records.size());
     }
-    std::sort(times.begin(), times.end());
-    const double p50 = times.at(times.size() / 2),
-                 p99 = times.at(std::min<int>(times.size() - 1, int(times.size() * 0.99)));
+    const Spread spread = spreadOf(times);
+    const double p50 = spread.p50, p99 = spread.p99;
     if (p.isSet(QStringLiteral("json"))) {
         const QJsonObject j{
             {QStringLiteral("test"), QStringLiteral("log")},

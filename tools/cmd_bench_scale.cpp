@@ -125,7 +125,7 @@ Listing listDirectory(const QString &address)
         ls.waitForFinished(3000);
         return l;
     }
-    l.ms = t.nsecsElapsed() / 1e6;
+    l.ms = elapsedMs(t);
     const QJsonArray procs = QJsonDocument::fromJson(ls.readAllStandardOutput())
                                  .object()
                                  .value(QStringLiteral("processes"))
@@ -358,7 +358,7 @@ int benchCsScale(const QStringList &args)
     };
     if (!waitConnected(processes, &error))
         return fail(verb, error);
-    const double registerS = t.nsecsElapsed() / 1e9;
+    const double registerS = elapsedS(t);
     const CsUsage afterRegister = csUsage(env.controlServer->processId());
     double writtenS = 0;
     if (withIs) {
@@ -373,7 +373,7 @@ int benchCsScale(const QStringList &args)
                                   .arg(timeoutS));
         if (!hosts.dead().isEmpty())
             return fail(verb, hosts.dead());
-        writtenS = t.nsecsElapsed() / 1e9;
+        writtenS = elapsedS(t);
     }
     const Listing first = listDirectory(env.address);
 
@@ -384,9 +384,9 @@ int benchCsScale(const QStringList &args)
     steadyT.start();
     runFor(5000);
     const CsUsage steady1 = csUsage(env.controlServer->processId());
-    const double steadyCpu = (steady1.cpuS - steady0.cpuS) / (steadyT.nsecsElapsed() / 1e9);
+    const double steadyCpu = (steady1.cpuS - steady0.cpuS) / elapsedS(steadyT);
     const CsUsage isSteady1 = withIs ? csUsage(isServer->processId()) : CsUsage{};
-    const double isSteadyCpu = (isSteady1.cpuS - isSteady0.cpuS) / (steadyT.nsecsElapsed() / 1e9);
+    const double isSteadyCpu = (isSteady1.cpuS - isSteady0.cpuS) / elapsedS(steadyT);
     const qint64 isWrittenSteady = hosts.sum(&ClientHosts::Host::written);
 
     // The Control Server dies: everyone notices, it comes back on the same port, everyone re-registers.
@@ -401,7 +401,7 @@ int benchCsScale(const QStringList &args)
     t.start();
     if (!waitConnected(processes, &error))
         return fail(verb, QStringLiteral("after the Control Server's restart: %1").arg(error));
-    const double reregisterS = t.nsecsElapsed() / 1e9;
+    const double reregisterS = elapsedS(t);
     const CsUsage afterRestart = csUsage(env.controlServer->processId());
     const qint64 attempts = hosts.sum(&ClientHosts::Host::connections) - connectionsBefore;
     const Listing second = listDirectory(env.address);
