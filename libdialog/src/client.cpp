@@ -1,6 +1,6 @@
 #include "client_p.h"
 #include "control_p.h"
-#include "handoff_p.h"
+#include "dialog/handoff.h"
 #include "requests_p.h"
 #include "rwlock_p.h"
 
@@ -66,7 +66,8 @@ void ClientPrivate::fail(Status::Code e, const QString &why)
     if (QThread::currentThread() != q->thread()) {
         // sendCommand() from a direct handler (a reader thread) or another thread: reported in the
         // Client's thread, like every failure.
-        QMetaObject::invokeMethod(q, net::handOff([this, e, why] { fail(e, why); }), Qt::QueuedConnection);
+        QMetaObject::invokeMethod(q, handoff::handOff([this, e, why] { fail(e, why); }),
+                                  Qt::QueuedConnection);
         return;
     }
     error = e;
@@ -95,7 +96,7 @@ Subscription *ClientPrivate::addSubscription(const QString &name)
     auto *s = new Subscription(name, q, false);
     subscriptions[name.toUtf8()].append(s);
     ++subscriptionGeneration;
-    const auto post = [this, name] { net::post(core, [c = core, name] { c->addRequest(name); }); };
+    const auto post = [this, name] { handoff::post(core, [c = core, name] { c->addRequest(name); }); };
     if (core)
         post();
     else
@@ -194,7 +195,7 @@ bool ClientPrivate::routeDirect(const net::Inbound &in)
             continue;
         }
         if (!h->active.exchange(true))
-            QMetaObject::invokeMethod(q, net::handOff([this, name = in.name] { directActive(name); }),
+            QMetaObject::invokeMethod(q, handoff::handOff([this, name = in.name] { directActive(name); }),
                                       Qt::QueuedConnection);
         if (in.incarnation != h->incarnation) {
             // A new provider (or a restart): its sequence numbers start afresh.
@@ -337,7 +338,7 @@ void ClientPrivate::checkConnecting()
         if (now - it->sinceMs >= (qint64(2000) << qMin(it->resent, 4)) && core) {
             it->sinceMs = now;
             ++it->resent;
-            net::post(core, [c = core, name = it.key()] { c->resubscribe(name); });
+            handoff::post(core, [c = core, name = it.key()] { c->resubscribe(name); });
         }
         ++it;
     }
@@ -455,11 +456,11 @@ Client::~Client()
     }
     d->sendCore.store(nullptr);
     if (d->core) {
-        net::callBlocking(d->core, [core = d->core] { core->shutdown(); });
+        handoff::callBlocking(d->core, [core = d->core] { core->shutdown(); });
         flush(200);
         // The core goes in its own thread, with its sink: no delivery is posted to it afterwards,
         // and its end is ordered before what follows here (QThread::wait() alone is not, to TSan).
-        net::callBlocking(d->core, [transport = d->transport.get(), core = d->core] {
+        handoff::callBlocking(d->core, [transport = d->transport.get(), core = d->core] {
             transport->setControlSink(nullptr, {});
             delete core;
         });
@@ -549,7 +550,7 @@ bool Client::start()
             const net::Endpoint dest{host, port};
             d->onDestinationFailed(dest);
             // Requests live in the Client's thread; this runs in a sender thread.
-            QMetaObject::invokeMethod(this, net::handOff([this, dest, why] {
+            QMetaObject::invokeMethod(this, handoff::handOff([this, dest, why] {
                                           if (d->requests)
                                               d->requests->onDestinationFailed(dest, why);
                                       }),
@@ -587,7 +588,7 @@ bool Client::start()
     d->connectingCheck->setInterval(1000);
     connect(d->connectingCheck, &QTimer::timeout, this, [this] { d->checkConnecting(); });
     d->connectingCheck->start();
-    net::startThread(d->coreThread);
+    handoff::startThread(d->coreThread);
     d->sendTransport.store(d->transport.get());
     d->sendCore.store(d->core);
 
@@ -595,9 +596,9 @@ bool Client::start()
     for (Service *s : std::as_const(d->services)) {
         ServiceStatePtr st = s->d;
         st->transport = d->transport.get();
-        net::post(d->core, [core = d->core, st] { core->addService(st); });
+        handoff::post(d->core, [core = d->core, st] { core->addService(st); });
     }
-    net::post(d->core, [core = d->core] { core->start(); });
+    handoff::post(d->core, [core = d->core] { core->start(); });
     return true;
 }
 
@@ -653,7 +654,7 @@ Service *Client::publish(const QString &name)
     d->services.insert(name, s);
     if (d->core) {
         st->transport = d->transport.get();
-        net::post(d->core, [core = d->core, st] { core->addService(st); });
+        handoff::post(d->core, [core = d->core, st] { core->addService(st); });
     }
     return s;
 }
@@ -669,7 +670,7 @@ void Client::unpublish(const QString &name)
     if (!s)
         return;
     if (d->core)
-        net::post(d->core, [core = d->core, name] { core->removeService(name); });
+        handoff::post(d->core, [core = d->core, name] { core->removeService(name); });
     delete s;
 }
 
@@ -719,7 +720,7 @@ void Client::registerCommand(const QString &name)
         return;
     }
     const auto post = [this, name] {
-        net::post(d->core, [core = d->core, name] { core->addCommand(name); });
+        handoff::post(d->core, [core = d->core, name] { core->addCommand(name); });
     };
     if (d->core)
         post();
@@ -764,7 +765,7 @@ void Client::unregisterCommand(const QString &name)
 {
     d->removeDirect(d->direct.commands, name.toUtf8(), nullptr);
     if (d->core)
-        net::post(d->core, [core = d->core, name] { core->removeCommand(name); });
+        handoff::post(d->core, [core = d->core, name] { core->removeCommand(name); });
 }
 
 bool Client::sendCommand(const QString &name, const QByteArray &data)

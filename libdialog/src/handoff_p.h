@@ -1,5 +1,6 @@
-// The thread hand-off helpers (dialog/handoff.h) under the net:: names the library's own network
-// code calls them by (net::post, net::handOff, …): one implementation for the library and its users.
+// The thread hand-off helpers (dialog/handoff.h) under the net:: names, for the one file that still
+// calls them so (clientcore.cpp); everything else, the daemons included, uses dialog/handoff.h.
+// Goes once clientcore.cpp calls handoff::post().
 #pragma once
 
 #include "dialog/handoff.h"

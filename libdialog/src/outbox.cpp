@@ -1,6 +1,6 @@
 // The write side of one destination's socket (Outbox): the queue, and the one decision of who
 // writes its head — the calling thread at once, a cork later, or the sender thread.
-#include "handoff_p.h"
+#include "dialog/handoff.h"
 #include "transport_p.h"
 #include "transport_workers_p.h"
 
@@ -46,7 +46,7 @@ void Outbox::closeDescriptor()
 void Outbox::wakeSender()
 {
     SenderWorker *w = m_sender;
-    QMetaObject::invokeMethod(w, handOff([w, box = shared_from_this()] { w->flush(box); }),
+    QMetaObject::invokeMethod(w, handoff::handOff([w, box = shared_from_this()] { w->flush(box); }),
                               Qt::QueuedConnection);
 }
 
@@ -84,7 +84,7 @@ bool Outbox::waitForRoom(qint64 size, int blockMs, qint64 bound)
     if (blockMs > 0) {
         QDeadlineTimer deadline(blockMs);
         while (m_queued > 0 && m_queued + size > max)
-            if (!waitOn(m_room, m_lock, deadline))
+            if (!handoff::waitOn(m_room, m_lock, deadline))
                 break;
     }
     if (m_queued > 0 && m_queued + size > max) {
@@ -258,7 +258,7 @@ bool Outbox::waitUntilWritten(QDeadlineTimer deadline)
     if (m_corkedBytes > 0)
         handOverHeld(); // held by a cork in another thread: the sender thread writes them now
     while (m_queued > 0)
-        if (!waitOn(m_room, m_lock, deadline))
+        if (!handoff::waitOn(m_room, m_lock, deadline))
             return false;
     return true;
 }

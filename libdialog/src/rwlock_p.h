@@ -1,7 +1,7 @@
 // QReadLocker and QWriteLocker whose ordering ThreadSanitizer can see.
 #pragma once
 
-#include "handoff_p.h" // DIALOG_TSAN
+#include "dialog/handoff.h" // DIALOG_TSAN
 
 #include <QReadWriteLock>
 

@@ -1,5 +1,5 @@
 #include "client_p.h"
-#include "handoff_p.h"
+#include "dialog/handoff.h"
 
 #include "requests_p.h"
 #include <QPointer>
@@ -55,7 +55,8 @@ void Stream::whenRoom(const QObject *context, std::function<void()> fn)
     QPointer<const QObject> guard(context);
     d->transport->whenRoom(d->box, [guard, fn = std::move(fn)]() mutable {
         if (const QObject *c = guard.data())
-            QMetaObject::invokeMethod(const_cast<QObject *>(c), net::handOff(std::move(fn)), Qt::QueuedConnection);
+            QMetaObject::invokeMethod(const_cast<QObject *>(c), handoff::handOff(std::move(fn)),
+                                      Qt::QueuedConnection);
     });
 }
 

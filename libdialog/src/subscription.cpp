@@ -1,5 +1,5 @@
 #include "client_p.h"
-#include "handoff_p.h"
+#include "dialog/handoff.h"
 
 namespace dialog {
 
@@ -28,7 +28,7 @@ Subscription::~Subscription()
     cd->refreshQueued(key);
     if (cd->core && !d->attached) {
         const QString name = d->service;
-        net::post(cd->core, [core = cd->core, name] { core->removeRequest(name); });
+        handoff::post(cd->core, [core = cd->core, name] { core->removeRequest(name); });
     }
 }
 

@@ -1,7 +1,7 @@
 #include "transport_p.h"
 
 #include "control_p.h"
-#include "handoff_p.h"
+#include "dialog/handoff.h"
 #include "transport_workers_p.h"
 
 #include <QAbstractEventDispatcher>
@@ -56,9 +56,9 @@ bool applySecurity(const QString &secretFile, const security::TlsFiles &tls, Tra
 namespace {
 // Starts @p worker's thread and returns once that thread runs its event loop's dispatcher. Qt
 // publishes a new thread's event dispatcher (and its wake-up eventfd) through atomics in
-// uninstrumented libQt6Core; waiting here on a wait condition (waitOn()), signalled from the new
-// thread's started(), makes that ordering visible to ThreadSanitizer for every later post to the
-// thread. The worker, when it is destroyed at the thread's end, passes through @p joined: the
+// uninstrumented libQt6Core; waiting here on a wait condition (handoff::waitOn()), signalled from
+// the new thread's started(), makes that ordering visible to ThreadSanitizer for every later post
+// to the thread. The worker, when it is destroyed at the thread's end, passes through @p joined: the
 // destructor of the transport takes it after QThread::wait() (whose own ordering TSan cannot see
 // when the thread had already finished). Neither is on a per-message path.
 QThread *startThread(const QString &name, QObject *worker, std::mutex *joined)
@@ -70,7 +70,7 @@ QThread *startThread(const QString &name, QObject *worker, std::mutex *joined)
     QObject::connect(
         worker, &QObject::destroyed, t, [joined] { std::lock_guard<std::mutex> l(*joined); },
         Qt::DirectConnection);
-    // A QMutex and waitOn(): their ordering is annotated for ThreadSanitizer, which did not see
+    // A QMutex and handoff::waitOn(): their ordering is annotated for ThreadSanitizer, which did not see
     // this wait through std::condition_variable (libstdc++ is not instrumented).
     struct
     {
@@ -81,18 +81,18 @@ QThread *startThread(const QString &name, QObject *worker, std::mutex *joined)
     const auto started = QObject::connect(
         t, &QThread::started, t,
         [&start, t] {
-            tsanAcquire(t); // see net::startThread()
+            handoff::tsanAcquire(t); // see net::startThread()
             QMutexLocker l(&start.lock);
             start.running.store(true);
             start.cond.wakeAll();
         },
         Qt::DirectConnection);
-    tsanRelease(t);
+    handoff::tsanRelease(t);
     t->start();
     {
         QMutexLocker l(&start.lock);
         while (!start.running.load())
-            waitOn(start.cond, start.lock);
+            handoff::waitOn(start.cond, start.lock);
     }
     QObject::disconnect(started);
     return t;
@@ -309,7 +309,7 @@ void Transport::noteHeld(const OutboxPtr &box, bool first)
         // A slot that waits for an answer in a nested event loop must not wait for its own
         // request: the loop runs this before anything else it does.
         m_corkFlushPosted = true;
-        QMetaObject::invokeMethod(m_corkContext, handOff([this] {
+        QMetaObject::invokeMethod(m_corkContext, handoff::handOff([this] {
                                       m_corkFlushPosted = false;
                                       flushCorked();
                                   }),
@@ -339,7 +339,7 @@ void Transport::whenRoom(const OutboxPtr &box, std::function<void()> fn, qint64 
 void Transport::acceptDescriptor(qintptr fd)
 {
     ReaderWorker *r = m_readers.at(m_nextReader.fetch_add(1) % m_readers.size());
-    QMetaObject::invokeMethod(r, handOff([r, fd] { r->addDescriptor(fd); }), Qt::QueuedConnection);
+    QMetaObject::invokeMethod(r, handoff::handOff([r, fd] { r->addDescriptor(fd); }), Qt::QueuedConnection);
 }
 
 void Transport::capReached(std::atomic<quint64> &count, const QString &what)
@@ -389,7 +389,7 @@ void Transport::deliver(DeliveryQueue &q, InboundBatch &items, qint64 bytes)
         m_postsPending.fetch_add(1, std::memory_order_relaxed);
     items.clear();
     if (post)
-        QMetaObject::invokeMethod(context, handOff([this, &q] { drain(q); }), Qt::QueuedConnection);
+        QMetaObject::invokeMethod(context, handoff::handOff([this, &q] { drain(q); }), Qt::QueuedConnection);
 }
 
 void Transport::drain(DeliveryQueue &q)
@@ -427,7 +427,7 @@ void Transport::drain(DeliveryQueue &q)
     // Readers set the flag before re-checking deliveryBlocked(), so a pause is never missed here.
     if (!deliveryBlocked() && m_readersPaused.exchange(false)) {
         for (ReaderWorker *r : std::as_const(m_readers))
-            QMetaObject::invokeMethod(r, handOff([r] { r->resume(); }), Qt::QueuedConnection);
+            QMetaObject::invokeMethod(r, handoff::handOff([r] { r->resume(); }), Qt::QueuedConnection);
     }
 }
 
@@ -495,8 +495,8 @@ void Transport::answer(const PeerPtr &peer, const QByteArray &frame)
     if (!reader)
         return;
     const void *connection = peer->connection;
-    QMetaObject::invokeMethod(reader,
-                              handOff([reader, connection, frame] { reader->answer(connection, frame); }));
+    QMetaObject::invokeMethod(
+        reader, handoff::handOff([reader, connection, frame] { reader->answer(connection, frame); }));
 }
 
 Transport::Stats Transport::stats() const

@@ -1,8 +1,8 @@
 #include "transport_workers_p.h"
 
 #include "control_p.h"
+#include "dialog/handoff.h"
 #include "dialog/security.h"
-#include "handoff_p.h"
 #include "inbounddecoder_p.h"
 
 #include <QAbstractEventDispatcher>
@@ -213,7 +213,7 @@ void SenderWorker::flush(const OutboxPtr &box)
         return;
     }
     for (const Outbox::Chunk &chunk : std::as_const(chunks)) {
-        c->socket->write(forSocket(chunk.bytes));
+        c->socket->write(handoff::forSocket(chunk.bytes));
         c->hand(chunk.bytes.size(), chunk.frames);
     }
     c->lastActivity = m_clock.elapsed();
@@ -308,7 +308,7 @@ bool SenderWorker::authenticate(Connection *c, const QByteArray &payload, QStrin
     c->socket->write(frame);
     c->hand(frame.size(), 0);
     for (const Outbox::Chunk &chunk : std::as_const(c->held)) {
-        c->socket->write(forSocket(chunk.bytes));
+        c->socket->write(handoff::forSocket(chunk.bytes));
         c->hand(chunk.bytes.size(), chunk.frames);
     }
     c->held.clear();
@@ -507,7 +507,7 @@ void ReaderWorker::addDescriptor(qintptr fd)
         if (r == this)
             giveUp(id);
         else
-            QMetaObject::invokeMethod(r, handOff([r, id] { r->giveUp(id); }), Qt::QueuedConnection);
+            QMetaObject::invokeMethod(r, handoff::handOff([r, id] { r->giveUp(id); }), Qt::QueuedConnection);
     }
     c->label = s->peerAddress().toString() + QLatin1Char(':') + QString::number(s->peerPort());
     m_conns.insert(s, c);

@@ -12,8 +12,8 @@
 // thread before an event is delivered, acquires it for a queued call that names its sender. The
 // order is the one Qt gives — emit, then delivery of that emit — keyed by sender, so emits of
 // different objects stay unordered and races between them stay visible. Queued calls without a
-// sender (QMetaObject::invokeMethod) carry their own annotation (handOff(), handoff_p.h).
-#include "handoff_p.h"
+// sender (QMetaObject::invokeMethod) carry their own annotation (handoff::handOff(), dialog/handoff.h).
+#include "dialog/handoff.h"
 
 #ifdef DIALOG_TSAN
 

@@ -1,8 +1,8 @@
 #include "dialog/is/dictionary.h"
 
 #include "dialog/client.h"
-#include "../handoff_p.h"
 #include "dialog/directory.h"
+#include "dialog/handoff.h"
 #include "dialog/is/codec.h"
 #include "protocol_p.h"
 
@@ -435,7 +435,8 @@ void Dictionary::servers(std::function<void(const Status &, const QStringList &)
         if (*finished)
             return;
         *finished = true;
-        QMetaObject::invokeMethod(this, net::handOff([this, sub] { d->client->unsubscribe(sub); }), Qt::QueuedConnection);
+        QMetaObject::invokeMethod(this, handoff::handOff([this, sub] { d->client->unsubscribe(sub); }),
+                                  Qt::QueuedConnection);
         done(s, names);
     };
     connect(timer, &QTimer::timeout, this, [finish, this] {

@@ -1,7 +1,7 @@
 // Write-ahead journal of an IS repository (journal_p.h; format in docs/is-journal.md).
 #include "journal_p.h"
 
-#include "../handoff_p.h"
+#include "dialog/handoff.h"
 #include "dialog/is/codec.h"
 #include "dialog/is/typeregistry.h"
 
@@ -237,7 +237,8 @@ void JournalPrivate::syncLoop()
             }
             if (item.done)
                 QMetaObject::invokeMethod(
-                    item.context, net::handOff([done = std::move(item.done), ok, error] { done(ok, error); }),
+                    item.context,
+                    handoff::handOff([done = std::move(item.done), ok, error] { done(ok, error); }),
                     Qt::QueuedConnection);
         }
         lk.lock();

@@ -1,7 +1,7 @@
 #include "dialog/is/receiver.h"
 
 #include "dialog/client.h"
-#include "../handoff_p.h"
+#include "dialog/handoff.h"
 #include "dialog/is/codec.h"
 #include "protocol_p.h"
 
@@ -268,7 +268,8 @@ int ReceiverPrivate::add(const QString &server, const Criteria &criteria, bool w
     subs.insert(id, s);
     if (!s.attached || !criteria.isValid()) {
         const QString why = criteria.isValid() ? QStringLiteral("invalid subscription") : criteria.errorString();
-        QMetaObject::invokeMethod(q, net::handOff([this, id, why] { setActive(id, false, why); }), Qt::QueuedConnection);
+        QMetaObject::invokeMethod(q, handoff::handOff([this, id, why] { setActive(id, false, why); }),
+                                  Qt::QueuedConnection);
         return id;
     }
     QObject::connect(s.attached, &Subscription::messageReceived, q, [this, id](const Message &m) { onMessage(id, m); });

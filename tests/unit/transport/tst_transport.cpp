@@ -2,7 +2,7 @@
 // 127.0.0.1. Frames arrive in order and whole, large ones too; a peer that is gone costs the
 // sender every queued frame, each counted; bad input closes that one connection and nothing else.
 #include "control_p.h"
-#include "handoff_p.h"
+#include "dialog/handoff.h"
 #include "payload_p.h"
 #include "servicestate_p.h"
 #include "tlsfiles.h"
@@ -110,13 +110,13 @@ public:
         QObject::connect(
             sender, signal, &m_context,
             [this](const auto &...args) {
-                dialog::net::tsanAcquire(&connected);
+                dialog::handoff::tsanAcquire(&connected);
                 QMutexLocker l(&m_lock);
                 if (m_count++ == 0)
                     m_first = QVariantList{QVariant::fromValue(args)...};
             },
             Qt::DirectConnection);
-        dialog::net::tsanRelease(&connected);
+        dialog::handoff::tsanRelease(&connected);
     }
     int size() const
     {
