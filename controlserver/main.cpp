@@ -1,10 +1,9 @@
 // dialog-controlserver: the directory of a DIALOG system.
 #include "controlserver.h"
 
-#include "dialog/daemon.h"
 #include "dialog/clientoptions.h"
+#include "dialog/daemon.h"
 #include "dialog/options.h"
-
 
 using namespace Qt::StringLiterals;
 using dialog::Option;
@@ -30,9 +29,9 @@ void addServerOptions(OptionTable &t, dialog::cs::ServerOptions &o)
                          "\"listening on\" line)."_s,
                          &o.port, 0, 65535),
          Option::custom(u"bind"_s, u"addr"_s, u"Address to listen on (default 127.0.0.1)."_s,
-                        [&o](const QString &v, QString *why) {
-                            *why = u"expected an IP address"_s;
-                            return o.bind.setAddress(v);
+                        [&o](const QString &v) {
+                            return o.bind.setAddress(v) ? dialog::Status()
+                                                        : Option::refuse(u"expected an IP address"_s);
                         }),
          Option::text(u"advertise"_s, u"host"_s, u"Host name processes use to reach this server."_s,
                       &o.advertisedHost),

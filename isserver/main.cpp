@@ -60,9 +60,10 @@ void addStoreOptions(OptionTable &t, dialog::isd::ServerOptions &o, Given &g)
                         "acknowledgement: survives a crash of the server, not of the machine), batch (one "
                         "fdatasync per batch of writes before their acknowledgements: group commit), always "
                         "(one fdatasync per write). Default batch."_s,
-                        [&o](const QString &v, QString *why) {
-                            *why = u"none, batch or always"_s;
-                            return dialog::is::Journal::parseSync(v, &o.journalSync);
+                        [&o](const QString &v) {
+                            return dialog::is::Journal::parseSync(v, &o.journalSync)
+                                       ? dialog::Status()
+                                       : Option::refuse(u"none, batch or always"_s);
                         }),
          Option::integer(u"subscriber-queue"_s, u"n"_s,
                          u"Bound of a slow subscriber's own queue, in notifications (default 10000)."_s,
@@ -179,9 +180,8 @@ void addWebContentOptions(OptionTable &t, dialog::isd::ServerOptions &o, Given &
 }
 
 // [ADDR:]PORT of --mirror-listen into @p o.
-bool readMirrorListen(const QString &v, dialog::isd::ServerOptions &o, QString *why)
+dialog::Status readMirrorListen(const QString &v, dialog::isd::ServerOptions &o)
 {
-    *why = u"[ADDR:]PORT, ADDR an IP address"_s;
     const qsizetype colon = v.lastIndexOf(QLatin1Char(':'));
     QString addr = colon >= 0 ? v.left(colon) : u"127.0.0.1"_s;
     if (addr.startsWith(QLatin1Char('[')) && addr.endsWith(QLatin1Char(']')))
@@ -189,9 +189,9 @@ bool readMirrorListen(const QString &v, dialog::isd::ServerOptions &o, QString *
     bool ok = false;
     const int port = v.mid(colon + 1).toInt(&ok);
     if (!ok || port < 0 || port > 65535 || !o.mirrorListenAddress.setAddress(addr))
-        return false;
+        return Option::refuse(u"[ADDR:]PORT, ADDR an IP address"_s);
     o.mirrorListenPort = port;
-    return true;
+    return {};
 }
 
 void addReplicationOptions(OptionTable &t, dialog::isd::ServerOptions &o, Given &g)
@@ -208,11 +208,10 @@ void addReplicationOptions(OptionTable &t, dialog::isd::ServerOptions &o, Given 
          Option::custom(u"push-to"_s, u"host:port,..."_s,
                         u"Push this server's content, then every change, to the push mirror(s) listening at "
                         "HOST:PORT[,HOST:PORT...]; reconnects by itself."_s,
-                        [&o](const QString &v, QString *why) {
+                        [&o](const QString &v) {
                             for (const QString &target : v.split(QLatin1Char(','), Qt::SkipEmptyParts))
                                 o.pushTo << target.trimmed();
-                            *why = u"HOST:PORT"_s;
-                            return !o.pushTo.isEmpty();
+                            return o.pushTo.isEmpty() ? Option::refuse(u"HOST:PORT"_s) : dialog::Status();
                         }),
          Option::text(u"push-criteria"_s, u"regex"_s,
                       u"With --push-to: push only the objects whose name matches this regex."_s,
@@ -227,7 +226,7 @@ void addReplicationOptions(OptionTable &t, dialog::isd::ServerOptions &o, Given 
              u"Run as a read-only push mirror: accept the master's connection on [ADDR:]PORT (ADDR "
              "default 127.0.0.1; another address needs --secret-file or --insecure; PORT 0: any free "
              "port, the one bound is in the \"push mirror listening on\" line)."_s,
-             [&o](const QString &v, QString *why) { return readMirrorListen(v, o, why); }),
+             [&o](const QString &v) { return readMirrorListen(v, o); }),
          Option::text(u"mirror-master"_s, u"server"_s,
                       u"With --mirror-listen: the name of the master IS server accepted (default: --name)."_s,
                       &g.mirrorMaster),

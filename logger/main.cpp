@@ -65,9 +65,9 @@ void addOptions(OptionTable &t, dialog::logger::LogStore::Options &o, Given &g)
                "web side)."_s,
                &g.httpPort, 0, 65535),
            Option::custom(u"http-bind"_s, u"address"_s, u"Address of the web side (default 127.0.0.1)."_s,
-                          [&g](const QString &v, QString *why) {
-                              *why = u"an IP address"_s;
-                              return g.httpBind.setAddress(v);
+                          [&g](const QString &v) {
+                              return g.httpBind.setAddress(v) ? dialog::Status()
+                                                              : Option::refuse(u"an IP address"_s);
                           }),
            Option::text(u"http-token-file"_s, u"file"_s,
                         u"/log and /stats of the web side need the bearer token held in this file (at least "

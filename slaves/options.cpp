@@ -30,8 +30,10 @@ namespace {
 // A comma-separated list of transitions into @p out.
 Option transitions(const QString &name, const QString &help, QSet<rc::Transition> *out)
 {
-    return Option::custom(name, u"transitions"_s, help,
-                          [out](const QString &v, QString *why) { return parseTransitionList(v, out, why); });
+    return Option::custom(name, u"transitions"_s, help, [out](const QString &v) {
+        QString why;
+        return parseTransitionList(v, out, &why) ? dialog::Status() : Option::refuse(why);
+    });
 }
 
 } // namespace

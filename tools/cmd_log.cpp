@@ -26,14 +26,14 @@ const char *logUsage = "usage: dialogctl log <tail|search|report|stats> [options
                        "  stats    the logger's counters (JSON)\n";
 
 // A --since / --until value into @p out.
-std::function<bool(const QString &, QString *)> timeReader(qint64 *out)
+std::function<Status(const QString &)> timeReader(qint64 *out)
 {
-    return [out](const QString &v, QString *why) {
+    return [out](const QString &v) {
         const auto t = parseLogTime(v);
-        *why = QStringLiteral("expected e.g. 2h, 30m, 2026-11-23T18:00:00 or ms");
-        if (t)
-            *out = *t;
-        return bool(t);
+        if (!t)
+            return Option::refuse(QStringLiteral("expected e.g. 2h, 30m, 2026-11-23T18:00:00 or ms"));
+        *out = *t;
+        return Status();
     };
 }
 
@@ -47,12 +47,12 @@ void addFilterOptions(OptionTable &p, LogQuery *q, qint64 *timeoutMs)
                           QStringLiteral("Up to this time (same forms)."), timeReader(&q->untilMs)),
            Option::custom(QStringLiteral("severity"), QStringLiteral("level"),
                           QStringLiteral("At least this severity: debug, info, warning, error, fatal."),
-                          [q](const QString &v, QString *why) {
+                          [q](const QString &v) {
                               const auto s = severityFromName(v);
-                              *why = QStringLiteral("debug, info, warning, error, fatal");
-                              if (s)
-                                  q->minSeverity = *s;
-                              return bool(s);
+                              if (!s)
+                                  return Option::refuse(QStringLiteral("debug, info, warning, error, fatal"));
+                              q->minSeverity = *s;
+                              return Status();
                           }),
            Option::text(QStringLiteral("process"), QStringLiteral("glob"),
                         QStringLiteral("Process name pattern (*, ?, [..])."), &q->process),

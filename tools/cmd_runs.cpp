@@ -77,12 +77,13 @@ int runsLs(const QStringList &args)
     v.table.add(
         {Option::custom(QStringLiteral("since"), QStringLiteral("time"),
                         QStringLiteral("Started at or after: 2h, 3d, ISO 8601 or ms."),
-                        [&since](const QString &s, QString *why) {
+                        [&since](const QString &s) {
                             const auto t = parseLogTime(s);
-                            *why = QStringLiteral("expected e.g. 2h, 3d, 2026-11-23T18:00:00 or ms");
-                            if (t)
-                                since = *t;
-                            return bool(t);
+                            if (!t)
+                                return Option::refuse(
+                                    QStringLiteral("expected e.g. 2h, 3d, 2026-11-23T18:00:00 or ms"));
+                            since = *t;
+                            return Status();
                         }),
          Option::text(QStringLiteral("type"), QStringLiteral("run type"),
                       QStringLiteral("Only runs of this type."), &type),

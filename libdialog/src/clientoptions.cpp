@@ -2,8 +2,12 @@
 
 #include "dialog/options.h"
 
+#include <QLoggingCategory>
+
 #include <QCommandLineParser>
 #include <algorithm>
+
+Q_DECLARE_LOGGING_CATEGORY(lcClient) // clientcore.cpp
 
 namespace dialog {
 
@@ -31,46 +35,6 @@ ClientOptions ClientOptions::fromEnvironment(const QString &name)
     return o;
 }
 
-ClientOptions ClientOptions::fromArguments(const QStringList &arguments, const QString &name)
-{
-    ClientOptions o = fromEnvironment(name);
-    // A light scan so that Client(name) honours --control-server without a parser of its own.
-    for (qsizetype i = 1; i < arguments.size(); ++i) {
-        const QString &a = arguments.at(i);
-        auto value = [&](const QString &opt, QString &out) {
-            if (a == opt && i + 1 < arguments.size()) {
-                out = arguments.at(++i);
-                return true;
-            }
-            if (a.startsWith(opt + QLatin1Char('='))) {
-                out = a.mid(opt.size() + 1);
-                return true;
-            }
-            return false;
-        };
-        QString v;
-        if (value(QStringLiteral("--control-server"), v))
-            o.controlServers = v.split(QLatin1Char(','), Qt::SkipEmptyParts);
-        else if (value(QStringLiteral("--heartbeat-ms"), v))
-            o.heartbeatMs = qMax(10, v.toInt());
-        else if (value(QStringLiteral("--retry-ms"), v))
-            o.retryMs = qMax(10, v.toInt());
-        else if (value(QStringLiteral("--advertise"), v))
-            o.host = v.trimmed();
-        else if (value(QStringLiteral("--secret-file"), v))
-            o.secretFile = v;
-        else if (value(QStringLiteral("--tls-cert"), v))
-            o.tlsCert = v;
-        else if (value(QStringLiteral("--tls-key"), v))
-            o.tlsKey = v;
-        else if (value(QStringLiteral("--tls-ca"), v))
-            o.tlsCa = v;
-        else if (a == QLatin1String("--insecure"))
-            o.insecure = true;
-    }
-    return o;
-}
-
 namespace {
 
 // The rows of the common options, written to @p o. Their order is the order of --help.
@@ -81,9 +45,9 @@ QList<Option> clientRows(ClientOptions *o)
         Option::custom(QStringLiteral("control-server"), QStringLiteral("addr"),
                        QStringLiteral("Control Server address(es), host:port[,host:port] (default: "
                                       "$DIALOG_CONTROL_SERVER or 127.0.0.1:3425)."),
-                       [o](const QString &v, QString *) {
+                       [o](const QString &v) {
                            o->controlServers = v.split(QLatin1Char(','), Qt::SkipEmptyParts);
-                           return true;
+                           return Status();
                        }),
         Option::duration(QStringLiteral("heartbeat-ms"), QStringLiteral("ms"),
                          QStringLiteral("Heartbeat interval in ms (default 1000)."), &o->heartbeatMs, ms, 10,
@@ -127,15 +91,14 @@ QList<Option> clientRows(ClientOptions *o)
                        QStringLiteral("Address other processes use to reach this one (default: "
                                       "$DIALOG_ADVERTISE, else the local address of the route to the Control "
                                       "Server)."),
-                       [o](const QString &v, QString *why) {
+                       [o](const QString &v) {
                            const QString host = v.trimmed();
                            if (host.isEmpty() || host.contains(QLatin1Char(':')) ||
-                               std::any_of(host.cbegin(), host.cend(), [](QChar c) { return c.isSpace(); })) {
-                               *why = QStringLiteral("expected a host name or an IPv4 address");
-                               return false;
-                           }
+                               std::any_of(host.cbegin(), host.cend(), [](QChar c) { return c.isSpace(); }))
+                               return Option::refuse(
+                                   QStringLiteral("expected a host name or an IPv4 address"));
                            o->host = host;
-                           return true;
+                           return Status();
                        }),
         Option::integer(QStringLiteral("dialog-port"), QStringLiteral("port"),
                         QStringLiteral("Port to receive on (default: any free port)."), &o->port, 0, 65535),
@@ -171,6 +134,52 @@ QList<Option> allRows(ClientOptions *o)
 }
 
 } // namespace
+
+namespace {
+
+// A light scan, so that Client(name) honours --control-server without a parser of its own: the rows
+// of the option table read each value, so a value is checked as a parser would check it. A refused
+// value leaves its field as it was; the first refusal is returned.
+Status readArguments(const QStringList &arguments, ClientOptions *o)
+{
+    Status first;
+    const QList<Option> rows = allRows(o);
+    for (qsizetype i = 1; i < arguments.size(); ++i) {
+        const QString &a = arguments.at(i);
+        if (!a.startsWith(QLatin1String("--")))
+            continue;
+        const qsizetype eq = a.indexOf(QLatin1Char('='));
+        const QString optionName = a.mid(2, eq < 0 ? -1 : eq - 2);
+        const auto row =
+            std::find_if(rows.cbegin(), rows.cend(), [&](const Option &r) { return r.name() == optionName; });
+        if (row == rows.cend())
+            continue;
+        QString value;
+        if (row->kind() == Option::Kind::Flag) {
+            if (eq >= 0)
+                continue; // "--insecure=…" is no flag
+        } else if (eq >= 0) {
+            value = a.mid(eq + 1);
+        } else if (i + 1 < arguments.size()) {
+            value = arguments.at(++i);
+        } else {
+            continue; // no value follows: nothing to read
+        }
+        if (const Status st = row->applyValue(value); !st.isOk() && first.isOk())
+            first = st;
+    }
+    return first;
+}
+
+} // namespace
+
+ClientOptions ClientOptions::fromArguments(const QStringList &arguments, const QString &name)
+{
+    ClientOptions o = fromEnvironment(name);
+    if (const Status st = readArguments(arguments, &o); !st.isOk())
+        qCWarning(lcClient).noquote() << st.message() << "(the default is kept)";
+    return o;
+}
 
 void ClientOptions::addParserOptions(QCommandLineParser &p)
 {

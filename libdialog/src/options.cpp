@@ -24,7 +24,7 @@ public:
     QStringList *listTarget = nullptr;
     double *numberTarget = nullptr;
     std::function<void(qint64)> set;
-    std::function<bool(const QString &, QString *)> check;
+    std::function<Status(const QString &)> check;
 };
 
 namespace {
@@ -189,7 +189,7 @@ Option Option::flag(const QString &name, const QString &help, bool *target, bool
 }
 
 Option Option::custom(const QString &name, const QString &valueName, const QString &help,
-                      std::function<bool(const QString &, QString *)> read)
+                      std::function<Status(const QString &)> read)
 {
     OptionPrivate *p = row(Kind::Custom, name, valueName, help);
     p->check = std::move(read);
@@ -247,7 +247,12 @@ Option &Option::required()
     return *this;
 }
 
-Option &Option::check(std::function<bool(const QString &, QString *)> check)
+Status Option::refuse(const QString &why)
+{
+    return Status(Status::Code::BadRequest, why);
+}
+
+Option &Option::check(std::function<Status(const QString &)> check)
 {
     d->check = std::move(check);
     return *this;
@@ -292,7 +297,10 @@ Status Option::applyValue(const QString &value) const
     QString why;
     qint64 whole = 0;
     double number = 0;
-    bool ok = !d->check || d->check(value, &why);
+    const Status checked = d->check ? d->check(value) : Status();
+    bool ok = checked.isOk();
+    if (!ok)
+        why = checked.message();
     if (ok && (d->kind == Kind::Integer || d->kind == Kind::Duration || d->kind == Kind::Size))
         ok = readWhole(*d, value, &whole, &why);
     if (ok && d->kind == Kind::Number) {
@@ -305,7 +313,7 @@ Status Option::applyValue(const QString &value) const
     if (ok && d->kind == Kind::Choice && !d->choices.contains(value))
         why = choiceList(d->choices), ok = false;
     if (!ok)
-        return Status(Status::Code::BadRequest,
+        return Status(checked.isOk() ? Status::Code::BadRequest : checked.code(),
                       QStringLiteral("invalid --%1 '%2' (%3)").arg(d->name, value, why));
     switch (d->kind) {
     case Kind::Flag:

@@ -26,9 +26,9 @@ struct ClientOptions
     qint64 maxPendingBytes = 32 * 1024 * 1024; ///< received data not yet delivered before reading pauses
     qint64 receiveBufferBytes = 0; ///< socket receive buffer of inbound connections (0: the system's)
     qint64 maxMessageSize = 64 * 1024 * 1024; ///< largest message accepted from the network
-    /// Inbound connections from one address that may wait for their HELLO at once; more are closed
-    /// (their sender retries). Raise it where hundreds of processes of one host (a big node, NAT)
-    /// start against this one at once (--max-handshaking-per-address).
+    /// Inbound connections from one address that may wait for their HELLO at once; past it the oldest
+    /// of them is closed for the newcomer (never a lockout; its sender retries). Raise it where hundreds
+    /// of processes of one host (a big node, NAT) start at once (--max-handshaking-per-address).
     int maxHandshakingPerAddress = 64;
     /// A message for a destination with nothing queued is written to its socket from the calling
     /// thread instead of waking a sender thread (one thread hand-off fewer per hop; bursts are still
@@ -73,10 +73,10 @@ struct ClientOptions
     /// Defaults plus DIALOG_CONTROL_SERVER, DIALOG_ADVERTISE, DIALOG_SECRET_FILE, DIALOG_TLS_*,
     /// DIALOG_INSECURE and DIALOG_DIRECT_WRITES.
     static ClientOptions fromEnvironment(const QString &name = QString());
-    /// fromEnvironment() plus --control-server, --heartbeat-ms, --retry-ms, --advertise,
-    /// --secret-file and --tls-cert/--tls-key/--tls-ca found in @p arguments
-    /// (e.g. QCoreApplication::arguments(); the first one, the program, is skipped). Other
-    /// arguments are ignored: programs with options of their own use addParserOptions() instead.
+    /// fromEnvironment() plus the options of addTo() found in @p arguments (app.arguments(): the first,
+    /// the program, is skipped), each checked as the option table checks it. A bad value keeps its
+    /// default and is logged in dialog.client ("invalid --heartbeat-ms '5' (out of range 10..3600000
+    /// milliseconds)"). Other arguments are ignored; programs with options of their own use addTo().
     static ClientOptions fromArguments(const QStringList &arguments, const QString &name = QString());
     /// Adds the common options (--control-server, --heartbeat-ms, --retry-ms, --sender-threads,
     /// --reader-threads, --queue-bytes, --pending-bytes, --receive-buffer-bytes,

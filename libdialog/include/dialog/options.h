@@ -67,10 +67,14 @@ public:
     /// One of the words @p choices.
     static Option choice(const QString &name, const QString &valueName, const QString &help, QString *target,
                          const QStringList &choices);
-    /// A value of a syntax of its own: @p read checks it and stores it where it belongs, or returns
-    /// false with the reason (shown as "invalid --name 'value' (reason)").
+    /// A value of a syntax of its own: @p read checks it and stores it where it belongs, or refuses
+    /// it with a Status whose message is the reason (refuse()), shown as
+    /// "invalid --name 'value' (reason)".
     static Option custom(const QString &name, const QString &valueName, const QString &help,
-                         std::function<bool(const QString &value, QString *why)> read);
+                         std::function<Status(const QString &value)> read);
+    /// The refusal a check() or custom() reader returns: Status::Code::BadRequest with @p why
+    /// (what is allowed: "HOST:PORT", "none, batch or always").
+    static Status refuse(const QString &why);
     template <typename T>
     /// A whole number in [@p min, @p max], in @p unit, written to @p target of any integer type.
     static Option integer(const QString &name, const QString &valueName, const QString &help, T *target,
@@ -102,9 +106,9 @@ public:
 
     /// The option must be given (an error names it when it is not).
     Option &required();
-    /// An extra check of the value as given: false with the reason, shown as
-    /// "invalid --name 'value' (reason)". Runs before the target is written.
-    Option &check(std::function<bool(const QString &value, QString *why)> check);
+    /// An extra check of the value as given: a Status that is not ok refuses it (refuse()), its
+    /// message shown as "invalid --name 'value' (reason)". Runs before the target is written.
+    Option &check(std::function<Status(const QString &value)> check);
     /// The value a text row reads as (OptionTable::value()) when the option is not given; rows
     /// with a target have the target's value as their default instead.
     Option &defaultValue(const QString &value);
@@ -124,7 +128,8 @@ public:
     /// gives Status::Code::BadRequest with the one-line reason as its message; the target is then
     /// unchanged.
     Status apply(const QCommandLineParser &parser) const;
-    /// Checks @p value as this option's value and writes it to the target; errors as apply().
+    /// Checks @p value as this option's value and writes it to the target; errors as apply(), with
+    /// the code of a check()'s or custom() reader's refusal where one refused it.
     Status applyValue(const QString &value) const;
 
 private:

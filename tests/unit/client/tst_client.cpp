@@ -27,6 +27,8 @@ private Q_SLOTS:
     void initTestCase();
     void fromArgumentsReadsCommonOptions_data();
     void fromArgumentsReadsCommonOptions();
+    void fromArgumentsRefusesBadValues_data();
+    void fromArgumentsRefusesBadValues();
     void statusNamesEveryCode();
     void reconnectDelayBacksOffWithinBounds();
     void reconnectDelaySpreadsProcessesThatLostTheServerTogether();
@@ -133,6 +135,45 @@ void tst_Client::reconnectDelaySpreadsProcessesThatLostTheServerTogether()
     }
     for (int n : std::as_const(perBin))
         QVERIFY2(n > 350 && n < 650, qPrintable(QString::number(n)));
+}
+
+void tst_Client::fromArgumentsRefusesBadValues_data()
+{
+    QTest::addColumn<QStringList>("arguments");
+    QTest::addColumn<QString>("refusal");
+    QTest::addColumn<int>("heartbeatMs");
+    QTest::addColumn<int>("retryMs");
+    QTest::newRow("heartbeat-below-range")
+        << QStringList{QStringLiteral("prog"), QStringLiteral("--heartbeat-ms"), QStringLiteral("5")}
+        << QStringLiteral("invalid --heartbeat-ms '5' (out of range 10..3600000 milliseconds)") << 1000 << 0;
+    QTest::newRow("retry-not-a-number")
+        << QStringList{QStringLiteral("prog"), QStringLiteral("--retry-ms=soon")}
+        << QStringLiteral("invalid --retry-ms 'soon' (expected a duration in 10..3600000 milliseconds; a bare "
+                          "number is in milliseconds, or add us, ms, s, min, h or d)")
+        << 1000 << 0;
+    // The first refusal is told; the good values around it are still read.
+    QTest::newRow("first-of-two-told")
+        << QStringList{QStringLiteral("prog"),          QStringLiteral("--retry-ms"),
+                       QStringLiteral("250"),           QStringLiteral("--heartbeat-ms=0"),
+                       QStringLiteral("--retry-ms=-1"), QStringLiteral("--heartbeat-ms=2s")}
+        << QStringLiteral("invalid --heartbeat-ms '0' (out of range 10..3600000 milliseconds)") << 2000 << 250;
+    QTest::newRow("advertise-with-port")
+        << QStringList{QStringLiteral("prog"), QStringLiteral("--advertise"), QStringLiteral("host:9")}
+        << QStringLiteral("invalid --advertise 'host:9' (expected a host name or an IPv4 address)") << 1000 << 0;
+}
+
+void tst_Client::fromArgumentsRefusesBadValues()
+{
+    QFETCH(QStringList, arguments);
+    QFETCH(QString, refusal);
+    QFETCH(int, heartbeatMs);
+    QFETCH(int, retryMs);
+    // A refused value keeps its default, with the option table's line in dialog.client.
+    QTest::ignoreMessage(QtWarningMsg, qPrintable(refusal + QStringLiteral(" (the default is kept)")));
+    const ClientOptions o = ClientOptions::fromArguments(arguments, QStringLiteral("Named"));
+    QCOMPARE(o.heartbeatMs, heartbeatMs);
+    QCOMPARE(o.retryMs, retryMs);
+    QCOMPARE(o.host, ClientOptions::fromEnvironment().host); // a refused --advertise is not taken either
 }
 
 void tst_Client::statusNamesEveryCode()

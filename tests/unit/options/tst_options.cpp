@@ -7,6 +7,7 @@
 using dialog::Option;
 using dialog::OptionTable;
 using dialog::OptionUnit;
+using dialog::Status;
 
 class tst_Options : public QObject
 {
@@ -302,19 +303,18 @@ void tst_Options::customReaderAndCheck()
     QString criteria;
     OptionTable t(QStringLiteral("prog"));
     t.add({Option::custom(QStringLiteral("push-to"), QStringLiteral("host:port,..."), QStringLiteral("Push."),
-                          [&targets](const QString &v, QString *why) {
-                              if (!v.contains(QLatin1Char(':'))) {
-                                  *why = QStringLiteral("HOST:PORT");
-                                  return false;
-                              }
+                          [&targets](const QString &v) {
+                              if (!v.contains(QLatin1Char(':')))
+                                  return Option::refuse(QStringLiteral("HOST:PORT"));
                               targets = v.split(QLatin1Char(','));
-                              return true;
+                              return Status();
                           }),
            Option::text(QStringLiteral("criteria"), QStringLiteral("regex"), QStringLiteral("Criteria."),
                         &criteria)
-               .check([](const QString &v, QString *why) {
-                   *why = QStringLiteral("unbalanced parenthesis");
-                   return !v.contains(QLatin1Char('('));
+               .check([](const QString &v) {
+                   return v.contains(QLatin1Char('('))
+                              ? Option::refuse(QStringLiteral("unbalanced parenthesis"))
+                              : Status();
                })});
     QVERIFY(!t.parse({QStringLiteral("prog"), QStringLiteral("--push-to"), QStringLiteral("nohost")}));
     QCOMPARE(t.errorText(), QStringLiteral("invalid --push-to 'nohost' (HOST:PORT)"));
@@ -325,6 +325,17 @@ void tst_Options::customReaderAndCheck()
                      QStringLiteral("--criteria"), QStringLiteral("RO.*")}));
     QCOMPARE(targets, QStringList({QStringLiteral("a:1"), QStringLiteral("b:2")}));
     QCOMPARE(criteria, QStringLiteral("RO.*"));
+    // A refusal keeps the code its check chose; refuse() is a bad request.
+    const Option secret =
+        Option::text(QStringLiteral("secret-file"), QStringLiteral("path"), QStringLiteral("Secret."))
+            .check([](const QString &) {
+                return Status(Status::Code::SecurityError, QStringLiteral("unreadable"));
+            });
+    const Status st = secret.applyValue(QStringLiteral("/nowhere"));
+    QCOMPARE(st.code(), Status::Code::SecurityError);
+    QCOMPARE(st.message(), QStringLiteral("invalid --secret-file '/nowhere' (unreadable)"));
+    QCOMPARE(Option::refuse(QStringLiteral("HOST:PORT")),
+             Status(Status::Code::BadRequest, QStringLiteral("HOST:PORT")));
 }
 
 void tst_Options::environmentFallback()
