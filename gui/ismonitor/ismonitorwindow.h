@@ -44,6 +44,8 @@ public:
     HistoryPlot *historyPlot() const { return m_historyPlot; }
     /// The line under the selected object's title saying it is stale (hidden while it is fresh).
     QLabel *staleLabel() const { return m_staleLabel; }
+    /// The status bar's counts, refreshed every second: "N objects (S stale) · E events/s · connected".
+    QLabel *countsLabel() const { return m_counts; }
     /// Full name of the selected object, empty if none.
     QString selectedObject() const { return m_selected; }
     /// True once the objects of the selected server were listed (after each (re)subscription).

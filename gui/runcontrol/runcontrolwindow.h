@@ -45,6 +45,8 @@ public:
     QPushButton *button(rc::Transition t) const { return m_buttons.value(int(t)); }
     QLabel *stateLabel() const { return m_stateLabel; }
     QLabel *runLabel() const { return m_runLabel; }
+    /// The run's data-taking time, hh:mm:ss ("—" without a run).
+    QLabel *durationLabel() const { return m_durationLabel; }
     QTableWidget *slaveTable() const { return m_slaves; }
     QTableWidget *messageTable() const { return m_messages; }
     QLineEdit *messageFilter() const { return m_filter; }

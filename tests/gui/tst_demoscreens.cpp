@@ -6,12 +6,13 @@
 #include "ismonitorwindow.h"
 #include "omdwindow.h"
 #include "processfixture.h"
-#include "screenshot.h"
+#include "widgetscreenshot.h"
 
 #include "histogramview.h"
 #include "omdchart.h"
 
 #include <QDir>
+#include <QLabel>
 #include <QTemporaryDir>
 #include <QtTest>
 #include <csignal>
@@ -69,9 +70,8 @@ QString tst_DemoScreens::runState() const
 
 void tst_DemoScreens::save(QWidget *w, const QString &file)
 {
-    const QString path = screenshotPath(file);
-    QVERIFY2(w->grab().save(path), qPrintable(path));
-    QVERIFY(QFileInfo(path).size() > 20000);
+    QVERIFY2(saveScreenshot(w, file), qPrintable(screenshotPath(file)));
+    QVERIFY(QFileInfo(screenshotPath(file)).size() > 20000);
 }
 
 void tst_DemoScreens::initTestCase()
@@ -203,7 +203,6 @@ void tst_DemoScreens::inspector()
     QTRY_VERIFY_WITH_TIMEOUT(w.listenModel()->rowCount() >= 5, 10000);
     w.refresh();
     w.listenModel()->flush();
-    QTest::qWait(200); // the last updates painted: a picture, not a check
     save(&w, QStringLiteral("inspector-demo.png"));
 }
 
@@ -222,7 +221,17 @@ void tst_DemoScreens::ismonitor()
     // The event-size histogram of a running readout has entries.
     QTRY_VERIFY_WITH_TIMEOUT(w.histogramView()->isVisible() && w.histogramView()->pointCount() > 0, 10000);
     QVERIFY(w.attributeModel()->rowCount() > 5);
-    QTest::qWait(1200); // for the picture: an update of the value and a status-bar tick
+    // The picture shows a value that moves (an update of RO1 after it was selected) and a status
+    // bar that counts what the table holds.
+    const auto updatesOfRo1 = [&] {
+        return w.objectModel()->row(w.objectModel()->rowOf(QStringLiteral("RO1"))).updates;
+    };
+    const quint64 seen = updatesOfRo1();
+    QTRY_VERIFY_WITH_TIMEOUT(updatesOfRo1() > seen, 10000);
+    QTRY_VERIFY_WITH_TIMEOUT(
+        w.countsLabel()->text().startsWith(QStringLiteral("%1 objects").arg(w.objectModel()->rowCount())) &&
+            w.countsLabel()->text().endsWith(QLatin1String(" connected")),
+        5000);
     w.refresh();
     save(&w, QStringLiteral("ismonitor-demo.png"));
 }
@@ -246,15 +255,16 @@ void tst_DemoScreens::omd()
         const QList<double> rates = m_omd->barChart(1)->barValues();
         return rates.size() == 2 && rates.at(0) > 1000 && rates.at(1) > 1000;
     };
-    // The picture is taken once the last updates are painted; a spill that ended meanwhile (the
-    // rate bars at zero) is waited out, a few times at most.
+    // A refresh draws what the charts hold; a spill that ended meanwhile (the rate bars at zero) is
+    // waited out, a few times at most.
     for (int attempt = 0; attempt < 5; ++attempt) {
         QTRY_VERIFY_WITH_TIMEOUT(ready(), 40000);
         m_omd->refresh();
-        QTest::qWait(200); // a picture, not a check
+        QCoreApplication::sendPostedEvents();
         if (ready())
             break;
     }
+    QVERIFY(ready());
     save(m_omd.get(), QStringLiteral("omd-demo.png"));
 }
 

@@ -2,7 +2,7 @@
 #include "guiprobe.h"
 #include "ismonitorwindow.h"
 #include "processfixture.h"
-#include "screenshot.h"
+#include "widgetscreenshot.h"
 
 #include "dialog/is/dictionary.h"
 
@@ -14,6 +14,7 @@
 #include <QLineEdit>
 #include <QMessageBox>
 #include <QPushButton>
+#include <QRegularExpression>
 #include <QSortFilterProxyModel>
 #include <QTableView>
 #include <QTreeView>
@@ -23,6 +24,28 @@
 using namespace dialog;
 using namespace dialog::test;
 using namespace dialog::ismonitor;
+
+namespace {
+// The age an Updated cell names ("12:00:00.000 · stale 3 s"), in seconds; -1 if it names none.
+int staleAgeS(const QString &updated)
+{
+    const QRegularExpressionMatch m =
+        QRegularExpression(QStringLiteral(" · stale (\\d+) (s|min)")).match(updated);
+    if (!m.hasMatch())
+        return -1;
+    return m.captured(1).toInt() * (m.captured(2) == QLatin1String("min") ? 60 : 1);
+}
+
+// The digits of a shown number ("2,504,711" gives "2504711").
+QString digits(const QString &shown)
+{
+    QString out;
+    for (QChar c : shown)
+        if (c.isDigit())
+            out += c;
+    return out;
+}
+} // namespace
 
 class tst_IsMonitor : public QObject
 {
@@ -430,9 +453,12 @@ void tst_IsMonitor::greysStaleObjectsAndShowsTheirAge()
     QVERIFY(QRegularExpression(QStringLiteral("^\\d\\d:\\d\\d:\\d\\d\\.\\d{3}$"))
                 .match(model->index(run, ObjectModel::Updated).data().toString())
                 .hasMatch());
-    QTest::qWait(1100); // the age grows in the picture
-    const QString path = screenshotPath(QStringLiteral("ismonitor-stale.png"));
-    QVERIFY(m_window->grab().save(path));
+    // The picture shows an age that has grown past the object's interval.
+    QTRY_VERIFY_WITH_TIMEOUT(
+        staleAgeS(
+            model->index(model->rowOf(QStringLiteral("Beat")), ObjectModel::Updated).data().toString()) >= 2,
+        5000);
+    QVERIFY(saveScreenshot(m_window.get(), QStringLiteral("ismonitor-stale.png")));
 
     // Written again: fresh at once (the update itself says so), values normal.
     write(2);
@@ -525,10 +551,22 @@ void tst_IsMonitor::screenshot()
     }
     m_window->selectObject(QStringLiteral("RO2"));
     QTRY_VERIFY_WITH_TIMEOUT(m_window->histogramView()->isVisible(), 5000);
-    QTest::qWait(1200); // for the picture: a statistics update and a status-bar tick
+    // The picture shows RO2's statistics as just written and a status bar that counts the new
+    // front ends (a tick after they arrived).
+    QTRY_COMPARE_WITH_TIMEOUT(digits(m_window->attributeModel()
+                                         ->find(QStringLiteral("events"))
+                                         .siblingAtColumn(AttributeModel::Value)
+                                         .data()
+                                         .toString()),
+                              QStringLiteral("2504711"), 5000);
+    QTRY_VERIFY_WITH_TIMEOUT(m_window->objectModel()->rowOf(QStringLiteral("FE4")) >= 0, 5000);
+    QTRY_VERIFY_WITH_TIMEOUT(m_window->countsLabel()->text().startsWith(
+                                 QStringLiteral("%1 objects").arg(m_window->objectModel()->rowCount())) &&
+                                 m_window->countsLabel()->text().endsWith(QLatin1String(" connected")),
+                             5000);
     m_window->refresh();
     const QString path = screenshotPath(QStringLiteral("ismonitor.png"));
-    QVERIFY(m_window->grab().save(path));
+    QVERIFY(saveScreenshot(m_window.get(), QStringLiteral("ismonitor.png")));
     QVERIFY(QFileInfo(path).size() > 10000);
 }
 

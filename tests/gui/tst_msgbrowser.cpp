@@ -3,7 +3,7 @@
 // severity colours, the detail pane, CSV export, a bad filter. Saves the screenshot msgbrowser.png.
 #include "msgbrowserwindow.h"
 #include "processfixture.h"
-#include "screenshot.h"
+#include "widgetscreenshot.h"
 
 #include <QComboBox>
 #include <QLineEdit>
@@ -232,10 +232,15 @@ private Q_SLOTS:
         QTRY_VERIFY_WITH_TIMEOUT(m_window->model()->rowCount() > 0 && !m_window->isFetching(), 10000);
         m_window->view()->scrollToTop();
         const int row = column(LogModel::Text).indexOf(QStringLiteral("register 17 upset, rewritten"));
+        QVERIFY(row >= 0);
         m_window->view()->selectRow(row);
         m_window->view()->scrollToTop();
-        QTest::qWait(100);
-        QVERIFY(m_window->grab().save(screenshotPath(QStringLiteral("msgbrowser.png"))));
+        // The picture shows the first page, whole (nothing more being fetched), the upset selected.
+        QTRY_VERIFY_WITH_TIMEOUT(!m_window->isFetching() &&
+                                     m_window->view()->verticalScrollBar()->value() == 0 &&
+                                     m_window->view()->selectionModel()->isRowSelected(row, QModelIndex()),
+                                 5000);
+        QVERIFY(saveScreenshot(m_window.get(), QStringLiteral("msgbrowser.png")));
     }
 };
 

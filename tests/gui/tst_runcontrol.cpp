@@ -3,13 +3,14 @@
 #include "messagerates.h"
 #include "processfixture.h"
 #include "runcontrolwindow.h"
-#include "screenshot.h"
+#include "widgetscreenshot.h"
 
 #include <QComboBox>
 #include <QJsonArray>
 #include <QLabel>
 #include <QLineEdit>
 #include <QPushButton>
+#include <QRegularExpression>
 #include <QStatusBar>
 #include <QTableWidget>
 #include <QTemporaryDir>
@@ -19,6 +20,18 @@ using namespace dialog;
 using namespace dialog::test;
 using namespace dialog::runcontrol;
 using dialog::rc::Transition;
+
+namespace {
+// The slave table's columns: process, kind, state, rate, MB/s, events, details.
+constexpr int ColumnDetails = 6;
+
+// The upsets a control slave's details name ("32 regs loaded · trigger on · 3 upsets · 41.2 °C").
+int upsets(const QString &details)
+{
+    const QRegularExpressionMatch m = QRegularExpression(QStringLiteral("(\\d+) upsets")).match(details);
+    return m.hasMatch() ? m.captured(1).toInt() : -1;
+}
+} // namespace
 
 class tst_RunControlGui : public QObject
 {
@@ -140,9 +153,7 @@ void tst_RunControlGui::click(RunControlWindow *w, Transition t, const QString &
 
 void tst_RunControlGui::grab(QWidget *w, const QString &file)
 {
-    QTest::qWait(300); // the last updates painted: a picture, not a check
-    const QString path = screenshotPath(file);
-    QVERIFY(w->grab().save(path));
+    QVERIFY(saveScreenshot(w, file));
 }
 
 void tst_RunControlGui::showsMasterAndSlaves()
@@ -185,7 +196,16 @@ void tst_RunControlGui::fullRunCycleByClicking()
         slaveCell(m_control.get(), QStringLiteral("RO2"), 3).remove(QLatin1Char(',')).toLongLong() > 10000,
         10000);
     QTRY_VERIFY_WITH_TIMEOUT(m_control->messageTable()->rowCount() > 5, 5000);
-    QTest::qWait(1500); // a moment of data taking for the picture: duration, rates, upset messages
+    // The picture shows a moment of data taking: a duration, FE2's upsets and their messages.
+    QTRY_VERIFY_WITH_TIMEOUT(m_control->durationLabel()->text().contains(
+                                 QRegularExpression(QStringLiteral("^\\d\\d:\\d\\d:\\d\\d$"))) &&
+                                 m_control->durationLabel()->text() != QLatin1String("00:00:00"),
+                             10000);
+    QTRY_VERIFY_WITH_TIMEOUT(upsets(slaveCell(m_control.get(), QStringLiteral("FE2"), ColumnDetails)) > 0,
+                             10000);
+    QTRY_VERIFY_WITH_TIMEOUT(
+        !m_control->messageTable()->findItems(QStringLiteral("rewritten"), Qt::MatchContains).isEmpty(),
+        10000);
     grab(m_control.get(), QStringLiteral("runcontrol.png"));
 
     click(m_control.get(), Transition::Pause, QStringLiteral("Paused"));
