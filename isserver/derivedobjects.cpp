@@ -53,9 +53,8 @@ bool DerivedObjects::startAlarms(QString *error)
         return false;
     }
     QList<AlarmRule> rules;
-    QString why;
-    if (!AlarmRule::parse(QString::fromUtf8(f.readAll()), &rules, &why)) {
-        *error = QStringLiteral("--alarms %1:%2").arg(m_options.alarmsFile, why);
+    if (const Status st = AlarmRule::parse(QString::fromUtf8(f.readAll()), &rules); !st.isOk()) {
+        *error = QStringLiteral("--alarms %1:%2").arg(m_options.alarmsFile, st.message());
         return false;
     }
     if (!AlarmEvaluator::declareType(m_types, error))

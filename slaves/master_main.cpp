@@ -48,9 +48,8 @@ int main(int argc, char *argv[])
     if (config.isEmpty())
         return t.fail(u"--config PARTITION.json is required"_s);
     dialog::rc::Partition partition;
-    QString error;
-    if (!dialog::rc::Partition::load(config, &partition, &error))
-        return t.fail(error);
+    if (const dialog::Status st = dialog::rc::Partition::load(config, &partition); !st.isOk())
+        return t.fail(st.message());
     o.client.name = partition.master.name;
     // The partition names the Control Server; $DIALOG_CONTROL_SERVER (set by `dialogctl up`, which may
     // override the port) and --control-server take precedence.

@@ -60,16 +60,17 @@ bool partitionFromDatabase(const OptionTable &p, const QString &verb, const QStr
         return *error = st.message(), false;
     rc::Partition named;
     const QString name = path.section(QLatin1Char('/'), -1);
-    if (!rc::Partition::parse(doc.content, name + QStringLiteral(".json"), &named, error))
-        return false;
+    if (const Status parsed = rc::Partition::parse(doc.content, name + QStringLiteral(".json"), &named);
+        !parsed.isOk())
+        return *error = parsed.message(), false;
     const QString dir = runDir.isEmpty() ? Launcher::defaultRunDir(named) : runDir;
     QFile f(QDir(dir).filePath(name + QStringLiteral(".json")));
     if (!QDir().mkpath(dir) || !f.open(QIODevice::WriteOnly | QIODevice::Truncate) ||
         f.write(doc.content) != doc.content.size())
         return *error = QStringLiteral("cannot write %1: %2").arg(f.fileName(), f.errorString()), false;
     f.close();
-    if (!rc::Partition::load(f.fileName(), out, error))
-        return false;
+    if (const Status loaded = rc::Partition::load(f.fileName(), out); !loaded.isOk())
+        return *error = loaded.message(), false;
     // The master configures from the version asked for, in the database it came from.
     if (out->configDb.isEmpty())
         out->configDb = database;
@@ -120,8 +121,15 @@ bool common(OptionTable &p, const QStringList &args, const QString &verb, Common
     const QString runDir = p.isSet(QStringLiteral("run-dir"))
                                ? QDir(p.value(QStringLiteral("run-dir"))).absolutePath()
                                : QString();
-    if (fromDatabase ? !partitionFromDatabase(p, verb, given, database, runDir, &c->partition, &error)
-                     : !rc::Partition::load(given, &c->partition, &error)) {
+    bool loaded = false;
+    if (fromDatabase) {
+        loaded = partitionFromDatabase(p, verb, given, database, runDir, &c->partition, &error);
+    } else {
+        const Status st = rc::Partition::load(given, &c->partition);
+        loaded = st.isOk();
+        error = st.message();
+    }
+    if (!loaded) {
         fail(verb, error);
         return false;
     }

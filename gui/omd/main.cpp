@@ -55,8 +55,10 @@ int main(int argc, char *argv[])
                          qPrintable(f.errorString()));
             return 1;
         }
-        if (!dialog::is::AlarmRule::parse(QString::fromUtf8(f.readAll()), &rules, &error)) {
-            std::fprintf(stderr, "dialog-omd: --alarms %s:%s\n", qPrintable(f.fileName()), qPrintable(error));
+        if (const dialog::Status st = dialog::is::AlarmRule::parse(QString::fromUtf8(f.readAll()), &rules);
+            !st.isOk()) {
+            std::fprintf(stderr, "dialog-omd: --alarms %s:%s\n", qPrintable(f.fileName()),
+                         qPrintable(st.message()));
             return 1;
         }
     }

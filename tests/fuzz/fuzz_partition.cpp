@@ -15,10 +15,10 @@ extern "C" int LLVMFuzzerInitialize(int *, char ***)
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     Partition p;
-    QString error;
-    if (!Partition::parse(dialog::fuzz::bytes(data, size).toByteArray(), QStringLiteral("fuzz.json"), &p,
-                          &error)) {
-        if (error.isEmpty())
+    const dialog::Status st =
+        Partition::parse(dialog::fuzz::bytes(data, size).toByteArray(), QStringLiteral("fuzz.json"), &p);
+    if (!st.isOk()) {
+        if (st.message().isEmpty() || st.code() != dialog::Status::Code::InvalidObject)
             abort();
         return 0;
     }

@@ -503,13 +503,15 @@ void tst_Omd::marksStaleSeriesAndDrawsThresholds()
 void tst_Omd::drawsTheThresholdsOfAlarmRules()
 {
     QList<is::AlarmRule> rules;
-    QString error;
-    QVERIFY2(is::AlarmRule::parse(QStringLiteral("# the IS server's rules\n"
-                                                 "DAQ.RO*.rate < 1000 for 5s -> error \"rate too low\"\n"
-                                                 "DAQ.RO*.errors > 0 -> warning \"readout errors\"\n"
-                                                 "Other.RO*.rate > 5 -> info \"not this server\"\n"),
-                                  &rules, &error),
-             qPrintable(error));
+    Status st;
+    QVERIFY2(
+        (st = is::AlarmRule::parse(QStringLiteral("# the IS server's rules\n"
+                                                  "DAQ.RO*.rate < 1000 for 5s -> error \"rate too low\"\n"
+                                                  "DAQ.RO*.errors > 0 -> warning \"readout errors\"\n"
+                                                  "Other.RO*.rate > 5 -> info \"not this server\"\n"),
+                                   &rules))
+            .isOk(),
+        qPrintable(st.message()));
     m_window->setAlarmRules(rules);
     ChartSpec ts;
     ts.title = QStringLiteral("Rates");

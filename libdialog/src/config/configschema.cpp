@@ -142,10 +142,9 @@ Status validatePartition(const QString &path, const QByteArray &content, QString
     if (Status st = parseObject(path, content, &o); !st.isOk())
         return st;
     rc::Partition p;
-    QString error;
-    if (!rc::Partition::parse(content, path, &p, &error))
+    if (const Status parsed = rc::Partition::parse(content, path, &p); !parsed.isOk())
         return Status(Status::Code::InvalidObject,
-                      path + QStringLiteral(": ") + error.section(QStringLiteral(": "), 1));
+                      path + QStringLiteral(": ") + parsed.message().section(QStringLiteral(": "), 1));
     const QString name = path.section(QLatin1Char('/'), 1);
     if (p.name != name)
         return invalid(path,

@@ -20,7 +20,7 @@ bool AlarmRule::holds(double v) const
     return v != threshold;
 }
 
-bool AlarmRule::parse(const QString &text, QList<AlarmRule> *rules, QString *error)
+Status AlarmRule::parse(const QString &text, QList<AlarmRule> *rules)
 {
     static const QRegularExpression re(QStringLiteral(
         R"re(^\s*(\S+)\.([A-Za-z_][A-Za-z0-9_]*)\s*(>=|<=|==|!=|>|<)\s*([-+0-9.eE]+|[-+]?inf)\s*)re"
@@ -33,8 +33,8 @@ bool AlarmRule::parse(const QString &text, QList<AlarmRule> *rules, QString *err
             continue;
         const QRegularExpressionMatch m = re.match(line);
         auto bad = [&](const QString &why) {
-            *error = QStringLiteral("%1: %2: %3").arg(i + 1).arg(why, line.left(200));
-            return false;
+            return Status(Status::Code::BadRequest,
+                          QStringLiteral("%1: %2: %3").arg(i + 1).arg(why, line.left(200)));
         };
         if (!m.hasMatch())
             return bad(QStringLiteral(
@@ -70,7 +70,7 @@ bool AlarmRule::parse(const QString &text, QList<AlarmRule> *rules, QString *err
         r.text = m.captured(8).replace(QLatin1String("\\\""), QLatin1String("\""));
         rules->append(r);
     }
-    return true;
+    return {};
 }
 
 QString AlarmRule::severityName() const

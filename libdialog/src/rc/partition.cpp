@@ -183,6 +183,9 @@ ProcessSpec readProcess(Reader &r, const QJsonObject &o, const QString &field, P
     return s;
 }
 
+// Partition::parse() without its Status: false with the one-line reason.
+bool parseInto(const QByteArray &json, const QString &path, Partition *out, QString *error);
+
 } // namespace
 
 QString ProcessSpec::program() const
@@ -302,17 +305,25 @@ const ProcessSpec *Partition::slave(const QString &name) const
     return nullptr;
 }
 
-bool Partition::load(const QString &path, Partition *out, QString *error)
+Status Partition::load(const QString &path, Partition *out)
 {
     QFile f(path);
-    if (!f.open(QIODevice::ReadOnly)) {
-        *error = QStringLiteral("cannot read partition file %1: %2").arg(path, f.errorString());
-        return false;
-    }
-    return parse(f.readAll(), path, out, error);
+    if (!f.open(QIODevice::ReadOnly))
+        return Status(Status::Code::StorageError,
+                      QStringLiteral("cannot read partition file %1: %2").arg(path, f.errorString()));
+    return parse(f.readAll(), path, out);
 }
 
-bool Partition::parse(const QByteArray &json, const QString &path, Partition *out, QString *error)
+Status Partition::parse(const QByteArray &json, const QString &path, Partition *out)
+{
+    QString error;
+    if (!parseInto(json, path, out, &error))
+        return Status(Status::Code::InvalidObject, error);
+    return {};
+}
+
+namespace {
+bool parseInto(const QByteArray &json, const QString &path, Partition *out, QString *error)
 {
     Reader r(path);
     QJsonParseError pe;
@@ -491,5 +502,7 @@ bool Partition::parse(const QByteArray &json, const QString &path, Partition *ou
     *out = p;
     return true;
 }
+
+} // namespace
 
 } // namespace dialog::rc

@@ -6,6 +6,7 @@
 #include <QtTest>
 
 using namespace dialog::rc;
+using dialog::Status;
 
 class tst_Partition : public QObject
 {
@@ -27,9 +28,10 @@ private Q_SLOTS:
 void tst_Partition::demoPartitionIsValid()
 {
     Partition p;
-    QString error;
-    QVERIFY2(Partition::load(QStringLiteral(DIALOG_SOURCE_DIR "/resources/partitions/demo.json"), &p, &error),
-             qPrintable(error));
+    Status st;
+    QVERIFY2((st = Partition::load(QStringLiteral(DIALOG_SOURCE_DIR "/resources/partitions/demo.json"), &p))
+                 .isOk(),
+             qPrintable(st.message()));
     QCOMPARE(p.name, QStringLiteral("demo"));
     QCOMPARE(p.controlServerAddress(), QStringLiteral("127.0.0.1:3425"));
     QCOMPARE(p.isServers.size(), 2);
@@ -61,11 +63,12 @@ void tst_Partition::demoPartitionIsValid()
 void tst_Partition::minimalPartitionGetsDefaults()
 {
     Partition p;
-    QString error;
-    QVERIFY2(Partition::parse(R"({"name":"t","control_server":{"port":4000},"master":{"name":"M"},
+    Status st;
+    QVERIFY2((st = Partition::parse(R"({"name":"t","control_server":{"port":4000},"master":{"name":"M"},
                                   "slaves":[{"name":"S1","kind":"readout"}]})",
-                              QStringLiteral("/tmp/x/t.json"), &p, &error),
-             qPrintable(error));
+                                    QStringLiteral("/tmp/x/t.json"), &p))
+                 .isOk(),
+             qPrintable(st.message()));
     QCOMPARE(p.controlServerHost, QStringLiteral("localhost"));
     QVERIFY(p.startControlServer);
     QCOMPARE(p.transitionTimeoutMs, 10000);
@@ -108,20 +111,21 @@ void tst_Partition::isTypesDefaultBesideThePartitionElseInstalled()
     const char *json =
         R"({"name":"t","control_server":{"port":4000},"master":{"name":"M"},"slaves":[{"name":"S1","kind":"readout"}]})";
     Partition p;
-    QString error;
-    QVERIFY2(Partition::parse(json, file, &p, &error), qPrintable(error));
+    Status st;
+    QVERIFY2((st = Partition::parse(json, file, &p)).isOk(), qPrintable(st.message()));
     QVERIFY2(p.isTypesDir.endsWith(QLatin1String("/share/dialog/is-types")), qPrintable(p.isTypesDir));
     QVERIFY(!p.isTypesDir.startsWith(dir.path()));
 
     QVERIFY(QDir(dir.path()).mkpath(QStringLiteral("is-types")));
-    QVERIFY2(Partition::parse(json, file, &p, &error), qPrintable(error));
+    QVERIFY2((st = Partition::parse(json, file, &p)).isOk(), qPrintable(st.message()));
     QCOMPARE(p.isTypesDir, QDir::cleanPath(dir.filePath(QStringLiteral("is-types"))));
 
     // Given explicitly, it is used as it is (relative to the partition file).
-    QVERIFY2(Partition::parse(R"({"name":"t","control_server":{"port":4000},"master":{"name":"M"},
+    QVERIFY2((st = Partition::parse(R"({"name":"t","control_server":{"port":4000},"master":{"name":"M"},
                                   "slaves":[{"name":"S1","kind":"readout"}],"is_types_dir":"/opt/types"})",
-                              file, &p, &error),
-             qPrintable(error));
+                                    file, &p))
+                 .isOk(),
+             qPrintable(st.message()));
     QCOMPARE(p.isTypesDir, QStringLiteral("/opt/types"));
 }
 
@@ -179,19 +183,20 @@ void tst_Partition::malformed()
     QFETCH(QByteArray, json);
     QFETCH(QString, message);
     Partition p;
-    QString error;
-    QVERIFY(!Partition::parse(json, QStringLiteral("/somewhere/p.json"), &p, &error));
-    QVERIFY2(error.startsWith(message), qPrintable(error));
+    Status st;
+    QVERIFY(!(st = Partition::parse(json, QStringLiteral("/somewhere/p.json"), &p)).isOk());
+    QVERIFY2(st.message().startsWith(message), qPrintable(st.message()));
 }
 
 void tst_Partition::processArguments()
 {
     Partition p;
-    QString error;
-    QVERIFY(Partition::parse(
-        R"({"name":"t","control_server":{"port":4000},"heartbeat_ms":200,"master":{"name":"M"},
+    Status st;
+    QVERIFY((st = Partition::parse(
+                 R"({"name":"t","control_server":{"port":4000},"heartbeat_ms":200,"master":{"name":"M"},
                                "slaves":[{"name":"S1","kind":"readout","args":["--threads","2"]}]})",
-        QStringLiteral("/p/t.json"), &p, &error));
+                 QStringLiteral("/p/t.json"), &p))
+                .isOk());
     const ProcessSpec s = p.slaves.first();
     QCOMPARE(s.program(), QStringLiteral("dialog-slave"));
     const QStringList a = s.arguments(p);
@@ -213,8 +218,8 @@ void tst_Partition::accessListAndAuditDirReachTheDaemons()
         "is_servers":[{"name":"RunParams"}],"slaves":[{"name":"S1","kind":"readout"}],
         "access":"access.json","audit_dir":"audit"})";
     Partition p;
-    QString error;
-    QVERIFY2(Partition::parse(json, file, &p, &error), qPrintable(error));
+    Status st;
+    QVERIFY2((st = Partition::parse(json, file, &p)).isOk(), qPrintable(st.message()));
     QCOMPARE(p.accessFile, access.fileName());
     QList<ProcessSpec> procs = p.processes();
     const QStringList cs = procs.first().arguments(p);
@@ -233,20 +238,22 @@ void tst_Partition::accessListAndAuditDirReachTheDaemons()
     QVERIFY(access.open(QIODevice::WriteOnly | QIODevice::Truncate));
     access.write(R"({"rules": [{"deny": "everything"}]})");
     access.close();
-    QVERIFY(!Partition::parse(json, file, &p, &error));
-    QVERIFY2(error.contains(QLatin1String("access")) && error.contains(QLatin1String("rules[0]")),
-             qPrintable(error));
+    QVERIFY(!(st = Partition::parse(json, file, &p)).isOk());
+    QVERIFY2(st.message().contains(QLatin1String("access")) &&
+                 st.message().contains(QLatin1String("rules[0]")),
+             qPrintable(st.message()));
 }
 
 void tst_Partition::secretAndTlsFilesAreHandedToEveryProcess()
 {
     Partition p;
-    QString error;
-    QVERIFY2(Partition::parse(R"({"name":"t","control_server":{"port":4000},"secret_file":"secret",
+    Status st;
+    QVERIFY2((st = Partition::parse(R"({"name":"t","control_server":{"port":4000},"secret_file":"secret",
                                   "tls_cert":"/etc/dialog/node.pem","tls_key":"node.key","tls_ca":"ca.pem",
                                   "master":{"name":"M"},"slaves":[{"name":"S1","kind":"readout"}]})",
-                              QStringLiteral("/p/t.json"), &p, &error),
-             qPrintable(error));
+                                    QStringLiteral("/p/t.json"), &p))
+                 .isOk(),
+             qPrintable(st.message()));
     QCOMPARE(p.secretFile, QStringLiteral("/p/secret")); // relative to the partition file
     QCOMPARE(p.tlsCert, QStringLiteral("/etc/dialog/node.pem"));
     for (const ProcessSpec &s : p.processes()) {
@@ -261,14 +268,16 @@ void tst_Partition::secretAndTlsFilesAreHandedToEveryProcess()
 void tst_Partition::restartPolicy()
 {
     Partition p;
-    QString error;
-    QVERIFY2(Partition::parse(R"({"name":"t","control_server":{},"master":{"name":"M","restart":"on-failure"},
+    Status st;
+    QVERIFY2((st = Partition::parse(
+                  R"({"name":"t","control_server":{},"master":{"name":"M","restart":"on-failure"},
                                   "is_servers":[{"name":"DAQ","restart":"on-failure","restart_limit":2}],
                                   "slaves":[{"name":"S1","kind":"readout"},
                                             {"name":"S2","kind":"control","restart":"on-failure",
                                              "restart_limit":7,"restart_delay_ms":50}]})",
-                              QStringLiteral("/tmp/x/t.json"), &p, &error),
-             qPrintable(error));
+                  QStringLiteral("/tmp/x/t.json"), &p))
+                 .isOk(),
+             qPrintable(st.message()));
     QCOMPARE(p.slaves.at(0).restart, ProcessSpec::Restart::Never); // the default
     QCOMPARE(p.slaves.at(1).restart, ProcessSpec::Restart::OnFailure);
     QCOMPARE(p.slaves.at(1).restartLimit, 7);

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "dialog/logrecord.h"
+#include "dialog/status.h"
 
 #include <QList>
 #include <QRegularExpression>
@@ -48,8 +49,9 @@ struct AlarmRule
     }
     /// "info", "warning", "error" or "fatal".
     QString severityName() const;
-    /// Parses a whole file's text; false with "LINE: reason" in @p error.
-    static bool parse(const QString &text, QList<AlarmRule> *rules, QString *error);
+    /// Parses a whole file's text into @p rules; Status::Code::BadRequest with "LINE: reason: the
+    /// line" for the first line that is not a rule.
+    static Status parse(const QString &text, QList<AlarmRule> *rules);
 };
 
 } // namespace dialog::is

@@ -1,6 +1,8 @@
 // A partition: the processes of one DAQ system and where they run (resources/partitions/*.json).
 #pragma once
 
+#include "dialog/status.h"
+
 #include <QList>
 #include <QString>
 #include <QStringList>
@@ -113,11 +115,13 @@ struct Partition
     /// The slave named @p name, or nullptr.
     const ProcessSpec *slave(const QString &name) const;
 
-    /// Reads and validates @p path. On failure returns false with a one-line reason naming the file
-    /// and the offending field (e.g. "demo.json: slaves[2].kind: expected \"control\" or \"readout\"").
-    static bool load(const QString &path, Partition *out, QString *error);
+    /// Reads and validates @p path into @p out. A file that cannot be read gives
+    /// Status::Code::StorageError; an invalid partition Status::Code::InvalidObject with a one-line
+    /// reason naming the file and the offending field (e.g. "demo.json: slaves[2].kind: expected
+    /// \"control\" or \"readout\""). @p out is unspecified after a failure.
+    static Status load(const QString &path, Partition *out);
     /// Same for JSON text (@p path only names it in messages and anchors relative paths).
-    static bool parse(const QByteArray &json, const QString &path, Partition *out, QString *error);
+    static Status parse(const QByteArray &json, const QString &path, Partition *out);
 };
 
 } // namespace dialog::rc
