@@ -30,6 +30,7 @@ int main(int argc, char *argv[])
     o.kind = u"master"_s;
     QString config, runFile, configdb, configRef = u"head"_s;
     addCommonOptions(t, &o);
+    dialog::AccessOptions::addParserOptions(t.parser());
     t.add({Option::text(u"config"_s, u"file"_s, u"Partition file (JSON)."_s, &config),
            Option::text(
                u"run-number-file"_s, u"file"_s,
@@ -51,6 +52,8 @@ int main(int argc, char *argv[])
         return 1;
     if (config.isEmpty())
         return t.fail(u"--config PARTITION.json is required"_s);
+    if (QString why; !o.access.applyParser(t.parser(), &why))
+        return t.fail(why);
     dialog::rc::Partition partition;
     QString error;
     if (!dialog::rc::Partition::load(config, &partition, &error))
@@ -72,6 +75,8 @@ int main(int argc, char *argv[])
 
     dialog::quitOnTerminationSignals();
     Master master(o, partition, runFile, configdb, configRef);
+    if (!master.openAccess(&error))
+        return t.fail(error);
     if (!master.client()->start())
         return t.fail(master.client()->errorString());
     dialog::installMessageHandler();
