@@ -45,8 +45,11 @@ private:
     /// the refusal is sent back as REFUSED of @p what (and logged at the 1st, 2nd, 4th … time).
     bool admitName(const QString &process, const QString &what, const QString &name,
                    const QSet<QString> &have);
-    /// Why @p process may not provide @p service (empty: it may, as far as the bounds go).
-    QString serviceLimit(const QString &process, const QString &service) const;
+    /// Why @p process may not provide @p service (empty: it may, as far as the bounds go);
+    /// @p transient when the refusal may pass (room in the directory may appear).
+    QString serviceLimit(const QString &process, const QString &service, bool *transient) const;
+    /// The process a reserved name belongs to (RunCtrl.P.X: P; IS.S: IS.Server.S), empty for others.
+    static QString reservedOwner(const QString &name);
     void sendInfo(const QString &to, const QString &service);
 
     ServerContext &m_ctx;

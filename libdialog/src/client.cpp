@@ -430,7 +430,14 @@ bool ClientPrivate::sendReply(const Request &r, quint8 status, const QByteArray 
 void ClientPrivate::onRefused(const QString &what, const QString &name, const QString &reason)
 {
     const QString why = QStringLiteral("%1 '%2' refused by the Control Server: %3").arg(what, name, reason);
-    if (what == QLatin1String("service")) {
+    if (what == QLatin1String("service-later")) {
+        // The directory is full for now: the core asks again, paced, and the process goes on (a
+        // refusal that may pass never makes it exit).
+        const QString later =
+            QStringLiteral("service '%1' refused for now by the Control Server: %2").arg(name, reason);
+        qCWarning(lcClient).noquote() << options.name << ":" << later;
+        fail(Status::Code::ServiceRefused, later);
+    } else if (what == QLatin1String("service")) {
         fail(Status::Code::ServiceRefused, why);
         if (options.exitOnRefusal) {
             // The DIALOG rule: a process registering a service that exists must not run.

@@ -214,6 +214,13 @@ private:
         QByteArray token;
     };
     QHash<QString, Token> m_tokens;
+    /// Services the Control Server refused for now (the directory was full): registered again
+    /// when m_registerTimer fires, after m_registerBackoffMs (doubled per round, at most 30 s).
+    QSet<QString> m_registerLater;
+    QTimer *m_registerTimer = nullptr;
+    qint64 m_registerBackoffMs = 0;
+    /// @p service was refused for now (REFUSED with retry_ms): asks again later, paced.
+    void registerLater(const QString &service, quint32 retryMs, const QString &reason);
     QByteArray m_session; // random, for the lifetime of this incarnation
     /// Connect.session for the Control Server at @p server (derived from m_session).
     QByteArray sessionFor(const net::Endpoint &server) const;

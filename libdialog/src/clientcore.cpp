@@ -644,11 +644,43 @@ void ClientCore::onRefused(const net::Inbound &in)
 {
     wire::Refused r;
     parseControl(in.data, r);
+    if (r.what() == "service" && r.retry_ms() > 0 && m_services.contains(qs(r.name()))) {
+        registerLater(qs(r.name()), r.retry_ms(), qs(r.reason()));
+        return;
+    }
     if (r.what() == "service")
         m_services.remove(qs(r.name()));
     if (r.what() == "connect")
         backOffNameInUse();
     Q_EMIT refused(qs(r.what()), qs(r.name()), qs(r.reason()));
+}
+
+void ClientCore::registerLater(const QString &service, quint32 retryMs, const QString &reason)
+{
+    m_registerLater.insert(service);
+    if (!m_registerTimer) {
+        m_registerTimer = new QTimer(this);
+        m_registerTimer->setSingleShot(true);
+        connect(m_registerTimer, &QTimer::timeout, this, [this] {
+            QStringList names;
+            for (const QString &n : std::as_const(m_registerLater))
+                if (m_services.contains(n))
+                    names.append(n);
+            m_registerLater.clear();
+            if (m_state == Client::State::Connected && !names.isEmpty())
+                sendToControl(namesFrame(Type::RegisterService, names));
+        });
+    }
+    if (m_registerTimer->isActive())
+        return; // one round for every name refused meanwhile, one report for it
+    // 1, 2, 4 … s up to 30 s, half of it at least, with jitter: the processes a full directory
+    // refused together do not all come back together.
+    m_registerBackoffMs = qBound<qint64>(retryMs, 2 * m_registerBackoffMs, 30000);
+    const qint64 wait = m_registerBackoffMs / 2 +
+                        qint64(QRandomGenerator::global()->generateDouble() * double(m_registerBackoffMs / 2));
+    m_registerTimer->start(int(qMax<qint64>(wait, retryMs)));
+    Q_EMIT refused(QStringLiteral("service-later"), service,
+                   QStringLiteral("%1 - asking again in %2 s").arg(reason).arg(double(wait) / 1000.0, 0, 'f', 1));
 }
 
 void ClientCore::backOffNameInUse()
