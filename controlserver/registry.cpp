@@ -120,7 +120,13 @@ void Registry::registerService(const QString &process, const QString &service)
             !limit.isEmpty() ? limit
             : validName      ? QStringLiteral("service '%1' is already provided by %2").arg(service, owner)
                         : QStringLiteral("invalid service name (empty or over %1 bytes)").arg(MaxNameLength);
-        qCWarning(lcRegistry).noquote() << "refused service" << service << "of" << process << "-" << why;
+        // One line for the first refusal of a process and then at 2, 4, 8 …: one frame of 90,000
+        // names over the limit is not 90,000 lines in the message log.
+        const int times = ++m_refusedServices[process];
+        if ((times & (times - 1)) == 0)
+            qCWarning(lcRegistry).noquote()
+                << "refused service" << service.left(64) << "of" << process << "-" << why
+                << (times > 1 ? QStringLiteral("(%1 refusals)").arg(times) : QString());
         // A full directory may have room later: the process asks again (ClientCore), paced.
         m_ctx.sendTo(process, ServerContext::refusal(QStringLiteral("service"), service, why,
                                                      transient ? RetryRegistrationMs : 0));

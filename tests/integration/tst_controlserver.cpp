@@ -75,6 +75,7 @@ private Q_SLOTS:
     void duplicateProcessNameGivesUpInsteadOfRetryingForEver();
     void registrationsOverTheLimitRefusedWithReason();
     void fullDirectoryIsAskedAgainAndTheIsServerWaitsForRoom();
+    void refusedServicesAreLoggedAtPowersOfTwo();
     void reservedRoomKeepsThePartitionsNamesAndNoProcessFillsTheDirectory();
     void commandsAndSubscriptionsOverTheLimitRefused();
     void directoryOverThePageSizeComesInPagesAndLostListStaysBounded();
@@ -708,6 +709,29 @@ void tst_ControlServer::fullDirectoryIsAskedAgainAndTheIsServerWaitsForRoom()
                              40000);
     QTRY_COMPARE_WITH_TIMEOUT(services(QStringLiteral("Late")), 1, 40000);
     QCOMPARE(is->state(), QProcess::Running);
+}
+
+// One frame of 90,000 services over the limit made 90,000 lines in the message log.
+void tst_ControlServer::refusedServicesAreLoggedAtPowersOfTwo()
+{
+    ProcessFixture fx;
+    QVERIFY(fx.startControlServer({QStringLiteral("--max-services-per-process"), QStringLiteral("3")}));
+    Client c(fx.clientOptions(QStringLiteral("Greedy")));
+    for (int i = 0; i < 100; ++i)
+        c.publish(QStringLiteral("Greedy.S%1").arg(i));
+    QSignalSpy errors(&c, &Client::errorOccurred);
+    QVERIFY(c.start());
+    QTRY_COMPARE_WITH_TIMEOUT(errors.size(), 97, 10000); // each refusal still reaches the process
+    QCOMPARE(fx.processEntry(QStringLiteral("Greedy")).value(QStringLiteral("services")).toArray().size(), 3);
+    QProcess *cs = fx.controlServerProcess();
+    cs->setReadChannel(QProcess::StandardError);
+    QByteArray log;
+    QTRY_VERIFY_WITH_TIMEOUT((log += cs->readAll()).contains("(64 refusals)"), 5000);
+    // The 1st, 2nd, 4th … 64th of 97: 7 lines.
+    QVERIFY(expectNothingFor(300, [&] { return (log += cs->readAll()).count("refused service") != 7; },
+                             "not one line per power of two"));
+    QVERIFY2(log.contains("of Greedy - Greedy provides 3 services, the most one process may"),
+             log.constData());
 }
 
 void tst_ControlServer::reservedRoomKeepsThePartitionsNamesAndNoProcessFillsTheDirectory()
