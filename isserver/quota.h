@@ -8,9 +8,9 @@ namespace dialog::isd {
 
 /// Accounts the objects and bytes (encoded values, and the history ring held for them) of an IS
 /// server per client process (the one that wrote an object last owns it, and its history), per
-/// address the clients connect from, and in total, and refuses writes over the limits. A process name is what the process claims; the address is its
-/// connection's, so a client that writes under many names still shares one address's quota. Used
-/// by the server's main thread only.
+/// address the clients connect from, and in total, and refuses writes over the limits. A process
+/// name is what the process claims; the address is its connection's, so a client that writes under
+/// many names still shares one address's quota. Used by the server's main thread only.
 class Quota
 {
 public:

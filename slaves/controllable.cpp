@@ -12,7 +12,8 @@ namespace dialog::daq {
 
 Controllable::Controllable(const ControllableOptions &options, QObject *parent)
     : QObject(parent), m_options(options), m_client(std::make_unique<Client>(options.client)),
-      m_access(std::make_unique<TransitionAccess>(options.access, options.client.secretFile, m_client->name()))
+      m_access(
+          std::make_unique<TransitionAccess>(options.access, options.client.secretFile, m_client->name()))
 {
     m_state = m_client->publish(rc::stateService(name()));
     m_log = m_client->publish(rc::logService(name()));

@@ -37,7 +37,8 @@ bool TransitionAccess::permit(const Request &request, const QString &service, co
 {
     if (!m_audit && m_options.access.isEmpty())
         return true;
-    const Origin origin{request.origin(), request.originUser(), request.originHost(), request.originAddress()};
+    const Origin origin{request.origin(), request.originUser(), request.originHost(),
+                        request.originAddress()};
     const AccessList::Decision d = m_options.access.check(AccessList::Kind::Transition, service, origin);
     if (m_audit) {
         AuditRecord r;

@@ -24,7 +24,8 @@ QString accessKindName(AccessList::Kind kind)
 
 std::optional<AccessList::Kind> accessKindFromName(const QString &name)
 {
-    for (AccessList::Kind k : {AccessList::Kind::Command, AccessList::Kind::IsWrite, AccessList::Kind::Transition})
+    for (AccessList::Kind k :
+         {AccessList::Kind::Command, AccessList::Kind::IsWrite, AccessList::Kind::Transition})
         if (name == accessKindName(k))
             return k;
     return std::nullopt;
@@ -80,8 +81,9 @@ Status AccessList::parse(const QByteArray &json, const QString &source, AccessLi
         else if (kind == QLatin1String("*"))
             r.anyKind = true;
         else
-            return fail(where, QStringLiteral("\"%1\" must be \"command\", \"is-write\", \"transition\" or \"*\"")
-                                   .arg(QLatin1String(hasAllow ? "allow" : "deny")));
+            return fail(where,
+                        QStringLiteral("\"%1\" must be \"command\", \"is-write\", \"transition\" or \"*\"")
+                            .arg(QLatin1String(hasAllow ? "allow" : "deny")));
         for (auto it = o.begin(); it != o.end(); ++it) {
             const QString key = it.key();
             QRegularExpression *pattern = key == QLatin1String("name")      ? &r.name

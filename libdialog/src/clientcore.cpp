@@ -531,8 +531,8 @@ void ClientCore::onSubscribe(const net::Inbound &in)
         return;
     }
     if (in.type == Type::SubscribeService)
-        s->addSubscriber(Subscriber{m_transport->outbox(in.peer->endpoint), in.peer->name, in.peer->incarnation,
-                                    subscriptionToken(sub)});
+        s->addSubscriber(Subscriber{m_transport->outbox(in.peer->endpoint), in.peer->name,
+                                    in.peer->incarnation, subscriptionToken(sub)});
     else
         s->removeSubscribers(in.peer->endpoint);
     notifySubscriberCount(s);
@@ -676,11 +676,12 @@ void ClientCore::registerLater(const QString &service, quint32 retryMs, const QS
     // 1, 2, 4 … s up to 30 s, half of it at least, with jitter: the processes a full directory
     // refused together do not all come back together.
     m_registerBackoffMs = qBound<qint64>(retryMs, 2 * m_registerBackoffMs, 30000);
-    const qint64 wait = m_registerBackoffMs / 2 +
-                        qint64(QRandomGenerator::global()->generateDouble() * double(m_registerBackoffMs / 2));
+    const qint64 wait = m_registerBackoffMs / 2 + qint64(QRandomGenerator::global()->generateDouble() *
+                                                         double(m_registerBackoffMs / 2));
     m_registerTimer->start(int(qMax<qint64>(wait, retryMs)));
-    Q_EMIT refused(QStringLiteral("service-later"), service,
-                   QStringLiteral("%1 - asking again in %2 s").arg(reason).arg(double(wait) / 1000.0, 0, 'f', 1));
+    Q_EMIT refused(
+        QStringLiteral("service-later"), service,
+        QStringLiteral("%1 - asking again in %2 s").arg(reason).arg(double(wait) / 1000.0, 0, 'f', 1));
 }
 
 void ClientCore::backOffNameInUse()

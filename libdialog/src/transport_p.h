@@ -123,7 +123,8 @@ struct Inbound
     /// The data, wherever it is held, without a copy (valid while this Inbound is).
     QByteArrayView dataView() const
     {
-        return chunk.isNull() ? QByteArrayView(data) : QByteArrayView(chunk.constData() + dataOffset, dataLength);
+        return chunk.isNull() ? QByteArrayView(data)
+                              : QByteArrayView(chunk.constData() + dataOffset, dataLength);
     }
     /// The data, wherever it is held.
     QByteArray dataCopy() const

@@ -268,8 +268,9 @@ void tst_Access::transitionRequestRefusedByTheMasterAndAudited()
         {QStringLiteral("master"),
          QJsonObject{{QStringLiteral("name"), QStringLiteral("Master")},
                      {QStringLiteral("run_number_file"), m_dir->filePath(QStringLiteral("runnumber"))}}},
-        {QStringLiteral("slaves"), QJsonArray{QJsonObject{{QStringLiteral("name"), QStringLiteral("FE1")},
-                                                          {QStringLiteral("kind"), QStringLiteral("control")}}}}};
+        {QStringLiteral("slaves"),
+         QJsonArray{QJsonObject{{QStringLiteral("name"), QStringLiteral("FE1")},
+                                {QStringLiteral("kind"), QStringLiteral("control")}}}}};
     const QString partitionFile = m_dir->filePath(QStringLiteral("acl.json"));
     {
         QFile f(partitionFile);
@@ -281,9 +282,10 @@ void tst_Access::transitionRequestRefusedByTheMasterAndAudited()
                  QStringLiteral("FE1"), QStringLiteral("--no-is"), QStringLiteral("--master"),
                  QStringLiteral("Master")});
     const QString audit = m_dir->filePath(QStringLiteral("audit/master.audit"));
-    QProcess *master = m_fx->start(QStringLiteral("dialog-master"),
-                                   {QStringLiteral("--config"), partitionFile, QStringLiteral("--no-is"),
-                                    QStringLiteral("--access"), accessFile, QStringLiteral("--audit-file"), audit});
+    QProcess *master =
+        m_fx->start(QStringLiteral("dialog-master"),
+                    {QStringLiteral("--config"), partitionFile, QStringLiteral("--no-is"),
+                     QStringLiteral("--access"), accessFile, QStringLiteral("--audit-file"), audit});
 
     Client intruder(m_fx->clientOptions(QStringLiteral("Intruder")));
     Client gui(m_fx->clientOptions(QStringLiteral("RunControl.GUI")));
@@ -291,11 +293,16 @@ void tst_Access::transitionRequestRefusedByTheMasterAndAudited()
     QVERIFY(gui.start());
     Subscription *state = gui.subscribe(QStringLiteral("RunCtrl.Master.State"));
     const auto masterState = [&] {
-        return QJsonDocument::fromJson(state->lastMessage().data()).object().value(QLatin1String("state")).toString();
+        return QJsonDocument::fromJson(state->lastMessage().data())
+            .object()
+            .value(QLatin1String("state"))
+            .toString();
     };
     const auto slavePresent = [&] {
-        const QJsonArray slaves =
-            QJsonDocument::fromJson(state->lastMessage().data()).object().value(QLatin1String("slaves")).toArray();
+        const QJsonArray slaves = QJsonDocument::fromJson(state->lastMessage().data())
+                                      .object()
+                                      .value(QLatin1String("slaves"))
+                                      .toArray();
         return !slaves.isEmpty() && slaves.first().toObject().value(QLatin1String("present")).toBool();
     };
     QTRY_VERIFY_WITH_TIMEOUT(masterState() == QLatin1String("Initial") && slavePresent(), 20000);
@@ -315,11 +322,12 @@ void tst_Access::transitionRequestRefusedByTheMasterAndAudited()
     // Refused: the requester is told why, and the master does not move.
     const Reply refused = ask(intruder);
     QVERIFY(!refused.isOk());
-    QVERIFY2(refused.errorString().contains(
-                 QStringLiteral("permission denied: the access list (rules[1]) does not let Intruder (user '%1'")
-                     .arg(userName())) &&
-                 refused.errorString().contains(QStringLiteral("request 'configure' of RunCtrl.Master.State")),
-             qPrintable(refused.errorString()));
+    QVERIFY2(
+        refused.errorString().contains(
+            QStringLiteral("permission denied: the access list (rules[1]) does not let Intruder (user '%1'")
+                .arg(userName())) &&
+            refused.errorString().contains(QStringLiteral("request 'configure' of RunCtrl.Master.State")),
+        qPrintable(refused.errorString()));
     QCOMPARE(masterState(), QStringLiteral("Initial"));
     // Allowed: the run-control GUI's.
     const Reply done = ask(gui);

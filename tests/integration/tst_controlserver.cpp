@@ -728,8 +728,9 @@ void tst_ControlServer::refusedServicesAreLoggedAtPowersOfTwo()
     QByteArray log;
     QTRY_VERIFY_WITH_TIMEOUT((log += cs->readAll()).contains("(64 refusals)"), 5000);
     // The 1st, 2nd, 4th … 64th of 97: 7 lines.
-    QVERIFY(expectNothingFor(300, [&] { return (log += cs->readAll()).count("refused service") != 7; },
-                             "not one line per power of two"));
+    QVERIFY(expectNothingFor(
+        300, [&] { return (log += cs->readAll()).count("refused service") != 7; },
+        "not one line per power of two"));
     QVERIFY2(log.contains("of Greedy - Greedy provides 3 services, the most one process may"),
              log.constData());
 }

@@ -412,14 +412,18 @@ void tst_Identity::serviceDataFromAnotherConnectionIsIgnored()
         appendServiceFrame(frames, "RunCtrl.Master.State", seq, 0, "FORGED");
     rogue.write(frames);
     QVERIFY(rogue.waitForBytesWritten(5000));
-    QVERIFY2(waitUntil([] { return LogCapture::contains(QStringLiteral("ignored SERVICE_MESSAGE for "
-                                                                       "RunCtrl.Master.State")); },
-                       10000),
+    QVERIFY2(waitUntil(
+                 [] {
+                     return LogCapture::contains(QStringLiteral("ignored SERVICE_MESSAGE for "
+                                                                "RunCtrl.Master.State"));
+                 },
+                 10000),
              "the GUI did not log the data it refused");
     QVERIFY2(waitUntil([] { return LogCapture::contains(QStringLiteral("(4 such frames)")); }, 10000),
              "the GUI did not count the frames it refused");
     QVERIFY(expectNothingFor(
-        300, [&] { return sub->lastMessage().data() != QByteArray("real"); }, "the GUI took the rogue's state"));
+        300, [&] { return sub->lastMessage().data() != QByteArray("real"); },
+        "the GUI took the rogue's state"));
 
     // The master's own values still arrive, and only they.
     state->update("after");
@@ -445,7 +449,8 @@ void tst_Identity::serviceDataFollowsItsProviderToANewConnection()
     for (int i = 1; i <= 3; ++i) {
         // Idle past the time-out (the scenario's pause): the provider's connection to the GUI closes.
         QVERIFY(expectNothingFor(
-            500, [&] { return sub->lastMessage().data() != QByteArray::number(i - 1); }, "a value arrived unsent"));
+            500, [&] { return sub->lastMessage().data() != QByteArray::number(i - 1); },
+            "a value arrived unsent"));
         state->update(QByteArray::number(i));
         QTRY_COMPARE_WITH_TIMEOUT(sub->lastMessage().data(), QByteArray::number(i), 10000);
     }
