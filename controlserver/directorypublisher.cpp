@@ -78,8 +78,8 @@ void DirectoryPublisher::onSubscribe(const net::Inbound &in)
         service->removeSubscribers(in.peer->endpoint);
         return;
     }
-    service->addSubscriber(
-        Subscriber{m_ctx.transport->outbox(in.peer->endpoint), in.peer->name, in.peer->incarnation});
+    service->addSubscriber(Subscriber{m_ctx.transport->outbox(in.peer->endpoint), in.peer->name,
+                                      in.peer->incarnation, subscriptionToken(sub)});
     qCDebug(lcPublisher).noquote() << in.peer->name << "subscribed to" << service->name;
     if (service == m_statisticsService)
         statisticsChanged(); // its first snapshot

@@ -82,8 +82,16 @@ void addLimitOptions(OptionTable &t, dialog::cs::ServerOptions &o, Given &g)
                          u"Services one process may provide; more are refused (default 10000)."_s,
                          &o.maxServicesPerProcess, 1, many),
          Option::integer(u"max-services"_s, u"n"_s,
-                         u"Services in the directory; more are refused (default 100000)."_s, &o.maxServices,
-                         1, many),
+                         u"Services in the directory; more are refused for now (the process asks again "
+                         "later), and no process may hold more than the room left for all others (default "
+                         "100000)."_s,
+                         &o.maxServices, 1, many),
+         Option::integer(
+             u"reserved-services"_s, u"n"_s,
+             u"Of --max-services, the room kept for the partition's own names (RunCtrl.<P>.* of "
+             "process P, IS.<S> of IS server S), which other names cannot fill; at most half of it "
+             "(default 1000)."_s,
+             &o.reservedServices, 0, many),
          Option::integer(
              u"max-names-per-process"_s, u"n"_s,
              u"Commands one process may register, and services it may subscribe to, each; more are "

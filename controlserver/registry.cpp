@@ -10,6 +10,11 @@ namespace dialog::cs {
 
 using namespace wire_format;
 
+namespace {
+// The first wait before a process asks again for a service refused because the directory is full.
+constexpr quint32 RetryRegistrationMs = 1000;
+} // namespace
+
 Registry::Registry(ServerContext &context, const DirectoryPublisher &publisher, QObject *parent)
     : QObject(parent), m_ctx(context), m_publisher(publisher)
 {
@@ -60,18 +65,41 @@ bool Registry::handle(const net::Inbound &in)
     return true;
 }
 
-QString Registry::serviceLimit(const QString &process, const QString &service) const
+QString Registry::serviceLimit(const QString &process, const QString &service, bool *transient) const
 {
-    // Registrations are bounded: one process cannot make the directory grow without limit.
+    // Registrations are bounded: one process cannot make the directory grow without limit, nor
+    // fill it for the others; and the partition's own names always find room.
     const ServerOptions &o = m_ctx.options;
     const ProcessRecord *rec = m_ctx.directory.process(process);
     const bool has = rec && rec->services.contains(service);
-    if (rec && rec->services.size() >= o.maxServicesPerProcess && !has)
+    *transient = false;
+    if (has)
+        return {};
+    const int mine = rec ? int(rec->services.size()) : 0;
+    if (mine >= o.maxServicesPerProcess)
         return QStringLiteral("%1 provides %2 services, the most one process may")
             .arg(process)
             .arg(o.maxServicesPerProcess);
-    if (m_ctx.directory.serviceCount() >= o.maxServices && !has)
+    *transient = true;
+    const int count = int(m_ctx.directory.serviceCount());
+    if (count >= o.maxServices)
         return QStringLiteral("the directory holds %1 services, its limit").arg(o.maxServices);
+    if (reservedOwner(service) == process)
+        return {}; // the reserved room is for these
+    const int reserve = qMin(o.reservedServices, o.maxServices / 2);
+    const int room = o.maxServices - reserve - count; // what anyone may still take
+    if (room <= 0)
+        return QStringLiteral("the directory holds %1 services: the last %2 of its %3 are kept for the "
+                              "partition's own names (RunCtrl.<process>.*, IS.<server>)")
+            .arg(count)
+            .arg(reserve)
+            .arg(o.maxServices);
+    if (mine >= room)
+        return QStringLiteral("%1 provides %2 services, as many as the directory has room left for all "
+                              "other processes: no process may fill it")
+            .arg(process)
+            .arg(mine);
+    *transient = false;
     return {};
 }
 
@@ -82,8 +110,9 @@ void Registry::registerService(const QString &process, const QString &service)
     const bool validName = length > 0 && length <= MaxNameLength;
     const bool own = m_publisher.ownService(service) != nullptr;
     QString limit = own ? QString() : reservedNameError(process, service); // own: "already provided"
+    bool transient = false;
     if (limit.isEmpty())
-        limit = serviceLimit(process, service);
+        limit = serviceLimit(process, service, &transient);
     if (!limit.isEmpty() || !validName || own || !m_ctx.directory.registerService(process, service, &owner)) {
         if (own)
             owner = m_ctx.self.name;
@@ -91,8 +120,16 @@ void Registry::registerService(const QString &process, const QString &service)
             !limit.isEmpty() ? limit
             : validName      ? QStringLiteral("service '%1' is already provided by %2").arg(service, owner)
                         : QStringLiteral("invalid service name (empty or over %1 bytes)").arg(MaxNameLength);
-        qCWarning(lcRegistry).noquote() << "refused service" << service << "of" << process << "-" << why;
-        m_ctx.sendTo(process, ServerContext::refusal(QStringLiteral("service"), service, why));
+        // One line for the first refusal of a process and then at 2, 4, 8 …: one frame of 90,000
+        // names over the limit is not 90,000 lines in the message log.
+        const int times = ++m_refusedServices[process];
+        if ((times & (times - 1)) == 0)
+            qCWarning(lcRegistry).noquote()
+                << "refused service" << service.left(64) << "of" << process << "-" << why
+                << (times > 1 ? QStringLiteral("(%1 refusals)").arg(times) : QString());
+        // A full directory may have room later: the process asks again (ClientCore), paced.
+        m_ctx.sendTo(process, ServerContext::refusal(QStringLiteral("service"), service, why,
+                                                     transient ? RetryRegistrationMs : 0));
         return;
     }
     qCDebug(lcRegistry) << "service" << service << "provided by" << process;
@@ -149,13 +186,18 @@ bool Registry::admitName(const QString &process, const QString &what, const QStr
     return false;
 }
 
+QString Registry::reservedOwner(const QString &name)
+{
+    if (name.startsWith(QLatin1String("RunCtrl.")) && name.lastIndexOf(QLatin1Char('.')) > 8)
+        return name.mid(8, name.lastIndexOf(QLatin1Char('.')) - 8); // RunCtrl.<process>.<what>
+    if (name.startsWith(QLatin1String("IS.")) && !name.contains(QLatin1Char('/')) && name.size() > 3)
+        return QStringLiteral("IS.Server.") + name.mid(3); // the service of the IS server <name>
+    return {};
+}
+
 QString Registry::reservedNameError(const QString &process, const QString &name)
 {
-    QString owner;
-    if (name.startsWith(QLatin1String("RunCtrl.")) && name.lastIndexOf(QLatin1Char('.')) > 8)
-        owner = name.mid(8, name.lastIndexOf(QLatin1Char('.')) - 8); // RunCtrl.<process>.<what>
-    else if (name.startsWith(QLatin1String("IS.")) && !name.contains(QLatin1Char('/')) && name.size() > 3)
-        owner = QStringLiteral("IS.Server.") + name.mid(3); // the service of the IS server <name>
+    const QString owner = reservedOwner(name);
     if (owner.isEmpty() || owner == process)
         return {};
     return QStringLiteral("'%1' is reserved to %2").arg(name, owner);

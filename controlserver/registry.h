@@ -27,7 +27,11 @@ public:
     /// Records the request and answers it (INFO_SERVICE, available or not yet).
     void request(const QString &process, const QString &service);
     /// @p process is gone: its refusals are counted afresh when the name comes back.
-    void forget(const QString &process) { m_refusedNames.remove(process); }
+    void forget(const QString &process)
+    {
+        m_refusedNames.remove(process);
+        m_refusedServices.remove(process);
+    }
     /// Why @p process may not register @p name (a service or a command), empty when it may. The
     /// names of the run-control and IS protocols belong to one process each: RunCtrl.P.X to the
     /// process P, IS.S to the IS server IS.Server.S. (The Control Server's own names, DIALOG.Directory
@@ -45,13 +49,17 @@ private:
     /// the refusal is sent back as REFUSED of @p what (and logged at the 1st, 2nd, 4th … time).
     bool admitName(const QString &process, const QString &what, const QString &name,
                    const QSet<QString> &have);
-    /// Why @p process may not provide @p service (empty: it may, as far as the bounds go).
-    QString serviceLimit(const QString &process, const QString &service) const;
+    /// Why @p process may not provide @p service (empty: it may, as far as the bounds go);
+    /// @p transient when the refusal may pass (room in the directory may appear).
+    QString serviceLimit(const QString &process, const QString &service, bool *transient) const;
+    /// The process a reserved name belongs to (RunCtrl.P.X: P; IS.S: IS.Server.S), empty for others.
+    static QString reservedOwner(const QString &name);
     void sendInfo(const QString &to, const QString &service);
 
     ServerContext &m_ctx;
     const DirectoryPublisher &m_publisher;
-    QHash<QString, int> m_refusedNames; // command/subscription refusals per process (for the log)
+    QHash<QString, int> m_refusedNames;    // command/subscription refusals per process (for the log)
+    QHash<QString, int> m_refusedServices; // service refusals per process (for the log)
 };
 
 } // namespace dialog::cs

@@ -55,12 +55,14 @@ void ServerContext::refuseOtherConnection(const net::Inbound &in)
     transport->answer(in.peer, refusal(QStringLiteral("session"), in.peer->name, why));
 }
 
-QByteArray ServerContext::refusal(const QString &what, const QString &name, const QString &reason)
+QByteArray ServerContext::refusal(const QString &what, const QString &name, const QString &reason,
+                                  quint32 retryMs)
 {
     wire::Refused r;
     r.set_what(ss(what));
     r.set_name(ss(name));
     r.set_reason(ss(reason));
+    r.set_retry_ms(retryMs);
     return controlFrame(Type::Refused, r);
 }
 

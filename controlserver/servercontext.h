@@ -49,7 +49,8 @@ public:
     /// 2, 4, 8 … times). The process itself, whose connection was opened anew, connects again.
     void refuseOtherConnection(const net::Inbound &in);
     /// The REFUSED frame: @p what was refused (service, command, address, …), its @p name, why.
-    static QByteArray refusal(const QString &what, const QString &name, const QString &reason);
+    static QByteArray refusal(const QString &what, const QString &name, const QString &reason,
+                              quint32 retryMs = 0);
 
 private:
     QElapsedTimer m_clock;

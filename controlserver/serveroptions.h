@@ -22,6 +22,9 @@ struct ServerOptions
     int heartbeatMisses = 3; ///< missed intervals before a process is declared lost
     int maxServicesPerProcess = 10000; ///< services one process may provide; more are refused
     int maxServices = 100000;          ///< services in the directory; more are refused
+    /// Of maxServices, the room only the partition's own names may take (RunCtrl.P.* registered by P,
+    /// IS.S by IS.Server.S): a flood of other names leaves it free. At most half of maxServices.
+    int reservedServices = 1000;
     int maxNamesPerProcess = 10000;    ///< commands one process registers, services it requests (each)
     int maxNames = 200000;             ///< command registrations + requests in the directory
     /// Processes from one source address that may wait for their connect-back (accepted, not yet heard

@@ -112,6 +112,7 @@ bool IsServer::startParts(QString *error)
     m_writers = std::make_unique<WriterTracker>(m_types);
     m_writePath = std::make_unique<WritePath>(m_options, *m_repository, m_types, *m_client, *m_writers,
                                               m_persistence.get());
+    m_writePath->setHistory(m_history.get());
     if (!m_writePath->start(error))
         return false;
     m_reads = std::make_unique<Reads>(m_options.name, *m_repository, m_types, *m_client, m_pool, *m_writers,

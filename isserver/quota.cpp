@@ -9,13 +9,16 @@ QString Quota::check(const QString &client, const QString &address, const QStrin
     const Usage mine = m_usage.value(client);
     const Usage here = m_usageByAddress.value(address);
     const bool sameAddress = exists && old->address == address;
+    // What the write would leave: the old value is replaced, its history stays (and passes to the
+    // writer with the object); both were counted to its owner until now.
+    const qint64 oldValue = exists ? old->bytes - old->history : 0;
+    const qint64 history = exists ? old->history : 0;
     const qint64 hereObjects = here.objects + (sameAddress ? 0 : 1);
-    const qint64 hereBytes = here.bytes + bytes - (sameAddress ? old->bytes : 0);
-    // What the write would leave: the old value is replaced, and counted to its owner until now.
+    const qint64 hereBytes = here.bytes + bytes + (sameAddress ? -oldValue : history);
     const qint64 mineObjects = mine.objects + (exists && old->client == client ? 0 : 1);
-    const qint64 mineBytes = mine.bytes + bytes - (exists && old->client == client ? old->bytes : 0);
+    const qint64 mineBytes = mine.bytes + bytes + (exists && old->client == client ? -oldValue : history);
     const qint64 totalObjects = m_owned.size() + (exists ? 0 : 1);
-    const qint64 totalBytes = m_bytes + bytes - (exists ? old->bytes : 0);
+    const qint64 totalBytes = m_bytes + bytes - oldValue;
     QString why;
     if (bytes > m_limits.maxObjectBytes)
         why = QStringLiteral("quota exceeded: the value is %1 bytes, the largest accepted is %2")
@@ -26,7 +29,8 @@ QString Quota::check(const QString &client, const QString &address, const QStrin
                   .arg(client)
                   .arg(m_limits.maxObjectsPerClient);
     else if (mineBytes > m_limits.maxBytesPerClient)
-        why = QStringLiteral("quota exceeded: %1 would own %2 bytes, the most one client may is %3")
+        why = QStringLiteral("quota exceeded: %1 would own %2 bytes (values and their history), the most "
+                             "one client may is %3")
                   .arg(client)
                   .arg(mineBytes)
                   .arg(m_limits.maxBytesPerClient);
@@ -35,8 +39,8 @@ QString Quota::check(const QString &client, const QString &address, const QStrin
                   .arg(address)
                   .arg(m_limits.maxObjectsPerAddress);
     else if (!address.isEmpty() && hereBytes > m_limits.maxBytesPerAddress)
-        why = QStringLiteral("quota exceeded: the clients from %1 would own %2 bytes, the most one address "
-                             "may is %3")
+        why = QStringLiteral("quota exceeded: the clients from %1 would own %2 bytes (values and their "
+                             "history), the most one address may is %3")
                   .arg(address)
                   .arg(hereBytes)
                   .arg(m_limits.maxBytesPerAddress);
@@ -44,7 +48,8 @@ QString Quota::check(const QString &client, const QString &address, const QStrin
         why =
             QStringLiteral("quota exceeded: the server holds %1 objects, its limit").arg(m_limits.maxObjects);
     else if (totalBytes > m_limits.maxBytes)
-        why = QStringLiteral("quota exceeded: the server would hold %1 bytes, its limit is %2")
+        why = QStringLiteral("quota exceeded: the server would hold %1 bytes (values and their history), its "
+                             "limit is %2")
                   .arg(totalBytes)
                   .arg(m_limits.maxBytes);
     if (!why.isEmpty())
@@ -54,8 +59,9 @@ QString Quota::check(const QString &client, const QString &address, const QStrin
 
 void Quota::written(const QString &client, const QString &address, const QString &name, qint64 bytes)
 {
+    const qint64 history = m_owned.value(name).history;
     removed(name);
-    m_owned.insert(name, Owned{client, address, bytes});
+    m_owned.insert(name, Owned{client, address, bytes, 0});
     Usage &u = m_usage[client];
     ++u.objects;
     u.bytes += bytes;
@@ -65,6 +71,24 @@ void Quota::written(const QString &client, const QString &address, const QString
         a.bytes += bytes;
     }
     m_bytes += bytes;
+    historyHeld(name, history); // the object's history is its new owner's
+}
+
+void Quota::historyHeld(const QString &name, qint64 bytes)
+{
+    const auto it = m_owned.find(name);
+    if (it == m_owned.end())
+        return;
+    const qint64 delta = bytes - it->history;
+    if (delta == 0)
+        return;
+    it->history = bytes;
+    it->bytes += delta;
+    if (auto u = m_usage.find(it->client); u != m_usage.end())
+        u->bytes += delta;
+    if (auto a = m_usageByAddress.find(it->address); a != m_usageByAddress.end())
+        a->bytes += delta;
+    m_bytes += delta;
 }
 
 QString Quota::checkTypes(qsizetype known, qsizetype more) const

@@ -6,11 +6,11 @@
 
 namespace dialog::isd {
 
-/// Accounts the objects and bytes (encoded values) of an IS server per client process (the one
-/// that wrote an object last owns it), per address the clients connect from, and in total, and
-/// refuses writes over the limits. A process name is what the process claims; the address is its
-/// connection's, so a client that writes under many names still shares one address's quota. Used
-/// by the server's main thread only.
+/// Accounts the objects and bytes (encoded values, and the history ring held for them) of an IS
+/// server per client process (the one that wrote an object last owns it, and its history), per
+/// address the clients connect from, and in total, and refuses writes over the limits. A process
+/// name is what the process claims; the address is its connection's, so a client that writes under
+/// many names still shares one address's quota. Used by the server's main thread only.
 class Quota
 {
 public:
@@ -35,6 +35,9 @@ public:
     /// @p name (created or replaced); it owns the object now.
     void written(const QString &client, const QString &address, const QString &name, qint64 bytes);
     void removed(const QString &name);
+    /// The history ring holds @p bytes for @p name now: counted to the object's owner (its client,
+    /// its address, the total) with its value. Nothing for an object not accounted.
+    void historyHeld(const QString &name, qint64 bytes);
     /// Empty when the server, knowing @p known types, may take @p more; otherwise why not.
     QString checkTypes(qsizetype known, qsizetype more) const;
 
@@ -47,7 +50,8 @@ private:
     struct Owned
     {
         QString client, address;
-        qint64 bytes = 0;
+        qint64 bytes = 0;   // the value's and the history's
+        qint64 history = 0; // of which the history's
     };
     struct Usage
     {

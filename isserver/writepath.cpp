@@ -1,4 +1,5 @@
 #include "writepath.h"
+
 #include "persistence.h"
 #include "replies.h"
 #include "statistics.h"
@@ -6,6 +7,7 @@
 
 #include "dialog/client.h"
 #include "dialog/is/codec.h"
+#include "dialog/is/history.h"
 #include "dialog/is/repository.h"
 #include "dialog/is/typeregistry.h"
 #include "dialog/security.h"
@@ -119,6 +121,8 @@ Status::Code WritePath::apply(const QString &origin, const QString &address, Op 
         m_writers.removed(object);
     } else {
         m_quota.written(origin, address, key, bytes);
+        if (m_history) // appended to by the repository's listener, in this thread, with the change
+            m_quota.historyHeld(key, m_history->bytesOf(object));
         m_writers.written(object, origin);
     }
     return res;

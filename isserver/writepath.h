@@ -17,6 +17,7 @@ class Client;
 class Request;
 } // namespace dialog
 namespace dialog::is {
+class HistoryStore;
 class Object;
 class Repository;
 class TypeRegistry;
@@ -57,6 +58,8 @@ public:
 
     /// Applies one write of @p value (encoded; empty for Remove) to @p name and answers @p request.
     void write(const Request &request, Op op, const QString &name, const QByteArray &value);
+    /// The history ring (null: none): what it holds for an object counts against its owner's quota.
+    void setHistory(const is::HistoryStore *history) { m_history = history; }
     /// Declares the types of @p typesJson (a JSON array) and answers @p request. The types new to
     /// the server are saved and announced by typesDeclared().
     void declareTypes(const Request &request, const QByteArray &typesJson);
@@ -85,6 +88,7 @@ private:
     WriterTracker &m_writers;
     Persistence *m_persistence;
     Quota m_quota;
+    const is::HistoryStore *m_history = nullptr;
     std::unique_ptr<AuditTrail> m_audit; // with --audit / --audit-file
     quint64 m_accessRefused = 0;
 };

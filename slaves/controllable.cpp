@@ -11,7 +11,9 @@ Q_LOGGING_CATEGORY(lcRc, "dialog.runcontrol")
 namespace dialog::daq {
 
 Controllable::Controllable(const ControllableOptions &options, QObject *parent)
-    : QObject(parent), m_options(options), m_client(std::make_unique<Client>(options.client))
+    : QObject(parent), m_options(options), m_client(std::make_unique<Client>(options.client)),
+      m_access(
+          std::make_unique<TransitionAccess>(options.access, options.client.secretFile, m_client->name()))
 {
     m_state = m_client->publish(rc::stateService(name()));
     m_log = m_client->publish(rc::logService(name()));
@@ -26,6 +28,11 @@ Controllable::Controllable(const ControllableOptions &options, QObject *parent)
 }
 
 Controllable::~Controllable() = default;
+
+bool Controllable::openAccess(QString *error)
+{
+    return m_access->open(error);
+}
 
 void Controllable::log(Severity severity, const QString &text)
 {
@@ -178,10 +185,17 @@ void Controllable::onRequest(const Request &request)
         m_client->replyError(request, error);
         return;
     }
+    const rc::Transition t = parsed->transition;
+    // Transitions asked of this process directly (the GUIs ask the master so) fall under the access
+    // list as commands do at the Control Server.
+    if (!m_access->permit(request, request.service(), transitionName(t), &error)) {
+        log(Severity::Warning, error);
+        m_client->replyError(request, error);
+        return;
+    }
     parsed->requester = request.originUser().isEmpty()
                             ? request.origin()
                             : request.originUser() + QLatin1Char('@') + request.originHost();
-    const rc::Transition t = parsed->transition;
     const bool accepted = requestTransition(
         *parsed,
         [this, request](bool ok, const QString &why) {

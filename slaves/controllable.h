@@ -6,6 +6,7 @@
 #include "dialog/rc/statemachine.h"
 #include "dialog/rc/staterecord.h"
 #include "ispublisher.h"
+#include "transitionaccess.h"
 
 #include "dialog/client.h"
 
@@ -30,6 +31,9 @@ struct ControllableOptions
     /// The process whose transition requests are taken (the partition's master); empty: anyone's.
     /// Commands (RunCtrl.<P>.Command) come through the Control Server and its access list instead.
     QString master;
+    /// Who may ask for transitions (the access list's "transition" rules, checked against the
+    /// requester's origin) and whether those requests are audited (--access, --audit, --audit-file).
+    AccessOptions access;
 };
 
 class Controllable : public QObject
@@ -55,6 +59,9 @@ public:
     bool requestTransition(const rc::TransitionRequest &request, Done done = {}, QString *reason = nullptr);
     /// Publishes the state again (also done after every change).
     void publishState();
+    /// Opens the audit trail of transition requests (ControllableOptions::access); call before the
+    /// client starts. False with the reason when the secret or the audit file cannot be read.
+    bool openAccess(QString *error);
 
 Q_SIGNALS:
     /// Emitted after every change of state, busy flag or error.
@@ -83,6 +90,7 @@ private:
     ControllableOptions m_options;
     std::unique_ptr<Client> m_client;
     std::unique_ptr<IsPublisher> m_is;
+    std::unique_ptr<TransitionAccess> m_access;
     rc::StateMachine m_machine;
     Service *m_state = nullptr;
     Service *m_log = nullptr;

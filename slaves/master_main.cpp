@@ -26,6 +26,7 @@ int main(int argc, char *argv[])
     o.kind = u"master"_s;
     QString config, runFile, configdb, configRef = u"head"_s;
     addCommonOptions(t, &o);
+    dialog::AccessOptions::addParserOptions(t.parser());
     t.add({Option::text(u"config"_s, u"file"_s, u"Partition file (JSON)."_s, &config),
            Option::text(
                u"run-number-file"_s, u"file"_s,
@@ -47,6 +48,8 @@ int main(int argc, char *argv[])
         return 1;
     if (config.isEmpty())
         return t.fail(u"--config PARTITION.json is required"_s);
+    if (QString why; !o.access.applyParser(t.parser(), &why))
+        return t.fail(why);
     dialog::rc::Partition partition;
     if (const dialog::Status st = dialog::rc::Partition::load(config, &partition); !st.isOk())
         return t.fail(st.message());
@@ -67,6 +70,8 @@ int main(int argc, char *argv[])
 
     app.beginService();
     Master master(o, partition, runFile, configdb, configRef);
+    if (!master.openAccess(&error))
+        return t.fail(error);
     if (!master.client()->start())
         return t.fail(master.client()->errorString());
     app.serviceReady(master.client());

@@ -143,7 +143,7 @@ int audit(const QStringList &args)
         QStringLiteral("Read this audit file (and its rotated generations) instead of the message log; "
                        "may be repeated.")));
     p.add(Option::text(QStringLiteral("kind"), QStringLiteral("kind"),
-                       QStringLiteral("Only \"command\" or \"is-write\" records.")));
+                       QStringLiteral("Only \"command\", \"is-write\" or \"transition\" records.")));
     p.add(Option::flag(QStringLiteral("refused"), QStringLiteral("Only refused actions.")));
     p.add(Option::flag(QStringLiteral("json"), QStringLiteral("One JSON object per line.")));
     p.add(Option::duration(QStringLiteral("timeout-ms"), QStringLiteral("ms"),
@@ -163,8 +163,8 @@ int audit(const QStringList &args)
         until = *u;
     }
     const QString kind = p.value(QStringLiteral("kind"));
-    if (!kind.isEmpty() && kind != QLatin1String("command") && kind != QLatin1String("is-write"))
-        return fail(verb, QStringLiteral("invalid --kind '%1' (command or is-write)").arg(kind));
+    if (!kind.isEmpty() && !accessKindFromName(kind))
+        return fail(verb, QStringLiteral("invalid --kind '%1' (command, is-write or transition)").arg(kind));
     QList<AuditRecord> records;
     QString error;
     const QStringList files = p.values(QStringLiteral("file"));

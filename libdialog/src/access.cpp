@@ -11,7 +11,24 @@ namespace dialog {
 
 QString accessKindName(AccessList::Kind kind)
 {
-    return kind == AccessList::Kind::Command ? QStringLiteral("command") : QStringLiteral("is-write");
+    switch (kind) {
+    case AccessList::Kind::Command:
+        return QStringLiteral("command");
+    case AccessList::Kind::IsWrite:
+        return QStringLiteral("is-write");
+    case AccessList::Kind::Transition:
+        return QStringLiteral("transition");
+    }
+    return {};
+}
+
+std::optional<AccessList::Kind> accessKindFromName(const QString &name)
+{
+    for (AccessList::Kind k :
+         {AccessList::Kind::Command, AccessList::Kind::IsWrite, AccessList::Kind::Transition})
+        if (name == accessKindName(k))
+            return k;
+    return std::nullopt;
 }
 
 Status AccessList::load(const QString &path, AccessList *out)
@@ -59,15 +76,14 @@ Status AccessList::parse(const QByteArray &json, const QString &source, AccessLi
             return fail(where, QStringLiteral("needs one of \"allow\" and \"deny\""));
         r.allow = hasAllow;
         const QString kind = o.value(QLatin1String(hasAllow ? "allow" : "deny")).toString();
-        if (kind == QLatin1String("command"))
-            r.kind = Kind::Command;
-        else if (kind == QLatin1String("is-write"))
-            r.kind = Kind::IsWrite;
+        if (const auto k = accessKindFromName(kind))
+            r.kind = *k;
         else if (kind == QLatin1String("*"))
             r.anyKind = true;
         else
-            return fail(where, QStringLiteral("\"%1\" must be \"command\", \"is-write\" or \"*\"")
-                                   .arg(QLatin1String(hasAllow ? "allow" : "deny")));
+            return fail(where,
+                        QStringLiteral("\"%1\" must be \"command\", \"is-write\", \"transition\" or \"*\"")
+                            .arg(QLatin1String(hasAllow ? "allow" : "deny")));
         for (auto it = o.begin(); it != o.end(); ++it) {
             const QString key = it.key();
             QRegularExpression *pattern = key == QLatin1String("name")      ? &r.name

@@ -58,13 +58,12 @@ QVariantMap AuditRecord::values() const
 std::optional<AuditRecord> AuditRecord::fromValues(const QVariantMap &v, qint64 timeMs)
 {
     AuditRecord r;
-    const QString kind = v.value(QStringLiteral("kind")).toString();
+    const auto kind = accessKindFromName(v.value(QStringLiteral("kind")).toString());
     const QString outcome = v.value(QStringLiteral("outcome")).toString();
-    if ((kind != QLatin1String("command") && kind != QLatin1String("is-write")) ||
-        (outcome != QLatin1String("allowed") && outcome != QLatin1String("refused")) || timeMs <= 0)
+    if (!kind || (outcome != QLatin1String("allowed") && outcome != QLatin1String("refused")) || timeMs <= 0)
         return std::nullopt;
     r.timeMs = timeMs;
-    r.kind = kind == QLatin1String("command") ? AccessList::Kind::Command : AccessList::Kind::IsWrite;
+    r.kind = *kind;
     r.allowed = outcome == QLatin1String("allowed");
     r.daemon = v.value(QStringLiteral("daemon")).toString();
     r.name = v.value(QStringLiteral("name")).toString();
@@ -198,13 +197,14 @@ void AccessOptions::addParserOptions(QCommandLineParser &p)
 {
     p.addOption(
         {QStringLiteral("access"),
-         QStringLiteral("Access list (JSON): which processes, users and hosts may send which commands "
-                        "and write which IS objects; refusals are logged (default: everything allowed)."),
+         QStringLiteral("Access list (JSON): which processes, users and hosts may send which commands, "
+                        "write which IS objects and ask for which transitions; refusals are logged "
+                        "(default: everything allowed)."),
          QStringLiteral("file")});
     p.addOption(
         {QStringLiteral("audit"),
-         QStringLiteral("Keep an audit trail of every command / IS write (origin, outcome) in the message "
-                        "log (category dialog.audit).")});
+         QStringLiteral("Keep an audit trail of every command / IS write / transition request (origin, "
+                        "outcome) in the message log (category dialog.audit).")});
     p.addOption(
         {QStringLiteral("audit-file"),
          QStringLiteral("Also write the audit trail to this file (JSON lines, rotated); implies --audit."),

@@ -176,6 +176,18 @@ bool ClientPrivate::routeDirect(const net::Inbound &in)
             return false;
         found = *it;
     }
+    if (service) {
+        bool askAgain = false;
+        switch (links->check(in.name, in.connection, in.sequence, in.dataView(), &askAgain)) {
+        case ProviderLinks::Verdict::Deliver:
+            break;
+        case ProviderLinks::Verdict::Acknowledged:
+            return true;
+        case ProviderLinks::Verdict::Ignore:
+            ignoreNotFromProvider(in.name, askAgain);
+            return true;
+        }
+    }
     bool taken = false;
     for (const DirectHandlerPtr &h : std::as_const(found.handlers)) {
         QMutexLocker l(&h->call);
@@ -211,6 +223,17 @@ bool ClientPrivate::routeDirect(const net::Inbound &in)
     return taken && !found.alsoQueued;
 }
 
+void ClientPrivate::ignoreNotFromProvider(const QByteArray &service, bool askAgain)
+{
+    logNotFromProvider(*links, service);
+    // The provider's connection may have been replaced (closed when idle, opened anew): asked
+    // again, it acknowledges on the connection it uses now and sends its current value there.
+    if (askAgain && core)
+        QMetaObject::invokeMethod(
+            core, [core = core, name = QString::fromUtf8(service)] { core->resubscribe(name); },
+            Qt::QueuedConnection);
+}
+
 void ClientPrivate::directActive(const QByteArray &service)
 {
     const QList<Subscription *> subs = subscriptions.value(service);
@@ -238,7 +261,8 @@ void ClientPrivate::deliver(net::InboundBatch &batch)
     // their bytes, so the last lookup is reused (no hashing per message). The generation tells
     // when a slot subscribed or unsubscribed meanwhile.
     const char *lastName = nullptr;
-    quint64 generation = 0;
+    quint64 generation = 0, linkGeneration = 0, providerConnection = 0;
+    bool listed = false;
     QByteArray key;
     QList<Subscription *> subs;
     for (net::Inbound &in : batch) {
@@ -253,15 +277,29 @@ void ClientPrivate::deliver(net::InboundBatch &batch)
             continue;
         }
         if (in.type == wire_format::Type::ServiceMessage) {
-            if (in.name.constData() != lastName || generation != subscriptionGeneration) {
+            if (in.name.constData() != lastName || generation != subscriptionGeneration ||
+                linkGeneration != links->generation()) {
                 auto it = subscriptions.constFind(in.name);
                 lastName = in.name.constData();
                 generation = subscriptionGeneration;
+                linkGeneration = links->generation();
                 key = it == subscriptions.cend() ? QByteArray() : it.key();
                 subs = it == subscriptions.cend() ? QList<Subscription *>() : it.value();
+                providerConnection = links->connectionOf(in.name, &listed);
             }
             if (subs.isEmpty())
                 continue; // not (or no longer) subscribed
+            // Data only from the connection of the provider the directory named (ProviderLinks):
+            // the common case is one comparison; anything else is decided under the links' lock.
+            if (listed && (in.connection != providerConnection || in.sequence == 0)) {
+                bool askAgain = false;
+                const auto verdict =
+                    links->check(in.name, in.connection, in.sequence, in.dataView(), &askAgain);
+                if (verdict == ProviderLinks::Verdict::Ignore)
+                    ignoreNotFromProvider(in.name, askAgain);
+                if (verdict != ProviderLinks::Verdict::Deliver)
+                    continue;
+            }
             if (subs.size() == 1) {
                 // The common case: one subscription in this process takes the message in place.
                 if (!subs.first()->d->direct)
@@ -393,7 +431,14 @@ bool ClientPrivate::sendReply(const Request &r, quint8 status, const QByteArray 
 void ClientPrivate::onRefused(const QString &what, const QString &name, const QString &reason)
 {
     const QString why = QStringLiteral("%1 '%2' refused by the Control Server: %3").arg(what, name, reason);
-    if (what == QLatin1String("service")) {
+    if (what == QLatin1String("service-later")) {
+        // The directory is full for now: the core asks again, paced, and the process goes on (a
+        // refusal that may pass never makes it exit).
+        const QString later =
+            QStringLiteral("service '%1' refused for now by the Control Server: %2").arg(name, reason);
+        qCWarning(lcClient).noquote() << options.name << ":" << later;
+        fail(Status::Code::ServiceRefused, later);
+    } else if (what == QLatin1String("service")) {
         fail(Status::Code::ServiceRefused, why);
         if (options.exitOnRefusal) {
             // The DIALOG rule: a process registering a service that exists must not run.
@@ -572,6 +617,7 @@ bool Client::start()
     self.endpoint = Endpoint{host, d->transport->serverPort()};
     d->transport->setIdentity(self);
     d->core = new ClientCore(d->transport.get(), d->options, self, d->servers, d->link);
+    d->core->setProviderLinks(d->links);
     d->transport->setControlSink(d->core, [core = d->core](net::InboundBatch &b) { core->handleControl(b); });
 
     d->coreThread.setObjectName(QStringLiteral("dialog-server"));

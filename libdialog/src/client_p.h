@@ -64,6 +64,66 @@ private:
 };
 using ControlLinkPtr = std::shared_ptr<ControlLink>;
 
+/// Which connection carries each subscribed service's data: the one on which the provider the
+/// directory named (told over the Control Server's connection) echoed the subscription's random
+/// token (SUBSCRIBE_SERVICE's token; the provider answers with a SERVICE_MESSAGE of sequence 0
+/// whose data is the token, ahead of the values, on the connection its data goes by). Data for the
+/// name from any other connection is ignored. Only names subscribed to through the directory are
+/// listed; Stream channels (Client::attach) are not. Thread-safe: written by the server thread
+/// (expect, forget) and the delivering threads (acknowledgements), read by the delivering threads.
+class ProviderLinks
+{
+public:
+    /// What check() says of one SERVICE_MESSAGE.
+    enum class Verdict
+    {
+        Deliver,      ///< from the provider's connection, or a name not listed
+        Acknowledged, ///< the provider's echo of the token: the connection is bound, nothing to deliver
+        Ignore        ///< another connection's: dropped
+    };
+    /// @p service is subscribed to through the directory: from now on only the connection that
+    /// echoes @p token is believed (empty token: the provider is not known yet, nothing is).
+    /// The same token again keeps the connection already bound.
+    void expect(const QByteArray &service, const QByteArray &token);
+    /// @p service is no longer subscribed to.
+    void forget(const QByteArray &service);
+    /// Decides on a SERVICE_MESSAGE for @p service with @p sequence and @p data that came by
+    /// @p connection. @p askAgain is set for the first ignored message of each other connection
+    /// while a provider is known: the provider may have opened a new connection (its old one went
+    /// idle), so it is asked to acknowledge again, where it sends now.
+    Verdict check(const QByteArray &service, quint64 connection, quint64 sequence, QByteArrayView data,
+                  bool *askAgain);
+    /// The connection bound to @p service, 0 when none (or the name is not listed: see listed()).
+    quint64 connectionOf(const QByteArray &service, bool *listed) const;
+    /// Bumped by every change: callers may cache connectionOf() while it stays the same.
+    quint64 generation() const { return m_generation.load(std::memory_order_acquire); }
+    /// Counts an ignored message; true when it is to be logged (the 1st, 2nd, 4th, 8th …).
+    bool countIgnored() const
+    {
+        const quint64 n = ++m_ignored;
+        return (n & (n - 1)) == 0;
+    }
+    /// Messages ignored so far.
+    quint64 ignored() const { return m_ignored.load(); }
+
+private:
+    struct Entry
+    {
+        QByteArray token;
+        quint64 connection = 0; // 0: none bound
+        quint64 askedFor = 0;   // the last other connection it asked the provider again for
+    };
+    mutable QReadWriteLock m_lock;
+    QHash<QByteArray, Entry> m_entries; // guarded by m_lock
+    std::atomic<quint64> m_generation{1};
+    mutable std::atomic<quint64> m_ignored{0};
+};
+using ProviderLinksPtr = std::shared_ptr<ProviderLinks>;
+
+/// Logs (throttled by ProviderLinks::countIgnored) that data for @p service was ignored because it
+/// did not come by the connection of the provider subscribed to.
+void logNotFromProvider(const ProviderLinks &links, const QByteArray &service);
+
 /// Logs (throttled by ControlLink::countIgnored) that a @p what from @p peer was ignored because
 /// it did not come by the Control Server's connection.
 void logNotFromControlServer(const ControlLink &link, const char *what, const net::PeerPtr &peer);
@@ -93,6 +153,8 @@ public:
 
     /// Current Control Server queue (thread-safe), null while not connected.
     net::OutboxPtr controlOutbox() const;
+    /// Where the connections believed for each subscription are kept; set before start().
+    void setProviderLinks(ProviderLinksPtr links) { m_links = std::move(links); }
 
     void handleControl(net::InboundBatch &batch);
 
@@ -135,12 +197,30 @@ private:
         QString name;
         net::Endpoint endpoint;
         quint64 incarnation = 0;
+        QByteArray token; // this subscription's, sent in SUBSCRIBE_SERVICE (ProviderLinks)
     };
 
     net::Transport *m_transport;
     ClientOptions m_options;
     net::PeerInfo m_self;
     ControlLinkPtr m_link;
+    ProviderLinksPtr m_links = std::make_shared<ProviderLinks>();
+    /// The token of each subscription, per provider incarnation (kept while the Control Server is
+    /// away, when m_providers is not).
+    struct Token
+    {
+        QString provider;
+        quint64 incarnation = 0;
+        QByteArray token;
+    };
+    QHash<QString, Token> m_tokens;
+    /// Services the Control Server refused for now (the directory was full): registered again
+    /// when m_registerTimer fires, after m_registerBackoffMs (doubled per round, at most 30 s).
+    QSet<QString> m_registerLater;
+    QTimer *m_registerTimer = nullptr;
+    qint64 m_registerBackoffMs = 0;
+    /// @p service was refused for now (REFUSED with retry_ms): asks again later, paced.
+    void registerLater(const QString &service, quint32 retryMs, const QString &reason);
     QByteArray m_session; // random, for the lifetime of this incarnation
     /// Connect.session for the Control Server at @p server (derived from m_session).
     QByteArray sessionFor(const net::Endpoint &server) const;
@@ -340,6 +420,10 @@ public:
     std::atomic<ClientCore *> sendCore{nullptr};
     std::atomic<net::Transport *> sendTransport{nullptr};
     ControlLinkPtr link = std::make_shared<ControlLink>();
+    ProviderLinksPtr links = std::make_shared<ProviderLinks>();
+    /// A SERVICE_MESSAGE for @p service that did not come by its provider's connection: logged
+    /// (throttled), and with @p askAgain the provider is asked to acknowledge again. Any thread.
+    void ignoreNotFromProvider(const QByteArray &service, bool askAgain);
     std::vector<std::weak_ptr<StreamState>> streams;
 };
 

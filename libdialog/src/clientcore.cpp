@@ -2,6 +2,8 @@
 #include "control_p.h"
 #include "handoff_p.h"
 
+#include "dialog/httpauth.h"
+
 #include <QCryptographicHash>
 #include <QRandomGenerator>
 #include <QTimer>
@@ -38,6 +40,76 @@ void logNotFromControlServer(const ControlLink &link, const char *what, const ne
     qCWarning(lcClient).noquote() << "ignored" << what << "from" << (peer ? peer->name : QStringLiteral("?"))
                                   << "at" << (peer ? peer->source.toString() : QString())
                                   << "- it did not come by the Control Server's connection"
+                                  << (n > 1 ? QStringLiteral("(%1 such frames)").arg(n) : QString());
+}
+
+void ProviderLinks::expect(const QByteArray &service, const QByteArray &token)
+{
+    QWriteLocker l(&m_lock);
+    Entry &e = m_entries[service];
+    if (!token.isEmpty() && e.token == token)
+        return;
+    e = Entry{token, 0, 0};
+    m_generation.fetch_add(1, std::memory_order_acq_rel);
+}
+
+void ProviderLinks::forget(const QByteArray &service)
+{
+    QWriteLocker l(&m_lock);
+    if (m_entries.remove(service))
+        m_generation.fetch_add(1, std::memory_order_acq_rel);
+}
+
+quint64 ProviderLinks::connectionOf(const QByteArray &service, bool *listed) const
+{
+    QReadLocker l(&m_lock);
+    const auto it = m_entries.constFind(service);
+    *listed = it != m_entries.cend();
+    return *listed ? it->connection : 0;
+}
+
+ProviderLinks::Verdict ProviderLinks::check(const QByteArray &service, quint64 connection, quint64 sequence,
+                                            QByteArrayView data, bool *askAgain)
+{
+    *askAgain = false;
+    {
+        QReadLocker l(&m_lock);
+        const auto it = m_entries.constFind(service);
+        if (it == m_entries.cend())
+            return Verdict::Deliver;
+        if (sequence != 0 && connection != 0 && it->connection == connection)
+            return Verdict::Deliver;
+    }
+    QWriteLocker l(&m_lock);
+    const auto it = m_entries.find(service);
+    if (it == m_entries.end())
+        return Verdict::Deliver;
+    if (sequence == 0) {
+        // Only the provider the directory named got the token: on our own connection to it.
+        if (it->token.isEmpty() || !http::constantTimeEquals(it->token, data.toByteArray()))
+            return Verdict::Ignore;
+        if (it->connection != connection) {
+            it->connection = connection;
+            m_generation.fetch_add(1, std::memory_order_acq_rel);
+        }
+        return Verdict::Acknowledged;
+    }
+    if (connection == it->connection && connection != 0)
+        return Verdict::Deliver;
+    if (!it->token.isEmpty() && it->askedFor != connection) {
+        it->askedFor = connection;
+        *askAgain = true;
+    }
+    return Verdict::Ignore;
+}
+
+void logNotFromProvider(const ProviderLinks &links, const QByteArray &service)
+{
+    if (!links.countIgnored())
+        return;
+    const quint64 n = links.ignored();
+    qCWarning(lcClient).noquote() << "ignored SERVICE_MESSAGE for" << QString::fromUtf8(service)
+                                  << "- it did not come by the connection of the provider subscribed to"
                                   << (n > 1 ? QStringLiteral("(%1 such frames)").arg(n) : QString());
 }
 
@@ -266,6 +338,7 @@ void ClientCore::addRequest(const QString &name)
             subscribeAt(name, it->endpoint, it->name, it->incarnation); // provider re-sends the current value
         return;
     }
+    m_links->expect(name.toUtf8(), {}); // nothing believed for it until its provider answers
     if (m_state == Client::State::Connected)
         sendToControl(namesFrame(Type::RequestService, {name}));
 }
@@ -276,6 +349,8 @@ void ClientCore::removeRequest(const QString &name)
     if (it == m_requests.end() || --it.value() > 0)
         return;
     m_requests.erase(it);
+    m_links->forget(name.toUtf8());
+    m_tokens.remove(name);
     const ProviderRef p = m_providers.take(name);
     if (p.endpoint.isValid()) {
         wire::Subscribe s;
@@ -314,9 +389,16 @@ void ClientCore::shutdown()
 void ClientCore::subscribeAt(const QString &service, const Endpoint &provider, const QString &providerName,
                              quint64 incarnation)
 {
-    m_providers.insert(service, ProviderRef{providerName, provider, incarnation});
+    // One token per provider incarnation: subscribing again to the same one (another Subscription,
+    // the Control Server back) keeps the connection its data comes by.
+    Token &t = m_tokens[service];
+    if (t.token.isEmpty() || t.provider != providerName || t.incarnation != incarnation)
+        t = Token{providerName, incarnation, security::newNonce().left(16)};
+    m_links->expect(service.toUtf8(), t.token);
+    m_providers.insert(service, ProviderRef{providerName, provider, incarnation, t.token});
     wire::Subscribe s;
     s.set_name(ss(service));
+    s.set_token(t.token.toStdString());
     m_transport->send(m_transport->outbox(provider), controlFrame(Type::SubscribeService, s));
     Q_EMIT subscriptionChanged(service, int(Subscription::State::Connecting), providerName, provider.host,
                                provider.port);
@@ -329,6 +411,7 @@ void ClientCore::resubscribe(const QString &name)
         return;
     wire::Subscribe s;
     s.set_name(ss(name));
+    s.set_token(it->token.toStdString());
     m_transport->send(m_transport->outbox(it->endpoint), controlFrame(Type::SubscribeService, s));
 }
 
@@ -427,6 +510,7 @@ void ClientCore::onInfoService(const net::Inbound &in)
         return;
     if (!info.available()) {
         m_providers.remove(name);
+        m_links->expect(name.toUtf8(), {});
         Q_EMIT subscriptionChanged(name, int(Subscription::State::Waiting), QString(), QString(), 0);
         return;
     }
@@ -447,8 +531,8 @@ void ClientCore::onSubscribe(const net::Inbound &in)
         return;
     }
     if (in.type == Type::SubscribeService)
-        s->addSubscriber(
-            Subscriber{m_transport->outbox(in.peer->endpoint), in.peer->name, in.peer->incarnation});
+        s->addSubscriber(Subscriber{m_transport->outbox(in.peer->endpoint), in.peer->name,
+                                    in.peer->incarnation, subscriptionToken(sub)});
     else
         s->removeSubscribers(in.peer->endpoint);
     notifySubscriberCount(s);
@@ -560,11 +644,44 @@ void ClientCore::onRefused(const net::Inbound &in)
 {
     wire::Refused r;
     parseControl(in.data, r);
+    if (r.what() == "service" && r.retry_ms() > 0 && m_services.contains(qs(r.name()))) {
+        registerLater(qs(r.name()), r.retry_ms(), qs(r.reason()));
+        return;
+    }
     if (r.what() == "service")
         m_services.remove(qs(r.name()));
     if (r.what() == "connect")
         backOffNameInUse();
     Q_EMIT refused(qs(r.what()), qs(r.name()), qs(r.reason()));
+}
+
+void ClientCore::registerLater(const QString &service, quint32 retryMs, const QString &reason)
+{
+    m_registerLater.insert(service);
+    if (!m_registerTimer) {
+        m_registerTimer = new QTimer(this);
+        m_registerTimer->setSingleShot(true);
+        connect(m_registerTimer, &QTimer::timeout, this, [this] {
+            QStringList names;
+            for (const QString &n : std::as_const(m_registerLater))
+                if (m_services.contains(n))
+                    names.append(n);
+            m_registerLater.clear();
+            if (m_state == Client::State::Connected && !names.isEmpty())
+                sendToControl(namesFrame(Type::RegisterService, names));
+        });
+    }
+    if (m_registerTimer->isActive())
+        return; // one round for every name refused meanwhile, one report for it
+    // 1, 2, 4 … s up to 30 s, half of it at least, with jitter: the processes a full directory
+    // refused together do not all come back together.
+    m_registerBackoffMs = qBound<qint64>(retryMs, 2 * m_registerBackoffMs, 30000);
+    const qint64 wait = m_registerBackoffMs / 2 + qint64(QRandomGenerator::global()->generateDouble() *
+                                                         double(m_registerBackoffMs / 2));
+    m_registerTimer->start(int(qMax<qint64>(wait, retryMs)));
+    Q_EMIT refused(
+        QStringLiteral("service-later"), service,
+        QStringLiteral("%1 - asking again in %2 s").arg(reason).arg(double(wait) / 1000.0, 0, 'f', 1));
 }
 
 void ClientCore::backOffNameInUse()

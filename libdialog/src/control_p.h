@@ -29,6 +29,13 @@ template <typename Message> bool parseControl(const QByteArray &payload, Message
     return msg.ParseFromArray(payload.constData(), int(payload.size()));
 }
 
+/// The token of a SUBSCRIBE_SERVICE, to be echoed by its provider; empty when it carries none or
+/// one longer than 64 bytes (ours are 16).
+inline QByteArray subscriptionToken(const wire::Subscribe &s)
+{
+    return s.token().size() <= 64 ? QByteArray::fromStdString(s.token()) : QByteArray();
+}
+
 inline QString qs(const std::string &s)
 {
     return QString::fromStdString(s);

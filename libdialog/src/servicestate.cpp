@@ -161,6 +161,10 @@ void ServiceState::addSubscriber(const Subscriber &s)
         if (x.box != s.box)
             next.append(x);
     next.append(s);
+    // The acknowledgement is queued before the subscriber is listed: every value published to it
+    // follows on the same connection.
+    if (transport && !s.token.isEmpty() && !sendTo(s, 0, 0, s.token, 0))
+        dropped.fetch_add(1, std::memory_order_relaxed); // it asks again (its data is ignored meanwhile)
     replaceSubscribers(std::move(next));
     if (hasValue && !sendCurrent(s)) {
         dropped.fetch_add(1, std::memory_order_relaxed);

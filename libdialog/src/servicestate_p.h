@@ -19,6 +19,9 @@ struct Subscriber
     net::OutboxPtr box;
     QString name;
     quint64 incarnation = 0;
+    /// The token of its SUBSCRIBE_SERVICE (empty: it sent none): echoed to it, as a SERVICE_MESSAGE
+    /// of sequence 0, on the connection its data goes by, when it is added.
+    QByteArray token;
 };
 
 struct ServiceState : std::enable_shared_from_this<ServiceState>
@@ -81,7 +84,9 @@ struct ServiceState : std::enable_shared_from_this<ServiceState>
     bool sendCurrent(const Subscriber &s);
     /// The bytes the next catch-up of @p box must queue at once; called with `lock` held.
     qint64 nextCatchUpBytes(const net::Outbox *box) const;
-    /// Adds (or replaces, same endpoint) a subscriber and sends it the current value.
+    /// Adds (or replaces, same endpoint) a subscriber and sends it its token (when it sent one: the
+    /// acknowledgement that binds the subscription to this connection at the subscriber) and then
+    /// the current value.
     void addSubscriber(const Subscriber &s);
     /// Records that an update was dropped for @p s: once its queue drains, the latest value is sent
     /// to it, so a subscriber that fell behind always ends up with the current value.

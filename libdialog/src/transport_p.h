@@ -100,6 +100,8 @@ struct Inbound
     wire_format::Type type = wire_format::Type::Hello;
     PeerPtr peer;
     quint64 incarnation = 0;
+    /// SERVICE_MESSAGE (which carries no peer): the connection it came by (PeerInfo::connectionId).
+    quint64 connection = 0;
     quint8 status = 0; ///< REPLY only
     /// COMMAND_MESSAGE seen by a direct route only: the frame's flags, data left as it came (still
     /// compressed when they say so), so that a router relays it unchanged.
@@ -118,6 +120,12 @@ struct Inbound
     bool taken = false;
 
     qsizetype dataSize() const { return chunk.isNull() ? data.size() : dataLength; }
+    /// The data, wherever it is held, without a copy (valid while this Inbound is).
+    QByteArrayView dataView() const
+    {
+        return chunk.isNull() ? QByteArrayView(data)
+                              : QByteArrayView(chunk.constData() + dataOffset, dataLength);
+    }
     /// The data, wherever it is held.
     QByteArray dataCopy() const
     {

@@ -823,6 +823,7 @@ bool ReaderWorker::takeFrame(Connection *c, Type type, quint8 flags, QByteArrayV
     if (type == Type::ServiceMessage) {
         // The hot path: no peer pointer (no shared refcount across threads), name interned.
         in.name = c->intern(parts.name);
+        in.connection = c->peer->connectionId;
     } else {
         in.peer = c->peer;
         in.name = parts.name.toByteArray();

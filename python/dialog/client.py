@@ -346,8 +346,12 @@ class Service:
 
         await asyncio.wait_for(poll(), timeout)
 
-    def _add(self, ep: Endpoint, name: str, incarnation: int) -> None:
+    def _add(self, ep: Endpoint, name: str, incarnation: int, token: bytes = b"") -> None:
         self.subscribers[ep] = (name, incarnation)
+        if 0 < len(token) <= 64:
+            # The subscription's token echoed (sequence 0) ahead of the values, on the connection
+            # they go by: the subscriber takes this service's data from that connection only.
+            self.client._outbox(ep).send(wire.service_frame(self.name, 0, token))
         if self.last is not None:
             self.client._outbox(ep).send(wire.service_frame(self.name, self.sequence, *self.last))
 
@@ -974,7 +978,7 @@ class Client:
                 return
             ep = (peer.host, peer.port)
             if t == T.SUBSCRIBE_SERVICE:
-                s._add(ep, peer.name, peer.incarnation)
+                s._add(ep, peer.name, peer.incarnation, msg.token)
             else:
                 s.subscribers.pop(ep, None)
         elif t == T.LOST_SENDER:

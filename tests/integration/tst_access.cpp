@@ -7,6 +7,8 @@
 
 #include "dialog/client.h"
 #include "dialog/is/dictionary.h"
+#include "dialog/rc/staterecord.h"
+#include "dialog/subscription.h"
 
 #include <QHostInfo>
 #include <QJsonArray>
@@ -73,6 +75,7 @@ private Q_SLOTS:
     void cleanup();
     void commandRefusedAtSenderAndAudited();
     void isWriteRefusedAtWriterAndAudited();
+    void transitionRequestRefusedByTheMasterAndAudited();
     void auditReadFromTheMessageLog();
     void badAccessListStopsTheDaemon();
 
@@ -243,6 +246,118 @@ void tst_Access::isWriteRefusedAtWriterAndAudited()
         QCOMPARE(r.value(QLatin1String("name")).toString(), QStringLiteral("RunParams.RunInfo"));
         QCOMPARE(r.value(QLatin1String("user")).toString(), userName());
         QCOMPARE(r.value(QLatin1String("daemon")).toString(), QStringLiteral("IS.Server.RunParams"));
+    }
+}
+
+void tst_Access::transitionRequestRefusedByTheMasterAndAudited()
+{
+    QVERIFY(m_fx->startControlServer());
+    const QString accessFile = m_dir->filePath(QStringLiteral("transitions.json"));
+    {
+        QFile f(accessFile);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write(R"({ "rules": [
+            { "allow": "transition", "name": "RunCtrl.Master.State", "process": "RunControl*" },
+            { "deny":  "transition", "name": "RunCtrl.*" } ] })");
+    }
+    const QJsonObject partition{
+        {QStringLiteral("name"), QStringLiteral("acl")},
+        {QStringLiteral("control_server"), QJsonObject{{QStringLiteral("host"), QStringLiteral("localhost")},
+                                                       {QStringLiteral("port"), m_fx->port()},
+                                                       {QStringLiteral("start"), false}}},
+        {QStringLiteral("master"),
+         QJsonObject{{QStringLiteral("name"), QStringLiteral("Master")},
+                     {QStringLiteral("run_number_file"), m_dir->filePath(QStringLiteral("runnumber"))}}},
+        {QStringLiteral("slaves"),
+         QJsonArray{QJsonObject{{QStringLiteral("name"), QStringLiteral("FE1")},
+                                {QStringLiteral("kind"), QStringLiteral("control")}}}}};
+    const QString partitionFile = m_dir->filePath(QStringLiteral("acl.json"));
+    {
+        QFile f(partitionFile);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write(QJsonDocument(partition).toJson());
+    }
+    m_fx->start(QStringLiteral("dialog-slave"),
+                {QStringLiteral("--kind"), QStringLiteral("control"), QStringLiteral("--name"),
+                 QStringLiteral("FE1"), QStringLiteral("--no-is"), QStringLiteral("--master"),
+                 QStringLiteral("Master")});
+    const QString audit = m_dir->filePath(QStringLiteral("audit/master.audit"));
+    QProcess *master =
+        m_fx->start(QStringLiteral("dialog-master"),
+                    {QStringLiteral("--config"), partitionFile, QStringLiteral("--no-is"),
+                     QStringLiteral("--access"), accessFile, QStringLiteral("--audit-file"), audit});
+
+    Client intruder(m_fx->clientOptions(QStringLiteral("Intruder")));
+    Client gui(m_fx->clientOptions(QStringLiteral("RunControl.GUI")));
+    QVERIFY(intruder.start());
+    QVERIFY(gui.start());
+    Subscription *state = gui.subscribe(QStringLiteral("RunCtrl.Master.State"));
+    const auto masterState = [&] {
+        return QJsonDocument::fromJson(state->lastMessage().data())
+            .object()
+            .value(QLatin1String("state"))
+            .toString();
+    };
+    const auto slavePresent = [&] {
+        const QJsonArray slaves = QJsonDocument::fromJson(state->lastMessage().data())
+                                      .object()
+                                      .value(QLatin1String("slaves"))
+                                      .toArray();
+        return !slaves.isEmpty() && slaves.first().toObject().value(QLatin1String("present")).toBool();
+    };
+    QTRY_VERIFY_WITH_TIMEOUT(masterState() == QLatin1String("Initial") && slavePresent(), 20000);
+    rc::TransitionRequest configure;
+    configure.transition = rc::Transition::Configure;
+    const auto ask = [&](Client &from) {
+        Reply answer;
+        bool answered = false;
+        from.request(QStringLiteral("RunCtrl.Master.State"), configure.toJson(), 10000, &from,
+                     [&](const Reply &r) {
+                         answer = r;
+                         answered = true;
+                     });
+        return waitUntil([&] { return answered; }, 15000) ? answer : Reply();
+    };
+
+    // Refused: the requester is told why, and the master does not move.
+    const Reply refused = ask(intruder);
+    QVERIFY(!refused.isOk());
+    QVERIFY2(
+        refused.errorString().contains(
+            QStringLiteral("permission denied: the access list (rules[1]) does not let Intruder (user '%1'")
+                .arg(userName())) &&
+            refused.errorString().contains(QStringLiteral("request 'configure' of RunCtrl.Master.State")),
+        qPrintable(refused.errorString()));
+    QCOMPARE(masterState(), QStringLiteral("Initial"));
+    // Allowed: the run-control GUI's.
+    const Reply done = ask(gui);
+    QVERIFY2(done.isOk(), qPrintable(done.errorString()));
+    QVERIFY(done.data().contains("Configured"));
+
+    QByteArray err;
+    QTRY_VERIFY_WITH_TIMEOUT(
+        (err += master->readAllStandardError()).contains("refused by rules[1] of the access list"), 5000);
+    QVERIFY2(err.contains("transition configure of RunCtrl.Master.State from Intruder"), err.constData());
+
+    const ToolRun a = runDialog(m_fx->controlServer(),
+                                {QStringLiteral("audit"), QStringLiteral("--json"), QStringLiteral("--kind"),
+                                 QStringLiteral("transition"), QStringLiteral("--file"), audit});
+    QCOMPARE(a.exitCode, 0);
+    const QList<QJsonObject> records = jsonLines(a.out);
+    QCOMPARE(records.size(), 2);
+    QCOMPARE(records.at(0).value(QLatin1String("process")).toString(), QStringLiteral("Intruder"));
+    QCOMPARE(records.at(0).value(QLatin1String("outcome")).toString(), QStringLiteral("refused"));
+    QCOMPARE(records.at(0).value(QLatin1String("rule")).toString(), QStringLiteral("rules[1]"));
+    QCOMPARE(records.at(1).value(QLatin1String("process")).toString(), QStringLiteral("RunControl.GUI"));
+    QCOMPARE(records.at(1).value(QLatin1String("outcome")).toString(), QStringLiteral("allowed"));
+    QCOMPARE(records.at(1).value(QLatin1String("rule")).toString(), QStringLiteral("rules[0]"));
+    for (const QJsonObject &r : records) {
+        QCOMPARE(r.value(QLatin1String("kind")).toString(), QStringLiteral("transition"));
+        QCOMPARE(r.value(QLatin1String("name")).toString(), QStringLiteral("RunCtrl.Master.State"));
+        QCOMPARE(r.value(QLatin1String("operation")).toString(), QStringLiteral("configure"));
+        QCOMPARE(r.value(QLatin1String("daemon")).toString(), QStringLiteral("Master"));
+        QCOMPARE(r.value(QLatin1String("user")).toString(), userName());
+        QCOMPARE(r.value(QLatin1String("address")).toString(), QStringLiteral("127.0.0.1"));
     }
 }
 

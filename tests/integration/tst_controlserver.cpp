@@ -74,6 +74,9 @@ private Q_SLOTS:
     void connectionsWithoutHelloTimedOutAndCapped();
     void duplicateProcessNameGivesUpInsteadOfRetryingForEver();
     void registrationsOverTheLimitRefusedWithReason();
+    void fullDirectoryIsAskedAgainAndTheIsServerWaitsForRoom();
+    void refusedServicesAreLoggedAtPowersOfTwo();
+    void reservedRoomKeepsThePartitionsNamesAndNoProcessFillsTheDirectory();
     void commandsAndSubscriptionsOverTheLimitRefused();
     void directoryOverThePageSizeComesInPagesAndLostListStaysBounded();
     void sendExitStatusSaysDeliveredRefusedOrLost();
@@ -649,6 +652,131 @@ void tst_ControlServer::registrationsOverTheLimitRefusedWithReason()
     QVERIFY2(c.errorString().contains(QLatin1String("the most one process may")),
              qPrintable(c.errorString()));
     QCOMPARE(fx.processEntry(QStringLiteral("Greedy")).value(QStringLiteral("services")).toArray().size(), 3);
+}
+
+// Ten processes filled --max-services in 11 s; a new IS server then exited, and a refused
+// service never asked again.
+void tst_ControlServer::fullDirectoryIsAskedAgainAndTheIsServerWaitsForRoom()
+{
+    ProcessFixture fx;
+    QVERIFY(fx.startControlServer({QStringLiteral("--max-services"), QStringLiteral("6"),
+                                   QStringLiteral("--reserved-services"), QStringLiteral("0")}));
+    const auto services = [&](const QString &process) {
+        return fx.processEntry(process).value(QStringLiteral("services")).toArray().size();
+    };
+    // Three processes fill the directory (each may hold less than what is left for the others).
+    auto first = std::make_unique<Client>(fx.clientOptions(QStringLiteral("Fill1")));
+    for (int i = 0; i < 3; ++i)
+        first->publish(QStringLiteral("Fill1.S%1").arg(i));
+    QVERIFY(first->start());
+    QTRY_COMPARE_WITH_TIMEOUT(services(QStringLiteral("Fill1")), 3, 10000);
+    Client second(fx.clientOptions(QStringLiteral("Fill2")));
+    second.publish(QStringLiteral("Fill2.S0"));
+    second.publish(QStringLiteral("Fill2.S1"));
+    QVERIFY(second.start());
+    QTRY_COMPARE_WITH_TIMEOUT(services(QStringLiteral("Fill2")), 2, 10000);
+    Client third(fx.clientOptions(QStringLiteral("Fill3")));
+    third.publish(QStringLiteral("Fill3.S0"));
+    QVERIFY(third.start());
+    QTRY_COMPARE_WITH_TIMEOUT(services(QStringLiteral("Fill3")), 1, 10000);
+
+    // A process refused for now is told so, and keeps running.
+    Client late(fx.clientOptions(QStringLiteral("Late")));
+    late.publish(QStringLiteral("Late.S0"));
+    QSignalSpy errors(&late, &Client::errorOccurred);
+    QVERIFY(late.start());
+    QTRY_VERIFY_WITH_TIMEOUT(!errors.isEmpty(), 10000);
+    QVERIFY2(late.errorString().contains(QLatin1String("refused for now")) &&
+                 late.errorString().contains(QLatin1String("the directory holds 6 services, its limit")) &&
+                 late.errorString().contains(QLatin1String("asking again in")),
+             qPrintable(late.errorString()));
+    // The IS server (which exits when its name is refused as another's) waits for room.
+    QProcess *is = fx.start(QStringLiteral("dialog-isserver"),
+                            {QStringLiteral("--name"), QStringLiteral("RunParams"), QStringLiteral("--types"),
+                             QStringLiteral(DIALOG_SOURCE_DIR "/resources/is-types")});
+    is->setReadChannel(QProcess::StandardError);
+    QByteArray isLog;
+    QTRY_VERIFY_WITH_TIMEOUT((isLog += is->readAll()).contains("refused for now"), 10000);
+    QVERIFY2(isLog.contains("asking again in"), isLog.constData());
+    QCOMPARE(is->state(), QProcess::Running);
+
+    // Room appears: both get in, without being restarted.
+    first.reset();
+    QTRY_VERIFY_WITH_TIMEOUT(fx.processEntry(QStringLiteral("IS.Server.RunParams"))
+                                 .value(QStringLiteral("services"))
+                                 .toArray()
+                                 .contains(QStringLiteral("IS.RunParams")),
+                             40000);
+    QTRY_COMPARE_WITH_TIMEOUT(services(QStringLiteral("Late")), 1, 40000);
+    QCOMPARE(is->state(), QProcess::Running);
+}
+
+// One frame of 90,000 services over the limit made 90,000 lines in the message log.
+void tst_ControlServer::refusedServicesAreLoggedAtPowersOfTwo()
+{
+    ProcessFixture fx;
+    QVERIFY(fx.startControlServer({QStringLiteral("--max-services-per-process"), QStringLiteral("3")}));
+    Client c(fx.clientOptions(QStringLiteral("Greedy")));
+    for (int i = 0; i < 100; ++i)
+        c.publish(QStringLiteral("Greedy.S%1").arg(i));
+    QSignalSpy errors(&c, &Client::errorOccurred);
+    QVERIFY(c.start());
+    QTRY_COMPARE_WITH_TIMEOUT(errors.size(), 97, 10000); // each refusal still reaches the process
+    QCOMPARE(fx.processEntry(QStringLiteral("Greedy")).value(QStringLiteral("services")).toArray().size(), 3);
+    QProcess *cs = fx.controlServerProcess();
+    cs->setReadChannel(QProcess::StandardError);
+    QByteArray log;
+    QTRY_VERIFY_WITH_TIMEOUT((log += cs->readAll()).contains("(64 refusals)"), 5000);
+    // The 1st, 2nd, 4th … 64th of 97: 7 lines.
+    QVERIFY(expectNothingFor(
+        300, [&] { return (log += cs->readAll()).count("refused service") != 7; },
+        "not one line per power of two"));
+    QVERIFY2(log.contains("of Greedy - Greedy provides 3 services, the most one process may"),
+             log.constData());
+}
+
+void tst_ControlServer::reservedRoomKeepsThePartitionsNamesAndNoProcessFillsTheDirectory()
+{
+    ProcessFixture fx;
+    QVERIFY(fx.startControlServer({QStringLiteral("--max-services"), QStringLiteral("10"),
+                                   QStringLiteral("--reserved-services"), QStringLiteral("4")}));
+    const auto services = [&](const QString &process) {
+        return fx.processEntry(process).value(QStringLiteral("services")).toArray().size();
+    };
+    // 6 places for anyone: one process holds fewer than what it leaves to the others (3 of 6).
+    Client greedy(fx.clientOptions(QStringLiteral("Greedy")));
+    for (int i = 0; i < 20; ++i)
+        greedy.publish(QStringLiteral("Greedy.S%1").arg(i));
+    QSignalSpy greedyErrors(&greedy, &Client::errorOccurred);
+    QVERIFY(greedy.start());
+    QTRY_COMPARE_WITH_TIMEOUT(services(QStringLiteral("Greedy")), 3, 10000);
+    QTRY_VERIFY_WITH_TIMEOUT(!greedyErrors.isEmpty(), 10000);
+    QVERIFY2(greedy.errorString().contains(
+                 QLatin1String("as many as the directory has room left for all other processes")),
+             qPrintable(greedy.errorString()));
+    Client other(fx.clientOptions(QStringLiteral("Other")));
+    for (int i = 0; i < 3; ++i)
+        other.publish(QStringLiteral("Other.S%1").arg(i));
+    QVERIFY(other.start());
+    QTRY_COMPARE_WITH_TIMEOUT(services(QStringLiteral("Other")), 2, 10000);
+    Client third(fx.clientOptions(QStringLiteral("Third")));
+    third.publish(QStringLiteral("Third.S0"));
+    third.publish(QStringLiteral("Third.S1"));
+    QSignalSpy thirdErrors(&third, &Client::errorOccurred);
+    QVERIFY(third.start());
+    QTRY_COMPARE_WITH_TIMEOUT(services(QStringLiteral("Third")), 1, 10000);
+    QTRY_VERIFY_WITH_TIMEOUT(!thirdErrors.isEmpty(), 10000);
+    QVERIFY2(third.errorString().contains(QLatin1String("are kept for the partition's own names")),
+             qPrintable(third.errorString()));
+
+    // The master's names still find room.
+    Client master(fx.clientOptions(QStringLiteral("Master")));
+    master.publish(QStringLiteral("RunCtrl.Master.State"));
+    master.publish(QStringLiteral("RunCtrl.Master.Log"));
+    master.publish(QStringLiteral("RunCtrl.Master.Status"));
+    QVERIFY(master.start());
+    QTRY_COMPARE_WITH_TIMEOUT(services(QStringLiteral("Master")), 3, 10000);
+    QCOMPARE(services(QStringLiteral("Greedy")), 3);
 }
 
 void tst_ControlServer::commandsAndSubscriptionsOverTheLimitRefused()

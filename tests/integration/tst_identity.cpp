@@ -150,6 +150,8 @@ private Q_SLOTS:
     void helloNamingAConnectedProcessIsRefused();
     void reservedNamesAreRefusedToOtherProcesses();
     void slaveTakesTransitionsOnlyFromItsMaster();
+    void serviceDataFromAnotherConnectionIsIgnored();
+    void serviceDataFollowsItsProviderToANewConnection();
 
 private:
     /// Where the connected process @p name listens (from the directory).
@@ -378,6 +380,84 @@ void tst_Identity::slaveTakesTransitionsOnlyFromItsMaster()
     const Reply done = ask(master);
     QVERIFY2(done.isOk(), qPrintable(done.errorString()));
     QVERIFY(done.data().contains("Configured"));
+}
+
+void tst_Identity::serviceDataFromAnotherConnectionIsIgnored()
+{
+    Client master(m_fx->clientOptions(QStringLiteral("Master")));
+    Service *state = master.publish(QStringLiteral("RunCtrl.Master.State"));
+    state->update("real");
+    QVERIFY(master.start());
+    Client gui(m_fx->clientOptions(QStringLiteral("RunControl.GUI")));
+    QVERIFY(gui.start());
+    Subscription *sub = gui.subscribe(QStringLiteral("RunCtrl.Master.State"));
+    QTRY_COMPARE_WITH_TIMEOUT(sub->lastMessage().data(), QByteArray("real"), 10000);
+
+    // Everything the directory tells about the master is public: its name, address, incarnation.
+    RawProcess spy(QStringLiteral("Spy"));
+    QVERIFY(spy.connect(m_fx->port(), QStringLiteral("RunCtrl.Master.State")));
+    wire::InfoService info;
+    QVERIFY(waitUntil([&] { return spy.infoService(QStringLiteral("RunCtrl.Master.State"), &info); }, 10000));
+    const quint16 port = dataPort(QStringLiteral("RunControl.GUI"));
+    QVERIFY(port != 0);
+
+    // A rogue that says it is the master (its incarnation too) writes states to the GUI's data port,
+    // with sequence numbers ahead of the master's and a guessed acknowledgement.
+    QTcpSocket rogue;
+    rogue.connectToHost(QHostAddress::LocalHost, port);
+    QVERIFY(rogue.waitForConnected(5000));
+    QByteArray frames = helloFrame(QStringLiteral("Master"), info.incarnation(), quint16(info.port()));
+    appendServiceFrame(frames, "RunCtrl.Master.State", 0, 0, QByteArray(16, 'x'));
+    for (quint64 seq = 1000; seq < 1005; ++seq)
+        appendServiceFrame(frames, "RunCtrl.Master.State", seq, 0, "FORGED");
+    rogue.write(frames);
+    QVERIFY(rogue.waitForBytesWritten(5000));
+    QVERIFY2(waitUntil(
+                 [] {
+                     return LogCapture::contains(QStringLiteral("ignored SERVICE_MESSAGE for "
+                                                                "RunCtrl.Master.State"));
+                 },
+                 10000),
+             "the GUI did not log the data it refused");
+    QVERIFY2(waitUntil([] { return LogCapture::contains(QStringLiteral("(4 such frames)")); }, 10000),
+             "the GUI did not count the frames it refused");
+    QVERIFY(expectNothingFor(
+        300, [&] { return sub->lastMessage().data() != QByteArray("real"); },
+        "the GUI took the rogue's state"));
+
+    // The master's own values still arrive, and only they.
+    state->update("after");
+    QTRY_COMPARE_WITH_TIMEOUT(sub->lastMessage().data(), QByteArray("after"), 10000);
+    QCOMPARE(sub->provider(), QStringLiteral("Master"));
+}
+
+void tst_Identity::serviceDataFollowsItsProviderToANewConnection()
+{
+    // The provider closes its idle connections at once: each value goes by a new connection, which
+    // the subscriber believes once the provider has acknowledged the subscription on it again.
+    ClientOptions o = m_fx->clientOptions(QStringLiteral("Provider"));
+    o.idleTimeoutMs = 100;
+    Client provider(o);
+    Service *state = provider.publish(QStringLiteral("Provider.State"));
+    state->update("0");
+    QVERIFY(provider.start());
+    Client gui(m_fx->clientOptions(QStringLiteral("Gui")));
+    QVERIFY(gui.start());
+    Subscription *sub = gui.subscribe(QStringLiteral("Provider.State"));
+    QTRY_COMPARE_WITH_TIMEOUT(sub->lastMessage().data(), QByteArray("0"), 10000);
+    const quint64 reconnectsBefore = provider.statistics().reconnects;
+    for (int i = 1; i <= 3; ++i) {
+        // Idle past the time-out (the scenario's pause): the provider's connection to the GUI closes.
+        QVERIFY(expectNothingFor(
+            500, [&] { return sub->lastMessage().data() != QByteArray::number(i - 1); },
+            "a value arrived unsent"));
+        state->update(QByteArray::number(i));
+        QTRY_COMPARE_WITH_TIMEOUT(sub->lastMessage().data(), QByteArray::number(i), 10000);
+    }
+    // Each value did go by a connection opened again.
+    QVERIFY2(provider.statistics().reconnects >= reconnectsBefore + 3,
+             qPrintable(QString::number(provider.statistics().reconnects - reconnectsBefore)));
+    QCOMPARE(sub->provider(), QStringLiteral("Provider"));
 }
 
 QTEST_GUILESS_MAIN(tst_Identity)

@@ -3,12 +3,14 @@
 #include "isfixture.h"
 
 #include "dialog/client.h"
+#include "dialog/is/codec.h"
 #include "dialog/is/dictionary.h"
 #include "dialog/is/receiver.h"
 
 #include <QDir>
 #include <QJsonArray>
 #include <QJsonDocument>
+#include <QRandomGenerator>
 #include <QTemporaryDir>
 #include <QtTest>
 #include <csignal>
@@ -39,6 +41,7 @@ private Q_SLOTS:
     void malformedRequestsAnswered();
     void toolCommandsAndErrors();
     void quotaExceededRefusedAndCounted();
+    void historyCountsAgainstTheClientQuota();
     void quotaPerAddressWhateverTheName();
     void typeDeclarationsBounded();
     void serverWithHundredsOfWritingProcesses();
@@ -711,6 +714,36 @@ void tst_IsServer::toolCommandsAndErrors()
 }
 
 // One client used to create objects without bound (1,000,000 at ~29,000/s) and 50 MB values.
+// 200 objects with a deep history took an IS server to 791 MB: the history ring counted against no
+// quota, only the values did.
+void tst_IsServer::historyCountsAgainstTheClientQuota()
+{
+    constexpr qint64 QuotaBytes = 20000;
+    startServer(QStringLiteral("Hist"), {QStringLiteral("--quota-client-bytes"), QString::number(QuotaBytes),
+                                         QStringLiteral("--history"), QStringLiteral("100000")});
+    QVERIFY(waitForServer(QStringLiteral("Hist")));
+    is::Object stats = is::Object::create(m_dict->types(), QStringLiteral("ReadoutStats"));
+    QRandomGenerator rng(31);
+    is::Status refused;
+    int accepted = 0;
+    // Values that do not compress: each one adds ~30 bytes to the object's history.
+    for (; accepted < 5000 && refused.isOk(); ++accepted) {
+        QVERIFY(stats.set<double>(QStringLiteral("rate"), rng.generateDouble() * 1e6));
+        QVERIFY(stats.set<quint64>(QStringLiteral("events"), rng.generate64()));
+        QVERIFY(stats.set<quint64>(QStringLiteral("bytes"), rng.generate64()));
+        refused = m_dict->updateSync(QStringLiteral("Hist.RO1"), stats);
+    }
+    // The value alone is a small part of the quota: what filled it is the history.
+    QVERIFY(is::encode(stats).size() * 20 < QuotaBytes);
+    QCOMPARE(refused.code(), is::Status::Code::QuotaExceeded);
+    QVERIFY2(refused.message().contains(QLatin1String("(values and their history), the most one client may "
+                                                      "is 20000")),
+             qPrintable(refused.toString()));
+    qInfo("refused after %d values of %lld bytes each", accepted, qint64(is::encode(stats).size()));
+    // Refused is refused: the object keeps its last accepted value, and the next write is refused too.
+    QCOMPARE(m_dict->updateSync(QStringLiteral("Hist.RO1"), stats).code(), is::Status::Code::QuotaExceeded);
+}
+
 void tst_IsServer::quotaExceededRefusedAndCounted()
 {
     startServer(QStringLiteral("Quota"), {QStringLiteral("--quota-client-objects"), QStringLiteral("3"),

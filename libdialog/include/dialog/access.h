@@ -8,6 +8,7 @@
 #include <QList>
 #include <QRegularExpression>
 #include <QString>
+#include <optional>
 
 namespace dialog {
 
@@ -38,10 +39,11 @@ struct Origin
 ///         { "allow": "is-write", "name": "RunParams.*", "user": "daq", "host": "daq-*" },
 ///         { "deny":  "is-write", "name": "RunParams.*" } ] }
 ///
-/// A rule has "allow" or "deny" with what it is about ("command", "is-write" or "*"), and glob
-/// patterns (dialog/glob.h: '*' any characters, '?' one, "[...]" one of a set; whole string)
-/// "name" (the command, or the IS object as Server.Object), "process", "user" and "host" (the
-/// claimed host name or the connection's address); a pattern left out matches anything.
+/// A rule has "allow" or "deny" with what it is about ("command", "is-write", "transition" or "*"),
+/// and glob patterns (dialog/glob.h: '*' any characters, '?' one, "[...]" one of a set; whole
+/// string) "name" (the command, the IS object as Server.Object, or the run-control state service
+/// RunCtrl.<P>.State a transition is asked of), "process", "user" and "host" (the claimed host name
+/// or the connection's address); a pattern left out matches anything.
 /// Immutable once loaded: safe to use from any thread.
 class AccessList
 {
@@ -49,8 +51,9 @@ public:
     /// What an access rule is about.
     enum class Kind
     {
-        Command, ///< sending a command (COMMAND_MESSAGE or DIALOG.Command)
-        IsWrite, ///< inserting, updating or removing an IS object
+        Command,    ///< sending a command (COMMAND_MESSAGE or DIALOG.Command)
+        IsWrite,    ///< inserting, updating or removing an IS object
+        Transition, ///< asking a run-control process for a transition (a request on RunCtrl.<P>.State)
     };
     /// The outcome of check(): whether the action is allowed, and which rule said so.
     struct Decision
@@ -88,7 +91,9 @@ private:
     bool m_defaultAllows = true;
 };
 
-/// "command" or "is-write".
+/// "command", "is-write" or "transition".
 QString accessKindName(AccessList::Kind kind);
+/// The kind accessKindName() names @p name; nullopt for any other text.
+std::optional<AccessList::Kind> accessKindFromName(const QString &name);
 
 } // namespace dialog

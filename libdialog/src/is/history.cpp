@@ -572,4 +572,17 @@ qint64 HistoryStore::encodedBytes() const
     return n;
 }
 
+qint64 HistoryStore::bytesOf(const QString &objectName) const
+{
+    const Shard &shard = d->shardOf(objectName);
+    QMutexLocker l(&shard.lock);
+    const auto it = shard.series.constFind(objectName);
+    if (it == shard.series.cend())
+        return 0;
+    qint64 n = qint64(it->prev.capacity() * sizeof(quint64) + it->blocks.capacity() * sizeof(Block));
+    for (const Block &b : it->blocks)
+        n += qint64(b.data.capacity());
+    return n;
+}
+
 } // namespace dialog::is

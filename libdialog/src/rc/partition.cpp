@@ -242,6 +242,7 @@ QStringList ProcessSpec::arguments(const Partition &p) const
         a << QStringLiteral("--config") << p.file;
         if (!p.configDb.isEmpty())
             a << QStringLiteral("--configdb") << p.configDb << QStringLiteral("--config-ref") << p.configRef;
+        a << p.accessArguments(QStringLiteral("master"));
         break;
     case Role::Slave:
         a << QStringLiteral("--kind") << kind << QStringLiteral("--name") << name

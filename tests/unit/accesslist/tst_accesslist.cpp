@@ -36,9 +36,10 @@ void tst_AccessList::badListsAreRefusedWithWhere_data()
                                  << QStringLiteral("a.json: default: expected \"allow\" or \"deny\"");
     QTest::newRow("both") << QByteArray(R"({"rules": [{"allow": "command", "deny": "command"}]})")
                           << QStringLiteral("a.json: rules[0]: needs one of \"allow\" and \"deny\"");
-    QTest::newRow("bad-kind") << QByteArray(R"({"rules": [{"deny": "commands"}]})")
-                              << QStringLiteral(
-                                     "a.json: rules[0]: \"deny\" must be \"command\", \"is-write\" or \"*\"");
+    QTest::newRow("bad-kind")
+        << QByteArray(R"({"rules": [{"deny": "commands"}]})")
+        << QStringLiteral(
+               "a.json: rules[0]: \"deny\" must be \"command\", \"is-write\", \"transition\" or \"*\"");
     QTest::newRow("bad-field") << QByteArray(R"({"rules": [{"deny": "*", "proces": "X"}]})")
                                << QStringLiteral("a.json: rules[0].proces: unknown key");
     QTest::newRow("empty-pattern") << QByteArray(R"({"rules": [{"deny": "*"}, {"deny": "*", "user": ""}]})")

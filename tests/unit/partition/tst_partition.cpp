@@ -233,6 +233,12 @@ void tst_Partition::accessListAndAuditDirReachTheDaemons()
             QStringLiteral("--audit-file %1").arg(dir.filePath(QStringLiteral("audit/is-RunParams.audit")))),
         qPrintable(is.join(' ')));
     QVERIFY(!p.slaves.first().arguments(p).contains(QStringLiteral("--access")));
+    // The master checks the transitions asked of it (kind "transition") and audits them.
+    const QStringList master = p.master.arguments(p);
+    QVERIFY2(master.join(' ').contains(
+                 QStringLiteral("--access %1 --audit-file %2")
+                     .arg(access.fileName(), dir.filePath(QStringLiteral("audit/master.audit")))),
+             qPrintable(master.join(' ')));
 
     // A bad access list stops the partition from loading, with the file and the rule.
     QVERIFY(access.open(QIODevice::WriteOnly | QIODevice::Truncate));

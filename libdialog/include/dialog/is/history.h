@@ -156,6 +156,9 @@ public:
     qsizetype objectCount() const;
     /// Bytes of encoded values held (blocks only, without the bookkeeping of each object).
     qint64 encodedBytes() const;
+    /// Bytes held for @p objectName: its blocks and its encoder state (0 when none is held). What
+    /// an IS server counts against the quota of the object's owner.
+    qint64 bytesOf(const QString &objectName) const;
 
 private:
     std::unique_ptr<HistoryStorePrivate> const d;
