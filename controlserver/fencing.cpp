@@ -211,7 +211,8 @@ void Fencing::stepDownTo(const Endpoint &active, quint64 term, const QString &wh
                                    << active.toString() << "and becoming its standby";
     m_ctx.redirectTo = active;
     m_ctx.redirectTerm = term;
-    m_watch.reset();
+    if (m_watch) // (we may be in one of its signals)
+        m_watch.release()->deleteLater();
     Q_EMIT steppingDown();
     m_redirectRounds = 0;
     redirectAll();
@@ -246,7 +247,8 @@ void Fencing::becomeStandbyOf(const Endpoint &active)
     qCWarning(lcFencing).noquote() << "becoming the standby of the Control Server at" << at;
     const QString program = QCoreApplication::applicationFilePath();
     const quint16 port = m_ctx.transport ? m_ctx.transport->serverPort() : m_ctx.options.port;
-    const QStringList args = Standby::standbyArguments(QCoreApplication::arguments().mid(1), port, at);
+    const QStringList args = Standby::standbyArguments(QCoreApplication::arguments().mid(1), port, at,
+                                                       qMax(m_ctx.term, m_ctx.redirectTerm));
     std::vector<QByteArray> storage;
     storage.push_back(QFile::encodeName(program));
     for (const QString &a : args)

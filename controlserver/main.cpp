@@ -50,9 +50,9 @@ void addServerOptions(OptionTable &t, dialog::cs::ServerOptions &o)
              "answering."_s,
              &o.standbyOf),
          Option::integer(u"term"_s, u"n"_s,
-                         u"Fencing term to serve with as a primary (default 1). A standby that takes over "
-                         "serves with one above the highest it saw; a server that learns of a higher term "
-                         "serving elsewhere steps down and becomes its standby."_s,
+                         u"Fencing term (default 1): a primary serves with it; a standby takes over with one "
+                         "above it and above its primary's. A server that learns of a higher term serving "
+                         "elsewhere steps down and becomes its standby."_s,
                          &o.term, 1, 1000000000000LL),
          Option::flag(u"trust-advertised"_s,
                       u"Accept any address a process advertises (default: it must be the address its "

@@ -75,11 +75,15 @@ quint64 Standby::takeOverTerm() const
     return qMax(m_ctx.options.term, m_primaryTerm) + 1;
 }
 
-QStringList Standby::standbyArguments(QStringList arguments, quint16 port, const QString &at)
+QStringList Standby::standbyArguments(QStringList arguments, quint16 port, const QString &at, quint64 term)
 {
     removeOption(arguments, QStringLiteral("--standby-of"));
     removeOption(arguments, QStringLiteral("--port")); // a standby needs a real port: the one it served on
     arguments << QStringLiteral("--port") << QString::number(port) << QStringLiteral("--standby-of") << at;
+    if (term > 0) {
+        removeOption(arguments, QStringLiteral("--term"));
+        arguments << QStringLiteral("--term") << QString::number(term);
+    }
     return arguments;
 }
 

@@ -27,8 +27,11 @@ public:
     quint64 takeOverTerm() const;
 
     /// The arguments of this server as the standby of the server at @p at: @p arguments (without
-    /// the program) without their --standby-of and --port, then --port @p port --standby-of @p at.
-    static QStringList standbyArguments(QStringList arguments, quint16 port, const QString &at);
+    /// the program) without their --standby-of and --port, then --port @p port --standby-of @p at;
+    /// with a @p term, without their --term and then --term @p term (the term it knew stays known
+    /// across the exec: a takeover then serves above it).
+    static QStringList standbyArguments(QStringList arguments, quint16 port, const QString &at,
+                                        quint64 term = 0);
 
 Q_SIGNALS:
     /// The primary is gone: this server must serve now. Emitted at most once.

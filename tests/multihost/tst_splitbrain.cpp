@@ -71,6 +71,7 @@ private:
     std::unique_ptr<Client> m_client;
     QList<int> m_acked;
     QString m_serving; // the address that served when oneServerWithEveryone() last said yes
+    QProcess *m_primary = nullptr, *m_standby = nullptr; // the two Control Servers
     bool m_linkCut = false;
 };
 
@@ -97,6 +98,7 @@ void tst_SplitBrain::cleanupTestCase()
 void tst_SplitBrain::cleanup()
 {
     m_client.reset();
+    m_primary = m_standby = nullptr;
     for (auto &p : m_children) {
         if (p->state() != QProcess::NotRunning) {
             ::kill(pid_t(p->processId()), SIGCONT);
@@ -157,15 +159,15 @@ QProcess *tst_SplitBrain::startPrimary()
 
 void tst_SplitBrain::startPartition()
 {
-    startPrimary();
+    m_primary = startPrimary();
     // A standby that finds no primary at its start takes over at once: start it once the primary listens.
     QTRY_VERIFY_WITH_TIMEOUT(listening(m_net.address(1), 3425), 15000);
-    start(2, QStringLiteral("dialog-controlserver"),
-          QStringList{QStringLiteral("--bind"), QStringLiteral("0.0.0.0"), QStringLiteral("--port"),
-                      QStringLiteral("3425"), QStringLiteral("--advertise"), m_net.address(2),
-                      QStringLiteral("--standby-of"), primary()} +
-              kHeartbeat,
-          {});
+    m_standby = start(2, QStringLiteral("dialog-controlserver"),
+                      QStringList{QStringLiteral("--bind"), QStringLiteral("0.0.0.0"), QStringLiteral("--port"),
+                                  QStringLiteral("3425"), QStringLiteral("--advertise"), m_net.address(2),
+                                  QStringLiteral("--standby-of"), primary()} +
+                          kHeartbeat,
+                      {});
     // Beside the primary, configured with its address only.
     start(1, QStringLiteral("dialog-isserver"),
           QStringList{QStringLiteral("--name"), QStringLiteral("Split"), QStringLiteral("--types"),
@@ -286,6 +288,10 @@ bool tst_SplitBrain::write(int value)
 
 void tst_SplitBrain::checkWrites()
 {
+    // Neither Control Server crashed (the one that stepped down executed itself: the same process).
+    for (QProcess *cs : {m_primary, m_standby})
+        QVERIFY2(cs && cs->state() == QProcess::Running,
+                 qPrintable(QStringLiteral("a Control Server exited (status %1)").arg(cs ? cs->exitCode() : -1)));
     QVERIFY(!m_acked.isEmpty());
     for (int v : std::as_const(m_acked)) {
         QByteArray out;
@@ -360,12 +366,11 @@ void tst_SplitBrain::primaryRestartedAsPrimaryStepsDownForTheStandby()
 {
     startPartition();
     QVERIFY(write(1));
-    QProcess *first = m_children.front().get(); // the primary
-    first->kill();
-    first->waitForFinished(3000);
+    m_primary->kill();
+    m_primary->waitForFinished(3000);
     QTRY_VERIFY_WITH_TIMEOUT(listening(m_net.address(2), 3425), 15000);
     // systemd starts it again, as the primary: it finds the standby serving and steps down.
-    startPrimary();
+    m_primary = startPrimary();
     QVERIFY(settle("primary restarted as a primary", standby()) >= 0);
     checkWrites();
 }

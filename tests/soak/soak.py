@@ -5,9 +5,9 @@ gets SIGKILL (and is restarted with its own command line, as a supervisor would)
 SIGCONT, or its cable pulled: RO2, FE4 and the mirror run on a second host (a network namespace of
 the soak's own, joined to this one by a veth pair), whose link goes down for --stop-s seconds. The
 network faults "split" and "flap" put the standby Control Server on the second host as well: a split
-cuts it off from the primary for 1-2 x --stop-s (it takes over for the second host while the primary
-serves the first), a flap pulls the cable five times in a few seconds; after each, one Control
-Server must serve every process again.
+cuts it off from the primary for 2.5-4 x --stop-s (it takes over for the second host while the primary
+serves the first), a flap pulls the cable five times, mostly for less than a takeover takes, now and
+then for longer; after each, one Control Server must serve every process again.
 Invariants are checked as it goes and at the end; every one is reported, and the exit status is 1
 if one failed.
 
@@ -572,10 +572,11 @@ class Soak:
         else:
             if kind == "cable":
                 pulls = [(self.args.stop_s, 0)]
-            elif kind == "split":  # longer than a takeover: both sides serve until the heal
-                pulls = [(random.uniform(1, 2) * self.args.stop_s, 0)]
-            else:  # five flaps in a few seconds, some shorter than a takeover, some longer
-                pulls = [(random.uniform(0.3, 2.0), random.uniform(0.5, 2.0)) for _ in range(5)]
+            elif kind == "split":  # longer than a takeover (the standby notices, then waits as long)
+                pulls = [(random.uniform(2.5, 4) * self.args.stop_s, 0)]
+            else:  # five flaps: most shorter than a takeover, some longer (the standby takes over)
+                pulls = [(random.uniform(0.3, 1.5) if random.random() < 0.7 else random.uniform(2.5, 3) *
+                          self.args.stop_s, random.uniform(0.5, 2.0)) for _ in range(5)]
             for down, up in pulls:
                 why = self.host.cable(False)
                 if why:

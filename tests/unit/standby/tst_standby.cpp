@@ -16,6 +16,7 @@ class tst_Standby : public QObject
 private slots:
     void stepDownArguments_data();
     void stepDownArguments();
+    void stepDownArgumentsKeepTheTerm();
     void higherTermOutranks_data();
     void higherTermOutranks();
 };
@@ -33,6 +34,13 @@ void tst_Standby::stepDownArguments_data()
         << QStringList{"--port=0", "--standby-of=pc3:3425", "--trust-advertised"}
         << QStringList{"--trust-advertised"} + tail;
     QTest::newRow("a former standby") << QStringList{"--standby-of", "pc1:3425", "--port", "3425"} << tail;
+}
+
+void tst_Standby::stepDownArgumentsKeepTheTerm()
+{
+    // The server that steps down knew term 7: the standby it becomes takes over above it.
+    QCOMPARE(Standby::standbyArguments({"--term", "2", "--heartbeat-ms", "200"}, 3425, QStringLiteral("pc2:3425"), 7),
+             (QStringList{"--heartbeat-ms", "200", "--port", "3425", "--standby-of", "pc2:3425", "--term", "7"}));
 }
 
 void tst_Standby::stepDownArguments()
