@@ -58,6 +58,22 @@ void Admission::onConnect(const net::Inbound &in)
 {
     wire::Connect c;
     parseControl(in.data, c);
+    if (m_ctx.redirectTo.isValid()) {
+        // Stepping down: nobody is accepted here any more; the process goes where the partition is.
+        wire::Refused r;
+        r.set_what("redirect");
+        r.set_name(c.name());
+        r.set_reason(ss(QStringLiteral("this Control Server steps down for the one at %1 (term %2)")
+                            .arg(m_ctx.redirectTo.toString())
+                            .arg(m_ctx.redirectTerm)));
+        // (Not the serving server's own watch of us: sent there, it would watch itself.)
+        if (qs(c.term_server()) != m_ctx.redirectTo.toString()) {
+            r.set_redirect(ss(m_ctx.redirectTo.toString()));
+            r.set_term(m_ctx.redirectTerm);
+        }
+        m_ctx.transport->answer(in.peer, controlFrame(Type::Refused, r));
+        return;
+    }
     const QString host = qs(c.host());
     if (c.name().empty() || c.port() == 0 || c.port() > 65535 || host.isEmpty()) {
         refuseConnect(in, QStringLiteral("connect"),
@@ -163,6 +179,8 @@ void Admission::admit(const net::Inbound &in, const QList<QHostAddress> &address
     p.pid = c.pid();
     p.incarnation = c.incarnation();
     p.session = QByteArray::fromStdString(c.session());
+    p.term = c.term();
+    p.termServer = qs(c.term_server());
     p.via = in.peer->connectionId;
     p.heartbeatMs = c.heartbeat_ms() > 0 ? int(c.heartbeat_ms()) : m_ctx.options.heartbeatMs;
     p.connectedAtMs = m_ctx.wallNow();
@@ -195,6 +213,7 @@ void Admission::admit(const net::Inbound &in, const QList<QHostAddress> &address
     ok.set_heartbeat_ms(quint32(p.heartbeatMs));
     ok.set_heartbeat_misses(quint32(m_ctx.options.heartbeatMisses));
     ok.set_session(c.session()); // tells the process which inbound connection is ours
+    ok.set_term(m_ctx.term);
     m_ctx.sendToEndpoint(reply, controlFrame(Type::SuccessfullyConnected, ok));
     for (const auto &s : c.services())
         m_registry.registerService(p.name, qs(s));

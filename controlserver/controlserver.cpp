@@ -3,6 +3,7 @@
 #include "admission.h"
 #include "commandrelay.h"
 #include "directorypublisher.h"
+#include "fencing.h"
 #include "registry.h"
 #include "standby.h"
 #include "supervision.h"
@@ -24,7 +25,7 @@ ControlServer::ControlServer(const ServerOptions &options, QObject *parent)
       m_publisher(new DirectoryPublisher(m_ctx, *m_relay, this)),
       m_registry(new Registry(m_ctx, *m_publisher, this)),
       m_admission(new Admission(m_ctx, *m_registry, this)), m_supervision(new Supervision(m_ctx, this)),
-      m_standby(new Standby(m_ctx, this))
+      m_standby(new Standby(m_ctx, this)), m_fencing(new Fencing(m_ctx, this))
 {
     connectParts();
 }
@@ -35,6 +36,7 @@ ControlServer::~ControlServer()
     // Then the parts, which keep references to the context.
     m_transport.reset();
     m_ctx.transport = nullptr;
+    delete m_fencing;
     delete m_standby;
     delete m_supervision;
     delete m_admission;
@@ -54,7 +56,7 @@ void ControlServer::connectParts()
         if (fresh)
             m_relay->admitted(p); // (refreshed: the same process, already there)
         m_supervision->admitted(p);
-        m_standby->admitted(p);
+        m_fencing->admitted(p);
     });
     connect(m_admission, &Admission::unreachable, this,
             [this](const QString &name, quint64, const QString &why) { m_supervision->lose(name, why); });
@@ -68,19 +70,24 @@ void ControlServer::connectParts()
         m_admission->expire();
         m_relay->expire();
     });
-    connect(m_supervision, &Supervision::stalledFor, m_standby, &Standby::checkAfterStall);
-    connect(m_standby, &Standby::probingChanged, m_supervision, &Supervision::setHeld);
+    connect(m_supervision, &Supervision::stalledFor, m_fencing, &Fencing::afterStall);
+    connect(m_fencing, &Fencing::probingChanged, m_supervision, &Supervision::setHeld);
+    // The processes are leaving for the serving server: none is declared lost meanwhile.
+    connect(m_fencing, &Fencing::steppingDown, m_supervision, [this] { m_supervision->setHeld(true); });
     connect(m_supervision, &Supervision::statisticsChanged, m_publisher,
             &DirectoryPublisher::statisticsChanged);
     connect(m_admission, &Admission::directoryChanged, this, &ControlServer::directoryChanged);
     connect(m_registry, &Registry::directoryChanged, this, &ControlServer::directoryChanged);
     connect(m_supervision, &Supervision::directoryChanged, this, &ControlServer::directoryChanged);
     connect(m_standby, &Standby::takeOver, this, [this] {
+        m_ctx.term = m_standby->takeOverTerm();
         QString why;
         if (!activate(&why)) {
             qCCritical(lcServer).noquote() << "cannot take over:" << why;
             QCoreApplication::exit(1);
+            return;
         }
+        m_fencing->serving(m_ctx.options.standbyOf); // and watch the one replaced, should it serve again
     });
 }
 
@@ -89,8 +96,12 @@ bool ControlServer::start(QString *error)
     ServerOptions &o = m_ctx.options;
     if (!net::applySecurity(o.secretFile, o.tls, o.transport, error))
         return false;
-    if (o.standbyOf.isEmpty())
-        return activate(error);
+    if (o.standbyOf.isEmpty()) {
+        if (!activate(error))
+            return false;
+        m_fencing->serving(QString());
+        return true;
+    }
     net::Endpoint primary;
     if (!net::Endpoint::parse(o.standbyOf, primary)) {
         *error = QStringLiteral("invalid --standby-of '%1' (expected host:port)").arg(o.standbyOf);

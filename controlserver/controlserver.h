@@ -16,6 +16,7 @@
 namespace dialog::cs {
 
 class Admission;
+class Fencing;
 class CommandRelay;
 class Registry;
 class Standby;
@@ -60,6 +61,7 @@ private:
     Admission *m_admission;
     Supervision *m_supervision;
     Standby *m_standby;
+    Fencing *m_fencing;
 };
 
 } // namespace dialog::cs

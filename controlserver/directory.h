@@ -30,6 +30,10 @@ struct ProcessRecord
     /// net::PeerInfo::connectionId of the connection its CONNECT came by: its frames are believed
     /// from that connection only (0: not bound, for records made without a connection).
     quint64 via = 0;
+    /// Connect.term / term_server: the highest term of a Control Server that accepted it, and
+    /// where that one served (fencing: read by the server that steps down).
+    quint64 term = 0;
+    QString termServer;
     int heartbeatMs = 1000;
     qint64 connectedAtMs = 0;
     qint64 lastSeenMs = 0;

@@ -46,6 +46,11 @@ void addServerOptions(OptionTable &t, dialog::cs::ServerOptions &o)
              u"Run as a spare of the primary at host:port: take over (listen on --port) when it stops "
              "answering."_s,
              &o.standbyOf),
+         Option::integer(u"term"_s, u"n"_s,
+                         u"Fencing term (default 1): a primary serves with it; a standby takes over with one "
+                         "above it and above its primary's. A server that learns of a higher term serving "
+                         "elsewhere steps down and becomes its standby."_s,
+                         &o.term, 1, 1000000000000LL),
          Option::flag(u"trust-advertised"_s,
                       u"Accept any address a process advertises (default: it must be the address its "
                       "connection comes from, or from this host one of this host's addresses)."_s,

@@ -9,7 +9,7 @@ namespace dialog::cs {
 
 using namespace wire_format;
 
-ServerContext::ServerContext(const ServerOptions &o) : options(o)
+ServerContext::ServerContext(const ServerOptions &o) : options(o), term(qMax<quint64>(1, o.term))
 {
     directory.setLostLimits(options.lost);
     m_clock.start();

@@ -23,6 +23,12 @@ public:
     net::Transport *transport = nullptr;
     /// DIALOG.ControlServer at the address processes reach it by (set when it serves).
     net::PeerInfo self;
+    /// The fencing term this server serves with (options.term until a takeover or an adoption).
+    quint64 term = 1;
+    /// Set while this server steps down: where the server that serves now is, and its term. A
+    /// CONNECT is then answered with a redirect there, never accepted.
+    net::Endpoint redirectTo;
+    quint64 redirectTerm = 0;
 
     /// Milliseconds on a monotonic clock since the server was made: heartbeats, time-outs.
     qint64 now() const { return m_clock.elapsed(); }

@@ -35,6 +35,10 @@ struct ServerOptions
     qint64 directoryPageBytes = 8 * 1024 * 1024;
     LostLimits lost;   ///< bounds of the "lost" history
     QString standbyOf; ///< "host:port" of the primary: wait as a spare until it is gone
+    /// The fencing term this server starts with as a primary (--term). A standby that takes over
+    /// serves with one more than the highest it saw; a server that learns of a higher term serving
+    /// elsewhere steps down (docs/controlserver.md).
+    quint64 term = 1;
     /// Accept any address a process advertises. By default it must be the address its connection
     /// comes from (or, from this host, one of this host's addresses).
     bool trustAdvertised = false;

@@ -1,15 +1,9 @@
 #include "standby.h"
 
 #include <QCoreApplication>
-#include <QFile>
 #include <QLoggingCategory>
-#include <QNetworkProxy>
-#include <QTcpSocket>
 #include <QTimer>
 
-#include <cerrno>
-#include <cstdio>
-#include <unistd.h>
 
 Q_LOGGING_CATEGORY(lcStandby, "dialog.controlserver.standby", QtInfoMsg)
 
@@ -64,95 +58,33 @@ void Standby::watchPrimary()
         deadline->deleteLater();
         Q_EMIT takeOver();
     });
-    connect(m_primaryWatch.get(), &Client::stateChanged, deadline, [deadline](Client::State st) {
-        if (st == Client::State::Connected)
+    connect(m_primaryWatch.get(), &Client::stateChanged, deadline, [this, deadline](Client::State st) {
+        if (st == Client::State::Connected) {
+            m_primaryTerm = qMax(m_primaryTerm, m_primaryWatch->controlServerTerm());
             deadline->stop();
-        else if (!deadline->isActive())
+        } else if (!deadline->isActive()) {
             deadline->start();
+        }
     });
     deadline->start(); // also covers a primary that is not there at all
     m_primaryWatch->start();
 }
 
-void Standby::admitted(const ProcessRecord &p)
+quint64 Standby::takeOverTerm() const
 {
-    if (!p.name.startsWith(StandbyPrefix))
-        return;
-    // A standby is named after the port it takes over on; it serves from its own host.
-    bool ok = false;
-    const quint16 port = p.name.mid(StandbyPrefix.size()).toUShort(&ok);
-    if (ok && port != 0)
-        m_standby = net::Endpoint{p.host, port};
+    return qMax(m_ctx.options.term, m_primaryTerm) + 1;
 }
 
-void Standby::checkAfterStall()
-{
-    if (m_standby.port == 0 || m_probing)
-        return;
-    // Its processes may have moved to the standby, which serves only once it took over.
-    m_probing = true;
-    Q_EMIT probingChanged(true);
-    auto *probe = new QTcpSocket(this);
-    probe->setProxy(QNetworkProxy::NoProxy);
-    auto *timeout = new QTimer(probe);
-    timeout->setSingleShot(true);
-    const net::Endpoint standby = m_standby;
-    auto finish = [this, probe, timeout](bool listening, const net::Endpoint &at) {
-        // Whichever comes first (connected, an error, the time-out) decides, once.
-        probe->disconnect();
-        timeout->disconnect();
-        probe->deleteLater();
-        m_probing = false;
-        Q_EMIT probingChanged(false);
-        if (listening)
-            stepDown(at);
-        else
-            qCInfo(lcStandby).noquote()
-                << "the standby at" << at.toString() << "did not take over: still serving";
-    };
-    connect(probe, &QTcpSocket::connected, this, [finish, standby] { finish(true, standby); });
-    connect(probe, &QTcpSocket::errorOccurred, this, [finish, standby] { finish(false, standby); });
-    connect(timeout, &QTimer::timeout, this, [finish, standby] { finish(false, standby); });
-    timeout->start(qMax(500, m_ctx.options.heartbeatMs));
-    probe->connectToHost(standby.host, standby.port);
-}
-
-QStringList Standby::standbyArguments(QStringList arguments, quint16 port, const QString &at)
+QStringList Standby::standbyArguments(QStringList arguments, quint16 port, const QString &at, quint64 term)
 {
     removeOption(arguments, QStringLiteral("--standby-of"));
     removeOption(arguments, QStringLiteral("--port")); // a standby needs a real port: the one it served on
     arguments << QStringLiteral("--port") << QString::number(port) << QStringLiteral("--standby-of") << at;
+    if (term > 0) {
+        removeOption(arguments, QStringLiteral("--term"));
+        arguments << QStringLiteral("--term") << QString::number(term);
+    }
     return arguments;
-}
-
-void Standby::stepDown(const net::Endpoint &active)
-{
-    // Two servers must not serve one partition. The standby that took over keeps serving (the
-    // processes are there now); this one becomes its standby with a clean slate: the process
-    // executes itself again with --standby-of the active server (same PID, so a supervisor keeps
-    // watching it; every socket is closed on exec, and the processes still here fail over).
-    const QString at = active.toString();
-    qCWarning(lcStandby).noquote() << "the standby at" << at
-                                   << "took over while this server was not running: stepping down to be "
-                                      "its standby";
-    const QString program = QCoreApplication::applicationFilePath();
-    const QStringList args =
-        standbyArguments(QCoreApplication::arguments().mid(1), m_ctx.transport->serverPort(), at);
-    std::vector<QByteArray> storage;
-    storage.push_back(QFile::encodeName(program));
-    for (const QString &a : args)
-        storage.push_back(a.toLocal8Bit());
-    std::vector<char *> argv;
-    for (QByteArray &b : storage)
-        argv.push_back(b.data());
-    argv.push_back(nullptr);
-    fflush(stdout);
-    fflush(stderr);
-    ::execv(argv[0], argv.data());
-    qCCritical(lcStandby).noquote() << "cannot step down (exec" << program
-                                    << "failed:" << qt_error_string(errno)
-                                    << "); exiting so that the standby serves alone";
-    QCoreApplication::exit(1);
 }
 
 } // namespace dialog::cs

@@ -1,8 +1,7 @@
-// The spare Control Server and the primary's side of it. As a standby (--standby-of) it is an
-// ordinary DIALOG process of the primary and takes over when the primary is gone. As the primary it
-// remembers where its standby would serve (the standby connects as DIALOG.Standby.<port>), and
-// after a pause of its own it asks whether the standby took over meanwhile: if so it steps down to
-// be that server's standby, so that two servers never serve one partition.
+// The spare Control Server. As a standby (--standby-of) it is an ordinary DIALOG process of the
+// primary (named DIALOG.Standby.<port>, the port it takes over on) and takes over when the primary
+// is gone, with a term above the primary's. What a serving server does about other servers (its
+// standby taking over, a server of a higher term) is Fencing's.
 #pragma once
 
 #include "servercontext.h"
@@ -23,30 +22,25 @@ public:
 
     /// Watches the primary (options.standbyOf) until it is gone, then emits takeOver().
     void watchPrimary();
-    /// @p p connected: if it is our standby, where it would serve is remembered.
-    void admitted(const ProcessRecord &p);
-    /// This server did not run for a while: if its standby serves now, it steps down.
-    void checkAfterStall();
+    /// The term to serve with after the takeover: one above the primary's (as it last said) and
+    /// above the configured one.
+    quint64 takeOverTerm() const;
 
     /// The arguments of this server as the standby of the server at @p at: @p arguments (without
-    /// the program) without their --standby-of and --port, then --port @p port --standby-of @p at.
-    static QStringList standbyArguments(QStringList arguments, quint16 port, const QString &at);
+    /// the program) without their --standby-of and --port, then --port @p port --standby-of @p at;
+    /// with a @p term, without their --term and then --term @p term (the term it knew stays known
+    /// across the exec: a takeover then serves above it).
+    static QStringList standbyArguments(QStringList arguments, quint16 port, const QString &at,
+                                        quint64 term = 0);
 
 Q_SIGNALS:
     /// The primary is gone: this server must serve now. Emitted at most once.
     void takeOver();
-    /// True while the standby is asked whether it took over (nobody is declared lost meanwhile).
-    void probingChanged(bool probing);
 
 private:
-    /// Executes this program again as the standby of the server at @p active (it does not return
-    /// unless the exec failed; then the process exits).
-    void stepDown(const net::Endpoint &active);
-
     ServerContext &m_ctx;
     std::unique_ptr<Client> m_primaryWatch;
-    net::Endpoint m_standby; // where our standby serves once it takes over (from its name)
-    bool m_probing = false;
+    quint64 m_primaryTerm = 0; // the primary's term, from its SUCCESSFULLY_CONNECTED
 };
 
 } // namespace dialog::cs

@@ -664,6 +664,10 @@ Client::State Client::state() const
 {
     return d->state;
 }
+quint64 Client::controlServerTerm() const
+{
+    return d->link->term();
+}
 Client::Error Client::error() const
 {
     return d->error;

@@ -57,9 +57,13 @@ public:
     }
     /// Frames ignored so far.
     quint64 ignored() const { return m_ignored.load(); }
+    /// The term of the Control Server that accepted us last (Client::controlServerTerm()).
+    quint64 term() const { return m_term.load(std::memory_order_acquire); }
+    void setTerm(quint64 t) { m_term.store(t, std::memory_order_release); }
 
 private:
     std::atomic<quint64> m_id{0};
+    std::atomic<quint64> m_term{0};
     mutable std::atomic<quint64> m_ignored{0};
 };
 using ControlLinkPtr = std::shared_ptr<ControlLink>;
@@ -175,6 +179,9 @@ private:
     void onLostReceiver(const net::Inbound &in);
     void onConnectionLost(const net::Inbound &in);
     void onRefused(const net::Inbound &in);
+    /// A Control Server that steps down sent us to @p to (term @p term): connect there now, even
+    /// if it is not one of the configured servers. False when @p to is not an address.
+    bool redirect(const QString &to, quint64 term, const QString &why);
     void backOffNameInUse();
     /// A REFUSED the Control Server wrote back on our connection: it cannot connect back to us.
     void onAnswered(const net::Endpoint &dest, const QByteArray &payload);
@@ -226,6 +233,9 @@ private:
     QByteArray sessionFor(const net::Endpoint &server) const;
     QList<net::Endpoint> m_servers;
     int m_serverIndex = 0;
+    /// Fencing: the highest term of a Control Server that accepted us, and where it served.
+    quint64 m_term = 0;
+    QString m_termServer;
     Client::State m_state = Client::State::Unconnected;
     mutable QMutex m_csLock;
     net::OutboxPtr m_cs; // guarded by m_csLock

@@ -253,6 +253,14 @@ void ClientCore::sendConnect()
     c.set_heartbeat_ms(quint32(m_options.heartbeatMs));
     const QByteArray session = sessionFor(server);
     c.set_session(session.constData(), size_t(session.size()));
+    // Fencing: a Control Server of a lower term that hears of a higher one serving steps down.
+    if (m_options.fencingTerm > 0) {
+        c.set_term(m_options.fencingTerm);
+        c.set_term_server(ss(m_options.fencingServer));
+    } else if (m_term > 0) {
+        c.set_term(m_term);
+        c.set_term_server(ss(m_termServer));
+    }
     m_link->clear(); // the next SUCCESSFULLY_CONNECTED with our session names the connection
     for (auto it = m_services.cbegin(); it != m_services.cend(); ++it)
         c.add_services(ss(it.key()));
@@ -477,6 +485,11 @@ void ClientCore::onConnected(const net::Inbound &in)
         return;
     }
     m_link->bind(*in.peer);
+    if (c.term() >= m_term && c.term() > 0) {
+        m_term = c.term();
+        m_termServer = m_servers.at(m_serverIndex).toString();
+    }
+    m_link->setTerm(c.term());
     m_serverMisses = c.heartbeat_misses() > 0 ? int(c.heartbeat_misses()) : 3;
     m_lastHeardMs = m_clock.elapsed();
     m_backoffMs = 0;
@@ -581,6 +594,8 @@ void ClientCore::onConnectionLost(const net::Inbound &in)
 {
     wire::ConnectionLost cl;
     parseControl(in.data, cl);
+    if (!cl.redirect().empty() && redirect(qs(cl.redirect()), cl.term(), qs(cl.reason())))
+        return;
     if (m_state == Client::State::Connecting) {
         // The Control Server answers our CONNECT with SUCCESSFULLY_CONNECTED or REFUSED, never with
         // this: it answers a frame we sent before the CONNECT now on its way (heartbeats that were
@@ -609,6 +624,11 @@ void ClientCore::onAnswered(const Endpoint &dest, const QByteArray &payload)
     if (r.what() == "connect") { // our name is in use
         backOffNameInUse();
         Q_EMIT refused(qs(r.what()), qs(r.name()), qs(r.reason()));
+        return;
+    }
+    if (r.what() == "redirect") {
+        if (!redirect(qs(r.redirect()), r.term(), qs(r.reason())))
+            Q_EMIT refused(qs(r.what()), qs(r.name()), qs(r.reason()));
         return;
     }
     if (r.what() == "session") {
@@ -682,6 +702,35 @@ void ClientCore::registerLater(const QString &service, quint32 retryMs, const QS
     Q_EMIT refused(
         QStringLiteral("service-later"), service,
         QStringLiteral("%1 - asking again in %2 s").arg(reason).arg(double(wait) / 1000.0, 0, 'f', 1));
+}
+
+bool ClientCore::redirect(const QString &to, quint64 term, const QString &why)
+{
+    Endpoint target;
+    if (!Endpoint::parse(to, target) || target.port == 0)
+        return false;
+    int index = m_servers.indexOf(target);
+    if (index < 0) {
+        // Configured with the server that steps down only (an IS server beside it, say): from now on
+        // this one is known too, and tried in turn if it goes.
+        m_servers.append(target);
+        index = int(m_servers.size()) - 1;
+    }
+    qCInfo(lcClient).noquote() << m_self.name << "redirected to the Control Server at" << target.toString()
+                               << QStringLiteral("(term %1)").arg(term) << "-" << why;
+    if (term > m_term) {
+        m_term = term;
+        m_termServer = target.toString();
+    }
+    if (m_state != Client::State::Unconnected)
+        forgetProviders(why);
+    setState(Client::State::Unconnected);
+    m_serverIndex = index;
+    m_backoffMs = 0;
+    m_nextConnectMs = 0;
+    m_attempts = 0;
+    sendConnect();
+    return true;
 }
 
 void ClientCore::backOffNameInUse()

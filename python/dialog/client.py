@@ -536,6 +536,9 @@ class Client:
         self._inbound: Set[asyncio.StreamWriter] = set()
         self._server: Optional[asyncio.base_events.Server] = None
         self._server_index = 0
+        # Fencing: the highest term of a Control Server that accepted us, and where it served.
+        self._term = 0
+        self._term_server = ""
         self._last_heard = 0.0
         self._misses = 3
         self._hb_seq = 0
@@ -809,6 +812,8 @@ class Client:
             requests=list(self._requested),
             heartbeat_ms=self.heartbeat_ms,
             session=self._session_for_server(),
+            term=self._term,
+            term_server=self._term_server,
         )
         self._cs_peer = None
         if self.state != "connecting":
@@ -955,6 +960,9 @@ class Client:
             return
         if t == T.SUCCESSFULLY_CONNECTED:
             self._misses = msg.heartbeat_misses or 3
+            if msg.term and msg.term >= self._term:
+                self._term = msg.term
+                self._term_server = "%s:%d" % self.servers[self._server_index]
             self._last_heard = loop.time()
             self.state = "connected"
             self._connect_delay = 0.0
@@ -999,6 +1007,8 @@ class Client:
                 if sub and (msg.incarnation == 0 or sub[1] == msg.incarnation):
                     del s.subscribers[ep]
         elif t == T.CONNECTION_LOST:
+            if msg.redirect and self._redirect(msg.redirect, msg.term, msg.reason):
+                return
             if self.state == "connecting":
                 # An answer to a frame sent before our CONNECT (heartbeats stuck behind a pulled
                 # cable): the CONNECT itself is answered with SUCCESSFULLY_CONNECTED or REFUSED.
@@ -1009,6 +1019,8 @@ class Client:
             self._connected.clear()
             self._spread_first_attempt()
         elif t == T.REFUSED:
+            if msg.what == "redirect" and self._redirect(msg.redirect, msg.term, msg.reason):
+                return
             if msg.what == "service":
                 self._services.pop(msg.name, None)
             self.refusals.append((msg.what, msg.name, msg.reason))
@@ -1027,6 +1039,31 @@ class Client:
             elif msg.what == "permission" and self.on_error is not None:
                 # The partition's access list refused a command this client sent.
                 self.on_error(ClientError("command '%s' refused by the Control Server: %s" % (msg.name, msg.reason)))
+
+    def _redirect(self, to: str, term: int, why: str) -> bool:
+        """A Control Server that steps down sent us to the one that serves now (docs/controlserver.md):
+        connect there at once, even if it is not one of the configured addresses."""
+        host, _, port = to.rpartition(":")
+        if not host or not port.isdigit() or not 0 < int(port) < 65536:
+            return False
+        ep = (host, int(port))
+        if ep not in self.servers:
+            self.servers.append(ep)
+        log.info("%s redirected to the Control Server at %s (term %d) - %s", self.name, to, term, why)
+        if term > self._term:
+            self._term, self._term_server = term, to
+        if self.state != "unconnected":
+            self._forget_providers(why)
+        self._server_index = self.servers.index(ep)
+        if not self._advertise_fixed:
+            self.host = route_address(*ep)
+        self.state = "unconnected"
+        self._connected.clear()
+        self._connect_delay = 0.0
+        self._connect_attempts = 0
+        self._connect_not_before = 0.0
+        self._send_connect()
+        return True
 
     def _send_changes_since_connect(self) -> None:
         """Services, commands and subscriptions added or dropped while the CONNECT was on its way

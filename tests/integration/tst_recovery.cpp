@@ -426,6 +426,12 @@ void tst_Recovery::hungControlServerIsLeftForStandby()
     c.publish(QStringLiteral("Patient.State"))->update("ok");
     QVERIFY(c.start());
     QTRY_COMPARE_WITH_TIMEOUT(c.state(), Client::State::Connected, 5000);
+    // Configured with the primary only (as an IS server beside it may be): it waits for it.
+    ClientOptions lo = fast(QStringLiteral("LoyalProcess"));
+    lo.controlServers = {m_fx->controlServer()};
+    Client loyal(lo);
+    QVERIFY(loyal.start());
+    QTRY_COMPARE_WITH_TIMEOUT(loyal.state(), Client::State::Connected, 5000);
     // A hung primary still accepts TCP connections: only its missing heartbeat answers show it.
     signalProcess(m_fx->controlServerProcess(), SIGSTOP);
     QElapsedTimer t;
@@ -475,6 +481,11 @@ void tst_Recovery::hungControlServerIsLeftForStandby()
     };
     QTRY_VERIFY_WITH_TIMEOUT(!standbyEntry().isEmpty(), 10000 * SanitizerTimeScale);
     QCOMPARE(qint64(standbyEntry().value(QStringLiteral("pid")).toInteger()), pid);
+    // The process that knew only the primary was redirected to the server that serves now, with
+    // the term of that server (one above the primary's).
+    QTRY_COMPARE_WITH_TIMEOUT(loyal.state(), Client::State::Connected, 10000 * SanitizerTimeScale);
+    QTRY_COMPARE_WITH_TIMEOUT(loyal.controlServerTerm(), quint64(2), 10000 * SanitizerTimeScale);
+    QCOMPARE(c.controlServerTerm(), quint64(2));
     QCOMPARE(m_fx->controlServerProcess()->state(), QProcess::Running);
     QVERIFY(!ProcessFixture::waitForPort(primaryPort, 300));
     QVERIFY(expectNothingFor(

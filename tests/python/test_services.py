@@ -217,6 +217,39 @@ def test_subscriber_survives_control_server_restart(daemons):
     run(main(), 90)
 
 
+def test_redirected_by_a_control_server_that_steps_down(daemons):
+    """A client configured with the primary's address only follows the primary's redirect to the
+    standby that took over while the primary was hung (fencing: one Control Server serves)."""
+    import signal
+
+    from conftest import free_port, wait_port
+
+    standby_port = free_port()
+    standby = "127.0.0.1:%d" % standby_port
+    daemons.start("dialog-controlserver", "--port", str(standby_port), "--standby-of", daemons.address,
+                  "--heartbeat-ms", "200")
+
+    async def main():
+        async with client(daemons, "PyRedirected") as c:
+            c.publish("PyRedirected.Value").update("here")
+            while "DIALOG.Standby.%d" % standby_port not in await run_tool("ls", address=daemons.address):
+                await asyncio.sleep(0.2)
+            daemons.cs.send_signal(signal.SIGSTOP)
+            try:
+                await asyncio.get_running_loop().run_in_executor(None, wait_port, standby_port, 15.0)
+            finally:
+                daemons.cs.send_signal(signal.SIGCONT)
+            # Woken, the primary finds its standby serving, redirects us there and steps down.
+            while ("127.0.0.1", standby_port) not in c.servers or c.state != "connected" or \
+                    c.servers[c._server_index] != ("127.0.0.1", standby_port):
+                await asyncio.sleep(0.05)
+            out = await run_tool("get", "--count", "1", "--timeout-ms", "15000", "PyRedirected.Value",
+                                 address=standby)
+            assert "here" in out
+
+    run(main(), 60)
+
+
 @pytest.mark.parametrize(
     "garbage, reason",
     [

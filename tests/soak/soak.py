@@ -3,7 +3,11 @@
 Server, an IS mirror, IS subscribers and two GUIs offscreen; every few seconds one random process
 gets SIGKILL (and is restarted with its own command line, as a supervisor would), or SIGSTOP then
 SIGCONT, or its cable pulled: RO2, FE4 and the mirror run on a second host (a network namespace of
-the soak's own, joined to this one by a veth pair), whose link goes down for --stop-s seconds.
+the soak's own, joined to this one by a veth pair), whose link goes down for --stop-s seconds. The
+network faults "split" and "flap" put the standby Control Server on the second host as well: a split
+cuts it off from the primary for 2.5-4 x --stop-s (it takes over for the second host while the primary
+serves the first), a flap pulls the cable five times, mostly for less than a takeover takes, now and
+then for longer; after each, one Control Server must serve every process again.
 Invariants are checked as it goes and at the end; every one is reported, and the exit status is 1
 if one failed.
 
@@ -20,6 +24,8 @@ Invariants:
              (RSS <= 2 x start + 64 MiB, descriptors <= start + 64), start = first sample after
              the warm-up, per process name across restarts
   crashes    no process exits other than those the soak killed
+  servers    after every split or flap, one Control Server serves (the other is its standby), within
+             --recovery-s
 
 Without cable faults only loopback is used. With them (root, `ip netns add` works) every process
 uses the soak's own veth pair instead, 10.215.X.Y/30 (X.Y from the soak's PID): the Control Servers
@@ -50,7 +56,8 @@ SLAVES = [("FE1", "control", ["--registers", "32"]), ("FE2", "control", ["--regi
           ("RO1", "readout", ["--threads", "4", "--rate", "20000", "--spill-s", "5", "--off-s", "2"]),
           ("RO2", "readout", ["--threads", "4", "--rate", "20000", "--spill-s", "5", "--off-s", "2"])]
 ROLES = ["slave", "isserver", "master", "controlserver", "standby", "mirror"]
-KINDS = ["kill", "stop", "cable"]
+KINDS = ["kill", "stop", "cable", "split", "flap"]
+NETWORK_KINDS = ("cable", "split", "flap")  # those that need the second host
 SECOND_HOST = ["RO2", "FE4", "Mirror"]  # the processes whose cable a cable fault pulls
 BLACKHOLE_METRIC = "4215"  # of the soak's route that holds what is sent to the host while its cable is out
 WRITE_OBJECTS = 8
@@ -266,7 +273,7 @@ class Soak:
         self.env["DIALOG_INSECURE"] = "1"
         self.types = os.path.join(SOURCE, "resources", "is-types")
         self.procs = {}
-        self.failures = {k: [] for k in ("recovery", "writes", "subscribers", "resources", "crashes")}
+        self.failures = {k: [] for k in ("recovery", "writes", "subscribers", "resources", "crashes", "servers")}
         self.faults = {}
         self.recoveries = []
         self.acked = {}  # object -> last acknowledged value
@@ -294,9 +301,18 @@ class Soak:
         return subprocess.run([self.exe(argv[0])] + argv[1:], capture_output=True, text=True, timeout=timeout,
                               env=self.env, cwd=self.run_dir)
 
+    def second_host(self):
+        """The processes on the second host: with split or flap faults, the standby too."""
+        split = self.host and any(k in self.kinds for k in ("split", "flap"))
+        return SECOND_HOST + (["Standby"] if split else [])
+
+    def cs_address(self, name):
+        """Where the Control Server @name listens."""
+        return self.host.peer if self.host and name in self.second_host() else self.address
+
     def add(self, name, role, argv):
         p = Proc(self, name, role, [self.exe(argv[0])] + argv[1:])
-        if self.host and name in SECOND_HOST:
+        if self.host and name in self.second_host():
             p.netns = self.host.ns
         self.procs[name] = p
         return p
@@ -304,24 +320,29 @@ class Soak:
     def make_network(self):
         """The second host, if cable faults are asked for and namespaces can be made (else the kind
         is skipped, said once); then the Control Servers' address and ports."""
-        if "cable" in self.kinds:
+        wanted = [k for k in self.kinds if k in NETWORK_KINDS]
+        if wanted:
             host = Host(self.args.cable_pull)
             why = host.set_up()
             if why:
                 host.tear_down()
-                log(f"no second host ({why}): cable faults are skipped")
-                self.kinds.remove("cable")
-                self.unavailable.append(f"cable ({why})")
+                log(f"no second host ({why}): {', '.join(wanted)} faults are skipped")
+                for k in wanted:
+                    self.kinds.remove(k)
+                    self.unavailable.append(f"{k} ({why})")
                 if not self.kinds:
                     raise SystemExit("soak: no fault kind left to inject")
             else:
                 self.host = host
                 self.address = host.address
         self.primary_port, self.standby_port = free_port(self.address), free_port(self.address)
-        self.env["DIALOG_CONTROL_SERVER"] = f"{self.address}:{self.primary_port},{self.address}:{self.standby_port}"
+        self.env["DIALOG_CONTROL_SERVER"] = (f"{self.cs_address('ControlServer')}:{self.primary_port},"
+                                             f"{self.cs_address('Standby')}:{self.standby_port}")
 
-    def cs_args(self, port):
-        return ["dialog-controlserver", "--port", str(port)] + (["--bind", self.address] if self.host else [])
+    def cs_args(self, name, port):
+        where = self.cs_address(name)
+        return ["dialog-controlserver", "--port", str(port)] + (["--bind", where, "--advertise", where]
+                                                                if self.host else [])
 
     def partition(self):
         here = self.address if self.host else "localhost"
@@ -344,9 +365,9 @@ class Soak:
             isargs.append("--journal")  # the default with --data-dir; said for the record
         elif self.has_journal:
             isargs.append("--no-journal")
-        self.add("ControlServer", "controlserver", self.cs_args(self.primary_port))
-        self.add("Standby", "standby", self.cs_args(self.standby_port) + ["--standby-of",
-                                                                          f"{self.address}:{self.primary_port}"])
+        self.add("ControlServer", "controlserver", self.cs_args("ControlServer", self.primary_port))
+        self.add("Standby", "standby", self.cs_args("Standby", self.standby_port) +
+                 ["--standby-of", f"{self.cs_address('ControlServer')}:{self.primary_port}"])
         self.add("RunParams", "isserver", ["dialog-isserver", "--name", "RunParams"] + isargs)
         self.add("DAQ", "isserver", ["dialog-isserver", "--name", "DAQ"] + isargs)
         self.add("Mirror", "mirror", ["dialog-isserver", "--name", "Mirror", "--mirror-of", "RunParams",
@@ -505,12 +526,12 @@ class Soak:
         if p.role not in ("controlserver", "standby"):
             return p.role
         port = int(p.argv[p.argv.index("--port") + 1])
-        return "controlserver" if self.listening(port) else "standby"
+        return "controlserver" if self.listening(port, self.cs_address(p.name)) else "standby"
 
     def victims(self, kind):
         """(role, process) that may get a fault of @kind: a cable only on the second host."""
         roles = self.args.roles.split(",")
-        return [(r, p) for p in self.procs.values() if p.role in roles and (kind != "cable" or p.netns)
+        return [(r, p) for p in self.procs.values() if p.role in roles and (kind not in NETWORK_KINDS or p.netns)
                 for r in [self.current_role(p)] if self.allowed(kind, r)]
 
     def allowed(self, kind, role):
@@ -525,9 +546,9 @@ class Soak:
         role, victim = random.choice(choices[kind])
         key = f"{kind}:{role}"
         self.faults[key] = self.faults.get(key, 0) + 1
-        if kind == "cable":
-            cut = ", ".join(SECOND_HOST)
-            log(f"fault cable {victim.name} (host {self.host.peer} cut off for {self.args.stop_s:g} s: {cut})")
+        if kind in NETWORK_KINDS:
+            cut = ", ".join(self.second_host())
+            log(f"fault {kind} {victim.name} (host {self.host.peer}: {cut})")
         else:
             log(f"fault {kind} {victim.name}")
         if kind == "kill":
@@ -549,17 +570,43 @@ class Soak:
             victim.stopped = False
             t0 = time.time()
         else:
-            why = self.host.cable(False)
-            if why:
-                raise SystemExit(f"soak: cannot pull the cable: {why}")
-            time.sleep(self.args.stop_s)
-            why = self.host.cable(True)
-            if why:
-                raise SystemExit(f"soak: cannot plug the cable back in: {why}")
+            if kind == "cable":
+                pulls = [(self.args.stop_s, 0)]
+            elif kind == "split":  # longer than a takeover (the standby notices, then waits as long)
+                pulls = [(random.uniform(2.5, 4) * self.args.stop_s, 0)]
+            else:  # five flaps: most shorter than a takeover, some longer (the standby takes over)
+                pulls = [(random.uniform(0.3, 1.5) if random.random() < 0.7 else random.uniform(2.5, 3) *
+                          self.args.stop_s, random.uniform(0.5, 2.0)) for _ in range(5)]
+            for down, up in pulls:
+                why = self.host.cable(False)
+                if why:
+                    raise SystemExit(f"soak: cannot pull the cable: {why}")
+                time.sleep(down)
+                why = self.host.cable(True)
+                if why:
+                    raise SystemExit(f"soak: cannot plug the cable back in: {why}")
+                time.sleep(up)
             t0 = time.time()
+        if kind in ("split", "flap"):
+            self.await_one_server(key, t0)
         self.await_recovery(key, victim, t0)
         if victim.role == "isserver" and victim.name == "RunParams" and kind == "kill":
             self.check_writes(f"after kill of {victim.name}")
+
+    def await_one_server(self, key, t0):
+        """After a heal: one Control Server serves (the other steps down and is its standby)."""
+        servers = [(n, int(self.procs[n].argv[self.procs[n].argv.index("--port") + 1])) for n in
+                   ("ControlServer", "Standby")]
+        deadline = t0 + self.args.recovery_s
+        while time.time() < deadline:
+            serving = [n for n, port in servers if self.listening(port, self.cs_address(n))]
+            if len(serving) == 1:
+                log(f"  one Control Server ({serving[0]}) after {time.time() - t0:.2f} s")
+                return
+            time.sleep(0.1)
+        self.failures["servers"].append(f"{key}: {len(serving)} Control Servers serve {self.args.recovery_s} s "
+                                        f"after the heal")
+        log(f"  NOT one Control Server: {serving}")
 
     def restart_control_server(self, victim):
         """A supervisor restarts a Control Server as the spare of the one still serving (README: a
@@ -567,20 +614,20 @@ class Soak:
         other = self.procs["Standby" if victim.name == "ControlServer" else "ControlServer"]
         my_port = victim.argv[victim.argv.index("--port") + 1]
         other_port = other.argv[other.argv.index("--port") + 1]
-        argv = [self.exe(a) if i == 0 else a for i, a in enumerate(self.cs_args(my_port))]
+        argv = [self.exe(a) if i == 0 else a for i, a in enumerate(self.cs_args(victim.name, my_port))]
         if other.alive():
             # Only once the other one serves (a standby takes over after its heartbeat misses):
             # a spare of a server that does not answer yet would take over at once itself.
             deadline = time.time() + 20
-            while time.time() < deadline and not self.listening(int(other_port)):
+            while time.time() < deadline and not self.listening(int(other_port), self.cs_address(other.name)):
                 time.sleep(0.2)
-            argv += ["--standby-of", f"{self.address}:{other_port}"]
+            argv += ["--standby-of", f"{self.cs_address(other.name)}:{other_port}"]
         victim.argv = argv
         victim.start()
 
-    def listening(self, port):
+    def listening(self, port, address=None):
         try:
-            with socket.create_connection((self.address, port), timeout=1):
+            with socket.create_connection((address or self.address, port), timeout=1):
                 return True
         except OSError:
             return False
@@ -650,11 +697,11 @@ class Soak:
         random.seed(self.args.seed)
         try:
             self.make_network()
-            log(f"soak in {self.run_dir}, Control Servers {self.address}:{self.primary_port} (primary), "
-                f":{self.standby_port} (standby); IS journal {self.journal_state()}; faults {','.join(self.kinds)}")
+            log(f"soak in {self.run_dir}, Control Servers {self.cs_address('ControlServer')}:{self.primary_port} "
+                f"(primary), {self.cs_address('Standby')}:{self.standby_port} (standby); IS journal {self.journal_state()}; faults {','.join(self.kinds)}")
             if self.host:
                 log(f"second host: namespace {self.host.ns}, {self.host.peer} (cable {self.host.inner} - "
-                    f"{self.host.outer} {self.host.address}): {', '.join(SECOND_HOST)}")
+                    f"{self.host.outer} {self.host.address}): {', '.join(self.second_host())}")
             self.setup()
             self.warm_until = time.time() + 10
             wt = threading.Thread(target=self.writer, daemon=True)
@@ -706,8 +753,8 @@ class Soak:
         if self.unavailable:
             print("not available here: " + ", ".join(self.unavailable))
         if self.host:
-            print(f"second host {self.host.peer} (namespace {self.host.ns}): {', '.join(SECOND_HOST)}; "
-                  f"Control Servers at {self.address}")
+            print(f"second host {self.host.peer} (namespace {self.host.ns}): {', '.join(self.second_host())}; "
+                  f"Control Servers at {self.cs_address('ControlServer')}, {self.cs_address('Standby')}")
         if times:
             print(f"recoveries: {len(times)}, median {statistics.median(times):.2f} s, max {max(times):.2f} s")
         by = {}
@@ -765,8 +812,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--bin", default=os.path.join(SOURCE, "build", "bin"))
     ap.add_argument("--minutes", type=float, default=2)
-    ap.add_argument("--faults", help="fault kinds: kill, stop, cable (default: all three; cable where network "
-                    "namespaces can be made, else skipped)")
+    ap.add_argument("--faults", help="fault kinds: kill, stop, cable, split, flap (default: all; the network "
+                    "kinds where network namespaces can be made, else skipped)")
     ap.add_argument("--roles", default=",".join(ROLES), help="who gets faults: " + ", ".join(ROLES))
     ap.add_argument("--interval-s", type=float, default=8, help="mean time between faults")
     ap.add_argument("--stop-s", type=float, default=3,

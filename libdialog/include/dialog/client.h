@@ -57,6 +57,10 @@ public:
     quint16 port() const;
     /// Unconnected, Connecting or Connected.
     State state() const;
+    /// The fencing term of the Control Server that accepted this client last (docs/controlserver.md:
+    /// a standby that takes over serves with a higher term than the server it replaced); 0 before
+    /// the first connection. Thread-safe.
+    quint64 controlServerTerm() const;
     /// The last error (Status::Code::Ok when none).
     Error error() const;
     /// The detail of error().

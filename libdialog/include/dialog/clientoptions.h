@@ -57,6 +57,12 @@ struct ClientOptions
     /// (Client::errorOccurred(ServiceRefused)) and the application decides; the daemons and the
     /// dialogctl tool turn it on.
     bool exitOnRefusal = false;
+    /// For the Control Server's own watches of its peer (a standby's of its primary, a server's of
+    /// the one it took over from): the fencing term this client speaks for, announced in every
+    /// CONNECT together with fencingServer ("host:port", where the server of that term serves).
+    /// 0 (every ordinary process): the highest term of a Control Server that accepted this client.
+    quint64 fencingTerm = 0;
+    QString fencingServer; ///< with fencingTerm: where the server of that term serves
     /// Shared secret of the partition (--secret-file, $DIALOG_SECRET_FILE; see dialog/security.h).
     /// Empty: no authentication.
     QString secretFile;

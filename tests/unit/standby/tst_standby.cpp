@@ -1,9 +1,12 @@
-// The Control Server's standby part (controlserver/standby.cpp) alone: the command line a server
-// that steps down executes to become the standby of the server that took over.
+// The Control Server's standby and fencing parts (controlserver/standby.cpp, fencing.cpp) alone:
+// the command line a server that steps down executes to become the standby of the server that took
+// over, and which of two servers gives way.
+#include "fencing.h"
 #include "standby.h"
 
 #include <QtTest>
 
+using dialog::cs::Fencing;
 using dialog::cs::Standby;
 
 class tst_Standby : public QObject
@@ -13,6 +16,9 @@ class tst_Standby : public QObject
 private slots:
     void stepDownArguments_data();
     void stepDownArguments();
+    void stepDownArgumentsKeepTheTerm();
+    void higherTermOutranks_data();
+    void higherTermOutranks();
 };
 
 void tst_Standby::stepDownArguments_data()
@@ -30,11 +36,45 @@ void tst_Standby::stepDownArguments_data()
     QTest::newRow("a former standby") << QStringList{"--standby-of", "pc1:3425", "--port", "3425"} << tail;
 }
 
+void tst_Standby::stepDownArgumentsKeepTheTerm()
+{
+    // The server that steps down knew term 7: the standby it becomes takes over above it.
+    QCOMPARE(Standby::standbyArguments({"--term", "2", "--heartbeat-ms", "200"}, 3425, QStringLiteral("pc2:3425"), 7),
+             (QStringList{"--heartbeat-ms", "200", "--port", "3425", "--standby-of", "pc2:3425", "--term", "7"}));
+}
+
 void tst_Standby::stepDownArguments()
 {
     QFETCH(QStringList, arguments);
     QFETCH(QStringList, expected);
     QCOMPARE(Standby::standbyArguments(arguments, 3425, QStringLiteral("pc2:3425")), expected);
+}
+
+void tst_Standby::higherTermOutranks_data()
+{
+    QTest::addColumn<quint64>("term");
+    QTest::addColumn<QString>("at");
+    QTest::addColumn<quint64>("own");
+    QTest::addColumn<bool>("outranks");
+    const QString self = QStringLiteral("10.0.0.2:3425");
+    QTest::newRow("higher term") << quint64(3) << QStringLiteral("10.0.0.9:3425") << quint64(2) << true;
+    QTest::newRow("lower term") << quint64(1) << QStringLiteral("10.0.0.1:3425") << quint64(2) << false;
+    QTest::newRow("tie, lower address wins") << quint64(2) << QStringLiteral("10.0.0.1:3425") << quint64(2) << true;
+    QTest::newRow("tie, higher address gives way") << quint64(2) << QStringLiteral("10.0.0.3:3425") << quint64(2)
+                                                   << false;
+    QTest::newRow("tie with itself") << quint64(2) << self << quint64(2) << false;
+    QTest::newRow("tie, nowhere") << quint64(2) << QString() << quint64(2) << false;
+}
+
+void tst_Standby::higherTermOutranks()
+{
+    QFETCH(quint64, term);
+    QFETCH(QString, at);
+    QFETCH(quint64, own);
+    QFETCH(bool, outranks);
+    QCOMPARE(Fencing::outranks(term, at, own, QStringLiteral("10.0.0.2:3425")), outranks);
+    if (term != own) // the two servers of a pair never both give way, nor both stay
+        QCOMPARE(Fencing::outranks(own, QStringLiteral("10.0.0.2:3425"), term, at), !outranks);
 }
 
 QTEST_GUILESS_MAIN(tst_Standby)
