@@ -1,6 +1,6 @@
 #include "client_p.h"
 #include "control_p.h"
-#include "handoff_p.h"
+#include "dialog/handoff.h"
 
 #include "dialog/httpauth.h"
 
@@ -559,7 +559,7 @@ void ClientCore::notifySubscriberCount(const ServiceStatePtr &s)
         QMutexLocker l(&s->lock);
         return int(s->subscribers.size());
     }();
-    net::post(s->handle, [h = s->handle, n] {
+    handoff::post(s->handle, [h = s->handle, n] {
         if (h)
             Q_EMIT h->subscriberCountChanged(n);
     });
