@@ -70,7 +70,7 @@ int main(int argc, char *argv[])
 
     app.beginService();
     Master master(o, partition, runFile, configdb, configRef);
-    if (!master.openAccess(&error))
+    if (QString error; !master.openAccess(&error))
         return t.fail(error);
     if (!master.client()->start())
         return t.fail(master.client()->errorString());
