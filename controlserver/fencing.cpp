@@ -4,11 +4,14 @@
 
 #include <QCoreApplication>
 #include <QFile>
+#include <QHostInfo>
+#include <QNetworkInterface>
 #include <QLoggingCategory>
 #include <QNetworkProxy>
 #include <QTcpSocket>
 #include <QTimer>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <unistd.h>
@@ -63,9 +66,29 @@ Fencing::Fencing(ServerContext &context, QObject *parent) : QObject(parent), m_c
 
 Fencing::~Fencing() = default;
 
-bool Fencing::outranks(quint64 term, const QString &at, quint64 ownTerm, const QString &own)
+bool Fencing::outranks(quint64 term, quint64 ownTerm)
 {
-    return term > ownTerm || (term == ownTerm && !at.isEmpty() && at != own && at < own);
+    return term > ownTerm;
+}
+
+bool Fencing::isSelf(const Endpoint &e) const
+{
+    // An address is not compared as text alone: processes know this server by the address they
+    // were given (10.0.0.1:3425), while it may call itself by its host name.
+    const quint16 port = m_ctx.transport ? m_ctx.transport->serverPort() : m_ctx.options.port;
+    if (e.port != port)
+        return false;
+    if (e.host == m_ctx.self.endpoint.host || e.host == QHostInfo::localHostName() ||
+        e.host == QLatin1String("localhost"))
+        return true;
+    const QHostAddress a(e.host);
+    if (a.isNull())
+        return false;
+    if (a.isLoopback() || a == QHostAddress::AnyIPv4 || a == QHostAddress::AnyIPv6)
+        return true;
+    const QList<QHostAddress> local = QNetworkInterface::allAddresses();
+    return std::any_of(local.cbegin(), local.cend(),
+                       [&a](const QHostAddress &l) { return l.isEqual(a, QHostAddress::TolerantConversion); });
 }
 
 void Fencing::serving(const QString &replaced)
@@ -89,7 +112,7 @@ void Fencing::serving(const QString &replaced)
 
 void Fencing::standbyKnown(const Endpoint &standby)
 {
-    if (standby.isValid() && standby != m_ctx.self.endpoint)
+    if (standby.isValid() && !isSelf(standby))
         m_standby = standby;
 }
 
@@ -153,15 +176,24 @@ void Fencing::watch(const QString &replaced)
         if (st != Client::State::Connected || !m_watch)
             return;
         const quint64 other = m_watch->controlServerTerm();
-        if (outranks(other, at.toString(), m_ctx.term, m_ctx.self.endpoint.toString()))
+        if (outranks(other, m_ctx.term)) {
             stepDownTo(at, other,
                        QStringLiteral("the Control Server at %1 serves with term %2 (this one: %3)")
                            .arg(at.toString())
                            .arg(other)
                            .arg(m_ctx.term));
-        else
+        } else if (other == m_ctx.term) {
+            // Two servers of one term (two standbys of one primary, a --term given twice): the one
+            // that watches goes above it and says so again; the other then steps down.
+            m_ctx.term = other + 1;
+            qCWarning(lcFencing).noquote() << "the Control Server at" << at.toString()
+                                           << "serves with our term too: serving with term" << m_ctx.term;
+            m_watch.release()->deleteLater(); // (we are in one of its signals)
+            watch(at.toString());
+        } else {
             qCInfo(lcFencing).noquote() << "the Control Server at" << at.toString() << "serves with term"
                                         << other << "- below ours, it steps down";
+        }
     });
     m_watch->start();
 }
@@ -169,11 +201,10 @@ void Fencing::watch(const QString &replaced)
 void Fencing::admitted(const ProcessRecord &p)
 {
     standbyKnown(standbyEndpoint(p));
-    const QString self = m_ctx.self.endpoint.toString();
-    if (p.term == 0 || m_ctx.redirectTo.isValid() || !outranks(p.term, p.termServer, m_ctx.term, self))
+    if (p.term == 0 || m_ctx.redirectTo.isValid() || !outranks(p.term, m_ctx.term))
         return;
     Endpoint at;
-    if (p.termServer == self || !Endpoint::parse(p.termServer, at) || !at.isValid()) {
+    if (!Endpoint::parse(p.termServer, at) || !at.isValid() || isSelf(at)) {
         // It was ours (this server restarted with a lower term), or says nowhere: serve above it.
         m_ctx.term = p.term + 1;
         qCInfo(lcFencing).noquote() << p.name << "was accepted with term" << p.term
@@ -182,7 +213,7 @@ void Fencing::admitted(const ProcessRecord &p)
     }
     const QString name = p.name;
     const quint64 term = p.term;
-    probeListening(this, at, qMax(500, m_ctx.options.heartbeatMs), [this, at, name, term, self](bool listening) {
+    probeListening(this, at, qMax(500, m_ctx.options.heartbeatMs), [this, at, name, term](bool listening) {
         if (m_ctx.redirectTo.isValid())
             return;
         if (listening) {
@@ -193,7 +224,7 @@ void Fencing::admitted(const ProcessRecord &p)
                            .arg(m_ctx.term));
             return;
         }
-        if (!outranks(term, at.toString(), m_ctx.term, self))
+        if (!outranks(term, m_ctx.term))
             return;
         // Nobody serves there any more: this server is the one, above every term seen.
         m_ctx.term = term + 1;
@@ -207,6 +238,11 @@ void Fencing::stepDownTo(const Endpoint &active, quint64 term, const QString &wh
 {
     if (m_ctx.redirectTo.isValid() || !active.isValid())
         return;
+    if (isSelf(active)) { // (a server named by an address of ours)
+        qCWarning(lcFencing).noquote() << "not stepping down for" << active.toString() << "- that is this server;"
+                                       << why;
+        return;
+    }
     qCWarning(lcFencing).noquote() << "stepping down:" << why << "- redirecting every process to"
                                    << active.toString() << "and becoming its standby";
     m_ctx.redirectTo = active;

@@ -50,9 +50,12 @@ public:
     /// becomes its standby. Idempotent.
     void stepDownTo(const net::Endpoint &active, quint64 term, const QString &why);
 
-    /// Whether a server of term @p term at @p at outranks this one (a higher term; on a tie, the
-    /// lower address).
-    static bool outranks(quint64 term, const QString &at, quint64 ownTerm, const QString &own);
+    /// Whether a server of term @p term outranks this one, of @p ownTerm: a higher term. (Two
+    /// servers of one term: the one that watches the other goes above it.)
+    static bool outranks(quint64 term, quint64 ownTerm);
+    /// Whether @p e is where this server listens (its port, and one of its host's names or
+    /// addresses): never a server to step down for.
+    bool isSelf(const net::Endpoint &e) const;
 
 Q_SIGNALS:
     /// Stepping down began: nobody is to be declared lost any more (they are leaving).
