@@ -197,8 +197,8 @@ demo() {
     fi
     cat <<EOT
   export DIALOG_CONTROL_SERVER=$DIALOG_CONTROL_SERVER
-  $bin/dialogctl send RunCtrl.Master.Command configure      # then: start, pause, resume, stop, unconfigure, reset
-  $bin/dialogctl get RunCtrl.Master.State --count 1         # the run's state, run number and every slave
+  $bin/dialogctl rc configure                               # then: start, pause, resume, stop, unconfigure, reset
+  $bin/dialogctl rc state                                   # the run's state, run number and its slaves
   $bin/dialogctl get RunCtrl.RO1.Status                     # readout statistics, every second
   $bin/dialogctl is ls DAQ                                  # statistics in IS;  dialogctl is get RunParams.RunInfo
   $bin/dialogctl ls                                         # every process of the partition

@@ -12,8 +12,13 @@
 namespace dialog::daq {
 
 IsPublisher::IsPublisher(Client *client, const QString &typesDir, Warn warn, QObject *parent)
-    : QObject(parent), m_dictionary(std::make_unique<is::Dictionary>(client, this)), m_warn(std::move(warn))
+    : QObject(parent), m_client(client), m_dictionary(std::make_unique<is::Dictionary>(client, this)),
+      m_warn(std::move(warn))
 {
+    connect(client, &Client::stateChanged, this, [this](Client::State state) {
+        if (state == Client::State::Connected)
+            sendWaiting();
+    });
     m_dictionary->setTimeout(3000);
     QString error;
     if (!typesDir.isEmpty() && QDir(typesDir).exists())
@@ -29,11 +34,25 @@ IsPublisher::~IsPublisher() = default;
 void IsPublisher::publish(const QString &name, const QString &type, Fill fill)
 {
     Slot &slot = m_slots[name];
-    if (slot.inFlight) {
+    if (slot.inFlight || m_client->state() != Client::State::Connected) {
         slot.next = std::make_shared<std::pair<QString, Fill>>(type, std::move(fill));
         return;
     }
     send(name, type, fill);
+}
+
+void IsPublisher::sendWaiting()
+{
+    QStringList waiting;
+    for (auto it = m_slots.cbegin(); it != m_slots.cend(); ++it)
+        if (!it->inFlight && it->next)
+            waiting.append(it.key());
+    for (const QString &name : std::as_const(waiting)) {
+        Slot &slot = m_slots[name];
+        const auto next = std::move(slot.next);
+        slot.next.reset();
+        send(name, next->first, next->second);
+    }
 }
 
 void IsPublisher::send(const QString &name, const QString &type, const Fill &fill)

@@ -19,6 +19,8 @@ namespace dialog::daq {
 
 /// Keeps IS objects up to date for a process. publish() never blocks: at most one update per
 /// object is in flight; while it is, newer values replace each other and only the latest is sent.
+/// Until the client is connected to its Control Server, the latest value of each object waits and
+/// is sent once it is (a process publishes its state before it has registered, which is no error).
 /// Failures (server not running, unknown type) are reported once per object through the
 /// @p warn callback, and again only after the object was published successfully in between.
 class IsPublisher : public QObject
@@ -46,9 +48,11 @@ private:
         std::shared_ptr<std::pair<QString, Fill>> next;
     };
     void send(const QString &name, const QString &type, const Fill &fill);
+    void sendWaiting();
     void sendBuilt(const QString &name, const QString &type, const Fill &fill);
     void fillProcessUsage(is::Object &obj);
 
+    Client *m_client;
     std::unique_ptr<is::Dictionary> m_dictionary;
     Warn m_warn;
     bool m_typesLoaded = false;

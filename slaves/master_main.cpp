@@ -57,7 +57,7 @@ int main(int argc, char *argv[])
     // The partition names the Control Server; $DIALOG_CONTROL_SERVER (set by `dialogctl up`, which may
     // override the port) and --control-server take precedence.
     if (qEnvironmentVariableIsEmpty("DIALOG_CONTROL_SERVER") && !t.isSet(u"control-server"_s))
-        o.client.controlServers = {partition.controlServerAddress()};
+        o.client.controlServers = partition.controlServerAddresses();
     if (!t.isSet(u"run-params-server"_s))
         o.runParamsServer = partition.runParamsServer;
     if (!t.isSet(u"is-types"_s) && !partition.isTypesDir.isEmpty())

@@ -133,8 +133,11 @@ bool common(OptionTable &p, const QStringList &args, const QString &verb, Common
         fail(verb, error);
         return false;
     }
-    if (p.isSet(QStringLiteral("port")))
+    if (p.isSet(QStringLiteral("port"))) {
         c->partition.controlServerPort = quint16(port);
+        for (rc::ProcessSpec &standby : c->partition.standbyControlServers)
+            standby.standbyOf = c->partition.controlServerAddress();
+    }
     c->runDir = p.isSet(QStringLiteral("run-dir")) ? QDir(p.value(QStringLiteral("run-dir"))).absolutePath()
                                                    : Launcher::defaultRunDir(c->partition);
     c->binDir = p.isSet(QStringLiteral("bin-dir")) ? QDir(p.value(QStringLiteral("bin-dir"))).absolutePath()
@@ -318,7 +321,7 @@ int up(const QStringList &args)
         l.status = QStringLiteral("started");
         procs << l;
         record();
-        if (s.role == rc::ProcessSpec::Role::ControlServer) {
+        if (s.role == rc::ProcessSpec::Role::ControlServer && s.standbyOf.isEmpty()) {
             if (!waitForTcp(c.partition.controlServerAddress(), int(qMin<qint64>(timeout, 10000)))) {
                 procs.last().status =
                     QStringLiteral("not listening on ") + c.partition.controlServerAddress();
@@ -336,10 +339,10 @@ int up(const QStringList &args)
     // Wait until every DIALOG process appears in the Control Server's directory.
     ClientOptions o = ClientOptions::fromEnvironment(
         QStringLiteral("dialog-up-%1").arg(QCoreApplication::applicationPid()));
-    o.controlServers = {c.partition.controlServerAddress()};
+    o.controlServers = c.partition.controlServerAddresses();
     if (!o.applyParser(p.parser(), &error))
         return fail(verb, error);
-    o.controlServers = {c.partition.controlServerAddress()};
+    o.controlServers = c.partition.controlServerAddresses();
     partitionSecurity(c.partition, o);
     Client client(o);
     if (!client.start())
@@ -389,7 +392,8 @@ int up(const QStringList &args)
     printTable(procs, p.isSet(QStringLiteral("json")));
     if (rc == 0 && !p.isSet(QStringLiteral("json")))
         std::printf("partition %s is up: Control Server %s, logs in %s/logs\n", qPrintable(c.partition.name),
-                    qPrintable(c.partition.controlServerAddress()), qPrintable(c.runDir));
+                    qPrintable(c.partition.controlServerAddresses().join(QStringLiteral(", standby "))),
+                    qPrintable(c.runDir));
     else if (rc != 0)
         std::fprintf(stderr,
                      "dialogctl up: some processes did not come up (logs in %s/logs); 'dialogctl down %s' "
@@ -426,7 +430,7 @@ int supervise(const QStringList &args)
     QString error;
     if (!o.applyParser(p.parser(), &error))
         return fail(verb, error);
-    o.controlServers = {c.partition.controlServerAddress()};
+    o.controlServers = c.partition.controlServerAddresses();
     partitionSecurity(c.partition, o);
     Supervisor supervisor(c.partition, c.runDir, c.binDir);
     if (!supervisor.start(&error))

@@ -65,8 +65,9 @@ QString shellQuote(const QString &s)
 QString Launched::dialogName() const
 {
     switch (spec.role) {
-    case ProcessSpec::Role::ControlServer:
-        return {};
+    case ProcessSpec::Role::ControlServer: // a standby registers with the primary it watches
+        return spec.standbyOf.isEmpty() ? QString()
+                                        : QStringLiteral("DIALOG.Standby.%1").arg(spec.port);
     case ProcessSpec::Role::IsServer:
         return QStringLiteral("IS.Server.") + spec.name; // as dialog-isserver registers
     default:
@@ -221,7 +222,7 @@ bool Launcher::start(const ProcessSpec &spec, Launched *out, QString *error) con
         p.setProgram(program);
         p.setArguments(args);
         QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
-        env.insert(QStringLiteral("DIALOG_CONTROL_SERVER"), m_partition.controlServerAddress());
+        env.insert(QStringLiteral("DIALOG_CONTROL_SERVER"), m_partition.controlServerAddresses().join(QLatin1Char(',')));
         p.setProcessEnvironment(env);
         p.setStandardInputFile(QProcess::nullDevice());
         p.setStandardOutputFile(out->log, QIODevice::Truncate);
@@ -248,7 +249,7 @@ bool Launcher::start(const ProcessSpec &spec, Launched *out, QString *error) con
                  shellQuote(program),
                  shellQuote(
                      QStringLiteral("%1 not found (bin_dir of the partition: %2)").arg(program, m_binDir)),
-                 shellQuote(m_runDir), shellQuote(m_partition.controlServerAddress()),
+                 shellQuote(m_runDir), shellQuote(m_partition.controlServerAddresses().join(QLatin1Char(','))),
                  quoted.join(QLatin1Char(' ')), shellQuote(out->log));
     QByteArray reply;
     if (!ssh(spec.host, cmd, &reply, error))

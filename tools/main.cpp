@@ -25,6 +25,7 @@ const char *usage = "usage: dialogctl <verb> [options]\n"
                     "  audit      who sent which command / wrote which IS object (--since 1h)\n"
                     "  config     the configuration database: ls, get, put, edit, diff, log, tag\n"
                     "  runs       the run registry: ls, show, diff\n"
+                    "  rc         run control from scripts: a transition, waited for; the state\n"
                     "  secret     make a partition's shared secret (generate), or check one\n"
                     "\n"
                     "Every verb accepts --help and --control-server host:port (or $DIALOG_CONTROL_SERVER).\n";
@@ -76,6 +77,8 @@ int main(int argc, char *argv[])
         return runsVerb(args);
     if (verb == QLatin1String("secret"))
         return secret(args);
+    if (verb == QLatin1String("rc"))
+        return rcVerb(args);
     if (verb == QLatin1String("bench"))
         return bench(args);
     std::fprintf(stderr, "dialogctl: unknown verb '%s'\n\n%s", qPrintable(verb), usage);

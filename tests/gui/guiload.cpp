@@ -14,6 +14,7 @@
 #include "dialog/application.h"
 #include "dialog/client.h"
 #include "dialog/is/dictionary.h"
+#include "waits.h"
 
 #include <QCoreApplication>
 #include <QElapsedTimer>
@@ -99,14 +100,10 @@ int objects(const QString &server, int count, int rate)
     client.start();
     is::Dictionary dict(&client);
     QStringList servers;
-    QElapsedTimer wait;
-    wait.start();
-    while (!(dict.serversSync(&servers).isOk() && servers.contains(server))) {
-        if (wait.elapsed() > 20000) {
-            std::fprintf(stderr, "guiload: IS server %s not found\n", qPrintable(server));
-            return 1;
-        }
-        QThread::msleep(50);
+    if (!dialog::test::pollUntil([&] { return dict.serversSync(&servers).isOk() && servers.contains(server); },
+                                 20000, 50)) {
+        std::fprintf(stderr, "guiload: IS server %s not found\n", qPrintable(server));
+        return 1;
     }
     const is::Status types = dict.fetchTypesSync(server);
     if (!types.isOk()) {

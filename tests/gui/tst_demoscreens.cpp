@@ -5,6 +5,7 @@
 #include "inspectorwindow.h"
 #include "ismonitorwindow.h"
 #include "omdwindow.h"
+#include "launchrecord.h"
 #include "processfixture.h"
 #include "widgetscreenshot.h"
 
@@ -87,11 +88,9 @@ void tst_DemoScreens::initTestCase()
                               QStringLiteral("--port"), QString::number(m_port)},
                              &out, &err);
     // Remember what was started before anything can fail: cleanup stops it whatever happens.
-    QFile record(QDir(m_runDir.path()).filePath(QStringLiteral("processes.json")));
-    if (record.open(QIODevice::ReadOnly))
-        for (const QJsonValue &v :
-             QJsonDocument::fromJson(record.readAll()).object().value(QStringLiteral("processes")).toArray())
-            m_pids << v.toObject().value(QStringLiteral("pid")).toInteger();
+    QSet<qint64> pids;
+    launchRecord(m_runDir.path(), &pids);
+    m_pids << QList<qint64>(pids.cbegin(), pids.cend());
     QVERIFY2(up == 0, (out + err).constData());
     QCOMPARE(m_pids.size(),
              12); // Control Server, logger, configuration database, 2 IS servers, master, 6 slaves

@@ -347,7 +347,7 @@ void tst_Inspector::staysResponsiveWithThousandsOfProcesses()
     const QString last = QStringLiteral("scale.%1").arg(processes - 1, 5, 10, QLatin1Char('0'));
     // Every process's communication figures come with the statistics snapshots.
     QTRY_VERIFY_WITH_TIMEOUT(model->figures(QStringLiteral("scale.00000")) && model->figures(last), 30000);
-    QTest::qWait(3000); // steady: heartbeats and statistics of all of them
+    letTimePass(3000, "steady: heartbeats and statistics of all of them, under the probe");
     probe.stop();
     // Filtering: one process of thousands, then all again.
     auto *filter = window.processFilter();

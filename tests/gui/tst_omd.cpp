@@ -473,7 +473,7 @@ void tst_Omd::marksStaleSeriesAndDrawsThresholds()
     QVERIFY(!chart->isStale(0) && !chart->isStale(1));
 
     // Pulse1 is no longer written: after its second, its series is grey and dashed with its age.
-    QTest::qWait(2000); // a history to look at in the picture
+    letTimePass(2000, "a history to look at in the picture");
     firstWrites = false;
     QTRY_VERIFY_WITH_TIMEOUT(chart->isStale(0), 10000);
     QVERIFY(!chart->isStale(1));
@@ -485,7 +485,7 @@ void tst_Omd::marksStaleSeriesAndDrawsThresholds()
     QVERIFY(chart->chart()->title().contains(QLatin1String("stale: Pulse1")));
     QTRY_VERIFY_WITH_TIMEOUT(bars->isStale(QStringLiteral("Pulse1")), 5000);
     QVERIFY(!bars->isStale(QStringLiteral("Pulse2")));
-    QTest::qWait(1500); // the stale part grows in the picture
+    letTimePass(1500, "the stale part grows in the picture");
     m_window->refresh();
     QVERIFY(m_window->grab().save(screenshotPath(QStringLiteral("omd-stale.png"))));
 
@@ -594,7 +594,7 @@ void tst_Omd::screenshot()
             fe.set(QStringLiteral("cpuLoad"), float(3 + f));
             m_dict->update(QStringLiteral("DAQ.FE%1").arg(f), fe);
         }
-        QTest::qWait(100); // the charts' time axis: the steps are 0.1 s apart
+        letTimePass(100, "the charts' time axis: the steps are 0.1 s apart");
     }
     // Opened after the run: every time series starts from the IS server's history.
     m_window->applyLayout(l);
@@ -604,7 +604,7 @@ void tst_Omd::screenshot()
             ts && ts->spec().series.first().object != QLatin1String("DAQ.Statistics")) // updated at 1 Hz
             QTRY_VERIFY_WITH_TIMEOUT(ts->points(0).size() >= 150, 5000);
     m_window->refresh();
-    QTest::qWait(300); // the last updates painted: a picture, not a check
+    letTimePass(300, "the last updates painted: a picture, not a check");
     const QString path = screenshotPath(QStringLiteral("omd.png"));
     QVERIFY(m_window->grab().save(path));
     QVERIFY(QFileInfo(path).size() > 10000);

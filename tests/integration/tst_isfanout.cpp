@@ -189,7 +189,7 @@ void tst_IsFanout::subscriberStoppedForAMomentIsWaitedFor()
     QTRY_VERIFY_WITH_TIMEOUT(m_acked >= total / 3, 60000);
     m_stopped = paused->processId();
     QCOMPARE(::kill(pid_t(m_stopped), SIGSTOP), 0);
-    QTest::qWait(200);
+    letTimePass(200, "the subscriber stays stopped while updates are queued for it");
     QCOMPARE(::kill(pid_t(m_stopped), SIGCONT), 0);
     m_stopped = 0;
     const int ackedBeforeResume = m_acked;

@@ -2,6 +2,7 @@
 // partition entry says "restart": "on-failure". A slave SIGKILLed mid-run comes back by itself and
 // the run continues; a program that always exits is given up after restart_limit restarts; each
 // restart reaches the message log. Real binaries on loopback.
+#include "launchrecord.h"
 #include "processfixture.h"
 
 #include <QJsonArray>
@@ -116,18 +117,7 @@ QJsonObject tst_Supervise::masterState() const
 
 QHash<QString, QJsonObject> tst_Supervise::record()
 {
-    QHash<QString, QJsonObject> out;
-    QFile f(m_runDir + QStringLiteral("/processes.json"));
-    if (!f.open(QIODevice::ReadOnly))
-        return out;
-    for (const QJsonValue &v :
-         QJsonDocument::fromJson(f.readAll()).object().value(QStringLiteral("processes")).toArray()) {
-        const QJsonObject o = v.toObject();
-        out.insert(o.value(QStringLiteral("name")).toString(), o);
-        if (const qint64 pid = o.value(QStringLiteral("pid")).toInteger())
-            m_pids.insert(pid);
-    }
-    return out;
+    return launchRecord(m_runDir, &m_pids);
 }
 
 void tst_Supervise::reap()

@@ -324,7 +324,7 @@ void tst_SplitBrain::primaryHostCutAndHealedLeavesOneServer()
     // The standby takes over for hosts 3-5, while the primary keeps serving host 1.
     QTRY_VERIFY_WITH_TIMEOUT(listening(m_net.address(2), 3425), 15000);
     QVERIFY(write(2)); // beside the cut-off primary: acknowledged there
-    QTest::qWait(4000 - 1000); // the cable stays out for about 4 s in all (a scenario step)
+    letTimePass(4000 - 1000, "the cable stays out for about 4 s in all");
     QCOMPARE(m_net.cable(1, true), QString());
     QVERIFY(settle("primary's host cut and healed", standby()) >= 0);
     checkWrites();
@@ -338,7 +338,7 @@ void tst_SplitBrain::linkBetweenServersCutLeavesOneServer()
     // The standby no longer hears the primary and takes over; every process still reaches both.
     QTRY_VERIFY_WITH_TIMEOUT(listening(m_net.address(2), 3425), 15000);
     QVERIFY(write(2));
-    QTest::qWait(3000); // both serve for a while (a scenario step)
+    letTimePass(3000, "both serve for a while");
     QCOMPARE(serversLink(true), QString());
     QVERIFY(settle("link between the servers cut and healed", standby()) >= 0); // the higher term
     checkWrites();
@@ -352,10 +352,10 @@ void tst_SplitBrain::cableFlappedTenTimesLeavesOneServer()
     int value = 0;
     for (int down : downMs) {
         QCOMPARE(m_net.cable(1, false), QString());
-        QTest::qWait(down); // the flap itself
+        letTimePass(down, "the flap itself: the cable out");
         QCOMPARE(m_net.cable(1, true), QString());
         write(++value); // acknowledged or not, as the moment allows; acknowledged ones are checked
-        QTest::qWait(qMax(0, 6000 - down - 1000));
+        letTimePass(qMax(0, 6000 - down - 1000), "the cable in until the next flap");
     }
     QVERIFY(settle("cable flapped ten times", QString()) >= 0);
     qInfo("flaps: %lld of %d writes acknowledged", qint64(m_acked.size()), value);

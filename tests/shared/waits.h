@@ -1,6 +1,8 @@
-// Waiting in tests, always bounded: for an effect to show (waitUntil, pollUntil), or for a stretch
-// of time that shows that something does not happen (expectNothingFor). A fixed sleep waits either
-// too long or, on a loaded machine, not long enough; these wait for what they are about.
+// Waiting in tests, always bounded: for an effect to show (waitUntil, pollUntil), for a stretch
+// of time that shows that something does not happen (expectNothingFor), or for time itself where
+// its passing is the step (letTimePass, pauseThread). A fixed sleep waits either too long or, on a
+// loaded machine, not long enough; these wait for what they are about, and say which.
+// tests/waits.cmake checks that tests wait through these only.
 #pragma once
 
 #include <QDeadlineTimer>
@@ -58,6 +60,25 @@ template <typename Predicate> bool expectNothingFor(int ms, Predicate happened, 
             return true;
         QTest::qWait(int(qMin<qint64>(left, 10)));
     }
+}
+
+/// Lets @p ms pass with the event loop turning, where the passing of time is itself the step of a
+/// test: an idle time-out to run out, a process kept stopped, a cable kept out, writes paced, a
+/// history to accumulate for a picture. Never a wait for an effect (waitUntil) nor the proof that
+/// something does not happen (expectNothingFor): a loaded machine only makes the stretch longer.
+/// @p why names what the time is for.
+inline void letTimePass(int ms, const char *why)
+{
+    Q_UNUSED(why);
+    QTest::qWait(ms);
+}
+
+/// As letTimePass(), but this thread sleeps and its event loop does not turn (a thread of the
+/// test's own, or a step during which this thread must not take what is delivered to it).
+inline void pauseThread(int ms, const char *why)
+{
+    Q_UNUSED(why);
+    QThread::msleep(ulong(ms));
 }
 
 } // namespace dialog::test

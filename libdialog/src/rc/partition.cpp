@@ -229,7 +229,9 @@ QStringList ProcessSpec::arguments(const Partition &p) const
     QStringList a;
     switch (role) {
     case Role::ControlServer:
-        a << QStringLiteral("--port") << QString::number(p.controlServerPort);
+        a << QStringLiteral("--port") << QString::number(port ? port : p.controlServerPort);
+        if (!standbyOf.isEmpty())
+            a << QStringLiteral("--standby-of") << standbyOf;
         if (p.heartbeatMs > 0)
             a << QStringLiteral("--heartbeat-ms") << QString::number(p.heartbeatMs);
         a << p.accessArguments(QStringLiteral("controlserver"));
@@ -275,11 +277,26 @@ QStringList Partition::accessArguments(const QString &auditName) const
     return a;
 }
 
+namespace {
+QString serverAddress(const QString &host, quint16 port)
+{
+    return QStringLiteral("%1:%2")
+        .arg(host == QLatin1String("localhost") ? QStringLiteral("127.0.0.1") : host)
+        .arg(port);
+}
+} // namespace
+
 QString Partition::controlServerAddress() const
 {
-    const QString host =
-        (controlServerHost == QLatin1String("localhost")) ? QStringLiteral("127.0.0.1") : controlServerHost;
-    return QStringLiteral("%1:%2").arg(host).arg(controlServerPort);
+    return serverAddress(controlServerHost, controlServerPort);
+}
+
+QStringList Partition::controlServerAddresses() const
+{
+    QStringList out{controlServerAddress()};
+    for (const ProcessSpec &s : standbyControlServers)
+        out << serverAddress(s.host, s.port);
+    return out;
 }
 
 QList<ProcessSpec> Partition::processes() const
@@ -291,7 +308,7 @@ QList<ProcessSpec> Partition::processes() const
         cs.name = QStringLiteral("ControlServer");
         cs.host = controlServerHost;
         cs.args = controlServerArgs;
-        out << cs;
+        out << cs << standbyControlServers;
     }
     // The logger first: what the others report while starting is stored.
     out << loggers << configDbs << isServers << master << slaves;
@@ -358,16 +375,50 @@ bool parseInto(const QByteArray &json, const QString &path, Partition *out, QStr
     if (!r.failed() && !validName(p.name))
         r.fail(QStringLiteral("name"), QStringLiteral("'%1' is not a valid partition name").arg(p.name));
 
-    const QJsonObject cs = r.object(root, {}, QStringLiteral("control_server"), true);
-    r.checkKeys(
-        cs, QStringLiteral("control_server"),
-        {QStringLiteral("host"), QStringLiteral("port"), QStringLiteral("start"), QStringLiteral("args")});
-    p.controlServerHost = r.string(cs, QStringLiteral("control_server"), QStringLiteral("host"), false,
-                                   QStringLiteral("localhost"));
-    p.controlServerPort =
-        quint16(r.integer(cs, QStringLiteral("control_server"), QStringLiteral("port"), 1, 65535, 3425));
-    p.startControlServer = r.boolean(cs, QStringLiteral("control_server"), QStringLiteral("start"), true);
-    p.controlServerArgs = r.strings(cs, QStringLiteral("control_server"), QStringLiteral("args"));
+    // One Control Server (an object), or a list: the primary first, then its standbys.
+    const QJsonValue servers = root.value(QStringLiteral("control_server"));
+    QJsonArray list;
+    if (servers.isArray()) {
+        list = servers.toArray();
+        if (list.isEmpty())
+            r.fail(QStringLiteral("control_server"), QStringLiteral("the list names no Control Server"));
+    } else {
+        list.append(r.object(root, {}, QStringLiteral("control_server"), true));
+    }
+    for (qsizetype i = 0; i < list.size() && !r.failed(); ++i) {
+        const QString field = servers.isArray() ? QStringLiteral("control_server[%1]").arg(i)
+                                                : QStringLiteral("control_server");
+        if (!list.at(i).isObject()) {
+            r.fail(field, QStringLiteral("expected an object (host, port, args)"));
+            break;
+        }
+        const QJsonObject cs = list.at(i).toObject();
+        QStringList keys{QStringLiteral("host"), QStringLiteral("port"), QStringLiteral("args")};
+        if (i == 0)
+            keys << QStringLiteral("start"); // all of them or none
+        r.checkKeys(cs, field, keys);
+        const QString host = r.string(cs, field, QStringLiteral("host"), false, QStringLiteral("localhost"));
+        const auto port = quint16(r.integer(cs, field, QStringLiteral("port"), 1, 65535, 3425));
+        const QStringList args = r.strings(cs, field, QStringLiteral("args"));
+        if (i == 0) {
+            p.controlServerHost = host;
+            p.controlServerPort = port;
+            p.startControlServer = r.boolean(cs, field, QStringLiteral("start"), true);
+            p.controlServerArgs = args;
+            continue;
+        }
+        ProcessSpec standby;
+        standby.role = ProcessSpec::Role::ControlServer;
+        standby.name = i == 1 ? QStringLiteral("Standby") : QStringLiteral("Standby%1").arg(i);
+        standby.host = host;
+        standby.port = port;
+        standby.args = args;
+        standby.standbyOf = p.controlServerAddress();
+        p.standbyControlServers << standby;
+        const QStringList known = p.controlServerAddresses();
+        if (known.indexOf(known.last()) != known.size() - 1)
+            r.fail(field, QStringLiteral("%1 is already a Control Server of the partition").arg(known.last()));
+    }
 
     if (root.contains(QStringLiteral("ssh_command"))) {
         p.sshCommand = r.strings(root, {}, QStringLiteral("ssh_command"));

@@ -6,6 +6,7 @@
 #include "client_p.h"
 #include "control_p.h"
 #include "transport_p.h"
+#include "waits.h"
 
 #include "dialog/client.h"
 #include "dialog/directory.h"
@@ -429,7 +430,7 @@ void tst_Client::everySubscriptionGetsEveryMessageAcrossNestedLoops()
             if (!svc->update(QByteArray::number(i).rightJustified(100, '.')))
                 ++refused;
             if (i % 100 == 0)
-                std::this_thread::sleep_for(std::chrono::milliseconds(1));
+                dialog::test::pauseThread(1, "paced: messages still come while the nested loops run");
         }
     });
     const auto joinPublisher = qScopeGuard([&] { publisher.join(); }); // also when a check fails

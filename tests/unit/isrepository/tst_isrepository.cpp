@@ -1,6 +1,7 @@
 // IS repository: names, insert/update/upsert/remove/get, criteria, listeners, statistics, threads.
 #include "dialog/is/repository.h"
 #include "dialog/is/typeregistry.h"
+#include "waits.h"
 
 #include <QElapsedTimer>
 #include <QThread>
@@ -10,6 +11,7 @@
 #include <thread>
 
 using namespace dialog::is;
+using dialog::test::pollUntil;
 using Result = Repository::Result;
 using Sel = Criteria::TypeSelector;
 using Logic = Criteria::Logic;
@@ -425,11 +427,7 @@ void tst_IsRepository::writesGoOnDuringAScan()
             });
             // Bounded: were the lock held for the scan, the writer would wait for its end and
             // this wait would run out.
-            QElapsedTimer t;
-            t.start();
-            while (!done && t.elapsed() < 5000)
-                QThread::msleep(1);
-            waited = done;
+            waited = pollUntil([&] { return bool(done); }, 5000);
             return true;
         },
         &complete);

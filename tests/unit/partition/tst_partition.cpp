@@ -20,6 +20,7 @@ private Q_SLOTS:
     void malformed_data();
     void malformed();
     void processArguments();
+    void standbyControlServers();
     void secretAndTlsFilesAreHandedToEveryProcess();
     void restartPolicy();
     void accessListAndAuditDirReachTheDaemons();
@@ -173,6 +174,17 @@ void tst_Partition::malformed_data()
     QTest::newRow("bad-restart-limit")
         << "{" + base + R"(,"slaves":[{"name":"A","kind":"control","restart_limit":0}]})"
         << "p.json: slaves[0].restart_limit: expected an integer in 1..1000";
+    QTest::newRow("empty-server-list")
+        << QByteArray(R"({"name":"t","control_server":[],"master":{"name":"M"},"slaves":[{"name":"A","kind":"control"}]})")
+        << "p.json: control_server: the list names no Control Server";
+    QTest::newRow("same-server-twice")
+        << QByteArray(
+               R"({"name":"t","control_server":[{"port":4000},{"host":"127.0.0.1","port":4000}],"master":{"name":"M"},"slaves":[{"name":"A","kind":"control"}]})")
+        << "p.json: control_server[1]: 127.0.0.1:4000 is already a Control Server of the partition";
+    QTest::newRow("standby-start")
+        << QByteArray(
+               R"({"name":"t","control_server":[{"port":4000},{"port":4001,"start":false}],"master":{"name":"M"},"slaves":[{"name":"A","kind":"control"}]})")
+        << "p.json: control_server[1].start: unknown field";
     QTest::newRow("tls-incomplete") << "{" + base +
                                            R"(,"tls_cert":"c.pem","slaves":[{"name":"A","kind":"control"}]})"
                                     << "p.json: tls_cert: TLS needs all of tls_cert, tls_key and tls_ca";
@@ -204,6 +216,38 @@ void tst_Partition::processArguments()
     QVERIFY(a.contains(QStringLiteral("--heartbeat-ms")));
     QCOMPARE(a.mid(a.size() - 2), (QStringList{"--threads", "2"}));
     QCOMPARE(p.master.arguments(p).mid(0, 2), (QStringList{"--config", "/p/t.json"}));
+}
+
+void tst_Partition::standbyControlServers()
+{
+    Partition p;
+    Status st;
+    QVERIFY2((st = Partition::parse(
+                  R"({"name":"t","control_server":[{"host":"pc1","port":4000},{"host":"pc2","port":4001,"args":["--bind","0.0.0.0"]}],
+                      "master":{"name":"M"},"slaves":[{"name":"S1","kind":"control"}]})",
+                  QStringLiteral("/p/t.json"), &p))
+                 .isOk(),
+             qPrintable(st.message()));
+    // Every process is given both, the primary first.
+    QCOMPARE(p.controlServerAddresses(), (QStringList{"pc1:4000", "pc2:4001"}));
+    QCOMPARE(p.controlServerAddress(), QStringLiteral("pc1:4000"));
+    const QList<ProcessSpec> all = p.processes();
+    QCOMPARE(all.at(0).name, QStringLiteral("ControlServer"));
+    QCOMPARE(all.at(0).arguments(p).mid(0, 2), (QStringList{"--port", "4000"}));
+    QVERIFY(!all.at(0).arguments(p).contains(QStringLiteral("--standby-of")));
+    const ProcessSpec &standby = all.at(1);
+    QCOMPARE(standby.role, ProcessSpec::Role::ControlServer);
+    QCOMPARE(standby.name, QStringLiteral("Standby"));
+    QCOMPARE(standby.host, QStringLiteral("pc2"));
+    QCOMPARE(standby.arguments(p), (QStringList{"--port", "4001", "--standby-of", "pc1:4000", "--bind", "0.0.0.0"}));
+    QCOMPARE(all.at(2).role, ProcessSpec::Role::Master);
+    // One object is one server, as before.
+    QVERIFY((st = Partition::parse(R"({"name":"t","control_server":{"port":4000},"master":{"name":"M"},
+                                       "slaves":[{"name":"S1","kind":"control"}]})",
+                                   QStringLiteral("/p/t.json"), &p))
+                .isOk());
+    QCOMPARE(p.controlServerAddresses(), QStringList{"127.0.0.1:4000"});
+    QVERIFY(p.standbyControlServers.isEmpty());
 }
 
 void tst_Partition::accessListAndAuditDirReachTheDaemons()

@@ -23,6 +23,7 @@ using namespace dialog;
 using namespace dialog::net;
 using namespace dialog::wire_format;
 using dialog::test::expectNothingFor;
+using dialog::test::pauseThread;
 using dialog::test::pattern;
 using dialog::test::pollUntil;
 using dialog::test::waitUntil;
@@ -515,7 +516,7 @@ void tst_Transport::readerSpinsAfterReceivingWhenAsked()
     // Without running this thread's event loop (its spin would hold it here): the frame read.
     QVERIFY(pollUntil([&] { return r.transport->stats().framesIn >= 1; }, Timeout));
     QCOMPARE(r.transport->stats().framesIn, quint64(1));
-    QThread::msleep(50);
+    pauseThread(50, "the second frame 50 ms after the first, the reader spinning");
     s->send(box, serviceFrame("S", 2, "second"));
     QTRY_COMPARE_WITH_TIMEOUT(r.data.size(), 2, Timeout);
     QTRY_VERIFY_WITH_TIMEOUT(r.transport->stats().receiveSpinHits >= 1, Timeout);

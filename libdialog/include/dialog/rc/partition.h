@@ -28,6 +28,10 @@ struct ProcessSpec
     QString kind;     ///< slaves: "control" or "readout"
     QString host;     ///< "localhost" (started locally) or a host reached over ssh
     QStringList args; ///< extra arguments
+    /// Control Servers: the port (0: the partition's controlServerPort, the primary's).
+    quint16 port = 0;
+    /// A standby Control Server: the "host:port" of the primary it watches and takes over from.
+    QString standbyOf;
     /// What a supervising launcher (`dialogctl up --supervise`, `dialogctl supervise`) does when the
     /// process is gone without having been stopped: Never (the default) leaves it, OnFailure starts
     /// it again on its host.
@@ -63,6 +67,9 @@ struct Partition
     QStringList controlServerArgs;
     /// False when the partition uses a Control Server started elsewhere ("control_server": "start": false).
     bool startControlServer = true;
+    /// The standby Control Servers, after the primary in a "control_server" list (role ControlServer,
+    /// named "Standby", "Standby2", …, each with its host, port and standbyOf the primary).
+    QList<ProcessSpec> standbyControlServers;
     /// The command that reaches another host ("ssh": the program and its options).
     QStringList sshCommand{QStringLiteral("ssh"), QStringLiteral("-o"), QStringLiteral("BatchMode=yes")};
     QString binDir; ///< where the programs are on every host (empty: next to the dialogctl tool)
@@ -107,10 +114,14 @@ struct Partition
     /// --access and --audit-file for the Control Server or an IS server (audit file @p auditName).
     QStringList accessArguments(const QString &auditName) const;
 
-    /// "host:port" processes use to reach the Control Server.
+    /// "host:port" of the primary Control Server.
     QString controlServerAddress() const;
-    /// Every process in start order: Control Server (if started), logger, configuration database, IS
-    /// servers, master, slaves.
+    /// Every Control Server's "host:port", the primary first: what `dialogctl up` hands to every
+    /// process it starts ($DIALOG_CONTROL_SERVER, joined by commas), so that each finds the standby
+    /// once it serves.
+    QStringList controlServerAddresses() const;
+    /// Every process in start order: Control Server and its standbys (if started), logger,
+    /// configuration database, IS servers, master, slaves.
     QList<ProcessSpec> processes() const;
     /// The slave named @p name, or nullptr.
     const ProcessSpec *slave(const QString &name) const;

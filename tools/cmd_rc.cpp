@@ -1,0 +1,154 @@
+// dialogctl rc: drive a run from a script. A transition is asked of the master as a request on
+// RunCtrl.<master>.State, and the verb waits for the master's answer: exit 0 once every slave
+// completed it, non-zero with the master's reason when it refuses or fails.
+#include "clientsetup.h"
+
+#include "dialog/rc/staterecord.h"
+#include "dialog/subscription.h"
+
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <cstdio>
+
+namespace dialog::tool {
+
+namespace {
+// Exit codes of `dialogctl rc` (documented in its --help and docs/dialogctl.md).
+constexpr int Done = 0;    // the transition completed (or: the state was printed)
+constexpr int Usage = 1;   // bad arguments: nothing was asked
+constexpr int Refused = 2; // the master refused the transition, or it failed (the reason on stderr)
+constexpr int Lost = 3;    // no answer: not connected, no master of that name, or past --timeout-ms
+
+QString summary(const rc::StateRecord &s)
+{
+    QString line = QStringLiteral("%1: %2").arg(s.process, rc::stateName(s.state));
+    if (s.busy && s.transition)
+        line += QStringLiteral(" (%1…)").arg(rc::transitionName(*s.transition));
+    if (s.runNumber)
+        line += QStringLiteral(", run %1").arg(s.runNumber);
+    if (!s.runType.isEmpty())
+        line += QStringLiteral(" (%1)").arg(s.runType);
+    if (!s.error.isEmpty())
+        line += QStringLiteral(" - %1").arg(s.error);
+    int present = 0;
+    for (const rc::SlaveRecord &slave : s.slaves)
+        present += slave.present && !slave.lost;
+    if (!s.slaves.isEmpty())
+        line += QStringLiteral("; slaves %1 of %2 present").arg(present).arg(s.slaves.size());
+    return line;
+}
+
+void print(const QByteArray &stateJson, bool json)
+{
+    if (json) {
+        std::printf("%s\n", QJsonDocument::fromJson(stateJson).toJson(QJsonDocument::Indented).constData());
+        return;
+    }
+    QString why;
+    const auto s = rc::StateRecord::fromJson(stateJson, &why);
+    std::printf("%s\n", qPrintable(s ? summary(*s) : QStringLiteral("unreadable state: %1").arg(why)));
+}
+
+/// The state the master publishes: the first value of RunCtrl.<master>.State.
+int showState(Client &client, const QString &verb, const QString &master, qint64 timeoutMs, bool json)
+{
+    int rc = Lost;
+    Subscription *sub = client.subscribe(rc::stateService(master));
+    QObject::connect(sub, &Subscription::messageReceived, &client, [&](const Message &m) {
+        print(m.data(), json);
+        rc = Done;
+        QCoreApplication::quit();
+    });
+    QTimer::singleShot(int(timeoutMs), &client, [&] {
+        rc = fail(verb, QStringLiteral("lost: no state from '%1' within %2 ms (is the master running? "
+                                       "'dialogctl ls' lists the processes)")
+                            .arg(master)
+                            .arg(timeoutMs));
+        QCoreApplication::quit();
+    });
+    QCoreApplication::exec();
+    return rc;
+}
+} // namespace
+
+int rcVerb(const QStringList &args)
+{
+    const QString verb = QStringLiteral("rc");
+    QString master = QStringLiteral("Master");
+    QString runType;
+    qint64 timeout = 120000, runNumber = 0;
+    OptionTable p(program(verb));
+    p.setDescription(
+        QStringLiteral("Asks the run-control master for a transition and waits until it is done, or prints "
+                       "its state: the way to drive a run from a script.\n"
+                       "  dialogctl rc configure|start|pause|resume|stop|unconfigure|reset|recover\n"
+                       "  dialogctl rc state\n"
+                       "Exit status: 0 done (every enabled slave completed the transition; the new state is "
+                       "printed); 1 bad arguments, nothing asked; 2 refused or failed (the master's reason on "
+                       "stderr: not allowed from this state, a slave failed, the partition's access list does not "
+                       "let this user ask it, ...); 3 lost (not connected, no master of that name, no answer "
+                       "within --timeout-ms: the transition may still complete)."));
+    p.addPositional(QStringLiteral("transition"),
+                    QStringLiteral("A transition (%1), or 'state'.").arg(rc::allTransitionNames().join(QStringLiteral(", "))),
+                    QStringLiteral("transition|state"));
+    p.add(Option::text(QStringLiteral("master"), QStringLiteral("name"),
+                       QStringLiteral("The master's process name (default Master)."), &master));
+    p.add(Option::integer(QStringLiteral("run-number"), QStringLiteral("n"),
+                          QStringLiteral("start: the run number to use (default: the master's next)."), &runNumber,
+                          0, 4294967295LL));
+    p.add(Option::text(QStringLiteral("run-type"), QStringLiteral("type"),
+                       QStringLiteral("start: the run type (default: the partition's)."), &runType));
+    p.add(Option::flag(QStringLiteral("json"), QStringLiteral("Print the master's state as JSON.")));
+    p.add(Option::duration(QStringLiteral("timeout-ms"), QStringLiteral("ms"),
+                           QStringLiteral("Give up waiting for the answer after this long (default 120000: a "
+                                          "master answers once every slave is done)."),
+                           &timeout, OptionUnit::Milliseconds, 1, 3600000));
+    if (!parse(p, args))
+        return Usage;
+    const QStringList pos = p.positionalArguments();
+    if (pos.size() != 1)
+        return fail(verb, QStringLiteral("expected one transition or 'state' (see --help)"));
+    const bool json = p.isSet(QStringLiteral("json"));
+    const bool state = pos.first() == QLatin1String("state");
+    const auto transition = rc::transitionFromName(pos.first());
+    if (!state && !transition)
+        return fail(verb, QStringLiteral("unknown transition '%1' (known: %2, or 'state')")
+                              .arg(pos.first(), rc::allTransitionNames().join(QStringLiteral(", "))));
+    QString error;
+    auto client = makeClient(p, verb, &error);
+    if (!client)
+        return fail(verb, error);
+    if (state)
+        return showState(*client, verb, master, timeout, json);
+
+    rc::TransitionRequest req;
+    req.transition = *transition;
+    req.runNumber = quint32(runNumber);
+    req.runType = runType;
+    int rc = Lost;
+    client->request(rc::stateService(master), req.toJson(), int(timeout), client.get(), [&](const Reply &r) {
+        const QString name = rc::transitionName(*transition);
+        switch (r.error()) {
+        case Status::Code::Ok:
+            print(r.data(), json);
+            rc = Done;
+            break;
+        case Status::Code::Timeout:
+        case Status::Code::ProviderLost:
+        case Status::Code::NotAccepted:
+        case Status::Code::NotFound:
+        case Status::Code::NotConnected:
+        case Status::Code::Broken:
+            rc = Lost;
+            fail(verb, QStringLiteral("lost: %1 was not answered by '%2': %3").arg(name, master, r.errorString()));
+            break;
+        default: // the master's answer (Failed): refused, or a slave failed it
+            rc = Refused;
+            fail(verb, QStringLiteral("%1 refused: %2").arg(name, r.errorString()));
+        }
+        QCoreApplication::quit();
+    });
+    return execOrTimeOut(*client, verb, timeout + 1000, QStringLiteral("no answer through"), rc);
+}
+
+} // namespace dialog::tool
