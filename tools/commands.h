@@ -28,6 +28,8 @@ int audit(const QStringList &args);
 int configVerb(const QStringList &args);
 /// The run registry: ls, show, diff (cmd_runs.cpp).
 int runsVerb(const QStringList &args);
+/// The alarm server: ls, tree, history, ack, shelve, unshelve, disable, enable (cmd_alarm.cpp).
+int alarmVerb(const QStringList &args);
 /// The shared secret of a partition: generate, check (cmd_secret.cpp).
 int secret(const QStringList &args);
 /// The IS benchmarks (is-fanout, is-latency) and their child processes (is-sender, is-subscriber).
