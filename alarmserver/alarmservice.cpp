@@ -89,7 +89,6 @@ void AlarmService::onChanged(const AlarmEvent &e)
 
 QJsonObject AlarmService::tableJson() const
 {
-    static quint64 sequence = 0;
     QJsonArray alarms;
     QList<int> listed(m_listed.begin(), m_listed.end());
     std::sort(listed.begin(), listed.end());
@@ -110,7 +109,7 @@ QJsonObject AlarmService::tableJson() const
                         {u"dropped"_s, qint64(m_history->dropped())}};
     if (!m_history->lastError().isEmpty())
         history.insert(u"error"_s, m_history->lastError());
-    return {{u"sequence"_s, qint64(++sequence)},
+    return {{u"sequence"_s, qint64(++m_sequence)},
             {u"time_ms"_s, QDateTime::currentMSecsSinceEpoch()},
             {u"rules"_s, m_table->size()},
             {u"worst"_s, severityName(m_table->worst())},

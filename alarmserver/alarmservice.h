@@ -55,6 +55,7 @@ private:
     QStringList m_changed; ///< paths changed since the last message
     QTimer m_publishTimer;
     quint64 m_refused = 0;
+    mutable quint64 m_sequence = 0; ///< of the table's messages and answers
 };
 
 } // namespace dialog::alarm

@@ -5,9 +5,11 @@
 // operator actions (unknown alarm, missing comment) and a second alarm server in the partition.
 #include "isfixture.h"
 
+#include "dialog/audit.h"
 #include "dialog/is/typeregistry.h"
 
 #include <QJsonArray>
+#include <QScopeGuard>
 #include <QTemporaryDir>
 #include <QtTest>
 
@@ -65,6 +67,7 @@ private Q_SLOTS:
     void badRuleFileRefusedWithLineAndReason_data();
     void badRuleFileRefusedWithLineAndReason();
     void refusedActionsAndSecondServer();
+    void fullDatabaseKeepsAlarmsAndRetriesTheHistory();
 
 private:
     QString write(const QString &name, const QByteArray &content)
@@ -84,9 +87,9 @@ private:
                 QStringLiteral("--is-server"),     QStringLiteral("DAQ")};
     }
     /// Starts dialog-alarmserver and waits until it answers.
-    QProcess *startAlarmServer()
+    QProcess *startAlarmServer(const QStringList &extra = {})
     {
-        QProcess *p = m_fx->start(QStringLiteral("dialog-alarmserver"), serverArgs());
+        QProcess *p = m_fx->start(QStringLiteral("dialog-alarmserver"), serverArgs() + extra);
         if (!waitUntil([&] { return ctl({QStringLiteral("ls")}) == 0; }, 20000 * SanitizerTimeScale, 50))
             qWarning() << "the alarm server did not answer" << p->readAllStandardError();
         return p;
@@ -389,7 +392,11 @@ void tst_AlarmServer::badRuleFileRefusedWithLineAndReason()
 
 void tst_AlarmServer::refusedActionsAndSecondServer()
 {
-    startAlarmServer();
+    // Disabling is for experts: here, nobody.
+    const QString access = write(QStringLiteral("access.json"),
+                                 R"({"rules": [{"deny": "command", "name": "ALARM.disable.*"}]})");
+    const QString audit = m_dir.filePath(QStringLiteral("audit.jsonl"));
+    startAlarmServer({QStringLiteral("--access"), access, QStringLiteral("--audit-file"), audit});
     QByteArray out, err;
     QCOMPARE(ctl({QStringLiteral("ack"), QStringLiteral("No/such/alarm")}, &out, &err), 2);
     QVERIFY2(err.contains("unknown alarm 'No/such/alarm'"), err);
@@ -402,6 +409,29 @@ void tst_AlarmServer::refusedActionsAndSecondServer()
     QVERIFY2(err.contains("needs a comment"), err);
     QCOMPARE(stateOf(QStringLiteral("Detector/ECAL/FE3/mode")), QStringLiteral("active"));
     QCOMPARE(ctl({QStringLiteral("tree"), QStringLiteral("No/such")}, &out, &err), 2);
+    QCOMPARE(ctl({QStringLiteral("disable"), QStringLiteral("Detector/ECAL/FE3/mode")}, &out, &err), 4);
+    QVERIFY2(err.contains("permission denied"), err);
+    QCOMPARE(ctl({QStringLiteral("ack"), QStringLiteral("Detector/ECAL/FE3/mode"),
+                  QStringLiteral("--comment"), QStringLiteral("seen")}),
+             0);
+    // Every action, done or refused, is in the audit trail with who asked and why it was refused.
+    QHash<QString, AuditRecord> records;
+    QVERIFY(waitUntil(
+        [&] {
+            for (const AuditRecord &r : AuditTrail::read(audit, 0))
+                records.insert(r.operation + u' ' + r.name, r);
+            return records.size() >= 3 &&
+                   records.value(QStringLiteral("ack ALARM.Detector/ECAL/FE3/mode")).allowed;
+        },
+        5000));
+    QVERIFY(!records.value(QStringLiteral("ack ALARM.No/such/alarm")).allowed);
+    QCOMPARE(records.value(QStringLiteral("ack ALARM.No/such/alarm")).because,
+             QStringLiteral("unknown alarm 'No/such/alarm'"));
+    QVERIFY(!records.value(QStringLiteral("disable ALARM.Detector/ECAL/FE3/mode")).allowed);
+    QCOMPARE(records.value(QStringLiteral("disable ALARM.Detector/ECAL/FE3/mode")).because,
+             QStringLiteral("rules[0]"));
+    QVERIFY(records.value(QStringLiteral("ack ALARM.Detector/ECAL/FE3/mode")).allowed);
+    QVERIFY(!records.value(QStringLiteral("ack ALARM.Detector/ECAL/FE3/mode")).origin.process.isEmpty());
     // One alarm server per partition.
     QProcess *second =
         m_fx->start(QStringLiteral("dialog-alarmserver"),
@@ -414,6 +444,55 @@ void tst_AlarmServer::refusedActionsAndSecondServer()
     QVERIFY2(secondErr.contains("another alarm server serves this partition (ALARM.Server is taken)"),
              secondErr);
     QCOMPARE(ctl({QStringLiteral("ls")}), 0);
+}
+
+void tst_AlarmServer::fullDatabaseKeepsAlarmsAndRetriesTheHistory()
+{
+    const QString data = m_dir.filePath(QStringLiteral("data"));
+    QVERIFY(QDir().mkpath(data));
+    if (!ProcessFixture::mountTmpfs(data, QStringLiteral("1m")))
+        QSKIP("cannot mount a tmpfs here (not root, or no capability)");
+    auto unmount = qScopeGuard([&] {
+        m_fx->stopAll();
+        QProcess::execute(QStringLiteral("umount"), {data});
+    });
+    startAlarmServer();
+    // The file system fills up.
+    QFile filler(data + QStringLiteral("/filler"));
+    QVERIFY(filler.open(QIODevice::WriteOnly));
+    const QByteArray block(4096, 'x');
+    while (filler.write(block) == block.size() && filler.flush()) {
+    }
+    filler.close();
+    setTemperature(45);
+    setBeat(QStringLiteral("ERROR"));
+    // The alarms work from memory; the history writes wait, counted, and say why.
+    QVERIFY(waitForState(QStringLiteral("Detector/ECAL/FE3/temperature"), QStringLiteral("active")));
+    QByteArray out;
+    QVERIFY(waitUntil(
+        [&] {
+            ctl({QStringLiteral("ls")}, &out);
+            return out.contains("writes waiting");
+        },
+        10000));
+    const QRegularExpressionMatch failures = QRegularExpression(QStringLiteral("(\\d+) failures: \\S")).match(
+        QString::fromUtf8(out));
+    QVERIFY2(failures.hasMatch() && failures.captured(1).toInt() > 0, out);
+    QCOMPARE(ctl({QStringLiteral("ack"), QStringLiteral("Detector/ECAL/FE3/mode"),
+                  QStringLiteral("--comment"), QStringLiteral("seen")}),
+             0);
+    // Room again: the waiting rows are written, in order.
+    QVERIFY(QFile::remove(data + QStringLiteral("/filler")));
+    QVERIFY(waitUntil(
+        [&] {
+            ctl({QStringLiteral("ls")}, &out);
+            return !out.contains("writes waiting");
+        },
+        15000));
+    const QList<QJsonObject> rows = history(QStringLiteral("Detector/ECAL/FE3/mode"));
+    QCOMPARE(rows.size(), 2);
+    QCOMPARE(rows.at(0).value(QStringLiteral("event")).toString(), QStringLiteral("acknowledged"));
+    QCOMPARE(rows.at(1).value(QStringLiteral("event")).toString(), QStringLiteral("raised"));
 }
 
 QTEST_GUILESS_MAIN(tst_AlarmServer)
