@@ -64,6 +64,7 @@ private Q_SLOTS:
     void shelvedAlarmComesBackAfterItsExpiry();
     void lostProcessAndStaleObjectRaiseAlarms();
     void restartKeepsAcknowledgementsShelvesAndLatches();
+    void exampleRulesAreValid();
     void badRuleFileRefusedWithLineAndReason_data();
     void badRuleFileRefusedWithLineAndReason();
     void refusedActionsAndSecondServer();
@@ -208,6 +209,17 @@ void tst_AlarmServer::transientLatchedAlarmStaysUntilAcknowledged()
     QVERIFY(expectNothingFor(
         500, [&] { return stateOf(QStringLiteral("Detector/ECAL/FE3/temperature")) != u"latched"; },
         "a latched alarm went without an acknowledgement"));
+    // A subscriber of ALARM.Table that comes late has the whole table with its first message.
+    QJsonObject table;
+    m_client->subscribe(QStringLiteral("ALARM.Table"), this,
+                        [&](const Message &m) { table = QJsonDocument::fromJson(m.data()).object(); });
+    QTRY_VERIFY_WITH_TIMEOUT(!table.isEmpty(), 10000);
+    QStringList listed;
+    for (const QJsonValue &v : table.value(QStringLiteral("alarms")).toArray())
+        listed << v.toObject().value(QStringLiteral("path")).toString() + u' ' +
+                      v.toObject().value(QStringLiteral("state")).toString();
+    QVERIFY2(listed.contains(QStringLiteral("Detector/ECAL/FE3/temperature latched")),
+             qPrintable(listed.join(u',')));
     QByteArray out, err;
     QCOMPARE(ctl({QStringLiteral("ls")}, &out), 0);
     QVERIFY2(out.contains("Detector/ECAL/FE3/temperature") && out.contains("latched"), out);
@@ -333,6 +345,18 @@ void tst_AlarmServer::restartKeepsAcknowledgementsShelvesAndLatches()
     // And it goes when its condition clears.
     setBeat(QStringLiteral("OK"));
     QVERIFY(waitForState(QStringLiteral("Detector/ECAL/FE3/mode"), QStringLiteral("normal")));
+}
+
+void tst_AlarmServer::exampleRulesAreValid()
+{
+    QByteArray out, err;
+    QCOMPARE(
+        m_fx->run(QStringLiteral("dialog-alarmserver"),
+                  {QStringLiteral("--rules"), QStringLiteral(DIALOG_SOURCE_DIR "/resources/alarms/demo.json"),
+                   QStringLiteral("--types"), isTypesDir(), QStringLiteral("--check")},
+                  &out, &err),
+        0);
+    QVERIFY2(out.contains("7 alarms, valid"), out + err);
 }
 
 void tst_AlarmServer::badRuleFileRefusedWithLineAndReason_data()
@@ -475,8 +499,8 @@ void tst_AlarmServer::fullDatabaseKeepsAlarmsAndRetriesTheHistory()
             return out.contains("writes waiting");
         },
         10000));
-    const QRegularExpressionMatch failures = QRegularExpression(QStringLiteral("(\\d+) failures: \\S")).match(
-        QString::fromUtf8(out));
+    const QRegularExpressionMatch failures =
+        QRegularExpression(QStringLiteral("(\\d+) failures: \\S")).match(QString::fromUtf8(out));
     QVERIFY2(failures.hasMatch() && failures.captured(1).toInt() > 0, out);
     QCOMPARE(ctl({QStringLiteral("ack"), QStringLiteral("Detector/ECAL/FE3/mode"),
                   QStringLiteral("--comment"), QStringLiteral("seen")}),
