@@ -50,6 +50,14 @@ AlarmService::AlarmService(Client *client, AlarmTable *table, HistoryStore *hist
         if (m_table->state(i).listed())
             m_listed.insert(i);
     connect(m_table, &AlarmTable::changed, this, &AlarmService::onChanged);
+    // The history's figures (rows waiting, failures) change without an alarm changing: published
+    // when they do, at most once a second.
+    m_historyTimer.setInterval(1000);
+    connect(&m_historyTimer, &QTimer::timeout, this, [this] {
+        const auto figures = std::pair{m_history->pending(), m_history->failures()};
+        if (figures != m_historyFigures && !m_publishTimer.isActive())
+            publish();
+    });
 }
 
 AlarmService::~AlarmService() = default;
@@ -68,6 +76,7 @@ bool AlarmService::start(const QByteArray &secret, QString *error)
     }
     connect(m_client, &Client::requestReceived, this, &AlarmService::onRequest);
     publish();
+    m_historyTimer.start();
     return true;
 }
 
@@ -127,6 +136,7 @@ void AlarmService::publish()
 {
     if (!m_tableService)
         return;
+    m_historyFigures = {m_history->pending(), m_history->failures()};
     QJsonObject t = tableJson();
     t.insert(u"changed"_s, QJsonArray::fromStringList(m_changed));
     m_changed.clear();

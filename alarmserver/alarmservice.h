@@ -14,6 +14,7 @@
 #include <QSet>
 #include <QTimer>
 #include <memory>
+#include <utility>
 
 namespace dialog::alarm {
 
@@ -54,6 +55,8 @@ private:
     QSet<int> m_listed;
     QStringList m_changed; ///< paths changed since the last message
     QTimer m_publishTimer;
+    QTimer m_historyTimer;
+    std::pair<int, quint64> m_historyFigures{0, 0}; ///< as last published
     quint64 m_refused = 0;
     mutable quint64 m_sequence = 0; ///< of the table's messages and answers
 };
