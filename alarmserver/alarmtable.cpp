@@ -127,9 +127,9 @@ void AlarmTable::setCondition(int i, bool holds, const QString &value)
     }
     s.pendingSinceMs = 0;
     m_pending.remove(i);
+    s.value = value;
     if (!was && !s.raised())
         return;
-    s.value = value;
     if (s.state == State::Active && m_rules.rules.at(i).latch) {
         s.state = State::Latched;
         s.clearedMs = now;

@@ -42,6 +42,9 @@ const QByteArray Rules = R"({"alarms": [
    "condition": {"stale": "DAQ.Beat"}},
   {"path": "DAQ/Processes/FE9", "severity": "major",
    "condition": {"process": "FE9", "when": "lost"}},
+  {"path": "DAQ/Processes/FE8", "severity": "major", "latch": true,
+   "condition": {"process": "FE8", "when": "error"}},
+  {"path": "DAQ/Run/FE8", "severity": "minor", "condition": {"run_state": "FE8", "not_in": ["Initial"]}},
   {"path": "DAQ/Summary/ecal", "severity": "minor",
    "condition": {"any": [{"alarm": "Detector/ECAL/FE3/temperature"}, {"alarm": "Detector/ECAL/FE3/mode"}]}}
 ]}
@@ -295,6 +298,35 @@ void tst_AlarmServer::lostProcessAndStaleObjectRaiseAlarms()
                 .value(QStringLiteral("value"))
                 .toString()
                 .contains(QStringLiteral("FE9")));
+    // A slave whose configure fails goes to Error: its error alarm and its run-state alarm are raised.
+    m_fx->start(QStringLiteral("dialog-slave"),
+                {QStringLiteral("--kind"), QStringLiteral("control"), QStringLiteral("--name"),
+                 QStringLiteral("FE8"), QStringLiteral("--no-is"), QStringLiteral("--fail-on"),
+                 QStringLiteral("configure")});
+    QVERIFY(waitUntil(
+        [&] {
+            return !alarms()
+                        .value(QStringLiteral("DAQ/Run/FE8"))
+                        .value(QStringLiteral("value"))
+                        .toString()
+                        .isEmpty();
+        },
+        15000));
+    QCOMPARE(stateOf(QStringLiteral("DAQ/Run/FE8")), QStringLiteral("normal"));
+    QCOMPARE(
+        m_fx->run(QStringLiteral("dialogctl"), {QStringLiteral("send"), QStringLiteral("RunCtrl.FE8.Command"),
+                                                QStringLiteral("configure")}),
+        0);
+    QVERIFY(waitForState(QStringLiteral("DAQ/Processes/FE8"), QStringLiteral("active")));
+    QVERIFY2(
+        alarms()
+            .value(QStringLiteral("DAQ/Processes/FE8"))
+            .value(QStringLiteral("value"))
+            .toString()
+            .contains(QStringLiteral("Error")),
+        qPrintable(
+            alarms().value(QStringLiteral("DAQ/Processes/FE8")).value(QStringLiteral("value")).toString()));
+    QVERIFY(waitForState(QStringLiteral("DAQ/Run/FE8"), QStringLiteral("active")));
     // DAQ.Beat is no longer written: stale after its type's second, raised after for_s.
     QVERIFY(waitForState(QStringLiteral("Detector/ECAL/FE3/beat"), QStringLiteral("active"), 15000));
     QVERIFY(alarms()
