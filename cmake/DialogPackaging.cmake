@@ -77,12 +77,12 @@ slaves and clients.")
 set(CPACK_DEBIAN_DAEMONS_PACKAGE_NAME dialog-toolkit)
 set(CPACK_COMPONENT_DAEMONS_DEPENDS runtime)
 # Qt's SQL drivers are plug-ins (dlopen), which dpkg-shlibdeps cannot see: the logger, the
-# archiver and the configuration database need SQLite's; PostgreSQL's only for --db postgresql://.
+# archiver, the configuration database and the alarm server need SQLite's; PostgreSQL's only for --db postgresql://.
 set(CPACK_DEBIAN_DAEMONS_PACKAGE_DEPENDS "libqt6sql6-sqlite")
 set(CPACK_DEBIAN_DAEMONS_PACKAGE_SUGGESTS "libqt6sql6-psql")
 set(CPACK_DEBIAN_DAEMONS_DESCRIPTION "Daemons and the dialogctl tool.
-The Control Server, IS server, message logger, archiver, run-control master
-and slaves, the dialogctl command-line tool, IS types, example partitions,
+The Control Server, IS server, message logger, archiver, alarm server,
+run-control master and slaves, the dialogctl command-line tool, IS types, example partitions,
 the web IS page and systemd units. Headless: no GUI libraries.")
 
 set(CPACK_DEBIAN_GUI_PACKAGE_NAME dialog-toolkit-gui)

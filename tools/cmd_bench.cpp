@@ -354,6 +354,7 @@ const BenchVerb benchVerbs[] = {
     {"archive", "dialog-archiver's insert rate and one-week query time"},
     {"log", "messages stored per second by dialog-logger and its search time"},
     {"config", "dialog-configdb: commit latency, a large configure read, runs ls over many runs"},
+    {"alarms", "dialog-alarmserver: 100,000 rules, an alarm storm reaching a subscriber of the table"},
 };
 
 QString benchVerbNames()
@@ -396,6 +397,8 @@ int bench(const QStringList &args)
         return benchLog(rest);
     if (test == QLatin1String("config"))
         return benchConfig(rest);
+    if (test == QLatin1String("alarms"))
+        return benchAlarms(rest);
     if (test == QLatin1String("is-http"))
         return benchIsHttp(rest);
     if (test == QLatin1String("is-mirror-cost"))

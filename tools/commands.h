@@ -30,6 +30,10 @@ int configVerb(const QStringList &args);
 int runsVerb(const QStringList &args);
 /// Run control from scripts: a transition asked of the master, waited for; its state (cmd_rc.cpp).
 int rcVerb(const QStringList &args);
+/// The alarm server: ls, tree, history, ack, shelve, unshelve, disable, enable (cmd_alarm.cpp).
+int alarmVerb(const QStringList &args);
+/// dialog-alarmserver with many rules and an alarm storm (cmd_bench_alarms.cpp).
+int benchAlarms(const QStringList &args);
 /// The shared secret of a partition: generate, check (cmd_secret.cpp).
 int secret(const QStringList &args);
 /// The IS benchmarks (is-fanout, is-latency) and their child processes (is-sender, is-subscriber).

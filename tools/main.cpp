@@ -26,6 +26,7 @@ const char *usage = "usage: dialogctl <verb> [options]\n"
                     "  config     the configuration database: ls, get, put, edit, diff, log, tag\n"
                     "  runs       the run registry: ls, show, diff\n"
                     "  rc         run control from scripts: a transition, waited for; the state\n"
+                    "  alarm      the alarm server: ls, tree, history, ack, shelve, unshelve\n"
                     "  secret     make a partition's shared secret (generate), or check one\n"
                     "\n"
                     "Every verb accepts --help and --control-server host:port (or $DIALOG_CONTROL_SERVER).\n";
@@ -75,6 +76,8 @@ int main(int argc, char *argv[])
         return configVerb(args);
     if (verb == QLatin1String("runs"))
         return runsVerb(args);
+    if (verb == QLatin1String("alarm"))
+        return alarmVerb(args);
     if (verb == QLatin1String("secret"))
         return secret(args);
     if (verb == QLatin1String("rc"))

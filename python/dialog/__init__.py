@@ -15,10 +15,13 @@ from .client import (
     Service,
     Subscription,
 )
+from .alarms import AlarmClient, AlarmError
 from .config import ConfigClient, ConfigError
 from .wire import ProtocolError
 
 __all__ = [
+    "AlarmClient",
+    "AlarmError",
     "Client",
     "ClientError",
     "ConfigClient",

@@ -1,0 +1,475 @@
+#include "alarmrules.h"
+
+#include "dialog/is/typeregistry.h"
+
+#include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QSet>
+
+#include <functional>
+
+using namespace Qt::StringLiterals;
+
+namespace dialog::alarm {
+
+QString severityName(Severity s)
+{
+    switch (s) {
+    case Severity::None:
+        return u"ok"_s;
+    case Severity::Minor:
+        return u"minor"_s;
+    case Severity::Major:
+        return u"major"_s;
+    case Severity::Invalid:
+        return u"invalid"_s;
+    }
+    return {};
+}
+
+std::optional<Severity> severityFromName(const QString &name)
+{
+    for (Severity s : {Severity::Minor, Severity::Major, Severity::Invalid})
+        if (name == severityName(s))
+            return s;
+    return std::nullopt;
+}
+
+QString Condition::text() const
+{
+    switch (kind) {
+    case Kind::IsValue: {
+        QStringList parts;
+        const QString what = object + u'.' + attribute;
+        if (above)
+            parts << u"%1 > %2"_s.arg(what).arg(*above);
+        if (below)
+            parts << u"%1 < %2"_s.arg(what).arg(*below);
+        if (equals.isValid())
+            parts << u"%1 %2 %3"_s.arg(what, notEquals ? u"!="_s : u"=="_s, equals.toString());
+        if (matches.isValid() && !matches.pattern().isEmpty())
+            parts << u"%1 ~ /%2/"_s.arg(what, matches.pattern());
+        QString t = parts.join(u" or "_s);
+        if (hysteresis > 0)
+            t += u" (hysteresis %1)"_s.arg(hysteresis);
+        return t;
+    }
+    case Kind::IsStale:
+        return u"%1 stale"_s.arg(object);
+    case Kind::ProcessLost:
+        return u"process %1 lost"_s.arg(process);
+    case Kind::ProcessError:
+        return u"process %1 in Error"_s.arg(process);
+    case Kind::RunState:
+        return u"run state of %1 %2 %3"_s.arg(process, notIn ? u"not in"_s : u"in"_s, states.join(u','));
+    case Kind::Alarm:
+        return u"alarm %1"_s.arg(alarm);
+    case Kind::Any:
+    case Kind::All: {
+        QStringList t;
+        for (const Condition &c : children)
+            t << u'(' + c.text() + u')';
+        return t.join(kind == Kind::Any ? u" or "_s : u" and "_s);
+    }
+    }
+    return {};
+}
+
+namespace {
+
+bool isNumeric(is::BasicType t)
+{
+    return t != is::BasicType::Bool && t != is::BasicType::String && t != is::BasicType::Time &&
+           t != is::BasicType::Object;
+}
+
+/// Parses the files of one entry; every failure is one line of text.
+class EntryParser
+{
+public:
+    explicit EntryParser(const is::TypeRegistry *types) : m_types(types) {}
+
+    bool rule(const QJsonObject &o, Rule *r, QString *why)
+    {
+        static const QSet<QString> keys{
+            u"path"_s,     u"severity"_s, u"description"_s,          u"guidance"_s,
+            u"links"_s,    u"latch"_s,    u"ack_comment_required"_s, u"for_s"_s,
+            u"condition"_s};
+        if (!known(o, keys, why))
+            return false;
+        r->path = o.value(u"path"_s).toString();
+        if (r->path.isEmpty())
+            return fail(why, u"\"path\" is missing (e.g. \"Detector/ECAL/FE3/temperature\")"_s);
+        const QStringList parts = r->path.split(u'/');
+        for (const QString &p : parts)
+            if (p.trimmed().isEmpty() || p != p.trimmed())
+                return fail(why, u"path '%1': empty or padded node names are not allowed"_s.arg(r->path));
+        const auto sev = severityFromName(o.value(u"severity"_s).toString(u"minor"_s));
+        if (!sev)
+            return fail(why, u"severity '%1': expected minor, major or invalid"_s.arg(
+                                 o.value(u"severity"_s).toVariant().toString()));
+        r->severity = *sev;
+        if (!text(o, u"description"_s, &r->description, why) || !text(o, u"guidance"_s, &r->guidance, why))
+            return false;
+        for (const QJsonValue &l : o.value(u"links"_s).toArray()) {
+            if (!l.isString())
+                return fail(why, u"links: expected strings"_s);
+            r->links << l.toString();
+        }
+        if (!flag(o, u"latch"_s, &r->latch, why) ||
+            !flag(o, u"ack_comment_required"_s, &r->commentRequired, why))
+            return false;
+        const QJsonValue f = o.value(u"for_s"_s);
+        if (!f.isUndefined() && (!f.isDouble() || f.toDouble() < 0 || f.toDouble() > 86400))
+            return fail(why, u"for_s: expected seconds between 0 and 86400"_s);
+        r->forS = f.toDouble(0);
+        if (!o.value(u"condition"_s).isObject())
+            return fail(why, u"\"condition\" is missing or not an object"_s);
+        return condition(o.value(u"condition"_s).toObject(), &r->condition, why);
+    }
+
+private:
+    static bool fail(QString *why, const QString &text)
+    {
+        *why = text;
+        return false;
+    }
+    static bool known(const QJsonObject &o, const QSet<QString> &keys, QString *why)
+    {
+        for (auto it = o.begin(); it != o.end(); ++it)
+            if (!keys.contains(it.key()))
+                return fail(why, u"unknown key \"%1\""_s.arg(it.key()));
+        return true;
+    }
+    static bool text(const QJsonObject &o, const QString &key, QString *out, QString *why)
+    {
+        const QJsonValue v = o.value(key);
+        if (!v.isUndefined() && !v.isString())
+            return fail(why, u"%1: expected a string"_s.arg(key));
+        *out = v.toString();
+        return true;
+    }
+    static bool flag(const QJsonObject &o, const QString &key, bool *out, QString *why)
+    {
+        const QJsonValue v = o.value(key);
+        if (!v.isUndefined() && !v.isBool())
+            return fail(why, u"%1: expected true or false"_s.arg(key));
+        *out = v.toBool(false);
+        return true;
+    }
+
+    bool condition(const QJsonObject &o, Condition *c, QString *why)
+    {
+        if (o.contains(u"any"_s) || o.contains(u"all"_s)) {
+            const bool any = o.contains(u"any"_s);
+            if (!known(o, {any ? u"any"_s : u"all"_s}, why))
+                return false;
+            c->kind = any ? Condition::Kind::Any : Condition::Kind::All;
+            const QJsonArray list = o.value(any ? u"any"_s : u"all"_s).toArray();
+            if (list.isEmpty())
+                return fail(why, u"%1: expected a non-empty list of conditions"_s.arg(any ? u"any" : u"all"));
+            for (const QJsonValue &v : list) {
+                Condition child;
+                if (!condition(v.toObject(), &child, why))
+                    return false;
+                c->children << child;
+            }
+            return true;
+        }
+        if (o.contains(u"alarm"_s)) {
+            c->kind = Condition::Kind::Alarm;
+            c->alarm = o.value(u"alarm"_s).toString();
+            return known(o, {u"alarm"_s}, why) &&
+                   (!c->alarm.isEmpty() || fail(why, u"alarm: expected the path of another alarm"_s));
+        }
+        if (o.contains(u"stale"_s)) {
+            c->kind = Condition::Kind::IsStale;
+            c->object = o.value(u"stale"_s).toString();
+            return known(o, {u"stale"_s}, why) && objectName(c->object, why);
+        }
+        if (o.contains(u"run_state"_s)) {
+            c->kind = Condition::Kind::RunState;
+            c->process = o.value(u"run_state"_s).toString();
+            if (!known(o, {u"run_state"_s, u"in"_s, u"not_in"_s}, why))
+                return false;
+            c->notIn = o.contains(u"not_in"_s);
+            for (const QJsonValue &v : o.value(c->notIn ? u"not_in"_s : u"in"_s).toArray())
+                c->states << v.toString();
+            static const QStringList names{u"Initial"_s, u"Configured"_s, u"Running"_s, u"Paused"_s,
+                                           u"Error"_s};
+            if (c->process.isEmpty() || c->states.isEmpty())
+                return fail(why, u"run_state: expected the process and \"in\" or \"not_in\" state names"_s);
+            for (const QString &s : std::as_const(c->states))
+                if (!names.contains(s))
+                    return fail(why,
+                                u"run_state: unknown state '%1' (expected %2)"_s.arg(s, names.join(u", "_s)));
+            return true;
+        }
+        if (o.contains(u"process"_s)) {
+            if (!known(o, {u"process"_s, u"when"_s}, why))
+                return false;
+            c->process = o.value(u"process"_s).toString();
+            const QString when = o.value(u"when"_s).toString(u"lost"_s);
+            if (when == u"lost"_s)
+                c->kind = Condition::Kind::ProcessLost;
+            else if (when == u"error"_s)
+                c->kind = Condition::Kind::ProcessError;
+            else
+                return fail(why, u"when '%1': expected lost or error"_s.arg(when));
+            return !c->process.isEmpty() || fail(why, u"process: expected a process name"_s);
+        }
+        if (o.contains(u"is"_s))
+            return isValue(o, c, why);
+        return fail(why, u"condition: expected one of is, stale, process, run_state, alarm, any, all"_s);
+    }
+
+    static bool objectName(const QString &name, QString *why)
+    {
+        const int dot = name.indexOf(u'.');
+        if (dot <= 0 || dot == name.size() - 1)
+            return fail(why, u"'%1': expected an IS object name Server.Object"_s.arg(name));
+        return true;
+    }
+
+    bool isValue(const QJsonObject &o, Condition *c, QString *why)
+    {
+        if (!known(o,
+                   {u"is"_s, u"type"_s, u"attribute"_s, u"above"_s, u"below"_s, u"hysteresis"_s, u"equals"_s,
+                    u"not_equals"_s, u"matches"_s},
+                   why))
+            return false;
+        c->kind = Condition::Kind::IsValue;
+        c->object = o.value(u"is"_s).toString();
+        c->attribute = o.value(u"attribute"_s).toString();
+        if (!objectName(c->object, why))
+            return false;
+        if (c->attribute.isEmpty())
+            return fail(why, u"attribute: expected the attribute of %1 to test"_s.arg(c->object));
+        for (const QString &k : {u"above"_s, u"below"_s, u"hysteresis"_s})
+            if (o.contains(k) && !o.value(k).isDouble())
+                return fail(why, u"%1: expected a number"_s.arg(k));
+        if (o.contains(u"above"_s))
+            c->above = o.value(u"above"_s).toDouble();
+        if (o.contains(u"below"_s))
+            c->below = o.value(u"below"_s).toDouble();
+        c->hysteresis = o.value(u"hysteresis"_s).toDouble(0);
+        if (c->hysteresis < 0)
+            return fail(why, u"hysteresis: expected a number >= 0"_s);
+        c->notEquals = o.contains(u"not_equals"_s);
+        const QJsonValue eq = o.value(c->notEquals ? u"not_equals"_s : u"equals"_s);
+        if (!eq.isUndefined()) {
+            if (!eq.isString() && !eq.isBool() && !eq.isDouble())
+                return fail(why, u"equals: expected a string, a number or true/false"_s);
+            c->equals = eq.toVariant();
+        }
+        if (o.contains(u"matches"_s)) {
+            c->matches = QRegularExpression(o.value(u"matches"_s).toString());
+            if (!c->matches.isValid() || c->matches.pattern().isEmpty())
+                return fail(why,
+                            u"matches: not a valid regular expression: %1"_s.arg(c->matches.errorString()));
+        }
+        const int tests = (c->above || c->below ? 1 : 0) + (c->equals.isValid() ? 1 : 0) +
+                          (c->matches.pattern().isEmpty() ? 0 : 1);
+        if (tests != 1)
+            return fail(why, u"%1.%2: expected one test: above/below, equals/not_equals or matches"_s.arg(
+                                 c->object, c->attribute));
+        if (o.contains(u"type"_s))
+            return typeCheck(o.value(u"type"_s).toString(), *c, why);
+        return true;
+    }
+
+    bool typeCheck(const QString &typeName, const Condition &c, QString *why) const
+    {
+        if (!m_types || !m_types->contains(typeName))
+            return fail(why, u"unknown IS type '%1' (give its XML with --types)"_s.arg(typeName));
+        const is::TypeInfo t = m_types->type(typeName);
+        for (const is::AttributeInfo &a : t.allAttributes()) {
+            if (a.name() != c.attribute)
+                continue;
+            const QString have = a.typeName().isEmpty() ? is::basicTypeName(a.type()) : a.typeName();
+            if (a.isVector() || a.type() == is::BasicType::Object)
+                return fail(why, u"%1 of type %2 is a %3, not a scalar"_s.arg(c.attribute, typeName, have));
+            const auto mismatch = [&](const QString &test) {
+                return fail(why, u"type mismatch: %1 of type %2 is %3, %4 needs %5"_s.arg(
+                                     c.attribute, typeName, have, test,
+                                     test == u"matches"_s ? u"a string"_s : u"a number"_s));
+            };
+            if ((c.above || c.below) && !isNumeric(a.type()))
+                return mismatch(c.above ? u"above"_s : u"below"_s);
+            if (!c.matches.pattern().isEmpty() && a.type() != is::BasicType::String)
+                return mismatch(u"matches"_s);
+            if (c.equals.isValid()) {
+                const bool fits = c.equals.typeId() == QMetaType::QString ? a.type() == is::BasicType::String
+                                  : c.equals.typeId() == QMetaType::Bool  ? a.type() == is::BasicType::Bool
+                                                                          : isNumeric(a.type());
+                if (!fits)
+                    return fail(why, u"type mismatch: %1 of type %2 is %3, not comparable with %4"_s.arg(
+                                         c.attribute, typeName, have,
+                                         QString::fromUtf8(
+                                             QJsonDocument(QJsonArray{QJsonValue::fromVariant(c.equals)})
+                                                 .toJson(QJsonDocument::Compact))
+                                             .mid(1)
+                                             .chopped(1)));
+            }
+            return true;
+        }
+        return fail(why, u"unknown attribute '%1' of IS type %2"_s.arg(c.attribute, typeName));
+    }
+
+    const is::TypeRegistry *m_types;
+};
+
+int lineAt(const QByteArray &text, qsizetype offset)
+{
+    return int(text.left(offset).count('\n')) + 1;
+}
+
+void collectAlarmRefs(const Condition &c, QStringList *out)
+{
+    if (c.kind == Condition::Kind::Alarm)
+        out->append(c.alarm);
+    for (const Condition &child : c.children)
+        collectAlarmRefs(child, out);
+}
+
+} // namespace
+
+Status RuleSet::parse(const QByteArray &json, const QString &source, const is::TypeRegistry *types,
+                      RuleSet *out)
+{
+    const auto bad = [&](int line, const QString &where, const QString &why) {
+        return Status(Status::Code::BadRequest, line > 0
+                                                    ? u"%1:%2: %3%4"_s.arg(source).arg(line).arg(where, why)
+                                                    : u"%1: %2%3"_s.arg(source, where, why));
+    };
+    QJsonParseError pe;
+    const QJsonDocument doc = QJsonDocument::fromJson(json, &pe);
+    if (pe.error != QJsonParseError::NoError)
+        return bad(lineAt(json, pe.offset), QString(), pe.errorString());
+    const QJsonObject top = doc.object();
+    for (auto it = top.begin(); it != top.end(); ++it)
+        if (it.key() != u"alarms"_s)
+            return bad(0, QString(), u"unknown key \"%1\" (expected {\"alarms\": [...]})"_s.arg(it.key()));
+    if (!top.value(u"alarms"_s).isArray())
+        return bad(0, QString(), u"expected {\"alarms\": [...]}"_s);
+    RuleSet set;
+    EntryParser parser(types);
+    const QJsonArray alarms = top.value(u"alarms"_s).toArray();
+    // The line of each entry: where its "path" is written, searched for after the previous entry's
+    // (lines counted as the search goes: a file of 100,000 alarms is read once).
+    const QString text = QString::fromUtf8(json);
+    qsizetype searchFrom = 0;
+    int lineAtSearch = 1;
+    for (int i = 0; i < alarms.size(); ++i) {
+        Rule r;
+        r.entry = i;
+        const QJsonObject o = alarms.at(i).toObject();
+        const QString p = o.value(u"path"_s).toString();
+        if (!p.isEmpty()) {
+            const QByteArray quoted =
+                QJsonDocument(QJsonArray{p}).toJson(QJsonDocument::Compact).mid(1).chopped(1);
+            const QString value = QString::fromUtf8(quoted);
+            // "path" : "<value>", with any white space around the colon (no regular expression: one
+            // compiled per entry costs more than the whole parse).
+            for (qsizetype at = text.indexOf(u"\"path\""_s, searchFrom); at >= 0;
+                 at = text.indexOf(u"\"path\""_s, at + 6)) {
+                qsizetype v = at + 6;
+                while (v < text.size() && text.at(v).isSpace())
+                    ++v;
+                if (v >= text.size() || text.at(v) != u':')
+                    continue;
+                ++v;
+                while (v < text.size() && text.at(v).isSpace())
+                    ++v;
+                if (QStringView(text).mid(v, value.size()) != value)
+                    continue;
+                r.line = lineAtSearch + int(QStringView(text).mid(searchFrom, at - searchFrom).count(u'\n'));
+                lineAtSearch = r.line + int(QStringView(text).mid(at, v - at).count(u'\n'));
+                searchFrom = v + value.size();
+                break;
+            }
+        }
+        const QString where = p.isEmpty() ? u"alarms[%1]: "_s.arg(i) : u"alarms[%1] (%2): "_s.arg(i).arg(p);
+        QString why;
+        if (!alarms.at(i).isObject())
+            return bad(0, where, u"expected an object"_s);
+        if (!parser.rule(o, &r, &why))
+            return bad(r.line, where, why);
+        if (set.byPath.contains(r.path))
+            return bad(r.line, where,
+                       u"duplicate path: alarms[%1] has it already"_s.arg(
+                           set.rules.at(set.byPath.value(r.path)).entry));
+        set.byPath.insert(r.path, int(set.rules.size()));
+        set.rules << r;
+    }
+    // An alarm is a leaf of the tree: its path may not be a node above another alarm.
+    for (const Rule &r : std::as_const(set.rules)) {
+        QString node = r.path;
+        while (node.contains(u'/')) {
+            node = node.section(u'/', 0, -2);
+            if (const auto it = set.byPath.constFind(node); it != set.byPath.constEnd())
+                return bad(set.rules.at(*it).line,
+                           u"alarms[%1] (%2): "_s.arg(set.rules.at(*it).entry).arg(node),
+                           u"is an alarm and also a node of the tree above %1"_s.arg(r.path));
+        }
+    }
+    // References between alarms: each to an existing alarm, and no cycle.
+    set.dependents.resize(set.rules.size());
+    QList<QList<int>> refs(set.rules.size());
+    for (int i = 0; i < set.rules.size(); ++i) {
+        const Rule &r = set.rules.at(i);
+        QStringList names;
+        collectAlarmRefs(r.condition, &names);
+        for (const QString &n : std::as_const(names)) {
+            const auto it = set.byPath.constFind(n);
+            if (it == set.byPath.constEnd())
+                return bad(r.line, u"alarms[%1] (%2): "_s.arg(r.entry).arg(r.path),
+                           u"refers to unknown alarm '%1'"_s.arg(n));
+            refs[i] << *it;
+            set.dependents[*it] << i;
+        }
+    }
+    QList<int> mark(set.rules.size(), 0); // 0 unvisited, 1 on the path, 2 done
+    QList<int> stack;
+    std::function<int(int)> visit = [&](int i) -> int {
+        mark[i] = 1;
+        stack << i;
+        for (int j : std::as_const(refs[i])) {
+            if (mark[j] == 1)
+                return j;
+            if (mark[j] == 0)
+                if (const int c = visit(j); c >= 0)
+                    return c;
+        }
+        stack.removeLast();
+        mark[i] = 2;
+        return -1;
+    };
+    for (int i = 0; i < set.rules.size(); ++i) {
+        if (mark[i] != 0)
+            continue;
+        if (const int start = visit(i); start >= 0) {
+            QStringList cycle;
+            for (int k = int(stack.indexOf(start)); k < stack.size(); ++k)
+                cycle << set.rules.at(stack.at(k)).path;
+            cycle << set.rules.at(start).path;
+            const Rule &r = set.rules.at(start);
+            return bad(r.line, u"alarms[%1] (%2): "_s.arg(r.entry).arg(r.path),
+                       u"cycle of alarm references: %1"_s.arg(cycle.join(u" -> "_s)));
+        }
+    }
+    *out = std::move(set);
+    return {};
+}
+
+Status RuleSet::load(const QString &path, const is::TypeRegistry *types, RuleSet *out)
+{
+    QFile f(path);
+    if (!f.open(QIODevice::ReadOnly))
+        return Status(Status::Code::StorageError, u"cannot read %1: %2"_s.arg(path, f.errorString()));
+    return parse(f.readAll(), path, types, out);
+}
+
+} // namespace dialog::alarm

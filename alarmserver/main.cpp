@@ -1,0 +1,149 @@
+// dialog-alarmserver: the alarm server of a DIALOG partition (one per partition): alarms from the
+// rules of --rules FILE on IS values, stale IS objects, processes and run states; acknowledge,
+// latch, shelve, disable; the history in SQLite or PostgreSQL; the table on ALARM.Table and the
+// requests on ALARM.Server (dialogctl alarm …).
+#include "alarmserver.h"
+#include "alarmservice.h"
+
+#include "dialog/daemon.h"
+#include "dialog/is/typeregistry.h"
+#include "dialog/options.h"
+#include "dialog/security.h"
+
+#include <QCoreApplication>
+#include <QDir>
+#include <QStandardPaths>
+#include <cstdio>
+
+using namespace Qt::StringLiterals;
+using dialog::Option;
+using dialog::OptionTable;
+
+namespace {
+
+struct Given
+{
+    QString name = u"AlarmServer"_s;
+    QString rules, types, dataDir, db, isServer;
+    qint64 stalePollMs = 1000;
+    bool check = false;
+};
+
+// Where the history is: PostgreSQL (--db) or <data-dir>/alarms.sqlite. False with the reason.
+bool chooseDatabase(const Given &g, dialog::sql::DatabaseConfig *out, QString *why)
+{
+    if (!g.db.isEmpty()) {
+        if (!g.dataDir.isEmpty())
+            return *why = u"--db and --data-dir exclude each other"_s, false;
+        auto db = dialog::sql::DatabaseConfig::fromUrl(g.db, why);
+        if (!db)
+            return false;
+        *out = *db;
+        return true;
+    }
+    QString dir = g.dataDir;
+    if (dir.isEmpty()) // under systemd (StateDirectory=) the unit's state directory
+        dir = qEnvironmentVariable("STATE_DIRECTORY").section(u':', 0, 0);
+    if (dir.isEmpty())
+        dir = QStandardPaths::writableLocation(QStandardPaths::AppLocalDataLocation);
+    if (!QDir().mkpath(dir))
+        return *why = u"cannot create --data-dir '%1'"_s.arg(dir), false;
+    *out = dialog::sql::DatabaseConfig::sqlite(QDir(dir).absoluteFilePath(u"alarms.sqlite"_s));
+    return true;
+}
+
+} // namespace
+
+int main(int argc, char *argv[])
+{
+    dialog::DaemonApplication app(argc, argv, u"dialog-alarmserver"_s);
+    OptionTable t(
+        u"dialog-alarmserver"_s,
+        u"The alarm server of a partition: alarms from the rules of --rules (IS values with thresholds and "
+        "hysteresis, strings and booleans, stale IS objects, lost processes and processes in Error, run "
+        "states, debounced by for_s), in a tree of paths; acknowledge, latch, shelve and disable; the "
+        "history in SQLite (<data-dir>/alarms.sqlite) or PostgreSQL (--db); the table on the service "
+        "ALARM.Table and the requests of dialogctl alarm on ALARM.Server. One per partition."_s);
+    Given g;
+    dialog::ClientOptions co = dialog::ClientOptions::fromEnvironment();
+    t.add(
+        {Option::text(u"rules"_s, u"file"_s, u"The alarm rules (JSON, see docs/alarms.md). Required."_s,
+                      &g.rules),
+         Option::text(u"types"_s, u"dir"_s,
+                      u"IS type declarations (*.xml) to check the rules that name a \"type\" against."_s,
+                      &g.types),
+         Option::flag(u"check"_s,
+                      u"Check the rules file and exit: 0 when it is valid, 1 with the line and "
+                      "the reason."_s,
+                      &g.check),
+         Option::text(u"name"_s, u"name"_s, u"Process name (default AlarmServer)."_s, &g.name),
+         Option::text(u"data-dir"_s, u"dir"_s,
+                      u"Directory of alarms.sqlite (default: $STATE_DIRECTORY under systemd, else the user's "
+                      "data directory)."_s,
+                      &g.dataDir),
+         Option::text(u"db"_s, u"url"_s,
+                      u"Keep the history in PostgreSQL instead: postgresql://user[:password]@host[:port]/"
+                      "database."_s,
+                      &g.db),
+         Option::text(u"is-server"_s, u"name"_s,
+                      u"Also publish the alarms in the table as IS objects NAME.Alarm.<path> (type "
+                      "ActiveAlarm) on this IS server."_s,
+                      &g.isServer),
+         Option::integer(u"stale-poll-ms"_s, u"ms"_s,
+                         u"How often the IS servers are asked for their stale objects (default 1000)."_s,
+                         &g.stalePollMs, 100, 600000)});
+    co.addTo(t);
+    dialog::AccessOptions::addParserOptions(t.parser());
+    if (!t.process(app.arguments()))
+        return 1;
+    if (g.rules.isEmpty())
+        return t.fail(u"--rules FILE is required"_s);
+    dialog::alarm::ServerOptions o;
+    QString why;
+    if (!o.access.applyParser(t.parser(), &why))
+        return t.fail(why);
+    dialog::is::TypeRegistry types;
+    if (!g.types.isEmpty() && !types.loadDirectory(g.types, &why))
+        return t.fail(u"--types: %1"_s.arg(why));
+    dialog::alarm::RuleSet rules;
+    if (const dialog::Status st = dialog::alarm::RuleSet::load(g.rules, &types, &rules); !st.isOk())
+        return t.fail(st.message());
+    if (g.check) {
+        std::printf("%s: %lld alarms, valid\n", qPrintable(g.rules), qint64(rules.rules.size()));
+        return 0;
+    }
+    if (!dialog::Client::isValidName(g.name))
+        return t.fail(u"--name '%1' is not a valid process name"_s.arg(g.name));
+    co.name = g.name;
+    co.exitOnRefusal = false; // the refusal of ALARM.Server is reported below, in our words
+    if (!chooseDatabase(g, &o.database, &why))
+        return t.fail(why);
+    if (!co.secretFile.isEmpty())
+        if (const dialog::Status st = dialog::security::readSecretFile(co.secretFile, &o.secret); !st.isOk())
+            return t.fail(st.message());
+    o.isServer = g.isServer;
+    o.stalePollMs = int(g.stalePollMs);
+
+    app.beginService();
+    dialog::Client client(co);
+    QObject::connect(&client, &dialog::Client::errorOccurred, &client, [&](dialog::Status::Code code) {
+        if (code != dialog::Status::Code::ServiceRefused || !client.errorString().contains(u"ALARM."_s))
+            return;
+        // One alarm server per partition: the reserved names are taken.
+        std::fprintf(stderr,
+                     "dialog-alarmserver: another alarm server serves this partition (%s is taken): %s\n",
+                     qPrintable(dialog::alarm::serverServiceName()), qPrintable(client.errorString()));
+        std::fflush(stderr);
+        QCoreApplication::exit(1);
+    });
+    dialog::alarm::AlarmServer server(&client, rules, o);
+    if (!server.start(&why))
+        return t.fail(why);
+    if (!client.start())
+        return t.fail(client.errorString());
+    app.serviceReady(&client);
+    std::fprintf(stderr, "dialog-alarmserver: %lld alarms from %s, history in %s, serving %s\n",
+                 qint64(rules.rules.size()), qPrintable(g.rules), qPrintable(o.database.display()),
+                 qPrintable(dialog::alarm::serverServiceName()));
+    return app.exec();
+}
