@@ -216,13 +216,15 @@ void MsgBrowserWindow::fetch(qint64 beforeId)
                               if (reply.error() == Status::Code::Timeout ||
                                   reply.error() == Status::Code::NotConnected)
                                   m_error = QStringLiteral("no logger answers (%1)").arg(reply.errorString());
-                          } else if (LogPage page; const Status read = LogPage::decode(reply.data(), &page);
-                                     !read.isOk()) {
-                              m_error = read.message();
                           } else {
-                              m_error.clear();
-                              m_more = page.more;
-                              m_model->add(page.records);
+                              LogPage page;
+                              if (const Status read = LogPage::decode(reply.data(), &page); !read.isOk()) {
+                                  m_error = read.message();
+                              } else {
+                                  m_error.clear();
+                                  m_more = page.more;
+                                  m_model->add(page.records);
+                              }
                           }
                           updateStatus();
                           Q_EMIT pageLoaded();
