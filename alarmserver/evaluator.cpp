@@ -209,8 +209,8 @@ bool Evaluator::compare(Leaf &l, const QVariant &v)
 
 void Evaluator::onDirectory(const Message &m)
 {
-    const auto snapshot = m_directory.add(m.data());
-    if (!snapshot)
+    std::optional<DirectorySnapshot> snapshot;
+    if (!m_directory.add(m.data(), &snapshot).isOk() || !snapshot)
         return;
     ++m_updates;
     for (auto it = m_lostLeaves.cbegin(); it != m_lostLeaves.cend(); ++it) {
@@ -226,9 +226,8 @@ void Evaluator::onDirectory(const Message &m)
 
 void Evaluator::onState(const QString &process, const Message &m)
 {
-    QString error;
-    const auto record = rc::StateRecord::fromJson(m.data(), &error);
-    if (!record)
+    std::optional<rc::StateRecord> record{std::in_place};
+    if (!rc::StateRecord::fromJson(m.data(), &*record).isOk())
         return;
     ++m_updates;
     const QString state = rc::stateName(record->state);

@@ -88,8 +88,11 @@ void IsExport::write(int i)
             });
         return;
     }
-    QString error;
-    is::Object o = is::Object::create(m_dictionary->types(), u"ActiveAlarm"_s, &error);
+    is::Object o;
+    if (const Status created = is::Object::create(m_dictionary->types(), u"ActiveAlarm"_s, &o); !created.isOk()) {
+        qCWarning(lcIsExport).noquote() << "cannot write" << name << ":" << created.toString();
+        return;
+    }
     o.set(u"path"_s, r.path);
     o.set(u"severity"_s, severityName(r.severity));
     o.set(u"state"_s, stateName(s.state));

@@ -99,12 +99,11 @@ int main(int argc, char *argv[])
     if (g.rules.isEmpty())
         return t.fail(u"--rules FILE is required"_s);
     dialog::alarm::ServerOptions o;
-    QString why;
-    if (!o.access.applyParser(t.parser(), &why))
-        return t.fail(why);
+    if (const dialog::Status st = o.access.applyParser(t.parser()); !st.isOk())
+        return t.fail(st.message());
     dialog::is::TypeRegistry types;
-    if (!g.types.isEmpty() && !types.loadDirectory(g.types, &why))
-        return t.fail(u"--types: %1"_s.arg(why));
+    if (const dialog::Status st = g.types.isEmpty() ? dialog::Status() : types.loadDirectory(g.types); !st.isOk())
+        return t.fail(u"--types: %1"_s.arg(st.message()));
     dialog::alarm::RuleSet rules;
     if (const dialog::Status st = dialog::alarm::RuleSet::load(g.rules, &types, &rules); !st.isOk())
         return t.fail(st.message());

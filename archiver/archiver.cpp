@@ -103,12 +103,12 @@ bool Archiver::start(QString *error)
     m_receiver->setArchiveService(is::protocol::archiveService(m_options.server));
     m_receiver->setCallback([this](const is::Event &e) { onEvent(e); });
     connect(m_receiver.get(), &is::Receiver::subscriptionChanged, this,
-            [this](int, bool active, const QString &error) {
-                if (active)
+            [this](int, const is::Status &status) {
+                if (status.isOk())
                     qCInfo(lcArchiver).noquote() << "archiving IS server" << m_options.server;
                 else
                     qCWarning(lcArchiver).noquote()
-                        << "IS server" << m_options.server << "not reachable:" << error;
+                        << "IS server" << m_options.server << "not reachable:" << status.toString();
             });
     m_receiver->subscribe(m_options.server, criteria, true);
     return true;

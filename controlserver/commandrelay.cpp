@@ -28,8 +28,10 @@ bool CommandRelay::start(QString *error)
         AuditTrail::Options trail = access.trail;
         trail.secret = m_ctx.options.transport.secret; // keys the chain (read by applySecurity)
         m_audit = std::make_unique<AuditTrail>(trail);
-        if (!m_audit->open(error))
+        if (const Status st = m_audit->open(); !st.isOk()) {
+            *error = st.message();
             return false;
+        }
     }
     return true;
 }

@@ -176,12 +176,12 @@ int main(int argc, char *argv[])
     // Its own messages (connected, lost, refused, limits, take-over) go to the message log: the
     // server publishes them for dialog-logger, having no Client to send them with.
     o.reportMessages = !g.noMessageLog;
-    QString why;
-    if (!o.access.applyParser(t.parser(), &why))
-        return t.fail(why);
+    if (const dialog::Status st = o.access.applyParser(t.parser()); !st.isOk())
+        return t.fail(st.message());
     app.beginService(o.reportMessages ? dialog::DaemonApplication::Messages::ToMessageLog
                                       : dialog::DaemonApplication::Messages::StderrOnly);
     dialog::cs::ControlServer server(o);
+    QString why;
     if (!server.start(&why))
         return t.fail(why);
     // It publishes its messages itself, having no Client. Under systemd (Type=notify): the port is

@@ -65,10 +65,10 @@ QString AlarmEvaluator::typeName()
     return QStringLiteral("Alarm");
 }
 
-bool AlarmEvaluator::declareType(is::TypeRegistry &types, QString *error)
+Status AlarmEvaluator::declareType(is::TypeRegistry &types)
 {
     if (types.contains(typeName()))
-        return true;
+        return {};
     using is::AttributeInfo;
     using is::BasicType;
     is::TypeInfo t(typeName(), QStringLiteral("An active alarm raised by an IS server's alarm rule"));
@@ -83,7 +83,7 @@ bool AlarmEvaluator::declareType(is::TypeRegistry &types, QString *error)
         AttributeInfo(QStringLiteral("rule"), BasicType::String, QStringLiteral("The rule as written")),
         AttributeInfo(QStringLiteral("raised"), BasicType::Time, QStringLiteral("When it was raised")),
     });
-    return types.declareType(t, error);
+    return types.declareType(t);
 }
 
 void AlarmEvaluator::start()
@@ -169,10 +169,9 @@ void AlarmEvaluator::raise(int rule, const QString &object, State &state)
     a.set(QStringLiteral("value"), state.value);
     a.set(QStringLiteral("rule"), r.source);
     a.set(QStringLiteral("raised"), is::Time::currentTime());
-    QString why;
-    if (m_repository.upsert(alarmName(rule, object), a, &why) != is::Repository::Result::Ok)
+    if (const Status st = m_repository.upsert(alarmName(rule, object), a); !st.isOk())
         qCWarning(lcAlarm, "%s: alarm of line %d cannot be written: %s",
-                  qPrintable(m_repository.serverName()), r.line, qPrintable(why));
+                  qPrintable(m_repository.serverName()), r.line, qPrintable(st.message()));
     report(r.severity, QStringLiteral("dialog.is.alarm"),
            QStringLiteral("alarm raised: %1 (%2.%3 = %4)").arg(r.text, full, r.attribute).arg(state.value),
            {{QStringLiteral("object"), full}, {QStringLiteral("rule"), r.source}});

@@ -41,7 +41,7 @@ public:
     ~AlarmEvaluator() override;
 
     static QString typeName();
-    static bool declareType(is::TypeRegistry &types, QString *error);
+    static Status declareType(is::TypeRegistry &types);
     void start();
 
 private:

@@ -271,7 +271,7 @@ void DeliveryWorker::flushSubscriber(Subscriber &s)
     } else {
         qsizetype pos = 0;
         is::protocol::RecordView r;
-        while (is::protocol::nextRecord(data, pos, r, nullptr)) {
+        while (pos < data.size() && is::protocol::nextRecord(data, pos, r).isOk()) {
             const qsizetype start = r.nameOffset - 3;
             const qsizetype len = pos - start;
             if (s.backlogRecords < m_options.queueRecords && s.backlogBytes + len <= m_options.queueBytes)
@@ -349,7 +349,7 @@ bool DeliveryWorker::sendCatchUp(Subscriber &s)
         is::Object obj;
         is::ObjectInfo info;
         const QByteArray n = name.toUtf8();
-        if (repository.get(name, &obj, {}, nullptr, &info) == is::Repository::Result::Ok) {
+        if (repository.get(name, &obj, {}, &info).isOk()) {
             if (!s.criteria.matches(name, info.typeName, repository.registry()))
                 continue;
             appendRecord(out, is::protocol::Updated, n, info.typeName.toUtf8(),

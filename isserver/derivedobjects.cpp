@@ -57,8 +57,10 @@ bool DerivedObjects::startAlarms(QString *error)
         *error = QStringLiteral("--alarms %1:%2").arg(m_options.alarmsFile, st.message());
         return false;
     }
-    if (!AlarmEvaluator::declareType(m_types, error))
+    if (const Status st = AlarmEvaluator::declareType(m_types); !st.isOk()) {
+        *error = st.message();
         return false;
+    }
     m_alarms = std::make_unique<AlarmEvaluator>(m_repository, rules);
     m_alarms->start();
     return true;

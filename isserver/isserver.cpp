@@ -70,10 +70,13 @@ bool IsServer::checkOptions(QString *error) const
 
 bool IsServer::openRepository(QString *error)
 {
-    if (!m_options.typesDir.isEmpty() && !m_types.loadDirectory(m_options.typesDir, error))
+    Status st = m_options.typesDir.isEmpty() ? Status() : m_types.loadDirectory(m_options.typesDir);
+    if (st.isOk())
+        st = ServerStatistics::declareType(m_types);
+    if (!st.isOk()) {
+        *error = st.message();
         return false;
-    if (!ServerStatistics::declareType(m_types, error))
-        return false;
+    }
     m_repository = std::make_unique<is::Repository>(m_options.name, m_types);
     m_persistence = std::make_unique<Persistence>(m_options, m_types, *m_repository, m_pool);
     // Types declared at run time are kept next to the checkpoint (its objects need them).
@@ -89,14 +92,13 @@ bool IsServer::startHistory(QString *error)
     if (!m_options.historyConfig.isEmpty()) {
         QFile f(m_options.historyConfig);
         QList<is::HistoryStore::Rule> rules;
-        QString why;
         if (!f.open(QIODevice::ReadOnly)) {
             *error = QStringLiteral("cannot read --history-config %1: %2").arg(f.fileName(), f.errorString());
             return false;
         }
-        if (!is::HistoryStore::parseRules(QString::fromUtf8(f.readAll()), m_history->defaults(), &rules,
-                                          &why)) {
-            *error = QStringLiteral("--history-config %1: %2").arg(f.fileName(), why);
+        if (const Status st = is::HistoryStore::parseRules(QString::fromUtf8(f.readAll()), m_history->defaults(), &rules);
+            !st.isOk()) {
+            *error = QStringLiteral("--history-config %1: %2").arg(f.fileName(), st.message());
             return false;
         }
         m_history->setRules(rules);
@@ -150,7 +152,8 @@ bool IsServer::join(QString *error)
     // Who is lost: the objects they wrote are stale and leave the sums.
     m_client->subscribe(directoryServiceName(), this,
                         [this, pages = std::make_shared<DirectoryAssembler>()](const Message &m) {
-                            if (const auto dir = pages->add(m.data())) // a large directory comes in pages
+                            std::optional<DirectorySnapshot> dir; // a large directory comes in pages
+                            if (pages->add(m.data(), &dir).isOk() && dir)
                                 onDirectory(*dir);
                         });
     announce();

@@ -329,8 +329,10 @@ int main(int argc, char *argv[])
     if (!t.process(app.arguments()))
         return 1;
     QString why = checkMirrorAndPush(o, g);
-    if (!why.isEmpty() || !finish(o, g, &why) || !o.access.applyParser(t.parser(), &why))
+    if (!why.isEmpty() || !finish(o, g, &why))
         return t.fail(why);
+    if (const dialog::Status st = o.access.applyParser(t.parser()); !st.isOk())
+        return t.fail(st.message());
 
     // Its warnings go to dialog-logger too (when one runs), through the server's own client; those
     // of the start (a checkpoint fallen back to the previous one) wait in the queue until then.

@@ -112,11 +112,11 @@ QByteArray MetricsExporter::render()
 {
     if (!m_statistics) {
         m_statistics = m_client.subscribe(statisticsServiceName(), this, [this](const Message &m) {
-            QString why;
-            if (auto s = StatisticsSnapshot::fromJson(m.data(), &why))
-                m_snapshot = *s;
+            StatisticsSnapshot s;
+            if (const Status read = StatisticsSnapshot::fromJson(m.data(), &s); read.isOk())
+                m_snapshot = std::move(s);
             else
-                qCWarning(lcMetrics) << "unreadable" << statisticsServiceName() << why;
+                qCWarning(lcMetrics) << "unreadable" << statisticsServiceName() << read.message();
         });
     }
     const QByteArray server = metricsLabel(m_repository.serverName());
@@ -156,7 +156,7 @@ QByteArray MetricsExporter::render()
 
     // The server's own statistics, as it publishes them in <Server>.Statistics.
     is::Object stats;
-    if (m_repository.get(QStringLiteral("Statistics"), &stats) == is::Repository::Result::Ok) {
+    if (m_repository.get(QStringLiteral("Statistics"), &stats).isOk()) {
         static const QStringList counters{QStringLiteral("changes"), QStringLiteral("deliveries"),
                                           QStringLiteral("dropped"), QStringLiteral("requests"),
                                           QStringLiteral("checkpointErrors")};

@@ -33,12 +33,12 @@ void Mirror::start()
     m_receiver->setCallback([this](const is::Event &e) { onEvent(e); });
     connect(
         m_receiver.get(), &is::Receiver::subscriptionChanged, this,
-        [this](int, bool active, const QString &error) {
-            if (!active) {
+        [this](int, const Status &status) {
+            if (!status.isOk()) {
                 m_stats.synchronised = false;
                 report(QStringLiteral("not connected to the master (%1); the copy is kept and resynchronised "
                                       "when the master is back")
-                           .arg(error));
+                           .arg(status.toString()));
             }
         });
     m_receiver->subscribeWithSnapshot(m_master, m_criteria, true);
@@ -62,9 +62,8 @@ bool Mirror::mergeMasterTypes()
     }
     if (fresh.isEmpty())
         return true;
-    QString error;
-    if (!is::mergeTypes(m_types, all, &error)) {
-        report(QStringLiteral("cannot take the master's types: %1").arg(error));
+    if (const Status st = is::mergeTypes(m_types, all); !st.isOk()) {
+        report(QStringLiteral("cannot take the master's types: %1").arg(st.message()));
         return false;
     }
     Q_EMIT typesAdded(fresh);
@@ -124,7 +123,7 @@ bool Mirror::apply(const is::Event &event, bool mayFetchTypes)
             gone.kind = is::Change::Kind::Removed;
             gone.name = m_repository.serverName() + QLatin1Char('.') + o.name;
             gone.time = is::Time::currentTime();
-            if (m_repository.mirror(gone) == is::Repository::Result::Ok)
+            if (m_repository.mirror(gone).isOk())
                 ++removed;
         }
         m_inSnapshot = false;
@@ -160,9 +159,9 @@ bool Mirror::apply(const is::Event &event, bool mayFetchTypes)
     QString error;
     if (event.kind() == is::Event::Kind::Removed) {
         c.kind = is::Change::Kind::Removed;
-        const auto r = m_repository.mirror(c, &error);
+        const Status r = m_repository.mirror(c);
         ++m_stats.applied;
-        return r == is::Repository::Result::Ok || r == is::Repository::Result::NotFound;
+        return r.isOk() || r.code() == Status::Code::NotFound;
     }
     if (m_inSnapshot)
         m_seen.insert(bare);
@@ -179,8 +178,8 @@ bool Mirror::apply(const is::Event &event, bool mayFetchTypes)
         report(QStringLiteral("cannot copy %1: %2").arg(event.name(), error));
         return false;
     }
-    if (m_repository.mirror(c, &error) != is::Repository::Result::Ok) {
-        report(QStringLiteral("cannot copy %1: %2").arg(event.name(), error));
+    if (const Status st = m_repository.mirror(c); !st.isOk()) {
+        report(QStringLiteral("cannot copy %1: %2").arg(event.name(), st.message()));
         return false;
     }
     ++m_stats.applied;

@@ -41,14 +41,14 @@ bool Persistence::loadTypes(QString *error)
     if (!f.exists())
         return true;
     QList<is::TypeInfo> declared;
-    QString why;
     QJsonParseError pe;
     const QJsonDocument doc =
         f.open(QIODevice::ReadOnly) ? QJsonDocument::fromJson(f.readAll(), &pe) : QJsonDocument();
-    if (!doc.isArray() || !is::typesFromJson(doc.array(), &declared, &why) ||
-        !is::mergeTypes(m_types, declared, &why)) {
-        *error = QStringLiteral("cannot load the declared types %1: %2")
-                     .arg(f.fileName(), why.isEmpty() ? pe.errorString() : why);
+    Status st(Status::Code::StorageError, pe.errorString());
+    if (doc.isArray() && (st = is::typesFromJson(doc.array(), &declared)).isOk())
+        st = is::mergeTypes(m_types, declared);
+    if (!st.isOk()) {
+        *error = QStringLiteral("cannot load the declared types %1: %2").arg(f.fileName(), st.message());
         return false;
     }
     m_declared = declared;
@@ -130,8 +130,8 @@ void Persistence::startJournal()
         qCInfo(lcPersist, "%s: replayed %lld changes (%lld records) from %d journal segments",
                qPrintable(m_options.name), qlonglong(rr.applied), qlonglong(rr.records), rr.segments);
     m_journal = std::make_unique<is::Journal>(m_options.dataDir, m_options.name, m_options.journalSync);
-    QString why;
-    if (m_journal->open(&why)) {
+    const Status opened = m_journal->open();
+    if (opened.isOk()) {
         qCInfo(lcPersist, "%s: journal %s (sync %s)", qPrintable(m_options.name),
                qPrintable(is::Journal::segmentPath(m_options.dataDir, m_options.name, m_journal->segment())),
                qPrintable(is::Journal::syncName(m_options.journalSync)));
@@ -139,7 +139,7 @@ void Persistence::startJournal()
         // A full disk must not keep the server from serving reads; every write is refused (each
         // commit tries a new segment) until the journal can be written again.
         qCWarning(lcPersist, "%s: journal: %s; writes are refused until it can be written",
-                  qPrintable(m_options.name), qPrintable(why));
+                  qPrintable(m_options.name), qPrintable(opened.message()));
         m_journalFailing = true;
     }
     m_repository.addListener([this](const is::Change &c) {
@@ -187,9 +187,9 @@ void Persistence::commit()
     // With --journal-sync batch the fdatasync runs on the journal's thread while this one goes on
     // with the next requests; the acknowledgements come back here, in order, once the records are
     // durable.
-    m_journal->commitAsync(this, [this, pending = std::exchange(m_pending, {})](bool ok, const QString &why) {
+    m_journal->commitAsync(this, [this, pending = std::exchange(m_pending, {})](const Status &st) {
         --m_inFlight;
-        committed(pending, ok, why);
+        committed(pending, st.isOk(), st.message());
     });
 }
 
@@ -234,11 +234,9 @@ void Persistence::checkpoint()
     quint64 closed = 0;
     if (m_journal) {
         commit();
-        QString why;
-        closed = m_journal->rotate(&why);
-        if (closed == 0)
+        if (const Status st = m_journal->rotate(&closed); !st.isOk())
             qCWarning(lcPersist, "%s: journal: cannot start a new segment: %s", qPrintable(m_options.name),
-                      qPrintable(why));
+                      qPrintable(st.message()));
     }
     handoff::startIn(m_pool, [this, closed] {
         const Status saved = is::Checkpoint::save(m_repository, m_options.dataDir);

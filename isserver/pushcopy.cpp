@@ -19,15 +19,17 @@ PushCopy::PushCopy(is::Repository &repository, is::TypeRegistry &types,
 bool PushCopy::takeTypes(const QJsonArray &json, QString *error)
 {
     QList<is::TypeInfo> types, fresh;
-    if (!is::typesFromJson(json, &types, error))
+    if (const Status st = is::typesFromJson(json, &types); !st.isOk()) {
+        *error = st.message();
         return false;
+    }
     for (const is::TypeInfo &t : std::as_const(types))
         if (!m_types.contains(t.name()))
             fresh << t;
     if (fresh.isEmpty())
         return true;
-    if (!is::mergeTypes(m_types, types, error)) {
-        *error = QStringLiteral("cannot take the master's types: %1").arg(*error);
+    if (const Status st = is::mergeTypes(m_types, types); !st.isOk()) {
+        *error = QStringLiteral("cannot take the master's types: %1").arg(st.message());
         return false;
     }
     Q_EMIT typesAdded(fresh);
@@ -38,7 +40,11 @@ bool PushCopy::records(const QByteArray &payload, QString *error)
 {
     qsizetype pos = 0;
     is::protocol::RecordView r;
-    while (is::protocol::nextRecord(payload, pos, r, error)) {
+    while (pos < payload.size()) {
+        if (const Status read = is::protocol::nextRecord(payload, pos, r); !read.isOk()) {
+            *error = QStringLiteral("malformed records: %1").arg(read.message());
+            return false;
+        }
         if (r.kind == is::protocol::SnapshotBegin) {
             m_inSnapshot = true;
             m_seen.clear();
@@ -58,7 +64,7 @@ bool PushCopy::records(const QByteArray &payload, QString *error)
                 gone.kind = is::Change::Kind::Removed;
                 gone.name = m_repository.serverName() + QLatin1Char('.') + o.name;
                 gone.time = is::Time::currentTime();
-                removed += m_repository.mirror(gone) == is::Repository::Result::Ok;
+                removed += m_repository.mirror(gone).isOk();
             }
             const qsizetype objects = m_seen.size();
             m_inSnapshot = false;
@@ -86,7 +92,7 @@ bool PushCopy::records(const QByteArray &payload, QString *error)
         QString why;
         if (r.kind == is::protocol::Removed) {
             c.kind = is::Change::Kind::Removed;
-            m_repository.mirror(c, &why); // NotFound is fine: the copy did not have it
+            (void)m_repository.mirror(c); // NotFound is fine: the copy did not have it
             continue;
         }
         if (m_inSnapshot)
@@ -96,13 +102,9 @@ bool PushCopy::records(const QByteArray &payload, QString *error)
         const Status decoded = is::decode(value, m_types, c.object);
         if (!decoded.isOk())
             why = decoded.message();
-        if (!decoded.isOk() || m_repository.mirror(c, &why) != is::Repository::Result::Ok)
+        if (!decoded.isOk() || !m_repository.mirror(c).isOk())
             // One object that cannot be copied is reported, not a reason to drop the master.
             m_report(QStringLiteral("cannot copy %1: %2").arg(c.name, why));
-    }
-    if (!error->isEmpty()) {
-        *error = QStringLiteral("malformed records: %1").arg(*error);
-        return false;
     }
     return true;
 }

@@ -328,7 +328,7 @@ void PushSender::sendStale()
     for (const QString &name : std::as_const(m_stale)) {
         is::Object obj;
         is::ObjectInfo info;
-        if (m_repository.get(name, &obj, {}, nullptr, &info) == is::Repository::Result::Ok) {
+        if (m_repository.get(name, &obj, {}, &info).isOk()) {
             if (!m_criteria.matches(name, info.typeName, m_repository.registry()))
                 continue;
             is::protocol::appendRecord(chunk, is::protocol::Updated, name.toUtf8(), info.typeName.toUtf8(),

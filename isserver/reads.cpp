@@ -48,7 +48,9 @@ void Reads::read(const Request &request, const RequestMessage &r)
         if (r.op == RequestMessage::Op::Get) {
             is::Object obj;
             is::ObjectInfo info;
-            out.code = m_repository.get(r.name, &obj, r.type, &out.error, &info);
+            const Status read = m_repository.get(r.name, &obj, r.type, &info);
+            out.code = read.code();
+            out.error = read.message();
             if (out.code == Status::Code::Ok) {
                 out.entries << entry(m_writers, info.name, info.typeName, info.time, info.updateCount);
                 out.entries.last().value = is::encode(obj); // the bytes it was written with
@@ -103,10 +105,9 @@ void Reads::readHistory(const Request &request, const RequestMessage &r, const Q
     handoff::startIn(m_pool, [this, request, r, archive] {
         ReplyMessage out;
         out.archiveService = archive;
-        QString error;
-        const QString name = m_repository.objectName(r.name, &error);
-        if (name.isEmpty()) {
-            replyStatus(m_client, request, Status::Code::InvalidName, error);
+        QString name;
+        if (const Status bad = m_repository.objectName(r.name, &name); !bad.isOk()) {
+            replyStatus(m_client, request, bad.code(), bad.message());
             return;
         }
         Status st =
@@ -119,7 +120,7 @@ void Reads::readHistory(const Request &request, const RequestMessage &r, const Q
             // An object without numeric values held (yet) has an empty history; a missing one has none.
             is::ObjectInfo info;
             is::Object obj;
-            if (m_repository.get(name, &obj, {}, nullptr, &info) == is::Repository::Result::Ok && m_history) {
+            if (m_repository.get(name, &obj, {}, &info).isOk() && m_history) {
                 out.history.typeName = info.typeName;
                 st = Status();
             }

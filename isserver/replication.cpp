@@ -160,7 +160,7 @@ void Replication::copyNextHistory()
                                  [this, name](const is::Status &s, const is::History &h) {
                                      is::Object prototype;
                                      if (s.isOk() &&
-                                         m_repository.get(name, &prototype) == is::Repository::Result::Ok &&
+                                         m_repository.get(name, &prototype).isOk() &&
                                          prototype.typeName() == h.typeName)
                                          m_history->restore(name, prototype, h);
                                      copyNextHistory();

@@ -61,9 +61,9 @@ QString ServerStatistics::objectName()
     return QStringLiteral("Statistics");
 }
 
-bool ServerStatistics::declareType(is::TypeRegistry &types, QString *error)
+Status ServerStatistics::declareType(is::TypeRegistry &types)
 {
-    return types.contains(StatisticsType) || types.declareType(statisticsType(), error);
+    return types.contains(StatisticsType) ? Status() : types.declareType(statisticsType());
 }
 
 ServerStatistics::ServerStatistics(is::Repository &repository, const is::TypeRegistry &types, Source source,
@@ -120,7 +120,7 @@ void ServerStatistics::publish()
     o.set<quint64>(QStringLiteral("quotaRefused"), f.quotaRefused);
     o.set<quint64>(QStringLiteral("journalErrors"), f.journalErrors);
     o.set<quint64>(QStringLiteral("accessRefused"), f.accessRefused);
-    if (m_repository.upsert(objectName(), o) == is::Repository::Result::Ok)
+    if (m_repository.upsert(objectName(), o).isOk())
         ++m_published; // the server's own figures are not counted as changes
     m_lastMs = nowMs;
     m_lastChanges = changes;

@@ -40,8 +40,9 @@ public:
 
     /// The object name ("Statistics"); clients may not write it.
     static QString objectName();
-    /// Declares the type ISServerStatistics in @p types unless it is there. False with a reason.
-    static bool declareType(is::TypeRegistry &types, QString *error);
+    /// Declares the type ISServerStatistics in @p types unless it is there; errors as
+    /// is::TypeRegistry::declareType().
+    static Status declareType(is::TypeRegistry &types);
 
     /// The type must be declared in @p types (declareType()).
     ServerStatistics(is::Repository &repository, const is::TypeRegistry &types, Source source,

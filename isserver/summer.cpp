@@ -183,12 +183,12 @@ bool Summer::start(QString *error)
                      .arg(m_regex, regex.isEmpty() ? QStringLiteral("empty") : m_criteria.errorString());
         return false;
     }
-    QString why;
     // Like the regex, the name may start with this server's name; any other name is an object name.
-    const QString into = m_repository.objectName(
-        m_into.startsWith(server + QLatin1Char('.')) ? m_into : server + QLatin1Char('.') + m_into, &why);
-    if (into.isEmpty()) {
-        *error = QStringLiteral("invalid --into '%1': %2").arg(m_into, why);
+    QString into;
+    if (const Status st = m_repository.objectName(
+            m_into.startsWith(server + QLatin1Char('.')) ? m_into : server + QLatin1Char('.') + m_into, &into);
+        !st.isOk()) {
+        *error = QStringLiteral("invalid --into '%1': %2").arg(m_into, st.message());
         return false;
     }
     m_into = into;
@@ -293,10 +293,10 @@ void Summer::write()
         m_summed << name;
     }
     m_refused.removeIf([this](const auto &it) { return !m_parts.contains(it.key()); });
-    QString why;
     // A name holding a '.' must be written with its server's name.
-    if (m_repository.upsert(m_repository.serverName() + QLatin1Char('.') + m_into, sum, &why) !=
-        is::Repository::Result::Ok) {
+    if (const Status st = m_repository.upsert(m_repository.serverName() + QLatin1Char('.') + m_into, sum);
+        !st.isOk()) {
+        const QString why = st.message();
         if (std::exchange(m_writeError, why) != why)
             qCWarning(lcSum, "%s: --sum into %s: the sum cannot be written: %s",
                       qPrintable(m_repository.serverName()), qPrintable(m_into), qPrintable(why));

@@ -270,17 +270,17 @@ void WebRoutes::serveObject(const Target &t, const QString &server, const QStrin
     if (server == m_options.name) {
         is::Object value;
         is::ObjectInfo info;
-        QString why;
         // By its full name: an object name holding dots would be read as another server's.
-        switch (m_repository.get(name, &value, as, &why, &info)) {
-        case is::Repository::Result::Ok:
+        const Status read = m_repository.get(name, &value, as, &info);
+        switch (read.code()) {
+        case Status::Code::Ok:
             break;
-        case is::Repository::Result::NotFound:
+        case Status::Code::NotFound:
             return finish(t, WebAnswer::error(404, QStringLiteral("no object %1").arg(name.left(200))));
-        case is::Repository::Result::UnknownType:
+        case Status::Code::UnknownType:
             return finish(t, WebAnswer::error(404, QStringLiteral("unknown type '%1'").arg(as.left(100))));
         default:
-            return finish(t, WebAnswer::error(400, why));
+            return finish(t, WebAnswer::error(400, read.message()));
         }
         const web::ObjectValue v{name,      info.typeName,
                                  info.time, info.updateCount,

@@ -247,12 +247,12 @@ void WebSocketHub::subscribeRemote(Client &c)
             onRemoteEvent(socket, e);
     });
     connect(c.receiver.get(), &is::Receiver::subscriptionChanged, this,
-            [this, socket](int, bool active, const QString &error) {
+            [this, socket](int, const Status &status) {
                 auto c = m_clients.value(socket);
                 if (!c)
                     return;
-                if (!active && !error.isEmpty())
-                    sendError(*c, QStringLiteral("subscription to %1: %2").arg(c->server, error));
+                if (!status.isOk())
+                    sendError(*c, QStringLiteral("subscription to %1: %2").arg(c->server, status.toString()));
             });
     c.receiver->subscribeWithSnapshot(c.server, c.criteria, true);
     sendControl(c, ws::subscribedMessage(c.server, c.criteria));
@@ -272,8 +272,7 @@ void WebSocketHub::onRemoteEvent(QWebSocket *socket, const is::Event &e)
     default:
         break;
     }
-    QString why;
-    const is::Object value = e.kind() == is::Event::Kind::Removed ? is::Object() : e.object(&why);
+    const is::Object value = e.kind() == is::Event::Kind::Removed ? is::Object() : e.object();
     const char *kind = e.kind() == is::Event::Kind::Created   ? "created"
                        : e.kind() == is::Event::Kind::Removed ? "removed"
                                                               : "updated";

@@ -60,8 +60,10 @@ bool WritePath::start(QString *error)
             }
         }
         m_audit = std::make_unique<AuditTrail>(trail);
-        if (!m_audit->open(error))
+        if (const Status st = m_audit->open(); !st.isOk()) {
+            *error = st.message();
             return false;
+        }
     }
     for (const is::StoredObject &so : m_repository.objects())
         m_quota.written(QString(), QString(), so.name, is::encode(so.object).size());
@@ -109,13 +111,15 @@ Status::Code WritePath::apply(const QString &origin, const QString &address, Op 
                               const is::Object &obj, qint64 bytes, QString *error)
 {
     const QString key = quotaKey(name);
-    const auto res = op == Op::Insert   ? m_repository.insert(name, obj, error)
-                     : op == Op::Update ? m_repository.update(name, obj, error)
-                     : op == Op::Upsert ? m_repository.upsert(name, obj, error)
-                                        : m_repository.remove(name, error);
-    if (res != Status::Code::Ok)
-        return res;
-    const QString object = m_repository.objectName(name);
+    const Status res = op == Op::Insert   ? m_repository.insert(name, obj)
+                       : op == Op::Update ? m_repository.update(name, obj)
+                       : op == Op::Upsert ? m_repository.upsert(name, obj)
+                                          : m_repository.remove(name);
+    *error = res.message();
+    if (!res.isOk())
+        return res.code();
+    QString object;
+    m_repository.objectName(name, &object);
     if (op == Op::Remove) {
         m_quota.removed(key);
         m_writers.removed(object);
@@ -125,7 +129,7 @@ Status::Code WritePath::apply(const QString &origin, const QString &address, Op 
             m_quota.historyHeld(key, m_history->bytesOf(object));
         m_writers.written(object, origin);
     }
-    return res;
+    return res.code();
 }
 
 void WritePath::acknowledge(const Request &request, Status::Code code, const QString &error)
@@ -186,10 +190,10 @@ void WritePath::declareTypes(const Request &request, const QByteArray &typesJson
 {
     const QJsonDocument doc = QJsonDocument::fromJson(typesJson);
     QList<is::TypeInfo> types;
-    QString error;
-    if (!doc.isArray() || !is::typesFromJson(doc.array(), &types, &error)) {
-        replyStatus(m_client, request, Status::Code::BadRequest,
-                    error.isEmpty() ? QStringLiteral("types are not a JSON array") : error);
+    const Status read = doc.isArray() ? is::typesFromJson(doc.array(), &types)
+                                      : Status(Status::Code::BadRequest, QStringLiteral("types are not a JSON array"));
+    if (!read.isOk()) {
+        replyStatus(m_client, request, read.code(), read.message());
         return;
     }
     QList<is::TypeInfo> fresh;
@@ -202,10 +206,11 @@ void WritePath::declareTypes(const Request &request, const QByteArray &typesJson
         replyStatus(m_client, request, Status::Code::QuotaExceeded, refused);
         return;
     }
-    if (!is::mergeTypes(m_types, types, &error)) {
-        replyStatus(m_client, request, Status::Code::TypeMismatch, error);
+    if (const Status merged = is::mergeTypes(m_types, types); !merged.isOk()) {
+        replyStatus(m_client, request, merged.code(), merged.message());
         return;
     }
+    QString error;
     if (!fresh.isEmpty()) {
         emit typesDeclared(fresh);
         if (m_persistence && !m_persistence->addDeclaredTypes(fresh, &error)) {

@@ -70,31 +70,30 @@ void LoggerServer::onRequest(const Request &request)
     }
     const QByteArray data = request.data();
     const char kind = data.isEmpty() ? 0 : data.at(0);
-    QString error;
     if (kind == logservice::StoreKind) {
-        auto records = decodeRecords(data.mid(1), &error);
-        if (!records) {
-            m_client->replyError(request, QStringLiteral("malformed batch: ") + error);
+        QList<LogRecord> records;
+        if (const Status read = decodeRecords(data.mid(1), &records); !read.isOk()) {
+            m_client->replyError(request, QStringLiteral("malformed batch: ") + read.message());
             return;
         }
         // The sender's name as the Control Server knows it, not what the record claims.
-        for (LogRecord &r : *records)
+        for (LogRecord &r : records)
             r.process = request.origin();
-        truncate(*records);
+        truncate(records);
         const quint64 ticket = m_nextTicket++;
-        if (!m_store->enqueue(ticket, *records)) {
+        if (!m_store->enqueue(ticket, records)) {
             ++m_refused;
             m_client->replyError(request, logservice::busyError());
             return;
         }
         m_waiting.insert(ticket, request);
     } else if (kind == logservice::QueryKind) {
-        auto query = LogQuery::decode(data.mid(1), &error);
-        if (!query) {
-            m_client->replyError(request, error);
+        LogQuery query;
+        if (const Status read = LogQuery::decode(data.mid(1), &query); !read.isOk()) {
+            m_client->replyError(request, read.message());
             return;
         }
-        search(*query, this,
+        search(query, this,
                [this, request](const std::optional<QList<LogRecord>> &records, bool more, const QString &e) {
                    if (records)
                        m_client->reply(request, LogPage{*records, more}.encode());
@@ -110,15 +109,14 @@ void LoggerServer::onRequest(const Request &request)
 
 void LoggerServer::onControlServerLog(const Message &message)
 {
-    QString error;
-    auto records = decodeRecords(message.data(), &error);
-    if (!records) {
-        qWarning().noquote() << "malformed messages of the Control Server:" << error;
+    QList<LogRecord> records;
+    if (const Status read = decodeRecords(message.data(), &records); !read.isOk()) {
+        qWarning().noquote() << "malformed messages of the Control Server:" << read.message();
         return;
     }
     QList<LogRecord> fresh;
     QHash<QString, quint64> seen = m_controlServerSeen;
-    for (LogRecord &r : *records) {
+    for (LogRecord &r : records) {
         const QString origin = r.host + QLatin1Char(' ') + QString::number(r.pid);
         const auto it = seen.find(origin);
         if (it != seen.end() && r.sequence <= *it)

@@ -102,10 +102,9 @@ void Controllable::publishIsState()
 bool Controllable::requestTransition(const rc::TransitionRequest &request, Done done, QString *reason)
 {
     const rc::Transition t = request.transition;
-    QString why;
-    if (!m_machine.begin(t, &why)) {
+    if (const Status refused = m_machine.begin(t); !refused.isOk()) {
         if (reason)
-            *reason = why;
+            *reason = refused.message();
         return false;
     }
     const quint64 generation = ++m_generation;
@@ -179,12 +178,12 @@ void Controllable::onRequest(const Request &request)
         m_client->replyError(request, why);
         return;
     }
-    QString error;
-    auto parsed = rc::TransitionRequest::fromJson(request.data(), &error);
-    if (!parsed) {
-        m_client->replyError(request, error);
+    auto parsed = std::make_optional<rc::TransitionRequest>();
+    if (const Status bad = rc::TransitionRequest::fromJson(request.data(), &*parsed); !bad.isOk()) {
+        m_client->replyError(request, bad.message());
         return;
     }
+    QString error;
     const rc::Transition t = parsed->transition;
     // Transitions asked of this process directly (the GUIs ask the master so) fall under the access
     // list as commands do at the Control Server.
@@ -216,11 +215,11 @@ void Controllable::onCommand(const Command &command)
 {
     if (command.name() != rc::commandName(name()))
         return;
-    QString error;
-    auto parsed = rc::TransitionRequest::fromJson(command.data(), &error);
-    if (parsed)
-        parsed->requester = command.origin();
-    if (!parsed || !requestTransition(*parsed, {}, &error))
+    rc::TransitionRequest parsed;
+    const Status bad = rc::TransitionRequest::fromJson(command.data(), &parsed);
+    QString error = bad.message();
+    parsed.requester = command.origin();
+    if (!bad.isOk() || !requestTransition(parsed, {}, &error))
         log(Severity::Warning, QStringLiteral("refused command from %1: %2").arg(command.origin(), error));
 }
 

@@ -21,8 +21,11 @@ IsPublisher::IsPublisher(Client *client, const QString &typesDir, Warn warn, QOb
     });
     m_dictionary->setTimeout(3000);
     QString error;
-    if (!typesDir.isEmpty() && QDir(typesDir).exists())
-        m_typesLoaded = m_dictionary->types().loadDirectory(typesDir, &error);
+    if (!typesDir.isEmpty() && QDir(typesDir).exists()) {
+        const Status loaded = m_dictionary->types().loadDirectory(typesDir);
+        m_typesLoaded = loaded.isOk();
+        error = loaded.message();
+    }
     if (!m_typesLoaded && m_warn)
         m_warn(QStringLiteral("IS types not loaded from '%1'%2; fetching them from the IS servers")
                    .arg(typesDir,
@@ -91,10 +94,9 @@ void IsPublisher::sendBuilt(const QString &name, const QString &type, const Fill
             send(name, next->first, next->second);
         }
     };
-    QString error;
-    is::Object obj = is::Object::create(m_dictionary->types(), type, &error);
-    if (!obj.isValid()) {
-        done(is::Status(is::Status::Code::UnknownType, error));
+    is::Object obj;
+    if (const is::Status created = is::Object::create(m_dictionary->types(), type, &obj); !created.isOk()) {
+        done(created);
         return;
     }
     fill(obj);

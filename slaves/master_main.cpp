@@ -48,8 +48,8 @@ int main(int argc, char *argv[])
         return 1;
     if (config.isEmpty())
         return t.fail(u"--config PARTITION.json is required"_s);
-    if (QString why; !o.access.applyParser(t.parser(), &why))
-        return t.fail(why);
+    if (const dialog::Status st = o.access.applyParser(t.parser()); !st.isOk())
+        return t.fail(st.message());
     dialog::rc::Partition partition;
     if (const dialog::Status st = dialog::rc::Partition::load(config, &partition); !st.isOk())
         return t.fail(st.message());

@@ -147,8 +147,8 @@ void Master::runPhases(rc::Transition t, QList<QStringList> phases, const rc::Tr
                                   if (!m_culprits.contains(n))
                                       m_culprits << n;
                               } else {
-                                  if (const auto st = rc::StateRecord::fromJson(r.data())) {
-                                      m_slaves[n].state = st->state;
+                                  if (rc::StateRecord st; rc::StateRecord::fromJson(r.data(), &st).isOk()) {
+                                      m_slaves[n].state = st.state;
                                       m_slaves[n].busy = false;
                                   }
                               }

@@ -42,9 +42,10 @@ void Master::slaveFailed(const QString &name, const QString &why)
 
 void Master::onSlaveMessage(const QString &name, const QByteArray &data)
 {
-    const auto st = rc::StateRecord::fromJson(data);
-    if (!st)
+    rc::StateRecord record;
+    if (!rc::StateRecord::fromJson(data, &record).isOk())
         return;
+    const rc::StateRecord *st = &record;
     SlaveView &v = m_slaves[name];
     const bool fresh = !v.seen;
     v.seen = true;
@@ -183,8 +184,8 @@ void Master::recoverStep()
                                                            .arg(n, transitionName(t), r.errorString()));
                                   return;
                               }
-                              if (const auto st = rc::StateRecord::fromJson(r.data()))
-                                  sv.state = st->state;
+                              if (rc::StateRecord st; rc::StateRecord::fromJson(r.data(), &st).isOk())
+                                  sv.state = st.state;
                               sv.busy = false;
                               recoverStep();
                               publishState();

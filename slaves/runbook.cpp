@@ -18,8 +18,8 @@ RunBook::RunBook(Client *client, const rc::Partition &partition, const QString &
 {
     // The hosts and PIDs a run records are the directory's at its start.
     m_client->subscribe(directoryServiceName(), this, [this](const Message &m) {
-        if (auto snapshot = m_assembler.add(m.data()))
-            m_directory = *snapshot;
+        if (std::optional<DirectorySnapshot> snapshot; m_assembler.add(m.data(), &snapshot).isOk() && snapshot)
+            m_directory = std::move(*snapshot);
     });
     // The events and bytes a run records are its readout slaves' counts at its end.
     for (const rc::ProcessSpec &s : partition.slaves) {
@@ -143,9 +143,11 @@ void RunBook::endRun(quint32 number, const QString &reason, const QString &messa
     m_client->request(logservice::service(), QByteArray(1, logservice::QueryKind) + query.encode(), 3000,
                       this, [this, number, reason, message](const Reply &r) {
                           QJsonObject messages;
-                          const auto page = r.isOk() ? LogPage::decode(r.data()) : std::nullopt;
+                          LogPage page; // no logger or a bad answer: no counts
+                          if (r.isOk())
+                              (void)LogPage::decode(r.data(), &page);
                           const QStringList names = processNames();
-                          for (const LogRecord &rec : page ? page->records : QList<LogRecord>()) {
+                          for (const LogRecord &rec : page.records) {
                               if (!names.contains(rec.process))
                                   continue;
                               QJsonObject counts = messages.value(rec.process).toObject();

@@ -29,7 +29,11 @@ bool TransitionAccess::open(QString *error)
         }
     }
     m_audit = std::make_unique<AuditTrail>(trail);
-    return m_audit->open(error);
+    if (const Status st = m_audit->open(); !st.isOk()) {
+        *error = st.message();
+        return false;
+    }
+    return true;
 }
 
 bool TransitionAccess::permit(const Request &request, const QString &service, const QString &transition,

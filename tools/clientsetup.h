@@ -24,8 +24,10 @@ inline std::unique_ptr<Client> makeClient(const OptionTable &p, const QString &v
 {
     ClientOptions o = ClientOptions::fromEnvironment(processName(p, verb));
     o.exitOnRefusal = true; // a service name already provided elsewhere ends the command
-    if (!o.applyParser(p.parser(), error))
+    if (const Status st = o.applyParser(p.parser()); !st.isOk()) {
+        *error = st.message();
         return nullptr;
+    }
     auto c = std::make_unique<Client>(o);
     if (!c->start()) {
         *error = c->errorString();

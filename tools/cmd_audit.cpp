@@ -72,15 +72,17 @@ bool fromLogger(Client &client, qint64 sinceMs, qint64 untilMs, int timeoutMs, Q
                          : answer.errorString();
             return false;
         }
-        const auto page = LogPage::decode(answer.data(), error);
-        if (!page)
+        LogPage page;
+        if (const Status read = LogPage::decode(answer.data(), &page); !read.isOk()) {
+            *error = read.message();
             return false;
-        for (const LogRecord &rec : page->records)
+        }
+        for (const LogRecord &rec : page.records)
             if (const auto a = AuditRecord::fromValues(rec.values, rec.timeMs))
                 out->append(*a);
-        if (!page->more || page->records.isEmpty())
+        if (!page.more || page.records.isEmpty())
             return true;
-        q.beforeId = page->records.last().id;
+        q.beforeId = page.records.last().id;
     }
 }
 
@@ -88,8 +90,10 @@ bool fromLogger(Client &client, qint64 sinceMs, qint64 untilMs, int timeoutMs, Q
 bool secretOf(const OptionTable &p, QByteArray *secret, QString *error)
 {
     ClientOptions o = ClientOptions::fromEnvironment(QStringLiteral("dialogctl-audit"));
-    if (!o.applyParser(p.parser(), error))
+    if (const Status st = o.applyParser(p.parser()); !st.isOk()) {
+        *error = st.message();
         return false;
+    }
     if (o.secretFile.isEmpty())
         return true;
     const Status st = security::readSecretFile(o.secretFile, secret);

@@ -40,8 +40,8 @@ int fanin(const QStringList &args)
     // Every publisher connects from 127.0.0.1, up to hundreds at once (as the Control Server's
     // limits in Environment); --max-handshaking-per-address may set it again.
     o.maxHandshakingPerAddress = 1024;
-    if (!o.applyParser(p.parser(), &error))
-        return fail(verb, error);
+    if (const Status st = o.applyParser(p.parser()); !st.isOk())
+        return fail(verb, st.message());
     Environment env;
     Environment::shareSecurity(o);
     if (!env.startControlServer(&error))
@@ -189,8 +189,8 @@ int rtt(const QStringList &args)
     QString error;
     ClientOptions o = ClientOptions::fromEnvironment(QStringLiteral("bench-rtt"));
     o.exitOnRefusal = true;
-    if (!o.applyParser(p.parser(), &error))
-        return fail(verb, error);
+    if (const Status st = o.applyParser(p.parser()); !st.isOk())
+        return fail(verb, st.message());
     Environment env;
     Environment::shareSecurity(o);
     // --receive-spin-us (or $DIALOG_RECEIVE_SPIN_US) holds for every process of the round trip.

@@ -81,8 +81,8 @@ int benchIsHistory(const QStringList &args)
         return 1;
     is::TypeRegistry types;
     QString error;
-    if (!types.declareType(statsType(), &error))
-        return fail(verb, error);
+    if (const Status st = types.declareType(statsType()); !st.isOk())
+        return fail(verb, st.message());
     is::Object o = is::Object::create(types, StatsType);
     const int attributes = o.attributeCount();
 

@@ -72,7 +72,7 @@ int isSender(const QStringList &args)
     const is::Status ds = dict.declareTypesSync(BenchServer, {sampleType()});
     if (!ds.isOk())
         return fail(verb, ds.toString());
-    is::Object obj = is::Object::create(dict.types(), SampleType, &error);
+    is::Object obj = is::Object::create(dict.types(), SampleType);
     obj.set(QStringLiteral("data"), QList<quint8>(size, quint8('x')));
     QStringList names;
     for (int k = 0; k < objects; ++k)

@@ -229,7 +229,10 @@ int benchLog(const QStringList &args)
         times.append(elapsedMs(t));
         if (!r.isOk())
             return fail(verb, QStringLiteral("search failed: %1").arg(r.errorString()));
-        rows = int(LogPage::decode(r.data())->records.size());
+        LogPage page;
+        if (const Status read = LogPage::decode(r.data(), &page); !read.isOk())
+            return fail(verb, QStringLiteral("bad answer from the logger: %1").arg(read.message()));
+        rows = int(page.records.size());
     }
     const Spread spread = spreadOf(times);
     const double p50 = spread.p50, p99 = spread.p99;

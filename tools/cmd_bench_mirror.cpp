@@ -56,7 +56,7 @@ public:
             *error = ds.toString();
             return false;
         }
-        m_blob = is::Object::create(m_dict.types(), BlobType, error);
+        m_blob = is::Object::create(m_dict.types(), BlobType);
         m_blob.set(QStringLiteral("data"), QList<quint8>(m_o.size, quint8('x')));
         return burst() >= 0 || fail(error, QStringLiteral("the warm-up burst did not complete"));
     }

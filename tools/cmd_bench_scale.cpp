@@ -174,8 +174,8 @@ int benchCsScaleClients(const QStringList &args)
     for (qint64 i = first; i < first + count; ++i) {
         ClientOptions o = ClientOptions::fromEnvironment(scaleName(i));
         QString error;
-        if (!o.applyParser(p.parser(), &error))
-            return fail(verb, error);
+        if (const Status st = o.applyParser(p.parser()); !st.isOk())
+            return fail(verb, st.message());
         o.senderThreads = 1; // light: 4 threads per process (sender, reader, listener, server)
         o.readerThreads = 1;
         auto c = std::make_unique<Client>(o);
@@ -205,9 +205,8 @@ int benchCsScaleClients(const QStringList &args)
         for (size_t i = 0; i < writers.size(); ++i) {
             writers[i].dict = std::make_unique<is::Dictionary>(clients[i].get());
             writers[i].dict->setTimeout(int(qMin<qint64>(isIntervalMs * 5, 30000)));
-            QString error;
-            if (!writers[i].dict->types().declareType(bench10Type(), &error))
-                return fail(verb, error);
+            if (const Status st = writers[i].dict->types().declareType(bench10Type()); !st.isOk())
+                return fail(verb, st.message());
         }
         object = is::Object::create(writers.front().dict->types(), QStringLiteral("Bench10"));
     }

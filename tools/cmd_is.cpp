@@ -317,7 +317,7 @@ int isPut(const QStringList &args)
         current.typeName == type)
         obj = current.object;
     else
-        obj = is::Object::create(s.dict->types(), type, &error);
+        obj = is::Object::create(s.dict->types(), type); // known: checked above
     for (const QString &kv : p.positionalArguments().mid(1)) {
         const qsizetype eq = kv.indexOf(QLatin1Char('='));
         if (eq <= 0)
@@ -326,8 +326,9 @@ int isPut(const QStringList &args)
         const int index = obj.indexOf(attr);
         if (index < 0)
             return fail(verb, QStringLiteral("type %1 has no attribute '%2'").arg(type, attr));
-        if (!obj.setVariant(index, parseValue(obj.attributes().at(index), kv.mid(eq + 1)), &error))
-            return fail(verb, error);
+        if (const is::Status set = obj.setVariant(index, parseValue(obj.attributes().at(index), kv.mid(eq + 1)));
+            !set.isOk())
+            return fail(verb, set.message());
     }
     is::Status st;
     if (p.isSet(QStringLiteral("insert")))
@@ -419,13 +420,13 @@ int isWatch(const QStringList &args)
             QCoreApplication::exit(0);
     });
     QObject::connect(&receiver, &is::Receiver::subscriptionChanged, &receiver,
-                     [&](int, bool active, const QString &why) {
-                         if (!active && why.contains(QLatin1String("bad request"))) {
-                             fail(verb, why);
+                     [&](int, const is::Status &status) {
+                         if (status.code() == is::Status::Code::BadRequest) {
+                             fail(verb, status.toString());
                              rc = 1;
                              QCoreApplication::exit(1);
-                         } else if (!active) {
-                             std::fprintf(stderr, "dialogctl %s: %s\n", qPrintable(verb), qPrintable(why));
+                         } else if (!status.isOk()) {
+                             std::fprintf(stderr, "dialogctl %s: %s\n", qPrintable(verb), qPrintable(status.toString()));
                          }
                      });
     receiver.subscribe(server, c, !p.isSet(QStringLiteral("names-only")));

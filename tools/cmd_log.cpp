@@ -153,17 +153,17 @@ int query(const QStringList &args, const QString &verb, bool tail)
     const Reply r = ask(*client, logservice::QueryKind, q.encode(), int(timeout));
     if (!r.isOk())
         return fail(verb, whyNot(r, int(timeout)));
-    const auto page = LogPage::decode(r.data(), &error);
-    if (!page)
-        return fail(verb, QStringLiteral("bad answer from the logger: ") + error);
+    LogPage page;
+    if (const Status read = LogPage::decode(r.data(), &page); !read.isOk())
+        return fail(verb, QStringLiteral("bad answer from the logger: ") + read.message());
     qint64 lastId = 0;
-    for (auto it = page->records.crbegin(); it != page->records.crend(); ++it) {
+    for (auto it = page.records.crbegin(); it != page.records.crend(); ++it) {
         printRecord(*it, json);
         lastId = std::max(lastId, it->id);
     }
-    if (!tail && page->more)
+    if (!tail && page.more)
         std::fprintf(stderr, "dialogctl %s: more messages match; next page: --before %lld\n",
-                     qPrintable(verb), qlonglong(page->records.last().id));
+                     qPrintable(verb), qlonglong(page.records.last().id));
     std::fflush(stdout);
     if (!follow)
         return 0;
@@ -197,16 +197,17 @@ int query(const QStringList &args, const QString &verb, bool tail)
         QList<LogRecord> missed;
         for (;;) {
             const Reply r = ask(*client, logservice::QueryKind, g.encode(), int(timeout));
-            const auto page = r.isOk() ? LogPage::decode(r.data()) : std::nullopt;
-            if (!page) {
+            LogPage page;
+            const Status read = r.isOk() ? LogPage::decode(r.data(), &page) : Status(r.error());
+            if (!read.isOk()) {
                 std::fprintf(stderr, "dialogctl %s: messages may be missing: %s\n", qPrintable(verb),
-                             qPrintable(whyNot(r, int(timeout))));
+                             qPrintable(r.isOk() ? read.message() : whyNot(r, int(timeout))));
                 break;
             }
-            missed += page->records;
-            if (!page->more || page->records.isEmpty())
+            missed += page.records;
+            if (!page.more || page.records.isEmpty())
                 break;
-            g.beforeId = page->records.last().id;
+            g.beforeId = page.records.last().id;
         }
         for (auto it = missed.crbegin(); it != missed.crend(); ++it) {
             printRecord(*it, json);
@@ -227,10 +228,10 @@ int query(const QStringList &args, const QString &verb, bool tail)
         }
     };
     QObject::connect(sub, &Subscription::messageReceived, client.get(), [&](const Message &m) {
-        const auto records = decodeRecords(m.data());
-        if (!records)
+        QList<LogRecord> records;
+        if (!decodeRecords(m.data(), &records).isOk())
             return;
-        pending.append(*records);
+        pending.append(records);
         if (catchingUp) // a search is under way in a nested event loop: taken after it
             return;
         catchingUp = true;

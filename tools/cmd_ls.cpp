@@ -66,10 +66,9 @@ int ls(const QStringList &args)
     DirectoryAssembler pages; // a large directory comes in pages
     // Wait for a snapshot that lists ourselves: it was made after we registered, so it is current.
     QObject::connect(sub, &Subscription::messageReceived, client.get(), [&](const Message &m) {
-        QString why;
-        auto dir = pages.add(m.data(), &why);
-        if (!why.isEmpty()) {
-            rc = fail(verb, why);
+        std::optional<DirectorySnapshot> dir;
+        if (const Status read = pages.add(m.data(), &dir); !read.isOk()) {
+            rc = fail(verb, read.message());
             QCoreApplication::quit();
             return;
         }

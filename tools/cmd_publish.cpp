@@ -54,8 +54,8 @@ int publish(const QStringList &args)
     ClientOptions o = ClientOptions::fromEnvironment(processName(p, verb));
     o.exitOnRefusal = true;
     QString error;
-    if (!o.applyParser(p.parser(), &error))
-        return fail(verb, error);
+    if (const Status st = o.applyParser(p.parser()); !st.isOk())
+        return fail(verb, st.message());
     o.compressionThreshold = int(threshold);
     Client client(o);
     const QString name = p.positionalArguments().first();
@@ -167,8 +167,8 @@ int echo(const QStringList &args)
     ClientOptions o = ClientOptions::fromEnvironment(processName(p, verb));
     o.exitOnRefusal = true;
     QString error;
-    if (!o.applyParser(p.parser(), &error))
-        return fail(verb, error);
+    if (const Status st = o.applyParser(p.parser()); !st.isOk())
+        return fail(verb, st.message());
     Client client(o);
     Service *service =
         p.isSet(QStringLiteral("service")) ? client.publish(p.value(QStringLiteral("service"))) : nullptr;

@@ -44,9 +44,9 @@ void print(const QByteArray &stateJson, bool json)
         std::printf("%s\n", QJsonDocument::fromJson(stateJson).toJson(QJsonDocument::Indented).constData());
         return;
     }
-    QString why;
-    const auto s = rc::StateRecord::fromJson(stateJson, &why);
-    std::printf("%s\n", qPrintable(s ? summary(*s) : QStringLiteral("unreadable state: %1").arg(why)));
+    rc::StateRecord s;
+    const Status read = rc::StateRecord::fromJson(stateJson, &s);
+    std::printf("%s\n", qPrintable(read.isOk() ? summary(s) : QStringLiteral("unreadable state: %1").arg(read.message())));
 }
 
 /// The state the master publishes: the first value of RunCtrl.<master>.State.

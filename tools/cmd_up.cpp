@@ -340,8 +340,8 @@ int up(const QStringList &args)
     ClientOptions o = ClientOptions::fromEnvironment(
         QStringLiteral("dialog-up-%1").arg(QCoreApplication::applicationPid()));
     o.controlServers = c.partition.controlServerAddresses();
-    if (!o.applyParser(p.parser(), &error))
-        return fail(verb, error);
+    if (const Status st = o.applyParser(p.parser()); !st.isOk())
+        return fail(verb, st.message());
     o.controlServers = c.partition.controlServerAddresses();
     partitionSecurity(c.partition, o);
     Client client(o);
@@ -350,7 +350,7 @@ int up(const QStringList &args)
     QSet<QString> registered;
     DirectoryAssembler pages; // a large directory comes in pages
     client.subscribe(directoryServiceName(), &client, [&](const Message &m) {
-        if (const auto dir = pages.add(m.data())) {
+        if (std::optional<DirectorySnapshot> dir; pages.add(m.data(), &dir).isOk() && dir) {
             const QStringList names = dir->processNames();
             registered = QSet<QString>(names.cbegin(), names.cend());
         }
@@ -428,8 +428,8 @@ int supervise(const QStringList &args)
         return 1;
     ClientOptions o = ClientOptions::fromEnvironment(QStringLiteral("dialog-supervise-") + c.partition.name);
     QString error;
-    if (!o.applyParser(p.parser(), &error))
-        return fail(verb, error);
+    if (const Status st = o.applyParser(p.parser()); !st.isOk())
+        return fail(verb, st.message());
     o.controlServers = c.partition.controlServerAddresses();
     partitionSecurity(c.partition, o);
     Supervisor supervisor(c.partition, c.runDir, c.binDir);

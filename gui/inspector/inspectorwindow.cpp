@@ -348,9 +348,11 @@ void InspectorWindow::fetchMessages(const QString &process)
     m_client->request(
         logservice::service(), QByteArray(1, logservice::QueryKind) + q.encode(), 5000, this,
         [this, generation](const Reply &reply) {
-            const auto page = reply.isOk() ? LogPage::decode(reply.data()) : std::nullopt;
-            if (!page || generation != m_detailsGeneration)
+            LogPage decoded;
+            if (!reply.isOk() || !LogPage::decode(reply.data(), &decoded).isOk() ||
+                generation != m_detailsGeneration)
                 return;
+            const LogPage *page = &decoded;
             auto *g = new QTreeWidgetItem(
                 m_details,
                 QStringList{

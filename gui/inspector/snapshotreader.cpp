@@ -104,17 +104,21 @@ void SnapshotReader::run()
         }
         l.unlock();
         discarded.clear();
-        QString error;
+        Status read;
         std::optional<DirectorySnapshot> directory;
         std::optional<StatisticsSnapshot> stats;
-        if (page)
-            directory = m_assembler.add(*page, &error);
-        else if (!statistics.isEmpty())
-            stats = StatisticsSnapshot::fromJson(statistics, &error);
+        if (page) {
+            read = m_assembler.add(*page, &directory);
+        } else if (!statistics.isEmpty()) {
+            StatisticsSnapshot s;
+            read = StatisticsSnapshot::fromJson(statistics, &s);
+            if (read.isOk())
+                stats = std::move(s);
+        }
         l.lock();
-        if (!error.isEmpty()) {
+        if (!read.isOk()) {
             ++m_unreadable;
-            m_error = error;
+            m_error = read.message();
         }
         if (directory)
             std::swap(m_directory, directory); // the one not taken, if any, is freed below

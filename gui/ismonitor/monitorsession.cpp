@@ -14,9 +14,11 @@ MonitorSession::MonitorSession(const ClientOptions &options, QObject *parent)
 {
     m_receiver->setCallback([this](const is::Event &e) { onEvent(e); });
     connect(m_receiver.get(), &is::Receiver::subscriptionChanged, this,
-            [this](int id, bool active, const QString &error) {
+            [this](int id, const is::Status &status) {
                 if (id != m_objectsSub)
                     return;
+                const bool active = status.isOk();
+                const QString error = status.toString();
                 if (active) {
                     Q_EMIT typesChanged();
                     list();

@@ -216,10 +216,15 @@ void MsgBrowserWindow::fetch(qint64 beforeId)
                               if (reply.error() == Status::Code::Timeout ||
                                   reply.error() == Status::Code::NotConnected)
                                   m_error = QStringLiteral("no logger answers (%1)").arg(reply.errorString());
-                          } else if (auto page = LogPage::decode(reply.data(), &m_error)) {
-                              m_error.clear();
-                              m_more = page->more;
-                              m_model->add(page->records);
+                          } else {
+                              LogPage page;
+                              if (const Status read = LogPage::decode(reply.data(), &page); !read.isOk()) {
+                                  m_error = read.message();
+                              } else {
+                                  m_error.clear();
+                                  m_more = page.more;
+                                  m_model->add(page.records);
+                              }
                           }
                           updateStatus();
                           Q_EMIT pageLoaded();
@@ -231,11 +236,11 @@ void MsgBrowserWindow::fetch(qint64 beforeId)
 
 void MsgBrowserWindow::onLive(const Message &message)
 {
-    const auto records = decodeRecords(message.data());
-    if (!records || !m_error.isEmpty())
+    QList<LogRecord> records;
+    if (!decodeRecords(message.data(), &records).isOk() || !m_error.isEmpty())
         return;
     QList<LogRecord> shown;
-    for (const LogRecord &r : *records)
+    for (const LogRecord &r : records)
         if (m_filter.matches(r))
             shown.append(r);
     m_liveCount += shown.size();

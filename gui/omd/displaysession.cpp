@@ -11,11 +11,11 @@ DisplaySession::DisplaySession(const ClientOptions &options, QObject *parent)
 {
     m_receiver->setCallback([this](const is::Event &e) { onEvent(e); });
     connect(m_receiver.get(), &is::Receiver::subscriptionChanged, this,
-            [this](int id, bool active, const QString &error) {
+            [this](int id, const is::Status &status) {
                 // Listed now that no change can be missed (also after a server restart).
-                if (active && m_byCriteria.contains(id))
+                if (status.isOk() && m_byCriteria.contains(id))
                     list(id);
-                Q_EMIT followChanged(id, active, error);
+                Q_EMIT followChanged(id, status.isOk(), status.isOk() ? QString() : status.toString());
             });
     m_client->start();
 }

@@ -36,11 +36,11 @@ int main(int argc, char *argv[])
     p.process(app);
     dialog::ClientOptions o = dialog::ClientOptions::fromEnvironment(
         QStringLiteral("DIALOG.OMD.%1").arg(QCoreApplication::applicationPid()));
-    QString error;
-    if (!o.applyParser(p, &error)) {
-        std::fprintf(stderr, "dialog-omd: %s\n", qPrintable(error));
+    if (const dialog::Status st = o.applyParser(p); !st.isOk()) {
+        std::fprintf(stderr, "dialog-omd: %s\n", qPrintable(st.message()));
         return 1;
     }
+    QString error;
     dialog::omd::Layout layout;
     if (p.isSet(QStringLiteral("layout")) &&
         !dialog::omd::Layout::load(p.value(QStringLiteral("layout")), &layout, &error)) {

@@ -34,9 +34,8 @@ int main(int argc, char *argv[])
     p.process(app);
     dialog::ClientOptions o = dialog::ClientOptions::fromEnvironment(
         QStringLiteral("RunControl.GUI.%1").arg(QCoreApplication::applicationPid()));
-    QString error;
-    if (!o.applyParser(p, &error)) {
-        std::fprintf(stderr, "dialog-runcontrol: %s\n", qPrintable(error));
+    if (const dialog::Status st = o.applyParser(p); !st.isOk()) {
+        std::fprintf(stderr, "dialog-runcontrol: %s\n", qPrintable(st.message()));
         return 1;
     }
     dialog::quitOnTerminationSignals();

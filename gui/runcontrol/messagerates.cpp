@@ -25,9 +25,10 @@ MessageRateLabel::MessageRateLabel(Client *client, QWidget *parent) : QLabel(par
 
 void MessageRateLabel::count(const QByteArray &batch)
 {
-    const auto records = decodeRecords(batch);
-    if (!records)
+    QList<LogRecord> decoded;
+    if (!decodeRecords(batch, &decoded).isOk())
         return;
+    const QList<LogRecord> *records = &decoded;
     m_seen = true;
     const qint64 now = m_clock.elapsed() / 1000;
     if (m_seconds.empty() || m_seconds.back().second != now)
@@ -91,10 +92,10 @@ void fetchRecentMessages(Client *client, QObject *context, int limit, Severity m
                     [done = std::move(done)](const Reply &reply) {
                         if (!reply.isOk())
                             return; // no logger: the pane shows what arrives live only
-                        auto page = LogPage::decode(reply.data());
-                        if (!page)
+                        LogPage page;
+                        if (!LogPage::decode(reply.data(), &page).isOk())
                             return;
-                        QList<LogRecord> records = page->records;
+                        QList<LogRecord> records = page.records;
                         std::reverse(records.begin(), records.end());
                         done(records);
                     });

@@ -154,7 +154,8 @@ RunControlWindow::RunControlWindow(const ClientOptions &options, const QString &
     // Control is ours once the Control Server lists us as the provider of the lock service.
     m_client->subscribe(directoryServiceName(), this,
                         [this, pages = std::make_shared<DirectoryAssembler>()](const Message &m) {
-                            const auto directory = pages->add(m.data()); // a large directory comes in pages
+                            std::optional<DirectorySnapshot> directory; // a large directory comes in pages
+                            pages->add(m.data(), &directory);
                             if (!m_client->service(controlLockService()) || m_mode == Mode::Control)
                                 return;
                             const ProcessEntry *self =
@@ -339,13 +340,15 @@ bool RunControlWindow::requestTransition(Transition t)
 
 void RunControlWindow::onMasterState(const QByteArray &data)
 {
-    QString why;
-    m_state = StateRecord::fromJson(data, &why);
-    if (!m_state) {
-        statusBar()->showMessage(QStringLiteral("unreadable state from %1: %2").arg(m_master, why));
+    StateRecord record;
+    const Status parsed = StateRecord::fromJson(data, &record);
+    m_state.reset();
+    if (!parsed.isOk()) {
+        statusBar()->showMessage(QStringLiteral("unreadable state from %1: %2").arg(m_master, parsed.message()));
         updateButtons();
         return;
     }
+    m_state = std::move(record);
     const StateRecord &s = *m_state;
     m_stateLabel->setText(s.busy && s.transition ? transitionActivity(*s.transition) + QStringLiteral("…")
                                                  : stateName(s.state).toUpper());
@@ -454,10 +457,10 @@ void RunControlWindow::onStatus(const QString &process, const QByteArray &data)
 
 void RunControlWindow::onLog(const QByteArray &data)
 {
-    const auto r = LogMessage::fromJson(data);
-    if (!r)
+    LogMessage r;
+    if (!LogMessage::fromJson(data, &r).isOk())
         return;
-    addMessage(r->timeMs, r->process, severityName(r->severity), r->text);
+    addMessage(r.timeMs, r.process, severityName(r.severity), r.text);
 }
 
 void RunControlWindow::addMessage(qint64 timeMs, const QString &process, const QString &severity,

@@ -129,17 +129,16 @@ QString AuditRecord::text() const
     return t;
 }
 
-bool AuditTrail::open(QString *error)
+Status AuditTrail::open()
 {
     if (m_options.path.isEmpty())
-        return true;
+        return {};
     m_file.setFileName(m_options.path);
     QDir().mkpath(QFileInfo(m_options.path).absolutePath());
-    if (!m_file.open(QIODevice::WriteOnly | QIODevice::Append)) {
-        *error = QStringLiteral("audit file %1: %2").arg(m_options.path, m_file.errorString());
-        return false;
-    }
-    return true;
+    if (!m_file.open(QIODevice::WriteOnly | QIODevice::Append))
+        return Status(Status::Code::StorageError,
+                      QStringLiteral("audit file %1: %2").arg(m_options.path, m_file.errorString()));
+    return {};
 }
 
 void AuditTrail::rotate()
@@ -214,26 +213,20 @@ void AccessOptions::addParserOptions(QCommandLineParser &p)
         p.addOption(row.commandLineOption());
 }
 
-bool AccessOptions::applyParser(const QCommandLineParser &p, QString *error)
+Status AccessOptions::applyParser(const QCommandLineParser &p)
 {
     if (p.isSet(QStringLiteral("access"))) {
-        if (const Status st = AccessList::load(p.value(QStringLiteral("access")), &access); !st.isOk()) {
-            if (error)
-                *error = QStringLiteral("--access: %1").arg(st.message());
-            return false;
-        }
+        if (const Status st = AccessList::load(p.value(QStringLiteral("access")), &access); !st.isOk())
+            return Status(st.code(), QStringLiteral("--access: %1").arg(st.message()));
     }
     trail.path = p.value(QStringLiteral("audit-file"));
     audit = p.isSet(QStringLiteral("audit")) || !trail.path.isEmpty();
     const QList<Option> rows = trailRows(&trail);
     for (const Option &row : rows) {
-        if (const Status st = row.apply(p); !st.isOk()) {
-            if (error)
-                *error = st.message();
-            return false;
-        }
+        if (const Status st = row.apply(p); !st.isOk())
+            return st;
     }
-    return true;
+    return {};
 }
 
 QList<AuditRecord> AuditTrail::read(const QString &path, qint64 sinceMs, int *skipped)

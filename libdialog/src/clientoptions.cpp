@@ -208,17 +208,14 @@ void ClientOptions::addSecurityTo(OptionTable &table)
         table.add(row);
 }
 
-bool ClientOptions::applyParser(const QCommandLineParser &p, QString *error)
+Status ClientOptions::applyParser(const QCommandLineParser &p)
 {
     const QList<Option> rows = allRows(this);
     for (const Option &row : rows) {
-        if (const Status st = row.apply(p); !st.isOk()) {
-            if (error)
-                *error = st.message();
-            return false;
-        }
+        if (const Status st = row.apply(p); !st.isOk())
+            return st;
     }
-    return true;
+    return {};
 }
 
 } // namespace dialog

@@ -115,7 +115,7 @@ void mergeInto(ProcessEntry &into, const ProcessEntry &more)
 }
 
 /// The object of @p json if it has an array under "processes".
-std::optional<QJsonObject> snapshotObject(const QByteArray &json, const char *what, QString *error)
+Status snapshotObject(const QByteArray &json, const char *what, QJsonObject *out)
 {
     QJsonParseError pe;
     const QJsonDocument doc = QJsonDocument::fromJson(json, &pe);
@@ -124,11 +124,10 @@ std::optional<QJsonObject> snapshotObject(const QByteArray &json, const char *wh
         why = pe.errorString();
     else if (!doc.isObject() || !doc.object().value(key::processes).isArray())
         why = QStringLiteral("no \"processes\" array");
-    if (why.isEmpty())
-        return doc.object();
-    if (error)
-        *error = QStringLiteral("malformed %1: %2").arg(QLatin1String(what), why);
-    return std::nullopt;
+    if (!why.isEmpty())
+        return Status(Status::Code::BadRequest, QStringLiteral("malformed %1: %2").arg(QLatin1String(what), why));
+    *out = doc.object();
+    return {};
 }
 
 template <typename T> const T *byName(const QList<T> &list, const QString &name)
@@ -207,18 +206,20 @@ QByteArray DirectorySnapshot::toJson() const
     return QJsonDocument(toJsonObject()).toJson(QJsonDocument::Compact);
 }
 
-std::optional<DirectorySnapshot> DirectorySnapshot::fromJson(const QByteArray &json, QString *error)
+Status DirectorySnapshot::fromJson(const QByteArray &json, DirectorySnapshot *out)
 {
-    const auto o = snapshotObject(json, "DIALOG.Directory", error);
-    if (!o)
-        return std::nullopt;
+    QJsonObject object;
+    if (Status bad = snapshotObject(json, "DIALOG.Directory", &object); !bad.isOk())
+        return bad;
+    const QJsonObject *o = &object;
     DirectorySnapshot s;
     s.timeMs = o->value(key::timeMs).toInteger();
     for (const QJsonValue &v : o->value(key::processes).toArray())
         s.processes.append(entryFrom(v.toObject()));
     for (const QJsonValue &v : o->value(key::lost).toArray())
         s.lost.append(entryFrom(v.toObject()));
-    return s;
+    *out = std::move(s);
+    return {};
 }
 
 QList<QByteArray> DirectorySnapshot::toPages(qint64 maxBytes, quint64 generation) const
@@ -272,21 +273,19 @@ QList<QByteArray> DirectorySnapshot::toPages(qint64 maxBytes, quint64 generation
     return out;
 }
 
-std::optional<DirectorySnapshot> DirectoryAssembler::add(const QByteArray &message, QString *error)
+Status DirectoryAssembler::add(const QByteArray &message, std::optional<DirectorySnapshot> *complete)
 {
-    if (error)
-        error->clear();
-    const auto o = snapshotObject(message, "DIALOG.Directory", error);
-    if (!o)
-        return std::nullopt;
+    complete->reset();
+    QJsonObject object;
+    if (Status bad = snapshotObject(message, "DIALOG.Directory", &object); !bad.isOk())
+        return bad;
+    const QJsonObject *o = &object;
     const int pages = o->value(key::pages).toInt(1);
     const int page = o->value(key::page).toInt(0);
     const quint64 generation = quint64(o->value(key::generation).toDouble(0));
-    if (pages < 1 || page < 0 || page >= pages) {
-        if (error)
-            *error = QStringLiteral("malformed DIALOG.Directory: page %1 of %2").arg(page).arg(pages);
-        return std::nullopt;
-    }
+    if (pages < 1 || page < 0 || page >= pages)
+        return Status(Status::Code::BadRequest,
+                      QStringLiteral("malformed DIALOG.Directory: page %1 of %2").arg(page).arg(pages));
     if (page == 0) {
         m_generation = generation;
         m_pages = pages;
@@ -294,7 +293,7 @@ std::optional<DirectorySnapshot> DirectoryAssembler::add(const QByteArray &messa
         m_partial = DirectorySnapshot();
         m_partial.timeMs = o->value(key::timeMs).toInteger();
     } else if (generation != m_generation || pages != m_pages || page != m_next) {
-        return std::nullopt; // a page of a generation whose start was missed: wait for the next one
+        return {}; // a page of a generation whose start was missed: wait for the next one
     }
     const auto append = [](QList<ProcessEntry> &list, const QJsonArray &entries) {
         for (const QJsonValue &v : entries) {
@@ -309,10 +308,11 @@ std::optional<DirectorySnapshot> DirectoryAssembler::add(const QByteArray &messa
     append(m_partial.processes, o->value(key::processes).toArray());
     append(m_partial.lost, o->value(key::lost).toArray());
     if (++m_next < m_pages)
-        return std::nullopt;
+        return {};
     m_next = 0;
     m_pages = 0;
-    return std::exchange(m_partial, DirectorySnapshot());
+    *complete = std::exchange(m_partial, DirectorySnapshot());
+    return {};
 }
 
 bool DirectorySnapshot::operator==(const DirectorySnapshot &o) const
@@ -357,11 +357,12 @@ QByteArray StatisticsSnapshot::toJson() const
     return QJsonDocument(toJsonObject()).toJson(QJsonDocument::Compact);
 }
 
-std::optional<StatisticsSnapshot> StatisticsSnapshot::fromJson(const QByteArray &json, QString *error)
+Status StatisticsSnapshot::fromJson(const QByteArray &json, StatisticsSnapshot *out)
 {
-    const auto o = snapshotObject(json, "DIALOG.Statistics", error);
-    if (!o)
-        return std::nullopt;
+    QJsonObject object;
+    if (Status bad = snapshotObject(json, "DIALOG.Statistics", &object); !bad.isOk())
+        return bad;
+    const QJsonObject *o = &object;
     StatisticsSnapshot s;
     s.timeMs = o->value(key::timeMs).toInteger();
     for (const QJsonValue &v : o->value(key::processes).toArray()) {
@@ -383,7 +384,8 @@ std::optional<StatisticsSnapshot> StatisticsSnapshot::fromJson(const QByteArray 
         f.incomingConnections = p.value(key::incomingConnections).toInt();
         s.processes.append(f);
     }
-    return s;
+    *out = std::move(s);
+    return {};
 }
 
 } // namespace dialog

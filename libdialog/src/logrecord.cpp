@@ -433,9 +433,14 @@ QByteArray encodeRecords(const QList<LogRecord> &records)
     return w.take();
 }
 
-std::optional<QList<LogRecord>> decodeRecords(const QByteArray &data, QString *error)
+Status decodeRecords(const QByteArray &data, QList<LogRecord> *out)
 {
-    return RecordReader(data).readAll(error);
+    QString error;
+    auto records = RecordReader(data).readAll(&error);
+    if (!records)
+        return Status(Status::Code::BadRequest, error);
+    *out = std::move(*records);
+    return {};
 }
 
 QByteArray LogQuery::encode() const
@@ -464,15 +469,12 @@ QByteArray LogQuery::encode() const
     return m.toCborValue().toCbor();
 }
 
-std::optional<LogQuery> LogQuery::decode(const QByteArray &data, QString *error)
+Status LogQuery::decode(const QByteArray &data, LogQuery *out)
 {
     QCborParserError pe;
     const QCborValue v = QCborValue::fromCbor(data, &pe);
-    if (pe.error != QCborError::NoError || !v.isMap()) {
-        if (error)
-            *error = QStringLiteral("malformed query");
-        return std::nullopt;
-    }
+    if (pe.error != QCborError::NoError || !v.isMap())
+        return Status(Status::Code::BadRequest, QStringLiteral("malformed query"));
     const QCborMap m = v.toMap();
     LogQuery q;
     q.sinceMs = m.value(key::since).toInteger();
@@ -487,14 +489,12 @@ std::optional<LogQuery> LogQuery::decode(const QByteArray &data, QString *error)
     q.beforeId = m.value(key::before).toInteger();
     q.afterId = m.value(key::after).toInteger();
     if (sev < 0 || sev > int(Severity::Fatal) || q.limit < 1 || q.limit > 10000 || run < 0 ||
-        run > 0xffffffffLL) {
-        if (error)
-            *error = QStringLiteral("query out of range (severity, limit 1…10000 or run)");
-        return std::nullopt;
-    }
+        run > 0xffffffffLL)
+        return Status(Status::Code::BadRequest, QStringLiteral("query out of range (severity, limit 1…10000 or run)"));
     q.minSeverity = Severity(sev);
     q.run = quint32(run);
-    return q;
+    *out = std::move(q);
+    return {};
 }
 
 QByteArray LogPage::encode() const
@@ -502,17 +502,15 @@ QByteArray LogPage::encode() const
     return (more ? QByteArray("1") : QByteArray("0")) + encodeRecords(records);
 }
 
-std::optional<LogPage> LogPage::decode(const QByteArray &data, QString *error)
+Status LogPage::decode(const QByteArray &data, LogPage *out)
 {
-    if (data.isEmpty() || (data.at(0) != '0' && data.at(0) != '1')) {
-        if (error)
-            *error = QStringLiteral("malformed answer");
-        return std::nullopt;
-    }
-    auto records = decodeRecords(data.mid(1), error);
-    if (!records)
-        return std::nullopt;
-    return LogPage{*records, data.at(0) == '1'};
+    if (data.isEmpty() || (data.at(0) != '0' && data.at(0) != '1'))
+        return Status(Status::Code::BadRequest, QStringLiteral("malformed answer"));
+    QList<LogRecord> records;
+    if (Status s = decodeRecords(data.mid(1), &records); !s.isOk())
+        return s;
+    *out = LogPage{std::move(records), data.at(0) == '1'};
+    return {};
 }
 
 } // namespace dialog

@@ -74,8 +74,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     }
     Repository repository(QStringLiteral("Fuzz"), dialog::fuzz::registry());
-    QString error;
-    if (repository.replaceAll(objects, &error) == Repository::Result::Ok &&
+    if (repository.replaceAll(objects).isOk() &&
         repository.size() != objects.size())
         abort();
     return 0;

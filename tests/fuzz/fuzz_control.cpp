@@ -100,42 +100,54 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         control(Type(data[0] % (MaxType + 2)), payload); // 0 and MaxType + 1: unknown types
         return 0;
     }
-    QString error;
     switch (data[0] & 7) {
     case 0:
-        if (auto d = dialog::DirectorySnapshot::fromJson(payload, &error)) {
-            (void)d->toJson();
-            (void)d->toPages(dialog::DirectorySnapshot::MinPageBytes, 1);
+        if (dialog::DirectorySnapshot d; dialog::DirectorySnapshot::fromJson(payload, &d).isOk()) {
+            (void)d.toJson();
+            (void)d.toPages(dialog::DirectorySnapshot::MinPageBytes, 1);
         }
         {
             // Pages: the same bytes twice, as page 0 and then as what follows it.
             dialog::DirectoryAssembler pages;
-            (void)pages.add(payload, &error);
-            (void)pages.add(payload, &error);
+            std::optional<dialog::DirectorySnapshot> whole;
+            (void)pages.add(payload, &whole);
+            (void)pages.add(payload, &whole);
         }
         break;
-    case 1:
-        (void)dialog::StatisticsSnapshot::fromJson(payload, &error);
+    case 1: {
+        dialog::StatisticsSnapshot s;
+        (void)dialog::StatisticsSnapshot::fromJson(payload, &s);
         break;
+    }
     case 2:
-        if (auto s = dialog::rc::StateRecord::fromJson(payload, &error))
-            (void)s->toJson();
+        if (dialog::rc::StateRecord s; dialog::rc::StateRecord::fromJson(payload, &s).isOk())
+            (void)s.toJson();
         break;
-    case 3:
-        (void)dialog::rc::LogMessage::fromJson(payload, &error);
+    case 3: {
+        dialog::rc::LogMessage m;
+        (void)dialog::rc::LogMessage::fromJson(payload, &m);
         break;
-    case 4:
-        (void)dialog::rc::TransitionRequest::fromJson(payload, &error);
+    }
+    case 4: {
+        dialog::rc::TransitionRequest r;
+        (void)dialog::rc::TransitionRequest::fromJson(payload, &r);
         break;
-    case 5:
-        (void)dialog::decodeRecords(payload, &error);
+    }
+    case 5: {
+        QList<dialog::LogRecord> records;
+        (void)dialog::decodeRecords(payload, &records);
         break;
-    case 6:
-        (void)dialog::LogQuery::decode(payload, &error);
+    }
+    case 6: {
+        dialog::LogQuery q;
+        (void)dialog::LogQuery::decode(payload, &q);
         break;
-    default:
-        (void)dialog::LogPage::decode(payload, &error);
+    }
+    default: {
+        dialog::LogPage p;
+        (void)dialog::LogPage::decode(payload, &p);
         break;
+    }
     }
     return 0;
 }

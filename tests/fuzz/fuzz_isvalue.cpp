@@ -53,8 +53,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     // A stream message: records, each value decoded as a subscriber does.
     qsizetype pos = 0;
     protocol::RecordView r;
-    QString error;
-    while (protocol::nextRecord(in, pos, r, &error)) {
+    while (pos < in.size() && protocol::nextRecord(in, pos, r).isOk()) {
         if (pos > in.size() || r.nameOffset + r.nameLength > in.size() ||
             r.typeOffset + r.typeLength > in.size() || r.valueOffset + qsizetype(r.valueLength) > in.size())
             abort(); // a record view must stay inside the batch

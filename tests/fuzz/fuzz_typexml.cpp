@@ -7,6 +7,7 @@
 #include <QJsonArray>
 
 using namespace dialog::is;
+using dialog::Status;
 
 extern "C" int LLVMFuzzerInitialize(int *, char ***)
 {
@@ -17,18 +18,17 @@ extern "C" int LLVMFuzzerInitialize(int *, char ***)
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     TypeRegistry registry;
-    QString error;
-    if (!registry.loadXml(dialog::fuzz::bytes(data, size), QStringLiteral("fuzz.xml"), &error)) {
-        if (error.isEmpty())
-            abort();
+    if (const Status st = registry.loadXml(dialog::fuzz::bytes(data, size), QStringLiteral("fuzz.xml")); !st.isOk()) {
+        if (st.message().isEmpty())
+            abort(); // a refusal always says why
         return 0;
     }
     const QJsonArray json = typesToJson(registry);
     QList<TypeInfo> types;
-    if (!typesFromJson(json, &types, &error))
+    if (!typesFromJson(json, &types).isOk())
         abort(); // what the registry holds must survive its own JSON form
     TypeRegistry again;
-    if (!mergeTypes(again, types, &error))
+    if (!mergeTypes(again, types).isOk())
         abort();
     for (const QString &name : registry.typeNames())
         (void)registry.subtypesOf(name);

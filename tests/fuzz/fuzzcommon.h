@@ -37,9 +37,9 @@ inline const dialog::is::TypeRegistry &registry()
 {
     static const dialog::is::TypeRegistry *r = [] {
         auto *reg = new dialog::is::TypeRegistry;
-        QString error;
-        if (!reg->loadDirectory(QStringLiteral(DIALOG_SOURCE_DIR "/resources/is-types"), &error)) {
-            fprintf(stderr, "fuzz: cannot load the IS types: %s\n", qPrintable(error));
+        if (const dialog::Status st = reg->loadDirectory(QStringLiteral(DIALOG_SOURCE_DIR "/resources/is-types"));
+            !st.isOk()) {
+            fprintf(stderr, "fuzz: cannot load the IS types: %s\n", qPrintable(st.message()));
             abort();
         }
         static const char xml[] = R"(<is-types>
@@ -63,8 +63,8 @@ inline const dialog::is::TypeRegistry &registry()
   <type name="OneString"><attribute name="s" type="string"/></type>
   <type name="OneBool"><attribute name="b" type="bool"/></type>
 </is-types>)";
-        if (!reg->loadXml(QByteArrayView(xml), QStringLiteral("fuzz"), &error)) {
-            fprintf(stderr, "fuzz: cannot load the fuzz types: %s\n", qPrintable(error));
+        if (const dialog::Status st = reg->loadXml(QByteArrayView(xml), QStringLiteral("fuzz")); !st.isOk()) {
+            fprintf(stderr, "fuzz: cannot load the fuzz types: %s\n", qPrintable(st.message()));
             abort();
         }
         return reg;

@@ -1,5 +1,6 @@
 // The run-control GUI's alarm banner against a real IS server evaluating alarm rules, offscreen:
 // raised alarms appear, cleared ones go, a screenshot of the banner.
+#include "statuscheck.h"
 #include "alarmbanner.h"
 #include "isfixture.h"
 #include "runcontrolwindow.h"
@@ -25,8 +26,8 @@ private:
     void writeReadout(const QString &name, quint32 errors, double rate)
     {
         is::Object o = is::Object::create(m_dict->types(), QStringLiteral("ReadoutStats"));
-        QVERIFY(o.set(QStringLiteral("errors"), errors));
-        QVERIFY(o.set(QStringLiteral("rate"), rate));
+        QVERIFY_OK(o.set(QStringLiteral("errors"), errors));
+        QVERIFY_OK(o.set(QStringLiteral("rate"), rate));
         QVERIFY(m_dict->updateSync(name, o).isOk());
     }
 };

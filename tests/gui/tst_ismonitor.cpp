@@ -1,4 +1,5 @@
 // The IS monitor against a real Control Server and IS server on loopback, offscreen.
+#include "statuscheck.h"
 #include "guiprobe.h"
 #include "ismonitorwindow.h"
 #include "processfixture.h"
@@ -103,12 +104,12 @@ void tst_IsMonitor::initTestCase()
     for (int i = 1; i <= 3; ++i)
         put(QStringLiteral("DAQ.RO%1").arg(i), readout(i, 1000 * i));
     is::Object fe = is::Object::create(m_dict->types(), QStringLiteral("FrontEndStatus"));
-    QVERIFY(fe.set(QStringLiteral("temperature"), 41.5f));
-    QVERIFY(fe.set(QStringLiteral("host"), QStringLiteral("pccofe01")));
+    QVERIFY_OK(fe.set(QStringLiteral("temperature"), 41.5f));
+    QVERIFY_OK(fe.set(QStringLiteral("host"), QStringLiteral("pccofe01")));
     put(QStringLiteral("DAQ.FE1"), fe);
     is::Object run = is::Object::create(m_dict->types(), QStringLiteral("RunInfo"));
-    QVERIFY(run.set(QStringLiteral("runNumber"), quint32(4242)));
-    QVERIFY(run.set(QStringLiteral("runType"), QStringLiteral("Physics")));
+    QVERIFY_OK(run.set(QStringLiteral("runNumber"), quint32(4242)));
+    QVERIFY_OK(run.set(QStringLiteral("runType"), QStringLiteral("Physics")));
     put(QStringLiteral("DAQ.Run"), run);
 
     m_window =

@@ -2,6 +2,7 @@
 // audit file; refused commands and IS writes reach their senders as a clear error, are logged by
 // the daemon and never reach the registrant / the repository; `dialogctl audit` shows who sent what,
 // from the audit files and from the message log (dialog-logger).
+#include "statuscheck.h"
 #include "isweb.h"
 #include "processfixture.h"
 
@@ -199,8 +200,8 @@ void tst_Access::isWriteRefusedAtWriterAndAudited()
     QVERIFY(writerClient.start());
     QVERIFY(otherClient.start());
     is::Dictionary writer(&writerClient), other(&otherClient);
-    QVERIFY(writer.types().loadDirectory(isTypesDir()));
-    QVERIFY(other.types().loadDirectory(isTypesDir()));
+    QVERIFY_OK(writer.types().loadDirectory(isTypesDir()));
+    QVERIFY_OK(other.types().loadDirectory(isTypesDir()));
     QTRY_VERIFY_WITH_TIMEOUT(
         [&] {
             is::Entry e;
@@ -209,11 +210,11 @@ void tst_Access::isWriteRefusedAtWriterAndAudited()
         10000);
 
     is::Object run = is::Object::create(writer.types(), QStringLiteral("RunInfo"));
-    QVERIFY(run.set<quint32>(QStringLiteral("runNumber"), 1));
+    QVERIFY_OK(run.set<quint32>(QStringLiteral("runNumber"), 1));
     QVERIFY(writer.insertSync(QStringLiteral("RunParams.RunInfo"), run).isOk());
 
     // Refused: a clear status at the writer, the object unchanged.
-    QVERIFY(run.set<quint32>(QStringLiteral("runNumber"), 666));
+    QVERIFY_OK(run.set<quint32>(QStringLiteral("runNumber"), 666));
     const is::Status s =
         other.updateSync(QStringLiteral("RunParams.RunInfo"), run, is::Dictionary::UpdateMode::MustExist);
     QCOMPARE(s.code(), Status::Code::PermissionDenied);

@@ -128,13 +128,13 @@ private:
     void setTemperature(float t)
     {
         is::Object o = is::Object::create(m_dict->types(), QStringLiteral("FrontEndStatus"));
-        QVERIFY(o.set(QStringLiteral("temperature"), t));
+        QVERIFY(o.set(QStringLiteral("temperature"), t).isOk());
         QVERIFY(m_dict->updateSync(QStringLiteral("DAQ.FE3"), o).isOk());
     }
     void setBeat(const QString &mode)
     {
         is::Object o = is::Object::create(m_dict->types(), QStringLiteral("Beat"));
-        QVERIFY(o.set(QStringLiteral("mode"), mode));
+        QVERIFY(o.set(QStringLiteral("mode"), mode).isOk());
         QVERIFY(m_dict->updateSync(QStringLiteral("DAQ.Beat"), o).isOk());
     }
     /// `dialogctl alarm tree PATH --json`.
@@ -166,7 +166,7 @@ void tst_AlarmServer::init()
     write(QStringLiteral("types/beat.xml"), BeatXml);
     write(QStringLiteral("rules.json"), Rules);
     QVERIFY(setUpIs(QStringLiteral("alarm-test")));
-    QVERIFY(m_dict->types().loadFile(m_dir.filePath(QStringLiteral("types/beat.xml"))));
+    QVERIFY(m_dict->types().loadFile(m_dir.filePath(QStringLiteral("types/beat.xml"))).isOk());
     startServer(QStringLiteral("DAQ"), {QStringLiteral("--types"), m_dir.filePath(QStringLiteral("types"))});
     QVERIFY(waitForServer(QStringLiteral("DAQ")));
 }

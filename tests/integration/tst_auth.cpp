@@ -3,6 +3,7 @@
 // data port, an IS server) and never appears in the directory; a forged HELLO naming a live process
 // is refused; with the right secret everything works; TLS with a wrong CA is refused. Real binaries
 // on loopback.
+#include "statuscheck.h"
 #include "isfixture.h"
 #include "tlsfiles.h"
 
@@ -303,13 +304,13 @@ void tst_Auth::refusedAtAnIsServerAndEverythingWorksWithTheSecret()
     m_client = std::make_unique<Client>(options(QStringLiteral("IsUser"), m_secret));
     QVERIFY(m_client->start());
     m_dict = std::make_unique<is::Dictionary>(m_client.get());
-    QVERIFY(m_dict->types().loadDirectory(isTypesDir()));
+    QVERIFY_OK(m_dict->types().loadDirectory(isTypesDir()));
     startServer(QStringLiteral("RunParams")); // inherits DIALOG_SECRET_FILE
     QVERIFY(waitForServer(QStringLiteral("RunParams")));
 
     // An IS write and read.
     is::Object run = is::Object::create(m_dict->types(), QStringLiteral("RunInfo"));
-    QVERIFY(run.set<quint32>(QStringLiteral("runNumber"), 42));
+    QVERIFY_OK(run.set<quint32>(QStringLiteral("runNumber"), 42));
     QCOMPARE(m_dict->insertSync(QStringLiteral("RunParams.RunInfo"), run).code(), is::Status::Code::Ok);
     is::Entry e;
     QVERIFY(m_dict->getSync(QStringLiteral("RunParams.RunInfo"), &e).isOk());
@@ -458,7 +459,7 @@ void tst_Auth::pushMirrorConnectionNeedsTheSecret()
     m_client = std::make_unique<Client>(options(QStringLiteral("PushUser"), m_secret));
     QVERIFY(m_client->start());
     m_dict = std::make_unique<is::Dictionary>(m_client.get());
-    QVERIFY(m_dict->types().loadDirectory(isTypesDir()));
+    QVERIFY_OK(m_dict->types().loadDirectory(isTypesDir()));
     // The mirror's own system: a second Control Server of the same partition (same secret).
     QProcess *remoteCs =
         m_fx->start(QStringLiteral("dialog-controlserver"), {QStringLiteral("--port"), QStringLiteral("0")});
@@ -579,14 +580,14 @@ void tst_Auth::pushMirrorConnectionNeedsTheSecret()
                 {QStringLiteral("--push-to"), QStringLiteral("127.0.0.1:%1").arg(pushPort)});
     QVERIFY(waitForServer(QStringLiteral("RunParams")));
     is::Object run = is::Object::create(m_dict->types(), QStringLiteral("RunInfo"));
-    QVERIFY(run.set<quint32>(QStringLiteral("runNumber"), 77));
+    QVERIFY_OK(run.set<quint32>(QStringLiteral("runNumber"), 77));
     QCOMPARE(m_dict->insertSync(QStringLiteral("RunParams.RunInfo"), run).code(), is::Status::Code::Ok);
     ClientOptions ro = options(QStringLiteral("PushReader"), m_secret);
     ro.controlServers = {remote};
     Client reader(ro);
     QVERIFY(reader.start());
     is::Dictionary copy(&reader);
-    QVERIFY(copy.types().loadDirectory(isTypesDir()));
+    QVERIFY_OK(copy.types().loadDirectory(isTypesDir()));
     is::Entry e;
     QTRY_VERIFY_WITH_TIMEOUT(copy.getSync(QStringLiteral("RunParams.RunInfo"), &e).isOk(), 15000);
     QCOMPARE(e.object.get<quint32>(QStringLiteral("runNumber")), 77u);

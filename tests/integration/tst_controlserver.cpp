@@ -1,4 +1,5 @@
 // Integration tests of the Control Server, libdialog and the dialogctl tool: real binaries on loopback.
+#include "statuscheck.h"
 #include "processfixture.h"
 
 #include "control_p.h"
@@ -495,8 +496,8 @@ void tst_ControlServer::statisticsTravelWithHeartbeats()
     QList<qint64> stamps; // when the Control Server made each snapshot (its own clock)
     watcher.subscribe(QStringLiteral("DIALOG.Statistics"), &watcher, [&](const Message &m) {
         latest = m.data();
-        if (const auto s = StatisticsSnapshot::fromJson(m.data()))
-            stamps << s->timeMs;
+        if (StatisticsSnapshot s; StatisticsSnapshot::fromJson(m.data(), &s).isOk())
+            stamps << s.timeMs;
     });
     QVERIFY(watcher.start());
     // The subscriber is known once the first update reaches it.
@@ -794,7 +795,7 @@ void tst_ControlServer::commandsAndSubscriptionsOverTheLimitRefused()
     DirectoryAssembler pages;
     std::optional<DirectorySnapshot> dir;
     reader.subscribe(directoryServiceName(), &reader, [&](const Message &m) {
-        if (auto d = pages.add(m.data()))
+        if (std::optional<DirectorySnapshot> d; pages.add(m.data(), &d).isOk() && d)
             dir = std::move(d);
     });
     QVERIFY(reader.start());
@@ -860,7 +861,7 @@ void tst_ControlServer::directoryOverThePageSizeComesInPagesAndLostListStaysBoun
     reader.subscribe(directoryServiceName(), &reader, [&](const Message &m) {
         largest = qMax(largest, m.data().size());
         ++messages;
-        if (auto d = pages.add(m.data()))
+        if (std::optional<DirectorySnapshot> d; pages.add(m.data(), &d).isOk() && d)
             whole = std::move(d);
     });
     QVERIFY(reader.start());
@@ -882,7 +883,7 @@ void tst_ControlServer::directoryOverThePageSizeComesInPagesAndLostListStaysBoun
     QCOMPARE(fx.run(QStringLiteral("dialogctl"), {QStringLiteral("ls"), QStringLiteral("--json")}, &out,
                     nullptr, 30000),
              0);
-    const auto listed = DirectorySnapshot::fromJson(out);
+    const auto listed = dialog::test::fromJson<DirectorySnapshot>(out);
     QVERIFY(listed);
     QVERIFY(allThere(*listed));
 

@@ -1,5 +1,6 @@
 // The IS history ring (dialog-isserver --history), its API, tool and web forms, and the archive
 // (dialog-archiver) that answers beyond the ring.
+#include "statuscheck.h"
 #include "isfixture.h"
 #include "isweb.h"
 
@@ -38,9 +39,9 @@ private:
     {
         for (int i = first; i < first + count; ++i) {
             is::Object o = is::Object::create(m_dict->types(), QStringLiteral("ReadoutStats"));
-            QVERIFY(o.set<quint64>(QStringLiteral("events"), quint64(i)));
-            QVERIFY(o.set<double>(QStringLiteral("rate"), i * 1.5));
-            QVERIFY(o.set(QStringLiteral("host"), QStringLiteral("ro1")));
+            QVERIFY_OK(o.set<quint64>(QStringLiteral("events"), quint64(i)));
+            QVERIFY_OK(o.set<double>(QStringLiteral("rate"), i * 1.5));
+            QVERIFY_OK(o.set(QStringLiteral("host"), QStringLiteral("ro1")));
             QCOMPARE(m_dict->updateSync(name, o).code(), is::Status::Code::Ok);
         }
     }
@@ -320,7 +321,7 @@ void tst_History::archiverAnswersBeyondTheRing()
     // Objects outside the archiver's criteria: only the ring.
     is::Object run = is::Object::create(m_dict->types(), QStringLiteral("RunInfo"));
     for (quint32 i = 0; i < 8; ++i) {
-        QVERIFY(run.set<quint32>(QStringLiteral("runNumber"), i));
+        QVERIFY_OK(run.set<quint32>(QStringLiteral("runNumber"), i));
         QVERIFY(m_dict->updateSync(QStringLiteral("DAQ.Run"), run).isOk());
     }
     QVERIFY(

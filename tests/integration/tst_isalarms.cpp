@@ -1,4 +1,5 @@
 // dialog-isserver --alarms FILE: rules raised and cleared as IS objects of type Alarm.
+#include "statuscheck.h"
 #include "isfixture.h"
 
 #include "dialog/is/dictionary.h"
@@ -31,8 +32,8 @@ private:
     void writeReadout(const QString &name, quint32 errors, double rate)
     {
         is::Object o = is::Object::create(m_dict->types(), QStringLiteral("ReadoutStats"));
-        QVERIFY(o.set(QStringLiteral("errors"), errors));
-        QVERIFY(o.set(QStringLiteral("rate"), rate));
+        QVERIFY_OK(o.set(QStringLiteral("errors"), errors));
+        QVERIFY_OK(o.set(QStringLiteral("rate"), rate));
         QVERIFY(m_dict->updateSync(name, o).isOk());
     }
     bool exists(const QString &name, is::Entry *e = nullptr) { return m_dict->getSync(name, e).isOk(); }

@@ -1,6 +1,7 @@
 // The IS server's write-ahead journal with the real dialog-isserver: every acknowledged write
 // survives SIGKILL (and, without the journal, it does not), a torn or damaged journal is read up to
 // the damage and said, checkpoints rotate the journal, a full disk refuses writes and recovers.
+#include "statuscheck.h"
 #include "isfixture.h"
 
 #include "dialog/client.h"
@@ -301,7 +302,7 @@ void tst_IsJournal::fullDiskRefusesWritesAndRecovers()
     QVERIFY(waitForServer(Server));
     // Records of ~4 KB: 256 KiB hold about 60 of them.
     is::Object obj = is::Object::create(m_dict->types(), QStringLiteral("RunInfo"));
-    QVERIFY(obj.set(QStringLiteral("state"), QString(4000, QLatin1Char('x'))));
+    QVERIFY_OK(obj.set(QStringLiteral("state"), QString(4000, QLatin1Char('x'))));
     QStringList acked;
     QString refusal;
     for (int i = 0; i < 120; ++i) {

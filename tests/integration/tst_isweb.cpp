@@ -1,5 +1,6 @@
 // The web IS of dialog-isserver (--http-port): every HTTP route in XML and JSON, criteria, errors,
 // the bound on concurrent requests, and the live WebSocket. Real binaries on loopback.
+#include "statuscheck.h"
 #include "isweb.h"
 
 #include "dialog/client.h"
@@ -181,7 +182,7 @@ void tst_IsWeb::objectXmlAndJson()
              is::toJson(is::Object::create(m_dict->types(), QStringLiteral("ProcessStats"))).keys());
 
     // A value changed through the IS API is what the next GET returns.
-    QVERIFY(e.object.set<quint32>(QStringLiteral("activeTime"), 22318));
+    QVERIFY_OK(e.object.set<quint32>(QStringLiteral("activeTime"), 22318));
     QVERIFY(m_dict->updateSync(QStringLiteral("DAQ.RunInfo"), e.object).isOk());
     QVERIFY(httpGet(m_http, "/is/DAQ/DAQ.RunInfo").body.contains("<v>22318</v>"));
 }
@@ -191,16 +192,16 @@ void tst_IsWeb::nestedTypesAndVectors()
     fill();
     QVERIFY(m_dict->declareTypesSync(QStringLiteral("DAQ"), {innerType(), outerType()}).isOk());
     is::Object in1 = is::Object::create(m_dict->types(), QStringLiteral("WebInner"));
-    QVERIFY(in1.set<quint32>(QStringLiteral("x"), 7));
-    QVERIFY(in1.set(QStringLiteral("samples"), QList<double>{0.5, -2.25}));
+    QVERIFY_OK(in1.set<quint32>(QStringLiteral("x"), 7));
+    QVERIFY_OK(in1.set(QStringLiteral("samples"), QList<double>{0.5, -2.25}));
     is::Object in2 = is::Object::create(m_dict->types(), QStringLiteral("WebInner"));
-    QVERIFY(in2.set<quint32>(QStringLiteral("x"), 8));
+    QVERIFY_OK(in2.set<quint32>(QStringLiteral("x"), 8));
     is::Object o = is::Object::create(m_dict->types(), QStringLiteral("WebOuter"));
-    QVERIFY(o.set(QStringLiteral("label"), QStringLiteral("a<b & \"c\"")));
-    QVERIFY(o.set(QStringLiteral("inner"), in1));
-    QVERIFY(o.set(QStringLiteral("parts"), QList<is::Object>{in1, in2}));
-    QVERIFY(o.set(QStringLiteral("counts"), QList<quint16>{1, 2, 65535}));
-    QVERIFY(o.set(QStringLiteral("flag"), true));
+    QVERIFY_OK(o.set(QStringLiteral("label"), QStringLiteral("a<b & \"c\"")));
+    QVERIFY_OK(o.set(QStringLiteral("inner"), in1));
+    QVERIFY_OK(o.set(QStringLiteral("parts"), QList<is::Object>{in1, in2}));
+    QVERIFY_OK(o.set(QStringLiteral("counts"), QList<quint16>{1, 2, 65535}));
+    QVERIFY_OK(o.set(QStringLiteral("flag"), true));
     QVERIFY(m_dict->insertSync(QStringLiteral("DAQ.Nested"), o).isOk());
 
     const HttpReply r = httpGet(m_http, "/is/DAQ/DAQ.Nested");
@@ -288,7 +289,7 @@ void tst_IsWeb::otherServerThroughTheDictionary()
     startServer(QStringLiteral("RunParams"));
     QVERIFY(waitForServer(QStringLiteral("RunParams")));
     is::Object run = is::Object::create(m_dict->types(), QStringLiteral("RunInfo"));
-    QVERIFY(run.set<quint32>(QStringLiteral("activeTime"), 99));
+    QVERIFY_OK(run.set<quint32>(QStringLiteral("activeTime"), 99));
     QVERIFY(m_dict->insertSync(QStringLiteral("RunParams.RunInfo"), run).isOk());
 
     HttpReply r = httpGet(m_http, "/is/RunParams/RunParams.RunInfo");

@@ -1,6 +1,7 @@
 // The web IS page end to end: dialog-isserver serves it, headless Chromium loads it (driven over the
 // DevTools protocol from this test), an object is clicked, and a value the test then changes
 // through the IS API changes on the page. Saves the screenshot isweb.png (screenshot.h).
+#include "statuscheck.h"
 #include "chromium.h"
 #include "isweb.h"
 #include "screenshot.h"
@@ -38,7 +39,7 @@ void tst_IsWebPage::pageShowsLiveValues()
     Client client(fx.clientOptions(QStringLiteral("isweb-page-test")));
     QVERIFY(client.start());
     is::Dictionary dict(&client);
-    QVERIFY(dict.types().loadDirectory(IsTypesDir));
+    QVERIFY_OK(dict.types().loadDirectory(IsTypesDir));
     const quint16 http = ProcessFixture::waitForListening(
         fx.start(QStringLiteral("dialog-isserver"),
                  {QStringLiteral("--name"), QStringLiteral("RunParams"), QStringLiteral("--types"),
@@ -53,11 +54,11 @@ void tst_IsWebPage::pageShowsLiveValues()
         10000);
 
     is::Object run = is::Object::create(dict.types(), QStringLiteral("RunInfo"));
-    QVERIFY(run.set<quint32>(QStringLiteral("runNumber"), 372541));
-    QVERIFY(run.set(QStringLiteral("runType"), QStringLiteral("Physics")));
-    QVERIFY(run.set(QStringLiteral("startTime"), is::Time::currentTime()));
-    QVERIFY(run.set(QStringLiteral("state"), QStringLiteral("Running")));
-    QVERIFY(run.set<quint32>(QStringLiteral("activeTime"), 22317));
+    QVERIFY_OK(run.set<quint32>(QStringLiteral("runNumber"), 372541));
+    QVERIFY_OK(run.set(QStringLiteral("runType"), QStringLiteral("Physics")));
+    QVERIFY_OK(run.set(QStringLiteral("startTime"), is::Time::currentTime()));
+    QVERIFY_OK(run.set(QStringLiteral("state"), QStringLiteral("Running")));
+    QVERIFY_OK(run.set<quint32>(QStringLiteral("activeTime"), 22317));
     QVERIFY(dict.insertSync(QStringLiteral("RunParams.RunInfo"), run).isOk());
     for (int i = 1; i <= 3; ++i) {
         is::Object rs = is::Object::create(dict.types(), QStringLiteral("ReadoutStats"));
@@ -124,7 +125,7 @@ void tst_IsWebPage::pageShowsLiveValues()
     quint32 value = 22317;
     for (int i = 0; i < 40; ++i) {
         value += 3 + (i * 7) % 11;
-        QVERIFY(run.set<quint32>(QStringLiteral("activeTime"), value));
+        QVERIFY_OK(run.set<quint32>(QStringLiteral("activeTime"), value));
         QVERIFY(dict.updateSync(QStringLiteral("RunParams.RunInfo"), run).isOk());
         // One at a time, as a live chart gets them.
         QTRY_COMPARE_WITH_TIMEOUT(dt.eval(activeCell).toString(), QString::number(value), 10000);
@@ -170,7 +171,7 @@ void tst_IsWebPage::pageAsksForTheTokenOnce()
     Client client(fx.clientOptions(QStringLiteral("isweb-token-test")));
     QVERIFY(client.start());
     is::Dictionary dict(&client);
-    QVERIFY(dict.types().loadDirectory(IsTypesDir));
+    QVERIFY_OK(dict.types().loadDirectory(IsTypesDir));
     const quint16 http = ProcessFixture::waitForListening(
         fx.start(QStringLiteral("dialog-isserver"),
                  {QStringLiteral("--name"), QStringLiteral("RunParams"), QStringLiteral("--types"),
@@ -179,7 +180,7 @@ void tst_IsWebPage::pageAsksForTheTokenOnce()
         ProcessFixture::webIsListening());
     QVERIFY(http != 0);
     is::Object run = is::Object::create(dict.types(), QStringLiteral("RunInfo"));
-    QVERIFY(run.set<quint32>(QStringLiteral("activeTime"), 100));
+    QVERIFY_OK(run.set<quint32>(QStringLiteral("activeTime"), 100));
     QTRY_VERIFY_WITH_TIMEOUT(
         [&] {
             is::Entry e;
@@ -225,7 +226,7 @@ void tst_IsWebPage::pageAsksForTheTokenOnce()
     const QString activeCell =
         QStringLiteral("document.querySelector('tr[data-attr=\"activeTime\"] .val').textContent");
     QTRY_COMPARE_WITH_TIMEOUT(dt.eval(activeCell).toString(), QStringLiteral("100"), 10000);
-    QVERIFY(run.set<quint32>(QStringLiteral("activeTime"), 4242));
+    QVERIFY_OK(run.set<quint32>(QStringLiteral("activeTime"), 4242));
     QVERIFY(dict.updateSync(QStringLiteral("RunParams.RunInfo"), run).isOk());
     QTRY_COMPARE_WITH_TIMEOUT(dt.eval(activeCell).toString(), QStringLiteral("4242"), 10000);
 

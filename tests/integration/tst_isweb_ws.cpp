@@ -1,6 +1,7 @@
 // The live side of the web IS: WebSocket subscriptions (criteria, current values, created /
 // updated / removed), bad input, the client limit, a client that does not read, a clean stop.
 // Real binaries on loopback.
+#include "statuscheck.h"
 #include "isweb.h"
 
 #include "dialog/client.h"
@@ -49,10 +50,10 @@ void tst_IsWebSocket::webSocketSubscribeCreateUpdateRemove()
 
     // create, update, remove; and a change that does not match is not sent.
     is::Object run = is::Object::create(m_dict->types(), QStringLiteral("RunInfo"));
-    QVERIFY(run.set<quint32>(QStringLiteral("runNumber"), 1));
+    QVERIFY_OK(run.set<quint32>(QStringLiteral("runNumber"), 1));
     QVERIFY(m_dict->insertSync(QStringLiteral("DAQ.NewRun"), run).isOk());
     QVERIFY(m_dict->insertSync(QStringLiteral("DAQ.Other"), run).isOk());
-    QVERIFY(run.set<quint32>(QStringLiteral("runNumber"), 2));
+    QVERIFY_OK(run.set<quint32>(QStringLiteral("runNumber"), 2));
     QVERIFY(m_dict->updateSync(QStringLiteral("DAQ.NewRun"), run).isOk());
     QVERIFY(m_dict->removeSync(QStringLiteral("DAQ.NewRun")).isOk());
     QTRY_VERIFY_WITH_TIMEOUT(ws.indexOf(QStringLiteral("removed")) >= 0, 5000);
@@ -96,7 +97,7 @@ void tst_IsWebSocket::webSocketSubscribeCreateUpdateRemove()
     ws.socket.sendTextMessage(QStringLiteral("{\"server\": \"RunParams\", \"regex\": \"Run.*\"}"));
     QTRY_VERIFY_WITH_TIMEOUT(ws.indexOf(QStringLiteral("synced")) >= 0, 10000);
     QVERIFY(ws.indexOf(QStringLiteral("created"), QStringLiteral("RunParams.RunInfo")) >= 0); // the snapshot
-    QVERIFY(run.set<quint32>(QStringLiteral("runNumber"), 3));
+    QVERIFY_OK(run.set<quint32>(QStringLiteral("runNumber"), 3));
     QVERIFY(m_dict->updateSync(QStringLiteral("RunParams.RunInfo"), run).isOk());
     QTRY_VERIFY_WITH_TIMEOUT(ws.indexOf(QStringLiteral("updated"), QStringLiteral("RunParams.RunInfo")) >= 0,
                              5000);
@@ -247,8 +248,8 @@ void tst_IsWebSocket::slowWebSocketClientIsCoalesced()
     const int updates = 3000;
     const QString filler(16 * 1024, QLatin1Char('x')); // 3000 x 16 KB = 48 MB of notifications
     for (int i = 1; i <= updates; ++i) {
-        QVERIFY(run.set<quint32>(QStringLiteral("runNumber"), quint32(i)));
-        QVERIFY(run.set(QStringLiteral("runType"), filler));
+        QVERIFY_OK(run.set<quint32>(QStringLiteral("runNumber"), quint32(i)));
+        QVERIFY_OK(run.set(QStringLiteral("runType"), filler));
         QVERIFY(m_dict->updateSync(QStringLiteral("DAQ.RunInfo"), run).isOk());
     }
     QCOMPARE(httpGet(m_http, "/is/DAQ/DAQ.Control1").status, 200); // the server is not stuck

@@ -1,5 +1,6 @@
 // GET /metrics of dialog-isserver: the OpenMetrics text, and a real Prometheus server scraping it
 // and answering PromQL queries with the values the test wrote.
+#include "statuscheck.h"
 #include "isweb.h"
 
 #include "dialog/is/dictionary.h"
@@ -38,10 +39,10 @@ private:
 void tst_Metrics::writeReadout(const QString &name, double rate, quint32 errors)
 {
     is::Object o = is::Object::create(m_dict->types(), QStringLiteral("ReadoutStats"));
-    QVERIFY(o.set(QStringLiteral("rate"), rate));
-    QVERIFY(o.set(QStringLiteral("errors"), errors));
-    QVERIFY(o.set(QStringLiteral("host"), QStringLiteral("pc\"1\\")));
-    QVERIFY(o.set(QStringLiteral("queueDepths"), QList<quint32>{1, 2, 3}));
+    QVERIFY_OK(o.set(QStringLiteral("rate"), rate));
+    QVERIFY_OK(o.set(QStringLiteral("errors"), errors));
+    QVERIFY_OK(o.set(QStringLiteral("host"), QStringLiteral("pc\"1\\")));
+    QVERIFY_OK(o.set(QStringLiteral("queueDepths"), QList<quint32>{1, 2, 3}));
     QVERIFY(m_dict->updateSync(QStringLiteral("DAQ.") + name, o).isOk());
 }
 

@@ -107,7 +107,7 @@ bool tst_PushMirror::startRemoteNetwork()
     if (!m_remoteClient->start())
         return false;
     m_remote = std::make_unique<is::Dictionary>(m_remoteClient.get());
-    return m_remote->types().loadDirectory(isTypesDir());
+    return m_remote->types().loadDirectory(isTypesDir()).isOk();
 }
 
 QProcess *tst_PushMirror::startPushMirror(quint16 port, const QStringList &extra)

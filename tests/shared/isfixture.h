@@ -59,7 +59,7 @@ protected:
         if (!m_client->start())
             return false;
         m_dict = std::make_unique<is::Dictionary>(m_client.get());
-        return m_dict->types().loadDirectory(isTypesDir());
+        return m_dict->types().loadDirectory(isTypesDir()).isOk();
     }
     void tearDownIs()
     {

@@ -2,6 +2,7 @@
 // exactly when requests are sent and how many connections are open) and server start-up.
 #pragma once
 
+#include "statuscheck.h"
 #include "isfixture.h"
 
 #include "dialog/client.h"
@@ -138,9 +139,9 @@ protected:
         QVERIFY(waitForServer(QStringLiteral("DAQ")));
         QVERIFY(m_http != 0);
         is::Object run = is::Object::create(m_dict->types(), QStringLiteral("RunInfo"));
-        QVERIFY(run.set<quint32>(QStringLiteral("activeTime"), 22317));
-        QVERIFY(run.set<quint32>(QStringLiteral("runNumber"), 42));
-        QVERIFY(run.set(QStringLiteral("state"), QStringLiteral("Running")));
+        QVERIFY_OK(run.set<quint32>(QStringLiteral("activeTime"), 22317));
+        QVERIFY_OK(run.set<quint32>(QStringLiteral("runNumber"), 42));
+        QVERIFY_OK(run.set(QStringLiteral("state"), QStringLiteral("Running")));
         QVERIFY(m_dict->insertSync(QStringLiteral("DAQ.RunInfo"), run).isOk());
         QVERIFY(m_dict
                     ->insertSync(QStringLiteral("DAQ.Readout1"),

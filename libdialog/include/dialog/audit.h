@@ -77,8 +77,9 @@ public:
     /// A trail with @p options; open() before record().
     explicit AuditTrail(const Options &options);
 
-    /// Opens (appends to) the file; false with a reason when it cannot be written.
-    bool open(QString *error);
+    /// Opens (appends to) the file; Status::Code::StorageError with the file's name and the OS's
+    /// reason when it cannot be written. Ok at once without a file (Options::path empty).
+    Status open();
     /// Chains @p r to the previous record (sets its chain, sequence, previous, hash and keyed) and
     /// writes it to the file (when open) and to the message log.
     void record(AuditRecord r);
@@ -136,9 +137,10 @@ struct AccessOptions
 
     /// Adds --access, --audit, --audit-file, --audit-file-bytes and --audit-files to @p parser.
     static void addParserOptions(QCommandLineParser &parser);
-    /// Reads the options added by addParserOptions(); false with a one-line reason on bad values
-    /// or an access file that cannot be read.
-    bool applyParser(const QCommandLineParser &parser, QString *error);
+    /// Reads the options added by addParserOptions(). A bad value is Status::Code::BadRequest naming
+    /// the option and what it takes; an access file that cannot be read or is not a valid list keeps
+    /// the code of AccessList::load() (StorageError, BadRequest), its message prefixed by "--access: ".
+    Status applyParser(const QCommandLineParser &parser);
 };
 
 /// The category of audit records in the message log.

@@ -1,5 +1,7 @@
 #pragma once
 
+#include "dialog/status.h"
+
 #include <QString>
 #include <QStringList>
 
@@ -92,9 +94,10 @@ struct ClientOptions
     /// Adds --secret-file, --tls-cert, --tls-key and --tls-ca alone (part of addParserOptions(),
     /// for programs that take no other client option, such as dialog-controlserver).
     static void addSecurityParserOptions(QCommandLineParser &parser);
-    /// Applies the options added by addParserOptions(); false with @p error on a bad value
-    /// ("invalid --heartbeat-ms '5' (out of range 10..3600000 milliseconds)").
-    bool applyParser(const QCommandLineParser &parser, QString *error);
+    /// Applies the options added by addParserOptions(); errors as Option::apply(): BadRequest on a bad value, its
+    /// message naming the option and the allowed range ("invalid --heartbeat-ms '5' (out of range
+    /// 10..3600000 milliseconds)").
+    Status applyParser(const QCommandLineParser &parser);
     /// Adds the options of addParserOptions() to @p table as rows that write to this object when
     /// the table parses (this object must outlive the parse; set the defaults, for example
     /// fromEnvironment(), before).

@@ -4,6 +4,8 @@
 // through these types, so the JSON shape lives in one place.
 #pragma once
 
+#include "dialog/status.h"
+
 #include <QByteArray>
 #include <QJsonObject>
 #include <QList>
@@ -72,9 +74,10 @@ struct DirectorySnapshot
     QJsonObject toJsonObject() const;
     /// toJsonObject(), compact UTF-8.
     QByteArray toJson() const;
-    /// Parses what toJson() writes; std::nullopt (with a one-line @p error) for anything that is
-    /// not a JSON object with a "processes" array. Unknown keys are ignored.
-    static std::optional<DirectorySnapshot> fromJson(const QByteArray &json, QString *error = nullptr);
+    /// Parses what toJson() writes into @p out (untouched on failure); Status::Code::BadRequest with a
+    /// one-line reason for anything that is not a JSON object with a "processes" array. Unknown keys
+    /// are ignored.
+    static Status fromJson(const QByteArray &json, DirectorySnapshot *out);
 
     /// The snapshot as pages of at most @p maxBytes each (UTF-8 JSON; at least MinPageBytes), all
     /// marked with @p generation, page number and page count. Processes are kept whole where they
@@ -95,9 +98,10 @@ struct DirectorySnapshot
 class DirectoryAssembler
 {
 public:
-    /// The complete directory, or std::nullopt while pages are missing. A malformed message gives
-    /// std::nullopt with a one-line @p error (and is otherwise ignored); @p error is cleared else.
-    std::optional<DirectorySnapshot> add(const QByteArray &message, QString *error = nullptr);
+    /// Takes one message: @p complete is set to the whole directory when it completes one, reset while
+    /// pages are missing. A malformed message is Status::Code::BadRequest with a one-line reason (and is
+    /// otherwise ignored; @p complete is reset).
+    Status add(const QByteArray &message, std::optional<DirectorySnapshot> *complete);
 
 private:
     quint64 m_generation = 0;
@@ -143,9 +147,9 @@ struct StatisticsSnapshot
     QJsonObject toJsonObject() const;
     /// toJsonObject(), compact UTF-8.
     QByteArray toJson() const;
-    /// Parses what toJson() writes; std::nullopt (with a one-line @p error) for anything that is not a JSON
-    /// object with a "processes" array.
-    static std::optional<StatisticsSnapshot> fromJson(const QByteArray &json, QString *error = nullptr);
+    /// Parses what toJson() writes into @p out (untouched on failure); Status::Code::BadRequest with a
+    /// one-line reason for anything that is not a JSON object with a "processes" array.
+    static Status fromJson(const QByteArray &json, StatisticsSnapshot *out);
 };
 
 } // namespace dialog

@@ -2,6 +2,8 @@
 // them. The encoding (CBOR maps with the short keys below) lives here only.
 #pragma once
 
+#include "dialog/status.h"
+
 #include <QByteArray>
 #include <QJsonObject>
 #include <QList>
@@ -61,8 +63,9 @@ std::optional<qint64> parseLogTime(const QString &text);
 
 /// A batch of records: what a reporter sends to the logger and what the logger answers to queries.
 QByteArray encodeRecords(const QList<LogRecord> &records);
-/// Parses encodeRecords(); std::nullopt (with a reason in @p error) for malformed input.
-std::optional<QList<LogRecord>> decodeRecords(const QByteArray &data, QString *error = nullptr);
+/// Parses encodeRecords() into @p out (untouched on failure); Status::Code::BadRequest with a reason for
+/// malformed input.
+Status decodeRecords(const QByteArray &data, QList<LogRecord> *out);
 
 /// A search of the stored messages. Empty / zero fields do not filter.
 struct LogQuery
@@ -86,8 +89,9 @@ struct LogQuery
 
     /// The query as the payload of a query request.
     QByteArray encode() const;
-    /// Parses what encode() writes; std::nullopt (with a reason in @p error) for malformed input.
-    static std::optional<LogQuery> decode(const QByteArray &data, QString *error = nullptr);
+    /// Parses what encode() writes into @p out (untouched on failure); Status::Code::BadRequest with a
+    /// reason for malformed input or a field out of range.
+    static Status decode(const QByteArray &data, LogQuery *out);
 };
 
 /// The answer to a LogQuery: records newest first, and whether older ones match too (ask again with
@@ -101,8 +105,9 @@ struct LogPage
 
     /// The page as the payload of a query's answer.
     QByteArray encode() const;
-    /// Parses what encode() writes; std::nullopt (with a reason in @p error) for malformed input.
-    static std::optional<LogPage> decode(const QByteArray &data, QString *error = nullptr);
+    /// Parses what encode() writes into @p out (untouched on failure); Status::Code::BadRequest with a
+    /// reason for malformed input.
+    static Status decode(const QByteArray &data, LogPage *out);
 };
 
 /// Names of dialog-logger's services. Reporters send batches (requests with an "s" envelope) and

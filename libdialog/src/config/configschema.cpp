@@ -262,11 +262,10 @@ Status validateTypes(const QList<Document> &documents)
         if (kindOf(d.path) == Kind::IsTypes)
             left << &d;
     is::TypeRegistry registry;
-    QString error;
     for (bool progress = true; progress && !left.isEmpty();) {
         progress = false;
         for (qsizetype i = 0; i < left.size();) {
-            if (registry.loadXml(left.at(i)->content, left.at(i)->path, &error)) {
+            if (registry.loadXml(left.at(i)->content, left.at(i)->path).isOk()) {
                 left.removeAt(i);
                 progress = true;
             } else {
@@ -276,8 +275,7 @@ Status validateTypes(const QList<Document> &documents)
     }
     if (left.isEmpty())
         return {};
-    registry.loadXml(left.first()->content, left.first()->path, &error);
-    return Status(Status::Code::InvalidObject, error);
+    return Status(Status::Code::InvalidObject, registry.loadXml(left.first()->content, left.first()->path).message());
 }
 
 QString slaveDocumentPath(const QString &slaveKind, const QString &name)

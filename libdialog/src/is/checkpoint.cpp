@@ -164,9 +164,8 @@ Status Checkpoint::load(Repository &repository, const QString &dir, const LoadOp
         return ok ? Status() : Status(Status::Code::StorageError, message);
     };
     const auto apply = [&](const QString &path, const QList<StoredObject> &objects, LoadStatus status) {
-        QString reason;
-        if (repository.replaceAll(objects, &reason) != Repository::Result::Ok)
-            return finish(false, QStringLiteral("%1: %2").arg(path, reason));
+        if (const Status st = repository.replaceAll(objects); !st.isOk())
+            return finish(false, QStringLiteral("%1: %2").arg(path, st.message()));
         r.status = status;
         r.file = path;
         r.objects = objects.size();

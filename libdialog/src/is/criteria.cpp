@@ -321,26 +321,21 @@ QJsonObject Criteria::toJson() const
         {QStringLiteral("logic"), d->logic == Logic::And ? QStringLiteral("and") : QStringLiteral("or")}};
 }
 
-Criteria Criteria::fromJson(const QJsonObject &json, QString *error)
+Status Criteria::fromJson(const QJsonObject &json, Criteria *out)
 {
     TypeSelector sel = TypeSelector::Any;
     const QString selText = json.value(QStringLiteral("selector")).toString(QStringLiteral("any"));
     const QString logicText = json.value(QStringLiteral("logic")).toString(QStringLiteral("and"));
-    if (!parseSelector(selText, sel)) {
-        if (error)
-            *error = QStringLiteral("unknown type selector '%1'").arg(selText);
-        return Criteria(QStringLiteral("("), {}); // invalid on purpose: matches nothing
-    }
-    if (logicText != QLatin1String("and") && logicText != QLatin1String("or")) {
-        if (error)
-            *error = QStringLiteral("unknown logic '%1' (and, or)").arg(logicText);
-        return Criteria(QStringLiteral("("), {});
-    }
+    if (!parseSelector(selText, sel))
+        return Status(Status::Code::BadRequest, QStringLiteral("unknown type selector '%1'").arg(selText));
+    if (logicText != QLatin1String("and") && logicText != QLatin1String("or"))
+        return Status(Status::Code::BadRequest, QStringLiteral("unknown logic '%1' (and, or)").arg(logicText));
     Criteria c(json.value(QStringLiteral("regex")).toString(), json.value(QStringLiteral("type")).toString(),
                sel, logicText == QLatin1String("or") ? Logic::Or : Logic::And);
-    if (!c.isValid() && error)
-        *error = c.errorString();
-    return c;
+    if (!c.isValid())
+        return Status(Status::Code::BadRequest, c.errorString());
+    *out = std::move(c);
+    return {};
 }
 
 } // namespace dialog::is

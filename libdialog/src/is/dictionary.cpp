@@ -383,10 +383,11 @@ void Dictionary::fetchTypes(const QString &server, Done done)
         const QJsonDocument doc = QJsonDocument::fromJson(
             QByteArray::fromStdString(reply.types_json()), &pe);
         QList<TypeInfo> types;
-        QString error;
-        if (!doc.isArray() || !typesFromJson(doc.array(), &types, &error) || !mergeTypes(*d->types, types, &error)) {
-            done(Status(Status::Code::ServerError,
-                        QStringLiteral("types of IS server %1: %2").arg(server, error.isEmpty() ? pe.errorString() : error)));
+        Status st(Status::Code::ServerError, pe.errorString());
+        if (doc.isArray() && (st = typesFromJson(doc.array(), &types)).isOk())
+            st = mergeTypes(*d->types, types);
+        if (!st.isOk()) {
+            done(Status(Status::Code::ServerError, QStringLiteral("types of IS server %1: %2").arg(server, st.message())));
             return;
         }
         d->typesFetched.insert(server);
@@ -406,9 +407,8 @@ void Dictionary::declareTypes(const QString &server, const QList<TypeInfo> &type
     r.set_types_json(QJsonDocument(arr).toJson(QJsonDocument::Compact).toStdString());
     d->call(this, server, r, [this, types, done](const Status &s, const isproto::Reply &) {
         if (s.isOk()) {
-            QString error;
-            if (!mergeTypes(*d->types, types, &error)) {
-                done(Status(Status::Code::TypeMismatch, error));
+            if (const Status merged = mergeTypes(*d->types, types); !merged.isOk()) {
+                done(merged);
                 return;
             }
         }
@@ -446,8 +446,8 @@ void Dictionary::servers(std::function<void(const Status &, const QStringList &)
     });
     connect(sub, &Subscription::messageReceived, this,
             [finish, pages = std::make_shared<DirectoryAssembler>()](const Message &m) {
-                const auto dir = pages->add(m.data()); // a large directory comes in pages
-                if (!dir)
+                std::optional<DirectorySnapshot> dir; // a large directory comes in pages
+                if (!pages->add(m.data(), &dir).isOk() || !dir)
                     return;
                 QStringList names;
                 for (const ProcessEntry &p : dir->processes)

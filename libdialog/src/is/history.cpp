@@ -342,8 +342,7 @@ void HistoryStore::setRules(const QList<Rule> &rules)
     d->patterns = patterns;
 }
 
-bool HistoryStore::parseRules(const QString &text, const HistoryLimits &defaults, QList<Rule> *rules,
-                              QString *error)
+Status HistoryStore::parseRules(const QString &text, const HistoryLimits &defaults, QList<Rule> *rules)
 {
     QList<Rule> out;
     const QStringList lines = text.split(QLatin1Char('\n'));
@@ -356,8 +355,7 @@ bool HistoryStore::parseRules(const QString &text, const HistoryLimits &defaults
         if (words.isEmpty())
             continue;
         const auto bad = [&](const QString &why) {
-            *error = QStringLiteral("line %1: %2").arg(n + 1).arg(why);
-            return false;
+            return Status(Status::Code::BadRequest, QStringLiteral("line %1: %2").arg(n + 1).arg(why));
         };
         Rule r;
         r.limits = defaults;
@@ -389,7 +387,7 @@ bool HistoryStore::parseRules(const QString &text, const HistoryLimits &defaults
         out.append(r);
     }
     *rules = out;
-    return true;
+    return {};
 }
 
 HistoryLimits HistoryStore::limitsFor(const QString &objectName, const QString &typeName) const

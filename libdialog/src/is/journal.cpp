@@ -238,7 +238,9 @@ void JournalPrivate::syncLoop()
             if (item.done)
                 QMetaObject::invokeMethod(
                     item.context,
-                    handoff::handOff([done = std::move(item.done), ok, error] { done(ok, error); }),
+                    handoff::handOff([done = std::move(item.done), ok, error] {
+                        done(ok ? Status() : Status(Status::Code::StorageError, error));
+                    }),
                     Qt::QueuedConnection);
         }
         lk.lock();
@@ -261,7 +263,7 @@ void JournalPrivate::commitAsync(QObject *context, Done done)
         QString error;
         const bool ok = commit(&error);
         if (done)
-            done(ok, error);
+            done(ok ? Status() : Status(Status::Code::StorageError, error));
         return;
     }
     SyncItem item;
@@ -341,12 +343,11 @@ JournalPrivate::ReplayResult JournalPrivate::replay(Repository &repository, cons
         qsizetype bad = 0;
         QString firstBad;
         const Decoded d = decodeSegment(bytes, server, [&](const Record &rec) {
-            QString why;
-            const Repository::Result res = apply(repository, rec, &why);
-            if (res == Repository::Result::Ok)
+            const Status res = apply(repository, rec);
+            if (res.isOk())
                 ++result.applied;
-            else if (!(rec.kind == RecordKind::Removed && res == Repository::Result::NotFound) && bad++ == 0)
-                firstBad = QStringLiteral("%1: %2").arg(rec.name, why);
+            else if (!(rec.kind == RecordKind::Removed && res.code() == Status::Code::NotFound) && bad++ == 0)
+                firstBad = QStringLiteral("%1: %2").arg(rec.name, res.message());
         });
         result.records += d.records;
         if (!d.headerOk)
@@ -363,7 +364,7 @@ JournalPrivate::ReplayResult JournalPrivate::replay(Repository &repository, cons
     return result;
 }
 
-Repository::Result JournalPrivate::apply(Repository &repository, const Record &rec, QString *error)
+Status JournalPrivate::apply(Repository &repository, const Record &rec)
 {
     Change c;
     c.kind = rec.kind == RecordKind::Created   ? Change::Kind::Created
@@ -373,14 +374,10 @@ Repository::Result JournalPrivate::apply(Repository &repository, const Record &r
     c.name = repository.serverName() + QLatin1Char('.') + rec.name;
     c.time = Time(rec.timeUs);
     if (c.kind != Change::Kind::Removed) {
-        const Status st = decode(rec.value, repository.registry(), c.object);
-        if (!st.isOk()) {
-            if (error)
-                *error = st.message();
-            return Repository::Result::InvalidObject;
-        }
+        if (Status st = decode(rec.value, repository.registry(), c.object); !st.isOk())
+            return Status(Status::Code::InvalidObject, st.message());
     }
-    return repository.mirror(c, error);
+    return repository.mirror(c);
 }
 
 bool JournalPrivate::open(QString *error)
@@ -565,9 +562,12 @@ Journal::Sync Journal::sync() const
     return d->sync();
 }
 
-bool Journal::open(QString *error)
+Status Journal::open()
 {
-    return d->open(error);
+    QString error;
+    if (!d->open(&error))
+        return Status(Status::Code::StorageError, error);
+    return {};
 }
 
 bool Journal::isOpen() const
@@ -600,14 +600,23 @@ void Journal::drain()
     d->drain();
 }
 
-bool Journal::commit(QString *error)
+Status Journal::commit()
 {
-    return d->commit(error);
+    QString error;
+    if (!d->commit(&error))
+        return Status(Status::Code::StorageError, error);
+    return {};
 }
 
-quint64 Journal::rotate(QString *error)
+Status Journal::rotate(quint64 *closed)
 {
-    return d->rotate(error);
+    QString error;
+    const quint64 segment = d->rotate(&error);
+    if (segment == 0)
+        return Status(Status::Code::StorageError, error);
+    if (closed)
+        *closed = segment;
+    return {};
 }
 
 void Journal::removeUpTo(quint64 segment)

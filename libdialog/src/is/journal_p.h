@@ -95,9 +95,8 @@ public:
     static ReplayResult replay(Repository &repository, const QString &dir);
     /// Applies one record to @p repository (Repository::mirror with the record's time). Ok, or
     /// NotFound for the removal of a missing object (harmless in a replay), or the failure with
-    /// @p error set (an undecodable value, a type not in the registry).
-    static Repository::Result apply(Repository &repository, const journalformat::Record &record,
-                                    QString *error);
+    /// its status (InvalidObject for an undecodable value, the codes of Repository::mirror()).
+    static Status apply(Repository &repository, const journalformat::Record &record);
 
     static bool parseSync(const QString &text, Sync *sync);
     static QString syncName(Sync sync);

@@ -61,14 +61,18 @@ Object &Object::operator=(const Object &other) = default;
 Object &Object::operator=(Object &&other) noexcept = default;
 Object::~Object() = default;
 
-Object Object::create(const TypeRegistry &registry, const QString &typeName, QString *error)
+Object Object::create(const TypeRegistry &registry, const QString &typeName)
+{
+    Object o;
+    (void)create(registry, typeName, &o);
+    return o;
+}
+
+Status Object::create(const TypeRegistry &registry, const QString &typeName, Object *out)
 {
     const TypeInfo type = registry.type(typeName);
-    if (!type.isValid()) {
-        if (error)
-            *error = QStringLiteral("unknown type '%1'").arg(typeName);
-        return Object();
-    }
+    if (!type.isValid())
+        return Status(Status::Code::UnknownType, QStringLiteral("unknown type '%1'").arg(typeName));
     const QList<AttributeInfo> attributes = type.allAttributes();
     QList<Value> values;
     values.reserve(attributes.size());
@@ -77,10 +81,11 @@ Object Object::create(const TypeRegistry &registry, const QString &typeName, QSt
         v.storage() = defaultStorage(storageIndex(a));
         // Nested types cannot contain themselves (checked on declaration), so this terminates.
         if (a.type() == BasicType::Object && !a.isVector())
-            v = Value(create(registry, a.typeName(), error));
+            v = Value(create(registry, a.typeName()));
         values.append(v);
     }
-    return ObjectBuilder::make(typeName, attributes, values);
+    *out = ObjectBuilder::make(typeName, attributes, values);
+    return {};
 }
 
 bool Object::isValid() const
@@ -117,49 +122,39 @@ const Value *Object::valueAt(int index) const
     return index >= 0 && index < d->values.size() ? &d->values.at(index) : nullptr;
 }
 
-QString Object::noAttributeError(const QString &attributeName) const
+Status Object::noAttribute(const QString &attributeName) const
 {
-    return QStringLiteral("no attribute '%1' in type '%2'").arg(attributeName, d->typeName);
+    return Status(Status::Code::InvalidObject,
+                  QStringLiteral("no attribute '%1' in type '%2'").arg(attributeName, d->typeName));
 }
 
-bool Object::setValue(int index, const Value &value, QString *error)
+Status Object::setValue(int index, const Value &value)
 {
-    if (index < 0 || index >= d->values.size()) {
-        if (error)
-            *error = QStringLiteral("attribute index %1 out of range for type '%2' (%3 attributes)")
-                         .arg(index)
-                         .arg(d->typeName)
-                         .arg(d->values.size());
-        return false;
-    }
+    if (index < 0 || index >= d->values.size())
+        return Status(Status::Code::InvalidObject,
+                      QStringLiteral("attribute index %1 out of range for type '%2' (%3 attributes)")
+                          .arg(index)
+                          .arg(d->typeName)
+                          .arg(d->values.size()));
     const AttributeInfo &a = d->attributes.at(index);
-    if (value.storage().index() != storageIndex(a)) {
-        if (error)
-            *error = QStringLiteral("attribute '%1' of type '%2' is %3, not %4")
-                         .arg(a.name(), d->typeName, describe(a), describeValue(value));
-        return false;
-    }
+    if (value.storage().index() != storageIndex(a))
+        return Status(Status::Code::InvalidObject, QStringLiteral("attribute '%1' of type '%2' is %3, not %4")
+                                                       .arg(a.name(), d->typeName, describe(a), describeValue(value)));
     QString bad;
-    if (a.type() == BasicType::Object && !checkNested(a, value, &bad)) {
-        if (error)
-            *error = QStringLiteral("attribute '%1' of type '%2' holds %3 objects, not %4")
-                         .arg(a.name(), d->typeName, a.typeName(), bad);
-        return false;
-    }
+    if (a.type() == BasicType::Object && !checkNested(a, value, &bad))
+        return Status(Status::Code::InvalidObject, QStringLiteral("attribute '%1' of type '%2' holds %3 objects, not %4")
+                                                       .arg(a.name(), d->typeName, a.typeName(), bad));
     d->values[index] = value;
     d->encoded.clear();
-    return true;
+    return {};
 }
 
-bool Object::setValue(const QString &attributeName, const Value &value, QString *error)
+Status Object::setValue(const QString &attributeName, const Value &value)
 {
     const int index = indexOf(attributeName);
-    if (index < 0) {
-        if (error)
-            *error = noAttributeError(attributeName);
-        return false;
-    }
-    return setValue(index, value, error);
+    if (index < 0)
+        return noAttribute(attributeName);
+    return setValue(index, value);
 }
 
 QVariant Object::variant(int index) const
@@ -168,27 +163,25 @@ QVariant Object::variant(int index) const
     return v ? v->toVariant() : QVariant();
 }
 
-bool Object::setVariant(const QString &attributeName, const QVariant &value, QString *error)
+Status Object::setVariant(const QString &attributeName, const QVariant &value)
 {
     const int index = indexOf(attributeName);
-    if (index < 0) {
-        if (error)
-            *error = noAttributeError(attributeName);
-        return false;
-    }
-    return setVariant(index, value, error);
+    if (index < 0)
+        return noAttribute(attributeName);
+    return setVariant(index, value);
 }
 
-Object Object::asBase(const TypeRegistry &registry, const QString &baseName, QString *error) const
+Status Object::asBase(const TypeRegistry &registry, const QString &baseName, Object *out) const
 {
-    if (!registry.isSameOrDerived(d->typeName, baseName)) {
-        if (error)
-            *error = QStringLiteral("type '%1' is not '%2' nor derived from it").arg(d->typeName, baseName);
-        return Object();
-    }
+    if (!registry.contains(baseName))
+        return Status(Status::Code::UnknownType, QStringLiteral("unknown type '%1'").arg(baseName));
+    if (!registry.isSameOrDerived(d->typeName, baseName))
+        return Status(Status::Code::TypeMismatch,
+                      QStringLiteral("type '%1' is not '%2' nor derived from it").arg(d->typeName, baseName));
     const QList<AttributeInfo> attributes = registry.type(baseName).allAttributes();
     // Base attributes come first in a derived type, so the base's view is a prefix.
-    return ObjectBuilder::make(baseName, attributes, d->values.mid(0, attributes.size()));
+    *out = ObjectBuilder::make(baseName, attributes, d->values.mid(0, attributes.size()));
+    return {};
 }
 
 bool operator==(const Object &a, const Object &b)

@@ -33,19 +33,18 @@ void appendRecord(QByteArray &out, quint8 kind, QByteArrayView name, QByteArrayV
     out.append(value.data(), value.size());
 }
 
-bool nextRecord(QByteArrayView batch, qsizetype &pos, RecordView &out, QString *error)
+Status nextRecord(QByteArrayView batch, qsizetype &pos, RecordView &out)
 {
     const qsizetype size = batch.size();
-    if (pos >= size)
-        return false;
     const char *p = batch.data();
     const auto bad = [&](const char *why) {
-        if (error)
-            *error =
-                QStringLiteral("malformed IS notification at byte %1: %2").arg(pos).arg(QLatin1String(why));
+        const Status st(Status::Code::ProtocolError,
+                        QStringLiteral("malformed IS notification at byte %1: %2").arg(pos).arg(QLatin1String(why)));
         pos = size;
-        return false;
+        return st;
     };
+    if (pos >= size)
+        return bad("no record at the end of the batch");
     qsizetype i = pos;
     if (size - i < 3)
         return bad("truncated header");
@@ -70,7 +69,7 @@ bool nextRecord(QByteArrayView batch, qsizetype &pos, RecordView &out, QString *
     out.valueOffset = qint32(i);
     out.valueLength = qint32(vlen);
     pos = i + vlen;
-    return true;
+    return {};
 }
 
 Status statusFromReply(const isproto::Reply &reply)

@@ -32,17 +32,18 @@ QByteArrayView Event::encodedValue() const
 {
     return QByteArrayView(m_batch.constData() + m_valueOffset, m_valueLength);
 }
-Object Event::object(QString *error) const
+Status Event::object(Object *out) const
+{
+    if (!hasValue() || !m_types)
+        return Status(Status::Code::NotFound, QStringLiteral("no value"));
+    return decode(encodedValue(), *m_types, *out);
+}
+
+Object Event::object() const
 {
     Object o;
-    if (!hasValue() || !m_types) {
-        if (error)
-            *error = QStringLiteral("no value");
-        return o;
-    }
-    const Status st = decode(encodedValue(), *m_types, o);
-    if (!st.isOk() && error)
-        *error = st.message();
+    if (!object(&o).isOk())
+        return Object();
     return o;
 }
 
@@ -82,19 +83,20 @@ public:
     int add(const QString &server, const Criteria &criteria, bool withValues, bool snapshot);
     void watch(const QString &server);
     void sendSubscribe(int id);
-    void setActive(int id, bool active, const QString &error);
+    void setActive(int id, const Status &status);
     void onMessage(int id, const Message &m);
 };
 
-void ReceiverPrivate::setActive(int id, bool active, const QString &error)
+void ReceiverPrivate::setActive(int id, const Status &status)
 {
     auto it = subs.find(id);
     if (it == subs.end())
         return;
+    const bool active = status.isOk();
     if (it->active == active && active)
         return;
     it->active = active;
-    Q_EMIT q->subscriptionChanged(id, active, error);
+    Q_EMIT q->subscriptionChanged(id, status);
 }
 
 void ReceiverPrivate::watch(const QString &server)
@@ -128,7 +130,7 @@ void ReceiverPrivate::watch(const QString &server)
             if (it->server == server)
                 ids << it.key();
         for (int id : std::as_const(ids))
-            setActive(id, false, QStringLiteral("IS server %1 was lost; waiting for it").arg(server));
+            setActive(id, Status(Status::Code::Broken, QStringLiteral("IS server %1 was lost; waiting for it").arg(server)));
     });
 }
 
@@ -143,7 +145,7 @@ void ReceiverPrivate::sendSubscribe(int id)
         if (!guard || !subs.contains(id))
             return;
         if (!ts.isOk()) {
-            setActive(id, false, ts.toString());
+            setActive(id, ts);
             return;
         }
         const Sub &s = subs[id];
@@ -161,13 +163,13 @@ void ReceiverPrivate::sendSubscribe(int id)
                     return;
                 isproto::Reply rep;
                 if (!reply.isOk()) {
-                    setActive(id, false, reply.errorString());
+                    setActive(id, reply.status());
                     return;
                 }
                 const QByteArray data = reply.data();
                 rep.ParseFromArray(data.constData(), int(data.size()));
                 const Status st = statusFromReply(rep);
-                setActive(id, st.isOk(), st.isOk() ? QString() : st.toString());
+                setActive(id, st);
             });
     });
 }
@@ -186,10 +188,10 @@ void ReceiverPrivate::onMessage(int id, const Message &m)
     e.m_subscription = id;
     qsizetype pos = 0;
     RecordView r;
-    QString error;
+    Status read;
     QByteArrayView lastType;
     const QPointer<Receiver> guard(q);
-    while (nextRecord(batch, pos, r, &error)) {
+    while (pos < batch.size() && (read = nextRecord(batch, pos, r)).isOk()) {
         if (r.kind == Dropped) {
             dropped += quint64(r.timeUs);
             continue;
@@ -223,8 +225,8 @@ void ReceiverPrivate::onMessage(int id, const Message &m)
         if (!guard || !subs.contains(id))
             return; // unsubscribed or deleted from a slot
     }
-    if (!error.isEmpty())
-        qWarning("IS receiver: %s", qPrintable(error));
+    if (!read.isOk())
+        qWarning("IS receiver: %s", qPrintable(read.message()));
 }
 
 Receiver::Receiver(Dictionary *dictionary, QObject *parent) : QObject(parent), d(std::make_unique<ReceiverPrivate>())
@@ -267,8 +269,10 @@ int ReceiverPrivate::add(const QString &server, const Criteria &criteria, bool w
     s.attached = client->attach(s.channel);
     subs.insert(id, s);
     if (!s.attached || !criteria.isValid()) {
-        const QString why = criteria.isValid() ? QStringLiteral("invalid subscription") : criteria.errorString();
-        QMetaObject::invokeMethod(q, handoff::handOff([this, id, why] { setActive(id, false, why); }),
+        const Status why = criteria.isValid()
+                               ? Status(Status::Code::InvalidName, QStringLiteral("invalid subscription"))
+                               : Status(Status::Code::BadRequest, criteria.errorString());
+        QMetaObject::invokeMethod(q, handoff::handOff([this, id, why] { setActive(id, why); }),
                                   Qt::QueuedConnection);
         return id;
     }

@@ -14,7 +14,6 @@
 
 namespace dialog::is {
 
-using Result = Repository::Result;
 
 namespace {
 struct Entry
@@ -39,28 +38,22 @@ public:
     {
     }
 
-    Result fail(Result result, QString *error, const QString &message) const
+    // Counts the failure.
+    Status fail(Status::Code code, const QString &message) const
     {
         ++failures;
-        if (error)
-            *error = message;
-        return result;
-    }
-    Result ok(QString *error) const
-    {
-        if (error)
-            error->clear();
-        return Result::Ok;
+        return Status(code, message);
     }
     QString fullName(const QString &objectName) const { return serverName + QLatin1Char('.') + objectName; }
 
-    bool checkName(const QString &name, QString *objectName, QString *error) const;
-    Result checkObject(const Object &object, QString *error) const;
+    // InvalidName, not counted as a failure (the callers count).
+    Status checkName(const QString &name, QString *objectName) const;
+    Status checkObject(const Object &object) const;
     /// @p at: the time of the change (a mirrored change), or Time() for now. With @p replaceType an
     /// existing object of another type is replaced (mirrors) instead of refused.
-    Result write(WriteMode mode, const QString &name, const Object &object, QString *error, Time at = Time(),
+    Status write(WriteMode mode, const QString &name, const Object &object, Time at = Time(),
                  bool replaceType = false);
-    Result remove(const QString &name, Time at, QString *error);
+    Status remove(const QString &name, Time at);
     // Called with no lock held.
     void notify(const Change &change) const;
     /// Calls @p take for each object matching @p criteria, in name order, on a snapshot: the lock is
@@ -102,54 +95,47 @@ public:
     mutable std::atomic<quint64> gets{0}, failures{0};
 };
 
-bool RepositoryPrivate::checkName(const QString &name, QString *objectName, QString *error) const
+Status RepositoryPrivate::checkName(const QString &name, QString *objectName) const
 {
     QString result = name;
     const qsizetype dot = name.indexOf(QLatin1Char('.'));
     if (dot >= 0) {
         const QString server = name.left(dot);
-        if (server != serverName) {
-            if (error)
-                *error = QStringLiteral("object name '%1' belongs to server '%2', not '%3'")
-                             .arg(name, server, serverName);
-            return false;
-        }
+        if (server != serverName)
+            return Status(Status::Code::InvalidName, QStringLiteral("object name '%1' belongs to server '%2', not '%3'")
+                                                         .arg(name, server, serverName));
         result = name.mid(dot + 1);
     }
-    if (result.isEmpty()) {
-        if (error)
-            *error = name.isEmpty() ? QStringLiteral("empty object name")
-                                    : QStringLiteral("empty object name in '%1'").arg(name);
-        return false;
-    }
+    if (result.isEmpty())
+        return Status(Status::Code::InvalidName, name.isEmpty() ? QStringLiteral("empty object name")
+                                                                : QStringLiteral("empty object name in '%1'").arg(name));
     *objectName = result;
-    return true;
+    return {};
 }
 
-Result RepositoryPrivate::checkObject(const Object &object, QString *error) const
+Status RepositoryPrivate::checkObject(const Object &object) const
 {
     if (!object.isValid())
-        return fail(Result::InvalidObject, error, QStringLiteral("invalid object (no type)"));
+        return fail(Status::Code::InvalidObject, QStringLiteral("invalid object (no type)"));
     const TypeInfo type = registry.type(object.typeName());
     if (!type.isValid())
-        return fail(Result::UnknownType, error,
+        return fail(Status::Code::UnknownType,
                     QStringLiteral("unknown type '%1' in server '%2'").arg(object.typeName(), serverName));
     // An object made with another registry may carry a different definition under the same name.
     if (type.allAttributes() != object.attributes())
-        return fail(Result::InvalidObject, error,
+        return fail(Status::Code::InvalidObject,
                     QStringLiteral("object of type '%1' does not match the registry's definition of the type")
                         .arg(object.typeName()));
-    return Result::Ok;
+    return {};
 }
 
-Result RepositoryPrivate::write(WriteMode mode, const QString &name, const Object &object, QString *error,
-                                Time at, bool replaceType)
+Status RepositoryPrivate::write(WriteMode mode, const QString &name, const Object &object, Time at,
+                                bool replaceType)
 {
     QString objectName;
-    if (!checkName(name, &objectName, error))
-        return fail(Result::InvalidName, error, error ? *error : QString());
-    const Result checked = checkObject(object, error);
-    if (checked != Result::Ok)
+    if (const Status bad = checkName(name, &objectName); !bad.isOk())
+        return fail(bad.code(), bad.message());
+    if (Status checked = checkObject(object); !checked.isOk())
         return checked;
 
     Change change;
@@ -159,17 +145,17 @@ Result RepositoryPrivate::write(WriteMode mode, const QString &name, const Objec
         const Time now = at == Time() ? Time::currentTime() : at;
         if (it == objects.end()) {
             if (mode == WriteMode::Update)
-                return fail(Result::NotFound, error,
+                return fail(Status::Code::NotFound,
                             QStringLiteral("object '%1' does not exist").arg(fullName(objectName)));
             objects.insert(objectName, Entry{object, now, 0});
             change.kind = Change::Kind::Created;
             ++inserts;
         } else {
             if (mode == WriteMode::Insert)
-                return fail(Result::AlreadyExists, error,
+                return fail(Status::Code::AlreadyExists,
                             QStringLiteral("object '%1' already exists").arg(fullName(objectName)));
             if (it->object.typeName() != object.typeName() && !replaceType)
-                return fail(Result::TypeMismatch, error,
+                return fail(Status::Code::TypeMismatch,
                             QStringLiteral("object '%1' is of type '%2', not '%3'")
                                 .arg(fullName(objectName), it->object.typeName(), object.typeName()));
             it->object = object;
@@ -185,7 +171,7 @@ Result RepositoryPrivate::write(WriteMode mode, const QString &name, const Objec
     change.typeName = object.typeName();
     change.object = object;
     notify(change);
-    return ok(error);
+    return {};
 }
 
 void RepositoryPrivate::notify(const Change &change) const
@@ -218,40 +204,37 @@ const TypeRegistry &Repository::registry() const
     return d->registry;
 }
 
-QString Repository::objectName(const QString &name, QString *error) const
+Status Repository::objectName(const QString &name, QString *out) const
 {
-    QString result;
-    if (!d->checkName(name, &result, error))
-        return QString();
-    return result;
+    return d->checkName(name, out);
 }
 
-Result Repository::insert(const QString &name, const Object &object, QString *error)
+Status Repository::insert(const QString &name, const Object &object)
 {
-    return d->write(WriteMode::Insert, name, object, error);
+    return d->write(WriteMode::Insert, name, object);
 }
 
-Result Repository::update(const QString &name, const Object &object, QString *error)
+Status Repository::update(const QString &name, const Object &object)
 {
-    return d->write(WriteMode::Update, name, object, error);
+    return d->write(WriteMode::Update, name, object);
 }
 
-Result Repository::upsert(const QString &name, const Object &object, QString *error)
+Status Repository::upsert(const QString &name, const Object &object)
 {
-    return d->write(WriteMode::Upsert, name, object, error);
+    return d->write(WriteMode::Upsert, name, object);
 }
 
-Result RepositoryPrivate::remove(const QString &name, Time at, QString *error)
+Status RepositoryPrivate::remove(const QString &name, Time at)
 {
     QString objectName;
-    if (!checkName(name, &objectName, error))
-        return fail(Result::InvalidName, error, error ? *error : QString());
+    if (const Status bad = checkName(name, &objectName); !bad.isOk())
+        return fail(bad.code(), bad.message());
     Change change;
     {
         WriteLocker locker(&lock);
         auto it = objects.find(objectName);
         if (it == objects.end())
-            return fail(Result::NotFound, error,
+            return fail(Status::Code::NotFound,
                         QStringLiteral("object '%1' does not exist").arg(fullName(objectName)));
         change.typeName = it->object.typeName();
         objects.erase(it);
@@ -262,53 +245,49 @@ Result RepositoryPrivate::remove(const QString &name, Time at, QString *error)
     change.name = objectName;
     change.time = at == Time() ? Time::currentTime() : at;
     notify(change);
-    return ok(error);
+    return {};
 }
 
-Result Repository::mirror(const Change &change, QString *error)
+Status Repository::mirror(const Change &change)
 {
     if (change.kind == Change::Kind::Removed)
-        return d->remove(change.name, change.time, error);
-    return d->write(WriteMode::Upsert, change.name, change.object, error, change.time, true);
+        return d->remove(change.name, change.time);
+    return d->write(WriteMode::Upsert, change.name, change.object, change.time, true);
 }
 
-Result Repository::remove(const QString &name, QString *error)
+Status Repository::remove(const QString &name)
 {
-    return d->remove(name, Time(), error);
+    return d->remove(name, Time());
 }
 
-Result Repository::get(const QString &name, Object *out, const QString &expectedType, QString *error,
-                       ObjectInfo *info) const
+Status Repository::get(const QString &name, Object *out, const QString &expectedType, ObjectInfo *info) const
 {
     QString objectName;
-    if (!d->checkName(name, &objectName, error))
-        return d->fail(Result::InvalidName, error, error ? *error : QString());
+    if (const Status bad = d->checkName(name, &objectName); !bad.isOk())
+        return d->fail(bad.code(), bad.message());
     if (!expectedType.isEmpty() && !d->registry.contains(expectedType))
-        return d->fail(Result::UnknownType, error, QStringLiteral("unknown type '%1'").arg(expectedType));
+        return d->fail(Status::Code::UnknownType, QStringLiteral("unknown type '%1'").arg(expectedType));
     Entry entry;
     {
         ReadLocker locker(&d->lock);
         const auto it = d->objects.constFind(objectName);
         if (it == d->objects.cend())
-            return d->fail(Result::NotFound, error,
+            return d->fail(Status::Code::NotFound,
                            QStringLiteral("object '%1' does not exist").arg(d->fullName(objectName)));
         entry = *it;
     }
     // Outside the lock: asBase() copies values and consults the registry.
     Object result = entry.object;
     if (!expectedType.isEmpty() && expectedType != entry.object.typeName()) {
-        QString reason;
-        result = entry.object.asBase(d->registry, expectedType, &reason);
-        if (!result.isValid())
-            return d->fail(Result::TypeMismatch, error,
-                           QStringLiteral("object '%1': %2").arg(d->fullName(objectName), reason));
+        if (const Status read = entry.object.asBase(d->registry, expectedType, &result); !read.isOk())
+            return d->fail(read.code(), QStringLiteral("object '%1': %2").arg(d->fullName(objectName), read.message()));
     }
     ++d->gets;
     if (out)
         *out = result;
     if (info)
         *info = ObjectInfo{objectName, entry.object.typeName(), entry.time, entry.updateCount};
-    return d->ok(error);
+    return {};
 }
 
 QList<ObjectInfo> Repository::list(const Criteria &criteria) const
@@ -358,23 +337,18 @@ Repository::Statistics Repository::statistics() const
     return s;
 }
 
-Result Repository::replaceAll(const QList<StoredObject> &objects, QString *error)
+Status Repository::replaceAll(const QList<StoredObject> &objects)
 {
     QMap<QString, Entry> fresh;
     for (const StoredObject &o : objects) {
         // StoredObject::name is an object name: it is not parsed for a server prefix.
         const QString &objectName = o.name;
-        QString reason;
         if (objectName.isEmpty())
-            return d->fail(Result::InvalidName, error, QStringLiteral("empty object name"));
-        const Result checked = d->checkObject(o.object, &reason);
-        if (checked != Result::Ok) {
-            if (error)
-                *error = QStringLiteral("object '%1': %2").arg(d->fullName(objectName), reason);
-            return checked;
-        }
+            return d->fail(Status::Code::InvalidName, QStringLiteral("empty object name"));
+        if (const Status checked = d->checkObject(o.object); !checked.isOk())
+            return Status(checked.code(), QStringLiteral("object '%1': %2").arg(d->fullName(objectName), checked.message()));
         if (fresh.contains(objectName))
-            return d->fail(Result::AlreadyExists, error,
+            return d->fail(Status::Code::AlreadyExists,
                            QStringLiteral("object '%1' appears twice").arg(d->fullName(objectName)));
         fresh.insert(objectName, Entry{o.object, o.time, o.updateCount});
     }
@@ -383,7 +357,7 @@ Result Repository::replaceAll(const QList<StoredObject> &objects, QString *error
         d->objects.swap(fresh);
     }
     // The old content is destroyed here, outside the lock.
-    return d->ok(error);
+    return {};
 }
 
 int Repository::addListener(Listener listener)

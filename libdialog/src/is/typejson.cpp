@@ -27,13 +27,9 @@ QJsonArray typesToJson(const TypeRegistry &registry)
     return out;
 }
 
-bool typesFromJson(const QJsonArray &json, QList<TypeInfo> *out, QString *error)
+Status typesFromJson(const QJsonArray &json, QList<TypeInfo> *out)
 {
-    const auto fail = [error](const QString &why) {
-        if (error)
-            *error = why;
-        return false;
-    };
+    const auto fail = [](const QString &why) { return Status(Status::Code::BadRequest, why); };
     QList<TypeInfo> types;
     for (qsizetype i = 0; i < json.size(); ++i) {
         if (!json.at(i).isObject())
@@ -71,10 +67,10 @@ bool typesFromJson(const QJsonArray &json, QList<TypeInfo> *out, QString *error)
         types.append(info);
     }
     *out = types;
-    return true;
+    return {};
 }
 
-bool mergeTypes(TypeRegistry &registry, const QList<TypeInfo> &types, QString *error)
+Status mergeTypes(TypeRegistry &registry, const QList<TypeInfo> &types)
 {
     QList<TypeInfo> missing;
     for (const TypeInfo &t : types) {
@@ -83,13 +79,11 @@ bool mergeTypes(TypeRegistry &registry, const QList<TypeInfo> &types, QString *e
             continue;
         }
         const TypeInfo known = registry.type(t.name());
-        if (known.baseName() != t.baseName() || known.attributes() != t.attributes()) {
-            if (error)
-                *error = QStringLiteral("type %1 is already known with another definition").arg(t.name());
-            return false;
-        }
+        if (known.baseName() != t.baseName() || known.attributes() != t.attributes())
+            return Status(Status::Code::TypeMismatch,
+                          QStringLiteral("type %1 is already known with another definition").arg(t.name()));
     }
-    return missing.isEmpty() || registry.declareTypes(missing, error);
+    return missing.isEmpty() ? Status() : registry.declareTypes(missing);
 }
 
 } // namespace dialog::is

@@ -35,77 +35,70 @@ QList<TypeDecl> builtinTypes()
     return {TypeDecl{h1, {}, 0, {}}, TypeDecl{h2, {}, 0, {}}};
 }
 
-bool readFile(const QString &path, QList<TypeDecl> &decls, QString *error)
+Status readFile(const QString &path, QList<TypeDecl> &decls)
 {
     QFile file(path);
-    if (!file.open(QIODevice::ReadOnly)) {
-        if (error)
-            *error = QStringLiteral("%1: cannot read: %2").arg(path, file.errorString());
-        return false;
-    }
-    return parseTypesXml(file.readAll(), QFileInfo(path).fileName(), decls, error);
+    if (!file.open(QIODevice::ReadOnly))
+        return Status(Status::Code::StorageError, QStringLiteral("%1: cannot read: %2").arg(path, file.errorString()));
+    return parseTypesXml(file.readAll(), QFileInfo(path).fileName(), decls);
 }
 
 } // namespace
 
 TypeRegistry::TypeRegistry() : d(new TypeRegistryPrivate)
 {
-    QString error;
-    const bool ok = TypeRegistryPrivate::merge(d->types, builtinTypes(), &error);
-    Q_ASSERT_X(ok, "TypeRegistry", qPrintable(error));
-    Q_UNUSED(ok);
+    const Status merged = TypeRegistryPrivate::merge(d->types, builtinTypes());
+    Q_ASSERT_X(merged.isOk(), "TypeRegistry", qPrintable(merged.message()));
+    Q_UNUSED(merged);
 }
 
 TypeRegistry::~TypeRegistry() = default;
 
-bool TypeRegistry::loadFile(const QString &path, QString *error)
+Status TypeRegistry::loadFile(const QString &path)
 {
     QList<TypeDecl> decls;
-    if (!readFile(path, decls, error))
-        return false;
+    if (Status st = readFile(path, decls); !st.isOk())
+        return st;
     WriteLocker locker(&d->lock);
-    return d->mergeLocked(decls, error);
+    return d->mergeLocked(decls);
 }
 
-bool TypeRegistry::loadDirectory(const QString &path, QString *error)
+Status TypeRegistry::loadDirectory(const QString &path)
 {
     const QDir dir(path);
-    if (!dir.exists()) {
-        if (error)
-            *error = QStringLiteral("%1: no such directory").arg(path);
-        return false;
-    }
+    if (!dir.exists())
+        return Status(Status::Code::StorageError, QStringLiteral("%1: no such directory").arg(path));
     QList<TypeDecl> decls;
     const QStringList files = dir.entryList({QStringLiteral("*.xml")}, QDir::Files, QDir::Name);
     for (const QString &file : files) {
-        if (!readFile(dir.filePath(file), decls, error))
-            return false;
+        if (Status st = readFile(dir.filePath(file), decls); !st.isOk())
+            return st;
     }
     WriteLocker locker(&d->lock);
-    return d->mergeLocked(decls, error);
+    return d->mergeLocked(decls);
 }
 
-bool TypeRegistry::loadXml(QByteArrayView xml, const QString &sourceName, QString *error)
+Status TypeRegistry::loadXml(QByteArrayView xml, const QString &sourceName)
 {
     QList<TypeDecl> decls;
-    if (!parseTypesXml(xml, sourceName, decls, error))
-        return false;
+    if (Status st = parseTypesXml(xml, sourceName, decls); !st.isOk())
+        return st;
     WriteLocker locker(&d->lock);
-    return d->mergeLocked(decls, error);
+    return d->mergeLocked(decls);
 }
 
-bool TypeRegistry::declareType(const TypeInfo &type, QString *error)
+Status TypeRegistry::declareType(const TypeInfo &type)
 {
-    return declareTypes({type}, error);
+    return declareTypes({type});
 }
 
-bool TypeRegistry::declareTypes(const QList<TypeInfo> &types, QString *error)
+Status TypeRegistry::declareTypes(const QList<TypeInfo> &types)
 {
     QList<TypeDecl> decls;
     for (const TypeInfo &t : types)
         decls.append(TypeDecl{t, {}, 0, {}});
     WriteLocker locker(&d->lock);
-    return d->mergeLocked(decls, error);
+    return d->mergeLocked(decls);
 }
 
 bool TypeRegistry::contains(const QString &name) const

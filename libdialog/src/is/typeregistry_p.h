@@ -3,6 +3,7 @@
 #pragma once
 
 #include "dialog/is/typeinfo.h"
+#include "dialog/status.h"
 
 #include <QByteArrayView>
 #include <QHash>
@@ -19,17 +20,18 @@ struct TypeDecl
     QList<int> attributeLines; ///< parallel to info.attributes(); may be empty
 };
 
-/// Parses an `<is-types>` document. False with "source:line: reason" in @p error.
-bool parseTypesXml(QByteArrayView xml, const QString &source, QList<TypeDecl> &out, QString *error);
+/// Parses an `<is-types>` document. BadRequest with "source:line: reason".
+Status parseTypesXml(QByteArrayView xml, const QString &source, QList<TypeDecl> &out);
 
 class TypeRegistryPrivate
 {
 public:
     /// Validates @p decls against @p types and each other and, if all is well, adds them to
     /// @p types with their attribute lists resolved. On error @p types is unchanged.
-    static bool merge(QHash<QString, TypeInfo> &types, const QList<TypeDecl> &decls, QString *error);
+    /// BadRequest for an invalid declaration, UnknownType for a reference to an undeclared type.
+    static Status merge(QHash<QString, TypeInfo> &types, const QList<TypeDecl> &decls);
     /// Called with lock held for writing.
-    bool mergeLocked(const QList<TypeDecl> &decls, QString *error);
+    Status mergeLocked(const QList<TypeDecl> &decls);
 
     mutable QReadWriteLock lock;
     QHash<QString, TypeInfo> types; // guarded by lock

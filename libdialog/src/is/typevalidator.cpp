@@ -24,34 +24,32 @@ QString where(const TypeDecl &decl, int attributeIndex = -1)
     return QStringLiteral("%1:%2: ").arg(decl.source).arg(line);
 }
 
-bool fail(QString *error, const QString &message)
+// A declaration the registry refuses: BadRequest, or UnknownType for a reference to a missing type.
+Status fail(const QString &message, Status::Code code = Status::Code::BadRequest)
 {
-    if (error)
-        *error = message;
-    return false;
+    return Status(code, message);
 }
 
 // Checks names, duplicates and references of each declaration on its own.
-bool checkDeclarations(QHash<QString, TypeInfo> &result, const QList<TypeDecl> &decls, QString *error)
+Status checkDeclarations(QHash<QString, TypeInfo> &result, const QList<TypeDecl> &decls)
 {
     for (const TypeDecl &decl : decls) {
         const QString name = decl.info.name();
         if (name.isEmpty())
-            return fail(error, where(decl) + QStringLiteral("missing type name"));
+            return fail(where(decl) + QStringLiteral("missing type name"));
         if (!isValidName(name) || basicTypeFromName(name))
-            return fail(error, where(decl) + QStringLiteral("invalid type name '%1'").arg(name));
+            return fail(where(decl) + QStringLiteral("invalid type name '%1'").arg(name));
         if (result.contains(name))
-            return fail(error, where(decl) + QStringLiteral("duplicate type '%1'").arg(name));
+            return fail(where(decl) + QStringLiteral("duplicate type '%1'").arg(name));
         const QList<AttributeInfo> attrs = decl.info.attributes();
         QSet<QString> seen;
         for (int i = 0; i < attrs.size(); ++i) {
             const QString a = attrs.at(i).name();
             if (!isValidName(a))
-                return fail(error,
-                            where(decl, i) +
+                return fail(where(decl, i) +
                                 QStringLiteral("invalid attribute name '%1' in type '%2'").arg(a, name));
             if (seen.contains(a))
-                return fail(error, where(decl, i) +
+                return fail(where(decl, i) +
                                        QStringLiteral("duplicate attribute '%1' in type '%2'").arg(a, name));
             seen.insert(a);
         }
@@ -61,23 +59,21 @@ bool checkDeclarations(QHash<QString, TypeInfo> &result, const QList<TypeDecl> &
         const QString name = decl.info.name();
         const QString base = decl.info.baseName();
         if (!base.isEmpty() && !result.contains(base))
-            return fail(error,
-                        where(decl) + QStringLiteral("unknown base type '%1' of type '%2'").arg(base, name));
+            return fail(where(decl) + QStringLiteral("unknown base type '%1' of type '%2'").arg(base, name),
+                        Status::Code::UnknownType);
         const QList<AttributeInfo> attrs = decl.info.attributes();
         for (int i = 0; i < attrs.size(); ++i) {
             const AttributeInfo &a = attrs.at(i);
             if (a.type() == BasicType::Object && !result.contains(a.typeName()))
-                return fail(
-                    error,
-                    where(decl, i) +
-                        QStringLiteral("unknown attribute type '%1' in type '%2'").arg(a.typeName(), name));
+                return fail(where(decl, i) +
+                                QStringLiteral("unknown attribute type '%1' in type '%2'").arg(a.typeName(), name),
+                            Status::Code::UnknownType);
         }
     }
-    return true;
+    return {};
 }
 
-bool checkInheritanceCycles(const QHash<QString, TypeInfo> &result, const QList<TypeDecl> &decls,
-                            QString *error)
+Status checkInheritanceCycles(const QHash<QString, TypeInfo> &result, const QList<TypeDecl> &decls)
 {
     for (const TypeDecl &decl : decls) {
         QStringList chain{decl.info.name()};
@@ -85,16 +81,14 @@ bool checkInheritanceCycles(const QHash<QString, TypeInfo> &result, const QList<
         while (!base.isEmpty()) {
             if (chain.contains(base)) {
                 chain.append(base);
-                return fail(
-                    error,
-                    where(decl) +
+                return fail(where(decl) +
                         QStringLiteral("inheritance cycle: %1").arg(chain.join(QLatin1String(" -> "))));
             }
             chain.append(base);
             base = result.value(base).baseName();
         }
     }
-    return true;
+    return {};
 }
 
 // Depth-first search over non-vector nested attributes; @p path is the current chain.
@@ -126,11 +120,13 @@ void TypeRegistryPrivate::setResolved(TypeInfo &type, const QList<AttributeInfo>
     type.m_resolved = true;
 }
 
-bool TypeRegistryPrivate::merge(QHash<QString, TypeInfo> &types, const QList<TypeDecl> &decls, QString *error)
+Status TypeRegistryPrivate::merge(QHash<QString, TypeInfo> &types, const QList<TypeDecl> &decls)
 {
     QHash<QString, TypeInfo> result = types;
-    if (!checkDeclarations(result, decls, error) || !checkInheritanceCycles(result, decls, error))
-        return false;
+    if (Status st = checkDeclarations(result, decls); !st.isOk())
+        return st;
+    if (Status st = checkInheritanceCycles(result, decls); !st.isOk())
+        return st;
 
     // Resolve attribute lists, bases first; no cycles remain, so the chain walk ends.
     QHash<QString, const TypeDecl *> declOf;
@@ -151,8 +147,7 @@ bool TypeRegistryPrivate::merge(QHash<QString, TypeInfo> &types, const QList<Typ
                 const QString a = info.m_attributes.at(i).name();
                 for (const AttributeInfo &inherited : std::as_const(all)) {
                     if (inherited.name() == a)
-                        return fail(error,
-                                    where(d, i) +
+                        return fail(where(d, i) +
                                         QStringLiteral("duplicate attribute '%1' in type '%2' (already in "
                                                        "base type '%3')")
                                             .arg(a, t, info.m_base));
@@ -168,18 +163,17 @@ bool TypeRegistryPrivate::merge(QHash<QString, TypeInfo> &types, const QList<Typ
         QStringList path;
         if (findNestingCycle(result, decl.info.name(), path, done)) {
             path = path.mid(path.indexOf(path.last())); // drop the way into the cycle
-            return fail(error,
-                        where(decl) +
+            return fail(where(decl) +
                             QStringLiteral("nested type cycle: %1").arg(path.join(QLatin1String(" -> "))));
         }
     }
     types = result;
-    return true;
+    return {};
 }
 
-bool TypeRegistryPrivate::mergeLocked(const QList<TypeDecl> &decls, QString *error)
+Status TypeRegistryPrivate::mergeLocked(const QList<TypeDecl> &decls)
 {
-    return merge(types, decls, error);
+    return merge(types, decls);
 }
 
 } // namespace dialog::is

@@ -19,12 +19,11 @@ public:
     {
     }
 
-    bool read(QList<TypeDecl> &out, QString *error)
+    Status read(QList<TypeDecl> &out)
     {
-        const bool ok = readDocument(out);
-        if (!ok && error)
-            *error = m_error;
-        return ok;
+        if (!readDocument(out))
+            return Status(Status::Code::BadRequest, m_error);
+        return {};
     }
 
 private:
@@ -122,13 +121,13 @@ private:
 
 } // namespace
 
-bool parseTypesXml(QByteArrayView xml, const QString &source, QList<TypeDecl> &out, QString *error)
+Status parseTypesXml(QByteArrayView xml, const QString &source, QList<TypeDecl> &out)
 {
     QList<TypeDecl> decls;
-    if (!XmlTypeReader(xml, source).read(decls, error))
-        return false;
+    if (Status st = XmlTypeReader(xml, source).read(decls); !st.isOk())
+        return st;
     out += decls;
-    return true;
+    return {};
 }
 
 } // namespace dialog::is

@@ -182,10 +182,10 @@ QVariant Value::toVariant() const
         m_data);
 }
 
-bool Object::setVariant(int index, const QVariant &value, QString *error)
+Status Object::setVariant(int index, const QVariant &value)
 {
     if (index < 0 || index >= attributeCount())
-        return setValue(index, Value(), error); // reports the range error
+        return setValue(index, Value()); // reports the range error
     const AttributeInfo a = d->attributes.at(index);
     Value v;
     v.storage() = defaultStorage(storageIndex(a));
@@ -197,15 +197,12 @@ bool Object::setVariant(int index, const QVariant &value, QString *error)
                 return fromVariant(value, x);
         },
         v.storage());
-    if (!converted) {
-        if (error)
-            *error =
-                QStringLiteral("cannot convert %1 to %2 for attribute '%3' of type '%4'")
-                    .arg(QString::fromLatin1(value.typeName() ? value.typeName() : "an invalid QVariant"),
-                         describe(a), a.name(), d->typeName);
-        return false;
-    }
-    return setValue(index, v, error);
+    if (!converted)
+        return Status(Status::Code::InvalidObject,
+                      QStringLiteral("cannot convert %1 to %2 for attribute '%3' of type '%4'")
+                          .arg(QString::fromLatin1(value.typeName() ? value.typeName() : "an invalid QVariant"),
+                               describe(a), a.name(), d->typeName));
+    return setValue(index, v);
 }
 
 } // namespace dialog::is

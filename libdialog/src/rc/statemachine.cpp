@@ -67,7 +67,10 @@ QStringList allTransitionNames()
     return out;
 }
 
-std::optional<State> target(State from, Transition t, QString *reason)
+namespace {
+
+// The state @p t leads to from @p from; std::nullopt if it is illegal there.
+std::optional<State> next(State from, Transition t)
 {
     std::optional<State> to;
     switch (t) {
@@ -99,21 +102,32 @@ std::optional<State> target(State from, Transition t, QString *reason)
         to = State::Initial;
         break;
     }
-    if (!to && reason) {
+    return to;
+}
+
+} // namespace
+
+Status target(State from, Transition t, State *out)
+{
+    const std::optional<State> to = next(from, t);
+    if (!to) {
         QStringList legal;
         for (Transition l : legalTransitions(from))
             legal << transitionName(l);
-        *reason = QStringLiteral("illegal transition '%1' in state %2 (legal: %3)")
-                      .arg(transitionName(t), stateName(from), legal.join(QStringLiteral(", ")));
+        return Status(Status::Code::BadRequest,
+                      QStringLiteral("illegal transition '%1' in state %2 (legal: %3)")
+                          .arg(transitionName(t), stateName(from), legal.join(QStringLiteral(", "))));
     }
-    return to;
+    if (out)
+        *out = *to;
+    return {};
 }
 
 QList<Transition> legalTransitions(State s)
 {
     QList<Transition> out;
     for (const Row &r : kTransitions)
-        if (target(s, r.transition))
+        if (next(s, r.transition))
             out << r.transition;
     return out;
 }
@@ -148,36 +162,34 @@ QList<Transition> path(State from, State to)
         for (Transition t : legalTransitions(s)) {
             if (t == Transition::Reset)
                 continue;
-            const State next = *target(s, t);
-            if (routes.contains(int(next)))
+            const State reached = *next(s, t);
+            if (routes.contains(int(reached)))
                 continue;
-            routes.insert(int(next), routes.value(int(s)) + QList<Transition>{t});
-            if (next == to)
-                return routes.value(int(next));
-            queue << next;
+            routes.insert(int(reached), routes.value(int(s)) + QList<Transition>{t});
+            if (reached == to)
+                return routes.value(int(reached));
+            queue << reached;
         }
     }
     return {};
 }
 
-bool StateMachine::begin(Transition t, QString *reason)
+Status StateMachine::begin(Transition t)
 {
-    if (m_pending && t != Transition::Reset) {
-        if (reason)
-            *reason = QStringLiteral("busy: '%1' is in progress").arg(transitionName(*m_pending));
-        return false;
-    }
-    if (!target(m_state, t, reason))
-        return false;
+    if (m_pending && t != Transition::Reset)
+        return Status(Status::Code::BadRequest,
+                      QStringLiteral("busy: '%1' is in progress").arg(transitionName(*m_pending)));
+    if (Status s = target(m_state, t); !s.isOk())
+        return s;
     m_pending = t;
-    return true;
+    return {};
 }
 
 bool StateMachine::finish()
 {
     if (!m_pending)
         return false;
-    m_state = *target(m_state, *m_pending);
+    target(m_state, *m_pending, &m_state);
     m_last = m_pending;
     m_pending.reset();
     m_error.clear();

@@ -28,21 +28,16 @@ QString optionalName(const std::optional<State> &s)
     return s ? stateName(*s) : QString();
 }
 
-std::optional<QJsonObject> parseObject(const QByteArray &json, QString *error)
+Status parseObject(const QByteArray &json, QJsonObject *out)
 {
     QJsonParseError pe;
     const QJsonDocument doc = QJsonDocument::fromJson(json, &pe);
-    if (pe.error != QJsonParseError::NoError) {
-        if (error)
-            *error = QStringLiteral("malformed JSON: %1").arg(pe.errorString());
-        return std::nullopt;
-    }
-    if (!doc.isObject()) {
-        if (error)
-            *error = QStringLiteral("expected a JSON object");
-        return std::nullopt;
-    }
-    return doc.object();
+    if (pe.error != QJsonParseError::NoError)
+        return Status(Status::Code::BadRequest, QStringLiteral("malformed JSON: %1").arg(pe.errorString()));
+    if (!doc.isObject())
+        return Status(Status::Code::BadRequest, QStringLiteral("expected a JSON object"));
+    *out = doc.object();
+    return {};
 }
 
 QJsonObject slaveJson(const SlaveRecord &s)
@@ -118,20 +113,16 @@ QByteArray StateRecord::toJson() const
     return QJsonDocument(o).toJson(QJsonDocument::Compact);
 }
 
-std::optional<StateRecord> StateRecord::fromJson(const QByteArray &json, QString *error)
+Status StateRecord::fromJson(const QByteArray &json, StateRecord *out)
 {
-    const auto obj = parseObject(json, error);
-    if (!obj)
-        return std::nullopt;
-    const QJsonObject &o = *obj;
+    QJsonObject o;
+    if (Status s = parseObject(json, &o); !s.isOk())
+        return s;
     StateRecord r;
     const QString stateText = o.value(key::state).toString();
     const auto st = stateFromName(stateText);
-    if (!st) {
-        if (error)
-            *error = QStringLiteral("unknown state '%1'").arg(stateText);
-        return std::nullopt;
-    }
+    if (!st)
+        return Status(Status::Code::BadRequest, QStringLiteral("unknown state '%1'").arg(stateText));
     r.state = *st;
     r.process = o.value(key::process).toString();
     r.kind = o.value(key::kind).toString();
@@ -153,7 +144,8 @@ std::optional<StateRecord> StateRecord::fromJson(const QByteArray &json, QString
     r.runStartMs = o.value(key::runStartMs).toInteger();
     r.runStopMs = o.value(key::runStopMs).toInteger();
     r.runActiveMs = o.value(key::runActiveMs).toInteger();
-    return r;
+    *out = std::move(r);
+    return {};
 }
 
 bool StateRecord::operator==(const StateRecord &o) const
@@ -175,24 +167,20 @@ QByteArray LogMessage::toJson() const
     return QJsonDocument(o).toJson(QJsonDocument::Compact);
 }
 
-std::optional<LogMessage> LogMessage::fromJson(const QByteArray &json, QString *error)
+Status LogMessage::fromJson(const QByteArray &json, LogMessage *out)
 {
-    const auto obj = parseObject(json, error);
-    if (!obj)
-        return std::nullopt;
-    const QString sev = obj->value(key::severity).toString();
+    QJsonObject o;
+    if (Status s = parseObject(json, &o); !s.isOk())
+        return s;
+    const QString sev = o.value(key::severity).toString();
     const auto severity = severityFromName(sev);
-    if (!severity) {
-        if (error)
-            *error = QStringLiteral("unknown severity '%1'").arg(sev);
-        return std::nullopt;
-    }
-    LogMessage r;
-    r.timeMs = obj->value(key::timeMs).toInteger();
-    r.process = obj->value(key::process).toString();
-    r.severity = *severity;
-    r.text = obj->value(key::text).toString();
-    return r;
+    if (!severity)
+        return Status(Status::Code::BadRequest, QStringLiteral("unknown severity '%1'").arg(sev));
+    out->timeMs = o.value(key::timeMs).toInteger();
+    out->process = o.value(key::process).toString();
+    out->severity = *severity;
+    out->text = o.value(key::text).toString();
+    return {};
 }
 
 QByteArray TransitionRequest::toJson() const
@@ -207,37 +195,29 @@ QByteArray TransitionRequest::toJson() const
     return QJsonDocument(o).toJson(QJsonDocument::Compact);
 }
 
-std::optional<TransitionRequest> TransitionRequest::fromJson(const QByteArray &data, QString *error)
+Status TransitionRequest::fromJson(const QByteArray &data, TransitionRequest *out)
 {
     TransitionRequest r;
     QString name = QString::fromUtf8(data).trimmed();
     if (name.startsWith(QLatin1Char('{'))) {
-        const auto obj = parseObject(data, error);
-        if (!obj) {
-            if (error)
-                *error = QStringLiteral("malformed request: %1").arg(*error);
-            return std::nullopt;
-        }
-        name = obj->value(key::transition).toString();
-        const qint64 run = obj->value(key::runNumber).toInteger();
-        if (run < 0 || run > 0xffffffffLL) {
-            if (error)
-                *error = QStringLiteral("run_number %1 out of range").arg(run);
-            return std::nullopt;
-        }
+        QJsonObject o;
+        if (Status s = parseObject(data, &o); !s.isOk())
+            return Status(s.code(), QStringLiteral("malformed request: %1").arg(s.message()));
+        name = o.value(key::transition).toString();
+        const qint64 run = o.value(key::runNumber).toInteger();
+        if (run < 0 || run > 0xffffffffLL)
+            return Status(Status::Code::BadRequest, QStringLiteral("run_number %1 out of range").arg(run));
         r.runNumber = quint32(run);
-        r.runType = obj->value(key::runType).toString();
-        r.parameters = obj->value(QLatin1String("parameters")).toObject();
+        r.runType = o.value(key::runType).toString();
+        r.parameters = o.value(QLatin1String("parameters")).toObject();
     }
     const auto parsed = transitionFromName(name);
-    if (!parsed) {
-        if (error)
-            *error = QStringLiteral("unknown transition '%1' (known: %2)")
-                         .arg(name, allTransitionNames().join(QStringLiteral(", ")));
-        return std::nullopt;
-    }
+    if (!parsed)
+        return Status(Status::Code::BadRequest, QStringLiteral("unknown transition '%1' (known: %2)")
+                                                    .arg(name, allTransitionNames().join(QStringLiteral(", "))));
     r.transition = *parsed;
-    return r;
+    *out = std::move(r);
+    return {};
 }
 
 } // namespace dialog::rc

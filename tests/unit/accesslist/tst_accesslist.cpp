@@ -182,8 +182,8 @@ void tst_AccessList::auditFileRotatesAndReadsBackInOrder()
     QTemporaryDir dir;
     const QString path = dir.filePath(QStringLiteral("sub/cs.audit"));
     AuditTrail trail(AuditTrail::Options{path, 4096, 2});
-    QString why;
-    QVERIFY2(trail.open(&why), qPrintable(why));
+    const dialog::Status opened = trail.open();
+    QVERIFY2(opened.isOk(), qPrintable(opened.toString()));
     const qint64 t0 = 1'700'000'000'000;
     for (int i = 0; i < 60; ++i) {
         AuditRecord r;

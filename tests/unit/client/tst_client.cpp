@@ -2,6 +2,7 @@
 // services, requests (cancellation, the hidden subscriptions that locate a provider), refusals.
 // Two clients in one process against a real Control Server process.
 #include "../controlserverprocess.h"
+#include "statuscheck.h"
 
 #include "client_p.h"
 #include "control_p.h"
@@ -721,14 +722,13 @@ void tst_Client::advertiseOption()
     ClientOptions::addParserOptions(p);
     QVERIFY(p.parse(QStringList{QStringLiteral("prog")} + arguments));
     ClientOptions o = ClientOptions::fromEnvironment(QStringLiteral("Advertiser"));
-    QString error;
-    const bool ok = o.applyParser(p, &error);
+    const Status st = o.applyParser(p);
     if (host.isEmpty() && !arguments.isEmpty()) {
-        QVERIFY(!ok);
-        QVERIFY2(error.startsWith(QStringLiteral("invalid --advertise")), qPrintable(error));
+        QCOMPARE(st.code(), Status::Code::BadRequest);
+        QVERIFY2(st.message().startsWith(QStringLiteral("invalid --advertise")), qPrintable(st.message()));
         return;
     }
-    QVERIFY2(ok, qPrintable(error));
+    QVERIFY2(st.isOk(), qPrintable(st.toString()));
     QCOMPARE(o.host, host);
     // The light scan of fromArguments() knows it too.
     QCOMPARE(
@@ -747,10 +747,10 @@ void tst_Client::handshakeLimitPerAddressIsAnOption()
         QVERIFY(p.parse(
             {QStringLiteral("prog"), QStringLiteral("--max-handshaking-per-address"), QStringLiteral("0")}));
         ClientOptions o;
-        QString error;
-        QVERIFY(!o.applyParser(p, &error));
-        QVERIFY2(error.startsWith(QStringLiteral("invalid --max-handshaking-per-address")),
-                 qPrintable(error));
+        const Status st = o.applyParser(p);
+        QCOMPARE(st.code(), Status::Code::BadRequest);
+        QVERIFY2(st.message().startsWith(QStringLiteral("invalid --max-handshaking-per-address")),
+                 qPrintable(st.message()));
     }
     {
         // Its neighbour, --receive-spin-us (0 to 100,000 µs), and $DIALOG_RECEIVE_SPIN_US.
@@ -759,15 +759,16 @@ void tst_Client::handshakeLimitPerAddressIsAnOption()
         QVERIFY(p.parse({QStringLiteral("prog"), QStringLiteral("--receive-spin-us"), QStringLiteral("50")}));
         ClientOptions o;
         QCOMPARE(o.receiveSpinUs, 0);
-        QString error;
-        QVERIFY2(o.applyParser(p, &error), qPrintable(error));
+        const Status st = o.applyParser(p);
+        QVERIFY2(st.isOk(), qPrintable(st.toString()));
         QCOMPARE(o.receiveSpinUs, 50);
         QCommandLineParser bad;
         ClientOptions::addParserOptions(bad);
         QVERIFY(
             bad.parse({QStringLiteral("prog"), QStringLiteral("--receive-spin-us"), QStringLiteral("-1")}));
-        QVERIFY(!o.applyParser(bad, &error));
-        QVERIFY2(error.startsWith(QStringLiteral("invalid --receive-spin-us")), qPrintable(error));
+        const Status refused = o.applyParser(bad);
+        QVERIFY2(refused.message().startsWith(QStringLiteral("invalid --receive-spin-us")),
+                 qPrintable(refused.toString()));
         qputenv("DIALOG_RECEIVE_SPIN_US", "20");
         const int fromEnv = ClientOptions::fromEnvironment().receiveSpinUs;
         qunsetenv("DIALOG_RECEIVE_SPIN_US");
@@ -779,8 +780,8 @@ void tst_Client::handshakeLimitPerAddressIsAnOption()
         {QStringLiteral("prog"), QStringLiteral("--max-handshaking-per-address"), QStringLiteral("2")}));
     ClientOptions o = m_cs.options(QStringLiteral("Handshaker"));
     QCOMPARE(o.maxHandshakingPerAddress, 64);
-    QString error;
-    QVERIFY2(o.applyParser(p, &error), qPrintable(error));
+    const Status st = o.applyParser(p);
+    QVERIFY2(st.isOk(), qPrintable(st.toString()));
     QCOMPARE(o.maxHandshakingPerAddress, 2);
     Client c(o);
     QVERIFY(c.start());
@@ -815,7 +816,7 @@ void tst_Client::advertisesTheRouteToTheControlServer()
     Subscription *dir = reader.subscribe(directoryServiceName());
     QTRY_VERIFY_WITH_TIMEOUT(
         [&] {
-            const auto d = DirectorySnapshot::fromJson(dir->lastMessage().data());
+            const auto d = dialog::test::fromJson<DirectorySnapshot>(dir->lastMessage().data());
             return d && d->process(QStringLiteral("Router.Default")) &&
                    d->process(QStringLiteral("Router.Default"))->host == QLatin1String("127.0.0.1");
         }(),
@@ -836,7 +837,7 @@ void tst_Client::advertisedAddressIsReachable()
     Subscription *dir = subscriber.subscribe(directoryServiceName());
     QTRY_VERIFY_WITH_TIMEOUT(
         [&] {
-            const auto d = DirectorySnapshot::fromJson(dir->lastMessage().data());
+            const auto d = dialog::test::fromJson<DirectorySnapshot>(dir->lastMessage().data());
             return d && d->process(QStringLiteral("Provider.Advertised")) &&
                    d->process(QStringLiteral("Provider.Advertised"))->host == QLatin1String("127.0.0.2");
         }(),

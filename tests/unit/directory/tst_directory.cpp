@@ -1,5 +1,6 @@
 // Unit tests of the Control Server's directory (controlserver/directory.h): pure logic, no I/O.
 #include "directory.h"
+#include "statuscheck.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -685,7 +686,7 @@ void tst_Directory::publishedSnapshotsReadBack()
     st.atMs = 60;
     d.setStatistics(QStringLiteral("A"), st);
 
-    const auto dir = dialog::DirectorySnapshot::fromJson(QJsonDocument(d.toJson(100)).toJson());
+    const auto dir = dialog::test::fromJson<dialog::DirectorySnapshot>(QJsonDocument(d.toJson(100)).toJson());
     QVERIFY(dir);
     QCOMPARE(*dir, d.snapshot(100));
     QCOMPARE(dir->processNames(), QStringList{QStringLiteral("A")});
@@ -701,7 +702,7 @@ void tst_Directory::publishedSnapshotsReadBack()
     QCOMPARE(dir->lost.first().lostReason, QStringLiteral("no heartbeat"));
     QCOMPARE(dir->lost.first().lostAtMs, 77);
 
-    const auto stats = dialog::StatisticsSnapshot::fromJson(QJsonDocument(d.statisticsJson(100)).toJson());
+    const auto stats = dialog::test::fromJson<dialog::StatisticsSnapshot>(QJsonDocument(d.statisticsJson(100)).toJson());
     QVERIFY(stats);
     QCOMPARE(stats->processes.size(), 1);
     QCOMPARE(stats->processes.first().name, QStringLiteral("A"));

@@ -2,6 +2,7 @@
 // context's transport on 127.0.0.1 and a subscriber that is only a transport, so that the values of
 // DIALOG.Directory and DIALOG.Statistics are read as they arrive.
 #include "../wireprocess.h"
+#include "statuscheck.h"
 #include "commandrelay.h"
 #include "directorypublisher.h"
 
@@ -94,8 +95,8 @@ void tst_DirectoryPublisher::subscriberGetsTheDirectoryThenItsChanges()
     // The current value at once: a directory without processes.
     QTRY_VERIFY_WITH_TIMEOUT(!w.of(directoryServiceName()).isEmpty(), Timeout);
     QString error;
-    auto first = DirectorySnapshot::fromJson(w.of(directoryServiceName()).first(), &error);
-    QVERIFY2(first, qPrintable(error));
+    auto first = dialog::test::fromJson<DirectorySnapshot>(w.of(directoryServiceName()).first());
+    QVERIFY(first);
     QVERIFY(first->processes.isEmpty());
 
     ProcessRecord p;
@@ -105,8 +106,8 @@ void tst_DirectoryPublisher::subscriberGetsTheDirectoryThenItsChanges()
     QVERIFY(f.ctx.directory.connectProcess(p, &error) == Directory::ConnectResult::Accepted);
     f.publisher.directoryChanged();
     QTRY_COMPARE_WITH_TIMEOUT(w.of(directoryServiceName()).size(), 2, Timeout);
-    auto second = DirectorySnapshot::fromJson(w.of(directoryServiceName()).last(), &error);
-    QVERIFY2(second, qPrintable(error));
+    auto second = dialog::test::fromJson<DirectorySnapshot>(w.of(directoryServiceName()).last());
+    QVERIFY(second);
     QCOMPARE(second->processes.size(), 1);
     QCOMPARE(second->processes.first().name, QStringLiteral("Reader"));
 }
@@ -119,9 +120,7 @@ void tst_DirectoryPublisher::statisticsGoToTheirSubscriber()
     f.publisher.onSubscribe(w.subscription(statisticsServiceName()));
     // Its first snapshot within the statistics interval, with the relay's figure.
     QTRY_VERIFY_WITH_TIMEOUT(!w.of(statisticsServiceName()).isEmpty(), Timeout);
-    QString error;
-    const auto stats = StatisticsSnapshot::fromJson(w.of(statisticsServiceName()).first(), &error);
-    QVERIFY2(stats, qPrintable(error));
+    QVERIFY(dialog::test::fromJson<StatisticsSnapshot>(w.of(statisticsServiceName()).first()));
     QVERIFY(w.of(statisticsServiceName()).first().contains("\"commandsRefused\":0"));
 }
 

@@ -1,4 +1,5 @@
 // IS checkpoints: round trip, fresh start, corruption detection, atomic save, .previous fallback.
+#include "statuscheck.h"
 #include "dialog/is/checkpoint.h"
 #include "dialog/is/repository.h"
 #include "dialog/is/typeregistry.h"
@@ -58,10 +59,9 @@ static const QString S = QStringLiteral("Srv");
 
 Object tst_IsCheckpoint::make(const QString &type)
 {
-    QString error;
-    Object o = Object::create(m_types, type, &error);
-    if (!o.isValid())
-        qFatal("cannot create %s: %s", qPrintable(type), qPrintable(error));
+    Object o;
+    if (const dialog::Status st = Object::create(m_types, type, &o); !st.isOk())
+        qFatal("cannot create %s: %s", qPrintable(type), qPrintable(st.message()));
     return o;
 }
 
@@ -69,45 +69,45 @@ Object tst_IsCheckpoint::make(const QString &type)
 void tst_IsCheckpoint::fill(Repository &repo, int variant)
 {
     Object p = make(QStringLiteral("ProcessStats"));
-    QVERIFY(p.set(QStringLiteral("host"), QStringLiteral("pc-%1").arg(variant)));
-    QVERIFY(p.set(QStringLiteral("pid"), qint64(-4242)));
-    QVERIFY(p.set(QStringLiteral("updateTime"), Time(1714564800123456)));
-    QVERIFY(p.set(QStringLiteral("cpuLoad"), 12.5f));
-    QVERIFY(p.set(QStringLiteral("memoryBytes"), quint64(0xFFFFFFFFFFFFull)));
+    QVERIFY_OK(p.set(QStringLiteral("host"), QStringLiteral("pc-%1").arg(variant)));
+    QVERIFY_OK(p.set(QStringLiteral("pid"), qint64(-4242)));
+    QVERIFY_OK(p.set(QStringLiteral("updateTime"), Time(1714564800123456)));
+    QVERIFY_OK(p.set(QStringLiteral("cpuLoad"), 12.5f));
+    QVERIFY_OK(p.set(QStringLiteral("memoryBytes"), quint64(0xFFFFFFFFFFFFull)));
 
     Object h = make(QStringLiteral("Histogram1D"));
-    QVERIFY(h.set(QStringLiteral("title"), QStringLiteral("event size ✓")));
-    QVERIFY(h.set(QStringLiteral("bins"), quint32(4)));
-    QVERIFY(h.set(QStringLiteral("contents"), QList<double>{0.5, 1e300, -2, 0}));
+    QVERIFY_OK(h.set(QStringLiteral("title"), QStringLiteral("event size ✓")));
+    QVERIFY_OK(h.set(QStringLiteral("bins"), quint32(4)));
+    QVERIFY_OK(h.set(QStringLiteral("contents"), QList<double>{0.5, 1e300, -2, 0}));
     Object r = make(QStringLiteral("ReadoutStats"));
-    QVERIFY(r.set(QStringLiteral("host"), QStringLiteral("ros-%1").arg(variant)));
-    QVERIFY(r.set(QStringLiteral("events"), quint64(123456789012ull)));
-    QVERIFY(r.set(QStringLiteral("rate"), 99.75));
-    QVERIFY(r.set(QStringLiteral("queueDepths"), QList<quint32>{1, 2, 4294967295u}));
-    QVERIFY(r.set(QStringLiteral("errorMessages"),
+    QVERIFY_OK(r.set(QStringLiteral("host"), QStringLiteral("ros-%1").arg(variant)));
+    QVERIFY_OK(r.set(QStringLiteral("events"), quint64(123456789012ull)));
+    QVERIFY_OK(r.set(QStringLiteral("rate"), 99.75));
+    QVERIFY_OK(r.set(QStringLiteral("queueDepths"), QList<quint32>{1, 2, 4294967295u}));
+    QVERIFY_OK(r.set(QStringLiteral("errorMessages"),
                   QStringList{QStringLiteral("a"), QString(), QStringLiteral("ü")}));
-    QVERIFY(r.set(QStringLiteral("eventSize"), h));
+    QVERIFY_OK(r.set(QStringLiteral("eventSize"), h));
 
     Object run = make(QStringLiteral("RunInfo"));
-    QVERIFY(run.set(QStringLiteral("runNumber"), quint32(1000 + variant)));
-    QVERIFY(run.set(QStringLiteral("startTime"), Time(-1)));
+    QVERIFY_OK(run.set(QStringLiteral("runNumber"), quint32(1000 + variant)));
+    QVERIFY_OK(run.set(QStringLiteral("startTime"), Time(-1)));
     Object ctrl = make(QStringLiteral("RunCtrlState"));
-    QVERIFY(ctrl.set(QStringLiteral("state"), QStringLiteral("Running")));
-    QVERIFY(ctrl.set(QStringLiteral("busy"), true));
+    QVERIFY_OK(ctrl.set(QStringLiteral("state"), QStringLiteral("Running")));
+    QVERIFY_OK(ctrl.set(QStringLiteral("busy"), true));
     Object h2 = make(QStringLiteral("Histogram2D"));
-    QVERIFY(h2.set(QStringLiteral("contents"), QList<double>{1, 2, 3, 4}));
+    QVERIFY_OK(h2.set(QStringLiteral("contents"), QList<double>{1, 2, 3, 4}));
 
-    QCOMPARE(repo.insert(QStringLiteral("proc"), p), Repository::Result::Ok);
-    QCOMPARE(repo.insert(QStringLiteral("Srv.ros.1"), r), Repository::Result::Ok);
-    QCOMPARE(repo.insert(QStringLiteral("run"), run), Repository::Result::Ok);
-    QCOMPARE(repo.insert(QStringLiteral("ctrl"), ctrl), Repository::Result::Ok);
-    QCOMPARE(repo.insert(QStringLiteral("h1"), h), Repository::Result::Ok);
-    QCOMPARE(repo.insert(QStringLiteral("h2"), h2), Repository::Result::Ok);
-    QCOMPARE(repo.update(QStringLiteral("run"), run), Repository::Result::Ok);
-    QCOMPARE(repo.update(QStringLiteral("run"), run), Repository::Result::Ok);
+    QCOMPARE(repo.insert(QStringLiteral("proc"), p).code(), dialog::Status::Code::Ok);
+    QCOMPARE(repo.insert(QStringLiteral("Srv.ros.1"), r).code(), dialog::Status::Code::Ok);
+    QCOMPARE(repo.insert(QStringLiteral("run"), run).code(), dialog::Status::Code::Ok);
+    QCOMPARE(repo.insert(QStringLiteral("ctrl"), ctrl).code(), dialog::Status::Code::Ok);
+    QCOMPARE(repo.insert(QStringLiteral("h1"), h).code(), dialog::Status::Code::Ok);
+    QCOMPARE(repo.insert(QStringLiteral("h2"), h2).code(), dialog::Status::Code::Ok);
+    QCOMPARE(repo.update(QStringLiteral("run"), run).code(), dialog::Status::Code::Ok);
+    QCOMPARE(repo.update(QStringLiteral("run"), run).code(), dialog::Status::Code::Ok);
     for (int i = 0; i < variant; ++i)
-        QCOMPARE(repo.insert(QStringLiteral("extra%1").arg(i), make(QStringLiteral("RunInfo"))),
-                 Repository::Result::Ok);
+        QCOMPARE(repo.insert(QStringLiteral("extra%1").arg(i), make(QStringLiteral("RunInfo"))).code(),
+                 dialog::Status::Code::Ok);
 }
 
 QByteArray tst_IsCheckpoint::readAll(const QString &path)
@@ -137,8 +137,7 @@ void tst_IsCheckpoint::compareContents(const Repository &a, const Repository &b)
 void tst_IsCheckpoint::initTestCase()
 {
     QString error;
-    QVERIFY2(m_types.loadDirectory(QStringLiteral(DIALOG_SOURCE_DIR "/resources/is-types"), &error),
-             qPrintable(error));
+    QVERIFY_OK(m_types.loadDirectory(QStringLiteral(DIALOG_SOURCE_DIR "/resources/is-types")));
     Repository repo(S, m_types);
     fill(repo, 1);
     QTemporaryDir dir;
@@ -162,8 +161,7 @@ void tst_IsCheckpoint::roundTripEveryType()
     QCOMPARE(QDir(dir.path()).entryList(QDir::Files), QStringList{"Srv.is"}); // no temporary left
 
     Repository loaded(S, m_types);
-    QVERIFY(loaded.insert(QStringLiteral("stale"), make(QStringLiteral("RunInfo"))) ==
-            Repository::Result::Ok);
+    QVERIFY(loaded.insert(QStringLiteral("stale"), make(QStringLiteral("RunInfo"))).isOk());
     Checkpoint::LoadResult result;
     QVERIFY2(check(Checkpoint::load(loaded, dir.path(), {}, &result), &error), qPrintable(error));
     QCOMPARE(error, QString());
@@ -172,8 +170,8 @@ void tst_IsCheckpoint::roundTripEveryType()
     QCOMPARE(result.objects, qsizetype(8));
     compareContents(repo, loaded); // the stale object is gone: load replaces the content
     Object ros;
-    QCOMPARE(loaded.get(QStringLiteral("Srv.ros.1"), &ros, QStringLiteral("ReadoutStats")),
-             Repository::Result::Ok);
+    QCOMPARE(loaded.get(QStringLiteral("Srv.ros.1"), &ros, QStringLiteral("ReadoutStats")).code(),
+             dialog::Status::Code::Ok);
     const Object h = ros.get<Object>(QStringLiteral("eventSize"));
     QCOMPARE(h.get<QList<double>>(QStringLiteral("contents")), (QList<double>{0.5, 1e300, -2, 0}));
     QCOMPARE(loaded.list(Criteria(QStringLiteral("run"))).first().updateCount, quint64(2));
@@ -277,7 +275,7 @@ void tst_IsCheckpoint::corruptFileRejected()
     Repository repo(S, m_types);
     fill(repo, 0);
     Repository before(S, m_types);
-    QCOMPARE(before.replaceAll(repo.objects()), Repository::Result::Ok);
+    QCOMPARE(before.replaceAll(repo.objects()).code(), dialog::Status::Code::Ok);
     QString error;
     Checkpoint::LoadResult result;
     QVERIFY(!check(Checkpoint::load(repo, dir.path(), {}, &result), &error));
@@ -346,7 +344,7 @@ void tst_IsCheckpoint::unusableFileRejected()
     QVERIFY(writeAll(path, bytes));
     QVERIFY(writeAll(Checkpoint::previousFilePath(dir.path(), server), m_good));
     Repository repo(server, m_types);
-    QCOMPARE(repo.insert(QStringLiteral("keep"), make(QStringLiteral("RunInfo"))), Repository::Result::Ok);
+    QCOMPARE(repo.insert(QStringLiteral("keep"), make(QStringLiteral("RunInfo"))).code(), dialog::Status::Code::Ok);
     QString error;
     Checkpoint::LoadResult result;
     // Not damaged, so no fallback to older data and no renaming.
@@ -422,7 +420,7 @@ void tst_IsCheckpoint::saveKeepsPrevious()
     QVERIFY2(check(Checkpoint::save(repo, dir.path()), &error), qPrintable(error));
     const QByteArray first = readAll(Checkpoint::filePath(dir.path(), S));
     QVERIFY(!QFile::exists(Checkpoint::previousFilePath(dir.path(), S)));
-    QCOMPARE(repo.remove(QStringLiteral("run")), Repository::Result::Ok);
+    QCOMPARE(repo.remove(QStringLiteral("run")).code(), dialog::Status::Code::Ok);
     QVERIFY2(check(Checkpoint::save(repo, dir.path()), &error), qPrintable(error));
     QCOMPARE(readAll(Checkpoint::previousFilePath(dir.path(), S)), first);
     QVERIFY(readAll(Checkpoint::filePath(dir.path(), S)) != first);
@@ -464,18 +462,18 @@ void tst_IsCheckpoint::skippedObjectsLeftOutUnread()
 {
     TypeRegistry grown;
     QString error;
-    QVERIFY(grown.loadDirectory(QStringLiteral(DIALOG_SOURCE_DIR "/resources/is-types"), &error));
+    QVERIFY_OK(grown.loadDirectory(QStringLiteral(DIALOG_SOURCE_DIR "/resources/is-types")));
     TypeInfo old(QStringLiteral("Figures"));
     old.addAttribute(AttributeInfo(QStringLiteral("a"), BasicType::U32));
-    QVERIFY(m_types.declareType(old));
+    QVERIFY_OK(m_types.declareType(old));
     TypeInfo now = old;
     now.addAttribute(AttributeInfo(QStringLiteral("b"), BasicType::U32));
-    QVERIFY(grown.declareType(now));
+    QVERIFY_OK(grown.declareType(now));
     QTemporaryDir dir;
     {
         Repository repo(S, m_types);
         fill(repo, 0);
-        QCOMPARE(repo.upsert(QStringLiteral("Statistics"), make(QStringLiteral("Figures"))), Repository::Result::Ok);
+        QCOMPARE(repo.upsert(QStringLiteral("Statistics"), make(QStringLiteral("Figures"))).code(), dialog::Status::Code::Ok);
         QVERIFY2(check(Checkpoint::save(repo, dir.path()), &error), qPrintable(error));
     }
     Repository strict(S, grown);
@@ -487,7 +485,7 @@ void tst_IsCheckpoint::skippedObjectsLeftOutUnread()
     Checkpoint::LoadResult result;
     QVERIFY2(check(Checkpoint::load(repo, dir.path(), lo, &result), &error), qPrintable(error));
     QCOMPARE(result.status, Status::Loaded);
-    QCOMPARE(repo.get(QStringLiteral("Statistics"), nullptr), Repository::Result::NotFound);
+    QCOMPARE(repo.get(QStringLiteral("Statistics"), nullptr).code(), dialog::Status::Code::NotFound);
     QCOMPARE(result.objects, repo.size());
     QVERIFY(repo.size() > 0);
 }

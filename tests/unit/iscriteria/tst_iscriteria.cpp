@@ -1,4 +1,5 @@
 // IS criteria: regular expression (bounded) on names, and/or type selectors, JSON form.
+#include "statuscheck.h"
 #include "dialog/is/criteria.h"
 #include "dialog/is/typeregistry.h"
 
@@ -35,8 +36,7 @@ private:
 void tst_IsCriteria::initTestCase()
 {
     QString error;
-    QVERIFY2(m_types.loadDirectory(QStringLiteral(DIALOG_SOURCE_DIR "/resources/is-types"), &error),
-             qPrintable(error));
+    QVERIFY_OK(m_types.loadDirectory(QStringLiteral(DIALOG_SOURCE_DIR "/resources/is-types")));
     QVERIFY(m_types.isSameOrDerived(QStringLiteral("ReadoutStats"), QStringLiteral("ProcessStats")));
 }
 
@@ -211,9 +211,9 @@ void tst_IsCriteria::jsonRoundTrip()
     const QJsonObject j = c.toJson();
     QCOMPARE(j.value(QStringLiteral("selector")).toString(), QStringLiteral("not-subtypes"));
     QCOMPARE(j.value(QStringLiteral("logic")).toString(), QStringLiteral("or"));
-    QString error;
-    const Criteria back = Criteria::fromJson(j, &error);
-    QVERIFY2(back.isValid(), qPrintable(error));
+    Criteria back;
+    QVERIFY_OK(Criteria::fromJson(j, &back));
+    QVERIFY(back.isValid());
     QCOMPARE(back.regex(), c.regex());
     QCOMPARE(back.type(), c.type());
     QCOMPARE(back.selector(), c.selector());
@@ -240,11 +240,11 @@ void tst_IsCriteria::badJsonRejected()
 {
     QFETCH(QJsonObject, json);
     QFETCH(QString, error);
-    QString got;
-    const Criteria c = Criteria::fromJson(json, &got);
-    QVERIFY(!c.isValid());
-    QVERIFY2(got.startsWith(error), qPrintable(got));
-    QVERIFY(!c.matches(QStringLiteral("a"), QStringLiteral("RunInfo"), m_types));
+    Criteria c(QStringLiteral("untouched"), {});
+    const dialog::Status refused = Criteria::fromJson(json, &c);
+    QCOMPARE(refused.code(), dialog::Status::Code::BadRequest);
+    QVERIFY2(refused.message().startsWith(error), qPrintable(refused.message()));
+    QCOMPARE(c.regex(), QStringLiteral("untouched"));
 }
 
 QTEST_GUILESS_MAIN(tst_IsCriteria)

@@ -1,6 +1,7 @@
 // The IS write-ahead journal without a server: record round trip, a segment cut at every byte or
 // damaged at every byte is read up to the damage and never more, replay into a repository,
 // rotation and the segments kept.
+#include "statuscheck.h"
 #include "is/journal_p.h"
 
 #include "dialog/is/codec.h"
@@ -42,8 +43,7 @@ private:
 void tst_IsJournalFormat::initTestCase()
 {
     QString error;
-    QVERIFY2(m_types.loadDirectory(QStringLiteral(DIALOG_SOURCE_DIR "/resources/is-types"), &error),
-             qPrintable(error));
+    QVERIFY_OK(m_types.loadDirectory(QStringLiteral(DIALOG_SOURCE_DIR "/resources/is-types")));
 }
 
 QList<Change> tst_IsJournalFormat::changes() const
@@ -173,17 +173,16 @@ void tst_IsJournalFormat::replayRebuildsTheRepository()
     QTemporaryDir dir;
     Repository repo(S, m_types);
     Journal journal(dir.path(), S, Journal::Sync::Batch);
-    QString error;
-    QVERIFY2(journal.open(&error), qPrintable(error));
+    QVERIFY(journal.open().isOk());
     repo.addListener([&](const Change &c) { journal.append(c); });
     Object o = Object::create(m_types, QStringLiteral("RunInfo"));
     for (int i = 0; i < 50; ++i) {
         o.set<quint32>(QStringLiteral("runNumber"), quint32(i));
-        QCOMPARE(repo.upsert(QStringLiteral("obj%1").arg(i % 20), o), Repository::Result::Ok);
+        QCOMPARE(repo.upsert(QStringLiteral("obj%1").arg(i % 20), o).code(), dialog::Status::Code::Ok);
     }
-    QCOMPARE(repo.remove(QStringLiteral("obj3")), Repository::Result::Ok);
-    QCOMPARE(repo.upsert(QStringLiteral("Srv.dotted.name"), o), Repository::Result::Ok);
-    QVERIFY2(journal.commit(&error), qPrintable(error));
+    QCOMPARE(repo.remove(QStringLiteral("obj3")).code(), dialog::Status::Code::Ok);
+    QCOMPARE(repo.upsert(QStringLiteral("Srv.dotted.name"), o).code(), dialog::Status::Code::Ok);
+    QVERIFY(journal.commit().isOk());
     QVERIFY(journal.syncs() >= 1);
 
     Repository copy(S, m_types);
@@ -195,7 +194,7 @@ void tst_IsJournalFormat::replayRebuildsTheRepository()
     for (const StoredObject &so : repo.objects()) {
         Object got;
         ObjectInfo info;
-        QCOMPARE(copy.get(S + QLatin1Char('.') + so.name, &got, {}, nullptr, &info), Repository::Result::Ok);
+        QCOMPARE(copy.get(S + QLatin1Char('.') + so.name, &got, {}, &info).code(), dialog::Status::Code::Ok);
         QCOMPARE(got.get<quint32>(QStringLiteral("runNumber")),
                  so.object.get<quint32>(QStringLiteral("runNumber")));
         QCOMPARE(info.time.microsecondsSinceEpoch(),
@@ -210,11 +209,13 @@ void tst_IsJournalFormat::rotateAndRemoveKeepTheOpenSegment()
 {
     QTemporaryDir dir;
     Journal journal(dir.path(), S, Journal::Sync::None);
-    QString error;
-    QVERIFY2(journal.open(&error), qPrintable(error));
+    QVERIFY(journal.open().isOk());
     QCOMPARE(journal.segment(), quint64(1));
-    QCOMPARE(journal.rotate(&error), quint64(1));
-    QCOMPARE(journal.rotate(&error), quint64(2));
+    quint64 closed = 0;
+    QVERIFY(journal.rotate(&closed).isOk());
+    QCOMPARE(closed, quint64(1));
+    QVERIFY(journal.rotate(&closed).isOk());
+    QCOMPARE(closed, quint64(2));
     QCOMPARE(Journal::segments(dir.path(), S), (QList<quint64>{1, 2, 3}));
     journal.removeUpTo(1);
     QCOMPARE(Journal::segments(dir.path(), S), (QList<quint64>{2, 3}));
@@ -222,7 +223,7 @@ void tst_IsJournalFormat::rotateAndRemoveKeepTheOpenSegment()
     QCOMPARE(Journal::segments(dir.path(), S), (QList<quint64>{3}));
     // A second journal (the next start) continues after the newest segment present.
     Journal next(dir.path(), S, Journal::Sync::Always);
-    QVERIFY2(next.open(&error), qPrintable(error));
+    QVERIFY(next.open().isOk());
     QCOMPARE(next.segment(), quint64(4));
     // Names that only look like segments are not taken for them.
     QFile stray(QDir(dir.path()).filePath(S + QStringLiteral(".is.journal.4.tmp")));

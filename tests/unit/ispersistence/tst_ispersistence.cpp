@@ -1,6 +1,7 @@
 // Persistence: the journal acknowledges writes once durable and brings them back at the next
 // start, declared types are kept, and a checkpoint that cannot be written is said in the
 // category dialog.is.persist (so the message log gets it) without stopping anything.
+#include "statuscheck.h"
 #include "persistence.h"
 
 #include "dialog/is/repository.h"
@@ -76,7 +77,7 @@ private slots:
             QVERIFY(!srv.persistence.holdsAcknowledgements());
             is::Object o = is::Object::create(srv.types, QStringLiteral("Count"));
             o.set<quint32>(QStringLiteral("n"), 42);
-            QCOMPARE(srv.repo.upsert(QStringLiteral("a"), o), Status::Code::Ok);
+            QCOMPARE(srv.repo.upsert(QStringLiteral("a"), o).code(), Status::Code::Ok);
             QVERIFY(srv.persistence.holdsAcknowledgements());
             QList<bool> acknowledged;
             srv.persistence.afterJournal(true, [&](bool ok, const QString &) { acknowledged << ok; });
@@ -88,7 +89,7 @@ private slots:
         Server srv(m_options);
         QVERIFY2(srv.load(&error), qPrintable(error));
         is::Object back;
-        QCOMPARE(srv.repo.get(QStringLiteral("a"), &back), Status::Code::Ok);
+        QCOMPARE(srv.repo.get(QStringLiteral("a"), &back).code(), Status::Code::Ok);
         QCOMPARE(back.get<quint32>(QStringLiteral("n")), quint32(42));
         QVERIFY2(srv.persistence.saveNow(&error), qPrintable(error));
     }
@@ -99,7 +100,7 @@ private slots:
         {
             Server srv(m_options, false);
             QVERIFY2(srv.load(&error), qPrintable(error));
-            QVERIFY2(is::mergeTypes(srv.types, {countType()}, &error), qPrintable(error));
+            QVERIFY_OK(is::mergeTypes(srv.types, {countType()}));
             QVERIFY2(srv.persistence.addDeclaredTypes({countType()}, &error), qPrintable(error));
         }
         Server srv(m_options, false);
@@ -115,7 +116,7 @@ private slots:
         Persistence &p = srv.persistence;
         QString error;
         QVERIFY2(srv.load(&error), qPrintable(error));
-        QCOMPARE(srv.repo.upsert(QStringLiteral("a"), is::Object::create(srv.types, QStringLiteral("Count"))),
+        QCOMPARE(srv.repo.upsert(QStringLiteral("a"), is::Object::create(srv.types, QStringLiteral("Count"))).code(),
                  Status::Code::Ok);
         p.checkpoint();
         QTRY_VERIFY_WITH_TIMEOUT(p.lastCheckpointUs() > 0, 10000);

@@ -1,5 +1,6 @@
 // ServerStatistics: the object <Server>.Statistics holds the figures of the other parts and the
 // repository's counts, without counting its own writes as changes.
+#include "statuscheck.h"
 #include "statistics.h"
 
 #include "dialog/is/repository.h"
@@ -18,11 +19,11 @@ private slots:
     {
         is::TypeRegistry types;
         QString error;
-        QVERIFY2(ServerStatistics::declareType(types, &error), qPrintable(error));
-        QVERIFY2(ServerStatistics::declareType(types, &error), qPrintable(error)); // once is enough
+        QVERIFY_OK(ServerStatistics::declareType(types));
+        QVERIFY_OK(ServerStatistics::declareType(types)); // once is enough
         is::TypeInfo t(QStringLiteral("Count"));
         t.setAttributes({is::AttributeInfo(QStringLiteral("n"), is::BasicType::U32)});
-        QVERIFY2(types.declareType(t, &error), qPrintable(error));
+        QVERIFY_OK(types.declareType(t));
         is::Repository repo(QStringLiteral("Srv"), types);
 
         ServerStatistics::Figures figures;
@@ -40,12 +41,12 @@ private slots:
         ServerStatistics stats(repo, types, [&figures] { return figures; });
 
         is::Object o = is::Object::create(types, QStringLiteral("Count"));
-        QCOMPARE(repo.insert(QStringLiteral("a"), o), Status::Code::Ok);
-        QCOMPARE(repo.upsert(QStringLiteral("a"), o), Status::Code::Ok);
+        QCOMPARE(repo.insert(QStringLiteral("a"), o).code(), Status::Code::Ok);
+        QCOMPARE(repo.upsert(QStringLiteral("a"), o).code(), Status::Code::Ok);
         stats.publish();
         stats.publish(); // its own two writes are not changes
         is::Object s;
-        QCOMPARE(repo.get(ServerStatistics::objectName(), &s), Status::Code::Ok);
+        QCOMPARE(repo.get(ServerStatistics::objectName(), &s).code(), Status::Code::Ok);
         QCOMPARE(s.typeName(), QStringLiteral("ISServerStatistics"));
         QCOMPARE(s.get<quint64>(QStringLiteral("changes")), quint64(2));
         QCOMPARE(s.get<quint64>(QStringLiteral("objects")), quint64(2)); // a, and Statistics itself
@@ -59,9 +60,9 @@ private slots:
         QCOMPARE(s.get<QList<quint64>>(QStringLiteral("subscriberDropped")), QList<quint64>({5, 0}));
 
         figures.requests = 9;
-        QCOMPARE(repo.remove(QStringLiteral("a")), Status::Code::Ok);
+        QCOMPARE(repo.remove(QStringLiteral("a")).code(), Status::Code::Ok);
         stats.publish();
-        QCOMPARE(repo.get(ServerStatistics::objectName(), &s), Status::Code::Ok);
+        QCOMPARE(repo.get(ServerStatistics::objectName(), &s).code(), Status::Code::Ok);
         QCOMPARE(s.get<quint64>(QStringLiteral("changes")), quint64(3));
         QCOMPARE(s.get<quint64>(QStringLiteral("requests")), quint64(9));
     }

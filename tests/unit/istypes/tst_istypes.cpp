@@ -1,5 +1,6 @@
 // Unit tests of the IS type system: XML type files, validation, the type registry and inheritance
 // queries (libdialog/include/dialog/is/typeregistry.h).
+#include "statuscheck.h"
 #include "dialog/is/typeregistry.h"
 
 #include <QDir>
@@ -16,6 +17,7 @@
 Q_DECLARE_METATYPE(dialog::is::TypeInfo)
 
 using namespace dialog::is;
+using dialog::Status;
 
 namespace {
 
@@ -103,8 +105,7 @@ void TestIsTypes::builtinHistograms()
 void TestIsTypes::loadShippedResources()
 {
     TypeRegistry r;
-    QString error;
-    QVERIFY2(r.loadDirectory(ResourceDir, &error), qPrintable(error));
+    QVERIFY_OK(r.loadDirectory(ResourceDir));
     for (const char *name : {"RunInfo", "RunCtrlState", "ProcessStats", "ReadoutStats"})
         QVERIFY2(r.contains(QString::fromLatin1(name)), name);
     const TypeInfo run = r.type(QStringLiteral("RunInfo"));
@@ -126,7 +127,9 @@ void TestIsTypes::loadShippedResources()
     QVERIFY(r.isSameOrDerived(QStringLiteral("ReadoutStats"), QStringLiteral("ProcessStats")));
 
     // Loading the same files again is a duplicate, reported against the first file.
-    QVERIFY(!r.loadDirectory(ResourceDir, &error));
+    const Status again = r.loadDirectory(ResourceDir);
+    QCOMPARE(again.code(), Status::Code::BadRequest);
+    const QString error = again.message();
     const QString first =
         QDir(ResourceDir).entryList({QStringLiteral("*.xml")}, QDir::Files, QDir::Name).value(0);
     QVERIFY2(error.startsWith(first + QLatin1Char(':')) && error.contains(QLatin1String("duplicate type '")),
@@ -217,8 +220,9 @@ void TestIsTypes::xmlErrors()
     QFETCH(QString, expected);
     TypeRegistry r;
     const QStringList before = r.typeNames();
-    QString error;
-    QVERIFY(!r.loadXml(xml, QStringLiteral("types.xml"), &error));
+    const Status refused = r.loadXml(xml, QStringLiteral("types.xml"));
+    QVERIFY(!refused.isOk());
+    const QString error = refused.message();
     QVERIFY2(error.startsWith(expected), qPrintable(QStringLiteral("got: ") + error));
     QCOMPARE(r.typeNames(), before);
 }
@@ -226,15 +230,15 @@ void TestIsTypes::xmlErrors()
 void TestIsTypes::failedLoadChangesNothing()
 {
     TypeRegistry r;
-    QString error;
-    QVERIFY(!r.loadXml("<is-types><type name=\"Good\"><attribute name=\"a\" type=\"u8\"/></type>"
+    QCOMPARE(r.loadXml("<is-types><type name=\"Good\"><attribute name=\"a\" type=\"u8\"/></type>"
                        "<type name=\"Bad\" base=\"Nope\"/></is-types>",
-                       QStringLiteral("t.xml"), &error));
+                       QStringLiteral("t.xml"))
+                 .code(),
+             Status::Code::UnknownType);
     QVERIFY(!r.contains(QStringLiteral("Good")));
     QVERIFY(!r.contains(QStringLiteral("Bad")));
     // The same type is accepted afterwards: nothing of the failed batch was kept.
-    QVERIFY2(r.loadXml("<is-types><type name=\"Good\"/></is-types>", QStringLiteral("t.xml"), &error),
-             qPrintable(error));
+    QVERIFY_OK(r.loadXml("<is-types><type name=\"Good\"/></is-types>", QStringLiteral("t.xml")));
     QVERIFY(r.contains(QStringLiteral("Good")));
 }
 
@@ -242,11 +246,9 @@ void TestIsTypes::vectorOfOwnTypeIsAllowed()
 {
     TypeRegistry r;
     QString error;
-    QVERIFY2(
-        r.loadXml("<is-types><type name=\"Tree\"><attribute name=\"children\" type=\"Tree\" vector=\"true\"/>"
+    QVERIFY_OK(r.loadXml("<is-types><type name=\"Tree\"><attribute name=\"children\" type=\"Tree\" vector=\"true\"/>"
                   "</type></is-types>",
-                  QStringLiteral("t.xml"), &error),
-        qPrintable(error));
+                  QStringLiteral("t.xml")));
     const AttributeInfo a = r.type(QStringLiteral("Tree")).allAttributes().first();
     QCOMPARE(a.type(), BasicType::Object);
     QVERIFY(a.isVector());
@@ -258,14 +260,13 @@ void TestIsTypes::derivedAttributesComeAfterBase()
     TypeRegistry r;
     QString error;
     // Declared derived-first on purpose: order within a batch does not matter.
-    QVERIFY2(r.loadXml("<is-types>"
+    QVERIFY_OK(r.loadXml("<is-types>"
                        "<type name=\"C\" base=\"B\"><attribute name=\"c\" type=\"u8\"/></type>"
                        "<type name=\"B\" base=\"A\"><attribute name=\"b1\" type=\"u8\"/>"
                        "<attribute name=\"b2\" type=\"u8\"/></type>"
                        "<type name=\"A\"><attribute name=\"a\" type=\"u8\"/></type>"
                        "</is-types>",
-                       QStringLiteral("t.xml"), &error),
-             qPrintable(error));
+                       QStringLiteral("t.xml")));
     QCOMPARE(names(r.type(QStringLiteral("C")).allAttributes()), QStringList({"a", "b1", "b2", "c"}));
     QCOMPARE(names(r.type(QStringLiteral("C")).attributes()), QStringList({"c"}));
     QCOMPARE(names(r.type(QStringLiteral("B")).allAttributes()), QStringList({"a", "b1", "b2"}));
@@ -279,21 +280,21 @@ void TestIsTypes::loadFileReportsFileName()
     QVERIFY(writeFile(path, "<is-types>\n<type name=\"X\">\n<attribute name=\"a\" type=\"u33\"/>\n</type>\n"
                             "</is-types>\n"));
     TypeRegistry r;
-    QString error;
-    QVERIFY(!r.loadFile(path, &error));
-    QCOMPARE(error, QStringLiteral("bad.xml:3: unknown attribute type 'u33' in type 'X'"));
-    QVERIFY2(r.loadFile(ResourceDir + QStringLiteral("/runcontrol.xml"), &error), qPrintable(error));
+    QCOMPARE(r.loadFile(path),
+             Status(Status::Code::UnknownType, QStringLiteral("bad.xml:3: unknown attribute type 'u33' in type 'X'")));
+    QVERIFY_OK(r.loadFile(ResourceDir + QStringLiteral("/runcontrol.xml")));
     QVERIFY(r.contains(QStringLiteral("RunInfo")));
 }
 
 void TestIsTypes::loadMissingFileOrDirectory()
 {
     TypeRegistry r;
-    QString error;
-    QVERIFY(!r.loadFile(QStringLiteral("/nonexistent/types.xml"), &error));
-    QVERIFY2(error.startsWith(QLatin1String("/nonexistent/types.xml: cannot read")), qPrintable(error));
-    QVERIFY(!r.loadDirectory(QStringLiteral("/nonexistent"), &error));
-    QCOMPARE(error, QStringLiteral("/nonexistent: no such directory"));
+    const Status file = r.loadFile(QStringLiteral("/nonexistent/types.xml"));
+    QCOMPARE(file.code(), Status::Code::StorageError);
+    QVERIFY2(file.message().startsWith(QLatin1String("/nonexistent/types.xml: cannot read")),
+             qPrintable(file.message()));
+    QCOMPARE(r.loadDirectory(QStringLiteral("/nonexistent")),
+             Status(Status::Code::StorageError, QStringLiteral("/nonexistent: no such directory")));
 }
 
 void TestIsTypes::directoryLoadIsAllOrNothing()
@@ -305,14 +306,14 @@ void TestIsTypes::directoryLoadIsAllOrNothing()
                       "<is-types>\n<type name=\"B\" base=\"Z\"/></is-types>"));
     QVERIFY(writeFile(dir.filePath(QStringLiteral("notes.txt")), "<not xml"));
     TypeRegistry r;
-    QString error;
-    QVERIFY(!r.loadDirectory(dir.path(), &error));
-    QCOMPARE(error, QStringLiteral("b.xml:2: unknown base type 'Z' of type 'B'"));
+    QCOMPARE(r.loadDirectory(dir.path()),
+             Status(Status::Code::UnknownType, QStringLiteral("b.xml:2: unknown base type 'Z' of type 'B'")));
     QVERIFY(!r.contains(QStringLiteral("A")));
     // A malformed file also stops the whole directory.
     QVERIFY(writeFile(dir.filePath(QStringLiteral("b.xml")), "<is-types>"));
-    QVERIFY(!r.loadDirectory(dir.path(), &error));
-    QVERIFY2(error.startsWith(QLatin1String("b.xml:1: malformed XML")), qPrintable(error));
+    const Status malformed = r.loadDirectory(dir.path());
+    QCOMPARE(malformed.code(), Status::Code::BadRequest);
+    QVERIFY2(malformed.message().startsWith(QLatin1String("b.xml:1: malformed XML")), qPrintable(malformed.message()));
     QVERIFY(!r.contains(QStringLiteral("A")));
 }
 
@@ -328,7 +329,7 @@ void TestIsTypes::directoryLoadResolvesAcrossFiles()
                       "<type name=\"Nested\"><attribute name=\"y\" type=\"time\"/></type></is-types>"));
     TypeRegistry r;
     QString error;
-    QVERIFY2(r.loadDirectory(dir.path(), &error), qPrintable(error));
+    QVERIFY_OK(r.loadDirectory(dir.path()));
     QCOMPARE(names(r.type(QStringLiteral("Derived")).allAttributes()), QStringList({"x", "n"}));
 }
 
@@ -370,17 +371,17 @@ void TestIsTypes::runtimeDeclaration()
     QFETCH(TypeInfo, type);
     QFETCH(QString, expected);
     TypeRegistry r;
-    QString error;
-    const bool ok = r.declareType(type, &error);
+    const Status declared = r.declareType(type);
     if (expected.isEmpty()) {
-        QVERIFY2(ok, qPrintable(error));
+        QVERIFY_OK(declared);
         const TypeInfo stored = r.type(type.name());
         QCOMPARE(stored.attributes(), type.attributes());
         QCOMPARE(stored.description(), type.description());
         QVERIFY(stored.allAttributes().size() >= type.attributes().size());
     } else {
-        QVERIFY(!ok);
-        QCOMPARE(error, expected);
+        QCOMPARE(declared.code(), expected.startsWith(QLatin1String("unknown")) ? Status::Code::UnknownType
+                                                                                : Status::Code::BadRequest);
+        QCOMPARE(declared.message(), expected);
         QCOMPARE(r.typeNames(), QStringList({"Histogram1D", "Histogram2D"}));
     }
 }
@@ -413,7 +414,7 @@ void TestIsTypes::inheritanceQueries()
     QFETCH(bool, expected);
     TypeRegistry r;
     QString error;
-    QVERIFY2(r.loadDirectory(ResourceDir, &error), qPrintable(error));
+    QVERIFY_OK(r.loadDirectory(ResourceDir));
     QCOMPARE(r.isSameOrDerived(type, base), expected);
 }
 
@@ -421,11 +422,9 @@ void TestIsTypes::subtypesAreTransitive()
 {
     TypeRegistry r;
     QString error;
-    QVERIFY2(
-        r.loadXml("<is-types><type name=\"A\"/><type name=\"B\" base=\"A\"/><type name=\"C\" base=\"B\"/>"
+    QVERIFY_OK(r.loadXml("<is-types><type name=\"A\"/><type name=\"B\" base=\"A\"/><type name=\"C\" base=\"B\"/>"
                   "<type name=\"D\" base=\"A\"/><type name=\"E\"/></is-types>",
-                  QStringLiteral("t.xml"), &error),
-        qPrintable(error));
+                  QStringLiteral("t.xml")));
     QCOMPARE(r.subtypesOf(QStringLiteral("A")), QStringList({"B", "C", "D"}));
     QCOMPARE(r.subtypesOf(QStringLiteral("B")), QStringList({"C"}));
     QCOMPARE(r.subtypesOf(QStringLiteral("C")), QStringList());
@@ -467,7 +466,7 @@ void TestIsTypes::concurrentReadersDuringDeclarations()
         TypeInfo t(QStringLiteral("T%1").arg(i), {}, i > 0 ? QStringLiteral("T%1").arg(i - 1) : QString());
         t.addAttribute(AttributeInfo(QStringLiteral("a%1").arg(i), BasicType::U32));
         QString error;
-        QVERIFY2(r.declareType(t, &error), qPrintable(error));
+        QVERIFY_OK(r.declareType(t));
     }
     joinReaders.dismiss();
     stop = true;
@@ -482,14 +481,13 @@ void TestIsTypes::expectedIntervalFromXml()
 {
     TypeRegistry r;
     QString error;
-    QVERIFY2(r.loadXml("<is-types>\n"
+    QVERIFY_OK(r.loadXml("<is-types>\n"
                        "<type name=\"Base\" expected_interval_s=\"2.5\"/>\n"
                        "<type name=\"Inherits\" base=\"Base\"/>\n"
                        "<type name=\"Own\" base=\"Inherits\" expected_interval_s=\"10\"/>\n"
                        "<type name=\"None\"/>\n"
                        "</is-types>\n",
-                       QStringLiteral("t.xml"), &error),
-             qPrintable(error));
+                       QStringLiteral("t.xml")));
     QCOMPARE(r.type(QStringLiteral("Base")).expectedIntervalS(), 2.5);
     QCOMPARE(r.type(QStringLiteral("Inherits")).expectedIntervalS(), 0.0); // its own: none
     QCOMPARE(r.expectedIntervalS(QStringLiteral("Inherits")), 2.5);        // the one that applies
@@ -499,7 +497,7 @@ void TestIsTypes::expectedIntervalFromXml()
     QCOMPARE(r.expectedIntervalS(QStringLiteral("Unknown")), 0.0);
     // The shipped process statistics are expected every 5 s, and so are their subtypes.
     TypeRegistry shipped;
-    QVERIFY2(shipped.loadDirectory(ResourceDir, &error), qPrintable(error));
+    QVERIFY_OK(shipped.loadDirectory(ResourceDir));
     QCOMPARE(shipped.expectedIntervalS(QStringLiteral("ReadoutStats")), 5.0);
     QCOMPARE(shipped.expectedIntervalS(QStringLiteral("RunInfo")), 0.0);
 }
@@ -511,20 +509,20 @@ void TestIsTypes::expectedIntervalThroughJson()
     TypeInfo t(QStringLiteral("Beat"));
     t.addAttribute(AttributeInfo(QStringLiteral("n"), BasicType::U32));
     t.setExpectedIntervalS(1);
-    QVERIFY(r.declareType(t));
+    QVERIFY_OK(r.declareType(t));
     const QJsonObject json = typeToJson(r.type(QStringLiteral("Beat")));
     QCOMPARE(json.value(QLatin1String("expected_interval_s")).toDouble(), 1.0);
     QVERIFY(
         !typeToJson(r.type(QStringLiteral("Histogram1D"))).contains(QLatin1String("expected_interval_s")));
     QList<TypeInfo> back;
-    QString error;
-    QVERIFY2(typesFromJson(QJsonArray{json}, &back, &error), qPrintable(error));
+    QVERIFY_OK(typesFromJson(QJsonArray{json}, &back));
     QCOMPARE(back.size(), 1);
     QCOMPARE(back.first().expectedIntervalS(), 1.0);
     QJsonObject bad = json;
     bad.insert(QStringLiteral("expected_interval_s"), QStringLiteral("1"));
-    QVERIFY(!typesFromJson(QJsonArray{bad}, &back, &error));
-    QVERIFY2(error.contains(QLatin1String("expected_interval_s")), qPrintable(error));
+    const Status refused = typesFromJson(QJsonArray{bad}, &back);
+    QCOMPARE(refused.code(), Status::Code::BadRequest);
+    QVERIFY2(refused.message().contains(QLatin1String("expected_interval_s")), qPrintable(refused.message()));
 }
 
 QTEST_GUILESS_MAIN(TestIsTypes)

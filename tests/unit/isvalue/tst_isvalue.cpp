@@ -1,6 +1,7 @@
 // Unit tests of IS values: typed and generic access, reading a derived object as its base type,
 // the binary codec (round trips, hostile input, a little fuzzing) and the JSON view
 // (libdialog/include/dialog/is/object.h, codec.h).
+#include "statuscheck.h"
 #include "dialog/is/codec.h"
 #include "dialog/is/typeregistry.h"
 
@@ -12,6 +13,7 @@
 Q_DECLARE_METATYPE(dialog::is::Value)
 
 using namespace dialog::is;
+using dialog::Status;
 
 namespace {
 
@@ -84,47 +86,47 @@ private:
 void TestIsValue::initTestCase()
 {
     QString error;
-    QVERIFY2(m_registry.loadDirectory(ResourceDir, &error), qPrintable(error));
-    QVERIFY2(m_registry.loadXml(AllTypesXml, QStringLiteral("alltypes.xml"), &error), qPrintable(error));
+    QVERIFY_OK(m_registry.loadDirectory(ResourceDir));
+    QVERIFY_OK(m_registry.loadXml(AllTypesXml, QStringLiteral("alltypes.xml")));
 }
 
 Object TestIsValue::allTypes() const
 {
     Object o = Object::create(m_registry, QStringLiteral("AllTypes"));
     bool ok = o.isValid();
-    ok &= o.set("b", true);
-    ok &= o.set("i8", qint8(-128));
-    ok &= o.set("u8", quint8(255));
-    ok &= o.set("i16", qint16(-32768));
-    ok &= o.set("u16", quint16(65535));
-    ok &= o.set("i32", std::numeric_limits<qint32>::min());
-    ok &= o.set("u32", std::numeric_limits<quint32>::max());
-    ok &= o.set("i64", std::numeric_limits<qint64>::min());
-    ok &= o.set("u64", std::numeric_limits<quint64>::max());
-    ok &= o.set("f", -1.5f);
-    ok &= o.set("d", std::numeric_limits<double>::infinity());
-    ok &= o.set("s", QStringLiteral("Grüße, 世界"));
-    ok &= o.set("t", Time(-1));
-    ok &= o.set("vb", QList<bool>{true, false, true});
-    ok &= o.set("vi8", limits<qint8>());
-    ok &= o.set("vu8", limits<quint8>());
-    ok &= o.set("vi16", limits<qint16>());
-    ok &= o.set("vu16", limits<quint16>());
-    ok &= o.set("vi32", limits<qint32>());
-    ok &= o.set("vu32", limits<quint32>());
-    ok &= o.set("vi64", limits<qint64>());
-    ok &= o.set("vu64", limits<quint64>());
-    ok &= o.set("vf", QList<float>{0.25f, -3e38f});
-    ok &= o.set("vd", QList<double>{1e-300, -0.0, 42.0});
-    ok &= o.set("vs", QStringList{QString(), QStringLiteral("x"), QString(300, QLatin1Char('y'))});
-    ok &= o.set("vt", QList<Time>{Time(0), Time(1700000000123456)});
+    ok &= o.set("b", true).isOk();
+    ok &= o.set("i8", qint8(-128)).isOk();
+    ok &= o.set("u8", quint8(255)).isOk();
+    ok &= o.set("i16", qint16(-32768)).isOk();
+    ok &= o.set("u16", quint16(65535)).isOk();
+    ok &= o.set("i32", std::numeric_limits<qint32>::min()).isOk();
+    ok &= o.set("u32", std::numeric_limits<quint32>::max()).isOk();
+    ok &= o.set("i64", std::numeric_limits<qint64>::min()).isOk();
+    ok &= o.set("u64", std::numeric_limits<quint64>::max()).isOk();
+    ok &= o.set("f", -1.5f).isOk();
+    ok &= o.set("d", std::numeric_limits<double>::infinity()).isOk();
+    ok &= o.set("s", QStringLiteral("Grüße, 世界")).isOk();
+    ok &= o.set("t", Time(-1)).isOk();
+    ok &= o.set("vb", QList<bool>{true, false, true}).isOk();
+    ok &= o.set("vi8", limits<qint8>()).isOk();
+    ok &= o.set("vu8", limits<quint8>()).isOk();
+    ok &= o.set("vi16", limits<qint16>()).isOk();
+    ok &= o.set("vu16", limits<quint16>()).isOk();
+    ok &= o.set("vi32", limits<qint32>()).isOk();
+    ok &= o.set("vu32", limits<quint32>()).isOk();
+    ok &= o.set("vi64", limits<qint64>()).isOk();
+    ok &= o.set("vu64", limits<quint64>()).isOk();
+    ok &= o.set("vf", QList<float>{0.25f, -3e38f}).isOk();
+    ok &= o.set("vd", QList<double>{1e-300, -0.0, 42.0}).isOk();
+    ok &= o.set("vs", QStringList{QString(), QStringLiteral("x"), QString(300, QLatin1Char('y'))}).isOk();
+    ok &= o.set("vt", QList<Time>{Time(0), Time(1700000000123456)}).isOk();
     Object h1 = Object::create(m_registry, QStringLiteral("Histogram1D"));
-    ok &= h1.set("title", QStringLiteral("event size"));
-    ok &= h1.set("contents", QList<double>{1, 2, 3});
-    ok &= o.set("h1", h1);
+    ok &= h1.set("title", QStringLiteral("event size")).isOk();
+    ok &= h1.set("contents", QList<double>{1, 2, 3}).isOk();
+    ok &= o.set("h1", h1).isOk();
     Object h2 = Object::create(m_registry, QStringLiteral("Histogram2D"));
-    ok &= h2.set("yBins", quint32(2));
-    ok &= o.set("h2s", QList<Object>{h2, Object::create(m_registry, QStringLiteral("Histogram2D"))});
+    ok &= h2.set("yBins", quint32(2)).isOk();
+    ok &= o.set("h2s", QList<Object>{h2, Object::create(m_registry, QStringLiteral("Histogram2D"))}).isOk();
     return ok ? o : Object();
 }
 
@@ -138,9 +140,9 @@ Object TestIsValue::tree(int depth) const
 
 void TestIsValue::defaults()
 {
-    QString error;
-    const Object run = Object::create(m_registry, QStringLiteral("RunInfo"), &error);
-    QVERIFY2(run.isValid(), qPrintable(error));
+    Object run;
+    QVERIFY_OK(Object::create(m_registry, QStringLiteral("RunInfo"), &run));
+    QVERIFY(run.isValid());
     QCOMPARE(run.typeName(), QStringLiteral("RunInfo"));
     QCOMPARE(run.attributeCount(), 5);
     QCOMPARE(run.get<quint32>("runNumber"), 0u);
@@ -152,19 +154,22 @@ void TestIsValue::defaults()
     QCOMPARE(histo.typeName(), QStringLiteral("Histogram1D"));
     QCOMPARE(histo.get<quint64>("entries"), 0ull);
 
-    QVERIFY(!Object::create(m_registry, QStringLiteral("Nope"), &error).isValid());
-    QCOMPARE(error, QStringLiteral("unknown type 'Nope'"));
+    Object nope = run;
+    QCOMPARE(Object::create(m_registry, QStringLiteral("Nope"), &nope),
+             Status(Status::Code::UnknownType, QStringLiteral("unknown type 'Nope'")));
+    QCOMPARE(nope, run); // untouched
+    QVERIFY(!Object::create(m_registry, QStringLiteral("Nope")).isValid());
 }
 
 void TestIsValue::getSetByNameAndIndex()
 {
     Object run = Object::create(m_registry, QStringLiteral("RunInfo"));
     QString error;
-    QVERIFY2(run.set("runNumber", quint32(4711), &error), qPrintable(error));
-    QVERIFY(run.set("state", "Running"));
+    QVERIFY_OK(run.set("runNumber", quint32(4711)));
+    QVERIFY_OK(run.set("state", "Running"));
     QCOMPARE(run.get<quint32>("runNumber"), 4711u);
     QCOMPARE(run.get<quint32>(0), 4711u);
-    QVERIFY(run.set(3, quint32(60)));
+    QVERIFY_OK(run.set(3, quint32(60)));
     QCOMPARE(run.get<quint32>("activeTime"), 60u);
     bool ok = false;
     QCOMPARE(run.get<QString>(4, &ok), QStringLiteral("Running"));
@@ -174,7 +179,7 @@ void TestIsValue::getSetByNameAndIndex()
 
     // Copies are independent (implicit sharing detaches on write).
     Object copy = run;
-    QVERIFY(copy.set("runNumber", quint32(1)));
+    QVERIFY_OK(copy.set("runNumber", quint32(1)));
     QCOMPARE(run.get<quint32>("runNumber"), 4711u);
     QVERIFY(copy != run);
 }
@@ -215,9 +220,7 @@ void TestIsValue::wrongAccess()
     if (attribute == QLatin1String("runNumber"))
         o = Object::create(m_registry, QStringLiteral("RunInfo"));
     const Object before = o;
-    QString error;
-    QVERIFY(!o.setValue(attribute, value, &error));
-    QCOMPARE(error, expected);
+    QCOMPARE(o.setValue(attribute, value), Status(Status::Code::InvalidObject, expected));
     QCOMPARE(o, before);
 }
 
@@ -233,22 +236,24 @@ void TestIsValue::invalidObjectNeverCrashes()
     ok = true;
     run.get<quint32>(99, &ok);
     QVERIFY(!ok);
-    QString error;
-    QVERIFY(!run.set(-1, quint32(1), &error));
-    QCOMPARE(error, QStringLiteral("attribute index -1 out of range for type 'RunInfo' (5 attributes)"));
-    QVERIFY(!run.set(5, quint32(1), &error));
-    QVERIFY(!run.set("nope", quint32(1), &error));
-    QCOMPARE(error, QStringLiteral("no attribute 'nope' in type 'RunInfo'"));
+    QCOMPARE(run.set(-1, quint32(1)),
+             Status(Status::Code::InvalidObject,
+                    QStringLiteral("attribute index -1 out of range for type 'RunInfo' (5 attributes)")));
+    QVERIFY(!run.set(5, quint32(1)).isOk());
+    QCOMPARE(run.set("nope", quint32(1)),
+             Status(Status::Code::InvalidObject, QStringLiteral("no attribute 'nope' in type 'RunInfo'")));
     QVERIFY(!run.variant(7).isValid());
 
     Object invalid;
     QVERIFY(!invalid.isValid());
     QCOMPARE(invalid.attributeCount(), 0);
-    QVERIFY(!invalid.set(0, quint32(1), &error));
-    QVERIFY(!invalid.setVariant(0, 1, &error));
+    QVERIFY(!invalid.set(0, quint32(1)).isOk());
+    QVERIFY(!invalid.setVariant(0, 1).isOk());
     QCOMPARE(invalid.get<quint32>(0, &ok), 0u);
     QVERIFY(!ok);
-    QVERIFY(!invalid.asBase(m_registry, QStringLiteral("RunInfo"), &error).isValid());
+    Object none;
+    QCOMPARE(invalid.asBase(m_registry, QStringLiteral("RunInfo"), &none).code(), Status::Code::TypeMismatch);
+    QVERIFY(!none.isValid());
 }
 
 void TestIsValue::variantAccess_data()
@@ -312,12 +317,13 @@ void TestIsValue::variantAccess()
     Object o =
         Object::create(m_registry, run ? QStringLiteral("RunCtrlState") : QStringLiteral("ReadoutStats"));
     const Object before = o;
-    QString error;
-    QCOMPARE(o.setVariant(attribute, input, &error), accepted);
+    const Status set = o.setVariant(attribute, input);
+    QCOMPARE(set.isOk(), accepted);
     if (accepted) {
         QCOMPARE(o.variant(attribute), stored);
     } else {
-        QVERIFY(!error.isEmpty());
+        QCOMPARE(set.code(), Status::Code::InvalidObject);
+        QVERIFY(!set.message().isEmpty());
         QCOMPARE(o, before);
     }
 }
@@ -325,12 +331,11 @@ void TestIsValue::variantAccess()
 void TestIsValue::derivedAsBase()
 {
     Object readout = Object::create(m_registry, QStringLiteral("ReadoutStats"));
-    QVERIFY(readout.set("host", "pc-tdq-01"));
-    QVERIFY(readout.set("pid", qint64(1234)));
-    QVERIFY(readout.set("events", quint64(99)));
-    QString error;
-    const Object base = readout.asBase(m_registry, QStringLiteral("ProcessStats"), &error);
-    QVERIFY2(base.isValid(), qPrintable(error));
+    QVERIFY_OK(readout.set("host", "pc-tdq-01"));
+    QVERIFY_OK(readout.set("pid", qint64(1234)));
+    QVERIFY_OK(readout.set("events", quint64(99)));
+    Object base;
+    QVERIFY_OK(readout.asBase(m_registry, QStringLiteral("ProcessStats"), &base));
     QCOMPARE(base.typeName(), QStringLiteral("ProcessStats"));
     QCOMPARE(base.attributes(), m_registry.type(QStringLiteral("ProcessStats")).allAttributes());
     QCOMPARE(base.get<QString>("host"), QStringLiteral("pc-tdq-01"));
@@ -341,10 +346,16 @@ void TestIsValue::derivedAsBase()
     QVERIFY2(decode(encode(base), m_registry, decoded).isOk(), "decode failed");
     QCOMPARE(decoded, base);
 
-    QCOMPARE(readout.asBase(m_registry, QStringLiteral("ReadoutStats")), readout);
-    QVERIFY(!readout.asBase(m_registry, QStringLiteral("RunInfo"), &error).isValid());
-    QCOMPARE(error, QStringLiteral("type 'ReadoutStats' is not 'RunInfo' nor derived from it"));
-    QVERIFY(!base.asBase(m_registry, QStringLiteral("ReadoutStats"), &error).isValid());
+    Object same;
+    QVERIFY_OK(readout.asBase(m_registry, QStringLiteral("ReadoutStats"), &same));
+    QCOMPARE(same, readout);
+    Object other;
+    QCOMPARE(readout.asBase(m_registry, QStringLiteral("RunInfo"), &other),
+             Status(Status::Code::TypeMismatch,
+                    QStringLiteral("type 'ReadoutStats' is not 'RunInfo' nor derived from it")));
+    QCOMPARE(base.asBase(m_registry, QStringLiteral("ReadoutStats"), &other).code(), Status::Code::TypeMismatch);
+    QCOMPARE(readout.asBase(m_registry, QStringLiteral("Nope"), &other).code(), Status::Code::UnknownType);
+    QVERIFY(!other.isValid());
 }
 
 void TestIsValue::decodedObjectCarriesItsBytes()
@@ -357,7 +368,7 @@ void TestIsValue::decodedObjectCarriesItsBytes()
     const Object copy = decoded;
     QVERIFY(encode(copy).isSharedWith(bytes));
     // A change drops them: the changed object is encoded afresh, the copy keeps the old bytes.
-    QVERIFY(decoded.set("u8", quint8(7)));
+    QVERIFY_OK(decoded.set("u8", quint8(7)));
     const QByteArray changed = encode(decoded);
     QVERIFY(!changed.isSharedWith(bytes));
     QVERIFY(changed != bytes);
@@ -398,11 +409,11 @@ void TestIsValue::roundTripAllTypes()
 void TestIsValue::roundTripHistograms()
 {
     Object h2 = Object::create(m_registry, QStringLiteral("Histogram2D"));
-    QVERIFY(h2.set("title", "hit map"));
-    QVERIFY(h2.set("xBins", quint32(3)));
-    QVERIFY(h2.set("yBins", quint32(2)));
-    QVERIFY(h2.set("contents", QList<double>{1, 2, 3, 4, 5, 6}));
-    QVERIFY(h2.set("entries", quint64(21)));
+    QVERIFY_OK(h2.set("title", "hit map"));
+    QVERIFY_OK(h2.set("xBins", quint32(3)));
+    QVERIFY_OK(h2.set("yBins", quint32(2)));
+    QVERIFY_OK(h2.set("contents", QList<double>{1, 2, 3, 4, 5, 6}));
+    QVERIFY_OK(h2.set("entries", quint64(21)));
     Object decoded;
     QString error;
     QVERIFY2(decode(encode(h2), m_registry, decoded).isOk(), "decode failed");
@@ -558,8 +569,8 @@ void TestIsValue::json()
     QCOMPARE(j.size(), allTypes().attributeCount());
 
     Object r = Object::create(m_registry, QStringLiteral("ProcessStats"));
-    QVERIFY(r.set("memoryBytes", quint64(1) << 53));
-    QVERIFY(r.set("pid", -(qint64(1) << 53) - 1));
+    QVERIFY_OK(r.set("memoryBytes", quint64(1) << 53));
+    QVERIFY_OK(r.set("pid", -(qint64(1) << 53) - 1));
     const QJsonObject p = toJson(r);
     QCOMPARE(p.value("memoryBytes"), QJsonValue(9007199254740992.0));
     QCOMPARE(p.value("pid"), QJsonValue(QStringLiteral("-9007199254740993")));

@@ -3,6 +3,7 @@
 // object codec (dialog/is/codec.h) and the notification records (is/protocol_p.h). Every
 // `check KEY VALUE` line of a ```dialog-example block must hold, so the document cannot drift
 // from the code.
+#include "statuscheck.h"
 #include "control_p.h"
 #include "dialog/is/codec.h"
 #include "dialog/is/typeregistry.h"
@@ -159,7 +160,11 @@ bool addRecords(Fields &f, QByteArrayView batch, const dialog::is::TypeRegistry 
     qsizetype pos = 0;
     dialog::is::protocol::RecordView r;
     int n = 0;
-    while (dialog::is::protocol::nextRecord(batch, pos, r, error)) {
+    while (pos < batch.size()) {
+        if (const dialog::Status read = dialog::is::protocol::nextRecord(batch, pos, r); !read.isOk()) {
+            *error = read.message();
+            return false;
+        }
         const QString p = QStringLiteral("records[%1].").arg(n++);
         f.insert(p + QStringLiteral("kind"), num(r.kind));
         f.insert(p + QStringLiteral("name"), QString::fromUtf8(batch.sliced(r.nameOffset, r.nameLength)));
@@ -383,8 +388,7 @@ void TestProtocolDoc::initTestCase()
     QVERIFY2(!cur, "unterminated dialog-example block");
     QVERIFY2(m_examples.size() >= 20, qPrintable(QStringLiteral("only %1 examples").arg(m_examples.size())));
     QString error;
-    QVERIFY2(m_types.loadDirectory(QStringLiteral(DIALOG_SOURCE_DIR "/resources/is-types"), &error),
-             qPrintable(error));
+    QVERIFY_OK(m_types.loadDirectory(QStringLiteral(DIALOG_SOURCE_DIR "/resources/is-types")));
 }
 
 void TestProtocolDoc::examples_data()

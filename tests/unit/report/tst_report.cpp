@@ -1,5 +1,6 @@
 // The reporting queue without network: bounds, drop counting and its report, collapsing of
 // repeated messages, sequence order; and the record codec.
+#include "statuscheck.h"
 #include "reportqueue_p.h"
 
 #include <QCborArray>
@@ -186,10 +187,10 @@ private Q_SLOTS:
         r.values = {{QStringLiteral("k"), 3}, {QStringLiteral("s"), QStringLiteral("v")}};
         r.sequence = 5;
         r.id = 11;
-        const auto back = decodeRecords(encodeRecords({r, record(QStringLiteral("b"))}));
-        QVERIFY(back);
-        QCOMPARE(back->size(), 2);
-        QCOMPARE(back->at(0), r);
+        QList<LogRecord> back;
+        QVERIFY(decodeRecords(encodeRecords({r, record(QStringLiteral("b"))}), &back).isOk());
+        QCOMPARE(back.size(), 2);
+        QCOMPARE(back.at(0), r);
     }
 
     void recordsAreStandardCborOfEveryLength()
@@ -207,9 +208,9 @@ private Q_SLOTS:
             records << r;
         }
         const QByteArray data = encodeRecords(records);
-        const auto back = decodeRecords(data);
-        QVERIFY(back);
-        QCOMPARE(*back, records);
+        QList<LogRecord> back;
+        QVERIFY(decodeRecords(data, &back).isOk());
+        QCOMPARE(back, records);
         QCborParserError e;
         const QCborValue tree = QCborValue::fromCbor(data, &e);
         QCOMPARE(e.error, QCborError::NoError);
@@ -222,21 +223,25 @@ private Q_SLOTS:
 
     void malformedRecordsAreRefused()
     {
-        QString error;
-        QVERIFY(!decodeRecords(QByteArray("\xff\x00garbage", 9), &error));
-        QVERIFY(!error.isEmpty());
-        QVERIFY(!decodeRecords(QByteArray("\x81\x01", 2), &error)); // [1]: not a map
+        const auto refused = [](const QByteArray &data) { // BadRequest, the output untouched
+            QList<LogRecord> out{LogRecord()};
+            const Status s = decodeRecords(data, &out);
+            return s.code() == Status::Code::BadRequest && !s.message().isEmpty() && out.size() == 1 ? s
+                                                                                                   : Status();
+        };
+        QVERIFY(!refused(QByteArray("\xff\x00garbage", 9)).isOk());
+        QVERIFY(!refused(QByteArray("\x81\x01", 2)).isOk()); // [1]: not a map
         // [{"x": a text string claiming 2^40 bytes}]: refused, nothing allocated for it.
-        QVERIFY(!decodeRecords(QByteArray("\x81\xa1\x61x\x7b\x00\x00\x01\x00\x00\x00\x00\x00", 13), &error));
-        QVERIFY2(error.contains(QLatin1String("malformed")), qPrintable(error));
+        const Status huge = refused(QByteArray("\x81\xa1\x61x\x7b\x00\x00\x01\x00\x00\x00\x00\x00", 13));
+        QVERIFY2(huge.message().contains(QLatin1String("malformed")), qPrintable(huge.message()));
         // Truncated in the middle of a record.
         const QByteArray good = encodeRecords({record(QStringLiteral("whole"))});
         for (qsizetype n = 0; n < good.size(); ++n)
-            QVERIFY(!decodeRecords(good.left(n), &error));
-        QVERIFY(!LogQuery::decode(QByteArray("x"), &error));
+            QVERIFY(!refused(good.left(n)).isOk());
         LogQuery q;
+        QCOMPARE(LogQuery::decode(QByteArray("x"), &q).code(), Status::Code::BadRequest);
         q.limit = 0;
-        QVERIFY(!LogQuery::decode(q.encode(), &error));
+        QCOMPARE(LogQuery::decode(q.encode(), &q).code(), Status::Code::BadRequest);
     }
 
     void queryRoundTrip()
@@ -251,7 +256,7 @@ private Q_SLOTS:
         q.limit = 50;
         q.beforeId = 77;
         q.afterId = 3;
-        const auto back = LogQuery::decode(q.encode());
+        const auto back = dialog::test::decode<LogQuery>(q.encode());
         QVERIFY(back);
         QCOMPARE(back->process, q.process);
         QCOMPARE(back->minSeverity, q.minSeverity);

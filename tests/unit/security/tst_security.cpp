@@ -67,8 +67,8 @@ void tst_Security::optionsAndEnvironmentNameTheFiles()
     ClientOptions::addParserOptions(p);
     QVERIFY(p.parse(args));
     ClientOptions parsed = ClientOptions::fromEnvironment();
-    QString error;
-    QVERIFY2(parsed.applyParser(p, &error), qPrintable(error));
+    const dialog::Status st = parsed.applyParser(p);
+    QVERIFY2(st.isOk(), qPrintable(st.toString()));
     QCOMPARE(parsed.secretFile, scanned.secretFile);
     QCOMPARE(parsed.tlsCert, scanned.tlsCert);
     QCOMPARE(parsed.tlsKey, scanned.tlsKey);

@@ -1,5 +1,7 @@
 // The typed snapshots of DIALOG.Directory and DIALOG.Statistics: round trips, the wire names
 // scripts rely on, and malformed input refused with a reason.
+#include "statuscheck.h"
+
 #include "dialog/directory.h"
 
 #include <QJsonArray>
@@ -54,9 +56,10 @@ DirectorySnapshot sample()
 void tst_Snapshot::directoryRoundTrips()
 {
     const DirectorySnapshot d = sample();
-    QString error;
-    const auto back = DirectorySnapshot::fromJson(d.toJson(), &error);
-    QVERIFY2(back, qPrintable(error));
+    DirectorySnapshot read;
+    const dialog::Status s = DirectorySnapshot::fromJson(d.toJson(), &read);
+    QVERIFY2(s.isOk(), qPrintable(s.toString()));
+    const DirectorySnapshot *back = &read;
     QCOMPARE(*back, d);
     QCOMPARE(back->processNames(), QStringList{QStringLiteral("RO1")});
     QVERIFY(back->process(QStringLiteral("RO1")));
@@ -97,11 +100,14 @@ void tst_Snapshot::malformedIsRefused()
 {
     QFETCH(QByteArray, json);
     QFETCH(QString, reason);
-    QString error;
-    QVERIFY(!DirectorySnapshot::fromJson(json, &error));
-    QVERIFY2(error.startsWith(reason), qPrintable(error));
-    QVERIFY(!StatisticsSnapshot::fromJson(json, &error));
-    QVERIFY2(error.startsWith(QStringLiteral("malformed DIALOG.Statistics")), qPrintable(error));
+    DirectorySnapshot d;
+    const dialog::Status dir = DirectorySnapshot::fromJson(json, &d);
+    QCOMPARE(dir.code(), dialog::Status::Code::BadRequest);
+    QVERIFY2(dir.message().startsWith(reason), qPrintable(dir.message()));
+    StatisticsSnapshot s;
+    const dialog::Status stats = StatisticsSnapshot::fromJson(json, &s);
+    QCOMPARE(stats.code(), dialog::Status::Code::BadRequest);
+    QVERIFY2(stats.message().startsWith(QStringLiteral("malformed DIALOG.Statistics")), qPrintable(stats.message()));
 }
 
 namespace {
@@ -132,14 +138,20 @@ DirectorySnapshot large(int processes, int services, int nameBytes)
     return d;
 }
 
+/// What @p a.add(@p message) completes (std::nullopt while pages are missing or for a malformed one).
+std::optional<DirectorySnapshot> take(DirectoryAssembler &a, const QByteArray &message)
+{
+    std::optional<DirectorySnapshot> out;
+    if (const dialog::Status s = a.add(message, &out); !s.isOk())
+        qWarning() << s.toString();
+    return out;
+}
+
 std::optional<DirectorySnapshot> assemble(const QList<QByteArray> &pages, DirectoryAssembler &a)
 {
     std::optional<DirectorySnapshot> out;
     for (qsizetype i = 0; i < pages.size(); ++i) {
-        QString error;
-        out = a.add(pages.at(i), &error);
-        if (!error.isEmpty())
-            qWarning() << error;
+        out = take(a, pages.at(i));
         if (i + 1 < pages.size() && out)
             return std::nullopt; // complete before the last page: wrong
     }
@@ -153,13 +165,13 @@ void tst_Snapshot::smallDirectoryIsOnePage()
     const QList<QByteArray> pages = d.toPages(1 << 20, 7);
     QCOMPARE(pages.size(), 1);
     // A reader that knows nothing of pages reads it as before.
-    QCOMPARE(*DirectorySnapshot::fromJson(pages.first()), d);
+    QCOMPARE(*dialog::test::fromJson<DirectorySnapshot>(pages.first()), d);
     DirectoryAssembler a;
-    const auto back = a.add(pages.first());
+    const auto back = take(a, pages.first());
     QVERIFY(back);
     QCOMPARE(*back, d);
     // A message of a Control Server that does not page is a whole directory.
-    QCOMPARE(*a.add(d.toJson()), d);
+    QCOMPARE(*take(a, d.toJson()), d);
 }
 
 void tst_Snapshot::largeDirectoryComesInPages()
@@ -171,7 +183,7 @@ void tst_Snapshot::largeDirectoryComesInPages()
     QVERIFY2(pages.size() > 3 * 300 * 1000 / limit, qPrintable(QString::number(pages.size())));
     for (const QByteArray &p : pages) {
         QVERIFY2(p.size() <= limit, qPrintable(QString::number(p.size())));
-        QVERIFY(DirectorySnapshot::fromJson(p)); // each page is a valid (partial) snapshot
+        QVERIFY(dialog::test::fromJson<DirectorySnapshot>(p)); // each page is a valid (partial) snapshot
     }
     DirectoryAssembler a;
     const auto back = assemble(pages, a);
@@ -193,17 +205,19 @@ void tst_Snapshot::assemblerSkipsIncompleteGenerations()
     QVERIFY(g1.size() > 2);
     DirectoryAssembler a;
     // Generation 1 breaks off after two pages, generation 2 comes whole: only it is complete.
-    QVERIFY(!a.add(g1.at(0)));
-    QVERIFY(!a.add(g1.at(1)));
+    QVERIFY(!take(a, g1.at(0)));
+    QVERIFY(!take(a, g1.at(1)));
     const auto back = assemble(g2, a);
     QVERIFY(back);
     QCOMPARE(*back, e);
     // A page whose generation's start was missed is not taken for a whole directory.
     for (qsizetype i = 1; i < g1.size(); ++i)
-        QVERIFY(!a.add(g1.at(i)));
-    QString error;
-    QVERIFY(!a.add(R"({"processes":[],"page":3,"pages":2})", &error));
-    QVERIFY2(error.contains(QStringLiteral("page 3 of 2")), qPrintable(error));
+        QVERIFY(!take(a, g1.at(i)));
+    std::optional<DirectorySnapshot> none;
+    const dialog::Status bad = a.add(R"({"processes":[],"page":3,"pages":2})", &none);
+    QCOMPARE(bad.code(), dialog::Status::Code::BadRequest);
+    QVERIFY2(bad.message().contains(QStringLiteral("page 3 of 2")), qPrintable(bad.message()));
+    QVERIFY(!none);
 }
 
 void tst_Snapshot::lostEntryCountsOmittedNames()
@@ -212,7 +226,7 @@ void tst_Snapshot::lostEntryCountsOmittedNames()
     d.lost.first().omittedNames = 1234;
     const QJsonObject l = d.toJsonObject().value(QStringLiteral("lost")).toArray().first().toObject();
     QCOMPARE(l.value(QStringLiteral("omitted")).toInt(), 1234);
-    QCOMPARE(*DirectorySnapshot::fromJson(d.toJson()), d);
+    QCOMPARE(*dialog::test::fromJson<DirectorySnapshot>(d.toJson()), d);
 }
 
 void tst_Snapshot::statisticsRoundTrips()
@@ -233,7 +247,7 @@ void tst_Snapshot::statisticsRoundTrips()
     p.outgoingConnections = 11;
     p.incomingConnections = 12;
     s.processes = {p};
-    const auto back = StatisticsSnapshot::fromJson(s.toJson());
+    const auto back = dialog::test::fromJson<StatisticsSnapshot>(s.toJson());
     QVERIFY(back);
     QCOMPARE(back->timeMs, 99);
     QVERIFY(back->process(QStringLiteral("Reader")));
@@ -243,7 +257,7 @@ void tst_Snapshot::statisticsRoundTrips()
 
 void tst_Snapshot::statisticsClampsNonsense()
 {
-    const auto s = StatisticsSnapshot::fromJson(
+    const auto s = dialog::test::fromJson<StatisticsSnapshot>(
         R"({"processes":[{"name":"X","messages_out":-5,"bytes_in":"many","dropped":2.9}]})");
     QVERIFY(s);
     QCOMPARE(s->processes.size(), 1);

@@ -72,10 +72,12 @@ void tst_StateMachine::transitions()
     QFETCH(State, to);
     StateMachine m = machineIn(from);
     QCOMPARE(m.state(), from);
-    QString reason;
-    QCOMPARE(m.begin(transition, &reason), legal);
-    QCOMPARE(bool(target(from, transition)), legal);
+    const dialog::Status begun = m.begin(transition);
+    const QString reason = begun.message();
+    QCOMPARE(begun.isOk(), legal);
+    QCOMPARE(target(from, transition).isOk(), legal);
     if (!legal) {
+        QCOMPARE(begun.code(), dialog::Status::Code::BadRequest);
         QVERIFY2(reason.contains(QStringLiteral("illegal transition '%1' in state %2")
                                      .arg(transitionName(transition), stateName(from))),
                  qPrintable(reason));
@@ -98,9 +100,9 @@ void tst_StateMachine::transitions()
 void tst_StateMachine::refusedTransitionChangesNothing()
 {
     StateMachine m = machineIn(State::Running);
-    QString reason;
-    QVERIFY(!m.begin(Transition::Configure, &reason));
-    QVERIFY(reason.contains(QLatin1String("legal: pause, stop, reset")));
+    const dialog::Status refused = m.begin(Transition::Configure);
+    QCOMPARE(refused.code(), dialog::Status::Code::BadRequest);
+    QVERIFY(refused.message().contains(QLatin1String("legal: pause, stop, reset")));
     QCOMPARE(m.state(), State::Running);
     QCOMPARE(*m.lastTransition(), Transition::Start);
     QVERIFY(!m.finish()); // nothing pending
@@ -110,11 +112,11 @@ void tst_StateMachine::refusedTransitionChangesNothing()
 void tst_StateMachine::busyRefusesAnotherTransitionButResetAbandonsIt()
 {
     StateMachine m;
-    QVERIFY(m.begin(Transition::Configure));
-    QString reason;
-    QVERIFY(!m.begin(Transition::Configure, &reason));
-    QCOMPARE(reason, QStringLiteral("busy: 'configure' is in progress"));
-    QVERIFY(m.begin(Transition::Reset));
+    QVERIFY(m.begin(Transition::Configure).isOk());
+    const dialog::Status refused = m.begin(Transition::Configure);
+    QCOMPARE(refused.code(), dialog::Status::Code::BadRequest);
+    QCOMPARE(refused.message(), QStringLiteral("busy: 'configure' is in progress"));
+    QVERIFY(m.begin(Transition::Reset).isOk());
     QCOMPARE(*m.pending(), Transition::Reset);
     QVERIFY(m.finish());
     QCOMPARE(m.state(), State::Initial);
@@ -123,14 +125,14 @@ void tst_StateMachine::busyRefusesAnotherTransitionButResetAbandonsIt()
 void tst_StateMachine::failEntersErrorAndOnlyResetLeavesIt()
 {
     StateMachine m = machineIn(State::Configured);
-    QVERIFY(m.begin(Transition::Start));
+    QVERIFY(m.begin(Transition::Start).isOk());
     m.fail(QStringLiteral("RO1: no answer"));
     QCOMPARE(m.state(), State::Error);
     QVERIFY(!m.busy());
     QCOMPARE(m.error(), QStringLiteral("RO1: no answer"));
     QCOMPARE(legalTransitions(State::Error), QList<Transition>{Transition::Reset});
-    QVERIFY(!m.begin(Transition::Stop));
-    QVERIFY(m.begin(Transition::Reset));
+    QVERIFY(!m.begin(Transition::Stop).isOk());
+    QVERIFY(m.begin(Transition::Reset).isOk());
     QVERIFY(m.finish());
     QCOMPARE(m.state(), State::Initial);
     QVERIFY(m.error().isEmpty());

@@ -81,25 +81,25 @@ void tst_StateRecord::slaveStateRoundTrips()
     r.lastTransition = Transition::Pause;
     r.runNumber = 7;
     r.timeMs = 5;
-    QString error;
-    const auto back = StateRecord::fromJson(r.toJson(), &error);
-    QVERIFY2(back, qPrintable(error));
-    QCOMPARE(*back, r);
-    QVERIFY(!back->isMaster());
-    QVERIFY(back->slaves.isEmpty());
+    StateRecord back;
+    const dialog::Status parsed = StateRecord::fromJson(r.toJson(), &back);
+    QVERIFY2(parsed.isOk(), qPrintable(parsed.toString()));
+    QCOMPARE(back, r);
+    QVERIFY(!back.isMaster());
+    QVERIFY(back.slaves.isEmpty());
 }
 
 void tst_StateRecord::masterStateRoundTrips()
 {
     const StateRecord r = master();
-    const auto back = StateRecord::fromJson(r.toJson());
-    QVERIFY(back);
-    QCOMPARE(*back, r);
-    QVERIFY(back->isMaster());
-    QVERIFY(back->slave(QStringLiteral("RO2")));
-    QVERIFY(back->slave(QStringLiteral("RO2"))->lost);
-    QCOMPARE(back->slave(QStringLiteral("FE1"))->transition, std::optional(Transition::Start));
-    QVERIFY(!back->slave(QStringLiteral("nobody")));
+    StateRecord back;
+    QVERIFY(StateRecord::fromJson(r.toJson(), &back).isOk());
+    QCOMPARE(back, r);
+    QVERIFY(back.isMaster());
+    QVERIFY(back.slave(QStringLiteral("RO2")));
+    QVERIFY(back.slave(QStringLiteral("RO2"))->lost);
+    QCOMPARE(back.slave(QStringLiteral("FE1"))->transition, std::optional(Transition::Start));
+    QVERIFY(!back.slave(QStringLiteral("nobody")));
 }
 
 void tst_StateRecord::stateKeepsTheWireNames()
@@ -139,44 +139,48 @@ void tst_StateRecord::badStateIsRefused()
 {
     QFETCH(QByteArray, json);
     QFETCH(QString, reason);
-    QString error;
-    QVERIFY(!StateRecord::fromJson(json, &error));
-    QVERIFY2(error.startsWith(reason), qPrintable(error));
-    QVERIFY(!StateRecord::fromJson(json)); // no error string wanted: no crash
+    StateRecord out;
+    out.process = QStringLiteral("untouched");
+    const dialog::Status s = StateRecord::fromJson(json, &out);
+    QCOMPARE(s.code(), dialog::Status::Code::BadRequest);
+    QVERIFY2(s.message().startsWith(reason), qPrintable(s.message()));
+    QCOMPARE(out.process, QStringLiteral("untouched"));
 }
 
 void tst_StateRecord::unknownKeysAreIgnored()
 {
-    const auto r = StateRecord::fromJson(
-        "{\"state\":\"running\",\"busy\":true,\"future_key\":[1,2],\"run_number\":-5,\"slaves\":7}");
-    QVERIFY(r);
-    QCOMPARE(r->state, State::Running); // state names are case-insensitive
-    QVERIFY(r->busy);
-    QCOMPARE(r->runNumber, 0u);   // out of range: clamped, not wrapped
-    QVERIFY(r->slaves.isEmpty()); // wrong type: nothing
+    StateRecord r;
+    QVERIFY(StateRecord::fromJson(
+                "{\"state\":\"running\",\"busy\":true,\"future_key\":[1,2],\"run_number\":-5,\"slaves\":7}", &r)
+                .isOk());
+    QCOMPARE(r.state, State::Running); // state names are case-insensitive
+    QVERIFY(r.busy);
+    QCOMPARE(r.runNumber, 0u);   // out of range: clamped, not wrapped
+    QVERIFY(r.slaves.isEmpty()); // wrong type: nothing
 }
 
 void tst_StateRecord::logMessageRoundTrips()
 {
     const LogMessage r{123, QStringLiteral("RO1"), Severity::Warning,
                        QStringLiteral("3 new consistency errors")};
-    const auto back = LogMessage::fromJson(r.toJson());
-    QVERIFY(back);
-    QCOMPARE(back->timeMs, r.timeMs);
-    QCOMPARE(back->process, r.process);
-    QCOMPARE(back->severity, r.severity);
-    QCOMPARE(back->text, r.text);
+    LogMessage back;
+    QVERIFY(LogMessage::fromJson(r.toJson(), &back).isOk());
+    QCOMPARE(back.timeMs, r.timeMs);
+    QCOMPARE(back.process, r.process);
+    QCOMPARE(back.severity, r.severity);
+    QCOMPARE(back.text, r.text);
     QCOMPARE(QJsonDocument::fromJson(r.toJson()).object().value(QStringLiteral("severity")).toString(),
              QStringLiteral("warning"));
 }
 
 void tst_StateRecord::badLogMessageIsRefused()
 {
-    QString error;
-    QVERIFY(!LogMessage::fromJson("{\"severity\":\"panic\",\"text\":\"x\"}", &error));
-    QCOMPARE(error, QStringLiteral("unknown severity 'panic'"));
-    QVERIFY(!LogMessage::fromJson("not json", &error));
-    QVERIFY(error.startsWith(QStringLiteral("malformed JSON")));
+    LogMessage m;
+    const dialog::Status panic = LogMessage::fromJson("{\"severity\":\"panic\",\"text\":\"x\"}", &m);
+    QCOMPARE(panic, dialog::Status(dialog::Status::Code::BadRequest, QStringLiteral("unknown severity 'panic'")));
+    const dialog::Status garbage = LogMessage::fromJson("not json", &m);
+    QCOMPARE(garbage.code(), dialog::Status::Code::BadRequest);
+    QVERIFY(garbage.message().startsWith(QStringLiteral("malformed JSON")));
 }
 
 void tst_StateRecord::transitionRequest_data()
@@ -209,16 +213,17 @@ void tst_StateRecord::transitionRequest()
     QFETCH(int, transition);
     QFETCH(quint32, runNumber);
     QFETCH(QString, runTypeOrError);
-    QString error;
-    const auto r = TransitionRequest::fromJson(data, &error);
-    QCOMPARE(bool(r), ok);
+    TransitionRequest r;
+    const dialog::Status s = TransitionRequest::fromJson(data, &r);
+    QCOMPARE(s.isOk(), ok);
     if (!ok) {
-        QVERIFY2(error.startsWith(runTypeOrError), qPrintable(error));
+        QCOMPARE(s.code(), dialog::Status::Code::BadRequest);
+        QVERIFY2(s.message().startsWith(runTypeOrError), qPrintable(s.message()));
         return;
     }
-    QCOMPARE(int(r->transition), transition);
-    QCOMPARE(r->runNumber, runNumber);
-    QCOMPARE(r->runType, runTypeOrError);
+    QCOMPARE(int(r.transition), transition);
+    QCOMPARE(r.runNumber, runNumber);
+    QCOMPARE(r.runType, runTypeOrError);
 }
 
 void tst_StateRecord::transitionRequestRoundTrips()
@@ -227,11 +232,11 @@ void tst_StateRecord::transitionRequestRoundTrips()
     r.transition = Transition::Resume;
     r.runNumber = 77;
     r.runType = QStringLiteral("Cosmics");
-    const auto back = TransitionRequest::fromJson(r.toJson());
-    QVERIFY(back);
-    QCOMPARE(back->transition, r.transition);
-    QCOMPARE(back->runNumber, r.runNumber);
-    QCOMPARE(back->runType, r.runType);
+    TransitionRequest back;
+    QVERIFY(TransitionRequest::fromJson(r.toJson(), &back).isOk());
+    QCOMPARE(back.transition, r.transition);
+    QCOMPARE(back.runNumber, r.runNumber);
+    QCOMPARE(back.runType, r.runType);
 }
 
 QTEST_GUILESS_MAIN(tst_StateRecord)

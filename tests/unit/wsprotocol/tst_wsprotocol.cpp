@@ -1,5 +1,6 @@
 // The web IS WebSocket protocol apart from any socket: criteria messages read into a subscription
 // or refused with the reason a client is sent, and the messages sent back.
+#include "statuscheck.h"
 #include "websocketprotocol.h"
 
 #include "dialog/is/typeregistry.h"
@@ -21,7 +22,7 @@ private slots:
         is::TypeInfo t(QStringLiteral("Rate"));
         t.setAttributes({is::AttributeInfo(QStringLiteral("hz"), is::BasicType::Double)});
         QString error;
-        QVERIFY2(m_types.declareType(t, &error), qPrintable(error));
+        QVERIFY_OK(m_types.declareType(t));
     }
 
     void subscriptionRead()

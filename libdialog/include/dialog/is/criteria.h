@@ -1,5 +1,7 @@
 #pragma once
 
+#include "dialog/status.h"
+
 #include <QJsonObject>
 #include <QString>
 #include <QtGlobal>
@@ -93,9 +95,9 @@ public:
 
     /// {"regex": …, "type": …, "selector": "any|exactly|subtypes|not|not-subtypes", "logic": "and|or"}
     QJsonObject toJson() const;
-    /// Parses what toJson() writes; an invalid Criteria (and the reason in @p error) for a bad selector or
-    /// logic.
-    static Criteria fromJson(const QJsonObject &json, QString *error = nullptr);
+    /// Parses what toJson() writes into @p out (untouched on failure); Status::Code::BadRequest with the
+    /// reason for a bad selector, logic or regular expression.
+    static Status fromJson(const QJsonObject &json, Criteria *out);
     /// Parses a selector name as used in JSON and on command lines; false if unknown.
     static bool parseSelector(const QString &text, TypeSelector &out);
 

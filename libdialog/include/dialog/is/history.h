@@ -123,11 +123,10 @@ public:
     HistoryLimits defaults() const;
     /// Replaces the rules; objects already held keep the limits they were given.
     void setRules(const QList<Rule> &rules);
-    /// Parses a rules file: one rule a line, `name REGEX [count=N] [seconds=S]` or
-    /// `type TYPE [count=N] [seconds=S]` (an omitted bound is the default's), '#' starts a
-    /// comment. False with the line and the reason in @p error.
-    static bool parseRules(const QString &text, const HistoryLimits &defaults, QList<Rule> *rules,
-                           QString *error);
+    /// Parses a rules file into @p rules (untouched on failure): one rule a line,
+    /// `name REGEX [count=N] [seconds=S]` or `type TYPE [count=N] [seconds=S]` (an omitted bound is
+    /// the default's), '#' starts a comment. Status::Code::BadRequest with the line and the reason.
+    static Status parseRules(const QString &text, const HistoryLimits &defaults, QList<Rule> *rules);
     /// The limits an object of that name and type is given.
     HistoryLimits limitsFor(const QString &objectName, const QString &typeName) const;
 

@@ -69,8 +69,9 @@ public:
 
     /// The sync policy given at construction.
     Sync sync() const;
-    /// Opens a new segment, numbered after the newest one present. False with a reason.
-    bool open(QString *error);
+    /// Opens a new segment, numbered after the newest one present. Status::Code::StorageError with
+    /// the file's name and the reason when it cannot be created.
+    Status open();
     /// Whether a segment is open.
     bool isOpen() const;
     /// The number of the open segment (0 before open()).
@@ -81,8 +82,9 @@ public:
     void append(const Change &change);
     /// Whether records were appended and not written yet.
     bool hasPending() const;
-    /// Called once per commitAsync() with its outcome: @p ok, or the reason in @p error.
-    using Done = std::function<void(bool ok, const QString &error)>;
+    /// Called once per commitAsync() with its outcome: Ok, or Status::Code::StorageError with the
+    /// reason (a write or an fdatasync that failed).
+    using Done = std::function<void(const Status &status)>;
     /// Writes the pending records to the segment now; with Sync::Batch the fdatasync runs on the
     /// journal's sync thread (one fdatasync for every commit queued meanwhile: group commit) and
     /// @p done is called in @p context's thread once the records are durable, or failed; with the
@@ -92,14 +94,15 @@ public:
     /// Until every commitAsync() queued so far is synced and its @p done posted.
     void drain();
     /// Writes the pending records to the segment and, by the policy, fdatasyncs it. On failure
-    /// (full disk, I/O error) returns false with the reason: the pending records are dropped, the
-    /// segment is cut back to its last complete record, and the next commit starts a new segment
-    /// if that is not possible.
-    bool commit(QString *error);
-    /// Commits, then continues in a new segment. Returns the number of the segment closed (every
-    /// change appended before the call is in it or an earlier one), or 0 with a reason if no new
-    /// segment could be opened (the journal then continues in the current one).
-    quint64 rotate(QString *error);
+    /// (full disk, I/O error) returns Status::Code::StorageError with the reason: the pending records
+    /// are dropped, the segment is cut back to its last complete record, and the next commit starts
+    /// a new segment if that is not possible.
+    Status commit();
+    /// Commits, then continues in a new segment, setting @p closed (if given) to the number of the
+    /// segment closed (every change appended before the call is in it or an earlier one).
+    /// Status::Code::StorageError with a reason if the commit failed or no new segment could be opened
+    /// (the journal then continues in the current one; @p closed untouched).
+    Status rotate(quint64 *closed = nullptr);
     /// Deletes the segments numbered <= @p segment (never the open one).
     void removeUpTo(quint64 segment);
 

@@ -2,6 +2,7 @@
 
 #include "dialog/is/time.h"
 #include "dialog/is/typeinfo.h"
+#include "dialog/status.h"
 
 #include <QList>
 #include <QSharedDataPointer>
@@ -22,9 +23,10 @@ class Value;
 /// by decode(); an Object() is invalid and has no attributes.
 ///
 /// Access never crashes: an unknown attribute, an index out of range or a value of the wrong
-/// type makes get() return a default-constructed T with *ok = false, and set() return false with
-/// a reason in *error. Types must match exactly (set<quint32> for a u32 attribute; a nested
-/// object must be of exactly the attribute's type). setVariant() converts when no value is lost.
+/// type makes get() return a default-constructed T with *ok = false, and set() return
+/// Status::Code::InvalidObject with the reason (the object unchanged). Types must match exactly
+/// (set<quint32> for a u32 attribute; a nested object must be of exactly the attribute's type).
+/// setVariant() converts when no value is lost.
 class Object
 {
 public:
@@ -38,8 +40,12 @@ public:
     ///@}
     ~Object();
 
-    /// A new object of @p typeName with default values; invalid (and @p error set) if unknown.
-    static Object create(const TypeRegistry &registry, const QString &typeName, QString *error = nullptr);
+    /// A new object of @p typeName with default values into @p out; Status::Code::UnknownType if
+    /// @p registry does not know the type (@p out untouched).
+    static Status create(const TypeRegistry &registry, const QString &typeName, Object *out);
+    /// create() for a type known to be declared: the new object, or an invalid one (isValid() false)
+    /// if the type is unknown.
+    static Object create(const TypeRegistry &registry, const QString &typeName);
 
     /// False for a default-constructed object or one create() could not make.
     bool isValid() const;
@@ -57,10 +63,10 @@ public:
     /// The value of @p attributeName; nullptr when there is no such attribute.
     const Value *value(const QString &attributeName) const { return valueAt(indexOf(attributeName)); }
     ///@{
-    /// Sets an attribute, by index or name, to @p value; false (with @p error) when there is no such
-    /// attribute or the value is not of its type.
-    bool setValue(int index, const Value &value, QString *error = nullptr);
-    bool setValue(const QString &attributeName, const Value &value, QString *error = nullptr);
+    /// Sets an attribute, by index or name, to @p value; Status::Code::InvalidObject (nothing changed)
+    /// when there is no such attribute or the value is not of its type.
+    Status setValue(int index, const Value &value);
+    Status setValue(const QString &attributeName, const Value &value);
     ///@}
 
     ///@{
@@ -73,10 +79,11 @@ public:
         ///@}
     }
     ///@{
-    /// Sets an attribute, by index or name, to @p value of the C++ type of its IS type; false (with @p error)
-    /// when there is no such attribute or it is of another type.
-    template <typename T> bool set(int index, T value, QString *error = nullptr);
-    template <typename T> bool set(const QString &attributeName, T value, QString *error = nullptr);
+    /// Sets an attribute, by index or name, to @p value of the C++ type of its IS type;
+    /// Status::Code::InvalidObject (nothing changed) when there is no such attribute or it is of
+    /// another type.
+    template <typename T> Status set(int index, T value);
+    template <typename T> Status set(const QString &attributeName, T value);
     ///@}
 
     /// Generic access for tools that do not know the type at compile time: scalars as their C++
@@ -84,15 +91,17 @@ public:
     QVariant variant(int index) const;
     /// variant() by attribute name.
     QVariant variant(const QString &attributeName) const { return variant(indexOf(attributeName)); }
-    /// Converts @p value to the attribute's type; fails if it does not fit (range, non-number...).
-    bool setVariant(int index, const QVariant &value, QString *error = nullptr);
+    /// Converts @p value to the attribute's type; Status::Code::InvalidObject (nothing changed) if
+    /// there is no such attribute or the value does not fit (range, non-number...).
+    Status setVariant(int index, const QVariant &value);
     /// setVariant() by attribute name.
-    bool setVariant(const QString &attributeName, const QVariant &value, QString *error = nullptr);
+    Status setVariant(const QString &attributeName, const QVariant &value);
 
-    /// This object read as its base type @p baseName (the IS inheritance rule): the first N
-    /// values, where N is the base's attribute count, under the base's name. Invalid with
-    /// @p error set if the type is not @p baseName nor derived from it.
-    Object asBase(const TypeRegistry &registry, const QString &baseName, QString *error = nullptr) const;
+    /// This object read as its base type @p baseName (the IS inheritance rule) into @p out: the first
+    /// N values, where N is the base's attribute count, under the base's name.
+    /// Status::Code::UnknownType if @p registry does not know @p baseName, TypeMismatch if the type is
+    /// not @p baseName nor derived from it (@p out untouched).
+    Status asBase(const TypeRegistry &registry, const QString &baseName, Object *out) const;
 
     /// Equal when the types and every value are.
     friend bool operator==(const Object &a, const Object &b);
@@ -101,7 +110,7 @@ public:
 
 private:
     friend class ObjectBuilder;
-    QString noAttributeError(const QString &attributeName) const;
+    Status noAttribute(const QString &attributeName) const;
     QSharedDataPointer<ObjectData> d;
 };
 
@@ -169,21 +178,18 @@ template <typename T> T Object::get(int index, bool *ok) const
     return p ? *p : T{};
 }
 
-template <typename T> bool Object::set(int index, T value, QString *error)
+template <typename T> Status Object::set(int index, T value)
 {
     static_assert(Value::isStorable<T> || std::is_same_v<T, const char *>, "not an IS value type");
-    return setValue(index, Value(std::move(value)), error);
+    return setValue(index, Value(std::move(value)));
 }
 
-template <typename T> bool Object::set(const QString &attributeName, T value, QString *error)
+template <typename T> Status Object::set(const QString &attributeName, T value)
 {
     const int index = indexOf(attributeName);
-    if (index < 0) {
-        if (error)
-            *error = noAttributeError(attributeName);
-        return false;
-    }
-    return set<T>(index, std::move(value), error);
+    if (index < 0)
+        return noAttribute(attributeName);
+    return set<T>(index, std::move(value));
 }
 
 } // namespace dialog::is

@@ -74,9 +74,10 @@ struct RecordView
     qint32 valueLength = 0;                                 ///< bytes of the encoded value (0: none)
     qint64 timeUs = 0; ///< the change's time (µs since the epoch), or the count of a Dropped record
 };
-/// Reads the record at @p pos and advances it. False at the end (pos == size) or on a malformed
-/// record (then @p error is set).
-bool nextRecord(QByteArrayView batch, qsizetype &pos, RecordView &out, QString *error);
+/// Reads the record at @p pos into @p out and advances @p pos past it; call while @p pos is less than
+/// the batch's size. A malformed record (or @p pos at the end) is Status::Code::ProtocolError naming
+/// the byte and what is wrong, and @p pos is set to the end.
+Status nextRecord(QByteArrayView batch, qsizetype &pos, RecordView &out);
 
 /// One request to an IS server (or, HISTORY only, to an archiver), as parseRequest() reads it.
 struct RequestMessage

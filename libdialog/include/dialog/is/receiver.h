@@ -48,8 +48,12 @@ public:
     Time time() const { return Time(m_timeUs); }
     /// False for removals and for subscriptions made without values.
     bool hasValue() const { return m_valueLength > 0; }
-    /// The value decoded with the receiver's types (invalid without value, or if it does not decode).
-    Object object(QString *error = nullptr) const;
+    /// The value decoded with the receiver's types into @p out. Status::Code::NotFound for an event
+    /// without value (hasValue() false), else the code of is::decode() (InvalidObject, UnknownType)
+    /// when it does not decode.
+    Status object(Object *out) const;
+    /// The value decoded with the receiver's types; an invalid Object where object(Object *) fails.
+    Object object() const;
     /// The encoded value (dialog::is::encode()).
     QByteArrayView encodedValue() const;
     /// For a History event, the object's recent values (empty otherwise).
@@ -113,9 +117,11 @@ Q_SIGNALS:
     /// Emitted in the receiver's thread once per event, in the order the server applied the
     /// changes (after the callback, if one is set).
     void changed(const dialog::is::Event &event);
-    /// Emitted in the receiver's thread each time subscription @p id becomes active or inactive:
-    /// @p active false with @p error when the server refused or was lost (it is retried).
-    void subscriptionChanged(int id, bool active, const QString &error);
+    /// Emitted in the receiver's thread each time subscription @p id becomes active (@p status ok) or
+    /// inactive (it is retried): the server's refusal with its code (BadRequest for criteria it does
+    /// not take, UnknownType, …), the request's failure (Timeout, NotConnected, …), or
+    /// Status::Code::Broken when the server was lost.
+    void subscriptionChanged(int id, const dialog::Status &status);
 
 private:
     friend class ReceiverPrivate;

@@ -69,8 +69,12 @@ struct Change
 /// '.' must be this server's name (so an object name containing dots, "a.b", must be written
 /// "Server.a.b"). Only objects of types known to the registry are stored.
 ///
-/// Operations never throw: they return a Result and, on failure, a reason in @p error (set to an
-/// empty string on success).
+/// Operations never throw: they return a dialog::Status, its code decided where the error is found:
+/// InvalidName (empty name, or the name of another server), InvalidObject (an invalid Object, or
+/// one not matching the registry's type definition), UnknownType (the object's type, or the expected
+/// type of get(), is not in the registry), AlreadyExists (insert() of an existing name), NotFound
+/// (update(), remove() or get() of a missing name) or TypeMismatch (update of an object of another
+/// type; get() as an unrelated type); the message names the object.
 ///
 /// Thread safety: every function may be called from any thread. Reads (get, list, objects, size)
 /// take a read lock and run concurrently; writes take the write lock. Objects are implicitly
@@ -83,14 +87,6 @@ struct Change
 class Repository
 {
 public:
-    /// The library's one table of errors (dialog::Status::Code). A repository returns Ok,
-    /// InvalidName (empty name, or the name of another server), InvalidObject (an invalid Object,
-    /// or one not matching the registry's type definition), UnknownType (the object's type, or the
-    /// expected type of get(), is not in the registry), AlreadyExists (insert() of an existing
-    /// name), NotFound (update(), remove() or get() of a missing name) or TypeMismatch (update of
-    /// an object of another type; get() as an unrelated type).
-    using Result = Status::Code;
-
     /// Counts of successful operations since construction; upsert() counts as insert or update.
     struct Statistics
     {
@@ -102,7 +98,7 @@ public:
         quint64 removes = 0;
         /// Objects read.
         quint64 gets = 0;
-        quint64 failures = 0; ///< operations that returned anything but Result::Ok
+        quint64 failures = 0; ///< operations that returned anything but an ok Status
         /// Objects held at the moment statistics() was called.
         qsizetype objects = 0;
     };
@@ -121,22 +117,28 @@ public:
     /// The types the repository validates objects against.
     const TypeRegistry &registry() const;
 
-    /// The object name for @p name (with or without the server prefix); empty and @p error set
-    /// if @p name is not a valid name of this server.
-    QString objectName(const QString &name, QString *error = nullptr) const;
+    /// The object name for @p name (with or without the server prefix) into @p out;
+    /// Status::Code::InvalidName if @p name is not a valid name of this server (@p out untouched).
+    Status objectName(const QString &name, QString *out) const;
 
-    /// Creates the object; AlreadyExists if there is one of that name.
-    Result insert(const QString &name, const Object &object, QString *error = nullptr);
-    /// Replaces the value of an existing object of the same type.
-    Result update(const QString &name, const Object &object, QString *error = nullptr);
-    /// insert() if missing, else update().
-    Result upsert(const QString &name, const Object &object, QString *error = nullptr);
-    /// Removes the object; NotFound if there is none of that name.
-    Result remove(const QString &name, QString *error = nullptr);
+    /// Creates the object: Status::Code::AlreadyExists if there is one of that name; InvalidName,
+    /// InvalidObject or UnknownType for a bad name or object.
+    Status insert(const QString &name, const Object &object);
+    /// Replaces the value of an existing object of the same type: Status::Code::NotFound if there is
+    /// none, TypeMismatch if it is of another type; InvalidName, InvalidObject or UnknownType as insert().
+    Status update(const QString &name, const Object &object);
+    /// insert() if missing, else update() (their codes, but never NotFound nor AlreadyExists).
+    Status upsert(const QString &name, const Object &object);
+    /// Removes the object: Status::Code::NotFound if there is none of that name, InvalidName for a bad
+    /// name.
+    Status remove(const QString &name);
 
-    /// Reads an object into @p out (untouched on failure). With @p expectedType set, the stored
-    /// type must be it or derive from it and the object is returned read as that type.
-    Result get(const QString &name, Object *out, const QString &expectedType = {}, QString *error = nullptr,
+    /// Reads an object into @p out (untouched on failure) and its times into @p info (if given).
+    /// With @p expectedType set, the stored type must be it or derive from it and the object is
+    /// returned read as that type. Status::Code::NotFound for a missing name, InvalidName for a bad
+    /// one, UnknownType for an @p expectedType not in the registry, TypeMismatch for a stored type
+    /// that is not @p expectedType nor derives from it.
+    Status get(const QString &name, Object *out, const QString &expectedType = {},
                ObjectInfo *info = nullptr) const;
 
     /// The matching objects, sorted by name. An invalid Criteria matches nothing. The names are
@@ -162,15 +164,16 @@ public:
     /// counts. All-or-nothing: every name and object is validated first (objects as by insert();
     /// names are object names, taken as they are: not empty, no duplicates); on failure the repository is
     /// unchanged. Listeners are not called and the insert/update counters are not changed (a failure counts
-    /// in Statistics::failures).
-    Result replaceAll(const QList<StoredObject> &objects, QString *error = nullptr);
+    /// in Statistics::failures). The codes of insert() (InvalidName for an empty name, AlreadyExists for
+    /// a name given twice), the message naming the object.
+    Status replaceAll(const QList<StoredObject> &objects);
 
     /// Applies a change made in another repository (an IS mirror copying its master), keeping the
     /// change's time: Created and Updated store change.object under change.name (inserting it, or
     /// replacing the current object even if it is of another type), Removed removes it (NotFound if
     /// there is none). Validated as by upsert(); listeners are called as for any change. Update counts
-    /// are this repository's own.
-    Result mirror(const Change &change, QString *error = nullptr);
+    /// are this repository's own. The codes of upsert() and remove().
+    Status mirror(const Change &change);
 
     /// Registers @p listener; returns its id (> 0) for removeListener().
     int addListener(Listener listener);

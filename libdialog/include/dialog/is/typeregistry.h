@@ -1,6 +1,7 @@
 #pragma once
 
 #include "dialog/is/typeinfo.h"
+#include "dialog/status.h"
 
 #include <QByteArrayView>
 #include <QJsonArray>
@@ -32,17 +33,23 @@ public:
     TypeRegistry(const TypeRegistry &) = delete;
     TypeRegistry &operator=(const TypeRegistry &) = delete;
 
-    /// Loads the types of one XML file. Errors are reported against the file's name.
-    bool loadFile(const QString &path, QString *error = nullptr);
+    /// Loads the types of one XML file, all-or-nothing (on failure the registry is unchanged).
+    /// Status::Code::StorageError for a file that cannot be read, Status::Code::BadRequest for
+    /// malformed XML or an invalid declaration (a bad or duplicate name, a cycle),
+    /// Status::Code::UnknownType for a base or attribute type that is not declared; the message says
+    /// where ("types.xml:12: …").
+    Status loadFile(const QString &path);
     /// Loads every `*.xml` file of @p path, in file-name order, as one batch (a type may refer to
-    /// a type of another file of the directory).
-    bool loadDirectory(const QString &path, QString *error = nullptr);
-    /// Loads types from XML text; @p sourceName is used in error messages.
-    bool loadXml(QByteArrayView xml, const QString &sourceName, QString *error = nullptr);
-    /// Declares one type at run time, with the same validation as XML.
-    bool declareType(const TypeInfo &type, QString *error = nullptr);
-    /// Declares several types at once (they may refer to each other).
-    bool declareTypes(const QList<TypeInfo> &types, QString *error = nullptr);
+    /// a type of another file of the directory). Errors as loadFile() (StorageError also for a
+    /// missing directory).
+    Status loadDirectory(const QString &path);
+    /// Loads types from XML text; @p sourceName is used in error messages. Errors as loadFile().
+    Status loadXml(QByteArrayView xml, const QString &sourceName);
+    /// Declares one type at run time, with the same validation (and codes) as XML.
+    Status declareType(const TypeInfo &type);
+    /// Declares several types at once (they may refer to each other), all-or-nothing; codes as
+    /// declareType().
+    Status declareTypes(const QList<TypeInfo> &types);
 
     /// True when a type named @p name is declared.
     bool contains(const QString &name) const;
@@ -68,10 +75,12 @@ private:
 QJsonObject typeToJson(const TypeInfo &type);
 /// Every type of @p registry (built-in ones included), sorted by name.
 QJsonArray typesToJson(const TypeRegistry &registry);
-/// Reads typeToJson() objects; false with @p error on malformed input.
-bool typesFromJson(const QJsonArray &json, QList<TypeInfo> *out, QString *error = nullptr);
-/// Declares the types of @p types that @p registry does not have yet; a known name must have the same
-/// definition (else false, registry unchanged).
-bool mergeTypes(TypeRegistry &registry, const QList<TypeInfo> &types, QString *error = nullptr);
+/// Reads typeToJson() objects into @p out (untouched on failure); Status::Code::BadRequest naming the
+/// type on malformed input.
+Status typesFromJson(const QJsonArray &json, QList<TypeInfo> *out);
+/// Declares the types of @p types that @p registry does not have yet, as declareTypes() (its codes);
+/// a known name must have the same definition, else Status::Code::TypeMismatch and the registry is
+/// unchanged.
+Status mergeTypes(TypeRegistry &registry, const QList<TypeInfo> &types);
 
 } // namespace dialog::is

@@ -3,6 +3,8 @@
 // reset brings any state back to Initial.
 #pragma once
 
+#include "dialog/status.h"
+
 #include <QMetaType>
 #include <QString>
 #include <QStringList>
@@ -41,8 +43,9 @@ QStringList allTransitionNames();
 /// The present participle shown while a transition runs ("Configuring", "Starting"...).
 QString transitionActivity(Transition t);
 
-/// The state @p t leads to from @p from, or std::nullopt (with @p reason) if it is illegal there.
-std::optional<State> target(State from, Transition t, QString *reason = nullptr);
+/// The state @p t leads to from @p from, in @p out (if given). Status::Code::BadRequest, naming the
+/// legal transitions, if @p t is illegal in @p from (@p out untouched).
+Status target(State from, Transition t, State *out = nullptr);
 /// The transitions legal from @p s (in the order of the enum).
 QList<Transition> legalTransitions(State s);
 /// The transitions that take a process from Initial to @p s (empty for Initial and Error).
@@ -67,9 +70,10 @@ public:
     /// Why the machine is in Error (empty otherwise).
     QString error() const { return m_error; }
 
-    /// Starts @p t. Refused (false, @p reason) if illegal from state() or if another transition is
-    /// in progress — except Reset, which is always accepted and abandons the pending transition.
-    bool begin(Transition t, QString *reason = nullptr);
+    /// Starts @p t. Refused with Status::Code::BadRequest if @p t is illegal from state() or if another
+    /// transition is in progress — except Reset, which is always accepted and abandons the pending
+    /// transition. Nothing changes when refused.
+    Status begin(Transition t);
     /// Completes the pending transition: state() becomes its target. False if nothing is pending.
     bool finish();
     /// Enters Error with @p why (from anywhere, abandoning a pending transition).

@@ -80,9 +80,10 @@ struct StateRecord
 
     /// Compact JSON, the form published on RunCtrl.P.State.
     QByteArray toJson() const;
-    /// Parses what toJson() writes. Unknown keys are ignored (newer writers); a missing or unknown
-    /// "state" is an error (std::nullopt, with a one-line reason in @p error).
-    static std::optional<StateRecord> fromJson(const QByteArray &json, QString *error = nullptr);
+    /// Parses what toJson() writes into @p out (untouched on failure). Unknown keys are ignored
+    /// (newer writers); malformed JSON or a missing or unknown "state" is Status::Code::BadRequest
+    /// with a one-line reason.
+    static Status fromJson(const QByteArray &json, StateRecord *out);
 
     /// Equal when every field is.
     bool operator==(const StateRecord &o) const;
@@ -103,8 +104,9 @@ struct LogMessage
 
     /// Compact JSON, the form published on RunCtrl.P.Log.
     QByteArray toJson() const;
-    /// std::nullopt (with @p error) unless it is a JSON object with a known severity.
-    static std::optional<LogMessage> fromJson(const QByteArray &json, QString *error = nullptr);
+    /// Parses what toJson() writes into @p out (untouched on failure); Status::Code::BadRequest unless
+    /// it is a JSON object with a known severity.
+    static Status fromJson(const QByteArray &json, LogMessage *out);
 };
 
 /// A transition request sent to RunCtrl.P.State: the transition and its parameters (the run
@@ -127,9 +129,9 @@ struct TransitionRequest
 
     /// The request as JSON (the object form).
     QByteArray toJson() const;
-    /// Parses either form; std::nullopt (with a one-line reason in @p error) for an unknown transition or a
-    /// malformed request.
-    static std::optional<TransitionRequest> fromJson(const QByteArray &data, QString *error = nullptr);
+    /// Parses either form into @p out (untouched on failure); Status::Code::BadRequest with a one-line
+    /// reason for an unknown transition or a malformed request.
+    static Status fromJson(const QByteArray &data, TransitionRequest *out);
 };
 
 } // namespace dialog::rc
