@@ -28,6 +28,9 @@ int audit(const QStringList &args);
 int configVerb(const QStringList &args);
 /// The run registry: ls, show, diff (cmd_runs.cpp).
 int runsVerb(const QStringList &args);
+/// The host agents: ls, start, stop, signal (cmd_agent.cpp); their crash reports.
+int agentVerb(const QStringList &args);
+int crashes(const QStringList &args);
 /// The shared secret of a partition: generate, check (cmd_secret.cpp).
 int secret(const QStringList &args);
 /// The IS benchmarks (is-fanout, is-latency) and their child processes (is-sender, is-subscriber).

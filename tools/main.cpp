@@ -25,6 +25,8 @@ const char *usage = "usage: dialogctl <verb> [options]\n"
                     "  audit      who sent which command / wrote which IS object (--since 1h)\n"
                     "  config     the configuration database: ls, get, put, edit, diff, log, tag\n"
                     "  runs       the run registry: ls, show, diff\n"
+                    "  agent      the host agents: ls, start, stop, signal\n"
+                    "  crashes    crash reports of the agents' processes (--since 1h)\n"
                     "  secret     make a partition's shared secret (generate), or check one\n"
                     "\n"
                     "Every verb accepts --help and --control-server host:port (or $DIALOG_CONTROL_SERVER).\n";
@@ -74,6 +76,10 @@ int main(int argc, char *argv[])
         return configVerb(args);
     if (verb == QLatin1String("runs"))
         return runsVerb(args);
+    if (verb == QLatin1String("agent"))
+        return agentVerb(args);
+    if (verb == QLatin1String("crashes"))
+        return crashes(args);
     if (verb == QLatin1String("secret"))
         return secret(args);
     if (verb == QLatin1String("bench"))
