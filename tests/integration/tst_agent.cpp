@@ -4,9 +4,12 @@
 // and argument vectors that never meet a shell.
 #include "processfixture.h"
 
+#include "dialog/is/dictionary.h"
+
 #include <QDir>
 #include <QFile>
 #include <QJsonArray>
+#include <QScopeGuard>
 #include <QTemporaryDir>
 
 using namespace dialog::test;
@@ -57,13 +60,17 @@ private Q_SLOTS:
         m_dir = std::make_unique<QTemporaryDir>();
         QVERIFY(m_fx->startControlServer());
         m_fx->start(QStringLiteral("dialog-logger"), {QStringLiteral("--data-dir"), m_dir->filePath(QStringLiteral("log"))});
+        // Without --types: the agent declares its HostFigures type itself.
+        m_fx->start(QStringLiteral("dialog-isserver"), {QStringLiteral("--name"), QStringLiteral("Farm"),
+                                                         QStringLiteral("--threads"), QStringLiteral("1")});
         // The installed dialog-* programs beside the agent, and the two system programs the tests use.
         m_agent = m_fx->start(QStringLiteral("dialog-agent"),
                               {QStringLiteral("--host-name"), m_host, QStringLiteral("--data-dir"),
                                m_dir->filePath(QStringLiteral("agent")), QStringLiteral("--allow"), bin(QStringLiteral("dialog-*")),
                                QStringLiteral("--allow"), QStringLiteral("/usr/bin/sh"), QStringLiteral("--allow"),
                                QStringLiteral("/bin/sh"), QStringLiteral("--allow"), QStringLiteral("/usr/bin/echo"),
-                               QStringLiteral("--allow"), QStringLiteral("/bin/echo")});
+                               QStringLiteral("--allow"), QStringLiteral("/bin/echo"), QStringLiteral("--is-server"),
+                               QStringLiteral("Farm"), QStringLiteral("--figures-interval"), QStringLiteral("300")});
         QVERIFY(waitUntil([&] { return !m_fx->processEntry(QStringLiteral("DIALOG.Agent.") + m_host).isEmpty(); },
                           15000 * SanitizerTimeScale, 100));
     }
@@ -174,6 +181,51 @@ private Q_SLOTS:
         QVERIFY2(f.readAll().contains('\n' + args.join(QLatin1Char(' ')).toUtf8() + '\n'), qPrintable(log)); // its own line, not the banner
         QVERIFY(!QFile::exists(marker));
         QVERIFY(!QFile::exists(m_dir->filePath(QStringLiteral("agent/Echo/x"))));
+    }
+
+    void hostFiguresInIs()
+    {
+        dialog::Client client(m_fx->clientOptions(QStringLiteral("tst_agent-is")));
+        QVERIFY(client.start());
+        dialog::is::Dictionary dict(&client);
+        dialog::is::Entry e;
+        QVERIFY(waitUntil([&] { return dict.fetchTypesSync(QStringLiteral("Farm")).isOk() &&
+                                       dict.getSync(QStringLiteral("Farm.Hosts.testhost"), &e).isOk(); },
+                          15000 * SanitizerTimeScale, 100));
+        const dialog::is::Object &o = e.object;
+        QCOMPARE(e.typeName, QStringLiteral("HostFigures"));
+        QCOMPARE(e.staleness.expectedIntervalS, 15.0); // a dead agent's figures show as stale
+        QCOMPARE(o.get<QString>(QStringLiteral("host")), QStringLiteral("testhost"));
+        QVERIFY(o.get<quint64>(QStringLiteral("memoryTotalBytes")) > 0);
+        QVERIFY(o.get<quint64>(QStringLiteral("diskTotalBytes")) > 0);
+        QVERIFY(o.get<quint32>(QStringLiteral("managedProcesses")) >= 1); // Slave1, stopped
+        QVERIFY(!o.get<QString>(QStringLiteral("agentVersion")).isEmpty());
+    }
+
+    void fullDiskReportedNotFatal()
+    {
+        // The process's directory on a small file system that its output fills.
+        const QString dir = m_dir->filePath(QStringLiteral("agent/Filler"));
+        QVERIFY(QDir().mkpath(dir));
+        if (!ProcessFixture::mountTmpfs(dir, QStringLiteral("64k")))
+            QSKIP("cannot mount a tmpfs here (not root, or no capability)");
+        auto unmount = qScopeGuard([&] { QProcess::execute(QStringLiteral("umount"), {QStringLiteral("-l"), dir}); });
+        QCOMPARE(startThrough({QStringLiteral("Filler"), QStringLiteral("--"), QStringLiteral("/bin/sh"), QStringLiteral("-c"),
+                               QStringLiteral("head -c 300000 /dev/zero | tr '\\0' x; echo; echo still-here; exec sleep 600")}),
+                 0);
+        QVERIFY2(waitUntil(
+                     [&] {
+                         for (const QJsonObject &m : logged(QStringLiteral("dialog.agent.processes")))
+                             if (m.value(QStringLiteral("text")).toString().contains(QStringLiteral("log of Filler")))
+                                 return true;
+                         return false;
+                     },
+                     15000 * SanitizerTimeScale, 200),
+                 "the full disk is not reported");
+        const QJsonObject p = agentProcess(QStringLiteral("Filler")); // the agent still answers
+        QCOMPARE(p.value(QStringLiteral("state")).toString(), QStringLiteral("running"));
+        QVERIFY(p.contains(QStringLiteral("log_broken_since")));
+        QCOMPARE(ctl({QStringLiteral("agent"), QStringLiteral("stop"), m_host, QStringLiteral("Filler")}), 0);
     }
 };
 
