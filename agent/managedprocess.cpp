@@ -107,8 +107,14 @@ bool ManagedProcess::start(QString *error)
     });
     connect(p, &QProcess::readyReadStandardOutput, this, &ManagedProcess::onOutput);
     connect(p, &QProcess::finished, this, &ManagedProcess::onFinished);
+    connect(p, &QProcess::errorOccurred, this, [this, p](QProcess::ProcessError e) {
+        if (e == QProcess::FailedToStart && p == m_process)
+            onFailedToStart(p->errorString());
+    });
+    // Not waited for: the PID is known once forked, and an exec that fails comes as FailedToStart
+    // (the agent starts many processes at once without waiting for each).
     p->start();
-    if (!p->waitForStarted(10000)) {
+    if (p->state() == QProcess::NotRunning) {
         *error = QStringLiteral("cannot start %1: %2").arg(m_spec.program, p->errorString());
         p->disconnect(this);
         delete p;
@@ -192,6 +198,23 @@ void ManagedProcess::writeLog(const QByteArray &data)
         Q_EMIT logProblem(QStringLiteral("cannot write %1: %2").arg(logPath(), m_log.errorString()));
     }
     m_log.unsetError();
+}
+
+void ManagedProcess::onFailedToStart(const QString &error)
+{
+    m_killTimer.stop();
+    ExitInfo info;
+    info.pid = m_pid;
+    info.failedToStart = true;
+    info.error = QStringLiteral("cannot start %1: %2").arg(m_spec.program, error);
+    info.requested = m_stopping;
+    writeLog(QStringLiteral("=== %1: %2\n").arg(m_spec.name, info.error).toUtf8());
+    m_process->disconnect(this);
+    m_process->deleteLater();
+    m_process = nullptr;
+    m_pid = 0;
+    m_stopping = false;
+    Q_EMIT exited(info);
 }
 
 void ManagedProcess::onFinished(int exitCode, QProcess::ExitStatus status)

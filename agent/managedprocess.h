@@ -53,7 +53,8 @@ public:
     void setSpec(const ProcessSpec &spec) { m_spec = spec; }
     QString directory() const { return m_dir; }
     QString logPath() const;
-    /// Starts the program; false with @p error when it cannot be (exited() is not emitted then).
+    /// Starts the program without waiting for its exec; false with @p error when it cannot be forked
+    /// (exited() is not emitted then). An exec that fails ends the run with ExitInfo::failedToStart.
     bool start(QString *error);
     bool isRunning() const { return m_process != nullptr; }
     qint64 pid() const { return m_pid; }
@@ -78,6 +79,7 @@ Q_SIGNALS:
 private:
     void onOutput();
     void onFinished(int exitCode, QProcess::ExitStatus status);
+    void onFailedToStart(const QString &error);
     void keepLines(const QByteArray &data);
     void writeLog(const QByteArray &data);
 

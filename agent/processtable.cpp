@@ -138,6 +138,7 @@ void ProcessTable::onExited(Entry *e, const ExitInfo &info)
     const ProcessSpec &spec = e->process->spec();
     e->last = info;
     e->hasExited = true;
+    e->startError = info.error;
     qCInfo(lcTable).noquote() << spec.name << "PID" << info.pid << "ended:"
                               << (info.crashed ? signalName(info.signal) : QStringLiteral("exit code %1").arg(info.exitCode))
                               << (info.requested ? "(stopped on request)" : "");
