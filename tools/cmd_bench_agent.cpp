@@ -33,6 +33,8 @@ int benchAgent(const QStringList &args)
            Option::duration(QStringLiteral("timeout-s"), QStringLiteral("s"),
                             QStringLiteral("Give up after this long (default 60)."), &timeoutS,
                             OptionUnit::Seconds, 1, 3600),
+           Option::flag(QStringLiteral("direct"),
+                        QStringLiteral("For comparison: start the processes from this process (no agent).")),
            Option::flag(QStringLiteral("json"), QStringLiteral("The figures as one JSON object."))});
     if (!parseOptionsOnly(p, args))
         return 1;
@@ -83,7 +85,13 @@ int benchAgent(const QStringList &args)
     int answered = 0, refused = 0;
     QString firstRefusal;
     t.restart();
-    for (int i = 0; i < processes; ++i) {
+    const bool direct = p.isSet(QStringLiteral("direct"));
+    for (int i = 0; i < processes && direct; ++i) {
+        const QString name = QStringLiteral("BenchProc%1").arg(i);
+        env.children.start(tool, {QStringLiteral("publish"), name + QStringLiteral(".Value"), QStringLiteral("--name"), name});
+        ++answered;
+    }
+    for (int i = 0; i < processes && !direct; ++i) {
         const QString name = QStringLiteral("BenchProc%1").arg(i);
         const QJsonObject request{{QStringLiteral("op"), QStringLiteral("start")},
                                   {QStringLiteral("name"), name},
@@ -111,8 +119,8 @@ int benchAgent(const QStringList &args)
     for (int i = 0; i < processes; ++i)
         count += registered.contains(QStringLiteral("BenchProc%1").arg(i)) ? 1 : 0;
     // Stop them through the agents (each agent stops its own when it goes, too).
-    int stopped = 0;
-    for (int i = 0; i < processes; ++i)
+    int stopped = direct ? int(processes) : 0; // direct: the children go with this process
+    for (int i = 0; i < processes && !direct; ++i)
         s.client->request(agentService(hosts.at(i % hosts.size())),
                           QJsonDocument(QJsonObject{{QStringLiteral("op"), QStringLiteral("stop")},
                                                     {QStringLiteral("name"), QStringLiteral("BenchProc%1").arg(i)}})
@@ -123,7 +131,7 @@ int benchAgent(const QStringList &args)
     const qint64 stopMs = t.elapsed();
     if (p.isSet(QStringLiteral("json"))) {
         std::printf("%s\n", QJsonDocument(QJsonObject{{QStringLiteral("processes"), processes},
-                                                      {QStringLiteral("agents"), agents},
+                                                      {QStringLiteral("agents"), direct ? 0 : agents},
                                                       {QStringLiteral("started_ms"), startedMs},
                                                       {QStringLiteral("registered_ms"), registeredMs},
                                                       {QStringLiteral("registered"), count},
@@ -132,9 +140,10 @@ int benchAgent(const QStringList &args)
                                 .toJson(QJsonDocument::Compact)
                                 .constData());
     } else {
-        std::printf("%lld processes through %lld agents: all started (answered) in %lld ms, all registered in "
-                    "%lld ms; stopped in %lld ms\n",
-                    processes, agents, startedMs, registeredMs, stopMs);
+        const QString how = direct ? QStringLiteral("started directly") : QStringLiteral("through %1 agents").arg(agents);
+        std::printf("%lld processes %s: all started (answered) in %lld ms, all registered in %lld ms; stopped in "
+                    "%lld ms\n",
+                    processes, qPrintable(how), startedMs, registeredMs, stopMs);
     }
     if (refused)
         std::fprintf(stderr, "dialogctl bench agent: %d start(s) refused: %s\n", refused, qPrintable(firstRefusal));
