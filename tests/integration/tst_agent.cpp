@@ -183,6 +183,41 @@ private Q_SLOTS:
         QVERIFY(!QFile::exists(m_dir->filePath(QStringLiteral("agent/Echo/x"))));
     }
 
+    void upAndDownThroughAgent()
+    {
+        // A partition on the agent's host: dialogctl up starts it through the agent, no ssh at all
+        // (the ssh command given does not exist).
+        const QJsonObject partition{
+            {QStringLiteral("name"), QStringLiteral("viaagent")},
+            {QStringLiteral("control_server"), QJsonObject{{QStringLiteral("host"), QStringLiteral("127.0.0.1")},
+                                                           {QStringLiteral("port"), m_fx->port()},
+                                                           {QStringLiteral("start"), false}}},
+            {QStringLiteral("ssh_command"), QJsonArray{QStringLiteral("/nonexistent/ssh")}},
+            {QStringLiteral("bin_dir"), QStringLiteral(DIALOG_BIN_DIR)},
+            {QStringLiteral("master"), QJsonObject{{QStringLiteral("name"), QStringLiteral("UpMaster")},
+                                                   {QStringLiteral("host"), m_host},
+                                                   {QStringLiteral("args"), QJsonArray{QStringLiteral("--no-is")}}}},
+            {QStringLiteral("slaves"),
+             QJsonArray{QJsonObject{{QStringLiteral("name"), QStringLiteral("UpSlave")},
+                                    {QStringLiteral("kind"), QStringLiteral("control")},
+                                    {QStringLiteral("host"), m_host},
+                                    {QStringLiteral("args"), QJsonArray{QStringLiteral("--no-is")}}}}}};
+        const QString file = m_dir->filePath(QStringLiteral("viaagent.json"));
+        QFile f(file);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write(QJsonDocument(partition).toJson());
+        f.close();
+        const QString runDir = m_dir->filePath(QStringLiteral("run"));
+        QByteArray out, err;
+        QCOMPARE(ctl({QStringLiteral("up"), file, QStringLiteral("--run-dir"), runDir}, &out, &err), 0);
+        QVERIFY2(!m_fx->processEntry(QStringLiteral("UpSlave")).isEmpty(), out + err);
+        QCOMPARE(agentProcess(QStringLiteral("UpSlave")).value(QStringLiteral("state")).toString(), QStringLiteral("running"));
+        QCOMPARE(agentProcess(QStringLiteral("UpMaster")).value(QStringLiteral("state")).toString(), QStringLiteral("running"));
+        QCOMPARE(ctl({QStringLiteral("down"), file, QStringLiteral("--run-dir"), runDir}, &out, &err), 0);
+        QCOMPARE(agentProcess(QStringLiteral("UpSlave")).value(QStringLiteral("state")).toString(), QStringLiteral("stopped"));
+        QCOMPARE(agentProcess(QStringLiteral("UpMaster")).value(QStringLiteral("state")).toString(), QStringLiteral("stopped"));
+    }
+
     void hostFiguresInIs()
     {
         dialog::Client client(m_fx->clientOptions(QStringLiteral("tst_agent-is")));
@@ -198,7 +233,7 @@ private Q_SLOTS:
         QCOMPARE(o.get<QString>(QStringLiteral("host")), QStringLiteral("testhost"));
         QVERIFY(o.get<quint64>(QStringLiteral("memoryTotalBytes")) > 0);
         QVERIFY(o.get<quint64>(QStringLiteral("diskTotalBytes")) > 0);
-        QVERIFY(o.get<quint32>(QStringLiteral("managedProcesses")) >= 1); // Slave1, stopped
+        QVERIFY(o.get<quint32>(QStringLiteral("managedProcesses")) >= 1); // those of the tests before
         QVERIFY(!o.get<QString>(QStringLiteral("agentVersion")).isEmpty());
     }
 
