@@ -25,7 +25,7 @@ int main(int argc, char *argv[])
     OptionTable t(
         u"dialog-agent"_s,
         u"The host agent: one per host, registered as DIALOG.Agent.<host>. Starts, stops and signals "
-        "processes on request (dialogctl agent …), keeps each one's output in <data-dir>/<name>/output.log, "
+        "processes on request (dialogctl agent start, stop, signal), keeps each one's output in <data-dir>/<name>/output.log, "
         "starts them again by their restart policy, reports crashes with a backtrace of every thread to "
         "the message log (dialogctl crashes), and publishes the host's figures to IS as Hosts.<host>."_s);
     dialog::agent::AgentOptions o;
