@@ -153,6 +153,42 @@ private Q_SLOTS:
                  "the refusal is not audited");
     }
 
+    void accessListDecidesWhoStartsWhat()
+    {
+        // A second agent, with an access list: nobody starts Denied* on it.
+        const QString access = m_dir->filePath(QStringLiteral("access.json"));
+        QFile f(access);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write(R"({"default": "allow", "rules": [{"deny": "command", "name": "DIALOG.Agent.*.start.Denied*"}]})");
+        f.close();
+        m_fx->start(QStringLiteral("dialog-agent"), {QStringLiteral("--host-name"), QStringLiteral("lockedhost"),
+                                                     QStringLiteral("--data-dir"), m_dir->filePath(QStringLiteral("locked")),
+                                                     QStringLiteral("--access"), access});
+        QVERIFY(waitUntil([&] { return !m_fx->processEntry(QStringLiteral("DIALOG.Agent.lockedhost")).isEmpty(); },
+                          15000 * SanitizerTimeScale, 100));
+        QByteArray out, err;
+        QVERIFY(ctl({QStringLiteral("agent"), QStringLiteral("start"), QStringLiteral("lockedhost"), QStringLiteral("DeniedOne"),
+                     QStringLiteral("--"), QStringLiteral("dialog-slave"), QStringLiteral("--help")},
+                    &out, &err) != 0);
+        QVERIFY2(err.contains("permission denied") && err.contains("rules[0]"), err);
+        QCOMPARE(ctl({QStringLiteral("agent"), QStringLiteral("start"), QStringLiteral("lockedhost"), QStringLiteral("AllowedOne"),
+                      QStringLiteral("--"), QStringLiteral("dialog-slave"), QStringLiteral("--help")}),
+                 0);
+        // Both decisions audited, with the rule that decided.
+        QVERIFY2(waitUntil(
+                     [&] {
+                         int seen = 0;
+                         for (const QJsonObject &m : logged(QStringLiteral("dialog.audit"))) {
+                             const QString t = m.value(QStringLiteral("text")).toString();
+                             seen += t.contains(QStringLiteral("DIALOG.Agent.lockedhost.start.DeniedOne")) && t.contains(QStringLiteral("rules[0]"));
+                             seen += t.contains(QStringLiteral("DIALOG.Agent.lockedhost.start.AllowedOne"));
+                         }
+                         return seen >= 2;
+                     },
+                     15000 * SanitizerTimeScale, 200),
+                 "the decisions are not audited");
+    }
+
     void sigtermIgnoredKilledAfterGrace()
     {
         // SIG_IGN survives exec: sleep ignores SIGTERM.
