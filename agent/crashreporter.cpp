@@ -115,7 +115,9 @@ QString CorePattern::findCore(qint64 pid, const QString &program, const QString 
 CrashReporter::CrashReporter(const Options &options, QObject *parent)
     : QObject(parent), m_options(options), m_pattern(CorePattern::read())
 {
-    m_gdbPath = QFileInfo(m_options.gdb).isAbsolute() ? m_options.gdb : QStandardPaths::findExecutable(m_options.gdb);
+    m_gdbPath = QFileInfo(m_options.gdb).isAbsolute()
+                    ? (QFileInfo(m_options.gdb).isExecutable() ? m_options.gdb : QString())
+                    : QStandardPaths::findExecutable(m_options.gdb);
     struct rlimit rl {};
     if (m_options.coreLimitBytes <= 0)
         m_coreProblem = QStringLiteral("cores are disabled (--core-limit 0)");
@@ -205,6 +207,12 @@ void CrashReporter::report(const CrashInput &c)
             why = QStringLiteral("gdb failed (exit code %1)").arg(code);
         gdb->deleteLater();
         finish(crash, core, bt, why);
+    });
+    connect(gdb, &QProcess::errorOccurred, this, [this, gdb, crash, core](QProcess::ProcessError e) {
+        if (e != QProcess::FailedToStart)
+            return; // the others end in finished()
+        gdb->deleteLater();
+        finish(crash, core, QString(), QStringLiteral("%1 cannot be started: %2").arg(m_gdbPath, gdb->errorString()));
     });
     // The crashing thread first (bt), then every thread.
     gdb->start(m_gdbPath, {QStringLiteral("-batch"), QStringLiteral("-nx"), QStringLiteral("-ex"),

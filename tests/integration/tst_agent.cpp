@@ -163,7 +163,8 @@ private Q_SLOTS:
         f.close();
         m_fx->start(QStringLiteral("dialog-agent"), {QStringLiteral("--host-name"), QStringLiteral("lockedhost"),
                                                      QStringLiteral("--data-dir"), m_dir->filePath(QStringLiteral("locked")),
-                                                     QStringLiteral("--access"), access});
+                                                     QStringLiteral("--access"), access, QStringLiteral("--gdb"),
+                                                     QStringLiteral("/nonexistent/gdb")});
         QVERIFY(waitUntil([&] { return !m_fx->processEntry(QStringLiteral("DIALOG.Agent.lockedhost")).isEmpty(); },
                           15000 * SanitizerTimeScale, 100));
         QByteArray out, err;
@@ -187,6 +188,34 @@ private Q_SLOTS:
                      },
                      15000 * SanitizerTimeScale, 200),
                  "the decisions are not audited");
+    }
+
+    void withoutGdbReportSaysSo()
+    {
+        // lockedhost's agent has no gdb: the report still names the signal and the last output.
+        QCOMPARE(ctl({QStringLiteral("agent"), QStringLiteral("start"), QStringLiteral("lockedhost"), QStringLiteral("NoGdb"),
+                      QStringLiteral("--"), QStringLiteral("dialog-slave"), QStringLiteral("--kind"), QStringLiteral("control"),
+                      QStringLiteral("--name"), QStringLiteral("NoGdb")}),
+                 0);
+        QVERIFY(waitUntil([&] { return !m_fx->processEntry(QStringLiteral("NoGdb")).isEmpty(); }, 15000 * SanitizerTimeScale, 100));
+        QCOMPARE(ctl({QStringLiteral("agent"), QStringLiteral("signal"), QStringLiteral("lockedhost"), QStringLiteral("NoGdb"),
+                      QStringLiteral("SIGSEGV")}),
+                 0);
+        QJsonObject crash;
+        QVERIFY(waitUntil(
+            [&] {
+                QByteArray out;
+                ctl({QStringLiteral("crashes"), QStringLiteral("--host"), QStringLiteral("lockedhost"), QStringLiteral("--json")}, &out);
+                const QList<QJsonObject> c = jsonLines(out);
+                crash = c.isEmpty() ? QJsonObject() : c.last();
+                return !crash.isEmpty();
+            },
+            30000 * SanitizerTimeScale, 200));
+        QCOMPARE(crash.value(QStringLiteral("signal_name")).toString(), QStringLiteral("SIGSEGV"));
+        QVERIFY2(crash.value(QStringLiteral("no_backtrace")).toString().contains(QStringLiteral("/nonexistent/gdb not found")),
+                 qPrintable(crash.value(QStringLiteral("no_backtrace")).toString()));
+        QVERIFY(crash.value(QStringLiteral("last_output")).toString().contains(QStringLiteral("NoGdb")));
+        QVERIFY(crash.value(QStringLiteral("backtrace")).toString().isEmpty());
     }
 
     void sigtermIgnoredKilledAfterGrace()
