@@ -1,7 +1,8 @@
-// dialog-agent with the real Control Server, a real dialog-logger and real dialog-slave processes:
-// starts through the agent, a SIGSEGV's crash report with a backtrace (message log and `dialogctl
-// crashes`), the restart policy, refusals of programs outside --allow, the grace time of a stop,
-// and argument vectors that never meet a shell.
+// dialog-agent with the real Control Server, dialog-logger, dialog-isserver and real dialog-slave
+// processes: starts through the agent, a SIGSEGV's crash report with a backtrace (message log and
+// `dialogctl crashes`) and without gdb, the restart policy, refusals of programs outside --allow and
+// by the access list (audited), the grace time of a stop, argument vectors that never meet a
+// shell, `dialogctl up`/`down` through the agent, the host figures in IS, a full disk for a log.
 #include "processfixture.h"
 
 #include "dialog/is/dictionary.h"
