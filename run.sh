@@ -27,6 +27,7 @@ PACKAGES=(
     clang-14 libclang-rt-14-dev
     prometheus openssl
     iproute2 ethtool python3 # the multihost tests: namespaces, a slow cable (tests/multihost/wire.py)
+    gdb # dialog-agent: backtraces of crashed processes from their cores (tst_agent)
     help2man man-db doxygen # manual pages (built with the programs, checked by man), the API reference
     dpkg-dev # the Debian packages: dpkg-shlibdeps works out their dependencies (tst_debs builds them)
 )

@@ -341,6 +341,7 @@ const BenchVerb benchVerbs[] = {
     {"rtt", "round trips: command via the Control Server, or request -> reply (--mode)"},
     {"cs-scale", "thousands of processes against one Control Server, and its restart"},
     {"cs-scale-clients", "the light client processes cs-scale starts (not run by hand)"},
+    {"agent", "processes started through host agents: time until all are registered"},
     {"is-fanout", "IS updates delivered per second to many subscribers"},
     {"is-latency", "p50/p99 from an IS update to its delivery"},
     {"is-load", "IS server memory with N objects, and its restart time"},
@@ -411,6 +412,8 @@ int bench(const QStringList &args)
         return benchIsSum(rest);
     if (test == QLatin1String("cs-scale"))
         return benchCsScale(rest);
+    if (test == QLatin1String("agent"))
+        return benchAgent(rest);
     if (test == QLatin1String("cs-scale-clients"))
         return benchCsScaleClients(rest);
     if (test.startsWith(QLatin1String("is-")))

@@ -32,6 +32,16 @@ void partitionSecurity(const rc::Partition &p, ClientOptions &o)
     }
 }
 
+/// A client of the partition's Control Server for the launcher to reach the host agents with.
+ClientOptions agentClientOptions(const rc::Partition &p, const QString &verb)
+{
+    ClientOptions o = ClientOptions::fromEnvironment(
+        QStringLiteral("dialog-%1-agents-%2").arg(verb).arg(QCoreApplication::applicationPid()));
+    o.controlServers = {p.controlServerAddress()};
+    partitionSecurity(p, o);
+    return o;
+}
+
 struct Common
 {
     rc::Partition partition;
@@ -274,6 +284,7 @@ int up(const QStringList &args)
     if (p.isSet(QStringLiteral("daemon")) && !supervise)
         return fail(verb, QStringLiteral("--daemon needs --supervise"));
     Launcher launcher(c.partition, c.runDir, c.binDir);
+    launcher.useAgents(agentClientOptions(c.partition, verb));
     QString error;
     QList<Launched> previous;
     if (!launcher.readRecord(&previous, &error))
@@ -364,7 +375,7 @@ int up(const QStringList &args)
                 continue;
             if (registered.contains(l.dialogName()))
                 l.status = QStringLiteral("registered");
-            else if (l.spec.isLocal() && !launcher.alive(l))
+            else if ((l.spec.isLocal() || !l.agent.isEmpty()) && !launcher.alive(l))
                 l.status = QStringLiteral("exited");
             else
                 ++pending;
@@ -457,6 +468,7 @@ int down(const QStringList &args)
         return 1;
     const qint64 timeout = c.timeoutMs;
     Launcher launcher(c.partition, c.runDir, c.binDir);
+    launcher.useAgents(agentClientOptions(c.partition, verb));
     QList<Launched> procs;
     QString error;
     if (!launcher.readRecord(&procs, &error))

@@ -34,6 +34,11 @@ int rcVerb(const QStringList &args);
 int alarmVerb(const QStringList &args);
 /// dialog-alarmserver with many rules and an alarm storm (cmd_bench_alarms.cpp).
 int benchAlarms(const QStringList &args);
+/// The host agents: ls, start, stop, signal (cmd_agent.cpp); their crash reports.
+int agentVerb(const QStringList &args);
+int crashes(const QStringList &args);
+/// Processes started through host agents, time until all registered (cmd_bench_agent.cpp).
+int benchAgent(const QStringList &args);
 /// The shared secret of a partition: generate, check (cmd_secret.cpp).
 int secret(const QStringList &args);
 /// The IS benchmarks (is-fanout, is-latency) and their child processes (is-sender, is-subscriber).

@@ -1,5 +1,7 @@
 #include "launcher.h"
 
+#include "agentroute.h"
+
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
@@ -84,7 +86,8 @@ QJsonObject Launched::toJson() const
             {QStringLiteral("program"), spec.program()},
             {QStringLiteral("pid"), pid},
             {QStringLiteral("log"), log},
-            {QStringLiteral("status"), status}};
+            {QStringLiteral("status"), status},
+            {QStringLiteral("agent"), agent}};
 }
 
 Launched Launched::fromJson(const QJsonObject &o)
@@ -97,12 +100,20 @@ Launched Launched::fromJson(const QJsonObject &o)
     l.pid = o.value(QStringLiteral("pid")).toInteger();
     l.log = o.value(QStringLiteral("log")).toString();
     l.status = o.value(QStringLiteral("status")).toString();
+    l.agent = o.value(QStringLiteral("agent")).toString();
     return l;
 }
 
 Launcher::Launcher(const rc::Partition &partition, const QString &runDir, const QString &binDir)
     : m_partition(partition), m_runDir(runDir), m_binDir(binDir)
 {
+}
+
+Launcher::~Launcher() = default;
+
+void Launcher::useAgents(const ClientOptions &options)
+{
+    m_agents = std::make_unique<AgentRoute>(options);
 }
 
 QString Launcher::defaultRunDir(const rc::Partition &p)
@@ -209,6 +220,15 @@ bool Launcher::start(const ProcessSpec &spec, Launched *out, QString *error) con
         !spec.args.contains(QStringLiteral("--db")))
         args << QStringLiteral("--data-dir") << QDir(m_runDir).filePath(QStringLiteral("configdb"));
     const QString program = programPath(spec);
+    if (m_agents && spec.role != ProcessSpec::Role::ControlServer) {
+        out->agent = m_agents->agentFor(spec.host, spec.isLocal());
+        if (!out->agent.isEmpty()) {
+            out->log = QStringLiteral("%1: <data-dir>/%2/output.log").arg(out->agent, spec.name);
+            return m_agents->start(out->agent, spec.name, program, args,
+                                   {{QStringLiteral("DIALOG_CONTROL_SERVER"), m_partition.controlServerAddress()}},
+                                   &out->pid, error);
+        }
+    }
     if (spec.isLocal()) {
         if (!QFileInfo(program).isExecutable()) {
             *error = QStringLiteral("%1 not found in %2 (needed by %3; is it built?)")
@@ -268,6 +288,10 @@ bool Launcher::alive(const Launched &l) const
 {
     if (l.pid <= 0)
         return false;
+    if (!l.agent.isEmpty()) {
+        QString error;
+        return probe(l, &error) == Liveness::Alive;
+    }
     if (l.spec.isLocal()) {
         QFile stat(QStringLiteral("/proc/%1/stat").arg(l.pid));
         if (!stat.open(QIODevice::ReadOnly))
@@ -286,6 +310,12 @@ bool Launcher::alive(const Launched &l) const
 
 Launcher::Liveness Launcher::probe(const Launched &l, QString *error) const
 {
+    if (!l.agent.isEmpty()) {
+        if (!m_agents)
+            return *error = QStringLiteral("started through the agent of %1").arg(l.agent), Liveness::Unknown;
+        const auto live = m_agents->alive(l.agent, l.spec.name, l.pid, error);
+        return !live ? Liveness::Unknown : *live ? Liveness::Alive : Liveness::Gone;
+    }
     if (l.spec.isLocal() || l.pid <= 0)
         return alive(l) ? Liveness::Alive : Liveness::Gone;
     QByteArray out;
@@ -309,6 +339,12 @@ Launcher::Liveness Launcher::probe(const Launched &l, QString *error) const
 
 bool Launcher::signal(const Launched &l, int sig, QString *error) const
 {
+    if (!l.agent.isEmpty()) {
+        if (!m_agents)
+            return *error = QStringLiteral("started through the agent of %1").arg(l.agent), false;
+        // SIGTERM is the agent's stop: it sends SIGKILL itself if the process outlives a minute.
+        return m_agents->signal(l.agent, l.spec.name, sig, 60000, error);
+    }
     if (l.spec.isLocal()) {
         if (!alive(l))
             return true;
@@ -328,7 +364,7 @@ bool Launcher::signal(const Launched &l, int sig, QString *error) const
 
 QString Launcher::logTail(const Launched &l, int lines) const
 {
-    if (!l.spec.isLocal())
+    if (!l.spec.isLocal() || !l.agent.isEmpty())
         return {};
     QFile f(l.log);
     if (!f.open(QIODevice::ReadOnly))
@@ -339,7 +375,7 @@ QString Launcher::logTail(const Launched &l, int lines) const
 
 bool Launcher::keepLog(const Launched &l, QString *error) const
 {
-    if (l.log.isEmpty())
+    if (l.log.isEmpty() || !l.agent.isEmpty()) // the agent appends to one log per process
         return true;
     const QString kept = l.log + QStringLiteral(".1");
     if (l.spec.isLocal()) {

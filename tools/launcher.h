@@ -2,11 +2,13 @@
 // on their hosts (locally, or over ssh), records them, and stops them.
 #pragma once
 
+#include "dialog/clientoptions.h"
 #include "dialog/rc/partition.h"
 
 #include <QJsonObject>
 #include <QList>
 #include <QString>
+#include <memory>
 
 namespace dialog::tool {
 
@@ -17,15 +19,23 @@ struct Launched
     qint64 pid = 0;
     QString log;                ///< its stdout and stderr, on its host
     QString status;             ///< for the report: registered, exited, not registered, stopped, killed...
+    QString agent;              ///< the host agent that started it ("": started locally or over ssh)
     QString dialogName() const; ///< the name it registers with the Control Server ("" for the server)
     QJsonObject toJson() const;
     static Launched fromJson(const QJsonObject &o);
 };
 
+class AgentRoute;
+
 class Launcher
 {
 public:
     Launcher(const rc::Partition &partition, const QString &runDir, const QString &binDir);
+    ~Launcher();
+
+    /// Processes whose host has an agent go through it (@p options: a client of the partition's
+    /// Control Server); the Control Server itself, and hosts without an agent, as before.
+    void useAgents(const ClientOptions &options);
 
     /// Default run directory of a partition: $TMPDIR/dialog-<partition>-<uid>.
     static QString defaultRunDir(const rc::Partition &p);
@@ -62,6 +72,7 @@ private:
 
     rc::Partition m_partition;
     QString m_runDir, m_binDir;
+    std::unique_ptr<AgentRoute> m_agents;
 };
 
 QString shellQuote(const QString &s);

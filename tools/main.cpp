@@ -27,6 +27,8 @@ const char *usage = "usage: dialogctl <verb> [options]\n"
                     "  runs       the run registry: ls, show, diff\n"
                     "  rc         run control from scripts: a transition, waited for; the state\n"
                     "  alarm      the alarm server: ls, tree, history, ack, shelve, unshelve\n"
+                    "  agent      the host agents: ls, start, stop, signal\n"
+                    "  crashes    crash reports of the agents' processes (--since 1h)\n"
                     "  secret     make a partition's shared secret (generate), or check one\n"
                     "\n"
                     "Every verb accepts --help and --control-server host:port (or $DIALOG_CONTROL_SERVER).\n";
@@ -78,6 +80,10 @@ int main(int argc, char *argv[])
         return runsVerb(args);
     if (verb == QLatin1String("alarm"))
         return alarmVerb(args);
+    if (verb == QLatin1String("agent"))
+        return agentVerb(args);
+    if (verb == QLatin1String("crashes"))
+        return crashes(args);
     if (verb == QLatin1String("secret"))
         return secret(args);
     if (verb == QLatin1String("rc"))

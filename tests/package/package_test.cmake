@@ -102,7 +102,7 @@ foreach(f partitions/demo.json web/index.html web/app.js)
     check("share/dialog/${f} installed" EXISTS ${prefix}/share/dialog/${f})
 endforeach()
 # systemd units, with this prefix's paths.
-foreach(unit dialog-controlserver.service dialog-isserver@.service dialog-configdb.service)
+foreach(unit dialog-controlserver.service dialog-isserver@.service dialog-configdb.service dialog-agent.service)
     check("lib/systemd/system/${unit} installed" EXISTS ${prefix}/lib/systemd/system/${unit})
     file(READ ${prefix}/lib/systemd/system/${unit} text)
     string(FIND "${text}" "ExecStart=${prefix}/bin/dialog-" at)

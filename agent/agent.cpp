@@ -1,0 +1,71 @@
+#include "agent.h"
+
+#include "agentserver.h"
+#include "hostfigures.h"
+#include "processtable.h"
+
+#include "dialog/client.h"
+
+#include <QCoreApplication>
+#include <QDateTime>
+#include <QJsonDocument>
+
+namespace dialog::agent {
+
+Agent::Agent(const AgentOptions &options, QObject *parent) : QObject(parent), m_options(options)
+{
+    m_options.client.name = AgentServer::serviceName(m_options.host);
+    m_client = std::make_unique<Client>(m_options.client);
+    m_crashes = std::make_unique<CrashReporter>(m_options.crash);
+    connect(m_crashes.get(), &CrashReporter::reported, this, [this] { ++m_crashCount; });
+    m_table = std::make_unique<ProcessTable>(m_options.dataDir, m_options.host, m_crashes.get());
+    m_figures = std::make_unique<HostFigures>(m_client.get(), m_options.host, m_options.dataDir, m_options.isServer,
+                                              int(m_options.figuresIntervalMs),
+                                              [this](int *managed, int *running, int *crashes) {
+                                                  *managed = m_table->size();
+                                                  *running = m_table->runningCount();
+                                                  *crashes = m_crashCount;
+                                              });
+    m_server = std::make_unique<AgentServer>(m_client.get(), m_options.host, m_table.get(), m_crashes.get(),
+                                             ProgramAllowList(m_options.allow, m_options.binDirs), m_options.access);
+    m_server->setStatus([this] { return status(); });
+}
+
+Agent::~Agent()
+{
+    shutdown();
+}
+
+bool Agent::start(QString *error)
+{
+    if (!m_client->start())
+        return *error = m_client->errorString(), false;
+    if (!m_server->start(error))
+        return false;
+    m_figures->start();
+    return true;
+}
+
+void Agent::shutdown()
+{
+    if (m_table)
+        m_table->shutdown();
+}
+
+QJsonObject Agent::status() const
+{
+    QJsonObject o{{QStringLiteral("host"), m_options.host},
+                  {QStringLiteral("agent"), AgentServer::serviceName(m_options.host)},
+                  {QStringLiteral("version"), QCoreApplication::applicationVersion()},
+                  {QStringLiteral("pid"), QCoreApplication::applicationPid()},
+                  {QStringLiteral("data_dir"), m_options.dataDir},
+                  {QStringLiteral("crashes"), m_crashCount},
+                  {QStringLiteral("figures"), m_figures->sample().toJson()}};
+    if (!m_crashes->coreProblem().isEmpty())
+        o.insert(QStringLiteral("core_problem"), m_crashes->coreProblem());
+    if (!m_options.isServer.isEmpty())
+        o.insert(QStringLiteral("is_object"), m_figures->objectName());
+    return o;
+}
+
+} // namespace dialog::agent

@@ -1,0 +1,69 @@
+// The processes of one agent by name: started and stopped on request, started again by their
+// restart policy, crash reports for those that die by a signal.
+#pragma once
+
+#include "managedprocess.h"
+#include "restartpolicy.h"
+
+#include "dialog/status.h"
+
+#include <QHash>
+#include <QJsonArray>
+#include <QObject>
+#include <functional>
+#include <memory>
+
+namespace dialog::agent {
+
+class CrashReporter;
+
+class ProcessTable : public QObject
+{
+    Q_OBJECT
+public:
+    using Done = std::function<void(const Status &, const QJsonObject &)>;
+
+    /// @p dataDir: each process gets <dataDir>/<name>/ (output.log, its cores). @p reporter may be
+    /// null (no crash reports) and must outlive the table.
+    ProcessTable(const QString &dataDir, const QString &host, CrashReporter *reporter, QObject *parent = nullptr);
+    ~ProcessTable() override;
+
+    /// True for a name a process may have here: [A-Za-z0-9._-]+, at most 200 characters.
+    static bool isValidName(const QString &name);
+    /// Starts @p spec under @p policy; AlreadyExists while a process of that name runs. A process
+    /// of that name that ended is replaced (its log file goes on).
+    Status start(const ProcessSpec &spec, const RestartPolicy &policy, QJsonObject *out);
+    /// Stops @p name (SIGTERM, SIGKILL after @p graceMs; < 0: its own grace time); @p done is
+    /// called once it ended, with how.
+    void stop(const QString &name, qint64 graceMs, Done done);
+    /// Sends @p signal to @p name (no restart policy change: a death by it is handled as any other).
+    Status signal(const QString &name, int signal);
+    /// Forgets a process that is not running (its directory stays).
+    Status remove(const QString &name);
+    /// Every process: name, state, pid, program, arguments, restart policy, restarts, last exit.
+    QJsonArray list() const;
+    QJsonObject describe(const QString &name) const;
+    int size() const { return int(m_entries.size()); }
+    int runningCount() const;
+    /// Stops every process, waiting for them (at most their grace time, then SIGKILL).
+    void shutdown();
+
+Q_SIGNALS:
+    /// A process started (on request or by its policy).
+    void started(const QString &name, qint64 pid);
+    /// A process ended.
+    void ended(const QString &name, const dialog::agent::ExitInfo &info);
+
+private:
+    struct Entry;
+    void onExited(Entry *e, const ExitInfo &info);
+    void restart(Entry *e);
+    QJsonObject entryJson(const Entry &e) const;
+
+    QString m_dataDir, m_host;
+    CrashReporter *m_reporter;
+    QHash<QString, std::shared_ptr<Entry>> m_entries;
+    bool m_shuttingDown = false;
+};
+
+} // namespace dialog::agent
