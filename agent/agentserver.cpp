@@ -70,8 +70,10 @@ bool AgentServer::start(QString *error)
             return *error = st.message(), false;
     }
     m_audit = std::make_unique<AuditTrail>(trail);
-    if (!m_audit->open(error))
+    if (const Status st = m_audit->open(); !st.isOk()) {
+        *error = st.message();
         return false;
+    }
     if (!m_client->publish(m_service))
         return *error = m_client->errorString(), false;
     connect(m_client, &Client::requestReceived, this, &AgentServer::onRequest);

@@ -67,8 +67,10 @@ bool AlarmService::start(const QByteArray &secret, QString *error)
     AuditTrail::Options trail = m_access.trail;
     trail.secret = secret;
     m_audit = std::make_unique<AuditTrail>(trail);
-    if (!m_audit->open(error))
+    if (const Status st = m_audit->open(); !st.isOk()) {
+        *error = st.message();
         return false;
+    }
     if (!m_client->publish(serverServiceName()) ||
         !(m_tableService = m_client->publish(tableServiceName()))) {
         *error = m_client->errorString();

@@ -97,9 +97,9 @@ void Evaluator::start()
         m_receiver = std::make_unique<is::Receiver>(m_dictionary);
         m_receiver->setCallback([this](const is::Event &e) { onIsEvent(e); });
         connect(m_receiver.get(), &is::Receiver::subscriptionChanged, this,
-                [](int id, bool active, const QString &error) {
-                    if (!active)
-                        qCInfo(lcEvaluator).noquote() << "IS subscription" << id << "inactive:" << error;
+                [](int id, const Status &status) {
+                    if (!status.isOk())
+                        qCInfo(lcEvaluator).noquote() << "IS subscription" << id << "inactive:" << status.message();
                 });
         for (auto it = byServer.cbegin(); it != byServer.cend(); ++it)
             m_receiver->subscribeWithSnapshot(
@@ -132,8 +132,9 @@ void Evaluator::onIsEvent(const is::Event &e)
             setLeaf(leaf, false, u"%1 removed"_s.arg(e.name()));
         return;
     }
-    QString error;
-    const is::Object o = e.object(&error);
+    is::Object o;
+    const Status decoded = e.object(&o);
+    const QString error = decoded.message();
     for (int leaf : *it) {
         Leaf &l = m_leaves[leaf];
         if (!o.isValid()) {

@@ -115,6 +115,7 @@ int main(int argc, char *argv[])
         return t.fail(u"--name '%1' is not a valid process name"_s.arg(g.name));
     co.name = g.name;
     co.exitOnRefusal = false; // the refusal of ALARM.Server is reported below, in our words
+    QString why;
     if (!chooseDatabase(g, &o.database, &why))
         return t.fail(why);
     if (!co.secretFile.isEmpty())
