@@ -29,29 +29,6 @@ struct Given
     bool check = false;
 };
 
-// Where the history is: PostgreSQL (--db) or <data-dir>/alarms.sqlite. False with the reason.
-bool chooseDatabase(const Given &g, dialog::sql::DatabaseConfig *out, QString *why)
-{
-    if (!g.db.isEmpty()) {
-        if (!g.dataDir.isEmpty())
-            return *why = u"--db and --data-dir exclude each other"_s, false;
-        auto db = dialog::sql::DatabaseConfig::fromUrl(g.db, why);
-        if (!db)
-            return false;
-        *out = *db;
-        return true;
-    }
-    QString dir = g.dataDir;
-    if (dir.isEmpty()) // under systemd (StateDirectory=) the unit's state directory
-        dir = qEnvironmentVariable("STATE_DIRECTORY").section(u':', 0, 0);
-    if (dir.isEmpty())
-        dir = QStandardPaths::writableLocation(QStandardPaths::AppLocalDataLocation);
-    if (!QDir().mkpath(dir))
-        return *why = u"cannot create --data-dir '%1'"_s.arg(dir), false;
-    *out = dialog::sql::DatabaseConfig::sqlite(QDir(dir).absoluteFilePath(u"alarms.sqlite"_s));
-    return true;
-}
-
 } // namespace
 
 int main(int argc, char *argv[])
@@ -116,7 +93,9 @@ int main(int argc, char *argv[])
     co.name = g.name;
     co.exitOnRefusal = false; // the refusal of ALARM.Server is reported below, in our words
     QString why;
-    if (!chooseDatabase(g, &o.database, &why))
+    if (auto chosen = dialog::sql::DatabaseConfig::choose(g.db, g.dataDir, u"alarms.sqlite"_s, &why))
+        o.database = *chosen;
+    else
         return t.fail(why);
     if (!co.secretFile.isEmpty())
         if (const dialog::Status st = dialog::security::readSecretFile(co.secretFile, &o.secret); !st.isOk())

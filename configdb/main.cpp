@@ -22,32 +22,6 @@ struct Given
     qint64 crashAfterRows = 0;
 };
 
-// Where the tables are: PostgreSQL (--db) or <data-dir>/config.sqlite. False with the reason.
-bool chooseDatabase(const Given &g, dialog::sql::DatabaseConfig *out, QString *why)
-{
-    if (!g.db.isEmpty()) {
-        if (!g.dataDir.isEmpty())
-            return *why = u"--db and --data-dir exclude each other"_s, false;
-        if (g.db == QLatin1String("sqlite"))
-            return *why = u"--db sqlite is the default: give --data-dir instead"_s, false;
-        auto db = dialog::sql::DatabaseConfig::fromUrl(g.db, why);
-        if (!db)
-            return false;
-        *out = *db;
-        return true;
-    }
-    QString dir = g.dataDir;
-    // Under systemd (StateDirectory=) the unit's state directory.
-    if (dir.isEmpty())
-        dir = qEnvironmentVariable("STATE_DIRECTORY").section(QLatin1Char(':'), 0, 0);
-    if (dir.isEmpty())
-        dir = QStandardPaths::writableLocation(QStandardPaths::AppLocalDataLocation);
-    if (!QDir().mkpath(dir))
-        return *why = u"cannot create --data-dir '%1'"_s.arg(dir), false;
-    *out = dialog::sql::DatabaseConfig::sqlite(QDir(dir).absoluteFilePath(u"config.sqlite"_s));
-    return true;
-}
-
 } // namespace
 
 int main(int argc, char *argv[])
@@ -90,7 +64,9 @@ int main(int argc, char *argv[])
     co.exitOnRefusal = true; // a second configdb of that name must not run
     dialog::sql::DatabaseConfig database;
     QString why;
-    if (!chooseDatabase(g, &database, &why))
+    if (auto chosen = dialog::sql::DatabaseConfig::choose(g.db, g.dataDir, u"config.sqlite"_s, &why))
+        database = *chosen;
+    else
         return t.fail(why);
 
     app.beginService();

@@ -1,6 +1,8 @@
 #include "sqldatabase.h"
 
+#include <QDir>
 #include <QSqlError>
+#include <QStandardPaths>
 #include <QSqlQuery>
 #include <QUrl>
 #include <QUrlQuery>
@@ -32,6 +34,26 @@ DatabaseConfig DatabaseConfig::sqlite(const QString &path)
     DatabaseConfig c;
     c.path = path;
     return c;
+}
+
+std::optional<DatabaseConfig> DatabaseConfig::choose(const QString &db, const QString &dataDir,
+                                                    const QString &fileName, QString *error)
+{
+    if (!db.isEmpty()) {
+        if (!dataDir.isEmpty())
+            return *error = QStringLiteral("--db and --data-dir exclude each other"), std::nullopt;
+        if (db == QLatin1String("sqlite"))
+            return *error = QStringLiteral("--db sqlite is the default: give --data-dir instead"), std::nullopt;
+        return fromUrl(db, error);
+    }
+    QString dir = dataDir;
+    if (dir.isEmpty()) // under systemd (StateDirectory=) the unit's state directory
+        dir = qEnvironmentVariable("STATE_DIRECTORY").section(QLatin1Char(':'), 0, 0);
+    if (dir.isEmpty())
+        dir = QStandardPaths::writableLocation(QStandardPaths::AppLocalDataLocation);
+    if (!QDir().mkpath(dir))
+        return *error = QStringLiteral("cannot create --data-dir '%1'").arg(dir), std::nullopt;
+    return sqlite(QDir(dir).absoluteFilePath(fileName));
 }
 
 std::optional<DatabaseConfig> DatabaseConfig::fromUrl(const QString &text, QString *error)

@@ -31,6 +31,12 @@ struct DatabaseConfig
     /// "postgres://"); std::nullopt with a one-line reason in @p error for anything else.
     static std::optional<DatabaseConfig> fromUrl(const QString &url, QString *error);
     static DatabaseConfig sqlite(const QString &path);
+    /// A daemon's database from its options: PostgreSQL when @p db (--db) is given, else the SQLite
+    /// file @p fileName in @p dataDir (--data-dir; empty: systemd's $STATE_DIRECTORY, else the
+    /// user's application data directory), created if missing. std::nullopt with the reason in
+    /// @p error (both given, a bad URL, a directory that cannot be made).
+    static std::optional<DatabaseConfig> choose(const QString &db, const QString &dataDir, const QString &fileName,
+                                                QString *error);
 };
 
 /// Opens @p config as connection @p connection (in the calling thread): SQLite with a busy time-out
