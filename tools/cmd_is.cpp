@@ -372,6 +372,10 @@ int isWatch(const QStringList &args)
                     QStringLiteral("SERVER or SERVER.REGEX (the regex matches whole object names)"));
     addCriteriaOptions(p);
     p.add(Option::flag(QStringLiteral("names-only"), QStringLiteral("Subscribe without values.")));
+    p.add(Option::flag(QStringLiteral("snapshot"),
+                       QStringLiteral("First print the matching objects the server holds (as 'created', between "
+                                      "'snapshot-begin' and 'snapshot-end'), and again whenever the server "
+                                      "restarted: what changed while it was away is then not missed.")));
     p.add(Option::integer(QStringLiteral("count"), QStringLiteral("n"),
                           QStringLiteral("Exit after N events."), &count, 1, qint64(1) << 62));
     if (!setup(p, args, verb,
@@ -396,8 +400,20 @@ int isWatch(const QStringList &args)
     is::Receiver receiver(s.dict.get());
     qint64 seen = 0;
     int rc = 0;
-    static const char *kinds[] = {"created", "updated", "removed"};
+    bool broken = false;
+    static const char *kinds[] = {"created", "updated", "removed", "snapshot-begin", "snapshot-end"};
     receiver.setCallback([&](const is::Event &e) {
+        if (e.kind() == is::Event::Kind::SnapshotBegin || e.kind() == is::Event::Kind::SnapshotEnd) {
+            const QLatin1String kind(kinds[int(e.kind())]);
+            out(json ? QString::fromUtf8(QJsonDocument(QJsonObject{{QStringLiteral("event"), kind},
+                                                                   {QStringLiteral("server"), server}})
+                                             .toJson(QJsonDocument::Compact))
+                     : QStringLiteral("%1 %2").arg(kind, server));
+            std::fflush(stdout);
+            return; // a marker, not an event that --count counts
+        }
+        if (int(e.kind()) > int(is::Event::Kind::Removed))
+            return;
         const is::Object o = e.object();
         if (json) {
             QJsonObject j{{QStringLiteral("event"), QLatin1String(kinds[int(e.kind())])},
@@ -427,9 +443,17 @@ int isWatch(const QStringList &args)
                              QCoreApplication::exit(1);
                          } else if (!status.isOk()) {
                              std::fprintf(stderr, "dialogctl %s: %s\n", qPrintable(verb), qPrintable(status.toString()));
+                             broken = true;
+                         } else if (broken) {
+                             std::fprintf(stderr, "dialogctl %s: subscribed to %s again\n", qPrintable(verb),
+                                          qPrintable(server));
+                             broken = false;
                          }
                      });
-    receiver.subscribe(server, c, !p.isSet(QStringLiteral("names-only")));
+    if (p.isSet(QStringLiteral("snapshot")))
+        receiver.subscribeWithSnapshot(server, c, !p.isSet(QStringLiteral("names-only")));
+    else
+        receiver.subscribe(server, c, !p.isSet(QStringLiteral("names-only")));
     const int code = QCoreApplication::exec();
     return rc ? rc : code;
 }

@@ -962,7 +962,7 @@ void tst_ControlServer::sendFloodEveryConfirmedSendIsReceived()
     QTRY_VERIFY_WITH_TIMEOUT(
         m_fx->processEntry(QStringLiteral("Sink")).value(QStringLiteral("commands")).toArray().size() == 1,
         10000);
-    constexpr int Sends = 300, Parallel = 8;
+    constexpr int Sends = 160, Parallel = 8;
     QHash<QProcess *, int> running;
     QSet<int> confirmed;
     QMap<int, int> codes; // exit code -> how many

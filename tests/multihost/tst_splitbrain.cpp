@@ -34,7 +34,7 @@ private Q_SLOTS:
 
     void primaryHostCutAndHealedLeavesOneServer();
     void linkBetweenServersCutLeavesOneServer();
-    void cableFlappedTenTimesLeavesOneServer();
+    void cableFlappedSixTimesLeavesOneServer();
     void primaryRestartedAsPrimaryStepsDownForTheStandby();
 
 private:
@@ -344,11 +344,12 @@ void tst_SplitBrain::linkBetweenServersCutLeavesOneServer()
     checkWrites();
 }
 
-void tst_SplitBrain::cableFlappedTenTimesLeavesOneServer()
+void tst_SplitBrain::cableFlappedSixTimesLeavesOneServer()
 {
     startPartition();
-    // Ten flaps in a minute: cuts shorter than the takeover time and longer ones, in one sequence.
-    const int downMs[] = {300, 1500, 800, 2500, 400, 1200, 3000, 500, 2000, 1000};
+    // Six flaps in 36 s: cuts shorter than the takeover time and longer ones, in one sequence
+    // (`./run.sh soak --faults flap` flaps at length).
+    const int downMs[] = {300, 1500, 2500, 500, 3000, 1000};
     int value = 0;
     for (int down : downMs) {
         QCOMPARE(m_net.cable(1, false), QString());
@@ -357,7 +358,7 @@ void tst_SplitBrain::cableFlappedTenTimesLeavesOneServer()
         write(++value); // acknowledged or not, as the moment allows; acknowledged ones are checked
         letTimePass(qMax(0, 6000 - down - 1000), "the cable in until the next flap");
     }
-    QVERIFY(settle("cable flapped ten times", QString()) >= 0);
+    QVERIFY(settle("cable flapped six times", QString()) >= 0);
     qInfo("flaps: %lld of %d writes acknowledged", qint64(m_acked.size()), value);
     checkWrites();
 }

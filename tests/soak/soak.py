@@ -61,6 +61,7 @@ NETWORK_KINDS = ("cable", "split", "flap")  # those that need the second host
 SECOND_HOST = ["RO2", "FE4", "Mirror"]  # the processes whose cable a cable fault pulls
 BLACKHOLE_METRIC = "4215"  # of the soak's route that holds what is sent to the host while its cable is out
 WRITE_OBJECTS = 8
+SUBSCRIBERS_SETTLE_S = 20  # how long a subscriber may take to catch up after the last fault
 
 
 def free_port(address="127.0.0.1"):
@@ -449,7 +450,8 @@ class Soak:
     def start_watchers(self):
         for server in ("RunParams", "Mirror"):
             f = open(os.path.join(self.run_dir, "logs", f"watch-{server}.log"), "w")
-            p = subprocess.Popen([self.exe("dialogctl"), "is", "watch", server, "--regex", "Soak\\..*", "--json"],
+            p = subprocess.Popen([self.exe("dialogctl"), "is", "watch", server, "--regex", "Soak\\..*", "--json",
+                                  "--snapshot"],
                                  stdout=subprocess.PIPE, stderr=f, text=True, env=self.env, cwd=self.run_dir)
             f.close()
             self.watchers[server] = {"popen": p, "last": {}}
@@ -727,18 +729,34 @@ class Soak:
         return 1 if any(self.failures.values()) else 0
 
     def check_subscribers(self):
+        """Every subscriber ends with the server's last values. A fault may have hit just before the
+        end (a mirror killed a second before the writer stops is restarted, loads its copy and is
+        found again by its subscriber): each watcher is given SUBSCRIBERS_SETTLE_S to catch up,
+        and the report says how long it took."""
         with self.lock:
             acked = dict(self.acked)
+        current = {obj: self.read_object("RunParams", obj) for obj in acked}
+        t0 = time.time()
         for server, w in self.watchers.items():
             if w["popen"].poll() is not None:
                 self.failures["subscribers"].append(f"watch {server} exited ({w['popen'].returncode})")
-            with self.lock:
-                last = dict(w["last"])
-            current = {obj: self.read_object("RunParams", obj) for obj in acked}
-            wrong = [f"{obj}: has {last.get(obj)}, server {current[obj]}" for obj in acked
-                     if last.get(obj) != current[obj]]
+                continue
+            while True:
+                with self.lock:
+                    last = dict(w["last"])
+                wrong = [f"{obj}: has {last.get(obj)}, server {current[obj]}" for obj in acked
+                         if last.get(obj) != current[obj]]
+                if not wrong or time.time() - t0 > SUBSCRIBERS_SETTLE_S:
+                    break
+                time.sleep(0.2)
             if wrong:
-                self.failures["subscribers"].append(f"watch {server}: " + "; ".join(wrong))
+                if server != "RunParams":  # which one is behind: the server watched, or its subscriber
+                    wrong.append(f"{server} itself has " + ", ".join(
+                        f"{obj} {self.read_object(server, obj)}" for obj in acked if last.get(obj) != current[obj]))
+                self.failures["subscribers"].append(
+                    f"watch {server} after {SUBSCRIBERS_SETTLE_S} s: " + "; ".join(wrong))
+            elif time.time() - t0 > 0.5:
+                log(f"watch {server} caught up {time.time() - t0:.2f} s after the end")
 
     def journal_state(self):
         return "on" if self.journal else "off (--no-journal)" if self.has_journal else "not available"
