@@ -26,8 +26,11 @@ using net::Endpoint;
 namespace {
 const QLatin1String StandbyPrefix("DIALOG.Standby.");
 /// Heartbeat intervals during which a server that steps down redirects its processes before it
-/// becomes a standby (one that missed a redirect gets the next; all of them have moved long before).
+/// becomes a standby (one that missed a redirect gets the next): at most RedirectRounds, and no
+/// longer than MinRedirectRounds once nobody is left to redirect (a redirected process says
+/// DISCONNECT to the server it leaves, so the directory empties as they move).
 constexpr int RedirectRounds = 10;
+constexpr int MinRedirectRounds = 2;
 
 /// The address a process named DIALOG.Standby.<port> serves on once it takes over: its own host,
 /// the port of its name (invalid for other names).
@@ -100,8 +103,9 @@ void Fencing::serving(const QString &replaced)
             probeStandby(false);
             return;
         }
-        redirectAll(); // stepping down
-        if (++m_redirectRounds >= RedirectRounds)
+        const int left = redirectAll(); // stepping down
+        ++m_redirectRounds;
+        if (m_redirectRounds >= RedirectRounds || (left == 0 && m_redirectRounds >= MinRedirectRounds))
             becomeStandbyOf(m_ctx.redirectTo);
     });
     m_tick->start();
@@ -256,7 +260,7 @@ void Fencing::stepDownTo(const Endpoint &active, quint64 term, const QString &wh
         becomeStandbyOf(active);
 }
 
-void Fencing::redirectAll()
+int Fencing::redirectAll()
 {
     wire::ConnectionLost cl;
     cl.set_reason(ss(QStringLiteral("the Control Server at %1 serves the partition (term %2)")
@@ -265,12 +269,16 @@ void Fencing::redirectAll()
     cl.set_redirect(ss(m_ctx.redirectTo.toString()));
     cl.set_term(m_ctx.redirectTerm);
     const QByteArray frame = controlFrame(Type::ConnectionLost, cl);
+    int sent = 0;
     for (const QString &name : m_ctx.directory.processNames()) {
         const ProcessRecord *p = m_ctx.directory.process(name);
         // Not the serving server's own watch of us: sent there, it would watch itself.
-        if (p && standbyEndpoint(*p) != m_ctx.redirectTo && p->termServer != m_ctx.redirectTo.toString())
+        if (p && standbyEndpoint(*p) != m_ctx.redirectTo && p->termServer != m_ctx.redirectTo.toString()) {
             m_ctx.sendToEndpoint(Endpoint{p->host, p->port}, frame);
+            ++sent;
+        }
     }
+    return sent;
 }
 
 void Fencing::becomeStandbyOf(const Endpoint &active)

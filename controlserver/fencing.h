@@ -67,7 +67,8 @@ private:
     /// Steps down if the standby listens (it took over); @p hold: emit probingChanged() meanwhile.
     void probeStandby(bool hold);
     void watch(const QString &replaced);
-    void redirectAll();
+    /// Tells every process to move to the server it steps down for; returns how many it told.
+    int redirectAll();
     /// Executes this program again as the standby of the server at @p active (returns only if the
     /// exec failed; the process then exits).
     void becomeStandbyOf(const net::Endpoint &active);

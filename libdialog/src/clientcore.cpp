@@ -722,6 +722,15 @@ bool ClientCore::redirect(const QString &to, quint64 term, const QString &why)
         m_term = term;
         m_termServer = target.toString();
     }
+    // Goodbye to the server we leave: one that steps down becomes a standby as soon as nobody is
+    // left to redirect, instead of redirecting for its last rounds.
+    bool leaving = false;
+    {
+        QMutexLocker l(&m_csLock);
+        leaving = m_cs && m_cs->endpoint != target;
+    }
+    if (m_state == Client::State::Connected && leaving)
+        sendToControl(encodeFrame(Type::Disconnect, 0, {}));
     if (m_state != Client::State::Unconnected)
         forgetProviders(why);
     setState(Client::State::Unconnected);

@@ -1052,6 +1052,9 @@ class Client:
         log.info("%s redirected to the Control Server at %s (term %d) - %s", self.name, to, term, why)
         if term > self._term:
             self._term, self._term_server = term, to
+        if self.state == "connected" and self.servers[self._server_index] != ep:
+            # Goodbye to the server we leave: it becomes a standby once nobody is left to redirect.
+            self._cs_box().send(wire.encode_frame(T.DISCONNECT))
         if self.state != "unconnected":
             self._forget_providers(why)
         self._server_index = self.servers.index(ep)
