@@ -103,7 +103,7 @@ void Fencing::serving(const QString &replaced)
             probeStandby(false);
             return;
         }
-        const int left = redirectAll(); // stepping down
+        const int left = redirectAll(); // stepping down: how many still use this server
         ++m_redirectRounds;
         if (m_redirectRounds >= RedirectRounds || (left == 0 && m_redirectRounds >= MinRedirectRounds))
             becomeStandbyOf(m_ctx.redirectTo);
@@ -146,13 +146,26 @@ void Fencing::probeStandby(bool hold)
             m_holding = false;
             Q_EMIT probingChanged(false);
         }
-        if (listening)
+        if (listening && watchedBy(standby) != 0) {
+            // Not a standby that took over: the server there watches us with a lower term, and it
+            // listens to redirect its processes while it steps down for us.
+            qCInfo(lcFencing).noquote() << "the server at" << standby.toString() << "listens with term"
+                                        << watchedBy(standby) << "- below ours, it steps down";
+        } else if (listening)
             stepDownTo(standby, m_ctx.term + 1,
                        QStringLiteral("the standby at %1 took over (it serves there)").arg(standby.toString()));
         else if (held)
             qCInfo(lcFencing).noquote() << "the standby at" << standby.toString()
                                         << "did not take over: still serving";
     });
+}
+
+quint64 Fencing::watchedBy(const Endpoint &server) const
+{
+    // A server that took over from us watches us as the process DIALOG.Standby.<its port>, whose
+    // CONNECT carried its term.
+    const ProcessRecord *p = m_ctx.directory.process(StandbyPrefix + QString::number(server.port));
+    return p && standbyEndpoint(*p) == server && p->term != 0 && p->term < m_ctx.term ? p->term : 0;
 }
 
 void Fencing::watch(const QString &replaced)
@@ -251,8 +264,11 @@ void Fencing::stepDownTo(const Endpoint &active, quint64 term, const QString &wh
                                    << active.toString() << "and becoming its standby";
     m_ctx.redirectTo = active;
     m_ctx.redirectTerm = term;
-    if (m_watch) // (we may be in one of its signals)
-        m_watch.release()->deleteLater();
+    // The watch of the other server stays connected (it is closed with every socket at the exec):
+    // while this one listens to redirect, the other sees by it that we step down for it, with our
+    // lower term, and does not take our listening for a standby that took over.
+    if (m_watch)
+        QObject::disconnect(m_watch.get(), nullptr, this, nullptr);
     Q_EMIT steppingDown();
     m_redirectRounds = 0;
     redirectAll();
@@ -269,16 +285,21 @@ int Fencing::redirectAll()
     cl.set_redirect(ss(m_ctx.redirectTo.toString()));
     cl.set_term(m_ctx.redirectTerm);
     const QByteArray frame = controlFrame(Type::ConnectionLost, cl);
-    int sent = 0;
+    const qint64 now = m_ctx.now();
+    int using_ = 0;
     for (const QString &name : m_ctx.directory.processNames()) {
         const ProcessRecord *p = m_ctx.directory.process(name);
         // Not the serving server's own watch of us: sent there, it would watch itself.
         if (p && standbyEndpoint(*p) != m_ctx.redirectTo && p->termServer != m_ctx.redirectTo.toString()) {
             m_ctx.sendToEndpoint(Endpoint{p->host, p->port}, frame);
-            ++sent;
+            // Still using us: heard within two of its intervals. One that is not (registered by a
+            // CONNECT that was stuck behind a cut cable while it moved to the other server, which
+            // it heartbeats now) is told too, but is not waited for.
+            if (now - p->lastSeenMs <= 2 * qint64(p->heartbeatMs))
+                ++using_;
         }
     }
-    return sent;
+    return using_;
 }
 
 void Fencing::becomeStandbyOf(const Endpoint &active)

@@ -267,6 +267,8 @@ class Soak:
         self.primary_port = self.standby_port = 0
         self.env = dict(os.environ)
         self.env["QT_QPA_PLATFORM"] = "offscreen"
+        # Every log line with its time, so that a failure can be followed across the processes.
+        self.env.setdefault("QT_MESSAGE_PATTERN", "%{time hh:mm:ss.zzz} %{category}: %{message}")
         self.env.pop("DIALOG_ADVERTISE", None)
         self.env.pop("DIALOG_CONTROL_SERVER", None)
         # With a second host the Control Servers listen on its network without a shared secret:
