@@ -158,7 +158,7 @@ bool checkServer(Session &s, const QString &server, QString *error)
     return true;
 }
 
-bool setup(OptionTable &p, const QStringList &args, const QString &verb, const QString &description)
+bool setup(OptionTable &p, const QStringList &args, const QString &description)
 {
     p.setDescription(description);
     p.add(Option::flag(QStringLiteral("json"), QStringLiteral("Machine-readable JSON output.")));
@@ -178,7 +178,7 @@ int isLs(const QStringList &args)
     p.add(Option::flag(QStringLiteral("stale"),
                        QStringLiteral("Only the stale objects (their writer lost, or not "
                                       "updated within their type's expected interval).")));
-    if (!setup(p, args, verb, QStringLiteral("Lists the IS servers, or the objects of one server.")))
+    if (!setup(p, args, QStringLiteral("Lists the IS servers, or the objects of one server.")))
         return 1;
     const bool json = p.isSet(QStringLiteral("json"));
     QString error;
@@ -235,7 +235,7 @@ int isGet(const QStringList &args)
     p.addPositional(QStringLiteral("name"), QStringLiteral("Server.Object"));
     p.add(Option::text(QStringLiteral("as"), QStringLiteral("type"),
                        QStringLiteral("Read the object as this (base) type.")));
-    if (!setup(p, args, verb, QStringLiteral("Prints the value of an IS object.")))
+    if (!setup(p, args, QStringLiteral("Prints the value of an IS object.")))
         return 1;
     if (p.positionalArguments().size() != 1)
         return fail(verb, QStringLiteral("expected one object name Server.Object"));
@@ -290,7 +290,7 @@ int isPut(const QStringList &args)
     p.add(Option::flag(QStringLiteral("insert"), QStringLiteral("Fail if the object exists.")));
     p.add(Option::flag(QStringLiteral("must-exist"), QStringLiteral("Fail if the object does not exist.")));
     if (!setup(
-            p, args, verb,
+            p, args,
             QStringLiteral("Creates or updates an IS object. Attributes not given keep their current value "
                            "(or the default for a new object).")))
         return 1;
@@ -348,7 +348,7 @@ int isRm(const QStringList &args)
     const QString verb = QStringLiteral("is rm");
     OptionTable p(program(verb));
     p.addPositional(QStringLiteral("name"), QStringLiteral("Server.Object"));
-    if (!setup(p, args, verb, QStringLiteral("Removes an IS object.")))
+    if (!setup(p, args, QStringLiteral("Removes an IS object.")))
         return 1;
     if (p.positionalArguments().size() != 1)
         return fail(verb, QStringLiteral("expected one object name Server.Object"));
@@ -378,7 +378,7 @@ int isWatch(const QStringList &args)
                                       "restarted: what changed while it was away is then not missed.")));
     p.add(Option::integer(QStringLiteral("count"), QStringLiteral("n"),
                           QStringLiteral("Exit after N events."), &count, 1, qint64(1) << 62));
-    if (!setup(p, args, verb,
+    if (!setup(p, args,
                QStringLiteral("Prints every creation, update and removal of matching objects.")))
         return 1;
     if (p.positionalArguments().size() != 1)
@@ -465,7 +465,7 @@ int isTypes(const QStringList &args)
     p.addPositional(QStringLiteral("type"), QStringLiteral("Only this type."), QStringLiteral("[TYPE]"));
     p.add(Option::text(QStringLiteral("server"), QStringLiteral("server"),
                        QStringLiteral("Only the types of this server (default: all).")));
-    if (!setup(p, args, verb, QStringLiteral("Prints the IS types: names, descriptions, attributes.")))
+    if (!setup(p, args, QStringLiteral("Prints the IS types: names, descriptions, attributes.")))
         return 1;
     QString error;
     Session s;
@@ -520,7 +520,7 @@ int isStats(const QStringList &args)
     const QString verb = QStringLiteral("is stats");
     OptionTable p(program(verb));
     p.addPositional(QStringLiteral("server"), QStringLiteral("IS server"));
-    if (!setup(p, args, verb,
+    if (!setup(p, args,
                QStringLiteral("Prints a server's statistics: objects, rates, subscribers, drops.")))
         return 1;
     if (p.positionalArguments().size() != 1)
@@ -575,7 +575,7 @@ int isHistory(const QStringList &args)
         QStringLiteral("max-points"), QStringLiteral("n"),
         QStringLiteral("At most this many points per attribute, min/max/mean buckets beyond (default: all)."),
         &maxPoints, 0, 10000000));
-    if (!setup(p, args, verb,
+    if (!setup(p, args,
                QStringLiteral(
                    "Prints the recent values of the numeric attributes of an IS object, from the server's "
                    "history ring and, further back, its archiver.")))
