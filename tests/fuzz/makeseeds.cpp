@@ -9,8 +9,14 @@
 #include "payload_p.h"
 #include "zstdcodec_p.h"
 
+#include "pushprotocol.h"
+
 #include <dialog/is/codec.h>
 #include <dialog/is/object.h>
+#include <dialog/is/typeregistry.h>
+
+#include <QJsonArray>
+#include <QJsonDocument>
 
 #include <QDir>
 #include <QFile>
@@ -164,6 +170,36 @@ void isvalues()
     write("fuzz_checkpoint", "objects", prefixed(1, QByteArray(1, char(objects.size())) + list));
 }
 
+/// A push master's stream after the hello: a snapshot, changes, types declared since, a ping.
+void pushes()
+{
+    namespace push = isd::push;
+    QByteArray snapshot;
+    is::protocol::appendRecord(snapshot, is::protocol::SnapshotBegin, {}, {}, 1, {});
+    for (const QString &type : {QStringLiteral("AllTypes"), QStringLiteral("OneString")})
+        is::protocol::appendRecord(snapshot, is::protocol::Created, type.toUtf8() + "Object", type.toUtf8(),
+                                   1700000000000000, is::encode(sample(type)));
+    is::protocol::appendRecord(snapshot, is::protocol::SnapshotEnd, {}, {}, 2, {});
+    QByteArray changes;
+    is::protocol::appendRecord(changes, is::protocol::Updated, "OneStringObject", "OneString", 1700000000000001,
+                               is::encode(sample(QStringLiteral("OneString"))));
+    is::protocol::appendRecord(changes, is::protocol::Removed, "AllTypesObject", "AllTypes", 1700000000000002, {});
+    const QByteArray types = QJsonDocument(is::typesToJson(fuzz::registry())).toJson(QJsonDocument::Compact);
+    const QByteArray raw = push::encode(push::Type::Records, snapshot) + push::encode(push::Type::Records, changes) +
+                           push::encode(push::Type::Types, types) + push::encode(push::Type::Ping);
+    write("fuzz_push", "stream", prefixed(0, raw));
+    // The same frames as pieces (type, 16-bit length, payload) that the target frames itself.
+    QByteArray pieces;
+    for (const auto &[type, payload] : {std::pair{push::Type::Records, snapshot}, {push::Type::Records, changes},
+                                        {push::Type::Ping, QByteArray()}}) {
+        char length[2];
+        qToLittleEndian(quint16(payload.size()), length);
+        pieces += char(type) + QByteArray(length, 2) + payload;
+    }
+    write("fuzz_push", "pieces", prefixed(1, pieces));
+    write("fuzz_push", "bad_magic", prefixed(0, QByteArray("DIPX\x01\x05\x00\x00\x00\x00", 10)));
+}
+
 } // namespace
 
 int main(int argc, char **argv)
@@ -175,6 +211,7 @@ int main(int argc, char **argv)
     root = QString::fromLocal8Bit(argv[1]);
     frames();
     isvalues();
+    pushes();
     const QString src = QStringLiteral(DIALOG_SOURCE_DIR);
     for (const QString &f :
          QDir(src + QStringLiteral("/resources/is-types")).entryList({QStringLiteral("*.xml")}))
