@@ -1,6 +1,7 @@
 // dialogctl secret: makes the shared secret of a partition (generate) and says whether an existing
 // one is strong enough (check).
 #include "commands.h"
+#include "secretfile.h"
 
 #include "dialog/security.h"
 
@@ -15,13 +16,7 @@
 
 namespace dialog::tool {
 
-namespace {
-
-const char *secretUsage = "usage: dialogctl secret generate [FILE] [--force] | check FILE\n";
-
-/// Writes @p secret to @p path, created readable by its owner only (0600). Without @p force an
-/// existing file is left alone: it is a partition's secret, and replacing it locks every process out.
-bool writeSecret(const QString &path, const QByteArray &secret, bool force, QString *why)
+bool writeSecretFile(const QString &path, const QByteArray &secret, bool force, QString *why)
 {
     const QByteArray name = QFile::encodeName(path);
     const int flags = O_WRONLY | O_CREAT | O_CLOEXEC | (force ? O_TRUNC : O_EXCL);
@@ -37,8 +32,14 @@ bool writeSecret(const QString &path, const QByteArray &secret, bool force, QStr
     if (!ok)
         *why = QStringLiteral("%1: %2").arg(path, QString::fromLocal8Bit(strerror(errno)));
     ::close(fd);
+    if (!ok && !force)
+        ::unlink(name.constData()); // no half-written secret left for the processes to read
     return ok;
 }
+
+namespace {
+
+const char *secretUsage = "usage: dialogctl secret generate [FILE] [--force] | check FILE\n";
 
 int generate(const QStringList &args)
 {
@@ -61,7 +62,7 @@ int generate(const QStringList &args)
         return 0;
     }
     QString why;
-    return writeSecret(files.first(), secret, force, &why) ? 0 : p.fail(why);
+    return writeSecretFile(files.first(), secret, force, &why) ? 0 : p.fail(why);
 }
 
 int check(const QStringList &args)

@@ -2,10 +2,14 @@
 #include "clientsetup.h"
 #include "configsetup.h"
 #include "launcher.h"
+#include "secretfile.h"
 #include "supervisor.h"
 
 #include "dialog/directory.h"
 #include "dialog/report.h"
+#include "dialog/security.h"
+
+#include <QFileInfo>
 
 #include <QDir>
 #include <QElapsedTimer>
@@ -40,6 +44,29 @@ ClientOptions agentClientOptions(const rc::Partition &p, const QString &verb)
     o.controlServers = {p.controlServerAddress()};
     partitionSecurity(p, o);
     return o;
+}
+
+/// The partition's secret file, made if the partition names one that does not exist yet and every
+/// process runs on this host (32 random bytes, 0600: `dialogctl secret generate`). Elsewhere the
+/// same file must be on every host, which is not ours to copy. Empty, or why not.
+QString ensureSecret(const rc::Partition &p)
+{
+    if (p.secretFile.isEmpty() || QFileInfo::exists(p.secretFile))
+        return {};
+    for (const rc::ProcessSpec &s : p.processes())
+        if (!s.isLocal())
+            return QStringLiteral("the partition's secret file %1 does not exist, and %2 runs on %3: make it "
+                                  "with 'dialogctl secret generate %1' and copy it to every host of the "
+                                  "partition")
+                .arg(p.secretFile, s.name, s.host);
+    QString why;
+    if (!writeSecretFile(p.secretFile, security::generateSecret(), false, &why))
+        return QStringLiteral("cannot make the partition's secret file: %1").arg(why);
+    std::fprintf(stderr,
+                 "dialogctl up: made the partition's secret %s (0600); every process of the partition reads "
+                 "it, and so must dialogctl and the GUIs (DIALOG_SECRET_FILE)\n",
+                 qPrintable(p.secretFile));
+    return {};
 }
 
 struct Common
@@ -308,6 +335,8 @@ int up(const QStringList &args)
                                        s.role == rc::ProcessSpec::Role::IsServer ? QStringLiteral("IS server")
                                                                                  : QStringLiteral("process"),
                                        s.name));
+    if (const QString why = ensureSecret(c.partition); !why.isEmpty())
+        return fail(verb, why);
     if (c.partition.startControlServer && waitForTcp(c.partition.controlServerAddress(), 300))
         return fail(verb,
                     QStringLiteral("something already listens on %1 (the partition's Control Server address)")

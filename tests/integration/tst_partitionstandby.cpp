@@ -25,9 +25,12 @@ private Q_SLOTS:
     void initTestCase();
     void cleanup();
     void standbyServesThePartitionAfterThePrimaryIsLost();
+    void missingSecretFileIsMadeAndUsed();
+    void missingSecretFileWithARemoteHostRefused();
 
 private:
-    QString writePartition();
+    /// The partition of the tests, with @p extra merged into its top level.
+    QString writePartition(const QJsonObject &extra = {});
     /// The process record `dialogctl up` keeps (name -> entry); every pid seen is remembered for reaping.
     QHash<QString, QJsonObject> record();
     /// `dialogctl rc ARGS`: its exit code, stdout and stderr.
@@ -71,7 +74,7 @@ void tst_PartitionStandby::cleanup()
         10000);
 }
 
-QString tst_PartitionStandby::writePartition()
+QString tst_PartitionStandby::writePartition(const QJsonObject &extra)
 {
     auto slave = [](const QString &name) {
         return QJsonObject{{QStringLiteral("name"), name}, {QStringLiteral("kind"), QStringLiteral("control")}};
@@ -91,10 +94,13 @@ QString tst_PartitionStandby::writePartition()
                      {QStringLiteral("transition_timeout_ms"), 5000},
                      {QStringLiteral("run_number_file"), m_dir->filePath(QStringLiteral("runnumber"))}}},
         {QStringLiteral("slaves"), QJsonArray{slave(QStringLiteral("FE1")), slave(QStringLiteral("FE2"))}}};
+    QJsonObject doc = p;
+    for (auto it = extra.begin(); it != extra.end(); ++it)
+        doc.insert(it.key(), it.value());
     const QString path = m_dir->filePath(QStringLiteral("test.json"));
     QFile f(path);
     f.open(QIODevice::WriteOnly | QIODevice::Truncate);
-    f.write(QJsonDocument(p).toJson());
+    f.write(QJsonDocument(doc).toJson());
     return path;
 }
 
@@ -181,6 +187,67 @@ void tst_PartitionStandby::standbyServesThePartitionAfterThePrimaryIsLost()
     QCOMPARE(rc({QStringLiteral("state"), QStringLiteral("--json")}, &out, &err), 0);
     QCOMPARE(QJsonDocument::fromJson(out).object().value(QStringLiteral("state")).toString(),
              QStringLiteral("Configured"));
+}
+
+void tst_PartitionStandby::missingSecretFileIsMadeAndUsed()
+{
+    // A partition that names a secret file which does not exist yet, every process on this host:
+    // `dialogctl up` makes it (0600) and every process uses it.
+    const QString partition = writePartition({{QStringLiteral("secret_file"), QStringLiteral("secret")}});
+    const QString secret = m_dir->filePath(QStringLiteral("secret"));
+    QFile::remove(secret);
+    QByteArray out, err;
+    QCOMPARE(m_fx.run(QStringLiteral("dialogctl"),
+                      {QStringLiteral("up"), partition, QStringLiteral("--run-dir"), m_runDir}, &out, &err, 60000),
+             0);
+    QVERIFY2(err.contains("made the partition's secret"), err.constData());
+    QVERIFY(QFile::exists(secret));
+    QCOMPARE(QFile::permissions(secret) & ~(QFile::ReadOwner | QFile::WriteOwner | QFile::ReadUser | QFile::WriteUser),
+             QFileDevice::Permissions());
+    (void)record(); // every pid, for the reaper
+    // Without the secret the partition's Control Server believes nobody; with it, it lists them.
+    QVERIFY(processesAt(QStringLiteral("127.0.0.1:%1").arg(m_primary)).isEmpty());
+    qputenv("DIALOG_SECRET_FILE", secret.toUtf8());
+    QTRY_VERIFY_WITH_TIMEOUT(processesAt(QStringLiteral("127.0.0.1:%1").arg(m_primary)).contains(QStringLiteral("FE2")),
+                             10000);
+    // A second `up` keeps the file it made (the processes hold that secret).
+    const QByteArray made = [&] {
+        QFile f(secret);
+        return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
+    }();
+    QCOMPARE(m_fx.run(QStringLiteral("dialogctl"),
+                      {QStringLiteral("down"), partition, QStringLiteral("--run-dir"), m_runDir}, nullptr, nullptr,
+                      20000),
+             0);
+    QCOMPARE(m_fx.run(QStringLiteral("dialogctl"),
+                      {QStringLiteral("up"), partition, QStringLiteral("--run-dir"), m_runDir}, &out, &err, 60000),
+             0);
+    QVERIFY2(!err.contains("made the partition's secret"), err.constData());
+    QFile f(secret);
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    QCOMPARE(f.readAll(), made);
+    (void)record(); // DIALOG_SECRET_FILE stays set for cleanup()'s `dialogctl down`
+}
+
+void tst_PartitionStandby::missingSecretFileWithARemoteHostRefused()
+{
+    // The same file must be on every host, which `dialogctl up` does not copy: nothing is started.
+    qunsetenv("DIALOG_SECRET_FILE");
+    const QString secret = m_dir->filePath(QStringLiteral("secret-remote"));
+    const QString partition = writePartition(
+        {{QStringLiteral("secret_file"), secret},
+         {QStringLiteral("slaves"),
+          QJsonArray{QJsonObject{{QStringLiteral("name"), QStringLiteral("FE9")},
+                                 {QStringLiteral("kind"), QStringLiteral("control")},
+                                 {QStringLiteral("host"), QStringLiteral("daq-fe9.invalid")}}}}});
+    QByteArray out, err;
+    QCOMPARE(m_fx.run(QStringLiteral("dialogctl"),
+                      {QStringLiteral("up"), partition, QStringLiteral("--run-dir"), m_runDir}, &out, &err, 30000),
+             1);
+    QVERIFY2(err.contains("does not exist, and FE9 runs on daq-fe9.invalid") && err.contains("secret generate"),
+             err.constData());
+    QVERIFY(!QFile::exists(secret));
+    QVERIFY(!out.contains("registered")); // refused before anything was started
 }
 
 QTEST_GUILESS_MAIN(tst_PartitionStandby)
