@@ -5,6 +5,10 @@
 
 namespace dialog::daq {
 
+namespace {
+constexpr int kPublishCoalesceMs = 20;
+} // namespace
+
 Master::Master(const ControllableOptions &options, const rc::Partition &partition,
                const QString &runNumberFile, const QString &configdb, const QString &configRef,
                QObject *parent)
@@ -37,6 +41,9 @@ Master::Master(const ControllableOptions &options, const rc::Partition &partitio
         connect(sub, &Subscription::stateChanged, this,
                 [this, name](Subscription::State st) { onSlaveSubscription(name, st); });
     }
+    m_publishTimer.setSingleShot(true);
+    m_publishTimer.setInterval(kPublishCoalesceMs);
+    connect(&m_publishTimer, &QTimer::timeout, this, [this] { publishState(); });
     m_runInfoTimer.setInterval(1000);
     connect(&m_runInfoTimer, &QTimer::timeout, this, [this] {
         publishRunInfo();
@@ -52,6 +59,12 @@ Master::Master(const ControllableOptions &options, const rc::Partition &partitio
         log(Severity::Info, QStringLiteral("segment %1 of partition %2: %3")
                                 .arg(name(), partition.name, m_order.join(QStringLiteral(", "))));
     publishState();
+}
+
+void Master::publishSoon()
+{
+    if (!m_publishTimer.isActive())
+        m_publishTimer.start();
 }
 
 QList<Master::SlaveView> Master::slaves() const

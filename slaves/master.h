@@ -104,6 +104,9 @@ private:
     /// The tree below this controller, as published.
     QJsonArray treeJson() const;
     void publishRunInfo();
+    /// Publishes the state within kPublishCoalesceMs: a burst of children's messages (a thousand
+    /// slaves in a transition) makes one publication, not one each.
+    void publishSoon();
     /// The request the master sends slave @p name for @p t (with the run number and type, and at
     /// configure its parameters from the configuration database).
     rc::TransitionRequest slaveRequest(rc::Transition t, const QString &name = {}) const;
@@ -132,6 +135,7 @@ private:
     qint64 m_runStartMs = 0, m_runStopMs = 0, m_activeMsBefore = 0;
     QElapsedTimer m_runningSince;
     QTimer m_runInfoTimer;
+    QTimer m_publishTimer;
 };
 
 } // namespace dialog::daq

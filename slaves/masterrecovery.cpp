@@ -78,7 +78,7 @@ void Master::onSlaveMessage(const QString &name, const QByteArray &data)
             QStringLiteral("%1 is back: recovering it automatically (\"recover\": \"auto\")").arg(name));
         bringIn(name, {});
     }
-    publishState();
+    publishSoon();
 }
 
 void Master::takeOver()
