@@ -32,6 +32,7 @@ Master::Master(const ControllableOptions &options, const rc::Partition &partitio
         v.kind = v.segment ? QStringLiteral("segment") : s->kind;
         v.removable = s->removable;
         v.autoRecover = s->autoRecover;
+        v.timeoutMs = subtreeTimeoutMs(partition, child);
         m_slaves.insert(child, v);
         m_order << child;
         Subscription *sub = client()->subscribe(rc::stateService(child));

@@ -55,6 +55,7 @@ public:
         bool cameBack = false;    ///< seen again after it was lost
         QString removedReason;
         qint64 removedMs = 0;
+        int timeoutMs = 10000; ///< how long a transition request to it may take (subtreeTimeoutMs)
         QJsonArray tree;                     ///< a segment's own tree, from its state
         QList<rc::RemovedNode> removedBelow; ///< what a segment removed in its part of the tree
         /// Takes part in the run: enabled and not removed.
@@ -101,6 +102,9 @@ private:
     /// Brings present node @p name to this controller's state, one transition after the other
     /// (stopless recovery: configured with the run's configuration, started with its number).
     void bringIn(const QString &name, TreeReply reply);
+    /// How long a transition of @p node takes at most: the partition's time-out for a slave, more
+    /// for a segment (its phases, each waiting for its slowest child).
+    static int subtreeTimeoutMs(const rc::Partition &partition, const QString &node);
     /// The tree below this controller, as published.
     QJsonArray treeJson() const;
     void publishRunInfo();

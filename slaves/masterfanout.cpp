@@ -139,8 +139,8 @@ void Master::runPhases(rc::Transition t, QList<QStringList> phases, const rc::Tr
     const QStringList group = phases.takeFirst();
     auto pending = std::make_shared<Pending>();
     pending->outstanding = int(group.size());
-    const int timeout = m_partition.transitionTimeoutMs;
     for (const QString &n : group) {
+        const int timeout = m_slaves[n].timeoutMs;
         client()->request(rc::stateService(n), slaveRequest(t, n).toJson(), timeout, this,
                           [this, n, t, pending, phases, params, done, epoch, timeout](const Reply &r) {
                               if (epoch != m_epoch)

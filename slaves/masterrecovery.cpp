@@ -200,8 +200,8 @@ void Master::recoverStep()
         log(Severity::Info, QStringLiteral("recovering %1: %2 (%3 -> %4)")
                                 .arg(n, transitionName(t), stateName(v.state), stateName(target)));
         const quint64 epoch = m_epoch;
-        client()->request(rc::stateService(n), slaveRequest(t, n).toJson(), m_partition.transitionTimeoutMs,
-                          this, [this, n, t, epoch](const Reply &r) {
+        client()->request(rc::stateService(n), slaveRequest(t, n).toJson(), v.timeoutMs, this,
+                          [this, n, t, epoch](const Reply &r) {
                               if (epoch != m_epoch)
                                   return;
                               SlaveView &sv = m_slaves[n];

@@ -14,6 +14,19 @@ bool runOpen(rc::State s)
 }
 } // namespace
 
+int Master::subtreeTimeoutMs(const rc::Partition &partition, const QString &node)
+{
+    if (!partition.segment(node))
+        return partition.transitionTimeoutMs;
+    // A segment answers once its children did, in up to three phases (readout, segments, control),
+    // each waiting up to its slowest child's time-out: its parent waits for all of that, and a
+    // little more, so that a child's time-out is reported by the child's own controller.
+    int slowest = 0;
+    for (const QString &child : partition.childrenOf(node))
+        slowest = qMax(slowest, subtreeTimeoutMs(partition, child));
+    return int(qMin<qint64>(3 * qint64(slowest) + 1000, 24 * 3600 * 1000));
+}
+
 QJsonArray Master::treeJson() const
 {
     QJsonArray out;
@@ -101,7 +114,7 @@ void Master::treeAction(const QString &action, const QString &node, const QByteA
             child = m_partition.parentOf(child);
         if (!m_slaves.contains(child))
             return reply(false, QStringLiteral("%1 is not below %2").arg(node, name()));
-        const int timeout = m_partition.transitionTimeoutMs * 4;
+        const int timeout = m_slaves[child].timeoutMs;
         client()->request(rc::treeService(child), data, timeout, this, [reply](const Reply &r) {
             reply(r.isOk(), r.isOk() ? QString() : r.errorString());
         });
@@ -177,8 +190,8 @@ void Master::bringIn(const QString &name, TreeReply reply)
     log(Severity::Info, QStringLiteral("recovering %1 into the run: %2 (%3 -> %4)")
                             .arg(name, transitionName(t), stateName(v.state), stateName(target)));
     const quint64 epoch = m_epoch;
-    client()->request(rc::stateService(name), slaveRequest(t, name).toJson(), m_partition.transitionTimeoutMs,
-                      this, [this, name, t, epoch, reply](const Reply &r) {
+    client()->request(rc::stateService(name), slaveRequest(t, name).toJson(), v.timeoutMs, this,
+                      [this, name, t, epoch, reply](const Reply &r) {
                           if (epoch != m_epoch)
                               return;
                           SlaveView &sv = m_slaves[name];

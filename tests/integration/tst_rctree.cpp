@@ -51,6 +51,7 @@ private Q_SLOTS:
     void disabledSegmentIsLeftOutOfTheRun();
     void removableSlaveKilledMidRunIsRemovedThenRecovered();
     void autoRecoveryBringsARestartedSlaveBackIn();
+    void removableSlaveHangingPastTheTimeOutIsRemoved();
     void nonRemovableSlaveStoppedPutsTheRunInErrorNamingIt();
     void badTreeRefusedByMasterAndUp();
     void upStartsTheSegmentControllers();
@@ -61,8 +62,10 @@ private:
     QString writePartition(bool startControlServer = false, const QJsonObject &extra = {},
                            bool autoRecover = false);
     /// Starts the master, both segment controllers and every slave; waits until the tree is present.
-    void startTree(const QString &partition);
-    QProcess *startSlave(const QString &kind, const QString &name, const QString &controller);
+    /// @p fe1Args: extra options of FE1 (a misbehaviour).
+    void startTree(const QString &partition, const QStringList &fe1Args = {});
+    QProcess *startSlave(const QString &kind, const QString &name, const QString &controller,
+                         const QStringList &extra = {});
     Reply transition(const QString &t, int timeoutMs = 20000);
     /// `dialogctl rc ARGS…` against the fixture; its exit code, output in @p out / @p err.
     int rc(const QStringList &args, QByteArray *out = nullptr, QByteArray *err = nullptr);
@@ -115,19 +118,20 @@ QString tst_RcTree::writePartition(bool startControlServer, const QJsonObject &e
                                 3000, startControlServer, tree);
 }
 
-QProcess *tst_RcTree::startSlave(const QString &kind, const QString &name, const QString &controller)
+QProcess *tst_RcTree::startSlave(const QString &kind, const QString &name, const QString &controller,
+                                 const QStringList &extra)
 {
     QProcess *p =
         m_bed.fx->start(QStringLiteral("dialog-slave"),
                         QStringList{QStringLiteral("--kind"), kind, QStringLiteral("--name"), name,
                                     QStringLiteral("--no-is"), QStringLiteral("--master"), controller} +
-                            kRcHeartbeat);
+                            kRcHeartbeat + extra);
     p->setProcessChannelMode(QProcess::ForwardedErrorChannel);
     m_slaves.insert(name, p);
     return p;
 }
 
-void tst_RcTree::startTree(const QString &partition)
+void tst_RcTree::startTree(const QString &partition, const QStringList &fe1Args)
 {
     m_bed.fx->start(QStringLiteral("dialog-master"),
                     {QStringLiteral("--config"), partition, QStringLiteral("--no-is")});
@@ -136,7 +140,7 @@ void tst_RcTree::startTree(const QString &partition)
                         {QStringLiteral("--config"), partition, QStringLiteral("--no-is"),
                          QStringLiteral("--segment"), segment});
     startSlave(QStringLiteral("readout"), QStringLiteral("RO1"), QStringLiteral("Master"));
-    startSlave(QStringLiteral("control"), QStringLiteral("FE1"), QStringLiteral("TRK"));
+    startSlave(QStringLiteral("control"), QStringLiteral("FE1"), QStringLiteral("TRK"), fe1Args);
     startSlave(QStringLiteral("control"), QStringLiteral("FE2"), QStringLiteral("TRK"));
     startSlave(QStringLiteral("control"), QStringLiteral("FE3"), QStringLiteral("CAL"));
     QTRY_VERIFY_WITH_TIMEOUT(treePresent(), 15000);
@@ -293,6 +297,21 @@ void tst_RcTree::autoRecoveryBringsARestartedSlaveBackIn()
                               5000);
     QCOMPARE(fe1State().value(QStringLiteral("run_number")).toInt(), run);
     QCOMPARE(masterState().value(QStringLiteral("state")).toString(), QStringLiteral("Running"));
+}
+
+void tst_RcTree::removableSlaveHangingPastTheTimeOutIsRemoved()
+{
+    // FE1 never completes its start: after the partition's 3 s the run is Running without it.
+    startTree(writePartition(), {QStringLiteral("--hang-on"), QStringLiteral("start")});
+    QVERIFY(transition(QStringLiteral("configure")).isOk());
+    const Reply r = transition(QStringLiteral("start"));
+    QVERIFY2(r.isOk(), qPrintable(r.errorString()));
+    QCOMPARE(masterState().value(QStringLiteral("state")).toString(), QStringLiteral("Running"));
+    QTRY_VERIFY_WITH_TIMEOUT(treeNode(QStringLiteral("FE1")).value(QStringLiteral("removed")).toBool(), 5000);
+    QCOMPARE(treeNode(QStringLiteral("FE1")).value(QStringLiteral("reason")).toString(),
+             QStringLiteral("no answer within 3000 ms"));
+    QCOMPARE(treeNode(QStringLiteral("FE2")).value(QStringLiteral("state")).toString(),
+             QStringLiteral("Running"));
 }
 
 void tst_RcTree::nonRemovableSlaveStoppedPutsTheRunInErrorNamingIt()
