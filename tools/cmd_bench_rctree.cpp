@@ -13,7 +13,6 @@
 #include <QJsonObject>
 #include <csignal>
 #include <cstdio>
-#include <sys/resource.h>
 
 namespace dialog::tool {
 
@@ -75,15 +74,6 @@ private:
     rc::StateMachine m_machine;
     quint32 m_run = 0;
 };
-
-void raiseDescriptorLimit()
-{
-    rlimit r{};
-    if (::getrlimit(RLIMIT_NOFILE, &r) == 0 && r.rlim_cur < r.rlim_max) {
-        r.rlim_cur = r.rlim_max;
-        ::setrlimit(RLIMIT_NOFILE, &r);
-    }
-}
 
 /// Counts the present slaves in the master's tree and finds the removed ones.
 void walk(const QJsonArray &nodes, qint64 *present, QStringList *removed)
