@@ -165,6 +165,8 @@ bool Controllable::restoreState(rc::State s)
 void Controllable::onRequest(const Request &request)
 {
     if (request.service() != rc::stateService(name())) {
+        if (takeRequest(request))
+            return;
         m_client->replyError(request,
                              QStringLiteral("requests are taken on %1 only").arg(rc::stateService(name())));
         return;
@@ -209,6 +211,14 @@ void Controllable::onRequest(const Request &request)
             QStringLiteral("refused '%1' from %2: %3").arg(transitionName(t), request.origin(), error));
         m_client->replyError(request, error);
     }
+}
+
+bool Controllable::permit(const Request &request, const QString &action, QString *why)
+{
+    if (m_access->permit(request, request.service(), action, why))
+        return true;
+    log(Severity::Warning, *why);
+    return false;
 }
 
 void Controllable::onCommand(const Command &command)

@@ -79,13 +79,18 @@ protected:
     void enterError(const QString &why);
     /// Leaves Error for @p s (master recovery).
     bool restoreState(rc::State s);
+    /// A request on a service other than RunCtrl.<P>.State: true when taken (answered now or later).
+    virtual bool takeRequest(const Request &) { return false; }
+    /// The access list's verdict on @p request asking for @p action (as for a transition).
+    bool permit(const Request &request, const QString &action, QString *why);
+    /// The state as published.
+    rc::StateRecord stateRecord() const;
     Service *statusService() const { return m_status; }
 
 private:
     void onRequest(const Request &request);
     void onCommand(const Command &command);
     void publishIsState();
-    rc::StateRecord stateRecord() const;
 
     ControllableOptions m_options;
     std::unique_ptr<Client> m_client;

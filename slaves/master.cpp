@@ -5,6 +5,10 @@
 
 namespace dialog::daq {
 
+namespace {
+constexpr int kPublishCoalesceMs = 20;
+} // namespace
+
 Master::Master(const ControllableOptions &options, const rc::Partition &partition,
                const QString &runNumberFile, const QString &configdb, const QString &configRef,
                QObject *parent)
@@ -18,29 +22,50 @@ Master::Master(const ControllableOptions &options, const rc::Partition &partitio
     if (!RunRecord::read(m_runNumberFile, &saved, &error))
         log(Severity::Warning, error);
     m_runNumber = saved.number;
-    for (const rc::ProcessSpec &s : partition.slaves) {
+    m_root = name() == partition.master.name;
+    m_treeService = client()->publish(rc::treeService(name()));
+    for (const QString &child : partition.childrenOf(name())) {
+        const rc::ProcessSpec *s = partition.node(child);
         SlaveView v;
-        v.name = s.name;
-        v.kind = s.kind;
-        m_slaves.insert(s.name, v);
-        m_order << s.name;
-        Subscription *sub = client()->subscribe(rc::stateService(s.name));
-        const QString name = s.name;
+        v.name = child;
+        v.segment = partition.segment(child) != nullptr;
+        v.kind = v.segment ? QStringLiteral("segment") : s->kind;
+        v.removable = s->removable;
+        v.autoRecover = s->autoRecover;
+        v.timeoutMs = subtreeTimeoutMs(partition, child);
+        m_slaves.insert(child, v);
+        m_order << child;
+        Subscription *sub = client()->subscribe(rc::stateService(child));
+        const QString name = child;
         connect(sub, &Subscription::messageReceived, this,
                 [this, name](const Message &m) { onSlaveMessage(name, m.data()); });
         connect(sub, &Subscription::stateChanged, this,
                 [this, name](Subscription::State st) { onSlaveSubscription(name, st); });
     }
+    m_publishTimer.setSingleShot(true);
+    m_publishTimer.setInterval(kPublishCoalesceMs);
+    connect(&m_publishTimer, &QTimer::timeout, this, [this] { publishState(); });
     m_runInfoTimer.setInterval(1000);
     connect(&m_runInfoTimer, &QTimer::timeout, this, [this] {
         publishRunInfo();
         publishState(); // the run's active time moves
     });
-    log(Severity::Info, QStringLiteral("partition %1: %2 slaves, last run number %3")
-                            .arg(partition.name)
-                            .arg(partition.slaves.size())
-                            .arg(m_runNumber));
+    if (m_root)
+        log(Severity::Info, QStringLiteral("partition %1: %2 slaves, %3 segments, last run number %4")
+                                .arg(partition.name)
+                                .arg(partition.slaves.size())
+                                .arg(partition.tree.size())
+                                .arg(m_runNumber));
+    else
+        log(Severity::Info, QStringLiteral("segment %1 of partition %2: %3")
+                                .arg(name(), partition.name, m_order.join(QStringLiteral(", "))));
     publishState();
+}
+
+void Master::publishSoon()
+{
+    if (!m_publishTimer.isActive())
+        m_publishTimer.start();
 }
 
 QList<Master::SlaveView> Master::slaves() const
@@ -109,6 +134,14 @@ void Master::transitionEnded(rc::Transition t, bool ok)
         m_runningSince.invalidate();
         m_runInfoTimer.stop();
     }
+    if (ok && (t == rc::Transition::Unconfigure || t == rc::Transition::Reset)) {
+        // Between runs every removed node is back in: it is configured with the others next time.
+        for (SlaveView &v : m_slaves) {
+            v.removed = false;
+            v.removedReason.clear();
+            v.cameBack = false;
+        }
+    }
     const bool timesMoved = t == rc::Transition::Start || t == rc::Transition::Pause ||
                             t == rc::Transition::Resume || t == rc::Transition::Stop;
     if ((ok && timesMoved) || t == rc::Transition::Reset) {
@@ -141,8 +174,17 @@ void Master::addStateExtras(rc::StateRecord &record) const
         s.transition = v.transition;
         s.error = v.error;
         s.pid = v.pid;
+        s.enabled = v.enabled;
+        s.removable = v.removable;
+        s.removed = v.removed;
+        s.removedReason = v.removedReason;
         record.slaves.append(s);
+        if (v.removed)
+            record.removed.append(rc::RemovedNode{v.name, name(), v.removedReason, v.removedMs});
+        if (v.counts())
+            record.removed += v.removedBelow;
     }
+    record.tree = treeJson();
     record.partition = m_partition.name;
     record.culprits = m_culprits;
     record.recoveringTo = m_recoverTarget;
@@ -155,7 +197,7 @@ void Master::addStateExtras(rc::StateRecord &record) const
 
 void Master::publishRunInfo()
 {
-    if (!isPublisher() || m_partition.runParamsServer.isEmpty())
+    if (!m_root || !isPublisher() || m_partition.runParamsServer.isEmpty())
         return;
     const quint32 run = m_runNumber;
     const QString type = m_runType, state = stateName(machine().state());

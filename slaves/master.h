@@ -8,6 +8,7 @@
 
 #include <QElapsedTimer>
 #include <QHash>
+#include <QJsonArray>
 #include <QTimer>
 
 namespace dialog::daq {
@@ -20,9 +21,16 @@ namespace dialog::daq {
 /// the master leaves Error when every slave is back there. A master that (re)starts while its slaves
 /// agree on a configured, running or paused run takes that run over (its state and run number).
 ///
-/// Its code is in three files: master.cpp (the run's number and times, the published state and
-/// RunInfo), masterfanout.cpp (a transition fanned out to the slaves) and masterrecovery.cpp
-/// (watching the slaves: loss, take-over, recovery).
+/// The same class is a segment controller of a run-control tree (dialog-master --segment NAME): it
+/// drives the segment's children (slaves and sub-segments, SlaveView::segment) for its parent, takes
+/// the run number from its parent's start and publishes no RunInfo. A disabled child gets no
+/// commands; a removable one that fails is removed and the run goes on (stopless removal) until it
+/// is brought back in (stopless recovery).
+///
+/// Its code is in four files: master.cpp (the run's number and times, the published state and
+/// RunInfo), masterfanout.cpp (a transition fanned out to the slaves), masterrecovery.cpp
+/// (watching the slaves: loss, take-over, recovery) and mastertree.cpp (enable, disable, removal,
+/// recovery of a node, the published tree).
 class Master : public Controllable
 {
     Q_OBJECT
@@ -39,6 +47,19 @@ public:
         qint64 pid = 0;
         quint32 runNumber = 0; ///< of the run the slave was last started in
         bool recovering = false;
+        bool segment = false;     ///< a segment controller of the tree, not a slave
+        bool enabled = true;      ///< false: no commands, its state does not count
+        bool removable = false;   ///< a failure removes it from the run instead of failing the run
+        bool autoRecover = false; ///< brought back into the run as soon as it is back
+        bool removed = false;     ///< out of the run (stopless removal)
+        bool cameBack = false;    ///< seen again after it was lost
+        QString removedReason;
+        qint64 removedMs = 0;
+        int timeoutMs = 10000; ///< how long a transition request to it may take (subtreeTimeoutMs)
+        QJsonArray tree;                     ///< a segment's own tree, from its state
+        QList<rc::RemovedNode> removedBelow; ///< what a segment removed in its part of the tree
+        /// Takes part in the run: enabled and not removed.
+        bool counts() const { return enabled && !removed; }
     };
 
     /// With @p configdb (the name of a dialog-configdb), the slaves' parameters are read at every
@@ -57,6 +78,7 @@ protected:
     void perform(rc::Transition t, const rc::TransitionRequest &params, Done done) override;
     void addStateExtras(rc::StateRecord &record) const override;
     void transitionEnded(rc::Transition t, bool ok) override;
+    bool takeRequest(const Request &request) override;
 
 private:
     struct Pending; // one fan-out of a transition to a group of slaves
@@ -71,7 +93,24 @@ private:
     /// @p common) from the run-number file, before the state that shows them is published.
     void adoptRun(quint32 run, rc::State common);
     void slaveFailed(const QString &name, const QString &why);
+    /// Takes removable node @p name out of the run with @p why (stopless removal).
+    void removeNode(const QString &name, const QString &why);
+    /// Answers @p reply (may be empty) after a tree action: ok with the state, else the reason.
+    using TreeReply = std::function<void(bool ok, const QString &why)>;
+    /// enable, disable or recover @p node, a child of this controller or below one.
+    void treeAction(const QString &action, const QString &node, const QByteArray &request, TreeReply reply);
+    /// Brings present node @p name to this controller's state, one transition after the other
+    /// (stopless recovery: configured with the run's configuration, started with its number).
+    void bringIn(const QString &name, TreeReply reply);
+    /// How long a transition of @p node takes at most: the partition's time-out for a slave, more
+    /// for a segment (its phases, each waiting for its slowest child).
+    static int subtreeTimeoutMs(const rc::Partition &partition, const QString &node);
+    /// The tree below this controller, as published.
+    QJsonArray treeJson() const;
     void publishRunInfo();
+    /// Publishes the state within kPublishCoalesceMs: a burst of children's messages (a thousand
+    /// slaves in a transition) makes one publication, not one each.
+    void publishSoon();
     /// The request the master sends slave @p name for @p t (with the run number and type, and at
     /// configure its parameters from the configuration database).
     rc::TransitionRequest slaveRequest(rc::Transition t, const QString &name = {}) const;
@@ -84,6 +123,8 @@ private:
     qint64 activeMs() const;
 
     rc::Partition m_partition;
+    bool m_root = true; ///< the partition's master, not a segment controller
+    Service *m_treeService = nullptr;
     QString m_runNumberFile;
     RunBook *m_runBook = nullptr;     ///< null without a configuration database
     RunBook::Parameters m_parameters; ///< of the last configure, by slave
@@ -98,6 +139,7 @@ private:
     qint64 m_runStartMs = 0, m_runStopMs = 0, m_activeMsBefore = 0;
     QElapsedTimer m_runningSince;
     QTimer m_runInfoTimer;
+    QTimer m_publishTimer;
 };
 
 } // namespace dialog::daq

@@ -24,7 +24,7 @@ int main(int argc, char *argv[])
     o.client = dialog::ClientOptions::fromEnvironment();
     o.client.exitOnRefusal = true; // a second master of the partition must not run
     o.kind = u"master"_s;
-    QString config, runFile, configdb, configRef = u"head"_s;
+    QString config, runFile, configdb, configRef = u"head"_s, segment;
     addCommonOptions(t, &o);
     dialog::AccessOptions::addParserOptions(t.parser());
     t.add({Option::text(u"config"_s, u"file"_s, u"Partition file (JSON)."_s, &config),
@@ -40,6 +40,12 @@ int main(int argc, char *argv[])
                "run (default: no database; run numbers from the run-number file)."_s,
                &configdb),
            Option::text(
+               u"segment"_s, u"name"_s,
+               u"Be the controller of this segment of the partition's run-control tree (a \"segments\" "
+               "object): drive its slaves and sub-segments for the controller above it (default: the "
+               "partition's master, the root of the tree)."_s,
+               &segment),
+           Option::text(
                u"config-ref"_s, u"ref"_s,
                u"With --configdb: the version configured, a tag or a number, resolved at every configure "
                "(default head: the newest)."_s,
@@ -54,6 +60,14 @@ int main(int argc, char *argv[])
     if (const dialog::Status st = dialog::rc::Partition::load(config, &partition); !st.isOk())
         return t.fail(st.message());
     o.client.name = partition.master.name;
+    if (!segment.isEmpty()) {
+        if (!partition.segment(segment))
+            return t.fail(
+                u"--segment %1: the partition %2 has no such segment"_s.arg(segment, partition.name));
+        o.client.name = segment;
+        o.kind = u"segment"_s;
+        configdb.clear(); // the master alone reads the configuration database and numbers the runs
+    }
     // The partition names the Control Server; $DIALOG_CONTROL_SERVER (set by `dialogctl up`, which may
     // override the port) and --control-server take precedence.
     if (qEnvironmentVariableIsEmpty("DIALOG_CONTROL_SERVER") && !t.isSet(u"control-server"_s))
@@ -62,11 +76,13 @@ int main(int argc, char *argv[])
         o.runParamsServer = partition.runParamsServer;
     if (!t.isSet(u"is-types"_s) && !partition.isTypesDir.isEmpty())
         o.isTypesDir = partition.isTypesDir;
-    if (runFile.isEmpty())
-        runFile = partition.runNumberFile;
+    // A segment keeps the number of its parent's run beside the master's file, for a takeover.
+    const QString suffix = segment.isEmpty() ? QString() : u"."_s + segment;
+    if (runFile.isEmpty() && !partition.runNumberFile.isEmpty())
+        runFile = partition.runNumberFile + suffix;
     if (runFile.isEmpty())
         runFile = QStandardPaths::writableLocation(QStandardPaths::AppLocalDataLocation) + QLatin1Char('/') +
-                  partition.name + u".runnumber"_s;
+                  partition.name + suffix + u".runnumber"_s;
 
     app.beginService();
     Master master(o, partition, runFile, configdb, configRef);

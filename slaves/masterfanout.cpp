@@ -23,9 +23,15 @@ struct Master::Pending
 void Master::perform(rc::Transition t, const rc::TransitionRequest &params, Done done)
 {
     QStringList absent;
-    for (const QString &n : std::as_const(m_order))
-        if (!m_slaves[n].seen || m_slaves[n].lost)
+    for (const QString &n : std::as_const(m_order)) {
+        const SlaveView &v = m_slaves[n];
+        if (!v.enabled || (v.seen && !v.lost))
+            continue;
+        if (t != rc::Transition::Reset && v.removable && !v.removed)
+            removeNode(n, QStringLiteral("not running at %1").arg(transitionName(t)));
+        else if (!v.removed)
             absent << n;
+    }
     if (t == rc::Transition::Reset) {
         ++m_epoch; // abandon fan-outs and recoveries in progress
         m_recoverTarget.reset();
@@ -76,13 +82,20 @@ void Master::perform(rc::Transition t, const rc::TransitionRequest &params, Done
 
 void Master::fanOut(rc::Transition t, const rc::TransitionRequest &params, Done done)
 {
-    QStringList readout, control;
+    QStringList readout, segments, control;
     for (const QString &n : std::as_const(m_order)) {
         const SlaveView &v = m_slaves[n];
-        if (v.seen && !v.lost) // a reset skips the absent ones (perform() refused anything else)
-            (v.kind == QLatin1String("readout") ? readout : control) << n;
+        // A reset also reaches removed nodes (they rejoin at the next configure); a disabled node
+        // gets nothing; a reset skips the absent ones (perform() refused anything else).
+        if (!v.enabled || (v.removed && t != rc::Transition::Reset) || !v.seen || v.lost)
+            continue;
+        (v.segment ? segments : v.kind == QLatin1String("readout") ? readout : control) << n;
     }
-    if (t == rc::Transition::Start) {
+    if (t == rc::Transition::Start && !m_root) {
+        // A segment's run is its parent's: the number comes with the start.
+        m_runNumber = params.runNumber;
+        m_runType = params.runType.isEmpty() ? QStringLiteral("Physics") : params.runType;
+    } else if (t == rc::Transition::Start) {
         // Saved before any slave starts: a master killed during the start leaves the new number
         // and, until the start completes, the time it was asked for as the run's start.
         RunRecord next;
@@ -99,14 +112,15 @@ void Master::fanOut(rc::Transition t, const rc::TransitionRequest &params, Done 
     switch (t) {
     case rc::Transition::Start:
     case rc::Transition::Resume:
-        phases = {readout, control}; // the readout must be ready before the front-ends send triggers
+        // The readout must be ready before the front-ends send triggers; a segment has both.
+        phases = {readout, segments, control};
         break;
     case rc::Transition::Stop:
     case rc::Transition::Pause:
-        phases = {control, readout}; // triggers off first, then the readout drains
+        phases = {control, segments, readout}; // triggers off first, then the readout drains
         break;
     default:
-        phases = {readout + control};
+        phases = {readout + segments + control};
         break;
     }
     m_culprits.clear();
@@ -125,8 +139,8 @@ void Master::runPhases(rc::Transition t, QList<QStringList> phases, const rc::Tr
     const QStringList group = phases.takeFirst();
     auto pending = std::make_shared<Pending>();
     pending->outstanding = int(group.size());
-    const int timeout = m_partition.transitionTimeoutMs;
     for (const QString &n : group) {
+        const int timeout = m_slaves[n].timeoutMs;
         client()->request(rc::stateService(n), slaveRequest(t, n).toJson(), timeout, this,
                           [this, n, t, pending, phases, params, done, epoch, timeout](const Reply &r) {
                               if (epoch != m_epoch)
@@ -143,9 +157,13 @@ void Master::runPhases(rc::Transition t, QList<QStringList> phases, const rc::Tr
                                   default:
                                       why = r.errorString();
                                   }
-                                  pending->failures << QStringLiteral("%1: %2").arg(n, why);
-                                  if (!m_culprits.contains(n))
-                                      m_culprits << n;
+                                  if (m_slaves[n].removable && t != rc::Transition::Reset) {
+                                      removeNode(n, why); // the transition goes on without it
+                                  } else {
+                                      pending->failures << QStringLiteral("%1: %2").arg(n, why);
+                                      if (!m_culprits.contains(n))
+                                          m_culprits << n;
+                                  }
                               } else {
                                   if (rc::StateRecord st; rc::StateRecord::fromJson(r.data(), &st).isOk()) {
                                       m_slaves[n].state = st.state;

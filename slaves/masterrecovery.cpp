@@ -15,8 +15,11 @@ void Master::onSlaveSubscription(const QString &name, Subscription::State s)
     v.busy = false;
     v.recovering = false;
     const rc::State ms = machine().state();
-    if (ms == rc::State::Configured || ms == rc::State::Running || ms == rc::State::Paused ||
-        machine().busy()) {
+    const bool inRun = ms == rc::State::Configured || ms == rc::State::Running || ms == rc::State::Paused ||
+                       machine().busy();
+    if (inRun && v.counts() && v.removable) {
+        removeNode(name, QStringLiteral("lost"));
+    } else if (inRun && v.counts()) {
         if (!m_recoverTarget && ms != rc::State::Error)
             m_recoverTarget = ms;
         slaveFailed(name, QStringLiteral("%1 lost").arg(name));
@@ -48,6 +51,8 @@ void Master::onSlaveMessage(const QString &name, const QByteArray &data)
     const rc::StateRecord *st = &record;
     SlaveView &v = m_slaves[name];
     const bool fresh = !v.seen;
+    if (fresh && v.lost)
+        v.cameBack = true;
     v.seen = true;
     v.lost = false;
     v.state = st->state;
@@ -56,38 +61,51 @@ void Master::onSlaveMessage(const QString &name, const QByteArray &data)
     v.error = st->error;
     v.pid = st->pid;
     v.runNumber = st->runNumber;
+    if (v.segment) {
+        v.tree = st->tree;
+        v.removedBelow = st->removed;
+    }
     if (fresh)
         log(Severity::Info,
             QStringLiteral("%1 is there (%2, pid %3)").arg(name, stateName(v.state)).arg(v.pid));
     takeOver();
     checkConsistency();
     recoverStep();
-    publishState();
+    const rc::State ms = machine().state();
+    if (v.removed && v.autoRecover && v.cameBack && !v.busy && !v.recovering && !machine().busy() &&
+        (ms == rc::State::Configured || ms == rc::State::Running || ms == rc::State::Paused)) {
+        log(Severity::Info,
+            QStringLiteral("%1 is back: recovering it automatically (\"recover\": \"auto\")").arg(name));
+        bringIn(name, {});
+    }
+    publishSoon();
 }
 
 void Master::takeOver()
 {
     if (machine().state() != rc::State::Initial || machine().busy())
         return;
-    rc::State common = rc::State::Initial;
+    std::optional<rc::State> common;
     quint32 run = 0;
     for (const QString &n : std::as_const(m_order)) {
         const SlaveView &v = m_slaves[n];
+        if (!v.counts())
+            continue;
         if (!v.seen || v.lost || v.busy)
             return;
-        if (n == m_order.first())
+        if (!common)
             common = v.state;
-        else if (v.state != common)
+        else if (v.state != *common)
             return;
         run = qMax(run, v.runNumber);
     }
-    if (m_order.isEmpty() ||
-        (common != rc::State::Configured && common != rc::State::Running && common != rc::State::Paused))
+    if (!common ||
+        (*common != rc::State::Configured && *common != rc::State::Running && *common != rc::State::Paused))
         return;
-    adoptRun(run, common);
-    restoreState(common); // last: the state it publishes carries the run adopted above
+    adoptRun(run, *common);
+    restoreState(*common); // last: the state it publishes carries the run adopted above
     log(Severity::Info, QStringLiteral("took over the run: every slave is %1 (run %2)")
-                            .arg(stateName(common))
+                            .arg(stateName(*common))
                             .arg(m_runNumber));
 }
 
@@ -135,8 +153,15 @@ void Master::checkConsistency()
         return;
     for (const QString &n : std::as_const(m_order)) {
         const SlaveView &v = m_slaves[n];
-        if (!v.seen || v.busy || v.state == ms)
+        if (!v.counts() || !v.seen || v.busy || v.state == ms)
             continue;
+        if (v.removable) {
+            removeNode(n,
+                       v.state == rc::State::Error
+                           ? QStringLiteral("in Error: %1").arg(v.error)
+                           : QStringLiteral("%1 while the run is %2").arg(stateName(v.state), stateName(ms)));
+            continue;
+        }
         // A slave that restarted (Initial) is recovered; one in Error waits for the operator's reset.
         if (v.state == rc::State::Initial)
             m_recoverTarget = ms;
@@ -155,6 +180,8 @@ void Master::recoverStep()
     bool allThere = true;
     for (const QString &n : std::as_const(m_order)) {
         SlaveView &v = m_slaves[n];
+        if (!v.counts())
+            continue;
         if (!v.seen || v.lost) {
             allThere = false;
             continue;
@@ -173,8 +200,8 @@ void Master::recoverStep()
         log(Severity::Info, QStringLiteral("recovering %1: %2 (%3 -> %4)")
                                 .arg(n, transitionName(t), stateName(v.state), stateName(target)));
         const quint64 epoch = m_epoch;
-        client()->request(rc::stateService(n), slaveRequest(t).toJson(), m_partition.transitionTimeoutMs,
-                          this, [this, n, t, epoch](const Reply &r) {
+        client()->request(rc::stateService(n), slaveRequest(t, n).toJson(), v.timeoutMs, this,
+                          [this, n, t, epoch](const Reply &r) {
                               if (epoch != m_epoch)
                                   return;
                               SlaveView &sv = m_slaves[n];

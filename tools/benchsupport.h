@@ -13,6 +13,7 @@
 #include <QTemporaryDir>
 #include <QTimer>
 #include <algorithm>
+#include <sys/resource.h>
 #include <unistd.h>
 
 namespace dialog::tool {
@@ -30,6 +31,16 @@ template <typename Pred> inline bool runUntil(Pred done, int timeoutMs)
             QThread::usleep(500);
     }
     return true;
+}
+
+/// Lets this process and its children open as many descriptors as the system allows them.
+inline void raiseDescriptorLimit()
+{
+    rlimit r{};
+    if (::getrlimit(RLIMIT_NOFILE, &r) == 0 && r.rlim_cur < r.rlim_max) {
+        r.rlim_cur = r.rlim_max;
+        ::setrlimit(RLIMIT_NOFILE, &r);
+    }
 }
 
 /// Milliseconds since @p timer started, with its nanosecond resolution.

@@ -341,6 +341,8 @@ const BenchVerb benchVerbs[] = {
     {"rtt", "round trips: command via the Control Server, or request -> reply (--mode)"},
     {"cs-scale", "thousands of processes against one Control Server, and its restart"},
     {"cs-scale-clients", "the light client processes cs-scale starts (not run by hand)"},
+    {"rc-tree", "the run-control tree: 10 segments x 100 slaves, configure/start/stop, a removal"},
+    {"rc-tree-slaves", "the simulated slaves rc-tree starts (not run by hand)"},
     {"agent", "processes started through host agents: time until all are registered"},
     {"is-fanout", "IS updates delivered per second to many subscribers"},
     {"is-latency", "p50/p99 from an IS update to its delivery"},
@@ -414,6 +416,10 @@ int bench(const QStringList &args)
         return benchCsScale(rest);
     if (test == QLatin1String("agent"))
         return benchAgent(rest);
+    if (test == QLatin1String("rc-tree"))
+        return benchRcTree(rest);
+    if (test == QLatin1String("rc-tree-slaves"))
+        return benchRcTreeSlaves(rest);
     if (test == QLatin1String("cs-scale-clients"))
         return benchCsScaleClients(rest);
     if (test.startsWith(QLatin1String("is-")))

@@ -25,16 +25,6 @@ QString scaleName(qint64 i)
     return QStringLiteral("scale.%1").arg(i, 5, 10, QLatin1Char('0'));
 }
 
-/// Lets this process and its children open as many descriptors as the system allows them.
-void raiseDescriptorLimit()
-{
-    rlimit r{};
-    if (::getrlimit(RLIMIT_NOFILE, &r) == 0 && r.rlim_cur < r.rlim_max) {
-        r.rlim_cur = r.rlim_max;
-        ::setrlimit(RLIMIT_NOFILE, &r);
-    }
-}
-
 /// What the OS processes of clients last reported (one line "scale CONNECTED REFUSED CONNECTIONS
 /// WRITTEN", WRITTEN: processes whose last IS update was acknowledged).
 struct ClientHosts

@@ -9,8 +9,17 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <cstdio>
+#include <functional>
 
 namespace dialog::tool {
+
+/// rc tree|enable|disable|recover NODE (cmd_rctree.cpp), with this verb's options.
+int rcTree(Client &client, const QString &verb, const QString &master, const QStringList &pos,
+           qint64 timeoutMs, bool json);
+/// The exit code of the master's answer @p r to @p what: done (@p printAnswer given the state), lost
+/// or refused (the reason on stderr).
+int rcAnswer(const Reply &r, const QString &verb, const QString &what, const QString &master,
+             const std::function<void(const QByteArray &)> &printAnswer);
 
 namespace {
 // Exit codes of `dialogctl rc` (documented in its --help and docs/dialogctl.md).
@@ -71,6 +80,28 @@ int showState(Client &client, const QString &verb, const QString &master, qint64
 }
 } // namespace
 
+int rcAnswer(const Reply &r, const QString &verb, const QString &what, const QString &master,
+             const std::function<void(const QByteArray &)> &printAnswer)
+{
+    switch (r.error()) {
+    case Status::Code::Ok:
+        printAnswer(r.data());
+        return Done;
+    case Status::Code::Timeout:
+    case Status::Code::ProviderLost:
+    case Status::Code::NotAccepted:
+    case Status::Code::NotFound:
+    case Status::Code::NotConnected:
+    case Status::Code::Broken:
+        fail(verb,
+             QStringLiteral("lost: %1 was not answered by '%2': %3").arg(what, master, r.errorString()));
+        return Lost;
+    default: // the master's answer (Failed): refused, or a slave failed it
+        fail(verb, QStringLiteral("%1 refused: %2").arg(what, r.errorString()));
+        return Refused;
+    }
+}
+
 int rcVerb(const QStringList &args)
 {
     const QString verb = QStringLiteral("rc");
@@ -78,19 +109,25 @@ int rcVerb(const QStringList &args)
     QString runType;
     qint64 timeout = 120000, runNumber = 0;
     OptionTable p(program(verb));
-    p.setDescription(
-        QStringLiteral("Asks the run-control master for a transition and waits until it is done, or prints "
-                       "its state: the way to drive a run from a script.\n"
-                       "  dialogctl rc configure|start|pause|resume|stop|unconfigure|reset|recover\n"
-                       "  dialogctl rc state\n"
-                       "Exit status: 0 done (every enabled slave completed the transition; the new state is "
-                       "printed); 1 bad arguments, nothing asked; 2 refused or failed (the master's reason on "
-                       "stderr: not allowed from this state, a slave failed, the partition's access list does not "
-                       "let this user ask it, ...); 3 lost (not connected, no master of that name, no answer "
-                       "within --timeout-ms: the transition may still complete)."));
+    p.setDescription(QStringLiteral(
+        "Asks the run-control master for a transition and waits until it is done, or prints "
+        "its state: the way to drive a run from a script.\n"
+        "  dialogctl rc configure|start|pause|resume|stop|unconfigure|reset\n"
+        "  dialogctl rc state\n"
+        "  dialogctl rc tree                   the run-control tree: every node's state, "
+        "disabled and removed nodes\n"
+        "  dialogctl rc disable|enable NODE    leave a slave or segment out of the next runs, "
+        "or take it in again (between runs)\n"
+        "  dialogctl rc recover NODE           bring a removed node back into the running run\n"
+        "Exit status: 0 done (every enabled slave completed the transition; the new state is "
+        "printed); 1 bad arguments, nothing asked; 2 refused or failed (the master's reason on "
+        "stderr: not allowed from this state, a slave failed, the partition's access list does not "
+        "let this user ask it, ...); 3 lost (not connected, no master of that name, no answer "
+        "within --timeout-ms: the transition may still complete)."));
     p.addPositional(QStringLiteral("transition"),
-                    QStringLiteral("A transition (%1), or 'state'.").arg(rc::allTransitionNames().join(QStringLiteral(", "))),
-                    QStringLiteral("transition|state"));
+                    QStringLiteral("A transition (%1), 'state', or tree|enable|disable|recover.")
+                        .arg(rc::allTransitionNames().join(QStringLiteral(", "))),
+                    QStringLiteral("transition|state|tree|enable NODE|disable NODE|recover NODE"));
     p.add(Option::text(QStringLiteral("master"), QStringLiteral("name"),
                        QStringLiteral("The master's process name (default Master)."), &master));
     p.add(Option::integer(QStringLiteral("run-number"), QStringLiteral("n"),
@@ -106,12 +143,15 @@ int rcVerb(const QStringList &args)
     if (!parse(p, args))
         return Usage;
     const QStringList pos = p.positionalArguments();
-    if (pos.size() != 1)
+    const bool tree = !pos.isEmpty() && QStringList{QStringLiteral("tree"), QStringLiteral("enable"),
+                                                    QStringLiteral("disable"), QStringLiteral("recover")}
+                                            .contains(pos.first());
+    if (pos.size() != 1 && !tree)
         return fail(verb, QStringLiteral("expected one transition or 'state' (see --help)"));
     const bool json = p.isSet(QStringLiteral("json"));
     const bool state = pos.first() == QLatin1String("state");
     const auto transition = rc::transitionFromName(pos.first());
-    if (!state && !transition)
+    if (!state && !transition && !tree)
         return fail(verb, QStringLiteral("unknown transition '%1' (known: %2, or 'state')")
                               .arg(pos.first(), rc::allTransitionNames().join(QStringLiteral(", "))));
     QString error;
@@ -120,6 +160,8 @@ int rcVerb(const QStringList &args)
         return fail(verb, error);
     if (state)
         return showState(*client, verb, master, timeout, json);
+    if (tree)
+        return rcTree(*client, verb, master, pos, timeout, json);
 
     rc::TransitionRequest req;
     req.transition = *transition;
@@ -127,25 +169,8 @@ int rcVerb(const QStringList &args)
     req.runType = runType;
     int rc = Lost;
     client->request(rc::stateService(master), req.toJson(), int(timeout), client.get(), [&](const Reply &r) {
-        const QString name = rc::transitionName(*transition);
-        switch (r.error()) {
-        case Status::Code::Ok:
-            print(r.data(), json);
-            rc = Done;
-            break;
-        case Status::Code::Timeout:
-        case Status::Code::ProviderLost:
-        case Status::Code::NotAccepted:
-        case Status::Code::NotFound:
-        case Status::Code::NotConnected:
-        case Status::Code::Broken:
-            rc = Lost;
-            fail(verb, QStringLiteral("lost: %1 was not answered by '%2': %3").arg(name, master, r.errorString()));
-            break;
-        default: // the master's answer (Failed): refused, or a slave failed it
-            rc = Refused;
-            fail(verb, QStringLiteral("%1 refused: %2").arg(name, r.errorString()));
-        }
+        rc = rcAnswer(r, verb, rc::transitionName(*transition), master,
+                      [json](const QByteArray &state) { print(state, json); });
         QCoreApplication::quit();
     });
     return execOrTimeOut(*client, verb, timeout + 1000, QStringLiteral("no answer through"), rc);

@@ -55,6 +55,9 @@ int benchIsSum(const QStringList &args);
 
 /// Thousands of light DIALOG processes against one Control Server, and its restart (cmd_bench_scale.cpp).
 int benchCsScale(const QStringList &args);
+/// The run-control tree with simulated slaves, and their OS processes (cmd_bench_rctree.cpp).
+int benchRcTree(const QStringList &args);
+int benchRcTreeSlaves(const QStringList &args);
 /// The OS processes of clients that benchCsScale() starts.
 int benchCsScaleClients(const QStringList &args);
 

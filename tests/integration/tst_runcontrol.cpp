@@ -2,7 +2,7 @@
 // failures (crash, failing configure, hang), recovery, and the launcher (dialogctl up/down) over a
 // fake ssh.
 #include "dialog/rc/protocol.h"
-#include "processfixture.h"
+#include "rcfixture.h"
 
 #include <QJsonArray>
 #include <QTemporaryDir>
@@ -15,7 +15,7 @@ using namespace dialog;
 using namespace dialog::test;
 
 namespace {
-const QStringList kHeartbeat{QStringLiteral("--heartbeat-ms"), QStringLiteral("200")};
+const QStringList &kHeartbeat = kRcHeartbeat;
 }
 
 class tst_RunControl : public QObject
@@ -56,10 +56,7 @@ private:
     QString slaveState(const QString &name) const;
     bool allSlavesPresent() const;
 
-    std::unique_ptr<ProcessFixture> m_fx;
-    std::unique_ptr<QTemporaryDir> m_dir;
-    std::unique_ptr<Client> m_client;
-    Subscription *m_master = nullptr;
+    RcBed m_bed;
 };
 
 void tst_RunControl::initTestCase()
@@ -70,84 +67,49 @@ void tst_RunControl::initTestCase()
 
 void tst_RunControl::init()
 {
-    m_fx = std::make_unique<ProcessFixture>();
-    m_dir = std::make_unique<QTemporaryDir>();
-    QVERIFY(m_fx->startControlServer(kHeartbeat));
-    ClientOptions o = m_fx->clientOptions(QStringLiteral("rc-test"));
-    o.heartbeatMs = 200;
-    m_client = std::make_unique<Client>(o);
-    QVERIFY(m_client->start());
-    m_master = m_client->subscribe(QStringLiteral("RunCtrl.Master.State"));
+    QVERIFY(m_bed.start(QStringLiteral("rc-test")));
 }
 
 void tst_RunControl::cleanup()
 {
-    m_client.reset();
-    m_fx.reset();
-    m_dir.reset();
+    m_bed.stop();
 }
 
 QString tst_RunControl::writePartition(const QJsonArray &slaves, int timeoutMs, bool startControlServer,
                                        const QJsonObject &extra)
 {
-    QJsonObject p{
-        {QStringLiteral("name"), QStringLiteral("test")},
-        {QStringLiteral("control_server"), QJsonObject{{QStringLiteral("host"), QStringLiteral("localhost")},
-                                                       {QStringLiteral("port"), m_fx->port()},
-                                                       {QStringLiteral("start"), startControlServer}}},
-        {QStringLiteral("heartbeat_ms"), 200},
-        {QStringLiteral("master"),
-         QJsonObject{{QStringLiteral("name"), QStringLiteral("Master")},
-                     {QStringLiteral("transition_timeout_ms"), timeoutMs},
-                     {QStringLiteral("run_number_file"), m_dir->filePath(QStringLiteral("runnumber"))}}},
-        {QStringLiteral("slaves"), slaves}};
-    for (auto it = extra.begin(); it != extra.end(); ++it)
-        p.insert(it.key(), it.value());
-    const QString path = m_dir->filePath(QStringLiteral("test.json"));
-    QFile f(path);
-    f.open(QIODevice::WriteOnly | QIODevice::Truncate);
-    f.write(QJsonDocument(p).toJson());
-    return path;
+    return m_bed.writePartition(QStringLiteral("test"), slaves, timeoutMs, startControlServer, extra);
 }
 
 QProcess *tst_RunControl::startSlave(const QString &kind, const QString &name, const QStringList &extra)
 {
-    QProcess *p = m_fx->start(QStringLiteral("dialog-slave"),
-                              QStringList{QStringLiteral("--kind"), kind, QStringLiteral("--name"), name,
-                                          QStringLiteral("--no-is")} +
-                                  kHeartbeat + extra);
+    QProcess *p = m_bed.fx->start(QStringLiteral("dialog-slave"),
+                                  QStringList{QStringLiteral("--kind"), kind, QStringLiteral("--name"), name,
+                                              QStringLiteral("--no-is")} +
+                                      kHeartbeat + extra);
     p->setProcessChannelMode(QProcess::ForwardedErrorChannel);
     return p;
 }
 
 QProcess *tst_RunControl::startMaster(const QString &partition)
 {
-    return m_fx->start(QStringLiteral("dialog-master"),
-                       QStringList{QStringLiteral("--config"), partition, QStringLiteral("--no-is")});
+    return m_bed.fx->start(QStringLiteral("dialog-master"),
+                           QStringList{QStringLiteral("--config"), partition, QStringLiteral("--no-is")});
 }
 
 Reply tst_RunControl::transition(const QString &t, int timeoutMs)
 {
-    Reply out;
-    bool done = false;
-    m_client->request(QStringLiteral("RunCtrl.Master.State"), t.toUtf8(), timeoutMs, this,
-                      [&](const Reply &r) {
-                          out = r;
-                          done = true;
-                      });
-    // The request times out by itself: the callback always comes.
-    waitUntil([&done] { return done; }, timeoutMs + 2000, 5);
-    return out;
+    return m_bed.transition(t, timeoutMs);
 }
 
 QJsonObject tst_RunControl::masterState() const
 {
-    return QJsonDocument::fromJson(m_master->lastMessage().data()).object();
+    return m_bed.masterState();
 }
 
 void tst_RunControl::recordMasterStates(QObject *scope, QList<QJsonObject> *out)
 {
-    connect(m_master, &Subscription::messageReceived, scope,
+    connect(m_bed.master, &Subscription::messageReceived, scope,
             [out](const Message &m) { out->append(QJsonDocument::fromJson(m.data()).object()); });
 }
 
@@ -182,34 +144,34 @@ static const QJsonArray threeSlaves{slave(QStringLiteral("FE1"), QStringLiteral(
 void tst_RunControl::helpAndBadArguments()
 {
     QByteArray out, err;
-    QCOMPARE(m_fx->run(QStringLiteral("dialog-slave"), {QStringLiteral("--help")}, &out), 0);
+    QCOMPARE(m_bed.fx->run(QStringLiteral("dialog-slave"), {QStringLiteral("--help")}, &out), 0);
     QVERIFY(out.contains("--fail-on") && out.contains("--spill-s"));
-    QCOMPARE(m_fx->run(QStringLiteral("dialog-slave"),
-                       {QStringLiteral("--kind"), QStringLiteral("trigger"), QStringLiteral("--name"),
-                        QStringLiteral("X")},
-                       nullptr, &err),
+    QCOMPARE(m_bed.fx->run(QStringLiteral("dialog-slave"),
+                           {QStringLiteral("--kind"), QStringLiteral("trigger"), QStringLiteral("--name"),
+                            QStringLiteral("X")},
+                           nullptr, &err),
              1);
     QVERIFY2(err.startsWith("dialog-slave: invalid --kind 'trigger'"), err.constData());
-    QCOMPARE(m_fx->run(QStringLiteral("dialog-slave"),
-                       {QStringLiteral("--kind"), QStringLiteral("readout"), QStringLiteral("--name"),
-                        QStringLiteral("X"), QStringLiteral("--fail-on"), QStringLiteral("launch")},
-                       nullptr, &err),
+    QCOMPARE(m_bed.fx->run(QStringLiteral("dialog-slave"),
+                           {QStringLiteral("--kind"), QStringLiteral("readout"), QStringLiteral("--name"),
+                            QStringLiteral("X"), QStringLiteral("--fail-on"), QStringLiteral("launch")},
+                           nullptr, &err),
              1);
     QVERIFY2(err.contains("invalid --fail-on 'launch' (unknown transition 'launch'"), err.constData());
-    QCOMPARE(m_fx->run(QStringLiteral("dialog-slave"),
-                       {QStringLiteral("--kind"), QStringLiteral("control"), QStringLiteral("--name"),
-                        QStringLiteral("X"), QStringLiteral("--threads"), QStringLiteral("4")},
-                       nullptr, &err),
+    QCOMPARE(m_bed.fx->run(QStringLiteral("dialog-slave"),
+                           {QStringLiteral("--kind"), QStringLiteral("control"), QStringLiteral("--name"),
+                            QStringLiteral("X"), QStringLiteral("--threads"), QStringLiteral("4")},
+                           nullptr, &err),
              1);
     QVERIFY2(err.contains("--threads applies to --kind readout only"), err.constData());
-    QCOMPARE(m_fx->run(QStringLiteral("dialog-master"), {}, nullptr, &err), 1);
+    QCOMPARE(m_bed.fx->run(QStringLiteral("dialog-master"), {}, nullptr, &err), 1);
     QVERIFY2(err.contains("--config PARTITION.json is required"), err.constData());
-    QFile bad(m_dir->filePath(QStringLiteral("bad.json")));
+    QFile bad(m_bed.dir->filePath(QStringLiteral("bad.json")));
     QVERIFY(bad.open(QIODevice::WriteOnly));
     bad.write(R"({"name":"b","control_server":{},"master":{"name":"M"},"slaves":[{"name":"A","kind":"x"}]})");
     bad.close();
-    QCOMPARE(m_fx->run(QStringLiteral("dialog-master"), {QStringLiteral("--config"), bad.fileName()}, nullptr,
-                       &err),
+    QCOMPARE(m_bed.fx->run(QStringLiteral("dialog-master"), {QStringLiteral("--config"), bad.fileName()},
+                           nullptr, &err),
              1);
     QVERIFY2(err.contains("bad.json: slaves[0].kind: 'x': expected \"control\" or \"readout\""),
              err.constData());
@@ -229,7 +191,7 @@ void tst_RunControl::fullRunCycleWithThreeSlaves()
     const QList<QPair<QString, QString>> cycle{{"configure", "Configured"}, {"start", "Running"},
                                                {"pause", "Paused"},         {"resume", "Running"},
                                                {"stop", "Configured"},      {"unconfigure", "Initial"}};
-    Subscription *ro = m_client->subscribe(QStringLiteral("RunCtrl.RO1.Status"));
+    Subscription *ro = m_bed.client->subscribe(QStringLiteral("RunCtrl.RO1.Status"));
     for (const auto &[t, expected] : cycle) {
         const Reply r = transition(t);
         QVERIFY2(r.isOk(), qPrintable(t + QStringLiteral(": ") + r.errorString()));
@@ -251,7 +213,7 @@ void tst_RunControl::fullRunCycleWithThreeSlaves()
     const QJsonObject st = QJsonDocument::fromJson(ro->lastMessage().data()).object();
     QCOMPARE(st.value(QStringLiteral("errors")).toInt(), 0);
     // The run number is persisted and incremented on the next start.
-    QFile f(m_dir->filePath(QStringLiteral("runnumber")));
+    QFile f(m_bed.dir->filePath(QStringLiteral("runnumber")));
     QVERIFY(f.open(QIODevice::ReadOnly));
     const QList<QByteArray> lines = f.readAll().trimmed().split('\n'); // the number, then the run's start
     QCOMPARE(lines.value(0), QByteArray("1"));
@@ -285,10 +247,10 @@ void tst_RunControl::commandDrivesTheMasterToo()
     startSlave(QStringLiteral("control"), QStringLiteral("FE1"));
     QTRY_VERIFY_WITH_TIMEOUT(allSlavesPresent(), 10000);
     QByteArray err;
-    QCOMPARE(m_fx->run(QStringLiteral("dialogctl"),
-                       {QStringLiteral("send"), QStringLiteral("RunCtrl.Master.Command"),
-                        QStringLiteral("configure")},
-                       nullptr, &err),
+    QCOMPARE(m_bed.fx->run(QStringLiteral("dialogctl"),
+                           {QStringLiteral("send"), QStringLiteral("RunCtrl.Master.Command"),
+                            QStringLiteral("configure")},
+                           nullptr, &err),
              0);
     QTRY_COMPARE_WITH_TIMEOUT(masterState().value(QStringLiteral("state")).toString(),
                               QStringLiteral("Configured"), 10000);
@@ -338,7 +300,7 @@ void tst_RunControl::hungSlaveDeclaredLostIsSeenAgainAndRunRecovers()
     QTRY_VERIFY_WITH_TIMEOUT(allSlavesPresent(), 10000);
     QVERIFY(transition(QStringLiteral("configure")).isOk());
     QVERIFY(transition(QStringLiteral("start")).isOk());
-    Subscription *watcher = m_client->subscribe(dialog::rc::stateService(QStringLiteral("FE2")));
+    Subscription *watcher = m_bed.client->subscribe(dialog::rc::stateService(QStringLiteral("FE2")));
     QTRY_COMPARE_WITH_TIMEOUT(watcher->state(), Subscription::State::Active, 5000);
     const quint64 before = watcher->receivedCount();
 
@@ -402,7 +364,7 @@ void tst_RunControl::restartedMasterTakesOverTheRun()
     const qint64 oldPid = master->processId();
     ::kill(pid_t(oldPid), SIGKILL);
     const qint64 activeBefore = qint64(masterState().value(QStringLiteral("run_active_ms")).toDouble());
-    QTRY_COMPARE_WITH_TIMEOUT(m_master->state(), Subscription::State::Lost, 10000);
+    QTRY_COMPARE_WITH_TIMEOUT(m_bed.master->state(), Subscription::State::Lost, 10000);
     QObject recording;
     QList<QJsonObject> published;
     recordMasterStates(&recording, &published);
@@ -451,7 +413,7 @@ void tst_RunControl::restartedMasterKeepsAPausedRunsTimes()
     QVERIFY(startMs > 0);
 
     ::kill(pid_t(master->processId()), SIGKILL);
-    QTRY_COMPARE_WITH_TIMEOUT(m_master->state(), Subscription::State::Lost, 10000);
+    QTRY_COMPARE_WITH_TIMEOUT(m_bed.master->state(), Subscription::State::Lost, 10000);
     QObject recording;
     QList<QJsonObject> published;
     recordMasterStates(&recording, &published);
@@ -523,13 +485,13 @@ void tst_RunControl::hangingSlaveTimesOut()
 void tst_RunControl::readoutCountsCorruptEventsAndWritesOutput()
 {
     startMaster(writePartition(QJsonArray{slave(QStringLiteral("RO1"), QStringLiteral("readout"))}));
-    const QString out = m_dir->filePath(QStringLiteral("data"));
+    const QString out = m_bed.dir->filePath(QStringLiteral("data"));
     startSlave(QStringLiteral("readout"), QStringLiteral("RO1"),
                {QStringLiteral("--threads"), QStringLiteral("3"), QStringLiteral("--rate"),
                 QStringLiteral("20000"), QStringLiteral("--corrupt-every"), QStringLiteral("1000"),
                 QStringLiteral("--output-dir"), out, QStringLiteral("--event-size"), QStringLiteral("256")});
     QTRY_VERIFY_WITH_TIMEOUT(allSlavesPresent(), 10000);
-    Subscription *ro = m_client->subscribe(QStringLiteral("RunCtrl.RO1.Status"));
+    Subscription *ro = m_bed.client->subscribe(QStringLiteral("RunCtrl.RO1.Status"));
     QVERIFY(transition(QStringLiteral("configure")).isOk());
     QVERIFY(transition(QStringLiteral("start")).isOk());
     auto status = [&] { return QJsonDocument::fromJson(ro->lastMessage().data()).object(); };
@@ -555,9 +517,9 @@ void tst_RunControl::readoutCountsCorruptEventsAndWritesOutput()
 void tst_RunControl::launcherUpAndDownOverSsh()
 {
     // The launcher starts its own Control Server: stop the fixture's and reuse its port.
-    m_client.reset();
-    m_fx->stopAll();
-    const QString sshLog = m_dir->filePath(QStringLiteral("ssh.log"));
+    m_bed.client.reset();
+    m_bed.fx->stopAll();
+    const QString sshLog = m_bed.dir->filePath(QStringLiteral("ssh.log"));
     qputenv("FAKESSH_LOG", sshLog.toUtf8());
     const QJsonArray slaves{
         QJsonObject{{QStringLiteral("name"), QStringLiteral("FE1")},
@@ -573,9 +535,9 @@ void tst_RunControl::launcherUpAndDownOverSsh()
                          QJsonArray{QStringLiteral(DIALOG_SOURCE_DIR "/tests/integration/fakessh.sh"),
                                     QStringLiteral("-o"), QStringLiteral("BatchMode=yes")}},
                         {QStringLiteral("bin_dir"), QStringLiteral(DIALOG_BIN_DIR)}});
-    const QString runDir = m_dir->filePath(QStringLiteral("run"));
+    const QString runDir = m_bed.dir->filePath(QStringLiteral("run"));
     QByteArray out, err;
-    const int rc = m_fx->run(
+    const int rc = m_bed.fx->run(
         QStringLiteral("dialogctl"),
         {QStringLiteral("up"), partition, QStringLiteral("--run-dir"), runDir, QStringLiteral("--json")},
         &out, &err, 30000);
@@ -583,9 +545,9 @@ void tst_RunControl::launcherUpAndDownOverSsh()
     bool downed = false;
     auto downAnyway = qScopeGuard([&] {
         if (!downed)
-            m_fx->run(QStringLiteral("dialogctl"),
-                      {QStringLiteral("down"), partition, QStringLiteral("--run-dir"), runDir}, nullptr,
-                      nullptr, 30000);
+            m_bed.fx->run(QStringLiteral("dialogctl"),
+                          {QStringLiteral("down"), partition, QStringLiteral("--run-dir"), runDir}, nullptr,
+                          nullptr, 30000);
     });
     const QJsonArray procs =
         QJsonDocument::fromJson(out).object().value(QStringLiteral("processes")).toArray();
@@ -612,16 +574,16 @@ void tst_RunControl::launcherUpAndDownOverSsh()
     QVERIFY2(sshCalls.contains("'--name' 'RO1'") && !sshCalls.contains("'FE1'"), sshCalls.constData());
 
     // A second 'up' is refused while the partition runs.
-    QCOMPARE(m_fx->run(QStringLiteral("dialogctl"),
-                       {QStringLiteral("up"), partition, QStringLiteral("--run-dir"), runDir}, nullptr, &err,
-                       30000),
+    QCOMPARE(m_bed.fx->run(QStringLiteral("dialogctl"),
+                           {QStringLiteral("up"), partition, QStringLiteral("--run-dir"), runDir}, nullptr,
+                           &err, 30000),
              1);
     QVERIFY2(err.contains("is already up"), err.constData());
 
-    QVERIFY2(m_fx->run(QStringLiteral("dialogctl"),
-                       {QStringLiteral("down"), partition, QStringLiteral("--run-dir"), runDir,
-                        QStringLiteral("--json")},
-                       &out, &err, 30000) == 0,
+    QVERIFY2(m_bed.fx->run(QStringLiteral("dialogctl"),
+                           {QStringLiteral("down"), partition, QStringLiteral("--run-dir"), runDir,
+                            QStringLiteral("--json")},
+                           &out, &err, 30000) == 0,
              (out + err).constData());
     downed = true;
     for (const QJsonValue &v :
@@ -643,12 +605,12 @@ void tst_RunControl::launcherUpAndDownOverSsh()
 void tst_RunControl::launcherReportsBadPartitionAndMissingBinary()
 {
     QByteArray err;
-    QFile bad(m_dir->filePath(QStringLiteral("bad.json")));
+    QFile bad(m_bed.dir->filePath(QStringLiteral("bad.json")));
     QVERIFY(bad.open(QIODevice::WriteOnly));
     bad.write("{\"name\": \"x\",\n \"control_server\": {\"port\": \"3425\"}}");
     bad.close();
-    QCOMPARE(m_fx->run(QStringLiteral("dialogctl"), {QStringLiteral("up"), bad.fileName()}, nullptr, &err),
-             1);
+    QCOMPARE(
+        m_bed.fx->run(QStringLiteral("dialogctl"), {QStringLiteral("up"), bad.fileName()}, nullptr, &err), 1);
     QVERIFY2(err.startsWith("dialogctl up: bad.json: control_server.port: expected an integer in 1..65535"),
              err.constData());
 
@@ -656,16 +618,16 @@ void tst_RunControl::launcherReportsBadPartitionAndMissingBinary()
         writePartition(threeSlaves, 5000, true,
                        {{QStringLiteral("is_servers"),
                          QJsonArray{QJsonObject{{QStringLiteral("name"), QStringLiteral("DAQ")}}}}});
-    const QString emptyBin = m_dir->filePath(QStringLiteral("nobin"));
+    const QString emptyBin = m_bed.dir->filePath(QStringLiteral("nobin"));
     QDir().mkpath(emptyBin);
-    QCOMPARE(m_fx->run(QStringLiteral("dialogctl"),
-                       {QStringLiteral("up"), partition, QStringLiteral("--bin-dir"), emptyBin,
-                        QStringLiteral("--run-dir"), m_dir->filePath(QStringLiteral("run"))},
-                       nullptr, &err),
+    QCOMPARE(m_bed.fx->run(QStringLiteral("dialogctl"),
+                           {QStringLiteral("up"), partition, QStringLiteral("--bin-dir"), emptyBin,
+                            QStringLiteral("--run-dir"), m_bed.dir->filePath(QStringLiteral("run"))},
+                           nullptr, &err),
              1);
     QVERIFY2(err.contains("dialog-controlserver not found in " + emptyBin.toUtf8()), err.constData());
     // Nothing was started.
-    QVERIFY(!QFile::exists(m_dir->filePath(QStringLiteral("run/processes.json"))));
+    QVERIFY(!QFile::exists(m_bed.dir->filePath(QStringLiteral("run/processes.json"))));
 }
 
 QTEST_GUILESS_MAIN(tst_RunControl)

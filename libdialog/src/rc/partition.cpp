@@ -1,11 +1,13 @@
 #include "dialog/rc/partition.h"
 
 #include "dialog/access.h"
+#include "partition_p.h"
 
 #include <QCoreApplication>
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
+#include <QHash>
 #include <QHostAddress>
 #include <QHostInfo>
 #include <QJsonArray>
@@ -183,6 +185,17 @@ ProcessSpec readProcess(Reader &r, const QJsonObject &o, const QString &field, P
     return s;
 }
 
+/// "removable" and "recover" of a tree node.
+void readTreePolicy(Reader &r, const QJsonObject &o, const QString &field, ProcessSpec *s)
+{
+    s->removable = r.boolean(o, field, QStringLiteral("removable"), false);
+    const QString recover = r.string(o, field, QStringLiteral("recover"), false, QStringLiteral("manual"));
+    if (recover != QLatin1String("manual") && recover != QLatin1String("auto"))
+        r.fail(field + QStringLiteral(".recover"),
+               QStringLiteral("'%1': expected \"manual\" or \"auto\"").arg(recover));
+    s->autoRecover = recover == QLatin1String("auto");
+}
+
 // Partition::parse() without its Status: false with the one-line reason.
 bool parseInto(const QByteArray &json, const QString &path, Partition *out, QString *error);
 
@@ -242,6 +255,10 @@ QStringList ProcessSpec::arguments(const Partition &p) const
         break;
     case Role::Master:
         a << QStringLiteral("--config") << p.file;
+        if (name != p.master.name) {
+            a << QStringLiteral("--segment") << name << p.accessArguments(QStringLiteral("segment-") + name);
+            break;
+        }
         if (!p.configDb.isEmpty())
             a << QStringLiteral("--configdb") << p.configDb << QStringLiteral("--config-ref") << p.configRef;
         a << p.accessArguments(QStringLiteral("master"));
@@ -250,7 +267,7 @@ QStringList ProcessSpec::arguments(const Partition &p) const
         a << QStringLiteral("--kind") << kind << QStringLiteral("--name") << name
           << QStringLiteral("--run-params-server") << p.runParamsServer << QStringLiteral("--daq-server")
           << p.daqServer << QStringLiteral("--is-types") << p.isTypesDir << QStringLiteral("--master")
-          << p.master.name;
+          << p.parentOf(name);
         break;
     case Role::Logger:
     case Role::ConfigDb:
@@ -311,7 +328,10 @@ QList<ProcessSpec> Partition::processes() const
         out << cs << standbyControlServers;
     }
     // The logger first: what the others report while starting is stored.
-    out << loggers << configDbs << isServers << master << slaves;
+    out << loggers << configDbs << isServers << master;
+    for (const Segment &s : tree)
+        out << s.controller;
+    out << slaves;
     return out;
 }
 
@@ -437,7 +457,9 @@ bool parseInto(const QByteArray &json, const QString &path, Partition *out, QStr
         p.isTypesDir = QFileInfo(beside).isDir() ? beside : installedIsTypesDir();
     }
     p.heartbeatMs = int(r.integer(root, {}, QStringLiteral("heartbeat_ms"), 0, 60000, 0));
-    p.segments = r.strings(root, {}, QStringLiteral("segments"));
+    const QJsonArray segmentList = root.value(QStringLiteral("segments")).toArray();
+    if (root.contains(QStringLiteral("segments")) && !root.value(QStringLiteral("segments")).isArray())
+        r.fail(QStringLiteral("segments"), QStringLiteral("expected an array"));
     // Who may command what (an access list file, dialog/access.h), checked here so that a bad file
     // stops `dialogctl up` before anything starts; and where the audit files go.
     if (root.contains(QStringLiteral("access"))) {
@@ -520,9 +542,11 @@ bool parseInto(const QByteArray &json, const QString &path, Partition *out, QStr
             break;
         }
         const QJsonObject o = sa.at(i).toObject();
-        ProcessSpec s = readProcess(
-            r, o, field, ProcessSpec::Role::Slave,
-            {QStringLiteral("name"), QStringLiteral("kind"), QStringLiteral("host"), QStringLiteral("args")});
+        ProcessSpec s =
+            readProcess(r, o, field, ProcessSpec::Role::Slave,
+                        {QStringLiteral("name"), QStringLiteral("kind"), QStringLiteral("host"),
+                         QStringLiteral("args"), QStringLiteral("removable"), QStringLiteral("recover")});
+        readTreePolicy(r, o, field, &s);
         s.kind = r.string(o, field, QStringLiteral("kind"), true);
         if (!r.failed() && s.kind != QLatin1String("control") && s.kind != QLatin1String("readout"))
             r.fail(field + QStringLiteral(".kind"),
@@ -530,9 +554,41 @@ bool parseInto(const QByteArray &json, const QString &path, Partition *out, QStr
         p.slaves << s;
     }
 
+    // "segments": a configuration database's segment documents (strings), or the run-control tree
+    // (objects), after the slaves they refer to.
+    for (qsizetype i = 0; i < segmentList.size() && !r.failed(); ++i) {
+        const QString field = QStringLiteral("segments[%1]").arg(i);
+        if (segmentList.at(i).isString()) {
+            p.segments << segmentList.at(i).toString();
+            continue;
+        }
+        if (!segmentList.at(i).isObject()) {
+            r.fail(field, QStringLiteral("expected a document path (a string) or a segment (an object)"));
+            break;
+        }
+        const QJsonObject o = segmentList.at(i).toObject();
+        Segment seg;
+        seg.controller = readProcess(r, o, field, ProcessSpec::Role::Master,
+                                     {QStringLiteral("name"), QStringLiteral("host"), QStringLiteral("args"),
+                                      QStringLiteral("slaves"), QStringLiteral("segments"),
+                                      QStringLiteral("removable"), QStringLiteral("recover")});
+        readTreePolicy(r, o, field, &seg.controller);
+        seg.name = seg.controller.name;
+        seg.slaves = r.strings(o, field, QStringLiteral("slaves"));
+        seg.segments = r.strings(o, field, QStringLiteral("segments"));
+        p.tree << seg;
+    }
+    if (!r.failed()) {
+        QString field, why;
+        if (!checkTree(&p, &field, &why))
+            r.fail(field, why);
+    }
+
     // Names are DIALOG process names: they must be unique in the partition.
     QSet<QString> seen;
-    const QList<ProcessSpec> all = QList<ProcessSpec>{p.master} + p.slaves + p.loggers + p.configDbs;
+    QList<ProcessSpec> all = QList<ProcessSpec>{p.master} + p.slaves + p.loggers + p.configDbs;
+    for (const Segment &seg : std::as_const(p.tree))
+        all << seg.controller;
     for (const ProcessSpec &s : all) {
         if (r.failed())
             break;

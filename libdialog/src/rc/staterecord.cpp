@@ -15,7 +15,9 @@ constexpr QLatin1String process("process"), kind("kind"), state("state"), busy("
     error("error"), timeMs("time_ms"), pid("pid"), runNumber("run_number"), partition("partition"),
     runType("run_type"), slaves("slaves"), culprits("culprits"), recoveringTo("recovering_to"),
     runStartMs("run_start_ms"), runStopMs("run_stop_ms"), runActiveMs("run_active_ms"), name("name"),
-    present("present"), lost("lost"), severity("severity"), text("text");
+    present("present"), lost("lost"), severity("severity"), text("text"), enabled("enabled"),
+    removable("removable"), removed("removed"), reason("reason"), node("node"), segment("segment"),
+    tree("tree");
 } // namespace key
 
 QString optionalName(const std::optional<Transition> &t)
@@ -50,7 +52,11 @@ QJsonObject slaveJson(const SlaveRecord &s)
                        {key::busy, s.busy},
                        {key::transition, optionalName(s.transition)},
                        {key::error, s.error},
-                       {key::pid, s.pid}};
+                       {key::pid, s.pid},
+                       {key::enabled, s.enabled},
+                       {key::removable, s.removable},
+                       {key::removed, s.removed},
+                       {key::reason, s.removedReason}};
 }
 
 SlaveRecord slaveFrom(const QJsonObject &o)
@@ -65,6 +71,10 @@ SlaveRecord slaveFrom(const QJsonObject &o)
     s.transition = transitionFromName(o.value(key::transition).toString());
     s.error = o.value(key::error).toString();
     s.pid = o.value(key::pid).toInteger();
+    s.enabled = o.value(key::enabled).toBool(true);
+    s.removable = o.value(key::removable).toBool();
+    s.removed = o.value(key::removed).toBool();
+    s.removedReason = o.value(key::reason).toString();
     return s;
 }
 
@@ -73,7 +83,14 @@ SlaveRecord slaveFrom(const QJsonObject &o)
 bool SlaveRecord::operator==(const SlaveRecord &o) const
 {
     return name == o.name && kind == o.kind && present == o.present && lost == o.lost && state == o.state &&
-           busy == o.busy && transition == o.transition && error == o.error && pid == o.pid;
+           busy == o.busy && transition == o.transition && error == o.error && pid == o.pid &&
+           enabled == o.enabled && removable == o.removable && removed == o.removed &&
+           removedReason == o.removedReason;
+}
+
+bool RemovedNode::operator==(const RemovedNode &o) const
+{
+    return node == o.node && segment == o.segment && reason == o.reason && timeMs == o.timeMs;
 }
 
 const SlaveRecord *StateRecord::slave(const QString &name) const
@@ -109,6 +126,14 @@ QByteArray StateRecord::toJson() const
         o.insert(key::runStartMs, runStartMs);
         o.insert(key::runStopMs, runStopMs);
         o.insert(key::runActiveMs, runActiveMs);
+        QJsonArray rm;
+        for (const RemovedNode &n : removed)
+            rm.append(QJsonObject{{key::node, n.node},
+                                  {key::segment, n.segment},
+                                  {key::reason, n.reason},
+                                  {key::timeMs, n.timeMs}});
+        o.insert(key::removed, rm);
+        o.insert(key::tree, tree);
     }
     return QJsonDocument(o).toJson(QJsonDocument::Compact);
 }
@@ -144,6 +169,12 @@ Status StateRecord::fromJson(const QByteArray &json, StateRecord *out)
     r.runStartMs = o.value(key::runStartMs).toInteger();
     r.runStopMs = o.value(key::runStopMs).toInteger();
     r.runActiveMs = o.value(key::runActiveMs).toInteger();
+    for (const QJsonValue &v : o.value(key::removed).toArray()) {
+        const QJsonObject n = v.toObject();
+        r.removed.append(RemovedNode{n.value(key::node).toString(), n.value(key::segment).toString(),
+                                     n.value(key::reason).toString(), n.value(key::timeMs).toInteger()});
+    }
+    r.tree = o.value(key::tree).toArray();
     *out = std::move(r);
     return {};
 }
@@ -155,7 +186,8 @@ bool StateRecord::operator==(const StateRecord &o) const
            transitionMs == o.transitionMs && error == o.error && timeMs == o.timeMs && pid == o.pid &&
            runNumber == o.runNumber && partition == o.partition && runType == o.runType &&
            slaves == o.slaves && culprits == o.culprits && recoveringTo == o.recoveringTo &&
-           runStartMs == o.runStartMs && runStopMs == o.runStopMs && runActiveMs == o.runActiveMs;
+           runStartMs == o.runStartMs && runStopMs == o.runStopMs && runActiveMs == o.runActiveMs &&
+           removed == o.removed && tree == o.tree;
 }
 
 QByteArray LogMessage::toJson() const

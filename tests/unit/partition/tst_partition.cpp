@@ -24,6 +24,9 @@ private Q_SLOTS:
     void secretAndTlsFilesAreHandedToEveryProcess();
     void restartPolicy();
     void accessListAndAuditDirReachTheDaemons();
+    void treeOfSegments();
+    void badTree_data();
+    void badTree();
 };
 
 void tst_Partition::demoPartitionIsValid()
@@ -338,6 +341,100 @@ void tst_Partition::restartPolicy()
     QCOMPARE(p.isServers.first().restartLimit, 2);
     // The policy is the launcher's: it is not handed to the program.
     QVERIFY(!p.slaves.at(1).arguments(p).join(QLatin1Char(' ')).contains(QLatin1String("restart")));
+}
+
+namespace {
+// A partition of slaves A..E with @p segments (the JSON of the "segments" list).
+QByteArray treePartition(const QByteArray &segments)
+{
+    return R"({"name":"t","control_server":{},"master":{"name":"M"},"slaves":[
+        {"name":"A","kind":"readout"},{"name":"B","kind":"control","removable":true,"recover":"auto"},
+        {"name":"C","kind":"control"},{"name":"D","kind":"control"},{"name":"E","kind":"readout"}],
+        "segments":)" +
+           segments + "}";
+}
+} // namespace
+
+void tst_Partition::treeOfSegments()
+{
+    Partition p;
+    Status st;
+    // Listed child before parent, and a configuration database's segment document beside them.
+    QVERIFY2((st = Partition::parse(treePartition(R"(["segments/tracker",
+                 {"name":"FE","slaves":["C","D"],"removable":true},
+                 {"name":"DET","slaves":["B"],"segments":["FE"],"host":"localhost"}])"),
+                                    QStringLiteral("/p/t.json"), &p))
+                 .isOk(),
+             qPrintable(st.message()));
+    QCOMPARE(p.segments, QStringList{QStringLiteral("segments/tracker")});
+    QCOMPARE(p.tree.size(), 2);
+    QCOMPARE(p.tree.at(0).name, QStringLiteral("DET")); // parents first
+    QCOMPARE(p.tree.at(1).name, QStringLiteral("FE"));
+    QVERIFY(p.tree.at(1).controller.removable);
+    QVERIFY(!p.tree.at(0).controller.removable);
+    QVERIFY(p.slave(QStringLiteral("B"))->removable);
+    QVERIFY(p.slave(QStringLiteral("B"))->autoRecover);
+    QVERIFY(!p.slave(QStringLiteral("C"))->autoRecover);
+    QCOMPARE(p.childrenOf(QStringLiteral("M")), (QStringList{"A", "E", "DET"}));
+    QCOMPARE(p.childrenOf(QStringLiteral("DET")), (QStringList{"B", "FE"}));
+    QCOMPARE(p.childrenOf(QStringLiteral("FE")), (QStringList{"C", "D"}));
+    QCOMPARE(p.parentOf(QStringLiteral("C")), QStringLiteral("FE"));
+    QCOMPARE(p.parentOf(QStringLiteral("FE")), QStringLiteral("DET"));
+    QCOMPARE(p.parentOf(QStringLiteral("A")), QStringLiteral("M"));
+    QVERIFY(p.node(QStringLiteral("FE")));
+    QVERIFY(!p.node(QStringLiteral("M")));
+    // The launcher starts the segment controllers after the master, parents first, then the slaves,
+    // each slave taking requests from its own controller.
+    QStringList order;
+    for (const ProcessSpec &s : p.processes())
+        order << s.name;
+    QCOMPARE(order, (QStringList{"ControlServer", "M", "DET", "FE", "A", "B", "C", "D", "E"}));
+    const QStringList fe = p.segment(QStringLiteral("FE"))->controller.arguments(p);
+    QCOMPARE(p.segment(QStringLiteral("FE"))->controller.program(), QStringLiteral("dialog-master"));
+    QCOMPARE(fe.mid(0, 4), (QStringList{"--config", "/p/t.json", "--segment", "FE"}));
+    const QStringList c = p.slave(QStringLiteral("C"))->arguments(p);
+    QCOMPARE(c.at(c.indexOf(QStringLiteral("--master")) + 1), QStringLiteral("FE"));
+    const QStringList a = p.slave(QStringLiteral("A"))->arguments(p);
+    QCOMPARE(a.at(a.indexOf(QStringLiteral("--master")) + 1), QStringLiteral("M"));
+}
+
+void tst_Partition::badTree_data()
+{
+    QTest::addColumn<QByteArray>("segments");
+    QTest::addColumn<QString>("message");
+    QTest::newRow("cycle") << QByteArray(R"([{"name":"S1","segments":["S2"]},{"name":"S2","segments":["S3"]},
+                                             {"name":"S3","segments":["S1"]}])")
+                           << "p.json: segments: cycle: S1 -> S2 -> S3 -> S1";
+    QTest::newRow("self") << QByteArray(R"([{"name":"S1","segments":["S1"]}])")
+                          << "p.json: segments: cycle: S1 -> S1";
+    QTest::newRow("missing-slave") << QByteArray(R"([{"name":"S1","slaves":["A","Z"]}])")
+                                   << "p.json: segments[0].slaves: segment 'S1' names slave 'Z', which the "
+                                      "partition does not have";
+    QTest::newRow("missing-segment") << QByteArray(R"([{"name":"S1","segments":["S9"]}])")
+                                     << "p.json: segments[0].segments: segment 'S1' names segment 'S9'";
+    QTest::newRow("two-parents") << QByteArray(
+                                        R"([{"name":"S1","slaves":["A"]},{"name":"S2","slaves":["A"]}])")
+                                 << "p.json: segments[1].slaves: 'A' is in segment 'S1' and in segment 'S2'";
+    QTest::newRow("segment-twice") << QByteArray(R"([{"name":"S1","slaves":["A"]},{"name":"S1"}])")
+                                   << "p.json: segments[1].name: 'S1' is used twice";
+    QTest::newRow("segment-named-as-slave")
+        << QByteArray(R"([{"name":"B","slaves":["A"]}])") << "p.json: name: 'B' is used twice";
+    QTest::newRow("bad-recover") << QByteArray(R"([{"name":"S1","recover":"later"}])")
+                                 << "p.json: segments[0].recover: 'later': expected \"manual\" or \"auto\"";
+    QTest::newRow("not-an-object") << QByteArray(R"([3])")
+                                   << "p.json: segments[0]: expected a document path (a string) or a segment";
+    QTest::newRow("typo") << QByteArray(R"([{"name":"S1","slave":["A"]}])")
+                          << "p.json: segments[0].slave: unknown field";
+}
+
+void tst_Partition::badTree()
+{
+    QFETCH(QByteArray, segments);
+    QFETCH(QString, message);
+    Partition p;
+    const Status st = Partition::parse(treePartition(segments), QStringLiteral("/somewhere/p.json"), &p);
+    QVERIFY(!st.isOk());
+    QVERIFY2(st.message().startsWith(message), qPrintable(st.message()));
 }
 
 QTEST_GUILESS_MAIN(tst_Partition)

@@ -25,6 +25,7 @@ private Q_SLOTS:
     void transitionRequest_data();
     void transitionRequest();
     void transitionRequestRoundTrips();
+    void treeOfAControllerRoundTrips();
 };
 
 namespace {
@@ -237,6 +238,43 @@ void tst_StateRecord::transitionRequestRoundTrips()
     QCOMPARE(back.transition, r.transition);
     QCOMPARE(back.runNumber, r.runNumber);
     QCOMPARE(back.runType, r.runType);
+}
+
+void tst_StateRecord::treeOfAControllerRoundTrips()
+{
+    StateRecord r;
+    r.process = QStringLiteral("TRK");
+    r.kind = QStringLiteral("segment");
+    r.state = State::Running;
+    SlaveRecord fe1;
+    fe1.name = QStringLiteral("FE1");
+    fe1.kind = QStringLiteral("control");
+    fe1.removable = true;
+    fe1.removed = true;
+    fe1.removedReason = QStringLiteral("lost");
+    SlaveRecord fe2;
+    fe2.name = QStringLiteral("FE2");
+    fe2.enabled = false;
+    r.slaves = {fe1, fe2};
+    r.removed = {RemovedNode{QStringLiteral("FE1"), QStringLiteral("TRK"), QStringLiteral("lost"), 1234}};
+    r.tree = QJsonArray{QJsonObject{{QStringLiteral("name"), QStringLiteral("FE1")},
+                                    {QStringLiteral("children"), QJsonArray{}}}};
+    StateRecord back;
+    QVERIFY(StateRecord::fromJson(r.toJson(), &back).isOk());
+    QVERIFY(back.isMaster()); // a segment controller's record carries the controller's fields
+    QCOMPARE(back, r);
+    const QJsonObject o = QJsonDocument::fromJson(r.toJson()).object();
+    QCOMPARE(o.value(QStringLiteral("removed")).toArray().first().toObject().value(QStringLiteral("reason")),
+             QJsonValue(QStringLiteral("lost")));
+    QCOMPARE(o.value(QStringLiteral("slaves")).toArray().at(1).toObject().value(QStringLiteral("enabled")),
+             QJsonValue(false));
+    // A record written before the tree: every node enabled, nothing removed.
+    StateRecord old;
+    QVERIFY(
+        StateRecord::fromJson(R"({"state":"Running","kind":"master","slaves":[{"name":"A"}]})", &old).isOk());
+    QVERIFY(old.slaves.first().enabled);
+    QVERIFY(!old.slaves.first().removed);
+    QVERIFY(old.removed.isEmpty() && old.tree.isEmpty());
 }
 
 QTEST_GUILESS_MAIN(tst_StateRecord)

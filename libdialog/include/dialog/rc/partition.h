@@ -44,6 +44,12 @@ struct ProcessSpec
     Restart restart = Restart::Never;
     int restartLimit = 5;      ///< restarts within any 60 s; one more and the supervisor gives up
     int restartDelayMs = 1000; ///< back-off before a restart, doubled per restart in the last minute (≤ 30 s)
+    /// Run-control tree nodes (slaves, segment controllers): a failure during a run takes the node
+    /// out of the run instead of putting the run in Error ("removable": true).
+    bool removable = false;
+    /// A removed node that comes back is brought into the running run without the operator
+    /// ("recover": "auto"; the default "manual" waits for `dialogctl rc recover`).
+    bool autoRecover = false;
     /// The program's file name (dialog-controlserver, dialog-isserver, dialog-master, dialog-slave,
     /// dialog-logger or dialog-configdb).
     QString program() const;
@@ -52,6 +58,18 @@ struct ProcessSpec
     /// This host: "localhost", its host name, or one of its addresses (loopback included); the
     /// others are started over ssh.
     bool isLocal() const;
+};
+
+/// A segment of the run-control tree: a controller (dialog-master --segment NAME) over slaves and
+/// other segments (an object of the partition's "segments" list).
+struct Segment
+{
+    /// The segment's name, also its controller's DIALOG process name.
+    QString name;
+    QStringList slaves;   ///< its slaves, by name, in the order listed
+    QStringList segments; ///< its sub-segments, by name, in the order listed
+    /// The controller's process: role Master, name, host, args, removable, autoRecover.
+    ProcessSpec controller;
 };
 
 /// A validated partition configuration.
@@ -97,6 +115,9 @@ struct Partition
     QStringList segments;
     /// The slaves, in start order ("slaves").
     QList<ProcessSpec> slaves;
+    /// The run-control tree's segments (the objects of "segments"), each before its sub-segments.
+    /// Without any, the master controls every slave directly (a flat partition).
+    QList<Segment> tree;
     QList<ProcessSpec> loggers; ///< none, or the one of the partition's optional "logger" object
     /// None, or the dialog-configdb the partition starts (its optional "configdb" object).
     QList<ProcessSpec> configDbs;
@@ -125,6 +146,16 @@ struct Partition
     QList<ProcessSpec> processes() const;
     /// The slave named @p name, or nullptr.
     const ProcessSpec *slave(const QString &name) const;
+    /// The segment named @p name, or nullptr.
+    const Segment *segment(const QString &name) const;
+    /// The slave or segment controller named @p name (a node of the tree), or nullptr.
+    const ProcessSpec *node(const QString &name) const;
+    /// The controller that drives node @p name: its segment's name, or the master's for a node at
+    /// the top of the tree (and for any name that is no node).
+    QString parentOf(const QString &name) const;
+    /// The nodes controller @p controller (the master's or a segment's name) drives directly, in
+    /// the partition's order: slaves first, then segments.
+    QStringList childrenOf(const QString &controller) const;
 
     /// Reads and validates @p path into @p out. A file that cannot be read gives
     /// Status::Code::StorageError; an invalid partition Status::Code::InvalidObject with a one-line

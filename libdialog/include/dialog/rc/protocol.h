@@ -8,6 +8,8 @@
 //   - answers requests on RunCtrl.P.State: data {"transition":"start","run_number":12} or just the
 //     transition name; the reply is the state JSON once the transition is done, or an error,
 //   - accepts the command RunCtrl.P.Command with a transition name (the same, without an answer).
+// A controller of the run-control tree (the master, a segment controller) also answers requests on
+// RunCtrl.P.Tree: {"action": "enable"|"disable"|"recover", "node": NAME}, the reply its state JSON.
 #pragma once
 
 #include "dialog/logrecord.h"
@@ -33,6 +35,11 @@ inline QString statusService(const QString &process)
 inline QString commandName(const QString &process)
 {
     return QStringLiteral("RunCtrl.%1.Command").arg(process);
+}
+/// Where a controller of the run-control tree takes enable, disable and recover requests.
+inline QString treeService(const QString &process)
+{
+    return QStringLiteral("RunCtrl.%1.Tree").arg(process);
 }
 /// The service a run-control GUI publishes while in control mode (unique in the system).
 inline QString controlLockService()

@@ -8,6 +8,7 @@
 #include "dialog/rc/statemachine.h"
 
 #include <QByteArray>
+#include <QJsonArray>
 #include <QJsonObject>
 #include <QList>
 #include <QString>
@@ -33,9 +34,30 @@ struct SlaveRecord
     QString error;
     /// The slave's operating-system process id (0: not known).
     qint64 pid = 0;
+    /// False while the node is disabled: it gets no commands and its state does not count.
+    bool enabled = true;
+    /// A failure takes it out of the run instead of putting the run in Error.
+    bool removable = false;
+    /// Taken out of the run (stopless removal) until it is recovered or the run is unconfigured.
+    bool removed = false;
+    /// Why it was removed (empty while it is in the run).
+    QString removedReason;
 
     /// Equal when every field is.
     bool operator==(const SlaveRecord &o) const;
+};
+
+/// A node of the run-control tree taken out of the run (stopless removal), as listed in every
+/// controller's state up to the master's.
+struct RemovedNode
+{
+    QString node;      ///< the slave or segment removed
+    QString segment;   ///< the controller that removed it (the master's name at the top)
+    QString reason;    ///< why ("lost", "in Error: …", "no answer within 5000 ms")
+    qint64 timeMs = 0; ///< when, ms since the epoch
+
+    /// Equal when every field is.
+    bool operator==(const RemovedNode &o) const;
 };
 
 /// What RunCtrl.P.State carries: one process' state machine, and for the master the run and every
@@ -44,7 +66,7 @@ struct StateRecord
 {
     /// The process whose state this is.
     QString process;
-    QString kind; ///< "master", "control" or "readout"
+    QString kind; ///< "master", "segment" (a segment controller of the tree), "control" or "readout"
     /// The state of its state machine.
     State state = State::Initial;
     /// True while a transition is in progress.
@@ -72,9 +94,15 @@ struct StateRecord
     qint64 runStartMs = 0, runStopMs = 0; ///< of the current (or last) run, ms since the epoch
     ///@}
     qint64 runActiveMs = 0;               ///< data-taking time of the current run, pauses excluded
+    /// The nodes removed from the run in this controller's part of the tree (all of them at the master).
+    QList<RemovedNode> removed;
+    /// The run-control tree below this controller: one object per child ({"name", "kind", "state",
+    /// "busy", "present", "lost", "enabled", "removable", "removed", "reason", "error", "children"}),
+    /// a segment's children nested in it.
+    QJsonArray tree;
 
-    /// True for the master's record (kind "master").
-    bool isMaster() const { return kind == QLatin1String("master"); }
+    /// True for a controller's record: the master's (kind "master") or a segment controller's ("segment").
+    bool isMaster() const { return kind == QLatin1String("master") || kind == QLatin1String("segment"); }
     /// The slave named @p name, or nullptr.
     const SlaveRecord *slave(const QString &name) const;
 

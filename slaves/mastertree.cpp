@@ -1,0 +1,216 @@
+// Master: the run-control tree. Enable and disable a node between runs, take a removable node out
+// of the run when it fails (stopless removal), bring it back into the running run (stopless
+// recovery), and the tree as published in the state.
+#include "master.h"
+
+#include <QJsonDocument>
+
+namespace dialog::daq {
+
+namespace {
+bool runOpen(rc::State s)
+{
+    return s == rc::State::Running || s == rc::State::Paused;
+}
+} // namespace
+
+int Master::subtreeTimeoutMs(const rc::Partition &partition, const QString &node)
+{
+    if (!partition.segment(node))
+        return partition.transitionTimeoutMs;
+    // A segment answers once its children did, in up to three phases (readout, segments, control),
+    // each waiting up to its slowest child's time-out: its parent waits for all of that, and a
+    // little more, so that a child's time-out is reported by the child's own controller.
+    int slowest = 0;
+    for (const QString &child : partition.childrenOf(node))
+        slowest = qMax(slowest, subtreeTimeoutMs(partition, child));
+    return int(qMin<qint64>(3 * qint64(slowest) + 1000, 24 * 3600 * 1000));
+}
+
+QJsonArray Master::treeJson() const
+{
+    QJsonArray out;
+    for (const QString &n : m_order) {
+        const SlaveView &v = m_slaves.value(n);
+        QJsonObject o{{QStringLiteral("name"), v.name},
+                      {QStringLiteral("kind"), v.kind},
+                      {QStringLiteral("state"), v.seen && !v.lost ? stateName(v.state) : QString()},
+                      {QStringLiteral("busy"), v.busy},
+                      {QStringLiteral("present"), v.seen && !v.lost},
+                      {QStringLiteral("lost"), v.lost},
+                      {QStringLiteral("enabled"), v.enabled},
+                      {QStringLiteral("removable"), v.removable},
+                      {QStringLiteral("removed"), v.removed},
+                      {QStringLiteral("reason"), v.removedReason},
+                      {QStringLiteral("error"), v.error}};
+        if (v.segment)
+            o.insert(QStringLiteral("children"), v.tree);
+        out.append(o);
+    }
+    return out;
+}
+
+void Master::removeNode(const QString &name, const QString &why)
+{
+    SlaveView &v = m_slaves[name];
+    if (v.removed)
+        return;
+    v.removed = true;
+    v.removedReason = why;
+    v.removedMs = rc::nowMs();
+    v.recovering = false;
+    v.cameBack = false;
+    m_culprits.removeAll(name);
+    log(Severity::Warning,
+        QStringLiteral("removed %1 from the run (removable): %2; the run goes on without it").arg(name, why));
+    publishState();
+}
+
+bool Master::takeRequest(const Request &request)
+{
+    if (request.service() != rc::treeService(name()))
+        return false;
+    const QJsonObject o = QJsonDocument::fromJson(request.data()).object();
+    const QString action = o.value(QStringLiteral("action")).toString();
+    const QString node = o.value(QStringLiteral("node")).toString();
+    QString why;
+    if (action != QLatin1String("enable") && action != QLatin1String("disable") &&
+        action != QLatin1String("recover")) {
+        client()->replyError(
+            request, QStringLiteral("unknown action '%1' (known: enable, disable, recover)").arg(action));
+        return true;
+    }
+    if (!permit(request, action, &why)) {
+        client()->replyError(request, why);
+        return true;
+    }
+    treeAction(action, node, request.data(), [this, request](bool ok, const QString &error) {
+        if (ok)
+            client()->reply(request, stateRecord().toJson());
+        else
+            client()->replyError(request, error);
+    });
+    return true;
+}
+
+void Master::treeAction(const QString &action, const QString &node, const QByteArray &data, TreeReply reply)
+{
+    if (!m_partition.node(node)) {
+        QStringList known;
+        for (const rc::Segment &s : m_partition.tree)
+            known << s.name;
+        for (const rc::ProcessSpec &s : m_partition.slaves)
+            known << s.name;
+        return reply(false, QStringLiteral("unknown node '%1' (the tree's nodes: %2)")
+                                .arg(node, known.join(QStringLiteral(", "))));
+    }
+    if (machine().busy())
+        return reply(false, QStringLiteral("%1 %2: %3 is in a transition (%4)")
+                                .arg(action, node, name(), transitionActivity(*machine().pending())));
+    if (!m_slaves.contains(node)) {
+        // Below one of this controller's segments: that segment's controller decides.
+        QString child = node;
+        while (!child.isEmpty() && m_partition.parentOf(child) != name() && child != m_partition.master.name)
+            child = m_partition.parentOf(child);
+        if (!m_slaves.contains(child))
+            return reply(false, QStringLiteral("%1 is not below %2").arg(node, name()));
+        const int timeout = m_slaves[child].timeoutMs;
+        client()->request(rc::treeService(child), data, timeout, this, [reply](const Reply &r) {
+            reply(r.isOk(), r.isOk() ? QString() : r.errorString());
+        });
+        return;
+    }
+    SlaveView &v = m_slaves[node];
+    const rc::State ms = machine().state();
+    if (action == QLatin1String("recover")) {
+        if (!v.removed)
+            return reply(
+                false, QStringLiteral("%1 is not removed: it is %2")
+                           .arg(node, v.enabled ? QStringLiteral("in the run") : QStringLiteral("disabled")));
+        if (!v.seen || v.lost)
+            return reply(false, QStringLiteral("%1 is not back yet (%2)").arg(node, v.removedReason));
+        if (v.recovering)
+            return reply(false, QStringLiteral("%1 is being recovered already").arg(node));
+        return bringIn(node, reply);
+    }
+    if (runOpen(ms))
+        return reply(false, QStringLiteral("%1 %2: between runs only (%3 is %4; stop the run first)")
+                                .arg(action, node, name(), stateName(ms)));
+    const bool enable = action == QLatin1String("enable");
+    if (v.enabled == enable)
+        return reply(true, {});
+    if (enable && ms == rc::State::Configured && (!v.seen || v.lost || v.state != ms))
+        return reply(false, QStringLiteral("enable %1: it is not %2 as %3 is (enable it in Initial, or "
+                                           "bring it to Configured first)")
+                                .arg(node, stateName(ms), name()));
+    v.enabled = enable;
+    v.removed = false;
+    v.removedReason.clear();
+    log(Severity::Info,
+        enable ? QStringLiteral("enabled %1: it takes part in the next transitions").arg(node)
+               : QStringLiteral("disabled %1: it gets no commands and does not count").arg(node));
+    publishState();
+    reply(true, {});
+}
+
+void Master::bringIn(const QString &name, TreeReply reply)
+{
+    SlaveView &v = m_slaves[name];
+    const rc::State target = machine().state();
+    if (!v.seen || v.lost) {
+        v.recovering = false;
+        if (reply)
+            reply(false, QStringLiteral("recovery of %1: it is gone again").arg(name));
+        return;
+    }
+    if (v.state == target && !v.busy) {
+        v.recovering = false;
+        v.removed = false;
+        v.removedReason.clear();
+        v.cameBack = false;
+        log(Severity::Info, QStringLiteral("recovered %1 into run %2: it is %3 again (the run went on)")
+                                .arg(name)
+                                .arg(m_runNumber)
+                                .arg(stateName(target)));
+        publishState();
+        if (reply)
+            reply(true, {});
+        return;
+    }
+    const QList<rc::Transition> route = path(v.state, target);
+    if (route.isEmpty() || (target != rc::State::Configured && !runOpen(target))) {
+        v.recovering = false;
+        if (reply)
+            reply(false, QStringLiteral("recovery of %1: no way from %2 to %3")
+                             .arg(name, stateName(v.state), stateName(target)));
+        return;
+    }
+    const rc::Transition t = route.first();
+    v.recovering = true;
+    log(Severity::Info, QStringLiteral("recovering %1 into the run: %2 (%3 -> %4)")
+                            .arg(name, transitionName(t), stateName(v.state), stateName(target)));
+    const quint64 epoch = m_epoch;
+    client()->request(rc::stateService(name), slaveRequest(t, name).toJson(), v.timeoutMs, this,
+                      [this, name, t, epoch, reply](const Reply &r) {
+                          if (epoch != m_epoch)
+                              return;
+                          SlaveView &sv = m_slaves[name];
+                          if (!r.isOk()) {
+                              sv.recovering = false;
+                              const QString why = QStringLiteral("recovery of %1 failed in %2: %3")
+                                                      .arg(name, transitionName(t), r.errorString());
+                              log(Severity::Error, why);
+                              if (reply)
+                                  reply(false, why);
+                              return;
+                          }
+                          if (rc::StateRecord st; rc::StateRecord::fromJson(r.data(), &st).isOk()) {
+                              sv.state = st.state;
+                              sv.runNumber = st.runNumber;
+                          }
+                          sv.busy = false;
+                          bringIn(name, reply);
+                      });
+}
+
+} // namespace dialog::daq
