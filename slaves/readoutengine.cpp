@@ -1,5 +1,6 @@
 #include "readoutengine.h"
 
+#include <QDateTime>
 #include <QDir>
 #include <chrono>
 #include <cmath>
@@ -47,6 +48,18 @@ void fill(char *out, quint64 number, int size)
     }
     const quint64 checksum = sum ^ number;
     std::memcpy(out + size - TrailerBytes, &checksum, 8);
+}
+
+quint32 triggerOf(quint64 number)
+{
+    switch (number % 10) {
+    case 0:
+        return sampling::Calibration;
+    case 5:
+        return sampling::Random;
+    default:
+        return sampling::Physics;
+    }
 }
 
 int check(const char *in, qsizetype available, quint64 expected, QString *why)
@@ -200,6 +213,8 @@ void ReadoutEngine::sourceLoop()
         }
         Block b;
         b.firstEvent = next;
+        b.spill = m_config.offS <= 0 ? 0 : quint32(t / cycle) + 1;
+        b.timeUs = QDateTime::currentMSecsSinceEpoch() * 1000;
         b.count = m_config.blockEvents;
         qsizetype total = 0;
         for (int i = 0; i < b.count; ++i)
@@ -238,6 +253,10 @@ void ReadoutEngine::workerLoop()
                 size = -size - 2;
             if (size < 0)
                 break; // the rest of the block cannot be parsed
+            if (m_sampler) {
+                const quint64 n = b->firstEvent + quint64(i);
+                m_sampler->offer({n, event::triggerOf(n), b->spill, b->timeUs, 0, 0}, p, size);
+            }
             p += size;
             left -= size;
         }

@@ -5,6 +5,8 @@
 
 #include "boundedqueue.h"
 
+#include "dialog/sampling.h"
+
 #include <QByteArray>
 #include <QFile>
 #include <QList>
@@ -40,6 +42,9 @@ constexpr int TrailerBytes = 8;
 int sizeOf(quint64 number, int mean);
 /// Writes event @p number of @p size bytes at @p out.
 void fill(char *out, quint64 number, int size);
+/// Trigger type of event @p number: one in ten is a calibration event, one in ten a random
+/// trigger, the rest physics (sampling::TriggerType).
+quint32 triggerOf(quint64 number);
 /// Checks the event at @p in (at most @p available bytes), expected to be number @p expected.
 /// Returns its size, or -1 with @p why set.
 int check(const char *in, qsizetype available, quint64 expected, QString *why);
@@ -67,6 +72,8 @@ public:
     /// Stops the source, lets the workers finish every queued block, joins all threads.
     void stop();
     bool isRunning() const { return m_running; }
+    /// Offers every checked event to @p sampler (may be null; set before start()).
+    void setSampler(sampling::Sampler *sampler) { m_sampler = sampler; }
     Stats stats() const;
     const ReadoutConfig &config() const { return m_config; }
 
@@ -75,6 +82,8 @@ private:
     {
         quint64 firstEvent = 0;
         int count = 0;
+        quint32 spill = 0; ///< from 1; 0 with a continuous beam
+        qint64 timeUs = 0; ///< when the block was read
         QByteArray data;
     };
     void sourceLoop();
@@ -84,6 +93,7 @@ private:
 
     ReadoutConfig m_config;
     QString m_name;
+    sampling::Sampler *m_sampler = nullptr;
     std::unique_ptr<BoundedQueue<Block>> m_input, m_output;
     std::thread m_source, m_writer;
     std::vector<std::thread> m_workers;
