@@ -29,7 +29,24 @@ int sizeOf(quint64 number, int mean)
     return qMax(HeaderBytes + TrailerBytes + 8, size & ~3);
 }
 
-void fill(char *out, quint64 number, int size)
+bool parseChannels(const QString &text, ChannelSet *out, QString *error)
+{
+    ChannelSet set;
+    for (const QString &item : text.split(QLatin1Char(','), Qt::SkipEmptyParts)) {
+        bool ok = false;
+        const int c = item.trimmed().toInt(&ok);
+        if (!ok || c < 0 || c >= Channels) {
+            *error = QStringLiteral("invalid channel '%1' (0..%2)").arg(item).arg(Channels - 1);
+            return false;
+        }
+        set.set(size_t(c));
+    }
+    if (out)
+        *out = set;
+    return true;
+}
+
+void fill(char *out, quint64 number, int size, const ChannelSet &dead)
 {
     const quint32 magic = Magic, sz = quint32(size);
     std::memcpy(out, &magic, 4);
@@ -42,7 +59,10 @@ void fill(char *out, quint64 number, int size)
         x ^= x << 13;
         x ^= x >> 7;
         x ^= x << 17;
-        const quint32 w = quint32(x);
+        quint32 w = quint32(x);
+        if (dead.any() && !dead.all())
+            while (dead.test(w & 0xff))
+                w = (w & ~0xffu) | ((w + 1) & 0xffu); // the hit goes to the next live channel
         std::memcpy(p + 4 * i, &w, 4);
         sum += w;
     }
@@ -139,6 +159,10 @@ bool ReadoutEngine::start(quint32 runNumber, QString *error)
             return false;
         }
     }
+    if (!event::parseChannels(m_config.deadChannels, &m_dead, error)) {
+        m_file.reset();
+        return false;
+    }
     m_input = std::make_unique<BoundedQueue<Block>>(size_t(m_config.queueBlocks));
     m_output = std::make_unique<BoundedQueue<Block>>(size_t(m_config.queueBlocks));
     m_stopSource = false;
@@ -224,7 +248,7 @@ void ReadoutEngine::sourceLoop()
         for (int i = 0; i < b.count; ++i) {
             const quint64 n = next + quint64(i);
             const int size = event::sizeOf(n, m_config.eventSize);
-            event::fill(p, n, size);
+            event::fill(p, n, size, m_dead);
             if (m_config.corruptEvery > 0 && n % quint64(m_config.corruptEvery) == 0)
                 p[event::HeaderBytes] ^= 0x5a; // a bit error in the payload
             p += size;
