@@ -17,14 +17,15 @@ namespace dialog {
 
 class Client;
 
+/// Samples of events for monitoring: Sampler (the producer's side), SampleReader (a consumer's).
 namespace sampling {
 
 /// The trigger types (event kinds) the toolkit names; any other number is accepted as is.
 enum TriggerType : quint32
 {
-    Physics = 1,
-    Calibration = 2,
-    Random = 3,
+    Physics = 1,     ///< an event of the physics trigger
+    Calibration = 2, ///< a calibration event
+    Random = 3,      ///< a random trigger
 };
 
 /// "physics", "calibration", "random", or the number.
@@ -33,8 +34,8 @@ QString triggerName(quint32 type);
 /// What a sample says about its event, besides the event's bytes.
 struct Header
 {
-    quint64 eventNumber = 0;
-    quint32 triggerType = 0;
+    quint64 eventNumber = 0; ///< the event's number in its run
+    quint32 triggerType = 0; ///< TriggerType or another number
     quint32 spill = 0;   ///< spill number of the run (from 1), 0 when the beam is continuous
     qint64 timeUs = 0;   ///< when the event was read, µs since the epoch (UTC)
     quint64 sequence = 0; ///< this consumer's sample number, from 1: a gap is a sample lost for it
@@ -44,11 +45,13 @@ struct Header
 /// One sampled event: its header and its bytes (implicitly shared: cheap to copy and to queue).
 struct Sample
 {
-    Header header;
-    QByteArray data;
+    Header header;   ///< what the sampler says about the event
+    QByteArray data; ///< the event's bytes, as the producer offered them
 
-    /// The wire form: a fixed little-endian header of HeaderBytes, then the event's bytes.
+    /// Size of the encoded header.
     static constexpr int HeaderBytes = 48;
+    /// The wire form: a fixed little-endian header of HeaderBytes ("SMP1", its length, the fields of
+    /// Header), then the event's bytes.
     QByteArray encode() const;
     /// Ok, or BadRequest for bytes that are not a sample (short, wrong magic or header length).
     static Status decode(const QByteArray &bytes, Sample *out);
@@ -64,9 +67,9 @@ struct Criteria
 {
     QList<quint32> triggerTypes; ///< empty: any
     qint64 spill = -1;           ///< -1: any
-    quint64 everyNth = 1;
-    double maxRateHz = 0;        ///< 0: no limit
-    quint64 count = 0;           ///< 0: no end
+    quint64 everyNth = 1;        ///< one in this many of the events that pass the above
+    double maxRateHz = 0;        ///< at most this many samples a second; 0: no limit
+    quint64 count = 0;           ///< this many samples, then the stream ends; 0: no end
 
     /// Ok, or BadRequest naming the item: an unknown key ("unknown criterion 'foo' (known: …)"),
     /// a value out of range or not a number, an unknown trigger name. @p out untouched on failure.
@@ -91,7 +94,9 @@ public:
     /// Figures of one consumer.
     struct ConsumerFigures
     {
-        QString consumer, channel, criteria;
+        QString consumer; ///< its process name
+        QString channel;  ///< the channel its samples go to
+        QString criteria; ///< its criteria, in the text form
         quint64 matched = 0; ///< events that passed the trigger and spill criteria
         quint64 sent = 0;    ///< samples handed to the stream
         quint64 dropped = 0; ///< samples selected but not sent: the consumer's queue was full
@@ -125,12 +130,15 @@ class SampleReader : public QObject
 {
     Q_OBJECT
 public:
+    /// Samples of @p sampler (a process name: the service samplerService(@p sampler)) by @p criteria,
+    /// through @p client (which must outlive the reader). Nothing is asked before open().
     SampleReader(Client *client, const QString &sampler, const Criteria &criteria, QObject *parent = nullptr);
     /// Closes the stream (the sampler is told, and forgets this consumer).
     ~SampleReader() override;
 
     /// Asks the sampler for the stream (again). @p timeoutMs bounds the wait for its answer.
     void open(int timeoutMs = 5000);
+    /// Samples received (and emitted) so far.
     quint64 receivedCount() const;
     /// Samples this reader did not get: the gaps in their sequence numbers.
     quint64 lostCount() const;
