@@ -38,13 +38,10 @@ void Monitor::start()
 
 void Monitor::onSample(Source &s, const sampling::Sample &sample)
 {
-    // Event numbers start again at 1 with every run: far below the last one is a new run.
-    // (Samples come a little out of order: the readout checks blocks of events in several threads.)
-    if (s.lastEvent > 100000 && sample.header.eventNumber < s.lastEvent / 2) {
+    if (sample.header.run != s.run) { // a new run: new histograms
         s.histograms.reset();
-        s.lastEvent = 0;
+        s.run = sample.header.run;
     }
-    s.lastEvent = qMax(s.lastEvent, sample.header.eventNumber);
     s.histograms.fill(sample);
     s.changed = true;
 }

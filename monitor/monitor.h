@@ -41,7 +41,7 @@ private:
     {
         std::unique_ptr<sampling::SampleReader> reader;
         EventHistograms histograms;
-        quint64 lastEvent = 0;
+        quint32 run = 0;
         bool changed = false;
     };
     void onSample(Source &source, const sampling::Sample &sample);

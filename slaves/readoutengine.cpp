@@ -139,6 +139,7 @@ bool ReadoutEngine::start(quint32 runNumber, QString *error)
     if (m_running)
         return true;
     m_events = m_bytes = m_blocks = m_errors = m_written = 0;
+    m_runNumber = runNumber;
     {
         std::lock_guard lock(m_errorMutex);
         m_recentErrors.clear();
@@ -279,7 +280,13 @@ void ReadoutEngine::workerLoop()
                 break; // the rest of the block cannot be parsed
             if (m_sampler) {
                 const quint64 n = b->firstEvent + quint64(i);
-                m_sampler->offer({n, event::triggerOf(n), b->spill, b->timeUs, 0, 0}, p, size);
+                sampling::Header h;
+                h.eventNumber = n;
+                h.triggerType = event::triggerOf(n);
+                h.run = m_runNumber;
+                h.spill = b->spill;
+                h.timeUs = b->timeUs;
+                m_sampler->offer(h, p, size);
             }
             p += size;
             left -= size;

@@ -101,6 +101,7 @@ private:
     ReadoutConfig m_config;
     QString m_name;
     event::ChannelSet m_dead;
+    quint32 m_runNumber = 0;
     sampling::Sampler *m_sampler = nullptr;
     std::unique_ptr<BoundedQueue<Block>> m_input, m_output;
     std::thread m_source, m_writer;

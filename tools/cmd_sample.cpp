@@ -21,6 +21,7 @@ QByteArray describe(const sampling::Sample &s, bool json)
     if (json)
         return QJsonDocument(QJsonObject{{QStringLiteral("event"), qint64(h.eventNumber)},
                                          {QStringLiteral("trigger"), sampling::triggerName(h.triggerType)},
+                                         {QStringLiteral("run"), qint64(h.run)},
                                          {QStringLiteral("spill"), qint64(h.spill)},
                                          {QStringLiteral("time_us"), h.timeUs},
                                          {QStringLiteral("sequence"), qint64(h.sequence)},

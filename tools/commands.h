@@ -56,6 +56,8 @@ int benchIsSum(const QStringList &args);
 /// (cmd_bench_sampling.cpp).
 int sample(const QStringList &args);
 int benchSampling(const QStringList &args);
+/// dialog-dqm's results and references: ls, reference set (cmd_dqm.cpp).
+int dqmVerb(const QStringList &args);
 
 /// Thousands of light DIALOG processes against one Control Server, and its restart (cmd_bench_scale.cpp).
 int benchCsScale(const QStringList &args);

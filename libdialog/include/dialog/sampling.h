@@ -36,6 +36,7 @@ struct Header
 {
     quint64 eventNumber = 0; ///< the event's number in its run
     quint32 triggerType = 0; ///< TriggerType or another number
+    quint32 run = 0;     ///< the run number (0: not in a run)
     quint32 spill = 0;   ///< spill number of the run (from 1), 0 when the beam is continuous
     qint64 timeUs = 0;   ///< when the event was read, µs since the epoch (UTC)
     quint64 sequence = 0; ///< this consumer's sample number, from 1: a gap is a sample lost for it
@@ -49,7 +50,7 @@ struct Sample
     QByteArray data; ///< the event's bytes, as the producer offered them
 
     /// Size of the encoded header.
-    static constexpr int HeaderBytes = 48;
+    static constexpr int HeaderBytes = 56;
     /// The wire form: a fixed little-endian header of HeaderBytes ("SMP1", its length, the fields of
     /// Header), then the event's bytes.
     QByteArray encode() const;

@@ -85,6 +85,8 @@ QByteArray Sample::encode() const
     qToLittleEndian<qint64>(header.timeUs, p + 24);
     qToLittleEndian<quint64>(header.sequence, p + 32);
     qToLittleEndian<quint64>(header.dropped, p + 40);
+    qToLittleEndian<quint32>(header.run, p + 48);
+    qToLittleEndian<quint32>(0, p + 52);
     if (!data.isEmpty())
         std::memcpy(p + HeaderBytes, data.constData(), size_t(data.size()));
     return out;
@@ -107,6 +109,7 @@ Status Sample::decode(const QByteArray &bytes, Sample *out)
     s.header.timeUs = qFromLittleEndian<qint64>(p + 24);
     s.header.sequence = qFromLittleEndian<quint64>(p + 32);
     s.header.dropped = qFromLittleEndian<quint64>(p + 40);
+    s.header.run = qFromLittleEndian<quint32>(p + 48);
     s.data = bytes.mid(headerBytes);
     *out = s;
     return {};
