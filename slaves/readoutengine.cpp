@@ -1,5 +1,6 @@
 #include "readoutengine.h"
 
+#include <QDateTime>
 #include <QDir>
 #include <chrono>
 #include <cmath>
@@ -28,7 +29,24 @@ int sizeOf(quint64 number, int mean)
     return qMax(HeaderBytes + TrailerBytes + 8, size & ~3);
 }
 
-void fill(char *out, quint64 number, int size)
+bool parseChannels(const QString &text, ChannelSet *out, QString *error)
+{
+    ChannelSet set;
+    for (const QString &item : text.split(QLatin1Char(','), Qt::SkipEmptyParts)) {
+        bool ok = false;
+        const int c = item.trimmed().toInt(&ok);
+        if (!ok || c < 0 || c >= Channels) {
+            *error = QStringLiteral("invalid channel '%1' (0..%2)").arg(item).arg(Channels - 1);
+            return false;
+        }
+        set.set(size_t(c));
+    }
+    if (out)
+        *out = set;
+    return true;
+}
+
+void fill(char *out, quint64 number, int size, const ChannelSet &dead)
 {
     const quint32 magic = Magic, sz = quint32(size);
     std::memcpy(out, &magic, 4);
@@ -41,12 +59,27 @@ void fill(char *out, quint64 number, int size)
         x ^= x << 13;
         x ^= x >> 7;
         x ^= x << 17;
-        const quint32 w = quint32(x);
+        quint32 w = quint32(x);
+        if (dead.any() && !dead.all())
+            while (dead.test(w & 0xff))
+                w = (w & ~0xffu) | ((w + 1) & 0xffu); // the hit goes to the next live channel
         std::memcpy(p + 4 * i, &w, 4);
         sum += w;
     }
     const quint64 checksum = sum ^ number;
     std::memcpy(out + size - TrailerBytes, &checksum, 8);
+}
+
+quint32 triggerOf(quint64 number)
+{
+    switch (number % 10) {
+    case 0:
+        return sampling::Calibration;
+    case 5:
+        return sampling::Random;
+    default:
+        return sampling::Physics;
+    }
 }
 
 int check(const char *in, qsizetype available, quint64 expected, QString *why)
@@ -106,6 +139,7 @@ bool ReadoutEngine::start(quint32 runNumber, QString *error)
     if (m_running)
         return true;
     m_events = m_bytes = m_blocks = m_errors = m_written = 0;
+    m_runNumber = runNumber;
     {
         std::lock_guard lock(m_errorMutex);
         m_recentErrors.clear();
@@ -125,6 +159,10 @@ bool ReadoutEngine::start(quint32 runNumber, QString *error)
             m_file.reset();
             return false;
         }
+    }
+    if (!event::parseChannels(m_config.deadChannels, &m_dead, error)) {
+        m_file.reset();
+        return false;
     }
     m_input = std::make_unique<BoundedQueue<Block>>(size_t(m_config.queueBlocks));
     m_output = std::make_unique<BoundedQueue<Block>>(size_t(m_config.queueBlocks));
@@ -200,6 +238,8 @@ void ReadoutEngine::sourceLoop()
         }
         Block b;
         b.firstEvent = next;
+        b.spill = m_config.offS <= 0 ? 0 : quint32(t / cycle) + 1;
+        b.timeUs = QDateTime::currentMSecsSinceEpoch() * 1000;
         b.count = m_config.blockEvents;
         qsizetype total = 0;
         for (int i = 0; i < b.count; ++i)
@@ -209,7 +249,7 @@ void ReadoutEngine::sourceLoop()
         for (int i = 0; i < b.count; ++i) {
             const quint64 n = next + quint64(i);
             const int size = event::sizeOf(n, m_config.eventSize);
-            event::fill(p, n, size);
+            event::fill(p, n, size, m_dead);
             if (m_config.corruptEvery > 0 && n % quint64(m_config.corruptEvery) == 0)
                 p[event::HeaderBytes] ^= 0x5a; // a bit error in the payload
             p += size;
@@ -238,6 +278,16 @@ void ReadoutEngine::workerLoop()
                 size = -size - 2;
             if (size < 0)
                 break; // the rest of the block cannot be parsed
+            if (m_sampler) {
+                const quint64 n = b->firstEvent + quint64(i);
+                sampling::Header h;
+                h.eventNumber = n;
+                h.triggerType = event::triggerOf(n);
+                h.run = m_runNumber;
+                h.spill = b->spill;
+                h.timeUs = b->timeUs;
+                m_sampler->offer(h, p, size);
+            }
             p += size;
             left -= size;
         }

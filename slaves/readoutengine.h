@@ -5,12 +5,15 @@
 
 #include "boundedqueue.h"
 
+#include "dialog/sampling.h"
+
 #include <QByteArray>
 #include <QFile>
 #include <QList>
 #include <QString>
 #include <QStringList>
 #include <atomic>
+#include <bitset>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -29,17 +32,26 @@ struct ReadoutConfig
     int queueBlocks = 32;    ///< capacity of each queue, in blocks
     QString outputDir;       ///< if set, events are written to OUTPUTDIR/run<N>_<name>.raw
     qint64 corruptEvery = 0; ///< for tests: corrupt one event in this many (0: never)
+    QString deadChannels;    ///< for tests: front-end channels that never fire ("17,42"), see event::Channels
 };
 
 /// Event layout: u32 magic, u32 size (whole event), u64 event number, payload words, u64 checksum.
+/// Each payload word is a hit of the simulated front-end: its low 8 bits are the channel (0..255).
 namespace event {
+constexpr int Channels = 256;
+using ChannelSet = std::bitset<Channels>;
+/// Reads "17,42" into @p out (may be null: only checks); false with @p error for a channel that is not in 0..255.
+bool parseChannels(const QString &text, ChannelSet *out, QString *error);
 constexpr quint32 Magic = 0xD1A10E7E;
 constexpr int HeaderBytes = 16;
 constexpr int TrailerBytes = 8;
 /// Size of event @p number for a mean of @p mean bytes (a multiple of 4, at least 32).
 int sizeOf(quint64 number, int mean);
-/// Writes event @p number of @p size bytes at @p out.
-void fill(char *out, quint64 number, int size);
+/// Writes event @p number of @p size bytes at @p out; no hit on a channel of @p dead.
+void fill(char *out, quint64 number, int size, const ChannelSet &dead = {});
+/// Trigger type of event @p number: one in ten is a calibration event, one in ten a random
+/// trigger, the rest physics (sampling::TriggerType).
+quint32 triggerOf(quint64 number);
 /// Checks the event at @p in (at most @p available bytes), expected to be number @p expected.
 /// Returns its size, or -1 with @p why set.
 int check(const char *in, qsizetype available, quint64 expected, QString *why);
@@ -67,6 +79,8 @@ public:
     /// Stops the source, lets the workers finish every queued block, joins all threads.
     void stop();
     bool isRunning() const { return m_running; }
+    /// Offers every checked event to @p sampler (may be null; set before start()).
+    void setSampler(sampling::Sampler *sampler) { m_sampler = sampler; }
     Stats stats() const;
     const ReadoutConfig &config() const { return m_config; }
 
@@ -75,6 +89,8 @@ private:
     {
         quint64 firstEvent = 0;
         int count = 0;
+        quint32 spill = 0; ///< from 1; 0 with a continuous beam
+        qint64 timeUs = 0; ///< when the block was read
         QByteArray data;
     };
     void sourceLoop();
@@ -84,6 +100,9 @@ private:
 
     ReadoutConfig m_config;
     QString m_name;
+    event::ChannelSet m_dead;
+    quint32 m_runNumber = 0;
+    sampling::Sampler *m_sampler = nullptr;
     std::unique_ptr<BoundedQueue<Block>> m_input, m_output;
     std::thread m_source, m_writer;
     std::vector<std::thread> m_workers;

@@ -12,7 +12,7 @@ namespace dialog::daq {
 
 ReadoutSlave::ReadoutSlave(const ControllableOptions &options, const ReadoutConfig &config,
                            const QString &daqServer, QObject *parent)
-    : Controllable(options, parent), m_config(config), m_daqServer(daqServer)
+    : Controllable(options, parent), m_config(config), m_daqServer(daqServer), m_sampler(client(), name())
 {
     m_status.setInterval(1000);
     connect(&m_status, &QTimer::timeout, this, &ReadoutSlave::publishStatus);
@@ -44,6 +44,7 @@ void ReadoutSlave::perform(rc::Transition t, const rc::TransitionRequest &params
             m_config = c;
         }
         m_engine = std::make_unique<ReadoutEngine>(m_config, name());
+        m_engine->setSampler(&m_sampler);
         log(Severity::Info,
             QStringLiteral(
                 "readout configured: %1 threads, blocks of %2 events of ~%3 B, spill %4 s / off %5 s")

@@ -32,6 +32,7 @@ private:
 
     ReadoutConfig m_config;
     QString m_daqServer;
+    sampling::Sampler m_sampler; ///< samplerService(name()): events for monitoring
     std::unique_ptr<ReadoutEngine> m_engine;
     quint32 m_runNumber = 0;
     QTimer m_status;

@@ -19,7 +19,8 @@ namespace {
 const QStringList controlOnly = {u"registers"_s, u"configure-ms"_s, u"check-ms"_s, u"upset-every-s"_s};
 const QStringList readoutOnly = {u"threads"_s,      u"block-events"_s, u"event-size"_s,
                                  u"spill-s"_s,      u"off-s"_s,        u"rate"_s,
-                                 u"queue-blocks"_s, u"output-dir"_s,   u"corrupt-every"_s};
+                                 u"queue-blocks"_s, u"output-dir"_s,   u"corrupt-every"_s,
+                                 u"dead-channels"_s};
 
 // An option of the other kind given: its name, or empty.
 QString otherKindOption(const OptionTable &t, const QString &kind)
@@ -68,6 +69,8 @@ int main(int argc, char *argv[])
     if (const QString other = otherKindOption(t, o.kind); !other.isEmpty())
         return t.fail(u"--%1 applies to --kind %2 only"_s.arg(
             other, o.kind == QLatin1String("control") ? u"readout"_s : u"control"_s));
+    if (QString why; !event::parseChannels(readout.deadChannels, nullptr, &why))
+        return t.fail(u"--dead-channels: "_s + why);
     o.client.name = name;
     armCrash(crashAfterS);
 

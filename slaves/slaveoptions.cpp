@@ -68,7 +68,10 @@ void addReadoutOptions(OptionTable &t, ReadoutConfig &c)
                         u"readout: write the events of each run to DIR/run<N>_<name>.raw."_s, &c.outputDir),
            Option::integer(u"corrupt-every"_s, u"n"_s,
                            u"readout, for tests: corrupt one event in N (default 0: never)."_s,
-                           &c.corruptEvery, 0, 1000000000000LL)});
+                           &c.corruptEvery, 0, 1000000000000LL),
+           Option::text(u"dead-channels"_s, u"list"_s,
+                        u"readout, for tests: front-end channels (0..255, \"17,42\") that never fire."_s,
+                        &c.deadChannels)});
 }
 
 bool applyParameters(const QJsonObject &parameters, ControlSlaveConfig *c, QString *error)

@@ -1,7 +1,7 @@
 # The daemons are built on libdialog's public API: none includes a private header (*_p.h) of the
 # library, except the Control Server, which speaks the protocol itself through the one internal
 # header made for it (libdialog/src/controlprotocol_p.h). Checked for controlserver/, logger/,
-# slaves/, isserver/, archiver/, configdb/, alarmserver/ and agent/. Run as cmake -DSOURCE_DIR=… -P.
+# slaves/, isserver/, archiver/, configdb/, alarmserver/, agent/, monitor/ and dqm/. Run as cmake -DSOURCE_DIR=… -P.
 cmake_minimum_required(VERSION 3.21)
 set(allowed_controlserver controlprotocol_p.h)
 set(allowed_logger)
@@ -11,8 +11,10 @@ set(allowed_archiver)
 set(allowed_configdb)
 set(allowed_alarmserver)
 set(allowed_agent)
+set(allowed_monitor)
+set(allowed_dqm)
 set(offences)
-foreach(daemon controlserver logger slaves isserver archiver configdb alarmserver agent)
+foreach(daemon controlserver logger slaves isserver archiver configdb alarmserver agent monitor dqm)
     file(GLOB_RECURSE sources ${SOURCE_DIR}/${daemon}/*.h ${SOURCE_DIR}/${daemon}/*.cpp)
     foreach(source ${sources})
         file(STRINGS ${source} includes REGEX "^#include [\"<][^\">]*_p\\.h[\">]")

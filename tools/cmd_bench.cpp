@@ -357,6 +357,7 @@ const BenchVerb benchVerbs[] = {
     {"archive", "dialog-archiver's insert rate and one-week query time"},
     {"log", "messages stored per second by dialog-logger and its search time"},
     {"config", "dialog-configdb: commit latency, a large configure read, runs ls over many runs"},
+    {"sampling", "a readout's rate with no consumer, 10 consumers of 1 %, and a stopped one"},
     {"alarms", "dialog-alarmserver: 100,000 rules, an alarm storm reaching a subscriber of the table"},
 };
 
@@ -402,6 +403,8 @@ int bench(const QStringList &args)
         return benchConfig(rest);
     if (test == QLatin1String("alarms"))
         return benchAlarms(rest);
+    if (test == QLatin1String("sampling"))
+        return benchSampling(rest);
     if (test == QLatin1String("is-http"))
         return benchIsHttp(rest);
     if (test == QLatin1String("is-mirror-cost"))

@@ -52,6 +52,12 @@ int benchIsHttp(const QStringList &args);
 /// What a stopped IS mirror costs the server it mirrors (cmd_bench_mirror.cpp).
 int benchIsMirrorCost(const QStringList &args);
 int benchIsSum(const QStringList &args);
+/// Samples of a readout's events by criteria (cmd_sample.cpp); the readout's rate with consumers
+/// (cmd_bench_sampling.cpp).
+int sample(const QStringList &args);
+int benchSampling(const QStringList &args);
+/// dialog-dqm's results and references: ls, reference set (cmd_dqm.cpp).
+int dqmVerb(const QStringList &args);
 
 /// Thousands of light DIALOG processes against one Control Server, and its restart (cmd_bench_scale.cpp).
 int benchCsScale(const QStringList &args);

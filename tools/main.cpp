@@ -29,6 +29,8 @@ const char *usage = "usage: dialogctl <verb> [options]\n"
                     "  alarm      the alarm server: ls, tree, history, ack, shelve, unshelve\n"
                     "  agent      the host agents: ls, start, stop, signal\n"
                     "  crashes    crash reports of the agents' processes (--since 1h)\n"
+                    "  sample     events of a readout by criteria (trigger, spill, every, rate, count)\n"
+                    "  dqm        data-quality checks: ls, reference set CHECK --from-current\n"
                     "  secret     make a partition's shared secret (generate), or check one\n"
                     "\n"
                     "Every verb accepts --help and --control-server host:port (or $DIALOG_CONTROL_SERVER).\n";
@@ -56,6 +58,10 @@ int main(int argc, char *argv[])
         return ls(args);
     if (verb == QLatin1String("get"))
         return get(args);
+    if (verb == QLatin1String("sample"))
+        return sample(args);
+    if (verb == QLatin1String("dqm"))
+        return dqmVerb(args);
     if (verb == QLatin1String("send"))
         return send(args);
     if (verb == QLatin1String("publish"))

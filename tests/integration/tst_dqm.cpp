@@ -1,0 +1,205 @@
+// dialog-dqm with the real binaries: readout slaves sampled by dialog-monitor into IS histograms,
+// checked by dialog-dqm. Every algorithm's verdict, the Undefined cases with their reasons, a
+// reference taken with dialogctl, and a dead channel injected into one front-end (reconfigured
+// for a new run) turning its check Bad.
+#include "dialog/rc/protocol.h"
+#include "isfixture.h"
+
+#include <QJsonArray>
+#include <QTemporaryDir>
+#include <QtTest>
+
+using namespace dialog;
+using namespace dialog::test;
+
+class tst_Dqm : public QObject, public IsTestBase
+{
+    Q_OBJECT
+
+private Q_SLOTS:
+    void init() { QVERIFY(setUpIs(QStringLiteral("dqm-test"))); }
+    void cleanup() { tearDownIs(); }
+
+    void checksJudgeHistogramsAndADeadChannelTurnsBad();
+    void badChecksFilesAreRefused();
+
+private:
+    Status transition(const QString &readout, const QByteArray &request);
+    void startReadout(const QString &name);
+    QString status(const QString &check, QString *details = nullptr);
+    QString writeChecks(const QTemporaryDir &dir, const QJsonArray &checks);
+};
+
+Status tst_Dqm::transition(const QString &readout, const QByteArray &request)
+{
+    std::optional<Reply> reply;
+    m_client->request(rc::stateService(readout), request, 10000, m_client.get(), [&](const Reply &r) { reply = r; });
+    if (!waitUntil([&] { return reply.has_value(); }, 15000))
+        return Status(Status::Code::Timeout, QStringLiteral("no answer from %1").arg(readout));
+    return reply->status();
+}
+
+void tst_Dqm::startReadout(const QString &name)
+{
+    m_fx->start(QStringLiteral("dialog-slave"),
+                {QStringLiteral("--kind"), QStringLiteral("readout"), QStringLiteral("--name"), name,
+                 QStringLiteral("--no-is"), QStringLiteral("--threads"), QStringLiteral("1"), QStringLiteral("--rate"),
+                 QStringLiteral("5000"), QStringLiteral("--off-s"), QStringLiteral("0")})
+        ->setProcessChannelMode(QProcess::ForwardedErrorChannel);
+    QVERIFY(transition(name, "configure").isOk());
+    QVERIFY(transition(name, "start").isOk());
+}
+
+QString tst_Dqm::status(const QString &check, QString *details)
+{
+    is::Entry e;
+    // DQResult is declared by dialog-dqm at run time: this process learns it from the server.
+    if (!m_dict->types().contains(QStringLiteral("DQResult")))
+        m_dict->fetchTypesSync(QStringLiteral("DQM"));
+    if (const Status s = m_dict->getSync(QStringLiteral("DQM.") + check, &e); !s.isOk()) {
+        qDebug() << check << s.toString();
+        return QString();
+    }
+    if (details)
+        *details = e.object.get<QString>(QStringLiteral("details"));
+    return e.object.get<QString>(QStringLiteral("status"));
+}
+
+QString tst_Dqm::writeChecks(const QTemporaryDir &dir, const QJsonArray &checks)
+{
+    const QString path = dir.filePath(QStringLiteral("checks.json"));
+    QFile f(path);
+    f.open(QIODevice::WriteOnly);
+    f.write(QJsonDocument(QJsonObject{{QStringLiteral("checks"), checks}}).toJson());
+    return path;
+}
+
+static QJsonObject check(const char *name, const char *histogram, const char *algorithm, QJsonObject extra = {})
+{
+    extra.insert(QStringLiteral("name"), QString::fromLatin1(name));
+    extra.insert(QStringLiteral("histogram"), QString::fromLatin1(histogram));
+    extra.insert(QStringLiteral("algorithm"), QString::fromLatin1(algorithm));
+    return extra;
+}
+
+void tst_Dqm::checksJudgeHistogramsAndADeadChannelTurnsBad()
+{
+    QTemporaryDir dir;
+    const QString refs = dir.filePath(QStringLiteral("references"));
+    QDir().mkpath(refs);
+    { // a reference of another binning
+        QFile f(refs + QStringLiteral("/rebinned.json"));
+        f.open(QIODevice::WriteOnly);
+        f.write(R"({"type":"Histogram1D","xLow":0,"xHigh":4096,"xBins":10,"yBins":1,"entries":10,"contents":[1,1,1,1,1,1,1,1,1,1]})");
+    }
+    const QJsonObject manyEntries{{QStringLiteral("min_entries"), 20000}};
+    const QString checks = writeChecks(
+        dir, {check("ro1.dead", "Monitor.RO1.occupancy", "dead_bins", manyEntries),
+              check("ro2.dead", "Monitor.RO2.occupancy", "dead_bins", manyEntries),
+              check("ro2.noisy", "Monitor.RO2.occupancy", "noisy_bins", manyEntries),
+              check("ro1.mean", "Monitor.RO1.eventSize", "mean",
+                    {{QStringLiteral("min"), 950}, {QStringLiteral("max"), 1100}}),
+              check("ro1.rms", "Monitor.RO1.eventSize", "rms",
+                    {{QStringLiteral("min"), 1}, {QStringLiteral("max"), 50}, {QStringLiteral("warning_max"), 100}}),
+              check("ro1.shape", "Monitor.RO1.eventSize", "chi2",
+                    {{QStringLiteral("warning"), 5}, {QStringLiteral("bad"), 20}}),
+              check("ro2.ks", "Monitor.RO2.occupancy", "ks",
+                    {{QStringLiteral("warning"), 0.02}, {QStringLiteral("bad"), 0.05}, {QStringLiteral("min_entries"), 20000}}),
+              check("missing", "Monitor.Nothing.occupancy", "dead_bins"),
+              check("notahistogram", "Monitor.Statistics", "dead_bins"),
+              check("rebinned", "Monitor.RO1.eventSize", "chi2", {{QStringLiteral("warning"), 5}}),
+              check("toofew", "Monitor.RO1.eventSize", "mean",
+                    {{QStringLiteral("min"), 0}, {QStringLiteral("max"), 1}, {QStringLiteral("min_entries"), 1000000000}})});
+    startServer(QStringLiteral("Monitor"));
+    startServer(QStringLiteral("DQM"));
+    QVERIFY(waitForServer(QStringLiteral("Monitor")));
+    QVERIFY(waitForServer(QStringLiteral("DQM")));
+    m_fx->start(QStringLiteral("dialog-monitor"),
+                {QStringLiteral("--readout"), QStringLiteral("RO1,RO2"), QStringLiteral("--criteria"),
+                 QStringLiteral("every=2"), QStringLiteral("--publish-ms"), QStringLiteral("200")})
+        ->setProcessChannelMode(QProcess::ForwardedErrorChannel);
+    const int periodMs = 300;
+    QProcess *dqm = m_fx->start(QStringLiteral("dialog-dqm"), {QStringLiteral("--checks"), checks, QStringLiteral("--references"), refs,
+                                               QStringLiteral("--period-ms"), QString::number(periodMs)});
+    startReadout(QStringLiteral("RO1"));
+    startReadout(QStringLiteral("RO2"));
+
+    QString details;
+    QTRY_VERIFY2_WITH_TIMEOUT(!status(QStringLiteral("missing")).isEmpty() || dqm->state() != QProcess::Running, dqm->readAllStandardError().constData(), 10000);
+    QVERIFY2(dqm->state() == QProcess::Running, dqm->readAllStandardError().constData());
+    QTRY_COMPARE_WITH_TIMEOUT(status(QStringLiteral("ro1.dead")), QStringLiteral("Good"), 20000);
+    QTRY_COMPARE_WITH_TIMEOUT(status(QStringLiteral("ro2.dead")), QStringLiteral("Good"), 20000);
+    QCOMPARE(status(QStringLiteral("ro2.noisy"), &details), QStringLiteral("Good"));
+    QCOMPARE(details, QStringLiteral("no noisy bin"));
+    QTRY_COMPARE_WITH_TIMEOUT(status(QStringLiteral("ro1.mean"), &details), QStringLiteral("Good"), 10000);
+    QVERIFY2(details.startsWith(QLatin1String("mean 10")), qPrintable(details));
+    // Sizes spread evenly over +-25 % of 1024: an RMS of ~148, past the warning range too.
+    QCOMPARE(status(QStringLiteral("ro1.rms"), &details), QStringLiteral("Bad"));
+    QVERIFY2(details.contains(QLatin1String("RMS 14")), qPrintable(details));
+    QCOMPARE(status(QStringLiteral("ro1.shape"), &details), QStringLiteral("Undefined"));
+    QVERIFY2(details.contains(QLatin1String("no reference")), qPrintable(details));
+    QCOMPARE(status(QStringLiteral("missing"), &details), QStringLiteral("Undefined"));
+    QVERIFY2(details.contains(QLatin1String("not found")), qPrintable(details));
+    QCOMPARE(status(QStringLiteral("notahistogram"), &details), QStringLiteral("Undefined"));
+    QVERIFY2(details.contains(QLatin1String("not a histogram")), qPrintable(details));
+    QCOMPARE(status(QStringLiteral("rebinned"), &details), QStringLiteral("Undefined"));
+    QVERIFY2(details.contains(QLatin1String("another binning")), qPrintable(details));
+    QCOMPARE(status(QStringLiteral("toofew"), &details), QStringLiteral("Undefined"));
+    QVERIFY2(details.contains(QLatin1String("fewer than")), qPrintable(details));
+
+    // References taken from the current histograms: the same shapes are Good against them.
+    QByteArray out, err;
+    for (const char *c : {"ro1.shape", "ro2.ks"}) {
+        QCOMPARE(m_fx->run(QStringLiteral("dialogctl"), {QStringLiteral("dqm"), QStringLiteral("reference"),
+                                                         QStringLiteral("set"), QString::fromLatin1(c),
+                                                         QStringLiteral("--from-current")},
+                           &out, &err),
+                 0);
+        QVERIFY2(out.contains("entries"), out.constData());
+        QVERIFY(QFile::exists(refs + QLatin1Char('/') + QString::fromLatin1(c) + QStringLiteral(".json")));
+    }
+    QTRY_COMPARE_WITH_TIMEOUT(status(QStringLiteral("ro1.shape")), QStringLiteral("Good"), 10000);
+    QTRY_COMPARE_WITH_TIMEOUT(status(QStringLiteral("ro2.ks")), QStringLiteral("Good"), 10000);
+    QCOMPARE(m_fx->run(QStringLiteral("dialogctl"), {QStringLiteral("dqm"), QStringLiteral("reference"),
+                                                     QStringLiteral("set"), QStringLiteral("nosuch"),
+                                                     QStringLiteral("--from-current")},
+                       &out, &err),
+             2);
+    QVERIFY2(err.contains("no check 'nosuch'"), err.constData());
+    QCOMPARE(m_fx->run(QStringLiteral("dialogctl"), {QStringLiteral("dqm"), QStringLiteral("ls"), QStringLiteral("--json")},
+                       &out, &err),
+             0);
+    QCOMPARE(jsonLines(out).size(), 11);
+
+    // A dead channel in RO2's front-end, from its next run on.
+    QVERIFY(transition(QStringLiteral("RO2"), "stop").isOk());
+    QVERIFY(transition(QStringLiteral("RO2"), "unconfigure").isOk());
+    QVERIFY(transition(QStringLiteral("RO2"), R"({"transition":"configure","parameters":{"dead_channels":"17"}})").isOk());
+    QVERIFY(transition(QStringLiteral("RO2"), "start").isOk());
+    QTRY_COMPARE_WITH_TIMEOUT(status(QStringLiteral("ro2.dead"), &details), QStringLiteral("Bad"), 20000);
+    QCOMPARE(details, QStringLiteral("1 dead bin(s): 17"));
+    QCOMPARE(status(QStringLiteral("ro1.dead")), QStringLiteral("Good"));
+}
+
+void tst_Dqm::badChecksFilesAreRefused()
+{
+    QTemporaryDir dir;
+    const auto refused = [&](const QJsonArray &checks, const char *reason) {
+        QByteArray err;
+        const int rc = m_fx->run(QStringLiteral("dialog-dqm"), {QStringLiteral("--checks"), writeChecks(dir, checks),
+                                                                QStringLiteral("--references"), dir.path()},
+                                 nullptr, &err);
+        if (rc != 1 || !err.contains(reason))
+            qWarning() << rc << err;
+        return rc == 1 && err.contains(reason);
+    };
+    QVERIFY(refused({check("a", "M.h", "median")}, "check 'a': unknown algorithm 'median'"));
+    QVERIFY(refused({check("a", "nodot", "dead_bins")}, "must name an IS object"));
+    QVERIFY(refused({check("a", "M.h", "mean")}, "mean needs \"min\" and \"max\""));
+    QVERIFY(refused({check("a", "M.h", "chi2")}, "chi2 needs \"warning\""));
+    QVERIFY(refused({check("a", "M.h", "dead_bins"), check("a", "M.g", "dead_bins")}, "check 'a' twice"));
+    QVERIFY(refused({}, "no \"checks\""));
+}
+
+QTEST_GUILESS_MAIN(tst_Dqm)
+#include "tst_dqm.moc"
