@@ -14,6 +14,8 @@ int publish(const QStringList &args);
 int echo(const QStringList &args);
 int bench(const QStringList &args);
 int is(const QStringList &args);
+/// Rewrites a stopped IS server's checkpoint in the layout of new type files (cmd_migrate.cpp).
+int isMigrate(const QStringList &args);
 /// Starts / stops the processes of a partition (cmd_up.cpp).
 int up(const QStringList &args);
 int down(const QStringList &args);
@@ -52,6 +54,8 @@ int benchIsHttp(const QStringList &args);
 /// What a stopped IS mirror costs the server it mirrors (cmd_bench_mirror.cpp).
 int benchIsMirrorCost(const QStringList &args);
 int benchIsSum(const QStringList &args);
+/// Checkpoint load time of an older type layout against the current one (cmd_bench_evolve.cpp).
+int benchIsEvolve(const QStringList &args);
 
 /// Thousands of light DIALOG processes against one Control Server, and its restart (cmd_bench_scale.cpp).
 int benchCsScale(const QStringList &args);

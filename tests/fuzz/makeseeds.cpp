@@ -10,6 +10,7 @@
 #include "zstdcodec_p.h"
 
 #include <dialog/is/codec.h>
+#include <dialog/is/evolution.h>
 #include <dialog/is/object.h>
 
 #include <QDir>
@@ -162,6 +163,23 @@ void isvalues()
         list += encoded;
     }
     write("fuzz_checkpoint", "objects", prefixed(1, QByteArray(1, char(objects.size())) + list));
+    // Format 2: the type layouts, then the objects; and the same objects under layouts in which
+    // AllTypes lacks its last attribute, so the fuzzer starts on the paths of type evolution.
+    is::Layouts layouts;
+    for (const is::StoredObject &o : objects)
+        layouts.add(o.object);
+    QList<is::AttributeInfo> older = layouts.attributes(QStringLiteral("AllTypes"));
+    older.removeLast();
+    is::Layouts evolved = layouts;
+    evolved.add(QStringLiteral("AllTypes"), older);
+    const auto withLength = [](const QByteArray &bytes) {
+        char b[4];
+        qToLittleEndian(quint32(bytes.size()), b);
+        return QByteArray(b, 4) + bytes;
+    };
+    const QByteArray count(1, char(objects.size()));
+    write("fuzz_checkpoint", "objects_v2", prefixed(3, count + withLength(layouts.encode()) + list));
+    write("fuzz_checkpoint", "objects_evolved", prefixed(3, count + withLength(evolved.encode()) + list));
 }
 
 } // namespace
