@@ -56,6 +56,7 @@ private Q_SLOTS:
     void incompatibleChangeRefusedThenMigrated();
     void mirrorOnOldLayoutBesideNewMaster();
     void mirrorOnNewLayoutBesideOldMaster();
+    void clientOnOldLayoutReadsNewServer();
 
 private:
     /// A copy of resources/is-types in which RunInfo has @p attributes; its directory.
@@ -276,6 +277,27 @@ void tst_IsEvolve::mirrorOnNewLayoutBesideOldMaster()
     QCOMPARE(e.object.get<quint64>(QStringLiteral("run")), quint64(42));
     QCOMPARE(e.object.get<QString>(QStringLiteral("shifter")), QStringLiteral("nobody"));
     QCOMPARE(e.object.get<double>(QStringLiteral("rate")), 1.5);
+}
+
+void tst_IsEvolve::clientOnOldLayoutReadsNewServer()
+{
+    const QString types = typesWith(Additive);
+    startServer(Server, {QStringLiteral("--types"), types});
+    QVERIFY(waitForServer(Server)); // this test's own dictionary has the shipped types
+    const auto dict = dictionaryOf(types);
+    is::Object run = is::Object::create(dict->types(), QStringLiteral("RunInfo"));
+    QVERIFY_OK(run.set(QStringLiteral("runNumber"), 77u));
+    QVERIFY_OK(run.set(QStringLiteral("shifter"), QStringLiteral("bob")));
+    QVERIFY_OK(dict->updateSync(Server + QStringLiteral(".run"), run));
+    is::Entry e;
+    QVERIFY_OK(m_dict->getSync(Server + QStringLiteral(".run"), &e));
+    QCOMPARE(e.object.get<quint32>(QStringLiteral("runNumber")), 77u);
+    QCOMPARE(e.object.get<quint32>(QStringLiteral("activeTime")), 0u);
+    QCOMPARE(e.object.indexOf(QStringLiteral("shifter")), -1);
+    QList<is::Entry> all;
+    QVERIFY_OK(m_dict->listSync(Server, is::Criteria(QStringLiteral("run")), &all));
+    QCOMPARE(all.size(), 1);
+    QCOMPARE(all.first().object.get<quint32>(QStringLiteral("runNumber")), 77u);
 }
 
 QTEST_GUILESS_MAIN(tst_IsEvolve)
