@@ -5,6 +5,7 @@
 
 #include "control_p.h"
 #include "is/checkpointformat_p.h"
+#include "is/journal_p.h"
 #include "is/protocol_p.h"
 #include "payload_p.h"
 #include "zstdcodec_p.h"
@@ -180,6 +181,20 @@ void isvalues()
     const QByteArray count(1, char(objects.size()));
     write("fuzz_checkpoint", "objects_v2", prefixed(3, count + withLength(layouts.encode()) + list));
     write("fuzz_checkpoint", "objects_evolved", prefixed(3, count + withLength(evolved.encode()) + list));
+
+    // A journal segment of format 2: the layout record, then a record of the type.
+    const is::Object all = is::Object::create(fuzz::registry(), QStringLiteral("AllTypes"));
+    is::Layouts allLayouts;
+    allLayouts.add(all);
+    QByteArray segment = is::journalformat::encodeHeader(QStringLiteral("Fuzz"), 1);
+    is::journalformat::appendLayoutRecord(segment, allLayouts);
+    is::Change created;
+    created.kind = is::Change::Kind::Created;
+    created.name = QStringLiteral("a");
+    created.object = all;
+    created.time = is::Time(1700000000000000);
+    is::journalformat::appendRecord(segment, created);
+    write("fuzz_journal", "segment_v2", prefixed(0, segment));
 }
 
 } // namespace
