@@ -3,6 +3,7 @@
 #include "dialog/client.h"
 #include "dialog/is/codec.h"
 #include "dialog/is/dictionary.h"
+#include "dialog/is/evolution.h"
 #include "dialog/is/typeregistry.h"
 
 #include <QLoggingCategory>
@@ -60,13 +61,21 @@ bool Mirror::mergeMasterTypes()
         if (!m_types.contains(name))
             fresh << t;
     }
-    if (fresh.isEmpty())
-        return true;
-    if (const Status st = is::mergeTypes(m_types, all); !st.isOk()) {
+    // A type both know with different layouts keeps ours: the master's objects are converted.
+    if (const Status st = is::declareNewTypes(m_types, fresh); !st.isOk()) {
         report(QStringLiteral("cannot take the master's types: %1").arg(st.message()));
         return false;
     }
-    Q_EMIT typesAdded(fresh);
+    m_evolution = std::make_unique<is::Evolution>(m_types, is::Layouts::of(theirs));
+    for (const QString &line : m_evolution->changes()) {
+        if (!m_evolutionReported.contains(line))
+            report(line + QStringLiteral(" (the master's objects are converted)"));
+    }
+    m_evolutionReported = m_evolution->changes();
+    if (!m_evolution->status().isOk())
+        report(m_evolution->status().message());
+    if (!fresh.isEmpty())
+        Q_EMIT typesAdded(fresh);
     return true;
 }
 
@@ -166,7 +175,9 @@ bool Mirror::apply(const is::Event &event, bool mayFetchTypes)
     if (m_inSnapshot)
         m_seen.insert(bare);
     c.kind = event.kind() == is::Event::Kind::Created ? is::Change::Kind::Created : is::Change::Kind::Updated;
-    if (const Status st = is::decode(event.encodedValue(), m_types, c.object); !st.isOk()) {
+    const Status decoded = m_evolution ? m_evolution->decode(event.encodedValue(), c.object)
+                                       : is::decode(event.encodedValue(), m_types, c.object);
+    if (const Status &st = decoded; !st.isOk()) {
         error = st.message();
         if (mayFetchTypes && !m_types.contains(event.typeName())) {
             // A type the master declared after our last fetch: hold this and what follows.

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "dialog/is/criteria.h"
+#include "dialog/is/evolution.h"
 #include "dialog/is/receiver.h"
 #include "dialog/is/repository.h"
 
@@ -66,6 +67,8 @@ private:
     const is::Criteria m_criteria;
     std::unique_ptr<is::Dictionary> m_dictionary;
     std::unique_ptr<is::Receiver> m_receiver;
+    std::unique_ptr<is::Evolution> m_evolution; // from the master's layouts to ours
+    QStringList m_evolutionReported;            // its changes, reported once
     QSet<QString> m_seen; // object names received since SnapshotBegin
     bool m_inSnapshot = false;
     bool m_fetching = false;       // fetching types of the master: events are held

@@ -3,6 +3,7 @@
 
 #include "dialog/handoff.h"
 #include "dialog/is/checkpoint.h"
+#include "dialog/is/evolution.h"
 #include "dialog/is/repository.h"
 #include "dialog/is/typeregistry.h"
 
@@ -41,16 +42,21 @@ bool Persistence::loadTypes(QString *error)
     if (!f.exists())
         return true;
     QList<is::TypeInfo> declared;
+    QStringList kept;
     QJsonParseError pe;
     const QJsonDocument doc =
         f.open(QIODevice::ReadOnly) ? QJsonDocument::fromJson(f.readAll(), &pe) : QJsonDocument();
     Status st(Status::Code::StorageError, pe.errorString());
     if (doc.isArray() && (st = is::typesFromJson(doc.array(), &declared)).isOk())
-        st = is::mergeTypes(m_types, declared);
+        st = is::declareNewTypes(m_types, declared, &kept);
     if (!st.isOk()) {
         *error = QStringLiteral("cannot load the declared types %1: %2").arg(f.fileName(), st.message());
         return false;
     }
+    // The type files win over a definition kept from an earlier run (objects are converted).
+    for (const QString &name : std::as_const(kept))
+        qCInfo(lcPersist).noquote() << f.fileName() << ": type" << name
+                                        << "has another definition in the type files, which is used";
     m_declared = declared;
     return true;
 }

@@ -26,13 +26,27 @@ bool PushCopy::takeTypes(const QJsonArray &json, QString *error)
     for (const is::TypeInfo &t : std::as_const(types))
         if (!m_types.contains(t.name()))
             fresh << t;
-    if (fresh.isEmpty())
-        return true;
-    if (const Status st = is::mergeTypes(m_types, types); !st.isOk()) {
+    // A type both know with different layouts keeps ours: the master's objects are converted.
+    if (const Status st = is::declareNewTypes(m_types, fresh); !st.isOk()) {
         *error = QStringLiteral("cannot take the master's types: %1").arg(st.message());
         return false;
     }
-    Q_EMIT typesAdded(fresh);
+    QString why;
+    const is::Layouts theirs = is::Layouts::of(types, &why);
+    if (!why.isEmpty()) {
+        *error = QStringLiteral("cannot take the master's types: %1").arg(why);
+        return false;
+    }
+    m_evolution = std::make_unique<is::Evolution>(m_types, theirs);
+    for (const QString &line : m_evolution->changes()) {
+        if (!m_evolutionReported.contains(line))
+            m_report(line + QStringLiteral(" (the master's objects are converted)"));
+    }
+    m_evolutionReported = m_evolution->changes();
+    if (!m_evolution->status().isOk())
+        m_report(m_evolution->status().message());
+    if (!fresh.isEmpty())
+        Q_EMIT typesAdded(fresh);
     return true;
 }
 
@@ -99,7 +113,8 @@ bool PushCopy::records(const QByteArray &payload, QString *error)
             m_seen.insert(bare);
         c.kind = r.kind == is::protocol::Created ? is::Change::Kind::Created : is::Change::Kind::Updated;
         const QByteArray value = payload.mid(r.valueOffset, r.valueLength);
-        const Status decoded = is::decode(value, m_types, c.object);
+        const Status decoded =
+            m_evolution ? m_evolution->decode(value, c.object) : is::decode(value, m_types, c.object);
         if (!decoded.isOk())
             why = decoded.message();
         if (!decoded.isOk() || !m_repository.mirror(c).isOk())

@@ -1,6 +1,7 @@
 // The mirror side of a push mirror: what the master's frames change in the copy.
 #pragma once
 
+#include "dialog/is/evolution.h"
 #include "dialog/is/repository.h"
 #include "dialog/is/typeinfo.h"
 
@@ -10,6 +11,7 @@
 #include <QObject>
 #include <QSet>
 #include <functional>
+#include <memory>
 
 namespace dialog::is {
 class TypeRegistry;
@@ -51,6 +53,8 @@ private:
     QSet<QString> m_seen; // object names received since SnapshotBegin
     bool m_inSnapshot = false;
     quint64 m_snapshots = 0;
+    std::unique_ptr<is::Evolution> m_evolution; // from the master's layouts to ours
+    QStringList m_evolutionReported;            // its changes, reported once
 };
 
 } // namespace dialog::isd

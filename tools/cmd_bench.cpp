@@ -354,6 +354,7 @@ const BenchVerb benchVerbs[] = {
     {"is-mirror-cost", "what a stopped IS mirror costs the server it mirrors"},
     {"is-sum", "latency and CPU of a farm-summed IS histogram"},
     {"is-history", "memory of the IS history ring and its query latency"},
+    {"is-evolve", "loading a checkpoint of an older type layout against the current one"},
     {"archive", "dialog-archiver's insert rate and one-week query time"},
     {"log", "messages stored per second by dialog-logger and its search time"},
     {"config", "dialog-configdb: commit latency, a large configure read, runs ls over many runs"},
@@ -411,6 +412,8 @@ int bench(const QStringList &args)
         return benchIsMirrorCost(rest);
     if (test == QLatin1String("is-history"))
         return benchIsHistory(rest);
+    if (test == QLatin1String("is-evolve"))
+        return benchIsEvolve(rest);
     if (test == QLatin1String("archive"))
         return benchArchive(rest);
     if (test == QLatin1String("is-sum"))

@@ -27,6 +27,7 @@ const char *isUsage =
     "  types [TYPE]                 the IS types (meta-information) of the servers\n"
     "  stats SERVER                 a server's statistics (rates, subscribers, drops)\n"
     "  history Server.Object [ATTR] --since 10m   recent values of numeric attributes\n"
+    "  migrate --data-dir D --server S --types T   rewrite a stopped server's checkpoint in new types\n"
     "\n"
     "Every command accepts --help, --json and --control-server host:port.\n";
 
@@ -661,6 +662,8 @@ int is(const QStringList &args)
         return isStats(rest);
     if (cmd == QLatin1String("history"))
         return isHistory(rest);
+    if (cmd == QLatin1String("migrate"))
+        return isMigrate(rest);
     std::fprintf(stderr, "dialogctl is: unknown command '%s'\n\n%s", qPrintable(cmd), isUsage);
     return 1;
 }

@@ -14,6 +14,8 @@ int publish(const QStringList &args);
 int echo(const QStringList &args);
 int bench(const QStringList &args);
 int is(const QStringList &args);
+/// Rewrites a stopped IS server's checkpoint in the layout of new type files (cmd_migrate.cpp).
+int isMigrate(const QStringList &args);
 /// Starts / stops the processes of a partition (cmd_up.cpp).
 int up(const QStringList &args);
 int down(const QStringList &args);
@@ -58,6 +60,8 @@ int sample(const QStringList &args);
 int benchSampling(const QStringList &args);
 /// dialog-dqm's results and references: ls, reference set (cmd_dqm.cpp).
 int dqmVerb(const QStringList &args);
+/// Checkpoint load time of an older type layout against the current one (cmd_bench_evolve.cpp).
+int benchIsEvolve(const QStringList &args);
 
 /// Thousands of light DIALOG processes against one Control Server, and its restart (cmd_bench_scale.cpp).
 int benchCsScale(const QStringList &args);

@@ -1,8 +1,9 @@
 // libFuzzer target: the IS checkpoint loader. Half the inputs are taken as whole files (magic,
-// header, checksums); the other half as the uncompressed object list, wrapped by the target in a
+// header, checksums); the other half as the uncompressed payload, wrapped by the target in a
 // valid header with correct checksums so the fuzzer reaches the object records and the
 // repository's validation (what a damaged file with intact checksums, or a file written by a
-// broken build, would give).
+// broken build, would give): format 1 (the object list alone) or, with bit 2 of the first byte,
+// format 2 (the type layouts, then the objects: the evolution of older layouts).
 #include "fuzzcommon.h"
 
 #include "is/checkpointformat_p.h"
@@ -27,14 +28,14 @@ template <typename T> void put(QByteArray &out, T v)
 }
 
 // The file format of checkpoint.h around @p payload (the object records, uncompressed).
-QByteArray wrap(QByteArrayView payload, quint64 objectCount)
+QByteArray wrap(QByteArrayView payload, quint64 objectCount, quint32 version)
 {
     QByteArray compressed;
     if (!dialog::zstd::compress(payload, 1, compressed))
         return QByteArray();
     const QByteArray server("Fuzz");
     QByteArray file("DIALOGIS", 8);
-    put(file, Checkpoint::FormatVersion);
+    put(file, version);
     put(file, quint32(8 + 4 + 4 + 2 + server.size() + 8 + 8 + 8 + 8 + 4 + 4));
     put(file, quint16(server.size()));
     file.append(server);
@@ -62,7 +63,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     const QByteArrayView in = dialog::fuzz::bytes(data + 2, size - 2);
     const QString path = QStringLiteral("Fuzz.is");
-    const QByteArray file = data[0] & 1 ? wrap(in, data[1]) : in.toByteArray();
+    const QByteArray file = data[0] & 1 ? wrap(in, data[1], data[0] & 2 ? 2 : 1) : in.toByteArray();
 
     (void)checkpointformat::checkIntegrity(file, path);
     QList<StoredObject> objects;

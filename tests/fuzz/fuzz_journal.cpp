@@ -9,6 +9,7 @@
 #include <dialog/is/repository.h>
 
 #include <QtEndian>
+#include <memory>
 
 using namespace dialog::is;
 
@@ -38,10 +39,18 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     Repository repository(QStringLiteral("Fuzz"), dialog::fuzz::registry());
     qsizetype seen = 0;
+    Layouts layouts;
+    std::unique_ptr<Evolution> evolution;
     const journalformat::Decoded d =
         journalformat::decodeSegment(file, QStringLiteral("Fuzz"), [&](const journalformat::Record &r) {
             ++seen;
-            (void)JournalPrivate::apply(repository, r);
+            // As the replay does: the values after a layout record are read with its layouts.
+            Layouts more;
+            if (r.kind == journalformat::RecordKind::Layout && Layouts::decode(r.value, &more).isOk()) {
+                layouts.merge(more);
+                evolution = std::make_unique<Evolution>(dialog::fuzz::registry(), layouts);
+            }
+            (void)JournalPrivate::apply(repository, r, evolution.get());
         });
     // What the reader says must add up, whatever the bytes.
     if (seen != d.records || d.goodBytes + d.droppedBytes != file.size() ||

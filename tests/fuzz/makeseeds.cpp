@@ -5,6 +5,7 @@
 
 #include "control_p.h"
 #include "is/checkpointformat_p.h"
+#include "is/journal_p.h"
 #include "is/protocol_p.h"
 #include "payload_p.h"
 #include "zstdcodec_p.h"
@@ -12,6 +13,7 @@
 #include "pushprotocol.h"
 
 #include <dialog/is/codec.h>
+#include <dialog/is/evolution.h>
 #include <dialog/is/object.h>
 #include <dialog/is/typeregistry.h>
 
@@ -168,6 +170,37 @@ void isvalues()
         list += encoded;
     }
     write("fuzz_checkpoint", "objects", prefixed(1, QByteArray(1, char(objects.size())) + list));
+    // Format 2: the type layouts, then the objects; and the same objects under layouts in which
+    // AllTypes lacks its last attribute, so the fuzzer starts on the paths of type evolution.
+    is::Layouts layouts;
+    for (const is::StoredObject &o : objects)
+        layouts.add(o.object);
+    QList<is::AttributeInfo> older = layouts.attributes(QStringLiteral("AllTypes"));
+    older.removeLast();
+    is::Layouts evolved = layouts;
+    evolved.add(QStringLiteral("AllTypes"), older);
+    const auto withLength = [](const QByteArray &bytes) {
+        char b[4];
+        qToLittleEndian(quint32(bytes.size()), b);
+        return QByteArray(b, 4) + bytes;
+    };
+    const QByteArray count(1, char(objects.size()));
+    write("fuzz_checkpoint", "objects_v2", prefixed(3, count + withLength(layouts.encode()) + list));
+    write("fuzz_checkpoint", "objects_evolved", prefixed(3, count + withLength(evolved.encode()) + list));
+
+    // A journal segment of format 2: the layout record, then a record of the type.
+    const is::Object all = is::Object::create(fuzz::registry(), QStringLiteral("AllTypes"));
+    is::Layouts allLayouts;
+    allLayouts.add(all);
+    QByteArray segment = is::journalformat::encodeHeader(QStringLiteral("Fuzz"), 1);
+    is::journalformat::appendLayoutRecord(segment, allLayouts);
+    is::Change created;
+    created.kind = is::Change::Kind::Created;
+    created.name = QStringLiteral("a");
+    created.object = all;
+    created.time = is::Time(1700000000000000);
+    is::journalformat::appendRecord(segment, created);
+    write("fuzz_journal", "segment_v2", prefixed(0, segment));
 }
 
 /// A push master's stream after the hello: a snapshot, changes, types declared since, a ping.

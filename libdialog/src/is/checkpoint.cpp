@@ -29,7 +29,7 @@ namespace {
 using namespace checkpointformat;
 
 Parsed readCheckpoint(const QString &path, const Repository &repository, QList<StoredObject> &out,
-                      const QStringList &skip)
+                      const Checkpoint::LoadOptions &options, QStringList *evolved)
 {
     QFile file(path);
     if (!file.open(QIODevice::ReadOnly))
@@ -37,7 +37,8 @@ Parsed readCheckpoint(const QString &path, const Repository &repository, QList<S
     const QByteArray bytes = file.readAll();
     if (file.error() != QFileDevice::NoError)
         return {Problem::Io, QStringLiteral("%1: cannot read: %2").arg(path, file.errorString())};
-    return decode(bytes, path, repository.serverName(), repository.registry(), out, skip);
+    return decode(bytes, path, repository.serverName(), repository.registry(), out, options.skipObjects,
+                  options.conversions, evolved);
 }
 
 bool writeAtomically(const QString &path, QByteArrayView bytes, QString *error)
@@ -163,12 +164,16 @@ Status Checkpoint::load(Repository &repository, const QString &dir, const LoadOp
             *result = r;
         return ok ? Status() : Status(Status::Code::StorageError, message);
     };
-    const auto apply = [&](const QString &path, const QList<StoredObject> &objects, LoadStatus status) {
+    const auto apply = [&](const QString &path, const QList<StoredObject> &objects, LoadStatus status,
+                           const QStringList &evolved) {
         if (const Status st = repository.replaceAll(objects); !st.isOk())
             return finish(false, QStringLiteral("%1: %2").arg(path, st.message()));
         r.status = status;
         r.file = path;
         r.objects = objects.size();
+        r.evolved = evolved;
+        for (const QString &line : evolved) // once per type and load
+            qCInfo(lcCheckpoint).noquote() << path << ":" << line;
         return finish(true, QString());
     };
 
@@ -184,9 +189,10 @@ Status Checkpoint::load(Repository &repository, const QString &dir, const LoadOp
                               .arg(latest, previous));
         r.latestError = QStringLiteral("%1: missing").arg(latest);
     } else {
-        const Parsed p = readCheckpoint(latest, repository, objects, options.skipObjects);
+        QStringList evolved;
+        const Parsed p = readCheckpoint(latest, repository, objects, options, &evolved);
         if (p.problem == Problem::None)
-            return apply(latest, objects, LoadStatus::Loaded);
+            return apply(latest, objects, LoadStatus::Loaded, evolved);
         // Only a damaged file is renamed or skipped: an intact file this build cannot use must
         // not make the server start from older data.
         if (p.problem != Problem::Corrupt)
@@ -206,10 +212,11 @@ Status Checkpoint::load(Repository &repository, const QString &dir, const LoadOp
         qCWarning(lcCheckpoint).noquote() << p.error << "- loading" << previous;
     }
     objects.clear();
-    const Parsed p = readCheckpoint(previous, repository, objects, options.skipObjects);
+    QStringList evolved;
+    const Parsed p = readCheckpoint(previous, repository, objects, options, &evolved);
     if (p.problem != Problem::None)
         return finish(false, r.latestError + QStringLiteral("; ") + p.error);
-    return apply(previous, objects, LoadStatus::LoadedFromPrevious);
+    return apply(previous, objects, LoadStatus::LoadedFromPrevious, evolved);
 }
 
 } // namespace dialog::is

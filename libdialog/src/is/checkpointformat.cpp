@@ -124,11 +124,23 @@ Parsed parseHeader(QByteArrayView file, const QString &path, Header &h)
 }
 
 Parsed parseObjects(QByteArrayView payload, const Header &h, const QString &path,
-                    const TypeRegistry &registry, QList<StoredObject> &out, const QStringList &skip)
+                    const TypeRegistry &registry, QList<StoredObject> &out, const QStringList &skip,
+                    const Conversions &conversions, QStringList *evolved)
 {
-    if (h.objectCount > quint64(payload.size()) / MinRecordSize)
-        return corrupt(path, QStringLiteral("object count %1 does not fit the payload").arg(h.objectCount));
     Reader r(payload);
+    Layouts layouts;
+    if (h.version >= 2) {
+        quint32 layoutLength = 0;
+        QByteArrayView layoutBytes;
+        if (!r.get(layoutLength) || !r.bytes(layoutLength, layoutBytes))
+            return corrupt(path, QStringLiteral("truncated type layouts"));
+        if (const Status st = Layouts::decode(layoutBytes, &layouts); !st.isOk())
+            return corrupt(path, st.message());
+    }
+    // A change evolution refuses fails the first object of its type (skipped objects do not count).
+    const Evolution evolution(registry, layouts, conversions);
+    if (h.objectCount > quint64(r.left()) / MinRecordSize)
+        return corrupt(path, QStringLiteral("object count %1 does not fit the payload").arg(h.objectCount));
     out.reserve(qsizetype(h.objectCount));
     for (quint64 i = 0; i < h.objectCount; ++i) {
         quint32 nameLength = 0, encodedLength = 0;
@@ -142,13 +154,15 @@ Parsed parseObjects(QByteArrayView payload, const Header &h, const QString &path
         if (skip.contains(o.name))
             continue;
         o.time = Time(time);
-        if (const Status st = decode(encoded, registry, o.object); !st.isOk())
+        if (const Status st = evolution.decode(encoded, o.object); !st.isOk())
             return {Problem::Unsupported,
                     QStringLiteral("%1: object '%2': %3").arg(path, o.name, st.message())};
         out.append(std::move(o));
     }
     if (r.left() != 0)
         return corrupt(path, QStringLiteral("%1 unexpected bytes after the last object").arg(r.left()));
+    if (evolved)
+        *evolved = evolution.changes();
     return {};
 }
 
@@ -161,7 +175,8 @@ Parsed checkIntegrity(QByteArrayView bytes, const QString &path)
 }
 
 Parsed decode(QByteArrayView bytes, const QString &path, const QString &serverName,
-              const TypeRegistry &registry, QList<StoredObject> &out, const QStringList &skip)
+              const TypeRegistry &registry, QList<StoredObject> &out, const QStringList &skip,
+              const Conversions &conversions, QStringList *evolved)
 {
     Header h;
     Parsed p = parseHeader(bytes, path, h);
@@ -180,12 +195,18 @@ Parsed decode(QByteArrayView bytes, const QString &path, const QString &serverNa
     QString why;
     if (!zstd::decompress(compressed, payload, frameSize, &why))
         return corrupt(path, why);
-    return parseObjects(payload, h, path, registry, out, skip);
+    return parseObjects(payload, h, path, registry, out, skip, conversions, evolved);
 }
 
 QByteArray encode(const QString &serverName, const QList<StoredObject> &objects, QString *error)
 {
+    Layouts layouts;
+    for (const StoredObject &o : objects)
+        layouts.add(o.object);
+    const QByteArray layoutBytes = layouts.encode();
     QByteArray payload;
+    put(payload, quint32(layoutBytes.size()));
+    payload.append(layoutBytes);
     for (const StoredObject &o : objects) {
         const QByteArray name = o.name.toUtf8();
         const QByteArray encoded = encode(o.object);

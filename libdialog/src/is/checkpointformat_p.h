@@ -2,6 +2,7 @@
 // take and return bytes, so they are tested and fuzzed without a disk.
 #pragma once
 
+#include "dialog/is/evolution.h"
 #include "dialog/is/repository.h"
 
 #include <QByteArray>
@@ -39,8 +40,11 @@ Parsed checkIntegrity(QByteArrayView bytes, const QString &path);
 
 /// Decodes the bytes of a checkpoint file into @p out. @p path names the file in errors; the
 /// checkpoint must be of server @p serverName and its objects of types known to @p registry.
-/// Objects named in @p skip are left out unread (their values are not decoded).
+/// Objects named in @p skip are left out unread (their values are not decoded). Objects of a type
+/// whose layout changed are converted (Evolution, with @p conversions), and @p evolved, if given,
+/// receives Evolution::changes().
 Parsed decode(QByteArrayView bytes, const QString &path, const QString &serverName,
-              const TypeRegistry &registry, QList<StoredObject> &out, const QStringList &skip = {});
+              const TypeRegistry &registry, QList<StoredObject> &out, const QStringList &skip = {},
+              const Conversions &conversions = {}, QStringList *evolved = nullptr);
 
 } // namespace dialog::is::checkpointformat

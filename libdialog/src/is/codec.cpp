@@ -2,6 +2,7 @@
 #include "dialog/is/codec.h"
 
 #include "dialog/is/typeregistry.h"
+#include "evolution_p.h"
 #include "object_p.h"
 
 #include <QtEndian>
@@ -92,7 +93,11 @@ template <typename T> constexpr qsizetype minEncodedSize()
 class Reader
 {
 public:
-    Reader(QByteArrayView data, const TypeRegistry &registry) : m_data(data), m_registry(registry) {}
+    Reader(QByteArrayView data, const TypeRegistry &registry, const EvolvedTypes *evolved = nullptr)
+        : m_data(data), m_registry(registry), m_evolved(evolved)
+    {
+    }
+    bool converted() const { return m_converted; }
 
     bool fail(const QString &message, Status::Code code = Status::Code::InvalidObject)
     {
@@ -184,6 +189,10 @@ public:
         if (!expectedType.isEmpty() && name != expectedType)
             return fail(
                 QStringLiteral("nested object of type '%1' where '%2' is expected").arg(name, expectedType));
+        if (m_evolved) {
+            if (const auto it = m_evolved->constFind(name); it != m_evolved->cend())
+                return readEvolved(out, name, *it, depth);
+        }
         const TypeInfo type = m_registry.type(name);
         if (!type.isValid())
             return fail(QStringLiteral("unknown type '%1'").arg(name), Status::Code::UnknownType);
@@ -199,16 +208,8 @@ public:
         QList<Value> values;
         values.reserve(count);
         for (const AttributeInfo &a : attrs) {
-            quint8 tag = 0;
-            if (!read(tag))
-                return false;
-            if (tag != tagOf(a))
-                return fail(QStringLiteral("tag 0x%1 for attribute '%2' of type '%3' (%4)")
-                                .arg(tag, 2, 16, QLatin1Char('0'))
-                                .arg(a.name(), name, describe(a)));
             Value v;
-            v.storage() = defaultStorage(storageIndex(a));
-            if (!std::visit([&](auto &x) { return read(x, a, depth); }, v.storage()))
+            if (!readAttribute(a, name, depth, v))
                 return false;
             values.append(std::move(v));
         }
@@ -217,8 +218,52 @@ public:
     }
 
 private:
+    bool readAttribute(const AttributeInfo &a, const QString &typeName, int depth, Value &v)
+    {
+        quint8 tag = 0;
+        if (!read(tag))
+            return false;
+        if (tag != tagOf(a))
+            return fail(QStringLiteral("tag 0x%1 for attribute '%2' of type '%3' (%4)")
+                            .arg(tag, 2, 16, QLatin1Char('0'))
+                            .arg(a.name(), typeName, describe(a)));
+        v.storage() = defaultStorage(storageIndex(a));
+        return std::visit([&](auto &x) { return read(x, a, depth); }, v.storage());
+    }
+
+    // An object of a type whose stored layout differs: read as stored, then converted.
+    bool readEvolved(Object &out, const QString &name, const EvolvedType &e, int depth)
+    {
+        if (!e.refusal.isOk())
+            return fail(e.refusal.message(), Status::Code::TypeMismatch);
+        quint16 count = 0;
+        if (!read(count))
+            return false;
+        if (count != e.source.size())
+            return fail(QStringLiteral("type '%1' has %2 attributes in its stored layout, the input %3")
+                            .arg(name)
+                            .arg(e.source.size())
+                            .arg(count));
+        QList<Value> stored(count);
+        for (int i = 0; i < count; ++i) {
+            if (!readAttribute(e.source.at(i), name, depth, stored[i]))
+                return false;
+        }
+        QList<Value> values;
+        values.reserve(e.target.size());
+        for (int i = 0; i < e.target.size(); ++i) {
+            const int from = e.from.at(i);
+            values.append(from < 0 ? e.defaults.at(i) : convertValue(stored.at(from), e.target.at(i), e.how.at(i)));
+        }
+        m_converted = true;
+        out = ObjectBuilder::make(name, e.target, values);
+        return true;
+    }
+
     QByteArrayView m_data;
     const TypeRegistry &m_registry;
+    const EvolvedTypes *m_evolved;
+    bool m_converted = false;
     qsizetype m_pos = 0;
     Status m_error;
 };
@@ -238,7 +283,13 @@ QByteArray encode(const Object &object)
 
 Status decode(QByteArrayView data, const TypeRegistry &registry, Object &out)
 {
-    Reader r(data, registry);
+    return decodeEvolving(data, registry, nullptr, out, nullptr);
+}
+
+Status decodeEvolving(QByteArrayView data, const TypeRegistry &registry, const EvolvedTypes *evolved,
+                      Object &out, bool *converted)
+{
+    Reader r(data, registry, evolved);
     quint8 version = 0;
     Object result;
     bool ok = r.read(version);
@@ -250,6 +301,8 @@ Status decode(QByteArrayView data, const TypeRegistry &registry, Object &out)
     if (!ok)
         return r.error();
     out = result;
+    if (converted)
+        *converted = r.converted();
     return Status();
 }
 

@@ -4,9 +4,11 @@
 #include "dialog/directory.h"
 #include "dialog/handoff.h"
 #include "dialog/is/codec.h"
+#include "dialog/is/evolution.h"
 #include "protocol_p.h"
 
 #include <QEventLoop>
+#include <QHash>
 #include <QJsonDocument>
 #include <QPointer>
 #include <QSet>
@@ -24,6 +26,8 @@ public:
     std::shared_ptr<TypeRegistry> types = std::make_shared<TypeRegistry>();
     int timeoutMs = 5000;
     QSet<QString> typesFetched; // servers whose types are in `types`
+    // Servers whose types differ from ours (other type files): their objects are converted.
+    QHash<QString, std::shared_ptr<const Evolution>> evolutions;
 
     using ReplyFn = std::function<void(const Status &, const isproto::Reply &)>;
     void call(Dictionary *q, const QString &server, const isproto::Request &request, ReplyFn done);
@@ -110,8 +114,10 @@ Entry DictionaryPrivate::entryFrom(const QString &server, const isproto::Entry &
     out.staleness.ageUs = e.age_us();
     out.staleness.expectedIntervalS = e.expected_interval_s();
     if (!e.value().empty()) {
-        const Status st =
-            decode(QByteArrayView(e.value().data(), qsizetype(e.value().size())), *types, out.object);
+        const QByteArrayView value(e.value().data(), qsizetype(e.value().size()));
+        const auto evolution = evolutions.constFind(server);
+        const Status st = evolution != evolutions.cend() ? (*evolution)->decode(value, out.object)
+                                                         : decode(value, *types, out.object);
         if (!st.isOk() && status)
             *status = Status(st.code(), QStringLiteral("cannot decode %1: %2").arg(out.name, st.message()));
     }
@@ -384,12 +390,17 @@ void Dictionary::fetchTypes(const QString &server, Done done)
             QByteArray::fromStdString(reply.types_json()), &pe);
         QList<TypeInfo> types;
         Status st(Status::Code::ServerError, pe.errorString());
+        QStringList kept; // known here with another definition: ours is kept, theirs converted
         if (doc.isArray() && (st = typesFromJson(doc.array(), &types)).isOk())
-            st = mergeTypes(*d->types, types);
+            st = declareNewTypes(*d->types, types, &kept);
         if (!st.isOk()) {
             done(Status(Status::Code::ServerError, QStringLiteral("types of IS server %1: %2").arg(server, st.message())));
             return;
         }
+        if (kept.isEmpty())
+            d->evolutions.remove(server);
+        else
+            d->evolutions.insert(server, std::make_shared<const Evolution>(*d->types, Layouts::of(types)));
         d->typesFetched.insert(server);
         done(Status());
     });

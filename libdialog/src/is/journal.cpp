@@ -12,6 +12,7 @@
 #include <QMetaObject>
 #include <QObject>
 #include <QRegularExpression>
+#include <QSet>
 #include <QtEndian>
 #include <array>
 #include <cerrno>
@@ -77,25 +78,36 @@ QByteArray encodeHeader(const QString &serverName, quint64 segment)
     return out;
 }
 
-void appendRecord(QByteArray &out, const Change &change)
+namespace {
+void appendRaw(QByteArray &out, RecordKind kind, qint64 timeUs, const QByteArray &name, const QByteArray &value)
 {
-    const QByteArray name = change.name.toUtf8();
-    const QByteArray value = change.kind == Change::Kind::Removed ? QByteArray() : encode(change.object);
     const quint32 payload = MinPayload + quint32(name.size()) + quint32(value.size());
     const qsizetype start = out.size();
     put<quint32>(out, payload);
     put<quint32>(out, 0); // CRC, filled in below
     const qsizetype body = out.size();
-    const RecordKind kind = change.kind == Change::Kind::Created   ? RecordKind::Created
-                            : change.kind == Change::Kind::Updated ? RecordKind::Updated
-                                                                   : RecordKind::Removed;
     put<quint8>(out, quint8(kind));
-    put<qint64>(out, change.time.microsecondsSinceEpoch());
+    put<qint64>(out, timeUs);
     put<quint32>(out, quint32(name.size()));
     out.append(name);
     put<quint32>(out, quint32(value.size()));
     out.append(value);
     qToLittleEndian(crc32(QByteArrayView(out).sliced(body)), out.data() + start + 4);
+}
+} // namespace
+
+void appendRecord(QByteArray &out, const Change &change)
+{
+    const QByteArray value = change.kind == Change::Kind::Removed ? QByteArray() : encode(change.object);
+    const RecordKind kind = change.kind == Change::Kind::Created   ? RecordKind::Created
+                            : change.kind == Change::Kind::Updated ? RecordKind::Updated
+                                                                   : RecordKind::Removed;
+    appendRaw(out, kind, change.time.microsecondsSinceEpoch(), change.name.toUtf8(), value);
+}
+
+void appendLayoutRecord(QByteArray &out, const Layouts &layouts)
+{
+    appendRaw(out, RecordKind::Layout, 0, QByteArray(), layouts.encode());
 }
 
 Decoded decodeSegment(QByteArrayView bytes, const QString &serverName,
@@ -112,7 +124,7 @@ Decoded decodeSegment(QByteArrayView bytes, const QString &serverName,
         d.droppedBytes = bytes.size();
         return d;
     }
-    if (!r.get(version) || version != FormatVersion) {
+    if (!r.get(version) || version == 0 || version > FormatVersion) {
         d.error =
             QStringLiteral("journal format version %1 (this build reads %2)").arg(version).arg(FormatVersion);
         d.droppedBytes = bytes.size();
@@ -159,7 +171,7 @@ Decoded decodeSegment(QByteArrayView bytes, const QString &serverName,
         quint32 len = 0;
         QByteArrayView recordName, value;
         Record rec;
-        if (!p.get(kind) || kind < quint8(RecordKind::Created) || kind > quint8(RecordKind::Removed) ||
+        if (!p.get(kind) || kind < quint8(RecordKind::Created) || kind > quint8(RecordKind::Layout) ||
             !p.get(rec.timeUs) || !p.get(len) || !p.take(len, recordName) || !p.get(len) ||
             !p.take(len, value) || p.left() != 0) {
             d.error = QStringLiteral("malformed record with a valid CRC");
@@ -327,10 +339,12 @@ QString JournalPrivate::syncName(Sync sync)
     return {};
 }
 
-JournalPrivate::ReplayResult JournalPrivate::replay(Repository &repository, const QString &dir)
+JournalPrivate::ReplayResult JournalPrivate::replay(Repository &repository, const QString &dir,
+                                                   const Conversions &conversions)
 {
     ReplayResult result;
     const QString server = repository.serverName();
+    QSet<QString> logged;
     for (quint64 n : segments(dir, server)) {
         const QString path = segmentPath(dir, server, n);
         QFile f(path);
@@ -342,14 +356,34 @@ JournalPrivate::ReplayResult JournalPrivate::replay(Repository &repository, cons
         ++result.segments;
         qsizetype bad = 0;
         QString firstBad;
+        Layouts layouts; // of this segment
+        qsizetype changes = 0;
+        std::unique_ptr<Evolution> evolution;
         const Decoded d = decodeSegment(bytes, server, [&](const Record &rec) {
-            const Status res = apply(repository, rec);
+            if (rec.kind == RecordKind::Layout) {
+                Layouts more;
+                if (const Status st = Layouts::decode(rec.value, &more); !st.isOk()) {
+                    result.problems << QStringLiteral("%1: %2 (values decoded with the current types)")
+                                           .arg(path, st.message());
+                    return;
+                }
+                layouts.merge(more);
+                evolution = std::make_unique<Evolution>(repository.registry(), layouts, conversions);
+                for (const QString &line : evolution->changes()) {
+                    if (!logged.contains(line)) // once per type and replay
+                        qCInfo(lcJournal).noquote() << dir << ":" << line;
+                    logged.insert(line);
+                }
+                return;
+            }
+            ++changes;
+            const Status res = apply(repository, rec, evolution.get());
             if (res.isOk())
                 ++result.applied;
             else if (!(rec.kind == RecordKind::Removed && res.code() == Status::Code::NotFound) && bad++ == 0)
                 firstBad = QStringLiteral("%1: %2").arg(rec.name, res.message());
         });
-        result.records += d.records;
+        result.records += changes;
         if (!d.headerOk)
             result.problems << QStringLiteral("%1: %2 (segment skipped)").arg(path, d.error);
         else if (d.droppedBytes > 0)
@@ -364,8 +398,10 @@ JournalPrivate::ReplayResult JournalPrivate::replay(Repository &repository, cons
     return result;
 }
 
-Status JournalPrivate::apply(Repository &repository, const Record &rec)
+Status JournalPrivate::apply(Repository &repository, const Record &rec, const Evolution *evolution)
 {
+    if (rec.kind == RecordKind::Layout)
+        return {};
     Change c;
     c.kind = rec.kind == RecordKind::Created   ? Change::Kind::Created
              : rec.kind == RecordKind::Updated ? Change::Kind::Updated
@@ -374,7 +410,9 @@ Status JournalPrivate::apply(Repository &repository, const Record &rec)
     c.name = repository.serverName() + QLatin1Char('.') + rec.name;
     c.time = Time(rec.timeUs);
     if (c.kind != Change::Kind::Removed) {
-        if (Status st = decode(rec.value, repository.registry(), c.object); !st.isOk())
+        const Status st =
+            evolution ? evolution->decode(rec.value, c.object) : decode(rec.value, repository.registry(), c.object);
+        if (!st.isOk())
             return Status(Status::Code::InvalidObject, st.message());
     }
     return repository.mirror(c);
@@ -397,7 +435,10 @@ bool JournalPrivate::openSegment(quint64 segment, QString *error)
             QStringLiteral("%1: cannot create: %2").arg(path, QString::fromLocal8Bit(std::strerror(errno)));
         return false;
     }
-    const QByteArray header = encodeHeader(m_serverName, segment);
+    QByteArray header = encodeHeader(m_serverName, segment);
+    // Every layout this journal has written so far, so that the segment is readable on its own.
+    if (!m_known.isEmpty())
+        appendLayoutRecord(header, m_known);
     const ssize_t w = ::write(fd, header.constData(), size_t(header.size()));
     if (w != ssize_t(header.size()) || (m_sync != Sync::None && ::fdatasync(fd) != 0)) {
         *error =
@@ -421,6 +462,7 @@ bool JournalPrivate::openSegment(quint64 segment, QString *error)
     m_segment = segment;
     m_size = header.size();
     m_broken = false;
+    m_written = m_known;
     return true;
 }
 
@@ -433,6 +475,18 @@ void JournalPrivate::close()
 
 void JournalPrivate::append(const Change &change)
 {
+    const QString type = change.object.typeName();
+    if (change.kind != Change::Kind::Removed && !m_written.contains(type) && !m_pendingLayouts.contains(type)) {
+        Layouts all, fresh;
+        all.add(change.object);
+        for (const QString &t : all.typeNames()) {
+            if (!m_written.contains(t) && !m_pendingLayouts.contains(t))
+                fresh.add(t, all.attributes(t));
+        }
+        appendLayoutRecord(m_pending, fresh);
+        m_pendingLayouts.merge(fresh);
+        m_known.merge(fresh);
+    }
     appendRecord(m_pending, change);
 }
 
@@ -460,6 +514,7 @@ bool JournalPrivate::writePending(QString *error)
     if (m_pending.isEmpty())
         return true;
     const QByteArray bytes = std::exchange(m_pending, {});
+    const Layouts layouts = std::exchange(m_pendingLayouts, {});
     if (m_syncFailed.exchange(false))
         m_broken = true;
     if (m_fd < 0 || m_broken) {
@@ -500,6 +555,7 @@ bool JournalPrivate::writePending(QString *error)
     }
     m_size += bytes.size();
     m_bytesWritten += quint64(bytes.size());
+    m_written.merge(layouts);
     return true;
 }
 
@@ -542,9 +598,9 @@ QList<quint64> Journal::segments(const QString &dir, const QString &serverName)
     return JournalPrivate::segments(dir, serverName);
 }
 
-Journal::ReplayResult Journal::replay(Repository &repository, const QString &dir)
+Journal::ReplayResult Journal::replay(Repository &repository, const QString &dir, const Conversions &conversions)
 {
-    return JournalPrivate::replay(repository, dir);
+    return JournalPrivate::replay(repository, dir, conversions);
 }
 
 bool Journal::parseSync(const QString &text, Sync *sync)

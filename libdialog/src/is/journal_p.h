@@ -5,6 +5,7 @@
 #pragma once
 
 #include "crc32_p.h"
+#include "dialog/is/evolution.h"
 #include "dialog/is/journal.h"
 #include "dialog/is/repository.h"
 
@@ -28,7 +29,8 @@ class TypeRegistry;
 
 namespace journalformat {
 
-constexpr quint32 FormatVersion = 1;
+/// Version 2 added Layout records; version 1 segments are still read.
+constexpr quint32 FormatVersion = 2;
 /// Largest record payload accepted by the decoder (a longer length field is damage).
 constexpr quint32 MaxRecordPayload = 256u * 1024 * 1024;
 
@@ -37,6 +39,7 @@ enum class RecordKind : quint8
     Created = 1,
     Updated = 2,
     Removed = 3,
+    Layout = 4, ///< the type layouts (Layouts::encode()) of the records after it in the segment
 };
 
 /// One decoded record: the change as it was applied (object still encoded).
@@ -45,7 +48,7 @@ struct Record
     RecordKind kind = RecordKind::Created;
     qint64 timeUs = 0;
     QString name;     ///< object name, without the server prefix
-    QByteArray value; ///< dialog::is::encode() of the object; empty for Removed
+    QByteArray value; ///< dialog::is::encode() of the object; empty for Removed; Layouts for Layout
 };
 
 /// What decodeSegment() found.
@@ -64,6 +67,8 @@ using dialog::is::crc32; // crc32_p.h
 QByteArray encodeHeader(const QString &serverName, quint64 segment);
 /// Appends the record of @p change to @p out.
 void appendRecord(QByteArray &out, const Change &change);
+/// Appends a Layout record of @p layouts to @p out.
+void appendLayoutRecord(QByteArray &out, const Layouts &layouts);
 /// Decodes the bytes of a segment file: its header, then every complete record with a matching
 /// CRC, handed to @p onRecord in order. Stops at the first incomplete or damaged record (the
 /// rest is counted in droppedBytes). Never throws, whatever the bytes.
@@ -92,11 +97,14 @@ public:
     /// Applies every record of every segment, oldest first, to @p repository (Repository::mirror,
     /// keeping each change's time). Never fails and never stops the server: a damaged header, a
     /// torn tail or a record of an unknown type is skipped and described in problems.
-    static ReplayResult replay(Repository &repository, const QString &dir);
+    static ReplayResult replay(Repository &repository, const QString &dir, const Conversions &conversions = {});
     /// Applies one record to @p repository (Repository::mirror with the record's time). Ok, or
     /// NotFound for the removal of a missing object (harmless in a replay), or the failure with
     /// its status (InvalidObject for an undecodable value, the codes of Repository::mirror()).
-    static Status apply(Repository &repository, const journalformat::Record &record);
+    /// Values are decoded with @p evolution (the segment's layouts) when given. A Layout record
+    /// changes nothing.
+    static Status apply(Repository &repository, const journalformat::Record &record,
+                        const Evolution *evolution = nullptr);
 
     static bool parseSync(const QString &text, Sync *sync);
     static QString syncName(Sync sync);
@@ -157,6 +165,9 @@ private:
     qint64 m_size = 0;     // bytes of complete records (and the header) in the open segment
     bool m_broken = false; // the open segment may end in a partial record: start a new one
     QByteArray m_pending;
+    // Layout records: every type appended so far, those written to the open segment, and those in
+    // m_pending (written with it, or dropped with it).
+    Layouts m_known, m_written, m_pendingLayouts;
     quint64 m_bytesWritten = 0;
     std::atomic<quint64> m_syncs{0};
 

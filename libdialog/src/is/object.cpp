@@ -1,3 +1,4 @@
+#include "evolution_p.h"
 #include "object_p.h"
 
 #include "dialog/is/typeregistry.h"
@@ -77,12 +78,8 @@ Status Object::create(const TypeRegistry &registry, const QString &typeName, Obj
     QList<Value> values;
     values.reserve(attributes.size());
     for (const AttributeInfo &a : attributes) {
-        Value v;
-        v.storage() = defaultStorage(storageIndex(a));
         // Nested types cannot contain themselves (checked on declaration), so this terminates.
-        if (a.type() == BasicType::Object && !a.isVector())
-            v = Value(create(registry, a.typeName()));
-        values.append(v);
+        values.append(defaultValue(a, registry));
     }
     *out = ObjectBuilder::make(typeName, attributes, values);
     return {};

@@ -46,7 +46,8 @@ QString AttributeInfo::typeName() const
 bool operator==(const AttributeInfo &a, const AttributeInfo &b)
 {
     return a.m_name == b.m_name && a.m_description == b.m_description && a.m_type == b.m_type &&
-           a.m_vector == b.m_vector && a.m_nestedType == b.m_nestedType;
+           a.m_vector == b.m_vector && a.m_nestedType == b.m_nestedType && a.m_formerName == b.m_formerName &&
+           a.m_defaultText == b.m_defaultText;
 }
 
 TypeInfo::TypeInfo(const QString &name, const QString &description, const QString &baseName)

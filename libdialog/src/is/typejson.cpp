@@ -5,11 +5,17 @@ namespace dialog::is {
 QJsonObject typeToJson(const TypeInfo &type)
 {
     QJsonArray attrs;
-    for (const AttributeInfo &a : type.attributes())
-        attrs.append(QJsonObject{{QStringLiteral("name"), a.name()},
-                                 {QStringLiteral("description"), a.description()},
-                                 {QStringLiteral("type"), a.typeName()},
-                                 {QStringLiteral("vector"), a.isVector()}});
+    for (const AttributeInfo &a : type.attributes()) {
+        QJsonObject attr{{QStringLiteral("name"), a.name()},
+                         {QStringLiteral("description"), a.description()},
+                         {QStringLiteral("type"), a.typeName()},
+                         {QStringLiteral("vector"), a.isVector()}};
+        if (!a.formerName().isEmpty())
+            attr.insert(QStringLiteral("was"), a.formerName());
+        if (!a.defaultText().isEmpty())
+            attr.insert(QStringLiteral("default"), a.defaultText());
+        attrs.append(attr);
+    }
     QJsonObject out{{QStringLiteral("name"), type.name()},
                     {QStringLiteral("description"), type.description()},
                     {QStringLiteral("base"), type.baseName()},
@@ -59,10 +65,11 @@ Status typesFromJson(const QJsonArray &json, QList<TypeInfo> *out)
                 return fail(QStringLiteral("type %1: an attribute without name or type").arg(name));
             const QString ad = a.value(QLatin1String("description")).toString();
             const bool vec = a.value(QLatin1String("vector")).toBool();
-            if (const auto basic = basicTypeFromName(at))
-                info.addAttribute(AttributeInfo(an, *basic, ad, vec));
-            else
-                info.addAttribute(AttributeInfo::nested(an, at, ad, vec));
+            const auto basic = basicTypeFromName(at);
+            AttributeInfo attr = basic ? AttributeInfo(an, *basic, ad, vec) : AttributeInfo::nested(an, at, ad, vec);
+            attr.setFormerName(a.value(QLatin1String("was")).toString());
+            attr.setDefaultText(a.value(QLatin1String("default")).toString());
+            info.addAttribute(attr);
         }
         types.append(info);
     }

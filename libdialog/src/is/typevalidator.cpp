@@ -1,4 +1,5 @@
 // Validation of a batch of IS type declarations (TypeRegistryPrivate::merge).
+#include "evolution_p.h"
 #include "typeregistry_p.h"
 
 #include <QRegularExpression>
@@ -30,6 +31,33 @@ Status fail(const QString &message, Status::Code code = Status::Code::BadRequest
     return Status(code, message);
 }
 
+// The evolution attributes of attribute @p i: a valid former name that no attribute of the type
+// has now, and a default that parses as the attribute's type.
+Status checkEvolution(const TypeDecl &decl, int i)
+{
+    const QList<AttributeInfo> attrs = decl.info.attributes();
+    const AttributeInfo &a = attrs.at(i);
+    const QString type = decl.info.name();
+    if (!a.formerName().isEmpty()) {
+        if (!isValidName(a.formerName()))
+            return fail(where(decl, i) + QStringLiteral("invalid former name '%1' of attribute '%2' in type '%3'")
+                                             .arg(a.formerName(), a.name(), type));
+        for (const AttributeInfo &other : attrs) {
+            if (other.name() == a.formerName())
+                return fail(where(decl, i) +
+                            QStringLiteral("attribute '%1' of type '%2' was '%3', which the type still has")
+                                .arg(a.name(), type, a.formerName()));
+        }
+    }
+    if (!a.defaultText().isEmpty()) {
+        Value v;
+        QString why;
+        if (!parseDefault(a, a.defaultText(), &v, &why))
+            return fail(where(decl, i) + QStringLiteral("attribute '%1' of type '%2': %3").arg(a.name(), type, why));
+    }
+    return {};
+}
+
 // Checks names, duplicates and references of each declaration on its own.
 Status checkDeclarations(QHash<QString, TypeInfo> &result, const QList<TypeDecl> &decls)
 {
@@ -52,6 +80,8 @@ Status checkDeclarations(QHash<QString, TypeInfo> &result, const QList<TypeDecl>
                 return fail(where(decl, i) +
                                        QStringLiteral("duplicate attribute '%1' in type '%2'").arg(a, name));
             seen.insert(a);
+            if (Status st = checkEvolution(decl, i); !st.isOk())
+                return st;
         }
         result.insert(name, decl.info);
     }

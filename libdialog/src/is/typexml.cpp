@@ -1,7 +1,8 @@
 // Reader of the IS type XML format (resources/is-types/*.xml):
 //   <is-types>
 //     <type name="T" base="B" description="..." expected_interval_s="10">
-//       <attribute name="a" type="u32|...|OtherType" vector="true|false" description="..."/>
+//       <attribute name="a" type="u32|...|OtherType" vector="true|false" description="..."
+//                  was="formerName" default="42"/>
 //     </type>
 //   </is-types>
 #include "typeregistry_p.h"
@@ -107,8 +108,11 @@ private:
         const QString description = attrs.value(QLatin1String("description")).toString();
         // Anything that is not a primitive is taken as a nested type; validation checks it exists.
         const std::optional<BasicType> basic = basicTypeFromName(type);
-        decl.info.addAttribute(basic ? AttributeInfo(name, *basic, description, isVector)
-                                     : AttributeInfo::nested(name, type, description, isVector));
+        AttributeInfo attribute = basic ? AttributeInfo(name, *basic, description, isVector)
+                                        : AttributeInfo::nested(name, type, description, isVector);
+        attribute.setFormerName(attrs.value(QLatin1String("was")).toString());
+        attribute.setDefaultText(attrs.value(QLatin1String("default")).toString());
+        decl.info.addAttribute(attribute);
         decl.attributeLines.append(int(m_reader.lineNumber()));
         m_reader.skipCurrentElement();
         return !m_reader.hasError() || xmlError();

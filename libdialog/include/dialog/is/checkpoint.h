@@ -1,5 +1,6 @@
 #pragma once
 
+#include "dialog/is/evolution.h"
 #include "dialog/status.h"
 
 #include <QString>
@@ -19,7 +20,9 @@ class Repository;
 ///              | s64 creation time (µs since the epoch, UTC) | u64 payload size (uncompressed)
 ///              | u64 compressed size | u32 CRC-32 of the compressed payload
 ///              | u32 CRC-32 of every header byte before it
-///   payload := one zstd frame (with its content checksum) of object*
+///   payload := one zstd frame (with its content checksum) of
+///              u32 layouts length | dialog::is::Layouts::encode() of the objects' types | object*
+///              (version 1: object* alone, read against the current types only)
 ///   object  := u32 name length | UTF-8 object name (no server prefix) | s64 last-update time (µs)
 ///              | u64 update count | u32 encoded length | dialog::is::encode() of the object
 /// A reader rejects a newer format version before looking at the rest of the header, so a later
@@ -35,7 +38,7 @@ class Checkpoint
 {
 public:
     /// The version of the file format save() writes and load() reads.
-    static constexpr quint32 FormatVersion = 1;
+    static constexpr quint32 FormatVersion = 2;
 
     /// What load() did.
     enum class LoadStatus
@@ -58,6 +61,9 @@ public:
         /// anyway, such as an IS server's own `Statistics`, whose type may have gained attributes
         /// since the checkpoint was written.
         QStringList skipObjects;
+        /// How values that type evolution refuses are converted ("Type.attribute" -> Conversion);
+        /// without one such a value fails the load with the way out (`dialogctl is migrate`).
+        Conversions conversions;
     };
 
     /// What load() did, from which file, and why it fell back.
@@ -69,6 +75,8 @@ public:
         qsizetype objects = 0;  ///< number of objects loaded
         QString latestError;    ///< with LoadedFromPrevious: why the latest file was not used
         QString corruptRenamed; ///< new path of the corrupt latest file, if renamed
+        /// One line per type whose layout changed since the file was written (Evolution::changes()).
+        QStringList evolved;
     };
 
     /// `<dir>/<serverName>.is`
@@ -84,7 +92,8 @@ public:
     /// Replaces the content of @p repository by the checkpoint in @p dir (Repository::replaceAll,
     /// no listener calls). Returns Ok for Loaded, LoadedFromPrevious and NoCheckpoint. Any
     /// problem with the file (unreadable, truncated, checksum mismatch, bad magic, newer format,
-    /// another server's file, unknown type, undecodable object) fails the whole load with an
+    /// another server's file, unknown type, undecodable object, a type change that evolution
+    /// refuses) fails the whole load with an
     /// error naming the file (Status::Code::StorageError), leaves @p repository unchanged and never
     /// deletes the file.
     static Status load(Repository &repository, const QString &dir, const LoadOptions &options,

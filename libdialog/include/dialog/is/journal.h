@@ -3,6 +3,7 @@
 // is documented in docs/is-journal.md.
 #pragma once
 
+#include "dialog/is/evolution.h"
 #include "dialog/is/repository.h"
 
 #include <QList>
@@ -41,7 +42,7 @@ public:
     struct ReplayResult
     {
         int segments = 0;      ///< segment files read
-        qsizetype records = 0; ///< complete records read
+        qsizetype records = 0; ///< complete change records read (the layout records not counted)
         qsizetype applied = 0; ///< of which applied (a removal of a missing object is not)
         QStringList problems;  ///< one line per damaged segment, torn tail or unusable record
     };
@@ -60,7 +61,9 @@ public:
     /// Applies every record of every segment, oldest first, to @p repository (Repository::mirror,
     /// keeping each change's time). Never fails and never stops the server: a damaged header, a
     /// torn tail or a record of an unknown type is skipped and described in problems.
-    static ReplayResult replay(Repository &repository, const QString &dir);
+    /// Values written with an older layout of their type are converted (dialog::is::Evolution,
+    /// each segment carries its layouts), with @p conversions for what evolution alone refuses.
+    static ReplayResult replay(Repository &repository, const QString &dir, const Conversions &conversions = {});
 
     /// Reads "none", "batch" or "always" into @p sync; false for anything else.
     static bool parseSync(const QString &text, Sync *sync);

@@ -54,8 +54,19 @@ public:
     bool isVector() const { return m_vector; }
     /// For BasicType::Object the nested IS type's name, otherwise the primitive's XML name.
     QString typeName() const;
+    /// The attribute's former name (XML `was`): a value written under that name, by an older
+    /// layout of the type, loads into this attribute. Empty when it was never renamed.
+    QString formerName() const { return m_formerName; }
+    /// Sets formerName().
+    void setFormerName(const QString &name) { m_formerName = name; }
+    /// The text of the attribute's default value (XML `default`, primitive scalars only): what a new
+    /// object holds, and what an object written before the attribute existed loads with. Empty:
+    /// zero, false, the empty string, the epoch.
+    QString defaultText() const { return m_defaultText; }
+    /// Sets defaultText(); TypeRegistry checks it parses as the attribute's type.
+    void setDefaultText(const QString &text) { m_defaultText = text; }
 
-    /// Equal when name, description, type and vector-ness are.
+    /// Equal when name, description, type, vector-ness, former name and default are.
     friend bool operator==(const AttributeInfo &a, const AttributeInfo &b);
     /// Not equal when any of them differs.
     friend bool operator!=(const AttributeInfo &a, const AttributeInfo &b) { return !(a == b); }
@@ -64,6 +75,8 @@ private:
     QString m_name;
     QString m_description;
     QString m_nestedType;
+    QString m_formerName;
+    QString m_defaultText;
     BasicType m_type = BasicType::Bool;
     bool m_vector = false;
 };
