@@ -42,10 +42,13 @@ public:
     /// Adds every layout of @p other (replacing those of the same type).
     void merge(const Layouts &other);
 
+    /// True when a layout of @p type is recorded.
     bool contains(const QString &type) const { return m_types.contains(type); }
     /// The layout of @p type; empty when unknown.
     QList<AttributeInfo> attributes(const QString &type) const { return m_types.value(type); }
+    /// The types whose layouts are recorded (in no particular order).
     QStringList typeNames() const { return m_types.keys(); }
+    /// True when no layout is recorded.
     bool isEmpty() const { return m_types.isEmpty(); }
 
     /// The binary form above.
@@ -87,6 +90,8 @@ class EvolutionPrivate;
 class Evolution
 {
 public:
+    /// Prepares the conversions from the layouts @p writtenWith to the types of @p current (which
+    /// must outlive it), converting what evolution refuses as @p conversions says.
     Evolution(const TypeRegistry &current, const Layouts &writtenWith, const Conversions &conversions = {});
     ~Evolution();
     Evolution(const Evolution &) = delete;
