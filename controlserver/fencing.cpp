@@ -29,8 +29,12 @@ const QLatin1String StandbyPrefix("DIALOG.Standby.");
 /// becomes a standby (one that missed a redirect gets the next): at most RedirectRounds, and no
 /// longer than MinRedirectRounds once nobody is left to redirect (a redirected process says
 /// DISCONNECT to the server it leaves, so the directory empties as they move).
+/// Not fewer than 10 either, for now: a process that knows only this server's address and is
+/// between two attempts when the step-down begins is not in the directory, and finds the serving
+/// server only by a redirect of this one while it still listens (tst_splitbrain's restarted
+/// primary lost its IS server so with 2).
 constexpr int RedirectRounds = 10;
-constexpr int MinRedirectRounds = 2;
+constexpr int MinRedirectRounds = RedirectRounds;
 
 /// The address a process named DIALOG.Standby.<port> serves on once it takes over: its own host,
 /// the port of its name (invalid for other names).
