@@ -8,6 +8,7 @@
 
 #include <QTemporaryDir>
 #include <QtTest>
+#include <optional>
 #include <csignal>
 #include <cstring>
 
@@ -159,18 +160,25 @@ void tst_Sampling::severalConsumersShareOneSampler()
     QVERIFY(sampling::Criteria::parse(QStringLiteral("trigger=random"), &a).isOk());
     QVERIFY(sampling::Criteria::parse(QStringLiteral("every=50"), &b).isOk());
     SampleReader randoms(m_client.get(), QStringLiteral("RO1"), a), everyFiftieth(m_client.get(), QStringLiteral("RO1"), b);
-    quint64 wrongTrigger = 0;
+    quint64 wrongTrigger = 0, offStride = 0;
+    std::optional<quint64> lastFiftieth;
     connect(&randoms, &SampleReader::sampleReceived, this, [&](const Sample &s) {
         wrongTrigger += s.header.triggerType != quint32(sampling::Random);
+    });
+    connect(&everyFiftieth, &SampleReader::sampleReceived, this, [&](const Sample &s) {
+        // Every 50th event: consecutive samples 50 events apart (a multiple of 50 after a loss).
+        if (lastFiftieth && (s.header.eventNumber <= *lastFiftieth || (s.header.eventNumber - *lastFiftieth) % 50))
+            ++offStride;
+        lastFiftieth = s.header.eventNumber;
     });
     randoms.open();
     everyFiftieth.open();
     QTRY_VERIFY_WITH_TIMEOUT(randoms.receivedCount() > 500 && everyFiftieth.receivedCount() > 100, 10000);
     QCOMPARE(wrongTrigger, 0u);
     QTRY_COMPARE_WITH_TIMEOUT(figures().value(QStringLiteral("consumers")).toArray().size(), 2, 5000);
-    // One in ten events is a random trigger, one in fifty of all is the other's: about five times as many.
-    const double ratio = double(randoms.receivedCount()) / double(everyFiftieth.receivedCount());
-    QVERIFY2(ratio > 2.5 && ratio < 10, qPrintable(QString::number(ratio)));
+    // Each consumer got what its own criteria select, from the one sampler (how many each got in
+    // the same time is a rate, for `dialogctl bench sampling`).
+    QCOMPARE(offStride, 0u);
 }
 
 void tst_Sampling::unknownCriteriaAreRefusedWithTheReason()
