@@ -26,15 +26,10 @@ using net::Endpoint;
 namespace {
 const QLatin1String StandbyPrefix("DIALOG.Standby.");
 /// Heartbeat intervals during which a server that steps down redirects its processes before it
-/// becomes a standby (one that missed a redirect gets the next): at most RedirectRounds, and no
-/// longer than MinRedirectRounds once nobody is left to redirect (a redirected process says
-/// DISCONNECT to the server it leaves, so the directory empties as they move).
-/// Not fewer than 10 either, for now: a process that knows only this server's address and is
-/// between two attempts when the step-down begins is not in the directory, and finds the serving
-/// server only by a redirect of this one while it still listens (tst_splitbrain's restarted
-/// primary lost its IS server so with 2).
+/// becomes a standby (one that missed a redirect gets the next). Not fewer once nobody is left in
+/// the directory: a process that knows only this server's address and is between two attempts is
+/// not in it, and finds the serving server only by a redirect while this one still listens.
 constexpr int RedirectRounds = 10;
-constexpr int MinRedirectRounds = RedirectRounds;
 
 /// The address a process named DIALOG.Standby.<port> serves on once it takes over: its own host,
 /// the port of its name (invalid for other names).
@@ -107,9 +102,8 @@ void Fencing::serving(const QString &replaced)
             probeStandby(false);
             return;
         }
-        const int left = redirectAll(); // stepping down: how many still use this server
-        ++m_redirectRounds;
-        if (m_redirectRounds >= RedirectRounds || (left == 0 && m_redirectRounds >= MinRedirectRounds))
+        redirectAll(); // stepping down
+        if (++m_redirectRounds >= RedirectRounds)
             becomeStandbyOf(m_ctx.redirectTo);
     });
     m_tick->start();
@@ -150,12 +144,12 @@ void Fencing::probeStandby(bool hold)
             m_holding = false;
             Q_EMIT probingChanged(false);
         }
-        if (listening && watchedBy(standby) != 0) {
-            // Not a standby that took over: the server there watches us with a lower term, and it
-            // listens to redirect its processes while it steps down for us.
-            qCInfo(lcFencing).noquote() << "the server at" << standby.toString() << "listens with term"
-                                        << watchedBy(standby) << "- below ours, it steps down";
-        } else if (listening)
+        // Not a standby that took over if the server there watches us with a lower term: it
+        // listens to redirect its processes while it steps down for us.
+        if (const quint64 lower = listening ? watchedBy(standby) : 0; lower != 0)
+            qCInfo(lcFencing).noquote() << "the server at" << standby.toString() << "listens with term" << lower
+                                        << "- below ours, it steps down";
+        else if (listening)
             stepDownTo(standby, m_ctx.term + 1,
                        QStringLiteral("the standby at %1 took over (it serves there)").arg(standby.toString()));
         else if (held)
@@ -280,7 +274,7 @@ void Fencing::stepDownTo(const Endpoint &active, quint64 term, const QString &wh
         becomeStandbyOf(active);
 }
 
-int Fencing::redirectAll()
+void Fencing::redirectAll()
 {
     wire::ConnectionLost cl;
     cl.set_reason(ss(QStringLiteral("the Control Server at %1 serves the partition (term %2)")
@@ -289,21 +283,12 @@ int Fencing::redirectAll()
     cl.set_redirect(ss(m_ctx.redirectTo.toString()));
     cl.set_term(m_ctx.redirectTerm);
     const QByteArray frame = controlFrame(Type::ConnectionLost, cl);
-    const qint64 now = m_ctx.now();
-    int using_ = 0;
     for (const QString &name : m_ctx.directory.processNames()) {
         const ProcessRecord *p = m_ctx.directory.process(name);
         // Not the serving server's own watch of us: sent there, it would watch itself.
-        if (p && standbyEndpoint(*p) != m_ctx.redirectTo && p->termServer != m_ctx.redirectTo.toString()) {
+        if (p && standbyEndpoint(*p) != m_ctx.redirectTo && p->termServer != m_ctx.redirectTo.toString())
             m_ctx.sendToEndpoint(Endpoint{p->host, p->port}, frame);
-            // Still using us: heard within two of its intervals. One that is not (registered by a
-            // CONNECT that was stuck behind a cut cable while it moved to the other server, which
-            // it heartbeats now) is told too, but is not waited for.
-            if (now - p->lastSeenMs <= 2 * qint64(p->heartbeatMs))
-                ++using_;
-        }
     }
-    return using_;
 }
 
 void Fencing::becomeStandbyOf(const Endpoint &active)

@@ -70,9 +70,7 @@ private:
     /// The term of the server at @p server if it watches us with a term below ours (it then steps
     /// down for us, listening meanwhile), else 0.
     quint64 watchedBy(const net::Endpoint &server) const;
-    /// Tells every process to move to the server it steps down for; returns how many of them
-    /// still use this one (heard within two heartbeat intervals).
-    int redirectAll();
+    void redirectAll();
     /// Executes this program again as the standby of the server at @p active (returns only if the
     /// exec failed; the process then exits).
     void becomeStandbyOf(const net::Endpoint &active);
