@@ -359,6 +359,7 @@ const BenchVerb benchVerbs[] = {
     {"log", "messages stored per second by dialog-logger and its search time"},
     {"config", "dialog-configdb: commit latency, a large configure read, runs ls over many runs"},
     {"sampling", "a readout's rate with no consumer, 10 consumers of 1 %, and a stopped one"},
+    {"dqm", "dialog-dqm: a round of 1,000 checks, and a histogram as PNG from the web IS with its 304"},
     {"alarms", "dialog-alarmserver: 100,000 rules, an alarm storm reaching a subscriber of the table"},
 };
 
@@ -406,6 +407,8 @@ int bench(const QStringList &args)
         return benchAlarms(rest);
     if (test == QLatin1String("sampling"))
         return benchSampling(rest);
+    if (test == QLatin1String("dqm"))
+        return benchDqm(rest);
     if (test == QLatin1String("is-http"))
         return benchIsHttp(rest);
     if (test == QLatin1String("is-mirror-cost"))

@@ -58,8 +58,10 @@ int benchIsSum(const QStringList &args);
 /// (cmd_bench_sampling.cpp).
 int sample(const QStringList &args);
 int benchSampling(const QStringList &args);
-/// dialog-dqm's results and references: ls, reference set (cmd_dqm.cpp).
+/// dialog-dqm's results and references: ls, reference set (cmd_dqm.cpp); its round of checks and
+/// the web IS's PNG route (cmd_bench_dqm.cpp).
 int dqmVerb(const QStringList &args);
+int benchDqm(const QStringList &args);
 /// Checkpoint load time of an older type layout against the current one (cmd_bench_evolve.cpp).
 int benchIsEvolve(const QStringList &args);
 

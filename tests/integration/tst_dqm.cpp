@@ -6,6 +6,7 @@
 #include "isfixture.h"
 
 #include <QJsonArray>
+#include <QScopeGuard>
 #include <QTemporaryDir>
 #include <QtTest>
 
@@ -22,6 +23,7 @@ private Q_SLOTS:
 
     void checksJudgeHistogramsAndADeadChannelTurnsBad();
     void badChecksFilesAreRefused();
+    void referenceFromAnEndedRunAndAlarmsOnBad();
 
 private:
     Status transition(const QString &readout, const QByteArray &request);
@@ -199,6 +201,137 @@ void tst_Dqm::badChecksFilesAreRefused()
     QVERIFY(refused({check("a", "M.h", "chi2")}, "chi2 needs \"warning\""));
     QVERIFY(refused({check("a", "M.h", "dead_bins"), check("a", "M.g", "dead_bins")}, "check 'a' twice"));
     QVERIFY(refused({}, "no \"checks\""));
+}
+
+namespace {
+is::Object shape(const is::TypeRegistry &types, const QList<double> &contents)
+{
+    is::Object h = is::Object::create(types, QStringLiteral("Histogram1D"));
+    h.set(QStringLiteral("xLow"), 0.0);
+    h.set(QStringLiteral("xHigh"), double(contents.size()));
+    h.set(QStringLiteral("bins"), quint32(contents.size()));
+    h.set(QStringLiteral("contents"), contents);
+    double sum = 0;
+    for (double c : contents)
+        sum += c;
+    h.set(QStringLiteral("entries"), quint64(sum));
+    return h;
+}
+
+is::Object runInfo(const is::TypeRegistry &types, quint32 run, const char *state)
+{
+    is::Object o = is::Object::create(types, QStringLiteral("RunInfo"));
+    o.set(QStringLiteral("runNumber"), run);
+    o.set(QStringLiteral("state"), QString::fromLatin1(state));
+    return o;
+}
+} // namespace
+
+void tst_Dqm::referenceFromAnEndedRunAndAlarmsOnBad()
+{
+    QTemporaryDir dir;
+    const QString refs = dir.filePath(QStringLiteral("references"));
+    const QString checks = writeChecks(
+        dir, {check("h.dead", "Monitor.H", "dead_bins"),
+              check("h.shape", "Monitor.H", "chi2", {{QStringLiteral("warning"), 5}, {QStringLiteral("bad"), 20}})});
+    startServer(QStringLiteral("Monitor"));
+    startServer(QStringLiteral("DQM"));
+    startServer(QStringLiteral("RunParams"));
+    for (const char *s : {"Monitor", "DQM", "RunParams"})
+        QVERIFY(waitForServer(QString::fromLatin1(s)));
+    const QList<double> flat(20, 500), falling = [] {
+        QList<double> c;
+        for (int i = 0; i < 20; ++i)
+            c.append(1000 - 45 * i);
+        return c;
+    }();
+    QVERIFY(m_dict->insertSync(QStringLiteral("Monitor.H"), shape(m_dict->types(), falling)).isOk());
+    QVERIFY(m_dict->insertSync(QStringLiteral("RunParams.RunInfo"), runInfo(m_dict->types(), 7, "Running")).isOk());
+
+    // The alarm rules of the checks, for the alarm server.
+    QByteArray rules, err;
+    QCOMPARE(m_fx->run(QStringLiteral("dialog-dqm"), {QStringLiteral("--checks"), checks, QStringLiteral("--print-alarm-rules")},
+                       &rules, &err),
+             0);
+    const QString rulesFile = dir.filePath(QStringLiteral("alarms.json"));
+    {
+        QFile f(rulesFile);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write(rules);
+    }
+    QCOMPARE(QJsonDocument::fromJson(rules).object().value(QStringLiteral("alarms")).toArray().size(), 4);
+    m_fx->start(QStringLiteral("dialog-alarmserver"),
+                {QStringLiteral("--rules"), rulesFile, QStringLiteral("--types"), isTypesDir(), QStringLiteral("--data-dir"),
+                 dir.filePath(QStringLiteral("alarms"))})
+        ->setProcessChannelMode(QProcess::ForwardedErrorChannel);
+    QProcess *dqm = m_fx->start(QStringLiteral("dialog-dqm"), {QStringLiteral("--checks"), checks, QStringLiteral("--references"),
+                                                               refs, QStringLiteral("--period-ms"), QStringLiteral("200")});
+    const auto dqmLog = qScopeGuard([&] {
+        if (QTest::currentTestFailed())
+            qWarning().noquote() << "dialog-dqm:" << dqm->readAllStandardError();
+    });
+    QTRY_COMPARE_WITH_TIMEOUT(status(QStringLiteral("h.dead")), QStringLiteral("Good"), 20000);
+    QCOMPARE(status(QStringLiteral("h.shape")), QStringLiteral("Undefined")); // no reference yet
+
+    // dialog-dqm knows run 7 is going (its subscription's snapshot came) before the run ends.
+    const auto dqmSees = [&](qint64 run) {
+        std::optional<Reply> reply;
+        m_client->request(QStringLiteral("DQM.Server"), R"({"op":"results"})", 5000, m_client.get(),
+                          [&](const Reply &r) { reply = r; });
+        if (!waitUntil([&] { return reply.has_value(); }, 6000) || !reply->isOk())
+            return false;
+        const QJsonObject o = QJsonDocument::fromJson(reply->data()).object();
+        return o.value(QStringLiteral("run")).toInteger() == run && o.value(QStringLiteral("running")).toBool();
+    };
+    QTRY_VERIFY_WITH_TIMEOUT(dqmSees(7), 10000);
+    // Run 7 ends: its histograms are kept; the next run's histogram is flat.
+    QVERIFY(m_dict->updateSync(QStringLiteral("RunParams.RunInfo"), runInfo(m_dict->types(), 7, "Configured")).isOk());
+    const QString kept = refs + QStringLiteral("/runs/7/h.shape.json");
+    QTRY_VERIFY_WITH_TIMEOUT(QFile::exists(kept), 10000);
+    QVERIFY(m_dict->updateSync(QStringLiteral("Monitor.H"), shape(m_dict->types(), flat)).isOk());
+    QVERIFY(m_dict->updateSync(QStringLiteral("RunParams.RunInfo"), runInfo(m_dict->types(), 8, "Running")).isOk());
+
+    // The reference from run 7: today's flat histogram is Bad against it, and raises its alarm.
+    QByteArray out;
+    QCOMPARE(m_fx->run(QStringLiteral("dialogctl"), {QStringLiteral("dqm"), QStringLiteral("reference"), QStringLiteral("set"),
+                                                     QStringLiteral("h.shape"), QStringLiteral("--from-run"), QStringLiteral("7")},
+                       &out, &err),
+             0);
+    QVERIFY2(out.contains("from run 7"), out + err);
+    QString details;
+    QTRY_COMPARE_WITH_TIMEOUT(status(QStringLiteral("h.shape"), &details), QStringLiteral("Bad"), 10000);
+    const auto alarmState = [&](const QString &path) {
+        QByteArray ls;
+        m_fx->run(QStringLiteral("dialogctl"), {QStringLiteral("alarm"), QStringLiteral("ls"), QStringLiteral("--all"), QStringLiteral("--json")},
+                  &ls);
+        for (const QJsonObject &o : jsonLines(ls))
+            if (o.value(QStringLiteral("path")).toString() == path)
+                return o.value(QStringLiteral("state")).toString();
+        return QString();
+    };
+    QTRY_COMPARE_WITH_TIMEOUT(alarmState(QStringLiteral("DQ/h.shape/bad")), QStringLiteral("active"), 15000);
+    QCOMPARE(alarmState(QStringLiteral("DQ/h.dead/bad")), QStringLiteral("normal"));
+
+    // The histogram of run 7 again: Good against run 7's reference; the alarm clears.
+    QVERIFY(m_dict->updateSync(QStringLiteral("Monitor.H"), shape(m_dict->types(), falling)).isOk());
+    QTRY_COMPARE_WITH_TIMEOUT(status(QStringLiteral("h.shape")), QStringLiteral("Good"), 10000);
+    QTRY_COMPARE_WITH_TIMEOUT(alarmState(QStringLiteral("DQ/h.shape/bad")), QStringLiteral("normal"), 15000);
+
+    // A run whose end was not seen, or a bad number, is refused with the reason.
+    QCOMPARE(m_fx->run(QStringLiteral("dialogctl"), {QStringLiteral("dqm"), QStringLiteral("reference"), QStringLiteral("set"),
+                                                     QStringLiteral("h.shape"), QStringLiteral("--from-run"), QStringLiteral("8")},
+                       &out, &err),
+             2);
+    QVERIFY2(err.contains("no histogram of run 8 is kept for 'h.shape'"), err.constData());
+    QCOMPARE(m_fx->run(QStringLiteral("dialogctl"), {QStringLiteral("dqm"), QStringLiteral("reference"), QStringLiteral("set"),
+                                                     QStringLiteral("h.shape"), QStringLiteral("--from-run"), QStringLiteral("7"),
+                                                     QStringLiteral("--from-current")},
+                       &out, &err),
+             1);
+    // dialog-dqm reports how long its last round of every check took.
+    QByteArray ls;
+    QCOMPARE(m_fx->run(QStringLiteral("dialogctl"), {QStringLiteral("dqm"), QStringLiteral("ls")}, &ls, &err), 0);
+    QVERIFY2(ls.startsWith("2 checks; last round of every check "), ls.constData());
 }
 
 QTEST_GUILESS_MAIN(tst_Dqm)
