@@ -106,7 +106,12 @@ void addWebOptions(OptionTable &t, dialog::isd::ServerOptions &o, Given &g)
                u"The web IS's /is and /metrics (HTTP and WebSocket) need the bearer token held in this "
                "file (at least 16 bytes; white space around it ignored). With --tls-cert/--tls-key/"
                "--tls-ca the web IS is HTTPS."_s,
-               &g.httpTokenFile)});
+               &g.httpTokenFile),
+           Option::text(u"http-renderer"_s, u"file"_s,
+                        u"The program that draws GET /is/<Server>/<Server.Object>.png (default: dialog-render "
+                        "beside dialog-isserver, from the package dialog-toolkit-gui; without it a PNG "
+                        "request is answered 501)."_s,
+                        &o.httpRenderer)});
 }
 
 void addLimitOptions(OptionTable &t, dialog::isd::ServerOptions &o, Given &g)

@@ -43,6 +43,7 @@ struct ServerOptions
     AccessOptions access;          ///< who may write which object, and the audit trail of writes
     Quota::Limits quota;           ///< what one client may store, and the server in total
     int scanBudgetMs = 2000;       ///< matching time of one list or subscription (scanbudget.h); 0: none
+    QString httpRenderer; ///< dialog-render, which draws GET /is/<S>/<S.O>.png; empty: beside dialog-isserver
     QString webRoot;               ///< directory of the web page (resources/web); empty: the built-in default
     QString metricsCriteria;       ///< object-name regex of the objects GET /metrics exports; empty: none
     int metricsMaxObjects = 10000; ///< objects GET /metrics exports at most (the rest are counted)

@@ -56,15 +56,17 @@ void WebPipeline::finish(const Target &t, const WebAnswer &a)
     QByteArray out;
     out.reserve(a.body.size() + 256);
     out += "HTTP/1.1 " + QByteArray::number(a.status) + ' ' + http::reasonPhrase(a.status) + "\r\n";
-    out += "Content-Type: " + a.contentType + "\r\n";
-    out += "Content-Length: " + QByteArray::number(a.body.size()) + "\r\n";
+    if (a.status != 304) { // a 304 has no body, and its headers are those of the answer it stands for
+        out += "Content-Type: " + a.contentType + "\r\n";
+        out += "Content-Length: " + QByteArray::number(a.body.size()) + "\r\n";
+    }
     out += "Cache-Control: no-cache\r\n";
     for (const auto &h : a.headers)
         out += h.first + ": " + h.second + "\r\n";
     if (t.close)
         out += "Connection: close\r\n";
     out += "\r\n";
-    if (!t.head)
+    if (!t.head && a.status != 304)
         out += a.body;
     t.slot->bytes = out;
     t.slot->ready = true;

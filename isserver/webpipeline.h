@@ -51,6 +51,8 @@ public:
         bool head = false;  ///< HEAD: the headers only
         bool close = false; ///< the connection closes after this answer
         bool json = false;  ///< JSON rather than XML
+        QByteArray ifNoneMatch;     ///< the request's If-None-Match (conditional GET)
+        QByteArray ifModifiedSince; ///< the request's If-Modified-Since
     };
 
     explicit WebPipeline(QObject *parent = nullptr);

@@ -3,17 +3,21 @@
 #include "metrics.h"
 #include "scanbudget.h"
 #include "webformat.h"
+#include "webrender.h"
 #include "writertracker.h"
 
 #include "dialog/handoff.h"
 #include "dialog/is/dictionary.h"
+#include "dialog/is/codec.h"
 #include "dialog/is/history.h"
 #include "dialog/is/repository.h"
 #include "dialog/is/typeregistry.h"
 
+#include <QCoreApplication>
 #include <QFile>
 #include <QFileInfo>
 #include <QJsonArray>
+#include <QLocale>
 #include <QRegularExpression>
 #include <QTcpSocket>
 #include <QUrl>
@@ -80,15 +84,88 @@ QByteArray contentTypeOf(const QString &file)
     return "application/octet-stream";
 }
 
+constexpr int PngMinSide = 16;
+constexpr int PngMaxSide = 2048;
+constexpr int PngCacheBytes = 16 * 1024 * 1024;
+
+/// An HTTP date (RFC 9110, IMF-fixdate) of @p time, to the second.
+QByteArray httpDate(const QDateTime &time)
+{
+    return QLocale::c().toString(time.toUTC(), QStringLiteral("ddd, dd MMM yyyy hh:mm:ss 'GMT'")).toLatin1();
+}
+
+/// The time of an HTTP date in IMF-fixdate; invalid when it is not one.
+QDateTime fromHttpDate(const QByteArray &text)
+{
+    QDateTime t = QLocale::c().toDateTime(QString::fromLatin1(text.trimmed()),
+                                          QStringLiteral("ddd, dd MMM yyyy hh:mm:ss 'GMT'"));
+    t.setTimeSpec(Qt::UTC); // the fields were read as they are: they are UTC
+    return t;
+}
+
+/// True when @p ifNoneMatch (a list of entity tags, or "*") names @p etag (weak comparison).
+bool etagMatches(const QByteArray &ifNoneMatch, const QByteArray &etag)
+{
+    for (QByteArray tag : ifNoneMatch.split(',')) {
+        tag = tag.trimmed();
+        if (tag == "*")
+            return true;
+        if (tag.startsWith("W/"))
+            tag = tag.mid(2);
+        if (tag == etag)
+            return true;
+    }
+    return false;
+}
+
+/// A side of the PNG from @p query's @p key (@p fallback without it); -1 with @p why when bad.
+int pngSide(const QUrlQuery &query, const QString &key, int fallback, QString *why)
+{
+    const QString text = query.queryItemValue(key, QUrl::FullyDecoded);
+    if (text.isEmpty())
+        return fallback;
+    bool ok = false;
+    const int v = text.toInt(&ok);
+    if (!ok || v < PngMinSide || v > PngMaxSide) {
+        *why = QStringLiteral("%1 must be %2 to %3 pixels (got '%4')")
+                   .arg(key)
+                   .arg(PngMinSide)
+                   .arg(PngMaxSide)
+                   .arg(text.left(20));
+        return -1;
+    }
+    return v;
+}
+
+/// A flag of @p query (0/1/true/false, absent: false); false with @p why when bad.
+bool pngFlag(const QUrlQuery &query, const QString &key, bool *out, QString *why)
+{
+    const QString v = query.queryItemValue(key, QUrl::FullyDecoded).toLower();
+    if (v.isEmpty() || v == QLatin1String("0") || v == QLatin1String("false")) {
+        *out = false;
+        return true;
+    }
+    if (v == QLatin1String("1") || v == QLatin1String("true")) {
+        *out = true;
+        return true;
+    }
+    *why = QStringLiteral("%1 must be 1 or 0").arg(key);
+    return false;
+}
+
 } // namespace
 
 WebRoutes::WebRoutes(const ServerOptions &options, is::Repository &repository, const is::TypeRegistry &types,
                      const WriterTracker &writers, is::Dictionary &dictionary, MetricsExporter &metrics,
                      WebPipeline &pipeline)
     : m_options(options), m_repository(repository), m_types(types), m_writers(writers),
-      m_dictionary(dictionary), m_metrics(metrics), m_pipeline(pipeline)
+      m_dictionary(dictionary), m_metrics(metrics), m_pipeline(pipeline), m_pngs(PngCacheBytes)
 {
     m_scans.setMaxThreadCount(2);
+    const QString renderer = options.httpRenderer.isEmpty()
+                                 ? QCoreApplication::applicationDirPath() + QStringLiteral("/dialog-render")
+                                 : options.httpRenderer;
+    m_renderer = std::make_unique<WebRenderer>(renderer);
 }
 
 WebRoutes::~WebRoutes()
@@ -130,6 +207,11 @@ void WebRoutes::route(const Target &t, const QUrl &url, const QStringList &seg)
     if (seg.size() > 3 && seg.last() == QLatin1String("history"))
         return serveHistory(t, server, seg.mid(2, seg.size() - 3).join(QLatin1Char('/')), query);
     // The object name is everything after the server (it may hold '/').
+    if (seg.last().endsWith(QLatin1String(".png"))) {
+        QString name = seg.mid(2).join(QLatin1Char('/'));
+        name.chop(4);
+        return servePng(t, server, name, query);
+    }
     return serveObject(t, server, seg.mid(2).join(QLatin1Char('/')), query);
 }
 
@@ -296,6 +378,92 @@ void WebRoutes::serveObject(const Target &t, const QString &server, const QStrin
             finish(t, WebPipeline::ok(t, web::objectXml(v), web::objectJson(v)));
         },
         as);
+}
+
+void WebRoutes::servePng(const Target &t, const QString &server, const QString &name, const QUrlQuery &query)
+{
+    const std::optional<QString> obj = objectOf(server, name);
+    if (!obj)
+        return finish(t, badObjectName(server, name));
+    if (server == m_options.name) {
+        is::Object value;
+        is::ObjectInfo info;
+        const Status read = m_repository.get(name, &value, {}, &info);
+        if (read.code() == Status::Code::NotFound)
+            return finish(t, WebAnswer::error(404, QStringLiteral("no object %1").arg(name.left(200))));
+        if (!read.isOk())
+            return finish(t, WebAnswer::error(400, read.message()));
+        return answerPng(t, name, info.typeName, info.time, info.updateCount, is::toJson(value), query);
+    }
+    m_dictionary.get(name, [this, t, query](const is::Status &s, const is::Entry &e) {
+        if (!s.isOk())
+            return finish(t, WebAnswer::error(httpStatus(s), s.toString()));
+        answerPng(t, e.name, e.typeName, e.time, e.updateCount, is::toJson(e.object), query);
+    });
+}
+
+void WebRoutes::answerPng(const Target &t, const QString &name, const QString &type, const is::Time &time,
+                          quint64 updates, const QJsonObject &value, const QUrlQuery &query)
+{
+    static const QString h1 = QStringLiteral("Histogram1D"), h2 = QStringLiteral("Histogram2D");
+    const QString drawnAs = type == h1 || m_types.isSameOrDerived(type, h1)   ? h1
+                            : type == h2 || m_types.isSameOrDerived(type, h2) ? h2
+                                                                              : QString();
+    if (drawnAs.isEmpty())
+        return finish(t, WebAnswer::error(400, QStringLiteral("%1 is a %2: only histograms (Histogram1D, "
+                                                              "Histogram2D and their subtypes) are drawn")
+                                                   .arg(name.left(200), type.left(100))));
+    QString why;
+    RenderRequest r;
+    r.name = name;
+    r.type = drawnAs;
+    r.value = value;
+    r.width = pngSide(query, QStringLiteral("width"), 480, &why);
+    r.height = r.width < 0 ? -1 : pngSide(query, QStringLiteral("height"), 320, &why);
+    if (r.width < 0 || r.height < 0 || !pngFlag(query, QStringLiteral("logy"), &r.logY, &why) ||
+        !pngFlag(query, QStringLiteral("logz"), &r.logZ, &why))
+        return finish(t, WebAnswer::error(400, why));
+
+    // One picture per update of the object and per drawing: its tag says which.
+    const QByteArray etag = '"' + QByteArray::number(updates) + '-' +
+                            QByteArray::number(time.microsecondsSinceEpoch(), 36) + '-' +
+                            QByteArray::number(r.width) + 'x' + QByteArray::number(r.height) +
+                            (r.logY ? "-ly" : "") + (r.logZ ? "-lz" : "") + '"';
+    const QByteArray lastModified = httpDate(time.toDateTime());
+    const auto withTags = [&](WebAnswer a) {
+        a.headers.append(qMakePair(QByteArray("ETag"), etag));
+        a.headers.append(qMakePair(QByteArray("Last-Modified"), lastModified));
+        return a;
+    };
+    bool unchanged = false;
+    if (!t.ifNoneMatch.isEmpty()) {
+        unchanged = etagMatches(t.ifNoneMatch, etag);
+    } else if (!t.ifModifiedSince.isEmpty()) {
+        const QDateTime since = fromHttpDate(t.ifModifiedSince);
+        // HTTP dates have whole seconds: the object is unchanged when its second is not later.
+        unchanged = since.isValid() && time.toDateTime().toSecsSinceEpoch() <= since.toSecsSinceEpoch();
+    }
+    if (unchanged) {
+        WebAnswer a;
+        a.status = 304;
+        return finish(t, withTags(a));
+    }
+    const QByteArray key = name.toUtf8() + ' ' + etag;
+    if (const QByteArray *cached = m_pngs.object(key)) {
+        WebAnswer a;
+        a.contentType = "image/png";
+        a.body = *cached;
+        return finish(t, withTags(a));
+    }
+    m_renderer->render(r, [this, t, key, tagged = withTags(WebAnswer())](const RenderResult &result) {
+        if (result.status != 200)
+            return finish(t, WebAnswer::error(result.status, result.error));
+        m_pngs.insert(key, new QByteArray(result.png), int(qMin<qsizetype>(result.png.size(), PngCacheBytes)));
+        WebAnswer a = tagged;
+        a.contentType = "image/png";
+        a.body = result.png;
+        finish(t, a);
+    });
 }
 
 void WebRoutes::serveTypes(const Target &t, const QString &type)

@@ -4,9 +4,14 @@
 #include "serveroptions.h"
 #include "webpipeline.h"
 
+#include "dialog/is/time.h"
+
+#include <QCache>
+#include <QJsonObject>
 #include <QString>
 #include <QStringList>
 #include <QThreadPool>
+#include <memory>
 
 class QUrl;
 class QUrlQuery;
@@ -21,6 +26,7 @@ class TypeRegistry;
 namespace dialog::isd {
 
 class MetricsExporter;
+class WebRenderer;
 class WriterTracker;
 
 /// Answers one HTTP GET of the web IS (see WebServer for the resources). The local server's objects
@@ -52,6 +58,12 @@ private:
     /// /is/<Server>/<Server.Object>/history?attr=&since=&points= (JSON): Dictionary::history().
     void serveHistory(const Target &target, const QString &server, const QString &name,
                       const QUrlQuery &query);
+    /// /is/<Server>/<Server.Object>.png?width=&height=&logy=&logz=: the histogram drawn by
+    /// dialog-render, with ETag and Last-Modified from the object's update; a conditional GET of the
+    /// same update gets 304 without drawing.
+    void servePng(const Target &target, const QString &server, const QString &name, const QUrlQuery &query);
+    void answerPng(const Target &target, const QString &name, const QString &type, const is::Time &time,
+                   quint64 updates, const QJsonObject &value, const QUrlQuery &query);
     void serveFile(const Target &target, const QString &file);
     void serveMetrics(const Target &target);
     bool criteriaFromQuery(const QUrlQuery &query, is::Criteria *out, QString *error, int *status) const;
@@ -64,6 +76,8 @@ private:
     MetricsExporter &m_metrics;
     WebPipeline &m_pipeline;
     QThreadPool m_scans; // the list scans of the local server (at most two at once)
+    std::unique_ptr<WebRenderer> m_renderer;
+    QCache<QByteArray, QByteArray> m_pngs; // drawn PNGs by name and ETag, cost in bytes
 };
 
 } // namespace dialog::isd

@@ -135,6 +135,8 @@ bool WebServer::handleRequest(const QHttpServerRequest &request, QTcpSocket *soc
     t.close = header(request, "connection").compare("close", Qt::CaseInsensitive) == 0;
     const auto method = request.method();
     t.head = method == QHttpServerRequest::Method::Head;
+    t.ifNoneMatch = header(request, "if-none-match");
+    t.ifModifiedSince = header(request, "if-modified-since");
     if (method != QHttpServerRequest::Method::Get && !t.head) {
         WebAnswer a = WebAnswer::error(405, QStringLiteral("the web IS is read-only (GET and HEAD only)"));
         a.headers.append(qMakePair(QByteArray("Allow"), QByteArray("GET, HEAD")));

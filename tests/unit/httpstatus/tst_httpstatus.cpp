@@ -12,6 +12,7 @@ private slots:
         QTest::addColumn<int>("status");
         QTest::addColumn<QByteArray>("phrase");
         QTest::newRow("ok") << 200 << QByteArray("OK");
+        QTest::newRow("not-modified") << 304 << QByteArray("Not Modified");
         QTest::newRow("bad-request") << 400 << QByteArray("Bad Request");
         QTest::newRow("unauthorized") << 401 << QByteArray("Unauthorized");
         QTest::newRow("not-found") << 404 << QByteArray("Not Found");
@@ -21,6 +22,7 @@ private slots:
         QTest::newRow("uri") << 414 << QByteArray("URI Too Long");
         QTest::newRow("head") << 431 << QByteArray("Request Header Fields Too Large");
         QTest::newRow("server-error") << 500 << QByteArray("Internal Server Error");
+        QTest::newRow("not-implemented") << 501 << QByteArray("Not Implemented");
         QTest::newRow("bad-gateway") << 502 << QByteArray("Bad Gateway");
         QTest::newRow("unavailable") << 503 << QByteArray("Service Unavailable");
         QTest::newRow("gateway-timeout") << 504 << QByteArray("Gateway Timeout");
