@@ -81,7 +81,17 @@ run_tests() {
     build
     say "running the test suite"
     local rc=0
-    (cd "$BUILD" && QT_QPA_PLATFORM=offscreen ctest --output-on-failure --timeout 600 "${args[@]}") || rc=$?
+    if [ ${#args[@]} -eq 0 ]; then
+        # The whole suite: the unit and integration tests two at a time (each starts its daemons on
+        # free loopback ports and keeps its files in a directory of its own), then one at a time the
+        # tests that take the whole machine or shared system state (GUIs, network namespaces,
+        # packages, the soak, Python against the demo).
+        (cd "$BUILD" && QT_QPA_PLATFORM=offscreen ctest --output-on-failure --timeout 600 -j2 -L '^(unit|integration|docs)$' &&
+            cp Testing/Temporary/LastTest.log Testing/Temporary/LastTest-parallel.log &&
+            QT_QPA_PLATFORM=offscreen ctest --output-on-failure --timeout 600 -LE '^(unit|integration|docs)$') || rc=$?
+    else
+        (cd "$BUILD" && QT_QPA_PLATFORM=offscreen ctest --output-on-failure --timeout 600 "${args[@]}") || rc=$?
+    fi
     # Tests skipped as a whole (e.g. multihost without network namespaces) say why, one line each.
     grep -h '^SKIP   : ' "$BUILD"/Testing/Temporary/LastTest*.log 2>/dev/null | sort -u | sed 's/^/skipped: /' || true
     [ $rc -eq 0 ] || return $rc
