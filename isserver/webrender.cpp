@@ -72,7 +72,7 @@ void WebRenderer::render(const RenderRequest &r, Done done)
                                .arg(MaxQueued),
                       {}});
     const qint64 id = m_nextId++;
-    const QJsonObject request{{QStringLiteral("id"), id},
+    QJsonObject request{{QStringLiteral("id"), id},
                               {QStringLiteral("width"), r.width},
                               {QStringLiteral("height"), r.height},
                               {QStringLiteral("type"), r.type},
@@ -80,6 +80,8 @@ void WebRenderer::render(const RenderRequest &r, Done done)
                               {QStringLiteral("value"), r.value},
                               {QStringLiteral("log_y"), r.logY},
                               {QStringLiteral("log_z"), r.logZ}};
+    if (!r.check.isEmpty())
+        request.insert(QStringLiteral("check"), r.check);
     m_queue.push_back(Pending{id, lengthPrefixed(QJsonDocument(request).toJson(QJsonDocument::Compact)),
                               std::move(done)});
     if (!m_busy)

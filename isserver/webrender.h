@@ -24,6 +24,7 @@ struct RenderRequest
     int height = 0;
     bool logY = false;
     bool logZ = false;
+    QJsonObject check; ///< a DQResult's value (status, value, details); empty: none
 };
 
 /// What came of it: a PNG, or the HTTP status and the reason.

@@ -380,31 +380,57 @@ void WebRoutes::serveObject(const Target &t, const QString &server, const QStrin
         as);
 }
 
-void WebRoutes::servePng(const Target &t, const QString &server, const QString &name, const QUrlQuery &query)
+void WebRoutes::readPngPart(const QString &name, std::function<void(const PngPart *, const WebAnswer &)> done)
 {
-    const std::optional<QString> obj = objectOf(server, name);
-    if (!obj)
-        return finish(t, badObjectName(server, name));
+    QString server, object;
+    is::Dictionary::splitName(name, &server, &object);
     if (server == m_options.name) {
         is::Object value;
         is::ObjectInfo info;
         const Status read = m_repository.get(name, &value, {}, &info);
         if (read.code() == Status::Code::NotFound)
-            return finish(t, WebAnswer::error(404, QStringLiteral("no object %1").arg(name.left(200))));
+            return done(nullptr, WebAnswer::error(404, QStringLiteral("no object %1").arg(name.left(200))));
         if (!read.isOk())
-            return finish(t, WebAnswer::error(400, read.message()));
-        return answerPng(t, name, info.typeName, info.time, info.updateCount, is::toJson(value), query);
+            return done(nullptr, WebAnswer::error(400, read.message()));
+        const PngPart part{name, info.typeName, info.time, info.updateCount, is::toJson(value)};
+        return done(&part, {});
     }
-    m_dictionary.get(name, [this, t, query](const is::Status &s, const is::Entry &e) {
+    m_dictionary.get(name, [done = std::move(done)](const is::Status &s, const is::Entry &e) {
         if (!s.isOk())
-            return finish(t, WebAnswer::error(httpStatus(s), s.toString()));
-        answerPng(t, e.name, e.typeName, e.time, e.updateCount, is::toJson(e.object), query);
+            return done(nullptr, WebAnswer::error(httpStatus(s), s.toString()));
+        const PngPart part{e.name, e.typeName, e.time, e.updateCount, is::toJson(e.object)};
+        done(&part, {});
     });
 }
 
-void WebRoutes::answerPng(const Target &t, const QString &name, const QString &type, const is::Time &time,
-                          quint64 updates, const QJsonObject &value, const QUrlQuery &query)
+void WebRoutes::servePng(const Target &t, const QString &server, const QString &name, const QUrlQuery &query)
 {
+    if (!objectOf(server, name))
+        return finish(t, badObjectName(server, name));
+    // ?check=Server.Object: a data-quality result (DQResult: status, value, details) whose colour
+    // frames the picture, as in the histogram presenter.
+    const QString check = query.queryItemValue(QStringLiteral("check"), QUrl::FullyDecoded);
+    QString checkServer, checkObject;
+    if (!check.isEmpty() && !is::Dictionary::splitName(check, &checkServer, &checkObject))
+        return finish(t, WebAnswer::error(400, QStringLiteral("check must name an IS object as Server.Object (got '%1')")
+                                                   .arg(check.left(200))));
+    readPngPart(name, [this, t, query, check](const PngPart *histogram, const WebAnswer &failed) {
+        if (!histogram)
+            return finish(t, failed);
+        if (check.isEmpty())
+            return answerPng(t, *histogram, nullptr, query);
+        readPngPart(check, [this, t, query, h = *histogram](const PngPart *result, const WebAnswer &failed) {
+            if (!result)
+                return finish(t, failed);
+            answerPng(t, h, result, query);
+        });
+    });
+}
+
+void WebRoutes::answerPng(const Target &t, const PngPart &histogram, const PngPart *check, const QUrlQuery &query)
+{
+    const QString &name = histogram.name, &type = histogram.type;
+    const is::Time &time = histogram.time;
     static const QString h1 = QStringLiteral("Histogram1D"), h2 = QStringLiteral("Histogram2D");
     const QString drawnAs = type == h1 || m_types.isSameOrDerived(type, h1)   ? h1
                             : type == h2 || m_types.isSameOrDerived(type, h2) ? h2
@@ -417,7 +443,9 @@ void WebRoutes::answerPng(const Target &t, const QString &name, const QString &t
     RenderRequest r;
     r.name = name;
     r.type = drawnAs;
-    r.value = value;
+    r.value = histogram.value;
+    if (check)
+        r.check = check->value;
     r.width = pngSide(query, QStringLiteral("width"), 480, &why);
     r.height = r.width < 0 ? -1 : pngSide(query, QStringLiteral("height"), 320, &why);
     if (r.width < 0 || r.height < 0 || !pngFlag(query, QStringLiteral("logy"), &r.logY, &why) ||
@@ -425,11 +453,15 @@ void WebRoutes::answerPng(const Target &t, const QString &name, const QString &t
         return finish(t, WebAnswer::error(400, why));
 
     // One picture per update of the object and per drawing: its tag says which.
-    const QByteArray etag = '"' + QByteArray::number(updates) + '-' +
-                            QByteArray::number(time.microsecondsSinceEpoch(), 36) + '-' +
+    const auto version = [](const PngPart &p) {
+        return QByteArray::number(p.updates) + '-' + QByteArray::number(p.time.microsecondsSinceEpoch(), 36);
+    };
+    const QByteArray etag = '"' + version(histogram) + (check ? "-c" + version(*check) : QByteArray()) + '-' +
                             QByteArray::number(r.width) + 'x' + QByteArray::number(r.height) +
                             (r.logY ? "-ly" : "") + (r.logZ ? "-lz" : "") + '"';
-    const QByteArray lastModified = httpDate(time.toDateTime());
+    // The picture changes with either object: the later of their times.
+    const is::Time changed = check && time < check->time ? check->time : time;
+    const QByteArray lastModified = httpDate(changed.toDateTime());
     const auto withTags = [&](WebAnswer a) {
         a.headers.append(qMakePair(QByteArray("ETag"), etag));
         a.headers.append(qMakePair(QByteArray("Last-Modified"), lastModified));
@@ -441,14 +473,14 @@ void WebRoutes::answerPng(const Target &t, const QString &name, const QString &t
     } else if (!t.ifModifiedSince.isEmpty()) {
         const QDateTime since = fromHttpDate(t.ifModifiedSince);
         // HTTP dates have whole seconds: the object is unchanged when its second is not later.
-        unchanged = since.isValid() && time.toDateTime().toSecsSinceEpoch() <= since.toSecsSinceEpoch();
+        unchanged = since.isValid() && changed.toDateTime().toSecsSinceEpoch() <= since.toSecsSinceEpoch();
     }
     if (unchanged) {
         WebAnswer a;
         a.status = 304;
         return finish(t, withTags(a));
     }
-    const QByteArray key = name.toUtf8() + ' ' + etag;
+    const QByteArray key = name.toUtf8() + ' ' + (check ? check->name.toUtf8() : QByteArray()) + ' ' + etag;
     if (const QByteArray *cached = m_pngs.object(key)) {
         WebAnswer a;
         a.contentType = "image/png";

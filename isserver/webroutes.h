@@ -11,6 +11,7 @@
 #include <QString>
 #include <QStringList>
 #include <QThreadPool>
+#include <functional>
 #include <memory>
 
 class QUrl;
@@ -62,8 +63,18 @@ private:
     /// dialog-render, with ETag and Last-Modified from the object's update; a conditional GET of the
     /// same update gets 304 without drawing.
     void servePng(const Target &target, const QString &server, const QString &name, const QUrlQuery &query);
-    void answerPng(const Target &target, const QString &name, const QString &type, const is::Time &time,
-                   quint64 updates, const QJsonObject &value, const QUrlQuery &query);
+    /// One object read for a picture: from the repository when it is this server's, else through
+    /// the dictionary; @p done gets it, or the HTTP answer of the failure.
+    struct PngPart
+    {
+        QString name;
+        QString type;
+        is::Time time;
+        quint64 updates = 0;
+        QJsonObject value;
+    };
+    void readPngPart(const QString &name, std::function<void(const PngPart *, const WebAnswer &)> done);
+    void answerPng(const Target &target, const PngPart &histogram, const PngPart *check, const QUrlQuery &query);
     void serveFile(const Target &target, const QString &file);
     void serveMetrics(const Target &target);
     bool criteriaFromQuery(const QUrlQuery &query, is::Criteria *out, QString *error, int *status) const;

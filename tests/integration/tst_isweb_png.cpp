@@ -7,6 +7,7 @@
 
 #include <QElapsedTimer>
 #include <QFile>
+#include <QColor>
 #include <QImage>
 #include <QTemporaryDir>
 #include <QtTest>
@@ -24,6 +25,7 @@ private Q_SLOTS:
     void histogramsAreDrawn();
     void conditionalGetsAnswer304();
     void badRequestsAreRefused();
+    void checkResultColoursTheFrame();
     void otherServersObjectIsDrawn();
     void missingRendererIsSaid();
     void hangingRendererDoesNotHoldTheServer();
@@ -196,6 +198,45 @@ void tst_IsWebPng::badRequestsAreRefused()
     }
     // The server is still there, and still draws.
     QCOMPARE(httpGet(m_http, "/is/DAQ/DAQ.flat.png").status, 200);
+}
+
+void tst_IsWebPng::checkResultColoursTheFrame()
+{
+    m_server = startWebServer(QStringLiteral("DAQ"));
+    QVERIFY(waitForServer(QStringLiteral("DAQ")));
+    writeHistograms(QStringLiteral("DAQ"));
+    const auto result = [&](const char *status) {
+        is::Object r = is::Object::create(m_dict->types(), QStringLiteral("DQResult"));
+        r.set(QStringLiteral("status"), QString::fromLatin1(status));
+        r.set(QStringLiteral("details"), QStringLiteral("1 dead bin(s): 17"));
+        return r;
+    };
+    QVERIFY_OK(m_dict->insertSync(QStringLiteral("DAQ.flat.dead"), result("Bad")));
+    // The frame's colour: red for Bad, green for Good (the presenter's colours).
+    const auto frameColour = [&](const HttpReply &r) {
+        const QImage image = QImage::fromData(r.body, "PNG");
+        return image.isNull() ? QColor() : image.pixelColor(1, image.height() / 2);
+    };
+    const QByteArray path = "/is/DAQ/DAQ.flat.png?width=300&height=200&check=DAQ.flat.dead";
+    const HttpReply bad = httpGet(m_http, path);
+    QVERIFY2(bad.status == 200, bad.body);
+    QColor c = frameColour(bad);
+    QVERIFY2(c.red() > 150 && c.green() < 110 && c.blue() < 110, qPrintable(c.name()));
+    const HttpReply plain = httpGet(m_http, "/is/DAQ/DAQ.flat.png?width=300&height=200");
+    QVERIFY(plain.header("etag") != bad.header("etag"));
+    QCOMPARE(httpGet(m_http, path, "If-None-Match: " + bad.header("etag") + "\r\n").status, 304);
+
+    // The check's result changes, the histogram does not: a new picture, green.
+    QVERIFY_OK(m_dict->updateSync(QStringLiteral("DAQ.flat.dead"), result("Good")));
+    const HttpReply good = httpGet(m_http, path, "If-None-Match: " + bad.header("etag") + "\r\n");
+    QCOMPARE(good.status, 200);
+    c = frameColour(good);
+    QVERIFY2(c.green() > 110 && c.red() < 110, qPrintable(c.name()));
+
+    QCOMPARE(httpGet(m_http, "/is/DAQ/DAQ.flat.png?check=nodot").status, 400);
+    const HttpReply missing = httpGet(m_http, "/is/DAQ/DAQ.flat.png?check=DAQ.nothing");
+    QCOMPARE(missing.status, 404);
+    QVERIFY2(missing.body.contains("no object DAQ.nothing"), missing.body);
 }
 
 void tst_IsWebPng::otherServersObjectIsDrawn()
