@@ -1,6 +1,7 @@
 #include "histogrampainter.h"
 
 #include <QFontMetrics>
+#include <algorithm>
 #include <QPainter>
 #include <QPainterPath>
 #include <cmath>

@@ -1,8 +1,10 @@
 #include "presenterwindow.h"
 
 #include <QGridLayout>
+#include <QIcon>
 #include <QLabel>
 #include <QPainter>
+#include <QPixmap>
 #include <QStatusBar>
 #include <QTabWidget>
 #include <QTimer>

@@ -6,6 +6,7 @@
 
 #include <QCommandLineParser>
 #include <QGuiApplication>
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <cstdio>

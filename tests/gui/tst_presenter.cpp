@@ -65,6 +65,7 @@ private Q_SLOTS:
     void init() { QVERIFY(setUpIs(QStringLiteral("presenter-test"))); }
     void cleanup() { tearDownIs(); }
     void checksColourThePictures();
+    void examplePagesFileLoads();
     void badPagesFilesAreRefused_data();
     void badPagesFilesAreRefused();
 
@@ -115,9 +116,10 @@ void tst_Presenter::checksColourThePictures()
     const QString refs = dir.filePath(QStringLiteral("references"));
     QVERIFY(QDir().mkpath(refs));
     // The reference of ro1.shape: the same shape as the histogram, a tenth of its entries.
+    const QList<double> eventSize = gaussian(100, 40, 8, 10000);
     QJsonArray refContents;
-    for (double v : gaussian(100, 40, 8, 1000))
-        refContents.append(v);
+    for (double v : eventSize)
+        refContents.append(v / 10);
     writeFile(refs + QStringLiteral("/ro1.shape.json"),
               {{QStringLiteral("type"), QStringLiteral("Histogram1D")}, {QStringLiteral("xLow"), 0}, {QStringLiteral("xHigh"), 2000},
                {QStringLiteral("xBins"), 100}, {QStringLiteral("yBins"), 1}, {QStringLiteral("entries"), 1000},
@@ -148,7 +150,7 @@ void tst_Presenter::checksColourThePictures()
     startServer(QStringLiteral("DQM"));
     QVERIFY(waitForServer(QStringLiteral("Monitor")));
     QVERIFY(waitForServer(QStringLiteral("DQM")));
-    write1D(QStringLiteral("Monitor.RO1.eventSize"), 2000, gaussian(100, 40, 8, 10000));
+    write1D(QStringLiteral("Monitor.RO1.eventSize"), 2000, eventSize);
     write1D(QStringLiteral("Monitor.RO2.occupancy"), Channels, occupancy(17)); // channel 17 dead
     write2D(QStringLiteral("Monitor.All.hitmap"), 40, 16);
     QProcess *dqm = m_fx->start(QStringLiteral("dialog-dqm"),
@@ -212,6 +214,17 @@ void tst_Presenter::checksColourThePictures()
     QVERIFY(pixelsNear(mapImage, HistogramPainter::colourAt(1.0)) > 20); // the peak, and the scale's top
     QVERIFY(pixelsNear(mapImage, HistogramPainter::colourAt(0.0)) > 20);
     QVERIFY(saveScreenshot(&w, QStringLiteral("presenter-maps.png")));
+}
+
+void tst_Presenter::examplePagesFileLoads()
+{
+    PageSet pages;
+    QCOMPARE(PageSet::load(QStringLiteral(DIALOG_SOURCE_DIR "/resources/presenter/example.json"),
+                           QStringLiteral("/var/lib/dialog/dqm"), &pages),
+             QString());
+    QCOMPARE(pages.pages.size(), 2);
+    QCOMPARE(pages.pages.at(0).entries.at(0).referenceFile, QStringLiteral("/var/lib/dialog/dqm/ro1.shape.json"));
+    QVERIFY(pages.pages.at(1).entries.at(0).logZ);
 }
 
 void tst_Presenter::badPagesFilesAreRefused_data()
