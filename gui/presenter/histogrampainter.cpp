@@ -251,10 +251,8 @@ void paint1D(QPainter *p, const HistogramData &h, const PaintOptions &o, const H
         area.lineTo(x.toPixel(s.first().x0), base);
         area.closeSubpath();
     }
-    QColor fill = HistogramPainter::barColor();
-    fill.setAlpha(170);
-    p->fillPath(area, fill);
-    p->setPen(QPen(HistogramPainter::barColor().darker(160), 1));
+    p->fillPath(area, HistogramPainter::barColor());
+    p->setPen(QPen(HistogramPainter::barColor().darker(190), 1));
     p->drawPath(outline);
     if (o.reference.isValid() && o.reference.kind == HistogramData::Kind::OneD) {
         p->setRenderHint(QPainter::Antialiasing, true);

@@ -55,7 +55,7 @@ public:
     /// The step line of the reference.
     static QColor referenceColor() { return QColor(200, 0, 160); }
     /// The fill of 1D bars.
-    static QColor barColor() { return QColor(70, 130, 180); }
+    static QColor barColor() { return QColor(128, 170, 206); }
 };
 
 } // namespace dialog::presenter

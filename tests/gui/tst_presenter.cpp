@@ -137,13 +137,13 @@ void tst_Presenter::checksColourThePictures()
                                    check("ro2.dead", "Monitor.RO2.occupancy", "dead_bins", {})}}});
     const QString pagesFile = dir.filePath(QStringLiteral("pages.json"));
     writeFile(pagesFile,
-              QJsonDocument::fromJson(R"({"pages": [
+              QJsonDocument::fromJson(R"json({"pages": [
         {"name": "Readout", "subsystem": "DAQ", "columns": 2, "histograms": [
             {"histogram": "Monitor.RO1.eventSize", "check": "DQM.ro1.shape"},
             {"histogram": "Monitor.RO2.occupancy", "check": "DQM.ro2.dead", "log_y": true}]},
         {"name": "Maps", "subsystem": "DAQ", "histograms": [
             {"histogram": "Monitor.All.hitmap", "log_z": true, "title": "hit map (all readouts)"},
-            {"histogram": "Monitor.Missing.h"}]}]})")
+            {"histogram": "Monitor.Missing.h"}]}]})json")
                   .object());
 
     startServer(QStringLiteral("Monitor"));
