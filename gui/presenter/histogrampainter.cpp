@@ -284,16 +284,25 @@ void paint2D(QPainter *p, const HistogramData &h, const PaintOptions &o, const H
 {
     const QRect &plot = l.plot;
     const Axis z = zRange(h, o.logZ);
-    // One pixel per cell, row 0 at the bottom, scaled onto the plot without smoothing.
-    QImage cells(h.xBins, h.yBins, QImage::Format_ARGB32);
+    // One pixel per cell, row 0 at the bottom, scaled onto the plot without smoothing; the colours
+    // from a table of 256 levels (opaque, so premultiplied is the same).
+    QRgb table[256];
+    for (int k = 0; k < 256; ++k)
+        table[k] = HistogramPainter::colourAt(k / 255.0).rgba();
+    const double lo = z.log ? std::log10(z.lo) : z.lo;
+    const double span = (z.log ? std::log10(z.hi) : z.hi) - lo;
+    QImage cells(h.xBins, h.yBins, QImage::Format_ARGB32_Premultiplied);
     cells.fill(Qt::transparent);
+    const double *c = h.contents.constData();
     for (int j = 0; j < h.yBins; ++j) {
         auto *line = reinterpret_cast<QRgb *>(cells.scanLine(h.yBins - 1 - j));
+        const double *row = c + qsizetype(j) * h.xBins;
         for (int i = 0; i < h.xBins; ++i) {
-            const double v = h.contents.at(qsizetype(j) * h.xBins + i);
+            const double v = row[i];
             if (v <= 0)
                 continue;
-            line[i] = HistogramPainter::colourAt(std::clamp(z.fraction(v), 0.0, 1.0)).rgba();
+            const double t = ((z.log ? std::log10(v) : v) - lo) / span;
+            line[i] = table[std::clamp(int(t * 255 + 0.5), 0, 255)];
         }
     }
     p->drawImage(plot, cells);

@@ -143,7 +143,7 @@ void tst_Presenter::checksColourThePictures()
             {"histogram": "Monitor.RO2.occupancy", "check": "DQM.ro2.dead", "log_y": true}]},
         {"name": "Maps", "subsystem": "DAQ", "histograms": [
             {"histogram": "Monitor.All.hitmap", "log_z": true, "title": "hit map (all readouts)"},
-            {"histogram": "Monitor.Missing.h"}]}]})json")
+            {"histogram": "Monitor.Missing.h", "reference": "late.json"}]}]})json")
                   .object());
 
     startServer(QStringLiteral("Monitor"));
@@ -210,6 +210,14 @@ void tst_Presenter::checksColourThePictures()
     QCOMPARE(map->quality(), Quality::None);
     HistogramWidget *missing = w.widgetFor(QStringLiteral("Monitor.Missing.h"));
     QTRY_COMPARE_WITH_TIMEOUT(missing->options().message, QStringLiteral("Monitor.Missing.h is not in the IS"), 10000);
+    // A reference file that appears (or changes) is read again: it shows without a restart.
+    QVERIFY(!missing->options().reference.isValid());
+    writeFile(dir.filePath(QStringLiteral("late.json")),
+              {{QStringLiteral("type"), QStringLiteral("Histogram1D")}, {QStringLiteral("xLow"), 0}, {QStringLiteral("xHigh"), 4},
+               {QStringLiteral("xBins"), 4}, {QStringLiteral("yBins"), 1}, {QStringLiteral("entries"), 10},
+               {QStringLiteral("contents"), QJsonArray{1, 2, 3, 4}}});
+    QTRY_VERIFY_WITH_TIMEOUT(missing->options().reference.isValid(), 10000);
+    QCOMPARE(missing->options().reference.contents, (QList<double>{1, 2, 3, 4}));
     const QImage mapImage = map->grab().toImage();
     QVERIFY(pixelsNear(mapImage, HistogramPainter::colourAt(1.0)) > 20); // the peak, and the scale's top
     QVERIFY(pixelsNear(mapImage, HistogramPainter::colourAt(0.0)) > 20);
