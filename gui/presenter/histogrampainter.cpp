@@ -26,7 +26,11 @@ struct Axis
             return v > 0 ? (std::log10(v) - std::log10(lo)) / (std::log10(hi) - std::log10(lo)) : -1.0;
         return (v - lo) / (hi - lo);
     }
-    double toPixel(double v) const { return p0 + std::clamp(fraction(v), -0.01, 1.01) * (p1 - p0); }
+    double toPixel(double v) const
+    {
+        const double f = fraction(v);
+        return p0 + (std::isnan(f) ? 0.0 : std::clamp(f, -0.01, 1.01)) * (p1 - p0);
+    }
 };
 
 QString label(double v)
@@ -39,9 +43,15 @@ QString label(double v)
 // Tick values: 1-2-5 steps for a linear axis, decades (with 2 and 5 when few) for a log one.
 QList<double> ticks(double lo, double hi, bool log, int maxTicks)
 {
+    // Every count is bounded, and ticks are counted by an integer: near 1e20 adding a small step
+    // to a double does not move it, and a loop on the value would never end.
     QList<double> out;
     maxTicks = std::max(2, maxTicks);
+    if (!std::isfinite(lo) || !std::isfinite(hi) || !(hi > lo) || (log && !(lo > 0)))
+        return out;
     if (log) {
+        if (!std::isfinite(std::log10(hi)) || !std::isfinite(std::log10(lo)))
+            return out;
         const int a = int(std::ceil(std::log10(lo) - 1e-9)), b = int(std::floor(std::log10(hi) + 1e-9));
         const int step = std::max(1, (b - a + 1 + maxTicks - 1) / maxTicks);
         for (int k = a; k <= b; k += step)
@@ -64,8 +74,15 @@ QList<double> ticks(double lo, double hi, bool log, int maxTicks)
             step = m * mag;
             break;
         }
-    for (double v = std::ceil(lo / step - 1e-9) * step; v <= hi + step * 1e-9; v += step)
+    if (!std::isfinite(step) || !(step > 0))
+        return out;
+    const double first = std::ceil(lo / step - 1e-9), last = std::floor(hi / step + 1e-9);
+    if (!std::isfinite(first) || !std::isfinite(last) || last - first > 1000)
+        return out;
+    for (int i = 0; i <= int(last - first); ++i) {
+        const double v = (first + i) * step;
         out << (std::abs(v) < step * 1e-9 ? 0.0 : v);
+    }
     return out;
 }
 

@@ -15,7 +15,7 @@
 namespace dialog::presenter::render {
 
 /// Largest request accepted (a larger one is read, discarded and answered with an error).
-constexpr quint32 MaxRequestBytes = 64 * 1024 * 1024;
+constexpr quint32 MaxRequestBytes = 16 * 1024 * 1024; // a 1000 x 1000 histogram is about 8 MB of JSON
 /// Bounds of width and height, in pixels.
 constexpr int MinSize = 16, MaxSize = 4096;
 

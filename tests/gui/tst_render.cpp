@@ -88,7 +88,7 @@ private Q_SLOTS:
     void cleanup();
     void drawsOneAndTwoDimensional();
     void samePictureAsPresenter();
-    void badRequestsGetAnErrorAndItGoesOn_data();
+    void badRequestsGetAnErrorAndItGoesOn_data(); // and hostile values that are drawn
     void badRequestsGetAnErrorAndItGoesOn();
     void oversizedRequestIsSkipped();
     void endOfInputExitsWithZero();
@@ -242,6 +242,21 @@ void tst_Render::badRequestsGetAnErrorAndItGoesOn_data()
     v.insert(QStringLiteral("yBins"), 100000);
     o.insert(QStringLiteral("value"), v);
     QTest::newRow("too many bins") << json(o) << QStringLiteral("bins out of range");
+    // Edges near 1e20, a few units of the last place apart, on a wide picture: the ticks' steps are
+    // smaller than what a double can add there. Drawn (no ticks), never a loop that does not end.
+    o = good;
+    v = histogram1D(8, [](int i) { return i; });
+    v.insert(QStringLiteral("xLow"), 1e20);
+    v.insert(QStringLiteral("xHigh"), 1e20 + 65536);
+    o.insert(QStringLiteral("value"), v);
+    o.insert(QStringLiteral("width"), 4000);
+    QTest::newRow("edges a few ulps apart (drawn)") << json(o) << QString();
+    o = good;
+    v = histogram1D(8, [](int i) { return i < 4 ? 1e308 : -1e308; });
+    v.insert(QStringLiteral("entries"), 8); // their sum is not a number JSON has
+    o.insert(QStringLiteral("value"), v);
+    o.insert(QStringLiteral("log_y"), true);
+    QTest::newRow("contents at the limits of double (drawn)") << json(o) << QString();
     o = good;
     o.remove(QStringLiteral("value"));
     QTest::newRow("no value") << json(o) << QStringLiteral("no \"value\"");
@@ -257,9 +272,14 @@ void tst_Render::badRequestsGetAnErrorAndItGoesOn()
     QFETCH(QString, error);
     const Answer bad = ask(payload);
     QVERIFY(bad.complete);
-    QVERIFY2(bad.head.value(QStringLiteral("error")).toString().contains(error),
-             qPrintable(bad.head.value(QStringLiteral("error")).toString()));
-    QVERIFY(bad.png.isEmpty());
+    const QString got = bad.head.value(QStringLiteral("error")).toString();
+    if (error.isEmpty()) { // hostile but valid: a picture
+        QCOMPARE(got, QString());
+        QVERIFY(!image(bad).isNull());
+    } else {
+        QVERIFY2(got.contains(error), qPrintable(got));
+        QVERIFY(bad.png.isEmpty());
+    }
     // It goes on answering.
     const Answer good = ask(request(11, 200, 100, QStringLiteral("Histogram1D"), histogram1D(8, [](int i) { return i; })));
     QVERIFY(good.complete);
