@@ -73,8 +73,9 @@ HistogramData HistogramData::fromJson(const QJsonObject &j, const QString &typeH
 {
     QString type = j.value(QStringLiteral("type")).toString(typeHint);
     if (type.isEmpty())
-        type = j.contains(QStringLiteral("yBins")) && !j.contains(QStringLiteral("bins")) ? QStringLiteral("Histogram2D")
-                                                                                         : QStringLiteral("Histogram1D");
+        type = j.contains(QStringLiteral("yBins")) && !j.contains(QStringLiteral("bins"))
+                   ? QStringLiteral("Histogram2D")
+                   : QStringLiteral("Histogram1D");
     HistogramData h;
     if (type == QLatin1String("Histogram1D"))
         h.kind = Kind::OneD;
@@ -89,9 +90,9 @@ HistogramData HistogramData::fromJson(const QJsonObject &j, const QString &typeH
         return number(v, out);
     };
     double xBins = 0, yBins = 0;
-    const bool binsOk = h.kind == Kind::OneD
-                            ? (j.contains(QStringLiteral("bins")) ? get("bins", &xBins) : get("xBins", &xBins))
-                            : get("xBins", &xBins) && get("yBins", &yBins);
+    const bool binsOk = h.kind == Kind::OneD ? (j.contains(QStringLiteral("bins")) ? get("bins", &xBins)
+                                                                                   : get("xBins", &xBins))
+                                             : get("xBins", &xBins) && get("yBins", &yBins);
     if (!binsOk || !get("xLow", &h.xLow) || !get("xHigh", &h.xHigh) ||
         (h.kind == Kind::TwoD && (!get("yLow", &h.yLow) || !get("yHigh", &h.yHigh))) ||
         !get("entries", &h.entries, false))

@@ -43,7 +43,8 @@ struct HistogramData
     /// from a dialog-dqm reference file ("type", "xBins", "yBins" = 1 for 1D). @p type
     /// ("Histogram1D" / "Histogram2D") is used when the JSON has no "type"; empty: told by the
     /// attributes present.
-    static HistogramData fromJson(const QJsonObject &json, const QString &type = {}, QString *error = nullptr);
+    static HistogramData fromJson(const QJsonObject &json, const QString &type = {},
+                                  QString *error = nullptr);
 };
 
 /// The verdict of a data-quality check as the pictures colour it.

@@ -1,9 +1,9 @@
 #include "histogrampainter.h"
 
 #include <QFontMetrics>
-#include <algorithm>
 #include <QPainter>
 #include <QPainterPath>
+#include <algorithm>
 #include <cmath>
 
 namespace dialog::presenter {
@@ -380,8 +380,9 @@ QColor HistogramPainter::backgroundColor(Quality q)
 QColor HistogramPainter::colourAt(double t)
 {
     // Viridis, in five stops: dark violet (few) to yellow (many); legible on white and in grey.
-    static const QColor stops[] = {QColor(0x44, 0x01, 0x54), QColor(0x3b, 0x52, 0x8b), QColor(0x21, 0x91, 0x8c),
-                                   QColor(0x5e, 0xc9, 0x62), QColor(0xfd, 0xe7, 0x25)};
+    static const QColor stops[] = {QColor(0x44, 0x01, 0x54), QColor(0x3b, 0x52, 0x8b),
+                                   QColor(0x21, 0x91, 0x8c), QColor(0x5e, 0xc9, 0x62),
+                                   QColor(0xfd, 0xe7, 0x25)};
     t = std::clamp(t, 0.0, 1.0) * 4;
     const int i = std::min(3, int(t));
     const double f = t - i;
@@ -395,7 +396,8 @@ HistogramPainter::Layout HistogramPainter::layout(const QSize &size, const Histo
 {
     Layout l;
     l.frame = QRect(QPoint(0, 0), size);
-    l.frameWidth = o.check.quality == Quality::None ? 0 : std::clamp(std::min(size.width(), size.height()) / 50, 2, 6);
+    l.frameWidth =
+        o.check.quality == Quality::None ? 0 : std::clamp(std::min(size.width(), size.height()) / 50, 2, 6);
     QRect inner = l.frame.adjusted(l.frameWidth, l.frameWidth, -l.frameWidth, -l.frameWidth);
     if (!hasText(size)) {
         l.plot = inner.adjusted(1, 1, -1, -1);
@@ -434,7 +436,8 @@ void HistogramPainter::paint(QPainter *p, const QRect &rect, const HistogramData
     const bool text = !l.title.isEmpty();
     p->setFont(pictureFont(rect.size()));
 
-    p->fillRect(l.frame, o.check.quality == Quality::None ? backgroundColor(Quality::None) : qualityColor(o.check.quality));
+    p->fillRect(l.frame, o.check.quality == Quality::None ? backgroundColor(Quality::None)
+                                                          : qualityColor(o.check.quality));
     p->fillRect(l.frame.adjusted(l.frameWidth, l.frameWidth, -l.frameWidth, -l.frameWidth),
                 backgroundColor(o.check.quality));
     p->fillRect(l.plot, Qt::white);
@@ -462,7 +465,8 @@ void HistogramPainter::paint(QPainter *p, const QRect &rect, const HistogramData
                     QFontMetrics(bold).elidedText(titleText(h, o), Qt::ElideMiddle, l.title.width()));
         p->setFont(pictureFont(rect.size()));
         if (!l.caption.isEmpty()) {
-            p->setPen(o.check.quality == Quality::Warning ? QColor(120, 70, 0) : qualityColor(o.check.quality).darker(150));
+            p->setPen(o.check.quality == Quality::Warning ? QColor(120, 70, 0)
+                                                          : qualityColor(o.check.quality).darker(150));
             p->drawText(l.caption, Qt::AlignLeft | Qt::AlignVCenter,
                         fm.elidedText(captionText(o), Qt::ElideRight, l.caption.width()));
         }

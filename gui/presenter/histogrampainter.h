@@ -17,13 +17,13 @@ namespace dialog::presenter {
 
 struct PaintOptions
 {
-    QString label;            ///< drawn before the histogram's title (the object's name)
-    bool logX = false;        ///< 1D: log x axis (ignored when xLow <= 0)
-    bool logY = false;        ///< 1D: log y axis
-    bool logZ = false;        ///< 2D: log colour scale
-    HistogramData reference;  ///< overlaid when valid (1D only)
-    CheckResult check;        ///< Quality::None: no frame, no caption
-    QString message;          ///< drawn instead of the histogram when it is not valid
+    QString label;           ///< drawn before the histogram's title (the object's name)
+    bool logX = false;       ///< 1D: log x axis (ignored when xLow <= 0)
+    bool logY = false;       ///< 1D: log y axis
+    bool logZ = false;       ///< 2D: log colour scale
+    HistogramData reference; ///< overlaid when valid (1D only)
+    CheckResult check;       ///< Quality::None: no frame, no caption
+    QString message;         ///< drawn instead of the histogram when it is not valid
 };
 
 class HistogramPainter
@@ -32,17 +32,18 @@ public:
     /// Where the parts of a picture of @p size go (the same for every paint of that size and input).
     struct Layout
     {
-        QRect frame;    ///< the whole picture; its outer frameWidth pixels take the check's colour
+        QRect frame; ///< the whole picture; its outer frameWidth pixels take the check's colour
         int frameWidth = 0;
-        QRect title;    ///< the title line (empty when the picture is too small for text)
-        QRect plot;     ///< the data area
-        QRect scale;    ///< 2D: the colour scale bar (empty otherwise)
-        QRect caption;  ///< the check's line (empty without a check or text)
+        QRect title;   ///< the title line (empty when the picture is too small for text)
+        QRect plot;    ///< the data area
+        QRect scale;   ///< 2D: the colour scale bar (empty otherwise)
+        QRect caption; ///< the check's line (empty without a check or text)
     };
     static Layout layout(const QSize &size, const HistogramData &h, const PaintOptions &options);
 
     /// Paints into @p rect of @p painter (any QPaintDevice). The painter's state is restored.
-    static void paint(QPainter *painter, const QRect &rect, const HistogramData &h, const PaintOptions &options);
+    static void paint(QPainter *painter, const QRect &rect, const HistogramData &h,
+                      const PaintOptions &options);
     /// The picture as an image of @p size (ARGB32 premultiplied; a null image for an empty size).
     static QImage render(const QSize &size, const HistogramData &h, const PaintOptions &options);
 

@@ -44,15 +44,17 @@ void HistogramWidget::updateToolTip()
 {
     QStringList lines{m_entry.histogram};
     if (!m_entry.check.isEmpty()) {
-        lines << QStringLiteral("%1: %2").arg(m_entry.check, CheckResult::qualityName(m_options.check.quality));
+        lines << QStringLiteral("%1: %2").arg(m_entry.check,
+                                              CheckResult::qualityName(m_options.check.quality));
         if (m_options.check.quality != Quality::Undefined)
             lines << QStringLiteral("value: %1").arg(m_options.check.value);
         if (!m_options.check.details.isEmpty())
             lines << m_options.check.details;
     }
     if (!m_entry.referenceFile.isEmpty())
-        lines << QStringLiteral("reference: %1%2").arg(m_entry.referenceFile,
-                                                      m_options.reference.isValid() ? QString() : QStringLiteral(" (none)"));
+        lines << QStringLiteral("reference: %1%2")
+                     .arg(m_entry.referenceFile,
+                          m_options.reference.isValid() ? QString() : QStringLiteral(" (none)"));
     setToolTip(lines.join(QLatin1Char('\n')));
 }
 

@@ -23,7 +23,8 @@ int main(int argc, char *argv[])
     p.addOption({QStringLiteral("references"),
                  QStringLiteral("dialog-dqm's reference directory: the references of the pages' checks."),
                  QStringLiteral("dir")});
-    p.addOption({QStringLiteral("page"), QStringLiteral("The page to show first (\"sub-system: page\" or its name)."),
+    p.addOption({QStringLiteral("page"),
+                 QStringLiteral("The page to show first (\"sub-system: page\" or its name)."),
                  QStringLiteral("name")});
     dialog::ClientOptions::addParserOptions(p);
     p.process(app);
@@ -33,7 +34,7 @@ int main(int argc, char *argv[])
     }
     dialog::presenter::PageSet pages;
     if (const QString error = dialog::presenter::PageSet::load(p.value(QStringLiteral("pages")),
-                                                              p.value(QStringLiteral("references")), &pages);
+                                                               p.value(QStringLiteral("references")), &pages);
         !error.isEmpty()) {
         std::fprintf(stderr, "dialog-presenter: %s\n", qPrintable(error));
         return 1;
@@ -47,7 +48,8 @@ int main(int argc, char *argv[])
     dialog::quitOnTerminationSignals();
     dialog::presenter::PresenterWindow w(o, pages);
     if (p.isSet(QStringLiteral("page")) && !w.showPage(p.value(QStringLiteral("page")))) {
-        std::fprintf(stderr, "dialog-presenter: no page \"%s\"\n", qPrintable(p.value(QStringLiteral("page"))));
+        std::fprintf(stderr, "dialog-presenter: no page \"%s\"\n",
+                     qPrintable(p.value(QStringLiteral("page"))));
         return 1;
     }
     w.show();

@@ -64,7 +64,8 @@ QString parseEntry(const QJsonObject &e, const QString &baseDir, const QString &
         if (check.isEmpty() || check.contains(QLatin1Char('/')))
             return QStringLiteral("\"reference_check\" must be a check's name");
         if (referencesDir.isEmpty())
-            return QStringLiteral("\"reference_check\" needs --references (dialog-dqm's reference directory)");
+            return QStringLiteral(
+                "\"reference_check\" needs --references (dialog-dqm's reference directory)");
         x.referenceFile = QDir(referencesDir).absoluteFilePath(check + QStringLiteral(".json"));
     } else if (!x.check.isEmpty() && !referencesDir.isEmpty()) {
         // dialog-dqm keeps a check's reference as <references>/<check>.json: shown when there is one.
@@ -77,7 +78,8 @@ QString parseEntry(const QJsonObject &e, const QString &baseDir, const QString &
 
 } // namespace
 
-QString PageSet::parse(const QByteArray &json, const QString &baseDir, const QString &referencesDir, PageSet *out)
+QString PageSet::parse(const QByteArray &json, const QString &baseDir, const QString &referencesDir,
+                       PageSet *out)
 {
     QJsonParseError pe;
     const QJsonDocument doc = QJsonDocument::fromJson(json, &pe);

@@ -23,7 +23,10 @@ struct Page
     int columns = 2;
     QList<PageEntry> entries;
     /// "subsystem: name", or the name without a sub-system.
-    QString label() const { return subsystem.isEmpty() ? name : QStringLiteral("%1: %2").arg(subsystem, name); }
+    QString label() const
+    {
+        return subsystem.isEmpty() ? name : QStringLiteral("%1: %2").arg(subsystem, name);
+    }
 };
 
 struct PageSet

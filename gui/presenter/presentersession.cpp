@@ -20,8 +20,8 @@ PresenterSession::PresenterSession(const ClientOptions &options, const PageSet &
         QString server, object;
         is::Dictionary::splitName(name, &server, &object);
         // With a snapshot: the current value (or its absence) each time the subscription is made.
-        m_subscriptions.insert(m_receiver->subscribeWithSnapshot(server, is::Criteria::exactName(object), true),
-                               name);
+        m_subscriptions.insert(
+            m_receiver->subscribeWithSnapshot(server, is::Criteria::exactName(object), true), name);
     };
     for (const Page &p : std::as_const(m_pages.pages))
         for (const PageEntry &e : p.entries) {
@@ -69,8 +69,9 @@ void PresenterSession::reloadReferences()
         r.exists = true;
         r.modified = info.lastModified();
         QFile f(it.key());
-        r.data = f.open(QIODevice::ReadOnly) ? HistogramData::fromJson(QJsonDocument::fromJson(f.readAll()).object())
-                                             : HistogramData();
+        r.data = f.open(QIODevice::ReadOnly)
+                     ? HistogramData::fromJson(QJsonDocument::fromJson(f.readAll()).object())
+                     : HistogramData();
         Q_EMIT changed(it.key());
     }
 }

@@ -48,8 +48,8 @@ QIcon qualityIcon(Quality q)
 } // namespace
 
 PresenterWindow::PresenterWindow(const ClientOptions &options, const PageSet &pages, QWidget *parent)
-    : QMainWindow(parent), m_session(new PresenterSession(options, pages, this)), m_tabs(new QTabWidget(this)),
-      m_status(new QLabel(this))
+    : QMainWindow(parent), m_session(new PresenterSession(options, pages, this)),
+      m_tabs(new QTabWidget(this)), m_status(new QLabel(this))
 {
     setWindowTitle(QStringLiteral("DIALOG histogram presenter"));
     setCentralWidget(m_tabs);
@@ -64,7 +64,8 @@ PresenterWindow::PresenterWindow(const ClientOptions &options, const PageSet &pa
             auto *h = new HistogramWidget(page.entries.at(i), w);
             grid->addWidget(h, int(i / page.columns), int(i % page.columns));
             list << h;
-            h->setHistogram(m_session->histogram(h->entry().histogram), m_session->histogramMessage(h->entry().histogram));
+            h->setHistogram(m_session->histogram(h->entry().histogram),
+                            m_session->histogramMessage(h->entry().histogram));
             if (!h->entry().referenceFile.isEmpty())
                 h->setReference(m_session->reference(h->entry().referenceFile));
         }
@@ -77,8 +78,9 @@ PresenterWindow::PresenterWindow(const ClientOptions &options, const PageSet &pa
     statusTimer->setInterval(1000);
     connect(statusTimer, &QTimer::timeout, this, [this] {
         m_status->setText(QStringLiteral("%1 · %2 updates")
-                              .arg(client()->state() == Client::State::Connected ? QStringLiteral("connected")
-                                                           : QStringLiteral("not connected"))
+                              .arg(client()->state() == Client::State::Connected
+                                       ? QStringLiteral("connected")
+                                       : QStringLiteral("not connected"))
                               .arg(m_session->updates()));
     });
     statusTimer->start();

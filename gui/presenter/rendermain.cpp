@@ -59,7 +59,8 @@ int main(int argc, char *argv[])
     QCommandLineParser p;
     p.setApplicationDescription(QStringLiteral(
         "Draws IS histograms as PNG pictures, off screen, for the web IS: length-prefixed JSON requests on "
-        "stdin, length-prefixed answers and PNGs on stdout, until EOF. The same drawing as dialog-presenter."));
+        "stdin, length-prefixed answers and PNGs on stdout, until EOF. The same drawing as "
+        "dialog-presenter."));
     p.addHelpOption();
     p.process(app);
     std::signal(SIGPIPE, SIG_IGN); // a parent that went away: write() fails and the loop ends
@@ -73,7 +74,9 @@ int main(int argc, char *argv[])
         if (n > MaxRequestBytes) {
             if (!readExact(nullptr, n))
                 return 0;
-            reply = encodeAnswer(-1, QStringLiteral("request of %1 bytes is over the limit of %2").arg(n).arg(MaxRequestBytes));
+            reply = encodeAnswer(
+                -1,
+                QStringLiteral("request of %1 bytes is over the limit of %2").arg(n).arg(MaxRequestBytes));
         } else {
             QByteArray json(qsizetype(n), Qt::Uninitialized);
             if (!readExact(json.data(), n)) {

@@ -1,8 +1,10 @@
 // The protocol of dialog-render, apart from its pipes: one request in, one answer out.
 //   request: u32 big-endian length N | N bytes of JSON
 //            {"id", "width", "height", "type": "Histogram1D"|"Histogram2D", "value": <dialog::is::toJson>,
-//             "name", "log_x", "log_y", "log_z", "reference": <histogram JSON>, "check": {status, value, details}}
-//   answer:  u32 BE length M | M bytes of JSON {"id", "error"} | u32 BE length K | K bytes of PNG (K = 0 on error)
+//             "name", "log_x", "log_y", "log_z", "reference": <histogram JSON>, "check": {status, value,
+//             details}}
+//   answer:  u32 BE length M | M bytes of JSON {"id", "error"} | u32 BE length K | K bytes of PNG (K = 0 on
+//   error)
 // Nothing here reads or writes a file descriptor: answer() takes the request's bytes and returns
 // the answer's, so the codec is tested with byte arrays (tst_render) and the loop lives in main.
 #pragma once

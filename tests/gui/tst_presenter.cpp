@@ -28,7 +28,8 @@ QList<double> gaussian(int bins, double mean, double sigma, double total)
 {
     QList<double> c;
     for (int i = 0; i < bins; ++i)
-        c << std::round(total / (sigma * 2.5066) * std::exp(-(i + 0.5 - mean) * (i + 0.5 - mean) / (2 * sigma * sigma)));
+        c << std::round(total / (sigma * 2.5066) *
+                        std::exp(-(i + 0.5 - mean) * (i + 0.5 - mean) / (2 * sigma * sigma)));
     return c;
 }
 
@@ -121,8 +122,12 @@ void tst_Presenter::checksColourThePictures()
     for (double v : eventSize)
         refContents.append(v / 10);
     writeFile(refs + QStringLiteral("/ro1.shape.json"),
-              {{QStringLiteral("type"), QStringLiteral("Histogram1D")}, {QStringLiteral("xLow"), 0}, {QStringLiteral("xHigh"), 2000},
-               {QStringLiteral("xBins"), 100}, {QStringLiteral("yBins"), 1}, {QStringLiteral("entries"), 1000},
+              {{QStringLiteral("type"), QStringLiteral("Histogram1D")},
+               {QStringLiteral("xLow"), 0},
+               {QStringLiteral("xHigh"), 2000},
+               {QStringLiteral("xBins"), 100},
+               {QStringLiteral("yBins"), 1},
+               {QStringLiteral("entries"), 1000},
                {QStringLiteral("contents"), refContents}});
     const auto check = [](const char *name, const char *histogram, const char *algorithm, QJsonObject extra) {
         extra.insert(QStringLiteral("name"), QLatin1String(name));
@@ -136,15 +141,14 @@ void tst_Presenter::checksColourThePictures()
                                          {{QStringLiteral("warning"), 5}, {QStringLiteral("bad"), 20}}),
                                    check("ro2.dead", "Monitor.RO2.occupancy", "dead_bins", {})}}});
     const QString pagesFile = dir.filePath(QStringLiteral("pages.json"));
-    writeFile(pagesFile,
-              QJsonDocument::fromJson(R"json({"pages": [
+    writeFile(pagesFile, QJsonDocument::fromJson(R"json({"pages": [
         {"name": "Readout", "subsystem": "DAQ", "columns": 2, "histograms": [
             {"histogram": "Monitor.RO1.eventSize", "check": "DQM.ro1.shape"},
             {"histogram": "Monitor.RO2.occupancy", "check": "DQM.ro2.dead", "log_y": true}]},
         {"name": "Maps", "subsystem": "DAQ", "histograms": [
             {"histogram": "Monitor.All.hitmap", "log_z": true, "title": "hit map (all readouts)"},
             {"histogram": "Monitor.Missing.h", "reference": "late.json"}]}]})json")
-                  .object());
+                             .object());
 
     startServer(QStringLiteral("Monitor"));
     startServer(QStringLiteral("DQM"));
@@ -175,7 +179,7 @@ void tst_Presenter::checksColourThePictures()
     QTRY_COMPARE_WITH_TIMEOUT(ro1->quality(), Quality::Good, 10000);
     QVERIFY(ro1->histogram().kind == HistogramData::Kind::OneD);
     QCOMPARE(ro1->histogram().xBins, 100);
-    QVERIFY(ro1->options().reference.isValid()); // dialog-dqm's reference of ro1.shape
+    QVERIFY(ro1->options().reference.isValid());  // dialog-dqm's reference of ro1.shape
     QVERIFY(!ro2->options().reference.isValid()); // dead_bins takes none
     QVERIFY(ro2->toolTip().contains(QStringLiteral("1 dead bin(s): 17")));
     QCOMPARE(w.pageQuality(0), Quality::Bad);
@@ -183,7 +187,8 @@ void tst_Presenter::checksColourThePictures()
     // What is drawn: red frame and a reddish background for the Bad check, green for the Good one;
     // the reference's line over RO1.
     const QImage bad = ro2->grab().toImage(), good = ro1->grab().toImage();
-    const HistogramPainter::Layout badLayout = HistogramPainter::layout(bad.size(), ro2->histogram(), ro2->options());
+    const HistogramPainter::Layout badLayout =
+        HistogramPainter::layout(bad.size(), ro2->histogram(), ro2->options());
     QCOMPARE(bad.pixelColor(1, 1), HistogramPainter::qualityColor(Quality::Bad));
     QCOMPARE(bad.pixelColor(bad.width() / 2, badLayout.frameWidth),
              HistogramPainter::backgroundColor(Quality::Bad));
@@ -192,13 +197,16 @@ void tst_Presenter::checksColourThePictures()
     QVERIFY(pixelsNear(bad, HistogramPainter::referenceColor()) < 10);
     QVERIFY(pixelsNear(good, HistogramPainter::barColor()) > 500);
     // The widget draws exactly the picture dialog-render makes of the same input.
-    QCOMPARE(bad, HistogramPainter::render(bad.size(), ro2->histogram(), ro2->options()).convertToFormat(bad.format()));
+    QCOMPARE(
+        bad,
+        HistogramPainter::render(bad.size(), ro2->histogram(), ro2->options()).convertToFormat(bad.format()));
     QVERIFY(saveScreenshot(&w, QStringLiteral("presenter.png")));
 
     // The dead channel comes back: its check, then its picture, turn Good live.
     write1D(QStringLiteral("Monitor.RO2.occupancy"), Channels, occupancy(-1));
     QTRY_COMPARE_WITH_TIMEOUT(ro2->quality(), Quality::Good, 10000);
-    QTRY_COMPARE_WITH_TIMEOUT(ro2->grab().toImage().pixelColor(1, 1), HistogramPainter::qualityColor(Quality::Good), 5000);
+    QTRY_COMPARE_WITH_TIMEOUT(ro2->grab().toImage().pixelColor(1, 1),
+                              HistogramPainter::qualityColor(Quality::Good), 5000);
     QCOMPARE(ro2->histogram().contents.at(17), 1000.0 + (17 * 37) % 60);
     QCOMPARE(w.pageQuality(0), Quality::Good);
 
@@ -209,12 +217,17 @@ void tst_Presenter::checksColourThePictures()
     QCOMPARE(map->histogram().xBins, 40);
     QCOMPARE(map->quality(), Quality::None);
     HistogramWidget *missing = w.widgetFor(QStringLiteral("Monitor.Missing.h"));
-    QTRY_COMPARE_WITH_TIMEOUT(missing->options().message, QStringLiteral("Monitor.Missing.h is not in the IS"), 10000);
+    QTRY_COMPARE_WITH_TIMEOUT(missing->options().message,
+                              QStringLiteral("Monitor.Missing.h is not in the IS"), 10000);
     // A reference file that appears (or changes) is read again: it shows without a restart.
     QVERIFY(!missing->options().reference.isValid());
     writeFile(dir.filePath(QStringLiteral("late.json")),
-              {{QStringLiteral("type"), QStringLiteral("Histogram1D")}, {QStringLiteral("xLow"), 0}, {QStringLiteral("xHigh"), 4},
-               {QStringLiteral("xBins"), 4}, {QStringLiteral("yBins"), 1}, {QStringLiteral("entries"), 10},
+              {{QStringLiteral("type"), QStringLiteral("Histogram1D")},
+               {QStringLiteral("xLow"), 0},
+               {QStringLiteral("xHigh"), 4},
+               {QStringLiteral("xBins"), 4},
+               {QStringLiteral("yBins"), 1},
+               {QStringLiteral("entries"), 10},
                {QStringLiteral("contents"), QJsonArray{1, 2, 3, 4}}});
     QTRY_VERIFY_WITH_TIMEOUT(missing->options().reference.isValid(), 10000);
     QCOMPARE(missing->options().reference.contents, (QList<double>{1, 2, 3, 4}));
@@ -231,7 +244,8 @@ void tst_Presenter::examplePagesFileLoads()
                            QStringLiteral("/var/lib/dialog/dqm"), &pages),
              QString());
     QCOMPARE(pages.pages.size(), 2);
-    QCOMPARE(pages.pages.at(0).entries.at(0).referenceFile, QStringLiteral("/var/lib/dialog/dqm/ro1.shape.json"));
+    QCOMPARE(pages.pages.at(0).entries.at(0).referenceFile,
+             QStringLiteral("/var/lib/dialog/dqm/ro1.shape.json"));
     QVERIFY(pages.pages.at(1).entries.at(0).logZ);
 }
 
@@ -248,17 +262,22 @@ void tst_Presenter::badPagesFilesAreRefused_data()
     QTest::newRow("histogram not Server.Object")
         << QByteArray(R"({"pages": [{"name": "P", "histograms": [{"histogram": "nodot"}]}]})")
         << QStringLiteral("page \"P\", histogram 1: \"histogram\" must name an IS object as Server.Object");
-    QTest::newRow("unknown key") << QByteArray(R"({"pages": [{"name": "P", "histograms": [{"histogram": "A.b", "logy": true}]}]})")
-                                 << QStringLiteral("unknown key \"logy\"");
-    QTest::newRow("flag not a bool") << QByteArray(R"({"pages": [{"name": "P", "histograms": [{"histogram": "A.b", "log_y": 1}]}]})")
-                                     << QStringLiteral("\"log_y\" must be true or false");
-    QTest::newRow("columns out of range") << QByteArray(R"({"pages": [{"name": "P", "columns": 0, "histograms": [{"histogram": "A.b"}]}]})")
-                                          << QStringLiteral("\"columns\" must be an integer in [1, 8]");
-    QTest::newRow("page twice") << QByteArray(R"({"pages": [{"name": "P", "histograms": [{"histogram": "A.b"}]},
+    QTest::newRow("unknown key")
+        << QByteArray(R"({"pages": [{"name": "P", "histograms": [{"histogram": "A.b", "logy": true}]}]})")
+        << QStringLiteral("unknown key \"logy\"");
+    QTest::newRow("flag not a bool")
+        << QByteArray(R"({"pages": [{"name": "P", "histograms": [{"histogram": "A.b", "log_y": 1}]}]})")
+        << QStringLiteral("\"log_y\" must be true or false");
+    QTest::newRow("columns out of range")
+        << QByteArray(R"({"pages": [{"name": "P", "columns": 0, "histograms": [{"histogram": "A.b"}]}]})")
+        << QStringLiteral("\"columns\" must be an integer in [1, 8]");
+    QTest::newRow("page twice") << QByteArray(
+                                       R"({"pages": [{"name": "P", "histograms": [{"histogram": "A.b"}]},
                                                             {"name": "P", "histograms": [{"histogram": "A.c"}]}]})")
                                 << QStringLiteral("a second page \"P\"");
     QTest::newRow("reference_check without --references")
-        << QByteArray(R"({"pages": [{"name": "P", "histograms": [{"histogram": "A.b", "reference_check": "c"}]}]})")
+        << QByteArray(
+               R"({"pages": [{"name": "P", "histograms": [{"histogram": "A.b", "reference_check": "c"}]}]})")
         << QStringLiteral("needs --references");
 }
 

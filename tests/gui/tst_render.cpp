@@ -8,12 +8,12 @@
 #include "screenshot.h"
 
 #include <QJsonArray>
-#include <functional>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QProcess>
 #include <QtEndian>
 #include <QtTest>
+#include <functional>
 
 using namespace dialog;
 using namespace dialog::test;
@@ -51,10 +51,14 @@ QJsonObject histogram2D(int xb, int yb, const std::function<double(int, int)> &c
         for (int i = 0; i < xb; ++i)
             c.append(content(i, j));
     return {{QStringLiteral("title"), QStringLiteral("hit map")},
-            {QStringLiteral("xLow"), 0.0},  {QStringLiteral("xHigh"), double(xb)},
-            {QStringLiteral("xBins"), xb},  {QStringLiteral("yLow"), 0.0},
-            {QStringLiteral("yHigh"), double(yb)}, {QStringLiteral("yBins"), yb},
-            {QStringLiteral("contents"), c}, {QStringLiteral("entries"), xb * yb}};
+            {QStringLiteral("xLow"), 0.0},
+            {QStringLiteral("xHigh"), double(xb)},
+            {QStringLiteral("xBins"), xb},
+            {QStringLiteral("yLow"), 0.0},
+            {QStringLiteral("yHigh"), double(yb)},
+            {QStringLiteral("yBins"), yb},
+            {QStringLiteral("contents"), c},
+            {QStringLiteral("entries"), xb * yb}};
 }
 
 QJsonObject request(int id, int w, int h, const QString &type, const QJsonObject &value)
@@ -141,7 +145,7 @@ Answer tst_Render::ask(const QByteArray &payload)
         m_buffer.remove(0, 8 + m + k);
         return true;
     };
-    a.complete = waitUntil(parse, 20000) ;
+    a.complete = waitUntil(parse, 20000);
     if (!a.complete)
         qWarning() << "no whole answer; stderr:" << m_render->readAllStandardError();
     return a;
@@ -149,8 +153,9 @@ Answer tst_Render::ask(const QByteArray &payload)
 
 void tst_Render::drawsOneAndTwoDimensional()
 {
-    const Answer one = ask(request(1, 400, 300, QStringLiteral("Histogram1D"),
-                                   histogram1D(128, [](int i) { return 1000.0 * std::exp(-(i - 40) * (i - 40) / 200.0); })));
+    const Answer one =
+        ask(request(1, 400, 300, QStringLiteral("Histogram1D"),
+                    histogram1D(128, [](int i) { return 1000.0 * std::exp(-(i - 40) * (i - 40) / 200.0); })));
     QVERIFY(one.complete);
     QCOMPARE(one.head.value(QStringLiteral("id")).toInt(), 1);
     QCOMPARE(one.head.value(QStringLiteral("error")).toString(), QString());
@@ -159,8 +164,9 @@ void tst_Render::drawsOneAndTwoDimensional()
     QVERIFY(a.save(screenshotPath(QStringLiteral("render-1d.png"))));
 
     // Another histogram, same size: another picture.
-    const Answer other = ask(request(2, 400, 300, QStringLiteral("Histogram1D"),
-                                     histogram1D(128, [](int i) { return 1000.0 * std::exp(-(i - 90) * (i - 90) / 50.0); })));
+    const Answer other =
+        ask(request(2, 400, 300, QStringLiteral("Histogram1D"),
+                    histogram1D(128, [](int i) { return 1000.0 * std::exp(-(i - 90) * (i - 90) / 50.0); })));
     QVERIFY(other.complete);
     QCOMPARE(other.head.value(QStringLiteral("id")).toInt(), 2);
     QVERIFY(differingPixels(a, image(other)) > 500);
@@ -181,7 +187,8 @@ void tst_Render::drawsOneAndTwoDimensional()
     QVERIFY(differingPixels(m, image(map2)) > 1000);
 
     // The smallest and a large picture.
-    const Answer tiny = ask(request(5, 16, 16, QStringLiteral("Histogram1D"), histogram1D(10, [](int i) { return i; })));
+    const Answer tiny =
+        ask(request(5, 16, 16, QStringLiteral("Histogram1D"), histogram1D(10, [](int i) { return i; })));
     QCOMPARE(image(tiny).size(), QSize(16, 16));
     const Answer large = ask(request(6, 2000, 1200, QStringLiteral("Histogram2D"),
                                      histogram2D(100, 100, [](int i, int j) { return double(i + j); })));
@@ -195,9 +202,10 @@ void tst_Render::samePictureAsPresenter()
     QJsonObject req = request(7, 360, 240, QStringLiteral("Histogram1D"), value);
     req.insert(QStringLiteral("log_y"), true);
     req.insert(QStringLiteral("reference"), histogram1D(64, [](int) { return 5.0; }));
-    req.insert(QStringLiteral("check"), QJsonObject{{QStringLiteral("status"), QStringLiteral("Bad")},
-                                                   {QStringLiteral("value"), 42.5},
-                                                   {QStringLiteral("details"), QStringLiteral("chi2/ndf 42.5")}});
+    req.insert(QStringLiteral("check"),
+               QJsonObject{{QStringLiteral("status"), QStringLiteral("Bad")},
+                           {QStringLiteral("value"), 42.5},
+                           {QStringLiteral("details"), QStringLiteral("chi2/ndf 42.5")}});
     const Answer a = ask(req);
     QVERIFY(a.complete);
     QCOMPARE(a.head.value(QStringLiteral("error")).toString(), QString());
@@ -217,7 +225,8 @@ void tst_Render::badRequestsGetAnErrorAndItGoesOn_data()
     QTest::addColumn<QByteArray>("payload");
     QTest::addColumn<QString>("error");
     const auto json = [](QJsonObject o) { return QJsonDocument(o).toJson(QJsonDocument::Compact); };
-    const QJsonObject good = request(10, 200, 100, QStringLiteral("Histogram1D"), histogram1D(8, [](int i) { return i; }));
+    const QJsonObject good =
+        request(10, 200, 100, QStringLiteral("Histogram1D"), histogram1D(8, [](int i) { return i; }));
     QJsonObject o = good;
     o.insert(QStringLiteral("width"), 15);
     QTest::newRow("too narrow") << json(o) << QStringLiteral("width and height");
@@ -231,8 +240,10 @@ void tst_Render::badRequestsGetAnErrorAndItGoesOn_data()
     o.insert(QStringLiteral("type"), QStringLiteral("RunInfo"));
     QTest::newRow("not a histogram type") << json(o) << QStringLiteral("type must be");
     o = good;
-    o.insert(QStringLiteral("value"), QJsonObject{{QStringLiteral("bins"), 8}, {QStringLiteral("xLow"), 0},
-                                                  {QStringLiteral("xHigh"), 1}, {QStringLiteral("contents"), QJsonArray{1, 2}}});
+    o.insert(QStringLiteral("value"), QJsonObject{{QStringLiteral("bins"), 8},
+                                                  {QStringLiteral("xLow"), 0},
+                                                  {QStringLiteral("xHigh"), 1},
+                                                  {QStringLiteral("contents"), QJsonArray{1, 2}}});
     QTest::newRow("contents do not match bins") << json(o) << QStringLiteral("2 contents for 8 bins");
     o = good;
     o.insert(QStringLiteral("value"), histogram2D(1, 1, [](int, int) { return 1; }));
@@ -281,7 +292,8 @@ void tst_Render::badRequestsGetAnErrorAndItGoesOn()
         QVERIFY(bad.png.isEmpty());
     }
     // It goes on answering.
-    const Answer good = ask(request(11, 200, 100, QStringLiteral("Histogram1D"), histogram1D(8, [](int i) { return i; })));
+    const Answer good =
+        ask(request(11, 200, 100, QStringLiteral("Histogram1D"), histogram1D(8, [](int i) { return i; })));
     QVERIFY(good.complete);
     QCOMPARE(good.head.value(QStringLiteral("id")).toInt(), 11);
     QCOMPARE(image(good).size(), QSize(200, 100));
@@ -302,7 +314,8 @@ void tst_Render::oversizedRequestIsSkipped()
         sent += quint32(part.size());
         QVERIFY(waitUntil([&] { return m_render->bytesToWrite() < (4 << 20); }, 20000));
     }
-    const Answer good = ask(request(12, 100, 100, QStringLiteral("Histogram1D"), histogram1D(8, [](int i) { return i; })));
+    const Answer good =
+        ask(request(12, 100, 100, QStringLiteral("Histogram1D"), histogram1D(8, [](int i) { return i; })));
     QVERIFY(good.complete);
     // The oversized request's answer came first (it is parsed by ask() as the first whole answer).
     QVERIFY2(good.head.value(QStringLiteral("error")).toString().contains(QStringLiteral("over the limit")),
@@ -315,7 +328,8 @@ void tst_Render::oversizedRequestIsSkipped()
 
 void tst_Render::endOfInputExitsWithZero()
 {
-    QVERIFY(ask(request(13, 64, 64, QStringLiteral("Histogram1D"), histogram1D(4, [](int i) { return i; }))).complete);
+    QVERIFY(ask(request(13, 64, 64, QStringLiteral("Histogram1D"), histogram1D(4, [](int i) { return i; })))
+                .complete);
     m_render->closeWriteChannel();
     QVERIFY(m_render->waitForFinished(10000));
     QCOMPARE(m_render->exitStatus(), QProcess::NormalExit);
