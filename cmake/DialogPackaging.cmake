@@ -90,8 +90,9 @@ set(CPACK_COMPONENT_GUI_DEPENDS runtime daemons)
 # The platform plug-ins (xcb, offscreen) are Qt plug-ins too.
 set(CPACK_DEBIAN_GUI_PACKAGE_DEPENDS "qt6-qpa-plugins")
 set(CPACK_DEBIAN_GUI_DESCRIPTION "Control-room applications.
-Run control, IS monitor, online monitoring display (OMD), message browser
-and the DIALOG inspector (Qt Widgets).")
+Run control, IS monitor, online monitoring display (OMD), histogram presenter
+and its off-screen renderer for the web IS's pictures (dialog-render), message
+browser and the DIALOG inspector (Qt Widgets).")
 
 set(CPACK_DEBIAN_PYTHON_PACKAGE_NAME python3-dialog-toolkit)
 set(CPACK_DEBIAN_PYTHON_PACKAGE_ARCHITECTURE all)
