@@ -141,7 +141,15 @@ AlarmsWindow::AlarmsWindow(const ClientOptions &options, QWidget *parent)
     });
     connect(m_view->selectionModel(), &QItemSelectionModel::currentRowChanged, this, [this] { showDetails(); });
     // The details and the buttons follow the selected alarm as the table changes.
-    connect(m_model, &QAbstractItemModel::dataChanged, this, [this] {
+    // (Not on a blink step, which changes the colour roles only.)
+    connect(m_model, &QAbstractItemModel::dataChanged, this,
+            [this](const QModelIndex &, const QModelIndex &, const QList<int> &roles) {
+                if (!roles.isEmpty())
+                    return;
+                showDetails();
+                updateActions();
+            });
+    connect(m_model, &QAbstractItemModel::modelReset, this, [this] {
         showDetails();
         updateActions();
     });
@@ -295,6 +303,9 @@ void AlarmsWindow::showDetails()
     const QJsonObject a = current.isValid()
                               ? m_model->alarm(current.data(AlarmTableModel::PathRole).toString())
                               : QJsonObject();
+    if (a == m_detailsOf)
+        return; // unchanged: the pane keeps its scroll position and text selection
+    m_detailsOf = a;
     if (a.isEmpty()) {
         m_details->clear();
         return;

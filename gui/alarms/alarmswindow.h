@@ -9,6 +9,7 @@
 
 #include "dialog/client.h"
 
+#include <QJsonObject>
 #include <QMainWindow>
 #include <QPointer>
 #include <memory>
@@ -90,6 +91,7 @@ private:
     QAction *m_ack = nullptr, *m_shelve = nullptr, *m_unshelve = nullptr;
     QPointer<ActionDialog> m_dialog;
     QString m_lastRefusal;
+    QJsonObject m_detailsOf; ///< the alarm the details pane shows
     std::unique_ptr<Client> m_client; ///< destroyed first, before the widgets its callbacks touch
 };
 
