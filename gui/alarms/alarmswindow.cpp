@@ -71,8 +71,11 @@ AlarmsWindow::AlarmsWindow(const ClientOptions &options, QWidget *parent)
     m_treeView->setUniformRowHeights(true);
     m_treeView->header()->setStretchLastSection(false);
     m_treeView->header()->setSectionResizeMode(AlarmTreeModel::Name, QHeaderView::Stretch);
-    for (int c = AlarmTreeModel::Worst; c < AlarmTreeModel::ColumnCount; ++c)
-        m_treeView->header()->setSectionResizeMode(c, QHeaderView::ResizeToContents);
+    // Fixed widths: ResizeToContents would measure every item of a large tree at each change.
+    for (int c = AlarmTreeModel::Worst; c < AlarmTreeModel::ColumnCount; ++c) {
+        m_treeView->header()->setSectionResizeMode(c, QHeaderView::Fixed);
+        m_treeView->header()->resizeSection(c, c == AlarmTreeModel::Worst ? 62 : 52);
+    }
     m_treeView->expandToDepth(0);
 
     m_view = new QTableView;
@@ -101,7 +104,7 @@ AlarmsWindow::AlarmsWindow(const ClientOptions &options, QWidget *parent)
     right->addWidget(m_view);
     right->addWidget(m_details);
     right->setStretchFactor(0, 3);
-    right->setStretchFactor(1, 1);
+    right->setStretchFactor(1, 2);
     auto *split = new QSplitter(Qt::Horizontal);
     split->addWidget(m_treeView);
     split->addWidget(right);
@@ -240,8 +243,8 @@ void AlarmsWindow::updateCounts()
     const qint64 failures = h.value(u"failures"_s).toInteger();
     if (h.contains(u"error"_s) || h.value(u"dropped"_s).toInteger() > 0) {
         m_historyProblem->setText(
-            u"⚠ The alarm history database fails (%1): %2 changes wait in memory and are retried, %3 failures, "
-            "%4 dropped. The alarms themselves keep working."_s.arg(h.value(u"database"_s).toString(),
+            u"⚠ The alarm history database fails (%1: %2): %3 changes wait in memory and are retried, %4 "
+            "failures, %5 dropped. The alarms themselves keep working."_s.arg(h.value(u"database"_s).toString(),
                                                                     h.value(u"error"_s).toString())
                 .arg(pending)
                 .arg(failures)
@@ -313,6 +316,19 @@ void AlarmsWindow::showDetails()
     QString html = u"<h3 style='margin:0'>%1</h3><p><b>%2</b> · %3 · %4</p>"_s.arg(
         escaped(a.value(u"path"_s).toString()), escaped(a.value(u"severity"_s).toString().toUpper()),
         escaped(a.value(u"state"_s).toString()), escaped(a.value(u"description"_s).toString()));
+    const QString guidance = a.value(u"guidance"_s).toString();
+    html += u"<p><b>Guidance:</b> %1</p>"_s.arg(
+        guidance.isEmpty() ? u"<i>none given</i>"_s : escaped(guidance).replace(u'\n', u"<br>"_s));
+    const QJsonArray links = a.value(u"links"_s).toArray();
+    if (!links.isEmpty()) {
+        html += u"<b>Links:</b><ul style='margin-top:0'>"_s;
+        for (const QJsonValue &l : links) {
+            const QString text = l.toString();
+            const QUrl url = QUrl::fromUserInput(text);
+            html += u"<li><a href='%1'>%2</a></li>"_s.arg(escaped(url.toString()), escaped(text));
+        }
+        html += u"</ul>"_s;
+    }
     auto line = [&](const QString &label, const QString &text) {
         if (!text.isEmpty())
             html += u"<b>%1:</b> %2<br>"_s.arg(label, escaped(text));
@@ -335,19 +351,6 @@ void AlarmsWindow::showDetails()
         line(u"Disabled by"_s, a.value(u"disabled_by"_s).toString());
     if (a.value(u"ack_comment_required"_s).toBool())
         line(u"Note"_s, u"an acknowledgement needs a comment"_s);
-    const QString guidance = a.value(u"guidance"_s).toString();
-    html += u"<h4 style='margin-bottom:2px'>Guidance</h4><p>%1</p>"_s.arg(
-        guidance.isEmpty() ? u"<i>none given</i>"_s : escaped(guidance).replace(u'\n', u"<br>"_s));
-    const QJsonArray links = a.value(u"links"_s).toArray();
-    if (!links.isEmpty()) {
-        html += u"<h4 style='margin-bottom:2px'>Links</h4><ul style='margin-top:0'>"_s;
-        for (const QJsonValue &l : links) {
-            const QString text = l.toString();
-            const QUrl url = QUrl::fromUserInput(text);
-            html += u"<li><a href='%1'>%2</a></li>"_s.arg(escaped(url.toString()), escaped(text));
-        }
-        html += u"</ul>"_s;
-    }
     m_details->setHtml(html);
 }
 

@@ -67,8 +67,8 @@ HistoryView::HistoryView(AlarmSession *session, QWidget *parent)
     m_view->setColumnWidth(Event, 95);
     m_view->setColumnWidth(State, 95);
     m_view->setColumnWidth(Severity, 65);
-    m_view->setColumnWidth(Value, 200);
-    m_view->setColumnWidth(Who, 220);
+    m_view->setColumnWidth(Value, 170);
+    m_view->setColumnWidth(Who, 190);
     layout->addWidget(m_view, 1);
     m_status = new QLabel;
     m_status->setObjectName(u"historyStatus"_s);
