@@ -74,7 +74,7 @@ AlarmsWindow::AlarmsWindow(const ClientOptions &options, QWidget *parent)
     // Fixed widths: ResizeToContents would measure every item of a large tree at each change.
     for (int c = AlarmTreeModel::Worst; c < AlarmTreeModel::ColumnCount; ++c) {
         m_treeView->header()->setSectionResizeMode(c, QHeaderView::Fixed);
-        m_treeView->header()->resizeSection(c, c == AlarmTreeModel::Worst ? 62 : 52);
+        m_treeView->header()->resizeSection(c, c == AlarmTreeModel::Worst ? 58 : 48);
     }
     m_treeView->expandToDepth(0);
 
@@ -89,11 +89,11 @@ AlarmsWindow::AlarmsWindow(const ClientOptions &options, QWidget *parent)
     m_view->verticalHeader()->hide();
     m_view->verticalHeader()->setDefaultSectionSize(m_view->fontMetrics().height() + 6);
     m_view->horizontalHeader()->setStretchLastSection(true);
-    m_view->setColumnWidth(AlarmTableModel::Time, 150);
-    m_view->setColumnWidth(AlarmTableModel::Severity, 70);
-    m_view->setColumnWidth(AlarmTableModel::State, 130);
-    m_view->setColumnWidth(AlarmTableModel::Path, 260);
-    m_view->setColumnWidth(AlarmTableModel::Value, 190);
+    m_view->setColumnWidth(AlarmTableModel::Time, 140);
+    m_view->setColumnWidth(AlarmTableModel::Severity, 76);
+    m_view->setColumnWidth(AlarmTableModel::State, 120);
+    m_view->setColumnWidth(AlarmTableModel::Path, 240);
+    m_view->setColumnWidth(AlarmTableModel::Value, 160);
 
     m_details = new QTextBrowser;
     m_details->setObjectName(u"details"_s);
@@ -110,7 +110,7 @@ AlarmsWindow::AlarmsWindow(const ClientOptions &options, QWidget *parent)
     split->addWidget(right);
     split->setStretchFactor(0, 1);
     split->setStretchFactor(1, 3);
-    split->setSizes({330, 900});
+    split->setSizes({400, 880});
 
     m_history = new HistoryView(m_session);
     m_tabs = new QTabWidget;

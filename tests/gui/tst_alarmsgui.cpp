@@ -206,7 +206,6 @@ void tst_AlarmsGui::lateGuiHasTableTreeAndActs()
     const QString details = w.detailsPane()->toHtml();
     QVERIFY2(details.contains(QStringLiteral("Check the cooling water")), qPrintable(details));
     QVERIFY(details.contains(QStringLiteral("href=\"https://daq.example/ecal/fe3\"")));
-    QVERIFY(saveScreenshot(&w, QStringLiteral("alarms.png")));
 
     // Acknowledge through the GUI's dialog.
     QSignalSpy finished(&w, &AlarmsWindow::actionFinished);
@@ -266,6 +265,11 @@ void tst_AlarmsGui::lateGuiHasTableTreeAndActs()
     QTRY_VERIFY_WITH_TIMEOUT(w.countsText().contains(QStringLiteral("1 shelved")), 5000);
     // A shelved alarm is not annunciated: the root's worst is major now.
     QTRY_COMPARE_WITH_TIMEOUT(tree->worst(QString()), QStringLiteral("major"), 5000);
+    // The picture: acknowledged, active, shelved rows, the refusal above them, FE3's guidance.
+    w.selectNode(QStringLiteral("Detector"));
+    w.selectNode(QString());
+    QVERIFY(w.selectAlarm(QStringLiteral("Detector/ECAL/FE3/temperature")));
+    QVERIFY(saveScreenshot(&w, QStringLiteral("alarms.png")));
     QVERIFY(w.selectAlarm(QStringLiteral("DAQ/Readout/RO1/errors")));
     d = w.startAction(QStringLiteral("unshelve"));
     QVERIFY(d);
