@@ -21,6 +21,7 @@
 #include "dialog/directory.h"
 #include "dialog/subscription.h"
 
+#include <QAction>
 #include <QFileInfo>
 #include <QLabel>
 #include <QLineEdit>
@@ -148,7 +149,10 @@ void tst_AlarmsGui::init()
 void tst_AlarmsGui::lateGuiHasTableTreeAndActs()
 {
     const qint64 testStartMs = QDateTime::currentMSecsSinceEpoch();
-    startAlarmServer(Rules);
+    // The detector's alarms may not be shelved from here (the access list).
+    startAlarmServer(Rules, {QStringLiteral("--access"),
+                             write(QStringLiteral("access.json"),
+                                   R"({"rules": [{"deny": "command", "name": "ALARM.shelve.Detector/*"}]})")});
     // Raised before the GUI starts: its first message of ALARM.Table has them.
     setTemperature(QStringLiteral("DAQ.FE3"), 45);
     setTemperature(QStringLiteral("DAQ.FE4"), 44);
@@ -207,9 +211,12 @@ void tst_AlarmsGui::lateGuiHasTableTreeAndActs()
     QVERIFY2(details.contains(QStringLiteral("Check the cooling water")), qPrintable(details));
     QVERIFY(details.contains(QStringLiteral("href=\"https://daq.example/ecal/fe3\"")));
 
-    // Acknowledge through the GUI's dialog.
+    // Acknowledge through the GUI's action and its dialog.
     QSignalSpy finished(&w, &AlarmsWindow::actionFinished);
-    ActionDialog *d = w.startAction(QStringLiteral("ack"));
+    auto *ackAction = w.findChild<QAction *>(QStringLiteral("ackAction"));
+    QVERIFY(ackAction && ackAction->isEnabled());
+    ackAction->trigger();
+    ActionDialog *d = w.actionDialog();
     QVERIFY(d);
     QVERIFY(d->isVisible());
     QCOMPARE(d->paths(), QStringList{QStringLiteral("Detector/ECAL/FE3/temperature")});
@@ -221,6 +228,7 @@ void tst_AlarmsGui::lateGuiHasTableTreeAndActs()
                               QStringLiteral("acknowledged"), 10000);
     const QModelIndex acked = model->index(model->rowOf(QStringLiteral("Detector/ECAL/FE3/temperature")), 0);
     QVERIFY(!acked.data(AlarmTableModel::UnacknowledgedRole).toBool());
+    QTRY_VERIFY_WITH_TIMEOUT(!ackAction->isEnabled(), 5000); // nothing left to acknowledge in the selection
     const QColor ackedColor = acked.data(Qt::BackgroundRole).value<QColor>();
     model->toggleBlink();
     QVERIFY(!acked.data(AlarmTableModel::BlinkRole).toBool()); // no longer blinks
@@ -243,6 +251,16 @@ void tst_AlarmsGui::lateGuiHasTableTreeAndActs()
     QVERIFY(box->text().contains(w.lastRefusal()));
     box->accept();
     QCOMPARE(stateOf(w, QStringLiteral("Detector/ECAL/FE4/temperature")), QStringLiteral("active"));
+    // Refused by the access list.
+    d = w.startAction(QStringLiteral("shelve"));
+    QVERIFY(d);
+    d->commentEdit()->setText(QStringLiteral("noisy"));
+    d->accept();
+    QTRY_COMPARE_WITH_TIMEOUT(finished.size(), 3, 10000);
+    QVERIFY2(w.lastRefusal().contains(QStringLiteral("permission denied")), qPrintable(w.lastRefusal()));
+    QTRY_VERIFY_WITH_TIMEOUT(w.findChild<QMessageBox *>(QStringLiteral("refusalBox")), 5000);
+    w.findChild<QMessageBox *>(QStringLiteral("refusalBox"))->accept();
+    QVERIFY(!w.tableModel()->alarm(QStringLiteral("Detector/ECAL/FE4/temperature")).value(QStringLiteral("shelved")).toBool());
 
     // Shelve for an hour with a reason, then unshelve.
     QVERIFY(w.selectAlarm(QStringLiteral("DAQ/Readout/RO1/errors")) == false); // filtered out by the node
@@ -257,8 +275,8 @@ void tst_AlarmsGui::lateGuiHasTableTreeAndActs()
     d->durationEdit()->setText(QStringLiteral("1h"));
     d->commentEdit()->setText(QStringLiteral("card swap tomorrow"));
     d->accept();
-    QTRY_COMPARE_WITH_TIMEOUT(finished.size(), 3, 10000);
-    QCOMPARE(finished.at(2).at(1).toStringList(), QStringList());
+    QTRY_COMPARE_WITH_TIMEOUT(finished.size(), 4, 10000);
+    QCOMPARE(finished.at(3).at(1).toStringList(), QStringList());
     QTRY_VERIFY_WITH_TIMEOUT(
         w.tableModel()->alarm(QStringLiteral("DAQ/Readout/RO1/errors")).value(QStringLiteral("shelved")).toBool(),
         10000);
@@ -274,7 +292,7 @@ void tst_AlarmsGui::lateGuiHasTableTreeAndActs()
     d = w.startAction(QStringLiteral("unshelve"));
     QVERIFY(d);
     d->accept();
-    QTRY_COMPARE_WITH_TIMEOUT(finished.size(), 4, 10000);
+    QTRY_COMPARE_WITH_TIMEOUT(finished.size(), 5, 10000);
     QTRY_VERIFY_WITH_TIMEOUT(
         !w.tableModel()->alarm(QStringLiteral("DAQ/Readout/RO1/errors")).value(QStringLiteral("shelved")).toBool(),
         10000);
