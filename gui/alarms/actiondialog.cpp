@@ -59,9 +59,13 @@ ActionDialog::ActionDialog(const QString &op, const QStringList &paths, bool com
         form->addRow(m_untilChoice, m_until);
         connect(m_for, &QLineEdit::textEdited, forChoice, [forChoice] { forChoice->setChecked(true); });
         connect(m_until, &QDateTimeEdit::dateTimeChanged, m_untilChoice, [this] { m_untilChoice->setChecked(true); });
-    } else {
+    } else if (op == u"ack"_s) {
         m_comment->setPlaceholderText(commentRequired ? u"required for this alarm"_s : u"optional"_s);
         form->addRow(commentRequired ? u"Comment (required)"_s : u"Comment"_s, m_comment);
+    } else {
+        // The alarm server keeps no comment with an unshelve (its history says who did it).
+        m_comment->hide();
+        form->addRow(new QLabel(u"The alarms are annunciated again at once."_s));
     }
     layout->addLayout(form);
     m_problem = new QLabel;
@@ -100,7 +104,7 @@ bool ActionDialog::params(QJsonObject *out, QString *error) const
             until = now + ms;
         }
         out->insert(u"until_ms"_s, until);
-    } else if (!text.isEmpty()) {
+    } else if (m_op == u"ack"_s && !text.isEmpty()) {
         out->insert(u"comment"_s, text);
     }
     return true;

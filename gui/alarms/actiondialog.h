@@ -1,5 +1,6 @@
 // The dialog of an operator's action on alarms (acknowledge, shelve, unshelve): the alarms it
-// applies to, a comment (the reason, for a shelve) and, for a shelve, how long or until when.
+// applies to, a comment (acknowledge), a reason and how long or until when (shelve); an unshelve
+// is confirmed only.
 // The window opens it with open() (no nested event loop) and acts on accepted().
 #pragma once
 
