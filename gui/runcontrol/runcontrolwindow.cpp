@@ -1,5 +1,6 @@
 #include "runcontrolwindow.h"
 #include "alarmbanner.h"
+#include "alarmsummary.h"
 
 #include "messagerates.h"
 #include "runsview.h"
@@ -112,6 +113,12 @@ RunControlWindow::RunControlWindow(const ClientOptions &options, const QString &
     auto *central = new QWidget;
     auto *layout = new QVBoxLayout(central);
     layout->addWidget(buildHeader());
+    // Below the header, above the buttons: the IS server's alarm banner (watchAlarms()) and the
+    // alarm server's line, which shows itself when ALARM.Table is published.
+    m_alarmRow = new QHBoxLayout;
+    m_alarmSummary = new AlarmSummary(m_client.get());
+    m_alarmRow->addWidget(m_alarmSummary, 1);
+    layout->addLayout(m_alarmRow);
     layout->addWidget(buildButtons());
     auto *split = new QSplitter(Qt::Vertical);
     m_slaves = new QTableWidget(0, SlaveColumns);
@@ -538,8 +545,7 @@ void RunControlWindow::watchAlarms(const QString &isServer)
     if (m_alarmBanner)
         return;
     m_alarmBanner = new AlarmBanner(m_client.get(), isServer);
-    // Below the header, above the buttons.
-    static_cast<QVBoxLayout *>(m_controlPage->layout())->insertWidget(1, m_alarmBanner);
+    m_alarmRow->insertWidget(0, m_alarmBanner, 2);
 }
 
 void RunControlWindow::showRuns(const QString &database)

@@ -13,6 +13,7 @@
 #include <optional>
 
 class QComboBox;
+class QHBoxLayout;
 class QLabel;
 class QLineEdit;
 class QPushButton;
@@ -22,6 +23,7 @@ namespace dialog::runcontrol {
 
 class MessageRateLabel;
 class AlarmBanner;
+class AlarmSummary;
 class RunsView;
 
 class RunControlWindow : public QMainWindow
@@ -66,6 +68,9 @@ public:
     void watchAlarms(const QString &isServer);
     /// The banner (nullptr before watchAlarms()).
     AlarmBanner *alarmBanner() const { return m_alarmBanner; }
+    /// The alarm server's line (ALARM.Table: the count, the worst alarm, a button that opens
+    /// dialog-alarms), beside the banner; hidden while no alarm server publishes its table.
+    AlarmSummary *alarmSummary() const { return m_alarmSummary; }
     /// Puts the run control in a tab beside a Runs tab: the run registry of the configuration
     /// database served as CONFIG.<@p database>. Call once.
     void showRuns(const QString &database);
@@ -109,6 +114,8 @@ private:
     QHash<QString, QJsonObject> m_status;
     std::function<bool(const QString &)> m_confirm;
     AlarmBanner *m_alarmBanner = nullptr;
+    AlarmSummary *m_alarmSummary = nullptr;
+    QHBoxLayout *m_alarmRow = nullptr; ///< the banner and the alarm server's line, side by side
     RunsView *m_runsView = nullptr;
     QWidget *m_controlPage = nullptr; ///< header, buttons, slaves and messages (a tab with showRuns())
 };

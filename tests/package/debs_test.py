@@ -136,8 +136,8 @@ def main(build: Path, work: Path) -> int:
           {"dialogctl", "dialog-controlserver", "dialog-isserver", "dialog-master", "dialog-slave"} <= bins["daemons"])
     check("dialog-toolkit holds no GUI program", not any(b in bins["daemons"] for b in bins["gui"]))
     check("dialog-toolkit-gui holds the GUIs (%s)" % sorted(bins["gui"]),
-          {"dialog-runcontrol", "dialog-ismonitor", "dialog-omd", "dialog-inspector", "dialog-presenter",
-           "dialog-render"} <= bins["gui"])
+          {"dialog-runcontrol", "dialog-ismonitor", "dialog-omd", "dialog-inspector", "dialog-msgbrowser",
+           "dialog-alarms", "dialog-presenter", "dialog-render"} <= bins["gui"])
     check("libdialog0.1 holds the library only (%s)" % sorted(contents["runtime"]),
           all(re.search(r"/libdialog\.so\.\d", f) or "/share/doc/" in f for f in contents["runtime"]))
     check("dialog-toolkit-dev holds headers, libdialog.so, CMake and pkg-config files",
