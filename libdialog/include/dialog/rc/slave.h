@@ -138,20 +138,25 @@ protected:
     /// later. The default calls the hook of @p t and passes on its Status. Override it for work
     /// that completes later (a timer, a reply from hardware).
     virtual void perform(Transition t, const TransitionRequest &request, Done done);
-    ///@{
-    /// The hooks of the transitions, called by perform() in the Slave's thread. Each returns Ok or
-    /// the reason it failed. configure() gets the configuration database's parameters of this
-    /// process in @p request.parameters (empty without a database: keep the command line's; see
-    /// applyParameters()); start() the run number and type. The defaults do nothing.
+    // The hooks of the transitions, called by perform() in the Slave's thread. Each returns Ok or
+    // the reason it failed; the defaults do nothing and succeed.
+    /// Configure: Initial → Configured. @p request.parameters holds the configuration database's
+    /// parameters of this process (empty without a database: keep the command line's; see
+    /// applyParameters()).
     virtual Status configure(const TransitionRequest &request);
+    /// Start: Configured → Running, for the run @p request.runNumber (runNumber() already is it)
+    /// of type @p request.runType.
     virtual Status start(const TransitionRequest &request);
+    /// Pause: Running → Paused.
     virtual Status pause();
+    /// Resume: Paused → Running.
     virtual Status resume();
+    /// Stop: Running or Paused → Configured (the run ends).
     virtual Status stop();
+    /// Unconfigure: Configured → Initial.
     virtual Status unconfigure();
-    /// Called for a reset from any state (also to leave Error, or to abandon a hook in progress).
+    /// Reset: any state → Initial, also to leave Error or to abandon a hook in progress.
     virtual Status reset();
-    ///@}
     /// Fills the fields of the published state that belong to the process (the master's slaves).
     /// The default sets the run number.
     virtual void addStateExtras(StateRecord &record) const;
