@@ -36,11 +36,11 @@ struct SlaveOptions
     /// word of the program's own for a slave of its own: the class name of its device, say).
     QString kind;
     QString isTypesDir; ///< IS type XML files (--is-types); empty: fetched from the IS servers
-    QString runParamsServer = QStringLiteral("RunParams"); ///< IS server of RunCtrl.<name> (state)
-    QString daqServer = QStringLiteral("DAQ");             ///< IS server of <name> (statistics)
+    QString runParamsServer = QStringLiteral("RunParams"); ///< IS server of RunCtrl.NAME (state)
+    QString daqServer = QStringLiteral("DAQ");             ///< IS server of NAME (statistics)
     bool publishToIs = true;                               ///< false: no IS at all (--no-is)
     /// The process whose transition requests are taken (the partition's master, --master); empty:
-    /// anyone's. Commands (RunCtrl.<name>.Command) come through the Control Server and its access
+    /// anyone's. Commands (RunCtrl.NAME.Command) come through the Control Server and its access
     /// list instead.
     QString master;
     /// Who may ask for transitions (the access list's "transition" rules) and whether those
@@ -55,15 +55,15 @@ struct SlaveOptions
     double crashAfterS = 0;  ///< misbehaviour for tests (--crash-after-s): SIGKILL after this long
 };
 
-/// A run-control process: its state machine, the services RunCtrl.<name>.State (transition
+/// A run-control process: its state machine, the services RunCtrl.NAME.State (transition
 /// requests, the state as JSON), .Log (its log records) and .Status (its statistics as JSON), the
-/// command RunCtrl.<name>.Command, its state in IS (RunParams.RunCtrl.<name>, type RunCtrlState)
-/// and its statistics in IS (DAQ.<name>, a type of its own).
+/// command RunCtrl.NAME.Command, its state in IS (RunParams.RunCtrl.NAME, type RunCtrlState)
+/// and its statistics in IS (DAQ.NAME, a type of its own).
 ///
 /// A transition asked for (by the master's request or a command) that the state machine allows
 /// runs the hook of that transition (configure(), start(), …) in the thread of the Slave; the
 /// process is busy until it completes. A hook returns Status: Ok moves to the target state; an
-/// error puts the process in Error with "<transition> failed: <message>", which the state
+/// error puts the process in Error with "TRANSITION failed: MESSAGE", which the state
 /// publishes, the master's state names ("FE3: configure failed: …") and `dialogctl rc` prints. A
 /// hook that completes later overrides perform() instead. Live in one thread: every function is
 /// called, and every signal emitted, in the thread the Slave was created in.
@@ -93,14 +93,14 @@ public:
     /// The run number of the last start (0 before any).
     quint32 runNumber() const;
 
-    /// Publishes a log record on RunCtrl.<name>.Log and to the local log.
+    /// Publishes a log record on RunCtrl.NAME.Log and to the local log.
     void log(Severity severity, const QString &text);
     /// Runs @p request's transition as if the master had asked for it; @p done gets the outcome.
     /// False with @p reason if the state machine refuses it.
     bool requestTransition(const TransitionRequest &request, Done done = {}, QString *reason = nullptr);
     /// Publishes the state again (done after every change by itself).
     void publishState();
-    /// Publishes @p status (JSON) on RunCtrl.<name>.Status, where `dialogctl get` and the
+    /// Publishes @p status (JSON) on RunCtrl.NAME.Status, where `dialogctl get` and the
     /// run-control GUI read it.
     void publishStatus(const QJsonObject &status);
     /// Creates or updates the IS object @p name ("Server.Object") of @p type, filled by @p fill.
@@ -108,7 +108,7 @@ public:
     /// is sent; values wait until the client is connected. A failure (server down, unknown type)
     /// is logged once per object until a later update succeeds.
     void publishToIs(const QString &name, const QString &type, Fill fill);
-    /// publishToIs() of the process's statistics object "<daqServer>.<name>".
+    /// publishToIs() of the process's statistics object "DAQSERVER.NAME".
     void publishStatistics(const QString &type, Fill fill);
     /// Loads the slave's own IS types from @p xmlFile (an IS type XML file shipped with it; its types
     /// may derive from those of SlaveOptions::isTypesDir) and declares them on each IS server
@@ -117,7 +117,7 @@ public:
     Status addIsTypes(const QString &xmlFile);
     /// IS objects published successfully so far.
     quint64 isUpdates() const;
-    /// Registers the command @p name ("<name>.Calibrate", say): each command received is passed to
+    /// Registers the command @p name ("NAME.Calibrate", say): each command received is passed to
     /// @p handler. The run-control command is taken by the Slave itself.
     void handleCommand(const QString &name, std::function<void(const Command &)> handler);
     /// Publishes @p service and passes every request for it to @p handler, which answers with
@@ -162,7 +162,7 @@ protected:
     virtual void addStateExtras(StateRecord &record) const;
     /// Called after a transition completed (@p ok) or failed, and after a reset abandoned one.
     virtual void transitionEnded(Transition t, bool ok);
-    /// A request on a service of this process other than RunCtrl.<name>.State and the serve()d
+    /// A request on a service of this process other than RunCtrl.NAME.State and the serve()d
     /// ones: true when taken (answered now or later). The default takes none.
     virtual bool takeRequest(const Request &request);
 
@@ -174,7 +174,7 @@ protected:
     bool permit(const Request &request, const QString &action, QString *why);
     /// The state as published.
     StateRecord stateRecord() const;
-    /// RunCtrl.<name>.Status.
+    /// RunCtrl.NAME.Status.
     Service *statusService() const;
 
 private:
