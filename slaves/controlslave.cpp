@@ -11,9 +11,9 @@
 
 namespace dialog::daq {
 
-ControlSlave::ControlSlave(const ControllableOptions &options, const ControlSlaveConfig &config,
+ControlSlave::ControlSlave(const rc::SlaveOptions &options, const ControlSlaveConfig &config,
                            const QString &daqServer, QObject *parent)
-    : Controllable(options, parent), m_config(config), m_daqServer(daqServer),
+    : rc::Slave(options, parent), m_config(config), m_daqServer(daqServer),
       m_random(quint32(qHash(options.client.name)))
 {
     m_configure.setSingleShot(true);
@@ -141,12 +141,12 @@ void ControlSlave::publishStatus()
                         {QStringLiteral("temperature_c"), qRound(temperature * 10) / 10.0},
                         {QStringLiteral("time_ms"), rc::nowMs()}};
     statusService()->update(QJsonDocument(o).toJson(QJsonDocument::Compact));
-    if (!isPublisher() || m_daqServer.isEmpty())
+    if (!options().publishToIs || m_daqServer.isEmpty())
         return;
     const bool conf = configured(), trig = m_triggerEnabled;
     const quint64 checks = m_checks, upsets = m_upsets;
     const quint32 regs = quint32(m_card.size());
-    isPublisher()->publish(QStringLiteral("%1.%2").arg(m_daqServer, name()), QStringLiteral("FrontEndStatus"),
+    publishToIs(QStringLiteral("%1.%2").arg(m_daqServer, name()), QStringLiteral("FrontEndStatus"),
                            [=](is::Object &obj) {
                                obj.set<QString>(QStringLiteral("host"), QStringLiteral("localhost"));
                                obj.set<qint64>(QStringLiteral("pid"), QCoreApplication::applicationPid());

@@ -1,7 +1,7 @@
 // dialog-slave --kind control: supervises a (simulated) front-end card.
 #pragma once
 
-#include "controllable.h"
+#include "dialog/rc/slave.h"
 
 #include <QRandomGenerator>
 #include <QTimer>
@@ -20,11 +20,11 @@ struct ControlSlaveConfig
 /// On configure it writes its register map to the card and reads it back; while configured it
 /// checks the card every checkMs, rewrites registers found changed (a single-event upset) and says
 /// so in its log; it publishes the card status on RunCtrl.<P>.Status and to IS (DAQ.<P>).
-class ControlSlave : public Controllable
+class ControlSlave : public rc::Slave
 {
     Q_OBJECT
 public:
-    ControlSlave(const ControllableOptions &options, const ControlSlaveConfig &config,
+    ControlSlave(const rc::SlaveOptions &options, const ControlSlaveConfig &config,
                  const QString &daqServer, QObject *parent = nullptr);
 
     /// The register map the card should hold (derived from the process name).

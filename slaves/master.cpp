@@ -9,10 +9,10 @@ namespace {
 constexpr int kPublishCoalesceMs = 20;
 } // namespace
 
-Master::Master(const ControllableOptions &options, const rc::Partition &partition,
+Master::Master(const rc::SlaveOptions &options, const rc::Partition &partition,
                const QString &runNumberFile, const QString &configdb, const QString &configRef,
                QObject *parent)
-    : Controllable(options, parent), m_partition(partition), m_runNumberFile(runNumberFile)
+    : rc::Slave(options, parent), m_partition(partition), m_runNumberFile(runNumberFile)
 {
     if (!configdb.isEmpty())
         m_runBook = new RunBook(client(), partition, configdb,
@@ -197,12 +197,12 @@ void Master::addStateExtras(rc::StateRecord &record) const
 
 void Master::publishRunInfo()
 {
-    if (!m_root || !isPublisher() || m_partition.runParamsServer.isEmpty())
+    if (!m_root || !options().publishToIs || m_partition.runParamsServer.isEmpty())
         return;
     const quint32 run = m_runNumber;
     const QString type = m_runType, state = stateName(machine().state());
     const qint64 start = m_runStartMs, active = activeMs();
-    isPublisher()->publish(m_partition.runParamsServer + QStringLiteral(".RunInfo"),
+    publishToIs(m_partition.runParamsServer + QStringLiteral(".RunInfo"),
                            QStringLiteral("RunInfo"), [=](is::Object &o) {
                                o.set<quint32>(QStringLiteral("runNumber"), run);
                                o.set<QString>(QStringLiteral("runType"), type);

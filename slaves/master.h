@@ -1,7 +1,7 @@
 // dialog-master: drives the slaves of a partition through the run-control state machine.
 #pragma once
 
-#include "controllable.h"
+#include "dialog/rc/slave.h"
 #include "dialog/rc/partition.h"
 #include "runbook.h"
 #include "runrecord.h"
@@ -31,7 +31,7 @@ namespace dialog::daq {
 /// RunInfo), masterfanout.cpp (a transition fanned out to the slaves), masterrecovery.cpp
 /// (watching the slaves: loss, take-over, recovery) and mastertree.cpp (enable, disable, removal,
 /// recovery of a node, the published tree).
-class Master : public Controllable
+class Master : public rc::Slave
 {
     Q_OBJECT
 public:
@@ -65,7 +65,7 @@ public:
     /// With @p configdb (the name of a dialog-configdb), the slaves' parameters are read at every
     /// configure from the version @p configRef names, and run numbers come from its run registry,
     /// where every run is recorded; without, numbers come from @p runNumberFile.
-    Master(const ControllableOptions &options, const rc::Partition &partition, const QString &runNumberFile,
+    Master(const rc::SlaveOptions &options, const rc::Partition &partition, const QString &runNumberFile,
            const QString &configdb = {}, const QString &configRef = {}, QObject *parent = nullptr);
 
     const rc::Partition &partition() const { return m_partition; }

@@ -1,6 +1,6 @@
 // dialog-master: the run-control master of a partition.
 #include "master.h"
-#include "options.h"
+#include "dialog/rc/slave.h"
 
 #include "dialog/daemon.h"
 
@@ -20,12 +20,12 @@ int main(int argc, char *argv[])
         u"The run-control master: reads a partition, drives its slaves through the transitions it is "
         "asked for (command RunCtrl.<name>.Command or a request on RunCtrl.<name>.State), publishes the "
         "aggregated state, owns the run number and publishes RunParams.RunInfo."_s);
-    ControllableOptions o;
+    dialog::rc::SlaveOptions o;
     o.client = dialog::ClientOptions::fromEnvironment();
     o.client.exitOnRefusal = true; // a second master of the partition must not run
     o.kind = u"master"_s;
     QString config, runFile, configdb, configRef = u"head"_s, segment;
-    addCommonOptions(t, &o);
+    dialog::rc::addCommonOptions(t, &o);
     dialog::AccessOptions::addParserOptions(t.parser());
     t.add({Option::text(u"config"_s, u"file"_s, u"Partition file (JSON)."_s, &config),
            Option::text(

@@ -61,6 +61,8 @@ void Master::onSlaveMessage(const QString &name, const QByteArray &data)
     v.error = st->error;
     v.pid = st->pid;
     v.runNumber = st->runNumber;
+    if (v.kind.isEmpty()) // a slave program of its own: the kind it says it is
+        v.kind = st->kind;
     if (v.segment) {
         v.tree = st->tree;
         v.removedBelow = st->removed;

@@ -10,9 +10,9 @@
 
 namespace dialog::daq {
 
-ReadoutSlave::ReadoutSlave(const ControllableOptions &options, const ReadoutConfig &config,
+ReadoutSlave::ReadoutSlave(const rc::SlaveOptions &options, const ReadoutConfig &config,
                            const QString &daqServer, QObject *parent)
-    : Controllable(options, parent), m_config(config), m_daqServer(daqServer), m_sampler(client(), name())
+    : rc::Slave(options, parent), m_config(config), m_daqServer(daqServer), m_sampler(client(), name())
 {
     m_status.setInterval(1000);
     connect(&m_status, &QTimer::timeout, this, &ReadoutSlave::publishStatus);
@@ -140,7 +140,7 @@ void ReadoutSlave::publishStatus()
                         {QStringLiteral("threads"), m_config.threads},
                         {QStringLiteral("time_ms"), rc::nowMs()}};
     statusService()->update(QJsonDocument(o).toJson(QJsonDocument::Compact));
-    if (!isPublisher() || m_daqServer.isEmpty())
+    if (!options().publishToIs || m_daqServer.isEmpty())
         return;
     const double rate = m_rateHz;
     // Event sizes are a function of the event number (event::sizeOf): the histogram samples the
@@ -163,7 +163,7 @@ void ReadoutSlave::publishStatus()
     }
     m_histogrammed = s.events;
     const QList<double> sizes = m_sizeHistogram;
-    isPublisher()->publish(QStringLiteral("%1.%2").arg(m_daqServer, name()), QStringLiteral("ReadoutStats"),
+    publishToIs(QStringLiteral("%1.%2").arg(m_daqServer, name()), QStringLiteral("ReadoutStats"),
                            [s, rate, sizes, lo, hi](is::Object &obj) {
                                obj.set<QString>(QStringLiteral("host"), QStringLiteral("localhost"));
                                obj.set<qint64>(QStringLiteral("pid"), QCoreApplication::applicationPid());

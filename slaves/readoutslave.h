@@ -1,7 +1,7 @@
 // dialog-slave --kind readout: a simulated multi-threaded readout.
 #pragma once
 
-#include "controllable.h"
+#include "dialog/rc/slave.h"
 #include "readoutengine.h"
 
 #include <QElapsedTimer>
@@ -13,11 +13,11 @@ namespace dialog::daq {
 /// Configure creates the readout chain, start runs it for the run number the master gives, pause
 /// and resume hold the source, stop drains every queued block. Statistics (events, bytes, rates,
 /// queue depths, errors) go to RunCtrl.<P>.Status and to IS (DAQ.<P>, ReadoutStats) every second.
-class ReadoutSlave : public Controllable
+class ReadoutSlave : public rc::Slave
 {
     Q_OBJECT
 public:
-    ReadoutSlave(const ControllableOptions &options, const ReadoutConfig &config, const QString &daqServer,
+    ReadoutSlave(const rc::SlaveOptions &options, const ReadoutConfig &config, const QString &daqServer,
                  QObject *parent = nullptr);
     ~ReadoutSlave() override;
 

@@ -1,10 +1,10 @@
 // dialog-slave: a run-control slave (front-end card supervisor or readout).
 #include "controlslave.h"
-#include "options.h"
 #include "readoutslave.h"
 #include "slaveoptions.h"
 
 #include "dialog/daemon.h"
+#include "dialog/rc/slave.h"
 
 #include <memory>
 
@@ -45,41 +45,35 @@ int main(int argc, char *argv[])
         "periodically).\n"
         "  readout: a simulated multi-threaded readout (source with spill cycle, processing threads checking "
         "every event, bounded queues, optional output file)."_s);
-    ControllableOptions o;
+    dialog::rc::SlaveOptions o;
     o.client = dialog::ClientOptions::fromEnvironment();
     o.client.exitOnRefusal = true; // a second slave of that name must not run
-    double crashAfterS = 0;
-    QString name, daq = u"DAQ"_s;
     ControlSlaveConfig control;
     ReadoutConfig readout;
-    addCommonOptions(t, &o, &crashAfterS);
-    t.add({Option::choice(u"kind"_s, u"kind"_s, u"control or readout."_s, &o.kind,
-                          {u"control"_s, u"readout"_s}),
-           Option::text(u"name"_s, u"name"_s, u"Process name (unique in the DIALOG system)."_s, &name),
-           Option::text(u"daq-server"_s, u"name"_s,
-                        u"IS server of the statistics objects DAQ.<name> (default DAQ)."_s, &daq)});
+    dialog::rc::addCommonOptions(t, &o);
+    dialog::rc::addSlaveOptions(t, &o);
+    t.add(Option::choice(u"kind"_s, u"kind"_s, u"control or readout."_s, &o.kind, {u"control"_s, u"readout"_s}));
     addControlOptions(t, control);
     addReadoutOptions(t, readout);
     if (!t.process(app.arguments()))
         return 1;
     if (o.kind.isEmpty())
         return t.fail(u"--kind is required (control or readout)"_s);
-    if (name.isEmpty() || !dialog::Client::isValidName(name))
+    if (o.client.name.isEmpty() || !dialog::Client::isValidName(o.client.name))
         return t.fail(u"--name is required"_s);
     if (const QString other = otherKindOption(t, o.kind); !other.isEmpty())
         return t.fail(u"--%1 applies to --kind %2 only"_s.arg(
             other, o.kind == QLatin1String("control") ? u"readout"_s : u"control"_s));
     if (QString why; !event::parseChannels(readout.deadChannels, nullptr, &why))
         return t.fail(u"--dead-channels: "_s + why);
-    o.client.name = name;
-    armCrash(crashAfterS);
+    dialog::rc::armCrash(o.crashAfterS);
 
     app.beginService();
-    std::unique_ptr<Controllable> slave;
+    std::unique_ptr<dialog::rc::Slave> slave;
     if (o.kind == QLatin1String("control"))
-        slave = std::make_unique<ControlSlave>(o, control, daq);
+        slave = std::make_unique<ControlSlave>(o, control, o.daqServer);
     else
-        slave = std::make_unique<ReadoutSlave>(o, readout, daq);
+        slave = std::make_unique<ReadoutSlave>(o, readout, o.daqServer);
     if (!slave->client()->start())
         return t.fail(slave->client()->errorString());
     app.serviceReady(slave->client());

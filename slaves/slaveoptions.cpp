@@ -1,6 +1,6 @@
 #include "slaveoptions.h"
 
-#include "dialog/config.h"
+#include "dialog/rc/slave.h"
 
 #include <QJsonDocument>
 
@@ -12,21 +12,6 @@ namespace {
 
 constexpr auto Seconds = OptionUnit::Seconds;
 constexpr auto Milliseconds = OptionUnit::Milliseconds;
-
-template <typename Config, typename Add>
-bool apply(const QJsonObject &parameters, Config *c, Add add, QString *error)
-{
-    Config updated = *c;
-    OptionTable t(u"parameters"_s);
-    add(t, updated);
-    const QStringList args = config::slaveArguments(QJsonDocument(parameters).toJson(QJsonDocument::Compact));
-    if (!t.parse(QStringList{u"parameters"_s} + args)) {
-        *error = t.errorText();
-        return false;
-    }
-    *c = updated;
-    return true;
-}
 
 } // namespace
 
@@ -73,6 +58,19 @@ void addReadoutOptions(OptionTable &t, ReadoutConfig &c)
                         u"readout, for tests: front-end channels (0..255, \"17,42\") that never fire."_s,
                         &c.deadChannels)});
 }
+
+namespace {
+
+template <typename Config>
+bool apply(const QJsonObject &parameters, Config *c, void (*add)(OptionTable &, Config &), QString *error)
+{
+    const Status s = rc::applyParameters(parameters, c, add);
+    if (!s.isOk())
+        *error = s.message();
+    return s.isOk();
+}
+
+} // namespace
 
 bool applyParameters(const QJsonObject &parameters, ControlSlaveConfig *c, QString *error)
 {

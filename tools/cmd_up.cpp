@@ -199,7 +199,9 @@ void printTable(const QList<Launched> &procs, bool json)
     std::printf("%-16s %-14s %-12s %-8s %s\n", "NAME", "ROLE", "HOST", "PID", "STATUS");
     for (const Launched &l : procs) {
         const QString role =
-            l.spec.role == rc::ProcessSpec::Role::Slave      ? QStringLiteral("slave/") + l.spec.kind
+            l.spec.role == rc::ProcessSpec::Role::Slave
+                ? QStringLiteral("slave/") +
+                      (l.spec.executable.isEmpty() ? l.spec.kind : QFileInfo(l.spec.executable).fileName())
             : l.spec.role == rc::ProcessSpec::Role::Master   ? QStringLiteral("master")
             : l.spec.role == rc::ProcessSpec::Role::IsServer ? QStringLiteral("IS server")
             : l.spec.role == rc::ProcessSpec::Role::Logger   ? QStringLiteral("logger")
@@ -329,7 +331,13 @@ int up(const QStringList &args)
                 .arg(launcher.recordFile(), c.partition.file));
     // Every local program must exist before anything is started: no half-started partition.
     for (const rc::ProcessSpec &s : c.partition.processes())
-        if (s.isLocal() && !QFileInfo(launcher.programPath(s)).isExecutable())
+        if (s.isLocal() && !QFileInfo(launcher.programPath(s)).isExecutable() && !s.executable.isEmpty())
+            return fail(verb, QStringLiteral("%1, the program of slave '%2', is not an executable file%3")
+                                  .arg(s.executable, s.name,
+                                       s.executable.contains(QLatin1Char('/'))
+                                           ? QString()
+                                           : QStringLiteral(" in %1 or $PATH").arg(c.binDir)));
+        else if (s.isLocal() && !QFileInfo(launcher.programPath(s)).isExecutable())
             return fail(verb, QStringLiteral("%1 not found in %2 (needed by %3 '%4'; is it built?)")
                                   .arg(s.program(), c.binDir,
                                        s.role == rc::ProcessSpec::Role::IsServer ? QStringLiteral("IS server")

@@ -8,6 +8,7 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QProcess>
+#include <QStandardPaths>
 #include <QSaveFile>
 #include <cerrno>
 #include <csignal>
@@ -82,6 +83,7 @@ QJsonObject Launched::toJson() const
     return {{QStringLiteral("name"), spec.name},
             {QStringLiteral("role"), roleName(spec.role)},
             {QStringLiteral("kind"), spec.kind},
+            {QStringLiteral("executable"), spec.executable},
             {QStringLiteral("host"), spec.host},
             {QStringLiteral("program"), spec.program()},
             {QStringLiteral("pid"), pid},
@@ -96,6 +98,7 @@ Launched Launched::fromJson(const QJsonObject &o)
     l.spec.name = o.value(QStringLiteral("name")).toString();
     l.spec.role = roleFromName(o.value(QStringLiteral("role")).toString());
     l.spec.kind = o.value(QStringLiteral("kind")).toString();
+    l.spec.executable = o.value(QStringLiteral("executable")).toString();
     l.spec.host = o.value(QStringLiteral("host")).toString();
     l.pid = o.value(QStringLiteral("pid")).toInteger();
     l.log = o.value(QStringLiteral("log")).toString();
@@ -169,6 +172,14 @@ void Launcher::removeRecord() const
 
 QString Launcher::programPath(const ProcessSpec &spec) const
 {
+    // A slave program of its own named without a path: beside the toolkit's programs, else in $PATH.
+    if (!spec.executable.isEmpty() && !spec.executable.contains(QLatin1Char('/'))) {
+        const QString beside = QDir(m_binDir).filePath(spec.executable);
+        if (!QFileInfo(beside).isExecutable())
+            if (const QString found = QStandardPaths::findExecutable(spec.executable); !found.isEmpty())
+                return found;
+        return beside;
+    }
     return QDir(m_binDir).filePath(spec.program());
 }
 

@@ -211,7 +211,7 @@ QString ProcessSpec::program() const
     case Role::Master:
         return QStringLiteral("dialog-master");
     case Role::Slave:
-        return QStringLiteral("dialog-slave");
+        return executable.isEmpty() ? QStringLiteral("dialog-slave") : executable;
     case Role::Logger:
         return QStringLiteral("dialog-logger");
     case Role::ConfigDb:
@@ -264,7 +264,9 @@ QStringList ProcessSpec::arguments(const Partition &p) const
         a << p.accessArguments(QStringLiteral("master"));
         break;
     case Role::Slave:
-        a << QStringLiteral("--kind") << kind << QStringLiteral("--name") << name
+        if (executable.isEmpty())
+            a << QStringLiteral("--kind") << kind;
+        a << QStringLiteral("--name") << name
           << QStringLiteral("--run-params-server") << p.runParamsServer << QStringLiteral("--daq-server")
           << p.daqServer << QStringLiteral("--is-types") << p.isTypesDir << QStringLiteral("--master")
           << p.parentOf(name);
@@ -544,13 +546,26 @@ bool parseInto(const QByteArray &json, const QString &path, Partition *out, QStr
         const QJsonObject o = sa.at(i).toObject();
         ProcessSpec s =
             readProcess(r, o, field, ProcessSpec::Role::Slave,
-                        {QStringLiteral("name"), QStringLiteral("kind"), QStringLiteral("host"),
-                         QStringLiteral("args"), QStringLiteral("removable"), QStringLiteral("recover")});
+                        {QStringLiteral("name"), QStringLiteral("kind"), QStringLiteral("program"),
+                         QStringLiteral("host"), QStringLiteral("args"), QStringLiteral("removable"),
+                         QStringLiteral("recover")});
         readTreePolicy(r, o, field, &s);
-        s.kind = r.string(o, field, QStringLiteral("kind"), true);
-        if (!r.failed() && s.kind != QLatin1String("control") && s.kind != QLatin1String("readout"))
-            r.fail(field + QStringLiteral(".kind"),
-                   QStringLiteral("'%1': expected \"control\" or \"readout\"").arg(s.kind));
+        // Either one of dialog-slave's kinds or a program of its own, never both or neither.
+        const bool hasKind = o.contains(QStringLiteral("kind")), hasProgram = o.contains(QStringLiteral("program"));
+        if (!r.failed() && hasKind == hasProgram)
+            r.fail(field, hasKind ? QStringLiteral("\"kind\" and \"program\" exclude each other: give one")
+                                  : QStringLiteral("needs \"kind\" (control or readout) or \"program\" (a slave "
+                                                   "program of its own)"));
+        if (hasProgram) {
+            s.executable = r.string(o, field, QStringLiteral("program"), true);
+            if (s.executable.contains(QLatin1Char('/'))) // a path: from the partition file's folder
+                s.executable = resolve(base, s.executable);
+        } else {
+            s.kind = r.string(o, field, QStringLiteral("kind"), true);
+            if (!r.failed() && s.kind != QLatin1String("control") && s.kind != QLatin1String("readout"))
+                r.fail(field + QStringLiteral(".kind"),
+                       QStringLiteral("'%1': expected \"control\" or \"readout\"").arg(s.kind));
+        }
         p.slaves << s;
     }
 

@@ -20,6 +20,7 @@ private Q_SLOTS:
     void malformed_data();
     void malformed();
     void processArguments();
+    void programOfItsOwn();
     void standbyControlServers();
     void secretAndTlsFilesAreHandedToEveryProcess();
     void restartPolicy();
@@ -150,7 +151,14 @@ void tst_Partition::malformed_data()
         << "{" + base + R"(,"slaves":[{"name":"A","kind":"control"},{"name":"B","kind":"trigger"}]})"
         << "p.json: slaves[1].kind: 'trigger': expected \"control\" or \"readout\"";
     QTest::newRow("missing-kind") << "{" + base + R"(,"slaves":[{"name":"A"}]})"
-                                  << "p.json: slaves[0].kind: missing";
+                                  << "p.json: slaves[0]: needs \"kind\" (control or readout) or \"program\"";
+    QTest::newRow("kind-and-program")
+        << "{" + base + R"(,"slaves":[{"name":"A","kind":"control","program":"/bin/myslave"}]})"
+        << "p.json: slaves[0]: \"kind\" and \"program\" exclude each other: give one";
+    QTest::newRow("empty-program") << "{" + base + R"(,"slaves":[{"name":"A","program":" "}]})"
+                                   << "p.json: slaves[0].program: expected a non-empty string";
+    QTest::newRow("program-not-string") << "{" + base + R"(,"slaves":[{"name":"A","program":["x"]}]})"
+                                        << "p.json: slaves[0].program: expected a non-empty string";
     QTest::newRow("typo-field") << "{" + base + R"(,"slaves":[{"name":"A","kind":"control","agrs":[]}]})"
                                 << "p.json: slaves[0].agrs: unknown field";
     QTest::newRow("bad-port")
@@ -219,6 +227,31 @@ void tst_Partition::processArguments()
     QVERIFY(a.contains(QStringLiteral("--heartbeat-ms")));
     QCOMPARE(a.mid(a.size() - 2), (QStringList{"--threads", "2"}));
     QCOMPARE(p.master.arguments(p).mid(0, 2), (QStringList{"--config", "/p/t.json"}));
+}
+
+void tst_Partition::programOfItsOwn()
+{
+    // "program" instead of "kind": a path from the partition file's folder, or a name kept for
+    // the launcher to find; the arguments of every slave (no --kind), then "args".
+    Partition p;
+    Status st;
+    QVERIFY2((st = Partition::parse(
+                  R"({"name":"t","control_server":{"port":4000},"master":{"name":"M"},
+                      "slaves":[{"name":"HV1","program":"bin/myslave","args":["--voltage","900"]},
+                                {"name":"HV2","program":"myslave"},{"name":"FE1","kind":"control"}]})",
+                  QStringLiteral("/p/t.json"), &p))
+                 .isOk(),
+             qPrintable(st.message()));
+    const ProcessSpec hv1 = p.slaves.at(0);
+    QCOMPARE(hv1.program(), QStringLiteral("/p/bin/myslave"));
+    QCOMPARE(hv1.kind, QString());
+    const QStringList a = hv1.arguments(p);
+    QVERIFY2(!a.contains(QStringLiteral("--kind")), qPrintable(a.join(' ')));
+    QCOMPARE(a.mid(0, 2), (QStringList{"--name", "HV1"}));
+    QVERIFY(a.contains(QStringLiteral("--master")) && a.contains(QStringLiteral("--daq-server")));
+    QCOMPARE(a.mid(a.size() - 2), (QStringList{"--voltage", "900"}));
+    QCOMPARE(p.slaves.at(1).program(), QStringLiteral("myslave"));
+    QCOMPARE(p.slaves.at(2).program(), QStringLiteral("dialog-slave"));
 }
 
 void tst_Partition::standbyControlServers()

@@ -25,7 +25,11 @@ struct ProcessSpec
     /// What the process is: its program and its arguments follow from it.
     Role role = Role::Slave;
     QString name;     ///< DIALOG process name (IS server: the server name)
-    QString kind;     ///< slaves: "control" or "readout"
+    QString kind;     ///< slaves of dialog-slave: "control" or "readout" (empty with executable)
+    /// A slave of its own ("program": a path, or a file name looked up beside the toolkit's
+    /// programs, then in $PATH): started with the arguments of every slave (--name, --master,
+    /// --run-params-server, --daq-server, --is-types, …) then args; empty: dialog-slave --kind.
+    QString executable;
     QString host;     ///< "localhost" (started locally) or a host reached over ssh
     QStringList args; ///< extra arguments
     /// Control Servers: the port (0: the partition's controlServerPort, the primary's).
@@ -51,7 +55,7 @@ struct ProcessSpec
     /// ("recover": "auto"; the default "manual" waits for `dialogctl rc recover`).
     bool autoRecover = false;
     /// The program's file name (dialog-controlserver, dialog-isserver, dialog-master, dialog-slave,
-    /// dialog-logger or dialog-configdb).
+    /// dialog-logger or dialog-configdb), or a slave's executable.
     QString program() const;
     /// The full argument list of the program (without the program itself).
     QStringList arguments(const struct Partition &partition) const;

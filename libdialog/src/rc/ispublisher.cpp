@@ -1,7 +1,8 @@
-#include "ispublisher.h"
+#include "ispublisher_p.h"
 
 #include "dialog/client.h"
 #include "dialog/is/dictionary.h"
+#include "dialog/is/typeregistry.h"
 
 #include <QDateTime>
 #include <QDir>
@@ -9,15 +10,17 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-namespace dialog::daq {
+namespace dialog::rc {
 
 IsPublisher::IsPublisher(Client *client, const QString &typesDir, Warn warn, QObject *parent)
     : QObject(parent), m_client(client), m_dictionary(std::make_unique<is::Dictionary>(client, this)),
       m_warn(std::move(warn))
 {
     connect(client, &Client::stateChanged, this, [this](Client::State state) {
-        if (state == Client::State::Connected)
-            sendWaiting();
+        if (state != Client::State::Connected)
+            return;
+        m_declared.clear(); // the servers may have restarted without our types
+        sendWaiting();
     });
     m_dictionary->setTimeout(3000);
     QString error;
@@ -33,6 +36,30 @@ IsPublisher::IsPublisher(Client *client, const QString &typesDir, Warn warn, QOb
 }
 
 IsPublisher::~IsPublisher() = default;
+
+Status IsPublisher::addTypes(const QString &xmlFile)
+{
+    is::TypeRegistry &types = m_dictionary->types();
+    const QStringList before = types.typeNames();
+    if (const Status s = types.loadFile(xmlFile); !s.isOk())
+        return s;
+    for (const QString &name : types.typeNames())
+        if (!before.contains(name) && !m_ownTypeNames.contains(name)) {
+            m_ownTypeNames.insert(name);
+            m_ownTypes << types.type(name);
+        }
+    return {};
+}
+
+void IsPublisher::declareThenSend(const QString &server, const QString &name, const QString &type,
+                                  const Fill &fill)
+{
+    m_dictionary->declareTypes(server, m_ownTypes, [this, server, name, type, fill](const is::Status &s) {
+        if (s.isOk())
+            m_declared.insert(server);
+        sendBuilt(name, type, fill); // a refusal shows in the update's failure
+    });
+}
 
 void IsPublisher::publish(const QString &name, const QString &type, Fill fill)
 {
@@ -63,6 +90,10 @@ void IsPublisher::send(const QString &name, const QString &type, const Fill &fil
     m_slots[name].inFlight = true;
     QString server, object;
     is::Dictionary::splitName(name, &server, &object);
+    if (m_ownTypeNames.contains(type) && !m_declared.contains(server)) {
+        declareThenSend(server, name, type, fill);
+        return;
+    }
     if (!m_dictionary->types().contains(type) && !m_fetchedServers.value(server)) {
         // Types unknown locally: ask the server once, then build the object.
         m_dictionary->fetchTypes(server, [this, name, type, fill, server](const is::Status &s) {
@@ -83,7 +114,12 @@ void IsPublisher::sendBuilt(const QString &name, const QString &type, const Fill
         if (s.isOk()) {
             ++m_ok;
             slot.failed = false;
-        } else if (!slot.failed) {
+        } else if (s.code() == Status::Code::UnknownType) {
+            QString server, object;
+            is::Dictionary::splitName(name, &server, &object);
+            m_declared.remove(server); // declared again with the next update
+        }
+        if (!s.isOk() && !slot.failed) {
             slot.failed = true;
             if (m_warn)
                 m_warn(QStringLiteral("IS: cannot publish %1: %2").arg(name, s.toString()));
@@ -133,4 +169,4 @@ void IsPublisher::fillProcessUsage(is::Object &obj)
     }
 }
 
-} // namespace dialog::daq
+} // namespace dialog::rc

@@ -3,6 +3,10 @@
 
 #include <QHash>
 #include <QObject>
+#include <QSet>
+
+#include "dialog/is/typeinfo.h"
+#include "dialog/status.h"
 #include <QString>
 #include <functional>
 #include <memory>
@@ -15,7 +19,7 @@ class Object;
 } // namespace is
 } // namespace dialog
 
-namespace dialog::daq {
+namespace dialog::rc {
 
 /// Keeps IS objects up to date for a process. publish() never blocks: at most one update per
 /// object is in flight; while it is, newer values replace each other and only the latest is sent.
@@ -37,6 +41,11 @@ public:
 
     /// Creates or updates @p name ("Server.Object") as a @p type filled by @p fill.
     void publish(const QString &name, const QString &type, Fill fill);
+    /// Loads the types of @p xmlFile (a process's own, shipped with it; they may derive from the
+    /// types directory's) and declares them on each IS server before the first object of one of
+    /// them is sent there (again after a reconnection or a refusal). Errors as
+    /// TypeRegistry::loadFile().
+    Status addTypes(const QString &xmlFile);
     /// Objects published successfully so far (for tests and statistics).
     quint64 successCount() const { return m_ok; }
 
@@ -51,12 +60,16 @@ private:
     void sendWaiting();
     void sendBuilt(const QString &name, const QString &type, const Fill &fill);
     void fillProcessUsage(is::Object &obj);
+    void declareThenSend(const QString &server, const QString &name, const QString &type, const Fill &fill);
 
     Client *m_client;
     std::unique_ptr<is::Dictionary> m_dictionary;
     Warn m_warn;
     bool m_typesLoaded = false;
     QHash<QString, bool> m_fetchedServers;
+    QList<is::TypeInfo> m_ownTypes;  ///< addTypes()'s, declared on the servers of m_declared
+    QSet<QString> m_ownTypeNames;
+    QSet<QString> m_declared;
     QHash<QString, Slot> m_slots;
     quint64 m_ok = 0;
     // CPU load of this process, measured between publications (at least 500 ms apart).
@@ -64,4 +77,4 @@ private:
     float m_cpuLoad = 0;
 };
 
-} // namespace dialog::daq
+} // namespace dialog::rc

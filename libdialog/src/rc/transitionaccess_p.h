@@ -7,7 +7,7 @@
 
 #include <memory>
 
-namespace dialog::daq {
+namespace dialog::rc {
 
 /// Checks transition requests (REQUESTs on RunCtrl.<P>.State) against an access list and audits
 /// them, as the Control Server does for commands and the IS servers for writes. The origin is the
@@ -40,4 +40,4 @@ private:
     quint64 m_refused = 0;
 };
 
-} // namespace dialog::daq
+} // namespace dialog::rc

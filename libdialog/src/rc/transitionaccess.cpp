@@ -1,4 +1,4 @@
-#include "transitionaccess.h"
+#include "transitionaccess_p.h"
 
 #include "dialog/security.h"
 
@@ -7,7 +7,7 @@
 
 Q_LOGGING_CATEGORY(lcTransitionAccess, "dialog.runcontrol.access", QtInfoMsg)
 
-namespace dialog::daq {
+namespace dialog::rc {
 
 TransitionAccess::TransitionAccess(const AccessOptions &options, const QString &secretFile,
                                    const QString &daemon)
@@ -68,4 +68,4 @@ bool TransitionAccess::permit(const Request &request, const QString &service, co
     return false;
 }
 
-} // namespace dialog::daq
+} // namespace dialog::rc
