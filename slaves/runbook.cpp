@@ -88,7 +88,7 @@ QStringList RunBook::processNames() const
     for (const rc::ProcessSpec &s : m_partition.isServers)
         names << QStringLiteral("IS.Server.") + s.name;
     for (const QList<rc::ProcessSpec> &group :
-         {m_partition.slaves, m_partition.loggers, m_partition.configDbs})
+         {m_partition.slaves, m_partition.loggers, m_partition.configDbs, m_partition.services})
         for (const rc::ProcessSpec &s : group)
             names << s.name;
     return names;

@@ -206,6 +206,7 @@ void printTable(const QList<Launched> &procs, bool json)
             : l.spec.role == rc::ProcessSpec::Role::IsServer ? QStringLiteral("IS server")
             : l.spec.role == rc::ProcessSpec::Role::Logger   ? QStringLiteral("logger")
             : l.spec.role == rc::ProcessSpec::Role::ConfigDb ? QStringLiteral("configdb")
+            : l.spec.role == rc::ProcessSpec::Role::Service  ? QFileInfo(l.spec.executable).fileName()
                                                              : QStringLiteral("Control Server");
         std::printf("%-16s %-14s %-12s %-8lld %s\n", qPrintable(l.spec.name), qPrintable(role),
                     qPrintable(l.spec.host), l.pid, qPrintable(l.status));

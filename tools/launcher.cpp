@@ -37,6 +37,8 @@ QString roleName(ProcessSpec::Role r)
         return QStringLiteral("logger");
     case ProcessSpec::Role::ConfigDb:
         return QStringLiteral("configdb");
+    case ProcessSpec::Role::Service:
+        return QStringLiteral("service");
     }
     return {};
 }
@@ -53,6 +55,8 @@ ProcessSpec::Role roleFromName(const QString &n)
         return ProcessSpec::Role::Logger;
     if (n == QLatin1String("configdb"))
         return ProcessSpec::Role::ConfigDb;
+    if (n == QLatin1String("service"))
+        return ProcessSpec::Role::Service;
     return ProcessSpec::Role::Slave;
 }
 

@@ -216,6 +216,8 @@ QString ProcessSpec::program() const
         return QStringLiteral("dialog-logger");
     case Role::ConfigDb:
         return QStringLiteral("dialog-configdb");
+    case Role::Service:
+        return executable;
     }
     return {};
 }
@@ -273,6 +275,7 @@ QStringList ProcessSpec::arguments(const Partition &p) const
         break;
     case Role::Logger:
     case Role::ConfigDb:
+    case Role::Service:
         a << QStringLiteral("--name") << name;
         break;
     }
@@ -330,7 +333,7 @@ QList<ProcessSpec> Partition::processes() const
         out << cs << standbyControlServers;
     }
     // The logger first: what the others report while starting is stored.
-    out << loggers << configDbs << isServers << master;
+    out << loggers << configDbs << isServers << services << master;
     for (const Segment &s : tree)
         out << s.controller;
     out << slaves;
@@ -392,7 +395,7 @@ bool parseInto(const QByteArray &json, const QString &path, Partition *out, QStr
                  QStringLiteral("slaves"), QStringLiteral("logger"), QStringLiteral("access"),
                  QStringLiteral("audit_dir"), QStringLiteral("secret_file"), QStringLiteral("tls_cert"),
                  QStringLiteral("tls_key"), QStringLiteral("tls_ca"), QStringLiteral("segments"),
-                 QStringLiteral("configdb")});
+                 QStringLiteral("configdb"), QStringLiteral("services")});
     p.name = r.string(root, {}, QStringLiteral("name"), true);
     if (!r.failed() && !validName(p.name))
         r.fail(QStringLiteral("name"), QStringLiteral("'%1' is not a valid partition name").arg(p.name));
@@ -517,6 +520,29 @@ bool parseInto(const QByteArray &json, const QString &path, Partition *out, QStr
             p.configDbs << s;
     }
 
+    const QJsonValue servicesValue = root.value(QStringLiteral("services"));
+    if (!servicesValue.isUndefined() && !servicesValue.isArray())
+        r.fail(QStringLiteral("services"), QStringLiteral("expected an array"));
+    const QJsonArray services = servicesValue.toArray();
+    const QString partitionDir = QFileInfo(p.file).absolutePath();
+    for (int i = 0; i < services.size() && !r.failed(); ++i) {
+        const QString field = QStringLiteral("services[%1]").arg(i);
+        if (!services.at(i).isObject()) {
+            r.fail(field, QStringLiteral("expected an object"));
+            break;
+        }
+        const QJsonObject o = services.at(i).toObject();
+        ProcessSpec s = readProcess(r, o, field, ProcessSpec::Role::Service,
+                                    {QStringLiteral("name"), QStringLiteral("program"), QStringLiteral("host"),
+                                     QStringLiteral("args")});
+        s.executable = r.string(o, field, QStringLiteral("program"), true);
+        if (s.executable.contains(QLatin1Char('/'))) // a path: from the partition file's folder
+            s.executable = resolve(base, s.executable);
+        for (QString &a : s.args)
+            a.replace(QStringLiteral("{partition_dir}"), partitionDir);
+        p.services << s;
+    }
+
     const QJsonObject m = r.object(root, {}, QStringLiteral("master"), true);
     p.master = readProcess(r, m, QStringLiteral("master"), ProcessSpec::Role::Master,
                            {QStringLiteral("name"), QStringLiteral("host"), QStringLiteral("args"),
@@ -601,7 +627,7 @@ bool parseInto(const QByteArray &json, const QString &path, Partition *out, QStr
 
     // Names are DIALOG process names: they must be unique in the partition.
     QSet<QString> seen;
-    QList<ProcessSpec> all = QList<ProcessSpec>{p.master} + p.slaves + p.loggers + p.configDbs;
+    QList<ProcessSpec> all = QList<ProcessSpec>{p.master} + p.slaves + p.loggers + p.configDbs + p.services;
     for (const Segment &seg : std::as_const(p.tree))
         all << seg.controller;
     for (const ProcessSpec &s : all) {

@@ -3,6 +3,7 @@
 
 #include <QHostInfo>
 #include <QNetworkInterface>
+#include <QFile>
 #include <QtTest>
 
 using namespace dialog::rc;
@@ -21,6 +22,7 @@ private Q_SLOTS:
     void malformed();
     void processArguments();
     void programOfItsOwn();
+    void servicesOutsideRunControl();
     void standbyControlServers();
     void secretAndTlsFilesAreHandedToEveryProcess();
     void restartPolicy();
@@ -39,9 +41,17 @@ void tst_Partition::demoPartitionIsValid()
              qPrintable(st.message()));
     QCOMPARE(p.name, QStringLiteral("demo"));
     QCOMPARE(p.controlServerAddress(), QStringLiteral("127.0.0.1:3425"));
-    QCOMPARE(p.isServers.size(), 2);
+    QCOMPARE(p.isServers.size(), 4);
     QCOMPARE(p.isServers.at(0).name, QStringLiteral("RunParams"));
     QCOMPARE(p.isServers.at(1).name, QStringLiteral("DAQ"));
+    QCOMPARE(p.isServers.at(2).name, QStringLiteral("Monitor"));
+    QCOMPARE(p.isServers.at(3).name, QStringLiteral("DQM"));
+    // The alarm server, the event monitor and the data-quality checks, with their files.
+    QCOMPARE(p.services.size(), 3);
+    QCOMPARE(p.services.at(0).program(), QStringLiteral("dialog-alarmserver"));
+    QVERIFY(QFile::exists(p.services.at(0).args.at(1)));
+    QCOMPARE(p.services.at(2).program(), QStringLiteral("dialog-dqm"));
+    QVERIFY(QFile::exists(p.services.at(2).args.at(1)));
     QCOMPARE(p.master.name, QStringLiteral("Master"));
     int control = 0, readout = 0;
     for (const ProcessSpec &s : p.slaves)
@@ -53,7 +63,7 @@ void tst_Partition::demoPartitionIsValid()
     QCOMPARE(p.loggers.first().program(), QStringLiteral("dialog-logger"));
     QCOMPARE(p.loggers.first().arguments(p),
              (QStringList{QStringLiteral("--name"), QStringLiteral("Logger")}));
-    QCOMPARE(p.processes().size(), 1 + 1 + 1 + 2 + 1 + 6);
+    QCOMPARE(p.processes().size(), 1 + 1 + 1 + 4 + 3 + 1 + 6);
     QCOMPARE(p.processes().first().role, ProcessSpec::Role::ControlServer);
     QCOMPARE(p.processes().at(1).role, ProcessSpec::Role::Logger);
     // The configuration database next: the master configures from it.
@@ -132,6 +142,52 @@ void tst_Partition::isTypesDefaultBesideThePartitionElseInstalled()
                  .isOk(),
              qPrintable(st.message()));
     QCOMPARE(p.isTypesDir, QStringLiteral("/opt/types"));
+}
+
+void tst_Partition::servicesOutsideRunControl()
+{
+    // "services": daemons started after the IS servers and before the master, with --name, their
+    // args ({partition_dir} the partition file's folder) and a program found like a slave's.
+    Partition p;
+    Status st;
+    QVERIFY2((st = Partition::parse(
+                  R"({"name":"t","control_server":{"port":4000},"master":{"name":"M"},"is_servers":[{"name":"DAQ"}],
+                      "services":[{"name":"Alarms","program":"dialog-alarmserver",
+                                   "args":["--rules","{partition_dir}/alarms.json"],"restart":"on-failure"},
+                                  {"name":"Mine","program":"bin/mine","host":"daq07"}],
+                      "slaves":[{"name":"FE1","kind":"control"}]})",
+                  QStringLiteral("/p/t.json"), &p))
+                 .isOk(),
+             qPrintable(st.message()));
+    QCOMPARE(p.services.size(), 2);
+    const ProcessSpec alarms = p.services.at(0);
+    QCOMPARE(alarms.role, ProcessSpec::Role::Service);
+    QCOMPARE(alarms.program(), QStringLiteral("dialog-alarmserver"));
+    QCOMPARE(alarms.arguments(p),
+             (QStringList{"--name", "Alarms", "--rules", "/p/alarms.json"}));
+    QCOMPARE(alarms.restart, ProcessSpec::Restart::OnFailure);
+    QCOMPARE(p.services.at(1).program(), QStringLiteral("/p/bin/mine"));
+    QCOMPARE(p.services.at(1).host, QStringLiteral("daq07"));
+    QStringList order;
+    for (const ProcessSpec &s : p.processes())
+        order << s.name;
+    QCOMPARE(order, (QStringList{"ControlServer", "DAQ", "Alarms", "Mine", "M", "FE1"}));
+
+    // A service without a program, a name taken by a slave, unknown keys: refused with the field.
+    const auto refused = [](const QByteArray &services, const char *why) {
+        Partition q;
+        const Status s = Partition::parse(R"({"name":"t","control_server":{},"master":{"name":"M"},
+                                              "slaves":[{"name":"FE1","kind":"control"}],"services":)" +
+                                              services + "}",
+                                          QStringLiteral("/p/t.json"), &q);
+        if (s.isOk() || !s.message().contains(QLatin1String(why)))
+            qWarning() << s.message();
+        return !s.isOk() && s.message().contains(QLatin1String(why));
+    };
+    QVERIFY(refused(R"([{"name":"A"}])", "services[0].program: missing"));
+    QVERIFY(refused(R"([{"name":"FE1","program":"x"}])", "'FE1' is used twice"));
+    QVERIFY(refused(R"([{"name":"A","program":"x","kind":"control"}])", "unknown field"));
+    QVERIFY(refused(R"({"name":"A"})", "services: expected an array"));
 }
 
 void tst_Partition::malformed_data()

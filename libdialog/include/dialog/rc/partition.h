@@ -21,6 +21,9 @@ struct ProcessSpec
         Slave,
         Logger,   ///< dialog-logger (the partition's "logger" object)
         ConfigDb, ///< dialog-configdb (the partition's "configdb" object, unless "start": false)
+        /// A daemon of the partition outside run control (an entry of "services": the alarm server,
+        /// a monitor, data-quality checks, …): its executable with --name and its args.
+        Service,
     };
     /// What the process is: its program and its arguments follow from it.
     Role role = Role::Slave;
@@ -125,6 +128,10 @@ struct Partition
     QList<ProcessSpec> loggers; ///< none, or the one of the partition's optional "logger" object
     /// None, or the dialog-configdb the partition starts (its optional "configdb" object).
     QList<ProcessSpec> configDbs;
+    /// The daemons outside run control ("services": name, program, host, args), started after the
+    /// IS servers and before the master, stopped with the partition. "{partition_dir}" in their
+    /// args is the folder of the partition file.
+    QList<ProcessSpec> services;
     /// The configuration database the master configures from and records runs in ("configdb":
     /// "name"; empty: none, the slaves keep their arguments and run numbers come from the file).
     QString configDb;
