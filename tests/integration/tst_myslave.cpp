@@ -36,6 +36,7 @@ class tst_MySlave : public QObject
 private slots:
     void initTestCase();
     void fullRunCycle();
+    void missingProgramIsRefused();
 
 private:
     /// Runs @p program with @p args (DIALOG_CONTROL_SERVER the partition's), bounded by @p timeoutMs.
@@ -255,6 +256,33 @@ void tst_MySlave::fullRunCycle()
             return true;
         }(),
         10000);
+}
+
+void tst_MySlave::missingProgramIsRefused()
+{
+    // A "program" that is not there: `dialogctl up` names it and the slave, and starts nothing.
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    const quint16 port = test::freePort();
+    m_controlServer = QStringLiteral("127.0.0.1:%1").arg(port);
+    const QJsonObject partition{
+        {QStringLiteral("name"), QStringLiteral("MySlaveMissing")},
+        {QStringLiteral("control_server"),
+         QJsonObject{{QStringLiteral("host"), QStringLiteral("localhost")}, {QStringLiteral("port"), port}}},
+        {QStringLiteral("bin_dir"), m_prefix + QStringLiteral("/bin")},
+        {QStringLiteral("master"), QJsonObject{{QStringLiteral("name"), QStringLiteral("Master")}}},
+        {QStringLiteral("slaves"), QJsonArray{QJsonObject{{QStringLiteral("name"), QStringLiteral("HV9")},
+                                                          {QStringLiteral("program"), QStringLiteral("no-such-slave")}}}}};
+    const QString file = dir.filePath(QStringLiteral("missing.json"));
+    {
+        QFile f(file);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write(QJsonDocument(partition).toJson());
+    }
+    const Ran r = ctl({QStringLiteral("up"), file, QStringLiteral("--run-dir"), dir.filePath(QStringLiteral("run"))});
+    QCOMPARE(r.code, 1);
+    QVERIFY2(r.err.contains("no-such-slave, the program of slave 'HV9', is not an executable file"), r.err.constData());
+    QVERIFY(!test::ProcessFixture::waitForPort(port, 500)); // no Control Server was started
 }
 
 QTEST_GUILESS_MAIN(tst_MySlave)
