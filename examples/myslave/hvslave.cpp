@@ -12,19 +12,21 @@ using dialog::Status;
 
 void addHvOptions(dialog::OptionTable &t, HvConfig &c)
 {
-    t.add({Option::integer(QStringLiteral("channels"), QStringLiteral("n"),
-                           QStringLiteral("Channels of the supply (default 8)."), &c.channels, 1, 64),
-           Option::number(QStringLiteral("voltage"), QStringLiteral("V"),
-                          QStringLiteral("Voltage of every channel (default 1500)."), &c.voltage, 0, 5000),
-           Option::number(QStringLiteral("max-voltage"), QStringLiteral("V"),
-                          QStringLiteral("What the supply can give (default 2000)."), &c.maxVoltage, 0, 5000)});
+    t.add(
+        {Option::integer(QStringLiteral("channels"), QStringLiteral("n"),
+                         QStringLiteral("Channels of the supply (default 8)."), &c.channels, 1, 64),
+         Option::number(QStringLiteral("voltage"), QStringLiteral("V"),
+                        QStringLiteral("Voltage of every channel (default 1500)."), &c.voltage, 0, 5000),
+         Option::number(QStringLiteral("max-voltage"), QStringLiteral("V"),
+                        QStringLiteral("What the supply can give (default 2000)."), &c.maxVoltage, 0, 5000)});
 }
 
 HvSlave::HvSlave(const dialog::rc::SlaveOptions &options, const HvConfig &config)
     : dialog::rc::Slave(options), m_config(config)
 {
     // A command and a request service of the slave's own, beside the run-control ones.
-    handleCommand(name() + QStringLiteral(".SetVoltage"), [this](const dialog::Command &c) { setVoltage(c); });
+    handleCommand(name() + QStringLiteral(".SetVoltage"),
+                  [this](const dialog::Command &c) { setVoltage(c); });
     serve(name() + QStringLiteral(".Readback"), [this](const dialog::Request &r) { readback(r); });
     connect(&m_publish, &QTimer::timeout, this, &HvSlave::publish);
     m_publish.start(1000);
@@ -43,7 +45,8 @@ Status HvSlave::configure(const dialog::rc::TransitionRequest &request)
                                                 .arg(m_config.maxVoltage));
     m_voltages.fill(float(m_config.voltage), m_config.channels);
     m_on = true;
-    log(Severity::Info, QStringLiteral("%1 channels on at %2 V").arg(m_config.channels).arg(m_config.voltage));
+    log(Severity::Info,
+        QStringLiteral("%1 channels on at %2 V").arg(m_config.channels).arg(m_config.voltage));
     return {};
 }
 

@@ -10,9 +10,9 @@
 /// '-') in its document of the configuration database, read at every configure.
 struct HvConfig
 {
-    int channels = 8;           ///< --channels
-    double voltage = 1500;      ///< --voltage: what every channel is set to, in V
-    double maxVoltage = 2000;   ///< --max-voltage: what the supply can give
+    int channels = 8;         ///< --channels
+    double voltage = 1500;    ///< --voltage: what every channel is set to, in V
+    double maxVoltage = 2000; ///< --max-voltage: what the supply can give
 };
 
 /// Adds --channels, --voltage, --max-voltage to @p table, written to @p c.

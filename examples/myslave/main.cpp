@@ -23,9 +23,10 @@ int main(int argc, char *argv[])
     };
     program.create = [&](const dialog::rc::SlaveOptions &options, QString *error) {
         auto slave = std::make_unique<HvSlave>(options, config);
-        const QString types = typesFile.isEmpty()
-                                  ? QDir(QCoreApplication::applicationDirPath()).filePath(QStringLiteral("hvsupply.xml"))
-                                  : typesFile;
+        const QString types =
+            typesFile.isEmpty()
+                ? QDir(QCoreApplication::applicationDirPath()).filePath(QStringLiteral("hvsupply.xml"))
+                : typesFile;
         if (const dialog::Status s = slave->addIsTypes(types); !s.isOk()) {
             *error = s.message();
             return std::unique_ptr<dialog::rc::Slave>();

@@ -36,12 +36,16 @@ class tst_MySlave : public QObject
 private slots:
     void initTestCase();
     void fullRunCycle();
+    void missingProgramIsRefused();
 
 private:
     /// Runs @p program with @p args (DIALOG_CONTROL_SERVER the partition's), bounded by @p timeoutMs.
     Ran run(const QString &program, const QStringList &args, int timeoutMs = 60000);
     /// Runs the installed dialogctl.
-    Ran ctl(const QStringList &args, int timeoutMs = 30000) { return run(m_prefix + "/bin/dialogctl", args, timeoutMs); }
+    Ran ctl(const QStringList &args, int timeoutMs = 30000)
+    {
+        return run(m_prefix + "/bin/dialogctl", args, timeoutMs);
+    }
     /// The attributes of the IS object @p name as `dialogctl is get --json` prints them.
     QJsonObject isGet(const QString &name);
 
@@ -90,14 +94,19 @@ void tst_MySlave::initTestCase()
     // daemons and their data (no GUIs). A second run installs and builds only what changed.
     QDir().mkpath(m_work);
     for (const char *component : {"runtime", "dev", "daemons"}) {
-        const Ran r = run(QStringLiteral(DIALOG_CMAKE_COMMAND),
-                          {QStringLiteral("--install"), QStringLiteral(DIALOG_BUILD_DIR), QStringLiteral("--prefix"),
-                           m_prefix, QStringLiteral("--component"), QLatin1String(component)});
+        const Ran r =
+            run(QStringLiteral(DIALOG_CMAKE_COMMAND),
+                {QStringLiteral("--install"), QStringLiteral(DIALOG_BUILD_DIR), QStringLiteral("--prefix"),
+                 m_prefix, QStringLiteral("--component"), QLatin1String(component)});
         QVERIFY2(r.code == 0, (r.out + r.err).constData());
     }
     const QString build = m_work + QStringLiteral("/myslave-build");
-    QStringList configure{QStringLiteral("-S"), QStringLiteral(DIALOG_SOURCE_DIR "/examples/myslave"),
-                          QStringLiteral("-B"), build, QStringLiteral("-G"), QStringLiteral(DIALOG_CMAKE_GENERATOR),
+    QStringList configure{QStringLiteral("-S"),
+                          QStringLiteral(DIALOG_SOURCE_DIR "/examples/myslave"),
+                          QStringLiteral("-B"),
+                          build,
+                          QStringLiteral("-G"),
+                          QStringLiteral(DIALOG_CMAKE_GENERATOR),
                           QStringLiteral("-DCMAKE_BUILD_TYPE="), // no optimisation: the quickest build
                           QStringLiteral("-DCMAKE_CXX_COMPILER=" DIALOG_CXX_COMPILER),
                           QStringLiteral("-DCMAKE_PREFIX_PATH=") + m_prefix};
@@ -109,15 +118,18 @@ void tst_MySlave::initTestCase()
     QFile cache(build + QStringLiteral("/CMakeCache.txt"));
     QVERIFY(cache.open(QIODevice::ReadOnly));
     const QByteArray cached = cache.readAll();
-    QVERIFY2(cached.contains("Dialog_DIR:PATH=" + m_prefix.toUtf8()), "find_package(Dialog) did not use the prefix");
-    r = run(QStringLiteral(DIALOG_CMAKE_COMMAND), {QStringLiteral("--build"), build, QStringLiteral("-j2")}, 180000);
+    QVERIFY2(cached.contains("Dialog_DIR:PATH=" + m_prefix.toUtf8()),
+             "find_package(Dialog) did not use the prefix");
+    r = run(QStringLiteral(DIALOG_CMAKE_COMMAND), {QStringLiteral("--build"), build, QStringLiteral("-j2")},
+            180000);
     QVERIFY2(r.code == 0, (r.out + r.err).constData());
     m_slave = build + QStringLiteral("/myslave");
     QVERIFY(QFileInfo(m_slave).isExecutable());
     r = run(m_slave, {QStringLiteral("--help")});
     QCOMPARE(r.code, 0);
     QVERIFY2(r.out.contains("--voltage") && r.out.contains("--master"), r.out.constData());
-    r = run(m_slave, {QStringLiteral("--name"), QStringLiteral("X"), QStringLiteral("--channels"), QStringLiteral("99")});
+    r = run(m_slave, {QStringLiteral("--name"), QStringLiteral("X"), QStringLiteral("--channels"),
+                      QStringLiteral("99")});
     QCOMPARE(r.code, 1); // a bad parameter: a one-line reason, no start
     QVERIFY2(r.err.contains("--channels"), r.err.constData());
 }
@@ -143,11 +155,11 @@ void tst_MySlave::fullRunCycle()
                      {QStringLiteral("transition_timeout_ms"), 10000},
                      {QStringLiteral("run_number_file"), dir.filePath(QStringLiteral("runnumber"))}}},
         {QStringLiteral("slaves"),
-         QJsonArray{QJsonObject{{QStringLiteral("name"), QStringLiteral("HV1")},
-                                {QStringLiteral("program"), m_slave},
-                                {QStringLiteral("args"), QJsonArray{QStringLiteral("--channels"), QStringLiteral("4"),
-                                                                    QStringLiteral("--voltage"),
-                                                                    QStringLiteral("2500")}}}}}};
+         QJsonArray{QJsonObject{
+             {QStringLiteral("name"), QStringLiteral("HV1")},
+             {QStringLiteral("program"), m_slave},
+             {QStringLiteral("args"), QJsonArray{QStringLiteral("--channels"), QStringLiteral("4"),
+                                                 QStringLiteral("--voltage"), QStringLiteral("2500")}}}}}};
     const QString file = dir.filePath(QStringLiteral("myslave.json"));
     {
         QFile f(file);
@@ -155,9 +167,11 @@ void tst_MySlave::fullRunCycle()
         f.write(QJsonDocument(partition).toJson());
     }
     const QString runDir = dir.filePath(QStringLiteral("run"));
-    Ran r = ctl({QStringLiteral("up"), file, QStringLiteral("--run-dir"), runDir, QStringLiteral("--json")}, 60000);
+    Ran r = ctl({QStringLiteral("up"), file, QStringLiteral("--run-dir"), runDir, QStringLiteral("--json")},
+                60000);
     QList<qint64> pids;
-    for (const QJsonValue &v : QJsonDocument::fromJson(r.out).object().value(QStringLiteral("processes")).toArray())
+    for (const QJsonValue &v :
+         QJsonDocument::fromJson(r.out).object().value(QStringLiteral("processes")).toArray())
         pids << v.toObject().value(QStringLiteral("pid")).toInteger();
     bool downed = false;
     auto down = qScopeGuard([&] {
@@ -182,8 +196,10 @@ void tst_MySlave::fullRunCycle()
     QVERIFY2(r.code == 0, r.err.constData());
     QJsonObject hv;
     QTRY_VERIFY_WITH_TIMEOUT((hv = isGet(QStringLiteral("DAQ.HV1")))
-                                     .value(QStringLiteral("value")).toObject()
-                                     .value(QStringLiteral("commands")).toInteger() == 1,
+                                     .value(QStringLiteral("value"))
+                                     .toObject()
+                                     .value(QStringLiteral("commands"))
+                                     .toInteger() == 1,
                              15000);
     QCOMPARE(hv.value(QStringLiteral("type")).toString(), QStringLiteral("HvSupplyStatus"));
     QJsonObject a = hv.value(QStringLiteral("value")).toObject();
@@ -193,8 +209,11 @@ void tst_MySlave::fullRunCycle()
 
     r = ctl({QStringLiteral("rc"), QStringLiteral("configure")});
     QVERIFY2(r.code == 0, r.err.constData());
-    QTRY_VERIFY_WITH_TIMEOUT(isGet(QStringLiteral("DAQ.HV1")).value(QStringLiteral("value")).toObject()
-                                 .value(QStringLiteral("on")).toBool(),
+    QTRY_VERIFY_WITH_TIMEOUT(isGet(QStringLiteral("DAQ.HV1"))
+                                 .value(QStringLiteral("value"))
+                                 .toObject()
+                                 .value(QStringLiteral("on"))
+                                 .toBool(),
                              10000);
     a = isGet(QStringLiteral("DAQ.HV1")).value(QStringLiteral("value")).toObject();
     QCOMPARE(a.value(QStringLiteral("voltages")).toArray(), QJsonArray({1800.0, 1800.0, 1800.0, 1800.0}));
@@ -215,8 +234,11 @@ void tst_MySlave::fullRunCycle()
     QJsonObject hvState = isGet(QStringLiteral("RunParams.RunCtrl.HV1"));
     QCOMPARE(hvState.value(QStringLiteral("value")).toObject().value(QStringLiteral("state")).toString(),
              QStringLiteral("Running"));
-    QTRY_COMPARE_WITH_TIMEOUT(isGet(QStringLiteral("DAQ.HV1")).value(QStringLiteral("value")).toObject()
-                                  .value(QStringLiteral("runNumber")).toInteger(),
+    QTRY_COMPARE_WITH_TIMEOUT(isGet(QStringLiteral("DAQ.HV1"))
+                                  .value(QStringLiteral("value"))
+                                  .toObject()
+                                  .value(QStringLiteral("runNumber"))
+                                  .toInteger(),
                               qint64(run), 10000);
 
     // Its request service answers (the Slave leaves requests of other services to their handler).
@@ -226,17 +248,23 @@ void tst_MySlave::fullRunCycle()
     Client client(probe);
     QVERIFY(client.start());
     std::optional<Reply> reply;
-    client.request(QStringLiteral("HV1.Readback"), "{}", 10000, &client, [&](const Reply &rep) { reply = rep; });
+    client.request(QStringLiteral("HV1.Readback"), "{}", 10000, &client,
+                   [&](const Reply &rep) { reply = rep; });
     QTRY_VERIFY_WITH_TIMEOUT(reply.has_value(), 12000);
     QVERIFY2(reply->isOk(), qPrintable(reply->errorString()));
-    QCOMPARE(QJsonDocument::fromJson(reply->data()).object().value(QStringLiteral("voltages")).toArray().size(), 4);
+    QCOMPARE(
+        QJsonDocument::fromJson(reply->data()).object().value(QStringLiteral("voltages")).toArray().size(),
+        4);
 
     r = ctl({QStringLiteral("rc"), QStringLiteral("stop")});
     QVERIFY2(r.code == 0, r.err.constData());
     r = ctl({QStringLiteral("rc"), QStringLiteral("unconfigure")});
     QVERIFY2(r.code == 0, r.err.constData());
-    QTRY_VERIFY_WITH_TIMEOUT(!isGet(QStringLiteral("DAQ.HV1")).value(QStringLiteral("value")).toObject()
-                                  .value(QStringLiteral("on")).toBool(true),
+    QTRY_VERIFY_WITH_TIMEOUT(!isGet(QStringLiteral("DAQ.HV1"))
+                                  .value(QStringLiteral("value"))
+                                  .toObject()
+                                  .value(QStringLiteral("on"))
+                                  .toBool(true),
                              10000);
     hvState = isGet(QStringLiteral("RunParams.RunCtrl.HV1"));
     QCOMPARE(hvState.value(QStringLiteral("value")).toObject().value(QStringLiteral("state")).toString(),
@@ -255,6 +283,36 @@ void tst_MySlave::fullRunCycle()
             return true;
         }(),
         10000);
+}
+
+void tst_MySlave::missingProgramIsRefused()
+{
+    // A "program" that is not there: `dialogctl up` names it and the slave, and starts nothing.
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    const quint16 port = test::freePort();
+    m_controlServer = QStringLiteral("127.0.0.1:%1").arg(port);
+    const QJsonObject partition{
+        {QStringLiteral("name"), QStringLiteral("MySlaveMissing")},
+        {QStringLiteral("control_server"),
+         QJsonObject{{QStringLiteral("host"), QStringLiteral("localhost")}, {QStringLiteral("port"), port}}},
+        {QStringLiteral("bin_dir"), m_prefix + QStringLiteral("/bin")},
+        {QStringLiteral("master"), QJsonObject{{QStringLiteral("name"), QStringLiteral("Master")}}},
+        {QStringLiteral("slaves"),
+         QJsonArray{QJsonObject{{QStringLiteral("name"), QStringLiteral("HV9")},
+                                {QStringLiteral("program"), QStringLiteral("no-such-slave")}}}}};
+    const QString file = dir.filePath(QStringLiteral("missing.json"));
+    {
+        QFile f(file);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write(QJsonDocument(partition).toJson());
+    }
+    const Ran r =
+        ctl({QStringLiteral("up"), file, QStringLiteral("--run-dir"), dir.filePath(QStringLiteral("run"))});
+    QCOMPARE(r.code, 1);
+    QVERIFY2(r.err.contains("no-such-slave, the program of slave 'HV9', is not an executable file"),
+             r.err.constData());
+    QVERIFY(!test::ProcessFixture::waitForPort(port, 500)); // no Control Server was started
 }
 
 QTEST_GUILESS_MAIN(tst_MySlave)

@@ -147,10 +147,12 @@ void IsPublisher::fillProcessUsage(is::Object &obj)
     if (obj.indexOf(QStringLiteral("cpuLoad")) < 0 || obj.get<float>(QStringLiteral("cpuLoad")) != 0)
         return;
     const qint64 wallMs = QDateTime::currentMSecsSinceEpoch();
-    struct rusage ru {};
+    struct rusage ru
+    {
+    };
     if (getrusage(RUSAGE_SELF, &ru) == 0) {
-        const qint64 cpuUs = qint64(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000 + ru.ru_utime.tv_usec
-                             + ru.ru_stime.tv_usec;
+        const qint64 cpuUs = qint64(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000 + ru.ru_utime.tv_usec +
+                             ru.ru_stime.tv_usec;
         if (m_lastCpuUs < 0) {
             m_lastCpuUs = cpuUs;
             m_lastWallMs = wallMs;
@@ -165,7 +167,8 @@ void IsPublisher::fillProcessUsage(is::Object &obj)
     if (obj.indexOf(QStringLiteral("memoryBytes")) >= 0 && statm.open(QIODevice::ReadOnly)) {
         const QList<QByteArray> f = statm.readAll().split(' ');
         if (f.size() > 1)
-            obj.set<quint64>(QStringLiteral("memoryBytes"), f.at(1).toULongLong() * quint64(sysconf(_SC_PAGESIZE)));
+            obj.set<quint64>(QStringLiteral("memoryBytes"),
+                             f.at(1).toULongLong() * quint64(sysconf(_SC_PAGESIZE)));
     }
 }
 

@@ -67,7 +67,7 @@ private:
     Warn m_warn;
     bool m_typesLoaded = false;
     QHash<QString, bool> m_fetchedServers;
-    QList<is::TypeInfo> m_ownTypes;  ///< addTypes()'s, declared on the servers of m_declared
+    QList<is::TypeInfo> m_ownTypes; ///< addTypes()'s, declared on the servers of m_declared
     QSet<QString> m_ownTypeNames;
     QSet<QString> m_declared;
     QHash<QString, Slot> m_slots;

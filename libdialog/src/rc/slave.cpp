@@ -200,7 +200,8 @@ bool Slave::requestTransition(const TransitionRequest &request, Done done, QStri
     d->transitionTimer.start();
     if (t == Transition::Start)
         d->runNumber = request.runNumber;
-    log(Severity::Info, QStringLiteral("%1 (from %2)").arg(transitionActivity(t), stateName(d->machine.state())));
+    log(Severity::Info,
+        QStringLiteral("%1 (from %2)").arg(transitionActivity(t), stateName(d->machine.state())));
     publishState();
     auto finish = [this, t, generation, done](bool ok, const QString &error) {
         if (generation != d->generation)
@@ -226,7 +227,8 @@ bool Slave::requestTransition(const TransitionRequest &request, Done done, QStri
     };
     d->finish = finish;
     if (d->options.hangOn.contains(t)) {
-        log(Severity::Warning, QStringLiteral("hanging in '%1' as requested (--hang-on)").arg(transitionName(t)));
+        log(Severity::Warning,
+            QStringLiteral("hanging in '%1' as requested (--hang-on)").arg(transitionName(t)));
         return true;
     }
     if (d->options.failOn.contains(t)) {
@@ -346,7 +348,8 @@ void SlavePrivate::onRequest(const Request &request)
     // The run-control services other than State take no requests; any other service may be served
     // by another part of this process (a Sampler, a handler of Client::requestReceived).
     if (service == logService(q->name()) || service == statusService(q->name()))
-        client->replyError(request, QStringLiteral("requests are taken on %1 only").arg(stateService(q->name())));
+        client->replyError(request,
+                           QStringLiteral("requests are taken on %1 only").arg(stateService(q->name())));
 }
 
 void SlavePrivate::onTransitionRequest(const Request &request)

@@ -71,7 +71,8 @@ void addCommonOptions(OptionTable &t, SlaveOptions *o)
 
 void addSlaveOptions(OptionTable &t, SlaveOptions *o)
 {
-    t.add({Option::text(u"name"_s, u"name"_s, u"Process name (unique in the DIALOG system)."_s, &o->client.name),
+    t.add({Option::text(u"name"_s, u"name"_s, u"Process name (unique in the DIALOG system)."_s,
+                        &o->client.name),
            Option::text(u"daq-server"_s, u"name"_s,
                         u"IS server of the statistics object DAQ.<name> (default DAQ)."_s, &o->daqServer),
            Option::text(u"master"_s, u"name"_s,
@@ -90,8 +91,8 @@ void addSlaveOptions(OptionTable &t, SlaveOptions *o)
                                   o->timeoutMs.insert(*transitionFromName(n), ms);
                               return Status();
                           }),
-           transitions(u"fail-on"_s, u"For tests: these transitions fail (comma-separated, e.g. configure)."_s,
-                       &o->failOn),
+           transitions(u"fail-on"_s,
+                       u"For tests: these transitions fail (comma-separated, e.g. configure)."_s, &o->failOn),
            transitions(u"hang-on"_s, u"For tests: these transitions never complete (until a reset)."_s,
                        &o->hangOn),
            Option::number(u"crash-after-s"_s, u"s"_s,

@@ -1,6 +1,7 @@
 // dialog::rc::Slave without a network: the hooks a transition runs, a hook's failure and its reason,
 // the time-out of a hook that never completes, and the parameters from the configuration database.
 #include "dialog/rc/slave.h"
+#include "waits.h"
 
 #include <QJsonDocument>
 #include <QSignalSpy>
@@ -21,8 +22,8 @@ void addOptions(OptionTable &t, Config &c)
 {
     t.add({Option::integer(QStringLiteral("channels"), QStringLiteral("n"), QStringLiteral("Channels."),
                            &c.channels, 1, 64),
-           Option::number(QStringLiteral("voltage"), QStringLiteral("V"), QStringLiteral("Voltage."), &c.voltage,
-                          0, 5000)});
+           Option::number(QStringLiteral("voltage"), QStringLiteral("V"), QStringLiteral("Voltage."),
+                          &c.voltage, 0, 5000)});
 }
 
 SlaveOptions options(const QString &name)
@@ -111,19 +112,21 @@ void tst_Slave::hooksFollowTheRunCycle()
 {
     TestSlave s(options(QStringLiteral("T1")));
     QSignalSpy changed(&s, &Slave::stateChanged);
-    for (const TransitionRequest &r : {ask(Transition::Configure), ask(Transition::Start, 42), ask(Transition::Pause),
-                                       ask(Transition::Resume), ask(Transition::Stop), ask(Transition::Unconfigure),
-                                       ask(Transition::Reset)}) {
+    for (const TransitionRequest &r : {ask(Transition::Configure), ask(Transition::Start, 42),
+                                       ask(Transition::Pause), ask(Transition::Resume), ask(Transition::Stop),
+                                       ask(Transition::Unconfigure), ask(Transition::Reset)}) {
         bool outcome = false;
         QString why;
-        QVERIFY(s.requestTransition(r, [&](bool ok, const QString &) { outcome = ok; }, &why));
+        QVERIFY(s.requestTransition(
+            r, [&](bool ok, const QString &) { outcome = ok; }, &why));
         QVERIFY2(outcome, qPrintable(s.machine().error()));
         if (r.transition == Transition::Start) {
             QCOMPARE(s.machine().state(), State::Running);
             QCOMPARE(s.runNumber(), 42u);
         }
     }
-    QCOMPARE(s.hooks, (QStringList{"configure", "start 42", "pause", "resume", "stop", "unconfigure", "reset"}));
+    QCOMPARE(s.hooks,
+             (QStringList{"configure", "start 42", "pause", "resume", "stop", "unconfigure", "reset"}));
     QCOMPARE(s.machine().state(), State::Initial);
     QVERIFY(changed.size() >= 14); // busy, then done, for each
 }
@@ -186,8 +189,9 @@ void tst_Slave::hookPastItsTimeoutFails()
     TestSlave patient(options(QStringLiteral("T5")));
     patient.async = true;
     QVERIFY(patient.requestTransition(ask(Transition::Configure)));
-    QTest::qWait(300);
-    QVERIFY(patient.machine().busy());
+    QVERIFY(test::expectNothingFor(
+        300, [&] { return !patient.machine().busy(); },
+        "a configure without a time-out of its own ending by itself"));
     patient.pending(true, {});
     QCOMPARE(patient.machine().state(), State::Configured);
 }
