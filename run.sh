@@ -213,6 +213,9 @@ demo() {
   $bin/dialogctl get RunCtrl.RO1.Status                     # readout statistics, every second
   $bin/dialogctl is ls DAQ                                  # statistics in IS;  dialogctl is get RunParams.RunInfo
   $bin/dialogctl ls                                         # every process of the partition
+  $bin/dialogctl dqm ls                                     # data-quality checks of the sampled events
+  $bin/dialogctl alarm ls                                   # the alarm server's table (GUI: dialog-alarms)
+  $bin/dialog-presenter --pages $ROOT/resources/presenter/demo.json   # histograms and their checks
 EOT
     if [ -n "${DIALOG_DEMO_SECONDS:-}" ]; then
         sleep "$DIALOG_DEMO_SECONDS"
