@@ -18,6 +18,7 @@ private Q_SLOTS:
     void init() { QVERIFY(setUpIs(QStringLiteral("alarms-test"))); }
     void cleanup() { tearDownIs(); }
     void raisedAfterDurationAndCleared();
+    void globMatchesWholeNamesSumsIncluded();
     void badRulesAreRefusedWithTheLine_data();
     void badRulesAreRefusedWithTheLine();
 
@@ -84,6 +85,27 @@ void tst_IsAlarms::raisedAfterDurationAndCleared()
     QVERIFY(
         m_dict->listSync(QStringLiteral("DAQ"), is::Criteria(QStringLiteral("Alarm\\..*")), &alarms).isOk());
     QCOMPARE(alarms.size(), 0);
+}
+
+void tst_IsAlarms::globMatchesWholeNamesSumsIncluded()
+{
+    // '*' is any characters of the full name: DAQ.RO*.errors takes the farm's sum DAQ.ROAll too,
+    // and RO1.sub as well; '?' is exactly one: DAQ.RO?.errors takes RO1 and RO7 only.
+    const QString rules = writeRules("DAQ.RO*.errors > 0 -> warning \"any\"\n"
+                                     "DAQ.RO?.errors > 0 -> warning \"one readout\"\n");
+    startServer(QStringLiteral("DAQ"), {QStringLiteral("--alarms"), rules});
+    QVERIFY(waitForServer(QStringLiteral("DAQ")));
+    for (const char *name : {"DAQ.RO1", "DAQ.RO7", "DAQ.ROAll", "DAQ.RO1.sub", "DAQ.XRO1"})
+        writeReadout(QString::fromLatin1(name), 1, 100);
+    QTRY_VERIFY_WITH_TIMEOUT(exists(QStringLiteral("DAQ.Alarm.1.ROAll")), 5000);
+    QVERIFY(exists(QStringLiteral("DAQ.Alarm.1.RO1")));
+    QVERIFY(exists(QStringLiteral("DAQ.Alarm.1.RO7")));
+    QVERIFY(exists(QStringLiteral("DAQ.Alarm.1.RO1.sub")));
+    QVERIFY(!exists(QStringLiteral("DAQ.Alarm.1.XRO1")));
+    QVERIFY(exists(QStringLiteral("DAQ.Alarm.2.RO1")));
+    QVERIFY(exists(QStringLiteral("DAQ.Alarm.2.RO7")));
+    QVERIFY(!exists(QStringLiteral("DAQ.Alarm.2.ROAll")));
+    QVERIFY(!exists(QStringLiteral("DAQ.Alarm.2.RO1.sub")));
 }
 
 void tst_IsAlarms::badRulesAreRefusedWithTheLine_data()
