@@ -26,6 +26,10 @@ struct Given
     QString name = u"AlarmServer"_s;
     QString rules, types, dataDir, db, isServer;
     qint64 stalePollMs = 1000;
+    qint64 httpPort = -1;
+    qint64 hookTimeoutS = 10, hookMaxRunning = 4;
+    QHostAddress httpBind{QHostAddress::LocalHost};
+    QString httpTokenFile;
     bool check = false;
 };
 
@@ -68,7 +72,27 @@ int main(int argc, char *argv[])
                       &g.isServer),
          Option::integer(u"stale-poll-ms"_s, u"ms"_s,
                          u"How often the IS servers are asked for their stale objects (default 1000)."_s,
-                         &g.stalePollMs, 100, 600000)});
+                         &g.stalePollMs, 100, 600000),
+         Option::integer(u"hook-timeout-s"_s, u"s"_s,
+                         u"A rule's on_raise hook still running after this long is killed (a command, with "
+                         "its process group) or aborted (a POST) and counted as failed (default 10)."_s,
+                         &g.hookTimeoutS, 1, 600),
+         Option::integer(u"hook-max-running"_s, u"n"_s,
+                         u"At most this many hooks run at once; a raise beyond that does not run its hook "
+                         "and is counted as dropped (default 4)."_s,
+                         &g.hookMaxRunning, 1, 256),
+         Option::integer(u"http-port"_s, u"port"_s,
+                         u"Serve the alarm page (the table, Ack), /alarms (JSON) and /metrics (Prometheus) "
+                         "on this port (0: any free port; default: no web side)."_s,
+                         &g.httpPort, 0, 65535),
+         Option::custom(u"http-bind"_s, u"address"_s, u"Address of the web side (default 127.0.0.1)."_s,
+                        [&g](const QString &v) {
+                            return g.httpBind.setAddress(v) ? dialog::Status() : Option::refuse(u"an IP address"_s);
+                        }),
+         Option::text(u"http-token-file"_s, u"file"_s,
+                      u"The web side's /alarms and /metrics need the bearer token held in this file, and "
+                      "the page's actions (Ack) are possible only with it (without it the page is read-only)."_s,
+                      &g.httpTokenFile)});
     co.addTo(t);
     dialog::AccessOptions::addParserOptions(t.parser());
     if (!t.process(app.arguments()))
@@ -78,6 +102,12 @@ int main(int argc, char *argv[])
     dialog::alarm::ServerOptions o;
     if (const dialog::Status st = o.access.applyParser(t.parser()); !st.isOk())
         return t.fail(st.message());
+    if (!g.httpTokenFile.isEmpty()) {
+        if (g.httpPort < 0)
+            return t.fail(u"--http-token-file needs --http-port"_s);
+        if (const dialog::Status st = dialog::security::readSecretFile(g.httpTokenFile, &o.httpToken); !st.isOk())
+            return t.fail(u"--http-token-file: %1"_s.arg(st.message()));
+    }
     dialog::is::TypeRegistry types;
     if (const dialog::Status st = g.types.isEmpty() ? dialog::Status() : types.loadDirectory(g.types); !st.isOk())
         return t.fail(u"--types: %1"_s.arg(st.message()));
@@ -100,6 +130,10 @@ int main(int argc, char *argv[])
     if (!co.secretFile.isEmpty())
         if (const dialog::Status st = dialog::security::readSecretFile(co.secretFile, &o.secret); !st.isOk())
             return t.fail(st.message());
+    o.httpPort = int(g.httpPort);
+    o.hooks.timeoutMs = int(g.hookTimeoutS * 1000);
+    o.hooks.maxRunning = int(g.hookMaxRunning);
+    o.httpBind = g.httpBind;
     o.isServer = g.isServer;
     o.stalePollMs = int(g.stalePollMs);
 
@@ -120,6 +154,9 @@ int main(int argc, char *argv[])
         return t.fail(why);
     if (!client.start())
         return t.fail(client.errorString());
+    if (server.webPort())
+        std::fprintf(stderr, "dialog-alarmserver: alarm page on http://%s:%u/\n",
+                     qPrintable(g.httpBind.toString()), unsigned(server.webPort()));
     app.serviceReady(&client);
     std::fprintf(stderr, "dialog-alarmserver: %lld alarms from %s, history in %s, serving %s\n",
                  qint64(rules.rules.size()), qPrintable(g.rules), qPrintable(o.database.display()),
