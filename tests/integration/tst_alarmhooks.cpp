@@ -6,6 +6,8 @@
 // refused at start with the line and the reason.
 #include "isfixture.h"
 
+#include "dialog/request.h"
+
 #include <QJsonArray>
 #include <QTcpServer>
 #include <QTcpSocket>
@@ -56,6 +58,18 @@ private:
         QByteArray out;
         m_fx->run(QStringLiteral("dialogctl"), {QStringLiteral("alarm"), QStringLiteral("ls")}, &out);
         return out;
+    }
+    /// The hooks' figures of the table, as ALARM.Server answers "ls" (empty when it does not answer).
+    QJsonObject hooks()
+    {
+        QJsonObject answer;
+        bool done = false;
+        m_client->request(QStringLiteral("ALARM.Server"), R"({"op": "ls"})", 5000, this, [&](const Reply &r) {
+            answer = QJsonDocument::fromJson(r.data()).object().value(QStringLiteral("hooks")).toObject();
+            done = true;
+        });
+        waitUntil([&] { return done; }, 6000);
+        return answer;
     }
     void setTemperature(const QString &object, float t)
     {
@@ -156,6 +170,10 @@ void tst_AlarmHooks::commandSeesTheAlarm()
     setTemperature(QStringLiteral("DAQ.FE3"), 41);
     QVERIFY(waitUntil([&] { return QFile::exists(out); }, 10000));
     QVERIFY2(readAll(out).contains("= 41"), readAll(out).constData());
+    // The file is written before the command ends: the next test needs it ended (one hook at a time).
+    QVERIFY(waitUntil([&] { return hooks().value(QStringLiteral("run")).toObject().value(QStringLiteral("succeeded")).toInt() == 2; },
+                      10000));
+    QCOMPARE(hooks().value(QStringLiteral("running")).toInt(), 0);
 }
 
 void tst_AlarmHooks::hangingCommandIsKilledAndTheServerGoesOn()
@@ -169,11 +187,12 @@ void tst_AlarmHooks::hangingCommandIsKilledAndTheServerGoesOn()
     // hook is dropped.
     setTemperature(QStringLiteral("DAQ.FE5"), 50);
     QVERIFY(waitUntil([&] { return stateOf(QStringLiteral("Hooks/dropped")) == u"active"; }, 10000));
-    QVERIFY2(table().contains("hooks (run): 4 started, 0 failed (0 timed out), 1 dropped"), table().constData());
+    QVERIFY2(table().contains("hooks (run): 3 started, 0 failed (0 timed out), 1 dropped"), table().constData());
     // Killed after its time-out (2 s), counted.
     QVERIFY(waitUntil([&] { return ::kill(pid_t(pid), 0) != 0; }, 15000));
-    QVERIFY(waitUntil([&] { return table().contains("hooks (run): 4 started, 1 failed (1 timed out), 1 dropped"); },
+    QVERIFY(waitUntil([&] { return table().contains("hooks (run): 3 started, 1 failed (1 timed out), 1 dropped"); },
                       10000));
+    QCOMPARE(hooks().value(QStringLiteral("running")).toInt(), 0);
 }
 
 void tst_AlarmHooks::postsTheAlarmAsJson()
