@@ -53,6 +53,7 @@ bool AlarmServer::start(QString *error)
     m_service = std::make_unique<AlarmService>(m_client, m_table.get(), m_history.get(), m_options.access);
     m_hooks = std::make_unique<HookRunner>(m_table.get(), m_options.hooks);
     m_service->addFigures(u"hooks"_s, [hooks = m_hooks.get()] { return hooks->figures(); });
+    connect(m_hooks.get(), &HookRunner::countersChanged, m_service.get(), &AlarmService::figuresChanged);
     if (!m_service->start(m_options.secret, error))
         return false;
     if (!m_options.isServer.isEmpty()) {

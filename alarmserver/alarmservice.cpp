@@ -137,6 +137,12 @@ QJsonObject AlarmService::tableJson() const
     return t;
 }
 
+void AlarmService::figuresChanged()
+{
+    if (!m_publishTimer.isActive())
+        m_publishTimer.start();
+}
+
 void AlarmService::addFigures(const QString &key, std::function<QJsonObject()> figures)
 {
     m_figures.append({key, std::move(figures)});

@@ -47,6 +47,8 @@ public:
     quint64 refused() const { return m_refused; }
     /// Adds @p figures to every table message under @p key (the hooks' counters).
     void addFigures(const QString &key, std::function<QJsonObject()> figures);
+    /// A new message of ALARM.Table within 100 ms although no alarm changed (figures did).
+    void figuresChanged();
 
 private:
     void onChanged(const AlarmEvent &e);

@@ -111,7 +111,7 @@ void HookRunner::failed(const QString &what)
 void HookRunner::done()
 {
     --m_running;
-    emit hookFinished();
+    emit countersChanged();
 }
 
 void HookRunner::runCommand(int alarm)
@@ -119,6 +119,7 @@ void HookRunner::runCommand(int alarm)
     const Rule &r = m_table->rules().rules.at(alarm);
     if (m_running >= m_options.maxRunning) {
         ++m_run.dropped;
+        emit countersChanged();
         failed(u"hook of %1 not run: %2 hooks are running (--hook-max-running)"_s.arg(r.path).arg(m_running));
         return;
     }
@@ -195,6 +196,7 @@ void HookRunner::post(int alarm)
     const Rule &r = m_table->rules().rules.at(alarm);
     if (m_running >= m_options.maxRunning) {
         ++m_post.dropped;
+        emit countersChanged();
         failed(u"POST of %1 not sent: %2 hooks are running (--hook-max-running)"_s.arg(r.path).arg(m_running));
         return;
     }

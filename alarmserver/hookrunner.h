@@ -51,8 +51,8 @@ public:
     int running() const { return m_running; }
 
 Q_SIGNALS:
-    /// Emitted once per hook when it ended (succeeded or not), in the runner's thread.
-    void hookFinished();
+    /// Emitted once per hook when it ended (succeeded or not) or was dropped, in the runner's thread.
+    void countersChanged();
 
 private:
     void onChanged(const AlarmEvent &e);

@@ -154,6 +154,11 @@ int main(int argc, char *argv[])
         return t.fail(why);
     if (!client.start())
         return t.fail(client.errorString());
+    if (server.webPort() && o.httpToken.isEmpty() && !g.httpBind.isLoopback())
+        std::fprintf(stderr,
+                     "dialog-alarmserver: warning: the alarm page on %s has no --http-token-file: anyone who "
+                     "reaches it reads the table (it is read-only without a token)\n",
+                     qPrintable(g.httpBind.toString()));
     if (server.webPort())
         std::fprintf(stderr, "dialog-alarmserver: alarm page on http://%s:%u/\n",
                      qPrintable(g.httpBind.toString()), unsigned(server.webPort()));
