@@ -170,6 +170,16 @@ void tst_AlarmWeb::actionsNeedTheToken()
     QCOMPARE(done.origin.user, QStringLiteral("alice"));
     QCOMPARE(done.origin.address, QStringLiteral("127.0.0.1"));
     QVERIFY(!records.first().allowed);
+    // Shelve and unshelve from the web: a shelve needs a reason.
+    r = httpPost(m_http, "/shelve", R"({"path": "Detector/ECAL/FE3/warm", "for_s": 3600})", bearer());
+    QCOMPARE(r.status, 409);
+    QVERIFY2(r.body.contains("needs a reason"), r.body.constData());
+    r = httpPost(m_http, "/shelve", R"({"path": "Detector/ECAL/FE3/warm", "for_s": 3600, "reason": "noisy", "user": "alice"})",
+                 bearer());
+    QCOMPARE(r.status, 200);
+    QVERIFY(alarms().value(QStringLiteral("Detector/ECAL/FE3/warm")).value(QStringLiteral("shelved")).toBool());
+    QCOMPARE(httpPost(m_http, "/unshelve", R"({"path": "Detector/ECAL/FE3/warm"})", bearer()).status, 200);
+    QVERIFY(!alarms().value(QStringLiteral("Detector/ECAL/FE3/warm")).value(QStringLiteral("shelved")).toBool());
     setTemperature(20);
     QVERIFY(waitUntil([&] { return stateOf(QStringLiteral("Detector/ECAL/FE3/temperature")) == u"latched"; },
                       10000));
