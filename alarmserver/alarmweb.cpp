@@ -138,7 +138,10 @@ bool AlarmWeb::handleRequest(const QHttpServerRequest &request, QTcpSocket *sock
 
 void AlarmWeb::act(const QString &op, const QHttpServerRequest &request, QTcpSocket *socket)
 {
-    const QString peer = socket->peerAddress().toString();
+    // A dual-stack listener sees IPv4 peers as ::ffff:a.b.c.d: the record names them as IPv4.
+    bool v4 = false;
+    const QHostAddress peerAddress(socket->peerAddress().toIPv4Address(&v4));
+    const QString peer = v4 ? peerAddress.toString() : socket->peerAddress().toString();
     if (m_token.isEmpty()) {
         answerError(socket, 403,
                     u"this alarm page is read-only: the alarm server takes actions from the web only with "
