@@ -33,7 +33,7 @@ public:
         static const QSet<QString> keys{
             u"path"_s,     u"severity"_s, u"description"_s,          u"guidance"_s,
             u"links"_s,    u"latch"_s,    u"ack_comment_required"_s, u"for_s"_s,
-            u"condition"_s};
+            u"condition"_s, u"on_raise"_s};
         if (!known(o, keys, why))
             return false;
         r->path = o.value(u"path"_s).toString();
@@ -64,7 +64,40 @@ public:
         r->forS = f.toDouble(0);
         if (!o.value(u"condition"_s).isObject())
             return fail(why, u"\"condition\" is missing or not an object"_s);
+        if (o.contains(u"on_raise"_s) && !onRaise(o.value(u"on_raise"_s), r, why))
+            return false;
         return condition(o.value(u"condition"_s).toObject(), &r->condition, why);
+    }
+
+    /// "on_raise": {"run": ["prog", "arg", …]} and/or {"post": "http://host:port/path"}.
+    static bool onRaise(const QJsonValue &v, Rule *r, QString *why)
+    {
+        if (!v.isObject())
+            return fail(why, u"on_raise: expected an object with \"run\" and/or \"post\""_s);
+        const QJsonObject o = v.toObject();
+        if (!known(o, {u"run"_s, u"post"_s}, why))
+            return false;
+        if (o.isEmpty())
+            return fail(why, u"on_raise: expected \"run\" and/or \"post\""_s);
+        if (o.contains(u"run"_s)) {
+            const QJsonArray run = o.value(u"run"_s).toArray();
+            for (const QJsonValue &a : run) {
+                if (!a.isString())
+                    return fail(why, u"on_raise.run: expected a list of strings (the program, then its arguments)"_s);
+                r->onRaiseRun << a.toString();
+            }
+            if (r->onRaiseRun.isEmpty() || r->onRaiseRun.first().isEmpty())
+                return fail(why, u"on_raise.run: expected the program then its arguments, e.g. [\"/usr/bin/logger\", \"alarm\"]"_s);
+        }
+        if (o.contains(u"post"_s)) {
+            const QString text = o.value(u"post"_s).toString();
+            const QUrl url(text, QUrl::StrictMode);
+            if (!url.isValid() || (url.scheme() != u"http"_s && url.scheme() != u"https"_s) || url.host().isEmpty())
+                return fail(why, u"on_raise.post: '%1' is not an http:// or https:// URL with a host%2"_s.arg(
+                                     text, url.isValid() ? QString() : u" ("_s + url.errorString() + u')'));
+            r->onRaisePost = url;
+        }
+        return true;
     }
 
 private:
@@ -157,9 +190,42 @@ private:
                 return fail(why, u"when '%1': expected lost or error"_s.arg(when));
             return !c->process.isEmpty() || fail(why, u"process: expected a process name"_s);
         }
+        if (o.contains(u"messages"_s))
+            return messages(o, c, why);
         if (o.contains(u"is"_s))
             return isValue(o, c, why);
-        return fail(why, u"condition: expected one of is, stale, process, run_state, alarm, any, all"_s);
+        return fail(why,
+                    u"condition: expected one of is, stale, process, run_state, messages, alarm, any, all"_s);
+    }
+
+    /// {"messages": {"process": "FE1", "severity": "error", "rate_per_min": 10, "window_s": 60}}
+    static bool messages(const QJsonObject &outer, Condition *c, QString *why)
+    {
+        if (!known(outer, {u"messages"_s}, why))
+            return false;
+        if (!outer.value(u"messages"_s).isObject())
+            return fail(why, u"messages: expected {\"process\": …, \"severity\": …, \"rate_per_min\": …}"_s);
+        const QJsonObject o = outer.value(u"messages"_s).toObject();
+        if (!known(o, {u"process"_s, u"severity"_s, u"rate_per_min"_s, u"window_s"_s}, why))
+            return false;
+        c->kind = Condition::Kind::Messages;
+        c->process = o.value(u"process"_s).toString();
+        if (c->process.isEmpty())
+            return fail(why, u"messages.process: expected a process name or glob (\"FE*\")"_s);
+        const auto sev = dialog::severityFromName(o.value(u"severity"_s).toString(u"error"_s));
+        if (!sev)
+            return fail(why, u"messages.severity '%1': expected debug, info, warning, error or fatal"_s.arg(
+                                 o.value(u"severity"_s).toVariant().toString()));
+        c->messageSeverity = *sev;
+        const QJsonValue rate = o.value(u"rate_per_min"_s);
+        if (!rate.isDouble() || rate.toDouble() <= 0 || rate.toDouble() > 1e6)
+            return fail(why, u"messages.rate_per_min: expected a number above 0 (up to 1000000)"_s);
+        c->ratePerMin = rate.toDouble();
+        const QJsonValue w = o.value(u"window_s"_s);
+        if (!w.isUndefined() && (!w.isDouble() || w.toDouble() < 1 || w.toDouble() > 3600))
+            return fail(why, u"messages.window_s: expected seconds between 1 and 3600"_s);
+        c->windowS = w.toDouble(60);
+        return true;
     }
 
     static bool objectName(const QString &name, QString *why)

@@ -4,12 +4,14 @@
 // duplicate paths, an alarm that is also a node of the tree, cycles of alarms referring to alarms).
 #pragma once
 
+#include "dialog/logrecord.h"
 #include "dialog/status.h"
 
 #include <QHash>
 #include <QList>
 #include <QRegularExpression>
 #include <QStringList>
+#include <QUrl>
 #include <QVariant>
 #include <optional>
 
@@ -42,6 +44,7 @@ struct Condition
         ProcessLost,  ///< "process": name, "when": "lost" (not alive in the directory)
         ProcessError, ///< "process": name, "when": "error" (RunCtrl.<name>.State in Error)
         RunState,     ///< "run_state": process, "in" / "not_in": state names
+        Messages,     ///< "messages": process (a glob), severity, rate_per_min, window_s
         Alarm,        ///< "alarm": path (active while that alarm is)
         Any,          ///< "any": [conditions]
         All,          ///< "all": [conditions]
@@ -54,9 +57,12 @@ struct Condition
     QVariant equals;                    ///< IsValue: a string, a number or a boolean
     bool notEquals = false;             ///< IsValue: "not_equals" instead of "equals"
     QRegularExpression matches;         ///< IsValue: a regular expression on a string (invalid: none)
-    QString process;                    ///< ProcessLost, ProcessError, RunState
+    QString process;                    ///< ProcessLost, ProcessError, RunState; Messages: a glob
     QStringList states;                 ///< RunState
     bool notIn = false;                 ///< RunState: "not_in" instead of "in"
+    dialog::Severity messageSeverity = dialog::Severity::Error; ///< Messages: at least this severity
+    double ratePerMin = 0;              ///< Messages: holds at this many per minute or more
+    double windowS = 60;                ///< Messages: over the last this many seconds
     QString alarm;                      ///< Alarm: the referenced path
     QList<Condition> children;          ///< Any, All
 
@@ -77,6 +83,9 @@ struct Rule
     bool commentRequired = false; ///< an acknowledgement needs a comment
     double forS = 0;              ///< the condition must hold this long before the alarm is raised
     Condition condition;
+    /// "on_raise": what to do each time the alarm is raised (both may be given).
+    QStringList onRaiseRun; ///< a program and its arguments (empty: none)
+    QUrl onRaisePost;       ///< an http:// or https:// URL to POST the alarm to (empty: none)
 };
 
 /// Every rule of a file, and the order to evaluate them in.

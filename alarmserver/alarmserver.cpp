@@ -2,6 +2,7 @@
 
 #include "alarmservice.h"
 #include "alarmtable.h"
+#include "alarmweb.h"
 #include "evaluator.h"
 #include "historystore.h"
 #include "isexport.h"
@@ -26,7 +27,9 @@ AlarmServer::AlarmServer(Client *client, const RuleSet &rules, const ServerOptio
 AlarmServer::~AlarmServer()
 {
     // What is queued is written before the parts that produce it go.
+    m_web.reset();
     m_evaluator.reset();
+    m_hooks.reset();
     m_isExport.reset();
     m_service.reset();
     m_history.reset();
@@ -48,6 +51,9 @@ bool AlarmServer::start(QString *error)
                                         << "alarms kept from the previous run (acknowledged, "
                                            "shelved, latched or disabled)";
     m_service = std::make_unique<AlarmService>(m_client, m_table.get(), m_history.get(), m_options.access);
+    m_hooks = std::make_unique<HookRunner>(m_table.get(), m_options.hooks);
+    m_service->addFigures(u"hooks"_s, [hooks = m_hooks.get()] { return hooks->figures(); });
+    connect(m_hooks.get(), &HookRunner::countersChanged, m_service.get(), &AlarmService::figuresChanged);
     if (!m_service->start(m_options.secret, error))
         return false;
     if (!m_options.isServer.isEmpty()) {
@@ -57,7 +63,19 @@ bool AlarmServer::start(QString *error)
     m_evaluator =
         std::make_unique<Evaluator>(m_client, m_dictionary.get(), m_table.get(), m_options.stalePollMs);
     m_evaluator->start();
+    if (m_options.httpPort >= 0) {
+        m_web = std::make_unique<AlarmWeb>(m_service.get(), m_table.get(), m_history.get());
+        m_web->setToken(m_options.httpToken);
+        m_web->addMetrics([hooks = m_hooks.get()] { return hooks->metrics(); });
+        if (!m_web->listen(m_options.httpBind, quint16(m_options.httpPort), error))
+            return false;
+    }
     return true;
+}
+
+quint16 AlarmServer::webPort() const
+{
+    return m_web ? m_web->port() : 0;
 }
 
 } // namespace dialog::alarm

@@ -4,11 +4,14 @@
 #pragma once
 
 #include "alarmrules.h"
+#include "hookrunner.h"
 
 #include "dialog/audit.h"
 #include "dialog/client.h"
 
 #include "sqldatabase.h"
+
+#include <QHostAddress>
 
 #include <memory>
 
@@ -23,6 +26,7 @@ class AlarmService;
 class Evaluator;
 class HistoryStore;
 class IsExport;
+class AlarmWeb;
 
 struct ServerOptions
 {
@@ -31,6 +35,10 @@ struct ServerOptions
     QByteArray secret; ///< the partition's shared secret (keys the audit chain), if any
     QString isServer;  ///< publish the alarms as IS objects there (empty: not)
     int stalePollMs = 1000;
+    int httpPort = -1; ///< the web page and /metrics (-1: none, 0: any free port)
+    QHostAddress httpBind{QHostAddress::LocalHost};
+    QByteArray httpToken; ///< the web's bearer token (empty: read-only, open)
+    HookOptions hooks;
 };
 
 class AlarmServer : public QObject
@@ -45,6 +53,8 @@ public:
     /// Opens the history, restores the kept states, publishes and starts evaluating. False with
     /// the reason.
     bool start(QString *error);
+    /// The port of the web side (0: none).
+    quint16 webPort() const;
 
 private:
     Client *m_client;
@@ -55,6 +65,8 @@ private:
     std::unique_ptr<AlarmService> m_service;
     std::unique_ptr<Evaluator> m_evaluator;
     std::unique_ptr<IsExport> m_isExport;
+    std::unique_ptr<AlarmWeb> m_web;
+    std::unique_ptr<HookRunner> m_hooks;
 };
 
 } // namespace dialog::alarm

@@ -120,7 +120,7 @@ QJsonObject AlarmService::tableJson() const
                         {u"dropped"_s, qint64(m_history->dropped())}};
     if (!m_history->lastError().isEmpty())
         history.insert(u"error"_s, m_history->lastError());
-    return {{u"sequence"_s, qint64(++m_sequence)},
+    QJsonObject t{{u"sequence"_s, qint64(++m_sequence)},
             {u"time_ms"_s, QDateTime::currentMSecsSinceEpoch()},
             {u"rules"_s, m_table->size()},
             {u"worst"_s, severityName(m_table->worst())},
@@ -132,6 +132,20 @@ QJsonObject AlarmService::tableJson() const
                                       {u"disabled"_s, disabled}}},
             {u"history"_s, history},
             {u"alarms"_s, alarms}};
+    for (const auto &[key, figures] : m_figures)
+        t.insert(key, figures());
+    return t;
+}
+
+void AlarmService::figuresChanged()
+{
+    if (!m_publishTimer.isActive())
+        m_publishTimer.start();
+}
+
+void AlarmService::addFigures(const QString &key, std::function<QJsonObject()> figures)
+{
+    m_figures.append({key, std::move(figures)});
 }
 
 void AlarmService::publish()
@@ -156,7 +170,6 @@ void AlarmService::onRequest(const Request &request)
     if (!doc.isObject())
         refused = u"malformed request: expected a JSON object"_s;
     if (!refused.isEmpty()) {
-        ++m_refused;
         m_client->replyError(request, refused);
         return;
     }
@@ -196,25 +209,27 @@ QJsonObject AlarmService::answer(const QJsonObject &r, const Request &origin, QS
         return a;
     }
     if (changingOps.contains(op))
-        return operate(op, r, origin, refused);
+        return operate(op, r,
+                       Origin{origin.origin(), origin.originUser(), origin.originHost(), origin.originAddress()},
+                       Actor{actorOf(origin), m_proven}, refused);
     *refused =
         u"unknown op '%1' (expected ls, tree, history, ack, shelve, unshelve, disable, enable)"_s.arg(op);
     return {};
 }
 
-QJsonObject AlarmService::operate(const QString &op, const QJsonObject &r, const Request &origin,
+QJsonObject AlarmService::operate(const QString &op, const QJsonObject &r, const Origin &from, const Actor &actor,
                                   QString *refused)
 {
     const QString path = r.value(u"path"_s).toString();
-    const Origin from{origin.origin(), origin.originUser(), origin.originHost(), origin.originAddress()};
     // The access list names operator actions as commands "ALARM.<op>.<path>".
     const AccessList::Decision d =
         m_access.access.check(AccessList::Kind::Command, u"ALARM.%1.%2"_s.arg(op, path), from);
     const int i = m_table->indexOf(path);
-    const Actor actor{actorOf(origin), m_proven};
     const QString comment = r.value(u"comment"_s).toString();
     QString why;
-    if (!d.allowed) {
+    if (!changingOps.contains(op)) {
+        why = u"unknown action '%1' (expected %2)"_s.arg(op, changingOps.join(u", "_s));
+    } else if (!d.allowed) {
         why = u"permission denied: the access list (%1) does not let %2 (user '%3', host '%4') %5 %6"_s.arg(
             d.because, from.process, from.user, from.host, op, path);
     } else if (i < 0) {
@@ -247,6 +262,7 @@ QJsonObject AlarmService::operate(const QString &op, const QJsonObject &r, const
     m_audit->record(a);
     if (!why.isEmpty()) {
         qCWarning(lcAlarmService).noquote() << op << path << "from" << actor.who << "refused:" << why;
+        ++m_refused;
         *refused = why;
         return {};
     }

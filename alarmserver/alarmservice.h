@@ -13,6 +13,7 @@
 
 #include <QSet>
 #include <QTimer>
+#include <functional>
 #include <memory>
 #include <utility>
 
@@ -37,12 +38,23 @@ public:
     /// The message ALARM.Table carries now.
     QJsonObject tableJson() const;
 
+    /// An operator action (@p op: ack, shelve, unshelve, disable, enable; @p r as an ALARM.Server
+    /// request) from @p from, shown in the history as @p who: checked against the access list and
+    /// recorded in the audit trail. The alarm's JSON when done, else @p refused says why.
+    QJsonObject operate(const QString &op, const QJsonObject &r, const Origin &from, const Actor &who,
+                        QString *refused);
+    /// Operator actions refused (from ALARM.Server and the web page).
+    quint64 refused() const { return m_refused; }
+    /// Adds @p figures to every table message under @p key (the hooks' counters).
+    void addFigures(const QString &key, std::function<QJsonObject()> figures);
+    /// A new message of ALARM.Table within 100 ms although no alarm changed (figures did).
+    void figuresChanged();
+
 private:
     void onChanged(const AlarmEvent &e);
     void onRequest(const Request &request);
     /// The answer to @p r, or an error text in @p refused.
     QJsonObject answer(const QJsonObject &r, const Request &origin, QString *refused);
-    QJsonObject operate(const QString &op, const QJsonObject &r, const Request &origin, QString *refused);
     void publish();
 
     Client *m_client;
@@ -58,6 +70,7 @@ private:
     QTimer m_historyTimer;
     std::pair<int, quint64> m_historyFigures{0, 0}; ///< as last published
     quint64 m_refused = 0;
+    QList<std::pair<QString, std::function<QJsonObject()>>> m_figures;
     mutable quint64 m_sequence = 0; ///< of the table's messages and answers
 };
 

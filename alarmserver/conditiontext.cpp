@@ -57,6 +57,9 @@ QString Condition::text() const
         return u"process %1 in Error"_s.arg(process);
     case Kind::RunState:
         return u"run state of %1 %2 %3"_s.arg(process, notIn ? u"not in"_s : u"in"_s, states.join(u','));
+    case Kind::Messages:
+        return u"messages of %1 at %2 or worse: %3 per minute or more over %4 s"_s.arg(
+            process, dialog::severityName(messageSeverity)).arg(ratePerMin).arg(windowS);
     case Kind::Alarm:
         return u"alarm %1"_s.arg(alarm);
     case Kind::Any:

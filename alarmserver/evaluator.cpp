@@ -2,7 +2,14 @@
 
 #include "dialog/rc/protocol.h"
 #include "dialog/rc/staterecord.h"
+#include "dialog/glob.h"
+#include "dialog/logrecord.h"
 #include "dialog/subscription.h"
+
+#include <QDateTime>
+
+#include <algorithm>
+#include <cmath>
 
 #include <QLoggingCategory>
 #include <QRegularExpression>
@@ -22,6 +29,12 @@ QString exactNames(const QStringList &objects)
     for (const QString &o : objects)
         escaped << QRegularExpression::escape(o);
     return u"^("_s + escaped.join(u'|') + u")$"_s;
+}
+
+/// How many messages in its window make a Messages condition hold.
+int messagesNeeded(const Condition &c)
+{
+    return std::max(1, int(std::ceil(c.ratePerMin * c.windowS / 60.0 - 1e-9)));
 }
 
 bool isNumber(const QVariant &v)
@@ -47,6 +60,9 @@ Evaluator::Evaluator(Client *client, is::Dictionary *dictionary, AlarmTable *tab
         addLeaves(rules.rules.at(i).condition, i);
     m_staleTimer.setInterval(stalePollMs);
     connect(&m_staleTimer, &QTimer::timeout, this, &Evaluator::pollStale);
+    m_messageTimer.setInterval(1000);
+    connect(&m_messageTimer, &QTimer::timeout, this,
+            [this] { countMessages(QDateTime::currentMSecsSinceEpoch()); });
     connect(m_table, &AlarmTable::raisedChanged, this, [this](int i) {
         for (int d : m_table->rules().dependents.at(i))
             evaluate(d);
@@ -79,6 +95,10 @@ void Evaluator::addLeaves(const Condition &c, int rule)
         break;
     case Condition::Kind::ProcessLost:
         m_lostLeaves[c.process] << leaf;
+        break;
+    case Condition::Kind::Messages:
+        m_leaves[leaf].processGlob = globToRegex(c.process);
+        m_messageLeaves << leaf;
         break;
     default:
         m_stateLeaves[c.process] << leaf;
@@ -115,6 +135,63 @@ void Evaluator::start()
     if (!m_staleLeaves.isEmpty()) {
         m_staleTimer.start();
         pollStale();
+    }
+    if (!m_messageLeaves.isEmpty()) {
+        m_client->subscribe(logservice::live(), this, [this](const Message &m) { onMessages(m); });
+        m_messageTimer.start();
+        countMessages(QDateTime::currentMSecsSinceEpoch());
+    }
+}
+
+void Evaluator::onMessages(const Message &m)
+{
+    QList<LogRecord> records;
+    if (!decodeRecords(m.data(), &records).isOk())
+        return;
+    const qint64 now = QDateTime::currentMSecsSinceEpoch();
+    const QString self = m_client->options().name;
+    for (const LogRecord &r : std::as_const(records)) {
+        // The alarm server's own messages (its raises among them) would feed the rate they report.
+        if (r.process == self)
+            continue;
+        // A reporter's clock ahead of ours counts as now; messages older than a window do not count.
+        const qint64 t = std::min(r.timeMs, now);
+        for (int leaf : std::as_const(m_messageLeaves)) {
+            Leaf &l = m_leaves[leaf];
+            const Condition &c = *l.condition;
+            if (r.severity < c.messageSeverity || t < now - qint64(c.windowS * 1000))
+                continue;
+            if (!l.processGlob.match(r.process).hasMatch())
+                continue;
+            // Kept sorted and only as many as the condition needs: memory is bounded by the rule.
+            l.times.insert(std::upper_bound(l.times.begin(), l.times.end(), t), t);
+            if (l.times.size() > messagesNeeded(c))
+                l.times.removeFirst();
+        }
+    }
+    ++m_updates;
+    countMessages(now);
+}
+
+void Evaluator::countMessages(qint64 now)
+{
+    for (int leaf : std::as_const(m_messageLeaves)) {
+        Leaf &l = m_leaves[leaf];
+        const Condition &c = *l.condition;
+        const qint64 from = now - qint64(c.windowS * 1000);
+        while (!l.times.isEmpty() && l.times.first() < from)
+            l.times.removeFirst();
+        const int needed = messagesNeeded(c);
+        const bool on = l.times.size() >= needed;
+        const QString value =
+            on ? u"%1: %2 or more messages at %3 or worse in %4 s"_s.arg(c.process).arg(needed).arg(
+                     dialog::severityName(c.messageSeverity)).arg(c.windowS)
+               : u"%1: %2 messages at %3 or worse in %4 s"_s.arg(c.process).arg(l.times.size()).arg(
+                     dialog::severityName(c.messageSeverity)).arg(c.windowS);
+        if (!l.known || l.on != on)
+            setLeaf(leaf, on, value);
+        else
+            l.value = value;
     }
 }
 

@@ -213,6 +213,17 @@ int alarmVerb(const QStringList &args)
                       .arg(h.value(u"failures"_s).toInteger())
                       .arg(h.value(u"error"_s).toString())
                       .toUtf8());
+        const QJsonObject hooks = a.value(u"hooks"_s).toObject();
+        for (const QString &kind : {u"run"_s, u"post"_s}) {
+            const QJsonObject k = hooks.value(kind).toObject();
+            if (k.value(u"failed"_s).toInteger() > 0 || k.value(u"dropped"_s).toInteger() > 0)
+                print(u"hooks (%1): %2 started, %3 failed (%4 timed out), %5 dropped\n"_s.arg(kind)
+                          .arg(k.value(u"started"_s).toInteger())
+                          .arg(k.value(u"failed"_s).toInteger())
+                          .arg(k.value(u"timed_out"_s).toInteger())
+                          .arg(k.value(u"dropped"_s).toInteger())
+                          .toUtf8());
+        }
         for (const QJsonValue &x : a.value(u"alarms"_s).toArray())
             print(alarmLine(x.toObject()).toUtf8());
         return 0;

@@ -30,6 +30,7 @@ enum class Kind
     Segment,   ///< "segments/NAME": a group of slaves and readouts: {"members": ["slaves/FE1", …]}
     IsTypes,   ///< "is-types/NAME": IS type declarations (XML, as the type registry reads it)
     Access,    ///< "access/NAME": an access list (JSON, as dialog/access.h reads it)
+    Alarms,    ///< "alarms/NAME": alarm rules (JSON, as dialog-alarmserver --rules reads them)
 };
 
 /// The kind of the document at @p path, or std::nullopt when the path has no known prefix or is

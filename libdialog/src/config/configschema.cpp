@@ -21,6 +21,7 @@ struct Prefix
 constexpr Prefix prefixes[] = {
     {"partitions/", Kind::Partition}, {"slaves/", Kind::Slave},     {"readout/", Kind::Readout},
     {"segments/", Kind::Segment},     {"is-types/", Kind::IsTypes}, {"access/", Kind::Access},
+    {"alarms/", Kind::Alarms},
 };
 
 /// One parameter of a slave kind: the JSON key is the dialog-slave option with '_' for '-'.
@@ -157,6 +158,26 @@ Status validatePartition(const QString &path, const QByteArray &content, QString
     return {};
 }
 
+/// The shape of an alarm rules document: {"alarms": [{"path": …, …}, …]}. The rules themselves
+/// (conditions, IS types, references between alarms) are checked by dialog-alarmserver, which
+/// refuses to start on a document it cannot take (`dialog-alarmserver --rules config:PATH --check`).
+Status validateAlarms(const QString &path, const QByteArray &content)
+{
+    QJsonObject o;
+    if (const Status st = parseObject(path, content, &o); !st.isOk())
+        return st;
+    for (auto it = o.begin(); it != o.end(); ++it)
+        if (it.key() != QLatin1String("alarms"))
+            return invalid(path, QStringLiteral("unknown key \"%1\" (expected {\"alarms\": [...]})").arg(it.key()));
+    if (!o.value(QLatin1String("alarms")).isArray())
+        return invalid(path, QStringLiteral("expected {\"alarms\": [...]}"));
+    const QJsonArray alarms = o.value(QLatin1String("alarms")).toArray();
+    for (qsizetype i = 0; i < alarms.size(); ++i)
+        if (!alarms.at(i).isObject() || alarms.at(i).toObject().value(QLatin1String("path")).toString().isEmpty())
+            return invalid(path, QStringLiteral("alarms[%1]: expected an object with a \"path\"").arg(i));
+    return {};
+}
+
 Status validateSegment(const QString &path, const QByteArray &content, QStringList *references)
 {
     QJsonObject o;
@@ -249,6 +270,8 @@ Status validate(const QString &path, const QByteArray &content, QStringList *ref
         const Status st = AccessList::parse(content, path, &list);
         return st.isOk() ? st : Status(Status::Code::InvalidObject, st.message());
     }
+    case Kind::Alarms:
+        return validateAlarms(path, content);
     }
     return {};
 }
