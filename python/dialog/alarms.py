@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import json
 import time
-from typing import Any, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional
 
-from .client import Client, RequestError
+from .client import Client, Message, RequestError, Subscription
 
 SERVICE = "ALARM.Server"
 TABLE_SERVICE = "ALARM.Table"
@@ -77,3 +77,38 @@ class AlarmClient:
 
     async def enable(self, path: str) -> Dict[str, Any]:
         return (await self.call({"op": "enable", "path": path}))["alarm"]
+
+    def subscribe(self, callback: Optional[Callable[[Dict[str, Any]], Any]] = None) -> "TableSubscription":
+        """The table as the alarm server publishes it (ALARM.Table): the whole table in every message
+        ("alarms", "counts", "worst", "history", "changed": the paths changed since the previous
+        one), the current one first, so a late subscriber has everything. Iterate it
+        (``async for table in alarms.subscribe()``) or give @p callback, which gets each table."""
+        return TableSubscription(self.client, callback)
+
+
+class TableSubscription:
+    """The tables of ALARM.Table, decoded: iterate it, or await get(); close() ends it."""
+
+    def __init__(self, client: Client, callback: Optional[Callable[[Dict[str, Any]], Any]]) -> None:
+        def decoded(m: Message) -> Any:
+            return callback(json.loads(m.data))
+
+        self._sub: Subscription = client.subscribe(TABLE_SERVICE, decoded if callback is not None else None)
+
+    @property
+    def state(self) -> str:
+        return self._sub.state
+
+    def __aiter__(self) -> "TableSubscription":
+        return self
+
+    async def __anext__(self) -> Dict[str, Any]:
+        m = await self._sub.__anext__()
+        return json.loads(m.data)
+
+    async def get(self, timeout: Optional[float] = None) -> Dict[str, Any]:
+        """The next table (asyncio.TimeoutError after @p timeout seconds)."""
+        return json.loads((await self._sub.get(timeout)).data)
+
+    def close(self) -> None:
+        self._sub.close()
