@@ -92,8 +92,9 @@ void tst_DemoScreens::initTestCase()
     launchRecord(m_runDir.path(), &pids);
     m_pids << QList<qint64>(pids.cbegin(), pids.cend());
     QVERIFY2(up == 0, (out + err).constData());
-    QCOMPARE(m_pids.size(),
-             12); // Control Server, logger, configuration database, 2 IS servers, master, 6 slaves
+    // Control Server, logger, configuration database, 4 IS servers, the alarm server, the event
+    // monitor and the data-quality checks (the partition's services), master, 6 slaves.
+    QCOMPARE(m_pids.size(), 17);
     // As ./run.sh demo does: the slaves' parameters come from the configuration database.
     QCOMPARE(m_fx->run(QStringLiteral("dialogctl"),
                        {QStringLiteral("config"), QStringLiteral("import"),
