@@ -25,7 +25,8 @@ const char *const sqliteSchema[] = {
     "NULL, config_version INTEGER NOT NULL, config_tag TEXT NOT NULL, operator TEXT NOT NULL, start_time "
     "INTEGER NOT NULL, end_time INTEGER, events INTEGER NOT NULL DEFAULT 0, bytes INTEGER NOT NULL DEFAULT "
     "0, "
-    "end_reason TEXT, end_message TEXT, master TEXT NOT NULL, processes TEXT NOT NULL, messages TEXT)",
+    "end_reason TEXT, end_message TEXT, master TEXT NOT NULL, processes TEXT NOT NULL, messages TEXT, "
+    "out_of_run TEXT)",
     "CREATE INDEX IF NOT EXISTS runs_start ON runs (start_time)",
     "CREATE INDEX IF NOT EXISTS runs_partition ON runs (partition, number)",
     // The runs that never ended, looked up at every start: a small index, not a scan of the registry.
@@ -44,13 +45,16 @@ const char *const postgresSchema[] = {
     "CREATE TABLE IF NOT EXISTS runs (number BIGINT PRIMARY KEY, partition TEXT NOT NULL, run_type TEXT NOT "
     "NULL, config_version BIGINT NOT NULL, config_tag TEXT NOT NULL, operator TEXT NOT NULL, start_time "
     "BIGINT NOT NULL, end_time BIGINT, events BIGINT NOT NULL DEFAULT 0, bytes BIGINT NOT NULL DEFAULT 0, "
-    "end_reason TEXT, end_message TEXT, master TEXT NOT NULL, processes TEXT NOT NULL, messages TEXT)",
+    "end_reason TEXT, end_message TEXT, master TEXT NOT NULL, processes TEXT NOT NULL, messages TEXT, "
+    "out_of_run TEXT)",
     "CREATE INDEX IF NOT EXISTS runs_start ON runs (start_time)",
     "CREATE INDEX IF NOT EXISTS runs_partition ON runs (partition, number)",
     // The runs that never ended, looked up at every start: a small index, not a scan of the registry.
     "CREATE INDEX IF NOT EXISTS runs_open ON runs (partition) WHERE end_time IS NULL",
     // A registry of an earlier daemon: the warnings and errors of each run were not kept.
     "ALTER TABLE runs ADD COLUMN IF NOT EXISTS messages TEXT",
+    // …nor what was out of each run (the run-control tree's disabled and removed nodes).
+    "ALTER TABLE runs ADD COLUMN IF NOT EXISTS out_of_run TEXT",
 };
 
 Status storageError(bool *broken, const QString &what, const QString &why)
@@ -99,12 +103,13 @@ Status ConfigDatabase::open()
     };
     bool ok = isPostgreSQL() ? run(std::begin(postgresSchema), std::end(postgresSchema))
                              : run(std::begin(sqliteSchema), std::end(sqliteSchema));
-    // A SQLite registry of an earlier daemon: the column of the runs' warnings and errors is added
-    // (SQLite has no ADD COLUMN IF NOT EXISTS).
-    if (ok && !isPostgreSQL() &&
-        q.exec(QStringLiteral("SELECT 1 FROM pragma_table_info('runs') WHERE name = 'messages'")) &&
-        !q.next())
-        ok = q.exec(QStringLiteral("ALTER TABLE runs ADD COLUMN messages TEXT"));
+    // A SQLite registry of an earlier daemon: the columns of the runs' warnings and errors and of
+    // what was out of them are added (SQLite has no ADD COLUMN IF NOT EXISTS).
+    for (const QLatin1String column : {QLatin1String("messages"), QLatin1String("out_of_run")})
+        if (ok && !isPostgreSQL() &&
+            q.exec(QStringLiteral("SELECT 1 FROM pragma_table_info('runs') WHERE name = '%1'").arg(column)) &&
+            !q.next())
+            ok = q.exec(QStringLiteral("ALTER TABLE runs ADD COLUMN %1 TEXT").arg(column));
     if (!ok) {
         const Status st =
             storageError(&m_broken, QStringLiteral("cannot create the tables"), q.lastError().text());

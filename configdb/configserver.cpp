@@ -143,7 +143,8 @@ QJsonObject ConfigServer::answer(const QJsonObject &r, const Request &origin)
         st = m_runs->end(
             r.value(QStringLiteral("number")).toInteger(), r.value(QStringLiteral("reason")).toString(),
             r.value(QStringLiteral("message")).toString(), r.value(QStringLiteral("events")).toInteger(),
-            r.value(QStringLiteral("bytes")).toInteger(), r.value(QStringLiteral("messages")).toObject(), &a);
+            r.value(QStringLiteral("bytes")).toInteger(), r.value(QStringLiteral("messages")).toObject(),
+            r.value(QStringLiteral("out")), &a);
     } else if (op == QLatin1String("run")) {
         st = m_runs->show(r.value(QStringLiteral("number")).toInteger(), &a);
     } else if (op == QLatin1String("runs")) {

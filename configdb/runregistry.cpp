@@ -13,7 +13,7 @@ namespace {
 
 const char *const columns =
     "number, partition, run_type, config_version, config_tag, operator, master, processes, "
-    "start_time, end_time, events, bytes, end_reason, end_message, messages";
+    "start_time, end_time, events, bytes, end_reason, end_message, messages, out_of_run";
 
 QJsonObject runFrom(const QSqlQuery &q)
 {
@@ -36,12 +36,21 @@ QJsonObject runFrom(const QSqlQuery &q)
         r.insert(QStringLiteral("end_message"), q.value(13).toString());
     if (!q.isNull(14))
         r.insert(QStringLiteral("messages"), QJsonDocument::fromJson(q.value(14).toByteArray()).object());
+    if (!q.isNull(15))
+        r.insert(QStringLiteral("out"), QJsonDocument::fromJson(q.value(15).toByteArray()).array());
     return r;
 }
 
 Status badRun(const QString &why)
 {
     return Status(Status::Code::BadRequest, QStringLiteral("run record: ") + why);
+}
+
+/// The out_of_run column's value for @p out: NULL for nothing out, else the array as JSON.
+QVariant outColumn(const QJsonArray &out)
+{
+    return out.isEmpty() ? QVariant(QMetaType::fromType<QString>())
+                         : QVariant(QString::fromUtf8(QJsonDocument(out).toJson(QJsonDocument::Compact)));
 }
 
 } // namespace
@@ -81,6 +90,8 @@ Status RunRegistry::start(const QJsonObject &run, QJsonObject *out)
         return badRun(QStringLiteral("no run_type"));
     if (!run.value(QStringLiteral("processes")).isArray() && run.contains(QStringLiteral("processes")))
         return badRun(QStringLiteral("processes: expected an array"));
+    if (!run.value(QStringLiteral("out")).isArray() && run.contains(QStringLiteral("out")))
+        return badRun(QStringLiteral("out: expected an array"));
     const qint64 now = QDateTime::currentMSecsSinceEpoch();
     if (Status st = m_db->begin(); !st.isOk())
         return st;
@@ -96,11 +107,11 @@ Status RunRegistry::start(const QJsonObject &run, QJsonObject *out)
             q,
             QStringLiteral(
                 "INSERT INTO runs (number, partition, run_type, config_version, config_tag, operator, "
-                "master, processes, start_time) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"),
+                "master, processes, start_time, out_of_run) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"),
             {number, partition, runType, run.value(QStringLiteral("config_version")).toInteger(),
              run.value(QStringLiteral("config_tag")).toString(),
              run.value(QStringLiteral("operator")).toString(), run.value(QStringLiteral("master")).toString(),
-             QString::fromUtf8(processes), now},
+             QString::fromUtf8(processes), now, outColumn(run.value(QStringLiteral("out")).toArray())},
             "recording the run");
     if (!st.isOk()) {
         m_db->rollback();
@@ -113,10 +124,13 @@ Status RunRegistry::start(const QJsonObject &run, QJsonObject *out)
 }
 
 Status RunRegistry::end(qint64 number, const QString &reason, const QString &message, qint64 events,
-                        qint64 bytes, const QJsonObject &messages, QJsonObject *out)
+                        qint64 bytes, const QJsonObject &messages, const QJsonValue &outOfRun,
+                        QJsonObject *out)
 {
     if (reason != QLatin1String("normal") && reason != QLatin1String("error"))
         return badRun(QStringLiteral("end_reason '%1': expected normal or error").arg(reason));
+    if (!outOfRun.isUndefined() && !outOfRun.isArray())
+        return badRun(QStringLiteral("out: expected an array"));
     if (Status st = m_db->begin(); !st.isOk())
         return st;
     QSqlQuery q = m_db->query();
@@ -127,6 +141,9 @@ Status RunRegistry::end(qint64 number, const QString &reason, const QString &mes
     else if (st.isOk() && !q.isNull(0))
         st = Status(Status::Code::AlreadyExists,
                     QStringLiteral("run %1 has ended already (%2)").arg(number).arg(q.value(0).toString()));
+    if (st.isOk() && outOfRun.isArray())
+        st = m_db->exec(q, QStringLiteral("UPDATE runs SET out_of_run = ? WHERE number = ?"),
+                        {outColumn(outOfRun.toArray()), number}, "recording what was out of the run");
     if (st.isOk())
         st = m_db->exec(
             q,

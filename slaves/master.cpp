@@ -3,6 +3,8 @@
 #include "dialog/is/object.h"
 #include "dialog/is/time.h"
 
+#include <algorithm>
+
 namespace dialog::daq {
 
 namespace {
@@ -14,15 +16,15 @@ Master::Master(const rc::SlaveOptions &options, const rc::Partition &partition,
                QObject *parent)
     : rc::Slave(options, parent), m_partition(partition), m_runNumberFile(runNumberFile)
 {
+    m_root = name() == partition.master.name;
     if (!configdb.isEmpty())
         m_runBook = new RunBook(client(), partition, configdb,
-                                configRef.isEmpty() ? QStringLiteral("head") : configRef, this);
+                                configRef.isEmpty() ? QStringLiteral("head") : configRef, m_root, this);
     QString error;
     RunRecord saved;
     if (!RunRecord::read(m_runNumberFile, &saved, &error))
         log(Severity::Warning, error);
     m_runNumber = saved.number;
-    m_root = name() == partition.master.name;
     m_treeService = client()->publish(rc::treeService(name()));
     for (const QString &child : partition.childrenOf(name())) {
         const rc::ProcessSpec *s = partition.node(child);
@@ -42,6 +44,7 @@ Master::Master(const rc::SlaveOptions &options, const rc::Partition &partition,
         connect(sub, &Subscription::stateChanged, this,
                 [this, name](Subscription::State st) { onSlaveSubscription(name, st); });
     }
+    restoreDisabled(saved);
     m_publishTimer.setSingleShot(true);
     m_publishTimer.setInterval(kPublishCoalesceMs);
     connect(&m_publishTimer, &QTimer::timeout, this, [this] { publishState(); });
@@ -83,6 +86,7 @@ bool Master::saveRun(QString *error) const
     r.startMs = m_runStartMs;
     r.activeMsBefore = m_activeMsBefore;
     r.runningSinceMs = m_runningSince.isValid() ? rc::nowMs() - m_runningSince.elapsed() : 0;
+    r.disabled = disabledNodes();
     return r.write(m_runNumberFile, error);
 }
 
@@ -157,7 +161,78 @@ void Master::endRecordedRun(const QString &reason, const QString &message)
     if (!m_runBook || !m_runRecorded)
         return;
     m_runRecorded = false;
-    m_runBook->endRun(m_runNumber, reason, message);
+    m_runBook->endRun(m_runNumber, reason, message, runOutJson());
+}
+
+namespace {
+void collectDisabled(const QJsonArray &tree, const QString &controller, qint64 timeMs,
+                     QList<Master::OutOfRun> *out)
+{
+    for (const QJsonValue &v : tree) {
+        const QJsonObject o = v.toObject();
+        const QString node = o.value(QStringLiteral("name")).toString();
+        if (!o.value(QStringLiteral("enabled")).toBool(true))
+            out->append(
+                {node, controller, QStringLiteral("disabled"), QStringLiteral("disabled"), timeMs, 0});
+        else
+            collectDisabled(o.value(QStringLiteral("children")).toArray(), node, timeMs, out);
+    }
+}
+} // namespace
+
+QList<rc::RemovedNode> Master::removedNodes(bool belowRemoved) const
+{
+    QList<rc::RemovedNode> out;
+    for (const QString &n : m_order) {
+        const SlaveView &v = m_slaves.value(n);
+        if (v.removed)
+            out.append(rc::RemovedNode{v.name, name(), v.removedReason, v.removedMs});
+        if (v.counts() || (belowRemoved && v.enabled))
+            out += v.removedBelow;
+    }
+    return out;
+}
+
+void Master::beginRunOut()
+{
+    m_runOut.clear();
+    collectDisabled(treeJson(), name(), rc::nowMs(), &m_runOut);
+    for (const rc::RemovedNode &r : removedNodes())
+        m_runOut.append({r.node, r.segment, QStringLiteral("removed"), r.reason, r.timeMs, 0});
+}
+
+void Master::trackOut()
+{
+    if (!m_runRecorded)
+        return;
+    // A removal below a segment removed since stays a removal (not a recovery).
+    const QList<rc::RemovedNode> now = removedNodes(true);
+    const auto same = [](const OutOfRun &e, const rc::RemovedNode &r) {
+        return e.out == QLatin1String("removed") && e.node == r.node && e.timeMs == r.timeMs;
+    };
+    for (const rc::RemovedNode &r : now)
+        if (std::none_of(m_runOut.cbegin(), m_runOut.cend(), [&](const OutOfRun &e) { return same(e, r); }))
+            m_runOut.append({r.node, r.segment, QStringLiteral("removed"), r.reason, r.timeMs, 0});
+    for (OutOfRun &e : m_runOut)
+        if (e.out == QLatin1String("removed") && e.recoveredMs == 0 &&
+            std::none_of(now.cbegin(), now.cend(), [&](const rc::RemovedNode &r) { return same(e, r); }))
+            e.recoveredMs = rc::nowMs();
+}
+
+QJsonArray Master::runOutJson() const
+{
+    QJsonArray out;
+    for (const OutOfRun &e : m_runOut) {
+        QJsonObject o{{QStringLiteral("node"), e.node},
+                      {QStringLiteral("segment"), e.segment},
+                      {QStringLiteral("out"), e.out},
+                      {QStringLiteral("reason"), e.reason},
+                      {QStringLiteral("time_ms"), e.timeMs}};
+        if (e.recoveredMs > 0)
+            o.insert(QStringLiteral("recovered_ms"), e.recoveredMs);
+        out.append(o);
+    }
+    return out;
 }
 
 void Master::addStateExtras(rc::StateRecord &record) const
@@ -179,11 +254,8 @@ void Master::addStateExtras(rc::StateRecord &record) const
         s.removed = v.removed;
         s.removedReason = v.removedReason;
         record.slaves.append(s);
-        if (v.removed)
-            record.removed.append(rc::RemovedNode{v.name, name(), v.removedReason, v.removedMs});
-        if (v.counts())
-            record.removed += v.removedBelow;
     }
+    record.removed = removedNodes();
     record.tree = treeJson();
     record.partition = m_partition.name;
     record.culprits = m_culprits;

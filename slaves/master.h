@@ -61,10 +61,17 @@ public:
         /// Takes part in the run: enabled and not removed.
         bool counts() const { return enabled && !removed; }
     };
+    /// A node out of the recorded run, as the run registry lists it.
+    struct OutOfRun
+    {
+        QString node, segment, out, reason; ///< out: "disabled" or "removed"
+        qint64 timeMs = 0, recoveredMs = 0; ///< recoveredMs: when a removed node came back, else 0
+    };
 
     /// With @p configdb (the name of a dialog-configdb), the slaves' parameters are read at every
     /// configure from the version @p configRef names, and run numbers come from its run registry,
-    /// where every run is recorded; without, numbers come from @p runNumberFile.
+    /// where every run is recorded; without, numbers come from @p runNumberFile. A segment
+    /// controller reads its children's parameters only (the master numbers and records the runs).
     Master(const rc::SlaveOptions &options, const rc::Partition &partition, const QString &runNumberFile,
            const QString &configdb = {}, const QString &configRef = {}, QObject *parent = nullptr);
 
@@ -118,8 +125,30 @@ private:
     void fanOut(rc::Transition t, const rc::TransitionRequest &params, Done done);
     /// The run registry's record of the current run ends (if one is open).
     void endRecordedRun(const QString &reason, const QString &message);
+    /// Every node taken out of the run below this controller (its own removals and its segments';
+    /// with @p belowRemoved also those of segments removed since).
+    QList<rc::RemovedNode> removedNodes(bool belowRemoved = false) const;
+    /// Starts the list of what is out of the run being recorded: the disabled nodes of the whole
+    /// tree (not those below a disabled segment) and the nodes removed so far.
+    void beginRunOut();
+    /// Follows removals and recoveries of the recorded run into its list.
+    void trackOut();
+    QJsonArray runOutJson() const;
     /// Saves the current run's number and times to the run-number file (for a takeover).
     bool saveRun(QString *error) const;
+    /// The children left out of the run, in the tree's order (kept in the run-number file).
+    QStringList disabledNodes() const;
+    /// Keeps the children disabled now in the run-number file, the rest of its record as it is.
+    void saveDisabled();
+    /// Takes the disabled children kept in @p saved (a restarted controller leaves them out).
+    void restoreDisabled(const RunRecord &saved);
+    /// Resets the children of segment @p segment, lost: they take transitions from it alone, so
+    /// they get the reset as a run-control command through the Control Server (its access list
+    /// applies). A sub-segment resets its own children.
+    void resetOrphans(const QString &segment, const QString &why);
+    /// Resets @p nodes, removed from the run but not in Initial, so that the next configure finds
+    /// them there; then calls @p done (ok: a failed reset is a warning, the node is out anyway).
+    void resetRemoved(const QStringList &nodes, Done done);
     qint64 activeMs() const;
 
     rc::Partition m_partition;
@@ -129,6 +158,7 @@ private:
     RunBook *m_runBook = nullptr;     ///< null without a configuration database
     RunBook::Parameters m_parameters; ///< of the last configure, by slave
     bool m_runRecorded = false;       ///< the current run is open in the run registry
+    QList<OutOfRun> m_runOut;         ///< what was out of the recorded run
     QList<QString> m_order;
     QHash<QString, SlaveView> m_slaves;
     QStringList m_culprits;

@@ -37,7 +37,8 @@ int main(int argc, char *argv[])
                u"configdb"_s, u"name"_s,
                u"Take the slaves' parameters at every configure from the configuration database served as "
                "CONFIG.<name> (dialog-configdb), and run numbers from its run registry, which records every "
-               "run (default: no database; run numbers from the run-number file)."_s,
+               "run (default: no database; run numbers from the run-number file). A segment controller "
+               "takes its slaves' parameters only: the master numbers and records the runs."_s,
                &configdb),
            Option::text(
                u"segment"_s, u"name"_s,
@@ -65,8 +66,7 @@ int main(int argc, char *argv[])
             return t.fail(
                 u"--segment %1: the partition %2 has no such segment"_s.arg(segment, partition.name));
         o.client.name = segment;
-        o.kind = u"segment"_s;
-        configdb.clear(); // the master alone reads the configuration database and numbers the runs
+        o.kind = u"segment"_s; // with --configdb: its slaves' parameters; the master numbers the runs
     }
     // The partition names the Control Server; $DIALOG_CONTROL_SERVER (set by `dialogctl up`, which may
     // override the port) and --control-server take precedence.

@@ -33,6 +33,9 @@ void Master::perform(rc::Transition t, const rc::TransitionRequest &params, Done
             absent << n;
     }
     if (t == rc::Transition::Reset) {
+        for (const QString &n : std::as_const(m_order))
+            if (const SlaveView &v = m_slaves[n]; v.segment && v.enabled && (!v.seen || v.lost))
+                resetOrphans(n, QStringLiteral("not running at reset"));
         ++m_epoch; // abandon fan-outs and recoveries in progress
         m_recoverTarget.reset();
         m_culprits.clear();
@@ -62,16 +65,18 @@ void Master::perform(rc::Transition t, const rc::TransitionRequest &params, Done
             });
         return;
     }
-    if (m_runBook && t == rc::Transition::Start) {
+    if (m_runBook && m_root && t == rc::Transition::Start) {
         const QString type = params.runType.isEmpty() ? QStringLiteral("Physics") : params.runType;
+        beginRunOut();
         m_runBook->startRun(
-            type, params.requester,
+            type, params.requester, runOutJson(),
             [this, t, params, done, epoch = m_epoch](const Status &st, quint32 number) {
                 if (epoch != m_epoch)
                     return; // reset meanwhile; the record is ended as "master lost" by the next run
                 if (!st.isOk())
                     return done(false, st.message());
                 m_runRecorded = true;
+                trackOut();
                 m_runNumber = number - 1; // the run-number file below takes the registry's number
                 fanOut(t, params, done);
             });
@@ -122,6 +127,21 @@ void Master::fanOut(rc::Transition t, const rc::TransitionRequest &params, Done 
     default:
         phases = {readout + segments + control};
         break;
+    }
+    if (t == rc::Transition::Unconfigure) {
+        // A removed node left in a run's state would refuse the next configure: reset it too.
+        QStringList stale;
+        for (const QString &n : std::as_const(m_order)) {
+            const SlaveView &v = m_slaves[n];
+            if (v.enabled && v.removed && v.seen && !v.lost && (v.busy || v.state != rc::State::Initial))
+                stale << n;
+        }
+        if (!stale.isEmpty())
+            done = [this, stale, done](bool ok, const QString &why) {
+                if (!ok)
+                    return done(ok, why);
+                resetRemoved(stale, done);
+            };
     }
     m_culprits.clear();
     runPhases(t, phases, params, done, m_epoch);

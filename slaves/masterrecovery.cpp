@@ -20,6 +20,11 @@ void Master::onSlaveSubscription(const QString &name, Subscription::State s)
     if (inRun && v.counts() && v.removable) {
         removeNode(name, QStringLiteral("lost"));
     } else if (inRun && v.counts()) {
+        if (v.segment)
+            log(Severity::Warning,
+                QStringLiteral("%1 lost: its children are left as they are, for a restarted %1 "
+                               "to take over (a reset of the run resets them)")
+                    .arg(name));
         if (!m_recoverTarget && ms != rc::State::Error)
             m_recoverTarget = ms;
         slaveFailed(name, QStringLiteral("%1 lost").arg(name));
@@ -27,6 +32,8 @@ void Master::onSlaveSubscription(const QString &name, Subscription::State s)
         log(Severity::Warning, QStringLiteral("%1 lost").arg(name));
         publishState();
     }
+    if (inRun && v.segment && v.enabled && v.removed) // out of the run: its children stop taking part too
+        resetOrphans(name, QStringLiteral("lost, out of the run"));
 }
 
 void Master::slaveFailed(const QString &name, const QString &why)
@@ -80,6 +87,7 @@ void Master::onSlaveMessage(const QString &name, const QByteArray &data)
             QStringLiteral("%1 is back: recovering it automatically (\"recover\": \"auto\")").arg(name));
         bringIn(name, {});
     }
+    trackOut();
     publishSoon();
 }
 
@@ -141,7 +149,9 @@ void Master::adoptRun(quint32 run, rc::State common)
     if (common != rc::State::Configured)
         m_runInfoTimer.start(); // from start to stop, as for a run this master started
     // The run registry's record of the run goes on: this master ends it.
-    m_runRecorded = m_runBook && common != rc::State::Configured;
+    m_runRecorded = m_runBook && m_root && common != rc::State::Configured;
+    if (m_runRecorded)
+        beginRunOut(); // what is out now: the earlier removals of the run went with the lost master
     if (!saveRun(&error))
         log(Severity::Warning, error);
 }

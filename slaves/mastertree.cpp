@@ -63,6 +63,7 @@ void Master::removeNode(const QString &name, const QString &why)
     m_culprits.removeAll(name);
     log(Severity::Warning,
         QStringLiteral("removed %1 from the run (removable): %2; the run goes on without it").arg(name, why));
+    trackOut();
     publishState();
 }
 
@@ -149,8 +150,98 @@ void Master::treeAction(const QString &action, const QString &node, const QByteA
     log(Severity::Info,
         enable ? QStringLiteral("enabled %1: it takes part in the next transitions").arg(node)
                : QStringLiteral("disabled %1: it gets no commands and does not count").arg(node));
+    saveDisabled();
     publishState();
     reply(true, {});
+}
+
+QStringList Master::disabledNodes() const
+{
+    QStringList out;
+    for (const QString &n : m_order)
+        if (!m_slaves.value(n).enabled)
+            out << n;
+    return out;
+}
+
+void Master::saveDisabled()
+{
+    RunRecord r;
+    QString error;
+    // An unreadable file holds no number this controller uses (it started from 0): rewritten.
+    if (!RunRecord::read(m_runNumberFile, &r, &error))
+        log(Severity::Warning, error);
+    r.disabled = disabledNodes();
+    if (!r.write(m_runNumberFile, &error))
+        log(Severity::Warning,
+            QStringLiteral("%1: a restarted %2 would enable every node again").arg(error, name()));
+}
+
+void Master::restoreDisabled(const RunRecord &saved)
+{
+    QStringList kept, unknown;
+    for (const QString &n : saved.disabled) {
+        if (m_slaves.contains(n)) {
+            m_slaves[n].enabled = false;
+            kept << n;
+        } else {
+            unknown << n;
+        }
+    }
+    if (!kept.isEmpty())
+        log(Severity::Info, QStringLiteral("disabled as before the restart (%1): %2")
+                                .arg(m_runNumberFile, kept.join(QStringLiteral(", "))));
+    if (!unknown.isEmpty())
+        log(Severity::Warning, QStringLiteral("%1 names disabled nodes that are not children of %2 in this "
+                                              "partition, ignored: %3")
+                                   .arg(m_runNumberFile, name(), unknown.join(QStringLiteral(", "))));
+}
+
+void Master::resetOrphans(const QString &segment, const QString &why)
+{
+    rc::TransitionRequest reset;
+    reset.transition = rc::Transition::Reset;
+    const QStringList children = m_partition.childrenOf(segment);
+    QStringList sent, failed;
+    for (const QString &child : children)
+        (client()->sendCommand(rc::commandName(child), reset.toJson()) ? sent : failed) << child;
+    if (!sent.isEmpty())
+        log(Severity::Warning, QStringLiteral("%1 %2: its children are reset, not left running without their "
+                                              "controller: %3")
+                                   .arg(segment, why, sent.join(QStringLiteral(", "))));
+    if (!failed.isEmpty())
+        log(Severity::Error, QStringLiteral("%1 %2: the reset of its children could not be sent: %3")
+                                 .arg(segment, why, failed.join(QStringLiteral(", "))));
+}
+
+void Master::resetRemoved(const QStringList &nodes, Done done)
+{
+    if (nodes.isEmpty())
+        return done(true, {});
+    rc::TransitionRequest reset;
+    reset.transition = rc::Transition::Reset;
+    auto left = std::make_shared<int>(int(nodes.size()));
+    for (const QString &n : nodes) {
+        SlaveView &v = m_slaves[n];
+        log(Severity::Info,
+            QStringLiteral("resetting %1 (removed from the run, still %2) for the next configure")
+                .arg(n, v.busy ? QStringLiteral("in a transition") : stateName(v.state)));
+        client()->request(rc::stateService(n), reset.toJson(), v.timeoutMs, this,
+                          [this, n, left, done, epoch = m_epoch](const Reply &r) {
+                              if (epoch != m_epoch)
+                                  return;
+                              if (!r.isOk())
+                                  log(Severity::Warning,
+                                      QStringLiteral("reset of %1 (removed from the run) failed: %2")
+                                          .arg(n, r.errorString()));
+                              else if (rc::StateRecord st; rc::StateRecord::fromJson(r.data(), &st).isOk()) {
+                                  m_slaves[n].state = st.state;
+                                  m_slaves[n].busy = false;
+                              }
+                              if (--*left == 0)
+                                  done(true, {});
+                          });
+    }
 }
 
 void Master::bringIn(const QString &name, TreeReply reply)
@@ -172,6 +263,7 @@ void Master::bringIn(const QString &name, TreeReply reply)
                                 .arg(name)
                                 .arg(m_runNumber)
                                 .arg(stateName(target)));
+        trackOut();
         publishState();
         if (reply)
             reply(true, {});

@@ -13,9 +13,11 @@ Q_LOGGING_CATEGORY(lcRunBook, "dialog.daq.runbook", QtInfoMsg)
 namespace dialog::daq {
 
 RunBook::RunBook(Client *client, const rc::Partition &partition, const QString &database, const QString &ref,
-                 QObject *parent)
+                 bool recordsRuns, QObject *parent)
     : QObject(parent), m_client(client), m_partition(partition), m_config(client, database), m_ref(ref)
 {
+    if (!recordsRuns)
+        return;
     // The hosts and PIDs a run records are the directory's at its start.
     m_client->subscribe(directoryServiceName(), this, [this](const Message &m) {
         if (std::optional<DirectorySnapshot> snapshot; m_assembler.add(m.data(), &snapshot).isOk() && snapshot)
@@ -112,16 +114,18 @@ QJsonArray RunBook::processes() const
     return out;
 }
 
-void RunBook::startRun(const QString &runType, const QString &operatorName,
+void RunBook::startRun(const QString &runType, const QString &operatorName, const QJsonArray &out,
                        std::function<void(const Status &, quint32)> done)
 {
-    const QJsonObject run{{QStringLiteral("partition"), m_partition.name},
-                          {QStringLiteral("run_type"), runType},
-                          {QStringLiteral("config_version"), qint64(m_version)},
-                          {QStringLiteral("config_tag"), m_ref == QLatin1String("head") ? QString() : m_ref},
-                          {QStringLiteral("operator"), operatorName},
-                          {QStringLiteral("master"), m_partition.master.name},
-                          {QStringLiteral("processes"), processes()}};
+    QJsonObject run{{QStringLiteral("partition"), m_partition.name},
+                    {QStringLiteral("run_type"), runType},
+                    {QStringLiteral("config_version"), qint64(m_version)},
+                    {QStringLiteral("config_tag"), m_ref == QLatin1String("head") ? QString() : m_ref},
+                    {QStringLiteral("operator"), operatorName},
+                    {QStringLiteral("master"), m_partition.master.name},
+                    {QStringLiteral("processes"), processes()}};
+    if (!out.isEmpty())
+        run.insert(QStringLiteral("out"), out);
     m_config.call({{QStringLiteral("op"), QStringLiteral("run-start")}, {QStringLiteral("run"), run}},
                   [this, done](const Status &st, const QJsonObject &a) {
                       if (!st.isOk())
@@ -132,7 +136,7 @@ void RunBook::startRun(const QString &runType, const QString &operatorName,
                   });
 }
 
-void RunBook::endRun(quint32 number, const QString &reason, const QString &message)
+void RunBook::endRun(quint32 number, const QString &reason, const QString &message, const QJsonArray &out)
 {
     // The warnings and errors of the run: what the message log holds from the partition's processes
     // since the run started (messages still on their way to it are not counted).
@@ -141,7 +145,7 @@ void RunBook::endRun(quint32 number, const QString &reason, const QString &messa
     query.minSeverity = Severity::Warning;
     query.limit = 10000;
     m_client->request(logservice::service(), QByteArray(1, logservice::QueryKind) + query.encode(), 3000,
-                      this, [this, number, reason, message](const Reply &r) {
+                      this, [this, number, reason, message, out](const Reply &r) {
                           QJsonObject messages;
                           LogPage page; // no logger or a bad answer: no counts
                           if (r.isOk())
@@ -155,12 +159,12 @@ void RunBook::endRun(quint32 number, const QString &reason, const QString &messa
                               counts.insert(sev, counts.value(sev).toInteger() + 1);
                               messages.insert(rec.process, counts);
                           }
-                          recordEnd(number, reason, message, messages);
+                          recordEnd(number, reason, message, messages, out);
                       });
 }
 
 void RunBook::recordEnd(quint32 number, const QString &reason, const QString &message,
-                        const QJsonObject &messages)
+                        const QJsonObject &messages, const QJsonArray &out)
 {
     qint64 events = 0, bytes = 0;
     for (const Counted &c : std::as_const(m_counted))
@@ -174,7 +178,8 @@ void RunBook::recordEnd(quint32 number, const QString &reason, const QString &me
                    {QStringLiteral("message"), message},
                    {QStringLiteral("events"), events},
                    {QStringLiteral("bytes"), bytes},
-                   {QStringLiteral("messages"), messages}},
+                   {QStringLiteral("messages"), messages},
+                   {QStringLiteral("out"), out}},
                   [number](const Status &st, const QJsonObject &) {
                       // The run is over either way; a record that stays open is ended as "master
                       // lost" by the partition's next run.

@@ -19,9 +19,10 @@ class RunBook : public QObject
     Q_OBJECT
 public:
     /// Reads the database served as CONFIG.<@p database>; @p ref (a tag, a version or "head") is
-    /// resolved at every configure.
+    /// resolved at every configure. Without @p recordsRuns (a segment controller) only configure()
+    /// is used: nothing is followed for the run records.
     RunBook(Client *client, const rc::Partition &partition, const QString &database, const QString &ref,
-            QObject *parent = nullptr);
+            bool recordsRuns, QObject *parent = nullptr);
 
     QString ref() const { return m_ref; }
     /// The version the last configure read (0 before one succeeded).
@@ -32,21 +33,22 @@ public:
     using Parameters = QHash<QString, QJsonObject>;
     void configure(std::function<void(const Status &, const Parameters &)> done);
     /// Allocates the next run number and records the run (run type, the version configured,
-    /// @p operatorName, the partition's processes).
-    void startRun(const QString &runType, const QString &operatorName,
+    /// @p operatorName, the partition's processes, @p out: the nodes out of it at its start).
+    void startRun(const QString &runType, const QString &operatorName, const QJsonArray &out,
                   std::function<void(const Status &, quint32 number)> done);
     /// Records the end of run @p number: "normal" or "error" with @p message, the events and bytes
-    /// the readout slaves last reported for that run, and the warnings and errors the message log
-    /// (dialog-logger, if one runs) holds from the partition's processes since the run started.
-    void endRun(quint32 number, const QString &reason, const QString &message);
+    /// the readout slaves last reported for that run, the warnings and errors the message log
+    /// (dialog-logger, if one runs) holds from the partition's processes since the run started,
+    /// and @p out, every node that was out of the run (disabled, or removed during it).
+    void endRun(quint32 number, const QString &reason, const QString &message, const QJsonArray &out);
 
 private:
     void readSlaves(quint64 version, std::function<void(const Status &, const Parameters &)> done);
     QJsonArray processes() const;
     /// The partition's processes as they report to the message log.
     QStringList processNames() const;
-    void recordEnd(quint32 number, const QString &reason, const QString &message,
-                   const QJsonObject &messages);
+    void recordEnd(quint32 number, const QString &reason, const QString &message, const QJsonObject &messages,
+                   const QJsonArray &out);
 
     Client *m_client;
     rc::Partition m_partition;

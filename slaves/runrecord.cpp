@@ -17,7 +17,7 @@ bool RunRecord::read(const QString &file, RunRecord *out, QString *error)
         *error = QStringLiteral("cannot read the run number from %1: %2").arg(file, f.errorString());
         return false;
     }
-    const QList<QByteArray> lines = f.read(4096).split('\n');
+    const QList<QByteArray> lines = f.read(1 << 20).split('\n');
     bool ok = false;
     const uint n = lines.value(0).trimmed().toUInt(&ok);
     if (!ok) {
@@ -30,6 +30,7 @@ bool RunRecord::read(const QString &file, RunRecord *out, QString *error)
     out->startMs = field(1);
     out->activeMsBefore = field(2);
     out->runningSinceMs = field(3);
+    out->disabled = QString::fromUtf8(lines.value(4).trimmed()).split(QLatin1Char(' '), Qt::SkipEmptyParts);
     return true;
 }
 
@@ -40,6 +41,7 @@ bool RunRecord::write(const QString &file, QString *error) const
     QByteArray text;
     for (const qint64 v : {qint64(number), startMs, activeMsBefore, runningSinceMs})
         text += QByteArray::number(v) + '\n';
+    text += disabled.join(QLatin1Char(' ')).toUtf8() + '\n';
     if (!f.open(QIODevice::WriteOnly) || f.write(text) < 0 || !f.commit()) {
         *error = QStringLiteral("cannot save the run number to %1: %2").arg(file, f.errorString());
         return false;

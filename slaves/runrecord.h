@@ -3,13 +3,14 @@
 #pragma once
 
 #include <QString>
+#include <QStringList>
 #include <QtGlobal>
 
 namespace dialog::daq {
 
 /// The run-number file: one field per line, replaced atomically, so a reader sees either the old
 /// record or the new one whole. A file of an older layout (the number alone, or the number and the
-/// start time) reads with the missing fields 0.
+/// start time) reads with the missing fields 0 (and no node disabled).
 struct RunRecord
 {
     quint32 number = 0;        ///< of the current (or last) run
@@ -17,6 +18,9 @@ struct RunRecord
     qint64 activeMsBefore = 0; ///< data-taking time up to runningSinceMs, pauses excluded
     qint64 runningSinceMs =
         0; ///< when data taking last (re)started, ms since the epoch; 0 if it is not running
+    /// The controller's children left out of the run (`dialogctl rc disable`): a restarted
+    /// controller keeps them out. Written as one line of names separated by spaces.
+    QStringList disabled;
 
     /// The record in @p file; an absent file is a record of zeros. False with @p error if the file
     /// cannot be read or its first line is not a run number (then @p out is a record of zeros).

@@ -16,7 +16,7 @@ const char *runsUsage =
     "\n"
     "  ls          the runs, newest first (--since, --type, --partition, --limit, --json)\n"
     "  show N      everything recorded about run N\n"
-    "  diff N M    the configuration and the processes of two runs, compared\n";
+    "  diff N M    the configuration, the processes and what was out of two runs, compared\n";
 
 QString timeText(const QJsonValue &ms)
 {
@@ -33,6 +33,22 @@ QString endText(const QJsonObject &r)
     if (r.contains(QStringLiteral("end_message")))
         t += QStringLiteral(": ") + r.value(QStringLiteral("end_message")).toString();
     return t;
+}
+
+/// node → what kept it out of @p run ("disabled", "removed: lost"; several removals joined by "; ").
+QMap<QString, QString> outOf(const QJsonObject &run)
+{
+    QMap<QString, QString> out;
+    for (const QJsonValue &ov : run.value(QStringLiteral("out")).toArray()) {
+        const QJsonObject o = ov.toObject();
+        const QString what = o.value(QStringLiteral("out")).toString();
+        QString text = what == QLatin1String("removed")
+                           ? QStringLiteral("removed: %1").arg(o.value(QStringLiteral("reason")).toString())
+                           : what;
+        QString &entry = out[o.value(QStringLiteral("node")).toString()];
+        entry = entry.isEmpty() ? text : entry + QStringLiteral("; ") + text;
+    }
+    return out;
 }
 
 struct RunsVerb
@@ -172,6 +188,24 @@ int runsShow(const QStringList &args)
             counts << QStringLiteral("%1 %2").arg(c.value().toInteger()).arg(c.key());
         out += QStringLiteral("  messages       %1: %2\n").arg(it.key(), counts.join(QStringLiteral(", ")));
     }
+    const QJsonArray outOfRun = r.value(QStringLiteral("out")).toArray();
+    out += outOfRun.isEmpty() ? QStringLiteral("  out of the run (nothing)\n")
+                              : QStringLiteral("  out of the run\n");
+    for (const QJsonValue &ov : outOfRun) {
+        const QJsonObject o = ov.toObject();
+        QString line = QStringLiteral("    %1 %2 (by %3)")
+                           .arg(o.value(QStringLiteral("node")).toString(), -16)
+                           .arg(o.value(QStringLiteral("out")).toString(),
+                                o.value(QStringLiteral("segment")).toString());
+        if (o.value(QStringLiteral("out")).toString() == QLatin1String("removed"))
+            line += QStringLiteral(" at %1: %2")
+                        .arg(timeText(o.value(QStringLiteral("time_ms"))),
+                             o.value(QStringLiteral("reason")).toString());
+        if (o.contains(QStringLiteral("recovered_ms")))
+            line +=
+                QStringLiteral("; recovered at %1").arg(timeText(o.value(QStringLiteral("recovered_ms"))));
+        out += line + QLatin1Char('\n');
+    }
     out += QStringLiteral("  events         %1\n  bytes          %2\n  processes\n")
                .arg(r.value(QStringLiteral("events")).toInteger())
                .arg(r.value(QStringLiteral("bytes")).toInteger());
@@ -201,12 +235,28 @@ QMap<QString, QString> processesOf(const QJsonObject &run)
     return out;
 }
 
+/// One line "WHAT KEY: A -> B" per key whose value differs between @p a and @p b, sorted by key;
+/// @p absent stands for a key one side does not have.
+QString changes(const QString &what, const QMap<QString, QString> &a, const QMap<QString, QString> &b,
+                const QString &absent)
+{
+    QStringList keys = a.keys() + b.keys();
+    keys.removeDuplicates();
+    keys.sort();
+    QString out;
+    for (const QString &k : std::as_const(keys))
+        if (a.value(k) != b.value(k))
+            out += QStringLiteral("%1 %2: %3 -> %4\n").arg(what, k, a.value(k, absent), b.value(k, absent));
+    return out;
+}
+
 int runsDiff(const QStringList &args)
 {
     RunsVerb v(QStringLiteral("runs diff"));
     v.table.setDescription(
         QStringLiteral("Compares two runs: the configuration versions they ran with (a unified "
-                       "diff of the documents) and their processes' hosts and software versions."));
+                       "diff of the documents), their processes' hosts and software versions, and the "
+                       "nodes of the run-control tree out of either run."));
     v.table.addPositional(QStringLiteral("n"), QStringLiteral("The first run."));
     v.table.addPositional(QStringLiteral("m"), QStringLiteral("The second run."));
     if (!v.parse(args))
@@ -243,15 +293,8 @@ int runsDiff(const QStringList &args)
         return fail(v.name, st.message());
     for (const config::DocumentDiff &d : std::as_const(diffs))
         out += config::unifiedDiff(d.path, d.before.value_or(QByteArray()), d.after.value_or(QByteArray()));
-    const QMap<QString, QString> pa = processesOf(a), pb = processesOf(b);
-    QStringList names = pa.keys() + pb.keys();
-    names.removeDuplicates();
-    names.sort();
-    for (const QString &p : std::as_const(names))
-        if (pa.value(p) != pb.value(p))
-            out +=
-                QStringLiteral("process %1: %2 -> %3\n")
-                    .arg(p, pa.value(p, QStringLiteral("(absent)")), pb.value(p, QStringLiteral("(absent)")));
+    out += changes(QStringLiteral("process"), processesOf(a), processesOf(b), QStringLiteral("(absent)"));
+    out += changes(QStringLiteral("out of the run"), outOf(a), outOf(b), QStringLiteral("(in)"));
     print(out.toUtf8());
     return 0;
 }

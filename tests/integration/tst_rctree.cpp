@@ -55,6 +55,11 @@ private Q_SLOTS:
     void nonRemovableSlaveStoppedPutsTheRunInErrorNamingIt();
     void badTreeRefusedByMasterAndUp();
     void upStartsTheSegmentControllers();
+    void disabledNodesStayDisabledWhenTheirControllerRestarts();
+    void removableSegmentLostMidRunIsRemovedAndItsChildrenReset();
+    void nonRemovableSegmentLostLeavesItsChildrenUntilTheReset();
+    void removedSlaveStillRunningIsResetAtUnconfigure();
+    void runRecordListsWhatWasOut();
 
 private:
     /// Master → RO1 (readout), TRK {FE1 (removable), FE2}, CAL {FE3}; @p extra merged into the root;
@@ -66,6 +71,15 @@ private:
     void startTree(const QString &partition, const QStringList &fe1Args = {});
     QProcess *startSlave(const QString &kind, const QString &name, const QString &controller,
                          const QStringList &extra = {});
+    /// Starts the controller @p name ("Master" or a segment) of @p partition.
+    QProcess *startController(const QString &partition, const QString &name);
+    /// Stops controller @p name (SIGTERM, or @p kill SIGKILL), waits for its end, and with
+    /// @p restart starts it again; false if it did not end. The new one's pid in @p pid.
+    bool stopController(const QString &name, bool kill, bool restart, qint64 *pid = nullptr);
+    /// SIGKILLs FE1 (removable); false if the master's tree does not list it removed within 10 s.
+    bool killFe1UntilRemoved();
+    /// The last state @p name published (subscribed on first use).
+    QJsonObject stateOf(const QString &name);
     Reply transition(const QString &t, int timeoutMs = 20000);
     /// `dialogctl rc ARGS…` against the fixture; its exit code, output in @p out / @p err.
     int rc(const QStringList &args, QByteArray *out = nullptr, QByteArray *err = nullptr);
@@ -75,6 +89,12 @@ private:
 
     RcBed m_bed;
     QHash<QString, QProcess *> m_slaves;
+    QHash<QString, QProcess *> m_controllers;
+    QHash<QString, Subscription *> m_states;
+    QString m_partition;
+    QStringList m_controllerArgs; ///< extra options of every controller
+    /// `dialogctl runs show N --json` once the run has ended, or {}.
+    QJsonObject endedRun(int number);
 };
 
 void tst_RcTree::initTestCase()
@@ -94,6 +114,9 @@ void tst_RcTree::cleanup()
         if (p->state() != QProcess::NotRunning)
             ::kill(pid_t(p->processId()), SIGCONT); // a stopped one must be able to terminate
     m_slaves.clear();
+    m_controllers.clear();
+    m_states.clear();
+    m_controllerArgs.clear();
     m_bed.stop();
 }
 
@@ -131,19 +154,60 @@ QProcess *tst_RcTree::startSlave(const QString &kind, const QString &name, const
     return p;
 }
 
+QProcess *tst_RcTree::startController(const QString &partition, const QString &name)
+{
+    QStringList args{QStringLiteral("--config"), partition, QStringLiteral("--no-is")};
+    if (name != QLatin1String("Master"))
+        args << QStringLiteral("--segment") << name;
+    args << m_controllerArgs;
+    QProcess *p = m_bed.fx->start(QStringLiteral("dialog-master"), args);
+    m_controllers.insert(name, p);
+    return p;
+}
+
+bool tst_RcTree::stopController(const QString &name, bool kill, bool restart, qint64 *pid)
+{
+    QProcess *p = m_controllers.value(name);
+    if (!p)
+        return false;
+    ::kill(pid_t(p->processId()), kill ? SIGKILL : SIGTERM);
+    if (!p->waitForFinished(10000))
+        return false;
+    if (restart) {
+        QProcess *again = startController(m_partition, name);
+        if (pid)
+            *pid = again->processId();
+    }
+    return true;
+}
+
+bool tst_RcTree::killFe1UntilRemoved()
+{
+    ::kill(pid_t(m_slaves.value(QStringLiteral("FE1"))->processId()), SIGKILL);
+    return waitUntil(
+        [this] { return treeNode(QStringLiteral("FE1")).value(QStringLiteral("removed")).toBool(); }, 10000);
+}
+
+QJsonObject tst_RcTree::stateOf(const QString &name)
+{
+    Subscription *&sub = m_states[name];
+    if (!sub)
+        sub = m_bed.client->subscribe(rc::stateService(name));
+    return QJsonDocument::fromJson(sub->lastMessage().data()).object();
+}
+
 void tst_RcTree::startTree(const QString &partition, const QStringList &fe1Args)
 {
-    m_bed.fx->start(QStringLiteral("dialog-master"),
-                    {QStringLiteral("--config"), partition, QStringLiteral("--no-is")});
-    for (const QString &segment : {QStringLiteral("TRK"), QStringLiteral("CAL")})
-        m_bed.fx->start(QStringLiteral("dialog-master"),
-                        {QStringLiteral("--config"), partition, QStringLiteral("--no-is"),
-                         QStringLiteral("--segment"), segment});
+    m_partition = partition;
+    for (const QString &controller : {QStringLiteral("Master"), QStringLiteral("TRK"), QStringLiteral("CAL")})
+        startController(partition, controller);
     startSlave(QStringLiteral("readout"), QStringLiteral("RO1"), QStringLiteral("Master"));
     startSlave(QStringLiteral("control"), QStringLiteral("FE1"), QStringLiteral("TRK"), fe1Args);
     startSlave(QStringLiteral("control"), QStringLiteral("FE2"), QStringLiteral("TRK"));
     startSlave(QStringLiteral("control"), QStringLiteral("FE3"), QStringLiteral("CAL"));
     QTRY_VERIFY_WITH_TIMEOUT(treePresent(), 15000);
+    for (const QString &n : {"TRK", "CAL", "FE1", "FE2", "FE3"})
+        QTRY_VERIFY_WITH_TIMEOUT(!stateOf(n).isEmpty(), 5000);
 }
 
 Reply tst_RcTree::transition(const QString &t, int timeoutMs)
@@ -240,9 +304,7 @@ void tst_RcTree::removableSlaveKilledMidRunIsRemovedThenRecovered()
         masterStates << QJsonDocument::fromJson(m.data()).object().value(QStringLiteral("state")).toString();
     });
 
-    ::kill(pid_t(m_slaves.value(QStringLiteral("FE1"))->processId()), SIGKILL);
-    QTRY_VERIFY_WITH_TIMEOUT(treeNode(QStringLiteral("FE1")).value(QStringLiteral("removed")).toBool(),
-                             10000);
+    QVERIFY(killFe1UntilRemoved());
     QVERIFY(!treeNode(QStringLiteral("FE1")).value(QStringLiteral("reason")).toString().isEmpty());
     const QJsonArray removed = masterState().value(QStringLiteral("removed")).toArray();
     QCOMPARE(removed.size(), 1);
@@ -284,9 +346,7 @@ void tst_RcTree::autoRecoveryBringsARestartedSlaveBackIn()
     QVERIFY(transition(QStringLiteral("configure")).isOk());
     QVERIFY(transition(QStringLiteral("start")).isOk());
     const int run = masterState().value(QStringLiteral("run_number")).toInt();
-    ::kill(pid_t(m_slaves.value(QStringLiteral("FE1"))->processId()), SIGKILL);
-    QTRY_VERIFY_WITH_TIMEOUT(treeNode(QStringLiteral("FE1")).value(QStringLiteral("removed")).toBool(),
-                             10000);
+    QVERIFY(killFe1UntilRemoved());
     // Back: in the run again without anyone asking, with the run's number.
     startSlave(QStringLiteral("control"), QStringLiteral("FE1"), QStringLiteral("TRK"));
     Subscription *fe1 = m_bed.client->subscribe(rc::stateService(QStringLiteral("FE1")));
@@ -312,6 +372,16 @@ void tst_RcTree::removableSlaveHangingPastTheTimeOutIsRemoved()
              QStringLiteral("no answer within 3000 ms"));
     QCOMPARE(treeNode(QStringLiteral("FE2")).value(QStringLiteral("state")).toString(),
              QStringLiteral("Running"));
+    // Still in its start at the end of the run: the unconfigure resets it, the next configure has it.
+    QVERIFY(transition(QStringLiteral("stop")).isOk());
+    QVERIFY(transition(QStringLiteral("unconfigure")).isOk());
+    QTRY_COMPARE_WITH_TIMEOUT(stateOf(QStringLiteral("FE1")).value(QStringLiteral("state")).toString(),
+                              QStringLiteral("Initial"), 5000);
+    QCOMPARE(stateOf(QStringLiteral("FE1")).value(QStringLiteral("busy")).toBool(), false);
+    QVERIFY(transition(QStringLiteral("configure")).isOk());
+    QTRY_COMPARE_WITH_TIMEOUT(treeNode(QStringLiteral("FE1")).value(QStringLiteral("state")).toString(),
+                              QStringLiteral("Configured"), 5000);
+    QCOMPARE(treeNode(QStringLiteral("FE1")).value(QStringLiteral("removed")).toBool(), false);
 }
 
 void tst_RcTree::nonRemovableSlaveStoppedPutsTheRunInErrorNamingIt()
@@ -408,6 +478,257 @@ void tst_RcTree::upStartsTheSegmentControllers()
     for (const QString &n : {"RO1", "TRK", "CAL", "FE1", "FE2", "FE3"})
         QTRY_COMPARE_WITH_TIMEOUT(treeNode(n).value(QStringLiteral("state")).toString(),
                                   QStringLiteral("Configured"), 5000);
+}
+
+void tst_RcTree::disabledNodesStayDisabledWhenTheirControllerRestarts()
+{
+    startTree(writePartition());
+    // CAL is the master's child, FE2 TRK's: each controller keeps its own children's flags.
+    QCOMPARE(rc({QStringLiteral("disable"), QStringLiteral("CAL")}), 0);
+    QCOMPARE(rc({QStringLiteral("disable"), QStringLiteral("FE2")}), 0);
+    QTRY_VERIFY_WITH_TIMEOUT(!treeNode(QStringLiteral("FE2")).value(QStringLiteral("enabled")).toBool(true),
+                             5000);
+    // TRK crashes (and is seen lost before it comes back), the master is restarted.
+    qint64 master = 0;
+    QVERIFY(stopController(QStringLiteral("TRK"), true, false));
+    QTRY_VERIFY_WITH_TIMEOUT(treeNode(QStringLiteral("TRK")).value(QStringLiteral("lost")).toBool(), 10000);
+    const qint64 trk = startController(m_partition, QStringLiteral("TRK"))->processId();
+    QVERIFY(stopController(QStringLiteral("Master"), false, true, &master));
+    // The new incarnations' states (their pids), with the nodes still out.
+    QTRY_VERIFY_WITH_TIMEOUT(
+        masterState().value(QStringLiteral("pid")).toInteger() == master && treePresent(), 15000);
+    QTRY_COMPARE_WITH_TIMEOUT(stateOf(QStringLiteral("TRK")).value(QStringLiteral("pid")).toInteger(), trk,
+                              15000);
+    QCOMPARE(treeNode(QStringLiteral("CAL")).value(QStringLiteral("enabled")).toBool(true), false);
+    QCOMPARE(findNode(stateOf(QStringLiteral("TRK")).value(QStringLiteral("tree")).toArray(),
+                      QStringLiteral("FE2"))
+                 .value(QStringLiteral("enabled"))
+                 .toBool(true),
+             false);
+    QTRY_COMPARE_WITH_TIMEOUT(treeNode(QStringLiteral("FE1")).value(QStringLiteral("enabled")).toBool(false),
+                              true, 5000);
+    QVERIFY(transition(QStringLiteral("configure")).isOk());
+    QTRY_COMPARE_WITH_TIMEOUT(treeNode(QStringLiteral("FE1")).value(QStringLiteral("state")).toString(),
+                              QStringLiteral("Configured"), 5000);
+    QCOMPARE(treeNode(QStringLiteral("FE2")).value(QStringLiteral("state")).toString(),
+             QStringLiteral("Initial"));
+    QCOMPARE(stateOf(QStringLiteral("FE3")).value(QStringLiteral("state")).toString(),
+             QStringLiteral("Initial"));
+
+    // Enabled again: a restart keeps that too.
+    QVERIFY(transition(QStringLiteral("unconfigure")).isOk());
+    QCOMPARE(rc({QStringLiteral("enable"), QStringLiteral("CAL")}), 0);
+    QVERIFY(stopController(QStringLiteral("Master"), false, true, &master));
+    QTRY_VERIFY_WITH_TIMEOUT(
+        masterState().value(QStringLiteral("pid")).toInteger() == master && treePresent(), 15000);
+    QCOMPARE(treeNode(QStringLiteral("CAL")).value(QStringLiteral("enabled")).toBool(false), true);
+}
+
+void tst_RcTree::removableSegmentLostMidRunIsRemovedAndItsChildrenReset()
+{
+    const QJsonObject removableCal{
+        {QStringLiteral("segments"),
+         QJsonArray{QJsonObject{
+                        {QStringLiteral("name"), QStringLiteral("TRK")},
+                        {QStringLiteral("slaves"), QJsonArray{QStringLiteral("FE1"), QStringLiteral("FE2")}}},
+                    QJsonObject{{QStringLiteral("name"), QStringLiteral("CAL")},
+                                {QStringLiteral("slaves"), QJsonArray{QStringLiteral("FE3")}},
+                                {QStringLiteral("removable"), true}}}}};
+    startTree(writePartition(false, removableCal));
+    QVERIFY(transition(QStringLiteral("configure")).isOk());
+    QVERIFY(transition(QStringLiteral("start")).isOk());
+    const int run = masterState().value(QStringLiteral("run_number")).toInt();
+    QTRY_COMPARE_WITH_TIMEOUT(stateOf(QStringLiteral("FE3")).value(QStringLiteral("state")).toString(),
+                              QStringLiteral("Running"), 5000);
+
+    // CAL's controller dies: CAL is out of the run, and FE3 is not left running without it.
+    QVERIFY(stopController(QStringLiteral("CAL"), true, false));
+    QTRY_VERIFY_WITH_TIMEOUT(treeNode(QStringLiteral("CAL")).value(QStringLiteral("removed")).toBool(),
+                             10000);
+    QCOMPARE(treeNode(QStringLiteral("CAL")).value(QStringLiteral("reason")).toString(),
+             QStringLiteral("lost"));
+    QTRY_COMPARE_WITH_TIMEOUT(stateOf(QStringLiteral("FE3")).value(QStringLiteral("state")).toString(),
+                              QStringLiteral("Initial"), 10000);
+    QCOMPARE(masterState().value(QStringLiteral("state")).toString(), QStringLiteral("Running"));
+    QCOMPARE(stateOf(QStringLiteral("FE1")).value(QStringLiteral("state")).toString(),
+             QStringLiteral("Running"));
+
+    // CAL restarted: recovered into the running run with FE3, the run's number on both.
+    startController(m_partition, QStringLiteral("CAL"));
+    QTRY_VERIFY_WITH_TIMEOUT(treeNode(QStringLiteral("CAL")).value(QStringLiteral("present")).toBool(),
+                             10000);
+    QByteArray err;
+    QCOMPARE(rc({QStringLiteral("recover"), QStringLiteral("CAL")}, nullptr, &err), 0);
+    QTRY_COMPARE_WITH_TIMEOUT(stateOf(QStringLiteral("FE3")).value(QStringLiteral("state")).toString(),
+                              QStringLiteral("Running"), 10000);
+    QCOMPARE(stateOf(QStringLiteral("FE3")).value(QStringLiteral("run_number")).toInt(), run);
+    QTRY_VERIFY_WITH_TIMEOUT(!treeNode(QStringLiteral("CAL")).value(QStringLiteral("removed")).toBool(),
+                             5000);
+    QCOMPARE(masterState().value(QStringLiteral("state")).toString(), QStringLiteral("Running"));
+    QCOMPARE(masterState().value(QStringLiteral("run_number")).toInt(), run);
+}
+
+void tst_RcTree::nonRemovableSegmentLostLeavesItsChildrenUntilTheReset()
+{
+    startTree(writePartition());
+    QVERIFY(transition(QStringLiteral("configure")).isOk());
+    QVERIFY(transition(QStringLiteral("start")).isOk());
+    QVERIFY(stopController(QStringLiteral("TRK"), true, false));
+    QTRY_COMPARE_WITH_TIMEOUT(masterState().value(QStringLiteral("state")).toString(),
+                              QStringLiteral("Error"), 10000);
+    QVERIFY2(masterState().value(QStringLiteral("error")).toString().contains(QLatin1String("TRK lost")),
+             qPrintable(masterState().value(QStringLiteral("error")).toString()));
+    // The run is in Error; TRK's slaves wait for a restarted TRK to take them over…
+    QCOMPARE(stateOf(QStringLiteral("FE1")).value(QStringLiteral("state")).toString(),
+             QStringLiteral("Running"));
+    // …or for the operator's reset, which reaches them without their controller.
+    const Reply r = transition(QStringLiteral("reset"));
+    QVERIFY2(r.isOk(), qPrintable(r.errorString()));
+    for (const QString &n : {QStringLiteral("FE1"), QStringLiteral("FE2"), QStringLiteral("FE3")})
+        QTRY_COMPARE_WITH_TIMEOUT(stateOf(n).value(QStringLiteral("state")).toString(),
+                                  QStringLiteral("Initial"), 10000);
+}
+
+void tst_RcTree::removedSlaveStillRunningIsResetAtUnconfigure()
+{
+    startTree(writePartition());
+    QVERIFY(transition(QStringLiteral("configure")).isOk());
+    QVERIFY(transition(QStringLiteral("start")).isOk());
+    // FE1 stops answering (removed as lost), then comes back still Running, out of the run.
+    QProcess *fe1 = m_slaves.value(QStringLiteral("FE1"));
+    ::kill(pid_t(fe1->processId()), SIGSTOP);
+    QTRY_VERIFY_WITH_TIMEOUT(treeNode(QStringLiteral("FE1")).value(QStringLiteral("removed")).toBool(),
+                             10000);
+    ::kill(pid_t(fe1->processId()), SIGCONT);
+    QTRY_VERIFY_WITH_TIMEOUT(treeNode(QStringLiteral("FE1")).value(QStringLiteral("present")).toBool(),
+                             10000);
+    QCOMPARE(treeNode(QStringLiteral("FE1")).value(QStringLiteral("state")).toString(),
+             QStringLiteral("Running"));
+    QVERIFY(treeNode(QStringLiteral("FE1")).value(QStringLiteral("removed")).toBool());
+
+    QVERIFY(transition(QStringLiteral("stop")).isOk());
+    QCOMPARE(stateOf(QStringLiteral("FE1")).value(QStringLiteral("state")).toString(),
+             QStringLiteral("Running"));
+    QVERIFY(transition(QStringLiteral("unconfigure")).isOk());
+    QTRY_COMPARE_WITH_TIMEOUT(stateOf(QStringLiteral("FE1")).value(QStringLiteral("state")).toString(),
+                              QStringLiteral("Initial"), 5000);
+    // In the next run again, from the start.
+    QVERIFY(transition(QStringLiteral("configure")).isOk());
+    QTRY_COMPARE_WITH_TIMEOUT(treeNode(QStringLiteral("FE1")).value(QStringLiteral("state")).toString(),
+                              QStringLiteral("Configured"), 5000);
+    QCOMPARE(treeNode(QStringLiteral("FE1")).value(QStringLiteral("removed")).toBool(), false);
+}
+
+QJsonObject tst_RcTree::endedRun(int number)
+{
+    QJsonObject run;
+    // The end is recorded once the message log was asked for the run's warnings (none runs here).
+    waitUntil(
+        [&] {
+            QByteArray out;
+            m_bed.fx->run(QStringLiteral("dialogctl"),
+                          {QStringLiteral("runs"), QStringLiteral("show"), QString::number(number),
+                           QStringLiteral("--json")},
+                          &out);
+            run = QJsonDocument::fromJson(out).object();
+            return run.contains(QStringLiteral("end_reason"));
+        },
+        15000, 100);
+    return run.contains(QStringLiteral("end_reason")) ? run : QJsonObject();
+}
+
+void tst_RcTree::runRecordListsWhatWasOut()
+{
+    const QString partition = writePartition();
+    m_bed.fx->start(QStringLiteral("dialog-configdb"),
+                    {QStringLiteral("--data-dir"), m_bed.dir->filePath(QStringLiteral("configdb"))});
+    QVERIFY(waitUntil(
+        [&] {
+            return m_bed.fx->run(QStringLiteral("dialogctl"),
+                                 {QStringLiteral("config"), QStringLiteral("tag")}) == 0;
+        },
+        20000, 50));
+    QByteArray out, err;
+    QVERIFY2(m_bed.fx->run(QStringLiteral("dialogctl"),
+                           {QStringLiteral("config"), QStringLiteral("put"),
+                            QStringLiteral("partitions/tree"), partition},
+                           &out, &err) == 0,
+             err.constData());
+    // FE2's parameters, read by its controller TRK from the master's version.
+    const QString fe2 = m_bed.dir->filePath(QStringLiteral("fe2.json"));
+    QFile f(fe2);
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write(R"({"registers": 6})");
+    f.close();
+    QVERIFY2(
+        m_bed.fx->run(QStringLiteral("dialogctl"),
+                      {QStringLiteral("config"), QStringLiteral("put"), QStringLiteral("slaves/FE2"), fe2},
+                      &out, &err) == 0,
+        err.constData());
+    m_controllerArgs = {QStringLiteral("--configdb"), QStringLiteral("configdb")};
+    startTree(partition);
+    Subscription *fe2Status = m_bed.client->subscribe(rc::statusService(QStringLiteral("FE2")));
+
+    // Run 1: CAL left out from the start, FE1 removed during it and recovered.
+    QCOMPARE(rc({QStringLiteral("disable"), QStringLiteral("CAL")}), 0);
+    QVERIFY(transition(QStringLiteral("configure")).isOk());
+    QTRY_COMPARE_WITH_TIMEOUT(QJsonDocument::fromJson(fe2Status->lastMessage().data())
+                                  .object()
+                                  .value(QStringLiteral("registers"))
+                                  .toInt(),
+                              6, 10000);
+    QVERIFY(transition(QStringLiteral("start")).isOk());
+    const int run = masterState().value(QStringLiteral("run_number")).toInt();
+    QVERIFY(killFe1UntilRemoved());
+    startSlave(QStringLiteral("control"), QStringLiteral("FE1"), QStringLiteral("TRK"));
+    QTRY_VERIFY_WITH_TIMEOUT(treeNode(QStringLiteral("FE1")).value(QStringLiteral("present")).toBool(),
+                             10000);
+    QCOMPARE(rc({QStringLiteral("recover"), QStringLiteral("FE1")}, nullptr, &err), 0);
+    QTRY_VERIFY_WITH_TIMEOUT(!treeNode(QStringLiteral("FE1")).value(QStringLiteral("removed")).toBool(),
+                             5000);
+    QVERIFY(transition(QStringLiteral("stop")).isOk());
+
+    const QJsonObject first = endedRun(run);
+    QVERIFY2(!first.isEmpty(), "run 1 not ended in the registry");
+    const QJsonArray outOfRun = first.value(QStringLiteral("out")).toArray();
+    QCOMPARE(outOfRun.size(), 2);
+    const QJsonObject cal = outOfRun.at(0).toObject(), fe1 = outOfRun.at(1).toObject();
+    QCOMPARE(cal.value(QStringLiteral("node")).toString(), QStringLiteral("CAL"));
+    QCOMPARE(cal.value(QStringLiteral("out")).toString(), QStringLiteral("disabled"));
+    QCOMPARE(cal.value(QStringLiteral("segment")).toString(), QStringLiteral("Master"));
+    QCOMPARE(fe1.value(QStringLiteral("node")).toString(), QStringLiteral("FE1"));
+    QCOMPARE(fe1.value(QStringLiteral("out")).toString(), QStringLiteral("removed"));
+    QCOMPARE(fe1.value(QStringLiteral("segment")).toString(), QStringLiteral("TRK"));
+    QCOMPARE(fe1.value(QStringLiteral("reason")).toString(), QStringLiteral("lost"));
+    QVERIFY(fe1.value(QStringLiteral("time_ms")).toInteger() >=
+            first.value(QStringLiteral("start_time")).toInteger());
+    QVERIFY(fe1.value(QStringLiteral("recovered_ms")).toInteger() >=
+            fe1.value(QStringLiteral("time_ms")).toInteger());
+    QCOMPARE(m_bed.fx->run(QStringLiteral("dialogctl"),
+                           {QStringLiteral("runs"), QStringLiteral("show"), QString::number(run)}, &out),
+             0);
+    QVERIFY2(QRegularExpression(QStringLiteral("CAL +disabled \\(by Master\\)"))
+                     .match(QString::fromUtf8(out))
+                     .hasMatch() &&
+                 QRegularExpression(QStringLiteral("FE1 +removed \\(by TRK\\) at .*: lost; recovered at "))
+                     .match(QString::fromUtf8(out))
+                     .hasMatch(),
+             out.constData());
+
+    // Run 2: CAL still out, nothing removed; the difference is FE1.
+    QVERIFY(transition(QStringLiteral("start")).isOk());
+    const int second = masterState().value(QStringLiteral("run_number")).toInt();
+    QCOMPARE(second, run + 1);
+    QVERIFY(transition(QStringLiteral("stop")).isOk());
+    QCOMPARE(endedRun(second).value(QStringLiteral("out")).toArray().size(), 1);
+    QCOMPARE(m_bed.fx->run(QStringLiteral("dialogctl"),
+                           {QStringLiteral("runs"), QStringLiteral("diff"), QString::number(run),
+                            QString::number(second)},
+                           &out),
+             0);
+    QVERIFY2(out.contains("out of the run FE1: removed: lost -> (in)\n") &&
+                 !out.contains("out of the run CAL"),
+             out.constData());
 }
 
 QTEST_GUILESS_MAIN(tst_RcTree)

@@ -258,7 +258,11 @@ QStringList ProcessSpec::arguments(const Partition &p) const
     case Role::Master:
         a << QStringLiteral("--config") << p.file;
         if (name != p.master.name) {
+            // A segment controller reads its slaves' parameters from the master's version.
             a << QStringLiteral("--segment") << name << p.accessArguments(QStringLiteral("segment-") + name);
+            if (!p.configDb.isEmpty())
+                a << QStringLiteral("--configdb") << p.configDb << QStringLiteral("--config-ref")
+                  << p.configRef;
             break;
         }
         if (!p.configDb.isEmpty())

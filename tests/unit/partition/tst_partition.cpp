@@ -481,6 +481,15 @@ void tst_Partition::treeOfSegments()
     const QStringList fe = p.segment(QStringLiteral("FE"))->controller.arguments(p);
     QCOMPARE(p.segment(QStringLiteral("FE"))->controller.program(), QStringLiteral("dialog-master"));
     QCOMPARE(fe.mid(0, 4), (QStringList{"--config", "/p/t.json", "--segment", "FE"}));
+    QVERIFY(!fe.contains(QStringLiteral("--configdb")));
+    // With a configuration database, a segment controller reads its slaves' parameters from the
+    // master's version.
+    Partition withDb = p;
+    withDb.configDb = QStringLiteral("configdb");
+    withDb.configRef = QStringLiteral("physics-2026");
+    const QStringList feDb = withDb.segment(QStringLiteral("FE"))->controller.arguments(withDb);
+    QVERIFY2(feDb.join(QLatin1Char(' ')).contains(QLatin1String("--configdb configdb --config-ref physics-2026")),
+             qPrintable(feDb.join(QLatin1Char(' '))));
     const QStringList c = p.slave(QStringLiteral("C"))->arguments(p);
     QCOMPARE(c.at(c.indexOf(QStringLiteral("--master")) + 1), QStringLiteral("FE"));
     const QStringList a = p.slave(QStringLiteral("A"))->arguments(p);
