@@ -47,7 +47,10 @@ Master::Master(const rc::SlaveOptions &options, const rc::Partition &partition,
     restoreDisabled(saved);
     m_publishTimer.setSingleShot(true);
     m_publishTimer.setInterval(kPublishCoalesceMs);
-    connect(&m_publishTimer, &QTimer::timeout, this, [this] { publishState(); });
+    connect(&m_publishTimer, &QTimer::timeout, this, [this] {
+        outChanged();
+        publishState();
+    });
     m_runInfoTimer.setInterval(1000);
     connect(&m_runInfoTimer, &QTimer::timeout, this, [this] {
         publishRunInfo();
@@ -63,6 +66,7 @@ Master::Master(const rc::SlaveOptions &options, const rc::Partition &partition,
         log(Severity::Info, QStringLiteral("segment %1 of partition %2: %3")
                                 .arg(name(), partition.name, m_order.join(QStringLiteral(", "))));
     publishState();
+    publishOut();
 }
 
 void Master::publishSoon()
@@ -145,6 +149,7 @@ void Master::transitionEnded(rc::Transition t, bool ok)
             v.removedReason.clear();
             v.cameBack = false;
         }
+        publishOut();
     }
     const bool timesMoved = t == rc::Transition::Start || t == rc::Transition::Pause ||
                             t == rc::Transition::Resume || t == rc::Transition::Stop;
@@ -199,6 +204,35 @@ void Master::beginRunOut()
     collectDisabled(treeJson(), name(), rc::nowMs(), &m_runOut);
     for (const rc::RemovedNode &r : removedNodes())
         m_runOut.append({r.node, r.segment, QStringLiteral("removed"), r.reason, r.timeMs, 0});
+}
+
+void Master::outChanged()
+{
+    trackOut();
+    publishOut();
+}
+
+void Master::publishOut()
+{
+    if (!options().publishToIs || options().runParamsServer.isEmpty())
+        return;
+    QList<OutOfRun> disabled;
+    collectDisabled(treeJson(), name(), 0, &disabled);
+    QStringList removed;
+    for (const rc::RemovedNode &r : removedNodes())
+        removed << QStringLiteral("%1 (by %2): %3").arg(r.node, r.segment, r.reason);
+    const QString nodes = removed.join(QStringLiteral("; "));
+    const QString text = QStringLiteral("%1/%2/%3").arg(removed.size()).arg(disabled.size()).arg(nodes);
+    if (text == m_outPublished)
+        return;
+    m_outPublished = text;
+    const auto removedCount = quint32(removed.size()), disabledCount = quint32(disabled.size());
+    publishToIs(QStringLiteral("%1.RunCtrl.%2.Tree").arg(options().runParamsServer, name()),
+                QStringLiteral("RunCtrlTree"), [=](is::Object &o) {
+                    o.set<quint32>(QStringLiteral("removed"), removedCount);
+                    o.set<quint32>(QStringLiteral("disabled"), disabledCount);
+                    o.set<QString>(QStringLiteral("removedNodes"), nodes);
+                });
 }
 
 void Master::trackOut()

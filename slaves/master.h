@@ -131,8 +131,14 @@ private:
     /// Starts the list of what is out of the run being recorded: the disabled nodes of the whole
     /// tree (not those below a disabled segment) and the nodes removed so far.
     void beginRunOut();
+    /// After a node went out of the run or came back: the recorded run's list follows
+    /// (trackOut) and so does the IS object of what is out (publishOut).
+    void outChanged();
     /// Follows removals and recoveries of the recorded run into its list.
     void trackOut();
+    /// Publishes RUNPARAMS.RunCtrl.NAME.Tree (type RunCtrlTree: the removed and disabled nodes
+    /// below this controller) when it changed; an alarm rule on it tells the shift of a removal.
+    void publishOut();
     QJsonArray runOutJson() const;
     /// Saves the current run's number and times to the run-number file (for a takeover).
     bool saveRun(QString *error) const;
@@ -159,6 +165,7 @@ private:
     RunBook::Parameters m_parameters; ///< of the last configure, by slave
     bool m_runRecorded = false;       ///< the current run is open in the run registry
     QList<OutOfRun> m_runOut;         ///< what was out of the recorded run
+    QString m_outPublished;           ///< the RunCtrlTree object last published, as text
     QList<QString> m_order;
     QHash<QString, SlaveView> m_slaves;
     QStringList m_culprits;

@@ -76,7 +76,7 @@ void Master::perform(rc::Transition t, const rc::TransitionRequest &params, Done
                 if (!st.isOk())
                     return done(false, st.message());
                 m_runRecorded = true;
-                trackOut();
+                outChanged();
                 m_runNumber = number - 1; // the run-number file below takes the registry's number
                 fanOut(t, params, done);
             });

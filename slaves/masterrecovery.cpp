@@ -87,8 +87,7 @@ void Master::onSlaveMessage(const QString &name, const QByteArray &data)
             QStringLiteral("%1 is back: recovering it automatically (\"recover\": \"auto\")").arg(name));
         bringIn(name, {});
     }
-    trackOut();
-    publishSoon();
+    publishSoon(); // and outChanged(): a segment's removals below it come with its messages
 }
 
 void Master::takeOver()

@@ -63,7 +63,7 @@ void Master::removeNode(const QString &name, const QString &why)
     m_culprits.removeAll(name);
     log(Severity::Warning,
         QStringLiteral("removed %1 from the run (removable): %2; the run goes on without it").arg(name, why));
-    trackOut();
+    outChanged();
     publishState();
 }
 
@@ -151,6 +151,7 @@ void Master::treeAction(const QString &action, const QString &node, const QByteA
         enable ? QStringLiteral("enabled %1: it takes part in the next transitions").arg(node)
                : QStringLiteral("disabled %1: it gets no commands and does not count").arg(node));
     saveDisabled();
+    publishOut();
     publishState();
     reply(true, {});
 }
@@ -263,7 +264,7 @@ void Master::bringIn(const QString &name, TreeReply reply)
                                 .arg(name)
                                 .arg(m_runNumber)
                                 .arg(stateName(target)));
-        trackOut();
+        outChanged();
         publishState();
         if (reply)
             reply(true, {});

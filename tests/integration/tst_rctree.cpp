@@ -60,6 +60,7 @@ private Q_SLOTS:
     void nonRemovableSegmentLostLeavesItsChildrenUntilTheReset();
     void removedSlaveStillRunningIsResetAtUnconfigure();
     void runRecordListsWhatWasOut();
+    void removalRaisesTheAlarmOfTheDemoRule();
 
 private:
     /// Master → RO1 (readout), TRK {FE1 (removable), FE2}, CAL {FE3}; @p extra merged into the root;
@@ -93,6 +94,7 @@ private:
     QHash<QString, Subscription *> m_states;
     QString m_partition;
     QStringList m_controllerArgs; ///< extra options of every controller
+    bool m_controllersUseIs = false; ///< the controllers publish to IS (else --no-is)
     /// `dialogctl runs show N --json` once the run has ended, or {}.
     QJsonObject endedRun(int number);
 };
@@ -117,6 +119,7 @@ void tst_RcTree::cleanup()
     m_controllers.clear();
     m_states.clear();
     m_controllerArgs.clear();
+    m_controllersUseIs = false;
     m_bed.stop();
 }
 
@@ -156,7 +159,9 @@ QProcess *tst_RcTree::startSlave(const QString &kind, const QString &name, const
 
 QProcess *tst_RcTree::startController(const QString &partition, const QString &name)
 {
-    QStringList args{QStringLiteral("--config"), partition, QStringLiteral("--no-is")};
+    QStringList args{QStringLiteral("--config"), partition};
+    if (!m_controllersUseIs)
+        args << QStringLiteral("--no-is");
     if (name != QLatin1String("Master"))
         args << QStringLiteral("--segment") << name;
     args << m_controllerArgs;
@@ -729,6 +734,58 @@ void tst_RcTree::runRecordListsWhatWasOut()
     QVERIFY2(out.contains("out of the run FE1: removed: lost -> (in)\n") &&
                  !out.contains("out of the run CAL"),
              out.constData());
+}
+
+void tst_RcTree::removalRaisesTheAlarmOfTheDemoRule()
+{
+    // The rule of resources/alarms/demo.json on the master's RunParams.RunCtrl.Master.Tree.
+    QFile demo(QStringLiteral(DIALOG_SOURCE_DIR "/resources/alarms/demo.json"));
+    QVERIFY(demo.open(QIODevice::ReadOnly));
+    QJsonObject rule;
+    for (const QJsonValue &a :
+         QJsonDocument::fromJson(demo.readAll()).object().value(QStringLiteral("alarms")).toArray())
+        if (a.toObject().value(QStringLiteral("path")).toString() == QLatin1String("DAQ/RunControl/removed"))
+            rule = a.toObject();
+    QVERIFY(!rule.isEmpty());
+    const QString rules = m_bed.dir->filePath(QStringLiteral("rules.json"));
+    QFile f(rules);
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write(QJsonDocument(QJsonObject{{QStringLiteral("alarms"), QJsonArray{rule}}}).toJson());
+    f.close();
+    const QString types = QStringLiteral(DIALOG_SOURCE_DIR "/resources/is-types");
+    m_bed.fx->start(QStringLiteral("dialog-isserver"), {QStringLiteral("--name"), QStringLiteral("RunParams"),
+                                                        QStringLiteral("--types"), types});
+    m_bed.fx->start(QStringLiteral("dialog-alarmserver"),
+                    {QStringLiteral("--rules"), rules, QStringLiteral("--types"), types,
+                     QStringLiteral("--data-dir"), m_bed.dir->filePath(QStringLiteral("alarms")),
+                     QStringLiteral("--stale-poll-ms"), QStringLiteral("200")});
+    const auto alarmState = [this] {
+        QByteArray out;
+        m_bed.fx->run(QStringLiteral("dialogctl"),
+                      {QStringLiteral("alarm"), QStringLiteral("ls"), QStringLiteral("--all"),
+                       QStringLiteral("--json")},
+                      &out);
+        for (const QJsonObject &o : jsonLines(out))
+            if (o.value(QStringLiteral("path")).toString() == QLatin1String("DAQ/RunControl/removed"))
+                return o.value(QStringLiteral("state")).toString();
+        return QString();
+    };
+    QTRY_COMPARE_WITH_TIMEOUT(alarmState(), QStringLiteral("normal"), 20000);
+
+    m_controllersUseIs = true;
+    m_controllerArgs = {QStringLiteral("--is-types"), types};
+    startTree(writePartition());
+    QVERIFY(transition(QStringLiteral("configure")).isOk());
+    QVERIFY(transition(QStringLiteral("start")).isOk());
+    QCOMPARE(alarmState(), QStringLiteral("normal"));
+    QVERIFY(killFe1UntilRemoved());
+    QTRY_COMPARE_WITH_TIMEOUT(alarmState(), QStringLiteral("active"), 10000);
+    // FE1 back in the run: the condition clears, the latched alarm waits for the shift.
+    startSlave(QStringLiteral("control"), QStringLiteral("FE1"), QStringLiteral("TRK"));
+    QTRY_VERIFY_WITH_TIMEOUT(treeNode(QStringLiteral("FE1")).value(QStringLiteral("present")).toBool(),
+                             10000);
+    QCOMPARE(rc({QStringLiteral("recover"), QStringLiteral("FE1")}), 0);
+    QTRY_COMPARE_WITH_TIMEOUT(alarmState(), QStringLiteral("latched"), 10000);
 }
 
 QTEST_GUILESS_MAIN(tst_RcTree)
