@@ -27,10 +27,10 @@ namespace dialog::daq {
 /// commands; a removable one that fails is removed and the run goes on (stopless removal) until it
 /// is brought back in (stopless recovery).
 ///
-/// Its code is in four files: master.cpp (the run's number and times, the published state and
+/// Its code is in five files: master.cpp (the run's number and times, the published state and
 /// RunInfo), masterfanout.cpp (a transition fanned out to the slaves), masterrecovery.cpp
-/// (watching the slaves: loss, take-over, recovery) and mastertree.cpp (enable, disable, removal,
-/// recovery of a node, the published tree).
+/// (watching the slaves: loss, take-over, recovery), mastertree.cpp (enable, disable, removal,
+/// recovery of a node, the published tree) and masterownership.cpp (take, release).
 class Master : public rc::Slave
 {
     Q_OBJECT
@@ -55,6 +55,8 @@ public:
         bool cameBack = false;    ///< seen again after it was lost
         QString removedReason;
         qint64 removedMs = 0;
+        QString owner; ///< who took it (user\@host): drives it alone, out of the run
+        qint64 ownedSinceMs = 0;
         int timeoutMs = 10000; ///< how long a transition request to it may take (subtreeTimeoutMs)
         QJsonArray tree;                     ///< a segment's own tree, from its state
         QList<rc::RemovedNode> removedBelow; ///< what a segment removed in its part of the tree
@@ -104,8 +106,14 @@ private:
     void removeNode(const QString &name, const QString &why);
     /// Answers @p reply (may be empty) after a tree action: ok with the state, else the reason.
     using TreeReply = std::function<void(bool ok, const QString &why)>;
-    /// enable, disable or recover @p node, a child of this controller or below one.
-    void treeAction(const QString &action, const QString &node, const QByteArray &request, TreeReply reply);
+    /// enable, disable, recover, take, release or transition @p node, a child of this controller
+    /// or below one, for @p requester (user\@host).
+    void treeAction(const QString &action, const QString &node, const QString &requester,
+                    const QJsonObject &request, TreeReply reply);
+    /// take, release, or a transition of @p node, a disabled child, by its owner (commissioning):
+    /// @p requester takes it and then drives it alone, while the rest of the tree runs without it.
+    void ownership(const QString &action, const QString &node, const QString &requester,
+                   const QJsonObject &request, TreeReply reply);
     /// Brings present node @p name to this controller's state, one transition after the other
     /// (stopless recovery: configured with the run's configuration, started with its number).
     void bringIn(const QString &name, TreeReply reply);

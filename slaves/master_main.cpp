@@ -67,6 +67,9 @@ int main(int argc, char *argv[])
                 u"--segment %1: the partition %2 has no such segment"_s.arg(segment, partition.name));
         o.client.name = segment;
         o.kind = u"segment"_s; // with --configdb: its slaves' parameters; the master numbers the runs
+        // Driven by its parent alone, as a slave is; its owner drives it through the parent.
+        if (!t.isSet(u"master"_s))
+            o.master = partition.parentOf(segment);
     }
     // The partition names the Control Server; $DIALOG_CONTROL_SERVER (set by `dialogctl up`, which may
     // override the port) and --control-server take precedence.

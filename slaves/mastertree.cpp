@@ -42,6 +42,7 @@ QJsonArray Master::treeJson() const
                       {QStringLiteral("removable"), v.removable},
                       {QStringLiteral("removed"), v.removed},
                       {QStringLiteral("reason"), v.removedReason},
+                      {QStringLiteral("owner"), v.owner},
                       {QStringLiteral("error"), v.error}};
         if (v.segment)
             o.insert(QStringLiteral("children"), v.tree);
@@ -75,17 +76,28 @@ bool Master::takeRequest(const Request &request)
     const QString action = o.value(QStringLiteral("action")).toString();
     const QString node = o.value(QStringLiteral("node")).toString();
     QString why;
-    if (action != QLatin1String("enable") && action != QLatin1String("disable") &&
-        action != QLatin1String("recover")) {
-        client()->replyError(
-            request, QStringLiteral("unknown action '%1' (known: enable, disable, recover)").arg(action));
+    static const QStringList actions{QStringLiteral("enable"),  QStringLiteral("disable"),
+                                     QStringLiteral("recover"), QStringLiteral("take"),
+                                     QStringLiteral("release"), QStringLiteral("transition")};
+    if (!actions.contains(action)) {
+        client()->replyError(request, QStringLiteral("unknown action '%1' (known: %2)")
+                                          .arg(action, actions.join(QStringLiteral(", "))));
         return true;
     }
-    if (!permit(request, action, &why)) {
+    // An owner's transition falls under the access list as that transition does.
+    const QString permitted =
+        action == QLatin1String("transition") ? o.value(QStringLiteral("transition")).toString() : action;
+    if (!permit(request, permitted, &why)) {
         client()->replyError(request, why);
         return true;
     }
-    treeAction(action, node, request.data(), [this, request](bool ok, const QString &error) {
+    QString requester = request.originUser().isEmpty()
+                            ? request.origin()
+                            : request.originUser() + QLatin1Char('@') + request.originHost();
+    // A controller passing an operator's request down names the operator.
+    if (request.origin() == m_partition.parentOf(name()) && o.contains(QStringLiteral("requester")))
+        requester = o.value(QStringLiteral("requester")).toString();
+    treeAction(action, node, requester, o, [this, request](bool ok, const QString &error) {
         if (ok)
             client()->reply(request, stateRecord().toJson());
         else
@@ -94,7 +106,8 @@ bool Master::takeRequest(const Request &request)
     return true;
 }
 
-void Master::treeAction(const QString &action, const QString &node, const QByteArray &data, TreeReply reply)
+void Master::treeAction(const QString &action, const QString &node, const QString &requester,
+                        const QJsonObject &request, TreeReply reply)
 {
     if (!m_partition.node(node)) {
         QStringList known;
@@ -116,6 +129,9 @@ void Master::treeAction(const QString &action, const QString &node, const QByteA
         if (!m_slaves.contains(child))
             return reply(false, QStringLiteral("%1 is not below %2").arg(node, name()));
         const int timeout = m_slaves[child].timeoutMs;
+        QJsonObject down = request;
+        down.insert(QStringLiteral("requester"), requester);
+        const QByteArray data = QJsonDocument(down).toJson(QJsonDocument::Compact);
         client()->request(rc::treeService(child), data, timeout, this, [reply](const Reply &r) {
             reply(r.isOk(), r.isOk() ? QString() : r.errorString());
         });
@@ -123,6 +139,9 @@ void Master::treeAction(const QString &action, const QString &node, const QByteA
     }
     SlaveView &v = m_slaves[node];
     const rc::State ms = machine().state();
+    if (action == QLatin1String("take") || action == QLatin1String("release") ||
+        action == QLatin1String("transition"))
+        return ownership(action, node, requester, request, reply);
     if (action == QLatin1String("recover")) {
         if (!v.removed)
             return reply(
@@ -140,6 +159,9 @@ void Master::treeAction(const QString &action, const QString &node, const QByteA
     const bool enable = action == QLatin1String("enable");
     if (v.enabled == enable)
         return reply(true, {});
+    if (enable && !v.owner.isEmpty())
+        return reply(false,
+                     QStringLiteral("enable %1: it is taken by %2 (release it first)").arg(node, v.owner));
     if (enable && ms == rc::State::Configured && (!v.seen || v.lost || v.state != ms))
         return reply(false, QStringLiteral("enable %1: it is not %2 as %3 is (enable it in Initial, or "
                                            "bring it to Configured first)")

@@ -119,15 +119,24 @@ int rcVerb(const QStringList &args)
         "  dialogctl rc disable|enable NODE    leave a slave or segment out of the next runs, "
         "or take it in again (between runs)\n"
         "  dialogctl rc recover NODE           bring a removed node back into the running run\n"
+        "  dialogctl rc take|release NODE      take a disabled node to drive it alone "
+        "(commissioning: dialogctl rc configure --node NODE), give it back\n"
         "Exit status: 0 done (every enabled slave completed the transition; the new state is "
         "printed); 1 bad arguments, nothing asked; 2 refused or failed (the master's reason on "
         "stderr: not allowed from this state, a slave failed, the partition's access list does not "
         "let this user ask it, ...); 3 lost (not connected, no master of that name, no answer "
         "within --timeout-ms: the transition may still complete)."));
     p.addPositional(QStringLiteral("transition"),
-                    QStringLiteral("A transition (%1), 'state', or tree|enable|disable|recover.")
+                    QStringLiteral("A transition (%1), 'state', or tree|enable|disable|recover|take|release.")
                         .arg(rc::allTransitionNames().join(QStringLiteral(", "))),
-                    QStringLiteral("transition|state|tree|enable NODE|disable NODE|recover NODE"));
+                    QStringLiteral("transition|state|tree|enable NODE|disable NODE|recover NODE|take NODE|"
+                                   "release NODE"));
+    QString node;
+    p.add(
+        Option::text(QStringLiteral("node"), QStringLiteral("name"),
+                     QStringLiteral("The transition for this node alone, which you took (dialogctl rc take): "
+                                    "asked through the master, refused for anyone but its owner."),
+                     &node));
     p.add(Option::text(QStringLiteral("master"), QStringLiteral("name"),
                        QStringLiteral("The master's process name (default Master)."), &master));
     p.add(Option::integer(QStringLiteral("run-number"), QStringLiteral("n"),
@@ -143,8 +152,9 @@ int rcVerb(const QStringList &args)
     if (!parse(p, args))
         return Usage;
     const QStringList pos = p.positionalArguments();
-    const bool tree = !pos.isEmpty() && QStringList{QStringLiteral("tree"), QStringLiteral("enable"),
-                                                    QStringLiteral("disable"), QStringLiteral("recover")}
+    const bool tree = !pos.isEmpty() && QStringList{QStringLiteral("tree"),    QStringLiteral("enable"),
+                                                    QStringLiteral("disable"), QStringLiteral("recover"),
+                                                    QStringLiteral("take"),    QStringLiteral("release")}
                                             .contains(pos.first());
     if (pos.size() != 1 && !tree)
         return fail(verb, QStringLiteral("expected one transition or 'state' (see --help)"));
@@ -167,10 +177,20 @@ int rcVerb(const QStringList &args)
     req.transition = *transition;
     req.runNumber = quint32(runNumber);
     req.runType = runType;
+    QByteArray data = req.toJson();
+    QString service = rc::stateService(master), what = rc::transitionName(*transition);
+    if (!node.isEmpty()) {
+        // A taken node's transition goes through the tree: its controller checks the owner.
+        QJsonObject o = QJsonDocument::fromJson(data).object();
+        o.insert(QStringLiteral("action"), QStringLiteral("transition"));
+        o.insert(QStringLiteral("node"), node);
+        data = QJsonDocument(o).toJson(QJsonDocument::Compact);
+        service = rc::treeService(master);
+        what += QStringLiteral(" of ") + node;
+    }
     int rc = Lost;
-    client->request(rc::stateService(master), req.toJson(), int(timeout), client.get(), [&](const Reply &r) {
-        rc = rcAnswer(r, verb, rc::transitionName(*transition), master,
-                      [json](const QByteArray &state) { print(state, json); });
+    client->request(service, data, int(timeout), client.get(), [&](const Reply &r) {
+        rc = rcAnswer(r, verb, what, master, [json](const QByteArray &state) { print(state, json); });
         QCoreApplication::quit();
     });
     return execOrTimeOut(*client, verb, timeout + 1000, QStringLiteral("no answer through"), rc);

@@ -1,6 +1,6 @@
-// dialogctl rc tree|enable|disable|recover: the run-control tree. tree prints the master's view of
-// every node (its state, enabled or not, removed and why); enable, disable and recover are requests
-// on RunCtrl.<master>.Tree, which the master passes down to the controller of the node.
+// dialogctl rc tree|enable|disable|recover|take|release: the run-control tree. tree prints the
+// master's view of every node (its state, enabled or not, removed and why, its owner); the others
+// are requests on RunCtrl.<master>.Tree, which the master passes down to the controller of the node.
 #include "clientsetup.h"
 
 #include "dialog/rc/staterecord.h"
@@ -32,6 +32,8 @@ void printNodes(const QJsonArray &nodes, int depth)
             what += QStringLiteral(" (busy)");
         if (!n.value(QStringLiteral("enabled")).toBool(true))
             what += QStringLiteral(", disabled");
+        if (const QString owner = n.value(QStringLiteral("owner")).toString(); !owner.isEmpty())
+            what += QStringLiteral(", taken by ") + owner;
         if (n.value(QStringLiteral("removed")).toBool())
             what += QStringLiteral(", REMOVED: ") + n.value(QStringLiteral("reason")).toString();
         else if (n.value(QStringLiteral("removable")).toBool())

@@ -10,6 +10,7 @@
 #include <csignal>
 #include <sys/prctl.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 using namespace dialog;
 using namespace dialog::test;
@@ -61,6 +62,7 @@ private Q_SLOTS:
     void removedSlaveStillRunningIsResetAtUnconfigure();
     void runRecordListsWhatWasOut();
     void removalRaisesTheAlarmOfTheDemoRule();
+    void takenSegmentIsDrivenByItsOwnerAlone();
 
 private:
     /// Master → RO1 (readout), TRK {FE1 (removable), FE2}, CAL {FE3}; @p extra merged into the root;
@@ -786,6 +788,92 @@ void tst_RcTree::removalRaisesTheAlarmOfTheDemoRule()
                              10000);
     QCOMPARE(rc({QStringLiteral("recover"), QStringLiteral("FE1")}), 0);
     QTRY_COMPARE_WITH_TIMEOUT(alarmState(), QStringLiteral("latched"), 10000);
+}
+
+void tst_RcTree::takenSegmentIsDrivenByItsOwnerAlone()
+{
+    startTree(writePartition());
+    const auto cal = [this](const char *key) {
+        return treeNode(QStringLiteral("CAL")).value(QLatin1String(key));
+    };
+    QByteArray out, err;
+    // Only a node out of the run is taken.
+    QCOMPARE(rc({QStringLiteral("take"), QStringLiteral("CAL")}, nullptr, &err), 2);
+    QVERIFY2(err.contains("take CAL: disable it first"), err.constData());
+    QCOMPARE(rc({QStringLiteral("disable"), QStringLiteral("CAL")}), 0);
+    QCOMPARE(rc({QStringLiteral("take"), QStringLiteral("CAL")}, &out, &err), 0);
+    QTRY_VERIFY_WITH_TIMEOUT(!cal("owner").toString().isEmpty(), 5000);
+    const QString owner = cal("owner").toString();
+    QVERIFY2(owner.contains(QLatin1Char('@')), qPrintable(owner));
+    QCOMPARE(rc({QStringLiteral("tree")}, &out), 0);
+    QVERIFY2(out.contains(", taken by " + owner.toUtf8()), out.constData());
+    QCOMPARE(rc({QStringLiteral("enable"), QStringLiteral("CAL")}, nullptr, &err), 2);
+    QVERIFY2(err.contains("it is taken by " + owner.toUtf8()), err.constData());
+
+    // The main run and the commissioning run of CAL side by side, each with its own number.
+    QVERIFY(transition(QStringLiteral("configure")).isOk());
+    QVERIFY(transition(QStringLiteral("start")).isOk());
+    QCOMPARE(
+        rc({QStringLiteral("configure"), QStringLiteral("--node"), QStringLiteral("CAL")}, nullptr, &err), 0);
+    QCOMPARE(rc({QStringLiteral("start"), QStringLiteral("--node"), QStringLiteral("CAL"),
+                 QStringLiteral("--run-number"), QStringLiteral("900")},
+                nullptr, &err),
+             0);
+    QTRY_COMPARE_WITH_TIMEOUT(stateOf(QStringLiteral("FE3")).value(QStringLiteral("state")).toString(),
+                              QStringLiteral("Running"), 5000);
+    QCOMPARE(stateOf(QStringLiteral("FE3")).value(QStringLiteral("run_number")).toInt(), 900);
+    QVERIFY(masterState().value(QStringLiteral("run_number")).toInt() != 900);
+    QCOMPARE(masterState().value(QStringLiteral("state")).toString(), QStringLiteral("Running"));
+
+    // CAL is driven by its owner alone: not directly, not by another operator.
+    Reply direct;
+    bool answered = false;
+    m_bed.client->request(rc::stateService(QStringLiteral("CAL")), "stop", 5000, m_bed.client.get(),
+                          [&](const Reply &r) {
+                              direct = r;
+                              answered = true;
+                          });
+    QTRY_VERIFY_WITH_TIMEOUT(answered, 7000);
+    QVERIFY2(!direct.isOk() &&
+                 direct.errorString().contains(QLatin1String("transitions are taken from Master only")),
+             qPrintable(direct.errorString()));
+    if (::geteuid() == 0) {
+        QProcess other; // the same dialogctl as user nobody
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.insert(QStringLiteral("DIALOG_CONTROL_SERVER"), m_bed.fx->controlServer());
+        env.insert(QStringLiteral("HOME"), QStringLiteral("/tmp"));
+        other.setProcessEnvironment(env);
+        other.start(QStringLiteral("setpriv"),
+                    {QStringLiteral("--reuid=65534"), QStringLiteral("--regid=65534"),
+                     QStringLiteral("--clear-groups"), bin(QStringLiteral("dialogctl")), QStringLiteral("rc"),
+                     QStringLiteral("stop"), QStringLiteral("--node"), QStringLiteral("CAL"),
+                     QStringLiteral("--timeout-ms"), QStringLiteral("10000")});
+        QVERIFY(other.waitForFinished(15000));
+        const QByteArray otherErr = other.readAllStandardError();
+        QCOMPARE(other.exitCode(), 2);
+        QVERIFY2(otherErr.contains("stop CAL: it is taken by " + owner.toUtf8() + ", who drives it alone"),
+                 otherErr.constData());
+        QCOMPARE(stateOf(QStringLiteral("FE3")).value(QStringLiteral("state")).toString(),
+                 QStringLiteral("Running"));
+    } else {
+        qInfo("not root: the refusal of another user's request is not tried");
+    }
+
+    // Released once back in Initial; it joins the main run at its next configure.
+    QCOMPARE(rc({QStringLiteral("stop"), QStringLiteral("--node"), QStringLiteral("CAL")}), 0);
+    QCOMPARE(rc({QStringLiteral("release"), QStringLiteral("CAL")}, nullptr, &err), 2);
+    QVERIFY2(err.contains("release CAL: bring it to Initial first (it is Configured)"), err.constData());
+    QCOMPARE(rc({QStringLiteral("unconfigure"), QStringLiteral("--node"), QStringLiteral("CAL")}), 0);
+    for (const QString &t : {QStringLiteral("stop"), QStringLiteral("unconfigure")})
+        QVERIFY(transition(t).isOk());
+    QCOMPARE(rc({QStringLiteral("release"), QStringLiteral("CAL")}, nullptr, &err), 0);
+    QTRY_VERIFY_WITH_TIMEOUT(cal("owner").toString().isEmpty() && cal("enabled").toBool(), 5000);
+    QCOMPARE(
+        rc({QStringLiteral("configure"), QStringLiteral("--node"), QStringLiteral("CAL")}, nullptr, &err), 2);
+    QVERIFY2(err.contains("configure CAL: it is not taken"), err.constData());
+    QVERIFY(transition(QStringLiteral("configure")).isOk());
+    QTRY_COMPARE_WITH_TIMEOUT(stateOf(QStringLiteral("FE3")).value(QStringLiteral("state")).toString(),
+                              QStringLiteral("Configured"), 5000);
 }
 
 QTEST_GUILESS_MAIN(tst_RcTree)
