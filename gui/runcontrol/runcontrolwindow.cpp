@@ -4,6 +4,7 @@
 
 #include "messagerates.h"
 #include "runsview.h"
+#include "treeview.h"
 
 #include "dialog/directory.h"
 #include "dialog/rc/protocol.h"
@@ -130,10 +131,14 @@ RunControlWindow::RunControlWindow(const ClientOptions &options, const QString &
     m_slaves->verticalHeader()->hide();
     m_slaves->setEditTriggers(QAbstractItemView::NoEditTriggers);
     m_slaves->setSelectionBehavior(QAbstractItemView::SelectRows);
+    m_tree = new TreeView(m_client.get(), master);
+    m_tree->hide(); // until the master's tree has a segment
+    split->addWidget(m_tree);
     split->addWidget(m_slaves);
     split->addWidget(buildMessages());
     split->setStretchFactor(0, 3);
     split->setStretchFactor(1, 2);
+    split->setStretchFactor(2, 2);
     layout->addWidget(split, 1);
     m_controlPage = central;
     setCentralWidget(central);
@@ -308,6 +313,8 @@ void RunControlWindow::setMode(Mode m, const QString &why)
     m_takeControl->setVisible(m == Mode::Monitoring && why != QLatin1String("acquiring control…"));
     if (!why.isEmpty() && m == Mode::Monitoring && why != QLatin1String("acquiring control…"))
         statusBar()->showMessage(QStringLiteral("monitoring mode: %1").arg(why));
+    if (m_tree)
+        m_tree->setControl(m == Mode::Control);
     updateButtons();
     if (changed)
         Q_EMIT modeChanged(m);
@@ -374,6 +381,8 @@ void RunControlWindow::onMasterState(const QByteArray &data)
         detail += QStringLiteral("<br>waiting for the slaves to come back, then back to %1")
                       .arg(stateName(*s.recoveringTo));
     m_detailLabel->setText(detail);
+    m_tree->setState(s);
+    m_tree->setVisible(m_tree->hasSegments());
 
     for (const SlaveRecord &slave : s.slaves) {
         ensureSlaveRow(slave.name, slave.kind);

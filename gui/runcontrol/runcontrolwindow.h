@@ -25,6 +25,7 @@ class MessageRateLabel;
 class AlarmBanner;
 class AlarmSummary;
 class RunsView;
+class TreeView;
 
 class RunControlWindow : public QMainWindow
 {
@@ -50,6 +51,8 @@ public:
     /// The run's data-taking time, hh:mm:ss ("—" without a run).
     QLabel *durationLabel() const { return m_durationLabel; }
     QTableWidget *slaveTable() const { return m_slaves; }
+    /// The run-control tree (shown when the partition has segments).
+    TreeView *treeView() const { return m_tree; }
     QTableWidget *messageTable() const { return m_messages; }
     QLineEdit *messageFilter() const { return m_filter; }
     MessageRateLabel *messageRates() const { return m_rates; }
@@ -117,6 +120,7 @@ private:
     AlarmSummary *m_alarmSummary = nullptr;
     QHBoxLayout *m_alarmRow = nullptr; ///< the banner and the alarm server's line, side by side
     RunsView *m_runsView = nullptr;
+    TreeView *m_tree = nullptr;
     QWidget *m_controlPage = nullptr; ///< header, buttons, slaves and messages (a tab with showRuns())
 };
 

@@ -1,0 +1,67 @@
+// The run-control tree in the run-control GUI: segments and slaves with their states, in or out of
+// the run (check boxes), removed nodes and why, and their recovery.
+#pragma once
+
+#include "dialog/client.h"
+#include "dialog/rc/staterecord.h"
+
+#include <QWidget>
+
+class QLabel;
+class QPushButton;
+class QTreeWidget;
+class QTreeWidgetItem;
+
+namespace dialog::runcontrol {
+
+/// Shows the master's `tree` (every node below it, segments with their children). A node's check box
+/// says whether it takes part in the runs; in control mode, ticking or clearing it asks the master
+/// to enable or disable the node, and Recover asks it to bring the selected removed node back into
+/// the running run (requests on RunCtrl.<master>.Tree). The master's answer, or its refusal with the
+/// reason, is shown below the tree.
+class TreeView : public QWidget
+{
+    Q_OBJECT
+public:
+    enum Column
+    {
+        ColNode,
+        ColKind,
+        ColState,
+        ColDetails,
+        Columns
+    };
+
+    TreeView(Client *client, const QString &master, QWidget *parent = nullptr);
+
+    /// Shows @p state's tree (the master's last published state).
+    void setState(const rc::StateRecord &state);
+    /// In control mode the check boxes and Recover act; else they are read-only.
+    void setControl(bool control);
+    /// True when the tree has a segment (a flat partition's tree is its slave table).
+    bool hasSegments() const { return m_segments; }
+
+    QTreeWidget *tree() const { return m_tree; }
+    QPushButton *recoverButton() const { return m_recover; }
+    /// The last answer of the master to an action of this view.
+    QLabel *answerLabel() const { return m_answer; }
+    /// The item of @p node (nullptr if the tree has no such node).
+    QTreeWidgetItem *item(const QString &node) const;
+    /// Sends @p action ("enable", "disable", "recover") of @p node to the master.
+    void requestAction(const QString &action, const QString &node);
+
+private:
+    void addNodes(QTreeWidgetItem *parent, const QJsonArray &nodes);
+    void updateRecover();
+
+    Client *m_client;
+    QString m_master;
+    bool m_control = false;
+    bool m_segments = false;
+    bool m_filling = false; ///< items are being rebuilt: their check boxes are not the operator's
+    QTreeWidget *m_tree = nullptr;
+    QPushButton *m_recover = nullptr;
+    QLabel *m_answer = nullptr;
+};
+
+} // namespace dialog::runcontrol
