@@ -4,7 +4,10 @@
 // (tests/multihost/wire.py). Shared by tst_multihost and tst_splitbrain.
 #pragma once
 
+#include "processfixture.h"
+
 #include <QCoreApplication>
+#include <QJsonObject>
 #include <QProcess>
 #include <QRegularExpression>
 #include <QStandardPaths>
@@ -102,6 +105,52 @@ public:
                        QStringLiteral("lo"), QStringLiteral("up")});
         }
         return why.isEmpty() ? QString() : QStringLiteral("cannot build the hosts (%1)").arg(why);
+    }
+
+    /// setUp(), then enter(Hosts): this process is the operator's host. Empty on success, else why
+    /// not (the hosts are then gone). The daemons listen on the hosts' network without a shared
+    /// secret, as these tests are about addresses and routes: open on purpose (DIALOG_INSECURE).
+    QString setUpAsOperator()
+    {
+        qputenv("DIALOG_INSECURE", "1");
+        QString why = setUp();
+        if (why.isEmpty())
+            why = enter(Hosts);
+        if (!why.isEmpty())
+            tearDown();
+        return why;
+    }
+
+    /// Starts @p program of the build on host @p i with $DIALOG_CONTROL_SERVER @p controlServers
+    /// (default: port 3425 of host 1); its PID is the program's (`ip netns exec` execs it).
+    std::unique_ptr<QProcess> start(int i, const QString &program, const QStringList &args,
+                                    const QString &controlServers = {}) const
+    {
+        auto p = std::make_unique<QProcess>();
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.insert(QStringLiteral("DIALOG_CONTROL_SERVER"),
+                   controlServers.isEmpty() ? address(1) + QStringLiteral(":3425") : controlServers);
+        p->setProcessEnvironment(env);
+        p->setProcessChannelMode(QProcess::ForwardedErrorChannel);
+        p->start(QStringLiteral("ip"),
+                 QStringList{QStringLiteral("netns"), QStringLiteral("exec"), host(i), bin(program)} + args);
+        p->waitForStarted(5000);
+        return p;
+    }
+
+    /// A partition @p name of these hosts, without slaves: its Control Server on port 3425 of host 1
+    /// (started by the test), the hosts' heartbeat, the master "Master" (transition time-out 8 s,
+    /// run numbers in @p runNumberFile).
+    QJsonObject partition(const QString &name, const QString &runNumberFile) const
+    {
+        return {{QStringLiteral("name"), name},
+                {QStringLiteral("control_server"), QJsonObject{{QStringLiteral("host"), address(1)},
+                                                               {QStringLiteral("port"), 3425},
+                                                               {QStringLiteral("start"), false}}},
+                {QStringLiteral("heartbeat_ms"), HeartbeatMs},
+                {QStringLiteral("master"), QJsonObject{{QStringLiteral("name"), QStringLiteral("Master")},
+                                                       {QStringLiteral("transition_timeout_ms"), 8000},
+                                                       {QStringLiteral("run_number_file"), runNumberFile}}}};
     }
 
     /// Moves the calling thread (the test's main thread, before it makes any socket or thread) into

@@ -60,16 +60,9 @@ private:
 
 void tst_MultiHost::initTestCase()
 {
-    // The hosts' daemons listen on their network without a shared secret, as this test is about
-    // addresses and routes: open on purpose (a process refuses to otherwise).
-    qputenv("DIALOG_INSECURE", "1");
-    m_skip = m_net.setUp();
-    if (m_skip.isEmpty())
-        m_skip = m_net.enter(Hosts);
-    if (!m_skip.isEmpty()) {
-        m_net.tearDown();
+    m_skip = m_net.setUpAsOperator();
+    if (!m_skip.isEmpty())
         QSKIP(qPrintable(QStringLiteral("multihost: %1").arg(m_skip)));
-    }
 }
 
 void tst_MultiHost::cleanupTestCase()
@@ -103,18 +96,7 @@ void tst_MultiHost::cleanup()
 QProcess *tst_MultiHost::start(int host, const QString &program, const QStringList &args,
                                const QString &controlServers)
 {
-    auto p = std::make_unique<QProcess>();
-    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
-    env.insert(QStringLiteral("DIALOG_CONTROL_SERVER"),
-               controlServers.isEmpty() ? m_net.address(1) + QStringLiteral(":3425") : controlServers);
-    p->setProcessEnvironment(env);
-    p->setProcessChannelMode(QProcess::ForwardedErrorChannel);
-    // `ip netns exec` execs the program: the PID is the daemon's.
-    p->start(QStringLiteral("ip"),
-             QStringList{QStringLiteral("netns"), QStringLiteral("exec"), m_net.host(host), bin(program)} +
-                 args);
-    p->waitForStarted(5000);
-    m_children.push_back(std::move(p));
+    m_children.push_back(m_net.start(host, program, args, controlServers));
     return m_children.back().get();
 }
 
@@ -155,17 +137,8 @@ QString tst_MultiHost::writePartition()
         slaves.append(QJsonObject{{QStringLiteral("name"), name},
                                   {QStringLiteral("kind"), kind},
                                   {QStringLiteral("host"), QStringLiteral("10.213.0.%1").arg(slaveHost(kind))}});
-    const QJsonObject p{
-        {QStringLiteral("name"), QStringLiteral("multihost")},
-        {QStringLiteral("control_server"), QJsonObject{{QStringLiteral("host"), m_net.address(1)},
-                                                       {QStringLiteral("port"), 3425},
-                                                       {QStringLiteral("start"), false}}},
-        {QStringLiteral("heartbeat_ms"), HeartbeatMs},
-        {QStringLiteral("master"),
-         QJsonObject{{QStringLiteral("name"), QStringLiteral("Master")},
-                     {QStringLiteral("transition_timeout_ms"), 8000},
-                     {QStringLiteral("run_number_file"), m_dir.filePath(QStringLiteral("runnumber"))}}},
-        {QStringLiteral("slaves"), slaves}};
+    QJsonObject p = m_net.partition(QStringLiteral("multihost"), m_dir.filePath(QStringLiteral("runnumber")));
+    p.insert(QStringLiteral("slaves"), slaves);
     const QString path = m_dir.filePath(QStringLiteral("multihost.json"));
     QFile f(path);
     f.open(QIODevice::WriteOnly | QIODevice::Truncate);

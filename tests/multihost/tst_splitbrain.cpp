@@ -82,16 +82,9 @@ private:
 
 void tst_SplitBrain::initTestCase()
 {
-    // The hosts' daemons listen on their network without a shared secret (this test is about the
-    // network): open on purpose.
-    qputenv("DIALOG_INSECURE", "1");
-    m_skip = m_net.setUp();
-    if (m_skip.isEmpty())
-        m_skip = m_net.enter(Hosts);
-    if (!m_skip.isEmpty()) {
-        m_net.tearDown();
+    m_skip = m_net.setUpAsOperator();
+    if (!m_skip.isEmpty())
         QSKIP(qPrintable(QStringLiteral("splitbrain: %1").arg(m_skip)));
-    }
 }
 
 void tst_SplitBrain::cleanupTestCase()
