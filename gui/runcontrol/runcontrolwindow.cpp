@@ -63,9 +63,10 @@ QString formatDuration(qint64 ms)
         .arg(s % 60, 2, 10, QLatin1Char('0'));
 }
 
-QString formatCount(qint64 n)
+/// The header's event rate: "1,234 events/s  (5.6 MB/s)".
+QString rateText(qint64 rate, double mbps)
 {
-    return QLocale(QLocale::English).toString(n);
+    return QStringLiteral("%1 events/s  (%2 MB/s)").arg(formatCount(rate)).arg(mbps, 0, 'f', 1);
 }
 
 QTableWidgetItem *item(const QString &text)
@@ -76,6 +77,11 @@ QTableWidgetItem *item(const QString &text)
 }
 
 } // namespace
+
+QString formatCount(qint64 n)
+{
+    return QLocale(QLocale::English).toString(n);
+}
 
 QColor stateColor(std::optional<State> state, bool busy)
 {
@@ -133,6 +139,11 @@ RunControlWindow::RunControlWindow(const ClientOptions &options, const QString &
     m_slaves->setSelectionBehavior(QAbstractItemView::SelectRows);
     m_tree = new TreeView(m_client.get(), master);
     m_tree->hide(); // until the master's tree has a segment
+    connect(m_tree, &TreeView::totalsChanged, this, [this](qint64 rate, double mbps) {
+        // With segments, the readouts below them count too (the slave table has the master's own).
+        if (m_tree->hasSegments())
+            m_rateLabel->setText(rateText(rate, mbps));
+    });
     split->addWidget(m_tree);
     split->addWidget(m_slaves);
     split->addWidget(buildMessages());
@@ -467,8 +478,8 @@ void RunControlWindow::onStatus(const QString &process, const QByteArray &data)
         rate += o.value(QStringLiteral("rate_hz")).toInteger();
         mbps += o.value(QStringLiteral("mb_per_s")).toDouble();
     }
-    m_rateLabel->setText(
-        QStringLiteral("%1 events/s  (%2 MB/s)").arg(formatCount(rate)).arg(mbps, 0, 'f', 1));
+    if (!m_tree->hasSegments()) // else the tree's totals (every readout of the tree)
+        m_rateLabel->setText(rateText(rate, mbps));
 }
 
 void RunControlWindow::onLog(const QByteArray &data)

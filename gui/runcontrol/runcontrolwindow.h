@@ -50,6 +50,8 @@ public:
     QLabel *runLabel() const { return m_runLabel; }
     /// The run's data-taking time, hh:mm:ss ("—" without a run).
     QLabel *durationLabel() const { return m_durationLabel; }
+    /// The total event rate and MB/s of the readouts (of the whole tree when it has segments).
+    QLabel *rateLabel() const { return m_rateLabel; }
     QTableWidget *slaveTable() const { return m_slaves; }
     /// The run-control tree (shown when the partition has segments).
     TreeView *treeView() const { return m_tree; }
@@ -127,5 +129,7 @@ private:
 /// Background colour of a state (shared by the big label and the table).
 /// The colour of a state (std::nullopt: absent or unknown).
 QColor stateColor(std::optional<rc::State> state, bool busy);
+/// A count with thousands separators ("1,234,567").
+QString formatCount(qint64 n);
 
 } // namespace dialog::runcontrol

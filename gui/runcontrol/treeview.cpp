@@ -28,7 +28,8 @@ TreeView::TreeView(Client *client, const QString &master, QWidget *parent)
     m_tree = new QTreeWidget;
     m_tree->setColumnCount(Columns);
     m_tree->setHeaderLabels({QStringLiteral("Run-control tree"), QStringLiteral("Kind"),
-                             QStringLiteral("State"), QStringLiteral("Details")});
+                             QStringLiteral("State"), QStringLiteral("Events/s"), QStringLiteral("Events"),
+                             QStringLiteral("Details")});
     m_tree->header()->setSectionResizeMode(ColDetails, QHeaderView::Stretch);
     m_tree->setColumnWidth(ColNode, 200);
     m_tree->setSelectionMode(QAbstractItemView::SingleSelection);
@@ -52,8 +53,8 @@ TreeView::TreeView(Client *client, const QString &master, QWidget *parent)
     });
     connect(m_tree, &QTreeWidget::itemSelectionChanged, this, [this] { updateRecover(); });
     connect(m_recover, &QPushButton::clicked, this, [this] {
-        if (QTreeWidgetItem *it = m_tree->currentItem())
-            requestAction(QStringLiteral("recover"), it->data(ColNode, NodeRole).toString());
+        if (const QList<QTreeWidgetItem *> selected = m_tree->selectedItems(); !selected.isEmpty())
+            requestAction(QStringLiteral("recover"), selected.first()->data(ColNode, NodeRole).toString());
     });
     updateRecover();
 }
@@ -79,8 +80,9 @@ QTreeWidgetItem *TreeView::item(const QString &node) const
 
 void TreeView::setState(const rc::StateRecord &state)
 {
-    const QString selected =
-        m_tree->currentItem() ? m_tree->currentItem()->data(ColNode, NodeRole).toString() : QString();
+    // The operator's selection survives the rebuild; none is made for them.
+    const QList<QTreeWidgetItem *> was = m_tree->selectedItems();
+    const QString selected = was.isEmpty() ? QString() : was.first()->data(ColNode, NodeRole).toString();
     m_filling = true;
     m_segments = false;
     m_tree->clear();
@@ -88,8 +90,39 @@ void TreeView::setState(const rc::StateRecord &state)
     m_tree->expandAll();
     if (QTreeWidgetItem *it = item(selected))
         m_tree->setCurrentItem(it);
+    else
+        m_tree->setCurrentItem(nullptr);
+    updateCounts();
     m_filling = false;
     updateRecover();
+}
+
+std::pair<qint64, qint64> TreeView::updateCounts(QTreeWidgetItem *it)
+{
+    const QString name = it->data(ColNode, NodeRole).toString();
+    const bool readout = m_counts.contains(name);
+    Counts sum = m_counts.value(name);
+    bool counted = readout;
+    for (int i = 0; i < it->childCount(); ++i) {
+        const auto [rate, events] = updateCounts(it->child(i));
+        sum.rate += rate;
+        sum.events += events;
+        counted = counted || it->child(i)->text(ColEvents).size() > 0;
+    }
+    it->setText(ColRate, counted ? formatCount(sum.rate) : QString());
+    it->setText(ColEvents, counted ? formatCount(sum.events) : QString());
+    for (int c : {ColRate, ColEvents})
+        it->setTextAlignment(c, Qt::AlignRight | Qt::AlignVCenter);
+    return {sum.rate, sum.events};
+}
+
+void TreeView::updateCounts()
+{
+    const bool filling = m_filling;
+    m_filling = true; // texts set here are no check-box change of the operator
+    for (int i = 0; i < m_tree->topLevelItemCount(); ++i)
+        updateCounts(m_tree->topLevelItem(i));
+    m_filling = filling;
 }
 
 void TreeView::addNodes(QTreeWidgetItem *parent, const QJsonArray &nodes)
@@ -145,13 +178,30 @@ void TreeView::addNodes(QTreeWidgetItem *parent, const QJsonArray &nodes)
         it->setCheckState(ColNode, enabled ? Qt::Checked : Qt::Unchecked);
         if (kind == QLatin1String("segment"))
             m_segments = true;
+        if (kind == QLatin1String("readout") && !m_counts.contains(name)) {
+            m_counts.insert(name, {});
+            m_client->subscribe(rc::statusService(name), this, [this, name](const Message &m) {
+                const QJsonObject st = QJsonDocument::fromJson(m.data()).object();
+                m_counts[name] = {st.value(QStringLiteral("rate_hz")).toInteger(),
+                                  st.value(QStringLiteral("events")).toInteger(),
+                                  st.value(QStringLiteral("mb_per_s")).toDouble()};
+                updateCounts();
+                Counts total;
+                for (const Counts &c : std::as_const(m_counts)) {
+                    total.rate += c.rate;
+                    total.mbps += c.mbps;
+                }
+                Q_EMIT totalsChanged(total.rate, total.mbps);
+            });
+        }
         addNodes(it, n.value(QStringLiteral("children")).toArray());
     }
 }
 
 void TreeView::updateRecover()
 {
-    const QTreeWidgetItem *it = m_tree->currentItem();
+    const QList<QTreeWidgetItem *> selected = m_tree->selectedItems();
+    const QTreeWidgetItem *it = selected.isEmpty() ? nullptr : selected.first();
     const bool recoverable = it && it->data(ColNode, RemovedRole).toBool();
     m_recover->setEnabled(m_control && recoverable);
     m_recover->setToolTip(!m_control ? QStringLiteral("monitoring mode: read-only")

@@ -5,6 +5,7 @@
 #include "dialog/client.h"
 #include "dialog/rc/staterecord.h"
 
+#include <QHash>
 #include <QWidget>
 
 class QLabel;
@@ -14,7 +15,8 @@ class QTreeWidgetItem;
 
 namespace dialog::runcontrol {
 
-/// Shows the master's `tree` (every node below it, segments with their children). A node's check box
+/// Shows the master's `tree` (every node below it, segments with their children, a segment's events
+/// and rate the sums of its readouts'). A node's check box
 /// says whether it takes part in the runs; in control mode, ticking or clearing it asks the master
 /// to enable or disable the node, and Recover asks it to bring the selected removed node back into
 /// the running run (requests on RunCtrl.<master>.Tree). The master's answer, or its refusal with the
@@ -28,6 +30,8 @@ public:
         ColNode,
         ColKind,
         ColState,
+        ColRate,   ///< events/s of a readout, the sum of its readouts for a segment
+        ColEvents, ///< events of the run, likewise
         ColDetails,
         Columns
     };
@@ -50,9 +54,24 @@ public:
     /// Sends @p action ("enable", "disable", "recover") of @p node to the master.
     void requestAction(const QString &action, const QString &node);
 
+Q_SIGNALS:
+    /// The whole tree's readouts: their events/s and MB/s summed (emitted in the GUI thread with
+    /// every status of one of them).
+    void totalsChanged(qint64 rate, double mbps);
+
 private:
     void addNodes(QTreeWidgetItem *parent, const QJsonArray &nodes);
     void updateRecover();
+    /// Writes the rate and events of @p it (its readouts' sums for a segment); returns them.
+    std::pair<qint64, qint64> updateCounts(QTreeWidgetItem *it);
+    void updateCounts();
+
+    struct Counts
+    {
+        qint64 rate = 0, events = 0;
+        double mbps = 0;
+    };
+    QHash<QString, Counts> m_counts; ///< per readout slave, from its RunCtrl.<name>.Status
 
     Client *m_client;
     QString m_master;

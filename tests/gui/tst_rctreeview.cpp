@@ -1,7 +1,8 @@
 // The run-control GUI's tree against a real master, two segment controllers and their slaves on
 // loopback, offscreen: the tree with state colours, a segment taken out of the run with its check
-// box, a removable slave removed during the run and recovered with the button, a refusal shown with
-// the master's reason, and the screenshot of the run with one segment out and one node removed.
+// box, a segment's events summed from its readout, a removable slave removed during the run and
+// recovered with the button, a refusal shown with the master's reason, and the screenshot of the run
+// with one segment out and one node removed.
 #include "rcfixture.h"
 #include "runcontrolwindow.h"
 #include "treeview.h"
@@ -51,18 +52,19 @@ void tst_RcTreeView::init()
                    node("FE3", "control")},
         3000, false,
         {{QStringLiteral("segments"),
-          QJsonArray{QJsonObject{{QStringLiteral("name"), QStringLiteral("TRK")},
-                                 {QStringLiteral("slaves"),
-                                  QJsonArray{QStringLiteral("FE1"), QStringLiteral("FE2")}}},
-                     QJsonObject{{QStringLiteral("name"), QStringLiteral("CAL")},
-                                 {QStringLiteral("slaves"), QJsonArray{QStringLiteral("FE3")}}}}}});
+          QJsonArray{
+              QJsonObject{{QStringLiteral("name"), QStringLiteral("TRK")},
+                          {QStringLiteral("slaves"),
+                           QJsonArray{QStringLiteral("RO1"), QStringLiteral("FE1"), QStringLiteral("FE2")}}},
+              QJsonObject{{QStringLiteral("name"), QStringLiteral("CAL")},
+                          {QStringLiteral("slaves"), QJsonArray{QStringLiteral("FE3")}}}}}});
     m_bed.fx->start(QStringLiteral("dialog-master"),
                     {QStringLiteral("--config"), partition, QStringLiteral("--no-is")});
     for (const QString &segment : {QStringLiteral("TRK"), QStringLiteral("CAL")})
         m_bed.fx->start(QStringLiteral("dialog-master"),
                         {QStringLiteral("--config"), partition, QStringLiteral("--no-is"),
                          QStringLiteral("--segment"), segment});
-    startSlave(QStringLiteral("RO1"), QStringLiteral("Master"));
+    startSlave(QStringLiteral("RO1"), QStringLiteral("TRK"));
     startSlave(QStringLiteral("FE1"), QStringLiteral("TRK"));
     startSlave(QStringLiteral("FE2"), QStringLiteral("TRK"));
     startSlave(QStringLiteral("FE3"), QStringLiteral("CAL"));
@@ -128,6 +130,16 @@ void tst_RcTreeView::treeDrivesSegmentsInAndOutAndRecoversARemovedSlave()
     QCOMPARE(cell(QStringLiteral("FE3"), TreeView::ColState), QStringLiteral("Initial"));
     QCOMPARE(view->item(QStringLiteral("FE2"))->background(TreeView::ColState).color(),
              stateColor(rc::State::Running, false));
+    // The readout's events, and TRK's: the sum of its readouts; CAL has none.
+    QTRY_VERIFY_WITH_TIMEOUT(
+        cell(QStringLiteral("RO1"), TreeView::ColEvents).remove(QLatin1Char(',')).toLongLong() > 0, 15000);
+    QCOMPARE(cell(QStringLiteral("TRK"), TreeView::ColEvents),
+             cell(QStringLiteral("RO1"), TreeView::ColEvents));
+    QCOMPARE(cell(QStringLiteral("CAL"), TreeView::ColEvents), QString());
+    // The header's rate counts the readouts below the segments.
+    QTRY_VERIFY2_WITH_TIMEOUT(m_window->rateLabel()->text().endsWith(QLatin1String("MB/s)")) &&
+                                  !m_window->rateLabel()->text().startsWith(QLatin1String("0 events")),
+                              qPrintable(m_window->rateLabel()->text()), 10000);
 
     // Refused during the run, with the master's reason.
     view->item(QStringLiteral("CAL"))->setCheckState(TreeView::ColNode, Qt::Checked);
