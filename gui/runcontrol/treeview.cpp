@@ -18,6 +18,8 @@ namespace dialog::runcontrol {
 namespace {
 constexpr int NodeRole = Qt::UserRole;        ///< the node's name
 constexpr int RemovedRole = Qt::UserRole + 1; ///< removed from the run (recoverable once back)
+constexpr int OwnerRole = Qt::UserRole + 2;   ///< who took it, empty if nobody
+constexpr int EnabledRole = Qt::UserRole + 3; ///< in the run (not disabled)
 } // namespace
 
 TreeView::TreeView(Client *client, const QString &master, QWidget *parent)
@@ -39,6 +41,8 @@ TreeView::TreeView(Client *client, const QString &master, QWidget *parent)
     m_recover->setToolTip(
         QStringLiteral("Bring the selected removed node, back again, into the running run"));
     row->addWidget(m_recover);
+    m_take = new QPushButton(QStringLiteral("Take"));
+    row->addWidget(m_take);
     m_answer = new QLabel;
     m_answer->setTextInteractionFlags(Qt::TextSelectableByMouse);
     row->addWidget(m_answer, 1);
@@ -52,6 +56,13 @@ TreeView::TreeView(Client *client, const QString &master, QWidget *parent)
                       it->data(ColNode, NodeRole).toString());
     });
     connect(m_tree, &QTreeWidget::itemSelectionChanged, this, [this] { updateRecover(); });
+    connect(m_take, &QPushButton::clicked, this, [this] {
+        if (const QList<QTreeWidgetItem *> selected = m_tree->selectedItems(); !selected.isEmpty())
+            requestAction(selected.first()->data(ColNode, OwnerRole).toString().isEmpty()
+                              ? QStringLiteral("take")
+                              : QStringLiteral("release"),
+                          selected.first()->data(ColNode, NodeRole).toString());
+    });
     connect(m_recover, &QPushButton::clicked, this, [this] {
         if (const QList<QTreeWidgetItem *> selected = m_tree->selectedItems(); !selected.isEmpty())
             requestAction(QStringLiteral("recover"), selected.first()->data(ColNode, NodeRole).toString());
@@ -140,6 +151,8 @@ void TreeView::addNodes(QTreeWidgetItem *parent, const QJsonArray &nodes)
         auto *it = parent ? new QTreeWidgetItem(parent) : new QTreeWidgetItem(m_tree);
         it->setData(ColNode, NodeRole, name);
         it->setData(ColNode, RemovedRole, removed && present);
+        it->setData(ColNode, OwnerRole, n.value(QStringLiteral("owner")).toString());
+        it->setData(ColNode, EnabledRole, enabled);
         it->setText(ColNode, name);
         it->setText(ColKind, kind);
         it->setText(ColState, present && state
@@ -208,6 +221,15 @@ void TreeView::updateRecover()
                           : recoverable
                               ? QStringLiteral("Bring %1 into the running run").arg(it->text(ColNode))
                               : QStringLiteral("Select a removed node that is back"));
+    const bool taken = it && !it->data(ColNode, OwnerRole).toString().isEmpty();
+    m_take->setText(taken ? QStringLiteral("Release") : QStringLiteral("Take"));
+    m_take->setEnabled(m_control && it && (taken || !it->data(ColNode, EnabledRole).toBool()));
+    m_take->setToolTip(
+        !m_control ? QStringLiteral("monitoring mode: read-only")
+        : taken    ? QStringLiteral("Give %1 back (in Initial); it joins the next run").arg(it->text(ColNode))
+        : it       ? QStringLiteral("Take %1, out of the run, to drive it alone (commissioning)")
+                   .arg(it->text(ColNode))
+             : QStringLiteral("Select a disabled node"));
 }
 
 void TreeView::requestAction(const QString &action, const QString &node)

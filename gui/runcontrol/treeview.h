@@ -19,7 +19,8 @@ namespace dialog::runcontrol {
 /// and rate the sums of its readouts'). A node's check box
 /// says whether it takes part in the runs; in control mode, ticking or clearing it asks the master
 /// to enable or disable the node, and Recover asks it to bring the selected removed node back into
-/// the running run (requests on RunCtrl.<master>.Tree). The master's answer, or its refusal with the
+/// the running run, and Take / Release takes a disabled node to drive it alone or gives it back
+/// (requests on RunCtrl.<master>.Tree). The master's answer, or its refusal with the
 /// reason, is shown below the tree.
 class TreeView : public QWidget
 {
@@ -47,6 +48,8 @@ public:
 
     QTreeWidget *tree() const { return m_tree; }
     QPushButton *recoverButton() const { return m_recover; }
+    /// Take (a disabled node, to drive it alone) or release (one this operator took) the selected node.
+    QPushButton *takeButton() const { return m_take; }
     /// The last answer of the master to an action of this view.
     QLabel *answerLabel() const { return m_answer; }
     /// The item of @p node (nullptr if the tree has no such node).
@@ -61,6 +64,7 @@ Q_SIGNALS:
 
 private:
     void addNodes(QTreeWidgetItem *parent, const QJsonArray &nodes);
+    /// The buttons for the selected node.
     void updateRecover();
     /// Writes the rate and events of @p it (its readouts' sums for a segment); returns them.
     std::pair<qint64, qint64> updateCounts(QTreeWidgetItem *it);
@@ -80,6 +84,7 @@ private:
     bool m_filling = false; ///< items are being rebuilt: their check boxes are not the operator's
     QTreeWidget *m_tree = nullptr;
     QPushButton *m_recover = nullptr;
+    QPushButton *m_take = nullptr;
     QLabel *m_answer = nullptr;
 };
 

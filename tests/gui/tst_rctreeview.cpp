@@ -1,8 +1,8 @@
 // The run-control GUI's tree against a real master, two segment controllers and their slaves on
 // loopback, offscreen: the tree with state colours, a segment taken out of the run with its check
-// box, a segment's events summed from its readout, a removable slave removed during the run and
-// recovered with the button, a refusal shown with the master's reason, and the screenshot of the run
-// with one segment out and one node removed.
+// box, taken and released with the button, a segment's events summed from its readout, a removable slave
+// removed during the run and recovered with the button, a refusal shown with the master's reason, and the
+// screenshot of the run with one segment out and one node removed.
 #include "rcfixture.h"
 #include "runcontrolwindow.h"
 #include "treeview.h"
@@ -146,6 +146,20 @@ void tst_RcTreeView::treeDrivesSegmentsInAndOutAndRecoversARemovedSlave()
     QTRY_VERIFY_WITH_TIMEOUT(view->answerLabel()->text().contains(QLatin1String("between runs only")), 5000);
     QTRY_COMPARE_WITH_TIMEOUT(view->item(QStringLiteral("CAL"))->checkState(TreeView::ColNode), Qt::Unchecked,
                               5000);
+
+    // CAL taken from the GUI (it is out of the run), then given back.
+    view->tree()->setCurrentItem(view->item(QStringLiteral("CAL")));
+    QTRY_VERIFY_WITH_TIMEOUT(view->takeButton()->isEnabled(), 5000);
+    QCOMPARE(view->takeButton()->text(), QStringLiteral("Take"));
+    view->takeButton()->click();
+    QTRY_VERIFY_WITH_TIMEOUT(
+        cell(QStringLiteral("CAL"), TreeView::ColDetails).contains(QLatin1String("taken by ")), 5000);
+    QTRY_COMPARE_WITH_TIMEOUT(view->takeButton()->text(), QStringLiteral("Release"), 5000);
+    view->takeButton()->click();
+    QTRY_VERIFY_WITH_TIMEOUT(
+        !cell(QStringLiteral("CAL"), TreeView::ColDetails).contains(QLatin1String("taken by")), 5000);
+    QCOMPARE(view->answerLabel()->text(), QStringLiteral("release CAL: done"));
+    view->tree()->setCurrentItem(nullptr);
 
     // FE1 (removable) killed: removed, the run goes on; the picture of the run with CAL out and FE1 removed.
     ::kill(pid_t(m_slaves.value(QStringLiteral("FE1"))->processId()), SIGKILL);
