@@ -42,9 +42,14 @@ inline std::unique_ptr<Client> makeClient(const OptionTable &p, const QString &v
 inline int execOrTimeOut(Client &client, const QString &verb, qint64 timeoutMs, const QString &what, int &rc)
 {
     QTimer::singleShot(int(timeoutMs), &client, [&] {
-        rc = fail(verb, QStringLiteral("%1 the Control Server at %2 within %3 ms")
+        // The connection chatter is not shown (main.cpp): the last failure says why, if one did.
+        const QString why = client.state() == Client::State::Connected || client.errorString().isEmpty()
+                                ? QString()
+                                : QStringLiteral(" (%1)").arg(client.errorString());
+        rc = fail(verb, QStringLiteral("%1 the Control Server at %2 within %3 ms%4")
                             .arg(what, client.options().controlServers.join(QLatin1Char(',')))
-                            .arg(timeoutMs));
+                            .arg(timeoutMs)
+                            .arg(why));
         QCoreApplication::quit();
     });
     QCoreApplication::exec();
