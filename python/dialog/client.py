@@ -283,7 +283,10 @@ class _Outbox:
                     self.client._auth_refused(self.endpoint, reason)
                     raise ConnectionError(reason)
                 proof = wire.auth_proof(secret, "connector", nonce, a.nonce, hello)
-                writer.write(wire.control_frame(T.AUTH, pb.Auth(proof=proof)))
+                auth = pb.Auth(proof=proof)
+                if self.client._process_key is not None:  # our name, proven (docs/security.md, "Identities")
+                    auth.identity = wire.identity_proof(self.client._process_key, nonce, a.nonce, hello)
+                writer.write(wire.control_frame(T.AUTH, auth))
                 return
 
     def close(self) -> None:
@@ -461,6 +464,7 @@ class Client:
         advertise: Optional[str] = None,
         host: Optional[str] = None,
         secret_file: Optional[str] = None,
+        process_key_file: Optional[str] = None,
         tls_cert: Optional[str] = None,
         tls_key: Optional[str] = None,
         tls_ca: Optional[str] = None,
@@ -484,6 +488,16 @@ class Client:
             self._secret: Optional[bytes] = wire.read_secret_file(secret_file) if secret_file else None
         except ValueError as e:
             raise ClientError(str(e)) from None
+        # The key `dialogctl up` issued this process ($DIALOG_PROCESS_KEY_FILE): it proves our name to
+        # the Control Server in the handshake. A key of another name is not ours (an inherited one).
+        self._process_key: Optional[bytes] = None
+        key_file = process_key_file if process_key_file is not None else os.environ.get("DIALOG_PROCESS_KEY_FILE")
+        if key_file and self._secret is not None:
+            try:
+                key_name, key = wire.read_process_key_file(key_file)
+            except ValueError as e:
+                raise ClientError(str(e)) from None
+            self._process_key = key if key_name == name else None
         self._tls_client, self._tls_server = _tls_contexts(
             tls_cert if tls_cert is not None else os.environ.get("DIALOG_TLS_CERT"),
             tls_key if tls_key is not None else os.environ.get("DIALOG_TLS_KEY"),
