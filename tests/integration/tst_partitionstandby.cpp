@@ -193,7 +193,7 @@ void tst_PartitionStandby::standbyServesThePartitionAfterThePrimaryIsLost()
     f.close();
     qputenv("DIALOG_PROCESS_KEY_FILE", forged.toUtf8());
     QCOMPARE(m_fx.run(QStringLiteral("dialogctl"), asFe2, &out, &err, 20000), 1);
-    QVERIFY2(err.contains("(the Control Server refused the connection: authentication failed: wrong proof of the "
+    QVERIFY2(err.contains("the Control Server refused the connection: authentication failed: wrong proof of the "
                           "name FE2: not its process key"),
              err.constData());
     qunsetenv("DIALOG_PROCESS_KEY_FILE");
