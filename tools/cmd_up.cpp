@@ -327,6 +327,7 @@ int up(const QStringList &args)
         return fail(verb, why);
     if (const QString why = ensureIdentities(c.partition, launcher); !why.isEmpty())
         return fail(verb, why);
+    launcher.setUnprovenNames(c.partition.unprovenNames);
     if (c.partition.secretFile.isEmpty() && !c.partition.noSecret &&
         qEnvironmentVariable("DIALOG_SECRET_FILE").isEmpty())
         std::fprintf(stderr, "dialogctl up: warning: the partition uses a Control Server started elsewhere and "

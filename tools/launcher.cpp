@@ -238,7 +238,7 @@ QString Launcher::processKeyFile(const ProcessSpec &spec) const
     Launched l;
     l.spec = spec;
     const QString name = l.dialogName();
-    if (m_partition.identityFile.isEmpty() || name.isEmpty())
+    if (m_partition.identityFile.isEmpty() || name.isEmpty() || m_partition.unprovenNames.contains(name))
         return {};
     return QDir(m_runDir).filePath(QStringLiteral("keys/%1.key").arg(name));
 }
@@ -254,7 +254,7 @@ QStringList identityArguments(const rc::Partition &p)
     for (const ProcessSpec &s : p.processes()) {
         Launched l;
         l.spec = s;
-        if (!l.dialogName().isEmpty())
+        if (!l.dialogName().isEmpty() && !p.unprovenNames.contains(l.dialogName()))
             names << l.dialogName();
     }
     return {QStringLiteral("--identity-file"), p.identityFile, QStringLiteral("--proven-names"),

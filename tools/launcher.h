@@ -69,6 +69,9 @@ public:
     /// Writes @p content (a secret, a process key) to @p path on @p host over the ssh command (made
     /// 0600, its folder too if missing, replaced whole). False with @p error.
     bool copySecret(const QString &host, const QString &path, const QByteArray &content, QString *error) const;
+    /// The processes that could not be given their key (rc::Partition::unprovenNames): started
+    /// without one, and not named to the Control Server as names to be proven.
+    void setUnprovenNames(const QStringList &names) { m_partition.unprovenNames = names; }
     /// Where the key of the process @p spec is (on its host) when the partition has an identity
     /// secret (rc::Partition::identityFile); empty without one, or for the Control Server.
     QString processKeyFile(const rc::ProcessSpec &spec) const;

@@ -37,7 +37,7 @@ bool secureByDefault(rc::Partition &p, const QString &runDir)
 /// <run-dir>/keys/NAME.key on the process's host (over the ssh command for another host): each
 /// process holds its own key only, the Control Server checks every name with the secret. Empty, or
 /// why not.
-QString ensureIdentities(const rc::Partition &p, const Launcher &launcher)
+QString ensureIdentities(rc::Partition &p, const Launcher &launcher)
 {
     if (p.identityFile.isEmpty())
         return {};
@@ -60,10 +60,16 @@ QString ensureIdentities(const rc::Partition &p, const Launcher &launcher)
             continue;
         const QByteArray key =
             security::processKeyFileContent(l.dialogName(), security::processKey(identity, l.dialogName()));
-        const bool written = remote ? launcher.copySecret(s.host, file, key, &why)
-                                    : QDir().mkpath(QFileInfo(file).absolutePath()) &&
-                                          writeSecretFile(file, key.trimmed(), true, &why);
-        if (!written)
+        if (remote && !launcher.copySecret(s.host, file, key, &why)) {
+            // Not fatal: it runs, with the name it claims (as before identities).
+            std::fprintf(stderr, "dialogctl up: warning: cannot give %s its process key on %s (%s): its name is "
+                                 "not proven\n",
+                         qPrintable(l.dialogName()), qPrintable(s.host), qPrintable(why));
+            p.unprovenNames << l.dialogName();
+            continue;
+        }
+        if (!remote && (!QDir().mkpath(QFileInfo(file).absolutePath()) ||
+                        !writeSecretFile(file, key.trimmed(), true, &why)))
             return QStringLiteral("cannot give %1 its process key: %2").arg(l.dialogName(), why);
     }
     return {};

@@ -17,8 +17,10 @@ bool secureByDefault(rc::Partition &p, const QString &runDir);
 /// Makes the secret file of @p p where it is missing (@p chosen: the one secureByDefault() chose,
 /// which is also copied to every other host). Empty, or why not.
 QString ensureSecret(const rc::Partition &p, bool chosen, const Launcher &launcher);
-/// Makes the identity secret and the key of every process on its host. Empty, or why not.
-QString ensureIdentities(const rc::Partition &p, const Launcher &launcher);
+/// Makes the identity secret and the key of every process on its host. A process on another host
+/// that cannot be given its key (no ssh to it: a host reached through its agent only) is named in
+/// @p p's unprovenNames, with a warning. Empty, or why not.
+QString ensureIdentities(rc::Partition &p, const Launcher &launcher);
 /// @p s as one word of a shell command line.
 QString shellWord(const QString &s);
 

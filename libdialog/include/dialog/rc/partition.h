@@ -121,6 +121,9 @@ struct Partition
     /// whose Control Server it starts (absolute; empty: none). The Control Server checks the names
     /// of the partition's processes with it; each process gets its own key (docs/security.md).
     QString identityFile;
+    /// Not read from the file: processes `dialogctl up` could not give their key (another host it
+    /// cannot reach over the ssh command): their names are not required to be proven.
+    QStringList unprovenNames;
     /// The run-control master ("master").
     ProcessSpec master;
     /// The IS servers ("is_servers").
