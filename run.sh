@@ -187,6 +187,8 @@ demo() {
     local bin=$BUILD/bin port=${DIALOG_DEMO_PORT:-3425} run=$BUILD/demo
     local partition=$ROOT/resources/partitions/demo.json
     export DIALOG_CONTROL_SERVER=127.0.0.1:$port
+    # The partition's shared secret (dialogctl up makes it): every dialogctl and GUI of this shell uses it.
+    export DIALOG_SECRET_FILE=${DIALOG_SECRET_FILE:-$run/secret}
     trap stop_demo EXIT
     trap 'exit 0' INT TERM
     say "starting the demo partition $partition (Control Server $DIALOG_CONTROL_SERVER, logs in $run/logs)"
@@ -208,6 +210,7 @@ demo() {
     fi
     cat <<EOT
   export DIALOG_CONTROL_SERVER=$DIALOG_CONTROL_SERVER
+  export DIALOG_SECRET_FILE=$DIALOG_SECRET_FILE     # the demo's secret: dialogctl and the GUIs need it
   $bin/dialogctl rc configure                               # then: start, pause, resume, stop, unconfigure, reset
   $bin/dialogctl rc state                                   # the run's state, run number and its slaves
   $bin/dialogctl get RunCtrl.RO1.Status                     # readout statistics, every second

@@ -186,6 +186,17 @@ void Admission::admit(const net::Inbound &in, const QList<QHostAddress> &address
     p.connectedAtMs = m_ctx.wallNow();
     p.lastSeenMs = m_ctx.now();
     const Endpoint reply{p.host, p.port};
+    // A process of the partition is who its key says, not who its CONNECT claims (name squatting).
+    if (m_ctx.options.provenNames.contains(p.name) && !(in.peer->proven && in.peer->name == p.name)) {
+        const QString unproven =
+            QStringLiteral("%1 is a process of the partition and must prove its name with its process key "
+                           "($DIALOG_PROCESS_KEY_FILE, issued by dialogctl up)")
+                .arg(p.name);
+        qCWarning(lcAdmission).noquote()
+            << "refused connection of" << p.name << "from" << in.peer->source.toString() << "-" << unproven;
+        refuseConnect(in, QStringLiteral("connect"), unproven);
+        return;
+    }
     QString why = checkEndpoint(in, p, addresses);
     if (!why.isEmpty()) {
         qCInfo(lcAdmission).noquote()
@@ -204,7 +215,8 @@ void Admission::admit(const net::Inbound &in, const QList<QHostAddress> &address
     Q_EMIT admitted(p, result == Directory::ConnectResult::Accepted);
     qCInfo(lcAdmission).noquote() << "process" << p.name << "connected from" << reply.toString() << "pid"
                                   << p.pid
-                                  << (result == Directory::ConnectResult::Refreshed ? "(again)" : "");
+                                  << (result == Directory::ConnectResult::Refreshed ? "(again)" : "")
+                                  << (in.peer->proven ? "(name proven)" : "");
     // Until it answers, it is on probation: if SUCCESSFULLY_CONNECTED cannot be delivered, the
     // refusal goes back on the connection the CONNECT came by.
     m_unverified.insert(reply, Unverified{in.peer, p.name, p.incarnation, m_ctx.now()});

@@ -96,6 +96,15 @@ bool ControlServer::start(QString *error)
     ServerOptions &o = m_ctx.options;
     if (!net::applySecurity(o.secretFile, o.tls, o.transport, error))
         return false;
+    if (!o.identityFile.isEmpty()) {
+        // The proofs of names travel in the handshake of the shared secret.
+        if (o.transport.secret.isEmpty())
+            return *error = QStringLiteral("--identity-file needs the partition's --secret-file"), false;
+        if (const Status st = security::readSecretFile(o.identityFile, &o.transport.identitySecret); !st.isOk())
+            return *error = st.message(), false;
+    } else if (!o.provenNames.isEmpty()) {
+        return *error = QStringLiteral("--proven-names needs --identity-file"), false;
+    }
     if (o.standbyOf.isEmpty()) {
         if (!activate(error))
             return false;

@@ -19,6 +19,7 @@ struct Given
     bool noMessageLog = false;
     bool noDirectWrites = false;
     dialog::ClientOptions security = dialog::ClientOptions::fromEnvironment();
+    QString provenNames;
 };
 
 void addServerOptions(OptionTable &t, dialog::cs::ServerOptions &o)
@@ -142,6 +143,15 @@ void addTransportOptions(OptionTable &t, dialog::cs::ServerOptions &o, Given &g)
                "$DIALOG_RECEIVE_SPIN_US)."_s,
                &o.transport.receiveSpinUs, OptionUnit::Microseconds, 0, 100000)});
     g.security.addSecurityTo(t);
+    t.add({Option::text(u"identity-file"_s, u"path"_s,
+                        u"The partition's identity secret (dialogctl up makes it; needs --secret-file): "
+                        "processes prove their names with the keys derived from it, and a wrong proof is "
+                        "refused."_s,
+                        &o.identityFile),
+           Option::text(u"proven-names"_s, u"names"_s,
+                        u"Process names, comma-separated, that must be proven (the partition's processes; "
+                        "with --identity-file): a CONNECT naming one without its key's proof is refused."_s,
+                        &g.provenNames)});
     t.add(Option::flag(u"no-message-log"_s,
                        u"Do not publish this server's messages (connected, lost, refused, take-over) for "
                        "dialog-logger (DIALOG.ControlServer.Log)."_s,
@@ -170,6 +180,8 @@ int main(int argc, char *argv[])
     o.secretFile = g.security.secretFile;
     o.transport.insecure = g.security.insecure;
     o.tls = {g.security.tlsCert, g.security.tlsKey, g.security.tlsCa};
+    for (const QString &n : g.provenNames.split(u',', Qt::SkipEmptyParts))
+        o.provenNames.insert(n.trimmed());
     o.transport.directWrites = g.security.directWrites && !g.noDirectWrites;
     if (!o.standbyOf.isEmpty() && o.port == 0)
         return t.fail(u"--standby-of needs the port to take over on (--port 0 is not one)"_s);

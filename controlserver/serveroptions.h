@@ -9,6 +9,7 @@
 #include "controlprotocol_p.h"
 
 #include <QHostAddress>
+#include <QSet>
 #include <QString>
 
 namespace dialog::cs {
@@ -47,6 +48,12 @@ struct ServerOptions
     /// standby's connection to its primary).
     QString secretFile;
     security::TlsFiles tls;
+    /// The partition's identity secret (--identity-file; loaded into transport.identitySecret by
+    /// start()): processes prove their names with keys derived from it (security::processKey).
+    QString identityFile;
+    /// The names that must be proven (--proven-names: the partition's processes): a CONNECT naming
+    /// one is refused unless its connection proved that name.
+    QSet<QString> provenNames;
     /// Publish this process' reported messages (dialog::installMessageHandler()) on
     /// logservice::controlServer() for dialog-logger (the daemon does; in-process servers do not).
     bool reportMessages = false;

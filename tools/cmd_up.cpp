@@ -2,12 +2,11 @@
 #include "clientsetup.h"
 #include "configsetup.h"
 #include "launcher.h"
-#include "secretfile.h"
 #include "supervisor.h"
+#include "upsecurity.h"
 
 #include "dialog/directory.h"
 #include "dialog/report.h"
-#include "dialog/security.h"
 
 #include <QFileInfo>
 
@@ -46,34 +45,13 @@ ClientOptions agentClientOptions(const rc::Partition &p, const QString &verb)
     return o;
 }
 
-/// The partition's secret file, made if the partition names one that does not exist yet and every
-/// process runs on this host (32 random bytes, 0600: `dialogctl secret generate`). Elsewhere the
-/// same file must be on every host, which is not ours to copy. Empty, or why not.
-QString ensureSecret(const rc::Partition &p)
-{
-    if (p.secretFile.isEmpty() || QFileInfo::exists(p.secretFile))
-        return {};
-    for (const rc::ProcessSpec &s : p.processes())
-        if (!s.isLocal())
-            return QStringLiteral("the partition's secret file %1 does not exist, and %2 runs on %3: make it "
-                                  "with 'dialogctl secret generate %1' and copy it to every host of the "
-                                  "partition")
-                .arg(p.secretFile, s.name, s.host);
-    QString why;
-    if (!writeSecretFile(p.secretFile, security::generateSecret(), false, &why))
-        return QStringLiteral("cannot make the partition's secret file: %1").arg(why);
-    std::fprintf(stderr,
-                 "dialogctl up: made the partition's secret %s (0600); every process of the partition reads "
-                 "it, and so must dialogctl and the GUIs (DIALOG_SECRET_FILE)\n",
-                 qPrintable(p.secretFile));
-    return {};
-}
-
 struct Common
 {
     rc::Partition partition;
     QString runDir, binDir;
     qint64 timeoutMs = 0; ///< --timeout-ms; set its default before common()
+    /// The partition names no "secret_file": its secret is the one dialogctl up chose (secureByDefault()).
+    bool defaultSecret = false;
 };
 
 /// The partition @p ref ("partitions/NAME@REF") of the configuration database @p database, written to
@@ -180,6 +158,7 @@ bool common(OptionTable &p, const QStringList &args, const QString &verb, Common
     c->binDir = p.isSet(QStringLiteral("bin-dir")) ? QDir(p.value(QStringLiteral("bin-dir"))).absolutePath()
                 : !c->partition.binDir.isEmpty()   ? c->partition.binDir
                                                    : QCoreApplication::applicationDirPath();
+    c->defaultSecret = secureByDefault(c->partition, c->runDir);
     return true;
 }
 
@@ -344,8 +323,16 @@ int up(const QStringList &args)
                                        s.role == rc::ProcessSpec::Role::IsServer ? QStringLiteral("IS server")
                                                                                  : QStringLiteral("process"),
                                        s.name));
-    if (const QString why = ensureSecret(c.partition); !why.isEmpty())
+    if (const QString why = ensureSecret(c.partition, c.defaultSecret, launcher); !why.isEmpty())
         return fail(verb, why);
+    if (const QString why = ensureIdentities(c.partition, launcher); !why.isEmpty())
+        return fail(verb, why);
+    launcher.setUnprovenNames(c.partition.unprovenNames);
+    if (c.partition.secretFile.isEmpty() && !c.partition.noSecret &&
+        qEnvironmentVariable("DIALOG_SECRET_FILE").isEmpty())
+        std::fprintf(stderr, "dialogctl up: warning: the partition uses a Control Server started elsewhere and "
+                             "names no secret_file: its processes run without a shared secret (name the Control "
+                             "Server's \"secret_file\", or \"secret\": \"none\" to say so)\n");
     if (c.partition.startControlServer && waitForTcp(c.partition.controlServerAddress(), 300))
         return fail(verb,
                     QStringLiteral("something already listens on %1 (the partition's Control Server address)")
@@ -439,10 +426,16 @@ int up(const QStringList &args)
     }
     record();
     printTable(procs, p.isSet(QStringLiteral("json")));
-    if (rc == 0 && !p.isSet(QStringLiteral("json")))
+    if (rc == 0 && !p.isSet(QStringLiteral("json"))) {
         std::printf("partition %s is up: Control Server %s, logs in %s/logs\n", qPrintable(c.partition.name),
                     qPrintable(c.partition.controlServerAddresses().join(QStringLiteral(", standby "))),
                     qPrintable(c.runDir));
+        if (!c.partition.secretFile.isEmpty()) // what dialogctl, the GUIs and Python need to join it
+            std::printf("export DIALOG_SECRET_FILE=%s\n", qPrintable(shellWord(c.partition.secretFile)));
+        else if (c.partition.noSecret)
+            std::printf("the partition runs without a shared secret (\"secret\": \"none\"): anyone who "
+                        "reaches its ports is believed\n");
+    }
     else if (rc != 0)
         std::fprintf(stderr,
                      "dialogctl up: some processes did not come up (logs in %s/logs); 'dialogctl down %s' "

@@ -187,7 +187,8 @@ QString Launcher::programPath(const ProcessSpec &spec) const
     return QDir(m_binDir).filePath(spec.program());
 }
 
-bool Launcher::ssh(const QString &host, const QString &command, QByteArray *out, QString *error) const
+bool Launcher::ssh(const QString &host, const QString &command, QByteArray *out, QString *error,
+                   const QByteArray &input) const
 {
     QProcess p;
     QStringList args = m_partition.sshCommand.mid(1);
@@ -197,6 +198,9 @@ bool Launcher::ssh(const QString &host, const QString &command, QByteArray *out,
         *error = QStringLiteral("cannot run %1: %2").arg(m_partition.sshCommand.first(), p.errorString());
         return false;
     }
+    // On stdin, never on a command line (which every user of either host can read in ps).
+    p.write(input);
+    p.closeWriteChannel();
     if (!p.waitForFinished(15000)) {
         p.kill();
         p.waitForFinished(2000);
@@ -220,12 +224,61 @@ bool Launcher::ssh(const QString &host, const QString &command, QByteArray *out,
     return true;
 }
 
+bool Launcher::copySecret(const QString &host, const QString &path, const QByteArray &content, QString *error) const
+{
+    const QString tmp = path + QStringLiteral(".new");
+    const QString cmd = QStringLiteral("umask 077 && mkdir -p %1 && cat >%2 && chmod 600 %2 && mv -f %2 %3")
+                            .arg(shellQuote(QFileInfo(path).absolutePath()), shellQuote(tmp), shellQuote(path));
+    QByteArray reply;
+    return ssh(host, cmd, &reply, error, content.endsWith('\n') ? content : content + '\n');
+}
+
+QString Launcher::processKeyFile(const ProcessSpec &spec) const
+{
+    Launched l;
+    l.spec = spec;
+    const QString name = l.dialogName();
+    if (m_partition.identityFile.isEmpty() || name.isEmpty() || m_partition.unprovenNames.contains(name))
+        return {};
+    return QDir(m_runDir).filePath(QStringLiteral("keys/%1.key").arg(name));
+}
+
+namespace {
+/// The Control Server's options for the partition's identities: its identity secret, and the names
+/// of the processes that must prove theirs.
+QStringList identityArguments(const rc::Partition &p)
+{
+    if (p.identityFile.isEmpty())
+        return {};
+    QStringList names;
+    for (const ProcessSpec &s : p.processes()) {
+        Launched l;
+        l.spec = s;
+        if (!l.dialogName().isEmpty() && !p.unprovenNames.contains(l.dialogName()))
+            names << l.dialogName();
+    }
+    return {QStringLiteral("--identity-file"), p.identityFile, QStringLiteral("--proven-names"),
+            names.join(QLatin1Char(','))};
+}
+} // namespace
+
+QJsonObject Launcher::agentEnvironment(const QString &keyFile) const
+{
+    QJsonObject env{{QStringLiteral("DIALOG_CONTROL_SERVER"), m_partition.controlServerAddress()}};
+    if (!keyFile.isEmpty())
+        env.insert(QStringLiteral("DIALOG_PROCESS_KEY_FILE"), keyFile);
+    return env;
+}
+
 bool Launcher::start(const ProcessSpec &spec, Launched *out, QString *error) const
 {
     out->spec = spec;
     const QString logDir = QDir(m_runDir).filePath(QStringLiteral("logs"));
     out->log = QDir(logDir).filePath(spec.name + QStringLiteral(".log"));
     QStringList args = spec.arguments(m_partition);
+    if (spec.role == ProcessSpec::Role::ControlServer)
+        args << identityArguments(m_partition);
+    const QString keyFile = processKeyFile(spec);
     if (spec.role == ProcessSpec::Role::IsServer)
         args << QStringLiteral("--data-dir") << QDir(m_runDir).filePath(QStringLiteral("is"));
     if (spec.role == ProcessSpec::Role::Logger && !spec.args.contains(QStringLiteral("--data-dir")) &&
@@ -240,7 +293,7 @@ bool Launcher::start(const ProcessSpec &spec, Launched *out, QString *error) con
         if (!out->agent.isEmpty()) {
             out->log = QStringLiteral("%1: <data-dir>/%2/output.log").arg(out->agent, spec.name);
             return m_agents->start(out->agent, spec.name, program, args,
-                                   {{QStringLiteral("DIALOG_CONTROL_SERVER"), m_partition.controlServerAddress()}},
+                                   agentEnvironment(keyFile),
                                    &out->pid, error);
         }
     }
@@ -258,6 +311,11 @@ bool Launcher::start(const ProcessSpec &spec, Launched *out, QString *error) con
         p.setArguments(args);
         QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
         env.insert(QStringLiteral("DIALOG_CONTROL_SERVER"), m_partition.controlServerAddresses().join(QLatin1Char(',')));
+        if (!m_partition.secretFile.isEmpty()) // for what the partition runs besides --secret-file
+            env.insert(QStringLiteral("DIALOG_SECRET_FILE"), m_partition.secretFile);
+        env.remove(QStringLiteral("DIALOG_PROCESS_KEY_FILE")); // none of ours, unless it has one
+        if (!keyFile.isEmpty())
+            env.insert(QStringLiteral("DIALOG_PROCESS_KEY_FILE"), keyFile);
         p.setProcessEnvironment(env);
         p.setStandardInputFile(QProcess::nullDevice());
         p.setStandardOutputFile(out->log, QIODevice::Truncate);
@@ -279,13 +337,18 @@ bool Launcher::start(const ProcessSpec &spec, Launched *out, QString *error) con
         quoted << shellQuote(a);
     const QString cmd =
         QStringLiteral("mkdir -p %1 %2 || exit 4; test -x %3 || { echo %4 >&2; exit 3; }; cd %5 || exit 4; "
-                       "DIALOG_CONTROL_SERVER=%6 nohup %3 %7 >%8 2>&1 </dev/null & echo $!")
+                       "DIALOG_CONTROL_SERVER=%6 %9nohup %3 %7 >%8 2>&1 </dev/null & echo $!")
             .arg(shellQuote(logDir), shellQuote(QDir(m_runDir).filePath(QStringLiteral("is"))),
                  shellQuote(program),
                  shellQuote(
                      QStringLiteral("%1 not found (bin_dir of the partition: %2)").arg(program, m_binDir)),
                  shellQuote(m_runDir), shellQuote(m_partition.controlServerAddresses().join(QLatin1Char(','))),
-                 quoted.join(QLatin1Char(' ')), shellQuote(out->log));
+                 quoted.join(QLatin1Char(' ')), shellQuote(out->log),
+                 (m_partition.secretFile.isEmpty()
+                      ? QString()
+                      : QStringLiteral("DIALOG_SECRET_FILE=%1 ").arg(shellQuote(m_partition.secretFile))) +
+                     (keyFile.isEmpty() ? QString()
+                                        : QStringLiteral("DIALOG_PROCESS_KEY_FILE=%1 ").arg(shellQuote(keyFile))));
     QByteArray reply;
     if (!ssh(spec.host, cmd, &reply, error))
         return false;

@@ -66,9 +66,23 @@ public:
     /// next start does not overwrite it. False with @p error.
     bool keepLog(const Launched &l, QString *error) const;
 
+    /// Writes @p content (a secret, a process key) to @p path on @p host over the ssh command (made
+    /// 0600, its folder too if missing, replaced whole). False with @p error.
+    bool copySecret(const QString &host, const QString &path, const QByteArray &content, QString *error) const;
+    /// The processes that could not be given their key (rc::Partition::unprovenNames): started
+    /// without one, and not named to the Control Server as names to be proven.
+    void setUnprovenNames(const QStringList &names) { m_partition.unprovenNames = names; }
+    /// Where the key of the process @p spec is (on its host) when the partition has an identity
+    /// secret (rc::Partition::identityFile); empty without one, or for the Control Server.
+    QString processKeyFile(const rc::ProcessSpec &spec) const;
+
 private:
-    /// Runs a shell command on @p host over the ssh command; its stdout, or false with @p error.
-    bool ssh(const QString &host, const QString &command, QByteArray *out, QString *error) const;
+    /// The environment of a process the host's agent starts (@p keyFile: its process key, if any).
+    QJsonObject agentEnvironment(const QString &keyFile) const;
+    /// Runs a shell command on @p host over the ssh command, @p input on its stdin; its stdout, or
+    /// false with @p error.
+    bool ssh(const QString &host, const QString &command, QByteArray *out, QString *error,
+             const QByteArray &input = {}) const;
 
     rc::Partition m_partition;
     QString m_runDir, m_binDir;

@@ -579,6 +579,19 @@ bool Client::start()
         d->fail(Status::Code::SecurityError, securityError);
         return false;
     }
+    // The key `dialogctl up` issued this process (docs/security.md, "Identities"): it proves our
+    // name to the Control Server. A key of another name (inherited by a child process) is not ours.
+    if (const QString keyFile = qEnvironmentVariable("DIALOG_PROCESS_KEY_FILE");
+        !keyFile.isEmpty() && !to.secret.isEmpty()) {
+        QString keyName;
+        QByteArray key;
+        if (const Status st = security::readProcessKeyFile(keyFile, &keyName, &key); !st.isOk()) {
+            d->fail(Status::Code::SecurityError, st.message());
+            return false;
+        }
+        if (keyName == d->options.name)
+            to.identityKey = key;
+    }
     d->transport = std::make_unique<net::Transport>(to);
     d->transport->setDataSink(
         this, [this](net::InboundBatch &b) { d->deliver(b); }, true);

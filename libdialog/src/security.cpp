@@ -145,6 +145,49 @@ QByteArray proof(const QByteArray &secret, Role role, const QByteArray &connecto
     return mac.result();
 }
 
+QByteArray processKey(const QByteArray &identitySecret, const QString &name)
+{
+    QMessageAuthenticationCode mac(QCryptographicHash::Sha256, identitySecret);
+    static const char label[] = "DIALOG-PROCESS-KEY-1\n";
+    mac.addData(label, sizeof label - 1);
+    mac.addData(name.toUtf8());
+    return mac.result();
+}
+
+QByteArray identityProof(const QByteArray &key, const QByteArray &connectorNonce,
+                         const QByteArray &acceptorNonce, const QByteArray &hello)
+{
+    QMessageAuthenticationCode mac(QCryptographicHash::Sha256, key);
+    static const char label[] = "DIALOG-IDENTITY-1\n";
+    mac.addData(label, sizeof label - 1);
+    mac.addData(connectorNonce);
+    mac.addData(acceptorNonce);
+    mac.addData(hello);
+    return mac.result();
+}
+
+QByteArray processKeyFileContent(const QString &name, const QByteArray &key)
+{
+    return name.toUtf8() + '\n' + key.toBase64() + '\n';
+}
+
+Status readProcessKeyFile(const QString &path, QString *name, QByteArray *key)
+{
+    auto fail = [&](const QString &why) {
+        return Status(Status::Code::SecurityError, QStringLiteral("process key file %1: %2").arg(path, why));
+    };
+    QFile f(path);
+    if (!f.open(QIODevice::ReadOnly))
+        return fail(f.errorString());
+    const QList<QByteArray> lines = f.read(MaxSecretFileBytes + 1).trimmed().split('\n');
+    const QByteArray decoded = lines.size() == 2 ? QByteArray::fromBase64(lines.at(1).trimmed()) : QByteArray();
+    if (lines.size() != 2 || lines.at(0).trimmed().isEmpty() || decoded.size() != 32)
+        return fail(QStringLiteral("expected a process name and its 32-byte key in base64 (dialogctl up makes it)"));
+    *name = QString::fromUtf8(lines.at(0).trimmed());
+    *key = decoded;
+    return Status();
+}
+
 bool proofsEqual(const QByteArray &a, const QByteArray &b)
 {
     if (a.size() != b.size())

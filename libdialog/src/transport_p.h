@@ -68,6 +68,9 @@ struct PeerInfo
     /// that "the connection X came by" can be remembered after X is closed without being mistaken
     /// for a later one (which may reuse X's address).
     quint64 connectionId = 0;
+    /// Inbound peers of a transport with an identity secret only: the connection proved the name
+    /// in its HELLO with that name's process key (TransportOptions::identitySecret).
+    bool proven = false;
 };
 using PeerPtr = std::shared_ptr<const PeerInfo>;
 
@@ -189,6 +192,13 @@ struct TransportOptions
     /// The partition's shared secret: every connection, both ways, proves it (challenge-response
     /// with AUTH frames) before any frame is accepted or sent. Empty: no authentication.
     QByteArray secret;
+    /// This process's key (security::processKey), for the name in its HELLO: with a secret, every
+    /// outgoing connection proves that name with it in its AUTH. Empty: no proof of a name.
+    QByteArray identityKey;
+    /// The partition's identity secret (the Control Server's): an inbound connection that offers
+    /// a proof of its name is checked against the key of that name, refused when it is wrong, and
+    /// marked PeerInfo::proven when it is right. Empty: proofs of names are not looked at.
+    QByteArray identitySecret;
     /// TLS with mutual authentication on every connection (see security::tlsConfiguration). Null:
     /// plain TCP.
     std::shared_ptr<const QSslConfiguration> tls;

@@ -300,6 +300,11 @@ bool SenderWorker::authenticate(Connection *c, const QByteArray &payload, QStrin
     wire::Auth mine;
     const QByteArray p = security::proof(secret, security::Role::Connector, c->nonce, theirNonce, c->hello);
     mine.set_proof(p.constData(), size_t(p.size()));
+    if (const QByteArray &key = m_transport->options().identityKey; !key.isEmpty()) {
+        // Our name proven with our process key (looked at by a Control Server with the identity secret).
+        const QByteArray id = security::identityProof(key, c->nonce, theirNonce, c->hello);
+        mine.set_identity(id.constData(), size_t(id.size()));
+    }
     const QByteArray frame = controlFrame(Type::Auth, mine);
     c->authenticated = true;
     c->nonce.clear();
@@ -760,6 +765,21 @@ bool ReaderWorker::acceptProof(Connection *c, Type type, QByteArrayView payload,
     if (!security::proofsEqual(expected, QByteArray(a.proof().data(), qsizetype(a.proof().size())))) {
         error = QStringLiteral("wrong proof of the partition's secret (another secret?)");
         return false;
+    }
+    if (const QByteArray &identity = m_transport->options().identitySecret;
+        !identity.isEmpty() && !a.identity().empty()) {
+        // A proof of the name claimed: right, or refused (the key of another name, or none of ours).
+        const QByteArray key = security::processKey(identity, c->claimed->name);
+        if (!security::proofsEqual(security::identityProof(key, c->peerNonce, c->nonce, c->hello),
+                                   QByteArray(a.identity().data(), qsizetype(a.identity().size())))) {
+            error = QStringLiteral("wrong proof of the name %1: not its process key (the key of another "
+                                   "process, or of another partition)")
+                        .arg(c->claimed->name);
+            return false;
+        }
+        auto proven = std::make_shared<PeerInfo>(*c->claimed);
+        proven->proven = true;
+        c->claimed = std::move(proven);
     }
     c->peer = std::move(c->claimed);
     c->nonce.clear();

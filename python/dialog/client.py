@@ -283,7 +283,10 @@ class _Outbox:
                     self.client._auth_refused(self.endpoint, reason)
                     raise ConnectionError(reason)
                 proof = wire.auth_proof(secret, "connector", nonce, a.nonce, hello)
-                writer.write(wire.control_frame(T.AUTH, pb.Auth(proof=proof)))
+                auth = pb.Auth(proof=proof)
+                if self.client._process_key is not None:  # our name, proven (docs/security.md, "Identities")
+                    auth.identity = wire.identity_proof(self.client._process_key, nonce, a.nonce, hello)
+                writer.write(wire.control_frame(T.AUTH, auth))
                 return
 
     def close(self) -> None:
@@ -461,6 +464,7 @@ class Client:
         advertise: Optional[str] = None,
         host: Optional[str] = None,
         secret_file: Optional[str] = None,
+        process_key_file: Optional[str] = None,
         tls_cert: Optional[str] = None,
         tls_key: Optional[str] = None,
         tls_ca: Optional[str] = None,
@@ -484,6 +488,16 @@ class Client:
             self._secret: Optional[bytes] = wire.read_secret_file(secret_file) if secret_file else None
         except ValueError as e:
             raise ClientError(str(e)) from None
+        # The key `dialogctl up` issued this process ($DIALOG_PROCESS_KEY_FILE): it proves our name to
+        # the Control Server in the handshake. A key of another name is not ours (an inherited one).
+        self._process_key: Optional[bytes] = None
+        key_file = process_key_file if process_key_file is not None else os.environ.get("DIALOG_PROCESS_KEY_FILE")
+        if key_file and self._secret is not None:
+            try:
+                key_name, key = wire.read_process_key_file(key_file)
+            except ValueError as e:
+                raise ClientError(str(e)) from None
+            self._process_key = key if key_name == name else None
         self._tls_client, self._tls_server = _tls_contexts(
             tls_cert if tls_cert is not None else os.environ.get("DIALOG_TLS_CERT"),
             tls_key if tls_key is not None else os.environ.get("DIALOG_TLS_KEY"),
@@ -511,6 +525,18 @@ class Client:
         self._cs_peer: Optional[pb.Hello] = None
         self._answers = pb.Hello(name=CONTROL_SERVER_NAME)  # REFUSED written back on our own connection
         self.ignored_frames = 0
+        # Subscribe.token of each subscription, new for each provider incarnation (service ->
+        # (incarnation, token)), and the connection that echoed it (service -> its peer): a
+        # service's data is believed from that connection only (docs/security.md).
+        self._tokens: Dict[str, Tuple[int, bytes]] = {}
+        self._data_peers: Dict[str, pb.Hello] = {}
+        self._reasked: Dict[str, pb.Hello] = {}  # the last connection the provider was asked again for
+        #: SERVICE_MESSAGEs ignored: not from the connection of the provider subscribed to
+        self.ignored_data = 0
+        # Services refused for now (Refused.retry_ms: the directory is full) and asked again, paced.
+        self._register_later: Set[str] = set()
+        self._register_backoff = 0.0
+        self._register_handle: Optional[asyncio.TimerHandle] = None
         #: "unconnected", "connecting" or "connected"
         self.state = "unconnected"
         self.stats: Dict[str, int] = dict(
@@ -608,6 +634,9 @@ class Client:
             w.close()
         for b in self._outboxes.values():
             b.close()
+        if self._register_handle is not None:
+            self._register_handle.cancel()
+            self._register_handle = None
         for t in list(self._tasks):
             t.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
@@ -872,6 +901,9 @@ class Client:
             for s in self._subs.get(name, []):
                 s.state = "waiting"
         self._providers.clear()
+        self._tokens.clear()
+        self._data_peers.clear()
+        self._reasked.clear()
         log.info("%s lost the Control Server: %s", self.name, why)
 
     def _server_lost(self, why: str) -> None:
@@ -904,7 +936,14 @@ class Client:
 
     def _subscribe_at(self, service: str, ep: Endpoint, provider: str, incarnation: int) -> None:
         self._providers[service] = (provider, ep, incarnation)
-        self._outbox(ep).send(wire.control_frame(T.SUBSCRIBE_SERVICE, pb.Subscribe(name=service)))
+        known = self._tokens.get(service)
+        if known is None or known[0] != incarnation:
+            # A new provider: a new token, and no connection believed until it echoes it.
+            known = (incarnation, secrets.token_bytes(16))
+            self._tokens[service] = known
+            self._data_peers.pop(service, None)
+            self._reasked.pop(service, None)
+        self._outbox(ep).send(wire.control_frame(T.SUBSCRIBE_SERVICE, pb.Subscribe(name=service, token=known[1])))
         for s in self._subs.get(service, []):
             s.state, s.provider = "connecting", provider
         self._send_pending(service)
@@ -922,11 +961,61 @@ class Client:
             self._requested[sub.name] = n
             return
         self._requested.pop(sub.name, None)
+        self._drop_token(sub.name)
         p = self._providers.pop(sub.name, None)
         if p is not None:
             self._outbox(p[1]).send(wire.control_frame(T.UNSUBSCRIBE_SERVICE, pb.Subscribe(name=sub.name)))
         if self.state == "connected":
             self._control(T.CANCEL_REQUEST, pb.Names(names=[sub.name]))
+
+    def _drop_token(self, service: str) -> None:
+        self._tokens.pop(service, None)
+        self._data_peers.pop(service, None)
+        self._reasked.pop(service, None)
+
+    def _from_provider(self, peer: pb.Hello, service: str, sequence: int, data: bytes) -> bool:
+        """Whether a SERVICE_MESSAGE for @p service on @p peer's connection is the provider's data:
+        only the connection that echoed the subscription's token (a SERVICE_MESSAGE of sequence 0)
+        is. The echo itself binds the connection and is no value."""
+        token = self._tokens.get(service)
+        if token is not None and sequence == 0 and hmac.compare_digest(bytes(data), token[1]):
+            self._data_peers[service] = peer
+            return False
+        if token is not None and self._data_peers.get(service) is peer:
+            return True
+        p = self._providers.get(service)
+        if (token is not None and p is not None and peer.name == p[0] and peer.incarnation == p[2]
+                and self._reasked.get(service) is not peer):
+            # Perhaps the provider's connection was replaced (closed when idle, opened again): it is
+            # asked to acknowledge again, and does so, with its current value, on the one it uses.
+            self._reasked[service] = peer
+            self._outbox(p[1]).send(wire.control_frame(T.SUBSCRIBE_SERVICE, pb.Subscribe(name=service, token=token[1])))
+        self.ignored_data += 1
+        n = self.ignored_data
+        if n & (n - 1) == 0:
+            log.warning("%s: ignored SERVICE_MESSAGE for %s from %s - it did not come by the connection of the "
+                        "provider subscribed to (%d such frames)", self.name, service, peer.name, n)
+        return False
+
+    def _register_again_later(self, name: str, retry_ms: int, reason: str) -> None:
+        """@p name was refused for now (the directory is full): asked again after @p retry_ms at
+        least, 1, 2, 4 … up to 30 s apart while it lasts, half of it at least, with jitter (as libdialog)."""
+        self._register_later.add(name)
+        if self._register_handle is not None:
+            return  # one round for every name refused meanwhile
+        self._register_backoff = min(30.0, max(retry_ms / 1000.0, 2 * self._register_backoff))
+        wait = max(retry_ms / 1000.0, self._register_backoff / 2 + random.random() * self._register_backoff / 2)
+        self._register_handle = asyncio.get_running_loop().call_later(wait, self._register_again)
+        self.refusals.append(("service-later", name, "%s - asking again in %.1f s" % (reason, wait)))
+        log.warning("%s: service '%s' refused for now: %s - asking again in %.1f s", self.name, name, reason, wait)
+
+    def _register_again(self) -> None:
+        self._register_handle = None
+        names = [n for n in self._register_later if n in self._services]
+        self._register_later.clear()
+        # Not connected: the next CONNECT carries every service anyway.
+        if names and self.state == "connected" and not self._stopping:
+            self._control(T.REGISTER_SERVICE, pb.Names(names=names))
 
     def _send_pending(self, service: str) -> None:
         p = self._providers.get(service)
@@ -960,6 +1049,7 @@ class Client:
             return
         if t == T.SUCCESSFULLY_CONNECTED:
             self._misses = msg.heartbeat_misses or 3
+            self._register_backoff = 0.0
             if msg.term and msg.term >= self._term:
                 self._term = msg.term
                 self._term_server = "%s:%d" % self.servers[self._server_index]
@@ -976,6 +1066,7 @@ class Client:
                 return
             if not msg.available:
                 self._providers.pop(msg.name, None)
+                self._drop_token(msg.name)
                 for s in self._subs.get(msg.name, []):
                     s.state = "waiting"
                 return
@@ -993,6 +1084,7 @@ class Client:
             for name, (pname, ep, inc) in list(self._providers.items()):
                 if pname == msg.name and (msg.incarnation == 0 or inc == msg.incarnation):
                     del self._providers[name]
+                    self._drop_token(name)
                     for s in self._subs.get(name, []):
                         s.state = "lost"
                     for rid, (svc, fut, _frame, sent) in list(self._pending.items()):
@@ -1020,6 +1112,9 @@ class Client:
             self._spread_first_attempt()
         elif t == T.REFUSED:
             if msg.what == "redirect" and self._redirect(msg.redirect, msg.term, msg.reason):
+                return
+            if msg.what == "service" and msg.retry_ms > 0 and msg.name in self._services:
+                self._register_again_later(msg.name, msg.retry_ms, msg.reason)
                 return
             if msg.what == "service":
                 self._services.pop(msg.name, None)
@@ -1136,6 +1231,9 @@ class Client:
                 data = wire.extract_data(data, f.flags, self.max_message_size)
             subs = self._subs.get(name.decode("utf-8", "replace"))
             if subs:
+                # Streams (attach()) are private channels; a subscription's data comes from its provider.
+                if not all(s.attached for s in subs) and not self._from_provider(peer, subs[0].name, seq, data):
+                    return
                 m = Message(subs[0].name, data, seq)
                 for s in list(subs):
                     s._deliver(m, peer.incarnation)

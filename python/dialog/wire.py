@@ -5,6 +5,7 @@ Everything here is pure byte manipulation (no sockets); docs/protocol.md describ
 
 from __future__ import annotations
 
+import base64
 import enum
 import hashlib
 import hmac
@@ -335,3 +336,37 @@ def read_secret_file(path: str) -> bytes:
 def auth_proof(secret: bytes, role: str, connector_nonce: bytes, acceptor_nonce: bytes, hello: bytes) -> bytes:
     """HMAC-SHA256(secret, label of @p role || connector nonce || acceptor nonce || HELLO payload)."""
     return hmac.new(secret, _ROLE_LABEL[role] + connector_nonce + acceptor_nonce + hello, hashlib.sha256).digest()
+
+
+def process_key(identity_secret: bytes, name: str) -> bytes:
+    """The key of process @p name: HMAC-SHA256(identity secret, "DIALOG-PROCESS-KEY-1\\n" || name), as
+    `dialogctl up` issues it (docs/security.md, "Identities")."""
+    return hmac.new(identity_secret, b"DIALOG-PROCESS-KEY-1\n" + name.encode(), hashlib.sha256).digest()
+
+
+def identity_proof(key: bytes, connector_nonce: bytes, acceptor_nonce: bytes, hello: bytes) -> bytes:
+    """Auth.identity: HMAC-SHA256(key, "DIALOG-IDENTITY-1\\n" || connector nonce || acceptor nonce || HELLO)."""
+    return hmac.new(key, b"DIALOG-IDENTITY-1\n" + connector_nonce + acceptor_nonce + hello, hashlib.sha256).digest()
+
+
+def read_process_key_file(path: str) -> tuple:
+    """(name, key) of a process key file ($DIALOG_PROCESS_KEY_FILE): the name on the first line, the
+    32-byte key in base64 on the second, as libdialog reads it."""
+    try:
+        with open(path, "rb") as f:
+            lines = f.read(MAX_SECRET_FILE_BYTES + 1).strip().split(b"\n")
+    except OSError as e:
+        raise ValueError("process key file %s: %s" % (path, e.strerror or e)) from None
+    try:
+        key = base64.b64decode(lines[1].strip(), validate=True) if len(lines) == 2 else b""
+    except ValueError:
+        key = b""
+    if len(lines) != 2 or not lines[0].strip() or len(key) != 32:
+        raise ValueError("process key file %s: expected a process name and its 32-byte key in base64 "
+                         "(dialogctl up makes it)" % path)
+    return lines[0].strip().decode("utf-8", "replace"), key
+
+
+def process_key_file_content(name: str, key: bytes) -> bytes:
+    """The text of a process key file: the name, then the key in base64 (as `dialogctl up` writes it)."""
+    return name.encode() + b"\n" + base64.b64encode(key) + b"\n"

@@ -56,6 +56,7 @@ ClientOptions tst_DemoScreens::options(const QString &name) const
     o.name = name;
     o.controlServers = {QStringLiteral("127.0.0.1:%1").arg(m_port)};
     o.heartbeatMs = 500;
+    o.secretFile = m_runDir.filePath(QStringLiteral("secret")); // made by dialogctl up
     return o;
 }
 
@@ -92,6 +93,10 @@ void tst_DemoScreens::initTestCase()
     launchRecord(m_runDir.path(), &pids);
     m_pids << QList<qint64>(pids.cbegin(), pids.cend());
     QVERIFY2(up == 0, (out + err).constData());
+    // The demo names no secret: dialogctl up made one and says how to join the partition.
+    const QString secret = m_runDir.filePath(QStringLiteral("secret"));
+    QVERIFY2(out.contains("export DIALOG_SECRET_FILE=" + secret.toUtf8() + '\n'), out.constData());
+    qputenv("DIALOG_SECRET_FILE", secret.toUtf8()); // for the dialogctl runs below
     // Control Server, logger, configuration database, 4 IS servers, the alarm server, the event
     // monitor and the data-quality checks (the partition's services), master, 6 slaves.
     QCOMPARE(m_pids.size(), 17);

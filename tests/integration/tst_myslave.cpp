@@ -167,6 +167,10 @@ void tst_MySlave::fullRunCycle()
         f.write(QJsonDocument(partition).toJson());
     }
     const QString runDir = dir.filePath(QStringLiteral("run"));
+    // The partition names no secret: `dialogctl up` makes the one of this environment, which the
+    // tools below use too.
+    const QString secret = runDir + QStringLiteral("/secret");
+    qputenv("DIALOG_SECRET_FILE", secret.toUtf8());
     Ran r = ctl({QStringLiteral("up"), file, QStringLiteral("--run-dir"), runDir, QStringLiteral("--json")},
                 60000);
     QList<qint64> pids;
@@ -245,6 +249,7 @@ void tst_MySlave::fullRunCycle()
     ClientOptions probe;
     probe.name = QStringLiteral("MySlaveProbe");
     probe.controlServers = {m_controlServer};
+    probe.secretFile = secret;
     Client client(probe);
     QVERIFY(client.start());
     std::optional<Reply> reply;

@@ -23,8 +23,10 @@ class tst_PartitionStandby : public QObject
 
 private Q_SLOTS:
     void initTestCase();
+    void init();
     void cleanup();
     void standbyServesThePartitionAfterThePrimaryIsLost();
+    void noSecretRunsOpenWhenSaidSo();
     void missingSecretFileIsMadeAndUsed();
     void missingSecretFileWithARemoteHostRefused();
 
@@ -53,6 +55,12 @@ void tst_PartitionStandby::initTestCase()
     // What the tool and the test's clients use: both servers, the primary first (as `up` hands out).
     qputenv("DIALOG_CONTROL_SERVER",
             QStringLiteral("127.0.0.1:%1,127.0.0.1:%2").arg(m_primary).arg(m_standby).toUtf8());
+}
+
+void tst_PartitionStandby::init()
+{
+    // Each test says which secret its tools use (cleanup()'s `dialogctl down` keeps the test's own).
+    qunsetenv("DIALOG_SECRET_FILE");
 }
 
 void tst_PartitionStandby::cleanup()
@@ -141,6 +149,56 @@ void tst_PartitionStandby::standbyServesThePartitionAfterThePrimaryIsLost()
     QVERIFY(procs.contains(QStringLiteral("Standby")));
     QCOMPARE(procs.value(QStringLiteral("Standby")).value(QStringLiteral("status")).toString(),
              QStringLiteral("registered"));
+    // Secure by default: the partition names no secret, so `dialogctl up` made <run-dir>/secret
+    // (0600), gave it to every process and says how to join; without it nobody is believed.
+    const QString secret = m_runDir + QStringLiteral("/secret");
+    QVERIFY2(err.contains("names no secret_file: made its secret " + secret.toUtf8()), err.constData());
+    QVERIFY2(out.contains("export DIALOG_SECRET_FILE=" + secret.toUtf8() + '\n'), out.constData());
+    QCOMPARE(QFile::permissions(secret) & ~(QFile::ReadOwner | QFile::WriteOwner | QFile::ReadUser | QFile::WriteUser),
+             QFileDevice::Permissions());
+    QVERIFY(processesAt(QStringLiteral("127.0.0.1:%1").arg(m_primary)).isEmpty());
+    qputenv("DIALOG_SECRET_FILE", secret.toUtf8());
+    QVERIFY(processesAt(QStringLiteral("127.0.0.1:%1").arg(m_primary)).contains(QStringLiteral("FE2")));
+    // Identities: every process proved its name with the key `dialogctl up` gave it alone.
+    QFile csLog(m_runDir + QStringLiteral("/logs/ControlServer.log"));
+    QVERIFY(csLog.open(QIODevice::ReadOnly));
+    const QByteArray connects = csLog.readAll();
+    for (const char *name : {"Master", "FE1", "FE2", "IS.Server.RunParams", "DIALOG.Standby"})
+        QVERIFY2(connects.contains(QByteArray("process ") + name) &&
+                     connects.mid(connects.indexOf(QByteArray("process ") + name)).split('\n').first().contains("(name proven)"),
+                 name);
+    QCOMPARE(QFile::permissions(m_runDir + QStringLiteral("/keys/FE1.key")) &
+                 ~(QFile::ReadOwner | QFile::WriteOwner | QFile::ReadUser | QFile::WriteUser),
+             QFileDevice::Permissions());
+    // Holding the secret and FE1's key does not make FE2: its own name is not proven (refused
+    // "must prove its name"), and FE1's key offered for FE2 is a wrong proof (refused at the handshake).
+    qputenv("DIALOG_PROCESS_KEY_FILE", (m_runDir + QStringLiteral("/keys/FE1.key")).toUtf8());
+    const QStringList asFe2{QStringLiteral("ls"), QStringLiteral("--name"), QStringLiteral("FE2"),
+                            QStringLiteral("--timeout-ms"), QStringLiteral("3000")};
+    auto csLogHas = [&](const QByteArray &what) {
+        QFile f(csLog.fileName());
+        return f.open(QIODevice::ReadOnly) && f.readAll().contains(what);
+    };
+    QCOMPARE(m_fx.run(QStringLiteral("dialogctl"), asFe2, &out, &err, 20000), 1);
+    QTRY_VERIFY_WITH_TIMEOUT(csLogHas("refused connection of FE2 from 127.0.0.1 - FE2 is a process of the "
+                                      "partition and must prove its name"),
+                             5000);
+    QFile fe1Key(m_runDir + QStringLiteral("/keys/FE1.key"));
+    QVERIFY(fe1Key.open(QIODevice::ReadOnly));
+    const QByteArray forgedKey = "FE2\n" + fe1Key.readAll().split('\n').value(1) + '\n';
+    const QString forged = m_dir->filePath(QStringLiteral("forged.key"));
+    QFile f(forged);
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write(forgedKey);
+    f.close();
+    qputenv("DIALOG_PROCESS_KEY_FILE", forged.toUtf8());
+    QCOMPARE(m_fx.run(QStringLiteral("dialogctl"), asFe2, &out, &err, 20000), 1);
+    QVERIFY2(err.contains("the Control Server refused the connection: authentication failed: wrong proof of the "
+                          "name FE2: not its process key"),
+             err.constData());
+    qunsetenv("DIALOG_PROCESS_KEY_FILE");
+    QTRY_VERIFY_WITH_TIMEOUT(processesAt(QStringLiteral("127.0.0.1:%1").arg(m_primary)).contains(QStringLiteral("FE2")),
+                             10000); // the real FE2 is still there
 
     // Driven from a script: each transition waited for, a refusal is an exit code with the reason.
     QCOMPARE(rc({QStringLiteral("configure")}, &out, &err), 0);
@@ -187,6 +245,30 @@ void tst_PartitionStandby::standbyServesThePartitionAfterThePrimaryIsLost()
     QCOMPARE(rc({QStringLiteral("state"), QStringLiteral("--json")}, &out, &err), 0);
     QCOMPARE(QJsonDocument::fromJson(out).object().value(QStringLiteral("state")).toString(),
              QStringLiteral("Configured"));
+}
+
+void tst_PartitionStandby::noSecretRunsOpenWhenSaidSo()
+{
+    // "secret": "none": no secret made or handed out, said so, and the Control Server believes anyone.
+    QFile::remove(m_runDir + QStringLiteral("/secret"));
+    const QString partition = writePartition({{QStringLiteral("secret"), QStringLiteral("none")}});
+    QByteArray out, err;
+    QCOMPARE(m_fx.run(QStringLiteral("dialogctl"),
+                      {QStringLiteral("up"), partition, QStringLiteral("--run-dir"), m_runDir}, &out, &err, 60000),
+             0);
+    (void)record(); // every pid, for the reaper
+    QVERIFY2(out.contains("runs without a shared secret") && !out.contains("DIALOG_SECRET_FILE"), out.constData());
+    QVERIFY(!QFile::exists(m_runDir + QStringLiteral("/secret")));
+    QVERIFY(processesAt(QStringLiteral("127.0.0.1:%1").arg(m_primary)).contains(QStringLiteral("FE2")));
+    // Any other value is a mistake, told before anything starts.
+    writePartition({{QStringLiteral("secret"), QStringLiteral("off")}});
+    QCOMPARE(m_fx.run(QStringLiteral("dialogctl"),
+                      {QStringLiteral("up"), m_dir->filePath(QStringLiteral("test.json")), QStringLiteral("--run-dir"),
+                       m_dir->filePath(QStringLiteral("run-off"))},
+                      &out, &err, 60000),
+             1);
+    QVERIFY2(err.contains("secret: 'off': the only value is \"none\""), err.constData());
+    writePartition({{QStringLiteral("secret"), QStringLiteral("none")}}); // for cleanup()'s `dialogctl down`
 }
 
 void tst_PartitionStandby::missingSecretFileIsMadeAndUsed()

@@ -477,6 +477,7 @@ void tst_RcTree::upStartsTheSegmentControllers()
     // The tree up and driven as one: every slave reached through its own controller.
     ClientOptions o = m_bed.fx->clientOptions(QStringLiteral("rctree-test"));
     o.controlServers = {QStringLiteral("127.0.0.1:%1").arg(m_bed.fx->port())};
+    o.secretFile = runDir + QStringLiteral("/secret"); // the partition names none: up made it
     m_bed.client = std::make_unique<Client>(o);
     QVERIFY(m_bed.client->start());
     m_bed.master = m_bed.client->subscribe(rc::stateService(QStringLiteral("Master")));

@@ -572,6 +572,20 @@ void tst_RunControl::launcherUpAndDownOverSsh()
     const QByteArray sshCalls = log.readAll();
     QVERIFY2(sshCalls.startsWith("daq-pc2: "), sshCalls.constData());
     QVERIFY2(sshCalls.contains("'--name' 'RO1'") && !sshCalls.contains("'FE1'"), sshCalls.constData());
+    // The partition names no secret: the one `dialogctl up` made went to the other host on ssh's
+    // stdin (never on a command line), and the remote process was told where it is.
+    QFile secret(runDir + QStringLiteral("/secret"));
+    QVERIFY(secret.open(QIODevice::ReadOnly));
+    const QByteArray made = secret.readAll().trimmed();
+    QVERIFY(made.size() >= 32);
+    QVERIFY2(sshCalls.contains("cat >'" + secret.fileName().toUtf8() + ".new'") && !sshCalls.contains(made),
+             sshCalls.constData());
+    // So did RO1's own key (and no other's), and RO1 was told where it is.
+    const QByteArray key = (runDir + QStringLiteral("/keys/RO1.key")).toUtf8();
+    QVERIFY2(sshCalls.contains("cat >'" + key + ".new'") && !sshCalls.contains("FE1.key"), sshCalls.constData());
+    QVERIFY2(sshCalls.contains("DIALOG_SECRET_FILE='" + secret.fileName().toUtf8() + "' DIALOG_PROCESS_KEY_FILE='" +
+                               key + "' nohup"),
+             sshCalls.constData());
 
     // A second 'up' is refused while the partition runs.
     QCOMPARE(m_bed.fx->run(QStringLiteral("dialogctl"),

@@ -35,7 +35,8 @@ def _tool(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
 
 @pytest.fixture(scope="module")
 def demo(tmp_path_factory):
-    """The demo partition on a free port; every process it started is gone afterwards."""
+    """The demo partition on a free port, and the secret dialogctl up made for it (the partition names
+    none); every process it started is gone afterwards."""
     if not (BIN_DIR / "dialogctl").exists():
         pytest.skip("%s is not built" % (BIN_DIR / "dialogctl"))
     run_dir = tmp_path_factory.mktemp("demo")
@@ -45,7 +46,8 @@ def demo(tmp_path_factory):
     pids = [p["pid"] for p in json.loads(record.read_text())["processes"]] if record.exists() else []
     try:
         assert up.returncode == 0, up.stdout + up.stderr
-        yield "127.0.0.1:" + port
+        assert "export DIALOG_SECRET_FILE=%s" % (run_dir / "secret") in up.stdout, up.stdout
+        yield "127.0.0.1:" + port, str(run_dir / "secret")
     finally:
         _tool("down", str(PARTITION), "--port", port, "--run-dir", str(run_dir))
         for pid in pids:
@@ -71,7 +73,9 @@ def test_example_runs(example, demo, tmp_path):
         body = "\n".join("    " + line for line in code.split("\n"))
         code = "import asyncio\n\n\nasync def _cell():\n%s\n\n\nasyncio.run(_cell())\n" % body
     script.write_text(code, encoding="utf-8")
-    env = dict(os.environ, DIALOG_CONTROL_SERVER=demo, PYTHONPATH=str(SOURCE_DIR / "python"))
+    address, secret = demo
+    env = dict(os.environ, DIALOG_CONTROL_SERVER=address, DIALOG_SECRET_FILE=secret,
+               PYTHONPATH=str(SOURCE_DIR / "python"))
     p = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=60,
                        cwd=tmp_path)
     assert p.returncode == 0, "%s exited with %d:\n%s%s" % (example["where"], p.returncode, p.stdout, p.stderr)

@@ -88,3 +88,56 @@ def test_bad_secret_file_is_a_clear_error(tmp_path):
         dialog.Client("X", "127.0.0.1:1", secret_file=str(short))
     with pytest.raises(dialog.ClientError, match="secret file"):
         dialog.Client("X", "127.0.0.1:1", secret_file=str(tmp_path / "missing"))
+
+
+def test_python_client_proves_its_name_with_its_process_key(tmp_path, monkeypatch):
+    """docs/security.md, "Identities": a Control Server with an identity secret admits a partition's
+    process name only from a connection that proved it; the Python client proves it with the key of
+    $DIALOG_PROCESS_KEY_FILE. Without a key it is refused ("must prove its name"), with another
+    process's key under its name refused at the handshake ("wrong proof")."""
+    from conftest import wait_port
+
+    from dialog import wire
+
+    secret = tmp_path / "secret"
+    secret.write_bytes(b"the partition's secret, 32 bytes\n")
+    identity = tmp_path / "identity"
+    identity.write_bytes(b"the identity secret of this partition\n")
+    monkeypatch.setenv("DIALOG_SECRET_FILE", str(secret))
+    monkeypatch.delenv("DIALOG_PROCESS_KEY_FILE", raising=False)
+
+    def key_file(file_name: str, name: str, key_of: str) -> str:
+        path = tmp_path / file_name
+        path.write_bytes(wire.process_key_file_content(name, wire.process_key(identity.read_bytes().strip(), key_of)))
+        return str(path)
+
+    d = Daemons(tmp_path)
+    try:
+        d.start("dialog-controlserver", "--port", str(d.cs_port), "--heartbeat-ms", "200", "--identity-file",
+                str(identity), "--proven-names", "PyProven,Other")
+        wait_port(d.cs_port)
+
+        async def attempt(**kw) -> dialog.Client:
+            c = dialog.Client("PyProven", d.address, heartbeat_ms=200, **kw)
+            await c.start()
+            try:
+                await c.wait_connected(3)
+            except dialog.ConnectError:
+                pass
+            c.was_connected = c.state == "connected"
+            await c.close()
+            return c
+
+        async def main():
+            ok = await attempt(process_key_file=key_file("own.key", "PyProven", "PyProven"))
+            assert ok.was_connected and not ok.refusals, (ok.last_error, ok.refusals)
+            none = await attempt()
+            assert any(r[0] == "connect" and "PyProven is a process of the partition and must prove its name" in r[2]
+                       for r in none.refusals), none.refusals
+            forged = await attempt(process_key_file=key_file("forged.key", "PyProven", "Other"))
+            assert any(r[0] == "auth" and "wrong proof of the name PyProven" in r[2] for r in forged.refusals), \
+                forged.refusals
+
+        run(main(), 60)
+    finally:
+        d.close()

@@ -447,3 +447,77 @@ def test_frames_from_another_connection_than_the_control_servers_are_ignored(dae
             assert cmd.data == b"genuine" and cmd.origin == "PySender"
 
     run(main(), 60)
+
+
+def test_subscriber_believes_data_only_from_the_provider_subscribed_to(daemons):
+    """The Python subscriber sends a token with its SUBSCRIBE_SERVICE (as libdialog does): values for the
+    name written to its port by a rogue that claims the provider's name and incarnation, or that
+    echoes a token of its own, are ignored; the provider's values still arrive."""
+    from dialog._proto import dialog_pb2 as pb
+
+    daemons.start("dialogctl", "publish", "--rate", "20", "--data", "genuine", "--name", "CppProvider",
+                  "CppPub.Real")
+
+    async def main():
+        async with client(daemons, "PySubTok") as c:
+            got: asyncio.Queue = asyncio.Queue()
+            c.subscribe("CppPub.Real", callback=got.put_nowait)
+            first = await asyncio.wait_for(got.get(), 15)
+            assert first.data == b"genuine" and first.sequence > 0
+            provider, _ep, incarnation = c._providers["CppPub.Real"]
+            assert provider == "CppProvider"
+            reader, writer = await asyncio.open_connection("127.0.0.1", c.port)
+            hello = pb.Hello(name=provider, host="127.0.0.1", port=1, pid=1, incarnation=incarnation)
+            writer.write(wire.control_frame(wire.MessageType.HELLO, hello)
+                         + wire.service_frame("CppPub.Real", 0, b"a token of my own")
+                         + wire.service_frame("CppPub.Real", 1 << 40, b"forged"))
+            await writer.drain()
+            for _ in range(100):  # bounded: 10 s
+                if c.ignored_data >= 2:
+                    break
+                await asyncio.sleep(0.1)
+            assert c.ignored_data >= 2
+            # The provider asked to acknowledge again (the rogue claims its name and incarnation)
+            # changes nothing: later values are the provider's, on its own connection.
+            for _ in range(10):
+                m = await asyncio.wait_for(got.get(), 10)
+                assert m.data == b"genuine", m
+            writer.close()
+
+    run(main(), 60)
+
+
+def test_service_refused_for_now_is_asked_again(tmp_path):
+    """A registration the Control Server refuses for now (Refused.retry_ms: the directory is full) is
+    kept and asked again, paced, until there is room; a final refusal is not."""
+    from conftest import Daemons, wait_port
+
+    d = Daemons(tmp_path)
+    try:
+        d.start("dialog-controlserver", "--port", str(d.cs_port), "--heartbeat-ms", "200",
+                "--max-services", "2", "--reserved-services", "0")
+        wait_port(d.cs_port)
+
+        async def main():
+            async with client(d, "PyFull") as c:
+                first = c.publish("PyFull.One")
+                first.update("one")
+                # No process may hold the room left for all others: the second is refused for now.
+                second = c.publish("PyFull.Two")
+                second.update("two")
+                for _ in range(100):  # bounded: 10 s
+                    if any(r[0] == "service-later" and r[1] == "PyFull.Two" for r in c.refusals):
+                        break
+                    await asyncio.sleep(0.1)
+                later = [r for r in c.refusals if r[1] == "PyFull.Two"]
+                assert later and later[0][0] == "service-later" and "asking again in" in later[0][2], c.refusals
+                assert "PyFull.Two" in c._services
+                # Room again: the next round gets it in, and a subscriber its value.
+                c.unpublish(first)
+                out = await run_tool("get", "--count", "1", "--timeout-ms", "30000", "PyFull.Two",
+                                     address=d.address, timeout=40)
+                assert "two" in out
+
+        run(main(), 90)
+    finally:
+        d.close()

@@ -74,4 +74,24 @@ QByteArray proof(const QByteArray &secret, Role role, const QByteArray &connecto
 /// Compares two proofs in a time that does not depend on where they differ.
 bool proofsEqual(const QByteArray &a, const QByteArray &b);
 
+// Per-process identities (docs/security.md, "Identities"): the Control Server holds the partition's
+// identity secret (--identity-file), which no other process has; `dialogctl up` derives from it a key
+// for each process it starts and hands the process its own key only. The process proves its name
+// with that key in its AUTH (Auth.identity), the Control Server checks it, and a process that holds
+// the key of one name cannot prove another.
+
+/// The key of process @p name: HMAC-SHA256(@p identitySecret, "DIALOG-PROCESS-KEY-1\n" || name).
+QByteArray processKey(const QByteArray &identitySecret, const QString &name);
+/// The connector's proof of its name with its @p key: HMAC-SHA256(key, "DIALOG-IDENTITY-1\n" ||
+/// @p connectorNonce || @p acceptorNonce || @p hello), the nonces and HELLO of the handshake.
+QByteArray identityProof(const QByteArray &key, const QByteArray &connectorNonce,
+                         const QByteArray &acceptorNonce, const QByteArray &hello);
+/// The text of a process key file: the process's name on the first line, its key in base64 on the
+/// second.
+QByteArray processKeyFileContent(const QString &name, const QByteArray &key);
+/// Reads a process key file ($DIALOG_PROCESS_KEY_FILE) into @p name and @p key.
+/// Status::Code::SecurityError, with the path and the reason, when it cannot be read or is not a
+/// name and a 32-byte key.
+Status readProcessKeyFile(const QString &path, QString *name, QByteArray *key);
+
 } // namespace dialog::security

@@ -397,7 +397,8 @@ bool parseInto(const QByteArray &json, const QString &path, Partition *out, QStr
                  QStringLiteral("ssh_command"), QStringLiteral("bin_dir"), QStringLiteral("is_types_dir"),
                  QStringLiteral("heartbeat_ms"), QStringLiteral("is_servers"), QStringLiteral("master"),
                  QStringLiteral("slaves"), QStringLiteral("logger"), QStringLiteral("access"),
-                 QStringLiteral("audit_dir"), QStringLiteral("secret_file"), QStringLiteral("tls_cert"),
+                 QStringLiteral("audit_dir"), QStringLiteral("secret_file"), QStringLiteral("secret"),
+                 QStringLiteral("tls_cert"),
                  QStringLiteral("tls_key"), QStringLiteral("tls_ca"), QStringLiteral("segments"),
                  QStringLiteral("configdb"), QStringLiteral("services")});
     p.name = r.string(root, {}, QStringLiteral("name"), true);
@@ -485,6 +486,18 @@ bool parseInto(const QByteArray &json, const QString &path, Partition *out, QStr
                                std::pair{"tls_key", &p.tlsKey}, std::pair{"tls_ca", &p.tlsCa}}) {
         const QString path = r.string(root, {}, QLatin1String(key), false);
         *target = path.isEmpty() ? QString() : resolve(base, path);
+    }
+    // "secret": "none" is the one way to run without a shared secret (dialogctl up makes one otherwise).
+    if (root.contains(QStringLiteral("secret"))) {
+        const QString secret = r.string(root, {}, QStringLiteral("secret"), true);
+        if (!r.failed() && secret != QLatin1String("none"))
+            r.fail(QStringLiteral("secret"),
+                   QStringLiteral("'%1': the only value is \"none\" (no shared secret: insecure); a secret "
+                                  "is named with \"secret_file\"")
+                       .arg(secret));
+        else if (!r.failed() && !p.secretFile.isEmpty())
+            r.fail(QStringLiteral("secret"), QStringLiteral("\"none\" and a \"secret_file\" contradict each other"));
+        p.noSecret = !r.failed();
     }
     const int tlsGiven = int(!p.tlsCert.isEmpty()) + int(!p.tlsKey.isEmpty()) + int(!p.tlsCa.isEmpty());
     if (!r.failed() && tlsGiven != 0 && tlsGiven != 3)

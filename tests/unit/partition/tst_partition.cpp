@@ -25,6 +25,7 @@ private Q_SLOTS:
     void servicesOutsideRunControl();
     void standbyControlServers();
     void secretAndTlsFilesAreHandedToEveryProcess();
+    void noSecretOnlyWhenSaidSo();
     void restartPolicy();
     void accessListAndAuditDirReachTheDaemons();
     void treeOfSegments();
@@ -255,6 +256,11 @@ void tst_Partition::malformed_data()
     QTest::newRow("tls-incomplete") << "{" + base +
                                            R"(,"tls_cert":"c.pem","slaves":[{"name":"A","kind":"control"}]})"
                                     << "p.json: tls_cert: TLS needs all of tls_cert, tls_key and tls_ca";
+    QTest::newRow("secret-not-none") << "{" + base + R"(,"secret":"off","slaves":[{"name":"A","kind":"control"}]})"
+                                     << "p.json: secret: 'off': the only value is \"none\"";
+    QTest::newRow("secret-none-and-file")
+        << "{" + base + R"(,"secret":"none","secret_file":"s","slaves":[{"name":"A","kind":"control"}]})"
+        << "p.json: secret: \"none\" and a \"secret_file\" contradict each other";
 }
 
 void tst_Partition::malformed()
@@ -397,6 +403,7 @@ void tst_Partition::secretAndTlsFilesAreHandedToEveryProcess()
                  .isOk(),
              qPrintable(st.message()));
     QCOMPARE(p.secretFile, QStringLiteral("/p/secret")); // relative to the partition file
+    QVERIFY(!p.noSecret);
     QCOMPARE(p.tlsCert, QStringLiteral("/etc/dialog/node.pem"));
     for (const ProcessSpec &s : p.processes()) {
         const QStringList a = s.arguments(p);
@@ -405,6 +412,28 @@ void tst_Partition::secretAndTlsFilesAreHandedToEveryProcess()
                                              "--tls-key /p/node.key --tls-ca /p/ca.pem")),
                  qPrintable(s.name + QLatin1String(": ") + a.join(QLatin1Char(' '))));
     }
+}
+
+void tst_Partition::noSecretOnlyWhenSaidSo()
+{
+    // "secret": "none" is the opt-out of the secret dialogctl up would give the partition; nothing
+    // is handed to the processes.
+    Partition p;
+    Status st;
+    QVERIFY2((st = Partition::parse(R"({"name":"t","control_server":{"port":4000},"secret":"none",
+                                  "master":{"name":"M"},"slaves":[{"name":"S1","kind":"readout"}]})",
+                                    QStringLiteral("/p/t.json"), &p))
+                 .isOk(),
+             qPrintable(st.message()));
+    QVERIFY(p.noSecret);
+    QVERIFY(p.secretFile.isEmpty());
+    for (const ProcessSpec &s : p.processes())
+        QVERIFY(!s.arguments(p).contains(QStringLiteral("--secret-file")));
+    QVERIFY((st = Partition::parse(R"({"name":"t","control_server":{"port":4000},
+                                  "master":{"name":"M"},"slaves":[{"name":"S1","kind":"readout"}]})",
+                                   QStringLiteral("/p/t.json"), &p))
+                .isOk());
+    QVERIFY(!p.noSecret);
 }
 
 void tst_Partition::restartPolicy()

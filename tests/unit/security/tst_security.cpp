@@ -6,6 +6,7 @@
 #include "dialog/security.h"
 
 #include <QCommandLineParser>
+#include <QMessageAuthenticationCode>
 #include <QSslConfiguration>
 #include <QSslKey>
 #include <QSslSocket>
@@ -25,6 +26,7 @@ private Q_SLOTS:
     void tlsFilesRefusedWithAReason();
     void proofsMatchTheDocumentedExample();
     void proofsCompareEveryByte();
+    void processKeys();
     void weakSecretsTold_data();
     void weakSecretsTold();
 
@@ -191,6 +193,40 @@ void tst_Security::proofsCompareEveryByte()
     }
     QVERIFY(!security::proofsEqual(a, a.left(31)));
     QVERIFY(!security::proofsEqual(a, QByteArray()));
+}
+
+void tst_Security::processKeys()
+{
+    // The key of a name and the proof of a name, as docs/protocol.md §3.1.1 writes them.
+    const QByteArray identity("the identity secret of a partition");
+    auto hmac = [](const QByteArray &key, const QByteArray &text) {
+        return QMessageAuthenticationCode::hash(text, key, QCryptographicHash::Sha256);
+    };
+    const QByteArray fe1 = security::processKey(identity, QStringLiteral("FE1"));
+    QCOMPARE(fe1, hmac(identity, "DIALOG-PROCESS-KEY-1\nFE1"));
+    QCOMPARE(fe1.size(), 32);
+    QVERIFY(fe1 != security::processKey(identity, QStringLiteral("FE2")));
+    QVERIFY(fe1 != security::processKey("another identity secret", QStringLiteral("FE1")));
+    const QByteArray nc(32, '\x01'), na(32, '\x02'), hello("hello");
+    QCOMPARE(security::identityProof(fe1, nc, na, hello), hmac(fe1, "DIALOG-IDENTITY-1\n" + nc + na + hello));
+    QVERIFY(security::identityProof(fe1, nc, na, hello) != security::identityProof(fe1, na, nc, hello));
+
+    // The key file: a name and its key, read back; anything else refused with the reason.
+    QString name;
+    QByteArray key;
+    const QString good = writeFile(QStringLiteral("FE1.key"), security::processKeyFileContent(QStringLiteral("FE1"), fe1));
+    QVERIFY(security::readProcessKeyFile(good, &name, &key).isOk());
+    QCOMPARE(name, QStringLiteral("FE1"));
+    QCOMPARE(key, fe1);
+    for (const QByteArray &bad : {QByteArray(""), QByteArray("FE1\n"), QByteArray("FE1\nc2hvcnQ=\n"),
+                                  QByteArray("\n") + fe1.toBase64(), QByteArray("FE1\n") + fe1.toBase64() + "\nmore"}) {
+        const Status st = security::readProcessKeyFile(writeFile(QStringLiteral("bad.key"), bad), &name, &key);
+        QCOMPARE(st.code(), Status::Code::SecurityError);
+        QVERIFY2(st.message().contains("expected a process name and its 32-byte key"), qPrintable(st.message()));
+    }
+    const Status missing = security::readProcessKeyFile(m_dir.filePath(QStringLiteral("none.key")), &name, &key);
+    QCOMPARE(missing.code(), Status::Code::SecurityError);
+    QVERIFY(missing.message().contains("none.key"));
 }
 
 // daqpartition2026 was recovered offline in 37 guesses from one handshake: secrets are estimated, and

@@ -113,6 +113,17 @@ struct Partition
     /// The same paths must hold the files on every host.
     QString secretFile, tlsCert, tlsKey, tlsCa;
     ///@}
+    /// True when the partition runs without a shared secret on purpose ("secret": "none"; insecure:
+    /// anyone who reaches a port is believed). Otherwise `dialogctl up` gives a partition that names
+    /// no "secret_file" and starts its own Control Server the secret <run-dir>/secret.
+    bool noSecret = false;
+    /// Not read from the file: the identity secret `dialogctl up` made for a partition with a secret
+    /// whose Control Server it starts (absolute; empty: none). The Control Server checks the names
+    /// of the partition's processes with it; each process gets its own key (docs/security.md).
+    QString identityFile;
+    /// Not read from the file: processes `dialogctl up` could not give their key (another host it
+    /// cannot reach over the ssh command): their names are not required to be proven.
+    QStringList unprovenNames;
     /// The run-control master ("master").
     ProcessSpec master;
     /// The IS servers ("is_servers").
