@@ -26,6 +26,11 @@ find_program(DIALOG_GZIP gzip)
 if(DIALOG_HELP2MAN AND DIALOG_GZIP AND NOT DIALOG_SANITIZE AND NOT DIALOG_FUZZ)
     set(DIALOG_MANPAGES ON)
     add_custom_target(manpages ALL)
+    # The programs' --help runs with a runtime directory of its own (0700, as Qt wants it), so that
+    # a build as root, which has no XDG_RUNTIME_DIR, puts no QStandardPaths warning into the pages.
+    set(DIALOG_MAN_RUNTIME_DIR ${CMAKE_BINARY_DIR}/man/xdg-runtime)
+    file(MAKE_DIRECTORY ${DIALOG_MAN_RUNTIME_DIR})
+    file(CHMOD ${DIALOG_MAN_RUNTIME_DIR} DIRECTORY_PERMISSIONS OWNER_READ OWNER_WRITE OWNER_EXECUTE)
 elseif(NOT DIALOG_SANITIZE AND NOT DIALOG_FUZZ)
     message(STATUS "Manual pages disabled: help2man or gzip not found (Debian: help2man)")
 endif()
@@ -41,6 +46,7 @@ function(dialog_add_manpage name component)
     add_custom_command(OUTPUT ${page}.gz
         COMMAND ${CMAKE_COMMAND} -E make_directory ${CMAKE_BINARY_DIR}/man/man1
         COMMAND ${CMAKE_COMMAND} -E env QT_QPA_PLATFORM=offscreen DIALOG_CONTROL_SERVER=127.0.0.1:1
+                XDG_RUNTIME_DIR=${DIALOG_MAN_RUNTIME_DIR}
                 ${DIALOG_HELP2MAN} --no-info --no-discard-stderr --section 1
                 --version-string ${PROJECT_VERSION} --source "DIALOG toolkit ${PROJECT_VERSION}"
                 --manual "DIALOG toolkit" --include ${include} --output ${page} $<TARGET_FILE:${name}>
