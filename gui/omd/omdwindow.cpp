@@ -239,7 +239,9 @@ void OmdWindow::feedSeries(TimeSeriesChart *chart, int series, const SeriesSpec 
         if (!id)
             return; // not Server.Object
         m_feedOf.insert(spec.object, id);
-        m_feeds.insert(id, Feed{spec.object, {}});
+        Feed feed;
+        feed.object = spec.object;
+        m_feeds.insert(id, feed);
     }
     m_feeds[id].targets << Target{chart, series, spec.attribute};
     // The current value, so a rarely updated object shows at once; then its history, which
