@@ -79,7 +79,9 @@ set(CPACK_COMPONENT_DAEMONS_DEPENDS runtime)
 # Qt's SQL drivers are plug-ins (dlopen), which dpkg-shlibdeps cannot see: the logger, the
 # archiver, the configuration database and the alarm server need SQLite's; PostgreSQL's only for --db postgresql://.
 set(CPACK_DEBIAN_DAEMONS_PACKAGE_DEPENDS "libqt6sql6-sqlite")
-set(CPACK_DEBIAN_DAEMONS_PACKAGE_SUGGESTS "libqt6sql6-psql")
+# The IS server's web pictures (GET /is/…png) are drawn by dialog-render, a Qt Widgets program of the
+# GUI package: a server host that wants them installs it, one that does not gets 501 naming it.
+set(CPACK_DEBIAN_DAEMONS_PACKAGE_SUGGESTS "libqt6sql6-psql, dialog-toolkit-gui")
 set(CPACK_DEBIAN_DAEMONS_DESCRIPTION "Daemons and the dialogctl tool.
 The Control Server, IS server, message logger, archiver, alarm server,
 run-control master and slaves, the dialogctl command-line tool, IS types, example partitions,

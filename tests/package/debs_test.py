@@ -177,6 +177,10 @@ def main(build: Path, work: Path) -> int:
     # SQLite files and the GUIs' platform plug-ins must be named by the packages.
     check("dialog-toolkit pulls in Qt's SQLite driver", "libqt6sql6-sqlite" in pulled["daemons"])
     check("dialog-toolkit-gui pulls in Qt's platform plug-ins", "qt6-qpa-plugins" in pulled["gui"])
+    # Suggested, not pulled in: the web IS's pictures need dialog-render from the GUI package.
+    suggests = run("dpkg-deb", "-f", str(debs["daemons"]), "Suggests")
+    check("dialog-toolkit suggests dialog-toolkit-gui for the web pictures (%s)" % suggests.strip(),
+          "dialog-toolkit-gui" in suggests and "dialog-toolkit-gui" not in pulled["daemons"])
     print("\n%d failure(s)" % len(failures))
     return 1 if failures else 0
 
