@@ -41,21 +41,6 @@ QList<double> occupancy(int deadChannel)
     return c;
 }
 
-// Pixels of @p image within a small distance of @p colour.
-int pixelsNear(const QImage &image, const QColor &colour)
-{
-    const QImage im = image.convertToFormat(QImage::Format_ARGB32);
-    int n = 0;
-    for (int y = 0; y < im.height(); ++y)
-        for (int x = 0; x < im.width(); ++x) {
-            const QColor c = im.pixelColor(x, y);
-            n += std::abs(c.red() - colour.red()) + std::abs(c.green() - colour.green()) +
-                     std::abs(c.blue() - colour.blue()) <
-                 40;
-        }
-    return n;
-}
-
 } // namespace
 
 class tst_Presenter : public QObject, protected IsTestBase
