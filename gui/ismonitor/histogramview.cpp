@@ -26,7 +26,8 @@ void HistogramView::setHistogram(const is::Object &object, const QString &label)
     m_histogram = {};
     m_options.label = label;
     const Status s = Histogram::fromObject(object, &m_histogram);
-    m_options.message = s.isOk() || label.isEmpty() ? s.message() : QStringLiteral("%1: %2").arg(label, s.message());
+    m_options.message =
+        s.isOk() || label.isEmpty() ? s.message() : QStringLiteral("%1: %2").arg(label, s.message());
     update();
 }
 

@@ -208,23 +208,28 @@ Status Histogram::fromObject(const is::Object &o, Histogram *out)
     Histogram h;
     if (type == Type1D || (type != Type2D && o.indexOf(QStringLiteral("bins")) >= 0))
         h.kind = Kind::OneD;
-    else if (type == Type2D || (o.indexOf(QStringLiteral("xBins")) >= 0 && o.indexOf(QStringLiteral("yBins")) >= 0))
+    else if (type == Type2D ||
+             (o.indexOf(QStringLiteral("xBins")) >= 0 && o.indexOf(QStringLiteral("yBins")) >= 0))
         h.kind = Kind::TwoD;
     else
         return Status(Status::Code::TypeMismatch, QStringLiteral("is a %1, not a histogram").arg(type));
     quint32 xBins = 0, yBins = 1;
-    const bool binsOk = h.kind == Kind::OneD
-                            ? attribute(o, QStringLiteral("bins"), &xBins)
-                            : attribute(o, QStringLiteral("xBins"), &xBins) && attribute(o, QStringLiteral("yBins"), &yBins);
-    if (!binsOk || !attribute(o, QStringLiteral("xLow"), &h.xLow) || !attribute(o, QStringLiteral("xHigh"), &h.xHigh) ||
-        (h.kind == Kind::TwoD &&
-         (!attribute(o, QStringLiteral("yLow"), &h.yLow) || !attribute(o, QStringLiteral("yHigh"), &h.yHigh))) ||
-        !attribute(o, QStringLiteral("contents"), &h.contents) || !attribute(o, QStringLiteral("entries"), &h.entries) ||
-        !optional(o, QStringLiteral("underflow"), &h.underflow) || !optional(o, QStringLiteral("overflow"), &h.overflow))
+    const bool binsOk = h.kind == Kind::OneD ? attribute(o, QStringLiteral("bins"), &xBins)
+                                             : attribute(o, QStringLiteral("xBins"), &xBins) &&
+                                                   attribute(o, QStringLiteral("yBins"), &yBins);
+    if (!binsOk || !attribute(o, QStringLiteral("xLow"), &h.xLow) ||
+        !attribute(o, QStringLiteral("xHigh"), &h.xHigh) ||
+        (h.kind == Kind::TwoD && (!attribute(o, QStringLiteral("yLow"), &h.yLow) ||
+                                  !attribute(o, QStringLiteral("yHigh"), &h.yHigh))) ||
+        !attribute(o, QStringLiteral("contents"), &h.contents) ||
+        !attribute(o, QStringLiteral("entries"), &h.entries) ||
+        !optional(o, QStringLiteral("underflow"), &h.underflow) ||
+        !optional(o, QStringLiteral("overflow"), &h.overflow))
         return invalid(QStringLiteral("%1 lacks an attribute of %2 or has one of another type")
                            .arg(type, h.kind == Kind::OneD ? Type1D : Type2D));
     if (xBins > quint32(MaxBins) || yBins > quint32(MaxBins))
-        return invalid(QStringLiteral("%1 x %2 bins out of range (1 to %3 in all)").arg(xBins).arg(yBins).arg(MaxBins));
+        return invalid(
+            QStringLiteral("%1 x %2 bins out of range (1 to %3 in all)").arg(xBins).arg(yBins).arg(MaxBins));
     h.xBins = int(xBins);
     h.yBins = int(yBins);
     if (const int t = o.indexOf(QStringLiteral("title")); t >= 0)
@@ -253,9 +258,9 @@ Status Histogram::fromJson(const QJsonObject &j, Histogram *out, const QString &
         return v.isUndefined() ? !required : number(v, value);
     };
     double xBins = 0, yBins = 1;
-    const bool binsOk = h.kind == Kind::OneD
-                            ? (has1D ? get("bins", &xBins) : get("xBins", &xBins)) && get("yBins", &yBins, false)
-                            : get("xBins", &xBins) && get("yBins", &yBins);
+    const bool binsOk = h.kind == Kind::OneD ? (has1D ? get("bins", &xBins) : get("xBins", &xBins)) &&
+                                                   get("yBins", &yBins, false)
+                                             : get("xBins", &xBins) && get("yBins", &yBins);
     const QJsonValue entries = j.value(QStringLiteral("entries"));
     if (!binsOk || !get("xLow", &h.xLow) || !get("xHigh", &h.xHigh) ||
         (h.kind == Kind::TwoD && (!get("yLow", &h.yLow) || !get("yHigh", &h.yHigh))) ||
@@ -264,7 +269,8 @@ Status Histogram::fromJson(const QJsonObject &j, Histogram *out, const QString &
         return invalid(QStringLiteral("%1: missing or non-numeric bins, edges or entries").arg(type));
     if (!(xBins >= 1 && xBins <= MaxBins && xBins == std::floor(xBins)) ||
         !(yBins >= 1 && yBins <= MaxBins && yBins == std::floor(yBins)) || xBins * yBins > MaxBins)
-        return invalid(QStringLiteral("%1: bins out of range (integers, 1 to %2 in all)").arg(type).arg(MaxBins));
+        return invalid(
+            QStringLiteral("%1: bins out of range (integers, 1 to %2 in all)").arg(type).arg(MaxBins));
     h.xBins = int(xBins);
     h.yBins = int(yBins);
     const QJsonArray c = j.value(QStringLiteral("contents")).toArray();
@@ -275,7 +281,8 @@ Status Histogram::fromJson(const QJsonObject &j, Histogram *out, const QString &
     for (const QJsonValue &v : c) {
         double x = 0;
         if (!number(v, &x))
-            return invalid(QStringLiteral("%1: bin %2's content is not a number").arg(type).arg(h.contents.size()));
+            return invalid(
+                QStringLiteral("%1: bin %2's content is not a number").arg(type).arg(h.contents.size()));
         h.contents.append(x);
     }
     h.title = j.value(QStringLiteral("title")).toString();
@@ -299,7 +306,7 @@ QJsonObject Histogram::toJson() const
                   {QStringLiteral("contents"), c}};
     // Beyond 2^53 a double loses the count: as text, which fromJson() reads back exactly.
     j.insert(QStringLiteral("entries"), entries < (quint64(1) << 53) ? QJsonValue(qint64(entries))
-                                                                      : QJsonValue(QString::number(entries)));
+                                                                     : QJsonValue(QString::number(entries)));
     if (underflow != 0)
         j.insert(QStringLiteral("underflow"), underflow);
     if (overflow != 0)

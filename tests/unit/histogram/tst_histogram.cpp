@@ -1,11 +1,11 @@
 // dialog::Histogram (libdialog/include/dialog/histogram.h): read from IS objects and their JSON,
 // written back, the sums and moments the checks use, and every kind of bad input refused with its
 // reason (never a crash, the output untouched).
-#include "statuscheck.h"
 #include "dialog/histogram.h"
 #include "dialog/is/codec.h"
 #include "dialog/is/object.h"
 #include "dialog/is/typeregistry.h"
+#include "statuscheck.h"
 
 #include <QJsonArray>
 #include <QtTest>
@@ -50,7 +50,8 @@ void tst_Histogram::sameFromViewAndBack(const is::Object &o, const Histogram &h)
 
 namespace {
 
-is::Object object1D(const is::TypeRegistry &types, const QList<double> &contents, double low = 0, double high = 10)
+is::Object object1D(const is::TypeRegistry &types, const QList<double> &contents, double low = 0,
+                    double high = 10)
 {
     is::Object o = is::Object::create(types, QStringLiteral("Histogram1D"));
     o.set(QStringLiteral("title"), QStringLiteral("Event size"));
@@ -304,8 +305,10 @@ void tst_Histogram::badObjectsRefused()
     QVERIFY_OK(o.set(QStringLiteral("xHigh"), 0.0));
     QVERIFY(Histogram::fromObject(o, &out).message().contains(QLatin1String("not increasing")));
     QVERIFY_OK(o.set(QStringLiteral("xHigh"), 1.0));
-    QVERIFY_OK(o.set(QStringLiteral("contents"), QList<double>{1, std::numeric_limits<double>::infinity(), 3}));
-    QVERIFY(Histogram::fromObject(o, &out).message().contains(QLatin1String("bin 1's content is not finite")));
+    QVERIFY_OK(
+        o.set(QStringLiteral("contents"), QList<double>{1, std::numeric_limits<double>::infinity(), 3}));
+    QVERIFY(
+        Histogram::fromObject(o, &out).message().contains(QLatin1String("bin 1's content is not finite")));
     QVERIFY_OK(o.set(QStringLiteral("bins"), quint32(0xffffffff)));
     QVERIFY(Histogram::fromObject(o, &out).message().contains(QLatin1String("bins out of range")));
     QVERIFY(!out.isValid()); // untouched by every refusal
