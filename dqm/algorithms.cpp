@@ -22,21 +22,6 @@ Result undefined(const QString &why)
     return {Quality::Undefined, 0, why};
 }
 
-/// Mean and RMS of a 1D histogram over its bin centres.
-std::pair<double, double> moments(const Histogram &h)
-{
-    const double width = (h.xHigh - h.xLow) / h.xBins;
-    double n = 0, sx = 0, sxx = 0;
-    for (int i = 0; i < h.xBins; ++i) {
-        const double x = h.xLow + (i + 0.5) * width, c = h.contents.at(i);
-        n += c;
-        sx += c * x;
-        sxx += c * x * x;
-    }
-    const double mean = n > 0 ? sx / n : 0;
-    return {mean, n > 0 ? std::sqrt(qMax(0.0, sxx / n - mean * mean)) : 0};
-}
-
 Result chi2(const Histogram &h, const Histogram &r)
 {
     const double n = h.sum(), m = r.sum();
@@ -79,7 +64,7 @@ Result bins(const Check &c, const Histogram &h, const QString &what, const std::
     int count = 0;
     for (qsizetype i = 0; i < h.contents.size(); ++i)
         if (pick(h.contents.at(i), mean) && ++count <= 10)
-            found.append(h.yBins > 1 ? QStringLiteral("(%1,%2)").arg(i % h.xBins).arg(i / h.xBins) : QString::number(i));
+            found.append(h.kind == Histogram::Kind::TwoD ? QStringLiteral("(%1,%2)").arg(i % h.xBins).arg(i / h.xBins) : QString::number(i));
     const QString details = count == 0 ? QStringLiteral("no %1 bin").arg(what)
                                        : QStringLiteral("%1 %2 bin(s): %3%4")
                                              .arg(count)
@@ -113,86 +98,6 @@ QString qualityName(Quality q)
         break;
     }
     return QStringLiteral("Undefined");
-}
-
-Status Histogram::fromObject(const is::Object &o, Histogram *out)
-{
-    Histogram h;
-    h.type = o.typeName();
-    if (h.type == QLatin1String("Histogram1D")) {
-        h.xBins = int(o.get<quint32>(QStringLiteral("bins")));
-    } else if (h.type == QLatin1String("Histogram2D")) {
-        h.xBins = int(o.get<quint32>(QStringLiteral("xBins")));
-        h.yBins = int(o.get<quint32>(QStringLiteral("yBins")));
-        h.yLow = o.get<double>(QStringLiteral("yLow"));
-        h.yHigh = o.get<double>(QStringLiteral("yHigh"));
-    } else {
-        return Status(Status::Code::TypeMismatch, QStringLiteral("is a %1, not a histogram").arg(h.type));
-    }
-    h.xLow = o.get<double>(QStringLiteral("xLow"));
-    h.xHigh = o.get<double>(QStringLiteral("xHigh"));
-    h.contents = o.get<QList<double>>(QStringLiteral("contents"));
-    h.entries = o.get<quint64>(QStringLiteral("entries"));
-    if (h.xBins <= 0 || h.yBins <= 0 || h.contents.size() != qsizetype(h.xBins) * h.yBins || !(h.xHigh > h.xLow))
-        return Status(Status::Code::InvalidObject, QStringLiteral("has %1 contents for %2 x %3 bins in [%4, %5)")
-                                                       .arg(h.contents.size())
-                                                       .arg(h.xBins)
-                                                       .arg(h.yBins)
-                                                       .arg(h.xLow)
-                                                       .arg(h.xHigh));
-    *out = h;
-    return {};
-}
-
-Status Histogram::fromJson(const QJsonObject &j, Histogram *out)
-{
-    Histogram h;
-    h.type = j.value(QStringLiteral("type")).toString();
-    h.xLow = j.value(QStringLiteral("xLow")).toDouble();
-    h.xHigh = j.value(QStringLiteral("xHigh")).toDouble();
-    h.yLow = j.value(QStringLiteral("yLow")).toDouble();
-    h.yHigh = j.value(QStringLiteral("yHigh")).toDouble();
-    h.xBins = j.value(QStringLiteral("xBins")).toInt();
-    h.yBins = j.value(QStringLiteral("yBins")).toInt(1);
-    h.entries = quint64(j.value(QStringLiteral("entries")).toInteger());
-    for (const QJsonValue &v : j.value(QStringLiteral("contents")).toArray())
-        h.contents.append(v.toDouble());
-    if ((h.type != QLatin1String("Histogram1D") && h.type != QLatin1String("Histogram2D")) || h.xBins <= 0 ||
-        h.yBins <= 0 || h.contents.size() != qsizetype(h.xBins) * h.yBins)
-        return Status(Status::Code::InvalidObject, QStringLiteral("not a histogram of type, bins and contents"));
-    *out = h;
-    return {};
-}
-
-QJsonObject Histogram::toJson() const
-{
-    QJsonArray c;
-    for (double v : contents)
-        c.append(v);
-    return {{QStringLiteral("type"), type},   {QStringLiteral("xLow"), xLow},   {QStringLiteral("xHigh"), xHigh},
-            {QStringLiteral("yLow"), yLow},   {QStringLiteral("yHigh"), yHigh}, {QStringLiteral("xBins"), xBins},
-            {QStringLiteral("yBins"), yBins}, {QStringLiteral("entries"), qint64(entries)},
-            {QStringLiteral("contents"), c}};
-}
-
-QString Histogram::binningDifference(const Histogram &o) const
-{
-    if (type == o.type && xBins == o.xBins && yBins == o.yBins && xLow == o.xLow && xHigh == o.xHigh &&
-        yLow == o.yLow && yHigh == o.yHigh)
-        return {};
-    const auto text = [](const Histogram &h) {
-        return h.yBins > 1 ? QStringLiteral("%1 x %2 bins").arg(h.xBins).arg(h.yBins)
-                           : QStringLiteral("%1 bins in [%2, %3)").arg(h.xBins).arg(h.xLow).arg(h.xHigh);
-    };
-    return QStringLiteral("the histogram has %1, the reference %2").arg(text(*this), text(o));
-}
-
-double Histogram::sum() const
-{
-    double s = 0;
-    for (double v : contents)
-        s += v;
-    return s;
 }
 
 Status Check::fromJson(const QJsonObject &j, Check *out)
@@ -258,11 +163,10 @@ Result evaluate(const Check &c, const Histogram &h, const Histogram *reference)
         return judge(r.value, c.warning, c.bad, r.details);
     }
     if (c.algorithm == QLatin1String("mean") || c.algorithm == QLatin1String("rms")) {
-        if (h.yBins > 1)
+        if (h.kind == Histogram::Kind::TwoD)
             return undefined(QStringLiteral("%1 of a 2D histogram is not defined").arg(c.algorithm));
-        const auto [mean, rms] = moments(h);
-        return c.algorithm == QLatin1String("mean") ? inRange(c, mean, QStringLiteral("mean"))
-                                                    : inRange(c, rms, QStringLiteral("RMS"));
+        return c.algorithm == QLatin1String("mean") ? inRange(c, h.mean(), QStringLiteral("mean"))
+                                                    : inRange(c, h.rms(), QStringLiteral("RMS"));
     }
     if (c.algorithm == QLatin1String("dead_bins"))
         return bins(c, h, QStringLiteral("dead"), [&](double v, double mean) { return v <= c.deadFraction * mean; });

@@ -2,7 +2,7 @@
 // judged by one configured check, Good / Warning / Bad, or Undefined when it cannot be judged.
 #pragma once
 
-#include "dialog/is/object.h"
+#include "dialog/histogram.h"
 #include "dialog/status.h"
 
 #include <QJsonObject>
@@ -19,25 +19,6 @@ enum class Quality
     Bad,
 };
 QString qualityName(Quality q);
-
-/// A Histogram1D or Histogram2D as the checks see it.
-struct Histogram
-{
-    QString type; ///< "Histogram1D" or "Histogram2D"
-    double xLow = 0, xHigh = 0, yLow = 0, yHigh = 0;
-    int xBins = 0, yBins = 1;
-    QList<double> contents;
-    quint64 entries = 0;
-
-    /// Ok, or TypeMismatch for an object that is not a histogram, InvalidObject for one whose
-    /// contents do not match its bins.
-    static Status fromObject(const is::Object &object, Histogram *out);
-    static Status fromJson(const QJsonObject &json, Histogram *out);
-    QJsonObject toJson() const;
-    /// Empty when @p other has the same binning; else what differs ("100 bins in [0, 1000), not 50 …").
-    QString binningDifference(const Histogram &other) const;
-    double sum() const;
-};
 
 /// One configured check (an entry of the checks file).
 struct Check

@@ -5,6 +5,7 @@
 #include "benchsupport.h"
 #include "commands.h"
 
+#include "dialog/histogram.h"
 #include "dialog/is/dictionary.h"
 #include "dialog/request.h"
 
@@ -156,20 +157,11 @@ int benchDqm(const QStringList &args)
             c.insert(QStringLiteral("algorithm"), QStringLiteral("chi2"));
             c.insert(QStringLiteral("warning"), 5);
             c.insert(QStringLiteral("bad"), 20);
-            QJsonObject ref{{QStringLiteral("type"), QStringLiteral("Histogram1D")},
-                            {QStringLiteral("xLow"), 0},
-                            {QStringLiteral("xHigh"), double(bins)},
-                            {QStringLiteral("xBins"), bins},
-                            {QStringLiteral("yBins"), 1},
-                            {QStringLiteral("entries"), qint64(h.get<quint64>(QStringLiteral("entries")))},
-                            {QStringLiteral("contents"), QJsonArray::fromVariantList([&] {
-                                 QVariantList v;
-                                 for (double x : h.get<QList<double>>(QStringLiteral("contents")))
-                                     v.append(x);
-                                 return v;
-                             }())}};
+            Histogram ref;
+            if (const Status s = Histogram::fromObject(h, &ref); !s.isOk())
+                return fail(verb, s.message());
             QFile f(QDir(refs).filePath(name + QStringLiteral(".json")));
-            if (!f.open(QIODevice::WriteOnly) || f.write(QJsonDocument(ref).toJson(QJsonDocument::Compact)) < 0)
+            if (!f.open(QIODevice::WriteOnly) || f.write(QJsonDocument(ref.toJson()).toJson(QJsonDocument::Compact)) < 0)
                 return fail(verb, QStringLiteral("cannot write %1").arg(f.fileName()));
         }
         }

@@ -1,5 +1,6 @@
 #include "attributemodel.h"
 
+#include "dialog/histogram.h"
 #include "dialog/is/time.h"
 
 #include <QBrush>
@@ -54,15 +55,11 @@ QString AttributeModel::compact(const QVariantList &list, int maxShown)
 namespace {
 QString objectSummary(const is::Object &o)
 {
-    if (o.typeName() == QLatin1String("Histogram1D"))
-        return QStringLiteral("%1 bins, %2 entries")
-            .arg(o.get<quint32>(QStringLiteral("bins")))
-            .arg(o.get<quint64>(QStringLiteral("entries")));
-    if (o.typeName() == QLatin1String("Histogram2D"))
-        return QStringLiteral("%1×%2 bins, %3 entries")
-            .arg(o.get<quint32>(QStringLiteral("xBins")))
-            .arg(o.get<quint32>(QStringLiteral("yBins")))
-            .arg(o.get<quint64>(QStringLiteral("entries")));
+    Histogram h;
+    if (Histogram::fromObject(o, &h).isOk())
+        return h.kind == Histogram::Kind::TwoD
+                   ? QStringLiteral("%1×%2 bins, %3 entries").arg(h.xBins).arg(h.yBins).arg(h.entries)
+                   : QStringLiteral("%1 bins, %2 entries").arg(h.xBins).arg(h.entries);
     return QStringLiteral("{%1 attributes}").arg(o.attributeCount());
 }
 } // namespace

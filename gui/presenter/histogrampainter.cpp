@@ -93,7 +93,7 @@ struct Step
     double x0, x1, value;
 };
 
-QList<Step> steps(const HistogramData &h, int pixels)
+QList<Step> steps(const Histogram &h, int pixels)
 {
     QList<Step> out;
     const int n = h.xBins;
@@ -149,7 +149,7 @@ bool hasText(const QSize &size)
     return size.width() >= MinTextWidth && size.height() >= MinTextHeight;
 }
 
-QString titleText(const HistogramData &h, const PaintOptions &o)
+QString titleText(const Histogram &h, const PaintOptions &o)
 {
     if (h.title.isEmpty() || h.title == o.label)
         return o.label;
@@ -169,7 +169,7 @@ QString captionText(const PaintOptions &o)
 }
 
 // The value range of a 1D picture's y axis (the reference included).
-Axis yRange(const HistogramData &h, const PaintOptions &o, double refScale)
+Axis yRange(const Histogram &h, const PaintOptions &o, double refScale)
 {
     double top = h.maximum(), low = 0, minPos = h.minimumPositive();
     for (double v : h.contents)
@@ -193,7 +193,7 @@ Axis yRange(const HistogramData &h, const PaintOptions &o, double refScale)
 }
 
 // The z range of a 2D picture: [smallest positive or 0, largest].
-Axis zRange(const HistogramData &h, bool log)
+Axis zRange(const Histogram &h, bool log)
 {
     Axis a;
     const double top = h.maximum();
@@ -208,7 +208,7 @@ Axis zRange(const HistogramData &h, bool log)
     return a;
 }
 
-double referenceScale(const HistogramData &h, const HistogramData &ref)
+double referenceScale(const Histogram &h, const Histogram &ref)
 {
     const double rs = ref.sum();
     return rs > 0 ? h.sum() / rs : 1.0;
@@ -247,7 +247,7 @@ void drawXTicks(QPainter *p, const Axis &x, const QRect &plot, const QFontMetric
     }
 }
 
-void paint1D(QPainter *p, const HistogramData &h, const PaintOptions &o, const HistogramPainter::Layout &l,
+void paint1D(QPainter *p, const Histogram &h, const PaintOptions &o, const HistogramPainter::Layout &l,
              bool text)
 {
     const QRect &plot = l.plot;
@@ -271,7 +271,7 @@ void paint1D(QPainter *p, const HistogramData &h, const PaintOptions &o, const H
     p->fillPath(area, HistogramPainter::barColor());
     p->setPen(QPen(HistogramPainter::barColor().darker(190), 1));
     p->drawPath(outline);
-    if (o.reference.isValid() && o.reference.kind == HistogramData::Kind::OneD) {
+    if (o.reference.isValid() && o.reference.kind == Histogram::Kind::OneD) {
         p->setRenderHint(QPainter::Antialiasing, true);
         p->setPen(QPen(HistogramPainter::referenceColor(), std::max(1.5, plot.height() / 150.0)));
         p->drawPath(stepPath(steps(o.reference, plot.width()), x, y, scale));
@@ -296,7 +296,7 @@ void paint1D(QPainter *p, const HistogramData &h, const PaintOptions &o, const H
     }
 }
 
-void paint2D(QPainter *p, const HistogramData &h, const PaintOptions &o, const HistogramPainter::Layout &l,
+void paint2D(QPainter *p, const Histogram &h, const PaintOptions &o, const HistogramPainter::Layout &l,
              bool text)
 {
     const QRect &plot = l.plot;
@@ -391,7 +391,7 @@ QColor HistogramPainter::colourAt(double t)
                   int(a.blue() + (b.blue() - a.blue()) * f));
 }
 
-HistogramPainter::Layout HistogramPainter::layout(const QSize &size, const HistogramData &h,
+HistogramPainter::Layout HistogramPainter::layout(const QSize &size, const Histogram &h,
                                                   const PaintOptions &o)
 {
     Layout l;
@@ -412,7 +412,7 @@ HistogramPainter::Layout HistogramPainter::layout(const QSize &size, const Histo
     const int top = l.title.bottom() + 4;
     const int bottom = (l.caption.isEmpty() ? inner.bottom() : l.caption.top()) - line - 2;
     int right = inner.right() - 10;
-    if (h.kind == HistogramData::Kind::TwoD) {
+    if (h.kind == Histogram::Kind::TwoD) {
         const int bar = std::max(8, size.width() / 40);
         const int scaleLabels = fm.horizontalAdvance(QStringLiteral("0.000e+00")) * 3 / 4 + 8;
         l.scale = QRect(right - scaleLabels - bar + 1, top, bar, std::max(1, bottom - top + 1));
@@ -425,7 +425,7 @@ HistogramPainter::Layout HistogramPainter::layout(const QSize &size, const Histo
     return l;
 }
 
-void HistogramPainter::paint(QPainter *p, const QRect &rect, const HistogramData &h, const PaintOptions &o)
+void HistogramPainter::paint(QPainter *p, const QRect &rect, const Histogram &h, const PaintOptions &o)
 {
     p->save();
     p->translate(rect.topLeft());
@@ -443,7 +443,7 @@ void HistogramPainter::paint(QPainter *p, const QRect &rect, const HistogramData
     p->fillRect(l.plot, Qt::white);
 
     if (h.isValid()) {
-        if (h.kind == HistogramData::Kind::TwoD)
+        if (h.kind == Histogram::Kind::TwoD)
             paint2D(p, h, o, l, text);
         else
             paint1D(p, h, o, l, text);
@@ -474,7 +474,7 @@ void HistogramPainter::paint(QPainter *p, const QRect &rect, const HistogramData
     p->restore();
 }
 
-QImage HistogramPainter::render(const QSize &size, const HistogramData &h, const PaintOptions &o)
+QImage HistogramPainter::render(const QSize &size, const Histogram &h, const PaintOptions &o)
 {
     if (size.isEmpty())
         return {};

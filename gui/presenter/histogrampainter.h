@@ -21,7 +21,7 @@ struct PaintOptions
     bool logX = false;       ///< 1D: log x axis (ignored when xLow <= 0)
     bool logY = false;       ///< 1D: log y axis
     bool logZ = false;       ///< 2D: log colour scale
-    HistogramData reference; ///< overlaid when valid (1D only)
+    Histogram reference; ///< overlaid when valid (1D only)
     CheckResult check;       ///< Quality::None: no frame, no caption
     QString message;         ///< drawn instead of the histogram when it is not valid
 };
@@ -39,13 +39,13 @@ public:
         QRect scale;   ///< 2D: the colour scale bar (empty otherwise)
         QRect caption; ///< the check's line (empty without a check or text)
     };
-    static Layout layout(const QSize &size, const HistogramData &h, const PaintOptions &options);
+    static Layout layout(const QSize &size, const Histogram &h, const PaintOptions &options);
 
     /// Paints into @p rect of @p painter (any QPaintDevice). The painter's state is restored.
-    static void paint(QPainter *painter, const QRect &rect, const HistogramData &h,
+    static void paint(QPainter *painter, const QRect &rect, const Histogram &h,
                       const PaintOptions &options);
     /// The picture as an image of @p size (ARGB32 premultiplied; a null image for an empty size).
-    static QImage render(const QSize &size, const HistogramData &h, const PaintOptions &options);
+    static QImage render(const QSize &size, const Histogram &h, const PaintOptions &options);
 
     /// The frame colour of a check's result (Good green, Warning orange, Bad red, Undefined grey).
     static QColor qualityColor(Quality q);

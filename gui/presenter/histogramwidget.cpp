@@ -17,7 +17,7 @@ HistogramWidget::HistogramWidget(const PageEntry &entry, QWidget *parent) : QWid
     updateToolTip();
 }
 
-void HistogramWidget::setHistogram(const HistogramData &histogram, const QString &message)
+void HistogramWidget::setHistogram(const Histogram &histogram, const QString &message)
 {
     m_histogram = histogram;
     m_options.message = message;
@@ -33,7 +33,7 @@ void HistogramWidget::setCheck(const CheckResult &result)
     update();
 }
 
-void HistogramWidget::setReference(const HistogramData &reference)
+void HistogramWidget::setReference(const Histogram &reference)
 {
     m_options.reference = reference;
     updateToolTip();

@@ -16,14 +16,14 @@ public:
     explicit HistogramWidget(const PageEntry &entry, QWidget *parent = nullptr);
 
     const PageEntry &entry() const { return m_entry; }
-    const HistogramData &histogram() const { return m_histogram; }
+    const Histogram &histogram() const { return m_histogram; }
     const PaintOptions &options() const { return m_options; }
     /// The check's verdict as drawn (Quality::None when the entry has no check).
     Quality quality() const { return m_options.check.quality; }
 
-    void setHistogram(const HistogramData &histogram, const QString &message);
+    void setHistogram(const Histogram &histogram, const QString &message);
     void setCheck(const CheckResult &result);
-    void setReference(const HistogramData &reference);
+    void setReference(const Histogram &reference);
 
     QSize sizeHint() const override { return QSize(420, 300); }
     QSize minimumSizeHint() const override { return QSize(160, 120); }
@@ -35,7 +35,7 @@ private:
     void updateToolTip();
 
     PageEntry m_entry;
-    HistogramData m_histogram;
+    Histogram m_histogram;
     PaintOptions m_options;
 };
 

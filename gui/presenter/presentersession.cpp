@@ -69,9 +69,9 @@ void PresenterSession::reloadReferences()
         r.exists = true;
         r.modified = info.lastModified();
         QFile f(it.key());
-        r.data = f.open(QIODevice::ReadOnly)
-                     ? HistogramData::fromJson(QJsonDocument::fromJson(f.readAll()).object())
-                     : HistogramData();
+        r.data = {};
+        if (f.open(QIODevice::ReadOnly))
+            Histogram::fromJson(QJsonDocument::fromJson(f.readAll()).object(), &r.data);
         Q_EMIT changed(it.key());
     }
 }
@@ -108,9 +108,9 @@ void PresenterSession::onEvent(const is::Event &e)
 void PresenterSession::setObject(const QString &name, const is::Object &object)
 {
     if (auto it = m_histograms.find(name); it != m_histograms.end()) {
-        QString error;
-        it->data = HistogramData::fromObject(object, &error);
-        it->message = it->data.isValid() ? QString() : QStringLiteral("%1: %2").arg(name, error);
+        it->data = {};
+        const Status s = Histogram::fromObject(object, &it->data);
+        it->message = s.isOk() ? QString() : QStringLiteral("%1: %2").arg(name, s.message());
     }
     if (auto it = m_checks.find(name); it != m_checks.end())
         *it = {CheckResult::fromObject(object), true};

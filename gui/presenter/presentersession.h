@@ -31,13 +31,13 @@ public:
     const PageSet &pages() const { return m_pages; }
 
     /// The last value of the histogram @p name (invalid while unknown or when not a histogram).
-    HistogramData histogram(const QString &name) const { return m_histograms.value(name).data; }
+    Histogram histogram(const QString &name) const { return m_histograms.value(name).data; }
     /// Why histogram(@p name) is invalid ("waiting for …", "not in the IS", "is a X, not a histogram").
     QString histogramMessage(const QString &name) const { return m_histograms.value(name).message; }
     /// The last result of the check object @p name (Undefined with the reason while there is none).
     CheckResult check(const QString &name) const;
     /// The reference read from @p file (invalid when there is none or it does not parse).
-    HistogramData reference(const QString &file) const { return m_references.value(file).data; }
+    Histogram reference(const QString &file) const { return m_references.value(file).data; }
     /// Updates received for the pages' objects since the start (histograms and checks).
     quint64 updates() const { return m_updates; }
 
@@ -52,7 +52,7 @@ Q_SIGNALS:
 private:
     struct Held
     {
-        HistogramData data;
+        Histogram data;
         QString message;
     };
     struct HeldCheck
@@ -62,7 +62,7 @@ private:
     };
     struct HeldReference
     {
-        HistogramData data;
+        Histogram data;
         QDateTime modified;
         bool exists = false;
     };

@@ -46,19 +46,18 @@ QString parseRequest(const QByteArray &json, Request *out)
         return QStringLiteral("type must be Histogram1D or Histogram2D, not \"%1\"").arg(type);
     if (!r.value(QStringLiteral("value")).isObject())
         return QStringLiteral("request has no \"value\" object");
-    QString error;
-    out->histogram = HistogramData::fromJson(r.value(QStringLiteral("value")).toObject(), type, &error);
-    if (!out->histogram.isValid())
-        return QStringLiteral("value: %1").arg(error);
+    if (const Status s = Histogram::fromJson(r.value(QStringLiteral("value")).toObject(), &out->histogram, type);
+        !s.isOk())
+        return QStringLiteral("value: %1").arg(s.message());
     PaintOptions &o = out->options;
     o.label = r.value(QStringLiteral("name")).toString();
     o.logX = r.value(QStringLiteral("log_x")).toBool();
     o.logY = r.value(QStringLiteral("log_y")).toBool();
     o.logZ = r.value(QStringLiteral("log_z")).toBool();
     if (r.value(QStringLiteral("reference")).isObject()) {
-        o.reference = HistogramData::fromJson(r.value(QStringLiteral("reference")).toObject(), type, &error);
-        if (!o.reference.isValid())
-            return QStringLiteral("reference: %1").arg(error);
+        if (const Status s = Histogram::fromJson(r.value(QStringLiteral("reference")).toObject(), &o.reference, type);
+            !s.isOk())
+            return QStringLiteral("reference: %1").arg(s.message());
     }
     if (r.value(QStringLiteral("check")).isObject())
         o.check = CheckResult::fromJson(r.value(QStringLiteral("check")).toObject());

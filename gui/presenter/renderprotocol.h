@@ -25,7 +25,7 @@ struct Request
 {
     qint64 id = -1; ///< -1 until read
     QSize size;
-    HistogramData histogram;
+    Histogram histogram;
     PaintOptions options;
 };
 

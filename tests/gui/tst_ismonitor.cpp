@@ -1,6 +1,7 @@
 // The IS monitor against a real Control Server and IS server on loopback, offscreen.
 #include "statuscheck.h"
 #include "guiprobe.h"
+#include "histogramview.h"
 #include "ismonitorwindow.h"
 #include "processfixture.h"
 #include "widgetscreenshot.h"
@@ -63,6 +64,7 @@ private Q_SLOTS:
     void copiesNameAndValue();
     void omdCommandLine();
     void drawsTwoDimensionalHistograms();
+    void showsWhyAHistogramIsNotDrawn();
     void plotsTheHistoryOfANumericAttribute();
     void greysStaleObjectsAndShowsTheirAge();
     void manyObjects();
@@ -253,10 +255,22 @@ void tst_IsMonitor::showsAttributesWithMetaInformation()
     QVERIFY(m_window->attributeView()->isExpanded(hist));
     QVERIFY(m_window->histogramView()->isVisible());
     QCOMPARE(m_window->histogramView()->pointCount(), 40);
-    QCOMPARE(m_window->histogramView()->chart()->title(), QStringLiteral("eventSize — Event size"));
+    QCOMPARE(m_window->histogramView()->options().label, QStringLiteral("eventSize"));
+    QCOMPARE(m_window->histogramView()->histogram().title, QStringLiteral("Event size"));
     QVERIFY(m_window->findChild<QLabel *>(QStringLiteral("objectTitle"))
                 ->text()
                 .contains(QStringLiteral("Readout statistics of one readout process")));
+    {
+        HistogramView *view = m_window->histogramView();
+        const QImage linear = view->grab().toImage();
+        QVERIFY(pixelsNear(linear, presenter::HistogramPainter::barColor()) > 500);
+        QVERIFY(saveScreenshot(view, QStringLiteral("ismonitor-histogram.png")));
+        view->setLogScale(true);
+        QVERIFY(view->options().logY);
+        QVERIFY(view->grab().toImage() != linear);
+        view->setLogScale(false);
+        QCOMPARE(view->grab().toImage(), linear);
+    }
     // An object without histogram hides the chart.
     m_window->selectObject(QStringLiteral("Run"));
     QTRY_VERIFY_WITH_TIMEOUT(attrs->find(QStringLiteral("runNumber")).isValid(), 5000);
@@ -365,10 +379,38 @@ void tst_IsMonitor::drawsTwoDimensionalHistograms()
     put(QStringLiteral("DAQ.HitMap"), h);
     m_window->selectObject(QStringLiteral("HitMap"));
     QTRY_VERIFY_WITH_TIMEOUT(m_window->histogramView()->isVisible(), 5000);
-    QCOMPARE(m_window->histogramView()->pointCount(), 20);
-    QVERIFY(m_window->histogramView()->chart()->title().contains(QStringLiteral("Hit map")));
+    HistogramView *view = m_window->histogramView();
+    QCOMPARE(view->pointCount(), 20);
+    QCOMPARE(view->histogram().title, QStringLiteral("Hit map"));
+    QCOMPARE(view->histogram().kind, Histogram::Kind::TwoD);
+    // The colour map of the one painter: the fullest cell (and the scale's top) and the emptiest.
+    const QImage picture = view->grab().toImage();
+    QVERIFY(pixelsNear(picture, presenter::HistogramPainter::colourAt(1.0)) > 20);
+    QVERIFY(pixelsNear(picture, presenter::HistogramPainter::colourAt(0.0)) > 20);
+    // Exactly the picture dialog-presenter and the web IS's dialog-render make of the same value.
+    QCOMPARE(picture, presenter::HistogramPainter::render(view->size(), view->histogram(), view->options())
+                          .convertToFormat(picture.format()));
+    QVERIFY(saveScreenshot(view, QStringLiteral("ismonitor-histogram2d.png")));
     QVERIFY(m_dict->removeSync(QStringLiteral("DAQ.HitMap")).isOk());
     QTRY_COMPARE_WITH_TIMEOUT(m_window->objectModel()->rowOf(QStringLiteral("HitMap")), -1, 5000);
+}
+
+void tst_IsMonitor::showsWhyAHistogramIsNotDrawn()
+{
+    is::Object h = is::Object::create(m_dict->types(), QStringLiteral("Histogram1D"));
+    QVERIFY_OK(h.set(QStringLiteral("xHigh"), 8.0));
+    QVERIFY_OK(h.set(QStringLiteral("bins"), quint32(4)));
+    QVERIFY_OK(h.set(QStringLiteral("contents"), QList<double>{1, 2, 3}));
+    put(QStringLiteral("DAQ.Broken"), h);
+    m_window->selectObject(QStringLiteral("Broken"));
+    HistogramView *view = m_window->histogramView();
+    QTRY_VERIFY_WITH_TIMEOUT(view->isVisible() && !view->message().isEmpty(), 5000);
+    QVERIFY2(view->message().contains(QLatin1String("3 contents for 4 bins")), qPrintable(view->message()));
+    QVERIFY(!view->histogram().isValid());
+    QCOMPARE(view->pointCount(), 0);
+    QVERIFY(saveScreenshot(view, QStringLiteral("ismonitor-histogram-refused.png")));
+    QVERIFY(m_dict->removeSync(QStringLiteral("DAQ.Broken")).isOk());
+    QTRY_COMPARE_WITH_TIMEOUT(m_window->objectModel()->rowOf(QStringLiteral("Broken")), -1, 5000);
 }
 
 void tst_IsMonitor::plotsTheHistoryOfANumericAttribute()

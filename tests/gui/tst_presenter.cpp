@@ -41,21 +41,6 @@ QList<double> occupancy(int deadChannel)
     return c;
 }
 
-// Pixels of @p image within a small distance of @p colour.
-int pixelsNear(const QImage &image, const QColor &colour)
-{
-    const QImage im = image.convertToFormat(QImage::Format_ARGB32);
-    int n = 0;
-    for (int y = 0; y < im.height(); ++y)
-        for (int x = 0; x < im.width(); ++x) {
-            const QColor c = im.pixelColor(x, y);
-            n += std::abs(c.red() - colour.red()) + std::abs(c.green() - colour.green()) +
-                     std::abs(c.blue() - colour.blue()) <
-                 40;
-        }
-    return n;
-}
-
 } // namespace
 
 class tst_Presenter : public QObject, protected IsTestBase
@@ -177,7 +162,7 @@ void tst_Presenter::checksColourThePictures()
                               dqm->readAllStandardError().constData(), 15000);
     QCOMPARE(ro2->options().check.details, QStringLiteral("1 dead bin(s): 17"));
     QTRY_COMPARE_WITH_TIMEOUT(ro1->quality(), Quality::Good, 10000);
-    QVERIFY(ro1->histogram().kind == HistogramData::Kind::OneD);
+    QVERIFY(ro1->histogram().kind == Histogram::Kind::OneD);
     QCOMPARE(ro1->histogram().xBins, 100);
     QVERIFY(ro1->options().reference.isValid());  // dialog-dqm's reference of ro1.shape
     QVERIFY(!ro2->options().reference.isValid()); // dead_bins takes none
@@ -213,7 +198,7 @@ void tst_Presenter::checksColourThePictures()
     // The 2D page: a colour map with its scale, a histogram that is not in the IS said so.
     QVERIFY(w.showPage(QStringLiteral("Maps")));
     HistogramWidget *map = w.widgetFor(QStringLiteral("Monitor.All.hitmap"));
-    QTRY_VERIFY_WITH_TIMEOUT(map->histogram().kind == HistogramData::Kind::TwoD, 10000);
+    QTRY_VERIFY_WITH_TIMEOUT(map->histogram().kind == Histogram::Kind::TwoD, 10000);
     QCOMPARE(map->histogram().xBins, 40);
     QCOMPARE(map->quality(), Quality::None);
     HistogramWidget *missing = w.widgetFor(QStringLiteral("Monitor.Missing.h"));
