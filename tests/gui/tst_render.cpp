@@ -13,6 +13,7 @@
 #include <QProcess>
 #include <QtEndian>
 #include <QtTest>
+#include <cmath>
 #include <functional>
 
 using namespace dialog;
@@ -92,6 +93,7 @@ private Q_SLOTS:
     void cleanup();
     void drawsOneAndTwoDimensional();
     void samePictureAsPresenter();
+    void twoDimensionalReferenceIsOutlined();
     void badRequestsGetAnErrorAndItGoesOn_data(); // and hostile values that are drawn
     void badRequestsGetAnErrorAndItGoesOn();
     void oversizedRequestIsSkipped();
@@ -218,6 +220,56 @@ void tst_Render::samePictureAsPresenter()
     // Bad: the frame is red.
     QCOMPARE(there.pixelColor(1, 1), HistogramPainter::qualityColor(Quality::Bad));
     QVERIFY(there.save(screenshotPath(QStringLiteral("render-1d-bad.png"))));
+}
+
+void tst_Render::twoDimensionalReferenceIsOutlined()
+{
+    // A flat hit map with one dead cell; its reference: a core of 100 in x 7..12, y 3..6 inside a
+    // ring of 30 in x 5..14, y 2..7, nothing elsewhere.
+    const auto hitMap = [](int i, int j) { return i == 10 && j == 5 ? 0.0 : 60.0; };
+    const auto reference = [](int i, int j) {
+        if (i >= 7 && i < 13 && j >= 3 && j < 7)
+            return 100.0;
+        return i >= 5 && i < 15 && j >= 2 && j < 8 ? 30.0 : 0.0;
+    };
+    QJsonObject req = request(8, 400, 300, QStringLiteral("Histogram2D"), histogram2D(20, 10, hitMap));
+    req.insert(QStringLiteral("reference"), histogram2D(20, 10, reference));
+    render::Request parsed;
+    QCOMPARE(render::parseRequest(QJsonDocument(req).toJson(), &parsed), QString());
+    QVERIFY(parsed.options.reference.kind == HistogramData::Kind::TwoD);
+    const QImage with = HistogramPainter::render(parsed.size, parsed.histogram, parsed.options)
+                            .convertToFormat(QImage::Format_ARGB32);
+    PaintOptions plain = parsed.options;
+    plain.reference = {};
+    const QImage without =
+        HistogramPainter::render(parsed.size, parsed.histogram, plain).convertToFormat(QImage::Format_ARGB32);
+    const QColor line = HistogramPainter::referenceColor();
+    const auto linePixels = [&](const QImage &im, const QRect &area) {
+        int n = 0;
+        for (int y = area.top(); y <= area.bottom(); ++y)
+            for (int x = area.left(); x <= area.right(); ++x)
+                n += im.pixelColor(x, y) == line;
+        return n;
+    };
+    const QRect plot = HistogramPainter::layout(parsed.size, parsed.histogram, parsed.options).plot;
+    QCOMPARE(linePixels(without, with.rect()), 0);
+    // The outlines run along the cells' edges: the core's left edge at x = 7 and the ring's at x = 5,
+    // on the rows they span, and nowhere near the plot's corners.
+    const auto column = [&](double cell) { return plot.left() + int(std::lround(cell * plot.width() / 20.0)); };
+    const auto row = [&](double cell) { return plot.bottom() + 1 - int(std::lround(cell * plot.height() / 10.0)); };
+    for (const double edge : {7.0, 5.0}) {
+        const QRect around(column(edge) - 2, row(6), 5, row(4) - row(6)); // two rows: past the dashes' gaps
+        QVERIFY2(linePixels(with, around) > 0, qPrintable(QStringLiteral("no outline at x cell %1").arg(edge)));
+    }
+    QVERIFY(linePixels(with, QRect(column(13.5), row(5.5), 1, 1)) == 0); // inside the ring, off the lines
+    QCOMPARE(linePixels(with, QRect(plot.left(), row(1), column(4) - plot.left(), row(0) - row(1))), 0);
+    QVERIFY(linePixels(with, plot) > 200);
+    // The renderer of the web IS draws the same.
+    const Answer a = ask(req);
+    QVERIFY(a.complete);
+    QCOMPARE(a.head.value(QStringLiteral("error")).toString(), QString());
+    QCOMPARE(differingPixels(with, image(a)), 0);
+    QVERIFY(with.save(screenshotPath(QStringLiteral("render-2d-reference.png"))));
 }
 
 void tst_Render::badRequestsGetAnErrorAndItGoesOn_data()
