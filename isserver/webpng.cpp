@@ -1,14 +1,18 @@
 #include "webpng.h"
 
 #include "webpaths.h"
+#include "webformat.h"
 #include "webrender.h"
 
 #include "dialog/is/codec.h"
 #include "dialog/is/dictionary.h"
+#include "dialog/is/history.h"
 #include "dialog/is/repository.h"
 #include "dialog/is/typeregistry.h"
 
 #include <QCoreApplication>
+#include <QJsonArray>
+#include <QJsonDocument>
 #include <QLocale>
 #include <QUrl>
 #include <QUrlQuery>
@@ -20,6 +24,7 @@ namespace {
 constexpr int PngMinSide = 16;
 constexpr int PngMaxSide = 2048;
 constexpr int PngCacheBytes = 16 * 1024 * 1024;
+constexpr qint64 DefaultSeriesSpanUs = qint64(600) * 1000000;
 
 /// An HTTP date (RFC 9110, IMF-fixdate) of @p time, to the second.
 QByteArray httpDate(const QDateTime &time)
@@ -184,6 +189,60 @@ void WebPng::answerHistogram(const Target &t, const Part &histogram, const Part 
     const is::Time changed = check && time < check->time ? check->time : time;
     const QByteArray key = name.toUtf8() + ' ' + (check ? check->name.toUtf8() : QByteArray()) + ' ' + etag;
     answerDrawn(t, r, etag, changed, key);
+}
+
+void WebPng::serveSeries(const Target &t, const QString &server, const QString &name, const QUrlQuery &query)
+{
+    if (!web::objectOf(server, name))
+        return finish(t, web::badObjectName(server, name));
+    const QString attr = query.queryItemValue(QStringLiteral("attr"), QUrl::FullyDecoded);
+    if (attr.isEmpty())
+        return finish(t, WebAnswer::error(400, QStringLiteral("attr= must name the numeric attribute to draw")));
+    const QString sinceText = query.queryItemValue(QStringLiteral("since"), QUrl::FullyDecoded);
+    const qint64 spanUs = sinceText.isEmpty() ? DefaultSeriesSpanUs : is::parseDurationUs(sinceText);
+    if (spanUs < 1000)
+        return finish(t, WebAnswer::error(
+                             400, QStringLiteral("invalid since '%1' (e.g. 90s, 10m, 2h, 7d)").arg(sinceText.left(50))));
+    QString why;
+    RenderRequest r;
+    r.name = name;
+    r.type = QStringLiteral("TimeSeries");
+    r.width = pngSide(query, QStringLiteral("width"), 480, &why);
+    r.height = r.width < 0 ? -1 : pngSide(query, QStringLiteral("height"), 320, &why);
+    if (r.width < 0 || r.height < 0)
+        return finish(t, WebAnswer::error(400, why));
+    const is::Time now = is::Time::currentTime();
+    // One bucket (mean, min, max) per pixel column at most: the picture shows no more.
+    m_dictionary.history(
+        name, is::Time(now.microsecondsSinceEpoch() - spanUs), now, r.width,
+        [this, t, name, attr, spanUs, sinceText, r](const is::Status &s, const is::History &h) mutable {
+            if (!s.isOk())
+                return finish(t, WebAnswer::error(web::httpStatus(s), s.toString()));
+            const is::HistorySeries *series = nullptr;
+            for (const is::HistorySeries &hs : h.series)
+                if (hs.attribute == attr)
+                    series = &hs;
+            if (!series)
+                return finish(t, WebAnswer::error(404, QStringLiteral("%1 has no numeric attribute '%2' in its history")
+                                                           .arg(name.left(200), attr.left(100))));
+            if (series->points.isEmpty())
+                return finish(t, WebAnswer::error(404, QStringLiteral("no value of %1 of %2 in the last %3")
+                                                           .arg(attr.left(100), name.left(200),
+                                                                sinceText.isEmpty() ? QStringLiteral("10m") : sinceText)));
+            // The window ends at the newest value: the same values give the same picture.
+            const is::Time newest = series->points.last().time;
+            const QJsonArray points = web::historyPointsJson(*series);
+            r.value = QJsonObject{{QStringLiteral("label"), QStringLiteral("%1 %2").arg(name, attr)},
+                                  {QStringLiteral("end_ms"), double(newest.microsecondsSinceEpoch() / 1000)},
+                                  {QStringLiteral("span_ms"), double(spanUs / 1000)},
+                                  {QStringLiteral("points"), points}};
+            const QByteArray drawn = QJsonDocument(r.value).toJson(QJsonDocument::Compact);
+            const QByteArray etag = "\"s-" + QByteArray::number(qHash(drawn), 36) + '-' +
+                                    QByteArray::number(points.size()) + '-' + QByteArray::number(r.width) + 'x' +
+                                    QByteArray::number(r.height) + '"';
+            answerDrawn(t, r, etag, newest, name.toUtf8() + " history " + attr.toUtf8() + ' ' + etag);
+        },
+        attr);
 }
 
 void WebPng::answerDrawn(const Target &t, const RenderRequest &r, const QByteArray &etag, const is::Time &changed,

@@ -1,5 +1,6 @@
-// Web IS: the pictures — /is/<Server>/<Server.Object>.png, a histogram drawn by dialog-render
-// (WebRenderer), tagged for HTTP caches.
+// Web IS: the pictures drawn by dialog-render (WebRenderer), tagged for HTTP caches —
+// /is/<Server>/<Server.Object>.png, a histogram, and /is/<Server>/<Server.Object>/history.png, the
+// time series of one of its numeric attributes.
 #pragma once
 
 #include "serveroptions.h"
@@ -26,7 +27,7 @@ namespace dialog::isd {
 class WebRenderer;
 struct RenderRequest;
 
-/// Answers the PNG routes. The local server's objects come from its repository, the others'
+/// Answers the PNG routes: histograms and time series. The local server's objects come from its repository, the others'
 /// through the dictionary, asynchronously. Each answer carries an ETag (the object's update and the
 /// drawing's parameters) and Last-Modified (the object's time); a conditional GET of the same
 /// update gets 304 without drawing; drawn pictures are kept in a cache bounded in bytes. Lives in
@@ -43,6 +44,12 @@ public:
     /// the colour of the check's result (a DQResult) when check= names one.
     void serveHistogram(const WebPipeline::Target &target, const QString &server, const QString &name,
                         const QUrlQuery &query);
+
+    /// /is/<Server>/<Server.Object>/history.png?attr=&since=&width=&height=: the history of the
+    /// numeric attribute attr over the last since (10m), drawn as a time series whose window ends at
+    /// the newest value; the tag is that of the values drawn.
+    void serveSeries(const WebPipeline::Target &target, const QString &server, const QString &name,
+                     const QUrlQuery &query);
 
 private:
     using Target = WebPipeline::Target;

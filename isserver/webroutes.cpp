@@ -92,6 +92,8 @@ void WebRoutes::route(const Target &t, const QUrl &url, const QStringList &seg)
             t, WebAnswer::error(400, QStringLiteral("invalid server name '%1'").arg(server.left(100))));
     if (seg.size() == 2 || (seg.size() == 3 && seg.at(2).isEmpty()))
         return serveList(t, server, query);
+    if (seg.size() > 3 && seg.last() == QLatin1String("history.png"))
+        return m_png->serveSeries(t, server, seg.mid(2, seg.size() - 3).join(QLatin1Char('/')), query);
     if (seg.size() > 3 && seg.last() == QLatin1String("history"))
         return serveHistory(t, server, seg.mid(2, seg.size() - 3).join(QLatin1Char('/')), query);
     // The object name is everything after the server (it may hold '/').

@@ -6,6 +6,7 @@
 #include "processfixture.h"
 #include "renderprotocol.h"
 #include "screenshot.h"
+#include "seriespainter.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -94,6 +95,7 @@ private Q_SLOTS:
     void drawsOneAndTwoDimensional();
     void samePictureAsPresenter();
     void twoDimensionalReferenceIsOutlined();
+    void timeSeriesIsDrawn();
     void badRequestsGetAnErrorAndItGoesOn_data(); // and hostile values that are drawn
     void badRequestsGetAnErrorAndItGoesOn();
     void oversizedRequestIsSkipped();
@@ -270,6 +272,58 @@ void tst_Render::twoDimensionalReferenceIsOutlined()
     QCOMPARE(a.head.value(QStringLiteral("error")).toString(), QString());
     QCOMPARE(differingPixels(with, image(a)), 0);
     QVERIFY(with.save(screenshotPath(QStringLiteral("render-2d-reference.png"))));
+}
+
+void tst_Render::timeSeriesIsDrawn()
+{
+    // 60 values a second apart, the last three summarising several (a band), in a window of 90 s.
+    QJsonArray points;
+    const qint64 end = 1767225600000; // 2026-01-01T00:00:00Z
+    for (int i = 0; i < 60; ++i) {
+        const double v = 100 + 40 * std::sin(i / 6.0);
+        points.append(i < 57 ? QJsonArray{double(end - (59 - i) * 1000), v}
+                             : QJsonArray{double(end - (59 - i) * 1000), v, v - 20, v + 20, 5});
+    }
+    QJsonObject series{{QStringLiteral("label"), QStringLiteral("DAQ.RO1 rate")},
+                       {QStringLiteral("end_ms"), double(end)},
+                       {QStringLiteral("span_ms"), 90000.0},
+                       {QStringLiteral("points"), points}};
+    const QJsonObject req = request(9, 400, 240, QStringLiteral("TimeSeries"), series);
+    render::Request parsed;
+    QCOMPARE(render::parseRequest(QJsonDocument(req).toJson(), &parsed), QString());
+    QCOMPARE(parsed.series.points.size(), 60);
+    QCOMPARE(parsed.series.points.at(58).max, parsed.series.points.at(58).value + 20);
+    const Answer a = ask(req);
+    QVERIFY(a.complete);
+    QCOMPARE(a.head.value(QStringLiteral("error")).toString(), QString());
+    const QImage here = SeriesPainter::render(parsed.size, parsed.series);
+    QCOMPARE(differingPixels(here, image(a)), 0);
+    // The line in its colour, the band of the summarised points in its own; left of the first value
+    // (the window's first third) nothing is drawn.
+    const QImage im = here.convertToFormat(QImage::Format_ARGB32);
+    const QRect plot = SeriesPainter::layout(parsed.size).plot;
+    int line = 0, band = 0, early = 0;
+    for (int y = plot.top(); y <= plot.bottom(); ++y)
+        for (int x = plot.left(); x <= plot.right(); ++x) {
+            const QColor c = im.pixelColor(x, y);
+            line += c == SeriesPainter::lineColor();
+            band += c == SeriesPainter::bandColor();
+            early += x < plot.left() + plot.width() / 3 - 2 && y < plot.bottom() && c != Qt::white;
+        }
+    QVERIFY2(line > 200, QByteArray::number(line));
+    QVERIFY2(band > 20, QByteArray::number(band));
+    QCOMPARE(early, 0);
+    QVERIFY(here.save(screenshotPath(QStringLiteral("render-series.png"))));
+
+    // A point that is not numbers, or no window: an error answer.
+    series.insert(QStringLiteral("points"), QJsonArray{QJsonArray{double(end), QStringLiteral("high")}});
+    const Answer bad = ask(request(10, 400, 240, QStringLiteral("TimeSeries"), series));
+    QVERIFY(bad.complete);
+    QVERIFY2(bad.head.value(QStringLiteral("error")).toString().contains(QLatin1String("point 1 is not")),
+             qPrintable(bad.head.value(QStringLiteral("error")).toString()));
+    series.remove(QStringLiteral("span_ms"));
+    const Answer noSpan = ask(request(11, 400, 240, QStringLiteral("TimeSeries"), series));
+    QVERIFY(noSpan.head.value(QStringLiteral("error")).toString().contains(QLatin1String("span_ms")));
 }
 
 void tst_Render::badRequestsGetAnErrorAndItGoesOn_data()
