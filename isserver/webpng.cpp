@@ -1,7 +1,7 @@
 #include "webpng.h"
 
-#include "webpaths.h"
 #include "webformat.h"
+#include "webpaths.h"
 #include "webrender.h"
 
 #include "dialog/is/codec.h"
@@ -129,7 +129,8 @@ void WebPng::readPart(const QString &name, std::function<void(const Part *, cons
     });
 }
 
-void WebPng::serveHistogram(const Target &t, const QString &server, const QString &name, const QUrlQuery &query)
+void WebPng::serveHistogram(const Target &t, const QString &server, const QString &name,
+                            const QUrlQuery &query)
 {
     if (!web::objectOf(server, name))
         return finish(t, web::badObjectName(server, name));
@@ -138,8 +139,9 @@ void WebPng::serveHistogram(const Target &t, const QString &server, const QStrin
     const QString check = query.queryItemValue(QStringLiteral("check"), QUrl::FullyDecoded);
     QString checkServer, checkObject;
     if (!check.isEmpty() && !is::Dictionary::splitName(check, &checkServer, &checkObject))
-        return finish(t, WebAnswer::error(400, QStringLiteral("check must name an IS object as Server.Object (got '%1')")
-                                                   .arg(check.left(200))));
+        return finish(t, WebAnswer::error(
+                             400, QStringLiteral("check must name an IS object as Server.Object (got '%1')")
+                                      .arg(check.left(200))));
     readPart(name, [this, t, query, check](const Part *histogram, const WebAnswer &failed) {
         if (!histogram)
             return finish(t, failed);
@@ -153,7 +155,8 @@ void WebPng::serveHistogram(const Target &t, const QString &server, const QStrin
     });
 }
 
-void WebPng::answerHistogram(const Target &t, const Part &histogram, const Part *check, const QUrlQuery &query)
+void WebPng::answerHistogram(const Target &t, const Part &histogram, const Part *check,
+                             const QUrlQuery &query)
 {
     const QString &name = histogram.name, &type = histogram.type;
     const is::Time &time = histogram.time;
@@ -197,12 +200,15 @@ void WebPng::serveSeries(const Target &t, const QString &server, const QString &
         return finish(t, web::badObjectName(server, name));
     const QString attr = query.queryItemValue(QStringLiteral("attr"), QUrl::FullyDecoded);
     if (attr.isEmpty())
-        return finish(t, WebAnswer::error(400, QStringLiteral("attr= must name the numeric attribute to draw")));
+        return finish(t,
+                      WebAnswer::error(400, QStringLiteral("attr= must name the numeric attribute to draw")));
     const QString sinceText = query.queryItemValue(QStringLiteral("since"), QUrl::FullyDecoded);
     const qint64 spanUs = sinceText.isEmpty() ? DefaultSeriesSpanUs : is::parseDurationUs(sinceText);
     if (spanUs < 1000)
-        return finish(t, WebAnswer::error(
-                             400, QStringLiteral("invalid since '%1' (e.g. 90s, 10m, 2h, 7d)").arg(sinceText.left(50))));
+        return finish(
+            t,
+            WebAnswer::error(
+                400, QStringLiteral("invalid since '%1' (e.g. 90s, 10m, 2h, 7d)").arg(sinceText.left(50))));
     QString why;
     RenderRequest r;
     r.name = name;
@@ -223,12 +229,14 @@ void WebPng::serveSeries(const Target &t, const QString &server, const QString &
                 if (hs.attribute == attr)
                     series = &hs;
             if (!series)
-                return finish(t, WebAnswer::error(404, QStringLiteral("%1 has no numeric attribute '%2' in its history")
-                                                           .arg(name.left(200), attr.left(100))));
+                return finish(
+                    t, WebAnswer::error(404, QStringLiteral("%1 has no numeric attribute '%2' in its history")
+                                                 .arg(name.left(200), attr.left(100))));
             if (series->points.isEmpty())
-                return finish(t, WebAnswer::error(404, QStringLiteral("no value of %1 of %2 in the last %3")
-                                                           .arg(attr.left(100), name.left(200),
-                                                                sinceText.isEmpty() ? QStringLiteral("10m") : sinceText)));
+                return finish(t, WebAnswer::error(
+                                     404, QStringLiteral("no value of %1 of %2 in the last %3")
+                                              .arg(attr.left(100), name.left(200),
+                                                   sinceText.isEmpty() ? QStringLiteral("10m") : sinceText)));
             // The window ends at the newest value: the same values give the same picture.
             const is::Time newest = series->points.last().time;
             const QJsonArray points = web::historyPointsJson(*series);
@@ -238,15 +246,15 @@ void WebPng::serveSeries(const Target &t, const QString &server, const QString &
                                   {QStringLiteral("points"), points}};
             const QByteArray drawn = QJsonDocument(r.value).toJson(QJsonDocument::Compact);
             const QByteArray etag = "\"s-" + QByteArray::number(qHash(drawn), 36) + '-' +
-                                    QByteArray::number(points.size()) + '-' + QByteArray::number(r.width) + 'x' +
-                                    QByteArray::number(r.height) + '"';
+                                    QByteArray::number(points.size()) + '-' + QByteArray::number(r.width) +
+                                    'x' + QByteArray::number(r.height) + '"';
             answerDrawn(t, r, etag, newest, name.toUtf8() + " history " + attr.toUtf8() + ' ' + etag);
         },
         attr);
 }
 
-void WebPng::answerDrawn(const Target &t, const RenderRequest &r, const QByteArray &etag, const is::Time &changed,
-                         const QByteArray &key)
+void WebPng::answerDrawn(const Target &t, const RenderRequest &r, const QByteArray &etag,
+                         const is::Time &changed, const QByteArray &key)
 {
     const QByteArray lastModified = httpDate(changed.toDateTime());
     const auto withTags = [&](WebAnswer a) {
@@ -276,7 +284,8 @@ void WebPng::answerDrawn(const Target &t, const RenderRequest &r, const QByteArr
     m_renderer->render(r, [this, t, key, tagged = withTags(WebAnswer())](const RenderResult &result) {
         if (result.status != 200)
             return finish(t, WebAnswer::error(result.status, result.error));
-        m_pngs.insert(key, new QByteArray(result.png), int(qMin<qsizetype>(result.png.size(), PngCacheBytes)));
+        m_pngs.insert(key, new QByteArray(result.png),
+                      int(qMin<qsizetype>(result.png.size(), PngCacheBytes)));
         WebAnswer a = tagged;
         a.contentType = "image/png";
         a.body = result.png;

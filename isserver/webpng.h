@@ -27,11 +27,11 @@ namespace dialog::isd {
 class WebRenderer;
 struct RenderRequest;
 
-/// Answers the PNG routes: histograms and time series. The local server's objects come from its repository, the others'
-/// through the dictionary, asynchronously. Each answer carries an ETag (the object's update and the
-/// drawing's parameters) and Last-Modified (the object's time); a conditional GET of the same
-/// update gets 304 without drawing; drawn pictures are kept in a cache bounded in bytes. Lives in
-/// the web server's thread.
+/// Answers the PNG routes: histograms and time series. The local server's objects come from its repository,
+/// the others' through the dictionary, asynchronously. Each answer carries an ETag (the object's update and
+/// the drawing's parameters) and Last-Modified (the object's time); a conditional GET of the same update gets
+/// 304 without drawing; drawn pictures are kept in a cache bounded in bytes. Lives in the web server's
+/// thread.
 class WebPng
 {
 public:

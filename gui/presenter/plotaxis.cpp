@@ -83,8 +83,8 @@ void drawXTicks(QPainter *p, const Axis &x, const QRect &plot, const QFontMetric
     drawXTicks(p, x, plot, fm, ticks(x.lo, x.hi, x.log, count), label);
 }
 
-void drawXTicks(QPainter *p, const Axis &x, const QRect &plot, const QFontMetrics &fm, const QList<double> &values,
-                const std::function<QString(double)> &text)
+void drawXTicks(QPainter *p, const Axis &x, const QRect &plot, const QFontMetrics &fm,
+                const QList<double> &values, const std::function<QString(double)> &text)
 {
     for (double v : values) {
         const int px = int(std::lround(x.toPixel(v)));

@@ -45,8 +45,8 @@ void drawYTicks(QPainter *p, const Axis &y, const QRect &plot, const QFontMetric
 /// The ticks of @p x under @p plot, labelled by label().
 void drawXTicks(QPainter *p, const Axis &x, const QRect &plot, const QFontMetrics &fm);
 /// The ticks @p values of @p x under @p plot, labelled by @p text.
-void drawXTicks(QPainter *p, const Axis &x, const QRect &plot, const QFontMetrics &fm, const QList<double> &values,
-                const std::function<QString(double)> &text);
+void drawXTicks(QPainter *p, const Axis &x, const QRect &plot, const QFontMetrics &fm,
+                const QList<double> &values, const std::function<QString(double)> &text);
 /// The text size of a picture of @p size, in pixels.
 int fontPixels(const QSize &size);
 QFont pictureFont(const QSize &size);

@@ -22,8 +22,8 @@ constexpr int MinTextWidth = 120, MinTextHeight = 80;
 // Time ticks: the first of these steps (seconds) that gives at most @p maxTicks, at its multiples.
 QList<double> timeTicks(qint64 fromMs, qint64 toMs, int maxTicks)
 {
-    static const qint64 steps[] = {1,    2,    5,    10,    15,    30,    60,    120,   300,    600,
-                                   900,  1800, 3600, 7200,  10800, 21600, 43200, 86400, 172800, 604800};
+    static const qint64 steps[] = {1,   2,    5,    10,   15,    30,    60,    120,   300,    600,
+                                   900, 1800, 3600, 7200, 10800, 21600, 43200, 86400, 172800, 604800};
     QList<double> out;
     const qint64 span = toMs - fromMs;
     if (span <= 0)
@@ -110,8 +110,9 @@ SeriesData SeriesData::fromJson(const QJsonObject &json, QString *error)
         p.min = a.size() >= 4 ? finite(a.at(2), &ok) : p.value;
         p.max = a.size() >= 4 ? finite(a.at(3), &ok) : p.value;
         if (!ok)
-            return fail(QStringLiteral("point %1 is not [ms, value] or [ms, mean, min, max] of finite numbers")
-                            .arg(s.points.size() + 1));
+            return fail(
+                QStringLiteral("point %1 is not [ms, value] or [ms, mean, min, max] of finite numbers")
+                    .arg(s.points.size() + 1));
         if (p.ms >= s.endMs - s.spanMs && p.ms <= s.endMs)
             s.points.append(p);
     }
@@ -196,7 +197,8 @@ void SeriesPainter::paint(QPainter *p, const QRect &rect, const SeriesData &s)
         p->setPen(QColor(60, 60, 60));
         if (!s.points.isEmpty())
             drawYTicks(p, y, l.plot, fm, false);
-        const int count = std::max(2, l.plot.width() / (fm.horizontalAdvance(QStringLiteral("00:00:00")) + 12));
+        const int count =
+            std::max(2, l.plot.width() / (fm.horizontalAdvance(QStringLiteral("00:00:00")) + 12));
         drawXTicks(p, x, l.plot, fm, timeTicks(from, s.endMs, count),
                    [&](double ms) { return timeLabel(ms, s.spanMs); });
         QString title = QStringLiteral("%1  (last %2, UTC)").arg(s.label, spanText(s.spanMs));

@@ -59,10 +59,12 @@ void tst_DqChain::deadChannelShowsRedInPresenterAndOnTheWeb()
     writeJson(QStringLiteral("checks.json"), R"({"checks": [
         {"name": "ro1.dead", "histogram": "Monitor.RO1.occupancy", "algorithm": "dead_bins", "min_entries": 20000},
         {"name": "ro2.dead", "histogram": "Monitor.RO2.occupancy", "algorithm": "dead_bins", "min_entries": 20000}]})");
-    writeJson(QStringLiteral("pages.json"), R"({"pages": [{"name": "Front-ends", "subsystem": "DAQ", "columns": 2,
+    writeJson(QStringLiteral("pages.json"),
+              R"({"pages": [{"name": "Front-ends", "subsystem": "DAQ", "columns": 2,
         "histograms": [{"histogram": "Monitor.RO1.occupancy", "check": "DQM.ro1.dead"},
                        {"histogram": "Monitor.RO2.occupancy", "check": "DQM.ro2.dead"}]}]})");
-    QProcess *monitorServer = startServer(QStringLiteral("Monitor"), {QStringLiteral("--http-port"), QStringLiteral("0")});
+    QProcess *monitorServer =
+        startServer(QStringLiteral("Monitor"), {QStringLiteral("--http-port"), QStringLiteral("0")});
     m_http = httpPortOf(monitorServer);
     QVERIFY(m_http != 0);
     startServer(QStringLiteral("DQM"));
@@ -73,8 +75,9 @@ void tst_DqChain::deadChannelShowsRedInPresenterAndOnTheWeb()
                  QStringLiteral("every=2"), QStringLiteral("--publish-ms"), QStringLiteral("200")})
         ->setProcessChannelMode(QProcess::ForwardedErrorChannel);
     m_fx->start(QStringLiteral("dialog-dqm"),
-                {QStringLiteral("--checks"), dir.filePath(QStringLiteral("checks.json")), QStringLiteral("--references"),
-                 dir.path(), QStringLiteral("--period-ms"), QStringLiteral("300")})
+                {QStringLiteral("--checks"), dir.filePath(QStringLiteral("checks.json")),
+                 QStringLiteral("--references"), dir.path(), QStringLiteral("--period-ms"),
+                 QStringLiteral("300")})
         ->setProcessChannelMode(QProcess::ForwardedErrorChannel);
     QVERIFY(startReadout(*m_fx, *m_client, QStringLiteral("RO1")));
     QVERIFY(startReadout(*m_fx, *m_client, QStringLiteral("RO2")));
@@ -117,8 +120,10 @@ void tst_DqChain::deadChannelShowsRedInPresenterAndOnTheWeb()
     QVERIFY(!deadIn(ro1->histogram()));
     QTRY_COMPARE_WITH_TIMEOUT(ro2->grab().toImage().pixelColor(1, 1), red, 5000);
     const QImage shown = ro2->grab().toImage();
-    const HistogramPainter::Layout layout = HistogramPainter::layout(shown.size(), ro2->histogram(), ro2->options());
-    QCOMPARE(shown.pixelColor(shown.width() / 2, layout.frameWidth), HistogramPainter::backgroundColor(Quality::Bad));
+    const HistogramPainter::Layout layout =
+        HistogramPainter::layout(shown.size(), ro2->histogram(), ro2->options());
+    QCOMPARE(shown.pixelColor(shown.width() / 2, layout.frameWidth),
+             HistogramPainter::backgroundColor(Quality::Bad));
     QCOMPARE(ro1->quality(), Quality::Good);
     QCOMPARE(ro1->grab().toImage().pixelColor(1, 1), green);
     QCOMPARE(w.pageQuality(0), Quality::Bad);

@@ -25,7 +25,8 @@ inline Status rcTransition(Client &client, const QString &readout, const QByteAr
 
 /// Starts readout slave @p name (one thread, 5 kHz, no IS, no pause between spills) with @p extra
 /// options, configured and running; false with a test failure when a transition failed.
-inline bool startReadout(ProcessFixture &fx, Client &client, const QString &name, const QStringList &extra = {})
+inline bool startReadout(ProcessFixture &fx, Client &client, const QString &name,
+                         const QStringList &extra = {})
 {
     fx.start(QStringLiteral("dialog-slave"),
              QStringList{QStringLiteral("--kind"), QStringLiteral("readout"), QStringLiteral("--name"), name,
