@@ -219,6 +219,8 @@ demo() {
   $bin/dialogctl dqm ls                                     # data-quality checks of the sampled events
   $bin/dialogctl alarm ls                                   # the alarm server's table (GUI: dialog-alarms)
   $bin/dialog-presenter --pages $ROOT/resources/presenter/demo.json   # histograms and their checks
+  web IS: http://127.0.0.1:8425/ (RunParams)  :8426/ (DAQ)  :8427/ (Monitor)  :8428/ (DQM)
+  http://127.0.0.1:8427/is/Monitor/Monitor.RO2.occupancy.png?check=DQM.RO2.dead   # a histogram and its check
 EOT
     if [ -n "${DIALOG_DEMO_SECONDS:-}" ]; then
         sleep "$DIALOG_DEMO_SECONDS"

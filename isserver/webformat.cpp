@@ -238,23 +238,27 @@ QJsonObject typeJson(const is::TypeInfo &type, const QStringList &subtypes)
     return j;
 }
 
+QJsonArray historyPointsJson(const is::HistorySeries &series)
+{
+    QJsonArray points;
+    for (const is::HistoryPoint &p : series.points) {
+        QJsonArray pt{double(p.time.microsecondsSinceEpoch() / 1000), p.value};
+        if (p.count != 1) {
+            pt.append(p.min);
+            pt.append(p.max);
+            pt.append(qint64(p.count));
+        }
+        points.append(pt);
+    }
+    return points;
+}
+
 QJsonArray historySeriesJson(const is::History &history)
 {
     QJsonArray series;
-    for (const is::HistorySeries &s : history.series) {
-        QJsonArray points;
-        for (const is::HistoryPoint &p : s.points) {
-            QJsonArray pt{double(p.time.microsecondsSinceEpoch() / 1000), p.value};
-            if (p.count != 1) {
-                pt.append(p.min);
-                pt.append(p.max);
-                pt.append(qint64(p.count));
-            }
-            points.append(pt);
-        }
-        series.append(
-            QJsonObject{{QStringLiteral("attribute"), s.attribute}, {QStringLiteral("points"), points}});
-    }
+    for (const is::HistorySeries &s : history.series)
+        series.append(QJsonObject{{QStringLiteral("attribute"), s.attribute},
+                                  {QStringLiteral("points"), historyPointsJson(s)}});
     return series;
 }
 

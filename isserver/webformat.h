@@ -58,5 +58,7 @@ QJsonObject typeJson(const is::TypeInfo &type, const QStringList &subtypes);
 /// The series of @p history as a chart reads them: [{"attribute", "points": [[ms, value], …]}],
 /// a bucket of several values as [ms, mean, min, max, count].
 QJsonArray historySeriesJson(const is::History &history);
+/// The points of one series as historySeriesJson() writes them.
+QJsonArray historyPointsJson(const is::HistorySeries &series);
 
 } // namespace dialog::isd::web

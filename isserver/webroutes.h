@@ -4,14 +4,9 @@
 #include "serveroptions.h"
 #include "webpipeline.h"
 
-#include "dialog/is/time.h"
-
-#include <QCache>
-#include <QJsonObject>
 #include <QString>
 #include <QStringList>
 #include <QThreadPool>
-#include <functional>
 #include <memory>
 
 class QUrl;
@@ -27,7 +22,7 @@ class TypeRegistry;
 namespace dialog::isd {
 
 class MetricsExporter;
-class WebRenderer;
+class WebPng;
 class WriterTracker;
 
 /// Answers one HTTP GET of the web IS (see WebServer for the resources). The local server's objects
@@ -59,22 +54,6 @@ private:
     /// /is/<Server>/<Server.Object>/history?attr=&since=&points= (JSON): Dictionary::history().
     void serveHistory(const Target &target, const QString &server, const QString &name,
                       const QUrlQuery &query);
-    /// /is/<Server>/<Server.Object>.png?width=&height=&logy=&logz=: the histogram drawn by
-    /// dialog-render, with ETag and Last-Modified from the object's update; a conditional GET of the
-    /// same update gets 304 without drawing.
-    void servePng(const Target &target, const QString &server, const QString &name, const QUrlQuery &query);
-    /// One object read for a picture: from the repository when it is this server's, else through
-    /// the dictionary; @p done gets it, or the HTTP answer of the failure.
-    struct PngPart
-    {
-        QString name;
-        QString type;
-        is::Time time;
-        quint64 updates = 0;
-        QJsonObject value;
-    };
-    void readPngPart(const QString &name, std::function<void(const PngPart *, const WebAnswer &)> done);
-    void answerPng(const Target &target, const PngPart &histogram, const PngPart *check, const QUrlQuery &query);
     void serveFile(const Target &target, const QString &file);
     void serveMetrics(const Target &target);
     bool criteriaFromQuery(const QUrlQuery &query, is::Criteria *out, QString *error, int *status) const;
@@ -87,8 +66,7 @@ private:
     MetricsExporter &m_metrics;
     WebPipeline &m_pipeline;
     QThreadPool m_scans; // the list scans of the local server (at most two at once)
-    std::unique_ptr<WebRenderer> m_renderer;
-    QCache<QByteArray, QByteArray> m_pngs; // drawn PNGs by name and ETag, cost in bytes
+    std::unique_ptr<WebPng> m_png; // the .png routes
 };
 
 } // namespace dialog::isd

@@ -1,5 +1,7 @@
 #include "histogrampainter.h"
 
+#include "plotaxis.h"
+
 #include <QFontMetrics>
 #include <QPainter>
 #include <QPainterPath>
@@ -10,81 +12,10 @@ namespace dialog::presenter {
 
 namespace {
 
+using namespace plot;
+
 // Below these sizes a picture has no text: only the frame and the data.
 constexpr int MinTextWidth = 120, MinTextHeight = 80;
-
-// A linear or logarithmic mapping of [lo, hi] onto pixels [p0, p1] (p1 < p0 for a y axis).
-struct Axis
-{
-    double lo = 0, hi = 1;
-    bool log = false;
-    double p0 = 0, p1 = 1;
-
-    double fraction(double v) const
-    {
-        if (log)
-            return v > 0 ? (std::log10(v) - std::log10(lo)) / (std::log10(hi) - std::log10(lo)) : -1.0;
-        return (v - lo) / (hi - lo);
-    }
-    double toPixel(double v) const
-    {
-        const double f = fraction(v);
-        return p0 + (std::isnan(f) ? 0.0 : std::clamp(f, -0.01, 1.01)) * (p1 - p0);
-    }
-};
-
-QString label(double v)
-{
-    if (std::abs(v) < 1e-12)
-        return QStringLiteral("0");
-    return QString::number(v, 'g', 4);
-}
-
-// Tick values: 1-2-5 steps for a linear axis, decades (with 2 and 5 when few) for a log one.
-QList<double> ticks(double lo, double hi, bool log, int maxTicks)
-{
-    // Every count is bounded, and ticks are counted by an integer: near 1e20 adding a small step
-    // to a double does not move it, and a loop on the value would never end.
-    QList<double> out;
-    maxTicks = std::max(2, maxTicks);
-    if (!std::isfinite(lo) || !std::isfinite(hi) || !(hi > lo) || (log && !(lo > 0)))
-        return out;
-    if (log) {
-        if (!std::isfinite(std::log10(hi)) || !std::isfinite(std::log10(lo)))
-            return out;
-        const int a = int(std::ceil(std::log10(lo) - 1e-9)), b = int(std::floor(std::log10(hi) + 1e-9));
-        const int step = std::max(1, (b - a + 1 + maxTicks - 1) / maxTicks);
-        for (int k = a; k <= b; k += step)
-            out << std::pow(10.0, k);
-        if (out.size() < 3)
-            for (int k = a - 1; k <= b; ++k)
-                for (double m : {2.0, 5.0}) {
-                    const double v = m * std::pow(10.0, k);
-                    if (v >= lo && v <= hi)
-                        out << v;
-                }
-        std::sort(out.begin(), out.end());
-        return out;
-    }
-    const double raw = (hi - lo) / maxTicks;
-    const double mag = std::pow(10.0, std::floor(std::log10(raw)));
-    double step = mag;
-    for (double m : {1.0, 2.0, 5.0, 10.0})
-        if (m * mag >= raw) {
-            step = m * mag;
-            break;
-        }
-    if (!std::isfinite(step) || !(step > 0))
-        return out;
-    const double first = std::ceil(lo / step - 1e-9), last = std::floor(hi / step + 1e-9);
-    if (!std::isfinite(first) || !std::isfinite(last) || last - first > 1000)
-        return out;
-    for (int i = 0; i <= int(last - first); ++i) {
-        const double v = (first + i) * step;
-        out << (std::abs(v) < step * 1e-9 ? 0.0 : v);
-    }
-    return out;
-}
 
 // One drawn column of a 1D histogram: [x0, x1) at height value. When bins outnumber the pixels,
 // each pixel column shows the largest bin it covers, so a single spike stays visible.
@@ -130,18 +61,6 @@ QPainterPath stepPath(const QList<Step> &s, const Axis &x, const Axis &y, double
         first = false;
     }
     return path;
-}
-
-int fontPixels(const QSize &size)
-{
-    return std::clamp(std::min(size.width() / 28, size.height() / 16), 8, 14);
-}
-
-QFont pictureFont(const QSize &size)
-{
-    QFont f;
-    f.setPixelSize(fontPixels(size));
-    return f;
 }
 
 bool hasText(const QSize &size)
@@ -214,36 +133,62 @@ double referenceScale(const Histogram &h, const Histogram &ref)
     return rs > 0 ? h.sum() / rs : 1.0;
 }
 
-void drawYTicks(QPainter *p, const Axis &y, const QRect &plot, const QFontMetrics &fm, bool labelsRight)
+// "reference" and a sample of its line at the top right of the plot; on a white box over a colour map.
+void drawReferenceLegend(QPainter *p, const QRect &plot, const QFontMetrics &fm, bool boxed)
 {
-    const int count = std::max(2, plot.height() / (fm.height() * 2));
-    for (double v : ticks(y.lo, y.hi, y.log, count)) {
-        const int py = int(std::lround(y.toPixel(v)));
-        if (py < plot.top() - 1 || py > plot.bottom() + 1)
-            continue;
-        const QString t = label(v);
-        if (labelsRight) {
-            p->drawLine(plot.right() + 1, py, plot.right() + 4, py);
-            p->drawText(QRect(plot.right() + 6, py - fm.height() / 2, 200, fm.height()),
-                        Qt::AlignLeft | Qt::AlignVCenter, t);
-        } else {
-            p->drawLine(plot.left() - 4, py, plot.left() - 1, py);
-            p->drawText(QRect(0, py - fm.height() / 2, plot.left() - 6, fm.height()),
-                        Qt::AlignRight | Qt::AlignVCenter, t);
-        }
-    }
+    const QString t = QStringLiteral("reference");
+    const int w = fm.horizontalAdvance(t);
+    const QRect box(plot.right() - w - 24, plot.top() + 4, w + 20, fm.height());
+    if (boxed)
+        p->fillRect(box.adjusted(-3, -1, 3, 1), QColor(255, 255, 255, 220));
+    p->setPen(QPen(HistogramPainter::referenceColor(), 2));
+    p->drawLine(box.left(), box.center().y(), box.left() + 12, box.center().y());
+    p->setPen(QColor(60, 60, 60));
+    p->drawText(box.adjusted(16, 0, 0, 0), Qt::AlignLeft | Qt::AlignVCenter, t);
 }
 
-void drawXTicks(QPainter *p, const Axis &x, const QRect &plot, const QFontMetrics &fm)
+// The reference of a 2D histogram over its colour map: the outline of the reference's cells at or
+// above half of its largest content (solid) and at or above a tenth of it (dashed), in the
+// reference's own binning, on a white halo. Where the colours leave the outlines (a hole inside,
+// hits outside), the histogram differs from the reference. Larger references are not outlined.
+void drawReferenceContours(QPainter *p, const Histogram &ref, const Axis &x, const Axis &y, int width)
 {
-    const int count = std::max(2, plot.width() / (fm.horizontalAdvance(QStringLiteral("00000")) + 8));
-    for (double v : ticks(x.lo, x.hi, x.log, count)) {
-        const int px = int(std::lround(x.toPixel(v)));
-        if (px < plot.left() - 1 || px > plot.right() + 1)
-            continue;
-        p->drawLine(px, plot.bottom() + 1, px, plot.bottom() + 4);
-        p->drawText(QRect(px - 60, plot.bottom() + 5, 120, fm.height()), Qt::AlignHCenter | Qt::AlignTop,
-                    label(v));
+    constexpr qsizetype MaxOutlinedCells = 1 << 20;
+    const double top = ref.maximum();
+    if (!(top > 0) || qsizetype(ref.xBins) * ref.yBins > MaxOutlinedCells)
+        return;
+    const double wx = (ref.xHigh - ref.xLow) / ref.xBins, wy = (ref.yHigh - ref.yLow) / ref.yBins;
+    const auto at = [&](int i, int j) {
+        return i < 0 || j < 0 || i >= ref.xBins || j >= ref.yBins ? 0.0
+                                                                   : ref.contents.at(qsizetype(j) * ref.xBins + i);
+    };
+    for (const double level : {0.1, 0.5}) {
+        const double threshold = level * top;
+        QPainterPath path;
+        const auto edge = [&](double ax, double ay, double bx, double by) {
+            path.moveTo(ax, ay);
+            path.lineTo(bx, by);
+        };
+        for (int j = 0; j < ref.yBins; ++j)
+            for (int i = 0; i < ref.xBins; ++i) {
+                if (!(at(i, j) >= threshold))
+                    continue;
+                const double x0 = x.toPixel(ref.xLow + i * wx), x1 = x.toPixel(ref.xLow + (i + 1) * wx);
+                const double y0 = y.toPixel(ref.yLow + j * wy), y1 = y.toPixel(ref.yLow + (j + 1) * wy);
+                if (!(at(i - 1, j) >= threshold))
+                    edge(x0, y0, x0, y1);
+                if (!(at(i + 1, j) >= threshold))
+                    edge(x1, y0, x1, y1);
+                if (!(at(i, j - 1) >= threshold))
+                    edge(x0, y0, x1, y0);
+                if (!(at(i, j + 1) >= threshold))
+                    edge(x0, y1, x1, y1);
+            }
+        p->setPen(QPen(QColor(255, 255, 255, 200), width + 2, Qt::SolidLine, Qt::SquareCap));
+        p->drawPath(path);
+        p->setPen(QPen(HistogramPainter::referenceColor(), width, level < 0.5 ? Qt::DashLine : Qt::SolidLine,
+                       Qt::SquareCap));
+        p->drawPath(path);
     }
 }
 
@@ -285,15 +230,8 @@ void paint1D(QPainter *p, const Histogram &h, const PaintOptions &o, const Histo
     p->setPen(QColor(60, 60, 60));
     drawYTicks(p, y, plot, fm, false);
     drawXTicks(p, x, plot, fm);
-    if (o.reference.isValid()) {
-        const QString t = QStringLiteral("reference");
-        const int w = fm.horizontalAdvance(t);
-        const QRect box(plot.right() - w - 24, plot.top() + 4, w + 20, fm.height());
-        p->setPen(QPen(HistogramPainter::referenceColor(), 2));
-        p->drawLine(box.left(), box.center().y(), box.left() + 12, box.center().y());
-        p->setPen(QColor(60, 60, 60));
-        p->drawText(box.adjusted(16, 0, 0, 0), Qt::AlignLeft | Qt::AlignVCenter, t);
-    }
+    if (o.reference.isValid())
+        drawReferenceLegend(p, plot, fm, false);
 }
 
 void paint2D(QPainter *p, const Histogram &h, const PaintOptions &o, const HistogramPainter::Layout &l,
@@ -323,6 +261,15 @@ void paint2D(QPainter *p, const Histogram &h, const PaintOptions &o, const Histo
         }
     }
     p->drawImage(plot, cells);
+    Axis y{h.yLow, h.yHigh, false, double(plot.bottom() + 1), double(plot.top())};
+    Axis x{h.xLow, h.xHigh, false, double(plot.left()), double(plot.right() + 1)};
+    const bool reference = o.reference.isValid() && o.reference.kind == Histogram::Kind::TwoD;
+    if (reference) {
+        p->save();
+        p->setClipRect(plot);
+        drawReferenceContours(p, o.reference, x, y, std::max(2, plot.height() / 150));
+        p->restore();
+    }
 
     if (!l.scale.isEmpty()) {
         QLinearGradient g(l.scale.bottomLeft(), l.scale.topLeft());
@@ -336,8 +283,6 @@ void paint2D(QPainter *p, const Histogram &h, const PaintOptions &o, const Histo
         return;
     const QFontMetrics fm(p->font());
     p->setPen(QColor(60, 60, 60));
-    Axis y{h.yLow, h.yHigh, false, double(plot.bottom() + 1), double(plot.top())};
-    Axis x{h.xLow, h.xHigh, false, double(plot.left()), double(plot.right() + 1)};
     drawYTicks(p, y, plot, fm, false);
     drawXTicks(p, x, plot, fm);
     if (!l.scale.isEmpty()) {
@@ -346,6 +291,8 @@ void paint2D(QPainter *p, const Histogram &h, const PaintOptions &o, const Histo
         zs.p1 = l.scale.top();
         drawYTicks(p, zs, l.scale, fm, true);
     }
+    if (reference)
+        drawReferenceLegend(p, plot, fm, true);
 }
 
 } // namespace

@@ -1,5 +1,6 @@
 // Draws one histogram picture: a 1D histogram as filled steps, a 2D one as a colour map with its
-// scale, the reference overlaid (1D: a line scaled to the histogram's contents), the frame and
+// scale, the reference overlaid (1D: a line scaled to the histogram's contents; 2D: the outlines of
+// the reference's cells above half and a tenth of its maximum), the frame and
 // background coloured by the check's result, its value and details in a caption. The one drawing of
 // the toolkit's histograms: dialog-presenter paints its widgets with it and dialog-render (the web
 // IS's PNGs) renders images with it, so both show the same picture for the same input.
@@ -21,7 +22,7 @@ struct PaintOptions
     bool logX = false;       ///< 1D: log x axis (ignored when xLow <= 0)
     bool logY = false;       ///< 1D: log y axis
     bool logZ = false;       ///< 2D: log colour scale
-    Histogram reference; ///< overlaid when valid (1D only)
+    Histogram reference; ///< overlaid when valid and of the histogram's dimension
     CheckResult check;       ///< Quality::None: no frame, no caption
     QString message;         ///< drawn instead of the histogram when it is not valid
 };
@@ -53,7 +54,7 @@ public:
     static QColor backgroundColor(Quality q);
     /// The colour of a 2D cell at @p t in [0, 1] of the scale.
     static QColor colourAt(double t);
-    /// The step line of the reference.
+    /// The step line of a 1D reference, the outlines of a 2D one.
     static QColor referenceColor() { return QColor(200, 0, 160); }
     /// The fill of 1D bars.
     static QColor barColor() { return QColor(128, 170, 206); }

@@ -42,10 +42,16 @@ QString parseRequest(const QByteArray &json, Request *out)
         return QStringLiteral("width and height must be integers in [%1, %2]").arg(MinSize).arg(MaxSize);
     out->size = QSize(w, h);
     const QString type = r.value(QStringLiteral("type")).toString();
-    if (type != QLatin1String("Histogram1D") && type != QLatin1String("Histogram2D"))
-        return QStringLiteral("type must be Histogram1D or Histogram2D, not \"%1\"").arg(type);
+    const bool series = type == QLatin1String("TimeSeries");
+    if (type != QLatin1String("Histogram1D") && type != QLatin1String("Histogram2D") && !series)
+        return QStringLiteral("type must be Histogram1D, Histogram2D or TimeSeries, not \"%1\"").arg(type);
     if (!r.value(QStringLiteral("value")).isObject())
         return QStringLiteral("request has no \"value\" object");
+    if (series) {
+        QString error;
+        out->series = SeriesData::fromJson(r.value(QStringLiteral("value")).toObject(), &error);
+        return out->series.isValid() ? QString() : QStringLiteral("value: %1").arg(error);
+    }
     if (const Status s = Histogram::fromJson(r.value(QStringLiteral("value")).toObject(), &out->histogram, type);
         !s.isOk())
         return QStringLiteral("value: %1").arg(s.message());
@@ -89,7 +95,8 @@ QByteArray answer(const QByteArray &requestJson)
     Request r;
     if (const QString error = parseRequest(requestJson, &r); !error.isEmpty())
         return encodeAnswer(r.id, error);
-    const QImage image = HistogramPainter::render(r.size, r.histogram, r.options);
+    const QImage image = r.series.isValid() ? SeriesPainter::render(r.size, r.series)
+                                            : HistogramPainter::render(r.size, r.histogram, r.options);
     QByteArray png;
     QBuffer buffer(&png);
     buffer.open(QIODevice::WriteOnly);

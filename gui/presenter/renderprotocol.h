@@ -3,6 +3,7 @@
 //            {"id", "width", "height", "type": "Histogram1D"|"Histogram2D", "value": <dialog::is::toJson>,
 //             "name", "log_x", "log_y", "log_z", "reference": <histogram JSON>, "check": {status, value,
 //             details}}
+//            or {"id", "width", "height", "type": "TimeSeries", "value": <SeriesData::fromJson>}
 //   answer:  u32 BE length M | M bytes of JSON {"id", "error"} | u32 BE length K | K bytes of PNG (K = 0 on
 //   error)
 // Nothing here reads or writes a file descriptor: answer() takes the request's bytes and returns
@@ -10,6 +11,7 @@
 #pragma once
 
 #include "histogrampainter.h"
+#include "seriespainter.h"
 
 #include <QByteArray>
 #include <QSize>
@@ -27,6 +29,7 @@ struct Request
     QSize size;
     Histogram histogram;
     PaintOptions options;
+    SeriesData series; ///< valid for a TimeSeries request (then histogram is not)
 };
 
 /// Parses one request's JSON into @p out; empty on success, else the reason (out->id is set when

@@ -1,13 +1,17 @@
 // Screenshots of the three monitoring GUIs with real data: brings the demo partition
 // (resources/partitions/demo.json) up on a free port with `dialogctl up`, starts a run through the
 // master, opens the inspector, the IS monitor and OMD (resources/omd/demo.json) offscreen, waits
-// until each shows live data, saves *-demo.png (screenshot.h) and takes the partition down again.
+// until each shows live data, saves *-demo.png (screenshot.h), asks each IS server's web IS (the
+// demo's fixed ports) for its servers and Monitor's for a readout's occupancy framed by its
+// dead-channel check, and takes the partition down again.
 #include "inspectorwindow.h"
 #include "ismonitorwindow.h"
 #include "omdwindow.h"
 #include "launchrecord.h"
 #include "processfixture.h"
 #include "widgetscreenshot.h"
+#include "histogrampainter.h"
+#include "isweb.h"
 
 #include "histogramview.h"
 #include "omdchart.h"
@@ -31,6 +35,7 @@ private Q_SLOTS:
     void inspector();
     void ismonitor();
     void omd();
+    void webPictures();
 
 private:
     ClientOptions options(const QString &name) const;
@@ -271,6 +276,27 @@ void tst_DemoScreens::omd()
     }
     QVERIFY(ready());
     save(m_omd.get(), QStringLiteral("omd-demo.png"));
+}
+
+void tst_DemoScreens::webPictures()
+{
+    // Every IS server of the demo has its web IS; Monitor's draws the sampled occupancy of RO1
+    // framed green by dialog-dqm's dead-channel check (RO1 has none dead).
+    for (const quint16 port : {8425, 8426, 8427, 8428}) {
+        const HttpReply r = httpGet(port, "/is?format=json");
+        QVERIFY2(r.status == 200 && r.body.contains("\"Monitor\""), QByteArray::number(port) + ": " + r.body);
+    }
+    const QByteArray path = "/is/Monitor/Monitor.RO1.occupancy.png?width=400&height=260&check=DQM.RO1.dead";
+    HttpReply png;
+    const auto frame = [&] {
+        png = httpGet(8427, path);
+        const QImage im = QImage::fromData(png.body, "PNG");
+        return im.isNull() ? QColor() : im.pixelColor(1, 1);
+    };
+    QTRY_COMPARE_WITH_TIMEOUT(frame(), presenter::HistogramPainter::qualityColor(presenter::Quality::Good), 30000);
+    QFile out(screenshotPath(QStringLiteral("isweb-png-demo.png")));
+    QVERIFY(out.open(QIODevice::WriteOnly));
+    out.write(png.body);
 }
 
 QTEST_MAIN(tst_DemoScreens)

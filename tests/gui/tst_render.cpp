@@ -6,6 +6,7 @@
 #include "processfixture.h"
 #include "renderprotocol.h"
 #include "screenshot.h"
+#include "seriespainter.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -13,6 +14,7 @@
 #include <QProcess>
 #include <QtEndian>
 #include <QtTest>
+#include <cmath>
 #include <functional>
 
 using namespace dialog;
@@ -92,6 +94,8 @@ private Q_SLOTS:
     void cleanup();
     void drawsOneAndTwoDimensional();
     void samePictureAsPresenter();
+    void twoDimensionalReferenceIsOutlined();
+    void timeSeriesIsDrawn();
     void badRequestsGetAnErrorAndItGoesOn_data(); // and hostile values that are drawn
     void badRequestsGetAnErrorAndItGoesOn();
     void oversizedRequestIsSkipped();
@@ -218,6 +222,108 @@ void tst_Render::samePictureAsPresenter()
     // Bad: the frame is red.
     QCOMPARE(there.pixelColor(1, 1), HistogramPainter::qualityColor(Quality::Bad));
     QVERIFY(there.save(screenshotPath(QStringLiteral("render-1d-bad.png"))));
+}
+
+void tst_Render::twoDimensionalReferenceIsOutlined()
+{
+    // A flat hit map with one dead cell; its reference: a core of 100 in x 7..12, y 3..6 inside a
+    // ring of 30 in x 5..14, y 2..7, nothing elsewhere.
+    const auto hitMap = [](int i, int j) { return i == 10 && j == 5 ? 0.0 : 60.0; };
+    const auto reference = [](int i, int j) {
+        if (i >= 7 && i < 13 && j >= 3 && j < 7)
+            return 100.0;
+        return i >= 5 && i < 15 && j >= 2 && j < 8 ? 30.0 : 0.0;
+    };
+    QJsonObject req = request(8, 400, 300, QStringLiteral("Histogram2D"), histogram2D(20, 10, hitMap));
+    req.insert(QStringLiteral("reference"), histogram2D(20, 10, reference));
+    render::Request parsed;
+    QCOMPARE(render::parseRequest(QJsonDocument(req).toJson(), &parsed), QString());
+    QVERIFY(parsed.options.reference.kind == Histogram::Kind::TwoD);
+    const QImage with = HistogramPainter::render(parsed.size, parsed.histogram, parsed.options)
+                            .convertToFormat(QImage::Format_ARGB32);
+    PaintOptions plain = parsed.options;
+    plain.reference = {};
+    const QImage without =
+        HistogramPainter::render(parsed.size, parsed.histogram, plain).convertToFormat(QImage::Format_ARGB32);
+    const QColor line = HistogramPainter::referenceColor();
+    const auto linePixels = [&](const QImage &im, const QRect &area) {
+        int n = 0;
+        for (int y = area.top(); y <= area.bottom(); ++y)
+            for (int x = area.left(); x <= area.right(); ++x)
+                n += im.pixelColor(x, y) == line;
+        return n;
+    };
+    const QRect plot = HistogramPainter::layout(parsed.size, parsed.histogram, parsed.options).plot;
+    QCOMPARE(linePixels(without, with.rect()), 0);
+    // The outlines run along the cells' edges: the core's left edge at x = 7 and the ring's at x = 5,
+    // on the rows they span, and nowhere near the plot's corners.
+    const auto column = [&](double cell) { return plot.left() + int(std::lround(cell * plot.width() / 20.0)); };
+    const auto row = [&](double cell) { return plot.bottom() + 1 - int(std::lround(cell * plot.height() / 10.0)); };
+    for (const double edge : {7.0, 5.0}) {
+        const QRect around(column(edge) - 2, row(6), 5, row(4) - row(6)); // two rows: past the dashes' gaps
+        QVERIFY2(linePixels(with, around) > 0, qPrintable(QStringLiteral("no outline at x cell %1").arg(edge)));
+    }
+    QVERIFY(linePixels(with, QRect(column(13.5), row(5.5), 1, 1)) == 0); // inside the ring, off the lines
+    QCOMPARE(linePixels(with, QRect(plot.left(), row(1), column(4) - plot.left(), row(0) - row(1))), 0);
+    QVERIFY(linePixels(with, plot) > 200);
+    // The renderer of the web IS draws the same.
+    const Answer a = ask(req);
+    QVERIFY(a.complete);
+    QCOMPARE(a.head.value(QStringLiteral("error")).toString(), QString());
+    QCOMPARE(differingPixels(with, image(a)), 0);
+    QVERIFY(with.save(screenshotPath(QStringLiteral("render-2d-reference.png"))));
+}
+
+void tst_Render::timeSeriesIsDrawn()
+{
+    // 60 values a second apart, the last three summarising several (a band), in a window of 90 s.
+    QJsonArray points;
+    const qint64 end = 1767225600000; // 2026-01-01T00:00:00Z
+    for (int i = 0; i < 60; ++i) {
+        const double v = 100 + 40 * std::sin(i / 6.0);
+        points.append(i < 57 ? QJsonArray{double(end - (59 - i) * 1000), v}
+                             : QJsonArray{double(end - (59 - i) * 1000), v, v - 20, v + 20, 5});
+    }
+    QJsonObject series{{QStringLiteral("label"), QStringLiteral("DAQ.RO1 rate")},
+                       {QStringLiteral("end_ms"), double(end)},
+                       {QStringLiteral("span_ms"), 90000.0},
+                       {QStringLiteral("points"), points}};
+    const QJsonObject req = request(9, 400, 240, QStringLiteral("TimeSeries"), series);
+    render::Request parsed;
+    QCOMPARE(render::parseRequest(QJsonDocument(req).toJson(), &parsed), QString());
+    QCOMPARE(parsed.series.points.size(), 60);
+    QCOMPARE(parsed.series.points.at(58).max, parsed.series.points.at(58).value + 20);
+    const Answer a = ask(req);
+    QVERIFY(a.complete);
+    QCOMPARE(a.head.value(QStringLiteral("error")).toString(), QString());
+    const QImage here = SeriesPainter::render(parsed.size, parsed.series);
+    QCOMPARE(differingPixels(here, image(a)), 0);
+    // The line in its colour, the band of the summarised points in its own; left of the first value
+    // (the window's first third) nothing is drawn.
+    const QImage im = here.convertToFormat(QImage::Format_ARGB32);
+    const QRect plot = SeriesPainter::layout(parsed.size).plot;
+    int line = 0, band = 0, early = 0;
+    for (int y = plot.top(); y <= plot.bottom(); ++y)
+        for (int x = plot.left(); x <= plot.right(); ++x) {
+            const QColor c = im.pixelColor(x, y);
+            line += c == SeriesPainter::lineColor();
+            band += c == SeriesPainter::bandColor();
+            early += x < plot.left() + plot.width() / 3 - 2 && y < plot.bottom() && c != Qt::white;
+        }
+    QVERIFY2(line > 200, QByteArray::number(line));
+    QVERIFY2(band > 20, QByteArray::number(band));
+    QCOMPARE(early, 0);
+    QVERIFY(here.save(screenshotPath(QStringLiteral("render-series.png"))));
+
+    // A point that is not numbers, or no window: an error answer.
+    series.insert(QStringLiteral("points"), QJsonArray{QJsonArray{double(end), QStringLiteral("high")}});
+    const Answer bad = ask(request(10, 400, 240, QStringLiteral("TimeSeries"), series));
+    QVERIFY(bad.complete);
+    QVERIFY2(bad.head.value(QStringLiteral("error")).toString().contains(QLatin1String("point 1 is not")),
+             qPrintable(bad.head.value(QStringLiteral("error")).toString()));
+    series.remove(QStringLiteral("span_ms"));
+    const Answer noSpan = ask(request(11, 400, 240, QStringLiteral("TimeSeries"), series));
+    QVERIFY(noSpan.head.value(QStringLiteral("error")).toString().contains(QLatin1String("span_ms")));
 }
 
 void tst_Render::badRequestsGetAnErrorAndItGoesOn_data()

@@ -2,8 +2,8 @@
 // checked by dialog-dqm. Every algorithm's verdict, the Undefined cases with their reasons, a
 // reference taken with dialogctl, and a dead channel injected into one front-end (reconfigured
 // for a new run) turning its check Bad.
-#include "dialog/rc/protocol.h"
 #include "isfixture.h"
+#include "readouts.h"
 
 #include <QJsonArray>
 #include <QScopeGuard>
@@ -34,22 +34,12 @@ private:
 
 Status tst_Dqm::transition(const QString &readout, const QByteArray &request)
 {
-    std::optional<Reply> reply;
-    m_client->request(rc::stateService(readout), request, 10000, m_client.get(), [&](const Reply &r) { reply = r; });
-    if (!waitUntil([&] { return reply.has_value(); }, 15000))
-        return Status(Status::Code::Timeout, QStringLiteral("no answer from %1").arg(readout));
-    return reply->status();
+    return rcTransition(*m_client, readout, request);
 }
 
 void tst_Dqm::startReadout(const QString &name)
 {
-    m_fx->start(QStringLiteral("dialog-slave"),
-                {QStringLiteral("--kind"), QStringLiteral("readout"), QStringLiteral("--name"), name,
-                 QStringLiteral("--no-is"), QStringLiteral("--threads"), QStringLiteral("1"), QStringLiteral("--rate"),
-                 QStringLiteral("5000"), QStringLiteral("--off-s"), QStringLiteral("0")})
-        ->setProcessChannelMode(QProcess::ForwardedErrorChannel);
-    QVERIFY(transition(name, "configure").isOk());
-    QVERIFY(transition(name, "start").isOk());
+    QVERIFY(dialog::test::startReadout(*m_fx, *m_client, name));
 }
 
 QString tst_Dqm::status(const QString &check, QString *details)

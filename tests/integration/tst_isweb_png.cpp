@@ -1,8 +1,10 @@
 // The web IS's histograms as PNG (GET /is/<Server>/<Server.Object>.png): drawn by the real
 // dialog-render, tagged with ETag and Last-Modified from the object's update, 304 for a conditional
-// GET of the same update, bad sizes and non-histograms refused, and a renderer that is missing,
+// GET of the same update, bad sizes and non-histograms refused, a numeric attribute's history drawn
+// as a time series (GET /is/<Server>/<Server.Object>/history.png), and a renderer that is missing,
 // hangs or dies answered with the reason while the server goes on serving. Real binaries on loopback.
 #include "isweb.h"
+#include "seriespainter.h"
 #include "statuscheck.h"
 
 #include <QElapsedTimer>
@@ -27,6 +29,7 @@ private Q_SLOTS:
     void badRequestsAreRefused();
     void checkResultColoursTheFrame();
     void otherServersObjectIsDrawn();
+    void timeSeriesIsDrawn();
     void missingRendererIsSaid();
     void hangingRendererDoesNotHoldTheServer();
     void dyingRendererIsRestarted();
@@ -254,6 +257,77 @@ void tst_IsWebPng::otherServersObjectIsDrawn()
                      "If-None-Match: " + r.header("etag") + "\r\n")
                  .status,
              304);
+}
+
+void tst_IsWebPng::timeSeriesIsDrawn()
+{
+    m_server = startWebServer(QStringLiteral("DAQ"));
+    QVERIFY(waitForServer(QStringLiteral("DAQ")));
+    // A rate that rises and falls again, and a string attribute.
+    const auto write = [&](int i) {
+        is::Object o = is::Object::create(m_dict->types(), QStringLiteral("ReadoutStats"));
+        QVERIFY_OK(o.set<quint64>(QStringLiteral("events"), quint64(i)));
+        QVERIFY_OK(o.set<double>(QStringLiteral("rate"), i < 20 ? i * 10.0 : (40 - i) * 10.0));
+        QVERIFY_OK(o.set(QStringLiteral("host"), QStringLiteral("ro1")));
+        QVERIFY_OK(m_dict->updateSync(QStringLiteral("DAQ.RO1"), o));
+    };
+    for (int i = 0; i < 40; ++i)
+        write(i);
+    // A window of 2 s: the values written just now spread over the picture.
+    const QByteArray path = "/is/DAQ/DAQ.RO1/history.png?attr=rate&since=2s&width=400&height=240";
+    const HttpReply first = httpGet(m_http, path);
+    QVERIFY2(first.status == 200, first.body);
+    QCOMPARE(first.header("content-type"), QByteArray("image/png"));
+    QCOMPARE(image(first).size(), QSize(400, 240));
+    const QByteArray etag = first.header("etag"), modified = first.header("last-modified");
+    QVERIFY(!etag.isEmpty());
+    QVERIFY(modified.endsWith("GMT"));
+    // The line through the values is drawn in its colour.
+    const QImage drawn = image(first).convertToFormat(QImage::Format_ARGB32);
+    int line = 0;
+    for (int y = 0; y < drawn.height(); ++y)
+        for (int x = 0; x < drawn.width(); ++x)
+            line += drawn.pixelColor(x, y) == presenter::SeriesPainter::lineColor();
+    QVERIFY2(line > 20, QByteArray::number(line));
+
+    // The same values: 304 for a conditional GET; another attribute or size: another picture.
+    QCOMPARE(httpGet(m_http, path, "If-None-Match: " + etag + "\r\n").status, 304);
+    QCOMPARE(httpGet(m_http, path, "If-Modified-Since: " + modified + "\r\n").status, 304);
+    const HttpReply events = httpGet(m_http, "/is/DAQ/DAQ.RO1/history.png?attr=events&since=1h&width=400&height=240");
+    QCOMPARE(events.status, 200);
+    QVERIFY(events.header("etag") != etag);
+    QVERIFY(image(events) != image(first));
+    // A new value: a new tag and picture.
+    write(40);
+    const HttpReply next = httpGet(m_http, path, "If-None-Match: " + etag + "\r\n");
+    QCOMPARE(next.status, 200);
+    QVERIFY(next.header("etag") != etag);
+    QVERIFY(image(next) != image(first));
+
+    const struct
+    {
+        QByteArray path;
+        int status;
+        QByteArray says;
+    } cases[] = {
+        {"/is/DAQ/DAQ.RO1/history.png", 400, "attr= must name the numeric attribute"},
+        {"/is/DAQ/DAQ.RO1/history.png?attr=host", 400, "'host' is not a numeric attribute of RO1"},
+        {"/is/DAQ/DAQ.RO1/history.png?attr=nosuch", 400, "nosuch"},
+        {"/is/DAQ/DAQ.RO1/history.png?attr=rate&since=soon", 400, "invalid since 'soon'"},
+        {"/is/DAQ/DAQ.RO1/history.png?attr=rate&width=5000", 400, "width must be 16 to 2048 pixels"},
+        {"/is/DAQ/DAQ.nothing/history.png?attr=rate", 404, ""},
+        {"/is/DAQ/Other.RO1/history.png?attr=rate", 400, "must be named 'DAQ.<Object>'"},
+    };
+    for (const auto &c : cases) {
+        const HttpReply r = httpGet(m_http, c.path);
+        QVERIFY2(r.status == c.status, c.path + ": " + QByteArray::number(r.status) + ' ' + r.body);
+        QVERIFY2(r.body.contains(c.says), c.path + ": " + r.body);
+    }
+    QFile out(QStringLiteral("%1/screenshots/isweb-png-series.png").arg(QCoreApplication::applicationDirPath() +
+                                                                         QStringLiteral("/..")));
+    QDir().mkpath(QFileInfo(out).absolutePath());
+    if (out.open(QIODevice::WriteOnly))
+        out.write(next.body);
 }
 
 void tst_IsWebPng::missingRendererIsSaid()

@@ -1,8 +1,8 @@
 // dialog-monitor with the real binaries: two readout slaves as samplers (one with a dead front-end
 // channel), the monitor turning their samples into IS histograms, and an IS server summing them
 // over the farm with --sum.
-#include "dialog/rc/protocol.h"
 #include "isfixture.h"
+#include "readouts.h"
 
 #include <QtTest>
 
@@ -21,26 +21,8 @@ private Q_SLOTS:
     void badOptionsAreRefused();
 
 private:
-    void startReadout(const QString &name, const QStringList &extra = {});
     QList<double> contents(const QString &object, quint64 *entries = nullptr);
 };
-
-void tst_Monitor::startReadout(const QString &name, const QStringList &extra)
-{
-    m_fx->start(QStringLiteral("dialog-slave"),
-                QStringList{QStringLiteral("--kind"), QStringLiteral("readout"), QStringLiteral("--name"), name,
-                            QStringLiteral("--no-is"), QStringLiteral("--threads"), QStringLiteral("1"),
-                            QStringLiteral("--rate"), QStringLiteral("5000"), QStringLiteral("--off-s"),
-                            QStringLiteral("0")} +
-                    extra)
-        ->setProcessChannelMode(QProcess::ForwardedErrorChannel);
-    for (const char *t : {"configure", "start"}) {
-        std::optional<Reply> reply;
-        m_client->request(rc::stateService(name), t, 10000, m_client.get(), [&](const Reply &r) { reply = r; });
-        QTRY_VERIFY_WITH_TIMEOUT(reply.has_value(), 15000);
-        QVERIFY2(reply->isOk(), qPrintable(reply->status().toString()));
-    }
-}
 
 QList<double> tst_Monitor::contents(const QString &object, quint64 *entries)
 {
@@ -64,8 +46,8 @@ void tst_Monitor::histogramsPerReadoutAndSummedOverTheFarm()
                 {QStringLiteral("--readout"), QStringLiteral("RO1,RO2"), QStringLiteral("--criteria"),
                  QStringLiteral("every=5"), QStringLiteral("--publish-ms"), QStringLiteral("200")})
         ->setProcessChannelMode(QProcess::ForwardedErrorChannel);
-    startReadout(QStringLiteral("RO1"));
-    startReadout(QStringLiteral("RO2"), {QStringLiteral("--dead-channels"), QStringLiteral("17")});
+    QVERIFY(startReadout(*m_fx, *m_client, QStringLiteral("RO1")));
+    QVERIFY(startReadout(*m_fx, *m_client, QStringLiteral("RO2"), {QStringLiteral("--dead-channels"), QStringLiteral("17")}));
 
     quint64 entries = 0;
     QTRY_VERIFY_WITH_TIMEOUT((contents(QStringLiteral("Monitor.RO2.occupancy"), &entries), entries > 50000), 20000);

@@ -47,6 +47,15 @@ void tst_Partition::demoPartitionIsValid()
     QCOMPARE(p.isServers.at(1).name, QStringLiteral("DAQ"));
     QCOMPARE(p.isServers.at(2).name, QStringLiteral("Monitor"));
     QCOMPARE(p.isServers.at(3).name, QStringLiteral("DQM"));
+    // Each with its web IS on a port of its own (the histograms' PNGs: docs/web.md).
+    QSet<QString> webPorts;
+    for (const ProcessSpec &s : p.isServers) {
+        const qsizetype at = s.args.indexOf(QStringLiteral("--http-port"));
+        QVERIFY2(at >= 0 && at + 1 < s.args.size(), qPrintable(s.name));
+        QVERIFY2(s.args.at(at + 1).toUInt() > 1024, qPrintable(s.args.at(at + 1)));
+        webPorts.insert(s.args.at(at + 1));
+    }
+    QCOMPARE(webPorts.size(), 4);
     // The alarm server, the event monitor and the data-quality checks, with their files.
     QCOMPARE(p.services.size(), 3);
     QCOMPARE(p.services.at(0).program(), QStringLiteral("dialog-alarmserver"));
