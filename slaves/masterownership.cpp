@@ -92,6 +92,7 @@ void Master::ownership(const QString &action, const QString &node, const QString
                                                     : answer.errorString(),
                                       {});
                     sv.ownRun = 0;
+                    saveDisabled(); // a restarted controller has no open run of the owner's to end
                 }
                 if (!answer.isOk())
                     return reply(false,
@@ -127,6 +128,7 @@ void Master::ownership(const QString &action, const QString &node, const QString
             if (!st.isOk())
                 return reply(false, QStringLiteral("start %1: %2").arg(node, st.message()));
             m_slaves[node].ownRun = number;
+            saveDisabled(); // a restarted controller ends it at the owner's stop
             r.runNumber = number;
             send(r);
         },

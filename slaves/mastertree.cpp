@@ -207,7 +207,7 @@ void Master::fillOut(RunRecord *r) const
     r->owners.clear();
     for (const QString &n : m_order)
         if (const SlaveView &v = m_slaves.value(n); !v.owner.isEmpty())
-            r->owners.insert(n, {v.owner, v.ownedSinceMs});
+            r->owners.insert(n, {v.owner, v.ownedSinceMs, v.ownRun});
 }
 
 void Master::restoreDisabled(const RunRecord &saved)
@@ -232,6 +232,7 @@ void Master::restoreDisabled(const RunRecord &saved)
         }
         m_slaves[it.key()].owner = it->owner;
         m_slaves[it.key()].ownedSinceMs = it->sinceMs;
+        m_slaves[it.key()].ownRun = it->run; // ended by the owner's stop, as if nothing happened
         log(Severity::Info, QStringLiteral("%1 is still taken by %2, as before the restart (%3)")
                                 .arg(it.key(), it->owner, m_runNumberFile));
     }

@@ -37,7 +37,9 @@ bool RunRecord::read(const QString &file, RunRecord *out, QString *error)
     for (auto it = owners.begin(); it != owners.end(); ++it) {
         const QJsonObject o = it.value().toObject();
         if (const QString owner = o.value(QStringLiteral("owner")).toString(); !owner.isEmpty())
-            out->owners.insert(it.key(), {owner, o.value(QStringLiteral("since_ms")).toInteger()});
+            out->owners.insert(it.key(), {owner, o.value(QStringLiteral("since_ms")).toInteger(),
+                                          quint32(qBound<qint64>(0, o.value(QStringLiteral("run")).toInteger(),
+                                                                 0xffffffffLL))});
     }
     return true;
 }
@@ -53,7 +55,8 @@ bool RunRecord::write(const QString &file, QString *error) const
     QJsonObject taken;
     for (auto it = owners.begin(); it != owners.end(); ++it)
         taken.insert(it.key(), QJsonObject{{QStringLiteral("owner"), it->owner},
-                                           {QStringLiteral("since_ms"), it->sinceMs}});
+                                           {QStringLiteral("since_ms"), it->sinceMs},
+                                           {QStringLiteral("run"), qint64(it->run)}});
     text += QJsonDocument(taken).toJson(QJsonDocument::Compact) + '\n';
     if (!f.open(QIODevice::WriteOnly) || f.write(text) < 0 || !f.commit()) {
         *error = QStringLiteral("cannot save the run number to %1: %2").arg(file, f.errorString());

@@ -23,11 +23,13 @@ struct RunRecord
     /// controller keeps them out. Written as one line of names separated by spaces.
     QStringList disabled;
     /// Who took which of those children (`dialogctl rc take`): a restarted controller keeps them
-    /// taken. Written as one line of JSON, {"CAL": {"owner": "alice@cr-03", "since_ms": 1764…}}.
+    /// taken. Written as one line of JSON, {"CAL": {"owner": "alice@cr-03", "since_ms": 1764…,
+    /// "run": 12}} (run: the owner's run open in the run registry, if any).
     struct Owner
     {
         QString owner;
         qint64 sinceMs = 0;
+        quint32 run = 0;
     };
     QHash<QString, Owner> owners;
 

@@ -946,6 +946,11 @@ void tst_RcTree::ownersRunsAreNumberedAndRecordedByTheRunRegistry()
     QVERIFY(transition(QStringLiteral("configure")).isOk());
     QVERIFY(transition(QStringLiteral("start")).isOk());
     QCOMPARE(masterState().value(QStringLiteral("run_number")).toInt(), own + 1);
+    // The master restarted meanwhile: the owner's run is still its to end.
+    qint64 master = 0;
+    QVERIFY(stopController(QStringLiteral("Master"), false, true, &master));
+    QTRY_VERIFY_WITH_TIMEOUT(
+        masterState().value(QStringLiteral("pid")).toInteger() == master && treePresent(), 15000);
     QCOMPARE(rc({QStringLiteral("stop"), QStringLiteral("--node"), QStringLiteral("CAL")}, nullptr, &err), 0);
     const QJsonObject record = endedRun(own);
     QVERIFY2(!record.isEmpty(), "the owner's run not ended in the registry");

@@ -41,7 +41,7 @@ void tst_RunRecord::roundTrips()
     r.activeMsBefore = 12345;
     r.runningSinceMs = 1795844906008;
     r.disabled = QStringList{QStringLiteral("CAL"), QStringLiteral("FE3")};
-    r.owners.insert(QStringLiteral("CAL"), {QStringLiteral("alice@cr-03"), 1795844706008});
+    r.owners.insert(QStringLiteral("CAL"), {QStringLiteral("alice@cr-03"), 1795844706008, 4711});
     const QString path = m_dir.filePath(QStringLiteral("sub/runnumber"));
     QString error;
     QVERIFY2(r.write(path, &error), qPrintable(error));
@@ -55,6 +55,7 @@ void tst_RunRecord::roundTrips()
     QCOMPARE(back.owners.size(), 1);
     QCOMPARE(back.owners.value(QStringLiteral("CAL")).owner, QStringLiteral("alice@cr-03"));
     QCOMPARE(back.owners.value(QStringLiteral("CAL")).sinceMs, 1795844706008);
+    QCOMPARE(back.owners.value(QStringLiteral("CAL")).run, 4711u);
 }
 
 void tst_RunRecord::absentFileIsRunZero()
