@@ -457,8 +457,17 @@ void tst_RcTree::upStartsTheSegmentControllers()
     // `dialogctl up` starts its own Control Server: stop the fixture's and reuse its port.
     m_bed.client.reset();
     m_bed.fx->stopAll();
-    const QString partition =
-        writePartition(true, {{QStringLiteral("bin_dir"), QStringLiteral(DIALOG_BIN_DIR)}});
+    // An access list that keeps run-control commands from everyone: up adds the rules that let the
+    // master reset the children of its removable segment CAL when CAL's controller is lost.
+    const QString access = m_bed.dir->filePath(QStringLiteral("access.json"));
+    QFile f(access);
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write(R"({"rules": [{"deny": "command", "name": "RunCtrl.*.Command"}]})");
+    f.close();
+    QJsonObject extra = removableCalTree();
+    extra.insert(QStringLiteral("bin_dir"), QStringLiteral(DIALOG_BIN_DIR));
+    extra.insert(QStringLiteral("access"), access);
+    const QString partition = writePartition(true, extra);
     const QString runDir = m_bed.dir->filePath(QStringLiteral("run"));
     QByteArray out, err;
     const int up = m_bed.fx->run(
@@ -503,6 +512,32 @@ void tst_RcTree::upStartsTheSegmentControllers()
     for (const QString &n : {"RO1", "TRK", "CAL", "FE1", "FE2", "FE3"})
         QTRY_COMPARE_WITH_TIMEOUT(treeNode(n).value(QStringLiteral("state")).toString(),
                                   QStringLiteral("Configured"), 5000);
+
+    // The list up gave the Control Server: the master may reset CAL's child, nobody else.
+    QFile written(runDir + QStringLiteral("/access.json"));
+    QVERIFY(written.open(QIODevice::ReadOnly));
+    const QJsonArray rules = QJsonDocument::fromJson(written.readAll()).object().value(QStringLiteral("rules")).toArray();
+    QVERIFY(rules.contains(QJsonObject{
+        {QStringLiteral("allow"), QStringLiteral("command")},
+        {QStringLiteral("name"), QStringLiteral("RunCtrl.FE3.Command")},
+        {QStringLiteral("process"), QStringLiteral("Master")},
+        {QStringLiteral("comment"), QStringLiteral("dialogctl up: Master resets FE3 when CAL, its controller, is lost")}}));
+    QVERIFY(m_bed.client->sendCommand(rc::commandName(QStringLiteral("FE3")), "reset"));
+    QTRY_COMPARE_WITH_TIMEOUT(m_bed.client->error(), Status::Code::PermissionDenied, 5000);
+    QVERIFY(transition(QStringLiteral("start")).isOk());
+    QTRY_COMPARE_WITH_TIMEOUT(treeNode(QStringLiteral("FE3")).value(QStringLiteral("state")).toString(),
+                              QStringLiteral("Running"), 5000);
+    // CAL's controller SIGKILLed: CAL removed, FE3 reset by the master through the list.
+    qint64 cal = 0;
+    for (const QJsonValue &v : procs)
+        if (v.toObject().value(QStringLiteral("name")).toString() == QLatin1String("CAL"))
+            cal = v.toObject().value(QStringLiteral("pid")).toInteger();
+    QVERIFY(cal > 0);
+    ::kill(pid_t(cal), SIGKILL);
+    QTRY_VERIFY_WITH_TIMEOUT(treeNode(QStringLiteral("CAL")).value(QStringLiteral("removed")).toBool(), 10000);
+    QTRY_COMPARE_WITH_TIMEOUT(stateOf(QStringLiteral("FE3")).value(QStringLiteral("state")).toString(),
+                              QStringLiteral("Initial"), 10000);
+    QCOMPARE(masterState().value(QStringLiteral("state")).toString(), QStringLiteral("Running"));
 }
 
 void tst_RcTree::disabledNodesStayDisabledWhenTheirControllerRestarts()
