@@ -32,8 +32,9 @@ void Master::ownership(const QString &action, const QString &node, const QString
         return reply(true, {});
     }
     // What is asked, as the operator would say it ("stop CAL").
-    const QString what =
-        action == QLatin1String("transition") ? request.value(QStringLiteral("transition")).toString() : action;
+    const QString what = action == QLatin1String("transition")
+                             ? request.value(QStringLiteral("transition")).toString()
+                             : action;
     if (v.owner.isEmpty())
         return reply(false, QStringLiteral("%1 %2: it is not taken (dialogctl rc take %2)").arg(what, node));
     if (v.owner != requester)
@@ -75,28 +76,33 @@ void Master::ownership(const QString &action, const QString &node, const QString
     r.runType = request.value(QStringLiteral("run_type")).toString();
     const auto send = [this, node, requester, reply](const rc::TransitionRequest &r) {
         const rc::Transition t = r.transition;
-        log(Severity::Info, QStringLiteral("%1 of %2 for its owner %3").arg(transitionName(t), node, requester));
+        log(Severity::Info,
+            QStringLiteral("%1 of %2 for its owner %3").arg(transitionName(t), node, requester));
         client()->request(
             rc::stateService(node), r.toJson(), m_slaves.value(node).timeoutMs, this,
             [this, node, t, reply](const Reply &answer) {
                 SlaveView &sv = m_slaves[node];
-                // The owner's run recorded in the run registry ends with its stop (or a failed start, a reset).
-                if (sv.ownRun && (t == rc::Transition::Stop || t == rc::Transition::Reset ||
-                                  (t == rc::Transition::Start && !answer.isOk())) &&
+                // The owner's run recorded in the run registry ends with its stop (or a failed start, a
+                // reset).
+                if (sv.ownRun &&
+                    (t == rc::Transition::Stop || t == rc::Transition::Reset ||
+                     (t == rc::Transition::Start && !answer.isOk())) &&
                     m_runBook) {
-                    m_runBook->endRun(sv.ownRun,
-                                      answer.isOk() && t == rc::Transition::Stop ? QStringLiteral("normal")
-                                                                                 : QStringLiteral("error"),
-                                      answer.isOk() ? (t == rc::Transition::Reset ? QStringLiteral("reset by its owner")
-                                                                                  : QString())
-                                                    : answer.errorString(),
-                                      {});
+                    m_runBook->endRun(
+                        sv.ownRun,
+                        answer.isOk() && t == rc::Transition::Stop ? QStringLiteral("normal")
+                                                                   : QStringLiteral("error"),
+                        answer.isOk()
+                            ? (t == rc::Transition::Reset ? QStringLiteral("reset by its owner") : QString())
+                            : answer.errorString(),
+                        {});
                     sv.ownRun = 0;
                     saveDisabled(); // a restarted controller has no open run of the owner's to end
                 }
                 if (!answer.isOk())
-                    return reply(false,
-                                 QStringLiteral("%1 of %2: %3").arg(transitionName(t), node, answer.errorString()));
+                    return reply(
+                        false,
+                        QStringLiteral("%1 of %2: %3").arg(transitionName(t), node, answer.errorString()));
                 if (rc::StateRecord st; rc::StateRecord::fromJson(answer.data(), &st).isOk()) {
                     sv.state = st.state;
                     sv.busy = false;
@@ -113,15 +119,17 @@ void Master::ownership(const QString &action, const QString &node, const QString
         r.runType = QStringLiteral("Commissioning");
     if (!m_runBook) {
         if (r.runNumber == 0)
-            return reply(false, QStringLiteral("start %1: give its run number (--run-number N): without a run "
-                                               "registry (--configdb) nobody numbers its runs")
-                                    .arg(node));
+            return reply(false,
+                         QStringLiteral("start %1: give its run number (--run-number N): without a run "
+                                        "registry (--configdb) nobody numbers its runs")
+                             .arg(node));
         return send(r);
     }
     if (r.runNumber != 0)
-        return reply(false, QStringLiteral("start %1: its runs are numbered by the run registry, as every run "
-                                           "(no --run-number)")
-                                .arg(node));
+        return reply(false,
+                     QStringLiteral("start %1: its runs are numbered by the run registry, as every run "
+                                    "(no --run-number)")
+                         .arg(node));
     m_runBook->startRun(
         r.runType, requester, {},
         [this, node, r, send, reply](const Status &st, quint32 number) mutable {

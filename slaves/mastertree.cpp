@@ -237,9 +237,10 @@ void Master::restoreDisabled(const RunRecord &saved)
                                 .arg(it.key(), it->owner, m_runNumberFile));
     }
     if (!unknown.isEmpty())
-        log(Severity::Warning, QStringLiteral("%1 names disabled or taken nodes that are not disabled children "
-                                              "of %2 in this partition, ignored: %3")
-                                   .arg(m_runNumberFile, name(), unknown.join(QStringLiteral(", "))));
+        log(Severity::Warning,
+            QStringLiteral("%1 names disabled or taken nodes that are not disabled children "
+                           "of %2 in this partition, ignored: %3")
+                .arg(m_runNumberFile, name(), unknown.join(QStringLiteral(", "))));
 }
 
 void Master::tellOwner(const QString &node)

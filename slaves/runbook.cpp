@@ -20,7 +20,8 @@ RunBook::RunBook(Client *client, const rc::Partition &partition, const QString &
         return;
     // The hosts and PIDs a run records are the directory's at its start.
     m_client->subscribe(directoryServiceName(), this, [this](const Message &m) {
-        if (std::optional<DirectorySnapshot> snapshot; m_assembler.add(m.data(), &snapshot).isOk() && snapshot)
+        if (std::optional<DirectorySnapshot> snapshot;
+            m_assembler.add(m.data(), &snapshot).isOk() && snapshot)
             m_directory = std::move(*snapshot);
     });
     // The events and bytes a run records are its readout slaves' counts at its end.

@@ -37,9 +37,10 @@ bool RunRecord::read(const QString &file, RunRecord *out, QString *error)
     for (auto it = owners.begin(); it != owners.end(); ++it) {
         const QJsonObject o = it.value().toObject();
         if (const QString owner = o.value(QStringLiteral("owner")).toString(); !owner.isEmpty())
-            out->owners.insert(it.key(), {owner, o.value(QStringLiteral("since_ms")).toInteger(),
-                                          quint32(qBound<qint64>(0, o.value(QStringLiteral("run")).toInteger(),
-                                                                 0xffffffffLL))});
+            out->owners.insert(
+                it.key(),
+                {owner, o.value(QStringLiteral("since_ms")).toInteger(),
+                 quint32(qBound<qint64>(0, o.value(QStringLiteral("run")).toInteger(), 0xffffffffLL))});
     }
     return true;
 }

@@ -5,12 +5,12 @@
 #include "dialog/rc/protocol.h"
 
 #include <QHBoxLayout>
-#include <QInputDialog>
-#include <QMenu>
 #include <QHeaderView>
+#include <QInputDialog>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QLabel>
+#include <QMenu>
 #include <QPushButton>
 #include <QTreeWidget>
 #include <QVBoxLayout>
@@ -278,9 +278,9 @@ QMenu *TreeView::nodeMenu(const QString &node)
     menu->addSection(QStringLiteral("%1, taken by %2").arg(node, owner));
     const auto state = rc::stateFromName(it->data(ColNode, StateRole).toString());
     const bool busy = it->data(ColNode, BusyRole).toBool();
-    for (const rc::Transition t : {rc::Transition::Configure, rc::Transition::Start, rc::Transition::Pause,
-                                   rc::Transition::Resume, rc::Transition::Stop, rc::Transition::Unconfigure,
-                                   rc::Transition::Reset}) {
+    for (const rc::Transition t :
+         {rc::Transition::Configure, rc::Transition::Start, rc::Transition::Pause, rc::Transition::Resume,
+          rc::Transition::Stop, rc::Transition::Unconfigure, rc::Transition::Reset}) {
         const QString name = rc::transitionName(t);
         QAction *a = menu->addAction(name.left(1).toUpper() + name.mid(1));
         a->setObjectName(name);

@@ -34,14 +34,15 @@ rc::StateRecord stateOf(const QString &state, const QString &odd, int round, boo
             if (!last && s == kSegments - 1 && i == kSlaves - 1)
                 continue;
             const bool isRemoved = removed && s == 0 && i == 0;
-            children.append(QJsonObject{{QStringLiteral("name"), slaveName(s, i)},
-                                        {QStringLiteral("kind"), QStringLiteral("control")},
-                                        {QStringLiteral("state"), (s + i + round) % 2 ? odd : state},
-                                        {QStringLiteral("present"), true},
-                                        {QStringLiteral("enabled"), true},
-                                        {QStringLiteral("removable"), true},
-                                        {QStringLiteral("removed"), isRemoved},
-                                        {QStringLiteral("reason"), isRemoved ? QStringLiteral("lost") : QString()}});
+            children.append(
+                QJsonObject{{QStringLiteral("name"), slaveName(s, i)},
+                            {QStringLiteral("kind"), QStringLiteral("control")},
+                            {QStringLiteral("state"), (s + i + round) % 2 ? odd : state},
+                            {QStringLiteral("present"), true},
+                            {QStringLiteral("enabled"), true},
+                            {QStringLiteral("removable"), true},
+                            {QStringLiteral("removed"), isRemoved},
+                            {QStringLiteral("reason"), isRemoved ? QStringLiteral("lost") : QString()}});
         }
         r.tree.append(QJsonObject{{QStringLiteral("name"), QStringLiteral("SEG%1").arg(s)},
                                   {QStringLiteral("kind"), QStringLiteral("segment")},
@@ -95,8 +96,9 @@ void tst_RcTreeScale::thousandNodesUpdatedInPlace()
         QCOMPARE(fe->text(TreeView::ColState), (4 + 42 + round) % 2 ? QStringLiteral("Paused") : even);
         QCOMPARE(view.item(slaveName(9, 99))->text(TreeView::ColState),
                  (9 + 99 + round) % 2 ? QStringLiteral("Paused") : even);
-        QCOMPARE(view.item(slaveName(0, 0))->text(TreeView::ColDetails).startsWith(QLatin1String("REMOVED: lost")),
-                 round % 3 == 0);
+        QCOMPARE(
+            view.item(slaveName(0, 0))->text(TreeView::ColDetails).startsWith(QLatin1String("REMOVED: lost")),
+            round % 3 == 0);
         QCOMPARE(view.item(slaveName(0, 0))->font(TreeView::ColNode).italic(), round % 3 == 0);
         QCOMPARE(view.item(QStringLiteral("SEG3"))->checkState(TreeView::ColNode), Qt::Unchecked);
         QCOMPARE(view.item(QStringLiteral("SEG2"))->checkState(TreeView::ColNode), Qt::Checked);

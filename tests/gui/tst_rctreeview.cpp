@@ -1,8 +1,8 @@
 // The run-control GUI's tree against a real master, two segment controllers and their slaves on
 // loopback, offscreen: the tree with state colours, a segment taken out of the run with its check
-// box, taken and released with the button and driven by its owner from its context menu, a segment's events summed from its readout, a removable slave
-// removed during the run and recovered with the button, a refusal shown with the master's reason, and the
-// screenshot of the run with one segment out and one node removed.
+// box, taken and released with the button and driven by its owner from its context menu, a segment's events
+// summed from its readout, a removable slave removed during the run and recovered with the button, a refusal
+// shown with the master's reason, and the screenshot of the run with one segment out and one node removed.
 #include "rcfixture.h"
 #include "runcontrolwindow.h"
 #include "treeview.h"
@@ -166,8 +166,10 @@ void tst_RcTreeView::treeDrivesSegmentsInAndOutAndRecoversARemovedSlave()
         a->trigger();
         QTRY_COMPARE_WITH_TIMEOUT(view->answerLabel()->text(),
                                   QStringLiteral("%1 CAL: done").arg(QLatin1String(transition)), 10000);
-        QTRY_COMPARE_WITH_TIMEOUT(cell(QStringLiteral("FE3"), TreeView::ColState), QLatin1String(state), 10000);
-        QTRY_COMPARE_WITH_TIMEOUT(cell(QStringLiteral("CAL"), TreeView::ColState), QLatin1String(state), 10000);
+        QTRY_COMPARE_WITH_TIMEOUT(cell(QStringLiteral("FE3"), TreeView::ColState), QLatin1String(state),
+                                  10000);
+        QTRY_COMPARE_WITH_TIMEOUT(cell(QStringLiteral("CAL"), TreeView::ColState), QLatin1String(state),
+                                  10000);
     };
     drive("configure", "Configured");
     QVERIFY(!QScopedPointer<QMenu>(view->nodeMenu(QStringLiteral("CAL")))

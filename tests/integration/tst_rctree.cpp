@@ -111,7 +111,7 @@ private:
     QHash<QString, QProcess *> m_controllers;
     QHash<QString, Subscription *> m_states;
     QString m_partition;
-    QStringList m_controllerArgs; ///< extra options of every controller
+    QStringList m_controllerArgs;    ///< extra options of every controller
     bool m_controllersUseIs = false; ///< the controllers publish to IS (else --no-is)
     /// `dialogctl runs show N --json` once the run has ended, or {}.
     QJsonObject endedRun(int number);
@@ -516,12 +516,14 @@ void tst_RcTree::upStartsTheSegmentControllers()
     // The list up gave the Control Server: the master may reset CAL's child, nobody else.
     QFile written(runDir + QStringLiteral("/access.json"));
     QVERIFY(written.open(QIODevice::ReadOnly));
-    const QJsonArray rules = QJsonDocument::fromJson(written.readAll()).object().value(QStringLiteral("rules")).toArray();
-    QVERIFY(rules.contains(QJsonObject{
-        {QStringLiteral("allow"), QStringLiteral("command")},
-        {QStringLiteral("name"), QStringLiteral("RunCtrl.FE3.Command")},
-        {QStringLiteral("process"), QStringLiteral("Master")},
-        {QStringLiteral("comment"), QStringLiteral("dialogctl up: Master resets FE3 when CAL, its controller, is lost")}}));
+    const QJsonArray rules =
+        QJsonDocument::fromJson(written.readAll()).object().value(QStringLiteral("rules")).toArray();
+    QVERIFY(rules.contains(
+        QJsonObject{{QStringLiteral("allow"), QStringLiteral("command")},
+                    {QStringLiteral("name"), QStringLiteral("RunCtrl.FE3.Command")},
+                    {QStringLiteral("process"), QStringLiteral("Master")},
+                    {QStringLiteral("comment"),
+                     QStringLiteral("dialogctl up: Master resets FE3 when CAL, its controller, is lost")}}));
     QVERIFY(m_bed.client->sendCommand(rc::commandName(QStringLiteral("FE3")), "reset"));
     QTRY_COMPARE_WITH_TIMEOUT(m_bed.client->error(), Status::Code::PermissionDenied, 5000);
     QVERIFY(transition(QStringLiteral("start")).isOk());
@@ -534,7 +536,8 @@ void tst_RcTree::upStartsTheSegmentControllers()
             cal = v.toObject().value(QStringLiteral("pid")).toInteger();
     QVERIFY(cal > 0);
     ::kill(pid_t(cal), SIGKILL);
-    QTRY_VERIFY_WITH_TIMEOUT(treeNode(QStringLiteral("CAL")).value(QStringLiteral("removed")).toBool(), 10000);
+    QTRY_VERIFY_WITH_TIMEOUT(treeNode(QStringLiteral("CAL")).value(QStringLiteral("removed")).toBool(),
+                             10000);
     QTRY_COMPARE_WITH_TIMEOUT(stateOf(QStringLiteral("FE3")).value(QStringLiteral("state")).toString(),
                               QStringLiteral("Initial"), 10000);
     QCOMPARE(masterState().value(QStringLiteral("state")).toString(), QStringLiteral("Running"));
@@ -902,7 +905,8 @@ void tst_RcTree::takenSegmentIsDrivenByItsOwnerAlone()
         calLog.join(QLatin1Char('\n'))
             .contains(QStringLiteral("refused command from rctree-test: CAL is taken by %1").arg(owner)),
         5000);
-    QCOMPARE(stateOf(QStringLiteral("CAL")).value(QStringLiteral("state")).toString(), QStringLiteral("Running"));
+    QCOMPARE(stateOf(QStringLiteral("CAL")).value(QStringLiteral("state")).toString(),
+             QStringLiteral("Running"));
 
     // CAL stays taken across a restart of its controller (the master): still its owner's alone.
     qint64 master = 0;
@@ -911,7 +915,8 @@ void tst_RcTree::takenSegmentIsDrivenByItsOwnerAlone()
         masterState().value(QStringLiteral("pid")).toInteger() == master && treePresent(), 15000);
     QCOMPARE(cal("owner").toString(), owner);
     QCOMPARE(cal("enabled").toBool(true), false);
-    QCOMPARE(rc({QStringLiteral("release"), QStringLiteral("CAL")}, nullptr, &err), 2); // the owner's, in Initial
+    QCOMPARE(rc({QStringLiteral("release"), QStringLiteral("CAL")}, nullptr, &err),
+             2); // the owner's, in Initial
     QVERIFY2(err.contains("release CAL: bring it to Initial first (it is Running)"), err.constData());
 
     // Released once back in Initial; it joins the main run at its next configure.
@@ -943,10 +948,10 @@ bool tst_RcTree::startConfigDb(const QString &partition)
             20000, 50))
         return false;
     QByteArray err;
-    if (m_bed.fx->run(QStringLiteral("dialogctl"),
-                      {QStringLiteral("config"), QStringLiteral("put"), QStringLiteral("partitions/tree"),
-                       partition},
-                      nullptr, &err) != 0) {
+    if (m_bed.fx->run(
+            QStringLiteral("dialogctl"),
+            {QStringLiteral("config"), QStringLiteral("put"), QStringLiteral("partitions/tree"), partition},
+            nullptr, &err) != 0) {
         qWarning("config put: %s", err.constData());
         return false;
     }
@@ -962,17 +967,19 @@ void tst_RcTree::ownersRunsAreNumberedAndRecordedByTheRunRegistry()
     QByteArray err;
     QCOMPARE(rc({QStringLiteral("disable"), QStringLiteral("CAL")}), 0);
     QCOMPARE(rc({QStringLiteral("take"), QStringLiteral("CAL")}), 0);
-    QTRY_VERIFY_WITH_TIMEOUT(!treeNode(QStringLiteral("CAL")).value(QStringLiteral("owner")).toString().isEmpty(),
-                             5000);
+    QTRY_VERIFY_WITH_TIMEOUT(
+        !treeNode(QStringLiteral("CAL")).value(QStringLiteral("owner")).toString().isEmpty(), 5000);
     const QString owner = treeNode(QStringLiteral("CAL")).value(QStringLiteral("owner")).toString();
-    QCOMPARE(rc({QStringLiteral("configure"), QStringLiteral("--node"), QStringLiteral("CAL")}, nullptr, &err), 0);
+    QCOMPARE(
+        rc({QStringLiteral("configure"), QStringLiteral("--node"), QStringLiteral("CAL")}, nullptr, &err), 0);
     // With a run registry, it numbers the owner's runs as every run: a number of one's own is refused.
     QCOMPARE(rc({QStringLiteral("start"), QStringLiteral("--node"), QStringLiteral("CAL"),
                  QStringLiteral("--run-number"), QStringLiteral("900")},
                 nullptr, &err),
              2);
     QVERIFY2(err.contains("start CAL: its runs are numbered by the run registry"), err.constData());
-    QCOMPARE(rc({QStringLiteral("start"), QStringLiteral("--node"), QStringLiteral("CAL")}, nullptr, &err), 0);
+    QCOMPARE(rc({QStringLiteral("start"), QStringLiteral("--node"), QStringLiteral("CAL")}, nullptr, &err),
+             0);
     QTRY_COMPARE_WITH_TIMEOUT(stateOf(QStringLiteral("FE3")).value(QStringLiteral("state")).toString(),
                               QStringLiteral("Running"), 5000);
     const int own = stateOf(QStringLiteral("FE3")).value(QStringLiteral("run_number")).toInt();
@@ -1030,7 +1037,8 @@ void tst_RcTree::accessListLetsTheMasterResetALostSegmentsChildren()
     QTRY_COMPARE_WITH_TIMEOUT(m_bed.client->error(), Status::Code::PermissionDenied, 5000);
     // ...the master's reset of CAL's orphan passes it.
     QVERIFY(stopController(QStringLiteral("CAL"), true, false));
-    QTRY_VERIFY_WITH_TIMEOUT(treeNode(QStringLiteral("CAL")).value(QStringLiteral("removed")).toBool(), 10000);
+    QTRY_VERIFY_WITH_TIMEOUT(treeNode(QStringLiteral("CAL")).value(QStringLiteral("removed")).toBool(),
+                             10000);
     QTRY_COMPARE_WITH_TIMEOUT(stateOf(QStringLiteral("FE3")).value(QStringLiteral("state")).toString(),
                               QStringLiteral("Initial"), 10000);
     QCOMPARE(masterState().value(QStringLiteral("state")).toString(), QStringLiteral("Running"));
