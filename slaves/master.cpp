@@ -45,6 +45,14 @@ Master::Master(const rc::SlaveOptions &options, const rc::Partition &partition,
                 [this, name](Subscription::State st) { onSlaveSubscription(name, st); });
     }
     restoreDisabled(saved);
+    connect(client(), &Client::errorOccurred, this, [this](Status::Code code) {
+        // The orphans' reset (resetOrphans()) refused by the partition's access list: said, with the fix.
+        if (code == Status::Code::PermissionDenied && client()->errorString().contains(QLatin1String(".Command'")))
+            log(Severity::Error,
+                QStringLiteral("%1 - the partition's access list must let %2 send the run-control commands "
+                               "of its segments' children (docs/rctree.md)")
+                    .arg(client()->errorString(), name()));
+    });
     m_publishTimer.setSingleShot(true);
     m_publishTimer.setInterval(kPublishCoalesceMs);
     connect(&m_publishTimer, &QTimer::timeout, this, [this] {
@@ -90,7 +98,7 @@ bool Master::saveRun(QString *error) const
     r.startMs = m_runStartMs;
     r.activeMsBefore = m_activeMsBefore;
     r.runningSinceMs = m_runningSince.isValid() ? rc::nowMs() - m_runningSince.elapsed() : 0;
-    r.disabled = disabledNodes();
+    fillOut(&r);
     return r.write(m_runNumberFile, error);
 }
 

@@ -57,6 +57,7 @@ public:
         qint64 removedMs = 0;
         QString owner; ///< who took it (user\@host): drives it alone, out of the run
         qint64 ownedSinceMs = 0;
+        quint32 ownRun = 0; ///< its owner's run open in the run registry (0: none)
         int timeoutMs = 10000; ///< how long a transition request to it may take (subtreeTimeoutMs)
         QJsonArray tree;                     ///< a segment's own tree, from its state
         QList<rc::RemovedNode> removedBelow; ///< what a segment removed in its part of the tree
@@ -152,10 +153,17 @@ private:
     bool saveRun(QString *error) const;
     /// The children left out of the run, in the tree's order (kept in the run-number file).
     QStringList disabledNodes() const;
-    /// Keeps the children disabled now in the run-number file, the rest of its record as it is.
+    /// Keeps the children disabled and taken now in the run-number file, the rest of its record as
+    /// it is.
     void saveDisabled();
-    /// Takes the disabled children kept in @p saved (a restarted controller leaves them out).
+    /// Writes the children disabled and taken now into @p r.
+    void fillOut(RunRecord *r) const;
+    /// Takes the disabled and taken children kept in @p saved (a restarted controller leaves them
+    /// out, with their owners).
     void restoreDisabled(const RunRecord &saved);
+    /// Tells taken child @p node who its owner is (empty: released), so that it refuses
+    /// run-control commands from anyone but this controller.
+    void tellOwner(const QString &node);
     /// Resets the children of segment @p segment, lost: they take transitions from it alone, so
     /// they get the reset as a run-control command through the Control Server (its access list
     /// applies). A sub-segment resets its own children.

@@ -106,6 +106,7 @@ void Master::fanOut(rc::Transition t, const rc::TransitionRequest &params, Done 
         RunRecord next;
         next.number = m_runNumber + 1;
         next.startMs = rc::nowMs();
+        fillOut(&next);
         if (QString error; !next.write(m_runNumberFile, &error)) {
             done(false, error);
             return;

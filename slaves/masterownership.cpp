@@ -25,13 +25,16 @@ void Master::ownership(const QString &action, const QString &node, const QString
             v.ownedSinceMs = rc::nowMs();
             log(Severity::Info,
                 QStringLiteral("%1 taken by %2: driven by them alone, out of the run").arg(node, requester));
+            saveDisabled(); // a restarted controller keeps it taken
+            tellOwner(node);
             publishState();
         }
         return reply(true, {});
     }
     // What is asked, as the operator would say it ("stop CAL").
-    const QString what =
-        action == QLatin1String("transition") ? request.value(QStringLiteral("transition")).toString() : action;
+    const QString what = action == QLatin1String("transition")
+                             ? request.value(QStringLiteral("transition")).toString()
+                             : action;
     if (v.owner.isEmpty())
         return reply(false, QStringLiteral("%1 %2: it is not taken (dialogctl rc take %2)").arg(what, node));
     if (v.owner != requester)
@@ -44,9 +47,9 @@ void Master::ownership(const QString &action, const QString &node, const QString
                              .arg(node, v.busy ? QStringLiteral("in a transition") : stateName(v.state)));
         v.owner.clear();
         v.ownedSinceMs = 0;
+        tellOwner(node);
         if (machine().state() == rc::State::Initial) {
             v.enabled = true; // back in: configured with the others next time
-            saveDisabled();
             log(Severity::Info,
                 QStringLiteral("%1 released by %2: enabled, it joins the run at the next configure")
                     .arg(node, requester));
@@ -55,6 +58,7 @@ void Master::ownership(const QString &action, const QString &node, const QString
                                                "(dialogctl rc enable %1)")
                                     .arg(node, requester, name()));
         }
+        saveDisabled();
         outChanged();
         publishState();
         return reply(true, {});
@@ -70,20 +74,73 @@ void Master::ownership(const QString &action, const QString &node, const QString
     r.transition = *t;
     r.runNumber = quint32(request.value(QStringLiteral("run_number")).toInteger());
     r.runType = request.value(QStringLiteral("run_type")).toString();
-    log(Severity::Info, QStringLiteral("%1 of %2 for its owner %3").arg(transitionName(*t), node, requester));
-    client()->request(
-        rc::stateService(node), r.toJson(), v.timeoutMs, this, [this, node, t, reply](const Reply &answer) {
-            if (!answer.isOk())
-                return reply(
-                    false,
-                    QStringLiteral("%1 of %2: %3").arg(transitionName(*t), node, answer.errorString()));
-            if (rc::StateRecord st; rc::StateRecord::fromJson(answer.data(), &st).isOk()) {
-                m_slaves[node].state = st.state;
-                m_slaves[node].busy = false;
-            }
-            publishSoon();
-            reply(true, {});
-        });
+    const auto send = [this, node, requester, reply](const rc::TransitionRequest &r) {
+        const rc::Transition t = r.transition;
+        log(Severity::Info,
+            QStringLiteral("%1 of %2 for its owner %3").arg(transitionName(t), node, requester));
+        client()->request(
+            rc::stateService(node), r.toJson(), m_slaves.value(node).timeoutMs, this,
+            [this, node, t, reply](const Reply &answer) {
+                SlaveView &sv = m_slaves[node];
+                // The owner's run recorded in the run registry ends with its stop (or a failed start, a
+                // reset).
+                if (sv.ownRun &&
+                    (t == rc::Transition::Stop || t == rc::Transition::Reset ||
+                     (t == rc::Transition::Start && !answer.isOk())) &&
+                    m_runBook) {
+                    m_runBook->endRun(
+                        sv.ownRun,
+                        answer.isOk() && t == rc::Transition::Stop ? QStringLiteral("normal")
+                                                                   : QStringLiteral("error"),
+                        answer.isOk()
+                            ? (t == rc::Transition::Reset ? QStringLiteral("reset by its owner") : QString())
+                            : answer.errorString(),
+                        {});
+                    sv.ownRun = 0;
+                    saveDisabled(); // a restarted controller has no open run of the owner's to end
+                }
+                if (!answer.isOk())
+                    return reply(
+                        false,
+                        QStringLiteral("%1 of %2: %3").arg(transitionName(t), node, answer.errorString()));
+                if (rc::StateRecord st; rc::StateRecord::fromJson(answer.data(), &st).isOk()) {
+                    sv.state = st.state;
+                    sv.busy = false;
+                }
+                publishSoon();
+                reply(true, {});
+            });
+    };
+    if (*t != rc::Transition::Start)
+        return send(r);
+    // The owner's runs: numbered and recorded by the run registry when there is one, as runs of
+    // their own (partition PARTITION/NODE, run type Commissioning unless said).
+    if (r.runType.isEmpty())
+        r.runType = QStringLiteral("Commissioning");
+    if (!m_runBook) {
+        if (r.runNumber == 0)
+            return reply(false,
+                         QStringLiteral("start %1: give its run number (--run-number N): without a run "
+                                        "registry (--configdb) nobody numbers its runs")
+                             .arg(node));
+        return send(r);
+    }
+    if (r.runNumber != 0)
+        return reply(false,
+                     QStringLiteral("start %1: its runs are numbered by the run registry, as every run "
+                                    "(no --run-number)")
+                         .arg(node));
+    m_runBook->startRun(
+        r.runType, requester, {},
+        [this, node, r, send, reply](const Status &st, quint32 number) mutable {
+            if (!st.isOk())
+                return reply(false, QStringLiteral("start %1: %2").arg(node, st.message()));
+            m_slaves[node].ownRun = number;
+            saveDisabled(); // a restarted controller ends it at the owner's stop
+            r.runNumber = number;
+            send(r);
+        },
+        node);
 }
 
 } // namespace dialog::daq

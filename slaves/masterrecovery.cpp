@@ -77,6 +77,8 @@ void Master::onSlaveMessage(const QString &name, const QByteArray &data)
     if (fresh)
         log(Severity::Info,
             QStringLiteral("%1 is there (%2, pid %3)").arg(name, stateName(v.state)).arg(v.pid));
+    if (fresh && !v.owner.isEmpty())
+        tellOwner(name); // a new incarnation, or this controller restarted: it knows nothing of it
     takeOver();
     checkConsistency();
     recoverStep();

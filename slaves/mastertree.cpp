@@ -4,6 +4,7 @@
 #include "master.h"
 
 #include <QJsonDocument>
+#include <QSet>
 
 namespace dialog::daq {
 
@@ -194,10 +195,19 @@ void Master::saveDisabled()
     // An unreadable file holds no number this controller uses (it started from 0): rewritten.
     if (!RunRecord::read(m_runNumberFile, &r, &error))
         log(Severity::Warning, error);
-    r.disabled = disabledNodes();
+    fillOut(&r);
     if (!r.write(m_runNumberFile, &error))
         log(Severity::Warning,
             QStringLiteral("%1: a restarted %2 would enable every node again").arg(error, name()));
+}
+
+void Master::fillOut(RunRecord *r) const
+{
+    r->disabled = disabledNodes();
+    r->owners.clear();
+    for (const QString &n : m_order)
+        if (const SlaveView &v = m_slaves.value(n); !v.owner.isEmpty())
+            r->owners.insert(n, {v.owner, v.ownedSinceMs, v.ownRun});
 }
 
 void Master::restoreDisabled(const RunRecord &saved)
@@ -214,20 +224,56 @@ void Master::restoreDisabled(const RunRecord &saved)
     if (!kept.isEmpty())
         log(Severity::Info, QStringLiteral("disabled as before the restart (%1): %2")
                                 .arg(m_runNumberFile, kept.join(QStringLiteral(", "))));
+    for (auto it = saved.owners.begin(); it != saved.owners.end(); ++it) {
+        // Only a disabled node is taken: an owner kept for one enabled since is stale.
+        if (!m_slaves.contains(it.key()) || m_slaves[it.key()].enabled) {
+            unknown << it.key();
+            continue;
+        }
+        m_slaves[it.key()].owner = it->owner;
+        m_slaves[it.key()].ownedSinceMs = it->sinceMs;
+        m_slaves[it.key()].ownRun = it->run; // ended by the owner's stop, as if nothing happened
+        log(Severity::Info, QStringLiteral("%1 is still taken by %2, as before the restart (%3)")
+                                .arg(it.key(), it->owner, m_runNumberFile));
+    }
     if (!unknown.isEmpty())
-        log(Severity::Warning, QStringLiteral("%1 names disabled nodes that are not children of %2 in this "
-                                              "partition, ignored: %3")
-                                   .arg(m_runNumberFile, name(), unknown.join(QStringLiteral(", "))));
+        log(Severity::Warning,
+            QStringLiteral("%1 names disabled or taken nodes that are not disabled children "
+                           "of %2 in this partition, ignored: %3")
+                .arg(m_runNumberFile, name(), unknown.join(QStringLiteral(", "))));
+}
+
+void Master::tellOwner(const QString &node)
+{
+    const QString owner = m_slaves.value(node).owner;
+    const QByteArray data =
+        QJsonDocument(QJsonObject{{QStringLiteral("owner"), owner}}).toJson(QJsonDocument::Compact);
+    client()->request(rc::stateService(node), data, m_slaves.value(node).timeoutMs, this,
+                      [this, node, owner](const Reply &r) {
+                          if (!r.isOk())
+                              log(Severity::Warning,
+                                  QStringLiteral("%1 was not told that it is %2: %3 (its run-control "
+                                                 "commands are not checked against its owner)")
+                                      .arg(node,
+                                           owner.isEmpty() ? QStringLiteral("released")
+                                                           : QStringLiteral("taken by ") + owner,
+                                           r.errorString()));
+                      });
 }
 
 void Master::resetOrphans(const QString &segment, const QString &why)
 {
     rc::TransitionRequest reset;
     reset.transition = rc::Transition::Reset;
-    const QStringList children = m_partition.childrenOf(segment);
+    // The segment's disabled children (as its last state showed them) get nothing, not even a reset.
+    QSet<QString> disabled;
+    for (const QJsonValue &c : m_slaves.value(segment).tree)
+        if (!c.toObject().value(QStringLiteral("enabled")).toBool(true))
+            disabled.insert(c.toObject().value(QStringLiteral("name")).toString());
     QStringList sent, failed;
-    for (const QString &child : children)
-        (client()->sendCommand(rc::commandName(child), reset.toJson()) ? sent : failed) << child;
+    for (const QString &child : m_partition.childrenOf(segment))
+        if (!disabled.contains(child))
+            (client()->sendCommand(rc::commandName(child), reset.toJson()) ? sent : failed) << child;
     if (!sent.isEmpty())
         log(Severity::Warning, QStringLiteral("%1 %2: its children are reset, not left running without their "
                                               "controller: %3")

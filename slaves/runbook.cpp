@@ -20,7 +20,8 @@ RunBook::RunBook(Client *client, const rc::Partition &partition, const QString &
         return;
     // The hosts and PIDs a run records are the directory's at its start.
     m_client->subscribe(directoryServiceName(), this, [this](const Message &m) {
-        if (std::optional<DirectorySnapshot> snapshot; m_assembler.add(m.data(), &snapshot).isOk() && snapshot)
+        if (std::optional<DirectorySnapshot> snapshot;
+            m_assembler.add(m.data(), &snapshot).isOk() && snapshot)
             m_directory = std::move(*snapshot);
     });
     // The events and bytes a run records are its readout slaves' counts at its end.
@@ -83,8 +84,14 @@ void RunBook::readSlaves(quint64 version, std::function<void(const Status &, con
     }
 }
 
-QStringList RunBook::processNames() const
+QStringList RunBook::processNames(const QString &node) const
 {
+    if (!node.isEmpty()) {
+        QStringList names{node};
+        for (const QString &child : m_partition.childrenOf(node))
+            names += processNames(child);
+        return names;
+    }
     // As the directory and the message log name them (an IS server registers as IS.Server.<name>).
     QStringList names{m_partition.master.name};
     for (const rc::ProcessSpec &s : m_partition.isServers)
@@ -96,9 +103,9 @@ QStringList RunBook::processNames() const
     return names;
 }
 
-QJsonArray RunBook::processes() const
+QJsonArray RunBook::processes(const QString &node) const
 {
-    const QStringList names = processNames();
+    const QStringList names = processNames(node);
     QJsonArray out;
     for (const QString &n : std::as_const(names)) {
         QJsonObject p{{QStringLiteral("name"), n}};
@@ -115,24 +122,26 @@ QJsonArray RunBook::processes() const
 }
 
 void RunBook::startRun(const QString &runType, const QString &operatorName, const QJsonArray &out,
-                       std::function<void(const Status &, quint32)> done)
+                       std::function<void(const Status &, quint32)> done, const QString &node)
 {
-    QJsonObject run{{QStringLiteral("partition"), m_partition.name},
+    QJsonObject run{{QStringLiteral("partition"),
+                     node.isEmpty() ? m_partition.name : m_partition.name + QLatin1Char('/') + node},
                     {QStringLiteral("run_type"), runType},
                     {QStringLiteral("config_version"), qint64(m_version)},
                     {QStringLiteral("config_tag"), m_ref == QLatin1String("head") ? QString() : m_ref},
                     {QStringLiteral("operator"), operatorName},
-                    {QStringLiteral("master"), m_partition.master.name},
-                    {QStringLiteral("processes"), processes()}};
+                    {QStringLiteral("master"), node.isEmpty() ? m_partition.master.name : node},
+                    {QStringLiteral("processes"), processes(node)}};
     if (!out.isEmpty())
         run.insert(QStringLiteral("out"), out);
     m_config.call({{QStringLiteral("op"), QStringLiteral("run-start")}, {QStringLiteral("run"), run}},
-                  [this, done](const Status &st, const QJsonObject &a) {
+                  [this, done, node](const Status &st, const QJsonObject &a) {
                       if (!st.isOk())
                           return done(Status(st.code(), QStringLiteral("run registry: %1").arg(st.message())),
                                       0);
-                      m_runStartMs = a.value(QStringLiteral("start_time")).toInteger();
-                      done(st, quint32(a.value(QStringLiteral("number")).toInteger()));
+                      const auto number = quint32(a.value(QStringLiteral("number")).toInteger());
+                      m_open.insert(number, {a.value(QStringLiteral("start_time")).toInteger(), node});
+                      done(st, number);
                   });
 }
 
@@ -140,17 +149,18 @@ void RunBook::endRun(quint32 number, const QString &reason, const QString &messa
 {
     // The warnings and errors of the run: what the message log holds from the partition's processes
     // since the run started (messages still on their way to it are not counted).
+    const Open open = m_open.take(number);
     LogQuery query;
-    query.sinceMs = m_runStartMs;
+    query.sinceMs = open.startMs;
     query.minSeverity = Severity::Warning;
     query.limit = 10000;
     m_client->request(logservice::service(), QByteArray(1, logservice::QueryKind) + query.encode(), 3000,
-                      this, [this, number, reason, message, out](const Reply &r) {
+                      this, [this, number, reason, message, out, node = open.node](const Reply &r) {
                           QJsonObject messages;
                           LogPage page; // no logger or a bad answer: no counts
                           if (r.isOk())
                               (void)LogPage::decode(r.data(), &page);
-                          const QStringList names = processNames();
+                          const QStringList names = processNames(node);
                           for (const LogRecord &rec : page.records) {
                               if (!names.contains(rec.process))
                                   continue;

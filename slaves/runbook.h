@@ -34,8 +34,10 @@ public:
     void configure(std::function<void(const Status &, const Parameters &)> done);
     /// Allocates the next run number and records the run (run type, the version configured,
     /// @p operatorName, the partition's processes, @p out: the nodes out of it at its start).
+    /// With @p node (a node taken for commissioning), the run is that node's alone: recorded as
+    /// partition "PARTITION/NODE" with NODE as its master and the processes below it.
     void startRun(const QString &runType, const QString &operatorName, const QJsonArray &out,
-                  std::function<void(const Status &, quint32 number)> done);
+                  std::function<void(const Status &, quint32 number)> done, const QString &node = {});
     /// Records the end of run @p number: "normal" or "error" with @p message, the events and bytes
     /// the readout slaves last reported for that run, the warnings and errors the message log
     /// (dialog-logger, if one runs) holds from the partition's processes since the run started,
@@ -44,9 +46,9 @@ public:
 
 private:
     void readSlaves(quint64 version, std::function<void(const Status &, const Parameters &)> done);
-    QJsonArray processes() const;
-    /// The partition's processes as they report to the message log.
-    QStringList processNames() const;
+    QJsonArray processes(const QString &node = {}) const;
+    /// The partition's processes as they report to the message log (with @p node: those below it).
+    QStringList processNames(const QString &node = {}) const;
     void recordEnd(quint32 number, const QString &reason, const QString &message, const QJsonObject &messages,
                    const QJsonArray &out);
 
@@ -64,7 +66,13 @@ private:
         qint64 events = 0, bytes = 0;
     };
     QHash<QString, Counted> m_counted;
-    qint64 m_runStartMs = 0; ///< of the run recorded last
+    /// Of each run recorded and not ended: its start and, for a commissioning run, its node.
+    struct Open
+    {
+        qint64 startMs = 0;
+        QString node;
+    };
+    QHash<quint32, Open> m_open;
 };
 
 } // namespace dialog::daq

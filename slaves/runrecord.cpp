@@ -3,6 +3,8 @@
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QSaveFile>
 
 namespace dialog::daq {
@@ -31,6 +33,15 @@ bool RunRecord::read(const QString &file, RunRecord *out, QString *error)
     out->activeMsBefore = field(2);
     out->runningSinceMs = field(3);
     out->disabled = QString::fromUtf8(lines.value(4).trimmed()).split(QLatin1Char(' '), Qt::SkipEmptyParts);
+    const QJsonObject owners = QJsonDocument::fromJson(lines.value(5)).object();
+    for (auto it = owners.begin(); it != owners.end(); ++it) {
+        const QJsonObject o = it.value().toObject();
+        if (const QString owner = o.value(QStringLiteral("owner")).toString(); !owner.isEmpty())
+            out->owners.insert(
+                it.key(),
+                {owner, o.value(QStringLiteral("since_ms")).toInteger(),
+                 quint32(qBound<qint64>(0, o.value(QStringLiteral("run")).toInteger(), 0xffffffffLL))});
+    }
     return true;
 }
 
@@ -42,6 +53,12 @@ bool RunRecord::write(const QString &file, QString *error) const
     for (const qint64 v : {qint64(number), startMs, activeMsBefore, runningSinceMs})
         text += QByteArray::number(v) + '\n';
     text += disabled.join(QLatin1Char(' ')).toUtf8() + '\n';
+    QJsonObject taken;
+    for (auto it = owners.begin(); it != owners.end(); ++it)
+        taken.insert(it.key(), QJsonObject{{QStringLiteral("owner"), it->owner},
+                                           {QStringLiteral("since_ms"), it->sinceMs},
+                                           {QStringLiteral("run"), qint64(it->run)}});
+    text += QJsonDocument(taken).toJson(QJsonDocument::Compact) + '\n';
     if (!f.open(QIODevice::WriteOnly) || f.write(text) < 0 || !f.commit()) {
         *error = QStringLiteral("cannot save the run number to %1: %2").arg(file, f.errorString());
         return false;

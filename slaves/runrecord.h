@@ -2,6 +2,7 @@
 // over with its number, start time and data-taking time.
 #pragma once
 
+#include <QHash>
 #include <QString>
 #include <QStringList>
 #include <QtGlobal>
@@ -10,7 +11,7 @@ namespace dialog::daq {
 
 /// The run-number file: one field per line, replaced atomically, so a reader sees either the old
 /// record or the new one whole. A file of an older layout (the number alone, or the number and the
-/// start time) reads with the missing fields 0 (and no node disabled).
+/// start time) reads with the missing fields 0 (and no node disabled or taken).
 struct RunRecord
 {
     quint32 number = 0;        ///< of the current (or last) run
@@ -21,6 +22,16 @@ struct RunRecord
     /// The controller's children left out of the run (`dialogctl rc disable`): a restarted
     /// controller keeps them out. Written as one line of names separated by spaces.
     QStringList disabled;
+    /// Who took which of those children (`dialogctl rc take`): a restarted controller keeps them
+    /// taken. Written as one line of JSON, {"CAL": {"owner": "alice@cr-03", "since_ms": 1764…,
+    /// "run": 12}} (run: the owner's run open in the run registry, if any).
+    struct Owner
+    {
+        QString owner;
+        qint64 sinceMs = 0;
+        quint32 run = 0;
+    };
+    QHash<QString, Owner> owners;
 
     /// The record in @p file; an absent file is a record of zeros. False with @p error if the file
     /// cannot be read or its first line is not a run number (then @p out is a record of zeros).

@@ -159,6 +159,10 @@ bool common(OptionTable &p, const QStringList &args, const QString &verb, Common
                 : !c->partition.binDir.isEmpty()   ? c->partition.binDir
                                                    : QCoreApplication::applicationDirPath();
     c->defaultSecret = secureByDefault(c->partition, c->runDir);
+    if (!addControllerRules(c->partition, c->runDir, &error)) {
+        fail(verb, error);
+        return false;
+    }
     return true;
 }
 

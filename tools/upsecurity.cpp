@@ -4,10 +4,16 @@
 #include "launcher.h"
 #include "secretfile.h"
 
+#include "dialog/rc/protocol.h"
 #include "dialog/security.h"
 
 #include <QDir>
+#include <QFile>
 #include <QFileInfo>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QSaveFile>
 #include <QRegularExpression>
 #include <cstdio>
 
@@ -76,6 +82,56 @@ QString ensureIdentities(rc::Partition &p, const Launcher &launcher)
 }
 
 /// @p s as one word of a shell command line: as it is when it needs no quotes, else quoted.
+bool addControllerRules(rc::Partition &p, const QString &runDir, QString *error)
+{
+    if (p.accessFile.isEmpty() || p.tree.isEmpty())
+        return true;
+    // The Control Server, the IS servers and every controller read the list where they run.
+    rc::ProcessSpec controlServer;
+    controlServer.host = p.controlServerHost.isEmpty() ? QStringLiteral("localhost") : p.controlServerHost;
+    QList<const rc::ProcessSpec *> readers{&controlServer, &p.master};
+    for (const rc::ProcessSpec &s : p.isServers)
+        readers << &s;
+    for (const rc::Segment &s : p.tree)
+        readers << &s.controller;
+    for (const rc::ProcessSpec *r : std::as_const(readers))
+        if (!r->host.isEmpty() && !r->isLocal()) {
+            std::fprintf(stderr,
+                         "dialogctl: warning: %s is read on %s too: the rules that let the controllers reset "
+                         "a lost segment's children are not added (write them, docs/rctree.md)\n",
+                         qPrintable(p.accessFile), qPrintable(r->host));
+            return true;
+        }
+    QFile in(p.accessFile);
+    if (!in.open(QIODevice::ReadOnly)) {
+        *error = QStringLiteral("%1: %2").arg(p.accessFile, in.errorString());
+        return false;
+    }
+    QJsonObject list = QJsonDocument::fromJson(in.readAll()).object(); // checked by Partition::load
+    QJsonArray rules;
+    for (const rc::Segment &s : p.tree)
+        for (const QString &child : p.childrenOf(s.name))
+            rules.append(QJsonObject{
+                {QStringLiteral("allow"), QStringLiteral("command")},
+                {QStringLiteral("name"), rc::commandName(child)},
+                {QStringLiteral("process"), p.parentOf(s.name)},
+                {QStringLiteral("comment"),
+                 QStringLiteral("dialogctl up: %1 resets %2 when %3, its controller, is lost")
+                     .arg(p.parentOf(s.name), child, s.name)}});
+    for (const QJsonValue &r : list.value(QStringLiteral("rules")).toArray())
+        rules.append(r);
+    list.insert(QStringLiteral("rules"), rules);
+    const QString path = QDir(runDir).filePath(QStringLiteral("access.json"));
+    QDir().mkpath(runDir);
+    QSaveFile out(path);
+    if (!out.open(QIODevice::WriteOnly) || out.write(QJsonDocument(list).toJson()) < 0 || !out.commit()) {
+        *error = QStringLiteral("%1: %2").arg(path, out.errorString());
+        return false;
+    }
+    p.accessFile = path;
+    return true;
+}
+
 QString shellWord(const QString &s)
 {
     static const QRegularExpression plain(QStringLiteral("^[A-Za-z0-9_./+:@%,=-]+$"));

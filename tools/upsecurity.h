@@ -21,6 +21,13 @@ QString ensureSecret(const rc::Partition &p, bool chosen, const Launcher &launch
 /// that cannot be given its key (no ssh to it: a host reached through its agent only) is named in
 /// @p p's unprovenNames, with a warning. Empty, or why not.
 QString ensureIdentities(rc::Partition &p, const Launcher &launcher);
+/// For a partition with an access list and a run-control tree: writes <@p runDir>/access.json, the
+/// list with a rule first for each segment letting its parent controller send the run-control
+/// commands of the segment's children (the reset of orphans, docs/rctree.md), and gives it to @p p
+/// in place of its own. Left as it is, with a warning, when a process reading the list runs on
+/// another host (the file is written on this one). False with @p error if the list cannot be read
+/// or the file written.
+bool addControllerRules(rc::Partition &p, const QString &runDir, QString *error);
 /// @p s as one word of a shell command line.
 QString shellWord(const QString &s);
 

@@ -6,9 +6,13 @@
 #include "dialog/rc/staterecord.h"
 
 #include <QHash>
+#include <QJsonObject>
 #include <QWidget>
+#include <functional>
+#include <optional>
 
 class QLabel;
+class QMenu;
 class QPushButton;
 class QTreeWidget;
 class QTreeWidgetItem;
@@ -54,8 +58,20 @@ public:
     QLabel *answerLabel() const { return m_answer; }
     /// The item of @p node (nullptr if the tree has no such node).
     QTreeWidgetItem *item(const QString &node) const;
-    /// Sends @p action ("enable", "disable", "recover") of @p node to the master.
-    void requestAction(const QString &action, const QString &node);
+    /// Sends @p action ("enable", "disable", "recover", "take", "release", "transition") of @p node
+    /// to the master, with @p extra in the request (a transition's "transition", "run_number").
+    void requestAction(const QString &action, const QString &node, const QJsonObject &extra = {});
+    /// The menu of @p node (its context menu): for a node taken by someone, its transitions from its
+    /// state (the owner's commissioning runs, `dialogctl rc TRANSITION --node`): the master lets the
+    /// owner's through, refuses anyone else's with the reason shown below the tree. Empty for a node
+    /// nobody took. Deleted when closed.
+    QMenu *nodeMenu(const QString &node);
+    /// Asks the operator the run number of a taken node's own run (default: a dialog; tests replace
+    /// it); std::nullopt cancels the start, 0 lets the node's controller number it.
+    void setRunNumberAsker(std::function<std::optional<quint32>(const QString &node)> ask)
+    {
+        m_askRunNumber = std::move(ask);
+    }
 
 Q_SIGNALS:
     /// The whole tree's readouts: their events/s and MB/s summed (emitted in the GUI thread with
@@ -64,6 +80,10 @@ Q_SIGNALS:
 
 private:
     void addNodes(QTreeWidgetItem *parent, const QJsonArray &nodes);
+    /// Writes node @p n of the state's tree into its item @p it (texts, colours, check box).
+    void fillItem(QTreeWidgetItem *it, const QJsonObject &n);
+    /// Updates the items of @p nodes in place; false if the tree's shape changed (then rebuilt).
+    bool updateNodes(QTreeWidgetItem *parent, const QJsonArray &nodes);
     /// The buttons for the selected node.
     void updateRecover();
     /// Writes the rate and events of @p it (its readouts' sums for a segment); returns them.
@@ -76,6 +96,9 @@ private:
         double mbps = 0;
     };
     QHash<QString, Counts> m_counts; ///< per readout slave, from its RunCtrl.<name>.Status
+
+    std::function<std::optional<quint32>(const QString &node)> m_askRunNumber;
+    QHash<QString, QTreeWidgetItem *> m_items; ///< by node name
 
     Client *m_client;
     QString m_master;

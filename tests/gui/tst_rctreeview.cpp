@@ -1,8 +1,8 @@
 // The run-control GUI's tree against a real master, two segment controllers and their slaves on
 // loopback, offscreen: the tree with state colours, a segment taken out of the run with its check
-// box, taken and released with the button, a segment's events summed from its readout, a removable slave
-// removed during the run and recovered with the button, a refusal shown with the master's reason, and the
-// screenshot of the run with one segment out and one node removed.
+// box, taken and released with the button and driven by its owner from its context menu, a segment's events
+// summed from its readout, a removable slave removed during the run and recovered with the button, a refusal
+// shown with the master's reason, and the screenshot of the run with one segment out and one node removed.
 #include "rcfixture.h"
 #include "runcontrolwindow.h"
 #include "treeview.h"
@@ -10,6 +10,7 @@
 
 #include <QJsonArray>
 #include <QLabel>
+#include <QMenu>
 #include <QPushButton>
 #include <QTreeWidget>
 #include <QtTest>
@@ -155,6 +156,30 @@ void tst_RcTreeView::treeDrivesSegmentsInAndOutAndRecoversARemovedSlave()
     QTRY_VERIFY_WITH_TIMEOUT(
         cell(QStringLiteral("CAL"), TreeView::ColDetails).contains(QLatin1String("taken by ")), 5000);
     QTRY_COMPARE_WITH_TIMEOUT(view->takeButton()->text(), QStringLiteral("Release"), 5000);
+    // Its owner drives it from its context menu (the master checks the owner), beside the main run.
+    QVERIFY(QScopedPointer<QMenu>(view->nodeMenu(QStringLiteral("TRK")))->isEmpty()); // nobody took TRK
+    view->setRunNumberAsker([](const QString &) { return std::optional<quint32>(900); });
+    const auto drive = [&](const char *transition, const char *state) {
+        QScopedPointer<QMenu> menu(view->nodeMenu(QStringLiteral("CAL")));
+        QAction *a = menu->findChild<QAction *>(QLatin1String(transition));
+        QVERIFY2(a && a->isEnabled(), transition);
+        a->trigger();
+        QTRY_COMPARE_WITH_TIMEOUT(view->answerLabel()->text(),
+                                  QStringLiteral("%1 CAL: done").arg(QLatin1String(transition)), 10000);
+        QTRY_COMPARE_WITH_TIMEOUT(cell(QStringLiteral("FE3"), TreeView::ColState), QLatin1String(state),
+                                  10000);
+        QTRY_COMPARE_WITH_TIMEOUT(cell(QStringLiteral("CAL"), TreeView::ColState), QLatin1String(state),
+                                  10000);
+    };
+    drive("configure", "Configured");
+    QVERIFY(!QScopedPointer<QMenu>(view->nodeMenu(QStringLiteral("CAL")))
+                 ->findChild<QAction *>(QStringLiteral("configure"))
+                 ->isEnabled()); // not from Configured
+    drive("start", "Running");
+    QCOMPARE(m_window->stateLabel()->text(), QStringLiteral("RUNNING")); // the main run, as it was
+    QVERIFY(saveScreenshot(m_window.get(), QStringLiteral("runcontrol-tree-commissioning.png")));
+    drive("stop", "Configured");
+    drive("unconfigure", "Initial");
     view->takeButton()->click();
     QTRY_VERIFY_WITH_TIMEOUT(
         !cell(QStringLiteral("CAL"), TreeView::ColDetails).contains(QLatin1String("taken by")), 5000);

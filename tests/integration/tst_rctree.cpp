@@ -25,6 +25,18 @@ QJsonObject node(const QString &name, const QString &kind, bool removable = fals
     return o;
 }
 
+/// The partition's segments with CAL removable (its controller's loss removes it from the run).
+QJsonObject removableCalTree()
+{
+    return {{QStringLiteral("segments"),
+             QJsonArray{QJsonObject{{QStringLiteral("name"), QStringLiteral("TRK")},
+                                    {QStringLiteral("slaves"),
+                                     QJsonArray{QStringLiteral("FE1"), QStringLiteral("FE2")}}},
+                        QJsonObject{{QStringLiteral("name"), QStringLiteral("CAL")},
+                                    {QStringLiteral("slaves"), QJsonArray{QStringLiteral("FE3")}},
+                                    {QStringLiteral("removable"), true}}}}};
+}
+
 /// The node named @p name anywhere in @p tree (a "tree" of a controller's state), or {}.
 QJsonObject findNode(const QJsonArray &tree, const QString &name)
 {
@@ -63,8 +75,12 @@ private Q_SLOTS:
     void runRecordListsWhatWasOut();
     void removalRaisesTheAlarmOfTheDemoRule();
     void takenSegmentIsDrivenByItsOwnerAlone();
+    void ownersRunsAreNumberedAndRecordedByTheRunRegistry();
+    void accessListLetsTheMasterResetALostSegmentsChildren();
 
 private:
+    /// Starts dialog-configdb with @p partition put as partitions/tree; false if it did not answer.
+    bool startConfigDb(const QString &partition);
     /// Master → RO1 (readout), TRK {FE1 (removable), FE2}, CAL {FE3}; @p extra merged into the root;
     /// with @p autoRecover FE1 has "recover": "auto".
     QString writePartition(bool startControlServer = false, const QJsonObject &extra = {},
@@ -95,7 +111,7 @@ private:
     QHash<QString, QProcess *> m_controllers;
     QHash<QString, Subscription *> m_states;
     QString m_partition;
-    QStringList m_controllerArgs; ///< extra options of every controller
+    QStringList m_controllerArgs;    ///< extra options of every controller
     bool m_controllersUseIs = false; ///< the controllers publish to IS (else --no-is)
     /// `dialogctl runs show N --json` once the run has ended, or {}.
     QJsonObject endedRun(int number);
@@ -330,7 +346,8 @@ void tst_RcTree::removableSlaveKilledMidRunIsRemovedThenRecovered()
     QTRY_VERIFY_WITH_TIMEOUT(treeNode(QStringLiteral("FE1")).value(QStringLiteral("present")).toBool(),
                              10000);
     Subscription *fe1 = m_bed.client->subscribe(rc::stateService(QStringLiteral("FE1")));
-    QCOMPARE(rc({QStringLiteral("recover"), QStringLiteral("FE1")}, &out, &err), 0);
+    const int recovered = rc({QStringLiteral("recover"), QStringLiteral("FE1")}, &out, &err);
+    QVERIFY2(recovered == 0, err.constData());
     auto fe1State = [fe1] { return QJsonDocument::fromJson(fe1->lastMessage().data()).object(); };
     QTRY_COMPARE_WITH_TIMEOUT(fe1State().value(QStringLiteral("state")).toString(), QStringLiteral("Running"),
                               5000);
@@ -440,8 +457,17 @@ void tst_RcTree::upStartsTheSegmentControllers()
     // `dialogctl up` starts its own Control Server: stop the fixture's and reuse its port.
     m_bed.client.reset();
     m_bed.fx->stopAll();
-    const QString partition =
-        writePartition(true, {{QStringLiteral("bin_dir"), QStringLiteral(DIALOG_BIN_DIR)}});
+    // An access list that keeps run-control commands from everyone: up adds the rules that let the
+    // master reset the children of its removable segment CAL when CAL's controller is lost.
+    const QString access = m_bed.dir->filePath(QStringLiteral("access.json"));
+    QFile f(access);
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write(R"({"rules": [{"deny": "command", "name": "RunCtrl.*.Command"}]})");
+    f.close();
+    QJsonObject extra = removableCalTree();
+    extra.insert(QStringLiteral("bin_dir"), QStringLiteral(DIALOG_BIN_DIR));
+    extra.insert(QStringLiteral("access"), access);
+    const QString partition = writePartition(true, extra);
     const QString runDir = m_bed.dir->filePath(QStringLiteral("run"));
     QByteArray out, err;
     const int up = m_bed.fx->run(
@@ -486,6 +512,35 @@ void tst_RcTree::upStartsTheSegmentControllers()
     for (const QString &n : {"RO1", "TRK", "CAL", "FE1", "FE2", "FE3"})
         QTRY_COMPARE_WITH_TIMEOUT(treeNode(n).value(QStringLiteral("state")).toString(),
                                   QStringLiteral("Configured"), 5000);
+
+    // The list up gave the Control Server: the master may reset CAL's child, nobody else.
+    QFile written(runDir + QStringLiteral("/access.json"));
+    QVERIFY(written.open(QIODevice::ReadOnly));
+    const QJsonArray rules =
+        QJsonDocument::fromJson(written.readAll()).object().value(QStringLiteral("rules")).toArray();
+    QVERIFY(rules.contains(
+        QJsonObject{{QStringLiteral("allow"), QStringLiteral("command")},
+                    {QStringLiteral("name"), QStringLiteral("RunCtrl.FE3.Command")},
+                    {QStringLiteral("process"), QStringLiteral("Master")},
+                    {QStringLiteral("comment"),
+                     QStringLiteral("dialogctl up: Master resets FE3 when CAL, its controller, is lost")}}));
+    QVERIFY(m_bed.client->sendCommand(rc::commandName(QStringLiteral("FE3")), "reset"));
+    QTRY_COMPARE_WITH_TIMEOUT(m_bed.client->error(), Status::Code::PermissionDenied, 5000);
+    QVERIFY(transition(QStringLiteral("start")).isOk());
+    QTRY_COMPARE_WITH_TIMEOUT(treeNode(QStringLiteral("FE3")).value(QStringLiteral("state")).toString(),
+                              QStringLiteral("Running"), 5000);
+    // CAL's controller SIGKILLed: CAL removed, FE3 reset by the master through the list.
+    qint64 cal = 0;
+    for (const QJsonValue &v : procs)
+        if (v.toObject().value(QStringLiteral("name")).toString() == QLatin1String("CAL"))
+            cal = v.toObject().value(QStringLiteral("pid")).toInteger();
+    QVERIFY(cal > 0);
+    ::kill(pid_t(cal), SIGKILL);
+    QTRY_VERIFY_WITH_TIMEOUT(treeNode(QStringLiteral("CAL")).value(QStringLiteral("removed")).toBool(),
+                             10000);
+    QTRY_COMPARE_WITH_TIMEOUT(stateOf(QStringLiteral("FE3")).value(QStringLiteral("state")).toString(),
+                              QStringLiteral("Initial"), 10000);
+    QCOMPARE(masterState().value(QStringLiteral("state")).toString(), QStringLiteral("Running"));
 }
 
 void tst_RcTree::disabledNodesStayDisabledWhenTheirControllerRestarts()
@@ -534,15 +589,7 @@ void tst_RcTree::disabledNodesStayDisabledWhenTheirControllerRestarts()
 
 void tst_RcTree::removableSegmentLostMidRunIsRemovedAndItsChildrenReset()
 {
-    const QJsonObject removableCal{
-        {QStringLiteral("segments"),
-         QJsonArray{QJsonObject{
-                        {QStringLiteral("name"), QStringLiteral("TRK")},
-                        {QStringLiteral("slaves"), QJsonArray{QStringLiteral("FE1"), QStringLiteral("FE2")}}},
-                    QJsonObject{{QStringLiteral("name"), QStringLiteral("CAL")},
-                                {QStringLiteral("slaves"), QJsonArray{QStringLiteral("FE3")}},
-                                {QStringLiteral("removable"), true}}}}};
-    startTree(writePartition(false, removableCal));
+    startTree(writePartition(false, removableCalTree()));
     QVERIFY(transition(QStringLiteral("configure")).isOk());
     QVERIFY(transition(QStringLiteral("start")).isOk());
     const int run = masterState().value(QStringLiteral("run_number")).toInt();
@@ -648,20 +695,8 @@ QJsonObject tst_RcTree::endedRun(int number)
 void tst_RcTree::runRecordListsWhatWasOut()
 {
     const QString partition = writePartition();
-    m_bed.fx->start(QStringLiteral("dialog-configdb"),
-                    {QStringLiteral("--data-dir"), m_bed.dir->filePath(QStringLiteral("configdb"))});
-    QVERIFY(waitUntil(
-        [&] {
-            return m_bed.fx->run(QStringLiteral("dialogctl"),
-                                 {QStringLiteral("config"), QStringLiteral("tag")}) == 0;
-        },
-        20000, 50));
+    QVERIFY(startConfigDb(partition));
     QByteArray out, err;
-    QVERIFY2(m_bed.fx->run(QStringLiteral("dialogctl"),
-                           {QStringLiteral("config"), QStringLiteral("put"),
-                            QStringLiteral("partitions/tree"), partition},
-                           &out, &err) == 0,
-             err.constData());
     // FE2's parameters, read by its controller TRK from the master's version.
     const QString fe2 = m_bed.dir->filePath(QStringLiteral("fe2.json"));
     QFile f(fe2);
@@ -860,6 +895,30 @@ void tst_RcTree::takenSegmentIsDrivenByItsOwnerAlone()
         qInfo("not root: the refusal of another user's request is not tried");
     }
 
+    // A run-control command straight to CAL (through the Control Server) is refused too: a command
+    // names no user to check against the owner; CAL says why in its log.
+    QStringList calLog;
+    connect(m_bed.client->subscribe(rc::logService(QStringLiteral("CAL"))), &Subscription::messageReceived,
+            this, [&calLog](const Message &m) { calLog << QString::fromUtf8(m.data()); });
+    QVERIFY(m_bed.client->sendCommand(rc::commandName(QStringLiteral("CAL")), "stop"));
+    QTRY_VERIFY_WITH_TIMEOUT(
+        calLog.join(QLatin1Char('\n'))
+            .contains(QStringLiteral("refused command from rctree-test: CAL is taken by %1").arg(owner)),
+        5000);
+    QCOMPARE(stateOf(QStringLiteral("CAL")).value(QStringLiteral("state")).toString(),
+             QStringLiteral("Running"));
+
+    // CAL stays taken across a restart of its controller (the master): still its owner's alone.
+    qint64 master = 0;
+    QVERIFY(stopController(QStringLiteral("Master"), false, true, &master));
+    QTRY_VERIFY_WITH_TIMEOUT(
+        masterState().value(QStringLiteral("pid")).toInteger() == master && treePresent(), 15000);
+    QCOMPARE(cal("owner").toString(), owner);
+    QCOMPARE(cal("enabled").toBool(true), false);
+    QCOMPARE(rc({QStringLiteral("release"), QStringLiteral("CAL")}, nullptr, &err),
+             2); // the owner's, in Initial
+    QVERIFY2(err.contains("release CAL: bring it to Initial first (it is Running)"), err.constData());
+
     // Released once back in Initial; it joins the main run at its next configure.
     QCOMPARE(rc({QStringLiteral("stop"), QStringLiteral("--node"), QStringLiteral("CAL")}), 0);
     QCOMPARE(rc({QStringLiteral("release"), QStringLiteral("CAL")}, nullptr, &err), 2);
@@ -875,6 +934,114 @@ void tst_RcTree::takenSegmentIsDrivenByItsOwnerAlone()
     QVERIFY(transition(QStringLiteral("configure")).isOk());
     QTRY_COMPARE_WITH_TIMEOUT(stateOf(QStringLiteral("FE3")).value(QStringLiteral("state")).toString(),
                               QStringLiteral("Configured"), 5000);
+}
+
+bool tst_RcTree::startConfigDb(const QString &partition)
+{
+    m_bed.fx->start(QStringLiteral("dialog-configdb"),
+                    {QStringLiteral("--data-dir"), m_bed.dir->filePath(QStringLiteral("configdb"))});
+    if (!waitUntil(
+            [&] {
+                return m_bed.fx->run(QStringLiteral("dialogctl"),
+                                     {QStringLiteral("config"), QStringLiteral("tag")}) == 0;
+            },
+            20000, 50))
+        return false;
+    QByteArray err;
+    if (m_bed.fx->run(
+            QStringLiteral("dialogctl"),
+            {QStringLiteral("config"), QStringLiteral("put"), QStringLiteral("partitions/tree"), partition},
+            nullptr, &err) != 0) {
+        qWarning("config put: %s", err.constData());
+        return false;
+    }
+    return true;
+}
+
+void tst_RcTree::ownersRunsAreNumberedAndRecordedByTheRunRegistry()
+{
+    const QString partition = writePartition();
+    QVERIFY(startConfigDb(partition));
+    m_controllerArgs = {QStringLiteral("--configdb"), QStringLiteral("configdb")};
+    startTree(partition);
+    QByteArray err;
+    QCOMPARE(rc({QStringLiteral("disable"), QStringLiteral("CAL")}), 0);
+    QCOMPARE(rc({QStringLiteral("take"), QStringLiteral("CAL")}), 0);
+    QTRY_VERIFY_WITH_TIMEOUT(
+        !treeNode(QStringLiteral("CAL")).value(QStringLiteral("owner")).toString().isEmpty(), 5000);
+    const QString owner = treeNode(QStringLiteral("CAL")).value(QStringLiteral("owner")).toString();
+    QCOMPARE(
+        rc({QStringLiteral("configure"), QStringLiteral("--node"), QStringLiteral("CAL")}, nullptr, &err), 0);
+    // With a run registry, it numbers the owner's runs as every run: a number of one's own is refused.
+    QCOMPARE(rc({QStringLiteral("start"), QStringLiteral("--node"), QStringLiteral("CAL"),
+                 QStringLiteral("--run-number"), QStringLiteral("900")},
+                nullptr, &err),
+             2);
+    QVERIFY2(err.contains("start CAL: its runs are numbered by the run registry"), err.constData());
+    QCOMPARE(rc({QStringLiteral("start"), QStringLiteral("--node"), QStringLiteral("CAL")}, nullptr, &err),
+             0);
+    QTRY_COMPARE_WITH_TIMEOUT(stateOf(QStringLiteral("FE3")).value(QStringLiteral("state")).toString(),
+                              QStringLiteral("Running"), 5000);
+    const int own = stateOf(QStringLiteral("FE3")).value(QStringLiteral("run_number")).toInt();
+    QVERIFY(own > 0);
+    // The main run meanwhile takes the next number of the same sequence.
+    QVERIFY(transition(QStringLiteral("configure")).isOk());
+    QVERIFY(transition(QStringLiteral("start")).isOk());
+    QCOMPARE(masterState().value(QStringLiteral("run_number")).toInt(), own + 1);
+    // The master restarted meanwhile: the owner's run is still its to end.
+    qint64 master = 0;
+    QVERIFY(stopController(QStringLiteral("Master"), false, true, &master));
+    QTRY_VERIFY_WITH_TIMEOUT(
+        masterState().value(QStringLiteral("pid")).toInteger() == master && treePresent(), 15000);
+    QCOMPARE(rc({QStringLiteral("stop"), QStringLiteral("--node"), QStringLiteral("CAL")}, nullptr, &err), 0);
+    const QJsonObject record = endedRun(own);
+    QVERIFY2(!record.isEmpty(), "the owner's run not ended in the registry");
+    QCOMPARE(record.value(QStringLiteral("partition")).toString(), QStringLiteral("tree/CAL"));
+    QCOMPARE(record.value(QStringLiteral("run_type")).toString(), QStringLiteral("Commissioning"));
+    QCOMPARE(record.value(QStringLiteral("operator")).toString(), owner);
+    QCOMPARE(record.value(QStringLiteral("master")).toString(), QStringLiteral("CAL"));
+    QCOMPARE(record.value(QStringLiteral("end_reason")).toString(), QStringLiteral("normal"));
+    QStringList processes;
+    for (const QJsonValue &p : record.value(QStringLiteral("processes")).toArray())
+        processes << p.toObject().value(QStringLiteral("name")).toString();
+    QCOMPARE(processes, (QStringList{QStringLiteral("CAL"), QStringLiteral("FE3")}));
+    // The main run's record is not touched by CAL's: still open, then ended by its own stop.
+    QVERIFY(transition(QStringLiteral("stop")).isOk());
+    const QJsonObject main = endedRun(own + 1);
+    QCOMPARE(main.value(QStringLiteral("partition")).toString(), QStringLiteral("tree"));
+    QCOMPARE(main.value(QStringLiteral("end_reason")).toString(), QStringLiteral("normal"));
+}
+
+void tst_RcTree::accessListLetsTheMasterResetALostSegmentsChildren()
+{
+    // A Control Server whose access list keeps run-control commands to the controllers, with the rule
+    // docs/rctree.md gives: the master may command the children of its (removable) segment CAL.
+    m_bed.stop();
+    QTemporaryDir dir;
+    const QString access = dir.filePath(QStringLiteral("access.json"));
+    QFile f(access);
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write(R"({"rules": [
+        {"allow": "command", "name": "RunCtrl.FE3.Command", "process": "Master"},
+        {"deny": "command", "name": "RunCtrl.*.Command"}]})");
+    f.close();
+    QVERIFY(m_bed.start(QStringLiteral("rctree-test"), QStringLiteral("Master"),
+                        {QStringLiteral("--access"), access}));
+    startTree(writePartition(false, removableCalTree()));
+    QVERIFY(transition(QStringLiteral("configure")).isOk());
+    QVERIFY(transition(QStringLiteral("start")).isOk());
+    QTRY_COMPARE_WITH_TIMEOUT(stateOf(QStringLiteral("FE3")).value(QStringLiteral("state")).toString(),
+                              QStringLiteral("Running"), 5000);
+    // Anyone else's command to FE3 is refused by the list...
+    QVERIFY(m_bed.client->sendCommand(rc::commandName(QStringLiteral("FE3")), "stop"));
+    QTRY_COMPARE_WITH_TIMEOUT(m_bed.client->error(), Status::Code::PermissionDenied, 5000);
+    // ...the master's reset of CAL's orphan passes it.
+    QVERIFY(stopController(QStringLiteral("CAL"), true, false));
+    QTRY_VERIFY_WITH_TIMEOUT(treeNode(QStringLiteral("CAL")).value(QStringLiteral("removed")).toBool(),
+                             10000);
+    QTRY_COMPARE_WITH_TIMEOUT(stateOf(QStringLiteral("FE3")).value(QStringLiteral("state")).toString(),
+                              QStringLiteral("Initial"), 10000);
+    QCOMPARE(masterState().value(QStringLiteral("state")).toString(), QStringLiteral("Running"));
 }
 
 QTEST_GUILESS_MAIN(tst_RcTree)

@@ -23,12 +23,13 @@ struct RcBed
     std::unique_ptr<Client> client;
     Subscription *master = nullptr;
 
-    /// False if the Control Server or the client did not start.
-    bool start(const QString &name, const QString &masterName = QStringLiteral("Master"))
+    /// False if the Control Server (with @p controlServerArgs) or the client did not start.
+    bool start(const QString &name, const QString &masterName = QStringLiteral("Master"),
+               const QStringList &controlServerArgs = {})
     {
         fx = std::make_unique<ProcessFixture>();
         dir = std::make_unique<QTemporaryDir>();
-        if (!fx->startControlServer(kRcHeartbeat))
+        if (!fx->startControlServer(kRcHeartbeat + controlServerArgs))
             return false;
         ClientOptions o = fx->clientOptions(name);
         o.heartbeatMs = 200;

@@ -363,6 +363,12 @@ void SlavePrivate::onTransitionRequest(const Request &request)
         client->replyError(request, why);
         return;
     }
+    if (request.data().contains("\"owner\"")) {
+        // {"owner": "alice@cr-03"}: the controller says who took this process ("" released it).
+        const QJsonObject o = QJsonDocument::fromJson(request.data()).object();
+        if (o.contains(QLatin1String("owner")) && !o.contains(QLatin1String("transition")))
+            return onOwnerRequest(request, o.value(QLatin1String("owner")).toString());
+    }
     TransitionRequest parsed;
     if (const Status bad = TransitionRequest::fromJson(request.data(), &parsed); !bad.isOk()) {
         client->replyError(request, bad.message());
@@ -404,12 +410,45 @@ bool Slave::permit(const Request &request, const QString &action, QString *why)
     return false;
 }
 
+void SlavePrivate::onOwnerRequest(const Request &request, const QString &newOwner)
+{
+    QString error;
+    // Only the controller (options.master) gets here when there is one; the access list applies as
+    // to its transitions.
+    if (!access->permit(request, request.service(),
+                        newOwner.isEmpty() ? QStringLiteral("release") : QStringLiteral("take"), &error)) {
+        q->log(Severity::Warning, error);
+        client->replyError(request, error);
+        return;
+    }
+    ownerBy = request.origin();
+    if (newOwner != owner) {
+        owner = newOwner;
+        q->log(Severity::Info,
+               owner.isEmpty()
+                   ? QStringLiteral("released: run-control commands are taken again")
+                   : QStringLiteral("taken by %1: driven through %2 alone, run-control commands from anyone "
+                                    "else are refused")
+                         .arg(owner, ownerBy));
+    }
+    client->reply(request, q->stateRecord().toJson());
+}
+
 void SlavePrivate::onCommand(const Command &command)
 {
     if (const auto it = commands.constFind(command.name()); it != commands.constEnd())
         return (*it)(command);
     if (command.name() != commandName(q->name()))
         return;
+    if (!owner.isEmpty() && command.origin() != ownerBy) {
+        // A command names its sender's process only, never its user: the owner's transitions come
+        // through the controller, which checked who asked.
+        q->log(Severity::Warning,
+               QStringLiteral("refused command from %1: %2 is taken by %3, who drives it alone "
+                              "(dialogctl rc TRANSITION --node %2, through %4)")
+                   .arg(command.origin(), q->name(), owner, ownerBy));
+        return;
+    }
     TransitionRequest parsed;
     const Status bad = TransitionRequest::fromJson(command.data(), &parsed);
     QString error = bad.message();

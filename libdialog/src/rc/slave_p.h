@@ -18,6 +18,8 @@ public:
     void onRequest(const Request &request);
     void onTransitionRequest(const Request &request);
     void onCommand(const Command &command);
+    /// The controller's word that an operator took this process (@p owner, empty: released).
+    void onOwnerRequest(const Request &request, const QString &owner);
     void publishIsState();
     /// Arms the time-out of transition @p t begun as @p generation (nothing without one).
     void armTimeout(Transition t, quint64 generation);
@@ -42,6 +44,10 @@ public:
     qint64 lastDurationMs = 0;
     qint64 lastTransitionEndMs = 0;
     quint32 runNumber = 0;
+    /// Who took this process (user\@host, told by its controller): its transitions then come from
+    /// the controller alone, run-control commands from anyone else are refused.
+    QString owner;
+    QString ownerBy; ///< the controller that said so: its commands still pass
 };
 
 } // namespace dialog::rc

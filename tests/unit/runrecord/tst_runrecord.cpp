@@ -40,6 +40,8 @@ void tst_RunRecord::roundTrips()
     r.startMs = 1795844806008;
     r.activeMsBefore = 12345;
     r.runningSinceMs = 1795844906008;
+    r.disabled = QStringList{QStringLiteral("CAL"), QStringLiteral("FE3")};
+    r.owners.insert(QStringLiteral("CAL"), {QStringLiteral("alice@cr-03"), 1795844706008, 4711});
     const QString path = m_dir.filePath(QStringLiteral("sub/runnumber"));
     QString error;
     QVERIFY2(r.write(path, &error), qPrintable(error));
@@ -49,6 +51,11 @@ void tst_RunRecord::roundTrips()
     QCOMPARE(back.startMs, r.startMs);
     QCOMPARE(back.activeMsBefore, r.activeMsBefore);
     QCOMPARE(back.runningSinceMs, r.runningSinceMs);
+    QCOMPARE(back.disabled, r.disabled);
+    QCOMPARE(back.owners.size(), 1);
+    QCOMPARE(back.owners.value(QStringLiteral("CAL")).owner, QStringLiteral("alice@cr-03"));
+    QCOMPARE(back.owners.value(QStringLiteral("CAL")).sinceMs, 1795844706008);
+    QCOMPARE(back.owners.value(QStringLiteral("CAL")).run, 4711u);
 }
 
 void tst_RunRecord::absentFileIsRunZero()
