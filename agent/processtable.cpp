@@ -1,5 +1,6 @@
 #include "processtable.h"
 
+#include "agentstate.h"
 #include "crashreporter.h"
 
 #include "dialog/report.h"
@@ -47,17 +48,27 @@ ProcessTable::ProcessTable(const QString &dataDir, const QString &host, CrashRep
     : QObject(parent), m_dataDir(dataDir), m_host(host), m_reporter(reporter)
 {
     monotonic();
+    // The changes of one turn of the event loop in one write (200 starts at once: not 200 writes).
+    m_saveTimer.setSingleShot(true);
+    m_saveTimer.setInterval(0);
+    connect(&m_saveTimer, &QTimer::timeout, this, &ProcessTable::saveState);
 }
 
 ProcessTable::~ProcessTable()
 {
-    shutdown();
+    if (!m_shuttingDown)
+        detach();
+}
+
+QString ProcessTable::statePath() const
+{
+    return QDir(m_dataDir).filePath(QStringLiteral(".agent-state.json"));
 }
 
 bool ProcessTable::isValidName(const QString &name)
 {
     static const QRegularExpression re(QStringLiteral("^[A-Za-z0-9._-]{1,200}$"));
-    return re.match(name).hasMatch() && name != QLatin1String(".") && name != QLatin1String("..");
+    return re.match(name).hasMatch() && !name.startsWith(QLatin1Char('.'));
 }
 
 Status ProcessTable::start(const ProcessSpec &spec, const RestartPolicy &policy, QJsonObject *out)
@@ -65,37 +76,17 @@ Status ProcessTable::start(const ProcessSpec &spec, const RestartPolicy &policy,
     if (!isValidName(spec.name))
         return Status(Status::Code::InvalidName,
                       QStringLiteral("invalid process name '%1' (letters, digits, '.', '_', '-')").arg(spec.name.left(64)));
-    std::shared_ptr<Entry> &slot = m_entries[spec.name];
+    const std::shared_ptr<Entry> slot = m_entries.value(spec.name);
     if (slot && slot->process->isRunning())
         return Status(Status::Code::AlreadyExists, QStringLiteral("%1 is running (PID %2)").arg(spec.name).arg(slot->process->pid()));
-    if (!slot) {
-        slot = std::make_shared<Entry>();
-        slot->restartTimer.setSingleShot(true);
-        const qint64 coreLimit = m_reporter ? m_reporter->childCoreLimit() : 0;
-        slot->process = std::make_unique<ManagedProcess>(spec, QDir(m_dataDir).filePath(spec.name), coreLimit);
-        Entry *e = slot.get();
-        connect(e->process.get(), &ManagedProcess::exited, this, [this, e](const ExitInfo &i) { onExited(e, i); });
-        connect(e->process.get(), &ManagedProcess::logProblem, this, [e, this](const QString &error) {
-            const QString name = e->process->spec().name;
-            if (error.isEmpty())
-                dialog::report(Severity::Info, QStringLiteral("dialog.agent.processes"),
-                               QStringLiteral("log of %1 on %2 writable again (%3 bytes lost)")
-                                   .arg(name, m_host)
-                                   .arg(e->process->logBytesLost()),
-                               {{QStringLiteral("process"), name}});
-            else
-                dialog::report(Severity::Warning, QStringLiteral("dialog.agent.processes"),
-                               QStringLiteral("log of %1 on %2: %3; its output is not kept until it can be written again")
-                                   .arg(name, m_host, error),
-                               {{QStringLiteral("process"), name}});
-        });
-        connect(&e->restartTimer, &QTimer::timeout, this, [this, e] { restart(e); });
-    } else {
+    if (slot)
         slot->process->setSpec(spec);
-    }
-    Entry *e = slot.get();
+    else
+        makeEntry(spec);
+    Entry *e = m_entries.value(spec.name).get();
     e->restartTimer.stop();
     e->tracker = RestartTracker(policy);
+    scheduleSave();
     QString error;
     if (!e->process->start(&error)) {
         e->state = QStringLiteral("failed");
@@ -111,8 +102,34 @@ Status ProcessTable::start(const ProcessSpec &spec, const RestartPolicy &policy,
     return {};
 }
 
+ProcessTable::Entry *ProcessTable::makeEntry(const ProcessSpec &spec)
+{
+    std::shared_ptr<Entry> &slot = m_entries[spec.name];
+    slot = std::make_shared<Entry>();
+    slot->restartTimer.setSingleShot(true);
+    const qint64 coreLimit = m_reporter ? m_reporter->childCoreLimit() : 0;
+    slot->process = std::make_unique<ManagedProcess>(spec, QDir(m_dataDir).filePath(spec.name), coreLimit);
+    Entry *e = slot.get();
+    connect(e->process.get(), &ManagedProcess::exited, this, [this, e](const ExitInfo &i) { onExited(e, i); });
+    connect(e->process.get(), &ManagedProcess::logProblem, this, [e, this](const QString &error) {
+        const QString name = e->process->spec().name;
+        if (error.isEmpty())
+            dialog::report(Severity::Info, QStringLiteral("dialog.agent.processes"),
+                           QStringLiteral("log of %1 on %2 writable again (what it printed in between is lost)").arg(name, m_host),
+                           {{QStringLiteral("process"), name}});
+        else
+            dialog::report(Severity::Warning, QStringLiteral("dialog.agent.processes"),
+                           QStringLiteral("log of %1 on %2: %3; its output is not kept until it can be written again")
+                               .arg(name, m_host, error),
+                           {{QStringLiteral("process"), name}});
+    });
+    connect(&e->restartTimer, &QTimer::timeout, this, [this, e] { restart(e); });
+    return e;
+}
+
 void ProcessTable::restart(Entry *e)
 {
+    scheduleSave();
     QString error;
     const QString name = e->process->spec().name;
     if (!e->process->start(&error)) {
@@ -135,6 +152,7 @@ void ProcessTable::restart(Entry *e)
 
 void ProcessTable::onExited(Entry *e, const ExitInfo &info)
 {
+    scheduleSave();
     const ProcessSpec &spec = e->process->spec();
     e->last = info;
     e->hasExited = true;
@@ -145,7 +163,8 @@ void ProcessTable::onExited(Entry *e, const ExitInfo &info)
     Q_EMIT ended(spec.name, info);
     if (m_shuttingDown)
         return;
-    if (info.crashed && !info.requested && m_reporter) {
+    // An adopted process's end is of unknown status: a core of its PID says it crashed.
+    if ((info.crashed || info.statusUnknown) && !info.requested && m_reporter) {
         CrashInput c{spec.name, spec.program, m_host, e->process->directory(), info.pid, info.signal, info.runMs,
                      e->startedMs, e->process->lastLines()};
         m_reporter->report(c);
@@ -179,6 +198,7 @@ void ProcessTable::stop(const QString &name, qint64 graceMs, Done done)
         return done(Status(Status::Code::NotFound, QStringLiteral("no process %1").arg(name)), {});
     Entry *e = it->get();
     e->restartTimer.stop();
+    scheduleSave();
     if (!e->process->isRunning()) {
         if (e->state == QLatin1String("restarting"))
             e->state = QStringLiteral("stopped");
@@ -208,6 +228,7 @@ Status ProcessTable::remove(const QString &name)
     if ((*it)->process->isRunning())
         return Status(Status::Code::Failed, QStringLiteral("%1 is running").arg(name));
     m_entries.erase(it);
+    scheduleSave();
     return {};
 }
 
@@ -225,6 +246,8 @@ QJsonObject ProcessTable::entryJson(const Entry &e) const
     for (auto it = policy.constBegin(); it != policy.constEnd(); ++it)
         o.insert(it.key(), it.value());
     if (e.process->isRunning()) {
+        if (e.process->isAdopted())
+            o.insert(QStringLiteral("adopted"), true);
         o.insert(QStringLiteral("pid"), e.process->pid());
         o.insert(QStringLiteral("run_ms"), e.process->runMs());
         o.insert(QStringLiteral("started"), e.startedMs);
@@ -281,6 +304,106 @@ void ProcessTable::shutdown()
     for (const auto &e : std::as_const(m_entries))
         e->process->disconnect(this);
     m_entries.clear();
+    saveState();
+}
+
+void ProcessTable::detach()
+{
+    m_shuttingDown = true;
+    saveState();
+    for (const auto &e : std::as_const(m_entries)) {
+        e->restartTimer.stop();
+        e->process->disconnect(this);
+    }
+    m_entries.clear(); // ManagedProcess leaves its process running
+}
+
+void ProcessTable::scheduleSave()
+{
+    if (!m_shuttingDown)
+        m_saveTimer.start();
+}
+
+void ProcessTable::saveState()
+{
+    m_saveTimer.stop();
+    QList<ProcessRecord> records;
+    for (const auto &e : std::as_const(m_entries)) {
+        ProcessRecord r;
+        r.spec = e->process->spec();
+        r.policy = e->tracker.policy();
+        r.restarts = e->tracker.restarts();
+        r.state = e->state;
+        if (e->process->isRunning()) {
+            r.pid = e->process->pid();
+            r.startTime = e->process->startTime();
+            r.startedMs = e->startedMs;
+        }
+        if (e->hasExited)
+            r.lastExit = e->last.toJson();
+        records.append(r);
+    }
+    if (const Status st = writeAgentState(statePath(), records); !st.isOk())
+        dialog::report(Severity::Error, QStringLiteral("dialog.agent.processes"),
+                       QStringLiteral("agent on %1: %2; a restarted agent would not adopt its processes").arg(m_host, st.message()), {});
+}
+
+QString ProcessTable::restore()
+{
+    QList<ProcessRecord> records;
+    QStringList problems;
+    if (const Status st = readAgentState(statePath(), &records, &problems); !st.isOk())
+        return st.message();
+    QStringList adopted, ended;
+    for (const ProcessRecord &r : std::as_const(records)) {
+        if (!isValidName(r.spec.name) || m_entries.contains(r.spec.name))
+            continue;
+        Entry *e = makeEntry(r.spec);
+        e->tracker = RestartTracker(r.policy);
+        e->tracker.setRestarts(r.restarts);
+        e->state = r.state;
+        e->startedMs = r.startedMs;
+        if (!r.lastExit.isEmpty()) {
+            e->hasExited = true;
+            e->last.pid = r.lastExit.value(QStringLiteral("pid")).toInteger();
+            e->last.runMs = r.lastExit.value(QStringLiteral("run_ms")).toInteger();
+            e->last.crashed = r.lastExit.contains(QStringLiteral("signal"));
+            e->last.signal = r.lastExit.value(QStringLiteral("signal")).toInt();
+            e->last.exitCode = r.lastExit.value(QStringLiteral("exit_code")).toInt();
+            e->last.statusUnknown = r.lastExit.value(QStringLiteral("status_unknown")).toBool();
+            e->last.requested = r.lastExit.value(QStringLiteral("requested")).toBool();
+            e->last.error = r.lastExit.value(QStringLiteral("error")).toString();
+            e->last.failedToStart = !e->last.error.isEmpty();
+        }
+        QString why;
+        if (r.pid > 0 && e->process->adopt(r.pid, r.startTime, r.startedMs, &why)) {
+            adopted << QStringLiteral("%1 (PID %2)").arg(r.spec.name).arg(r.pid);
+            if (r.state == QLatin1String("stopping")) // its stop goes on
+                e->process->stop(r.spec.graceMs);
+            continue;
+        }
+        if (r.pid > 0) {
+            // It ended while no agent watched: as an end of unknown status (its policy applies).
+            ended << QStringLiteral("%1 (PID %2: %3)").arg(r.spec.name).arg(r.pid).arg(why);
+            ExitInfo info;
+            info.pid = r.pid;
+            info.statusUnknown = true;
+            info.runMs = qMax<qint64>(0, QDateTime::currentMSecsSinceEpoch() - r.startedMs);
+            info.requested = r.state == QLatin1String("stopping");
+            onExited(e, info);
+        } else if (r.state == QLatin1String("restarting")) {
+            e->restartTimer.start(0);
+        }
+    }
+    scheduleSave();
+    QStringList said;
+    if (!adopted.isEmpty())
+        said << QStringLiteral("adopted %1").arg(adopted.join(QStringLiteral(", ")));
+    if (!ended.isEmpty())
+        said << QStringLiteral("ended while no agent watched: %1").arg(ended.join(QStringLiteral(", ")));
+    if (!problems.isEmpty())
+        said << QStringLiteral("records not read: %1").arg(problems.join(QStringLiteral("; ")));
+    return said.join(QStringLiteral("; "));
 }
 
 } // namespace dialog::agent
