@@ -2,6 +2,7 @@
 
 #include "agentserver.h"
 #include "hostfigures.h"
+#include "migration.h"
 #include "processtable.h"
 
 #include "dialog/client.h"
@@ -33,6 +34,7 @@ Agent::Agent(const AgentOptions &options, QObject *parent) : QObject(parent), m_
     m_server = std::make_unique<AgentServer>(m_client.get(), m_options.host, m_table.get(), m_crashes.get(),
                                              ProgramAllowList(m_options.allow, m_options.binDirs), m_options.access);
     m_server->setStatus([this] { return status(); });
+    m_migration = std::make_unique<Migration>(m_client.get(), m_options.host, m_table.get());
 }
 
 Agent::~Agent()
@@ -62,6 +64,7 @@ bool Agent::start(QString *error)
         return *error = m_client->errorString(), false;
     if (!m_server->start(error))
         return false;
+    m_migration->start();
     m_figures->start();
     return true;
 }

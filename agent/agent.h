@@ -20,6 +20,7 @@ namespace dialog::agent {
 
 class AgentServer;
 class HostFigures;
+class Migration;
 class ProcessTable;
 
 /// Everything main() read from the command line.
@@ -59,6 +60,7 @@ private:
     std::unique_ptr<ProcessTable> m_table;
     std::unique_ptr<HostFigures> m_figures;
     std::unique_ptr<AgentServer> m_server;
+    std::unique_ptr<Migration> m_migration;
     std::unique_ptr<QLockFile> m_lock;
     int m_crashCount = 0;
 };

@@ -27,6 +27,10 @@ QJsonObject ProcessRecord::toJson() const
     o.insert(QStringLiteral("env"), QJsonArray::fromStringList(spec.environment));
     o.insert(QStringLiteral("grace_ms"), spec.graceMs);
     o.insert(QStringLiteral("restarts"), restarts);
+    if (!spec.hosts.isEmpty()) {
+        o.insert(QStringLiteral("hosts"), QJsonArray::fromStringList(spec.hosts));
+        o.insert(QStringLiteral("loss_ms"), spec.lossMs);
+    }
     o.insert(QStringLiteral("state"), state);
     if (pid > 0) {
         o.insert(QStringLiteral("pid"), pid);
@@ -48,6 +52,8 @@ Status ProcessRecord::fromJson(const QJsonObject &o, ProcessRecord *out)
     r.spec.arguments = strings(o.value(QStringLiteral("args")));
     r.spec.environment = strings(o.value(QStringLiteral("env")));
     r.spec.graceMs = o.value(QStringLiteral("grace_ms")).toInteger(r.spec.graceMs);
+    r.spec.hosts = strings(o.value(QStringLiteral("hosts")));
+    r.spec.lossMs = o.value(QStringLiteral("loss_ms")).toInteger(r.spec.lossMs);
     if (const Status st = RestartPolicy::fromJson(o, &r.policy); !st.isOk())
         return Status(st.code(), QStringLiteral("%1: %2").arg(r.spec.name, st.message()));
     r.restarts = o.value(QStringLiteral("restarts")).toInt();

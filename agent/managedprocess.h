@@ -24,6 +24,9 @@ struct ProcessSpec
     QStringList arguments; ///< passed as they are (no shell)
     QStringList environment; ///< "NAME=VALUE" added to the agent's own environment
     qint64 graceMs = 5000; ///< SIGTERM, then SIGKILL after this long
+    /// Migratable: the hosts (agent host names) it may run on, in order; empty: this host only.
+    QStringList hosts;
+    qint64 lossMs = 5000; ///< host and process gone this long: the first reachable fallback takes it
 };
 
 /// How a run of a process ended.

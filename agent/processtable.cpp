@@ -30,6 +30,7 @@ struct ProcessTable::Entry
     QTimer restartTimer;
     QList<Done> stopWaiters;
     QString startError;
+    bool yielding = false; ///< stopped because another copy holds its name: standby when it ended
 };
 
 namespace {
@@ -71,7 +72,7 @@ bool ProcessTable::isValidName(const QString &name)
     return re.match(name).hasMatch() && !name.startsWith(QLatin1Char('.'));
 }
 
-Status ProcessTable::start(const ProcessSpec &spec, const RestartPolicy &policy, QJsonObject *out)
+Status ProcessTable::start(const ProcessSpec &spec, const RestartPolicy &policy, QJsonObject *out, bool standby)
 {
     if (!isValidName(spec.name))
         return Status(Status::Code::InvalidName,
@@ -87,6 +88,11 @@ Status ProcessTable::start(const ProcessSpec &spec, const RestartPolicy &policy,
     e->restartTimer.stop();
     e->tracker = RestartTracker(policy);
     scheduleSave();
+    if (standby) {
+        e->state = QStringLiteral("standby");
+        *out = entryJson(*e);
+        return {};
+    }
     QString error;
     if (!e->process->start(&error)) {
         e->state = QStringLiteral("failed");
@@ -132,6 +138,8 @@ void ProcessTable::restart(Entry *e)
     scheduleSave();
     QString error;
     const QString name = e->process->spec().name;
+    if (!mayRestart(e))
+        return;
     if (!e->process->start(&error)) {
         e->state = QStringLiteral("failed");
         e->startError = error;
@@ -171,17 +179,23 @@ void ProcessTable::onExited(Entry *e, const ExitInfo &info)
     }
     const QList<Done> waiters = std::exchange(e->stopWaiters, {});
     if (info.requested || !waiters.isEmpty()) {
-        e->state = QStringLiteral("stopped");
+        e->state = std::exchange(e->yielding, false) ? QStringLiteral("standby") : QStringLiteral("stopped");
         for (const Done &d : waiters)
             d(Status(), entryJson(*e));
         return;
     }
+    // A migratable process that failed while its name may be held on another host (refused by the
+    // Control Server's duplicate-name rule, or this agent cut off from it): standby, whatever its policy.
+    if (info.failed() && !spec.hosts.isEmpty() && !mayRestart(e))
+        return;
     const auto delay = e->tracker.onExit(info.failed(), info.runMs, monotonic().elapsed());
-    if (delay) {
+    if (delay && mayRestart(e)) {
         e->state = QStringLiteral("restarting");
         e->restartTimer.start(int(*delay));
         return;
     }
+    if (delay)
+        return; // standby (mayRestart)
     e->state = info.failed() ? QStringLiteral("failed") : QStringLiteral("exited");
     if (e->tracker.gaveUp())
         dialog::report(Severity::Error, QStringLiteral("dialog.agent.processes"),
@@ -189,6 +203,73 @@ void ProcessTable::onExited(Entry *e, const ExitInfo &info)
                            .arg(spec.name, m_host)
                            .arg(e->tracker.policy().limitPerMinute),
                        {{QStringLiteral("process"), spec.name}});
+}
+
+bool ProcessTable::mayRestart(Entry *e)
+{
+    const QString name = e->process->spec().name;
+    if (e->process->spec().hosts.isEmpty() || !m_restartGate || m_restartGate(name))
+        return true;
+    // A migratable process while this agent cannot tell whether another host runs it.
+    e->state = QStringLiteral("standby");
+    dialog::report(Severity::Warning, QStringLiteral("dialog.agent.processes"),
+                   QStringLiteral("%1 on %2 not restarted: it may run on another host (the Control Server is not "
+                                  "reachable, or another process holds its name); standing by")
+                       .arg(name, m_host),
+                   {{QStringLiteral("process"), name}});
+    scheduleSave();
+    return false;
+}
+
+QList<ProcessTable::Migratable> ProcessTable::migratable() const
+{
+    QList<Migratable> out;
+    for (const auto &e : m_entries) {
+        const ProcessSpec &s = e->process->spec();
+        if (!s.hosts.isEmpty())
+            out.append({s.name, e->state, e->process->pid(), e->hasExited ? e->last.pid : 0, s.hosts, s.lossMs});
+    }
+    return out;
+}
+
+Status ProcessTable::takeOver(const QString &name, const QString &why)
+{
+    const auto e = m_entries.value(name);
+    if (!e || e->state != QLatin1String("standby"))
+        return Status(Status::Code::Failed, QStringLiteral("%1 is not standing by").arg(name));
+    QString error;
+    if (!e->process->start(&error)) {
+        e->state = QStringLiteral("failed");
+        e->startError = error;
+        dialog::report(Severity::Error, QStringLiteral("dialog.agent.processes"),
+                       QStringLiteral("%1 not taken over by %2: %3").arg(name, m_host, error), {{QStringLiteral("process"), name}});
+        return Status(Status::Code::Failed, error);
+    }
+    e->state = QStringLiteral("running");
+    e->startError.clear();
+    e->startedMs = QDateTime::currentMSecsSinceEpoch();
+    e->tracker.reset();
+    scheduleSave();
+    dialog::report(Severity::Warning, QStringLiteral("dialog.agent.processes"),
+                   QStringLiteral("%1 started on %2 (PID %3): %4").arg(name, m_host).arg(e->process->pid()).arg(why),
+                   {{QStringLiteral("process"), name}, {QStringLiteral("pid"), e->process->pid()}});
+    Q_EMIT started(name, e->process->pid());
+    return {};
+}
+
+void ProcessTable::yield(const QString &name, const QString &why)
+{
+    const auto e = m_entries.value(name);
+    if (!e || !e->process->isRunning() || e->yielding)
+        return;
+    dialog::report(Severity::Warning, QStringLiteral("dialog.agent.processes"),
+                   QStringLiteral("%1 on %2 (PID %3) stopped: %4; standing by").arg(name, m_host).arg(e->process->pid()).arg(why),
+                   {{QStringLiteral("process"), name}});
+    e->restartTimer.stop();
+    e->yielding = true;
+    e->state = QStringLiteral("stopping");
+    e->process->stop(e->process->spec().graceMs);
+    scheduleSave();
 }
 
 void ProcessTable::stop(const QString &name, qint64 graceMs, Done done)
@@ -200,8 +281,8 @@ void ProcessTable::stop(const QString &name, qint64 graceMs, Done done)
     e->restartTimer.stop();
     scheduleSave();
     if (!e->process->isRunning()) {
-        if (e->state == QLatin1String("restarting"))
-            e->state = QStringLiteral("stopped");
+        if (e->state == QLatin1String("restarting") || e->state == QLatin1String("standby"))
+            e->state = QStringLiteral("stopped"); // a standby no longer takes the process over
         return done(Status(), entryJson(*e));
     }
     e->stopWaiters.append(std::move(done));
@@ -242,6 +323,10 @@ QJsonObject ProcessTable::entryJson(const Entry &e) const
                   {QStringLiteral("restarts"), e.tracker.restarts()},
                   {QStringLiteral("log"), e.process->logPath()},
                   {QStringLiteral("grace_ms"), s.graceMs}};
+    if (!s.hosts.isEmpty()) {
+        o.insert(QStringLiteral("hosts"), QJsonArray::fromStringList(s.hosts));
+        o.insert(QStringLiteral("loss_ms"), s.lossMs);
+    }
     const QJsonObject policy = e.tracker.policy().toJson();
     for (auto it = policy.constBegin(); it != policy.constEnd(); ++it)
         o.insert(it.key(), it.value());

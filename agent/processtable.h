@@ -34,8 +34,24 @@ public:
     /// beginning with '.' (the agent's own files).
     static bool isValidName(const QString &name);
     /// Starts @p spec under @p policy; AlreadyExists while a process of that name runs. A process
-    /// of that name that ended is replaced (its log file goes on).
-    Status start(const ProcessSpec &spec, const RestartPolicy &policy, QJsonObject *out);
+    /// of that name that ended is replaced (its log file goes on). @p standby: kept, not started
+    /// (state "standby": a migratable process's fallback, started by takeOver()).
+    Status start(const ProcessSpec &spec, const RestartPolicy &policy, QJsonObject *out, bool standby = false);
+    /// A migratable process (ProcessSpec::hosts) as the migration logic sees it.
+    struct Migratable
+    {
+        QString name, state;
+        qint64 pid = 0, lastPid = 0;
+        QStringList hosts;
+        qint64 lossMs = 0;
+    };
+    QList<Migratable> migratable() const;
+    /// Starts the standby @p name here (@p why for the message log).
+    Status takeOver(const QString &name, const QString &why);
+    /// Stops the running @p name because another copy holds its name; standby once it ended.
+    void yield(const QString &name, const QString &why);
+    /// Asked before a migratable process is started again by its policy: false puts it on standby.
+    void setRestartGate(std::function<bool(const QString &name)> gate) { m_restartGate = std::move(gate); }
     /// Stops @p name (SIGTERM, SIGKILL after @p graceMs; < 0: its own grace time); @p done is
     /// called once it ended, with how.
     void stop(const QString &name, qint64 graceMs, Done done);
@@ -72,6 +88,7 @@ private:
     void onExited(Entry *e, const ExitInfo &info);
     void scheduleSave();
     void saveState();
+    bool mayRestart(Entry *e);
     void restart(Entry *e);
     QJsonObject entryJson(const Entry &e) const;
 
@@ -80,6 +97,7 @@ private:
     QHash<QString, std::shared_ptr<Entry>> m_entries;
     bool m_shuttingDown = false;
     QTimer m_saveTimer;
+    std::function<bool(const QString &)> m_restartGate;
 };
 
 } // namespace dialog::agent
