@@ -344,6 +344,40 @@ private Q_SLOTS:
         QVERIFY(p.contains(QStringLiteral("log_broken_since")));
         QCOMPARE(ctl({QStringLiteral("agent"), QStringLiteral("stop"), m_host, QStringLiteral("Filler")}), 0);
     }
+    void standbyTakesOverWhenHostAndProcessAreGone()
+    {
+        // A fallback of a host "ghost" that has no agent (a lost host): once the process and the
+        // agent of ghost are gone from the directory for --loss-ms, this agent starts it.
+        QByteArray out, err;
+        QCOMPARE(startThrough({QStringLiteral("Moved"), QStringLiteral("--hosts"), QStringLiteral("ghost"), QStringLiteral("--hosts"),
+                               m_host, QStringLiteral("--loss-ms"), QStringLiteral("500"), QStringLiteral("--standby"),
+                               QStringLiteral("--"), QStringLiteral("dialog-slave"), QStringLiteral("--kind"),
+                               QStringLiteral("control"), QStringLiteral("--name"), QStringLiteral("Moved")},
+                              &out, &err),
+                 0);
+        QVERIFY2(out.contains("Moved standing by on testhost"), out + err);
+        QVERIFY(waitUntil([&] { return !m_fx->processEntry(QStringLiteral("Moved")).isEmpty(); }, 15000 * SanitizerTimeScale, 100));
+        const QJsonObject p = agentProcess(QStringLiteral("Moved"));
+        QCOMPARE(p.value(QStringLiteral("state")).toString(), QStringLiteral("running"));
+        QCOMPARE(p.value(QStringLiteral("hosts")).toArray().size(), 2);
+        QVERIFY2(waitUntil(
+                     [&] {
+                         for (const QJsonObject &m : logged(QStringLiteral("dialog.agent.processes")))
+                             if (m.value(QStringLiteral("text")).toString().contains(QStringLiteral("the agents of ghost")))
+                                 return true;
+                         return false;
+                     },
+                     15000 * SanitizerTimeScale, 200),
+                 "the takeover is not in the message log");
+        // --standby without --hosts is refused before anything is asked.
+        QVERIFY(startThrough({QStringLiteral("Lonely"), QStringLiteral("--standby"), QStringLiteral("--"),
+                              QStringLiteral("/bin/echo")},
+                             &out, &err) != 0);
+        QVERIFY2(err.contains("--standby needs --hosts"), err);
+        QCOMPARE(ctl({QStringLiteral("agent"), QStringLiteral("stop"), m_host, QStringLiteral("Moved")}), 0);
+        QCOMPARE(agentProcess(QStringLiteral("Moved")).value(QStringLiteral("state")).toString(), QStringLiteral("stopped"));
+    }
+
     void restartedAgentAdoptsItsProcesses()
     {
         // An agent of its own, killed with SIGKILL: its processes run on, and the agent started
