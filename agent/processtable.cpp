@@ -124,8 +124,10 @@ void ProcessTable::restart(Entry *e)
     scheduleSave();
     QString error;
     const QString name = e->process->spec().name;
-    if (!mayRestart(e))
+    if (!mayRestart(e)) {
+        e->tracker.setRestarts(e->tracker.restarts() - 1); // counted when it was planned, not made
         return;
+    }
     if (!e->process->start(&error)) {
         e->state = QStringLiteral("failed");
         e->startError = error;

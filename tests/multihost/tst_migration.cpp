@@ -4,6 +4,8 @@
 // daq2 and whose readout RO1 has "hosts": ["daq3", "daq4"], "migrate": true. A run is started;
 // daq3's cable pulled: the agent of daq4 starts RO1 under the same name, the master brings it into
 // the run (removable, "recover": "auto"); the cable back: one RO1 only, the other copy standing by.
+// Then the runner's host cut off and its copy killed there: the standby takes it back; one copy
+// when the cable is back.
 // Run as root; skipped with the reason when namespaces cannot be made.
 #include "network.h"
 #include "processfixture.h"
@@ -16,6 +18,8 @@
 #include <QJsonObject>
 #include <QTemporaryDir>
 #include <QtTest>
+
+#include <csignal>
 
 using namespace dialog;
 using namespace dialog::test;
@@ -226,6 +230,39 @@ void tst_Migration::readoutMovesToFallbackHostAndBackToOneCopy()
     QTRY_COMPARE_WITH_TIMEOUT(
         QJsonDocument::fromJson(m_master->lastMessage().data()).object().value(QStringLiteral("state")).toString(),
         QStringLiteral("Running"), 10000);
+
+    // Now the runner's host cut off, and its copy killed there: the other agent (standing by,
+    // first in "hosts") takes it back, and it stays one copy.
+    const int runnerHost = e3 == runner ? 3 : 4, otherHost = 7 - runnerHost;
+    const QString runnerAgent = QStringLiteral("daq%1").arg(runnerHost), otherAgent = QStringLiteral("daq%1").arg(otherHost);
+    const qint64 runnerPid = runner.value(QStringLiteral("pid")).toInteger();
+    QCOMPARE(m_net.cable(runnerHost, false), QString());
+    QCOMPARE(::kill(pid_t(runnerPid), SIGKILL), 0);
+    qint64 otherPid = 0;
+    QVERIFY2(waitUntil(
+                 [&] {
+                     const QJsonObject e = agentEntry(otherAgent, QStringLiteral("RO1"));
+                     otherPid = e.value(QStringLiteral("state")) == QLatin1String("running") ? e.value(QStringLiteral("pid")).toInteger() : 0;
+                     return otherPid > 0 && registeredPid(QStringLiteral("RO1")) == otherPid;
+                 },
+                 30000, 200),
+             "RO1 did not move back");
+    QCOMPARE(m_net.cable(runnerHost, true), QString());
+    QJsonObject cut;
+    QVERIFY2(waitUntil(
+                 [&] {
+                     cut = agentEntry(runnerAgent, QStringLiteral("RO1"));
+                     return cut.value(QStringLiteral("state")) == QLatin1String("standby");
+                 },
+                 30000, 200),
+             qPrintable(QString::fromUtf8(QJsonDocument(cut).toJson(QJsonDocument::Compact))));
+    // Killed before its agent noticed the cut, the copy may have been started again there (the
+    // agent cannot know sooner than its heartbeat tells): then the duplicate-name rule stopped it
+    // on the way back. Either way it stands by now, and there is one copy.
+    qInfo("the copy killed on %s: restarts %d, last exit %s", qPrintable(runnerAgent), cut.value(QStringLiteral("restarts")).toInt(),
+          QJsonDocument(cut.value(QStringLiteral("last_exit")).toObject()).toJson(QJsonDocument::Compact).constData());
+    QCOMPARE(registeredPid(QStringLiteral("RO1")), otherPid);
+    QCOMPARE(agentEntry(otherAgent, QStringLiteral("RO1")).value(QStringLiteral("pid")).toInteger(), otherPid);
 
     QCOMPARE(dialogctl({QStringLiteral("rc"), QStringLiteral("stop")}, &out), 0);
     QCOMPARE(dialogctl({QStringLiteral("down"), m_partition, QStringLiteral("--run-dir"), m_runDir}, &out), 0);
