@@ -7,6 +7,7 @@
 #include "dialog/audit.h"
 #include "dialog/clientoptions.h"
 
+#include <QLockFile>
 #include <QObject>
 #include <QStringList>
 #include <memory>
@@ -19,6 +20,7 @@ namespace dialog::agent {
 
 class AgentServer;
 class HostFigures;
+class Migration;
 class ProcessTable;
 
 /// Everything main() read from the command line.
@@ -32,6 +34,7 @@ struct AgentOptions
     qint64 figuresIntervalMs = 5000;
     CrashReporter::Options crash;
     AccessOptions access;
+    bool stopChildren = false; ///< stop the processes when the agent ends (default: they run on)
 };
 
 class Agent : public QObject
@@ -40,10 +43,12 @@ class Agent : public QObject
 public:
     explicit Agent(const AgentOptions &options, QObject *parent = nullptr);
     ~Agent() override;
-    /// Starts the client and the parts. False with the reason.
+    /// Locks the data directory, adopts the processes a previous agent left (its state file),
+    /// starts the client and the parts. False with the reason.
     bool start(QString *error);
     Client *client() const { return m_client.get(); }
-    /// Stops every managed process (SIGTERM, SIGKILL after their grace time) and waits for them.
+    /// With --stop-children stops every managed process (SIGTERM, SIGKILL after their grace time)
+    /// and waits for them; without, leaves them running for the next agent to adopt.
     void shutdown();
 
 private:
@@ -55,6 +60,8 @@ private:
     std::unique_ptr<ProcessTable> m_table;
     std::unique_ptr<HostFigures> m_figures;
     std::unique_ptr<AgentServer> m_server;
+    std::unique_ptr<Migration> m_migration;
+    std::unique_ptr<QLockFile> m_lock;
     int m_crashCount = 0;
 };
 

@@ -155,6 +155,16 @@ void AgentServer::startProcess(const QJsonObject &r, const Request &origin, cons
         if (spec.graceMs < 0 || spec.graceMs > 3600000)
             return answer(Status(Status::Code::BadRequest, QStringLiteral("grace_ms: expected 0 to 3600000")), {});
     }
+    if (const Status st = stringList(r.value(QStringLiteral("hosts")), "hosts", &spec.hosts); !st.isOk())
+        return answer(st, {});
+    if (r.contains(QStringLiteral("loss_ms"))) {
+        spec.lossMs = r.value(QStringLiteral("loss_ms")).toInteger(-1);
+        if (spec.lossMs < 200 || spec.lossMs > 600000)
+            return answer(Status(Status::Code::BadRequest, QStringLiteral("loss_ms: expected 200 to 600000")), {});
+    }
+    const bool standby = r.value(QStringLiteral("standby")).toBool();
+    if (standby && !spec.hosts.contains(m_host))
+        return answer(Status(Status::Code::BadRequest, QStringLiteral("standby: %1 is not in \"hosts\"").arg(m_host)), {});
     spec.program = m_allow.resolve(given);
     QString refusal;
     if (given.isEmpty())
@@ -167,7 +177,7 @@ void AgentServer::startProcess(const QJsonObject &r, const Request &origin, cons
     if (!permit(QStringLiteral("start"), spec.name, origin, refusal, answer))
         return;
     QJsonObject out;
-    const Status st = m_table->start(spec, policy, &out);
+    const Status st = m_table->start(spec, policy, &out, standby);
     answer(st, out);
 }
 

@@ -179,6 +179,9 @@ void CrashReporter::report(const CrashInput &c)
                 core = found;
         }
     }
+    // An adopted process's end is of unknown status: only a core of its PID says it crashed.
+    if (c.signal == 0 && core.isEmpty())
+        return;
     if (core.isEmpty() || m_gdbPath.isEmpty()) {
         if (why.isEmpty())
             why = QStringLiteral("%1 not found: no backtrace").arg(m_options.gdb);
@@ -190,8 +193,14 @@ void CrashReporter::report(const CrashInput &c)
     auto *timer = new QTimer(gdb);
     timer->setSingleShot(true);
     connect(timer, &QTimer::timeout, gdb, [gdb] { gdb->kill(); });
-    connect(gdb, &QProcess::finished, this, [this, gdb, crash, core](int code, QProcess::ExitStatus st) {
+    connect(gdb, &QProcess::finished, this, [this, gdb, crash, core](int code, QProcess::ExitStatus st) mutable {
         QString bt = QString::fromUtf8(gdb->readAll());
+        if (crash.value(QStringLiteral("signal")).toInt() == 0) { // adopted: the core tells
+            static const QRegularExpression term(QStringLiteral("Program terminated with signal (SIG[A-Z0-9]+)"));
+            const QString name = term.match(bt).captured(1);
+            crash.insert(QStringLiteral("signal"), signalFromName(name));
+            crash.insert(QStringLiteral("signal_name"), name.isEmpty() ? QStringLiteral("an unknown signal") : name);
+        }
         // gdb's chatter before the first frame says nothing about the crash.
         const qsizetype first = bt.indexOf(QRegularExpression(QStringLiteral("^#0 "), QRegularExpression::MultilineOption));
         if (first > 0)

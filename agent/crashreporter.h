@@ -32,7 +32,7 @@ struct CrashInput
 {
     QString process, program, host, directory;
     qint64 pid = 0;
-    int signal = 0;
+    int signal = 0;       ///< 0: not known (an adopted process): reported only when it left a core
     qint64 runMs = 0;
     qint64 startedMs = 0; ///< ms since the epoch
     QStringList lastLines;

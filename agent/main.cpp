@@ -62,7 +62,11 @@ int main(int argc, char *argv[])
                         u"RLIMIT_CORE of the processes (default 2G; 0: no cores, no backtraces)."_s,
                         &o.crash.coreLimitBytes, 0, qint64(1) << 40),
            Option::flag(u"keep-cores"_s, u"Keep the cores after the backtrace (default: removed)."_s,
-                        &o.crash.keepCores)});
+                        &o.crash.keepCores),
+           Option::flag(u"stop-children"_s,
+                        u"Stop the processes (SIGTERM, SIGKILL after their grace time) when the agent ends. "
+                        "Default: they run on, and the next agent on this --data-dir adopts them."_s,
+                        &o.stopChildren)});
     o.client.addTo(t);
     dialog::AccessOptions::addParserOptions(t.parser());
     if (!t.process(app.arguments()))

@@ -1,4 +1,5 @@
 #include "processtable.h"
+#include "processentry.h"
 
 #include "crashreporter.h"
 
@@ -18,19 +19,6 @@ Q_LOGGING_CATEGORY(lcTable, "dialog.agent.processes", QtInfoMsg)
 
 namespace dialog::agent {
 
-struct ProcessTable::Entry
-{
-    std::unique_ptr<ManagedProcess> process;
-    RestartTracker tracker;
-    QString state = QStringLiteral("starting");
-    ExitInfo last;
-    bool hasExited = false;
-    qint64 startedMs = 0;
-    QTimer restartTimer;
-    QList<Done> stopWaiters;
-    QString startError;
-};
-
 namespace {
 QElapsedTimer &monotonic()
 {
@@ -47,55 +35,50 @@ ProcessTable::ProcessTable(const QString &dataDir, const QString &host, CrashRep
     : QObject(parent), m_dataDir(dataDir), m_host(host), m_reporter(reporter)
 {
     monotonic();
+    // The changes of one turn of the event loop in one write (200 starts at once: not 200 writes).
+    m_saveTimer.setSingleShot(true);
+    m_saveTimer.setInterval(0);
+    connect(&m_saveTimer, &QTimer::timeout, this, &ProcessTable::saveState);
 }
 
 ProcessTable::~ProcessTable()
 {
-    shutdown();
+    if (!m_shuttingDown)
+        detach();
+}
+
+QString ProcessTable::statePath() const
+{
+    return QDir(m_dataDir).filePath(QStringLiteral(".agent-state.json"));
 }
 
 bool ProcessTable::isValidName(const QString &name)
 {
     static const QRegularExpression re(QStringLiteral("^[A-Za-z0-9._-]{1,200}$"));
-    return re.match(name).hasMatch() && name != QLatin1String(".") && name != QLatin1String("..");
+    return re.match(name).hasMatch() && !name.startsWith(QLatin1Char('.'));
 }
 
-Status ProcessTable::start(const ProcessSpec &spec, const RestartPolicy &policy, QJsonObject *out)
+Status ProcessTable::start(const ProcessSpec &spec, const RestartPolicy &policy, QJsonObject *out, bool standby)
 {
     if (!isValidName(spec.name))
         return Status(Status::Code::InvalidName,
                       QStringLiteral("invalid process name '%1' (letters, digits, '.', '_', '-')").arg(spec.name.left(64)));
-    std::shared_ptr<Entry> &slot = m_entries[spec.name];
+    const std::shared_ptr<Entry> slot = m_entries.value(spec.name);
     if (slot && slot->process->isRunning())
         return Status(Status::Code::AlreadyExists, QStringLiteral("%1 is running (PID %2)").arg(spec.name).arg(slot->process->pid()));
-    if (!slot) {
-        slot = std::make_shared<Entry>();
-        slot->restartTimer.setSingleShot(true);
-        const qint64 coreLimit = m_reporter ? m_reporter->childCoreLimit() : 0;
-        slot->process = std::make_unique<ManagedProcess>(spec, QDir(m_dataDir).filePath(spec.name), coreLimit);
-        Entry *e = slot.get();
-        connect(e->process.get(), &ManagedProcess::exited, this, [this, e](const ExitInfo &i) { onExited(e, i); });
-        connect(e->process.get(), &ManagedProcess::logProblem, this, [e, this](const QString &error) {
-            const QString name = e->process->spec().name;
-            if (error.isEmpty())
-                dialog::report(Severity::Info, QStringLiteral("dialog.agent.processes"),
-                               QStringLiteral("log of %1 on %2 writable again (%3 bytes lost)")
-                                   .arg(name, m_host)
-                                   .arg(e->process->logBytesLost()),
-                               {{QStringLiteral("process"), name}});
-            else
-                dialog::report(Severity::Warning, QStringLiteral("dialog.agent.processes"),
-                               QStringLiteral("log of %1 on %2: %3; its output is not kept until it can be written again")
-                                   .arg(name, m_host, error),
-                               {{QStringLiteral("process"), name}});
-        });
-        connect(&e->restartTimer, &QTimer::timeout, this, [this, e] { restart(e); });
-    } else {
+    if (slot)
         slot->process->setSpec(spec);
-    }
-    Entry *e = slot.get();
+    else
+        makeEntry(spec);
+    Entry *e = m_entries.value(spec.name).get();
     e->restartTimer.stop();
     e->tracker = RestartTracker(policy);
+    scheduleSave();
+    if (standby) {
+        e->state = QStringLiteral("standby");
+        *out = entryJson(*e);
+        return {};
+    }
     QString error;
     if (!e->process->start(&error)) {
         e->state = QStringLiteral("failed");
@@ -111,10 +94,40 @@ Status ProcessTable::start(const ProcessSpec &spec, const RestartPolicy &policy,
     return {};
 }
 
+ProcessTable::Entry *ProcessTable::makeEntry(const ProcessSpec &spec)
+{
+    std::shared_ptr<Entry> &slot = m_entries[spec.name];
+    slot = std::make_shared<Entry>();
+    slot->restartTimer.setSingleShot(true);
+    const qint64 coreLimit = m_reporter ? m_reporter->childCoreLimit() : 0;
+    slot->process = std::make_unique<ManagedProcess>(spec, QDir(m_dataDir).filePath(spec.name), coreLimit);
+    Entry *e = slot.get();
+    connect(e->process.get(), &ManagedProcess::exited, this, [this, e](const ExitInfo &i) { onExited(e, i); });
+    connect(e->process.get(), &ManagedProcess::logProblem, this, [e, this](const QString &error) {
+        const QString name = e->process->spec().name;
+        if (error.isEmpty())
+            dialog::report(Severity::Info, QStringLiteral("dialog.agent.processes"),
+                           QStringLiteral("log of %1 on %2 writable again (what it printed in between is lost)").arg(name, m_host),
+                           {{QStringLiteral("process"), name}});
+        else
+            dialog::report(Severity::Warning, QStringLiteral("dialog.agent.processes"),
+                           QStringLiteral("log of %1 on %2: %3; its output is not kept until it can be written again")
+                               .arg(name, m_host, error),
+                           {{QStringLiteral("process"), name}});
+    });
+    connect(&e->restartTimer, &QTimer::timeout, this, [this, e] { restart(e); });
+    return e;
+}
+
 void ProcessTable::restart(Entry *e)
 {
+    scheduleSave();
     QString error;
     const QString name = e->process->spec().name;
+    if (!mayRestart(e)) {
+        e->tracker.setRestarts(e->tracker.restarts() - 1); // counted when it was planned, not made
+        return;
+    }
     if (!e->process->start(&error)) {
         e->state = QStringLiteral("failed");
         e->startError = error;
@@ -135,6 +148,7 @@ void ProcessTable::restart(Entry *e)
 
 void ProcessTable::onExited(Entry *e, const ExitInfo &info)
 {
+    scheduleSave();
     const ProcessSpec &spec = e->process->spec();
     e->last = info;
     e->hasExited = true;
@@ -145,24 +159,31 @@ void ProcessTable::onExited(Entry *e, const ExitInfo &info)
     Q_EMIT ended(spec.name, info);
     if (m_shuttingDown)
         return;
-    if (info.crashed && !info.requested && m_reporter) {
+    // An adopted process's end is of unknown status: a core of its PID says it crashed.
+    if ((info.crashed || info.statusUnknown) && !info.requested && m_reporter) {
         CrashInput c{spec.name, spec.program, m_host, e->process->directory(), info.pid, info.signal, info.runMs,
                      e->startedMs, e->process->lastLines()};
         m_reporter->report(c);
     }
     const QList<Done> waiters = std::exchange(e->stopWaiters, {});
     if (info.requested || !waiters.isEmpty()) {
-        e->state = QStringLiteral("stopped");
+        e->state = std::exchange(e->yielding, false) ? QStringLiteral("standby") : QStringLiteral("stopped");
         for (const Done &d : waiters)
             d(Status(), entryJson(*e));
         return;
     }
+    // A migratable process that failed while its name may be held on another host (refused by the
+    // Control Server's duplicate-name rule, or this agent cut off from it): standby, whatever its policy.
+    if (info.failed() && !spec.hosts.isEmpty() && !mayRestart(e))
+        return;
     const auto delay = e->tracker.onExit(info.failed(), info.runMs, monotonic().elapsed());
-    if (delay) {
+    if (delay && mayRestart(e)) {
         e->state = QStringLiteral("restarting");
         e->restartTimer.start(int(*delay));
         return;
     }
+    if (delay)
+        return; // standby (mayRestart)
     e->state = info.failed() ? QStringLiteral("failed") : QStringLiteral("exited");
     if (e->tracker.gaveUp())
         dialog::report(Severity::Error, QStringLiteral("dialog.agent.processes"),
@@ -172,6 +193,73 @@ void ProcessTable::onExited(Entry *e, const ExitInfo &info)
                        {{QStringLiteral("process"), spec.name}});
 }
 
+bool ProcessTable::mayRestart(Entry *e)
+{
+    const QString name = e->process->spec().name;
+    if (e->process->spec().hosts.isEmpty() || !m_restartGate || m_restartGate(name))
+        return true;
+    // A migratable process while this agent cannot tell whether another host runs it.
+    e->state = QStringLiteral("standby");
+    dialog::report(Severity::Warning, QStringLiteral("dialog.agent.processes"),
+                   QStringLiteral("%1 on %2 not restarted: it may run on another host (the Control Server is not "
+                                  "reachable, or another process holds its name); standing by")
+                       .arg(name, m_host),
+                   {{QStringLiteral("process"), name}});
+    scheduleSave();
+    return false;
+}
+
+QList<ProcessTable::Migratable> ProcessTable::migratable() const
+{
+    QList<Migratable> out;
+    for (const auto &e : m_entries) {
+        const ProcessSpec &s = e->process->spec();
+        if (!s.hosts.isEmpty())
+            out.append({s.name, e->state, e->process->pid(), e->hasExited ? e->last.pid : 0, s.hosts, s.lossMs});
+    }
+    return out;
+}
+
+Status ProcessTable::takeOver(const QString &name, const QString &why)
+{
+    const auto e = m_entries.value(name);
+    if (!e || e->state != QLatin1String("standby"))
+        return Status(Status::Code::Failed, QStringLiteral("%1 is not standing by").arg(name));
+    QString error;
+    if (!e->process->start(&error)) {
+        e->state = QStringLiteral("failed");
+        e->startError = error;
+        dialog::report(Severity::Error, QStringLiteral("dialog.agent.processes"),
+                       QStringLiteral("%1 not taken over by %2: %3").arg(name, m_host, error), {{QStringLiteral("process"), name}});
+        return Status(Status::Code::Failed, error);
+    }
+    e->state = QStringLiteral("running");
+    e->startError.clear();
+    e->startedMs = QDateTime::currentMSecsSinceEpoch();
+    e->tracker.reset();
+    scheduleSave();
+    dialog::report(Severity::Warning, QStringLiteral("dialog.agent.processes"),
+                   QStringLiteral("%1 started on %2 (PID %3): %4").arg(name, m_host).arg(e->process->pid()).arg(why),
+                   {{QStringLiteral("process"), name}, {QStringLiteral("pid"), e->process->pid()}});
+    Q_EMIT started(name, e->process->pid());
+    return {};
+}
+
+void ProcessTable::yield(const QString &name, const QString &why)
+{
+    const auto e = m_entries.value(name);
+    if (!e || !e->process->isRunning() || e->yielding)
+        return;
+    dialog::report(Severity::Warning, QStringLiteral("dialog.agent.processes"),
+                   QStringLiteral("%1 on %2 (PID %3) stopped: %4; standing by").arg(name, m_host).arg(e->process->pid()).arg(why),
+                   {{QStringLiteral("process"), name}});
+    e->restartTimer.stop();
+    e->yielding = true;
+    e->state = QStringLiteral("stopping");
+    e->process->stop(e->process->spec().graceMs);
+    scheduleSave();
+}
+
 void ProcessTable::stop(const QString &name, qint64 graceMs, Done done)
 {
     const auto it = m_entries.find(name);
@@ -179,9 +267,10 @@ void ProcessTable::stop(const QString &name, qint64 graceMs, Done done)
         return done(Status(Status::Code::NotFound, QStringLiteral("no process %1").arg(name)), {});
     Entry *e = it->get();
     e->restartTimer.stop();
+    scheduleSave();
     if (!e->process->isRunning()) {
-        if (e->state == QLatin1String("restarting"))
-            e->state = QStringLiteral("stopped");
+        if (e->state == QLatin1String("restarting") || e->state == QLatin1String("standby"))
+            e->state = QStringLiteral("stopped"); // a standby no longer takes the process over
         return done(Status(), entryJson(*e));
     }
     e->stopWaiters.append(std::move(done));
@@ -208,6 +297,7 @@ Status ProcessTable::remove(const QString &name)
     if ((*it)->process->isRunning())
         return Status(Status::Code::Failed, QStringLiteral("%1 is running").arg(name));
     m_entries.erase(it);
+    scheduleSave();
     return {};
 }
 
@@ -221,10 +311,16 @@ QJsonObject ProcessTable::entryJson(const Entry &e) const
                   {QStringLiteral("restarts"), e.tracker.restarts()},
                   {QStringLiteral("log"), e.process->logPath()},
                   {QStringLiteral("grace_ms"), s.graceMs}};
+    if (!s.hosts.isEmpty()) {
+        o.insert(QStringLiteral("hosts"), QJsonArray::fromStringList(s.hosts));
+        o.insert(QStringLiteral("loss_ms"), s.lossMs);
+    }
     const QJsonObject policy = e.tracker.policy().toJson();
     for (auto it = policy.constBegin(); it != policy.constEnd(); ++it)
         o.insert(it.key(), it.value());
     if (e.process->isRunning()) {
+        if (e.process->isAdopted())
+            o.insert(QStringLiteral("adopted"), true);
         o.insert(QStringLiteral("pid"), e.process->pid());
         o.insert(QStringLiteral("run_ms"), e.process->runMs());
         o.insert(QStringLiteral("started"), e.startedMs);
@@ -281,6 +377,24 @@ void ProcessTable::shutdown()
     for (const auto &e : std::as_const(m_entries))
         e->process->disconnect(this);
     m_entries.clear();
+    saveState();
+}
+
+void ProcessTable::detach()
+{
+    m_shuttingDown = true;
+    saveState();
+    for (const auto &e : std::as_const(m_entries)) {
+        e->restartTimer.stop();
+        e->process->disconnect(this);
+    }
+    m_entries.clear(); // ManagedProcess leaves its process running
+}
+
+void ProcessTable::scheduleSave()
+{
+    if (!m_shuttingDown)
+        m_saveTimer.start();
 }
 
 } // namespace dialog::agent

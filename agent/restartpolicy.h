@@ -52,6 +52,8 @@ public:
     bool gaveUp() const { return m_gaveUp; }
     /// Restarts the policy made so far.
     int restarts() const { return m_restarts; }
+    /// Carries the count of an agent before this one on (its state file).
+    void setRestarts(int n) { m_restarts = n; }
     const RestartPolicy &policy() const { return m_policy; }
 
 private:

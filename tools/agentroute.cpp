@@ -40,18 +40,18 @@ QString AgentRoute::agentFor(const QString &host, bool local)
 }
 
 bool AgentRoute::start(const QString &agentHost, const QString &name, const QString &program, const QStringList &args,
-                       const QJsonObject &env, qint64 *pid, QString *error)
+                       const QJsonObject &env, qint64 *pid, QString *error, const QJsonObject &extra)
 {
     if (!connect(error))
         return false;
+    QJsonObject request = extra;
+    request.insert(QStringLiteral("op"), QStringLiteral("start"));
+    request.insert(QStringLiteral("name"), name);
+    request.insert(QStringLiteral("program"), program);
+    request.insert(QStringLiteral("args"), QJsonArray::fromStringList(args));
+    request.insert(QStringLiteral("env"), env);
     QJsonObject a;
-    const Status st = m_session.call(agentHost,
-                                     {{QStringLiteral("op"), QStringLiteral("start")},
-                                      {QStringLiteral("name"), name},
-                                      {QStringLiteral("program"), program},
-                                      {QStringLiteral("args"), QJsonArray::fromStringList(args)},
-                                      {QStringLiteral("env"), env}},
-                                     &a, 10000);
+    const Status st = m_session.call(agentHost, request, &a, 10000);
     if (!st.isOk()) {
         *error = QStringLiteral("agent of %1: %2").arg(agentHost, st.message());
         return false;
@@ -72,7 +72,8 @@ std::optional<bool> AgentRoute::alive(const QString &agentHost, const QString &n
         return std::nullopt;
     }
     const QJsonObject p = a.value(QStringLiteral("processes")).toArray().at(0).toObject();
-    return p.value(QStringLiteral("pid")).toInteger() == pid; // a PID only while it runs
+    // A PID only while it runs; @p pid 0: any.
+    return pid == 0 ? p.contains(QStringLiteral("pid")) : p.value(QStringLiteral("pid")).toInteger() == pid;
 }
 
 bool AgentRoute::signal(const QString &agentHost, const QString &name, int sig, qint64 graceMs, QString *error)

@@ -24,9 +24,10 @@ public:
     QString agentFor(const QString &host, bool local);
     /// Starts @p name as @p program @p args through the agent of @p agentHost; its PID, or false
     /// with @p error.
+    /// @p extra: more fields of the start request (restart policy, "hosts", "standby").
     bool start(const QString &agentHost, const QString &name, const QString &program, const QStringList &args,
-               const QJsonObject &env, qint64 *pid, QString *error);
-    /// Whether @p name runs with @p pid on @p agentHost; nullopt when the agent did not answer.
+               const QJsonObject &env, qint64 *pid, QString *error, const QJsonObject &extra = {});
+    /// Whether @p name runs with @p pid (0: any) on @p agentHost; nullopt when the agent did not answer.
     std::optional<bool> alive(const QString &agentHost, const QString &name, qint64 pid, QString *error);
     /// SIGTERM: a stop by the agent (SIGKILL after @p graceMs, no crash report, no restart);
     /// SIGKILL: at once. Not waited for.

@@ -142,8 +142,8 @@ int agentStart(const QStringList &args)
     OptionTable t(program(verb));
     t.setDescription(QStringLiteral("Starts PROGRAM with its arguments (never through a shell) as NAME on HOST."));
     QString restart = QStringLiteral("no");
-    QStringList env;
-    qint64 grace = 5000, limit = 5, delay = 200;
+    QStringList env, hosts;
+    qint64 grace = 5000, limit = 5, delay = 200, loss = 5000;
     t.add({Option::flag(QStringLiteral("json"), QStringLiteral("Print the agent's answer as JSON.")),
            Option::choice(QStringLiteral("restart"), QStringLiteral("policy"),
                           QStringLiteral("Start it again when it ends: no (default), on-failure, always."), &restart,
@@ -158,7 +158,17 @@ int agentStart(const QStringList &args)
                         QStringLiteral("An environment variable for the process (repeatable)."), &env),
            Option::duration(QStringLiteral("grace-ms"), QStringLiteral("ms"),
                             QStringLiteral("SIGKILL this long after SIGTERM when stopped (default 5000)."), &grace,
-                            OptionUnit::Milliseconds, 0, 3600000)});
+                            OptionUnit::Milliseconds, 0, 3600000),
+           Option::list(QStringLiteral("hosts"), QStringLiteral("host"),
+                        QStringLiteral("Migratable: the agent hosts it may run on, in order (repeatable; "
+                                       "docs/agent.md, migration)."),
+                        &hosts),
+           Option::duration(QStringLiteral("loss-ms"), QStringLiteral("ms"),
+                            QStringLiteral("With --hosts: how long it and its host must be gone before a fallback "
+                                           "takes it (default 5000)."),
+                            &loss, OptionUnit::Milliseconds, 200, 600000),
+           Option::flag(QStringLiteral("standby"),
+                        QStringLiteral("With --hosts: keep it on HOST as a fallback, not started.")) });
     AgentSession s;
     QStringList pos;
     if (!parseVerb(t, s, args, &pos, 3, QStringLiteral("HOST NAME -- PROGRAM [ARG…]")))
@@ -169,7 +179,7 @@ int agentStart(const QStringList &args)
             return fail(verb, QStringLiteral("--env '%1': expected NAME=VALUE").arg(kv));
         e.insert(kv.section(QLatin1Char('='), 0, 0), kv.section(QLatin1Char('='), 1));
     }
-    const QJsonObject request{{QStringLiteral("op"), QStringLiteral("start")},
+    QJsonObject request{{QStringLiteral("op"), QStringLiteral("start")},
                               {QStringLiteral("name"), pos.at(1)},
                               {QStringLiteral("program"), pos.at(2)},
                               {QStringLiteral("args"), QJsonArray::fromStringList(pos.mid(3))},
@@ -178,13 +188,22 @@ int agentStart(const QStringList &args)
                               {QStringLiteral("restart_delay_ms"), delay},
                               {QStringLiteral("restart_limit_per_minute"), limit},
                               {QStringLiteral("grace_ms"), grace}};
+    const bool standby = t.isSet(QStringLiteral("standby"));
+    if (standby && hosts.isEmpty())
+        return fail(verb, QStringLiteral("--standby needs --hosts"));
+    if (!hosts.isEmpty()) {
+        request.insert(QStringLiteral("hosts"), QJsonArray::fromStringList(hosts));
+        request.insert(QStringLiteral("loss_ms"), loss);
+        request.insert(QStringLiteral("standby"), standby);
+    }
     QString error;
     if (!s.open(t, verb, &error))
         return fail(verb, error);
     QJsonObject a;
     const Status st = s.call(pos.at(0), request, &a);
     return answerOf(verb, t, st, a,
-                    QStringLiteral("%1 started on %2 (PID %3)").arg(pos.at(1), pos.at(0)).arg(a.value(QStringLiteral("pid")).toInteger()));
+                    standby ? QStringLiteral("%1 standing by on %2").arg(pos.at(1), pos.at(0))
+                            : QStringLiteral("%1 started on %2 (PID %3)").arg(pos.at(1), pos.at(0)).arg(a.value(QStringLiteral("pid")).toInteger()));
 }
 
 int agentStop(const QStringList &args)

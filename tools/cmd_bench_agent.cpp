@@ -52,7 +52,7 @@ int benchAgent(const QStringList &args)
         hosts << QStringLiteral("bench-a%1").arg(i);
         env.children.start(ChildProcesses::binary(QStringLiteral("dialog-agent")),
                            {QStringLiteral("--host-name"), hosts.last(), QStringLiteral("--data-dir"),
-                            dir.filePath(hosts.last()), QStringLiteral("--allow"), tool});
+                            dir.filePath(hosts.last()), QStringLiteral("--allow"), tool, QStringLiteral("--stop-children")});
     }
     AgentSession s;
     s.client = std::make_unique<Client>(env.clientOptions(QStringLiteral("dialog-bench-agent")));

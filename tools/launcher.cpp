@@ -93,7 +93,8 @@ QJsonObject Launched::toJson() const
             {QStringLiteral("pid"), pid},
             {QStringLiteral("log"), log},
             {QStringLiteral("status"), status},
-            {QStringLiteral("agent"), agent}};
+            {QStringLiteral("agent"), agent},
+            {QStringLiteral("standby_agents"), QJsonArray::fromStringList(standbyAgents)}};
 }
 
 Launched Launched::fromJson(const QJsonObject &o)
@@ -108,6 +109,8 @@ Launched Launched::fromJson(const QJsonObject &o)
     l.log = o.value(QStringLiteral("log")).toString();
     l.status = o.value(QStringLiteral("status")).toString();
     l.agent = o.value(QStringLiteral("agent")).toString();
+    for (const QJsonValue &v : o.value(QStringLiteral("standby_agents")).toArray())
+        l.standbyAgents << v.toString();
     return l;
 }
 
@@ -270,6 +273,42 @@ QJsonObject Launcher::agentEnvironment(const QString &keyFile) const
     return env;
 }
 
+bool Launcher::startThroughAgents(const ProcessSpec &spec, const QString &program, const QStringList &args,
+                                  const QJsonObject &env, Launched *out, QString *error) const
+{
+    QJsonObject extra;
+    if (spec.restart == ProcessSpec::Restart::OnFailure) // the agent applies it, on its host
+        extra = {{QStringLiteral("restart"), QStringLiteral("on-failure")},
+                 {QStringLiteral("restart_limit_per_minute"), spec.restartLimit},
+                 {QStringLiteral("restart_delay_ms"), spec.restartDelayMs}};
+    QStringList agents;
+    for (const QString &h : spec.migrate ? spec.hosts : QStringList{spec.host}) {
+        ProcessSpec there = spec;
+        there.host = h;
+        const QString a = m_agents->agentFor(h, there.isLocal());
+        if (!a.isEmpty() && !agents.contains(a))
+            agents << a;
+    }
+    if (agents.isEmpty())
+        return false;
+    out->agent = agents.takeFirst();
+    out->log = QStringLiteral("%1: <data-dir>/%2/output.log").arg(out->agent, spec.name);
+    if (spec.migrate) {
+        extra.insert(QStringLiteral("hosts"), QJsonArray::fromStringList(QStringList{out->agent} + agents));
+        extra.insert(QStringLiteral("loss_ms"), spec.lossIntervalMs);
+    }
+    if (!m_agents->start(out->agent, spec.name, program, args, env, &out->pid, error, extra))
+        return false;
+    extra.insert(QStringLiteral("standby"), true);
+    for (const QString &a : std::as_const(agents)) {
+        qint64 none = 0;
+        if (!m_agents->start(a, spec.name, program, args, env, &none, error, extra))
+            return false;
+        out->standbyAgents << a;
+    }
+    return true;
+}
+
 bool Launcher::start(const ProcessSpec &spec, Launched *out, QString *error) const
 {
     out->spec = spec;
@@ -289,13 +328,16 @@ bool Launcher::start(const ProcessSpec &spec, Launched *out, QString *error) con
         args << QStringLiteral("--data-dir") << QDir(m_runDir).filePath(QStringLiteral("configdb"));
     const QString program = programPath(spec);
     if (m_agents && spec.role != ProcessSpec::Role::ControlServer) {
-        out->agent = m_agents->agentFor(spec.host, spec.isLocal());
-        if (!out->agent.isEmpty()) {
-            out->log = QStringLiteral("%1: <data-dir>/%2/output.log").arg(out->agent, spec.name);
-            return m_agents->start(out->agent, spec.name, program, args,
-                                   agentEnvironment(keyFile),
-                                   &out->pid, error);
-        }
+        error->clear();
+        if (startThroughAgents(spec, program, args, agentEnvironment(keyFile), out, error))
+            return true;
+        if (!error->isEmpty())
+            return false;
+    }
+    if (spec.migrate) {
+        *error = QStringLiteral("%1 is migratable: it needs a host agent on one of %2 (none registered)")
+                     .arg(spec.name, spec.hosts.join(QStringLiteral(", ")));
+        return false;
     }
     if (spec.isLocal()) {
         if (!QFileInfo(program).isExecutable()) {
@@ -391,6 +433,18 @@ Launcher::Liveness Launcher::probe(const Launched &l, QString *error) const
     if (!l.agent.isEmpty()) {
         if (!m_agents)
             return *error = QStringLiteral("started through the agent of %1").arg(l.agent), Liveness::Unknown;
+        if (!l.standbyAgents.isEmpty()) {
+            // Migratable: it may run under any of its agents, with another PID.
+            Liveness result = Liveness::Gone;
+            for (const QString &a : QStringList{l.agent} + l.standbyAgents) {
+                const auto live = m_agents->alive(a, l.spec.name, 0, error);
+                if (live && *live)
+                    return Liveness::Alive;
+                if (!live)
+                    result = Liveness::Unknown;
+            }
+            return result;
+        }
         const auto live = m_agents->alive(l.agent, l.spec.name, l.pid, error);
         return !live ? Liveness::Unknown : *live ? Liveness::Alive : Liveness::Gone;
     }
@@ -421,6 +475,9 @@ bool Launcher::signal(const Launched &l, int sig, QString *error) const
         if (!m_agents)
             return *error = QStringLiteral("started through the agent of %1").arg(l.agent), false;
         // SIGTERM is the agent's stop: it sends SIGKILL itself if the process outlives a minute.
+        // A migratable process may run under any of its agents: each stops its copy or standby.
+        for (const QString &a : l.standbyAgents)
+            m_agents->signal(a, l.spec.name, sig, 60000, error);
         return m_agents->signal(l.agent, l.spec.name, sig, 60000, error);
     }
     if (l.spec.isLocal()) {

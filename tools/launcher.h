@@ -20,6 +20,7 @@ struct Launched
     QString log;                ///< its stdout and stderr, on its host
     QString status;             ///< for the report: registered, exited, not registered, stopped, killed...
     QString agent;              ///< the host agent that started it ("": started locally or over ssh)
+    QStringList standbyAgents;  ///< a migratable process's fallback agents (it may run under one now)
     QString dialogName() const; ///< the name it registers with the Control Server ("" for the server)
     QJsonObject toJson() const;
     static Launched fromJson(const QJsonObject &o);
@@ -79,6 +80,11 @@ public:
 private:
     /// The environment of a process the host's agent starts (@p keyFile: its process key, if any).
     QJsonObject agentEnvironment(const QString &keyFile) const;
+    /// Starts a process through the agents: a migratable one ("migrate") on the first of its hosts
+    /// with an agent, standing by on the agents of the others. False with @p error (@p out->agent
+    /// empty and no error: no agent, ssh it is).
+    bool startThroughAgents(const rc::ProcessSpec &spec, const QString &program, const QStringList &args,
+                            const QJsonObject &env, Launched *out, QString *error) const;
     /// Runs a shell command on @p host over the ssh command, @p input on its stdin; its stdout, or
     /// false with @p error.
     bool ssh(const QString &host, const QString &command, QByteArray *out, QString *error,

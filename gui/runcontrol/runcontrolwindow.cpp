@@ -1,6 +1,7 @@
 #include "runcontrolwindow.h"
 #include "alarmbanner.h"
 #include "alarmsummary.h"
+#include "lastcrash.h"
 
 #include "messagerates.h"
 #include "runsview.h"
@@ -127,6 +128,10 @@ RunControlWindow::RunControlWindow(const ClientOptions &options, const QString &
     m_alarmRow->addWidget(m_alarmSummary, 1);
     layout->addLayout(m_alarmRow);
     layout->addWidget(buildButtons());
+    m_crashes = new CrashWatch(m_client.get(), 3000, this);
+    m_crashLine = new LastCrashLine(m_crashes, [this](const QString &p) { return m_rows.contains(p) || p == m_master; });
+    layout->addWidget(m_crashLine);
+    connect(m_crashes, &CrashWatch::crashed, this, [this](const QString &p) { markCrash(p); });
     auto *split = new QSplitter(Qt::Vertical);
     m_slaves = new QTableWidget(0, SlaveColumns);
     m_slaves->setHorizontalHeaderLabels({QStringLiteral("Process"), QStringLiteral("Kind"),
@@ -434,6 +439,17 @@ void RunControlWindow::ensureSlaveRow(const QString &name, const QString &kind)
     m_client->subscribe(statusService(name), this,
                         [this, name](const Message &m) { onStatus(name, m.data()); });
     m_client->subscribe(logService(name), this, [this](const Message &m) { onLog(m.data()); });
+    markCrash(name);
+}
+
+void RunControlWindow::markCrash(const QString &name)
+{
+    const auto crash = m_crashes->lastCrash(name);
+    if (!crash || !m_rows.contains(name))
+        return;
+    QTableWidgetItem *it = m_slaves->item(m_rows.value(name), ColProcess);
+    it->setToolTip(QStringLiteral("last crash: ") + CrashWatch::describe(*crash));
+    it->setForeground(QColor(0x8a, 0x1c, 0x12));
 }
 
 void RunControlWindow::onStatus(const QString &process, const QByteArray &data)

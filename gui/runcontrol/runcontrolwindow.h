@@ -24,6 +24,8 @@ namespace dialog::runcontrol {
 class MessageRateLabel;
 class AlarmBanner;
 class AlarmSummary;
+class CrashWatch;
+class LastCrashLine;
 class RunsView;
 class TreeView;
 
@@ -81,6 +83,8 @@ public:
     void showRuns(const QString &database);
     /// The Runs tab (nullptr before showRuns()).
     RunsView *runsView() const { return m_runsView; }
+    /// The line of the newest crash of a node (the host agents' reports; lastcrash.h).
+    LastCrashLine *crashLine() const { return m_crashLine; }
 
 Q_SIGNALS:
     void modeChanged(dialog::runcontrol::RunControlWindow::Mode mode);
@@ -97,6 +101,8 @@ private:
     void addMessage(qint64 timeMs, const QString &process, const QString &severity, const QString &text,
                     bool atTop = false);
     void ensureSlaveRow(const QString &name, const QString &kind);
+    /// The node's last crash as its row's tooltip.
+    void markCrash(const QString &name);
     void updateButtons();
     void updateDuration();
     void applyFilter();
@@ -123,6 +129,8 @@ private:
     QHBoxLayout *m_alarmRow = nullptr; ///< the banner and the alarm server's line, side by side
     RunsView *m_runsView = nullptr;
     TreeView *m_tree = nullptr;
+    CrashWatch *m_crashes = nullptr;
+    LastCrashLine *m_crashLine = nullptr;
     QWidget *m_controlPage = nullptr; ///< header, buttons, slaves and messages (a tab with showRuns())
 };
 

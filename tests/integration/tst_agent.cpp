@@ -2,7 +2,9 @@
 // processes: starts through the agent, a SIGSEGV's crash report with a backtrace (message log and
 // `dialogctl crashes`) and without gdb, the restart policy, refusals of programs outside --allow and
 // by the access list (audited), the grace time of a stop, argument vectors that never meet a
-// shell, `dialogctl up`/`down` through the agent, the host figures in IS, a full disk for a log.
+// shell, `dialogctl up`/`down` through the agent, the host figures in IS, a full disk for a log, an
+// agent killed and started again adopting the processes it had (same PIDs, one copy, restarted once
+// when killed).
 #include "processfixture.h"
 
 #include "dialog/is/dictionary.h"
@@ -12,6 +14,10 @@
 #include <QJsonArray>
 #include <QScopeGuard>
 #include <QTemporaryDir>
+
+#include <csignal>
+#include <sys/prctl.h>
+#include <sys/wait.h>
 
 using namespace dialog::test;
 
@@ -29,11 +35,11 @@ private:
     {
         return m_fx->run(QStringLiteral("dialogctl"), args, out, err);
     }
-    /// `dialogctl agent ls --json` of the test's agent: its process entry @p name.
-    QJsonObject agentProcess(const QString &name)
+    /// `dialogctl agent ls --json` of the agent of @p host (default the test's): its process entry @p name.
+    QJsonObject agentProcess(const QString &name, const QString &host = {})
     {
         QByteArray out;
-        if (ctl({QStringLiteral("agent"), QStringLiteral("ls"), m_host, QStringLiteral("--json")}, &out) != 0)
+        if (ctl({QStringLiteral("agent"), QStringLiteral("ls"), host.isEmpty() ? m_host : host, QStringLiteral("--json")}, &out) != 0)
             return {};
         for (const QJsonValue &p : QJsonDocument::fromJson(out).object().value(QStringLiteral("processes")).toArray())
             if (p.toObject().value(QStringLiteral("name")).toString() == name)
@@ -43,6 +49,15 @@ private:
     int startThrough(const QStringList &args, QByteArray *out = nullptr, QByteArray *err = nullptr)
     {
         return ctl(QStringList{QStringLiteral("agent"), QStringLiteral("start"), m_host} + args, out, err);
+    }
+    /// @p pid runs (a zombie, whose reaper may be slow to reap an orphan, does not).
+    static bool alive(qint64 pid)
+    {
+        QFile f(QStringLiteral("/proc/%1/stat").arg(pid));
+        if (!f.open(QIODevice::ReadOnly))
+            return false;
+        const QByteArray stat = f.readAll();
+        return stat.mid(stat.lastIndexOf(')') + 2, 1) != "Z";
     }
     /// Messages of the log in @p category (`dialogctl log search`).
     QList<QJsonObject> logged(const QString &category)
@@ -71,7 +86,8 @@ private Q_SLOTS:
                                QStringLiteral("--allow"), QStringLiteral("/usr/bin/sh"), QStringLiteral("--allow"),
                                QStringLiteral("/bin/sh"), QStringLiteral("--allow"), QStringLiteral("/usr/bin/echo"),
                                QStringLiteral("--allow"), QStringLiteral("/bin/echo"), QStringLiteral("--is-server"),
-                               QStringLiteral("Farm"), QStringLiteral("--figures-interval"), QStringLiteral("300")});
+                               QStringLiteral("Farm"), QStringLiteral("--figures-interval"), QStringLiteral("300"),
+                               QStringLiteral("--stop-children")});
         QVERIFY(waitUntil([&] { return !m_fx->processEntry(QStringLiteral("DIALOG.Agent.") + m_host).isEmpty(); },
                           15000 * SanitizerTimeScale, 100));
     }
@@ -165,7 +181,7 @@ private Q_SLOTS:
         m_fx->start(QStringLiteral("dialog-agent"), {QStringLiteral("--host-name"), QStringLiteral("lockedhost"),
                                                      QStringLiteral("--data-dir"), m_dir->filePath(QStringLiteral("locked")),
                                                      QStringLiteral("--access"), access, QStringLiteral("--gdb"),
-                                                     QStringLiteral("/nonexistent/gdb")});
+                                                     QStringLiteral("/nonexistent/gdb"), QStringLiteral("--stop-children")});
         QVERIFY(waitUntil([&] { return !m_fx->processEntry(QStringLiteral("DIALOG.Agent.lockedhost")).isEmpty(); },
                           15000 * SanitizerTimeScale, 100));
         QByteArray out, err;
@@ -327,6 +343,127 @@ private Q_SLOTS:
         QCOMPARE(p.value(QStringLiteral("state")).toString(), QStringLiteral("running"));
         QVERIFY(p.contains(QStringLiteral("log_broken_since")));
         QCOMPARE(ctl({QStringLiteral("agent"), QStringLiteral("stop"), m_host, QStringLiteral("Filler")}), 0);
+    }
+    void standbyTakesOverWhenHostAndProcessAreGone()
+    {
+        // A fallback of a host "ghost" that has no agent (a lost host): once the process and the
+        // agent of ghost are gone from the directory for --loss-ms, this agent starts it.
+        QByteArray out, err;
+        QCOMPARE(startThrough({QStringLiteral("Moved"), QStringLiteral("--hosts"), QStringLiteral("ghost"), QStringLiteral("--hosts"),
+                               m_host, QStringLiteral("--loss-ms"), QStringLiteral("500"), QStringLiteral("--standby"),
+                               QStringLiteral("--"), QStringLiteral("dialog-slave"), QStringLiteral("--kind"),
+                               QStringLiteral("control"), QStringLiteral("--name"), QStringLiteral("Moved")},
+                              &out, &err),
+                 0);
+        QVERIFY2(out.contains("Moved standing by on testhost"), out + err);
+        QVERIFY(waitUntil([&] { return !m_fx->processEntry(QStringLiteral("Moved")).isEmpty(); }, 15000 * SanitizerTimeScale, 100));
+        const QJsonObject p = agentProcess(QStringLiteral("Moved"));
+        QCOMPARE(p.value(QStringLiteral("state")).toString(), QStringLiteral("running"));
+        QCOMPARE(p.value(QStringLiteral("hosts")).toArray().size(), 2);
+        QVERIFY2(waitUntil(
+                     [&] {
+                         for (const QJsonObject &m : logged(QStringLiteral("dialog.agent.processes")))
+                             if (m.value(QStringLiteral("text")).toString().contains(QStringLiteral("the agents of ghost")))
+                                 return true;
+                         return false;
+                     },
+                     15000 * SanitizerTimeScale, 200),
+                 "the takeover is not in the message log");
+        // --standby without --hosts is refused before anything is asked.
+        QVERIFY(startThrough({QStringLiteral("Lonely"), QStringLiteral("--standby"), QStringLiteral("--"),
+                              QStringLiteral("/bin/echo")},
+                             &out, &err) != 0);
+        QVERIFY2(err.contains("--standby needs --hosts"), err);
+        QCOMPARE(ctl({QStringLiteral("agent"), QStringLiteral("stop"), m_host, QStringLiteral("Moved")}), 0);
+        QCOMPARE(agentProcess(QStringLiteral("Moved")).value(QStringLiteral("state")).toString(), QStringLiteral("stopped"));
+    }
+
+    void restartedAgentAdoptsItsProcesses()
+    {
+        // An agent of its own, killed with SIGKILL: its processes run on, and the agent started
+        // again on the same data directory adopts them (same PIDs) and starts no second copy.
+        // The processes the killed agent leaves become the test's (not an init that may never reap
+        // them): reaped below once they ended.
+        QCOMPARE(::prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
+        auto noSubreaper = qScopeGuard([] { ::prctl(PR_SET_CHILD_SUBREAPER, 0); });
+        const QString host = QStringLiteral("adopthost");
+        const QStringList args{QStringLiteral("--host-name"), host, QStringLiteral("--data-dir"),
+                               m_dir->filePath(QStringLiteral("adopt")), QStringLiteral("--stop-children")};
+        const QString service = QStringLiteral("DIALOG.Agent.") + host;
+        QProcess *agent = m_fx->start(QStringLiteral("dialog-agent"), args);
+        QVERIFY(waitUntil([&] { return !m_fx->processEntry(service).isEmpty(); }, 15000 * SanitizerTimeScale, 100));
+        QHash<QString, qint64> pids;
+        for (const QString name : {QStringLiteral("Adopt1"), QStringLiteral("Adopt2")}) {
+            QCOMPARE(ctl({QStringLiteral("agent"), QStringLiteral("start"), host, name, QStringLiteral("--restart"),
+                          QStringLiteral("on-failure"), QStringLiteral("--"), QStringLiteral("dialog-slave"),
+                          QStringLiteral("--kind"), QStringLiteral("control"), QStringLiteral("--name"), name}),
+                     0);
+            QVERIFY(waitUntil([&] { return !m_fx->processEntry(name).isEmpty(); }, 15000 * SanitizerTimeScale, 100));
+            pids[name] = agentProcess(name, host).value(QStringLiteral("pid")).toInteger();
+            QVERIFY(pids[name] > 0);
+        }
+        agent->kill();
+        QVERIFY(agent->waitForFinished(10000));
+        QVERIFY(waitUntil([&] { return m_fx->processEntry(service).isEmpty(); }, 15000 * SanitizerTimeScale, 100));
+        for (auto it = pids.cbegin(); it != pids.cend(); ++it) {
+            QVERIFY(alive(it.value())); // without their agent
+            QCOMPARE(m_fx->processEntry(it.key()).value(QStringLiteral("pid")).toInteger(), it.value());
+        }
+        m_fx->start(QStringLiteral("dialog-agent"), args);
+        QVERIFY(waitUntil([&] { return !m_fx->processEntry(service).isEmpty(); }, 15000 * SanitizerTimeScale, 100));
+        for (auto it = pids.cbegin(); it != pids.cend(); ++it) {
+            const QJsonObject p = agentProcess(it.key(), host);
+            QCOMPARE(p.value(QStringLiteral("state")).toString(), QStringLiteral("running"));
+            QCOMPARE(p.value(QStringLiteral("pid")).toInteger(), it.value());
+            QVERIFY(p.value(QStringLiteral("adopted")).toBool());
+            QCOMPARE(m_fx->processEntry(it.key()).value(QStringLiteral("pid")).toInteger(), it.value());
+        }
+        // A second agent on the same data directory is refused at once.
+        QByteArray out, err;
+        QVERIFY(m_fx->run(QStringLiteral("dialog-agent"), args, &out, &err) != 0);
+        QVERIFY2(err.contains("uses the data directory"), err);
+        // The adopted Adopt1 killed: its end is seen through its pidfd, and its policy starts it once.
+        QCOMPARE(::kill(pid_t(pids[QStringLiteral("Adopt1")]), SIGKILL), 0);
+        QJsonObject p;
+        QVERIFY(waitUntil(
+            [&] {
+                p = agentProcess(QStringLiteral("Adopt1"), host);
+                return p.value(QStringLiteral("state")) == QLatin1String("running") &&
+                       p.value(QStringLiteral("pid")).toInteger() != pids[QStringLiteral("Adopt1")];
+            },
+            15000 * SanitizerTimeScale, 100));
+        QCOMPARE(p.value(QStringLiteral("restarts")).toInt(), 1);
+        QVERIFY(!p.value(QStringLiteral("adopted")).toBool());
+        QVERIFY(p.value(QStringLiteral("last_exit")).toObject().value(QStringLiteral("status_unknown")).toBool());
+        const qint64 newPid = p.value(QStringLiteral("pid")).toInteger();
+        QVERIFY(waitUntil([&] { return m_fx->processEntry(QStringLiteral("Adopt1")).value(QStringLiteral("pid")).toInteger() == newPid; },
+                          15000 * SanitizerTimeScale, 100));
+        QCOMPARE(agentProcess(QStringLiteral("Adopt2"), host).value(QStringLiteral("pid")).toInteger(), pids[QStringLiteral("Adopt2")]);
+        // The adopted Adopt2 crashes: its exit status is not the agent's to see, its core is, and
+        // the crash report takes the signal from it.
+        QCOMPARE(::kill(pid_t(pids[QStringLiteral("Adopt2")]), SIGSEGV), 0);
+        QJsonObject crash;
+        QVERIFY(waitUntil(
+            [&] {
+                QByteArray out;
+                ctl({QStringLiteral("crashes"), QStringLiteral("--host"), host, QStringLiteral("--json")}, &out);
+                for (const QJsonObject &c : jsonLines(out))
+                    if (c.value(QStringLiteral("pid")).toInteger() == pids[QStringLiteral("Adopt2")])
+                        crash = c;
+                return !crash.isEmpty();
+            },
+            40000 * SanitizerTimeScale, 200));
+        QCOMPARE(crash.value(QStringLiteral("signal_name")).toString(), QStringLiteral("SIGSEGV"));
+        QVERIFY2(crash.value(QStringLiteral("backtrace")).toString().contains(QStringLiteral("slave_main.cpp")),
+                 qPrintable(crash.value(QStringLiteral("no_backtrace")).toString()));
+        QVERIFY(waitUntil([&] { return agentProcess(QStringLiteral("Adopt2"), host).value(QStringLiteral("restarts")).toInt() == 1; },
+                          15000 * SanitizerTimeScale, 100));
+        // Stopped through the agent.
+        for (const QString name : {QStringLiteral("Adopt1"), QStringLiteral("Adopt2")})
+            QCOMPARE(ctl({QStringLiteral("agent"), QStringLiteral("stop"), host, name}), 0);
+        QCOMPARE(agentProcess(QStringLiteral("Adopt2"), host).value(QStringLiteral("state")).toString(), QStringLiteral("stopped"));
+        for (const qint64 pid : std::as_const(pids))
+            QCOMPARE(::waitpid(pid_t(pid), nullptr, 0), pid_t(pid)); // ended: reaped at once
     }
 };
 

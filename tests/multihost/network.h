@@ -6,6 +6,8 @@
 
 #include "processfixture.h"
 
+#include "dialog/clientoptions.h"
+
 #include <QCoreApplication>
 #include <QJsonObject>
 #include <QProcess>
@@ -151,6 +153,29 @@ public:
                 {QStringLiteral("master"), QJsonObject{{QStringLiteral("name"), QStringLiteral("Master")},
                                                        {QStringLiteral("transition_timeout_ms"), 8000},
                                                        {QStringLiteral("run_number_file"), runNumberFile}}}};
+    }
+
+    /// Options of a client on the operator's host (this process) of the Control Server on host 1.
+    ClientOptions operatorOptions() const
+    {
+        ClientOptions o;
+        o.name = QStringLiteral("operator");
+        o.controlServers = {address(1) + QStringLiteral(":3425")};
+        o.heartbeatMs = HeartbeatMs;
+        return o;
+    }
+
+    /// SIGTERM to each of @p children, SIGKILL to one still there after @p graceMs; reaped, cleared.
+    static void stopAll(std::vector<std::unique_ptr<QProcess>> &children, int graceMs)
+    {
+        for (auto &p : children) {
+            p->terminate();
+            if (!p->waitForFinished(graceMs)) {
+                p->kill();
+                p->waitForFinished(3000);
+            }
+        }
+        children.clear();
     }
 
     /// Moves the calling thread (the test's main thread, before it makes any socket or thread) into

@@ -164,7 +164,8 @@ ProcessSpec readProcess(Reader &r, const QJsonObject &o, const QString &field, P
 {
     r.checkKeys(o, field,
                 keys + QStringList{QStringLiteral("restart"), QStringLiteral("restart_limit"),
-                                   QStringLiteral("restart_delay_ms")});
+                                   QStringLiteral("restart_delay_ms"), QStringLiteral("hosts"),
+                                   QStringLiteral("migrate"), QStringLiteral("loss_interval_ms")});
     ProcessSpec s;
     s.role = role;
     s.name = r.string(o, field, QStringLiteral("name"), true);
@@ -172,6 +173,19 @@ ProcessSpec readProcess(Reader &r, const QJsonObject &o, const QString &field, P
         r.fail(field + QStringLiteral(".name"),
                QStringLiteral("'%1' is not a valid process name (letters, digits, '_' and '-')").arg(s.name));
     s.host = r.string(o, field, QStringLiteral("host"), false, QStringLiteral("localhost"));
+    s.hosts = r.strings(o, field, QStringLiteral("hosts"));
+    if (o.contains(QStringLiteral("hosts"))) {
+        if (o.contains(QStringLiteral("host")))
+            r.fail(field, QStringLiteral("\"host\" and \"hosts\" exclude each other: give one"));
+        else if (s.hosts.isEmpty() || s.hosts.contains(QString()) || s.hosts.removeDuplicates() > 0)
+            r.fail(field + QStringLiteral(".hosts"), QStringLiteral("expected different non-empty host names"));
+        else
+            s.host = s.hosts.first();
+    }
+    s.migrate = r.boolean(o, field, QStringLiteral("migrate"), false);
+    if (s.migrate && s.hosts.size() < 2 && !r.failed())
+        r.fail(field + QStringLiteral(".migrate"), QStringLiteral("needs \"hosts\" with a fallback host"));
+    s.lossIntervalMs = int(r.integer(o, field, QStringLiteral("loss_interval_ms"), 200, 600000, s.lossIntervalMs));
     s.args = r.strings(o, field, QStringLiteral("args"));
     const QString restart = r.string(o, field, QStringLiteral("restart"), false, QStringLiteral("no"));
     if (restart == QLatin1String("on-failure"))

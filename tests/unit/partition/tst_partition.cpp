@@ -251,6 +251,18 @@ void tst_Partition::malformed_data()
     QTest::newRow("bad-restart-limit")
         << "{" + base + R"(,"slaves":[{"name":"A","kind":"control","restart_limit":0}]})"
         << "p.json: slaves[0].restart_limit: expected an integer in 1..1000";
+    QTest::newRow("host-and-hosts")
+        << "{" + base + R"(,"slaves":[{"name":"A","kind":"control","host":"a","hosts":["a","b"]}]})"
+        << "p.json: slaves[0]: \"host\" and \"hosts\" exclude each other: give one";
+    QTest::newRow("hosts-twice")
+        << "{" + base + R"(,"slaves":[{"name":"A","kind":"control","hosts":["a","a"]}]})"
+        << "p.json: slaves[0].hosts: expected different non-empty host names";
+    QTest::newRow("migrate-one-host")
+        << "{" + base + R"(,"slaves":[{"name":"A","kind":"control","hosts":["a"],"migrate":true}]})"
+        << "p.json: slaves[0].migrate: needs \"hosts\" with a fallback host";
+    QTest::newRow("bad-loss-interval")
+        << "{" + base + R"(,"slaves":[{"name":"A","kind":"control","hosts":["a","b"],"migrate":true,"loss_interval_ms":10}]})"
+        << "p.json: slaves[0].loss_interval_ms: expected an integer in 200..600000";
     QTest::newRow("empty-server-list")
         << QByteArray(R"({"name":"t","control_server":[],"master":{"name":"M"},"slaves":[{"name":"A","kind":"control"}]})")
         << "p.json: control_server: the list names no Control Server";
@@ -468,6 +480,23 @@ void tst_Partition::restartPolicy()
     QCOMPARE(p.isServers.first().restartLimit, 2);
     // The policy is the launcher's: it is not handed to the program.
     QVERIFY(!p.slaves.at(1).arguments(p).join(QLatin1Char(' ')).contains(QLatin1String("restart")));
+
+    // Migration: "hosts" (the first is the host) and "migrate", for the agents.
+    QVERIFY2((st = Partition::parse(
+                  R"({"name":"t","control_server":{},"master":{"name":"M"},
+                      "slaves":[{"name":"R","kind":"readout","hosts":["daq03","daq07"],"migrate":true,
+                                 "loss_interval_ms":2000},
+                                {"name":"C","kind":"control","hosts":["daq05"]}]})",
+                  QStringLiteral("/tmp/x/t.json"), &p))
+                 .isOk(),
+             qPrintable(st.message()));
+    QCOMPARE(p.slaves.at(0).host, QStringLiteral("daq03"));
+    QCOMPARE(p.slaves.at(0).hosts, (QStringList{QStringLiteral("daq03"), QStringLiteral("daq07")}));
+    QVERIFY(p.slaves.at(0).migrate);
+    QCOMPARE(p.slaves.at(0).lossIntervalMs, 2000);
+    QCOMPARE(p.slaves.at(1).host, QStringLiteral("daq05"));
+    QVERIFY(!p.slaves.at(1).migrate);
+    QCOMPARE(p.slaves.at(1).lossIntervalMs, 5000);
 }
 
 namespace {

@@ -34,6 +34,13 @@ struct ProcessSpec
     /// --run-params-server, --daq-server, --is-types, …) then args; empty: dialog-slave --kind.
     QString executable;
     QString host;     ///< "localhost" (started locally) or a host reached over ssh
+    /// "hosts": the hosts it may run on, in order: host is the first, the others are fallbacks.
+    /// Empty when the entry names one "host".
+    QStringList hosts;
+    /// "migrate": when its host is lost (agent and process gone for lossIntervalMs), the agent of
+    /// the first reachable fallback host starts it (docs/agent.md, migration). Needs two hosts.
+    bool migrate = false;
+    int lossIntervalMs = 5000; ///< "loss_interval_ms"
     QStringList args; ///< extra arguments
     /// Control Servers: the port (0: the partition's controlServerPort, the primary's).
     quint16 port = 0;
