@@ -53,8 +53,8 @@ QString ensureIdentities(rc::Partition &p, const Launcher &launcher)
         l.spec = s;
         const QString file = launcher.processKeyFile(s);
         const bool remote = !s.isLocal();
-        if (s.role == rc::ProcessSpec::Role::ControlServer && remote &&
-            !launcher.copySecret(s.host, p.identityFile, identity, &why))
+        if ((s.role == rc::ProcessSpec::Role::ControlServer || s.role == rc::ProcessSpec::Role::ConfigDb) &&
+            remote && !launcher.copySecret(s.host, p.identityFile, identity, &why))
             return QStringLiteral("cannot give %1 the partition's identity secret: %2").arg(s.host, why);
         if (file.isEmpty())
             continue;
