@@ -53,13 +53,17 @@ Status parseChanges(const QJsonValue &v, QList<config::Change> *out)
     return {};
 }
 
-/// Who a request comes from: the user and host its process claims in HELLO (proven when the
-/// partition has a secret), else its process name.
+/// Who a request comes from: the process name it proved with its process key, with the user and
+/// host it says (`Master (daq@cr-03)`); else the user and host its process says in its HELLO
+/// (authenticated by the partition's secret or TLS, a claim without), or its process name.
 QString authorOf(const Request &r)
 {
-    if (r.originUser().isEmpty() && r.originHost().isEmpty())
-        return r.origin();
-    return r.originUser() + QLatin1Char('@') + r.originHost();
+    const QString userHost = r.originUser().isEmpty() && r.originHost().isEmpty()
+                                 ? QString()
+                                 : r.originUser() + QLatin1Char('@') + r.originHost();
+    if (r.originProven())
+        return userHost.isEmpty() ? r.origin() : QStringLiteral("%1 (%2)").arg(r.origin(), userHost);
+    return userHost.isEmpty() ? r.origin() : userHost;
 }
 
 } // namespace
@@ -67,7 +71,8 @@ QString authorOf(const Request &r)
 ConfigServer::ConfigServer(Client *client, const sql::DatabaseConfig &database, const QString &name,
                            int crashAfterRows)
     : m_client(client), m_config(database), m_service(config::ConfigClient::serviceName(name)),
-      m_crashAfterRows(crashAfterRows), m_proven(!client->options().secretFile.isEmpty())
+      m_crashAfterRows(crashAfterRows),
+      m_proven(!client->options().secretFile.isEmpty() || !client->options().tlsCert.isEmpty())
 {
     m_worker = new QObject;
     m_worker->moveToThread(&m_thread);
@@ -126,6 +131,34 @@ void ConfigServer::onRequest(const Request &request)
     handoff::post(m_worker, [this, request, o = doc.object()] {
         const QJsonObject a = answer(o, request);
         m_client->reply(request, QJsonDocument(a).toJson(QJsonDocument::Compact));
+    });
+}
+
+bool ConfigServer::listenWeb(const QHostAddress &address, quint16 port, QString *error)
+{
+    m_web = std::make_unique<ConfigWeb>(this);
+    return m_web->listen(address, port, error);
+}
+
+quint16 ConfigServer::webPort() const
+{
+    return m_web ? m_web->port() : 0;
+}
+
+void ConfigServer::query(const QJsonObject &request, QObject *context,
+                         std::function<void(const QJsonObject &)> done)
+{
+    static const QStringList readOnly{
+        QStringLiteral("runs"), QStringLiteral("run"),  QStringLiteral("get"),  QStringLiteral("ls"),
+        QStringLiteral("log"),  QStringLiteral("diff"), QStringLiteral("tags"), QStringLiteral("resolve")};
+    if (!readOnly.contains(request.value(QStringLiteral("op")).toString())) {
+        done({{QStringLiteral("error"), QStringLiteral("not a read-only request")},
+              {QStringLiteral("code"), QStringLiteral("BadRequest")}});
+        return;
+    }
+    handoff::post(m_worker, [this, request, context, done = std::move(done)] {
+        const QJsonObject a = answer(request, Request());
+        handoff::post(context, [done, a] { done(a); });
     });
 }
 
@@ -202,8 +235,8 @@ QJsonObject ConfigServer::configAnswer(const QString &op, const QJsonObject &r, 
         config::Commit c;
         if (*st = parseChanges(r.value(QStringLiteral("changes")), &changes); st->isOk())
             *st = m_store->commit(quint64(r.value(QStringLiteral("base")).toInteger()), changes,
-                                  authorOf(origin), m_proven, r.value(QStringLiteral("message")).toString(),
-                                  &c);
+                                  authorOf(origin), m_proven || origin.originProven(),
+                                  r.value(QStringLiteral("message")).toString(), &c);
         a = c.toJson();
     } else if (op == QLatin1String("log")) {
         QList<config::Commit> commits;

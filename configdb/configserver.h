@@ -4,6 +4,7 @@
 
 #include "configdatabase.h"
 #include "configstore.h"
+#include "configweb.h"
 #include "runregistry.h"
 
 #include "dialog/client.h"
@@ -26,6 +27,15 @@ public:
 
     /// Opens the database (waiting for it) and publishes CONFIG.<name>. False with the reason.
     bool start(QString *error);
+    /// Serves the read-only web page (ConfigWeb) on @p address:@p port (0: any free port). False
+    /// with the reason. After start().
+    bool listenWeb(const QHostAddress &address, quint16 port, QString *error);
+    /// The web page's port (0 without one).
+    quint16 webPort() const;
+    /// A read-only request (runs, run, get, ls, log, diff, tags, resolve) answered on the database
+    /// thread as CONFIG.<name> answers it; @p done gets the answer, or {"error", "code"}, in
+    /// @p context's thread (dropped if @p context is gone).
+    void query(const QJsonObject &request, QObject *context, std::function<void(const QJsonObject &)> done);
 
 private:
     void onRequest(const Request &request);
@@ -45,6 +55,8 @@ private:
     std::unique_ptr<ConfigDatabase> m_db;
     std::unique_ptr<ConfigStore> m_store;
     std::unique_ptr<RunRegistry> m_runs;
+    /// After m_thread: destroyed once no database task can post to it any more.
+    std::unique_ptr<ConfigWeb> m_web;
 };
 
 } // namespace dialog::configdb

@@ -182,6 +182,7 @@ void Admission::admit(const net::Inbound &in, const QList<QHostAddress> &address
     p.term = c.term();
     p.termServer = qs(c.term_server());
     p.via = in.peer->connectionId;
+    p.version = in.peer->version;
     p.heartbeatMs = c.heartbeat_ms() > 0 ? int(c.heartbeat_ms()) : m_ctx.options.heartbeatMs;
     p.connectedAtMs = m_ctx.wallNow();
     p.lastSeenMs = m_ctx.now();

@@ -21,6 +21,7 @@ ProcessEntry entry(const ProcessRecord &p)
     e.host = p.host;
     e.port = p.port;
     e.pid = p.pid;
+    e.version = p.version;
     e.services = sorted(p.services);
     e.commands = sorted(p.commands);
     e.subscriptions = sorted(p.requests);

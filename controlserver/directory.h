@@ -25,6 +25,7 @@ struct ProcessRecord
     quint16 port = 0;
     quint32 pid = 0;
     quint64 incarnation = 0;
+    QString version; ///< its software version from the HELLO of its CONNECT's connection (empty: not said)
     /// Connect.session: a later CONNECT of this incarnation must show the same bytes.
     QByteArray session;
     /// net::PeerInfo::connectionId of the connection its CONNECT came by: its frames are believed

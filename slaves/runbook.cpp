@@ -109,13 +109,17 @@ QJsonArray RunBook::processes(const QString &node) const
     QJsonArray out;
     for (const QString &n : std::as_const(names)) {
         QJsonObject p{{QStringLiteral("name"), n}};
+        // The software version is the one of its HELLO, as the directory has it ("unknown": an older
+        // process that does not say); the master's own is known here.
+        if (n == m_partition.master.name)
+            p.insert(QStringLiteral("version"), QLatin1String(dialog::version()));
         if (const ProcessEntry *e = m_directory.process(n)) {
             p.insert(QStringLiteral("host"), e->host);
             p.insert(QStringLiteral("pid"), e->pid);
+            if (!p.contains(QStringLiteral("version")))
+                p.insert(QStringLiteral("version"),
+                         e->version.isEmpty() ? QStringLiteral("unknown") : e->version);
         }
-        // The software version of the others is not in the directory: the master's own only.
-        if (n == m_partition.master.name)
-            p.insert(QStringLiteral("version"), QLatin1String(dialog::version()));
         out.append(p);
     }
     return out;

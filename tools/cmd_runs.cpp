@@ -215,22 +215,20 @@ int runsShow(const QStringList &args)
                    .arg(p.value(QStringLiteral("name")).toString(), -16)
                    .arg(p.value(QStringLiteral("host")).toString())
                    .arg(p.value(QStringLiteral("pid")).toInteger())
-                   .arg(p.value(QStringLiteral("version")).toString());
+                   .arg(p.value(QStringLiteral("version")).toString(QStringLiteral("unknown")));
     }
     print(out.toUtf8());
     return 0;
 }
 
-/// name → "host pid version" of a run's processes.
-QMap<QString, QString> processesOf(const QJsonObject &run)
+/// name → @p field ("host", "version") of a run's processes ("unknown" when not recorded).
+QMap<QString, QString> processesOf(const QJsonObject &run, const QString &field)
 {
     QMap<QString, QString> out;
     for (const QJsonValue &pv : run.value(QStringLiteral("processes")).toArray()) {
         const QJsonObject p = pv.toObject();
-        out.insert(
-            p.value(QStringLiteral("name")).toString(),
-            QStringLiteral("%1 %2").arg(p.value(QStringLiteral("host")).toString(),
-                                        p.value(QStringLiteral("version")).toString(QStringLiteral("?"))));
+        out.insert(p.value(QStringLiteral("name")).toString(),
+                   p.value(field).toString(QStringLiteral("unknown")));
     }
     return out;
 }
@@ -293,7 +291,11 @@ int runsDiff(const QStringList &args)
         return fail(v.name, st.message());
     for (const config::DocumentDiff &d : std::as_const(diffs))
         out += config::unifiedDiff(d.path, d.before.value_or(QByteArray()), d.after.value_or(QByteArray()));
-    out += changes(QStringLiteral("process"), processesOf(a), processesOf(b), QStringLiteral("(absent)"));
+    const QString host = QStringLiteral("host"), version = QStringLiteral("version");
+    out += changes(QStringLiteral("host of"), processesOf(a, host), processesOf(b, host),
+                   QStringLiteral("(absent)"));
+    out += changes(QStringLiteral("software of"), processesOf(a, version), processesOf(b, version),
+                   QStringLiteral("(absent)"));
     out += changes(QStringLiteral("out of the run"), outOf(a), outOf(b), QStringLiteral("(in)"));
     print(out.toUtf8());
     return 0;

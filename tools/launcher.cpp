@@ -326,6 +326,11 @@ bool Launcher::start(const ProcessSpec &spec, Launched *out, QString *error) con
     if (spec.role == ProcessSpec::Role::ConfigDb && !spec.args.contains(QStringLiteral("--data-dir")) &&
         !spec.args.contains(QStringLiteral("--db")))
         args << QStringLiteral("--data-dir") << QDir(m_runDir).filePath(QStringLiteral("configdb"));
+    // The configuration database checks the proofs of names too: a commit's author is its name
+    // (unless up could not give it the identity secret).
+    if (spec.role == ProcessSpec::Role::ConfigDb && !m_partition.identityFile.isEmpty() &&
+        !m_partition.unprovenNames.contains(out->dialogName()))
+        args << QStringLiteral("--identity-file") << m_partition.identityFile;
     const QString program = programPath(spec);
     if (m_agents && spec.role != ProcessSpec::Role::ControlServer) {
         error->clear();

@@ -62,6 +62,16 @@ QString ensureIdentities(rc::Partition &p, const Launcher &launcher)
         if (s.role == rc::ProcessSpec::Role::ControlServer && remote &&
             !launcher.copySecret(s.host, p.identityFile, identity, &why))
             return QStringLiteral("cannot give %1 the partition's identity secret: %2").arg(s.host, why);
+        if (s.role == rc::ProcessSpec::Role::ConfigDb && remote &&
+            !launcher.copySecret(s.host, p.identityFile, identity, &why)) {
+            // Not fatal: it runs without checking names (commits by user@host, as before identities).
+            std::fprintf(stderr,
+                         "dialogctl up: warning: cannot give %s on %s the partition's identity secret (%s): "
+                         "its commits are not authored by proven names\n",
+                         qPrintable(l.dialogName()), qPrintable(s.host), qPrintable(why));
+            p.unprovenNames << l.dialogName();
+            continue;
+        }
         if (file.isEmpty())
             continue;
         const QByteArray key =

@@ -395,6 +395,7 @@ Request ClientPrivate::makeRequest(const net::Inbound &in)
         r.d->originUser = in.peer->user;
         r.d->originHost = in.peer->hostName;
         r.d->originAddress = in.peer->source.toString();
+        r.d->originProven = in.peer->proven;
     }
     return r;
 }
@@ -591,6 +592,20 @@ bool Client::start()
         }
         if (keyName == d->options.name)
             to.identityKey = key;
+    }
+    // The partition's identity secret (a daemon that checks the proofs of names: dialog-configdb).
+    if (!d->options.identityFile.isEmpty()) {
+        if (to.secret.isEmpty()) {
+            d->fail(Status::Code::SecurityError,
+                    QStringLiteral("an identity file (%1) needs the partition's secret file")
+                        .arg(d->options.identityFile));
+            return false;
+        }
+        if (const Status st = security::readSecretFile(d->options.identityFile, &to.identitySecret);
+            !st.isOk()) {
+            d->fail(Status::Code::SecurityError, st.message());
+            return false;
+        }
     }
     d->transport = std::make_unique<net::Transport>(to);
     d->transport->setDataSink(

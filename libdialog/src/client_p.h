@@ -278,6 +278,7 @@ public:
     QByteArray data;
     quint64 id = 0;
     quint16 port = 0;
+    bool originProven = false;
 };
 
 /// The local address of the route to the Control Server @p cs (what a process advertises by

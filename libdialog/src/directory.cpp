@@ -17,7 +17,7 @@ const QLatin1String timeMs("time_ms"), processes("processes"), lost("lost"), nam
     dropped("dropped"), reconnects("reconnects"), protocolErrors("protocol_errors"),
     queuedBytes("queued_bytes"), outgoingConnections("outgoing_connections"),
     incomingConnections("incoming_connections"), generation("generation"), page("page"), pages("pages"),
-    continued("continued"), omitted("omitted");
+    continued("continued"), omitted("omitted"), version("version");
 } // namespace key
 
 QStringList strings(const QJsonValue &v)
@@ -38,6 +38,8 @@ QJsonObject entryJson(const ProcessEntry &p, bool lost)
                   {key::commands, QJsonArray::fromStringList(p.commands)},
                   {key::subscriptions, QJsonArray::fromStringList(p.subscriptions)},
                   {key::connectedAtMs, p.connectedAtMs}};
+    if (!p.version.isEmpty())
+        o.insert(key::version, p.version);
     if (lost) {
         o.insert(key::lostAtMs, p.lostAtMs);
         o.insert(key::reason, p.lostReason);
@@ -54,6 +56,7 @@ ProcessEntry entryFrom(const QJsonObject &o)
     p.host = o.value(key::host).toString();
     p.port = quint16(qBound(0, o.value(key::port).toInt(), 65535));
     p.pid = o.value(key::pid).toInteger();
+    p.version = o.value(key::version).toString();
     p.services = strings(o.value(key::services));
     p.commands = strings(o.value(key::commands));
     p.subscriptions = strings(o.value(key::subscriptions));
@@ -172,9 +175,10 @@ bool splitCommandRequest(const QByteArray &request, QByteArray &command, QByteAr
 
 bool ProcessEntry::operator==(const ProcessEntry &o) const
 {
-    return name == o.name && host == o.host && port == o.port && pid == o.pid && services == o.services &&
-           commands == o.commands && subscriptions == o.subscriptions && connectedAtMs == o.connectedAtMs &&
-           lostAtMs == o.lostAtMs && lostReason == o.lostReason && omittedNames == o.omittedNames;
+    return name == o.name && host == o.host && port == o.port && pid == o.pid && version == o.version &&
+           services == o.services && commands == o.commands && subscriptions == o.subscriptions &&
+           connectedAtMs == o.connectedAtMs && lostAtMs == o.lostAtMs && lostReason == o.lostReason &&
+           omittedNames == o.omittedNames;
 }
 
 const ProcessEntry *DirectorySnapshot::process(const QString &name) const

@@ -150,6 +150,10 @@ QString Request::originAddress() const
 {
     return d->originAddress;
 }
+bool Request::originProven() const
+{
+    return d->originProven;
+}
 quint64 Request::id() const
 {
     return d->id;

@@ -59,6 +59,7 @@ struct PeerInfo
     quint64 incarnation = 0;
     QString user;     // the OS user it runs as, as it claims in its HELLO (empty: not said)
     QString hostName; // its host name, as it claims in its HELLO (empty: not said)
+    QString version;  // its software version (dialog::version()) from its HELLO (empty: not said)
     // Inbound peers only: the address the connection came from, and the connection itself (for
     // Transport::answer; an opaque key, never dereferenced outside its reader thread).
     QHostAddress source;

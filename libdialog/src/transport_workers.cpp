@@ -3,6 +3,7 @@
 #include "control_p.h"
 #include "dialog/handoff.h"
 #include "dialog/security.h"
+#include "dialog/version.h"
 #include "inbounddecoder_p.h"
 
 #include <QAbstractEventDispatcher>
@@ -133,6 +134,7 @@ SenderWorker::Connection *SenderWorker::open(const OutboxPtr &box)
     hello.set_incarnation(me.incarnation);
     hello.set_user(ss(processUser()));
     hello.set_host_name(ss(QSysInfo::machineHostName()));
+    hello.set_version(dialog::version());
     if (!m_transport->options().secret.isEmpty()) {
         c->authenticated = false;
         c->nonce = security::newNonce();
@@ -718,6 +720,7 @@ bool ReaderWorker::acceptHello(Connection *c, Type type, QByteArrayView payload,
     p->incarnation = h.incarnation();
     p->user = qs(h.user());
     p->hostName = qs(h.host_name());
+    p->version = qs(h.version());
     p->source = c->socket->peerAddress();
     p->reader = this;
     p->connection = c;

@@ -805,6 +805,8 @@ class Client:
     # --- internals: control ---
 
     def _hello(self) -> pb.Hello:
+        from . import __version__  # the package's, set once dialog/__init__.py has run
+
         return pb.Hello(
             name=self.name,
             host=self.host,
@@ -813,6 +815,7 @@ class Client:
             incarnation=self.incarnation,
             user=_USER,
             host_name=socket.gethostname(),
+            version=__version__,
         )
 
     def _outbox(self, ep: Endpoint) -> _Outbox:

@@ -7,10 +7,16 @@
 
 #include "dialog/client.h"
 #include "dialog/config.h"
+#include "dialog/security.h"
 
 #include <QJsonArray>
+#include <QScopeGuard>
 #include <QSqlDatabase>
+#include <QSysInfo>
 #include <QTemporaryDir>
+
+#include <pwd.h>
+#include <unistd.h>
 
 using namespace dialog::test;
 
@@ -110,6 +116,7 @@ private slots:
     void editCommitsOnTheVersionRead();
     void fullDiskRefusesTheCommitWhole();
     void configClientApi();
+    void authorsAreProvenOrClaimed();
     void postgresql();
 };
 
@@ -297,14 +304,27 @@ void tst_ConfigDb::runRegistry()
             return dialog::Status(dialog::Status::Code::Timeout);
         return *st;
     };
+    auto process = [](const QString &name, const QString &host, const QString &version) {
+        QJsonObject p{
+            {QStringLiteral("name"), name}, {QStringLiteral("host"), host}, {QStringLiteral("pid"), 42}};
+        if (!version.isEmpty())
+            p.insert(QStringLiteral("version"), version);
+        return p;
+    };
+    QJsonArray processes{process(QStringLiteral("FE1"), QStringLiteral("daq-fe1"), QStringLiteral("0.1.0")),
+                         process(QStringLiteral("RO1"), QStringLiteral("daq-ro1"), QStringLiteral("0.1.0"))};
+    QCOMPARE(ctl({QStringLiteral("config"), QStringLiteral("put"), QStringLiteral("slaves/FE1"),
+                  file(QStringLiteral("fe1.json"), "{\"registers\": 8}")}),
+             0);
     auto startRun = [&](const QString &partition, QJsonObject *answer) {
         return call({{QStringLiteral("op"), QStringLiteral("run-start")},
                      {QStringLiteral("run"),
                       QJsonObject{{QStringLiteral("partition"), partition},
                                   {QStringLiteral("run_type"), QStringLiteral("Physics")},
-                                  {QStringLiteral("config_version"), 0},
+                                  {QStringLiteral("config_version"), 1},
                                   {QStringLiteral("operator"), QStringLiteral("shifter@cr-03")},
-                                  {QStringLiteral("master"), QStringLiteral("Master")}}}},
+                                  {QStringLiteral("master"), QStringLiteral("Master")},
+                                  {QStringLiteral("processes"), processes}}}},
                     answer);
     };
     QJsonObject a, b, c;
@@ -331,7 +351,10 @@ void tst_ConfigDb::runRegistry()
     QCOMPARE(
         call({{QStringLiteral("op"), QStringLiteral("run")}, {QStringLiteral("number"), 99}}, &ended).code(),
         dialog::Status::Code::NotFound);
-    // A new run of "east" while run 1 never ended: run 1's master was lost.
+    // A new run of "east" while run 1 never ended: run 1's master was lost. FE1 runs another
+    // version of the software now, and RO1 an older one that does not say its version.
+    processes = {process(QStringLiteral("FE1"), QStringLiteral("daq-fe1"), QStringLiteral("0.2.0")),
+                 process(QStringLiteral("RO1"), QStringLiteral("daq-ro2"), QString())};
     QVERIFY(startRun(QStringLiteral("east"), &c).isOk());
     QCOMPARE(c.value(QStringLiteral("number")).toInt(), 3);
     QByteArray out;
@@ -349,6 +372,17 @@ void tst_ConfigDb::runRegistry()
                  &out),
              0);
     QCOMPARE(out.count('\n'), 1);
+    QCOMPARE(ctl({QStringLiteral("runs"), QStringLiteral("show"), QStringLiteral("3")}, &out), 0);
+    QVERIFY2(out.contains("FE1") && out.contains("daq-fe1 pid 42 0.2.0") &&
+                 out.contains("daq-ro2 pid 42 unknown"),
+             out);
+    QCOMPARE(
+        ctl({QStringLiteral("runs"), QStringLiteral("diff"), QStringLiteral("1"), QStringLiteral("3")}, &out),
+        0);
+    QVERIFY2(out.contains("software of FE1: 0.1.0 -> 0.2.0\n") &&
+                 out.contains("software of RO1: 0.1.0 -> unknown\n") &&
+                 out.contains("host of RO1: daq-ro1 -> daq-ro2\n") && !out.contains("host of FE1"),
+             out);
 }
 
 void tst_ConfigDb::killedMidCommitLeavesCommitsWholeOrAbsent()
@@ -480,6 +514,72 @@ void tst_ConfigDb::fullDiskRefusesTheCommitWhole()
     QCOMPARE(log().size(), committed + 1);
 }
 
+void tst_ConfigDb::authorsAreProvenOrClaimed()
+{
+    const passwd *pw = ::getpwuid(::geteuid());
+    QVERIFY(pw);
+    const QString me =
+        QStringLiteral("%1@%2").arg(QString::fromLocal8Bit(pw->pw_name), QSysInfo::machineHostName());
+    auto put = [&](const QString &name, int registers) {
+        QByteArray out, err;
+        const int rc = ctl({QStringLiteral("config"), QStringLiteral("put"), QStringLiteral("slaves/FE1"),
+                            file(name + QStringLiteral(".json"),
+                                 QByteArray("{\"registers\": ") + QByteArray::number(registers) + "}"),
+                            QStringLiteral("--name"), name},
+                           &out, &err);
+        if (rc != 0)
+            qWarning() << out << err;
+        return rc;
+    };
+    // No secret: the user and host the process says, marked as claimed.
+    setUpSystem();
+    if (QTest::currentTestFailed())
+        return;
+    QCOMPARE(put(QStringLiteral("editorC"), 10), 0);
+    QJsonObject newest = log().value(0);
+    QCOMPARE(newest.value(QStringLiteral("author")).toString(), me);
+    QCOMPARE(newest.value(QStringLiteral("proven")).toBool(), false);
+    QByteArray out;
+    QCOMPARE(ctl({QStringLiteral("config"), QStringLiteral("log")}, &out), 0);
+    QVERIFY2(out.contains(me.toUtf8() + " (claimed)"), out);
+    cleanup();
+
+    // A secret, and the partition's identity secret given to the configdb: a process that proves
+    // its name with its process key is the author by that name; one without a key is the user and
+    // host it says, authenticated by the secret.
+    m_dir = std::make_unique<QTemporaryDir>();
+    const QString secret = file(QStringLiteral("secret"), dialog::security::generateSecret());
+    const QString identity = file(QStringLiteral("identity"), dialog::security::generateSecret());
+    QByteArray identitySecret;
+    QVERIFY(dialog::security::readSecretFile(identity, &identitySecret).isOk());
+    const QString key = file(QStringLiteral("editorP.key"),
+                             dialog::security::processKeyFileContent(
+                                 QStringLiteral("editorP"),
+                                 dialog::security::processKey(identitySecret, QStringLiteral("editorP"))));
+    for (const QString &f : {secret, identity, key})
+        QFile::setPermissions(f, QFileDevice::ReadOwner | QFileDevice::WriteOwner);
+    qputenv("DIALOG_SECRET_FILE", secret.toUtf8());
+    auto unset = qScopeGuard([] {
+        qunsetenv("DIALOG_SECRET_FILE");
+        qunsetenv("DIALOG_PROCESS_KEY_FILE");
+    });
+    m_fx = std::make_unique<ProcessFixture>();
+    QVERIFY(m_fx->startControlServer());
+    QVERIFY(startConfigDb({QStringLiteral("--identity-file"), identity}));
+    qputenv("DIALOG_PROCESS_KEY_FILE", key.toUtf8());
+    QCOMPARE(put(QStringLiteral("editorP"), 20), 0);
+    newest = log().value(0);
+    QCOMPARE(newest.value(QStringLiteral("author")).toString(), QStringLiteral("editorP (%1)").arg(me));
+    QCOMPARE(newest.value(QStringLiteral("proven")).toBool(), true);
+    qunsetenv("DIALOG_PROCESS_KEY_FILE");
+    QCOMPARE(put(QStringLiteral("editorQ"), 30), 0);
+    newest = log().value(0);
+    QCOMPARE(newest.value(QStringLiteral("author")).toString(), me);
+    QCOMPARE(newest.value(QStringLiteral("proven")).toBool(), true);
+    QCOMPARE(ctl({QStringLiteral("config"), QStringLiteral("log")}, &out), 0);
+    QVERIFY2(out.contains("editorP (" + me.toUtf8() + ")") && !out.contains("(claimed)"), out);
+}
+
 void tst_ConfigDb::configClientApi()
 {
     setUpSystem();
@@ -554,6 +654,8 @@ void tst_ConfigDb::postgresql()
         return;
     // The server gone under a running configdb: the commit is refused with the reason; back, the
     // daemon connects again and nothing of the refused commit is there.
+    const qsizetype commits = log().size(); // runRegistry()'s
+    QCOMPARE(commits, 1);
     pg.stop();
     QByteArray err;
     const QString doc = file(QStringLiteral("pg.json"), "{\"registers\": 5}");
@@ -567,11 +669,11 @@ void tst_ConfigDb::postgresql()
             return ctl({QStringLiteral("config"), QStringLiteral("tag")}) == 0;
         },
         20000, 100));
-    QCOMPARE(log().size(), 0);
+    QCOMPARE(log().size(), commits);
     QCOMPARE(ctl({QStringLiteral("config"), QStringLiteral("put"), QStringLiteral("slaves/FE1"), doc},
                  nullptr, &err),
              0);
-    QCOMPARE(log().size(), 1);
+    QCOMPARE(log().size(), commits + 1);
 }
 
 QTEST_GUILESS_MAIN(tst_ConfigDb)

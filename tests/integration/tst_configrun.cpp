@@ -8,6 +8,7 @@
 #include "dialog/config.h"
 #include "dialog/rc/protocol.h"
 #include "dialog/subscription.h"
+#include "dialog/version.h"
 
 #include <QJsonArray>
 #include <QTemporaryDir>
@@ -251,11 +252,26 @@ private slots:
         QCOMPARE(first.value(QStringLiteral("partition")).toString(), QStringLiteral("cfgtest"));
         QVERIFY2(first.value(QStringLiteral("operator")).toString().contains(QLatin1Char('@')),
                  qPrintable(first.value(QStringLiteral("operator")).toString()));
-        bool sawRo1 = false;
-        for (const QJsonValue &p : first.value(QStringLiteral("processes")).toArray())
-            if (p.toObject().value(QStringLiteral("name")).toString() == QLatin1String("RO1"))
-                sawRo1 = p.toObject().value(QStringLiteral("pid")).toInteger() > 0;
-        QVERIFY2(sawRo1, QJsonDocument(first).toJson());
+        // Every process of the partition with its host, PID and software version (from its HELLO,
+        // through the Control Server's directory).
+        QStringList recorded;
+        for (const QJsonValue &pv : first.value(QStringLiteral("processes")).toArray()) {
+            const QJsonObject p = pv.toObject();
+            QVERIFY2(p.value(QStringLiteral("pid")).toInteger() > 0 &&
+                         !p.value(QStringLiteral("host")).toString().isEmpty() &&
+                         p.value(QStringLiteral("version")).toString() == QLatin1String(dialog::version()),
+                     QJsonDocument(p).toJson());
+            recorded << p.value(QStringLiteral("name")).toString();
+        }
+        QVERIFY2(recorded.contains(QLatin1String("RO1")) && recorded.contains(QLatin1String("FE1")) &&
+                     recorded.contains(QLatin1String("Master")),
+                 QJsonDocument(first).toJson());
+        QByteArray shown;
+        QCOMPARE(m_fx->run(QStringLiteral("dialogctl"),
+                           {QStringLiteral("runs"), QStringLiteral("show"), QStringLiteral("1")}, &shown),
+                 0);
+        QVERIFY2(shown.contains(QByteArray("pid ")) && shown.contains(QByteArray(" ") + dialog::version()),
+                 shown);
         QByteArray out;
         QCOMPARE(m_fx->run(QStringLiteral("dialogctl"),
                            {QStringLiteral("runs"), QStringLiteral("diff"), QStringLiteral("1"),

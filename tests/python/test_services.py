@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 
 import pytest
 from conftest import run, run_tool
@@ -521,3 +522,16 @@ def test_service_refused_for_now_is_asked_again(tmp_path):
         run(main(), 90)
     finally:
         d.close()
+
+
+def test_directory_keeps_the_software_version_of_the_hello(daemons):
+    # The Python client says its package's version in its HELLO; the Control Server's directory keeps it
+    # (the run registry records it per process from there).
+    async def main():
+        async with client(daemons, "PyVersion"):
+            out = await run_tool("ls", "--json", address=daemons.address)
+            directory = json.loads([line for line in out.splitlines() if line.startswith("{")][-1])
+            processes = {p["name"]: p for p in directory["processes"]}
+            assert processes["PyVersion"]["version"] == dialog.__version__
+
+    run(main())

@@ -151,4 +151,54 @@ private:
     QProcess m_browser;
 };
 
+/// Starts @p browser and opens @p url in its page, @p width × @p height pixels, with @p dt connected
+/// to it and the Page and Runtime domains (and Log, with @p log) on. Empty, or why not.
+inline QString openPage(HeadlessChromium &browser, DevTools &dt, const QString &url, int width, int height,
+                        bool log = false)
+{
+    QString error;
+    const QUrl pageWs = browser.start(&error);
+    if (pageWs.isEmpty())
+        return error;
+    if (!dt.connect(pageWs))
+        return QStringLiteral("cannot connect to the DevTools endpoint %1").arg(pageWs.toString());
+    QStringList domains{QStringLiteral("Page.enable"), QStringLiteral("Runtime.enable")};
+    if (log)
+        domains << QStringLiteral("Log.enable");
+    for (const QString &d : std::as_const(domains))
+        if (dt.call(d).isEmpty())
+            return QStringLiteral("%1 was not answered").arg(d);
+    dt.call(QStringLiteral("Emulation.setDeviceMetricsOverride"), {{QStringLiteral("width"), width},
+                                                                   {QStringLiteral("height"), height},
+                                                                   {QStringLiteral("deviceScaleFactor"), 1},
+                                                                   {QStringLiteral("mobile"), false}});
+    if (!dt.call(QStringLiteral("Page.navigate"), {{QStringLiteral("url"), url}})
+             .contains(QLatin1String("result")))
+        return QStringLiteral("Page.navigate to %1 failed").arg(url);
+    return {};
+}
+
+/// Saves the page as a PNG at @p path. Empty, or why not.
+inline QString savePagePng(DevTools &dt, const QString &path)
+{
+    const QJsonObject shot = dt.call(QStringLiteral("Page.captureScreenshot"),
+                                     {{QStringLiteral("format"), QStringLiteral("png")}});
+    const QByteArray png = QByteArray::fromBase64(
+        shot.value(QLatin1String("result")).toObject().value(QLatin1String("data")).toString().toLatin1());
+    if (!png.startsWith("\x89PNG"))
+        return QStringLiteral("Page.captureScreenshot answered no PNG");
+    QFile out(path);
+    if (!out.open(QIODevice::WriteOnly) || out.write(png) != png.size())
+        return QStringLiteral("cannot write %1: %2").arg(path, out.errorString());
+    return {};
+}
+
+/// Closes the browser of @p dt and reaps @p browser.
+inline void closeBrowser(HeadlessChromium &browser, DevTools &dt)
+{
+    dt.call(QStringLiteral("Browser.close"), {}, 3000);
+    dt.close();
+    browser.process().waitForFinished(10000);
+}
+
 } // namespace dialog::test

@@ -68,6 +68,10 @@ struct ClientOptions
     /// Shared secret of the partition (--secret-file, $DIALOG_SECRET_FILE; see dialog/security.h).
     /// Empty: no authentication.
     QString secretFile;
+    /// The partition's identity secret, for a daemon that checks the proofs of names on its own
+    /// connections (dialog-configdb --identity-file): Request::originProven() says whether a
+    /// requester proved its name. Needs secretFile. Empty: names are claims.
+    QString identityFile;
     ///@{
     /// TLS files (--tls-cert/--tls-key/--tls-ca, $DIALOG_TLS_CERT/_KEY/_CA). Empty: plain TCP.
     QString tlsCert, tlsKey, tlsCa;

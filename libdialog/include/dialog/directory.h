@@ -42,6 +42,8 @@ struct ProcessEntry
     quint16 port = 0;
     /// Its operating-system process id.
     qint64 pid = 0;
+    /// Its software version (dialog::version() in its HELLO); empty: not said (an older peer).
+    QString version;
     QStringList services;      ///< sorted
     QStringList commands;      ///< sorted
     QStringList subscriptions; ///< services it asked for (sorted)

@@ -43,6 +43,10 @@ public:
     QString originHost() const;
     /// The address the request's connection came from.
     QString originAddress() const;
+    /// True when the requesting process proved its name (origin()) with its process key on the
+    /// request's connection; only in a process given the partition's identity secret
+    /// (ClientOptions::identityFile; docs/security.md, "Identities"). False: the name is a claim.
+    bool originProven() const;
     /// The request's number, unique per requesting process; Reply::id() of its answer.
     quint64 id() const;
 

@@ -675,7 +675,10 @@ void tst_Directory::publishedSnapshotsReadBack()
 {
     // What the Control Server publishes is what readers get through dialog::DirectorySnapshot.
     Directory d;
-    QCOMPARE(d.connectProcess(proc(QStringLiteral("A"), 1000, 10, 1), nullptr), Result::Accepted);
+    // A says its software version in its HELLO; B, of an older release, does not.
+    ProcessRecord withVersion = proc(QStringLiteral("A"), 1000, 10, 1);
+    withVersion.version = QStringLiteral("0.1.0");
+    QCOMPARE(d.connectProcess(withVersion, nullptr), Result::Accepted);
     QCOMPARE(d.connectProcess(proc(QStringLiteral("B"), 2000, 20, 2), nullptr), Result::Accepted);
     QVERIFY(d.registerService(QStringLiteral("A"), QStringLiteral("A.Rate"), nullptr));
     d.registerCommand(QStringLiteral("A"), QStringLiteral("Reset"));
@@ -697,7 +700,17 @@ void tst_Directory::publishedSnapshotsReadBack()
     QCOMPARE(a->services, QStringList{QStringLiteral("A.Rate")});
     QCOMPARE(a->commands, QStringList{QStringLiteral("Reset")});
     QCOMPARE(a->subscriptions, QStringList{QStringLiteral("B.State")});
+    QCOMPARE(a->version, QStringLiteral("0.1.0"));
+    QCOMPARE(d.toJson(100)
+                 .value(QStringLiteral("processes"))
+                 .toArray()
+                 .first()
+                 .toObject()
+                 .value(QStringLiteral("version"))
+                 .toString(),
+             QStringLiteral("0.1.0"));
     QCOMPARE(dir->lost.size(), 1);
+    QCOMPARE(dir->lost.first().version, QString()); // not said: "unknown" to the run registry
     QCOMPARE(dir->lost.first().name, QStringLiteral("B"));
     QCOMPARE(dir->lost.first().lostReason, QStringLiteral("no heartbeat"));
     QCOMPARE(dir->lost.first().lostAtMs, 77);
