@@ -67,8 +67,10 @@ bool AlarmServer::start(QString *error)
         m_web = std::make_unique<AlarmWeb>(m_service.get(), m_table.get(), m_history.get());
         m_web->setToken(m_options.httpToken);
         m_web->addMetrics([hooks = m_hooks.get()] { return hooks->metrics(); });
-        if (!m_web->listen(m_options.httpBind, quint16(m_options.httpPort), error))
+        if (const Status st = m_web->listen(m_options.httpBind, quint16(m_options.httpPort)); !st.isOk()) {
+            *error = st.message();
             return false;
+        }
     }
     return true;
 }

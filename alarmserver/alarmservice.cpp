@@ -208,17 +208,22 @@ QJsonObject AlarmService::answer(const QJsonObject &r, const Request &origin, QS
             a.insert(u"warning"_s, error);
         return a;
     }
-    if (changingOps.contains(op))
-        return operate(op, r,
-                       Origin{origin.origin(), origin.originUser(), origin.originHost(), origin.originAddress()},
-                       Actor{actorOf(origin), m_proven}, refused);
+    if (changingOps.contains(op)) {
+        QJsonObject done;
+        const Status st = operate(
+            op, r, Origin{origin.origin(), origin.originUser(), origin.originHost(), origin.originAddress()},
+            Actor{actorOf(origin), m_proven}, &done);
+        if (!st.isOk())
+            *refused = st.message();
+        return done;
+    }
     *refused =
         u"unknown op '%1' (expected ls, tree, history, ack, shelve, unshelve, disable, enable)"_s.arg(op);
     return {};
 }
 
-QJsonObject AlarmService::operate(const QString &op, const QJsonObject &r, const Origin &from, const Actor &actor,
-                                  QString *refused)
+Status AlarmService::operate(const QString &op, const QJsonObject &r, const Origin &from, const Actor &actor,
+                             QJsonObject *done)
 {
     const QString path = r.value(u"path"_s).toString();
     // The access list names operator actions as commands "ALARM.<op>.<path>".
@@ -227,12 +232,16 @@ QJsonObject AlarmService::operate(const QString &op, const QJsonObject &r, const
     const int i = m_table->indexOf(path);
     const QString comment = r.value(u"comment"_s).toString();
     QString why;
+    Status::Code code = Status::Code::Failed; // the table's refusals (already acknowledged, …)
     if (!changingOps.contains(op)) {
+        code = Status::Code::BadRequest;
         why = u"unknown action '%1' (expected %2)"_s.arg(op, changingOps.join(u", "_s));
     } else if (!d.allowed) {
+        code = Status::Code::PermissionDenied;
         why = u"permission denied: the access list (%1) does not let %2 (user '%3', host '%4') %5 %6"_s.arg(
             d.because, from.process, from.user, from.host, op, path);
     } else if (i < 0) {
+        code = Status::Code::NotFound;
         why = u"unknown alarm '%1'"_s.arg(path);
     } else if (op == u"ack"_s) {
         why = m_table->acknowledge(i, actor, comment);
@@ -263,10 +272,10 @@ QJsonObject AlarmService::operate(const QString &op, const QJsonObject &r, const
     if (!why.isEmpty()) {
         qCWarning(lcAlarmService).noquote() << op << path << "from" << actor.who << "refused:" << why;
         ++m_refused;
-        *refused = why;
-        return {};
+        return Status(code, why);
     }
-    return {{u"alarm"_s, m_table->toJson(i)}};
+    *done = {{u"alarm"_s, m_table->toJson(i)}};
+    return {};
 }
 
 } // namespace dialog::alarm

@@ -40,9 +40,11 @@ public:
 
     /// An operator action (@p op: ack, shelve, unshelve, disable, enable; @p r as an ALARM.Server
     /// request) from @p from, shown in the history as @p who: checked against the access list and
-    /// recorded in the audit trail. The alarm's JSON when done, else @p refused says why.
-    QJsonObject operate(const QString &op, const QJsonObject &r, const Origin &from, const Actor &who,
-                        QString *refused);
+    /// recorded in the audit trail. Ok with the alarm's JSON in @p done; else BadRequest (an
+    /// unknown action), PermissionDenied (the access list), NotFound (no such alarm) or Failed (the
+    /// table refuses it: already acknowledged, a comment required, …).
+    Status operate(const QString &op, const QJsonObject &r, const Origin &from, const Actor &who,
+                   QJsonObject *done);
     /// Operator actions refused (from ALARM.Server and the web page).
     quint64 refused() const { return m_refused; }
     /// Adds @p figures to every table message under @p key (the hooks' counters).

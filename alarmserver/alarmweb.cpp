@@ -4,15 +4,11 @@
 #include "alarmtable.h"
 #include "historystore.h"
 
-#include "dialog/httpauth.h"
-#include "dialog/httpstatus.h"
-
 #include <QFile>
 #include <QHttpServerRequest>
 #include <QJsonDocument>
 #include <QLoggingCategory>
 #include <QRegularExpression>
-#include <QTcpServer>
 #include <QTcpSocket>
 
 using namespace Qt::StringLiterals;
@@ -25,31 +21,6 @@ namespace {
 
 constexpr qsizetype MaxBody = 64 * 1024;
 
-/// Writes a whole answer and closes the connection (nothing if the client already left).
-void answer(QTcpSocket *socket, int status, const QByteArray &contentType, const QByteArray &body,
-            bool head = false)
-{
-    if (!socket || socket->state() != QAbstractSocket::ConnectedState)
-        return;
-    QByteArray out = "HTTP/1.1 " + QByteArray::number(status) + ' ' + http::reasonPhrase(status) + "\r\n";
-    out += "Content-Type: " + contentType + "\r\nContent-Length: " + QByteArray::number(body.size()) +
-           "\r\nCache-Control: no-cache\r\nConnection: close\r\n\r\n";
-    if (!head)
-        out += body;
-    socket->write(out);
-    socket->disconnectFromHost();
-}
-
-void answerJson(QTcpSocket *socket, int status, const QJsonObject &o, bool head = false)
-{
-    answer(socket, status, "application/json", QJsonDocument(o).toJson(QJsonDocument::Compact) + '\n', head);
-}
-
-void answerError(QTcpSocket *socket, int status, const QString &message)
-{
-    answerJson(socket, status, QJsonObject{{u"error"_s, message}});
-}
-
 void family(QByteArray &out, const char *name, const char *type, const char *help)
 {
     out += QByteArray("# HELP ") + name + ' ' + help + "\n# TYPE " + name + ' ' + type + '\n';
@@ -58,39 +29,9 @@ void family(QByteArray &out, const char *name, const char *type, const char *hel
 } // namespace
 
 AlarmWeb::AlarmWeb(AlarmService *service, AlarmTable *table, HistoryStore *history, QObject *parent)
-    : QAbstractHttpServer(parent), m_service(service), m_table(table), m_history(history)
+    : WebFrontend(u"this alarm page"_s, u"alarm server's --http-token-file"_s, parent), m_service(service),
+      m_table(table), m_history(history)
 {
-}
-
-bool AlarmWeb::listen(const QHostAddress &address, quint16 port, QString *error)
-{
-    auto tcp = std::make_unique<QTcpServer>();
-    if (!tcp->listen(address, port)) {
-        *error = u"cannot listen on %1:%2: %3"_s.arg(address.toString()).arg(port).arg(tcp->errorString());
-        return false;
-    }
-    m_tcp = tcp.release();
-    bind(m_tcp); // parents m_tcp to this
-    return true;
-}
-
-quint16 AlarmWeb::port() const
-{
-    return m_tcp ? m_tcp->serverPort() : 0;
-}
-
-void AlarmWeb::missingHandler(const QHttpServerRequest &, QTcpSocket *socket)
-{
-    answerError(socket, 404, u"no such resource"_s);
-}
-
-bool AlarmWeb::tokenGiven(const QHttpServerRequest &request) const
-{
-    const auto headers = request.headers();
-    for (const auto &h : headers)
-        if (h.first.compare("authorization", Qt::CaseInsensitive) == 0)
-            return http::bearerMatches(h.second, m_token);
-    return false;
 }
 
 bool AlarmWeb::handleRequest(const QHttpServerRequest &request, QTcpSocket *socket)
@@ -112,12 +53,8 @@ bool AlarmWeb::handleRequest(const QHttpServerRequest &request, QTcpSocket *sock
         return true;
     }
     const bool data = path == u"/alarms"_s || path == u"/metrics"_s;
-    if (data && !m_token.isEmpty() && !tokenGiven(request)) {
-        answerError(socket, 401,
-                    u"this alarm page needs a token: send 'Authorization: Bearer <token>' (the content of the "
-                    "alarm server's --http-token-file)"_s);
+    if (data && !requireToken(request, socket))
         return true;
-    }
     if (path == u"/"_s || path == u"/index.html"_s) {
         QFile page(u":/dialog-alarmserver/web/index.html"_s);
         if (!page.open(QIODevice::ReadOnly))
@@ -126,7 +63,7 @@ bool AlarmWeb::handleRequest(const QHttpServerRequest &request, QTcpSocket *sock
             answer(socket, 200, "text/html; charset=utf-8", page.readAll(), head);
     } else if (path == u"/alarms"_s) {
         QJsonObject t = m_service->tableJson();
-        t.insert(u"actions"_s, !m_token.isEmpty()); // the page offers Ack only where it can work
+        t.insert(u"actions"_s, hasToken()); // the page offers Ack only where it can work
         answerJson(socket, 200, t, head);
     } else if (path == u"/metrics"_s) {
         answer(socket, 200, "text/plain; version=0.0.4; charset=utf-8", metrics(), head);
@@ -142,7 +79,7 @@ void AlarmWeb::act(const QString &op, const QHttpServerRequest &request, QTcpSoc
     bool v4 = false;
     const QHostAddress peerAddress(socket->peerAddress().toIPv4Address(&v4));
     const QString peer = v4 ? peerAddress.toString() : socket->peerAddress().toString();
-    if (m_token.isEmpty()) {
+    if (!hasToken()) {
         answerError(socket, 403,
                     u"this alarm page is read-only: the alarm server takes actions from the web only with "
                     "--http-token-file"_s);
@@ -175,13 +112,13 @@ void AlarmWeb::act(const QString &op, const QHttpServerRequest &request, QTcpSoc
     }
     const Origin from{u"web"_s, user, peer, peer};
     const Actor who{u"%1@%2 (web)"_s.arg(user, peer), false};
-    QString refused;
-    const QJsonObject done = m_service->operate(op, r, from, who, &refused);
-    if (!refused.isEmpty()) {
-        const int status = refused.startsWith(u"permission denied"_s) ? 403
-                           : refused.startsWith(u"unknown alarm"_s)   ? 404
-                                                                      : 409;
-        answerError(socket, status, refused);
+    QJsonObject done;
+    if (const Status refused = m_service->operate(op, r, from, who, &done); !refused.isOk()) {
+        const int status = refused.code() == Status::Code::PermissionDenied ? 403
+                           : refused.code() == Status::Code::NotFound       ? 404
+                           : refused.code() == Status::Code::BadRequest     ? 400
+                                                                            : 409;
+        answerError(socket, status, refused.message());
         return;
     }
     qCInfo(lcAlarmWeb).noquote() << op << r.value(u"path"_s).toString() << "by" << who.who;

@@ -5,8 +5,8 @@
 // alarm counts and the history's and the hooks' figures in the Prometheus text format.
 #pragma once
 
-#include <QAbstractHttpServer>
-#include <QHostAddress>
+#include "webfrontend.h"
+
 #include <functional>
 
 namespace dialog::alarm {
@@ -15,40 +15,31 @@ class AlarmService;
 class AlarmTable;
 class HistoryStore;
 
-/// Answers are written whole and close their connection (as the logger's web log does).
-class AlarmWeb : public QAbstractHttpServer
+/// The alarm server's pages and resources over http::WebFrontend.
+class AlarmWeb : public http::WebFrontend
 {
     Q_OBJECT
 public:
     /// The parts must outlive this object.
     AlarmWeb(AlarmService *service, AlarmTable *table, HistoryStore *history, QObject *parent = nullptr);
 
-    /// /alarms and /metrics need `Authorization: Bearer <token>` (401 without); the page itself
-    /// (no data) loads without it and asks for it. The actions always need it: without a token
-    /// (empty) the web side is read-only and they are answered 403.
-    void setToken(const QByteArray &token) { m_token = token; }
     /// More lines for /metrics (the hooks' figures), appended to the alarm server's own.
     void addMetrics(std::function<QByteArray()> metrics) { m_metrics.append(std::move(metrics)); }
-    /// Listens on @p address:@p port. False with "cannot listen on ADDR:PORT: reason".
-    bool listen(const QHostAddress &address, quint16 port, QString *error);
-    quint16 port() const;
-
     /// The Prometheus text of /metrics.
     QByteArray metrics() const;
 
 protected:
+    /// With a token set (setToken()), /alarms and /metrics need `Authorization: Bearer <token>`
+    /// (401 without); the page itself (no data) loads without it and asks for it. The actions
+    /// always need it: without a token the web side is read-only and they are answered 403.
     bool handleRequest(const QHttpServerRequest &request, QTcpSocket *socket) override;
-    void missingHandler(const QHttpServerRequest &request, QTcpSocket *socket) override;
 
 private:
     void act(const QString &op, const QHttpServerRequest &request, QTcpSocket *socket);
-    bool tokenGiven(const QHttpServerRequest &request) const;
 
     AlarmService *m_service;
     AlarmTable *m_table;
     HistoryStore *m_history;
-    QTcpServer *m_tcp = nullptr;
-    QByteArray m_token;
     QList<std::function<QByteArray()>> m_metrics;
 };
 

@@ -31,10 +31,9 @@ bool PushCopy::takeTypes(const QJsonArray &json, QString *error)
         *error = QStringLiteral("cannot take the master's types: %1").arg(st.message());
         return false;
     }
-    QString why;
-    const is::Layouts theirs = is::Layouts::of(types, &why);
-    if (!why.isEmpty()) {
-        *error = QStringLiteral("cannot take the master's types: %1").arg(why);
+    is::Layouts theirs;
+    if (const Status st = is::Layouts::of(types, &theirs); !st.isOk()) {
+        *error = QStringLiteral("cannot take the master's types: %1").arg(st.message());
         return false;
     }
     m_evolution = std::make_unique<is::Evolution>(m_types, theirs);

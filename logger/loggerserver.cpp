@@ -5,6 +5,7 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QPointer>
+#include <utility>
 
 namespace dialog::logger {
 
@@ -48,7 +49,15 @@ LoggerServer::~LoggerServer()
 
 bool LoggerServer::start(QString *error)
 {
-    handoff::post(m_store, [store = m_store] { store->open(); });
+    // A search before the tables exist would fail ("no such table"): searches wait for the open.
+    handoff::post(m_store, [this, store = m_store] {
+        store->open();
+        handoff::post(this, [this] {
+            m_storeOpened = true;
+            for (const auto &run : std::exchange(m_beforeOpen, {}))
+                run();
+        });
+    });
     if (!m_client->publish(logservice::service()) || !(m_live = m_client->publish(logservice::live()))) {
         *error = m_client->errorString();
         return false;
@@ -139,6 +148,13 @@ void LoggerServer::onControlServerLog(const Message &message)
 
 void LoggerServer::search(const LogQuery &query, QObject *context, SearchDone done)
 {
+    if (!m_storeOpened) {
+        m_beforeOpen.append([this, query, guard = QPointer<QObject>(context), done = std::move(done)] {
+            if (guard)
+                search(query, guard, done);
+        });
+        return;
+    }
     Searcher *s = &m_searchers.front();
     for (Searcher &other : m_searchers)
         if (other.running < s->running)

@@ -36,8 +36,9 @@ public:
     /// std::nullopt and the reason.
     using SearchDone =
         std::function<void(const std::optional<QList<LogRecord>> &records, bool more, const QString &error)>;
-    /// Runs @p query on the least busy of the searches' threads; @p done is called in this object's thread,
-    /// exactly once, unless @p context is destroyed first.
+    /// Runs @p query on the least busy of the searches' threads, once the store has opened the
+    /// database (and created its tables); @p done is called in this object's thread, exactly once,
+    /// unless @p context is destroyed first.
     void search(const LogQuery &query, QObject *context, SearchDone done);
     /// The counters `dialogctl log stats` prints (JSON).
     QByteArray statistics() const;
@@ -67,7 +68,9 @@ private:
     LogStore *m_store = nullptr; ///< lives in m_storeThread
     std::array<Searcher, SearchThreads> m_searchers;
     Service *m_live = nullptr;
-    QHash<quint64, Request> m_waiting; ///< batches not yet committed, by ticket
+    bool m_storeOpened = false;                ///< the store's open() has run (well or not)
+    QList<std::function<void()>> m_beforeOpen; ///< searches asked for before that
+    QHash<quint64, Request> m_waiting;         ///< batches not yet committed, by ticket
     quint64 m_nextTicket = 1;
     quint64 m_refused = 0; ///< batches refused because the buffer was full
     /// The Control Server's messages: the last sequence number buffered for storing, per host and

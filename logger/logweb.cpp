@@ -2,43 +2,17 @@
 
 #include "loggerserver.h"
 
-#include "dialog/httpauth.h"
-#include "dialog/httpstatus.h"
-
 #include <QFile>
 #include <QHttpServerRequest>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QPointer>
-#include <QTcpServer>
 #include <QTcpSocket>
 #include <QUrlQuery>
 
 namespace dialog::logger {
 
 namespace {
-
-/// Writes a whole answer and closes the connection (nothing if the client already left).
-void answer(QTcpSocket *socket, int status, const QByteArray &contentType, const QByteArray &body,
-            bool head = false)
-{
-    if (!socket || socket->state() != QAbstractSocket::ConnectedState)
-        return;
-    QByteArray out = "HTTP/1.1 " + QByteArray::number(status) + ' ' + http::reasonPhrase(status) + "\r\n";
-    out += "Content-Type: " + contentType + "\r\nContent-Length: " + QByteArray::number(body.size()) +
-           "\r\nCache-Control: no-cache\r\nConnection: close\r\n\r\n";
-    if (!head)
-        out += body;
-    socket->write(out);
-    socket->disconnectFromHost();
-}
-
-void answerError(QTcpSocket *socket, int status, const QString &message)
-{
-    answer(socket, status, "application/json",
-           QJsonDocument(QJsonObject{{QStringLiteral("error"), message}}).toJson(QJsonDocument::Compact) +
-               '\n');
-}
 
 /// The query the URL's parameters describe; std::nullopt with @p error on a bad value.
 std::optional<LogQuery> queryFromUrl(const QUrlQuery &url, QString *error)
@@ -111,31 +85,10 @@ std::optional<LogQuery> queryFromUrl(const QUrlQuery &url, QString *error)
 
 } // namespace
 
-LogWeb::LogWeb(LoggerServer *server, QObject *parent) : QAbstractHttpServer(parent), m_server(server) {}
-
-bool LogWeb::listen(const QHostAddress &address, quint16 port, QString *error)
+LogWeb::LogWeb(LoggerServer *server, QObject *parent)
+    : WebFrontend(QStringLiteral("this web log"), QStringLiteral("logger's --http-token-file"), parent),
+      m_server(server)
 {
-    auto tcp = std::make_unique<QTcpServer>();
-    if (!tcp->listen(address, port)) {
-        *error = QStringLiteral("cannot listen on %1:%2: %3")
-                     .arg(address.toString())
-                     .arg(port)
-                     .arg(tcp->errorString());
-        return false;
-    }
-    m_tcp = tcp.release();
-    bind(m_tcp); // parents m_tcp to this
-    return true;
-}
-
-quint16 LogWeb::port() const
-{
-    return m_tcp ? m_tcp->serverPort() : 0;
-}
-
-void LogWeb::missingHandler(const QHttpServerRequest &, QTcpSocket *socket)
-{
-    answerError(socket, 404, QStringLiteral("no such resource"));
 }
 
 bool LogWeb::handleRequest(const QHttpServerRequest &request, QTcpSocket *socket)
@@ -147,12 +100,8 @@ bool LogWeb::handleRequest(const QHttpServerRequest &request, QTcpSocket *socket
     }
     const QString path = request.url().path();
     const bool data = path == QLatin1String("/log") || path == QLatin1String("/stats");
-    if (data && !m_token.isEmpty() && !tokenGiven(request)) {
-        answerError(socket, 401,
-                    QStringLiteral("this web log needs a token: send 'Authorization: Bearer <token>' (the "
-                                   "content of the logger's --http-token-file)"));
+    if (data && !requireToken(request, socket))
         return true;
-    }
     if (path == QLatin1String("/log")) {
         searchLog(request, socket);
     } else if (path == QLatin1String("/") || path == QLatin1String("/index.html")) {
@@ -167,15 +116,6 @@ bool LogWeb::handleRequest(const QHttpServerRequest &request, QTcpSocket *socket
         answerError(socket, 404, QStringLiteral("no such resource (try / or /log)"));
     }
     return true;
-}
-
-bool LogWeb::tokenGiven(const QHttpServerRequest &request) const
-{
-    const auto headers = request.headers();
-    for (const auto &h : headers)
-        if (h.first.compare("authorization", Qt::CaseInsensitive) == 0)
-            return http::bearerMatches(h.second, m_token);
-    return false;
 }
 
 void LogWeb::searchLog(const QHttpServerRequest &request, QTcpSocket *socket)

@@ -143,8 +143,8 @@ int main(int argc, char *argv[])
         web.setToken(token);
     }
     if (g.httpPort >= 0) {
-        if (!web.listen(g.httpBind, quint16(g.httpPort), &why))
-            return t.fail(why);
+        if (const dialog::Status st = web.listen(g.httpBind, quint16(g.httpPort)); !st.isOk())
+            return t.fail(st.message());
         std::fprintf(stderr, "dialog-logger: web log on http://%s:%u/\n", qPrintable(g.httpBind.toString()),
                      unsigned(web.port()));
     }

@@ -82,8 +82,9 @@ void ControlSlave::perform(rc::Transition t, const rc::TransitionRequest &params
         if (!params.parameters.isEmpty()) {
             // The configuration database's parameters, from the version the master configures.
             ControlSlaveConfig c = m_config;
-            if (QString error; !applyParameters(params.parameters, &c, &error))
-                return done(false, QStringLiteral("parameters from the configuration database: ") + error);
+            if (const Status st = applyParameters(params.parameters, &c); !st.isOk())
+                return done(Status(st.code(), QStringLiteral("parameters from the configuration database: ") +
+                                                  st.message()));
             setConfig(c);
         }
         m_configure.disconnect(this);
@@ -91,10 +92,11 @@ void ControlSlave::perform(rc::Transition t, const rc::TransitionRequest &params
             m_card = m_expected; // the write
             for (int i = 0; i < m_card.size(); ++i)
                 if (m_card[i] != m_expected[i])
-                    return done(false, QStringLiteral("register %1 read back wrong").arg(i));
+                    return done(
+                        Status(Status::Code::Failed, QStringLiteral("register %1 read back wrong").arg(i)));
             m_check.start();
             log(Severity::Info, QStringLiteral("card configured: %1 registers").arg(m_card.size()));
-            done(true, {});
+            done(Status());
         });
         m_configure.start(m_config.configureMs);
         return;
@@ -117,7 +119,7 @@ void ControlSlave::perform(rc::Transition t, const rc::TransitionRequest &params
         m_card.fill(0);
         break;
     }
-    done(true, {});
+    done(Status());
     publishStatus();
 }
 

@@ -89,8 +89,8 @@ int main(int argc, char *argv[])
 
     app.beginService();
     Master master(o, partition, runFile, configdb, configRef);
-    if (QString error; !master.openAccess(&error))
-        return t.fail(error);
+    if (const dialog::Status st = master.openAccess(); !st.isOk())
+        return t.fail(st.message());
     if (!master.client()->start())
         return t.fail(master.client()->errorString());
     app.serviceReady(master.client());

@@ -46,7 +46,8 @@ void Master::perform(rc::Transition t, const rc::TransitionRequest &params, Done
                 QStringLiteral("reset: not running, skipped: %1").arg(absent.join(QStringLiteral(", "))));
     } else if (!absent.isEmpty()) {
         m_culprits = absent;
-        done(false, QStringLiteral("not running: %1").arg(absent.join(QStringLiteral(", "))));
+        done(Status(Status::Code::Failed,
+                    QStringLiteral("not running: %1").arg(absent.join(QStringLiteral(", ")))));
         return;
     }
     if (m_runBook && t == rc::Transition::Configure) {
@@ -56,7 +57,7 @@ void Master::perform(rc::Transition t, const rc::TransitionRequest &params, Done
                 if (epoch != m_epoch)
                     return; // reset meanwhile
                 if (!st.isOk())
-                    return done(false, st.message());
+                    return done(st);
                 m_parameters = p;
                 log(Severity::Info, QStringLiteral("configuration version %1 (%2)")
                                         .arg(m_runBook->version())
@@ -74,7 +75,7 @@ void Master::perform(rc::Transition t, const rc::TransitionRequest &params, Done
                 if (epoch != m_epoch)
                     return; // reset meanwhile; the record is ended as "master lost" by the next run
                 if (!st.isOk())
-                    return done(false, st.message());
+                    return done(st);
                 m_runRecorded = true;
                 outChanged();
                 m_runNumber = number - 1; // the run-number file below takes the registry's number
@@ -108,7 +109,7 @@ void Master::fanOut(rc::Transition t, const rc::TransitionRequest &params, Done 
         next.startMs = rc::nowMs();
         fillOut(&next);
         if (QString error; !next.write(m_runNumberFile, &error)) {
-            done(false, error);
+            done(Status(Status::Code::StorageError, error));
             return;
         }
         ++m_runNumber;
@@ -138,9 +139,9 @@ void Master::fanOut(rc::Transition t, const rc::TransitionRequest &params, Done 
                 stale << n;
         }
         if (!stale.isEmpty())
-            done = [this, stale, done](bool ok, const QString &why) {
-                if (!ok)
-                    return done(ok, why);
+            done = [this, stale, done](const Status &outcome) {
+                if (!outcome.isOk())
+                    return done(outcome);
                 resetRemoved(stale, done);
             };
     }
@@ -154,7 +155,7 @@ void Master::runPhases(rc::Transition t, QList<QStringList> phases, const rc::Tr
     while (!phases.isEmpty() && phases.first().isEmpty())
         phases.removeFirst();
     if (phases.isEmpty()) {
-        done(true, {});
+        done(Status());
         return;
     }
     const QStringList group = phases.takeFirst();
@@ -162,43 +163,44 @@ void Master::runPhases(rc::Transition t, QList<QStringList> phases, const rc::Tr
     pending->outstanding = int(group.size());
     for (const QString &n : group) {
         const int timeout = m_slaves[n].timeoutMs;
-        client()->request(rc::stateService(n), slaveRequest(t, n).toJson(), timeout, this,
-                          [this, n, t, pending, phases, params, done, epoch, timeout](const Reply &r) {
-                              if (epoch != m_epoch)
-                                  return;
-                              if (!r.isOk()) {
-                                  QString why;
-                                  switch (r.error()) {
-                                  case Status::Code::Timeout:
-                                      why = QStringLiteral("no answer within %1 ms").arg(timeout);
-                                      break;
-                                  case Status::Code::ProviderLost:
-                                      why = QStringLiteral("lost during %1").arg(transitionName(t));
-                                      break;
-                                  default:
-                                      why = r.errorString();
-                                  }
-                                  if (m_slaves[n].removable && t != rc::Transition::Reset) {
-                                      removeNode(n, why); // the transition goes on without it
-                                  } else {
-                                      pending->failures << QStringLiteral("%1: %2").arg(n, why);
-                                      if (!m_culprits.contains(n))
-                                          m_culprits << n;
-                                  }
-                              } else {
-                                  if (rc::StateRecord st; rc::StateRecord::fromJson(r.data(), &st).isOk()) {
-                                      m_slaves[n].state = st.state;
-                                      m_slaves[n].busy = false;
-                                  }
-                              }
-                              if (--pending->outstanding > 0)
-                                  return;
-                              if (!pending->failures.isEmpty()) {
-                                  done(false, pending->failures.join(QStringLiteral("; ")));
-                                  return;
-                              }
-                              runPhases(t, phases, params, done, epoch);
-                          });
+        client()->request(
+            rc::stateService(n), slaveRequest(t, n).toJson(), timeout, this,
+            [this, n, t, pending, phases, params, done, epoch, timeout](const Reply &r) {
+                if (epoch != m_epoch)
+                    return;
+                if (!r.isOk()) {
+                    QString why;
+                    switch (r.error()) {
+                    case Status::Code::Timeout:
+                        why = QStringLiteral("no answer within %1 ms").arg(timeout);
+                        break;
+                    case Status::Code::ProviderLost:
+                        why = QStringLiteral("lost during %1").arg(transitionName(t));
+                        break;
+                    default:
+                        why = r.errorString();
+                    }
+                    if (m_slaves[n].removable && t != rc::Transition::Reset) {
+                        removeNode(n, why); // the transition goes on without it
+                    } else {
+                        pending->failures << QStringLiteral("%1: %2").arg(n, why);
+                        if (!m_culprits.contains(n))
+                            m_culprits << n;
+                    }
+                } else {
+                    if (rc::StateRecord st; rc::StateRecord::fromJson(r.data(), &st).isOk()) {
+                        m_slaves[n].state = st.state;
+                        m_slaves[n].busy = false;
+                    }
+                }
+                if (--pending->outstanding > 0)
+                    return;
+                if (!pending->failures.isEmpty()) {
+                    done(Status(Status::Code::Failed, pending->failures.join(QStringLiteral("; "))));
+                    return;
+                }
+                runPhases(t, phases, params, done, epoch);
+            });
     }
 }
 

@@ -76,7 +76,6 @@ bool Master::takeRequest(const Request &request)
     const QJsonObject o = QJsonDocument::fromJson(request.data()).object();
     const QString action = o.value(QStringLiteral("action")).toString();
     const QString node = o.value(QStringLiteral("node")).toString();
-    QString why;
     static const QStringList actions{QStringLiteral("enable"),  QStringLiteral("disable"),
                                      QStringLiteral("recover"), QStringLiteral("take"),
                                      QStringLiteral("release"), QStringLiteral("transition")};
@@ -88,8 +87,8 @@ bool Master::takeRequest(const Request &request)
     // An owner's transition falls under the access list as that transition does.
     const QString permitted =
         action == QLatin1String("transition") ? o.value(QStringLiteral("transition")).toString() : action;
-    if (!permit(request, permitted, &why)) {
-        client()->replyError(request, why);
+    if (const Status denied = permit(request, permitted); !denied.isOk()) {
+        client()->replyError(request, denied.message());
         return true;
     }
     QString requester = request.originUser().isEmpty()
@@ -286,7 +285,7 @@ void Master::resetOrphans(const QString &segment, const QString &why)
 void Master::resetRemoved(const QStringList &nodes, Done done)
 {
     if (nodes.isEmpty())
-        return done(true, {});
+        return done(Status());
     rc::TransitionRequest reset;
     reset.transition = rc::Transition::Reset;
     auto left = std::make_shared<int>(int(nodes.size()));
@@ -308,7 +307,7 @@ void Master::resetRemoved(const QStringList &nodes, Done done)
                                   m_slaves[n].busy = false;
                               }
                               if (--*left == 0)
-                                  done(true, {});
+                                  done(Status());
                           });
     }
 }

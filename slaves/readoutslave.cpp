@@ -39,8 +39,9 @@ void ReadoutSlave::perform(rc::Transition t, const rc::TransitionRequest &params
         if (!params.parameters.isEmpty()) {
             // The configuration database's parameters, from the version the master configures.
             ReadoutConfig c = m_config;
-            if (QString error; !applyParameters(params.parameters, &c, &error))
-                return done(false, QStringLiteral("parameters from the configuration database: ") + error);
+            if (const Status st = applyParameters(params.parameters, &c); !st.isOk())
+                return done(Status(st.code(), QStringLiteral("parameters from the configuration database: ") +
+                                                  st.message()));
             m_config = c;
         }
         m_engine = std::make_unique<ReadoutEngine>(m_config, name());
@@ -58,7 +59,7 @@ void ReadoutSlave::perform(rc::Transition t, const rc::TransitionRequest &params
         m_runNumber = params.runNumber;
         QString error;
         if (!m_engine->start(m_runNumber, &error))
-            return done(false, error);
+            return done(Status(Status::Code::Failed, error));
         m_runStartMs = rc::nowMs();
         m_lastEvents = m_lastBytes = m_lastErrors = 0;
         m_peakRateHz = 0;
@@ -89,7 +90,7 @@ void ReadoutSlave::perform(rc::Transition t, const rc::TransitionRequest &params
         m_engine.reset();
         break;
     }
-    done(true, {});
+    done(Status());
     publishStatus();
 }
 

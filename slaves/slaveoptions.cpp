@@ -59,27 +59,14 @@ void addReadoutOptions(OptionTable &t, ReadoutConfig &c)
                         &c.deadChannels)});
 }
 
-namespace {
-
-template <typename Config>
-bool apply(const QJsonObject &parameters, Config *c, void (*add)(OptionTable &, Config &), QString *error)
+Status applyParameters(const QJsonObject &parameters, ControlSlaveConfig *c)
 {
-    const Status s = rc::applyParameters(parameters, c, add);
-    if (!s.isOk())
-        *error = s.message();
-    return s.isOk();
+    return rc::applyParameters(parameters, c, addControlOptions);
 }
 
-} // namespace
-
-bool applyParameters(const QJsonObject &parameters, ControlSlaveConfig *c, QString *error)
+Status applyParameters(const QJsonObject &parameters, ReadoutConfig *c)
 {
-    return apply(parameters, c, addControlOptions, error);
-}
-
-bool applyParameters(const QJsonObject &parameters, ReadoutConfig *c, QString *error)
-{
-    return apply(parameters, c, addReadoutOptions, error);
+    return rc::applyParameters(parameters, c, addReadoutOptions);
 }
 
 } // namespace dialog::daq

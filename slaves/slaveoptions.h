@@ -17,9 +17,9 @@ void addControlOptions(OptionTable &t, ControlSlaveConfig &c);
 /// --output-dir, --corrupt-every into @p c.
 void addReadoutOptions(OptionTable &t, ReadoutConfig &c);
 /// Applies @p parameters (a parameter document's object: the option names with '_' for '-') onto
-/// @p c with the options' bounds; false with the option and its range in @p error (@p c unchanged).
-bool applyParameters(const QJsonObject &parameters, ControlSlaveConfig *c, QString *error);
-///@copydoc applyParameters(const QJsonObject &, ControlSlaveConfig *, QString *)
-bool applyParameters(const QJsonObject &parameters, ReadoutConfig *c, QString *error);
+/// @p c with the options' bounds; BadRequest naming the option and its range (@p c unchanged).
+Status applyParameters(const QJsonObject &parameters, ControlSlaveConfig *c);
+///@copydoc applyParameters(const QJsonObject &, ControlSlaveConfig *)
+Status applyParameters(const QJsonObject &parameters, ReadoutConfig *c);
 
 } // namespace dialog::daq

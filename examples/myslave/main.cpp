@@ -21,17 +21,16 @@ int main(int argc, char *argv[])
                                                   "the program)."),
                                    &typesFile));
     };
-    program.create = [&](const dialog::rc::SlaveOptions &options, QString *error) {
+    program.create = [&](const dialog::rc::SlaveOptions &options, std::unique_ptr<dialog::rc::Slave> *out) {
         auto slave = std::make_unique<HvSlave>(options, config);
         const QString types =
             typesFile.isEmpty()
                 ? QDir(QCoreApplication::applicationDirPath()).filePath(QStringLiteral("hvsupply.xml"))
                 : typesFile;
-        if (const dialog::Status s = slave->addIsTypes(types); !s.isOk()) {
-            *error = s.message();
-            return std::unique_ptr<dialog::rc::Slave>();
-        }
-        return std::unique_ptr<dialog::rc::Slave>(std::move(slave));
+        if (const dialog::Status s = slave->addIsTypes(types); !s.isOk())
+            return s;
+        *out = std::move(slave);
+        return dialog::Status();
     };
     return dialog::rc::runSlave(argc, argv, program);
 }

@@ -16,11 +16,34 @@
 #include <QTimer>
 #include <QValueAxis>
 #include <QtTest>
+#include <algorithm>
 #include <cmath>
+#include <memory>
+#include <vector>
 
 using namespace dialog;
 using namespace dialog::test;
 using namespace dialog::omd;
+
+namespace {
+
+/// Counts the paint events of one widget (a chart's viewport).
+class PaintCount : public QObject
+{
+public:
+    explicit PaintCount(QWidget *widget) { widget->installEventFilter(this); }
+    int paints = 0;
+
+protected:
+    bool eventFilter(QObject *watched, QEvent *event) override
+    {
+        if (event->type() == QEvent::Paint)
+            ++paints;
+        return QObject::eventFilter(watched, event);
+    }
+};
+
+} // namespace
 
 class tst_Omd : public QObject
 {
@@ -473,7 +496,10 @@ void tst_Omd::marksStaleSeriesAndDrawsThresholds()
     QVERIFY(!chart->isStale(0) && !chart->isStale(1));
 
     // Pulse1 is no longer written: after its second, its series is grey and dashed with its age.
-    letTimePass(2000, "a history to look at in the picture");
+    // A history to look at in the picture: ten more writes of each shown.
+    const qsizetype shown = chart->points(0).size();
+    QTRY_VERIFY_WITH_TIMEOUT(chart->points(0).size() >= shown + 10 && chart->points(1).size() >= shown + 10,
+                             10000);
     firstWrites = false;
     QTRY_VERIFY_WITH_TIMEOUT(chart->isStale(0), 10000);
     QVERIFY(!chart->isStale(1));
@@ -485,7 +511,10 @@ void tst_Omd::marksStaleSeriesAndDrawsThresholds()
     QVERIFY(chart->chart()->title().contains(QLatin1String("stale: Pulse1")));
     QTRY_VERIFY_WITH_TIMEOUT(bars->isStale(QStringLiteral("Pulse1")), 5000);
     QVERIFY(!bars->isStale(QStringLiteral("Pulse2")));
-    letTimePass(1500, "the stale part grows in the picture");
+    // The stale part grows in the picture: Pulse2 goes on for seven more writes.
+    const qsizetype goneOn = chart->points(1).size();
+    QTRY_VERIFY_WITH_TIMEOUT(chart->points(1).size() >= goneOn + 7, 10000);
+    QVERIFY(chart->isStale(0));
     m_window->refresh();
     QVERIFY(m_window->grab().save(screenshotPath(QStringLiteral("omd-stale.png"))));
 
@@ -603,8 +632,15 @@ void tst_Omd::screenshot()
         if (TimeSeriesChart *ts = m_window->timeSeries(c);
             ts && ts->spec().series.first().object != QLatin1String("DAQ.Statistics")) // updated at 1 Hz
             QTRY_VERIFY_WITH_TIMEOUT(ts->points(0).size() >= 150, 5000);
+    // The last updates painted: every chart's next paint after the refresh (a picture, not a check).
+    std::vector<std::unique_ptr<PaintCount>> painted;
+    for (int c = 0; c < m_window->chartCount(); ++c)
+        painted.push_back(std::make_unique<PaintCount>(m_window->chart(c)->viewport()));
     m_window->refresh();
-    letTimePass(300, "the last updates painted: a picture, not a check");
+    for (int c = 0; c < m_window->chartCount(); ++c)
+        m_window->chart(c)->viewport()->update();
+    QTRY_VERIFY_WITH_TIMEOUT(
+        std::all_of(painted.begin(), painted.end(), [](const auto &p) { return p->paints > 0; }), 5000);
     const QString path = screenshotPath(QStringLiteral("omd.png"));
     QVERIFY(m_window->grab().save(path));
     QVERIFY(QFileInfo(path).size() > 10000);

@@ -391,8 +391,11 @@ void Dictionary::fetchTypes(const QString &server, Done done)
         QList<TypeInfo> types;
         Status st(Status::Code::ServerError, pe.errorString());
         QStringList kept; // known here with another definition: ours is kept, theirs converted
+        Layouts theirs;
         if (doc.isArray() && (st = typesFromJson(doc.array(), &types)).isOk())
             st = declareNewTypes(*d->types, types, &kept);
+        if (st.isOk() && !kept.isEmpty())
+            st = Layouts::of(types, &theirs);
         if (!st.isOk()) {
             done(Status(Status::Code::ServerError, QStringLiteral("types of IS server %1: %2").arg(server, st.message())));
             return;
@@ -400,7 +403,7 @@ void Dictionary::fetchTypes(const QString &server, Done done)
         if (kept.isEmpty())
             d->evolutions.remove(server);
         else
-            d->evolutions.insert(server, std::make_shared<const Evolution>(*d->types, Layouts::of(types)));
+            d->evolutions.insert(server, std::make_shared<const Evolution>(*d->types, theirs));
         d->typesFetched.insert(server);
         done(Status());
     });

@@ -217,7 +217,7 @@ Layouts Layouts::of(const TypeRegistry &registry)
     return out;
 }
 
-Layouts Layouts::of(const QList<TypeInfo> &types, QString *error)
+Status Layouts::of(const QList<TypeInfo> &types, Layouts *out)
 {
     TypeRegistry theirs;
     QList<TypeInfo> declared;
@@ -225,12 +225,10 @@ Layouts Layouts::of(const QList<TypeInfo> &types, QString *error)
         if (!theirs.contains(t.name())) // the built-in types
             declared << t;
     }
-    if (const Status st = theirs.declareTypes(declared); !st.isOk()) {
-        if (error)
-            *error = st.message();
-        return {};
-    }
-    return of(theirs);
+    if (const Status st = theirs.declareTypes(declared); !st.isOk())
+        return st;
+    *out = of(theirs);
+    return {};
 }
 
 Status declareNewTypes(TypeRegistry &registry, const QList<TypeInfo> &types, QStringList *kept)

@@ -66,9 +66,9 @@ Service *Slave::statusService() const
     return d->status;
 }
 
-bool Slave::openAccess(QString *error)
+Status Slave::openAccess()
 {
-    return d->access->open(error);
+    return d->access->open();
 }
 
 void Slave::log(Severity severity, const QString &text)
@@ -187,14 +187,11 @@ void SlavePrivate::publishIsState()
                 });
 }
 
-bool Slave::requestTransition(const TransitionRequest &request, Done done, QString *reason)
+Status Slave::requestTransition(const TransitionRequest &request, Done done)
 {
     const Transition t = request.transition;
-    if (const Status refused = d->machine.begin(t); !refused.isOk()) {
-        if (reason)
-            *reason = refused.message();
-        return false;
-    }
+    if (const Status refused = d->machine.begin(t); !refused.isOk())
+        return refused;
     const quint64 generation = ++d->generation;
     d->timeout.stop();
     d->transitionTimer.start();
@@ -203,13 +200,14 @@ bool Slave::requestTransition(const TransitionRequest &request, Done done, QStri
     log(Severity::Info,
         QStringLiteral("%1 (from %2)").arg(transitionActivity(t), stateName(d->machine.state())));
     publishState();
-    auto finish = [this, t, generation, done](bool ok, const QString &error) {
+    auto finish = [this, t, generation, done](const Status &outcome) {
         if (generation != d->generation)
             return; // abandoned by a reset or a time-out
         ++d->generation;
         d->timeout.stop();
         d->lastDurationMs = d->transitionTimer.elapsed();
         d->lastTransitionEndMs = nowMs();
+        const bool ok = outcome.isOk();
         if (ok) {
             d->machine.finish();
             log(Severity::Info, QStringLiteral("%1 done in %2 ms: %3")
@@ -217,27 +215,29 @@ bool Slave::requestTransition(const TransitionRequest &request, Done done, QStri
                                     .arg(d->lastDurationMs)
                                     .arg(stateName(d->machine.state())));
         } else {
+            const QString error = outcome.message().isEmpty() ? outcome.toString() : outcome.message();
             d->machine.fail(QStringLiteral("%1 failed: %2").arg(transitionName(t), error));
             log(Severity::Error, d->machine.error());
         }
         transitionEnded(t, ok); // first: what it sets (the run's start time) is in the state published
         publishState();
         if (done)
-            done(ok, ok ? QString() : d->machine.error());
+            done(ok ? Status() : Status(outcome.code(), d->machine.error()));
     };
     d->finish = finish;
     if (d->options.hangOn.contains(t)) {
         log(Severity::Warning,
             QStringLiteral("hanging in '%1' as requested (--hang-on)").arg(transitionName(t)));
-        return true;
+        return {};
     }
     if (d->options.failOn.contains(t)) {
-        finish(false, QStringLiteral("failing as requested (--fail-on %1)").arg(transitionName(t)));
-        return true;
+        finish(Status(Status::Code::Failed,
+                      QStringLiteral("failing as requested (--fail-on %1)").arg(transitionName(t))));
+        return {};
     }
     d->armTimeout(t, generation);
     perform(t, request, finish);
-    return true;
+    return {};
 }
 
 void SlavePrivate::armTimeout(Transition t, quint64 begun)
@@ -249,7 +249,8 @@ void SlavePrivate::armTimeout(Transition t, quint64 begun)
     QObject::connect(&timeout, &QTimer::timeout, q, [this, t, ms, begun] {
         if (begun != generation || !finish)
             return;
-        finish(false, QStringLiteral("did not complete within %1 ms (its time-out)").arg(ms));
+        finish(Status(Status::Code::Timeout,
+                      QStringLiteral("did not complete within %1 ms (its time-out)").arg(ms)));
         Q_UNUSED(t)
     });
     timeout.start(ms);
@@ -281,7 +282,7 @@ void Slave::perform(Transition t, const TransitionRequest &request, Done done)
         s = reset();
         break;
     }
-    done(s.isOk(), s.message().isEmpty() ? s.toString() : s.message());
+    done(s);
 }
 
 Status Slave::configure(const TransitionRequest &)
@@ -374,40 +375,36 @@ void SlavePrivate::onTransitionRequest(const Request &request)
         client->replyError(request, bad.message());
         return;
     }
-    QString error;
     const Transition t = parsed.transition;
     // Transitions asked of this process directly (the GUIs ask the master so) fall under the access
     // list as commands do at the Control Server.
-    if (!access->permit(request, request.service(), transitionName(t), &error)) {
-        q->log(Severity::Warning, error);
-        client->replyError(request, error);
+    if (const Status denied = access->permit(request, request.service(), transitionName(t)); !denied.isOk()) {
+        q->log(Severity::Warning, denied.message());
+        client->replyError(request, denied.message());
         return;
     }
     parsed.requester = request.originUser().isEmpty()
                            ? request.origin()
                            : request.originUser() + QLatin1Char('@') + request.originHost();
-    const bool accepted = q->requestTransition(
-        parsed,
-        [this, request](bool ok, const QString &why) {
-            if (ok)
-                client->reply(request, q->stateRecord().toJson());
-            else
-                client->replyError(request, why);
-        },
-        &error);
-    if (!accepted) {
-        q->log(Severity::Warning,
-               QStringLiteral("refused '%1' from %2: %3").arg(transitionName(t), request.origin(), error));
-        client->replyError(request, error);
+    const Status refused = q->requestTransition(parsed, [this, request](const Status &outcome) {
+        if (outcome.isOk())
+            client->reply(request, q->stateRecord().toJson());
+        else
+            client->replyError(request, outcome.message());
+    });
+    if (!refused.isOk()) {
+        q->log(Severity::Warning, QStringLiteral("refused '%1' from %2: %3")
+                                      .arg(transitionName(t), request.origin(), refused.message()));
+        client->replyError(request, refused.message());
     }
 }
 
-bool Slave::permit(const Request &request, const QString &action, QString *why)
+Status Slave::permit(const Request &request, const QString &action)
 {
-    if (d->access->permit(request, request.service(), action, why))
-        return true;
-    log(Severity::Warning, *why);
-    return false;
+    const Status verdict = d->access->permit(request, request.service(), action);
+    if (!verdict.isOk())
+        log(Severity::Warning, verdict.message());
+    return verdict;
 }
 
 void SlavePrivate::onOwnerRequest(const Request &request, const QString &newOwner)
@@ -450,11 +447,13 @@ void SlavePrivate::onCommand(const Command &command)
         return;
     }
     TransitionRequest parsed;
-    const Status bad = TransitionRequest::fromJson(command.data(), &parsed);
-    QString error = bad.message();
+    Status refused = TransitionRequest::fromJson(command.data(), &parsed);
     parsed.requester = command.origin();
-    if (!bad.isOk() || !q->requestTransition(parsed, {}, &error))
-        q->log(Severity::Warning, QStringLiteral("refused command from %1: %2").arg(command.origin(), error));
+    if (refused.isOk())
+        refused = q->requestTransition(parsed);
+    if (!refused.isOk())
+        q->log(Severity::Warning,
+               QStringLiteral("refused command from %1: %2").arg(command.origin(), refused.message()));
 }
 
 } // namespace dialog::rc

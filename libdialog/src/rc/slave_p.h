@@ -38,7 +38,7 @@ public:
     /// The outcome of the transition in progress, bumped by every begin() and every end: stale
     /// completions (after a reset or a time-out) are ignored.
     quint64 generation = 0;
-    std::function<void(bool, const QString &)> finish; ///< the transition in progress' completion
+    Slave::Done finish; ///< the transition in progress' completion
     QTimer timeout;
     QElapsedTimer transitionTimer;
     qint64 lastDurationMs = 0;

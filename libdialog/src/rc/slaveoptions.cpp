@@ -31,18 +31,19 @@ QString defaultIsTypesDir()
     return QStringLiteral(DIALOG_INSTALLED_DATADIR "/is-types");
 }
 
-bool parseTransitionList(const QString &text, QSet<Transition> *out, QString *error)
+Status parseTransitionList(const QString &text, QSet<Transition> *out)
 {
+    QSet<Transition> parsed;
     for (const QString &part : text.split(QLatin1Char(','), Qt::SkipEmptyParts)) {
         const auto t = transitionFromName(part);
-        if (!t) {
-            *error = QStringLiteral("unknown transition '%1' (known: %2)")
-                         .arg(part.trimmed(), allTransitionNames().join(QStringLiteral(", ")));
-            return false;
-        }
-        out->insert(*t);
+        if (!t)
+            return Status(Status::Code::BadRequest,
+                          QStringLiteral("unknown transition '%1' (known: %2)")
+                              .arg(part.trimmed(), allTransitionNames().join(QStringLiteral(", "))));
+        parsed.insert(*t);
     }
-    return true;
+    out->unite(parsed);
+    return {};
 }
 
 namespace {
@@ -50,10 +51,8 @@ namespace {
 // A comma-separated list of transitions into @p out.
 Option transitions(const QString &name, const QString &help, QSet<Transition> *out)
 {
-    return Option::custom(name, u"transitions"_s, help, [out](const QString &v) {
-        QString why;
-        return parseTransitionList(v, out, &why) ? Status() : Option::refuse(why);
-    });
+    return Option::custom(name, u"transitions"_s, help,
+                          [out](const QString &v) { return parseTransitionList(v, out); });
 }
 
 } // namespace
@@ -140,12 +139,13 @@ int runSlave(int argc, char *argv[], const SlaveProgram &program)
     armCrash(o.crashAfterS);
 
     app.beginService();
-    QString error;
-    std::unique_ptr<Slave> slave = program.create(o, &error);
+    std::unique_ptr<Slave> slave;
+    if (const Status st = program.create(o, &slave); !st.isOk())
+        return t.fail(st.message().isEmpty() ? st.toString() : st.message());
     if (!slave)
-        return t.fail(error.isEmpty() ? u"the slave could not be created"_s : error);
-    if (!slave->openAccess(&error))
-        return t.fail(error);
+        return t.fail(u"the slave could not be created"_s);
+    if (const Status st = slave->openAccess(); !st.isOk())
+        return t.fail(st.message());
     if (!slave->client()->start())
         return t.fail(slave->client()->errorString());
     app.serviceReady(slave->client());

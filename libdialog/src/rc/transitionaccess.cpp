@@ -17,30 +17,23 @@ TransitionAccess::TransitionAccess(const AccessOptions &options, const QString &
 
 TransitionAccess::~TransitionAccess() = default;
 
-bool TransitionAccess::open(QString *error)
+Status TransitionAccess::open()
 {
     if (!m_options.audit)
-        return true;
+        return {};
     AuditTrail::Options trail = m_options.trail;
     if (!m_secretFile.isEmpty()) { // keys the chain
-        if (const Status st = security::readSecretFile(m_secretFile, &trail.secret); !st.isOk()) {
-            *error = st.message();
-            return false;
-        }
+        if (const Status st = security::readSecretFile(m_secretFile, &trail.secret); !st.isOk())
+            return st;
     }
     m_audit = std::make_unique<AuditTrail>(trail);
-    if (const Status st = m_audit->open(); !st.isOk()) {
-        *error = st.message();
-        return false;
-    }
-    return true;
+    return m_audit->open();
 }
 
-bool TransitionAccess::permit(const Request &request, const QString &service, const QString &transition,
-                              QString *why)
+Status TransitionAccess::permit(const Request &request, const QString &service, const QString &transition)
 {
     if (!m_audit && m_options.access.isEmpty())
-        return true;
+        return {};
     const Origin origin{request.origin(), request.originUser(), request.originHost(),
                         request.originAddress()};
     const AccessList::Decision d = m_options.access.check(AccessList::Kind::Transition, service, origin);
@@ -57,15 +50,16 @@ bool TransitionAccess::permit(const Request &request, const QString &service, co
         m_audit->record(r);
     }
     if (d.allowed)
-        return true;
+        return {};
     ++m_refused;
-    *why = QStringLiteral("permission denied: the access list (%1) does not let %2 (user '%3', host '%4') "
-                          "request '%5' of %6")
-               .arg(d.because, origin.process, origin.user, origin.host, transition, service);
+    const QString why =
+        QStringLiteral("permission denied: the access list (%1) does not let %2 (user '%3', host '%4') "
+                       "request '%5' of %6")
+            .arg(d.because, origin.process, origin.user, origin.host, transition, service);
     qCWarning(lcTransitionAccess).noquote()
         << "transition" << transition << "of" << service << "from" << origin.process << "user" << origin.user
         << "host" << origin.host << origin.address << "refused by" << d.because << "of the access list";
-    return false;
+    return Status(Status::Code::PermissionDenied, why);
 }
 
 } // namespace dialog::rc

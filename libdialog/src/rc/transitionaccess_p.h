@@ -22,13 +22,14 @@ public:
     TransitionAccess(const AccessOptions &options, const QString &secretFile, const QString &daemon);
     ~TransitionAccess();
 
-    /// Reads the secret and opens the audit file; false with the reason when either fails.
-    bool open(QString *error);
-    /// True when @p request, asking for @p transition on @p service, may go ahead. When it may not,
-    /// @p why is the reason given to the requester ("permission denied: the access list (rules[1])
-    /// does not let …"), and the refusal is logged (dialog.runcontrol.access) and counted. Audited
-    /// either way when the trail is kept.
-    bool permit(const Request &request, const QString &service, const QString &transition, QString *why);
+    /// Reads the secret and opens the audit file: the errors of security::readSecretFile() and
+    /// AuditTrail::open().
+    Status open();
+    /// Ok when @p request, asking for @p transition on @p service, may go ahead. When it may not,
+    /// PermissionDenied with the reason given to the requester ("permission denied: the access list
+    /// (rules[1]) does not let …"), and the refusal is logged (dialog.runcontrol.access) and counted.
+    /// Audited either way when the trail is kept.
+    Status permit(const Request &request, const QString &service, const QString &transition);
     /// Requests refused so far.
     quint64 refused() const { return m_refused; }
 

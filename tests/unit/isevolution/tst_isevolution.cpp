@@ -62,6 +62,7 @@ private Q_SLOTS:
     void nestedTypeEvolves();
     void layoutsRoundTrip();
     void damagedLayoutsRefused();
+    void layoutsOfDeclarations();
     void xmlErrors_data();
     void xmlErrors();
     void newObjectsTakeTheDefault();
@@ -285,6 +286,23 @@ void tst_IsEvolution::layoutsRoundTrip()
     Layouts empty;
     QVERIFY_OK(Layouts::decode(empty.encode(), &back));
     QVERIFY(back.isEmpty());
+}
+
+void tst_IsEvolution::layoutsOfDeclarations()
+{
+    // Declarations as a master IS server sends them: the layouts of its types, bases resolved.
+    const auto types = typesOf(Old);
+    QList<TypeInfo> declared;
+    QVERIFY_OK(typesFromJson(typesToJson(*types), &declared));
+    Layouts layouts;
+    QVERIFY_OK(Layouts::of(declared, &layouts));
+    QCOMPARE(layouts.encode(), Layouts::of(*types).encode());
+    // A base that none of them declares: the registry's code, and the layouts untouched.
+    declared << TypeInfo(QStringLiteral("Orphan"), {}, QStringLiteral("NoSuchBase"));
+    const dialog::Status refused = Layouts::of(declared, &layouts);
+    QCOMPARE(refused.code(), dialog::Status::Code::UnknownType);
+    QVERIFY2(refused.message().contains(QStringLiteral("NoSuchBase")), qPrintable(refused.message()));
+    QCOMPARE(layouts.encode(), Layouts::of(*types).encode());
 }
 
 void tst_IsEvolution::damagedLayoutsRefused()

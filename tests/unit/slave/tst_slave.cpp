@@ -1,6 +1,7 @@
 // dialog::rc::Slave without a network: the hooks a transition runs, a hook's failure and its reason,
 // the time-out of a hook that never completes, and the parameters from the configuration database.
 #include "dialog/rc/slave.h"
+#include "statuscheck.h"
 #include "waits.h"
 
 #include <QJsonDocument>
@@ -116,9 +117,7 @@ void tst_Slave::hooksFollowTheRunCycle()
                                        ask(Transition::Pause), ask(Transition::Resume), ask(Transition::Stop),
                                        ask(Transition::Unconfigure), ask(Transition::Reset)}) {
         bool outcome = false;
-        QString why;
-        QVERIFY(s.requestTransition(
-            r, [&](bool ok, const QString &) { outcome = ok; }, &why));
+        QVERIFY_OK(s.requestTransition(r, [&](const Status &st) { outcome = st.isOk(); }));
         QVERIFY2(outcome, qPrintable(s.machine().error()));
         if (r.transition == Transition::Start) {
             QCOMPARE(s.machine().state(), State::Running);
@@ -135,22 +134,21 @@ void tst_Slave::hookFailureGivesItsReason()
 {
     TestSlave s(options(QStringLiteral("T2")));
     s.failWith = QStringLiteral("no power on crate 3");
-    bool called = false, outcome = true;
-    QString reason;
-    QVERIFY(s.requestTransition(ask(Transition::Configure), [&](bool ok, const QString &why) {
+    bool called = false;
+    Status outcome;
+    QVERIFY_OK(s.requestTransition(ask(Transition::Configure), [&](const Status &st) {
         called = true;
-        outcome = ok;
-        reason = why;
+        outcome = st;
     }));
     QVERIFY(called);
-    QVERIFY(!outcome);
+    QCOMPARE(outcome.code(), Status::Code::Failed); // the hook's own code
+    const QString reason = outcome.message();
     QCOMPARE(reason, QStringLiteral("configure failed: no power on crate 3"));
     QCOMPARE(s.machine().state(), State::Error);
     QCOMPARE(s.machine().error(), reason);
     // Only a reset leaves Error; it runs the reset hook.
-    QString why;
-    QVERIFY(!s.requestTransition(ask(Transition::Start), {}, &why));
-    QVERIFY(s.requestTransition(ask(Transition::Reset)));
+    QCOMPARE(s.requestTransition(ask(Transition::Start)).code(), Status::Code::BadRequest);
+    QVERIFY_OK(s.requestTransition(ask(Transition::Reset)));
     QCOMPARE(s.machine().state(), State::Initial);
     QCOMPARE(s.hooks.last(), QStringLiteral("reset"));
 }
@@ -158,9 +156,12 @@ void tst_Slave::hookFailureGivesItsReason()
 void tst_Slave::refusedTransitionRunsNoHook()
 {
     TestSlave s(options(QStringLiteral("T3")));
-    QString why;
-    QVERIFY(!s.requestTransition(ask(Transition::Start), {}, &why));
-    QVERIFY2(why.contains(QStringLiteral("Initial")), qPrintable(why));
+    bool called = false;
+    const Status refused =
+        s.requestTransition(ask(Transition::Start), [&](const Status &) { called = true; });
+    QCOMPARE(refused.code(), Status::Code::BadRequest);
+    QVERIFY2(refused.message().contains(QStringLiteral("Initial")), qPrintable(refused.message()));
+    QVERIFY(!called);
     QVERIFY(s.hooks.isEmpty());
 }
 
@@ -171,28 +172,29 @@ void tst_Slave::hookPastItsTimeoutFails()
     TestSlave s(o);
     s.async = true;
     bool called = false;
-    QString reason;
-    QVERIFY(s.requestTransition(ask(Transition::Configure), [&](bool ok, const QString &why) {
+    Status outcome;
+    QVERIFY_OK(s.requestTransition(ask(Transition::Configure), [&](const Status &st) {
         called = true;
-        QVERIFY(!ok);
-        reason = why;
+        outcome = st;
     }));
     QVERIFY(s.machine().busy());
     QTRY_VERIFY_WITH_TIMEOUT(called, 5000);
-    QCOMPARE(reason, QStringLiteral("configure failed: did not complete within 100 ms (its time-out)"));
+    QCOMPARE(outcome.code(), Status::Code::Timeout);
+    QCOMPARE(outcome.message(),
+             QStringLiteral("configure failed: did not complete within 100 ms (its time-out)"));
     QCOMPARE(s.machine().state(), State::Error);
     // The hook's completion after its time-out changes nothing.
-    s.pending(true, {});
+    s.pending(Status());
     QCOMPARE(s.machine().state(), State::Error);
     // Without a time-out the hook may take as long as it needs.
-    QVERIFY(s.requestTransition(ask(Transition::Reset)));
+    QVERIFY_OK(s.requestTransition(ask(Transition::Reset)));
     TestSlave patient(options(QStringLiteral("T5")));
     patient.async = true;
-    QVERIFY(patient.requestTransition(ask(Transition::Configure)));
+    QVERIFY_OK(patient.requestTransition(ask(Transition::Configure)));
     QVERIFY(test::expectNothingFor(
         300, [&] { return !patient.machine().busy(); },
         "a configure without a time-out of its own ending by itself"));
-    patient.pending(true, {});
+    patient.pending(Status());
     QCOMPARE(patient.machine().state(), State::Configured);
 }
 
@@ -218,7 +220,7 @@ void tst_Slave::parametersFromTheDatabase()
     TestSlave s(options(QStringLiteral("T6")));
     TransitionRequest r = ask(Transition::Configure);
     r.parameters = QJsonDocument::fromJson(parameters).object();
-    QVERIFY(s.requestTransition(r));
+    QVERIFY_OK(s.requestTransition(r));
     QCOMPARE(s.machine().state() == State::Configured, ok);
     QCOMPARE(s.config.channels, channels); // untouched unless every parameter is good
     if (!ok)

@@ -31,8 +31,9 @@ public:
     /// The layouts of every type of @p registry.
     static Layouts of(const TypeRegistry &registry);
     /// The layouts of @p types (declarations as typesFromJson() gives them, bases resolved among
-    /// them and the built-in types); empty with @p error if they do not form a valid set.
-    static Layouts of(const QList<TypeInfo> &types, QString *error = nullptr);
+    /// them and the built-in types) into @p out; the errors of TypeRegistry::declareTypes() if
+    /// they do not form a valid set (@p out untouched then).
+    static Status of(const QList<TypeInfo> &types, Layouts *out);
 
     /// Records the layout of @p object's type and of the nested objects it holds, unless known.
     /// The types recorded by this call are also added to @p added, if given.

@@ -71,9 +71,10 @@ class Slave : public QObject
 {
     Q_OBJECT
 public:
-    /// The outcome of perform(): called exactly once; calls after a reset or a time-out abandoned
-    /// the transition are ignored.
-    using Done = std::function<void(bool ok, const QString &error)>;
+    /// The outcome of perform(): Ok, or the reason the transition failed (its code as the hook, or
+    /// whatever found the failure, decided it). Called exactly once; calls after a reset or a
+    /// time-out abandoned the transition are ignored.
+    using Done = std::function<void(const Status &outcome)>;
     /// Fills an IS object before it is sent (publishToIs(), publishStatistics()).
     using Fill = std::function<void(is::Object &)>;
 
@@ -95,9 +96,10 @@ public:
 
     /// Publishes a log record on RunCtrl.NAME.Log and to the local log.
     void log(Severity severity, const QString &text);
-    /// Runs @p request's transition as if the master had asked for it; @p done gets the outcome.
-    /// False with @p reason if the state machine refuses it.
-    bool requestTransition(const TransitionRequest &request, Done done = {}, QString *reason = nullptr);
+    /// Runs @p request's transition as if the master had asked for it; @p done gets the outcome
+    /// (Ok; the hook's error; Failed for --fail-on; Timeout past the transition's time-out).
+    /// BadRequest, with @p done never called, if the state machine refuses it (illegal or busy).
+    Status requestTransition(const TransitionRequest &request, Done done = {});
     /// Publishes the state again (done after every change by itself).
     void publishState();
     /// Publishes @p status (JSON) on RunCtrl.NAME.Status, where `dialogctl get` and the
@@ -126,8 +128,9 @@ public:
     /// Client::requestReceived): the Slave answers only its own.
     Service *serve(const QString &service, std::function<void(const Request &)> handler);
     /// Opens the audit trail of transition requests (SlaveOptions::access); call before the
-    /// client starts. False with the reason when the secret or the audit file cannot be read.
-    bool openAccess(QString *error);
+    /// client starts. The errors of security::readSecretFile() (the secret) and AuditTrail::open()
+    /// (StorageError: the audit file).
+    Status openAccess();
 
 Q_SIGNALS:
     /// Emitted in the Slave's thread after every change of state, busy flag or error.
@@ -170,8 +173,9 @@ protected:
     void enterError(const QString &why);
     /// Leaves Error for @p s (the master's recovery).
     bool restoreState(State s);
-    /// The access list's verdict on @p request asking for @p action (as for a transition).
-    bool permit(const Request &request, const QString &action, QString *why);
+    /// The access list's verdict on @p request asking for @p action (as for a transition): Ok, or
+    /// PermissionDenied with the reason to give the requester (also logged).
+    Status permit(const Request &request, const QString &action);
     /// The state as published.
     StateRecord stateRecord() const;
     /// RunCtrl.NAME.Status.
@@ -213,8 +217,9 @@ void armCrash(double seconds);
 /// Where the IS type files are by default: share/dialog/is-types beside the program's bin/, else
 /// those of the installation.
 QString defaultIsTypesDir();
-/// Parses "configure,start" (--fail-on, --hang-on); false with the reason for an unknown name.
-bool parseTransitionList(const QString &text, QSet<Transition> *out, QString *error);
+/// Parses "configure,start" (--fail-on, --hang-on) into @p out; BadRequest naming an unknown
+/// transition (@p out untouched then).
+Status parseTransitionList(const QString &text, QSet<Transition> *out);
 
 /// What runSlave() needs to know of a slave program.
 struct SlaveProgram
@@ -224,8 +229,9 @@ struct SlaveProgram
     QString kind;        ///< SlaveOptions::kind
     /// Adds the program's own options (its parameters; see applyParameters()), optional.
     std::function<void(OptionTable &)> addOptions;
-    /// Creates the slave once the options parsed, or returns nullptr with the reason in @p error.
-    std::function<std::unique_ptr<Slave>(const SlaveOptions &options, QString *error)> create;
+    /// Creates the slave into @p out once the options parsed, or returns why it cannot start (a
+    /// code of the program's choice; runSlave() prints the message and exits with 1).
+    std::function<Status(const SlaveOptions &options, std::unique_ptr<Slave> *out)> create;
 };
 
 /// The main() of a slave program: parses the command line (addCommonOptions(), addSlaveOptions()
