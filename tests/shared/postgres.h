@@ -1,5 +1,5 @@
 // A throw-away PostgreSQL server for the tests of the daemons that keep tables in it (Debian's
-// postgresql, initdb'ed in a temporary directory of the build tree, run as an unprivileged user on a
+// postgresql, initdb'ed in a temporary directory of the build tree (as root: of /tmp), run as an unprivileged user on a
 // free port; every process it starts is reaped).
 #pragma once
 
@@ -37,12 +37,17 @@ public:
     bool create(const QString &binDir, QString *error, const QString &database = QStringLiteral("messages"))
     {
         m_binDir = binDir;
-        m_dir = std::make_unique<QTemporaryDir>(QStringLiteral(DIALOG_BIN_DIR "/../postgres-XXXXXX"));
+        // As root the server runs as "postgres", which must reach its directory: a build tree under
+        // /root (mode 0700, a clone in root's home) is out of its reach, the system's temporary
+        // directory is not.
+        const bool root = geteuid() == 0;
+        m_dir = std::make_unique<QTemporaryDir>(root ? QDir(QDir::tempPath()).filePath(QStringLiteral("dialog-postgres-XXXXXX"))
+                                                     : QStringLiteral(DIALOG_BIN_DIR "/../postgres-XXXXXX"));
         if (!m_dir->isValid()) {
             *error = QStringLiteral("no temporary directory");
             return false;
         }
-        if (geteuid() == 0) {
+        if (root) {
             const passwd *pw = getpwnam("postgres");
             if (!pw) {
                 *error = QStringLiteral("running as root, and there is no user 'postgres' to run the server");
@@ -135,6 +140,7 @@ private:
     void startAs(QProcess *p, const QString &program, const QStringList &args) const
     {
         const QString path = QDir(m_binDir).filePath(program);
+        p->setWorkingDirectory(m_dir->path()); // the test's own may be out of the server user's reach
         if (m_runAs.isEmpty())
             p->start(path, args);
         else

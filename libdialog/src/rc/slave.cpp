@@ -409,13 +409,13 @@ Status Slave::permit(const Request &request, const QString &action)
 
 void SlavePrivate::onOwnerRequest(const Request &request, const QString &newOwner)
 {
-    QString error;
     // Only the controller (options.master) gets here when there is one; the access list applies as
     // to its transitions.
-    if (!access->permit(request, request.service(),
-                        newOwner.isEmpty() ? QStringLiteral("release") : QStringLiteral("take"), &error)) {
-        q->log(Severity::Warning, error);
-        client->replyError(request, error);
+    if (const Status verdict = access->permit(request, request.service(),
+                                              newOwner.isEmpty() ? QStringLiteral("release") : QStringLiteral("take"));
+        !verdict.isOk()) {
+        q->log(Severity::Warning, verdict.message());
+        client->replyError(request, verdict.message());
         return;
     }
     ownerBy = request.origin();
