@@ -8,8 +8,9 @@
 #include <QFile>
 #include <QJsonArray>
 #include <QLoggingCategory>
-#include <QStorageInfo>
 #include <QThread>
+
+#include <sys/statvfs.h>
 
 Q_LOGGING_CATEGORY(lcHost, "dialog.agent.host", QtInfoMsg)
 
@@ -115,10 +116,14 @@ void HostFigures::tick()
     const QByteArray mem = readAll("/proc/meminfo");
     s.memoryTotal = meminfo(mem, "MemTotal:");
     s.memoryAvailable = meminfo(mem, "MemAvailable:");
-    const QStorageInfo disk(m_dataDir);
-    if (disk.isValid()) {
-        s.diskTotal = quint64(disk.bytesTotal());
-        s.diskFree = quint64(disk.bytesAvailable());
+    // statvfs, not QStorageInfo: that one looks the path up in the mount table, which in a chroot or
+    // a container does not show the file system the data directory is on.
+    struct statvfs fs
+    {
+    };
+    if (::statvfs(QFile::encodeName(m_dataDir).constData(), &fs) == 0) {
+        s.diskTotal = quint64(fs.f_blocks) * fs.f_frsize;
+        s.diskFree = quint64(fs.f_bavail) * fs.f_frsize;
     }
     m_last = s;
     m_haveSample = true;

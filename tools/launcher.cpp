@@ -313,7 +313,11 @@ bool Launcher::start(const ProcessSpec &spec, Launched *out, QString *error) con
 {
     out->spec = spec;
     const QString logDir = QDir(m_runDir).filePath(QStringLiteral("logs"));
-    out->log = QDir(logDir).filePath(spec.name + QStringLiteral(".log"));
+    // An IS server may share its name with another process (the demo's IS server Monitor and its
+    // dialog-monitor service): its log is is-NAME.log, as its audit file is is-NAME.audit.
+    const QString logName =
+        spec.role == ProcessSpec::Role::IsServer ? QStringLiteral("is-") + spec.name : spec.name;
+    out->log = QDir(logDir).filePath(logName + QStringLiteral(".log"));
     QStringList args = spec.arguments(m_partition);
     if (spec.role == ProcessSpec::Role::ControlServer)
         args << identityArguments(m_partition);

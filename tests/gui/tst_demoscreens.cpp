@@ -105,6 +105,9 @@ void tst_DemoScreens::initTestCase()
     // Control Server, logger, configuration database, 4 IS servers, the alarm server, the event
     // monitor and the data-quality checks (the partition's services), master, 6 slaves.
     QCOMPARE(m_pids.size(), 17);
+    // The IS server Monitor and the service Monitor (dialog-monitor) each keep their own log.
+    for (const char *log : {"logs/is-Monitor.log", "logs/Monitor.log", "logs/is-DQM.log", "logs/DQM.log"})
+        QVERIFY2(QFile::exists(m_runDir.filePath(QLatin1String(log))), log);
     // As ./run.sh demo does: the slaves' parameters come from the configuration database.
     QCOMPARE(m_fx->run(QStringLiteral("dialogctl"),
                        {QStringLiteral("config"), QStringLiteral("import"),

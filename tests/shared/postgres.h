@@ -1,6 +1,6 @@
 // A throw-away PostgreSQL server for the tests of the daemons that keep tables in it (Debian's
-// postgresql, initdb'ed in a temporary directory of the build tree (as root: of /tmp), run as an unprivileged user on a
-// free port; every process it starts is reaped).
+// postgresql, initdb'ed in a temporary directory of the build tree (as root: of /tmp), run as an unprivileged
+// user on a free port; every process it starts is reaped).
 #pragma once
 
 #include "processfixture.h"
@@ -41,8 +41,9 @@ public:
         // /root (mode 0700, a clone in root's home) is out of its reach, the system's temporary
         // directory is not.
         const bool root = geteuid() == 0;
-        m_dir = std::make_unique<QTemporaryDir>(root ? QDir(QDir::tempPath()).filePath(QStringLiteral("dialog-postgres-XXXXXX"))
-                                                     : QStringLiteral(DIALOG_BIN_DIR "/../postgres-XXXXXX"));
+        m_dir = std::make_unique<QTemporaryDir>(
+            root ? QDir(QDir::tempPath()).filePath(QStringLiteral("dialog-postgres-XXXXXX"))
+                 : QStringLiteral(DIALOG_BIN_DIR "/../postgres-XXXXXX"));
         if (!m_dir->isValid()) {
             *error = QStringLiteral("no temporary directory");
             return false;

@@ -411,8 +411,9 @@ void SlavePrivate::onOwnerRequest(const Request &request, const QString &newOwne
 {
     // Only the controller (options.master) gets here when there is one; the access list applies as
     // to its transitions.
-    if (const Status verdict = access->permit(request, request.service(),
-                                              newOwner.isEmpty() ? QStringLiteral("release") : QStringLiteral("take"));
+    if (const Status verdict =
+            access->permit(request, request.service(),
+                           newOwner.isEmpty() ? QStringLiteral("release") : QStringLiteral("take"));
         !verdict.isOk()) {
         q->log(Severity::Warning, verdict.message());
         client->replyError(request, verdict.message());
