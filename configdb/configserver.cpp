@@ -137,7 +137,9 @@ void ConfigServer::onRequest(const Request &request)
 bool ConfigServer::listenWeb(const QHostAddress &address, quint16 port, QString *error)
 {
     m_web = std::make_unique<ConfigWeb>(this);
-    return m_web->listen(address, port, error);
+    if (const Status s = m_web->listen(address, port); !s.isOk())
+        return *error = s.message(), false;
+    return true;
 }
 
 quint16 ConfigServer::webPort() const

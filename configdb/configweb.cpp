@@ -2,13 +2,10 @@
 
 #include "configserver.h"
 
-#include "dialog/httpstatus.h"
-
 #include <QFile>
 #include <QHttpServerRequest>
 #include <QJsonDocument>
 #include <QPointer>
-#include <QTcpServer>
 #include <QTcpSocket>
 #include <QUrlQuery>
 
@@ -17,25 +14,6 @@ using namespace Qt::StringLiterals;
 namespace dialog::configdb {
 
 namespace {
-
-/// Writes a whole answer and closes the connection (nothing if the client already left).
-void answer(QTcpSocket *socket, int status, const QByteArray &contentType, const QByteArray &body, bool head)
-{
-    if (!socket || socket->state() != QAbstractSocket::ConnectedState)
-        return;
-    QByteArray out = "HTTP/1.1 " + QByteArray::number(status) + ' ' + http::reasonPhrase(status) + "\r\n";
-    out += "Content-Type: " + contentType + "\r\nContent-Length: " + QByteArray::number(body.size()) +
-           "\r\nCache-Control: no-cache\r\nConnection: close\r\n\r\n";
-    if (!head)
-        out += body;
-    socket->write(out);
-    socket->disconnectFromHost();
-}
-
-void answerJson(QTcpSocket *socket, int status, const QJsonObject &o, bool head = false)
-{
-    answer(socket, status, "application/json", QJsonDocument(o).toJson(QJsonDocument::Compact) + '\n', head);
-}
 
 /// The HTTP status of a CONFIG answer: 200, or that of its refusal's code.
 int statusOf(const QJsonObject &a)
@@ -64,28 +42,9 @@ bool number(const QUrlQuery &q, const QString &key, qint64 *out, QString *error)
 
 } // namespace
 
-ConfigWeb::ConfigWeb(ConfigServer *server, QObject *parent) : QAbstractHttpServer(parent), m_server(server) {}
-
-bool ConfigWeb::listen(const QHostAddress &address, quint16 port, QString *error)
+ConfigWeb::ConfigWeb(ConfigServer *server, QObject *parent)
+    : WebFrontend(u"the configuration page"_s, QString(), parent), m_server(server)
 {
-    auto tcp = std::make_unique<QTcpServer>();
-    if (!tcp->listen(address, port)) {
-        *error = u"cannot listen on %1:%2: %3"_s.arg(address.toString()).arg(port).arg(tcp->errorString());
-        return false;
-    }
-    m_tcp = tcp.release();
-    bind(m_tcp); // parents m_tcp to this
-    return true;
-}
-
-quint16 ConfigWeb::port() const
-{
-    return m_tcp ? m_tcp->serverPort() : 0;
-}
-
-void ConfigWeb::missingHandler(const QHttpServerRequest &, QTcpSocket *socket)
-{
-    answerJson(socket, 404, {{u"error"_s, u"no such resource"_s}});
 }
 
 QJsonObject ConfigWeb::requestFor(const QString &path, const QUrlQuery &q, QString *error)

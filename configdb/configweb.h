@@ -4,43 +4,37 @@
 // Read-only: nothing can be changed from it.
 #pragma once
 
-#include <QAbstractHttpServer>
-#include <QHostAddress>
+#include "webfrontend.h"
+
 #include <QJsonObject>
 
-class QTcpServer;
 class QUrlQuery;
 
 namespace dialog::configdb {
 
 class ConfigServer;
 
-/// Answers are written whole and close their connection (as the alarm server's page does).
+/// On the web front end the logger and the alarm server use (answers written whole, closing their
+/// connection; 404 for an unknown path). No token: nothing here changes anything.
 /// GET /api/runs?since=MS&type=T&partition=P&limit=N&before=N, /api/run?number=N,
 /// /api/doc?path=P&ref=R, /api/docs?prefix=P&ref=R, /api/log?path=P&limit=N, /api/diff?from=A&to=B,
 /// /api/tags. A refusal is {"error": TEXT, "code": NAME} with 400 (a bad request), 404 (an unknown
 /// run, document, version or tag) or 503 (the database does not answer).
-class ConfigWeb : public QAbstractHttpServer
+class ConfigWeb : public http::WebFrontend
 {
     Q_OBJECT
 public:
     /// @p server must outlive this object.
     explicit ConfigWeb(ConfigServer *server, QObject *parent = nullptr);
 
-    /// Listens on @p address:@p port. False with "cannot listen on ADDR:PORT: reason".
-    bool listen(const QHostAddress &address, quint16 port, QString *error);
-    quint16 port() const;
-
 protected:
     bool handleRequest(const QHttpServerRequest &request, QTcpSocket *socket) override;
-    void missingHandler(const QHttpServerRequest &request, QTcpSocket *socket) override;
 
 private:
     /// The CONFIG request that @p path with @p query asks for; empty (and @p error) when none.
     static QJsonObject requestFor(const QString &path, const QUrlQuery &query, QString *error);
 
     ConfigServer *m_server;
-    QTcpServer *m_tcp = nullptr;
 };
 
 } // namespace dialog::configdb

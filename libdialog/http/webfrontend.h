@@ -1,6 +1,6 @@
 // The web side of a daemon that serves a page and a few JSON resources (dialog-logger's web log,
-// dialog-alarmserver's alarm page): it listens, checks the bearer token and writes whole answers;
-// the daemon's subclass says what each path answers.
+// dialog-alarmserver's alarm page, dialog-configdb's read-only page): it listens, checks the bearer
+// token and writes whole answers; the daemon's subclass says what each path answers.
 #pragma once
 
 #include "dialog/status.h"
