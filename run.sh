@@ -29,7 +29,8 @@ PACKAGES=(
     iproute2 ethtool python3 # the multihost tests: namespaces, a slow cable (tests/multihost/wire.py)
     gdb # dialog-agent: backtraces of crashed processes from their cores (tst_agent)
     help2man man-db doxygen # manual pages (built with the programs, checked by man), the API reference
-    dpkg-dev # the Debian packages: dpkg-shlibdeps works out their dependencies (tst_debs builds them)
+    dpkg-dev file # the Debian packages: dpkg-shlibdeps works out their dependencies, CPack looks at
+                  # each binary with file(1) first (tst_debs builds them)
 )
 
 say() { printf '\033[1m==> %s\033[0m\n' "$*"; }
